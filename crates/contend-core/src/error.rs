@@ -1,0 +1,72 @@
+//! One error type for the whole engine. `Input` errors are the user's to fix (exit code 2);
+//! `Runtime` errors are ours or the model's (exit code 1).
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// Something a user wrote is wrong: where it is, what is wrong and how to fix it.
+    Input { file: String, field: String, problem: String },
+    /// A model cannot handle this machine or workload; says which model would.
+    Unsupported { model: String, reason: String },
+    Runtime(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn input(file: impl Into<String>, field: impl Into<String>, problem: impl Into<String>) -> Error {
+        Error::Input { file: file.into(), field: field.into(), problem: problem.into() }
+    }
+    pub fn is_user_error(&self) -> bool {
+        !matches!(self, Error::Runtime(_))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Input { file, field, problem } if field.is_empty() => write!(f, "{file}: {problem}"),
+            Error::Input { file, field, problem } => write!(f, "{file}: {field}: {problem}"),
+            Error::Unsupported { model, reason } => write!(f, "model {model} does not apply: {reason}"),
+            Error::Runtime(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Parse YAML or JSON text into `T`, reporting the failing path ("links[3].bandwidth").
+pub fn parse_document<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Result<T> {
+    // JSON is a subset of YAML 1.2, so one parser serves both formats.
+    let de = serde_yaml::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        // serde_yaml appends " at line L column C"; keep it, it helps find the spot.
+        let field = if path == "." { String::new() } else { path };
+        Error::input(file, field, tidy_serde_message(&inner))
+    })
+}
+
+fn tidy_serde_message(m: &str) -> String {
+    let m = m.trim();
+    if let Some(rest) = m.strip_prefix("unknown field ") {
+        // "unknown field `x`, expected one of `a`, `b`" -> keep, it names the fix.
+        return format!("unknown field {rest}");
+    }
+    m.to_string()
+}
+
+/// Read a file for a user, with a clear message when it cannot be read.
+pub fn read_user_file(path: &str) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file; check the path".to_string(),
+            std::io::ErrorKind::PermissionDenied => "permission denied; make the file readable".to_string(),
+            std::io::ErrorKind::InvalidData => "not UTF-8 text; give a YAML or JSON file".to_string(),
+            _ => format!("cannot be read ({e})"),
+        };
+        Error::input(path, "", why)
+    })
+}

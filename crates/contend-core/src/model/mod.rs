@@ -1,0 +1,61 @@
+//! The ladder of models. Each turns "these transfers are active now" into a rate per transfer;
+//! the phase engine in `sim` turns rates into start and finish times.
+
+pub mod sc16;
+
+use crate::error::{Error, Result};
+use crate::topology::Machine;
+use crate::workload::Workload;
+use std::collections::BTreeMap;
+
+/// A model of bandwidth sharing among the transfers active during one phase.
+pub trait RateModel {
+    /// Bytes per second for each active transfer: `out[k]` belongs to `active[k]`.
+    fn rates(&mut self, active: &[usize], out: &mut [f64]);
+    /// Directed links each transfer uses, as indices into `links()`.
+    fn route(&self, transfer: usize) -> &[u32];
+    /// Name and capacity (bytes/s) of every directed link the model knows.
+    fn links(&self) -> Vec<(String, f64)>;
+    /// The parameters in force, defaults included, as "name" -> "value".
+    fn params(&self) -> BTreeMap<String, String>;
+}
+
+pub struct ModelInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub applies_to: &'static str,
+}
+
+pub const MODELS: &[ModelInfo] = &[ModelInfo {
+    name: "sc16",
+    summary: "PCIe congestion-aware model of Martinasso et al. (SC16): congestion factors from source arbitration, \
+              upstream proportional sharing, downstream round-robin with root-complex penalty tau, head-of-line blocking",
+    applies_to: "GPU-to-GPU copies inside one PCIe tree under one root complex",
+}];
+
+/// What to tell a user whose machine or workload a model cannot handle.
+pub fn general_model_hint() -> String {
+    let general: Vec<&str> = MODELS.iter().filter(|m| m.name != "sc16").map(|m| m.name).collect();
+    if general.is_empty() {
+        "paths that leave one PCIe tree need a flow-level model (maxmin), which this version does not have yet".into()
+    } else {
+        format!("use --model {}", general.join(" or --model "))
+    }
+}
+
+/// Build the named model for this machine and workload.
+pub fn build(name: &str, params: &[(String, String)], m: &Machine, w: &Workload) -> Result<Box<dyn RateModel>> {
+    match name {
+        "sc16" => Ok(Box::new(sc16::Sc16Model::new(m, w, sc16::Sc16Params::parse(params)?)?)),
+        _ => Err(Error::input(
+            "--model",
+            name,
+            format!("is not a model; choose one of {}", MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")),
+        )),
+    }
+}
+
+/// Parse "key=value" parameters against a list of known keys; unknown keys are errors.
+pub(crate) fn param_error(key: &str, problem: impl Into<String>) -> Error {
+    Error::input("--param", key, problem)
+}

@@ -1,0 +1,688 @@
+//! The SC16 PCIe congestion-aware model (Martinasso, Kwasniewski, Alam, Schulthess, Hoefler).
+//!
+//! Per phase, every active copy gets a congestion factor rho in [0, 1] of the reference
+//! bandwidth B through four steps: A source arbitration, B upstream proportional sharing,
+//! C downstream round-robin with the root-complex penalty tau, D head-of-line blocking and
+//! one redistribution pass. docs/models.md states each rule, where it comes from, and the
+//! named options for the places where the slides admit two readings.
+
+use super::{param_error, RateModel};
+use crate::error::Result;
+use crate::topology::{Machine, PcieTree, Route};
+use crate::units::Bandwidth;
+use crate::workload::Workload;
+use std::collections::BTreeMap;
+
+/// Below this, two factors are equal: sums like 1/3 + 1/3 + 1/3 must not count as "over 1".
+const EPS: f64 = 1e-12;
+const NO_LINK: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HolRule {
+    /// Every sharer of the blocked FIFO slows by the blocker's ratio (the default).
+    Proportional,
+    /// Every sharer is capped at the blocker's final factor.
+    Min,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RcScope {
+    /// A root-crossing copy is penalised at every congested downstream port (literal reading).
+    Every,
+    /// Only at the first congested downstream port after the root complex.
+    First,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RcAllCrossing {
+    /// When every group at a port crosses the root, each still gets 1/n - tau (literal reading).
+    Literal,
+    /// Tau only applies when crossing and local groups are mixed; otherwise plain 1/n.
+    Mixed,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sc16Params {
+    /// Reference bandwidth B in bytes/s.
+    pub bandwidth: f64,
+    pub tau: f64,
+    pub hol: HolRule,
+    /// Work-conserving fill of leftover port capacity.
+    pub fill: bool,
+    pub rc_scope: RcScope,
+    pub rc_all: RcAllCrossing,
+    /// With n >= 3 groups, scale the local groups so that the port is not over-allocated.
+    pub rc_rescale: bool,
+}
+
+impl Default for Sc16Params {
+    fn default() -> Self {
+        Sc16Params {
+            bandwidth: 11.6 * 1073741824.0,
+            tau: 0.1735,
+            hol: HolRule::Proportional,
+            fill: true,
+            rc_scope: RcScope::Every,
+            rc_all: RcAllCrossing::Literal,
+            rc_rescale: true,
+        }
+    }
+}
+
+pub const PARAM_HELP: &[(&str, &str)] = &[
+    ("bandwidth", "reference bandwidth B, e.g. 11.6GiB/s (default)"),
+    ("tau", "root-complex penalty, a number in [0, 1] (default 0.1735)"),
+    ("hol", "head-of-line cap: proportional (default) or min"),
+    ("fill", "work-conserving redistribution of leftover port capacity: on (default) or off"),
+    ("rc_scope", "where a root-crossing copy pays tau: every congested port (default) or first"),
+    ("rc_all", "when every group at a port crosses the root: literal (default, 1/n - tau each) or mixed (plain 1/n)"),
+    ("rc_rescale", "with 3 or more groups, scale local groups so the port is not over-allocated: on (default) or off"),
+];
+
+fn on_off(key: &str, v: &str) -> Result<bool> {
+    match v {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(param_error(key, format!("\"{v}\" is not on or off"))),
+    }
+}
+
+impl Sc16Params {
+    pub fn parse(pairs: &[(String, String)]) -> Result<Sc16Params> {
+        let mut p = Sc16Params::default();
+        for (k, v) in pairs {
+            let v = v.trim();
+            match k.as_str() {
+                "bandwidth" | "B" => p.bandwidth = Bandwidth::parse(v).map_err(|e| param_error(k, e))?.bytes_per_sec(),
+                "tau" => {
+                    p.tau = v
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|t| (0.0..=1.0).contains(t))
+                        .ok_or_else(|| param_error(k, format!("\"{v}\" is not a number in [0, 1]; e.g. tau=0.2")))?
+                }
+                "hol" => {
+                    p.hol = match v {
+                        "proportional" | "prop" => HolRule::Proportional,
+                        "min" => HolRule::Min,
+                        _ => return Err(param_error(k, format!("\"{v}\" is not proportional or min"))),
+                    }
+                }
+                "fill" => p.fill = on_off(k, v)?,
+                "rc_scope" => {
+                    p.rc_scope = match v {
+                        "every" => RcScope::Every,
+                        "first" => RcScope::First,
+                        _ => return Err(param_error(k, format!("\"{v}\" is not every or first"))),
+                    }
+                }
+                "rc_all" => {
+                    p.rc_all = match v {
+                        "literal" => RcAllCrossing::Literal,
+                        "mixed" => RcAllCrossing::Mixed,
+                        _ => return Err(param_error(k, format!("\"{v}\" is not literal or mixed"))),
+                    }
+                }
+                "rc_rescale" => p.rc_rescale = on_off(k, v)?,
+                _ => {
+                    let known: Vec<&str> = PARAM_HELP.iter().map(|(n, _)| *n).collect();
+                    return Err(param_error(k, format!("is not a parameter of sc16; known: {}", known.join(", "))));
+                }
+            }
+        }
+        Ok(p)
+    }
+
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        m.insert("bandwidth".into(), format!("{}GiB/s", self.bandwidth / 1073741824.0));
+        m.insert("tau".into(), format!("{}", self.tau));
+        m.insert("hol".into(), if self.hol == HolRule::Min { "min" } else { "proportional" }.into());
+        m.insert("fill".into(), if self.fill { "on" } else { "off" }.into());
+        m.insert("rc_scope".into(), if self.rc_scope == RcScope::First { "first" } else { "every" }.into());
+        m.insert("rc_all".into(), if self.rc_all == RcAllCrossing::Mixed { "mixed" } else { "literal" }.into());
+        m.insert("rc_rescale".into(), if self.rc_rescale { "on" } else { "off" }.into());
+        m
+    }
+}
+
+/// Why a factor changed at one step, for `contend explain`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cause {
+    /// Position of the affected flow in the `routes` slice given to `factors`.
+    pub flow: usize,
+    /// 'B' upstream sharing, 'C' downstream arbitration, 'D' head-of-line cap, 'F' redistribution pass.
+    pub step: char,
+    /// Directed link whose egress port (or, for 'D', whose shared FIFO) caused the change.
+    pub link: u32,
+    pub before: f64,
+    pub after: f64,
+    /// For 'D': the flow (position) whose throttling further on blocks the FIFO.
+    pub blocker: Option<usize>,
+    /// The root-complex penalty tau was applied at this port.
+    pub rc_penalty: bool,
+}
+
+/// Factors of every flow after each step, and the causes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepTrace {
+    pub a: Vec<f64>,
+    pub b: Vec<f64>,
+    pub c: Vec<f64>,
+    pub d: Vec<f64>,
+    pub fin: Vec<f64>,
+    pub causes: Vec<Cause>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Group {
+    ingress: u32,
+    sum: f64,
+    crossing: bool,
+    share: f64,
+}
+
+/// Reusable buffers, so that an evaluation allocates nothing (schedule search calls it millions of times).
+#[derive(Default, Clone)]
+struct Scratch {
+    src_count: Vec<u32>,
+    link_start: Vec<u32>,
+    entries: Vec<(u32, u32)>,
+    hop_off: Vec<u32>,
+    hop_link: Vec<u32>,
+    up_b: Vec<f64>,
+    hop_ref: Vec<f64>,
+    rho: Vec<f64>,
+    rho_b: Vec<f64>,
+    cap: Vec<f64>,
+    penalised: Vec<bool>,
+    /// Under rc_scope=first: the port where the reference pass charged tau, per flow.
+    penalty_link: Vec<u32>,
+    groups: Vec<Group>,
+    user_group: Vec<u8>,
+    cursor: Vec<u32>,
+}
+
+/// The SC16 evaluator for one PCIe tree.
+#[derive(Clone)]
+pub struct Sc16 {
+    pub tree: PcieTree,
+    pub params: Sc16Params,
+    s: Scratch,
+}
+
+impl Sc16 {
+    pub fn new(tree: PcieTree, params: Sc16Params) -> Sc16 {
+        let n = tree.len();
+        let s = Scratch { src_count: vec![0; n], link_start: vec![0; 2 * n + 1], ..Default::default() };
+        Sc16 { tree, params, s }
+    }
+
+    /// Congestion factors of `routes[active[k]]` into `out[k]`; with `trace`, every step and cause.
+    pub fn factors(&mut self, routes: &[Route], active: &[usize], out: &mut [f64], mut trace: Option<&mut StepTrace>) {
+        let n = active.len();
+        let nodes = self.tree.len();
+        let p = self.params;
+        let s = &mut self.s;
+
+        // Index: which (flow, hop) pairs use each directed link, in compressed rows.
+        s.hop_off.clear();
+        s.hop_link.clear();
+        s.link_start.iter_mut().for_each(|x| *x = 0);
+        for &i in active {
+            s.hop_off.push(s.hop_link.len() as u32);
+            for &h in &routes[i].hops {
+                s.hop_link.push(h);
+                s.link_start[h as usize + 1] += 1;
+            }
+        }
+        s.hop_off.push(s.hop_link.len() as u32);
+        for l in 0..2 * nodes {
+            s.link_start[l + 1] += s.link_start[l];
+        }
+        s.entries.resize(s.hop_link.len(), (0, 0));
+        let mut cursor = std::mem::take(&mut s.cursor);
+        cursor.clear();
+        cursor.extend_from_slice(&s.link_start[..2 * nodes]);
+        for k in 0..n {
+            for gh in s.hop_off[k]..s.hop_off[k + 1] {
+                let l = s.hop_link[gh as usize] as usize;
+                s.entries[cursor[l] as usize] = (k as u32, gh);
+                cursor[l] += 1;
+            }
+        }
+        s.cursor = cursor;
+        let users = |s: &Scratch, l: usize| s.link_start[l] as usize..s.link_start[l + 1] as usize;
+
+        // Step A: a GPU's DMA engine interleaves its outgoing copies equally.
+        s.rho.clear();
+        for &i in active {
+            s.src_count[routes[i].src] += 1;
+        }
+        for &i in active {
+            s.rho.push(1.0 / s.src_count[routes[i].src] as f64);
+        }
+        for &i in active {
+            s.src_count[routes[i].src] = 0;
+        }
+        if let Some(t) = trace.as_deref_mut() {
+            *t = StepTrace::default();
+            t.a = s.rho.clone();
+        }
+
+        // Step B: upstream ports bottom-up (deepest node first), proportional sharing.
+        s.up_b.clear();
+        s.up_b.resize(s.hop_link.len(), 0.0);
+        for v in (1..nodes).rev() {
+            let l = 2 * v;
+            let r = users(s, l);
+            if r.is_empty() {
+                continue;
+            }
+            let sum: f64 = s.entries[r.clone()].iter().map(|&(k, _)| s.rho[k as usize]).sum();
+            for e in r {
+                let (k, gh) = s.entries[e];
+                let k = k as usize;
+                if sum > 1.0 + EPS {
+                    let before = s.rho[k];
+                    s.rho[k] /= sum;
+                    if let Some(t) = trace.as_deref_mut() {
+                        t.causes.push(Cause { flow: k, step: 'B', link: l as u32, before, after: s.rho[k], blocker: None, rc_penalty: false });
+                    }
+                }
+                s.up_b[gh as usize] = s.rho[k];
+            }
+        }
+        s.rho_b.clear();
+        s.rho_b.extend_from_slice(&s.rho);
+        if let Some(t) = trace.as_deref_mut() {
+            t.b = s.rho_b.clone();
+        }
+
+        // Step C without caps: the reference pass whose per-hop rates feed the HOL rule.
+        s.cap.clear();
+        s.cap.resize(n, 1.0);
+        Self::pass_c(s, &self.tree, routes, active, p, 'C', trace.as_deref_mut());
+        if let Some(t) = trace.as_deref_mut() {
+            t.c = s.rho.clone();
+        }
+
+        // Step D1: a copy throttled further along its path backs up the FIFO it shares.
+        let mut capped = false;
+        for l in 0..2 * nodes {
+            let r = users(s, l);
+            if r.len() < 2 {
+                continue;
+            }
+            for ex in r.clone() {
+                let (x, ghx) = s.entries[ex];
+                let (x, ghx) = (x as usize, ghx as usize);
+                let last = s.rho[x];
+                let here = s.hop_ref[ghx];
+                if last >= here * (1.0 - EPS) {
+                    continue;
+                }
+                for ey in r.clone() {
+                    let (y, ghy) = s.entries[ey];
+                    let y = y as usize;
+                    if y == x {
+                        continue;
+                    }
+                    let bound = match p.hol {
+                        HolRule::Proportional => s.hop_ref[ghy as usize] * last / here,
+                        HolRule::Min => last,
+                    };
+                    if bound < s.cap[y] - EPS {
+                        let seen = s.cap[y].min(s.rho[y]);
+                        if let (Some(t), true) = (trace.as_deref_mut(), bound < seen - EPS) {
+                            t.causes.push(Cause {
+                                flow: y,
+                                step: 'D',
+                                link: l as u32,
+                                before: seen,
+                                after: bound,
+                                blocker: Some(x),
+                                rc_penalty: false,
+                            });
+                        }
+                        s.cap[y] = bound;
+                        capped = true;
+                    }
+                }
+            }
+        }
+        if let Some(t) = trace.as_deref_mut() {
+            t.d = s.rho.iter().zip(&s.cap).map(|(r, c)| r.min(*c)).collect();
+        }
+
+        // Step D2: arbitrate again with the caps, so freed capacity is picked up by the others.
+        if capped {
+            Self::pass_c(s, &self.tree, routes, active, p, 'F', trace.as_deref_mut());
+        }
+        out[..n].copy_from_slice(&s.rho[..n]);
+        if let Some(t) = trace {
+            t.fin = s.rho.clone();
+        }
+    }
+
+    /// One top-down pass of step C over the downstream ports. Reads rho_b, up_b and cap;
+    /// leaves the final factors in rho and the per-hop rates in hop_ref.
+    fn pass_c(s: &mut Scratch, tree: &PcieTree, routes: &[Route], active: &[usize], p: Sc16Params, step: char, mut trace: Option<&mut StepTrace>) {
+        let n = active.len();
+        s.rho.clear();
+        for k in 0..n {
+            s.rho.push(s.rho_b[k].min(s.cap[k]));
+        }
+        s.hop_ref.clear();
+        s.hop_ref.resize(s.hop_link.len(), 0.0);
+        for k in 0..n {
+            let off = s.hop_off[k] as usize;
+            for h in 0..routes[active[k]].n_up {
+                s.hop_ref[off + h] = s.up_b[off + h].min(s.cap[k]);
+            }
+        }
+        s.penalised.clear();
+        s.penalised.resize(n, false);
+        if step == 'C' {
+            s.penalty_link.clear();
+            s.penalty_link.resize(n, NO_LINK);
+        }
+        let nodes = tree.len();
+        for v in 1..nodes {
+            let l = 2 * v + 1;
+            let (lo, hi) = (s.link_start[l] as usize, s.link_start[l + 1] as usize);
+            if lo == hi {
+                continue;
+            }
+            // Group the port's users by the link they entered this switch through.
+            s.groups.clear();
+            s.user_group.clear();
+            for e in lo..hi {
+                let (k, gh) = s.entries[e];
+                let k = k as usize;
+                let first_hop = gh == s.hop_off[k];
+                let ingress = if first_hop { u32::MAX - k as u32 } else { s.hop_link[gh as usize - 1] };
+                let crossing = routes[active[k]].crosses_root
+                    && match p.rc_scope {
+                        RcScope::Every => true,
+                        // The redistribution pass charges tau where the reference pass did.
+                        RcScope::First if s.penalty_link[k] != NO_LINK => s.penalty_link[k] == l as u32,
+                        RcScope::First => !s.penalised[k],
+                    };
+                let g = match s.groups.iter().position(|g| g.ingress == ingress) {
+                    Some(g) => g,
+                    None => {
+                        s.groups.push(Group { ingress, sum: 0.0, crossing: false, share: 0.0 });
+                        s.groups.len() - 1
+                    }
+                };
+                s.groups[g].sum += s.rho[k];
+                s.groups[g].crossing |= crossing;
+                s.user_group.push(g as u8);
+            }
+            let total: f64 = s.groups.iter().map(|g| g.sum).sum();
+            if total > 1.0 + EPS {
+                let penalty_here = arbitrate(&mut s.groups, p);
+                for (j, e) in (lo..hi).enumerate() {
+                    let k = s.entries[e].0 as usize;
+                    let g = s.groups[s.user_group[j] as usize];
+                    let before = s.rho[k];
+                    let after = if g.sum > 0.0 { before * g.share / g.sum } else { 0.0 };
+                    s.rho[k] = after;
+                    if penalty_here && g.crossing && !s.penalised[k] {
+                        s.penalised[k] = true;
+                        if step == 'C' {
+                            s.penalty_link[k] = l as u32;
+                        }
+                    }
+                    if let Some(t) = trace.as_deref_mut() {
+                        if after < before * (1.0 - EPS) {
+                            t.causes.push(Cause {
+                                flow: k,
+                                step,
+                                link: l as u32,
+                                before,
+                                after,
+                                blocker: None,
+                                rc_penalty: penalty_here && g.crossing,
+                            });
+                        }
+                    }
+                }
+            }
+            for e in lo..hi {
+                let (k, gh) = s.entries[e];
+                s.hop_ref[gh as usize] = s.rho[k as usize];
+            }
+        }
+    }
+}
+
+
+/// Round-robin among ingress groups with the root-complex penalty; sets each group's `share`.
+/// Returns whether tau was applied at this port.
+fn arbitrate(groups: &mut [Group], p: Sc16Params) -> bool {
+    let n = groups.len() as f64;
+    let base = 1.0 / n;
+    let any = groups.iter().any(|g| g.crossing);
+    let all = groups.iter().all(|g| g.crossing);
+    let penalty = any && !(all && p.rc_all == RcAllCrossing::Mixed);
+    for g in groups.iter_mut() {
+        g.share = if !penalty {
+            base.min(g.sum)
+        } else if g.crossing {
+            (base - p.tau).max(0.0).min(g.sum)
+        } else {
+            (base + p.tau).min(g.sum)
+        };
+    }
+    if penalty && p.rc_rescale {
+        // With n >= 3 the slide formula can hand out 1 + (n-2)tau; take the excess from local groups.
+        let total: f64 = groups.iter().map(|g| g.share).sum();
+        if total > 1.0 + EPS {
+            let crossing: f64 = groups.iter().filter(|g| g.crossing).map(|g| g.share).sum();
+            let local = total - crossing;
+            let scale = ((1.0 - crossing) / local).max(0.0);
+            groups.iter_mut().filter(|g| !g.crossing).for_each(|g| g.share *= scale);
+        }
+    }
+    if p.fill {
+        // Water-filling: leftover capacity goes in equal parts to groups that want more.
+        let mut free = 1.0 - groups.iter().map(|g| g.share).sum::<f64>();
+        while free > EPS {
+            let hungry = groups.iter().filter(|g| g.share < g.sum - EPS).count();
+            if hungry == 0 {
+                break;
+            }
+            let part = free / hungry as f64;
+            for g in groups.iter_mut().filter(|g| g.share < g.sum - EPS) {
+                let inc = part.min(g.sum - g.share);
+                g.share += inc;
+                free -= inc;
+            }
+        }
+    }
+    penalty
+}
+
+/// sc16 as a rate model of the phase engine: routes fixed per transfer, factors times B.
+pub struct Sc16Model {
+    pub eval: Sc16,
+    routes: Vec<Route>,
+    factors: Vec<f64>,
+    /// When set, every evaluation's steps are appended here (for `contend explain`).
+    pub traces: Option<Vec<StepTrace>>,
+}
+
+impl Sc16Model {
+    pub fn new(m: &Machine, w: &Workload, params: Sc16Params) -> Result<Sc16Model> {
+        let mut endpoints: Vec<usize> = w.transfers.iter().flat_map(|t| [t.src, t.dst]).collect();
+        endpoints.sort_unstable();
+        endpoints.dedup();
+        let tree = PcieTree::containing(m, &endpoints, "sc16", &super::general_model_hint())?;
+        let routes = w.transfers.iter().map(|t| tree.route(t.src, t.dst)).collect();
+        Ok(Sc16Model { eval: Sc16::new(tree, params), routes, factors: Vec::new(), traces: None })
+    }
+
+    pub fn routes(&self) -> &[Route] {
+        &self.routes
+    }
+}
+
+impl RateModel for Sc16Model {
+    fn rates(&mut self, active: &[usize], out: &mut [f64]) {
+        self.factors.resize(active.len(), 0.0);
+        match self.traces.as_mut() {
+            Some(traces) => {
+                let mut t = StepTrace::default();
+                self.eval.factors(&self.routes, active, &mut self.factors, Some(&mut t));
+                traces.push(t);
+            }
+            None => self.eval.factors(&self.routes, active, &mut self.factors, None),
+        }
+        let b = self.eval.params.bandwidth;
+        for (o, f) in out.iter_mut().zip(&self.factors) {
+            *o = f * b;
+        }
+    }
+
+    fn route(&self, transfer: usize) -> &[u32] {
+        &self.routes[transfer].hops
+    }
+
+    fn links(&self) -> Vec<(String, f64)> {
+        let t = &self.eval.tree;
+        (0..2 * t.len() as u32)
+            .map(|l| if l < 2 { (String::new(), 0.0) } else { (t.link_name(l), self.eval.params.bandwidth) })
+            .collect()
+    }
+
+    fn params(&self) -> BTreeMap<String, String> {
+        self.eval.params.to_map()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::Machine;
+
+    struct Fixture {
+        m: Machine,
+        sc: Sc16,
+    }
+
+    fn fixture(params: Sc16Params) -> Fixture {
+        let m = Machine::load("cs-storm-socket").unwrap();
+        let tree = PcieTree::containing(&m, &m.gpus(), "sc16", "").unwrap();
+        Fixture { sc: Sc16::new(tree, params), m }
+    }
+
+    fn tau(t: f64) -> Sc16Params {
+        Sc16Params { tau: t, ..Default::default() }
+    }
+
+    impl Fixture {
+        fn routes(&self, pairs: &[(u32, u32)]) -> Vec<Route> {
+            let g = |i: u32| self.m.device(&format!("GPU{i}")).unwrap();
+            pairs.iter().map(|&(s, d)| self.sc.tree.route(g(s), g(d))).collect()
+        }
+        fn run(&mut self, pairs: &[(u32, u32)]) -> (Vec<f64>, StepTrace) {
+            let routes = self.routes(pairs);
+            let active: Vec<usize> = (0..routes.len()).collect();
+            let mut out = vec![0.0; routes.len()];
+            let mut t = StepTrace::default();
+            self.sc.factors(&routes, &active, &mut out, Some(&mut t));
+            let mut plain = vec![0.0; routes.len()];
+            self.sc.factors(&routes, &active, &mut plain, None);
+            assert_eq!(out, plain, "tracing must not change the result");
+            (out, t)
+        }
+    }
+
+    fn close(a: &[f64], b: &[f64]) {
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() < 1e-12, "{a:?} vs {b:?}");
+        }
+    }
+
+    const EXAMPLE: [(u32, u32); 4] = [(0, 2), (1, 4), (3, 2), (6, 4)];
+
+    #[test]
+    fn worked_example_every_step() {
+        let (fin, t) = fixture(tau(0.2)).run(&EXAMPLE);
+        close(&t.a, &[1.0, 1.0, 1.0, 1.0]);
+        close(&t.b, &[0.5, 0.5, 1.0, 1.0]);
+        close(&t.c, &[0.5, 0.3, 0.5, 0.7]);
+        close(&t.d, &[0.3, 0.3, 0.5, 0.7]);
+        close(&t.fin, &[0.3, 0.3, 0.7, 0.7]);
+        close(&fin, &[0.3, 0.3, 0.7, 0.7]);
+    }
+
+    #[test]
+    fn worked_example_causes_name_the_ports() {
+        let f = fixture(tau(0.2));
+        let mut f = f;
+        let (_, t) = f.run(&EXAMPLE);
+        let name = |c: &Cause| f.sc.tree.port_name(c.link);
+        let b: Vec<_> = t.causes.iter().filter(|c| c.step == 'B').map(|c| (c.flow, name(c))).collect();
+        assert_eq!(b, [(0, "upstream port of K0".to_string()), (1, "upstream port of K0".to_string())]);
+        let c: Vec<_> = t.causes.iter().filter(|c| c.step == 'C').map(|c| (c.flow, name(c), c.rc_penalty)).collect();
+        assert!(c.contains(&(1, "port of SWB towards K2".into(), true)), "{c:?}");
+        assert!(c.contains(&(2, "port of K1 towards GPU2".into(), false)), "{c:?}");
+        let d: Vec<_> = t.causes.iter().filter(|c| c.step == 'D').map(|c| (c.flow, f.sc.tree.link_name(c.link), c.blocker)).collect();
+        assert_eq!(d, [(0, "K0→SWA".to_string(), Some(1))]);
+    }
+
+    #[test]
+    fn fitted_tau() {
+        let (fin, _) = fixture(tau(0.1735)).run(&EXAMPLE);
+        close(&fin, &[0.3265, 0.3265, 0.6735, 0.6735]);
+    }
+
+    #[test]
+    fn spec_test_vectors() {
+        // sc16-pcie-model.md section 2.5: (pairs, final factors at tau = 0.2, at tau = 0.1735).
+        let cases: &[(&[(u32, u32)], [f64; 3], [f64; 3])] = &[
+            (&[(0, 7), (1, 4), (6, 7)], [0.3, 0.3, 0.7], [0.3265, 0.3265, 0.6735]),
+            (&[(0, 1), (0, 2), (0, 4)], [1.0 / 3.0; 3], [1.0 / 3.0; 3]),
+            (&[(0, 4), (1, 2), (3, 5)], [1.0 / 3.0, 1.0 / 3.0, 2.0 / 3.0], [1.0 / 3.0, 1.0 / 3.0, 2.0 / 3.0]),
+        ];
+        for (pairs, a, b) in cases {
+            close(&fixture(tau(0.2)).run(pairs).0, a);
+            close(&fixture(tau(0.1735)).run(pairs).0, b);
+        }
+        close(&fixture(tau(0.2)).run(&[(0, 4), (2, 6)]).0, &[0.5, 0.5]);
+        let (g, _) = fixture(tau(0.2)).run(&[(3, 2), (0, 2), (4, 2)]);
+        close(&g, &[0.7, 0.21, 0.09]);
+        let (g, _) = fixture(tau(0.1735)).run(&[(3, 2), (0, 2), (4, 2)]);
+        for (x, y) in g.iter().zip([0.6735, 0.2199, 0.1066]) {
+            assert!((x - y).abs() < 5e-5, "{g:?}");
+        }
+    }
+
+    #[test]
+    fn hol_variants_agree_on_the_example() {
+        let p = Sc16Params { tau: 0.2, hol: HolRule::Min, ..Default::default() };
+        close(&fixture(p).run(&EXAMPLE).0, &[0.3, 0.3, 0.7, 0.7]);
+    }
+
+    #[test]
+    fn rc_scope_first_only_penalises_once() {
+        // The gather's 4->2 pays tau at SWA's port and again at K1's under the literal reading.
+        let every = fixture(tau(0.2)).run(&[(3, 2), (0, 2), (4, 2)]).0;
+        let first = fixture(Sc16Params { tau: 0.2, rc_scope: RcScope::First, ..Default::default() }).run(&[(3, 2), (0, 2), (4, 2)]).0;
+        assert!(first[2] > every[2], "{every:?} {first:?}");
+    }
+
+    #[test]
+    fn params_parse_and_refuse() {
+        let kv = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
+        assert_eq!(Sc16Params::parse(&kv("tau", "0.2")).unwrap().tau, 0.2);
+        assert_eq!(Sc16Params::parse(&kv("bandwidth", "12GB/s")).unwrap().bandwidth, 12e9);
+        assert!(Sc16Params::parse(&kv("tau", "2")).unwrap_err().to_string().contains("[0, 1]"));
+        assert!(Sc16Params::parse(&kv("bandwidth", "12")).unwrap_err().to_string().contains("no unit"));
+        assert!(Sc16Params::parse(&kv("speed", "1")).unwrap_err().to_string().contains("known: bandwidth"));
+    }
+}

@@ -1,0 +1,298 @@
+//! Machines: devices joined by dual-simplex links.
+//!
+//! `MachineSpec` is what users write (YAML or JSON; `contend schema` prints its JSON Schema);
+//! `Machine` is the validated, indexed form the models work on.
+
+mod pcie_tree;
+mod presets;
+mod render;
+
+pub use pcie_tree::{PcieTree, Route};
+pub use presets::{preset_names, preset_text};
+pub use render::render_tree;
+
+use crate::error::{parse_document, read_user_file, Error, Result};
+use crate::units::{Bandwidth, Time};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MachineSpec {
+    /// Short name, e.g. "cs-storm-socket".
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Where the layout and numbers come from.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source: String,
+    pub devices: Vec<DeviceSpec>,
+    pub links: Vec<LinkSpec>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSpec {
+    pub name: String,
+    pub kind: DeviceKind,
+    /// Product, e.g. "Tesla K80 (GK210)" or "PLX PEX8780".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeviceKind {
+    Gpu,
+    PcieSwitch,
+    /// A CPU socket's PCIe root complex.
+    RootComplex,
+    Nic,
+    HostMemory,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkKind {
+    Pcie,
+    Nvlink,
+    Qpi,
+    Upi,
+    Network,
+    Memory,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// One end; for PCIe links write the upstream (root-side) end here.
+    pub a: String,
+    pub b: String,
+    pub kind: LinkKind,
+    /// PCIe generation (1-6); with `lanes` gives the nominal bandwidth when none is written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gen: Option<u8>,
+    /// PCIe lane count (1, 2, 4, 8, 16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lanes: Option<u8>,
+    /// Parallel links ganged together (NVLink bricks); multiplies `bandwidth`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// Bandwidth of each direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<Bandwidth>,
+    /// One-way latency of the hop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Time>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Device {
+    pub name: String,
+    pub kind: DeviceKind,
+    pub model: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    pub a: usize,
+    pub b: usize,
+    pub kind: LinkKind,
+    /// Bytes per second in each direction.
+    pub bandwidth: f64,
+    /// Seconds, one way.
+    pub latency: f64,
+    pub label: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Machine {
+    pub name: String,
+    pub description: String,
+    pub source: String,
+    pub devices: Vec<Device>,
+    pub links: Vec<Link>,
+    index: BTreeMap<String, usize>,
+    /// Where the description came from (a path or "preset NAME"), for error messages.
+    pub origin: String,
+    /// The description as written, for round trips to files and to Python.
+    pub spec: MachineSpec,
+}
+
+/// Nominal PCIe bandwidth per lane and direction after line coding, bytes/s.
+fn pcie_lane_bandwidth(gen: u8) -> Option<f64> {
+    Some(match gen {
+        1 => 0.25e9,
+        2 => 0.5e9,
+        3 => 8e9 * 128.0 / 130.0 / 8.0,
+        4 => 16e9 * 128.0 / 130.0 / 8.0,
+        5 => 32e9 * 128.0 / 130.0 / 8.0,
+        6 => 64e9 * 242.0 / 256.0 / 8.0,
+        _ => return None,
+    })
+}
+
+impl Machine {
+    /// A preset name or a path to a YAML/JSON file.
+    pub fn load(source: &str) -> Result<Machine> {
+        if let Some(text) = preset_text(source) {
+            return Machine::from_text(text, &format!("preset {source}"));
+        }
+        if std::path::Path::new(source).exists() {
+            return Machine::from_text(&read_user_file(source)?, source);
+        }
+        Err(Error::input(
+            source,
+            "",
+            format!("is neither a preset nor a file; presets: {} (see `contend machines`)", preset_names().join(", ")),
+        ))
+    }
+
+    pub fn from_text(text: &str, origin: &str) -> Result<Machine> {
+        let spec: MachineSpec = parse_document(text, origin)?;
+        Machine::from_spec(spec, origin)
+    }
+
+    pub fn from_spec(spec: MachineSpec, origin: &str) -> Result<Machine> {
+        let mut index = BTreeMap::new();
+        let mut devices = Vec::with_capacity(spec.devices.len());
+        for (i, d) in spec.devices.iter().enumerate() {
+            if d.name.trim().is_empty() {
+                return Err(Error::input(origin, format!("devices[{i}].name"), "is empty; give every device a name"));
+            }
+            if index.insert(d.name.clone(), i).is_some() {
+                return Err(Error::input(
+                    origin,
+                    format!("devices[{i}].name"),
+                    format!("\"{}\" is used twice; device names must be unique", d.name),
+                ));
+            }
+            devices.push(Device { name: d.name.clone(), kind: d.kind, model: d.model.clone() });
+        }
+        let mut links = Vec::with_capacity(spec.links.len());
+        for (i, l) in spec.links.iter().enumerate() {
+            let end = |name: &str, which: &str| {
+                index.get(name).copied().ok_or_else(|| {
+                    Error::input(
+                        origin,
+                        format!("links[{i}].{which}"),
+                        format!("\"{name}\" is not a device of this machine; add it under devices or fix the name"),
+                    )
+                })
+            };
+            let (a, b) = (end(&l.a, "a")?, end(&l.b, "b")?);
+            if a == b {
+                return Err(Error::input(origin, format!("links[{i}]"), "joins a device to itself; link two different devices"));
+            }
+            let nominal = match (l.kind, l.gen, l.lanes) {
+                (LinkKind::Pcie, Some(g), Some(w)) => pcie_lane_bandwidth(g).map(|x| x * w as f64).ok_or_else(|| {
+                    Error::input(origin, format!("links[{i}].gen"), format!("PCIe generation {g} is unknown; use 1 to 6"))
+                })?,
+                _ => 0.0,
+            };
+            let per_link = match l.bandwidth {
+                Some(bw) => bw.bytes_per_sec(),
+                None if nominal > 0.0 => nominal,
+                None => {
+                    return Err(Error::input(
+                        origin,
+                        format!("links[{i}].bandwidth"),
+                        "is missing; write it per direction, e.g. \"16GB/s\" (PCIe links may give gen and lanes instead)",
+                    ))
+                }
+            };
+            let count = l.count.unwrap_or(1);
+            if count == 0 {
+                return Err(Error::input(origin, format!("links[{i}].count"), "is 0; a link has at least one lane group"));
+            }
+            let label = match l.kind {
+                LinkKind::Pcie => match (l.gen, l.lanes) {
+                    (Some(g), Some(w)) => format!("PCIe Gen{g} x{w}"),
+                    _ => "PCIe".into(),
+                },
+                LinkKind::Nvlink if count > 1 => format!("NVLink x{count}"),
+                LinkKind::Nvlink => "NVLink".into(),
+                LinkKind::Qpi => "QPI".into(),
+                LinkKind::Upi => "UPI".into(),
+                LinkKind::Network => "network".into(),
+                LinkKind::Memory => "memory".into(),
+            };
+            links.push(Link {
+                a,
+                b,
+                kind: l.kind,
+                bandwidth: per_link * count as f64,
+                latency: l.latency.map(|t| t.secs()).unwrap_or(0.0),
+                label,
+            });
+        }
+        Ok(Machine {
+            name: spec.name.clone(),
+            description: spec.description.clone(),
+            source: spec.source.clone(),
+            spec,
+            devices,
+            links,
+            index,
+            origin: origin.to_string(),
+        })
+    }
+
+    pub fn device(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+
+    pub fn gpus(&self) -> Vec<usize> {
+        (0..self.devices.len()).filter(|&i| self.devices[i].kind == DeviceKind::Gpu).collect()
+    }
+
+    pub fn gpu_names(&self) -> Vec<String> {
+        self.gpus().into_iter().map(|i| self.devices[i].name.clone()).collect()
+    }
+
+    /// The device names, for "did you mean" style hints.
+    pub fn endpoint_hint(&self) -> String {
+        let gpus = self.gpu_names();
+        match gpus.len() {
+            0 => "this machine has no GPUs".into(),
+            n if n <= 4 => format!("GPUs are {}", gpus.join(", ")),
+            n => format!("GPUs are {} .. {} ({n} in all)", gpus[0], gpus[n - 1]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_loads() {
+        for name in preset_names() {
+            let m = Machine::load(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(m.name, name);
+            assert!(!m.gpus().is_empty());
+        }
+    }
+
+    #[test]
+    fn bad_link_end_names_the_field() {
+        let text = "name: x\ndevices:\n  - {name: RC, kind: root_complex}\nlinks:\n  - {a: RC, b: GPU9, kind: pcie, gen: 3, lanes: 16}\n";
+        let e = Machine::from_text(text, "m.yaml").unwrap_err().to_string();
+        assert!(e.starts_with("m.yaml: links[0].b: \"GPU9\""), "{e}");
+    }
+
+    #[test]
+    fn bandwidth_without_unit_is_refused() {
+        let text = "name: x\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: G, kind: gpu}\nlinks:\n  - {a: RC, b: G, kind: pcie, bandwidth: 12}\n";
+        let e = Machine::from_text(text, "m.yaml").unwrap_err().to_string();
+        assert!(e.contains("links[0].bandwidth") && e.contains("no unit"), "{e}");
+    }
+
+    #[test]
+    fn pcie_nominal_bandwidth() {
+        let text = "name: x\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: G, kind: gpu}\nlinks:\n  - {a: RC, b: G, kind: pcie, gen: 3, lanes: 16}\n";
+        let m = Machine::from_text(text, "m.yaml").unwrap();
+        assert!((m.links[0].bandwidth - 15.753846e9).abs() < 1e4);
+    }
+}

@@ -1,0 +1,17 @@
+//! Machine presets ship as data files compiled into the engine.
+
+const PRESETS: &[(&str, &str)] = &[
+    ("cs-storm-socket", include_str!("../../presets/cs-storm-socket.yaml")),
+    ("cs-storm", include_str!("../../presets/cs-storm.yaml")),
+    ("typical-8gpu", include_str!("../../presets/typical-8gpu.yaml")),
+    ("gb5470-2ib", include_str!("../../presets/gb5470-2ib.yaml")),
+    ("gb5470-1ib", include_str!("../../presets/gb5470-1ib.yaml")),
+];
+
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|(n, _)| *n).collect()
+}
+
+pub fn preset_text(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}

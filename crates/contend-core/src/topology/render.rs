@@ -1,0 +1,73 @@
+//! A text picture of a machine: each root complex's PCIe tree, then the other links.
+
+use super::{DeviceKind, LinkKind, Machine};
+
+pub fn render_tree(m: &Machine) -> String {
+    let n = m.devices.len();
+    let mut adj: Vec<Vec<(usize, usize)>> = vec![Vec::new(); n];
+    for (i, l) in m.links.iter().enumerate().filter(|(_, l)| l.kind == LinkKind::Pcie) {
+        adj[l.a].push((l.b, i));
+        adj[l.b].push((l.a, i));
+    }
+    let mut seen = vec![false; n];
+    let mut out = format!("{} — {}\n", m.name, m.description);
+    let mut roots: Vec<usize> = (0..n).filter(|&v| m.devices[v].kind == DeviceKind::RootComplex).collect();
+    // Devices on no PCIe tree with a root complex still get printed, as their own roots.
+    roots.extend((0..n).filter(|&v| m.devices[v].kind != DeviceKind::RootComplex && adj[v].is_empty()));
+    for r in roots {
+        if seen[r] {
+            continue;
+        }
+        walk(m, &adj, r, None, "", true, true, &mut seen, &mut out);
+    }
+    let others: Vec<String> = m
+        .links
+        .iter()
+        .filter(|l| l.kind != LinkKind::Pcie)
+        .map(|l| format!("  {} ↔ {}  {}", m.devices[l.a].name, m.devices[l.b].name, describe(l)))
+        .collect();
+    if !others.is_empty() {
+        out.push_str("other links:\n");
+        out.push_str(&others.join("\n"));
+        out.push('\n');
+    }
+    out
+}
+
+fn describe(l: &super::Link) -> String {
+    let mut s = format!("{}, {:.2} GB/s per direction", l.label, l.bandwidth / 1e9);
+    if l.latency > 0.0 {
+        s.push_str(&format!(", {:.2} µs", l.latency * 1e6));
+    }
+    s
+}
+
+#[allow(clippy::too_many_arguments)]
+fn walk(
+    m: &Machine,
+    adj: &[Vec<(usize, usize)>],
+    v: usize,
+    via: Option<usize>,
+    prefix: &str,
+    last: bool,
+    root: bool,
+    seen: &mut [bool],
+    out: &mut String,
+) {
+    seen[v] = true;
+    let d = &m.devices[v];
+    let kind = format!("{:?}", d.kind);
+    let link = via.map(|i| format!("  [{}]", describe(&m.links[i]))).unwrap_or_default();
+    if root {
+        out.push_str(&format!("{} ({kind})\n", d.name));
+    } else {
+        out.push_str(&format!("{prefix}{}{} ({kind}){link}\n", if last { "└── " } else { "├── " }, d.name));
+    }
+    let child_prefix = if root { String::new() } else { format!("{prefix}{}", if last { "    " } else { "│   " }) };
+    let kids: Vec<(usize, usize)> = adj[v].iter().copied().filter(|(w, _)| !seen[*w]).collect();
+    for (k, (w, i)) in kids.iter().enumerate() {
+        if !seen[*w] {
+            walk(m, adj, *w, Some(*i), &child_prefix, k + 1 == kids.len(), false, seen, out);
+        }
+    }
+}

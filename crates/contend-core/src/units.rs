@@ -1,0 +1,287 @@
+//! Quantities with explicit units: sizes, times and bandwidths.
+//!
+//! Users always write a unit ("300MiB", "11.6GiB/s", "7.7us"); a bare number is rejected
+//! because the SC16 example only works in binary units and silently guessing would hide that.
+//! Sizes are integer bytes and times integer picoseconds at the edges; solvers use f64.
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
+use std::fmt;
+
+/// A size in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Bytes(pub u64);
+
+/// A time in picoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Time(pub u64);
+
+/// A bandwidth in bytes per second (per direction for links).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]
+pub struct Bandwidth(pub f64);
+
+const SIZE_UNITS: &[(&str, f64)] = &[
+    ("B", 1.0),
+    ("kB", 1e3),
+    ("KB", 1e3),
+    ("MB", 1e6),
+    ("GB", 1e9),
+    ("TB", 1e12),
+    ("KiB", 1024.0),
+    ("MiB", 1048576.0),
+    ("GiB", 1073741824.0),
+    ("TiB", 1099511627776.0),
+];
+
+const BIT_UNITS: &[(&str, f64)] = &[
+    ("b", 1.0 / 8.0),
+    ("kb", 1e3 / 8.0),
+    ("Kb", 1e3 / 8.0),
+    ("Mb", 1e6 / 8.0),
+    ("Gb", 1e9 / 8.0),
+    ("Tb", 1e12 / 8.0),
+    ("kbit", 1e3 / 8.0),
+    ("Mbit", 1e6 / 8.0),
+    ("Gbit", 1e9 / 8.0),
+    ("Tbit", 1e12 / 8.0),
+];
+
+const TIME_UNITS: &[(&str, f64)] = &[
+    ("ps", 1e-12),
+    ("ns", 1e-9),
+    ("us", 1e-6),
+    ("µs", 1e-6),
+    ("ms", 1e-3),
+    ("s", 1.0),
+];
+
+/// Split "300MiB" into (300.0, "MiB"). Errors are phrased to be shown after "field: ".
+fn split_number(text: &str, example: &str) -> Result<(f64, String), String> {
+    let t = text.trim();
+    let end = t
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '-' || *c == '+' || *c == 'e' || *c == 'E'))
+        .map(|(i, _)| i)
+        .unwrap_or(t.len());
+    // An exponent letter directly followed by a unit letter ("5e" in "5eB") is part of the unit.
+    let (mut num, mut unit) = t.split_at(end);
+    while num.ends_with(['e', 'E']) {
+        num = &num[..num.len() - 1];
+        unit = &t[num.len()..];
+    }
+    let unit = unit.trim();
+    if num.is_empty() {
+        return Err(format!("\"{text}\" does not start with a number; write e.g. \"{example}\""));
+    }
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("\"{text}\" is not a number with a unit; write e.g. \"{example}\""))?;
+    if !value.is_finite() {
+        return Err(format!("\"{text}\" is not finite; write e.g. \"{example}\""));
+    }
+    if unit.is_empty() {
+        return Err(format!("\"{text}\" has no unit; write it with one, e.g. \"{example}\""));
+    }
+    Ok((value, unit.to_string()))
+}
+
+fn lookup(table: &[(&str, f64)], unit: &str) -> Option<f64> {
+    table.iter().find(|(u, _)| *u == unit).map(|(_, f)| *f)
+}
+
+fn unit_list(table: &[(&str, f64)]) -> String {
+    table.iter().map(|(u, _)| *u).collect::<Vec<_>>().join(", ")
+}
+
+impl Bytes {
+    pub fn parse(text: &str) -> Result<Bytes, String> {
+        let (v, unit) = split_number(text, "300MiB")?;
+        let f = lookup(SIZE_UNITS, &unit).ok_or_else(|| {
+            if lookup(BIT_UNITS, &unit).is_some() {
+                format!("\"{text}\" is in bits; sizes are in bytes, write e.g. \"{v}MB\" or \"{v}MiB\"")
+            } else {
+                format!("\"{text}\" has an unknown size unit \"{unit}\"; use one of {}", unit_list(SIZE_UNITS))
+            }
+        })?;
+        if v < 0.0 {
+            return Err(format!("\"{text}\" is negative; a size must be positive"));
+        }
+        Ok(Bytes((v * f).round() as u64))
+    }
+    pub fn as_f64(self) -> f64 {
+        self.0 as f64
+    }
+}
+
+impl Time {
+    pub fn parse(text: &str) -> Result<Time, String> {
+        let (v, unit) = split_number(text, "7.7us")?;
+        let f = lookup(TIME_UNITS, &unit).ok_or_else(|| {
+            format!("\"{text}\" has an unknown time unit \"{unit}\"; use one of {}", unit_list(TIME_UNITS))
+        })?;
+        if v < 0.0 {
+            return Err(format!("\"{text}\" is negative; a time must be zero or positive"));
+        }
+        Ok(Time((v * f * 1e12).round() as u64))
+    }
+    pub fn from_secs(s: f64) -> Time {
+        Time((s * 1e12).round().max(0.0) as u64)
+    }
+    pub fn secs(self) -> f64 {
+        self.0 as f64 / 1e12
+    }
+}
+
+impl Bandwidth {
+    pub fn parse(text: &str) -> Result<Bandwidth, String> {
+        let (v, unit) = split_number(text, "11.6GiB/s")?;
+        let per = unit
+            .strip_suffix("/s")
+            .or_else(|| unit.strip_suffix("ps"))
+            .ok_or_else(|| format!("\"{text}\" is not a rate; write it per second, e.g. \"11.6GiB/s\""))?;
+        let f = lookup(SIZE_UNITS, per).or_else(|| lookup(BIT_UNITS, per)).ok_or_else(|| {
+            format!(
+                "\"{text}\" has an unknown unit \"{per}\"; use one of {} or {} per second",
+                unit_list(SIZE_UNITS),
+                unit_list(BIT_UNITS)
+            )
+        })?;
+        if v <= 0.0 {
+            return Err(format!("\"{text}\" is not positive; a bandwidth must be above zero"));
+        }
+        Ok(Bandwidth(v * f))
+    }
+    pub fn bytes_per_sec(self) -> f64 {
+        self.0
+    }
+}
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0 as f64;
+        for (unit, scale) in [("GiB", 1073741824.0), ("MiB", 1048576.0), ("KiB", 1024.0)] {
+            if b >= scale && (b / scale).fract() == 0.0 {
+                return write!(f, "{}{unit}", b / scale);
+            }
+        }
+        write!(f, "{}B", self.0)
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ps = self.0;
+        for (unit, scale) in [("s", 1_000_000_000_000u64), ("ms", 1_000_000_000), ("us", 1_000_000), ("ns", 1_000)] {
+            if ps >= scale && ps % scale == 0 {
+                return write!(f, "{}{unit}", ps / scale);
+            }
+        }
+        write!(f, "{ps}ps")
+    }
+}
+
+impl fmt::Display for Bandwidth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}GB/s", self.0 / 1e9)
+    }
+}
+
+macro_rules! string_quantity {
+    ($ty:ty, $what:expr, $pattern:expr, $example:expr) => {
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> de::Visitor<'de> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        write!(f, "{} with a unit such as \"{}\"", $what, $example)
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$ty, E> {
+                        <$ty>::parse(v).map_err(E::custom)
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$ty, E> {
+                        Err(E::custom(format!("{v} has no unit; write it with one, e.g. \"{}\"", $example)))
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
+                        Err(E::custom(format!("{v} has no unit; write it with one, e.g. \"{}\"", $example)))
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$ty, E> {
+                        Err(E::custom(format!("{v} has no unit; write it with one, e.g. \"{}\"", $example)))
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.to_string())
+            }
+        }
+        impl JsonSchema for $ty {
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($ty).into()
+            }
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                json_schema!({
+                    "type": "string",
+                    "pattern": $pattern,
+                    "description": concat!($what, " with an explicit unit, e.g. \"", $example, "\""),
+                })
+            }
+        }
+    };
+}
+
+string_quantity!(Bytes, "a size", r"^\s*[0-9.eE+]+\s*(B|kB|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$", "300MiB");
+string_quantity!(Time, "a time", r"^\s*[0-9.eE+]+\s*(ps|ns|us|µs|ms|s)\s*$", "7.7us");
+string_quantity!(
+    Bandwidth,
+    "a bandwidth",
+    r"^\s*[0-9.eE+]+\s*([kKMGT]?i?B|[kKMGT]?b|[kMGT]bit)(/s|ps)\s*$",
+    "11.6GiB/s"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_binary_and_decimal() {
+        assert_eq!(Bytes::parse("300MiB").unwrap(), Bytes(300 * 1048576));
+        assert_eq!(Bytes::parse("300MB").unwrap(), Bytes(300_000_000));
+        assert_eq!(Bytes::parse("1.5 KiB").unwrap(), Bytes(1536));
+        assert_eq!(Bytes::parse("40KB").unwrap(), Bytes(40_000));
+        assert!(Bytes::parse("300").unwrap_err().contains("no unit"));
+        assert!(Bytes::parse("-3MiB").unwrap_err().contains("negative"));
+        assert!(Bytes::parse("3Mb").unwrap_err().contains("bits"));
+        assert!(Bytes::parse("3 parsecs").unwrap_err().contains("unknown"));
+    }
+
+    #[test]
+    fn bandwidths() {
+        assert_eq!(Bandwidth::parse("11.6GiB/s").unwrap().0, 11.6 * 1073741824.0);
+        assert_eq!(Bandwidth::parse("12GB/s").unwrap().0, 12e9);
+        assert_eq!(Bandwidth::parse("56Gb/s").unwrap().0, 7e9);
+        assert_eq!(Bandwidth::parse("10GBps").unwrap().0, 10e9);
+        assert!(Bandwidth::parse("12GB").unwrap_err().contains("per second"));
+        assert!(Bandwidth::parse("0GB/s").unwrap_err().contains("not positive"));
+    }
+
+    #[test]
+    fn times() {
+        assert_eq!(Time::parse("7.7us").unwrap(), Time(7_700_000));
+        assert_eq!(Time::parse("2ms").unwrap(), Time(2_000_000_000));
+        assert_eq!(Time::parse("0s").unwrap(), Time(0));
+        assert_eq!(Time::parse("5 ns").unwrap(), Time(5000));
+        assert!(Time::parse("7.7").unwrap_err().contains("no unit"));
+    }
+
+    #[test]
+    fn bare_numbers_rejected_by_serde() {
+        let e = serde_json::from_str::<Bytes>("300").unwrap_err().to_string();
+        assert!(e.contains("no unit"), "{e}");
+        let b: Bytes = serde_json::from_str("\"300MiB\"").unwrap();
+        assert_eq!(b.to_string(), "300MiB");
+    }
+}

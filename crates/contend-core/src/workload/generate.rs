@@ -1,0 +1,99 @@
+//! Pattern generators: the scatter, gather, all-to-all and random graphs of the SC16 validation.
+
+use super::TransferSpec;
+use crate::units::Bytes;
+
+fn spec(src: &str, dst: &str, size: Bytes) -> TransferSpec {
+    TransferSpec { name: None, src: src.into(), dst: dst.into(), size, start: None, after: vec![] }
+}
+
+/// `root` sends `size` to every other device in `peers`.
+pub fn scatter(root: &str, peers: &[String], size: Bytes) -> Vec<TransferSpec> {
+    peers.iter().filter(|p| *p != root).map(|p| spec(root, p, size)).collect()
+}
+
+/// Every device in `peers` sends `size` to `root`.
+pub fn gather(root: &str, peers: &[String], size: Bytes) -> Vec<TransferSpec> {
+    peers.iter().filter(|p| *p != root).map(|p| spec(p, root, size)).collect()
+}
+
+/// Every ordered pair of distinct devices.
+pub fn all_to_all(peers: &[String], size: Bytes) -> Vec<TransferSpec> {
+    let mut out = Vec::new();
+    for s in peers {
+        for d in peers {
+            if s != d {
+                out.push(spec(s, d, size));
+            }
+        }
+    }
+    out
+}
+
+/// `count` distinct ordered pairs drawn uniformly from `peers` with a fixed seed.
+/// Asking for more pairs than exist returns all of them.
+pub fn random_graph(peers: &[String], count: usize, size: Bytes, seed: u64) -> Vec<TransferSpec> {
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for s in 0..peers.len() {
+        for d in 0..peers.len() {
+            if s != d {
+                pairs.push((s, d));
+            }
+        }
+    }
+    let mut rng = SplitMix64(seed);
+    // Partial Fisher-Yates: the first `count` entries are a uniform sample without replacement.
+    let count = count.min(pairs.len());
+    for i in 0..count {
+        let j = i + (rng.next() % (pairs.len() - i) as u64) as usize;
+        pairs.swap(i, j);
+    }
+    pairs[..count].iter().map(|&(s, d)| spec(&peers[s], &peers[d], size)).collect()
+}
+
+/// A tiny, stable PRNG: results must not change when a dependency is upgraded.
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gpus(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("GPU{i}")).collect()
+    }
+
+    #[test]
+    fn pattern_sizes() {
+        let g = gpus(8);
+        assert_eq!(scatter("GPU0", &g, Bytes(1)).len(), 7);
+        assert_eq!(gather("GPU0", &g, Bytes(1)).len(), 7);
+        assert_eq!(all_to_all(&g, Bytes(1)).len(), 56);
+    }
+
+    #[test]
+    fn random_is_seeded_and_distinct() {
+        let g = gpus(8);
+        let a = random_graph(&g, 32, Bytes(1), 7);
+        assert_eq!(a, random_graph(&g, 32, Bytes(1), 7));
+        assert_ne!(a, random_graph(&g, 32, Bytes(1), 8));
+        let mut pairs: Vec<_> = a.iter().map(|t| (t.src.clone(), t.dst.clone())).collect();
+        pairs.sort();
+        pairs.dedup();
+        assert_eq!(pairs.len(), 32);
+        assert!(a.iter().all(|t| t.src != t.dst));
+    }
+}

@@ -1,0 +1,247 @@
+//! Transfers: who sends how much to whom, when, and after what.
+
+mod generate;
+
+pub use generate::{all_to_all, gather, random_graph, scatter, SplitMix64};
+
+pub fn generate_rng(seed: u64) -> SplitMix64 {
+    SplitMix64(seed ^ 0x5EED)
+}
+
+use crate::error::{parse_document, read_user_file, Error, Result};
+use crate::topology::{DeviceKind, Machine};
+use crate::units::{Bytes, Time};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub transfers: Vec<TransferSpec>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TransferSpec {
+    /// Name used by `after`; defaults to "t<index>".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub src: String,
+    pub dst: String,
+    pub size: Bytes,
+    /// Earliest start (default 0s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Time>,
+    /// Transfers (names or 0-based indices) that must finish before this one starts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<TransferRef>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(untagged)]
+pub enum TransferRef {
+    Index(usize),
+    Name(String),
+}
+
+/// A transfer resolved against a machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transfer {
+    pub name: String,
+    pub src: usize,
+    pub dst: usize,
+    pub size: u64,
+    pub start: f64,
+    pub after: Vec<usize>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Workload {
+    pub transfers: Vec<Transfer>,
+    pub origin: String,
+}
+
+impl WorkloadSpec {
+    pub fn load(path: &str) -> Result<WorkloadSpec> {
+        WorkloadSpec::from_text(&read_user_file(path)?, path)
+    }
+    pub fn from_text(text: &str, origin: &str) -> Result<WorkloadSpec> {
+        parse_document(text, origin)
+    }
+    pub fn to_yaml(&self) -> String {
+        // Flow style per transfer reads like the examples users write by hand.
+        let mut s = String::from("transfers:\n");
+        for t in &self.transfers {
+            let mut fields = Vec::new();
+            if let Some(n) = &t.name {
+                fields.push(format!("name: {n}"));
+            }
+            fields.push(format!("src: {}", t.src));
+            fields.push(format!("dst: {}", t.dst));
+            fields.push(format!("size: {}", t.size));
+            if let Some(st) = t.start {
+                fields.push(format!("start: {st}"));
+            }
+            if !t.after.is_empty() {
+                let refs: Vec<String> = t
+                    .after
+                    .iter()
+                    .map(|r| match r {
+                        TransferRef::Index(i) => i.to_string(),
+                        TransferRef::Name(n) => n.clone(),
+                    })
+                    .collect();
+                fields.push(format!("after: [{}]", refs.join(", ")));
+            }
+            s.push_str(&format!("  - {{{}}}\n", fields.join(", ")));
+        }
+        s
+    }
+}
+
+impl Workload {
+    /// Resolve names against the machine and check everything a user can get wrong.
+    pub fn resolve(spec: &WorkloadSpec, m: &Machine, origin: &str) -> Result<Workload> {
+        if spec.transfers.is_empty() {
+            return Err(Error::input(origin, "transfers", "is empty; list at least one {src, dst, size}"));
+        }
+        let mut names: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, t) in spec.transfers.iter().enumerate() {
+            let name = t.name.clone().unwrap_or_else(|| format!("t{i}"));
+            if names.insert(name.clone(), i).is_some() {
+                return Err(Error::input(
+                    origin,
+                    format!("transfers[{i}].name"),
+                    format!("\"{name}\" is used twice; transfer names must be unique"),
+                ));
+            }
+        }
+        let mut out = Vec::with_capacity(spec.transfers.len());
+        for (i, t) in spec.transfers.iter().enumerate() {
+            let field = |f: &str| format!("transfers[{i}].{f}");
+            let endpoint = |name: &str, f: &str| -> Result<usize> {
+                let d = m.device(name).ok_or_else(|| {
+                    Error::input(origin, field(f), format!("\"{name}\" is not a device of {}; {}", m.name, m.endpoint_hint()))
+                })?;
+                match m.devices[d].kind {
+                    DeviceKind::Gpu | DeviceKind::Nic | DeviceKind::HostMemory => Ok(d),
+                    k => Err(Error::input(
+                        origin,
+                        field(f),
+                        format!("\"{name}\" is a {k:?} and cannot send or receive; use a GPU, NIC or host memory"),
+                    )),
+                }
+            };
+            let (src, dst) = (endpoint(&t.src, "src")?, endpoint(&t.dst, "dst")?);
+            if src == dst {
+                return Err(Error::input(origin, field("dst"), format!("equals src ({}); a transfer needs two different devices", t.src)));
+            }
+            if t.size.0 == 0 {
+                return Err(Error::input(origin, field("size"), "is zero; give a positive size such as \"300MiB\""));
+            }
+            let mut after = Vec::with_capacity(t.after.len());
+            for (k, r) in t.after.iter().enumerate() {
+                let j = match r {
+                    TransferRef::Index(j) if *j < spec.transfers.len() => *j,
+                    TransferRef::Index(j) => {
+                        return Err(Error::input(
+                            origin,
+                            field(&format!("after[{k}]")),
+                            format!("index {j} is out of range; there are {} transfers (0-based)", spec.transfers.len()),
+                        ))
+                    }
+                    TransferRef::Name(n) => *names.get(n).ok_or_else(|| {
+                        Error::input(origin, field(&format!("after[{k}]")), format!("\"{n}\" names no transfer; use a transfer's name or index"))
+                    })?,
+                };
+                if j == i {
+                    return Err(Error::input(origin, field(&format!("after[{k}]")), "is the transfer itself; remove it"));
+                }
+                after.push(j);
+            }
+            out.push(Transfer {
+                name: t.name.clone().unwrap_or_else(|| format!("t{i}")),
+                src,
+                dst,
+                size: t.size.0,
+                start: t.start.map(|s| s.secs()).unwrap_or(0.0),
+                after,
+            });
+        }
+        if let Some(i) = find_cycle(&out) {
+            return Err(Error::input(
+                origin,
+                format!("transfers[{i}].after"),
+                format!("\"{}\" depends on itself through a cycle of dependencies; remove one link of the cycle", out[i].name),
+            ));
+        }
+        Ok(Workload { transfers: out, origin: origin.to_string() })
+    }
+}
+
+/// A transfer on a dependency cycle, if any (Kahn's algorithm leaves exactly the cyclic part).
+fn find_cycle(ts: &[Transfer]) -> Option<usize> {
+    let n = ts.len();
+    let mut indeg: Vec<usize> = ts.iter().map(|t| t.after.len()).collect();
+    let mut dependents = vec![Vec::new(); n];
+    for (i, t) in ts.iter().enumerate() {
+        for &j in &t.after {
+            dependents[j].push(i);
+        }
+    }
+    let mut stack: Vec<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
+    let mut done = 0;
+    while let Some(j) = stack.pop() {
+        done += 1;
+        for &i in &dependents[j] {
+            indeg[i] -= 1;
+            if indeg[i] == 0 {
+                stack.push(i);
+            }
+        }
+    }
+    (done < n).then(|| (0..n).find(|&i| indeg[i] > 0).unwrap())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(text: &str) -> Result<Workload> {
+        let m = Machine::load("cs-storm-socket").unwrap();
+        let spec = WorkloadSpec::from_text(text, "t.yaml")?;
+        Workload::resolve(&spec, &m, "t.yaml")
+    }
+
+    #[test]
+    fn the_issue_example_parses() {
+        let w = resolve(
+            "transfers:\n  - {src: GPU0, dst: GPU2, size: 300MiB}\n  - {src: GPU1, dst: GPU4, size: 300MiB}\n  - {src: GPU3, dst: GPU2, size: 300MiB}\n  - {src: GPU6, dst: GPU4, size: 300MiB}\n",
+        )
+        .unwrap();
+        assert_eq!(w.transfers.len(), 4);
+        assert_eq!(w.transfers[0].size, 300 << 20);
+    }
+
+    #[test]
+    fn mistakes_get_one_line_naming_the_field() {
+        let cases = [
+            ("transfers:\n  - {src: GPU0, dst: GPU9, size: 1MiB}\n", "transfers[0].dst"),
+            ("transfers:\n  - {src: GPU0, dst: GPU0, size: 1MiB}\n", "equals src"),
+            ("transfers:\n  - {src: GPU0, dst: GPU1, size: 0MiB}\n", "is zero"),
+            ("transfers:\n  - {src: GPU0, dst: GPU1, size: -1MiB}\n", "negative"),
+            ("transfers:\n  - {src: GPU0, dst: GPU1, size: 300}\n", "no unit"),
+            ("transfers:\n  - {src: GPU0, dst: SWA, size: 1MiB}\n", "cannot send"),
+            ("transfers:\n  - {name: a, src: GPU0, dst: GPU1, size: 1MiB, after: [b]}\n  - {name: b, src: GPU1, dst: GPU0, size: 1MiB, after: [a]}\n", "cycle"),
+            ("transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB, after: [7]}\n", "out of range"),
+            ("transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB, colour: red}\n", "unknown field"),
+        ];
+        for (text, needle) in cases {
+            let e = resolve(text).unwrap_err().to_string();
+            assert!(e.starts_with("t.yaml: "), "{e}");
+            assert!(e.contains(needle), "{needle}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+}
