@@ -161,9 +161,10 @@ pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str,
             let rows = (0..p.active.len())
                 .map(|k| {
                     let mut causes: BTreeMap<String, Vec<String>> = BTreeMap::new();
-                    for c in t.causes.iter().filter(|c| c.flow == k) {
+                    let mine = || t.causes.iter().filter(|c| c.flow == k);
+                    for c in mine() {
                         let (key, text) = match c.step {
-                            'B' => ("B", format!("{} shared by upstream traffic ({:.4} → {:.4})", tree.port_name(c.link), c.before, c.after)),
+                            'B' => ("B", format!("{} shared with other upstream traffic ({:.4} → {:.4})", tree.port_name(c.link), c.before, c.after)),
                             'C' if c.rc_penalty => ("C", format!("{}: round-robin with root-complex penalty τ ({:.4} → {:.4})", tree.port_name(c.link), c.before, c.after)),
                             'C' => ("C", format!("{}: round-robin among ingress ports ({:.4} → {:.4})", tree.port_name(c.link), c.before, c.after)),
                             'D' => (
@@ -176,13 +177,18 @@ pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str,
                                     c.after
                                 ),
                             ),
-                            _ => ("final", format!("{}: re-arbitration with HOL caps ({:.4} → {:.4})", tree.port_name(c.link), c.before, c.after)),
+                            // The redistribution pass repeats step C; only a net change from D is news.
+                            _ if t.fin[k] < t.d[k] - 1e-12 => {
+                                ("final", format!("{}: re-arbitration with the HOL caps ({:.4} → {:.4})", tree.port_name(c.link), c.before, c.after))
+                            }
+                            _ => continue,
                         };
                         causes.entry(key.into()).or_default().push(text);
                     }
                     if t.fin[k] > t.d[k] + 1e-12 {
+                        let port = mine().filter(|c| c.step == 'F').last().map(|c| format!("{}: ", tree.port_name(c.link))).unwrap_or_default();
                         causes.entry("final".into()).or_default().push(format!(
-                            "picks up capacity freed by head-of-line-capped copies ({:.4} → {:.4})",
+                            "{port}picks up capacity freed by head-of-line-capped copies ({:.4} → {:.4})",
                             t.d[k], t.fin[k]
                         ));
                     }

@@ -1,0 +1,26 @@
+"""contend: how long data movement takes on dense multi-GPU servers, why, and how to make it faster.
+
+    >>> import contend
+    >>> m = contend.Machine.load("cs-storm-socket")
+    >>> t = contend.Transfers.example()
+    >>> r = contend.simulate(m, t, tau=0.2)
+    >>> r.transfers[["src", "dst", "finish_s"]]
+"""
+
+from contend.api import Explanation, Machine, Result, Transfers, explain, models, presets, simulate
+from contend.errors import ContendError, InputError, UnsupportedError
+
+__all__ = [
+    "ContendError",
+    "Explanation",
+    "InputError",
+    "Machine",
+    "Result",
+    "Transfers",
+    "UnsupportedError",
+    "explain",
+    "models",
+    "presets",
+    "simulate",
+]
+__version__ = "0.1.0"

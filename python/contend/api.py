@@ -1,0 +1,231 @@
+"""The Python API: machines, transfers and predictions as pandas DataFrames.
+
+All computation happens in the Rust engine (``contend._core``); this module only converts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Iterable, Mapping
+
+import pandas as pd
+
+from contend import _core
+
+# Built-in transfer sets that can be named wherever a transfers file is expected.
+BUILTIN_TRANSFERS = {"sc16-example": "sc16-example.yaml"}
+
+
+def presets() -> pd.DataFrame:
+    """Machine presets: name, description, GPU count and source."""
+    return pd.DataFrame(json.loads(_core.presets()))
+
+
+def models() -> list[dict[str, Any]]:
+    """Available models with their parameters."""
+    return json.loads(_core.models())
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A validated machine description (devices and dual-simplex links)."""
+
+    spec_json: str
+    origin: str
+
+    @classmethod
+    def load(cls, source: str | os.PathLike) -> "Machine":
+        """A preset name (see ``presets()``) or a YAML/JSON file."""
+        spec, origin = _core.load_machine(os.fspath(source))
+        return cls(spec, origin)
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any], origin: str = "<dict>") -> "Machine":
+        return cls(_core.parse_machine(json.dumps(spec), origin), origin)
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return json.loads(self.spec_json)
+
+    @property
+    def name(self) -> str:
+        return self.spec["name"]
+
+    @property
+    def gpus(self) -> list[str]:
+        return [d["name"] for d in self.spec["devices"] if d["kind"] == "gpu"]
+
+    def graph(self) -> dict[str, Any]:
+        """Devices and links with resolved bandwidths (bytes/s) and latencies (s)."""
+        return json.loads(_core.machine_graph(self.spec_json, self.origin))
+
+    def tree(self) -> str:
+        """The machine as an indented text tree."""
+        return _core.render_machine(self.spec_json, self.origin)
+
+
+@dataclass(frozen=True)
+class Transfers:
+    """A set of transfers: src, dst, size, optional start and dependencies."""
+
+    spec_json: str
+    origin: str
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Transfers":
+        """A YAML/JSON transfers file, or a built-in set such as ``sc16-example``."""
+        path = os.fspath(path)
+        if path in BUILTIN_TRANSFERS and not os.path.exists(path):
+            text = resources.files("contend.data").joinpath(BUILTIN_TRANSFERS[path]).read_text()
+            return cls(_core.parse_transfers(text, path), path)
+        return cls(_core.load_transfers(path), path)
+
+    @classmethod
+    def example(cls) -> "Transfers":
+        """The SC16 worked example: 0→2, 1→4, 3→2, 6→4, 300 MiB each."""
+        return cls.load("sc16-example")
+
+    @classmethod
+    def from_records(cls, records: Iterable[Mapping[str, Any]], origin: str = "<records>") -> "Transfers":
+        """From dicts like ``{"src": "GPU0", "dst": "GPU2", "size": "300MiB"}``."""
+        return cls(_core.parse_transfers(json.dumps({"transfers": list(records)}), origin), origin)
+
+    @classmethod
+    def generate(
+        cls,
+        pattern: str,
+        peers: list[str],
+        size: str,
+        root: str | None = None,
+        count: int = 32,
+        seed: int = 0,
+    ) -> "Transfers":
+        """``scatter``/``gather`` (need ``root``), ``all-to-all``, or seeded ``random`` with ``count`` pairs."""
+        text = _core.generate(pattern, peers, size, root, count, seed)
+        return cls(text, f"<{pattern}>")
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        return json.loads(self.spec_json)["transfers"]
+
+    def check(self, machine: Machine) -> None:
+        """Raise InputError if a transfer names a device the machine lacks, or has a bad dependency."""
+        _core.check_transfers(machine.spec_json, machine.origin, self.spec_json, self.origin)
+
+    def to_yaml(self) -> str:
+        return _core.transfers_yaml(self.spec_json)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+
+def _params(params: Mapping[str, Any]) -> list[tuple[str, str]]:
+    return [(k, str(v)) for k, v in params.items()]
+
+
+@dataclass(frozen=True)
+class Result:
+    """A prediction: per-transfer times, the phases and the links."""
+
+    raw: dict[str, Any]
+
+    @property
+    def transfers(self) -> pd.DataFrame:
+        df = pd.DataFrame(self.raw["transfers"]).drop(columns=["route"])
+        return df
+
+    @property
+    def phases(self) -> pd.DataFrame:
+        """One row per (phase, active transfer): its rate and the fraction of the link capacity."""
+        rows = []
+        for i, p in enumerate(self.raw["phases"]):
+            for t, r in zip(p["transfers"], p["rates_bps"]):
+                rows.append(
+                    {
+                        "phase": i,
+                        "start_s": p["start_s"],
+                        "end_s": p["end_s"],
+                        "transfer": t,
+                        "name": self.raw["transfers"][t]["name"],
+                        "rate_bps": r,
+                    }
+                )
+        return pd.DataFrame(rows)
+
+    def link_loads(self) -> pd.DataFrame:
+        """One row per (phase, directed link in use): bytes/s carried and utilisation."""
+        links = self.raw["links"]
+        rows = []
+        for i, p in enumerate(self.raw["phases"]):
+            load: dict[int, float] = {}
+            for t, r in zip(p["transfers"], p["rates_bps"]):
+                for link in self.raw["transfers"][t]["route"]:
+                    load[link] = load.get(link, 0.0) + r
+            for link, bps in sorted(load.items()):
+                cap = links[link]["capacity_bps"]
+                rows.append(
+                    {
+                        "phase": i,
+                        "start_s": p["start_s"],
+                        "end_s": p["end_s"],
+                        "link": links[link]["name"],
+                        "load_bps": bps,
+                        "utilisation": bps / cap if cap else float("nan"),
+                    }
+                )
+        return pd.DataFrame(rows)
+
+    @property
+    def makespan_s(self) -> float:
+        return self.raw["makespan_s"]
+
+    @property
+    def params(self) -> dict[str, str]:
+        return self.raw["params"]
+
+    def to_json(self) -> str:
+        return json.dumps(self.raw, indent=2)
+
+
+@dataclass(frozen=True)
+class Explanation(Result):
+    """A sc16 prediction with every transfer's factor after steps A-D, per phase, and the causes."""
+
+    @property
+    def factors(self) -> pd.DataFrame:
+        rows = []
+        for i, p in enumerate(self.raw["explain"]):
+            for r in p["rows"]:
+                t = self.raw["transfers"][r["transfer"]]
+                rows.append(
+                    {
+                        "phase": i,
+                        "start_s": p["start_s"],
+                        "end_s": p["end_s"],
+                        "transfer": r["transfer"],
+                        "src": t["src"],
+                        "dst": t["dst"],
+                        "A": r["a"],
+                        "B": r["b"],
+                        "C": r["c"],
+                        "D": r["d"],
+                        "final": r["final"],
+                        "causes": r["causes"],
+                    }
+                )
+        return pd.DataFrame(rows)
+
+
+def simulate(machine: Machine, transfers: Transfers, model: str = "sc16", **params: Any) -> Result:
+    """Predict each transfer's start and finish. ``params`` are model parameters, e.g. ``tau=0.2``."""
+    raw = _core.simulate(machine.spec_json, machine.origin, transfers.spec_json, transfers.origin, model, _params(params))
+    return Result(json.loads(raw))
+
+
+def explain(machine: Machine, transfers: Transfers, model: str = "sc16", **params: Any) -> Explanation:
+    """Like ``simulate`` with the sc16 steps of every phase."""
+    raw = _core.explain(machine.spec_json, machine.origin, transfers.spec_json, transfers.origin, model, _params(params))
+    return Explanation(json.loads(raw))

@@ -1,0 +1,127 @@
+"""Pictures: the transfer timeline (Gantt chart) and the machine diagram."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; never needs a display
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import FancyBboxPatch  # noqa: E402
+
+KIND_COLOURS = {
+    "Gpu": "#76b900",
+    "PcieSwitch": "#4e79a7",
+    "RootComplex": "#e15759",
+    "Nic": "#f28e2b",
+    "HostMemory": "#9c755f",
+}
+
+
+def timeline(raw: dict[str, Any], path: str, title: str | None = None) -> None:
+    """One bar per transfer, split into its phases, shaded and labelled by its share of the bandwidth."""
+    transfers = raw["transfers"]
+    links = raw["links"]
+    n = len(transfers)
+    fig, ax = plt.subplots(figsize=(10, 1.2 + 0.45 * n))
+    cmap = plt.get_cmap("viridis")
+    scale = 1e3  # ms
+    for k, ph in enumerate(raw["phases"]):
+        x0, x1 = ph["start_s"] * scale, ph["end_s"] * scale
+        ax.axvline(x0, color="0.8", lw=0.8, ls="--", zorder=0)
+        for t, rate in zip(ph["transfers"], ph["rates_bps"]):
+            tr = transfers[t]
+            cap = links[tr["route"][0]]["capacity_bps"] if tr["route"] else 0.0
+            share = rate / cap if cap else 1.0
+            ax.barh(t, x1 - x0, left=x0, height=0.6, color=cmap(0.15 + 0.8 * share), edgecolor="white", lw=0.6)
+            if (x1 - x0) > 0.06 * raw["makespan_s"] * scale:
+                ax.text((x0 + x1) / 2, t, f"{share:.3g}", ha="center", va="center", fontsize=8,
+                        color="white" if share < 0.6 else "black")
+    for t, tr in enumerate(transfers):
+        ax.text(tr["finish_s"] * scale, t, f"  {tr['finish_s'] * scale:.2f} ms", va="center", fontsize=8)
+    ax.set_yticks(range(n))
+    ax.set_yticklabels([f"{t['name']}: {t['src']}→{t['dst']}" for t in transfers])
+    ax.invert_yaxis()
+    ax.set_xlabel("time (ms)")
+    ax.set_xlim(0, raw["makespan_s"] * scale * 1.15)
+    params = ", ".join(f"{k}={v}" for k, v in raw["params"].items() if k in ("tau", "bandwidth"))
+    ax.set_title(title or f"{raw['machine']} — model {raw['model']} ({params}); labels: share of bandwidth per phase",
+                 fontsize=10)
+    ax.grid(axis="x", color="0.92")
+    ax.set_axisbelow(True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def machine_diagram(graph: dict[str, Any], path: str) -> None:
+    """The PCIe trees drawn top-down from each root complex; other links dashed."""
+    devices = [d["name"] for d in graph["devices"]]
+    kind = {d["name"]: d["kind"] for d in graph["devices"]}
+    # Host memory hangs under its socket in the picture, like a PCIe child.
+    pcie = [l for l in graph["links"] if l["kind"] in ("Pcie", "Memory")]
+    other = [l for l in graph["links"] if l["kind"] not in ("Pcie", "Memory")]
+    adj: dict[str, list[str]] = {d: [] for d in devices}
+    for l in pcie:
+        adj[l["a"]].append(l["b"])
+        adj[l["b"]].append(l["a"])
+    roots = [d for d in devices if kind[d] == "RootComplex"] + [d for d in devices if not adj[d] and kind[d] != "RootComplex"]
+    pos: dict[str, tuple[float, float]] = {}
+    children: dict[str, list[str]] = {}
+    seen: set[str] = set()
+    for r in roots:
+        if r in seen:
+            continue
+        seen.add(r)
+        stack = [r]
+        while stack:
+            v = stack.pop()
+            children[v] = [w for w in adj[v] if w not in seen]
+            seen.update(children[v])
+            stack.extend(children[v])
+    next_x = [0.0]
+
+    def place(v: str, depth: int) -> float:
+        kids = children.get(v, [])
+        if not kids:
+            x = next_x[0]
+            next_x[0] += 1.0
+        else:
+            xs = [place(w, depth + 1) for w in kids]
+            x = sum(xs) / len(xs)
+        pos[v] = (x, -depth)
+        return x
+
+    for r in roots:
+        if r not in pos:
+            place(r, 0)
+            next_x[0] += 0.5
+    width = max(6.0, 0.9 * next_x[0])
+    depth = max(1, int(-min(y for _, y in pos.values())) + 1)
+    fig, ax = plt.subplots(figsize=(width, 1.2 + 1.3 * depth))
+    for l in pcie:
+        (xa, ya), (xb, yb) = pos[l["a"]], pos[l["b"]]
+        memory = l["kind"] == "Memory"
+        ax.plot([xa, xb], [ya, yb], color="#9c755f" if memory else "0.45", lw=1.0 if memory else 1.5, zorder=1)
+    for l in other:
+        (xa, ya), (xb, yb) = pos[l["a"]], pos[l["b"]]
+        ax.annotate("", xy=(xb, yb), xytext=(xa, ya),
+                    arrowprops=dict(arrowstyle="-", ls="--", color="#b07aa1", lw=1.5, connectionstyle="arc3,rad=-0.25"))
+        ax.text((xa + xb) / 2, max(ya, yb) + 0.35, f"{l['label']} {l['bandwidth_bps'] / 1e9:.1f} GB/s",
+                ha="center", fontsize=7, color="#b07aa1")
+    for v, (x, y) in pos.items():
+        box = FancyBboxPatch((x - 0.4, y - 0.18), 0.8, 0.36, boxstyle="round,pad=0.02",
+                             fc=KIND_COLOURS.get(kind[v], "0.7"), ec="black", lw=0.6, zorder=2)
+        ax.add_patch(box)
+        ax.text(x, y, v, ha="center", va="center", fontsize=7, color="white", zorder=3, weight="bold")
+    ax.set_xlim(-0.7, next_x[0])
+    ax.set_ylim(-depth + 0.4, 0.9)
+    ax.axis("off")
+    ax.set_title(f"{graph['name']}: {graph['description']}", fontsize=9)
+    handles = [plt.Rectangle((0, 0), 1, 1, fc=c) for c in KIND_COLOURS.values()]
+    ax.legend(handles, ["GPU", "PCIe switch", "root complex", "NIC", "host memory"], loc="lower right", fontsize=7,
+              ncol=5, frameon=False, bbox_to_anchor=(1.0, -0.12))
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)

@@ -1,0 +1,117 @@
+"""Every user mistake: one line on stderr naming the file, the field and the fix; exit code 2."""
+
+import pytest
+
+from conftest import run_cli
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def assert_one_line(p, *needles):
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    assert "Traceback" not in p.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def test_unknown_preset(cli, example_file):
+    assert_one_line(cli("simulate", "cs-strom", example_file), "cs-strom", "neither a preset nor a file", "cs-storm-socket")
+
+
+def test_unknown_device(cli, tmp_path):
+    f = write(tmp_path, "t.yaml", "transfers:\n  - {src: GPU0, dst: GPU9, size: 1MiB}\n")
+    assert_one_line(cli("simulate", "cs-storm-socket", f), f, "transfers[0].dst", "GPU9", "GPUs are GPU0 .. GPU7")
+
+
+def test_transfer_to_itself(cli, tmp_path):
+    f = write(tmp_path, "t.yaml", "transfers:\n  - {src: GPU3, dst: GPU3, size: 1MiB}\n")
+    assert_one_line(cli("simulate", "cs-storm-socket", f), "transfers[0].dst", "equals src")
+
+
+@pytest.mark.parametrize("size,needle", [("0MiB", "is zero"), ("-5MiB", "negative")])
+def test_zero_or_negative_size(cli, tmp_path, size, needle):
+    f = write(tmp_path, "t.yaml", f"transfers:\n  - {{src: GPU0, dst: GPU1, size: {size}}}\n")
+    assert_one_line(cli("simulate", "cs-storm-socket", f), "transfers[0].size", needle)
+
+
+def test_quantity_without_unit(cli, tmp_path):
+    f = write(tmp_path, "t.yaml", "transfers:\n  - {src: GPU0, dst: GPU1, size: 300}\n")
+    assert_one_line(cli("simulate", "cs-storm-socket", f), "transfers[0].size", "no unit", '"300MiB"')
+
+
+def test_parameter_without_unit(cli, example_file):
+    assert_one_line(cli("simulate", "cs-storm-socket", example_file, "-p", "bandwidth=11.6"), "--param", "bandwidth", "no unit")
+
+
+def test_unknown_parameter(cli, example_file):
+    assert_one_line(cli("simulate", "cs-storm-socket", example_file, "-p", "speed=3"), "speed", "known: bandwidth")
+
+
+def test_not_a_tree_for_sc16(cli, tmp_path):
+    machine = write(
+        tmp_path,
+        "ring.yaml",
+        "name: ring\ndevices:\n  - {name: RC0, kind: root_complex}\n  - {name: S1, kind: pcie_switch}\n"
+        "  - {name: S2, kind: pcie_switch}\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n"
+        "links:\n  - {a: RC0, b: S1, kind: pcie, gen: 3, lanes: 16}\n  - {a: RC0, b: S2, kind: pcie, gen: 3, lanes: 16}\n"
+        "  - {a: S1, b: S2, kind: pcie, gen: 3, lanes: 16}\n  - {a: S1, b: GPU0, kind: pcie, gen: 3, lanes: 16}\n"
+        "  - {a: S2, b: GPU1, kind: pcie, gen: 3, lanes: 16}\n",
+    )
+    f = write(tmp_path, "t.yaml", "transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB}\n")
+    assert_one_line(cli("simulate", machine, f), "sc16 does not apply", "not a tree", "maxmin")
+
+
+def test_two_sockets_refused_by_sc16(cli, tmp_path):
+    f = write(tmp_path, "t.yaml", "transfers:\n  - {src: GPU0, dst: GPU8, size: 1MiB}\n")
+    assert_one_line(cli("simulate", "cs-storm", f), "sc16 does not apply", "not in one PCIe tree", "maxmin")
+
+
+def test_cyclic_dependencies(cli, tmp_path):
+    f = write(
+        tmp_path,
+        "t.yaml",
+        "transfers:\n  - {name: a, src: GPU0, dst: GPU1, size: 1MiB, after: [b]}\n"
+        "  - {name: b, src: GPU1, dst: GPU0, size: 1MiB, after: [a]}\n",
+    )
+    assert_one_line(cli("simulate", "cs-storm-socket", f), "transfers[0].after", "cycle")
+
+
+def test_unreadable_file(cli, tmp_path):
+    assert_one_line(cli("simulate", "cs-storm-socket", str(tmp_path / "missing.yaml")), "missing.yaml", "no such file")
+
+
+def test_file_that_is_not_yaml(cli, tmp_path):
+    f = write(tmp_path, "t.yaml", "transfers: [ {src: GPU0\n")
+    assert_one_line(cli("simulate", "cs-storm-socket", f), f)
+
+
+def test_bad_machine_file_names_the_field(cli, tmp_path, example_file):
+    machine = write(
+        tmp_path,
+        "m.yaml",
+        "name: m\ndevices:\n  - {name: RC0, kind: root_complex}\n  - {name: GPU0, kind: gpu}\n"
+        "links:\n  - {a: RC0, b: GPU0, kind: pcie, bandwidth: 12}\n",
+    )
+    assert_one_line(cli("simulate", machine, example_file), "m.yaml", "links[0].bandwidth", "no unit")
+
+
+def test_malformed_param(cli, example_file):
+    assert_one_line(cli("simulate", "cs-storm-socket", example_file, "-p", "tau"), "--param", "key=value")
+
+
+def test_generate_never_overwrites(cli, tmp_path, example_file):
+    before = open(example_file).read()
+    assert_one_line(cli("generate", "scatter", "cs-storm-socket", "--root", "GPU0", "-o", example_file), "exists")
+    assert open(example_file).read() == before
+
+
+def test_output_over_an_input_is_refused(cli, example_file):
+    before = open(example_file).read()
+    assert_one_line(cli("simulate", "cs-storm-socket", example_file, "--trace", example_file), "--trace", "input")
+    assert open(example_file).read() == before

@@ -1,0 +1,69 @@
+"""Pictures, traces, generators, schemas and the listing commands."""
+
+import json
+
+import contend
+from conftest import run_cli
+
+
+def test_timeline_and_trace(tmp_path, example_file):
+    png, trace = tmp_path / "t.png", tmp_path / "t.json"
+    p = run_cli("simulate", "cs-storm-socket", example_file, "--timeline", str(png), "--trace", str(trace))
+    assert p.returncode == 0, p.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    events = json.loads(trace.read_text())["traceEvents"]
+    phases = [e for e in events if e.get("pid") and e["ph"] == "X" and e["name"].startswith("phase")]
+    assert [e["name"] for e in phases] == ["phase 1", "phase 2"]
+    names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    assert {"GPU0", "GPU1", "GPU3", "GPU6"} <= names
+    counters = {e["name"] for e in events if e["ph"] == "C"}
+    assert "K0→SWA" in counters and "SWB→K2" in counters
+    assert all(0 <= e["args"]["load"] <= 1 + 1e-9 for e in events if e["ph"] == "C")
+
+
+def test_show_draws_the_machine(tmp_path):
+    png = tmp_path / "m.png"
+    p = run_cli("show", "cs-storm", "--png", str(png))
+    assert p.returncode == 0, p.stderr
+    assert "RC1 (RootComplex)" in p.stdout and "QPI" in p.stdout
+    assert png.stat().st_size > 10_000
+
+
+def test_machines_lists_every_preset():
+    p = run_cli("machines")
+    assert p.returncode == 0
+    for name in ("cs-storm-socket", "cs-storm", "typical-8gpu", "gb5470-2ib", "gb5470-1ib"):
+        assert name in p.stdout
+
+
+def test_schema_is_json_schema():
+    p = run_cli("schema", "machine")
+    s = json.loads(p.stdout)
+    assert "devices" in s["properties"] and "links" in s["properties"]
+    s = json.loads(run_cli("schema", "transfers").stdout)
+    assert "transfers" in s["properties"]
+
+
+def test_generators_round_trip(tmp_path):
+    m = contend.Machine.load("cs-storm-socket")
+    for pattern, n in (("scatter", 7), ("gather", 7), ("all-to-all", 56), ("random", 32)):
+        t = contend.Transfers.generate(pattern, m.gpus, "1MiB", root="GPU0", count=32, seed=3)
+        assert len(t) == n
+        path = tmp_path / f"{pattern}.yaml"
+        path.write_text(t.to_yaml())
+        r = contend.simulate(m, contend.Transfers.load(path))
+        assert len(r.transfers) == n
+    out = tmp_path / "g.yaml"
+    p = run_cli("generate", "random", "cs-storm-socket", "--count", "5", "--seed", "1", "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert out.read_text().count("src:") == 5
+
+
+def test_dataframes():
+    m = contend.Machine.load("cs-storm-socket")
+    r = contend.simulate(m, contend.Transfers.example(), tau=0.2)
+    assert list(r.transfers.columns[:5]) == ["name", "src", "dst", "size_bytes", "start_s"]
+    loads = r.link_loads()
+    k0 = loads[(loads.link == "K0→SWA") & (loads.phase == 0)]
+    assert abs(k0.utilisation.iloc[0] - 0.6) < 1e-12  # 0→2 and 1→4 at 3/10 each
+    assert set(r.phases.phase) == {0, 1}
