@@ -98,6 +98,14 @@ def write_pictures(raw: dict[str, Any], timeline: Optional[str], trace: Optional
         err.print(f"trace written to {trace} (open it in ui.perfetto.dev)")
 
 
+def prepare(machine: str, transfers: str, param: Optional[List[str]], timeline: Optional[Path], trace: Optional[Path]):
+    """Check every argument before any work, so a bad output path costs nothing."""
+    params = parse_params(param)
+    tl = output_path(timeline, [machine, transfers], "--timeline")
+    tr = output_path(trace, [machine, transfers], "--trace")
+    return api.Machine.load(machine), api.Transfers.load(transfers), params, tl, tr
+
+
 @app.command()
 @user_errors
 def machines() -> None:
@@ -137,10 +145,7 @@ def simulate(
     trace: Optional[Path] = TraceOpt,
 ) -> None:
     """Predict each transfer's start, finish, duration and effective bandwidth."""
-    params = parse_params(param)
-    tl = output_path(timeline, [machine, transfers], "--timeline")
-    tr = output_path(trace, [machine, transfers], "--trace")
-    m, t = api.Machine.load(machine), api.Transfers.load(transfers)
+    m, t, params, tl, tr = prepare(machine, transfers, param, timeline, trace)
     r = api.simulate(m, t, model=model, **params)
     if as_json:
         sys.stdout.write(r.to_json() + "\n")
@@ -192,10 +197,7 @@ def explain(
     trace: Optional[Path] = TraceOpt,
 ) -> None:
     """Show, per phase, every transfer's congestion factor after steps A-D and the port that caused each change."""
-    params = parse_params(param)
-    tl = output_path(timeline, [machine, transfers], "--timeline")
-    tr = output_path(trace, [machine, transfers], "--trace")
-    m, t = api.Machine.load(machine), api.Transfers.load(transfers)
+    m, t, params, tl, tr = prepare(machine, transfers, param, timeline, trace)
     e = api.explain(m, t, model=model, **params)
     if as_json:
         sys.stdout.write(e.to_json() + "\n")

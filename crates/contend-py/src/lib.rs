@@ -100,8 +100,25 @@ fn transfers_yaml(spec_json: &str) -> PyResult<String> {
     Ok(transfers(spec_json, "<transfers>")?.to_yaml())
 }
 
+type Predict<R> = fn(&topology::Machine, &workload::WorkloadSpec, &str, &str, &[(String, String)]) -> contend_core::Result<R>;
+
+/// Load both descriptions, run `f` without holding the GIL, return its report as JSON.
+fn predict<R: serde::Serialize + Send>(
+    py: Python<'_>,
+    f: Predict<R>,
+    (machine_json, machine_origin): (&str, &str),
+    (transfers_json, transfers_origin): (&str, &str),
+    model: &str,
+    params: Vec<(String, String)>,
+) -> PyResult<String> {
+    let m = machine(machine_json, machine_origin)?;
+    let w = transfers(transfers_json, transfers_origin)?;
+    let r = py.detach(|| f(&m, &w, transfers_origin, model, &params)).map_err(to_py)?;
+    Ok(json(&r))
+}
+
+/// Per-transfer start and finish times, phases and links (see contend_core::api::Report).
 #[pyfunction]
-#[pyo3(signature = (machine_json, machine_origin, transfers_json, transfers_origin, model, params))]
 fn simulate(
     py: Python<'_>,
     machine_json: &str,
@@ -111,14 +128,11 @@ fn simulate(
     model: &str,
     params: Vec<(String, String)>,
 ) -> PyResult<String> {
-    let m = machine(machine_json, machine_origin)?;
-    let w = transfers(transfers_json, transfers_origin)?;
-    let r = py.detach(|| api::simulate(&m, &w, transfers_origin, model, &params)).map_err(to_py)?;
-    Ok(json(&r))
+    predict(py, api::simulate, (machine_json, machine_origin), (transfers_json, transfers_origin), model, params)
 }
 
+/// Like `simulate`, with the sc16 steps of every phase.
 #[pyfunction]
-#[pyo3(signature = (machine_json, machine_origin, transfers_json, transfers_origin, model, params))]
 fn explain(
     py: Python<'_>,
     machine_json: &str,
@@ -128,10 +142,7 @@ fn explain(
     model: &str,
     params: Vec<(String, String)>,
 ) -> PyResult<String> {
-    let m = machine(machine_json, machine_origin)?;
-    let w = transfers(transfers_json, transfers_origin)?;
-    let r = py.detach(|| api::explain(&m, &w, transfers_origin, model, &params)).map_err(to_py)?;
-    Ok(json(&r))
+    predict(py, api::explain, (machine_json, machine_origin), (transfers_json, transfers_origin), model, params)
 }
 
 /// Generate a pattern ("scatter", "gather", "all-to-all", "random") among `peers`; returns JSON.
