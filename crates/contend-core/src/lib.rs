@@ -4,6 +4,7 @@
 pub mod api;
 pub mod error;
 pub mod model;
+pub mod schedule;
 pub mod sim;
 pub mod topology;
 pub mod units;
