@@ -7,7 +7,19 @@
     >>> r.transfers[["src", "dst", "finish_s"]]
 """
 
-from contend.api import Explanation, Machine, Result, Transfers, explain, models, presets, simulate
+from contend.api import (
+    Explanation,
+    Machine,
+    Result,
+    Schedule,
+    Transfers,
+    explain,
+    halo_presets,
+    models,
+    presets,
+    schedule,
+    simulate,
+)
 from contend.errors import ContendError, InputError, UnsupportedError
 
 __all__ = [
@@ -16,11 +28,14 @@ __all__ = [
     "InputError",
     "Machine",
     "Result",
+    "Schedule",
     "Transfers",
     "UnsupportedError",
     "explain",
+    "halo_presets",
     "models",
     "presets",
+    "schedule",
     "simulate",
 ]
 __version__ = "0.1.0"

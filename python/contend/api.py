@@ -229,3 +229,64 @@ def explain(machine: Machine, transfers: Transfers, model: str = "sc16", **param
     """Like ``simulate`` with the sc16 steps of every phase."""
     raw = _core.explain(machine.spec_json, machine.origin, transfers.spec_json, transfers.origin, model, _params(params))
     return Explanation(json.loads(raw))
+
+
+HALO_ALIASES = {"2d": "cosmo-2d", "3d": "cosmo-3d"}
+
+
+def halo_presets() -> list[tuple[str, str]]:
+    """Halo-exchange presets: (name, description)."""
+    return [tuple(x) for x in json.loads(_core.halo_presets())]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The result of a schedule search, and the best schedule as transfers."""
+
+    raw: dict[str, Any]
+    best: Transfers
+
+    @property
+    def best_order(self) -> dict[str, list[str]]:
+        """Per GPU, the destinations in the order of the best schedule."""
+        return {o["gpu"]: o["to"] for o in self.raw["best_order"]}
+
+    @property
+    def times(self) -> pd.Series:
+        """Makespan of every order, ascending (exhaustive search only)."""
+        return pd.Series(self.raw.get("times_s") or [], name="makespan_s", dtype=float)
+
+    def __getattr__(self, name: str) -> Any:
+        # best_s, median_s, orders_total, ... straight from the report
+        try:
+            return self.raw[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def schedule(
+    machine: Machine,
+    halo: str | os.PathLike = "cosmo-2d",
+    semantics: str = "sequential",
+    search: str = "exhaustive",
+    model: str = "sc16",
+    alpha: str = "0s",
+    seed: int = 0,
+    iterations: int = 20_000,
+    threads: int = 0,
+    keep_times: bool = True,
+    progress: Any = None,
+    **params: Any,
+) -> Schedule:
+    """Search the fastest order of a halo exchange.
+
+    ``halo``: ``2d``/``3d`` (the COSMO presets), a preset name or a halo file. ``semantics``:
+    ``sequential`` or ``rounds``. ``search``: ``exhaustive``, ``bnb`` or ``anneal``. ``alpha``:
+    per-message overhead with unit, e.g. ``"5us"``. ``progress(done, total)`` is called now and then.
+    """
+    halo = os.fspath(halo)
+    report, best = _core.schedule(
+        machine.spec_json, machine.origin, HALO_ALIASES.get(halo, halo), semantics, search, model,
+        _params(params), alpha, seed, iterations, threads, keep_times, progress,
+    )
+    return Schedule(json.loads(report), Transfers(best, "<best schedule>"))

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from contend import api
 from contend.errors import ContendError, InputError
+from contend.units import time_unit
 
 app = typer.Typer(
     help="Predict, explain and optimise data movement on multi-GPU machines.",
@@ -159,22 +160,23 @@ def simulate(
 def print_transfers(r: api.Result) -> None:
     params = ", ".join(f"{k}={v}" for k, v in r.params.items())
     table = Table(title=f"{r.raw['machine']} — {r.raw['model']} ({params})")
-    for col, just in (("transfer", "left"), ("src→dst", "left"), ("size", "right"), ("start ms", "right"),
-                      ("finish ms", "right"), ("duration ms", "right"), ("GB/s", "right"), ("GiB/s", "right")):
+    unit, scale = time_unit(r.makespan_s)
+    for col, just in (("transfer", "left"), ("src→dst", "left"), ("size", "right"), (f"start {unit}", "right"),
+                      (f"finish {unit}", "right"), (f"duration {unit}", "right"), ("GB/s", "right"), ("GiB/s", "right")):
         table.add_column(col, justify=just)
     for t in r.raw["transfers"]:
         table.add_row(
             t["name"],
             f"{t['src']}→{t['dst']}",
             human_bytes(t["size_bytes"]),
-            f"{t['start_s'] * 1e3:.2f}",
-            f"{t['finish_s'] * 1e3:.2f}",
-            f"{t['duration_s'] * 1e3:.2f}",
+            f"{t['start_s'] * scale:.2f}",
+            f"{t['finish_s'] * scale:.2f}",
+            f"{t['duration_s'] * scale:.2f}",
             f"{t['bandwidth_bps'] / 1e9:.2f}",
             f"{t['bandwidth_bps'] / 2**30:.2f}",
         )
     out.print(table)
-    out.print(f"makespan {r.makespan_s * 1e3:.2f} ms over {len(r.raw['phases'])} phases")
+    out.print(f"makespan {r.makespan_s * scale:.2f} {unit} over {len(r.raw['phases'])} phases")
 
 
 def human_bytes(n: int) -> str:
@@ -211,7 +213,8 @@ def print_explanation(e: api.Explanation) -> None:
     params = ", ".join(f"{k}={v}" for k, v in raw["params"].items())
     out.print(f"[bold]{raw['machine']}[/] — sc16 congestion factors ({params})")
     for i, ph in enumerate(raw["explain"]):
-        table = Table(title=f"phase {i + 1}: {ph['start_s'] * 1e3:.2f} – {ph['end_s'] * 1e3:.2f} ms", title_justify="left")
+        unit, scale = time_unit(raw["makespan_s"])
+        table = Table(title=f"phase {i + 1}: {ph['start_s'] * scale:.2f} – {ph['end_s'] * scale:.2f} {unit}", title_justify="left")
         for col in ("comm", "A", "B", "C", "D (HOL)", "final"):
             table.add_column(col, justify="left" if col == "comm" else "right")
         notes = []
@@ -255,6 +258,94 @@ def generate(
     output_path(output, [machine], "--output")
     output.write_text(text)
     err.print(f"{len(t)} transfers written to {output}")
+
+
+@app.command()
+@user_errors
+def schedule(
+    machine: str = MachineArg,
+    halo: str = typer.Option("2d", "--halo", help="2d, 3d (the COSMO presets), a halo preset, or a halo file (YAML/JSON)."),
+    semantics: str = typer.Option("sequential", "--semantics", help="sequential (each GPU sends one message after the other) or rounds (barrier between rounds)."),
+    search: str = typer.Option("exhaustive", "--search", help="exhaustive, bnb (branch and bound: proves the optimum) or anneal (heuristic, with a lower bound)."),
+    model: str = ModelOpt,
+    param: Optional[List[str]] = ParamOpt,
+    alpha: str = typer.Option("0s", "--alpha", help="Per-message overhead with unit, e.g. 5us."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the annealing."),
+    iterations: int = typer.Option(20_000, "--iterations", help="Annealing moves per restart."),
+    threads: int = typer.Option(0, "--threads", help="Worker threads (0: all cores)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the sorted times of all orders and their histogram (PNG; exhaustive only)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the best schedule as a transfers file for `contend simulate`; never overwrites."),
+) -> None:
+    """Find the fastest order of a halo exchange: best, median and worst orders, and the gain."""
+    params = parse_params(param)
+    target = output_path(plot, [machine, halo], "--plot")
+    if target and search != "exhaustive":
+        raise InputError("--plot: the plot shows every order's time; use --search exhaustive, or drop --plot")
+    if output is not None and output.exists():
+        raise InputError(f"--output: {output} exists; contend never overwrites a file, choose another name")
+    output_path(output, [machine, halo], "--output")
+    m = api.Machine.load(machine)
+    s = run_with_progress(lambda progress: api.schedule(
+        m, halo, semantics=semantics, search=search, model=model, alpha=alpha, seed=seed, iterations=iterations,
+        threads=threads, keep_times=target is not None, progress=progress, **params))
+    if as_json:
+        raw = {k: v for k, v in s.raw.items() if k != "times_s"}
+        raw["best_order"] = s.best_order
+        sys.stdout.write(json.dumps(raw, indent=2) + "\n")
+    else:
+        print_schedule(s)
+    if target:
+        from contend.plots import schedule_times
+
+        schedule_times(s.raw, target)
+        err.print(f"plot written to {target}")
+    if output is not None:
+        output.write_text(s.best.to_yaml())
+        err.print(f"best schedule written to {output} (try: contend simulate {machine} {output})")
+
+
+def run_with_progress(work: Callable[[Any], Any]) -> Any:
+    """A progress bar on stderr while the engine searches, when someone is watching."""
+    if not err.is_terminal:
+        return work(None)
+    from rich.progress import BarColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+    with Progress("[progress.description]{task.description}", BarColumn(), "{task.percentage:>3.0f}%",
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True) as bar:
+        task = bar.add_task("searching", total=None)
+        return work(lambda done, total: bar.update(task, completed=done, total=total))
+
+
+def print_schedule(s: api.Schedule) -> None:
+    r = s.raw
+    params = ", ".join(f"{k}={v}" for k, v in r["params"].items() if k in ("tau", "bandwidth"))
+    out.print(f"[bold]halo exchange on {r['machine']}[/]: {r['messages']} messages among {len(r['gpus'])} GPUs, "
+              f"{r['semantics']} semantics, model {r['model']} ({params}), alpha {r['alpha_s'] * 1e6:g} µs")
+    out.print(f"orders: {r['orders_total']:,} in all; {r['orders_evaluated']:,} simulated "
+              f"({r['symmetries']} symmetries), search {r['method']}")
+    unit, scale = time_unit(r["best_s"])
+    table = Table()
+    table.add_column("order")
+    table.add_column(f"time ({unit})", justify="right")
+    table.add_column("× T_msg", justify="right")
+    table.add_column("", justify="left")
+    rows = [("best", r["best_s"], f"{r['best_count']:,} orders" if r.get("best_count") else ""),
+            ("median", r.get("median_s"), ""), ("worst", r.get("worst_s"), ""),
+            ("identity", r["identity_s"], "each GPU sends in the generator's neighbour order"),
+            ("lower bound", r["lower_bound_s"], "proven optimal" if r["proven_optimal"] else f"gap {r['gap']:.1%}")]
+    for name, value, note in rows:
+        if value is not None:
+            table.add_row(name, f"{value * scale:.3f}", f"{value / r['t_msg_s']:.2f}", note)
+    out.print(table)
+    for name in ("median_s", "identity_s"):
+        ref = r.get(name)
+        if ref:
+            out.print(f"the best takes {1 - r['best_s'] / ref:.1%} less time than the {name[:-2]} "
+                      f"({ref / r['best_s']:.2f}× faster)")
+    out.print("best order (each GPU's destinations, first first):")
+    for gpu, to in s.best_order.items():
+        out.print(f"  {gpu} → {', '.join(to)}")
 
 
 @app.command()

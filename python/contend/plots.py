@@ -10,6 +10,8 @@ matplotlib.use("Agg")  # files only; never needs a display
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyBboxPatch  # noqa: E402
 
+from contend.units import time_unit  # noqa: E402
+
 KIND_COLOURS = {
     "Gpu": "#76b900",
     "PcieSwitch": "#4e79a7",
@@ -26,7 +28,7 @@ def timeline(raw: dict[str, Any], path: str, title: str | None = None) -> None:
     n = len(transfers)
     fig, ax = plt.subplots(figsize=(10, 1.2 + 0.45 * n))
     cmap = plt.get_cmap("viridis")
-    scale = 1e3  # ms
+    unit, scale = time_unit(raw["makespan_s"])
     for k, ph in enumerate(raw["phases"]):
         x0, x1 = ph["start_s"] * scale, ph["end_s"] * scale
         ax.axvline(x0, color="0.8", lw=0.8, ls="--", zorder=0)
@@ -39,11 +41,11 @@ def timeline(raw: dict[str, Any], path: str, title: str | None = None) -> None:
                 ax.text((x0 + x1) / 2, t, f"{share:.3g}", ha="center", va="center", fontsize=8,
                         color="white" if share < 0.6 else "black")
     for t, tr in enumerate(transfers):
-        ax.text(tr["finish_s"] * scale, t, f"  {tr['finish_s'] * scale:.2f} ms", va="center", fontsize=8)
+        ax.text(tr["finish_s"] * scale, t, f"  {tr['finish_s'] * scale:.4g} {unit}", va="center", fontsize=8)
     ax.set_yticks(range(n))
     ax.set_yticklabels([f"{t['name']}: {t['src']}→{t['dst']}" for t in transfers])
     ax.invert_yaxis()
-    ax.set_xlabel("time (ms)")
+    ax.set_xlabel(f"time ({unit})")
     ax.set_xlim(0, raw["makespan_s"] * scale * 1.15)
     params = ", ".join(f"{k}={v}" for k, v in raw["params"].items() if k in ("tau", "bandwidth"))
     ax.set_title(title or f"{raw['machine']} — model {raw['model']} ({params}); labels: share of bandwidth per phase",
@@ -122,6 +124,41 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
     handles = [plt.Rectangle((0, 0), 1, 1, fc=c) for c in KIND_COLOURS.values()]
     ax.legend(handles, ["GPU", "PCIe switch", "root complex", "NIC", "host memory"], loc="lower right", fontsize=7,
               ncol=5, frameon=False, bbox_to_anchor=(1.0, -0.12))
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def schedule_times(report: dict[str, Any], path: str) -> None:
+    """The sorted makespans of every order (the slides' "congestion graphs sorted by elapsed time") and their histogram."""
+    times = report.get("times_s")
+    if not times:
+        raise ValueError("schedule_times needs the makespan of every order: run an exhaustive search")
+    unit, scale = time_unit(report["best_s"])
+    t = [x * scale for x in times]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [3, 2]})
+    left.plot(range(len(t)), t, color="#4e79a7", lw=1.4)
+    marks = (("best", report["best_s"], "#59a14f"), ("median", report.get("median_s"), "#f28e2b"),
+             ("identity order", report["identity_s"], "#e15759"))
+    for label, value, colour in marks:
+        if value is not None:
+            left.axhline(value * scale, color=colour, ls="--", lw=1, label=f"{label} {value * scale:.4g} {unit}")
+            right.axvline(value * scale, color=colour, ls="--", lw=1)
+    left.set_xlabel(f"orders, sorted by predicted time (all {len(t):,})")
+    left.set_ylabel(f"makespan ({unit})")
+    left.legend(fontsize=8, loc="upper left")
+    left.grid(color="0.92")
+    left.set_axisbelow(True)
+    right.hist(t, bins=min(60, max(10, len(set(t)))), color="#4e79a7", edgecolor="white")
+    right.set_xlabel(f"makespan ({unit})")
+    right.set_ylabel("orders")
+    right.grid(color="0.92")
+    right.set_axisbelow(True)
+    fig.suptitle(
+        f"{report['machine']}: {report['messages']} halo messages, {report['semantics']} semantics, "
+        f"model {report['model']} (T_msg = {report['t_msg_s'] * scale:.4g} {unit})",
+        fontsize=10,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)

@@ -145,6 +145,66 @@ fn explain(
     predict(py, api::explain, (machine_json, machine_origin), (transfers_json, transfers_origin), model, params)
 }
 
+/// Search the fastest order of a halo exchange; returns (report JSON, best schedule as transfers JSON).
+/// `progress(done, total)` is called now and then from worker threads.
+#[pyfunction]
+#[pyo3(signature = (machine_json, machine_origin, halo, semantics, method, model, params, alpha, seed, iterations, threads, keep_times, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn schedule(
+    py: Python<'_>,
+    machine_json: &str,
+    machine_origin: &str,
+    halo: &str,
+    semantics: &str,
+    method: &str,
+    model: &str,
+    params: Vec<(String, String)>,
+    alpha: &str,
+    seed: u64,
+    iterations: u64,
+    threads: usize,
+    keep_times: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(String, String)> {
+    use contend_core::schedule::{self as sched, HaloSpec, Method, SearchOptions, Semantics};
+    let m = machine(machine_json, machine_origin)?;
+    let spec = HaloSpec::load(halo).map_err(to_py)?;
+    let h = sched::Halo::resolve(&spec, &m, halo).map_err(to_py)?;
+    let alpha = contend_core::units::Time::parse(alpha).map_err(|e| to_py(Error::input("--alpha", "", e)))?.secs();
+    let report = move |done: u64, total: u64| {
+        if let Some(cb) = &progress {
+            Python::attach(|py| {
+                let _ = cb.call1(py, (done, total));
+            });
+        }
+    };
+    let opts = SearchOptions {
+        semantics: Semantics::parse(semantics).map_err(to_py)?,
+        method: Method::parse(method).map_err(to_py)?,
+        model: model.to_string(),
+        params,
+        alpha,
+        seed,
+        iterations,
+        threads,
+        keep_times,
+        progress: Some(&report),
+        ..SearchOptions::default()
+    };
+    py.detach(|| {
+        let r = sched::search(&m, &h, &opts)?;
+        let best = sched::to_workload(&m, &h, &r.best_order, &opts)?;
+        Ok((json(&r), json(&best)))
+    })
+    .map_err(to_py)
+}
+
+/// Halo presets as a JSON list of [name, description].
+#[pyfunction]
+fn halo_presets() -> String {
+    json(&contend_core::schedule::PRESETS)
+}
+
 /// Generate a pattern ("scatter", "gather", "all-to-all", "random") among `peers`; returns JSON.
 #[pyfunction]
 #[pyo3(signature = (pattern, peers, size, root=None, count=32, seed=0))]
@@ -199,6 +259,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
+    m.add_function(wrap_pyfunction!(schedule, m)?)?;
+    m.add_function(wrap_pyfunction!(halo_presets, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
     Ok(())

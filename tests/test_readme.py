@@ -1,0 +1,30 @@
+"""The README's YAML and Python snippets run as written."""
+
+import re
+from pathlib import Path
+
+import contend
+
+README = (Path(__file__).parent.parent / "README.md").read_text()
+
+
+def blocks(lang):
+    return re.findall(rf"```{lang}\n(.*?)```", README, re.S)
+
+
+def test_yaml_snippets(tmp_path):
+    transfers, halo = blocks("yaml")
+    t = tmp_path / "t.yaml"
+    t.write_text(transfers)
+    r = contend.simulate(contend.Machine.load("cs-storm-socket"), contend.Transfers.load(t))
+    late = r.transfers.set_index("name").loc["late"]
+    assert late.start_s == 0.005
+    h = tmp_path / "h.yaml"
+    h.write_text(halo)
+    s = contend.schedule(contend.Machine.load("cs-storm-socket"), h, search="bnb")
+    assert s.proven_optimal
+
+
+def test_python_snippet():
+    (code,) = blocks("python")
+    exec(compile(code, "README.md", "exec"), {})
