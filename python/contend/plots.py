@@ -43,7 +43,7 @@ def timeline(raw: dict[str, Any], path: str, title: str | None = None) -> None:
     for t, tr in enumerate(transfers):
         ax.text(tr["finish_s"] * scale, t, f"  {tr['finish_s'] * scale:.4g} {unit}", va="center", fontsize=8)
     ax.set_yticks(range(n))
-    ax.set_yticklabels([f"{t['name']}: {t['src']}→{t['dst']}" for t in transfers])
+    ax.set_yticklabels([transfer_label(t) for t in transfers])
     ax.invert_yaxis()
     ax.set_xlabel(f"time ({unit})")
     ax.set_xlim(0, raw["makespan_s"] * scale * 1.15)
@@ -55,6 +55,11 @@ def timeline(raw: dict[str, Any], path: str, title: str | None = None) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
+
+
+def transfer_label(t: dict[str, Any]) -> str:
+    pair = f"{t['src']}→{t['dst']}"
+    return pair if t["name"].replace("->", "→").startswith(pair) else f"{t['name']}: {pair}"
 
 
 def machine_diagram(graph: dict[str, Any], path: str) -> None:
