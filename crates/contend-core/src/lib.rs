@@ -2,8 +2,11 @@
 //! All logic lives here; the Python package and the CLI are thin skins over `api`.
 
 pub mod api;
+pub mod calibrate;
 pub mod error;
+pub mod import;
 pub mod model;
+pub mod p2p;
 pub mod schedule;
 pub mod sim;
 pub mod topology;

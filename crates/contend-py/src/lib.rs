@@ -199,6 +199,13 @@ fn schedule(
     .map_err(to_py)
 }
 
+/// A machine file from an `nvidia-smi topo -m` or NCCL topology XML dump: {yaml, assumptions, format}.
+#[pyfunction]
+fn import_machine(path: &str, name: &str) -> PyResult<String> {
+    let text = contend_core::error::read_user_file(path).map_err(to_py)?;
+    Ok(json(&contend_core::import::import(&text, name, path).map_err(to_py)?))
+}
+
 /// Halo presets as a JSON list of [name, description].
 #[pyfunction]
 fn halo_presets() -> String {
@@ -261,6 +268,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(schedule, m)?)?;
     m.add_function(wrap_pyfunction!(halo_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(import_machine, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
     Ok(())

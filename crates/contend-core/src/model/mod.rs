@@ -1,6 +1,8 @@
 //! The ladder of models. Each turns "these transfers are active now" into a rate per transfer;
 //! the phase engine in `sim` turns rates into start and finish times.
 
+pub mod maxmin;
+pub mod mechanism;
 pub mod sc16;
 
 use crate::error::{Error, Result};
@@ -31,6 +33,11 @@ pub const MODELS: &[ModelInfo] = &[ModelInfo {
     summary: "PCIe congestion-aware model of Martinasso et al. (SC16): congestion factors from source arbitration, \
               upstream proportional sharing, downstream round-robin with root-complex penalty tau, head-of-line blocking",
     applies_to: "GPU-to-GPU copies inside one PCIe tree under one root complex",
+}, ModelInfo {
+    name: "maxmin",
+    summary: "flow-level max-min fair sharing over directed links, with per-hop latency, per-link-kind efficiency \
+              and CUDA's choice of mechanism (peer-to-peer, host-staged, GPUDirect RDMA)",
+    applies_to: "any machine graph: PCIe trees, QPI/UPI, NVLink meshes, NVSwitch, NICs and host memory",
 }];
 
 /// What to tell a user whose machine or workload a model cannot handle.
@@ -47,6 +54,7 @@ pub fn general_model_hint() -> String {
 pub fn build(name: &str, params: &[(String, String)], m: &Machine, w: &Workload) -> Result<Box<dyn RateModel>> {
     match name {
         "sc16" => Ok(Box::new(sc16::Sc16Model::new(m, w, sc16::Sc16Params::parse(params)?)?)),
+        "maxmin" => Ok(Box::new(maxmin::MaxminModel::new(m, w, maxmin::MaxminParams::parse(params)?)?)),
         _ => Err(Error::input(
             "--model",
             name,

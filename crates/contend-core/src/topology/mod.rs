@@ -39,6 +39,10 @@ pub struct DeviceSpec {
     /// Product, e.g. "Tesla K80 (GK210)" or "PLX PEX8780".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Fixed cost of a copy at this device: for a GPU or NIC, its DMA engine's setup per copy
+    /// it drives; for host memory, the CPU hand-off per copy staged through it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Time>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -50,6 +54,8 @@ pub enum DeviceKind {
     RootComplex,
     Nic,
     HostMemory,
+    /// An NVLink switch (NVSwitch); several chips that a GPU stripes over can be one device.
+    Nvswitch,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -85,6 +91,14 @@ pub struct LinkSpec {
     /// One-way latency of the hop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<Time>,
+    /// Fraction of `bandwidth` a copy sustains on this link, in (0, 1]; flow-level models
+    /// use their per-kind default when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub efficiency: Option<f64>,
+    /// Whether peer-to-peer DMA (GPU to GPU, GPU to NIC) may cross this link; default: yes,
+    /// except over QPI/UPI, where PCIe peer traffic between sockets is unsupported or very slow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p2p: Option<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -92,6 +106,8 @@ pub struct Device {
     pub name: String,
     pub kind: DeviceKind,
     pub model: Option<String>,
+    /// Seconds; see `DeviceSpec::latency`.
+    pub latency: f64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -103,6 +119,9 @@ pub struct Link {
     pub bandwidth: f64,
     /// Seconds, one way.
     pub latency: f64,
+    /// As written; `None` lets a model apply its per-kind default.
+    pub efficiency: Option<f64>,
+    pub p2p: bool,
     pub label: String,
 }
 
@@ -168,7 +187,7 @@ impl Machine {
                     format!("\"{}\" is used twice; device names must be unique", d.name),
                 ));
             }
-            devices.push(Device { name: d.name.clone(), kind: d.kind, model: d.model.clone() });
+            devices.push(Device { name: d.name.clone(), kind: d.kind, model: d.model.clone(), latency: d.latency.map(|t| t.secs()).unwrap_or(0.0) });
         }
         let mut links = Vec::with_capacity(spec.links.len());
         for (i, l) in spec.links.iter().enumerate() {
@@ -206,6 +225,9 @@ impl Machine {
             if count == 0 {
                 return Err(Error::input(origin, format!("links[{i}].count"), "is 0; a link has at least one lane group"));
             }
+            if let Some(e) = l.efficiency.filter(|e| !(*e > 0.0 && *e <= 1.0)) {
+                return Err(Error::input(origin, format!("links[{i}].efficiency"), format!("{e} is not in (0, 1]; e.g. 0.8 for 80% of the bandwidth")));
+            }
             let label = match l.kind {
                 LinkKind::Pcie => match (l.gen, l.lanes) {
                     (Some(g), Some(w)) => format!("PCIe Gen{g} x{w}"),
@@ -224,6 +246,8 @@ impl Machine {
                 kind: l.kind,
                 bandwidth: per_link * count as f64,
                 latency: l.latency.map(|t| t.secs()).unwrap_or(0.0),
+                efficiency: l.efficiency,
+                p2p: l.p2p.unwrap_or(!matches!(l.kind, LinkKind::Qpi | LinkKind::Upi)),
                 label,
             });
         }
@@ -287,6 +311,15 @@ mod tests {
         let text = "name: x\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: G, kind: gpu}\nlinks:\n  - {a: RC, b: G, kind: pcie, bandwidth: 12}\n";
         let e = Machine::from_text(text, "m.yaml").unwrap_err().to_string();
         assert!(e.contains("links[0].bandwidth") && e.contains("no unit"), "{e}");
+    }
+
+    #[test]
+    fn efficiency_and_peer_flags() {
+        let text = "name: x\ndevices:\n  - {name: A, kind: root_complex}\n  - {name: B, kind: root_complex}\nlinks:\n  - {a: A, b: B, kind: upi, bandwidth: 10GB/s, efficiency: 0.5}\n";
+        let m = Machine::from_text(text, "m.yaml").unwrap();
+        assert_eq!((m.links[0].efficiency, m.links[0].p2p), (Some(0.5), false));
+        let e = Machine::from_text(&text.replace("0.5", "1.5"), "m.yaml").unwrap_err().to_string();
+        assert!(e.starts_with("m.yaml: links[0].efficiency: 1.5 is not in (0, 1]"), "{e}");
     }
 
     #[test]

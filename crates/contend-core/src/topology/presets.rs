@@ -6,6 +6,9 @@ const PRESETS: &[(&str, &str)] = &[
     ("typical-8gpu", include_str!("../../presets/typical-8gpu.yaml")),
     ("gb5470-2ib", include_str!("../../presets/gb5470-2ib.yaml")),
     ("gb5470-1ib", include_str!("../../presets/gb5470-1ib.yaml")),
+    ("dgx1-p100", include_str!("../../presets/dgx1-p100.yaml")),
+    ("nvlink-cpu-quad", include_str!("../../presets/nvlink-cpu-quad.yaml")),
+    ("dgx-a100", include_str!("../../presets/dgx-a100.yaml")),
 ];
 
 pub fn preset_names() -> Vec<&'static str> {

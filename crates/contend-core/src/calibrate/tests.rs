@@ -1,0 +1,81 @@
+use super::*;
+
+/// The host of the fixtures, as its `nvidia-smi topo -m` shows it: 4 A100 80GB PCIe, each on
+/// its own NUMA node (SYS between all), NVLink-bridged in pairs (NV12). Bandwidths are the
+/// nominal ones (PCIe Gen4 x16; NVLink 3, 25 GB/s per link and direction); the socket links and
+/// host memory bandwidth are not in the dump and are guesses the fit does not depend on here.
+const MACHINE: &str = "name: a100-pcie-4
+devices:
+  - {name: CPU0, kind: root_complex}
+  - {name: CPU1, kind: root_complex}
+  - {name: CPU2, kind: root_complex}
+  - {name: CPU3, kind: root_complex}
+  - {name: MEM0, kind: host_memory}
+  - {name: MEM1, kind: host_memory}
+  - {name: MEM2, kind: host_memory}
+  - {name: MEM3, kind: host_memory}
+  - {name: GPU0, kind: gpu, model: NVIDIA A100 80GB PCIe}
+  - {name: GPU1, kind: gpu, model: NVIDIA A100 80GB PCIe}
+  - {name: GPU2, kind: gpu, model: NVIDIA A100 80GB PCIe}
+  - {name: GPU3, kind: gpu, model: NVIDIA A100 80GB PCIe}
+links:
+  - {a: CPU0, b: GPU0, kind: pcie, gen: 4, lanes: 16}
+  - {a: CPU1, b: GPU1, kind: pcie, gen: 4, lanes: 16}
+  - {a: CPU2, b: GPU2, kind: pcie, gen: 4, lanes: 16}
+  - {a: CPU3, b: GPU3, kind: pcie, gen: 4, lanes: 16}
+  - {a: GPU0, b: GPU1, kind: nvlink, count: 12, bandwidth: 25GB/s}
+  - {a: GPU2, b: GPU3, kind: nvlink, count: 12, bandwidth: 25GB/s}
+  - {a: CPU0, b: CPU1, kind: upi, bandwidth: 64GB/s}
+  - {a: CPU0, b: CPU2, kind: upi, bandwidth: 64GB/s}
+  - {a: CPU0, b: CPU3, kind: upi, bandwidth: 64GB/s}
+  - {a: CPU1, b: CPU2, kind: upi, bandwidth: 64GB/s}
+  - {a: CPU1, b: CPU3, kind: upi, bandwidth: 64GB/s}
+  - {a: CPU2, b: CPU3, kind: upi, bandwidth: 64GB/s}
+  - {a: CPU0, b: MEM0, kind: memory, bandwidth: 200GB/s}
+  - {a: CPU1, b: MEM1, kind: memory, bandwidth: 200GB/s}
+  - {a: CPU2, b: MEM2, kind: memory, bandwidth: 200GB/s}
+  - {a: CPU3, b: MEM3, kind: memory, bandwidth: 200GB/s}
+";
+
+const OUTPUT: &str = include_str!("../../tests/fixtures/p2pBandwidthLatencyTest-4xa100-pcie.txt");
+
+fn fit() -> Calibration {
+    let m = Machine::from_text(MACHINE, "a100-pcie-4").unwrap();
+    let meas = parse_p2p_output(OUTPUT, "fixture").unwrap();
+    calibrate(&m, &meas, &MaxminParams::default()).unwrap()
+}
+
+fn rel(c: &Calibration, matrix: &str, src: &str, dst: &str) -> f64 {
+    c.residuals.iter().find(|r| r.matrix == matrix && r.src == src && r.dst == dst).unwrap().relative_error.unwrap()
+}
+
+#[test]
+fn fits_the_published_a100_output() {
+    let c = fit();
+    // NVLink pairs: 275 GB/s one way of 12 x 25 GB/s.
+    let nv: f64 = c.fitted["efficiency.nvlink"].parse().unwrap();
+    assert!((nv - 275.0 / 300.0).abs() < 0.002, "{nv}");
+    assert!(rel(&c, "unidirectional_p2p_gbps", "GPU0", "GPU1").abs() < 0.01);
+    assert!(rel(&c, "unidirectional_p2p_gbps", "GPU2", "GPU3").abs() < 0.01);
+    // Both ways at once the pair moves 2 x 258 GB/s, 6% less than the links allow.
+    assert!((0.0..0.08).contains(&rel(&c, "bidirectional_p2p_gbps", "GPU0", "GPU1")));
+    // Staged copies between sockets are limited by PCIe: one efficiency for all of them.
+    assert!(rel(&c, "unidirectional_staged_gbps", "GPU0", "GPU2").abs() < 0.03, "{:?}", c.fitted);
+    assert!(c.rms_relative_error["unidirectional_staged_gbps"] < 0.03 && c.rms_relative_error["unidirectional_p2p_gbps"] < 0.03);
+    // The local copy and NVLink neighbours take 2.2-2.7 us: the GPU's engine latency.
+    assert!(c.rms_relative_error["latency_p2p_us"] < 0.15, "{:?}", c.rms_relative_error);
+    assert!(c.notes.is_empty(), "{:?}", c.notes);
+    // The calibrated machine loads, carries the fit, and reproduces it.
+    let m = Machine::from_spec(c.spec.clone(), "calibrated").unwrap();
+    // Only kinds that limit some measured copy are fitted; the socket links and memory are not.
+    assert!(m.links.iter().all(|l| l.efficiency.is_some() == matches!(l.kind, LinkKind::Pcie | LinkKind::Nvlink)));
+    assert!(m.devices.iter().filter(|d| d.kind == DeviceKind::Gpu).all(|d| d.latency > 0.0));
+}
+
+#[test]
+fn refuses_measurements_of_another_machine() {
+    let m = Machine::load("dgx1-p100").unwrap();
+    let meas = parse_p2p_output(OUTPUT, "fixture").unwrap();
+    let e = calibrate(&m, &meas, &MaxminParams::default()).unwrap_err().to_string();
+    assert!(e.contains("4 devices but dgx1-p100 has 8 GPUs"), "{e}");
+}

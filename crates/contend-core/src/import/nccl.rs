@@ -1,0 +1,245 @@
+//! NCCL topology XML (NCCL_TOPO_DUMP_FILE, or a hand-written NCCL_TOPO_FILE): CPUs (NUMA nodes),
+//! the PCIe tree below each with link speed and width, GPUs with their NVLinks, NICs.
+
+use super::builder::{pcie_gen, Builder};
+use super::xml::{self, Element};
+use crate::error::{Error, Result};
+use std::collections::BTreeMap;
+
+/// PCI class codes (the upper 16 bits of `class`).
+fn class_of(el: &Element) -> u32 {
+    el.attr("class").and_then(|c| u32::from_str_radix(c.trim_start_matches("0x"), 16).ok()).map(|c| c >> 8).unwrap_or(0)
+}
+
+const BRIDGE: u32 = 0x0604;
+const NVSWITCH: u32 = 0x0680;
+
+fn is_gpu_class(c: u32) -> bool {
+    matches!(c, 0x0300 | 0x0302 | 0x0380)
+}
+
+fn is_nic_class(c: u32) -> bool {
+    matches!(c, 0x0200 | 0x0207)
+}
+
+/// (generation, lanes) of the link above a `<pci>` element, as NCCL reports it.
+fn link_of(el: &Element) -> (Option<u8>, u8) {
+    let gts = el.attr("link_speed").and_then(|s| s.split_whitespace().next()).and_then(|s| s.parse::<f64>().ok());
+    let lanes = el.attr("link_width").and_then(|w| w.parse::<u8>().ok()).unwrap_or(0);
+    (gts.and_then(pcie_gen), lanes)
+}
+
+struct State {
+    b: Builder,
+    gpus_by_bus: BTreeMap<String, String>,
+    gpu_sm: BTreeMap<String, u32>,
+    gpu_root: BTreeMap<String, String>,
+    nvlinks: Vec<(String, String, String, u32)>,
+    next_gpu: u32,
+    next_nic: u32,
+    next_switch: u32,
+}
+
+pub fn parse(text: &str, origin: &str) -> Result<Builder> {
+    let root = xml::parse(text, origin)?;
+    if root.name != "system" {
+        return Err(Error::input(origin, "", format!("the root element is <{}>, not <system>: not an NCCL topology file", root.name)));
+    }
+    let mut st = State {
+        b: Builder::default(),
+        gpus_by_bus: BTreeMap::new(),
+        gpu_sm: BTreeMap::new(),
+        gpu_root: BTreeMap::new(),
+        nvlinks: Vec::new(),
+        next_gpu: 0,
+        next_nic: 0,
+        next_switch: 0,
+    };
+    let cpus: Vec<&Element> = root.children.iter().filter(|c| c.name == "cpu").collect();
+    if cpus.is_empty() {
+        return Err(Error::input(origin, "", "no <cpu> element: an NCCL topology lists the PCIe tree under each CPU"));
+    }
+    let mut roots = Vec::new();
+    for (k, cpu) in cpus.iter().enumerate() {
+        let numa = cpu.attr("numaid").unwrap_or("").to_string();
+        let root = format!("CPU{}", if numa.parse::<u32>().is_ok() { numa.clone() } else { k.to_string() });
+        let vendor = cpu.attr("vendor").unwrap_or("unknown vendor");
+        st.b.device(&root, "root_complex", Some(format!("NUMA node {numa}, {vendor}")));
+        for child in &cpu.children {
+            place(&mut st, child, &root, &root);
+        }
+        let mem = root.replace("CPU", "MEM");
+        st.b.device(&mem, "host_memory", None);
+        st.b.link(&root, &mem, "memory", 1, "50GB/s");
+        roots.push((root, vendor.to_string()));
+    }
+    st.b.assume("host memory: 50 GB/s per NUMA node (the file does not say; set your platform's figure)");
+    for i in 0..roots.len() {
+        for j in i + 1..roots.len() {
+            st.b.link(&roots[i].0, &roots[j].0, "upi", 1, "20.8GB/s");
+        }
+    }
+    if roots.len() > 1 {
+        st.b.assume("NUMA nodes joined pairwise by a UPI-class link of 20.8 GB/s per direction (the file gives no socket interconnect)");
+    }
+    nvlinks(&mut st);
+    if st.next_gpu == 0 {
+        return Err(Error::input(origin, "", "no GPU in the file (no <gpu> element and no PCI device of a display class)"));
+    }
+    Ok(st.b)
+}
+
+fn place(st: &mut State, el: &Element, parent: &str, root: &str) {
+    match el.name.as_str() {
+        "pci" => {}
+        "nic" => {
+            // A NIC straight under a CPU (a socket network device).
+            let name = nic_name(st, el);
+            st.b.device(&name, "nic", None);
+            st.b.pcie(parent, &name, 3, 16);
+            st.b.assume(format!("{name}: a NIC without PCIe details, placed on {parent}'s root port as Gen3 x16"));
+            return;
+        }
+        _ => return,
+    }
+    let class = class_of(el);
+    let bus = el.attr("busid").unwrap_or("?").to_string();
+    let (gen, lanes) = effective_link(st, el);
+    let name = if class == BRIDGE || (!is_gpu_class(class) && !is_nic_class(class) && el.children.iter().any(|c| c.name == "pci")) {
+        let name = format!("SW{}", st.next_switch);
+        st.next_switch += 1;
+        st.b.device(&name, "pcie_switch", Some(format!("PCIe bridge at {bus}")));
+        name
+    } else if is_gpu_class(class) || el.children.iter().any(|c| c.name == "gpu") {
+        let gpu = el.children.iter().find(|c| c.name == "gpu");
+        let name = match gpu.and_then(|g| g.attr("dev")).and_then(|d| d.parse::<u32>().ok()) {
+            Some(d) => format!("GPU{d}"),
+            None => {
+                st.b.assume("GPUs without a <gpu dev=...> element are numbered in the order of the file");
+                format!("GPU{}", st.next_gpu)
+            }
+        };
+        st.next_gpu += 1;
+        let sm = gpu.and_then(|g| g.attr("sm")).and_then(|s| s.parse::<u32>().ok());
+        st.b.device(&name, "gpu", Some(match sm {
+            Some(sm) => format!("sm {sm} at {bus}"),
+            None => format!("GPU at {bus}"),
+        }));
+        st.gpus_by_bus.insert(bus.to_lowercase(), name.clone());
+        st.gpu_root.insert(name.clone(), root.to_string());
+        if let Some(sm) = sm {
+            st.gpu_sm.insert(name.clone(), sm);
+        }
+        for nv in gpu.map(|g| g.children.as_slice()).unwrap_or(&[]).iter().filter(|c| c.name == "nvlink") {
+            let count = nv.attr("count").and_then(|c| c.parse().ok()).unwrap_or(1);
+            st.nvlinks.push((name.clone(), nv.attr("target").unwrap_or("").to_lowercase(), nv.attr("tclass").unwrap_or("").to_string(), count));
+        }
+        name
+    } else if is_nic_class(class) || el.children.iter().any(|c| c.name == "nic") {
+        let nic = el.children.iter().find(|c| c.name == "nic");
+        let name = match nic {
+            Some(n) => nic_name(st, n),
+            None => {
+                st.next_nic += 1;
+                format!("NIC{}", st.next_nic - 1)
+            }
+        };
+        st.b.device(&name, "nic", Some(format!("NIC at {bus}")));
+        name
+    } else {
+        if class != NVSWITCH {
+            // An NVSwitch's own PCIe function only manages it; its NVLinks are read from the GPUs.
+            st.b.assume(format!("PCI device {bus} (class {:#06x}) is neither bridge, GPU nor NIC: left out", class));
+        }
+        return;
+    };
+    let gen = gen.unwrap_or_else(|| {
+        st.b.assume(format!("{name}: no known PCIe link speed in the file; Gen3 assumed"));
+        3
+    });
+    let lanes = if lanes == 0 {
+        st.b.assume(format!("{name}: link width 0 or missing in the file (common in virtual machines); x16 assumed"));
+        16
+    } else {
+        lanes
+    };
+    st.b.pcie(parent, &name, gen, lanes);
+    if el.children.iter().all(|c| c.name != "pci") && class == BRIDGE {
+        st.b.assume(format!("{name}: a bridge with nothing below it"));
+    }
+    for c in el.children.iter().filter(|c| c.name == "pci") {
+        place(st, c, &name, root);
+    }
+}
+
+/// A bridge that reports a link slower than every device below it is a virtual one (as in cloud
+/// VMs, which show 2.5 GT/s x1): use the fastest link below it instead.
+fn effective_link(st: &mut State, el: &Element) -> (Option<u8>, u8) {
+    let own = link_of(el);
+    if class_of(el) != BRIDGE {
+        return own;
+    }
+    let below = el.children.iter().filter(|c| c.name == "pci").map(link_of).filter(|(g, _)| g.is_some()).max_by_key(|&(g, w)| (g, w));
+    match below {
+        Some((g, w)) if g > own.0 => {
+            st.b.assume(format!(
+                "the bridge at {} reports Gen{} x{}, slower than the devices below it (a virtual bridge): given their link Gen{} x{}",
+                el.attr("busid").unwrap_or("?"),
+                own.0.unwrap_or(0),
+                own.1,
+                g.unwrap_or(0),
+                if w == 0 { 16 } else { w }
+            ));
+            (g, if w == 0 { 16 } else { w })
+        }
+        _ => own,
+    }
+}
+
+fn nic_name(st: &mut State, nic: &Element) -> String {
+    let net = nic.children.iter().find(|c| c.name == "net").and_then(|n| n.attr("name"));
+    match net {
+        Some(n) if n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => n.to_string(),
+        _ => {
+            st.next_nic += 1;
+            format!("NIC{}", st.next_nic - 1)
+        }
+    }
+}
+
+fn nvlinks(st: &mut State) {
+    if st.nvlinks.is_empty() {
+        st.b.assume("the file lists no NVLinks: GPUs are joined by PCIe only (add NVLink links if the node has them)");
+        return;
+    }
+    let mut switches: BTreeMap<String, String> = BTreeMap::new();
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for (gpu, target, tclass, count) in std::mem::take(&mut st.nvlinks) {
+        let sm = st.gpu_sm.get(&gpu).copied().unwrap_or(70);
+        let bw = match sm {
+            0..=69 => "20GB/s",
+            70..=99 => "25GB/s",
+            _ => "50GB/s",
+        };
+        if let Some(peer) = st.gpus_by_bus.get(&target).cloned() {
+            // Both GPUs list the bond; keep it once.
+            let key = if gpu < peer { (gpu.clone(), peer.clone()) } else { (peer.clone(), gpu.clone()) };
+            if !pairs.contains(&key) {
+                st.b.link(&gpu, &peer, "nvlink", count, bw);
+                pairs.push(key);
+            }
+        } else if tclass.starts_with("0x0604") || tclass.starts_with("0x0600") {
+            let cpu = st.gpu_root[&gpu].clone();
+            st.b.assume(format!("{gpu}: NVLink to the CPU ({target}) joins it to {cpu}"));
+            st.b.link(&gpu, &cpu, "nvlink", count, bw);
+        } else {
+            let next = switches.len();
+            let sw = switches.entry(target.clone()).or_insert_with(|| format!("NVS{next}")).clone();
+            if !st.b.has_device(&sw) {
+                st.b.device(&sw, "nvswitch", Some(format!("NVSwitch at {target}")));
+            }
+            st.b.link(&gpu, &sw, "nvlink", count, bw);
+        }
+    }
+    st.b.assume("NVLink: 20 GB/s per link and direction for sm < 70, 25 GB/s for sm 70-90, 50 GB/s from sm 100 (NVLink 1, 2-4, 5)");
+}

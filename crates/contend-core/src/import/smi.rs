@@ -1,0 +1,312 @@
+//! `nvidia-smi topo -m`: a matrix of path labels between GPUs and NICs.
+//!
+//! The labels say how far apart two devices are, not which switches lie between them, so the
+//! tree is rebuilt from the closest relations: PIX (one switch) groups devices under a switch,
+//! PXB (several switches, no host bridge) under a common upper switch, PHB (through the host
+//! bridge) under one root, NODE (between host bridges of one NUMA node) under separate host
+//! bridges of one socket, SYS/SOC (across the socket interconnect) on different sockets.
+
+use super::builder::Builder;
+use crate::error::{Error, Result};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rel {
+    Same,
+    Pix,
+    Pxb,
+    Phb,
+    Node,
+    Sys,
+    Nv(u32),
+}
+
+fn rel(token: &str) -> Option<Rel> {
+    Some(match token {
+        "X" => Rel::Same,
+        "PIX" => Rel::Pix,
+        "PXB" => Rel::Pxb,
+        "PHB" => Rel::Phb,
+        "NODE" => Rel::Node,
+        "SYS" | "SOC" => Rel::Sys,
+        _ => Rel::Nv(token.strip_prefix("NV")?.parse().ok()?),
+    })
+}
+
+struct Matrix {
+    names: Vec<String>,
+    rel: Vec<Vec<Rel>>,
+    /// NUMA node (or CPU-affinity key) per row, where the dump gives one.
+    affinity: Vec<Option<String>>,
+    /// "NIC0" -> "mlx5_0" from the NIC legend of newer drivers.
+    nic_names: BTreeMap<String, String>,
+}
+
+fn parse_matrix(text: &str, origin: &str) -> Result<Matrix> {
+    let lines: Vec<&str> = text.lines().collect();
+    let header_at = lines
+        .iter()
+        .position(|l| l.split_whitespace().next() == Some("GPU0"))
+        .ok_or_else(|| Error::input(origin, "", "no `nvidia-smi topo -m` matrix found: expected a header line starting with GPU0"))?;
+    let header: Vec<&str> = lines[header_at].split_whitespace().collect();
+    let mut names = Vec::new();
+    for (i, &t) in header.iter().enumerate() {
+        // Trailing columns: "CPU Affinity", "NUMA Affinity", "GPU NUMA ID".
+        if t == "CPU" || t == "NUMA" || (t == "GPU" && header.get(i + 1) == Some(&"NUMA")) {
+            break;
+        }
+        names.push(t.to_string());
+    }
+    let has_numa = header.windows(2).any(|w| w == ["NUMA", "Affinity"]);
+    let n = names.len();
+    let mut rows: BTreeMap<String, (Vec<Rel>, Option<String>)> = BTreeMap::new();
+    let mut nic_names = BTreeMap::new();
+    let mut in_legend = false;
+    for (k, line) in lines.iter().enumerate().skip(header_at + 1) {
+        let t: Vec<&str> = line.split_whitespace().collect();
+        if line.trim_start().starts_with("Legend") || line.trim_start().starts_with("NIC Legend") {
+            in_legend = true;
+            continue;
+        }
+        if in_legend {
+            if let [nic, name] = t.as_slice() {
+                if let Some(nic) = nic.strip_suffix(':') {
+                    nic_names.insert(nic.to_string(), name.to_string());
+                }
+            }
+            continue;
+        }
+        let Some(&first) = t.first() else { continue };
+        if !names.iter().any(|x| x == first) {
+            continue;
+        }
+        if t.len() < n + 1 {
+            return Err(Error::input(origin, format!("line {}", k + 1), format!("row {first} has {} entries for {n} columns", t.len() - 1)));
+        }
+        let mut r = Vec::with_capacity(n);
+        for (j, tok) in t[1..=n].iter().enumerate() {
+            r.push(rel(tok).ok_or_else(|| {
+                Error::input(
+                    origin,
+                    format!("line {}", k + 1),
+                    format!("{first}/{}: \"{tok}\" is not a topo -m label (X, PIX, PXB, PHB, NODE, SYS, SOC or NV#)", names[j]),
+                )
+            })?);
+        }
+        // After the cells: CPU affinity, then NUMA affinity when the header has that column.
+        let rest = &t[n + 1..];
+        let key = match (has_numa, rest) {
+            (true, [_, numa, ..]) if numa.parse::<u32>().is_ok() => Some(format!("numa {numa}")),
+            (_, [cpus, ..]) if cpus.chars().next().is_some_and(|c| c.is_ascii_digit()) => Some(format!("cpus {cpus}")),
+            _ => None,
+        };
+        rows.insert(first.to_string(), (r, key));
+    }
+    let mut rel = Vec::with_capacity(n);
+    let mut affinity = Vec::with_capacity(n);
+    for name in &names {
+        let (r, a) = rows.remove(name).ok_or_else(|| Error::input(origin, "", format!("the matrix has a column {name} but no row for it")))?;
+        rel.push(r);
+        affinity.push(a);
+    }
+    Ok(Matrix { names, rel, affinity, nic_names })
+}
+
+struct Sets(Vec<usize>);
+
+impl Sets {
+    fn new(n: usize) -> Sets {
+        Sets((0..n).collect())
+    }
+    fn find(&mut self, x: usize) -> usize {
+        let p = self.0[x];
+        if p == x {
+            return x;
+        }
+        let r = self.find(p);
+        self.0[x] = r;
+        r
+    }
+    fn join(&mut self, a: usize, b: usize) {
+        let (a, b) = (self.find(a), self.find(b));
+        self.0[a.max(b)] = a.min(b);
+    }
+    /// Groups of `members` by representative, in order of first member.
+    fn groups(&mut self, members: &[usize]) -> Vec<Vec<usize>> {
+        let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
+        for &m in members {
+            let r = self.find(m);
+            match out.iter_mut().find(|(k, _)| *k == r) {
+                Some((_, g)) => g.push(m),
+                None => out.push((r, vec![m])),
+            }
+        }
+        out.into_iter().map(|(_, g)| g).collect()
+    }
+}
+
+fn is_gpu(name: &str) -> bool {
+    name.starts_with("GPU") && name[3..].parse::<u32>().is_ok()
+}
+
+pub fn parse(text: &str, origin: &str) -> Result<Builder> {
+    let m = parse_matrix(text, origin)?;
+    let n = m.names.len();
+    let mut b = Builder::default();
+    let all: Vec<usize> = (0..n).collect();
+    let close = |r: Rel, levels: &[Rel]| levels.contains(&r);
+
+    // Sockets: devices that reach each other without the socket interconnect, or share a NUMA node.
+    let mut socket = Sets::new(n);
+    // Without a single SYS label there is one socket, whatever NVLink hides of PCIe.
+    let one_socket = !m.rel.iter().flatten().any(|&r| r == Rel::Sys);
+    for i in 0..n {
+        for j in 0..n {
+            if close(m.rel[i][j], &[Rel::Pix, Rel::Pxb, Rel::Phb, Rel::Node]) {
+                socket.join(i, j);
+            }
+            if one_socket || (i != j && m.affinity[i].is_some() && m.affinity[i] == m.affinity[j]) {
+                socket.join(i, j);
+            }
+        }
+    }
+    let sockets = socket.groups(&all);
+    let mut roots = Vec::new();
+    for (s, members) in sockets.iter().enumerate() {
+        let root = format!("CPU{s}");
+        b.device(&root, "root_complex", Some(format!("socket {s} PCIe root complex")));
+        roots.push(root.clone());
+        // Host bridges: PIX, PXB and PHB stay under one; NODE separates them.
+        let mut bridge = Sets::new(n);
+        for &i in members {
+            for &j in members {
+                if close(m.rel[i][j], &[Rel::Pix, Rel::Pxb, Rel::Phb]) {
+                    bridge.join(i, j);
+                }
+            }
+        }
+        let bridges = bridge.groups(members);
+        for (h, hb) in bridges.iter().enumerate() {
+            let parent = if bridges.len() > 1 {
+                let name = format!("HB{s}_{h}");
+                b.device(&name, "pcie_switch", Some("PCIe host bridge".into()));
+                b.pcie(&root, &name, 3, 16);
+                b.assume(format!("NODE: devices under different PCIe host bridges of one NUMA node; each host bridge is a switch-like node under {root}"));
+                name
+            } else {
+                root.clone()
+            };
+            place_under_bridge(&m, &mut b, hb, &parent);
+        }
+        b.device(&format!("MEM{s}"), "host_memory", None);
+        b.link(&root, &format!("MEM{s}"), "memory", 1, "50GB/s");
+    }
+    if !sockets.is_empty() {
+        b.assume("host memory: 50 GB/s per socket (the dump does not say; set your platform's figure)");
+    }
+    for i in 0..roots.len() {
+        for j in i + 1..roots.len() {
+            b.link(&roots[i], &roots[j], "upi", 1, "20.8GB/s");
+        }
+    }
+    if roots.len() > 1 {
+        b.assume("SYS: sockets joined by one UPI-class link of 20.8 GB/s per direction each (the dump does not say which or how many)");
+    }
+    nvlinks(&m, &mut b);
+    b.assume("PCIe: every link Gen3 x16 (topo -m gives no generation or width; set gen and lanes per link)");
+    b.assume("PIX: devices one switch apart share a switch; PXB: they share an upper switch; PHB: they hang under the root complex on separate branches");
+    if m.names.iter().any(|x| !is_gpu(x)) {
+        b.assume("columns other than GPUn are NICs");
+    }
+    Ok(b)
+}
+
+/// Switches under one host bridge: PIX groups are leaf switches, PXB groups share an upper switch.
+fn place_under_bridge(m: &Matrix, b: &mut Builder, members: &[usize], parent: &str) {
+    let n = m.names.len();
+    let mut leaf = Sets::new(n);
+    let mut upper = Sets::new(n);
+    for &i in members {
+        for &j in members {
+            if m.rel[i][j] == Rel::Pix {
+                leaf.join(i, j);
+                upper.join(i, j);
+            }
+            if m.rel[i][j] == Rel::Pxb {
+                upper.join(i, j);
+            }
+        }
+    }
+    for group in upper.groups(members) {
+        let leaves = leaf.groups(&group);
+        let top = if leaves.len() > 1 {
+            let name = format!("SW{}", switch_index(b));
+            b.device(&name, "pcie_switch", None);
+            b.pcie(parent, &name, 3, 16);
+            name
+        } else {
+            parent.to_string()
+        };
+        for l in leaves {
+            let at = if l.len() > 1 {
+                let name = format!("SW{}", switch_index(b));
+                b.device(&name, "pcie_switch", None);
+                b.pcie(&top, &name, 3, 16);
+                name
+            } else {
+                top.clone()
+            };
+            for &d in &l {
+                add_endpoint(m, b, d);
+                b.pcie(&at, &m.names[d], 3, 16);
+            }
+        }
+    }
+}
+
+fn switch_index(b: &Builder) -> usize {
+    (0..).find(|k| !b.has_device(&format!("SW{k}"))).unwrap()
+}
+
+fn add_endpoint(m: &Matrix, b: &mut Builder, d: usize) {
+    let name = &m.names[d];
+    if is_gpu(name) {
+        b.device(name, "gpu", None);
+    } else {
+        b.device(name, "nic", m.nic_names.get(name).cloned());
+    }
+}
+
+/// NV#: a bond of # NVLinks. More links per GPU than any GPU has ports means an NVSwitch.
+fn nvlinks(m: &Matrix, b: &mut Builder) {
+    let n = m.names.len();
+    let nv = |i: usize, j: usize| match m.rel[i][j] {
+        Rel::Nv(k) => k,
+        _ => 0,
+    };
+    let per_gpu: Vec<u32> = (0..n).map(|i| (0..n).map(|j| nv(i, j)).sum()).collect();
+    let max = per_gpu.iter().copied().max().unwrap_or(0);
+    if max == 0 {
+        return;
+    }
+    if max > 18 {
+        b.device("NVS", "nvswitch", Some("NVSwitch fabric".into()));
+        for i in (0..n).filter(|&i| per_gpu[i] > 0) {
+            let bond = (0..n).map(|j| nv(i, j)).max().unwrap_or(0);
+            b.link(&m.names[i], "NVS", "nvlink", bond, "25GB/s");
+        }
+        b.assume(format!(
+            "NV#: up to {max} NVLinks per GPU in all, more than a GPU has, so the GPUs meet in an NVSwitch fabric (NVS); each GPU joins it with its bond of # links"
+        ));
+    } else {
+        for i in 0..n {
+            for j in i + 1..n {
+                if nv(i, j) > 0 {
+                    b.link(&m.names[i], &m.names[j], "nvlink", nv(i, j), "25GB/s");
+                }
+            }
+        }
+        b.assume("NV#: direct NVLink bonds between GPU pairs");
+    }
+    b.assume("NVLink: 25 GB/s per link and direction (NVLink 2-4; P100 NVLink 1 has 20 GB/s)");
+}

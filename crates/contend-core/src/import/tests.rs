@@ -1,0 +1,113 @@
+use super::import;
+use crate::topology::{DeviceKind, LinkKind, Machine, PcieTree};
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn machine(name: &str) -> (Machine, Vec<String>) {
+    let r = import(&fixture(name), name, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    (Machine::from_text(&r.yaml, name).unwrap(), r.assumptions)
+}
+
+fn parent(m: &Machine, dev: &str) -> String {
+    let d = m.device(dev).unwrap();
+    let l = m.links.iter().find(|l| l.kind == LinkKind::Pcie && l.b == d).unwrap();
+    m.devices[l.a].name.clone()
+}
+
+fn nvlink(m: &Machine, a: &str, b: &str) -> Option<f64> {
+    let (a, b) = (m.device(a).unwrap(), m.device(b).unwrap());
+    m.links.iter().find(|l| l.kind == LinkKind::Nvlink && ((l.a, l.b) == (a, b) || (l.a, l.b) == (b, a))).map(|l| l.bandwidth)
+}
+
+#[test]
+fn dgx1_v100_from_nvidia_smi() {
+    let (m, assumptions) = machine("nvidia-smi-dgx1-v100.txt");
+    assert_eq!(m.gpus().len(), 8);
+    // Two sockets; GPU0, GPU1 and mlx5_0 share a switch (PIX), GPU2, GPU3, mlx5_1 another, same root (PHB).
+    assert_eq!(parent(&m, "GPU0"), parent(&m, "GPU1"));
+    assert_eq!(parent(&m, "GPU0"), parent(&m, "mlx5_0"));
+    assert_ne!(parent(&m, "GPU0"), parent(&m, "GPU2"));
+    assert_eq!(parent(&m, &parent(&m, "GPU0")), parent(&m, &parent(&m, "GPU2")));
+    assert_ne!(parent(&m, &parent(&m, "GPU0")), parent(&m, &parent(&m, "GPU4")));
+    // The hybrid cube mesh: NV2 bonds carry twice NV1.
+    assert_eq!(nvlink(&m, "GPU0", "GPU3"), Some(50e9));
+    assert_eq!(nvlink(&m, "GPU0", "GPU1"), Some(25e9));
+    assert_eq!(nvlink(&m, "GPU0", "GPU5"), None);
+    assert_eq!(m.links.iter().filter(|l| l.kind == LinkKind::Nvlink).count(), 16);
+    assert!(m.links.iter().any(|l| l.kind == LinkKind::Upi));
+    assert!(assumptions.iter().any(|a| a.contains("Gen3 x16")));
+    // Each socket is a PCIe tree that sc16 accepts.
+    let socket0: Vec<usize> = ["GPU0", "GPU1", "GPU2", "GPU3"].iter().map(|g| m.device(g).unwrap()).collect();
+    assert!(PcieTree::containing(&m, &socket0, "sc16", "").is_ok());
+}
+
+#[test]
+fn k80_with_old_legend() {
+    let (m, _) = machine("nvidia-smi-k80-fdr.txt");
+    assert_eq!(m.gpus().len(), 4);
+    assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::RootComplex).count(), 1);
+    assert_eq!(parent(&m, "GPU0"), parent(&m, "GPU1"));
+    assert_eq!(parent(&m, "mlx4_0"), "CPU0");
+    assert!(PcieTree::containing(&m, &m.gpus(), "sc16", "").is_ok());
+}
+
+#[test]
+fn h100_vsi_from_nccl_xml() {
+    let (m, assumptions) = machine("nccl-ibm-h100-vsi.xml");
+    assert_eq!(m.gpus().len(), 8);
+    assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::Nvswitch).count(), 4);
+    let gpu0 = m.device("GPU0").unwrap();
+    let links: u32 = m.links.iter().filter(|l| l.kind == LinkKind::Nvlink && l.a == gpu0).map(|l| (l.bandwidth / 25e9).round() as u32).sum();
+    assert_eq!(links, 18); // 5 + 5 + 4 + 4 NVLink4 links
+    assert_eq!(parent(&m, "GPU0"), parent(&m, "mlx5_7"));
+    // The VM's 2.5 GT/s x1 bridges are recognised as virtual.
+    assert!(assumptions.iter().any(|a| a.contains("virtual bridge")));
+    let up = m.links.iter().find(|l| l.kind == LinkKind::Pcie && m.devices[l.a].name == "CPU0").unwrap();
+    assert!(up.bandwidth > 60e9, "{}", up.bandwidth);
+}
+
+#[test]
+fn ndv4_without_gpu_elements() {
+    let (m, assumptions) = machine("nccl-azure-ndv4.xml");
+    assert_eq!(m.gpus().len(), 8);
+    assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::Nic).count(), 8);
+    assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::RootComplex).count(), 4);
+    assert!(assumptions.iter().any(|a| a.contains("no NVLinks")));
+}
+
+#[test]
+fn broken_dumps_are_refused_with_the_place() {
+    let e = import("hello\n", "x", "x.txt").unwrap_err().to_string();
+    assert!(e.starts_with("x.txt: ") && e.contains("GPU0"), "{e}");
+    let e = import("\tGPU0\tGPU1\nGPU0\t X \tFOO\nGPU1\tFOO\t X \n", "x", "x.txt").unwrap_err().to_string();
+    assert!(e.contains("\"FOO\" is not a topo -m label"), "{e}");
+    let e = import("<system version=\"1\">\n  <cpu numaid=\"0\">\n</system>\n", "x", "x.xml").unwrap_err().to_string();
+    assert!(e.starts_with("x.xml: line 3") && e.contains("</system>"), "{e}");
+    let e = import("<topology/>", "x", "x.xml").unwrap_err().to_string();
+    assert!(e.contains("not an NCCL topology"), "{e}");
+}
+
+#[test]
+fn a100_pcie_pairs_bridged_by_nvlink() {
+    let (m, _) = machine("nvidia-smi-topo-4xa100-pcie.txt");
+    assert_eq!(m.gpus().len(), 4);
+    // NV12: a bridged pair, 12 links of 25 GB/s; every GPU on its own NUMA node.
+    assert_eq!(nvlink(&m, "GPU0", "GPU1"), Some(300e9));
+    assert_eq!(nvlink(&m, "GPU0", "GPU2"), None);
+    assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::RootComplex).count(), 4);
+}
+
+#[test]
+fn hgx_a100_dump_with_six_nvswitches() {
+    let (m, _) = machine("nccl-topo-8xa100.xml");
+    assert_eq!(m.gpus().len(), 8);
+    assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::Nvswitch).count(), 6);
+    // GPU0 sits three switches deep under CPU0 (Gen4 x16 all the way).
+    let sw = parent(&m, "GPU0");
+    assert_eq!(parent(&m, &parent(&m, &parent(&m, &sw))), "CPU0");
+    let gpu0 = m.device("GPU0").unwrap();
+    let up = m.links.iter().find(|l| l.kind == LinkKind::Pcie && l.b == gpu0).unwrap();
+    assert!((up.bandwidth - 31.5e9).abs() < 0.1e9, "{}", up.bandwidth);
+}

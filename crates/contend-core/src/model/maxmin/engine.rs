@@ -1,0 +1,572 @@
+//! The incremental event engine of maxmin.
+//!
+//! Transfers with the same route always get the same rate, so bandwidth is shared between
+//! routes, each weighted by its transfers in flight; a route's transfers finish in a fixed order
+//! of the service S(t) each has received. Routes frozen at the same full resource b share its
+//! level λ_b and form a group (groups.rs), whose clock carries their service.
+//!
+//! When transfers join or leave, only part of the allocation can change. With θ the smallest
+//! level among groups that lose a transfer and a lower bound on every joining route's new rate
+//! (capacity over weight at its tightest resource), every group below θ keeps its level:
+//! progressive filling runs the same up to θ with or without the change. The groups at θ or
+//! above that share a resource, directly or through other such groups, with a changed route
+//! are the only ones that may move.
+//!
+//! Fast path: if no group emptied and no new route joined, the grouping is assumed to hold and
+//! the moving groups' levels solve "every group's resource is exactly full", a linear system of
+//! one unknown per group. If the solution is positive, fills no resource beyond capacity and
+//! leaves every group the fastest on its own resource, each route has a full resource on which
+//! no route is faster: that is the max-min allocation, which is unique. Otherwise, and whenever
+//! the grouping changed, the moving routes are refilled by progressive filling on what the
+//! fixed groups leave, and regrouped by where they froze.
+
+use super::fill::Filler;
+use super::groups::{Groups, NONE};
+use super::queue::Finishes;
+use super::solve::solve;
+use super::Compiled;
+use crate::error::{Error, Result};
+use crate::sim::{Outcome, Phase};
+use crate::workload::Workload;
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+/// Events this close after a batch's time (relative) belong to the batch: float ties.
+const SAME_TIME: f64 = 1e-12;
+/// A group within this fraction of θ may move, since ties at θ are not fixed; also the
+/// tolerance of the fast path's checks.
+const TIE: f64 = 1e-9;
+
+/// A transfer whose latency ends at `t`, or one that finishes at service `t` of its route;
+/// ordered by (t, sequence) so that ties resolve the same way every run.
+#[derive(PartialEq)]
+struct Stamp {
+    t: f64,
+    seq: u64,
+    flow: u32,
+}
+
+impl Eq for Stamp {}
+impl PartialOrd for Stamp {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Stamp {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.t.total_cmp(&o.t).then(self.seq.cmp(&o.seq))
+    }
+}
+
+struct Engine<'c> {
+    c: &'c Compiled,
+    /// Per route: transfers in flight, by the service at which they finish; `head` is the first.
+    count: Vec<u32>,
+    members: Vec<BinaryHeap<Reverse<Stamp>>>,
+    head: Vec<f64>,
+    g: Groups,
+    joins: BinaryHeap<Reverse<Stamp>>,
+    /// Next finish of each group.
+    finishes: Finishes,
+    seq: u64,
+    /// Per resource: routes in flight (`slot[e]`: where route entry e sits in its row), the
+    /// coefficient sum of their transfers, the same per group, and per group its resources
+    /// with the number of its routes crossing each.
+    users: Vec<Vec<u32>>,
+    slot: Vec<u32>,
+    weight: Vec<f64>,
+    by_group: Vec<Vec<(u32, f64)>>,
+    group_res: Vec<Vec<(u32, u32)>>,
+    /// Transfers in flight, for recorded phases.
+    active: Vec<u32>,
+    active_at: Vec<u32>,
+    /// Set when a fill ended by round-off: the next event refills instead of trusting groups.
+    inexact: bool,
+    route_mark: Vec<u32>,
+    res_mark: Vec<u32>,
+    group_mark: Vec<u32>,
+    epoch: u32,
+    resid: Vec<f64>,
+    filler: Filler,
+    affected: Vec<u32>,
+    touched: Vec<u32>,
+    hit: Vec<u32>,
+    new_rate: Vec<f64>,
+    index: Vec<u32>,
+    system: Vec<f64>,
+    rhs: Vec<f64>,
+}
+
+impl<'c> Engine<'c> {
+    fn entries(&self, r: usize) -> std::ops::Range<usize> {
+        self.c.routes.off[r] as usize..self.c.routes.off[r + 1] as usize
+    }
+
+    fn hops(&self, r: usize) -> &'c [(u32, f64)] {
+        self.c.routes.of(r)
+    }
+
+    fn rate(&self, r: usize) -> f64 {
+        match self.g.of[r] {
+            NONE => 0.0,
+            b => self.g.level[b as usize],
+        }
+    }
+
+    /// Add `w` to group b's weight on resource l (weights are sums of small integers: exact).
+    fn add_weight(&mut self, l: usize, b: u32, w: f64) {
+        if w == 0.0 {
+            return;
+        }
+        let row = &mut self.by_group[l];
+        match row.iter().position(|e| e.0 == b) {
+            Some(i) => {
+                row[i].1 += w;
+                if row[i].1 == 0.0 {
+                    row.swap_remove(i);
+                }
+            }
+            None => row.push((b, w)),
+        }
+    }
+
+    fn add_group_res(&mut self, b: u32, l: u32, d: i32) {
+        let row = &mut self.group_res[b as usize];
+        match row.iter().position(|e| e.0 == l) {
+            Some(i) => {
+                row[i].1 = (row[i].1 as i32 + d) as u32;
+                if row[i].1 == 0 {
+                    row.swap_remove(i);
+                }
+            }
+            None => row.push((l, d as u32)),
+        }
+    }
+
+    fn enter_group(&mut self, r: usize, b: usize, t: f64) {
+        let s = self.g.base[r];
+        self.g.join(r, b, t, s, self.head[r]);
+        let k = self.count[r] as f64;
+        for &(l, a) in self.hops(r) {
+            self.add_weight(l as usize, b as u32, k * a);
+            self.add_group_res(b as u32, l, 1);
+        }
+    }
+
+    fn exit_group(&mut self, r: usize, t: f64) {
+        let b = self.g.of[r];
+        let k = self.count[r] as f64;
+        for &(l, a) in self.hops(r) {
+            self.add_weight(l as usize, b, -k * a);
+            self.add_group_res(b, l, -1);
+        }
+        self.g.leave(r, t);
+    }
+
+    /// Change route r's transfer count by `d` (±1).
+    fn recount(&mut self, r: usize, d: i32) {
+        self.count[r] = (self.count[r] as i32 + d) as u32;
+        let b = self.g.of[r];
+        for &(l, a) in self.hops(r) {
+            self.weight[l as usize] += d as f64 * a;
+            if b != NONE {
+                self.add_weight(l as usize, b, d as f64 * a);
+            }
+        }
+    }
+
+    fn set_head(&mut self, r: usize) {
+        self.head[r] = self.members[r].peek().map(|Reverse(s)| s.t).unwrap_or(f64::INFINITY);
+        if self.g.of[r] != NONE {
+            self.g.rekey(r, self.head[r]);
+        }
+    }
+
+    fn attach(&mut self, r: usize) {
+        for e in self.entries(r) {
+            let l = self.c.routes.hops[e].0 as usize;
+            self.slot[e] = self.users[l].len() as u32;
+            self.users[l].push(r as u32);
+        }
+    }
+
+    fn detach(&mut self, r: usize) {
+        for e in self.entries(r) {
+            let l = self.c.routes.hops[e].0 as usize;
+            let pos = self.slot[e] as usize;
+            self.users[l].swap_remove(pos);
+            if let Some(&g) = self.users[l].get(pos) {
+                let ge = self.entries(g as usize).find(|&x| self.c.routes.hops[x].0 as usize == l).unwrap();
+                self.slot[ge] = pos as u32;
+            }
+            if self.users[l].is_empty() {
+                // Exact zero, so that round-off cannot accumulate across busy periods.
+                self.weight[l] = 0.0;
+            }
+        }
+    }
+
+    fn join(&mut self, f: usize, t: f64) {
+        let r = self.c.route_of[f] as usize;
+        let s = self.g.service(r, t);
+        if self.count[r] == 0 {
+            self.attach(r);
+        }
+        self.recount(r, 1);
+        self.seq += 1;
+        self.members[r].push(Reverse(Stamp { t: s + self.c.volume[f], seq: self.seq, flow: f as u32 }));
+        self.set_head(r);
+        self.active_at[f] = self.active.len() as u32;
+        self.active.push(f as u32);
+    }
+
+    /// Take the transfers of group b that are done at t off their routes, into `done`; the
+    /// routes that lost one go to `changed`. Returns whether the group emptied.
+    fn finish_group(&mut self, b: usize, t: f64, done: &mut Vec<u32>, changed: &mut Vec<u32>) -> bool {
+        let slack = self.g.level[b] * SAME_TIME * t;
+        while let Some((key, r)) = self.g.first(b) {
+            if key > self.g.clock_at(b, t) + slack {
+                break;
+            }
+            let s = self.g.service(r, t);
+            let before = done.len();
+            while let Some(Reverse(top)) = self.members[r].peek() {
+                if top.t > s + slack {
+                    break;
+                }
+                let f = top.flow;
+                self.members[r].pop();
+                self.recount(r, -1);
+                let k = self.active_at[f as usize] as usize;
+                self.active.swap_remove(k);
+                if let Some(&g) = self.active.get(k) {
+                    self.active_at[g as usize] = k as u32;
+                }
+                done.push(f);
+            }
+            if done.len() == before {
+                break;
+            }
+            changed.push(r as u32);
+            if self.count[r] == 0 {
+                self.exit_group(r, t);
+                self.detach(r);
+            } else {
+                self.set_head(r);
+            }
+        }
+        self.g.len(b) == 0
+    }
+
+    fn mark_res(&mut self, l: u32) {
+        if self.res_mark[l as usize] != self.epoch {
+            self.res_mark[l as usize] = self.epoch;
+            self.touched.push(l);
+        }
+    }
+
+    fn mark_group(&mut self, b: u32) {
+        if self.group_mark[b as usize] != self.epoch {
+            self.group_mark[b as usize] = self.epoch;
+            self.hit.push(b);
+            for i in 0..self.group_res[b as usize].len() {
+                self.mark_res(self.group_res[b as usize][i].0);
+            }
+        }
+    }
+
+    fn mark_route(&mut self, r: usize) {
+        self.route_mark[r] = self.epoch;
+        self.affected.push(r as u32);
+        for &(l, _) in self.hops(r) {
+            self.mark_res(l);
+        }
+    }
+
+    /// The level of group b after the fast path's solution `x` (over `hit`), or as it was.
+    fn level_after(&self, b: u32, x: &[f64]) -> f64 {
+        if self.group_mark[b as usize] == self.epoch {
+            x[self.index[b as usize] as usize]
+        } else {
+            self.g.level[b as usize]
+        }
+    }
+
+    /// New levels for the groups at `floor` or above that `changed` reaches, if the grouping
+    /// still holds; false leaves everything as it was.
+    fn solve_levels(&mut self, t: f64, changed: &[u32], floor: f64) -> bool {
+        self.epoch += 1;
+        self.hit.clear();
+        self.touched.clear();
+        for &r in changed {
+            match self.g.of[r as usize] {
+                NONE => {
+                    for &(l, _) in self.hops(r as usize) {
+                        self.mark_res(l);
+                    }
+                }
+                b => self.mark_group(b),
+            }
+        }
+        let mut next = 0;
+        while let Some(&l) = self.touched.get(next) {
+            next += 1;
+            for i in 0..self.by_group[l as usize].len() {
+                let b = self.by_group[l as usize][i].0;
+                if self.group_mark[b as usize] != self.epoch && self.g.level[b as usize] >= floor {
+                    self.mark_group(b);
+                }
+            }
+        }
+        let n = self.hit.len();
+        for (i, &b) in self.hit.iter().enumerate() {
+            self.index[b as usize] = i as u32;
+        }
+        self.system.clear();
+        self.system.resize(n * n, 0.0);
+        self.rhs.clear();
+        for (i, &b) in self.hit.iter().enumerate() {
+            let mut rhs = self.c.cap[b as usize];
+            for &(g, w) in &self.by_group[b as usize] {
+                if self.group_mark[g as usize] == self.epoch {
+                    self.system[i * n + self.index[g as usize] as usize] += w;
+                } else {
+                    rhs -= w * self.g.level[g as usize];
+                }
+            }
+            self.rhs.push(rhs);
+        }
+        let mut x = std::mem::take(&mut self.rhs);
+        let ok = solve(&mut self.system, &mut x).is_some() && x.iter().all(|&v| v > 0.0 && v.is_finite()) && self.holds(&x);
+        if ok {
+            for (i, &b) in self.hit.iter().enumerate() {
+                self.g.set_level(b as usize, t, x[i]);
+            }
+        }
+        self.rhs = x;
+        ok
+    }
+
+    /// Every touched resource within capacity, and every group the fastest on its resource.
+    fn holds(&self, x: &[f64]) -> bool {
+        self.touched.iter().all(|&l| {
+            let row = &self.by_group[l as usize];
+            let load: f64 = row.iter().map(|&(g, w)| w * self.level_after(g, x)).sum();
+            let own = (self.g.len(l as usize) > 0).then(|| self.level_after(l, x));
+            load <= self.c.cap[l as usize] * (1.0 + TIE) && own.is_none_or(|own| row.iter().all(|&(g, _)| self.level_after(g, x) <= own * (1.0 + TIE)))
+        })
+    }
+
+    /// Progressive filling of the routes at `floor` or above that `changed` reaches, on what
+    /// the other groups leave; the routes are regrouped where they froze.
+    fn refill(&mut self, t: f64, changed: &[u32], floor: f64) -> Result<()> {
+        self.epoch += 1;
+        self.affected.clear();
+        self.touched.clear();
+        self.hit.clear();
+        for &r in changed {
+            if self.count[r as usize] > 0 && self.route_mark[r as usize] != self.epoch {
+                self.mark_route(r as usize);
+            } else {
+                for &(l, _) in self.hops(r as usize) {
+                    self.mark_res(l);
+                }
+            }
+        }
+        let mut next = 0;
+        while let Some(&l) = self.touched.get(next) {
+            next += 1;
+            for i in 0..self.users[l as usize].len() {
+                let u = self.users[l as usize][i] as usize;
+                if self.route_mark[u] != self.epoch && self.rate(u) >= floor {
+                    self.mark_route(u);
+                }
+            }
+        }
+        for &r in &self.affected {
+            let b = self.g.of[r as usize];
+            if b != NONE && self.group_mark[b as usize] != self.epoch {
+                self.group_mark[b as usize] = self.epoch;
+                self.hit.push(b);
+            }
+        }
+        for &l in &self.touched {
+            let l = l as usize;
+            let fixed: f64 = self.by_group[l].iter().filter(|(g, _)| self.group_mark[*g as usize] != self.epoch).map(|&(g, w)| w * self.g.level[g as usize]).sum();
+            self.resid[l] = self.c.cap[l] - fixed;
+        }
+        self.new_rate.clear();
+        self.new_rate.resize(self.affected.len(), 0.0);
+        let (count, affected) = (&self.count, &self.affected);
+        self.filler.fill_on(&self.c.routes, affected, |k| count[affected[k] as usize] as f64, &self.touched, &mut self.resid, &self.c.cap, &mut self.new_rate);
+        for k in 0..self.affected.len() {
+            let r = self.affected[k] as usize;
+            if self.g.of[r] != NONE {
+                self.exit_group(r, t);
+            }
+        }
+        for k in 0..self.affected.len() {
+            let r = self.affected[k] as usize;
+            let rate = self.new_rate[k];
+            if rate.is_nan() || rate <= 0.0 {
+                return Err(Error::Runtime(format!("maxmin gives a route no bandwidth at t = {t} s; a link on it has no capacity")));
+            }
+            let b = match self.filler.at[k] {
+                u32::MAX => {
+                    self.inexact = true;
+                    self.hops(r)[0].0 as usize
+                }
+                b => b as usize,
+            };
+            if self.g.len(b) == 0 {
+                self.g.set_level(b, t, rate);
+            } else if (self.g.level[b] - rate).abs() > TIE * rate {
+                return Err(Error::Runtime(format!("maxmin: routes frozen at resource {} disagree on its level at t = {t} s", self.c.name[b])));
+            }
+            self.enter_group(r, b, t);
+            if self.group_mark[b] != self.epoch {
+                self.group_mark[b] = self.epoch;
+                self.hit.push(b as u32);
+            }
+        }
+        Ok(())
+    }
+
+    /// Rebalance after the changes of one batch, then queue the next finish of every group
+    /// that moved or lost a transfer.
+    fn rebalance(&mut self, t: f64, changed: &[u32], gained: &[u32], mut theta: f64, regroup: bool) -> Result<()> {
+        for &r in gained {
+            for &(l, _) in self.hops(r as usize) {
+                theta = theta.min(self.c.cap[l as usize] / self.weight[l as usize]);
+            }
+        }
+        let floor = theta * (1.0 - TIE);
+        let fast = !regroup && !self.inexact && gained.iter().all(|&r| self.g.of[r as usize] != NONE);
+        if !(fast && self.solve_levels(t, changed, floor)) {
+            self.inexact = false;
+            self.refill(t, changed, floor)?;
+        }
+        for i in 0..self.hit.len() + changed.len() {
+            let b = match self.hit.get(i) {
+                Some(&b) => b,
+                None => match self.g.of[changed[i - self.hit.len()] as usize] {
+                    NONE => continue,
+                    b => b,
+                },
+            };
+            match self.g.next_finish(b as usize) {
+                Some(at) => self.finishes.set(b as usize, at),
+                None => self.finishes.remove(b as usize),
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn simulate(w: &Workload, c: &Compiled, record: bool) -> Result<Outcome> {
+    let n = w.transfers.len();
+    let nres = c.cap.len();
+    let nroutes = c.routes.off.len() - 1;
+    let mut e = Engine {
+        c,
+        count: vec![0; nroutes],
+        members: (0..nroutes).map(|_| BinaryHeap::new()).collect(),
+        head: vec![f64::INFINITY; nroutes],
+        g: Groups::new(nres, nroutes),
+        joins: BinaryHeap::with_capacity(n),
+        finishes: Finishes::new(nres),
+        seq: 0,
+        users: vec![Vec::new(); nres],
+        slot: vec![0; c.routes.hops.len()],
+        weight: vec![0.0; nres],
+        by_group: vec![Vec::new(); nres],
+        group_res: vec![Vec::new(); nres],
+        active: Vec::new(),
+        active_at: vec![0; n],
+        inexact: false,
+        route_mark: vec![0; nroutes],
+        res_mark: vec![0; nres],
+        group_mark: vec![0; nres],
+        epoch: 0,
+        resid: vec![0.0; nres],
+        filler: Filler::new(nres),
+        affected: Vec::new(),
+        touched: Vec::new(),
+        hit: Vec::new(),
+        new_rate: Vec::new(),
+        index: vec![0; nres],
+        system: Vec::new(),
+        rhs: Vec::new(),
+    };
+    let mut deps_left: Vec<usize> = w.transfers.iter().map(|t| t.after.len()).collect();
+    let mut dependents = vec![Vec::new(); n];
+    for (i, t) in w.transfers.iter().enumerate() {
+        for &j in &t.after {
+            dependents[j].push(i);
+        }
+    }
+    let mut out = Outcome { start: vec![f64::NAN; n], finish: vec![f64::NAN; n], phases: Vec::new() };
+    let issue = |e: &mut Engine, out: &mut Outcome, i: usize, at: f64| {
+        out.start[i] = at;
+        e.seq += 1;
+        e.joins.push(Reverse(Stamp { t: at + c.plans[i].latency, seq: e.seq, flow: i as u32 }));
+    };
+    for i in (0..n).filter(|&i| deps_left[i] == 0) {
+        issue(&mut e, &mut out, i, w.transfers[i].start);
+    }
+    let mut done = 0;
+    let mut phase_start = 0.0;
+    let (mut changed, mut gained, mut finished): (Vec<u32>, Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new(), Vec::new());
+    loop {
+        let next_join = e.joins.peek().map(|Reverse(s)| s.t);
+        let next_finish = e.finishes.peek().map(|(t, _)| t);
+        let t = match (next_join, next_finish) {
+            (None, None) => break,
+            (a, b) => a.unwrap_or(f64::INFINITY).min(b.unwrap_or(f64::INFINITY)),
+        };
+        if record && !e.active.is_empty() && t > phase_start {
+            let mut active: Vec<usize> = e.active.iter().map(|&f| f as usize).collect();
+            active.sort_unstable();
+            let rates = active.iter().map(|&f| e.rate(c.route_of[f] as usize)).collect();
+            out.phases.push(Phase { start: phase_start, end: t, active, rates });
+        }
+        phase_start = t;
+        changed.clear();
+        gained.clear();
+        let mut theta = f64::INFINITY;
+        let mut regroup = false;
+        let horizon = t + SAME_TIME * t;
+        loop {
+            if let Some((_, b)) = e.finishes.peek().filter(|&(at, _)| at <= horizon) {
+                e.finishes.remove(b);
+                theta = theta.min(e.g.level[b]);
+                finished.clear();
+                regroup |= e.finish_group(b, t, &mut finished, &mut changed);
+                for &f in &finished {
+                    let f = f as usize;
+                    out.finish[f] = t;
+                    done += 1;
+                    for &d in &dependents[f] {
+                        deps_left[d] -= 1;
+                        if deps_left[d] == 0 {
+                            issue(&mut e, &mut out, d, w.transfers[d].start.max(t));
+                        }
+                    }
+                }
+            } else if e.joins.peek().is_some_and(|Reverse(s)| s.t <= horizon) {
+                let Reverse(s) = e.joins.pop().unwrap();
+                let r = c.route_of[s.flow as usize];
+                e.join(s.flow as usize, t);
+                changed.push(r);
+                gained.push(r);
+            } else {
+                break;
+            }
+        }
+        e.rebalance(t, &changed, &gained, theta, regroup)?;
+    }
+    if done < n {
+        return Err(Error::Runtime(format!("{} transfers never finished (dependency bookkeeping)", n - done)));
+    }
+    Ok(out)
+}

@@ -1,0 +1,167 @@
+//! Bottleneck groups. In a max-min allocation every route freezes at one full resource, and
+//! all routes frozen at the same resource b share its level λ_b: they form the group of b. The
+//! group keeps a service clock G_b(t) (bytes per transfer served at level λ_b since the clock
+//! started); a route in the group has S(t) = base + G_b(t), so changing λ_b costs one update
+//! whatever the group's size. Each group orders its routes by the clock value at which their
+//! next transfer finishes (`key` = head − base).
+
+pub const NONE: u32 = u32::MAX;
+
+pub struct Groups {
+    pub level: Vec<f64>,
+    /// G_b at `since`.
+    clock: Vec<f64>,
+    since: Vec<f64>,
+    /// A binary min-heap of routes per group, by (key, route).
+    heap: Vec<Vec<u32>>,
+    /// Per route: its group, its place in that group's heap, base and key.
+    pub of: Vec<u32>,
+    pos: Vec<u32>,
+    pub base: Vec<f64>,
+    key: Vec<f64>,
+}
+
+impl Groups {
+    pub fn new(resources: usize, routes: usize) -> Groups {
+        Groups {
+            level: vec![0.0; resources],
+            clock: vec![0.0; resources],
+            since: vec![0.0; resources],
+            heap: vec![Vec::new(); resources],
+            of: vec![NONE; routes],
+            pos: vec![0; routes],
+            base: vec![0.0; routes],
+            key: vec![0.0; routes],
+        }
+    }
+
+    pub fn clock_at(&self, b: usize, t: f64) -> f64 {
+        self.clock[b] + self.level[b] * (t - self.since[b])
+    }
+
+    /// Set the group's level from `t` on.
+    pub fn set_level(&mut self, b: usize, t: f64, level: f64) {
+        self.clock[b] = self.clock_at(b, t);
+        self.since[b] = t;
+        self.level[b] = level;
+    }
+
+    pub fn len(&self, b: usize) -> usize {
+        self.heap[b].len()
+    }
+
+    /// Route r's service at t; a route outside every group is served nothing.
+    pub fn service(&self, r: usize, t: f64) -> f64 {
+        match self.of[r] {
+            NONE => self.base[r],
+            b => self.base[r] + self.clock_at(b as usize, t),
+        }
+    }
+
+    /// The earliest time a transfer of group b finishes, if it has any.
+    pub fn next_finish(&self, b: usize) -> Option<f64> {
+        let &r = self.heap[b].first()?;
+        Some(self.since[b] + (self.key[r as usize] - self.clock[b]) / self.level[b])
+    }
+
+    /// The route whose transfer finishes first in group b, and the clock value at which it does.
+    pub fn first(&self, b: usize) -> Option<(f64, usize)> {
+        self.heap[b].first().map(|&r| (self.key[r as usize], r as usize))
+    }
+
+    /// Put route r, with service `s` at t and first transfer ending at service `head`, in group b.
+    pub fn join(&mut self, r: usize, b: usize, t: f64, s: f64, head: f64) {
+        self.of[r] = b as u32;
+        self.base[r] = s - self.clock_at(b, t);
+        self.key[r] = head - self.base[r];
+        self.pos[r] = self.heap[b].len() as u32;
+        self.heap[b].push(r as u32);
+        self.up(b, self.pos[r] as usize);
+    }
+
+    /// Take route r out of its group; it keeps its service at t in `base`.
+    pub fn leave(&mut self, r: usize, t: f64) {
+        let b = self.of[r] as usize;
+        self.base[r] = self.service(r, t);
+        self.of[r] = NONE;
+        let p = self.pos[r] as usize;
+        let last = self.heap[b].pop().unwrap();
+        if p < self.heap[b].len() {
+            self.heap[b][p] = last;
+            self.pos[last as usize] = p as u32;
+            let p = self.up(b, p);
+            self.down(b, p);
+        }
+    }
+
+    /// Route r's first transfer now ends at service `head`.
+    pub fn rekey(&mut self, r: usize, head: f64) {
+        let b = self.of[r] as usize;
+        self.key[r] = head - self.base[r];
+        let p = self.up(b, self.pos[r] as usize);
+        self.down(b, p);
+    }
+
+    fn less(&self, x: u32, y: u32) -> bool {
+        self.key[x as usize].total_cmp(&self.key[y as usize]).then(x.cmp(&y)).is_lt()
+    }
+
+    fn swap(&mut self, b: usize, i: usize, j: usize) {
+        self.heap[b].swap(i, j);
+        self.pos[self.heap[b][i] as usize] = i as u32;
+        self.pos[self.heap[b][j] as usize] = j as u32;
+    }
+
+    fn up(&mut self, b: usize, mut p: usize) -> usize {
+        while p > 0 {
+            let parent = (p - 1) / 2;
+            if !self.less(self.heap[b][p], self.heap[b][parent]) {
+                break;
+            }
+            self.swap(b, p, parent);
+            p = parent;
+        }
+        p
+    }
+
+    fn down(&mut self, b: usize, mut p: usize) {
+        let n = self.heap[b].len();
+        loop {
+            let (l, r) = (2 * p + 1, 2 * p + 2);
+            let mut m = p;
+            if l < n && self.less(self.heap[b][l], self.heap[b][m]) {
+                m = l;
+            }
+            if r < n && self.less(self.heap[b][r], self.heap[b][m]) {
+                m = r;
+            }
+            if m == p {
+                return;
+            }
+            self.swap(b, p, m);
+            p = m;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clocks_keys_and_order() {
+        let mut g = Groups::new(2, 3);
+        g.set_level(0, 0.0, 2.0);
+        // Routes with 10, 4 and 6 bytes to go at t = 1 (clock 2).
+        g.join(0, 0, 1.0, 0.0, 10.0);
+        g.join(1, 0, 1.0, 5.0, 9.0);
+        g.join(2, 0, 1.0, 0.0, 6.0);
+        assert_eq!(g.first(0), Some((6.0, 1)));
+        assert_eq!(g.next_finish(0), Some(3.0));
+        g.set_level(0, 2.0, 1.0);
+        assert_eq!(g.next_finish(0), Some(4.0));
+        g.leave(1, 2.0);
+        assert_eq!((g.of[1], g.base[1]), (NONE, 7.0));
+        assert_eq!(g.first(0), Some((8.0, 2)));
+    }
+}

@@ -1,0 +1,180 @@
+use super::*;
+use crate::model::sc16::{Sc16Model, Sc16Params};
+use crate::sim;
+use crate::topology::Machine;
+use crate::units::{Bytes, Time};
+use crate::workload::{generate_rng, random_graph, TransferRef, WorkloadSpec};
+
+const MIB: f64 = 1048576.0;
+
+fn workload(m: &Machine, text: &str) -> Workload {
+    Workload::resolve(&WorkloadSpec::from_text(text, "w").unwrap(), m, "w").unwrap()
+}
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * a.abs().max(b.abs()).max(1e-12)
+}
+
+/// Seeded random graphs with staggered starts and dependencies, on every GPU of `m`.
+fn random_workload(m: &Machine, seed: u64, count: usize) -> Workload {
+    let mut spec = WorkloadSpec { transfers: random_graph(&m.gpu_names(), count, Bytes(1), seed) };
+    let mut rng = generate_rng(seed);
+    for (i, t) in spec.transfers.iter_mut().enumerate() {
+        t.size = Bytes(1 + (rng.unit() * 64.0 * MIB) as u64);
+        if rng.unit() < 0.3 {
+            t.start = Some(Time::from_secs(rng.unit() * 0.01));
+        }
+        if i > 0 && rng.unit() < 0.2 {
+            t.after = vec![TransferRef::Index((rng.next() % i as u64) as usize)];
+        }
+    }
+    // Repeat some pairs, so that routes carry several transfers at once.
+    for i in 1..spec.transfers.len() {
+        if rng.unit() < 0.3 {
+            let j = (rng.next() % i as u64) as usize;
+            let (src, dst) = (spec.transfers[j].src.clone(), spec.transfers[j].dst.clone());
+            (spec.transfers[i].src, spec.transfers[i].dst) = (src, dst);
+        }
+    }
+    Workload::resolve(&spec, m, "random").unwrap()
+}
+
+/// The incremental engine against the generic phase engine, which refills everything at every
+/// event. Without latencies and pipeline fill the two must agree. (Checked once on 2,000
+/// workloads of up to 300 transfers on five presets; kept small here for the debug build.)
+#[test]
+fn incremental_engine_matches_full_recomputation() {
+    let p = MaxminParams { staging_chunk: 0.0, ..Default::default() };
+    for name in ["cs-storm", "dgx1-p100", "dgx-a100"] {
+        let m = Machine::load(name).unwrap();
+        for seed in 0..25u64 {
+            let w = random_workload(&m, seed, 1 + (seed as usize * 13) % 150);
+            let fast = run(&m, &w, &p, false).unwrap();
+            let mut model = MaxminModel::new(&m, &w, p).unwrap();
+            let slow = sim::run(&w, &mut model, false).unwrap();
+            for i in 0..w.transfers.len() {
+                assert!(close(fast.start[i], slow.start[i], 1e-9), "{name} seed {seed} start {i}: {} vs {}", fast.start[i], slow.start[i]);
+                assert!(close(fast.finish[i], slow.finish[i], 1e-9), "{name} seed {seed} finish {i}: {} vs {}", fast.finish[i], slow.finish[i]);
+            }
+        }
+    }
+}
+
+/// Max-min feasibility and fairness in every phase, and bytes conserved, latencies included.
+#[test]
+fn phases_are_feasible_fair_and_conserve_bytes() {
+    let m = Machine::load("typical-8gpu").unwrap();
+    let p = MaxminParams::default();
+    for seed in 0..30u64 {
+        let w = random_workload(&m, seed, 1 + (seed as usize * 7) % 50);
+        let o = run(&m, &w, &p, true).unwrap();
+        let c = compile(&m, &w, &p, &[]).unwrap();
+        let mut sent = vec![0.0; w.transfers.len()];
+        for ph in &o.phases {
+            let mut load = vec![0.0; c.cap.len()];
+            for (&i, &r) in ph.active.iter().zip(&ph.rates) {
+                sent[i] += r * (ph.end - ph.start);
+                for &(l, a) in c.routes.of(c.route_of[i] as usize) {
+                    load[l as usize] += a * r;
+                }
+            }
+            for (l, &x) in load.iter().enumerate() {
+                assert!(x <= c.cap[l] * (1.0 + 1e-9), "seed {seed}: {} over capacity", c.name[l]);
+            }
+            // Every flow has a full resource on which no other flow is faster.
+            for (&i, &r) in ph.active.iter().zip(&ph.rates) {
+                let bottleneck = c.routes.of(c.route_of[i] as usize).iter().any(|&(l, _)| {
+                    load[l as usize] >= c.cap[l as usize] * (1.0 - 1e-9)
+                        && ph.active.iter().zip(&ph.rates).all(|(&j, &rj)| rj <= r * (1.0 + 1e-9) || c.routes.of(c.route_of[j] as usize).iter().all(|&(l2, _)| l2 != l))
+                });
+                assert!(bottleneck, "seed {seed}: transfer {i} has no bottleneck");
+            }
+        }
+        for (i, t) in w.transfers.iter().enumerate() {
+            assert!(close(sent[i], c.volume[i], 1e-6), "seed {seed}: bytes of {i}");
+            assert!(o.finish[i] >= o.start[i] + c.plans[i].latency - 1e-15);
+            assert!(o.start[i] >= t.start);
+        }
+    }
+}
+
+#[test]
+fn a_lone_copy_takes_latency_plus_volume_over_its_narrowest_link() {
+    let m = Machine::load("typical-8gpu").unwrap();
+    let w = workload(&m, "transfers:\n  - {src: GPU0, dst: GPU2, size: 100MB}\n");
+    let o = run(&m, &w, &MaxminParams::default(), false).unwrap();
+    let expect = 7.9e-6 + 100e6 / (15.753846e9 * 0.622);
+    assert!(close(o.finish[0], expect, 1e-6), "{} vs {expect}", o.finish[0]);
+}
+
+/// Where the SC16 rules reduce to fair sharing (no root-complex crossing at a congested port,
+/// no head-of-line blocking), sc16 with B = the link bandwidth and maxmin agree.
+#[test]
+fn agrees_with_sc16_where_sc16_is_fair_sharing() {
+    let m = Machine::load("cs-storm-socket").unwrap();
+    let b = m.links[0].bandwidth;
+    let scenarios = [
+        // Several copies out of one GPU (step A: 1/3 each; nothing else congested).
+        "transfers:\n  - {src: GPU0, dst: GPU1, size: 300MiB}\n  - {src: GPU0, dst: GPU2, size: 200MiB}\n  - {src: GPU0, dst: GPU4, size: 100MiB}\n",
+        // Copies meeting at GPU7 through two ingress ports of K3, neither crossing the root.
+        "transfers:\n  - {src: GPU4, dst: GPU7, size: 300MiB}\n  - {src: GPU6, dst: GPU7, size: 300MiB}\n",
+        // Disjoint pairs, one later, one after another.
+        "transfers:\n  - {name: a, src: GPU0, dst: GPU1, size: 64MiB}\n  - {src: GPU2, dst: GPU3, size: 64MiB, start: 1ms}\n  - {src: GPU1, dst: GPU0, size: 32MiB, after: [a]}\n",
+    ];
+    for text in scenarios {
+        let w = workload(&m, text);
+        let mut sc = Sc16Model::new(&m, &w, Sc16Params { bandwidth: b, ..Default::default() }).unwrap();
+        let s = sim::run(&w, &mut sc, false).unwrap();
+        let p = MaxminParams { eff_pcie: 1.0, ..Default::default() };
+        let x = run(&m, &w, &p, false).unwrap();
+        for i in 0..w.transfers.len() {
+            assert!(close(s.finish[i], x.finish[i], 1e-9), "{text}: {i}: sc16 {} maxmin {}", s.finish[i], x.finish[i]);
+            assert!(close(s.start[i], x.start[i], 1e-9));
+        }
+    }
+}
+
+/// Seed 004: 70 GB/s of CPU memory shared by 9 bidirectional staged pairs, each byte written
+/// and read once: 70 / 36 = 1.94 GB/s per pair and direction.
+#[test]
+fn staging_shares_host_memory_as_in_seed_004() {
+    let mut text = String::from("name: star\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: MEM, kind: host_memory}\n");
+    let mut links = String::from("links:\n  - {a: RC, b: MEM, kind: memory, bandwidth: 70GB/s}\n");
+    let mut transfers = String::from("transfers:\n");
+    for g in 0..18 {
+        text.push_str(&format!("  - {{name: G{g}, kind: gpu}}\n"));
+        links.push_str(&format!("  - {{a: RC, b: G{g}, kind: pcie, gen: 3, lanes: 16}}\n"));
+    }
+    for k in 0..9 {
+        let (a, b) = (2 * k, 2 * k + 1);
+        transfers.push_str(&format!("  - {{src: G{a}, dst: G{b}, size: 1GB}}\n  - {{src: G{b}, dst: G{a}, size: 1GB}}\n"));
+    }
+    let m = Machine::from_text(&(text + &links), "star").unwrap();
+    let w = workload(&m, &transfers);
+    // Peer access off, as in the seed's staging pipeline.
+    let p = MaxminParams { staging_chunk: 0.0, p2p: false, ..Default::default() };
+    let o = run(&m, &w, &p, true).unwrap();
+    for r in &o.phases[0].rates {
+        assert!(close(*r, 70e9 / 36.0, 1e-12), "{r}");
+    }
+    assert!((o.phases[0].rates[0] / 1e9 - 1.94).abs() < 0.005);
+}
+
+#[test]
+fn params_parse_and_refuse() {
+    let kv = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
+    assert_eq!(MaxminParams::parse(&kv("eff_nvlink", "0.94")).unwrap().eff_nvlink, 0.94);
+    assert_eq!(MaxminParams::parse(&kv("staging_chunk", "1MiB")).unwrap().staging_chunk, MIB);
+    assert!(!MaxminParams::parse(&kv("p2p", "off")).unwrap().p2p);
+    assert!(MaxminParams::parse(&kv("eff_pcie", "1.5")).unwrap_err().to_string().contains("(0, 1]"));
+    assert!(MaxminParams::parse(&kv("tau", "0.2")).unwrap_err().to_string().contains("known: eff_pcie"));
+}
+
+#[test]
+fn registered_and_refusing_sc16_points_here() {
+    let m = Machine::load("cs-storm").unwrap();
+    let w = workload(&m, "transfers:\n  - {src: GPU0, dst: GPU8, size: 1MiB}\n");
+    assert!(crate::model::build("maxmin", &[], &m, &w).is_ok());
+    let e = crate::model::build("sc16", &[], &m, &w).err().unwrap().to_string();
+    assert!(e.contains("--model maxmin"), "{e}");
+}

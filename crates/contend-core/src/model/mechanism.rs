@@ -1,0 +1,301 @@
+//! How a copy moves, chosen as CUDA would: peer-to-peer DMA where the platform allows it,
+//! GPUDirect RDMA between a GPU and a NIC on one PCIe fabric, staging through host memory
+//! otherwise, and plain DMA for everything that touches host memory. docs/models.md (maxmin)
+//! states the rules; this module turns them into a path and a fixed cost per transfer.
+
+use crate::topology::{DeviceKind, LinkKind, Machine};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Mechanism {
+    /// GPU to GPU DMA over links that allow peer traffic (NVLink preferred, else PCIe).
+    P2p,
+    /// Device to host memory, then host memory to device, chunked and pipelined.
+    Staged,
+    /// GPUDirect RDMA: a NIC reads or writes GPU memory over links that allow peer traffic.
+    Rdma,
+    /// One DMA over the preferred path, whatever the links allow (copies to or from host memory).
+    Direct,
+}
+
+impl Mechanism {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::P2p => "p2p",
+            Mechanism::Staged => "staged",
+            Mechanism::Rdma => "rdma",
+            Mechanism::Direct => "direct",
+        }
+    }
+}
+
+/// One traversal of a machine link; `forward` is the direction a -> b.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hop {
+    pub link: usize,
+    pub forward: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub mechanism: Mechanism,
+    /// In order; a staged copy lists the way into host memory, then the way out.
+    pub hops: Vec<Hop>,
+    /// The host memory a staged copy passes through.
+    pub staging: Option<usize>,
+    /// Seconds from issue until bytes move: engine setup, staging hand-off, hop latencies.
+    pub latency: f64,
+}
+
+/// Devices a path may pass through; endpoints and staging buffers are never transit.
+fn transit(kind: DeviceKind) -> bool {
+    matches!(kind, DeviceKind::PcieSwitch | DeviceKind::RootComplex | DeviceKind::Nvswitch)
+}
+
+fn engine(kind: DeviceKind) -> bool {
+    matches!(kind, DeviceKind::Gpu | DeviceKind::Nic)
+}
+
+pub struct Router<'m> {
+    m: &'m Machine,
+    /// (neighbour, link) per device, in link order so that ties resolve the same way every run.
+    adj: Vec<Vec<(usize, usize)>>,
+    /// Shortest-path trees already grown, by (source, peer links only).
+    trees: RefCell<BTreeMap<(usize, bool), Tree>>,
+}
+
+/// For each device, the device before it and the link between them on the best path.
+type Tree = Vec<Option<(usize, usize)>>;
+
+/// Hops over links other than NVLink dominate the cost, so an all-NVLink path wins whenever
+/// one exists (CUDA uses NVLink between NVLink peers even where PCIe is as short).
+const NON_NVLINK: u64 = 1 << 20;
+
+impl<'m> Router<'m> {
+    pub fn new(m: &'m Machine) -> Router<'m> {
+        let mut adj = vec![Vec::new(); m.devices.len()];
+        for (i, l) in m.links.iter().enumerate() {
+            adj[l.a].push((l.b, i));
+            adj[l.b].push((l.a, i));
+        }
+        Router { m, adj, trees: RefCell::new(BTreeMap::new()) }
+    }
+
+    /// Fewest non-NVLink hops, then fewest hops; with `peer`, only links that allow peer traffic.
+    pub fn path(&self, from: usize, to: usize, peer: bool) -> Option<Vec<Hop>> {
+        let mut trees = self.trees.borrow_mut();
+        let prev = trees.entry((from, peer)).or_insert_with(|| self.tree(from, peer));
+        prev[to]?;
+        let mut hops = Vec::new();
+        let mut v = to;
+        while let Some((u, li)) = prev[v] {
+            hops.push(Hop { link: li, forward: self.m.links[li].a == u });
+            v = u;
+        }
+        hops.reverse();
+        Some(hops)
+    }
+
+    /// Dijkstra from `from` over the preferred cost; endpoints are leaves, never passed through.
+    fn tree(&self, from: usize, peer: bool) -> Tree {
+        let n = self.m.devices.len();
+        let mut best = vec![u64::MAX; n];
+        let mut prev: Tree = vec![None; n];
+        let mut heap = BinaryHeap::from([Reverse((0u64, from))]);
+        best[from] = 0;
+        while let Some(Reverse((c, v))) = heap.pop() {
+            if c > best[v] || (v != from && !transit(self.m.devices[v].kind)) {
+                continue;
+            }
+            for &(w, li) in &self.adj[v] {
+                let l = &self.m.links[li];
+                if peer && !l.p2p {
+                    continue;
+                }
+                let nc = c + 1 + if l.kind == LinkKind::Nvlink { 0 } else { NON_NVLINK };
+                if nc < best[w] {
+                    best[w] = nc;
+                    prev[w] = Some((v, li));
+                    heap.push(Reverse((nc, w)));
+                }
+            }
+        }
+        prev
+    }
+
+    /// Through `via` in order, each leg by `path`.
+    fn path_via(&self, from: usize, via: &[usize], to: usize, peer: bool) -> Option<Vec<Hop>> {
+        let mut hops = Vec::new();
+        let mut at = from;
+        for &next in via.iter().chain([to].iter()) {
+            hops.extend(self.path(at, next, peer)?);
+            at = next;
+        }
+        Some(hops)
+    }
+
+    fn hop_latency(&self, hops: &[Hop]) -> f64 {
+        hops.iter().map(|h| self.m.links[h.link].latency).sum()
+    }
+
+    fn name(&self, d: usize) -> &str {
+        &self.m.devices[d].name
+    }
+
+    /// The host memory nearest to `d` (fewest hops, then machine order): where CUDA's pinned
+    /// staging buffer is assumed to live.
+    fn nearest_memory(&self, d: usize) -> Option<usize> {
+        (0..self.m.devices.len())
+            .filter(|&x| self.m.devices[x].kind == DeviceKind::HostMemory)
+            .filter_map(|x| self.path(d, x, false).map(|p| (p.len(), x)))
+            .min()
+            .map(|(_, x)| x)
+    }
+
+    /// The plan for a copy from `src` to `dst`: `choice` forces a mechanism, `via` lists devices
+    /// the path must pass in order (a host memory among them is the staging buffer), and
+    /// `peer_enabled` = false is CUDA with peer access disabled. Errors are phrased for the user.
+    pub fn plan(&self, src: usize, dst: usize, choice: Option<Mechanism>, via: &[usize], peer_enabled: bool) -> Result<Plan, String> {
+        let kind = |d: usize| self.m.devices[d].kind;
+        let gpu_nic = |a: usize, b: usize| {
+            (kind(a) == DeviceKind::Gpu && kind(b) == DeviceKind::Nic) || (kind(a) == DeviceKind::Nic && kind(b) == DeviceKind::Gpu)
+        };
+        let staging_via = via.iter().copied().find(|&d| kind(d) == DeviceKind::HostMemory);
+        let peer_path = || self.path_via(src, via, dst, true);
+        let mechanism = match choice {
+            Some(m) => m,
+            None if staging_via.is_some() && engine(kind(src)) && engine(kind(dst)) => Mechanism::Staged,
+            None if kind(src) == DeviceKind::Gpu && kind(dst) == DeviceKind::Gpu => {
+                if peer_enabled && peer_path().is_some() {
+                    Mechanism::P2p
+                } else {
+                    Mechanism::Staged
+                }
+            }
+            None if gpu_nic(src, dst) => {
+                if peer_path().is_some() {
+                    Mechanism::Rdma
+                } else {
+                    Mechanism::Staged
+                }
+            }
+            None => Mechanism::Direct,
+        };
+        let (a, b) = (self.name(src), self.name(dst));
+        let no_path = |what: &str| format!("there is no {what} path from {a} to {b}");
+        let lat = |d: usize| self.m.devices[d].latency;
+        match mechanism {
+            Mechanism::P2p | Mechanism::Rdma => {
+                let ok = if mechanism == Mechanism::P2p { kind(src) == DeviceKind::Gpu && kind(dst) == DeviceKind::Gpu } else { gpu_nic(src, dst) };
+                if !ok {
+                    let needs = if mechanism == Mechanism::P2p { "two GPUs" } else { "a GPU and a NIC" };
+                    return Err(format!("mechanism {} needs {needs}; {a} to {b} is not; use staged or direct", mechanism.name()));
+                }
+                if staging_via.is_some() {
+                    return Err(format!("mechanism {} cannot pass through host memory; drop it from via or use staged", mechanism.name()));
+                }
+                let hops = peer_path().ok_or_else(|| {
+                    format!(
+                        "{} (peer traffic cannot cross QPI/UPI or links marked p2p: false); use staged, or set p2p: true on the link if the platform allows it",
+                        no_path("peer-to-peer")
+                    )
+                })?;
+                // The sample's P2P copies are pushed by the source GPU; RDMA is driven by the NIC.
+                let driver = if mechanism == Mechanism::Rdma && kind(src) == DeviceKind::Gpu { dst } else { src };
+                let latency = lat(driver) + self.hop_latency(&hops);
+                Ok(Plan { mechanism, hops, staging: None, latency })
+            }
+            Mechanism::Staged => {
+                if !engine(kind(src)) || !engine(kind(dst)) {
+                    return Err(format!("mechanism staged copies between GPUs or NICs; {a} to {b} touches host memory already, use direct"));
+                }
+                let mem = match staging_via {
+                    Some(x) => x,
+                    None => self.nearest_memory(src).ok_or_else(|| format!("staging {a} to {b} needs a host_memory device; add one to the machine"))?,
+                };
+                let k = via.iter().position(|&d| d == mem).unwrap_or(via.len());
+                let (before, after) = (&via[..k], via.get(k + 1..).unwrap_or(&[]));
+                let into = self.path_via(src, before, mem, false).ok_or_else(|| no_path("staging"))?;
+                let out = self.path_via(mem, after, dst, false).ok_or_else(|| no_path("staging"))?;
+                let latency = lat(src) + lat(mem) + lat(dst) + self.hop_latency(&into) + self.hop_latency(&out);
+                let mut hops = into;
+                hops.extend(out);
+                Ok(Plan { mechanism, hops, staging: Some(mem), latency })
+            }
+            Mechanism::Direct => {
+                let hops = self.path_via(src, via, dst, false).ok_or_else(|| no_path("direct"))?;
+                let driver = [src, dst].into_iter().find(|&d| engine(kind(d)));
+                let latency = driver.map(lat).unwrap_or(0.0) + self.hop_latency(&hops);
+                Ok(Plan { mechanism, hops, staging: None, latency })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(m: &Machine, p: &Plan) -> Vec<String> {
+        p.hops
+            .iter()
+            .map(|h| {
+                let l = &m.links[h.link];
+                let (x, y) = if h.forward { (l.a, l.b) } else { (l.b, l.a) };
+                format!("{}→{}", m.devices[x].name, m.devices[y].name)
+            })
+            .collect()
+    }
+
+    fn plan(m: &Machine, s: &str, d: &str) -> Plan {
+        Router::new(m).plan(m.device(s).unwrap(), m.device(d).unwrap(), None, &[], true).unwrap()
+    }
+
+    #[test]
+    fn cuda_choices_on_the_two_socket_server() {
+        let m = Machine::load("typical-8gpu").unwrap();
+        let p = plan(&m, "GPU0", "GPU2");
+        assert_eq!(p.mechanism, Mechanism::P2p);
+        assert_eq!(names(&m, &p), ["GPU0→SW0", "SW0→RC0", "RC0→SW1", "SW1→GPU2"]);
+        let p = plan(&m, "GPU0", "GPU4");
+        assert_eq!(p.mechanism, Mechanism::Staged);
+        assert_eq!(names(&m, &p), ["GPU0→SW0", "SW0→RC0", "RC0→MEM0", "MEM0→RC0", "RC0→RC1", "RC1→SW2", "SW2→GPU4"]);
+        assert_eq!(plan(&m, "GPU1", "IB0").mechanism, Mechanism::Rdma);
+        assert_eq!(plan(&m, "GPU5", "IB0").mechanism, Mechanism::Staged);
+        assert_eq!(plan(&m, "MEM1", "GPU0").mechanism, Mechanism::Direct);
+    }
+
+    #[test]
+    fn nvlink_is_preferred_and_gpus_do_not_forward() {
+        let m = Machine::load("dgx1-p100").unwrap();
+        let p = plan(&m, "GPU0", "GPU1");
+        assert_eq!(names(&m, &p), ["GPU0→GPU1"]);
+        // Not NVLink neighbours, and the PCIe path crosses QPI: staged, not forwarded by a GPU.
+        assert_eq!(plan(&m, "GPU0", "GPU5").mechanism, Mechanism::Staged);
+        let m = Machine::load("dgx-a100").unwrap();
+        assert_eq!(names(&m, &plan(&m, "GPU0", "GPU5")), ["GPU0→NVS", "NVS→GPU5"]);
+        // Host memory over the GPU's NVLink to the CPU rather than its PCIe link.
+        let m = Machine::load("nvlink-cpu-quad").unwrap();
+        let p = plan(&m, "GPU2", "MEM0");
+        assert_eq!((p.mechanism, m.links[p.hops[0].link].kind), (Mechanism::Direct, crate::topology::LinkKind::Nvlink));
+    }
+
+    #[test]
+    fn overrides_and_refusals() {
+        let m = Machine::load("typical-8gpu").unwrap();
+        let r = Router::new(&m);
+        let g = |n: &str| m.device(n).unwrap();
+        let e = r.plan(g("GPU0"), g("GPU4"), Some(Mechanism::P2p), &[], true).unwrap_err();
+        assert!(e.contains("no peer-to-peer path from GPU0 to GPU4"), "{e}");
+        let p = r.plan(g("GPU0"), g("GPU4"), Some(Mechanism::Direct), &[], true).unwrap();
+        assert_eq!(p.hops.len(), 5);
+        let p = r.plan(g("GPU0"), g("GPU1"), None, &[g("MEM1")], true).unwrap();
+        assert_eq!((p.mechanism, p.staging), (Mechanism::Staged, Some(g("MEM1"))));
+        assert_eq!(r.plan(g("GPU0"), g("GPU1"), None, &[], false).unwrap().mechanism, Mechanism::Staged);
+    }
+}
