@@ -122,6 +122,31 @@ class Transfers:
         return len(self.records)
 
 
+def import_machine(path: str | os.PathLike, name: str | None = None) -> tuple[str, list[str]]:
+    """A machine file (YAML text) from an ``nvidia-smi topo -m`` or NCCL topology XML dump, and its assumptions."""
+    path = os.fspath(path)
+    name = name or os.path.splitext(os.path.basename(path))[0]
+    r = json.loads(_core.import_machine(path, name))
+    return r["yaml"], r["assumptions"]
+
+
+def p2p(machine: Machine, **params: Any) -> dict[str, Any]:
+    """Predicted p2pBandwidthLatencyTest matrices (GB/s, µs), indexed by the machine's GPUs."""
+    return json.loads(_core.p2p(machine.spec_json, machine.origin, _params(params)))
+
+
+def p2p_frames(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    """Each matrix of a p2p report as a DataFrame with GPU names on both axes."""
+    gpus = report["gpus"]
+    return {k: pd.DataFrame(v, index=gpus, columns=gpus, dtype=float) for k, v in report.items()
+            if k.endswith(("_gbps", "_us"))}
+
+
+def calibrate(machine: Machine, measurements: str | os.PathLike, **params: Any) -> dict[str, Any]:
+    """Fit link parameters to p2pBandwidthLatencyTest output; ``["yaml"]`` is the calibrated machine file."""
+    return json.loads(_core.calibrate(machine.spec_json, machine.origin, os.fspath(measurements), _params(params)))
+
+
 def _params(params: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(k, str(v)) for k, v in params.items()]
 

@@ -348,6 +348,107 @@ def print_schedule(s: api.Schedule) -> None:
         out.print(f"  {gpu} → {', '.join(to)}")
 
 
+MATRICES = (
+    ("unidirectional_p2p_gbps", "Unidirectional P2P=Enabled Bandwidth Matrix (GB/s)"),
+    ("unidirectional_staged_gbps", "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)"),
+    ("bidirectional_p2p_gbps", "Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)"),
+    ("bidirectional_staged_gbps", "Bidirectional P2P=Disabled Bandwidth Matrix (GB/s)"),
+    ("latency_p2p_us", "P2P=Enabled Latency Matrix (us)"),
+    ("latency_staged_us", "P2P=Disabled Latency Matrix (us)"),
+)
+
+
+@app.command()
+@user_errors
+def p2p(
+    machine: str = MachineArg,
+    param: Optional[List[str]] = ParamOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print the matrices as JSON."),
+) -> None:
+    """Predict what CUDA's p2pBandwidthLatencyTest prints on this machine (maxmin model)."""
+    params = parse_params(param)
+    r = api.p2p(api.Machine.load(machine), **params)
+    if as_json:
+        sys.stdout.write(json.dumps(r, indent=2) + "\n")
+        return
+    out.print(f"[bold]{r['machine']}[/]: predicted p2pBandwidthLatencyTest (maxmin; "
+              + ", ".join(f"{k}={v}" for k, v in r["params"].items()) + ")")
+    for key, title in MATRICES:
+        table = Table(title=title, title_justify="left")
+        table.add_column("D\\D")
+        for g in r["gpus"]:
+            table.add_column(g, justify="right")
+        for g, row in zip(r["gpus"], r[key]):
+            table.add_row(g, *("-" if v is None else f"{v:.2f}" for v in row))
+        out.print(table)
+    for n in r["notes"]:
+        out.print(f"note: {escape(n)}")
+
+
+@app.command()
+@user_errors
+def calibrate(
+    machine: str = MachineArg,
+    measurements: Path = typer.Argument(..., help="Output of CUDA's p2pBandwidthLatencyTest, as it prints it."),
+    param: Optional[List[str]] = ParamOpt,
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the calibrated machine file here; never overwrites."),
+    as_json: bool = typer.Option(False, "--json", help="Print fitted values and residuals as JSON."),
+) -> None:
+    """Fit bandwidth efficiency and latency per link kind to measurements; report the residual per pair."""
+    params = parse_params(param)
+    if output is not None and output.exists():
+        raise InputError(f"--output: {output} exists; contend never overwrites a file, choose another name")
+    output_path(output, [machine, str(measurements)], "--output")
+    c = api.calibrate(api.Machine.load(machine), measurements, **params)
+    if as_json:
+        sys.stdout.write(json.dumps({k: v for k, v in c.items() if k not in ("yaml", "spec")}, indent=2) + "\n")
+    else:
+        table = Table(title="fitted parameters", title_justify="left")
+        table.add_column("parameter")
+        table.add_column("value", justify="right")
+        for k, v in c["fitted"].items():
+            table.add_row(k, v)
+        out.print(table)
+        table = Table(title="residual per pair", title_justify="left")
+        for col in ("matrix", "pair", "measured", "predicted", "error"):
+            table.add_column(col, justify="left" if col in ("matrix", "pair") else "right")
+        for r in c["residuals"]:
+            err_ = r.get("relative_error")
+            table.add_row(r["matrix"], f"{r['src']}→{r['dst']}", f"{r['measured']:.2f}",
+                          "-" if r.get("predicted") is None else f"{r['predicted']:.2f}",
+                          "-" if err_ is None else f"{err_:+.1%}")
+        out.print(table)
+        for k, v in c["rms_relative_error"].items():
+            out.print(f"rms relative error, {k}: {v:.1%}")
+        for n in c["notes"]:
+            out.print(f"note: {escape(n)}")
+    if output is not None:
+        output.write_text(c["yaml"])
+        err.print(f"calibrated machine written to {output}")
+
+
+@app.command("import")
+@user_errors
+def import_(
+    dump: Path = typer.Argument(..., help="Output of `nvidia-smi topo -m`, or an NCCL topology XML (NCCL_TOPO_DUMP_FILE)."),
+    name: Optional[str] = typer.Option(None, "--name", help="Machine name (default: the file's name)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the machine file here; never overwrites."),
+) -> None:
+    """Turn a topology dump into a machine file, stating every assumption made."""
+    if output is not None and output.exists():
+        raise InputError(f"--output: {output} exists; contend never overwrites a file, choose another name")
+    output_path(output, [str(dump)], "--output")
+    yaml, assumptions = api.import_machine(dump, name)
+    err.print(f"[bold]{len(assumptions)} assumptions[/] (also written as comments in the file; check and refine them):")
+    for a in assumptions:
+        err.print(f"  - {escape(a)}", soft_wrap=True)
+    if output is None:
+        sys.stdout.write(yaml)
+    else:
+        output.write_text(yaml)
+        err.print(f"machine written to {output} (try: contend show {output})")
+
+
 @app.command()
 @user_errors
 def models() -> None:

@@ -46,7 +46,7 @@ fn workload(m: &Machine, n: usize, gap: f64) -> Workload {
             if gap > 0.0 {
                 t += -gap * (1.0 - rng.unit()).ln();
             }
-            Transfer { name: format!("t{i}"), src, dst, size, start: t, after: vec![] }
+            Transfer { name: format!("t{i}"), src, dst, size, start: t, ..Default::default() }
         })
         .collect();
     Workload { transfers, origin: "bench".into() }

@@ -2,6 +2,7 @@
 //! the CLI call. Every function here is also usable from Rust alone.
 
 use crate::error::{Error, Result};
+use crate::model::maxmin::{MaxminModel, MaxminParams, TransferOptions};
 use crate::model::{self, sc16, RateModel};
 use crate::sim;
 use crate::topology::{preset_names, preset_text, Machine, MachineSpec};
@@ -106,6 +107,14 @@ fn report(m: &Machine, w: &Workload, model_name: &str, model: &dyn RateModel, o:
 /// Predict every transfer's start and finish with the named model.
 pub fn simulate(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str, params: &[(String, String)]) -> Result<Report> {
     let w = Workload::resolve(spec, m, origin)?;
+    if model_name == "maxmin" {
+        // maxmin has its own incremental engine, which also accounts for latencies.
+        let options: Vec<TransferOptions> =
+            w.transfers.iter().map(|t| TransferOptions { mechanism: t.mechanism, via: t.via.clone() }).collect();
+        let model = MaxminModel::with_options(m, &w, MaxminParams::parse(params)?, &options)?;
+        let o = model.simulate(&w, true)?;
+        return Ok(report(m, &w, model_name, &model, o));
+    }
     let mut model = model::build(model_name, params, m, &w)?;
     let o = sim::run(&w, model.as_mut(), true)?;
     Ok(report(m, &w, model_name, model.as_ref(), o))

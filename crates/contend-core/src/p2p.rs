@@ -45,7 +45,7 @@ pub struct P2pReport {
 fn chain(src: usize, dst: usize, size: u64, repeat: usize, first: usize, out: &mut Vec<Transfer>) {
     for k in 0..repeat {
         let after = if k == 0 { vec![] } else { vec![first + k - 1] };
-        out.push(Transfer { name: format!("c{}", first + k), src, dst, size, start: 0.0, after });
+        out.push(Transfer { name: format!("c{}", first + k), src, dst, size, start: 0.0, after, ..Default::default() });
     }
 }
 

@@ -206,6 +206,29 @@ fn import_machine(path: &str, name: &str) -> PyResult<String> {
     Ok(json(&contend_core::import::import(&text, name, path).map_err(to_py)?))
 }
 
+/// What CUDA's p2pBandwidthLatencyTest would print on this machine, predicted with maxmin.
+#[pyfunction]
+fn p2p(py: Python<'_>, machine_json: &str, machine_origin: &str, params: Vec<(String, String)>) -> PyResult<String> {
+    let m = machine(machine_json, machine_origin)?;
+    let p = contend_core::model::maxmin::MaxminParams::parse(&params).map_err(to_py)?;
+    Ok(json(&py.detach(|| contend_core::p2p::p2p_matrices(&m, &p)).map_err(to_py)?))
+}
+
+/// Fit link parameters to p2pBandwidthLatencyTest output; returns the calibration (with the
+/// calibrated machine as YAML under "yaml") as JSON.
+#[pyfunction]
+fn calibrate(py: Python<'_>, machine_json: &str, machine_origin: &str, measurements: &str, params: Vec<(String, String)>) -> PyResult<String> {
+    use contend_core::calibrate as cal;
+    let m = machine(machine_json, machine_origin)?;
+    let p = contend_core::model::maxmin::MaxminParams::parse(&params).map_err(to_py)?;
+    let text = contend_core::error::read_user_file(measurements).map_err(to_py)?;
+    let meas = cal::parse_p2p_output(&text, measurements).map_err(to_py)?;
+    let c = py.detach(|| cal::calibrate(&m, &meas, &p)).map_err(to_py)?;
+    let mut v = serde_json::to_value(&c).expect("calibrations serialise");
+    v["yaml"] = serde_json::Value::String(contend_core::topology::to_yaml(&c.spec));
+    Ok(json(&v))
+}
+
 /// Halo presets as a JSON list of [name, description].
 #[pyfunction]
 fn halo_presets() -> String {
@@ -269,6 +292,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schedule, m)?)?;
     m.add_function(wrap_pyfunction!(halo_presets, m)?)?;
     m.add_function(wrap_pyfunction!(import_machine, m)?)?;
+    m.add_function(wrap_pyfunction!(p2p, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
     Ok(())

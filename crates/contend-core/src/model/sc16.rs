@@ -516,6 +516,13 @@ pub struct Sc16Model {
 
 impl Sc16Model {
     pub fn new(m: &Machine, w: &Workload, params: Sc16Params) -> Result<Sc16Model> {
+        use crate::model::mechanism::Mechanism;
+        if let Some(t) = w.transfers.iter().find(|t| !t.via.is_empty() || t.mechanism.is_some_and(|x| x != Mechanism::P2p)) {
+            return Err(crate::error::Error::Unsupported {
+                model: "sc16".into(),
+                reason: format!("transfer {} asks for a path or mechanism; sc16 models peer copies on tree paths only; use --model maxmin", t.name),
+            });
+        }
         let mut endpoints: Vec<usize> = w.transfers.iter().flat_map(|t| [t.src, t.dst]).collect();
         endpoints.sort_unstable();
         endpoints.dedup();

@@ -65,12 +65,10 @@ impl<'a> Problem<'a> {
             for msg in msgs {
                 owner.push(r);
                 transfers.push(TransferSpec {
-                    name: None,
                     src: m.devices[halo.device[r]].name.clone(),
                     dst: m.devices[halo.device[msg.dst]].name.clone(),
                     size: Bytes(msg.bytes),
-                    start: None,
-                    after: vec![],
+                    ..Default::default()
                 });
             }
         }

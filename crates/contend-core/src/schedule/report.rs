@@ -122,7 +122,7 @@ pub(crate) fn workload(m: &Machine, halo: &Halo, order: &[Vec<u8>], semantics: S
                 dst: name(halo.device[msg.dst]),
                 size: Bytes(msg.bytes),
                 start: starts.map(|s| Time::from_secs(s[transfers.len()] + alpha)),
-                after: vec![],
+                ..Default::default()
             });
         }
     }

@@ -139,6 +139,38 @@ pub struct Machine {
     pub spec: MachineSpec,
 }
 
+/// A machine description as YAML, one flow-style line per device and link, like the presets.
+pub fn to_yaml(spec: &MachineSpec) -> String {
+    let line = |v: serde_json::Value| {
+        let fields: Vec<String> = v
+            .as_object()
+            .expect("devices and links are objects")
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) if s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c)) => format!("{k}: {s}"),
+                other => format!("{k}: {other}"),
+            })
+            .collect();
+        format!("  - {{{}}}\n", fields.join(", "))
+    };
+    let mut s = format!("name: {}\n", serde_json::Value::String(spec.name.clone()));
+    if !spec.description.is_empty() {
+        s.push_str(&format!("description: {}\n", serde_json::Value::String(spec.description.clone())));
+    }
+    if !spec.source.is_empty() {
+        s.push_str(&format!("source: {}\n", serde_json::Value::String(spec.source.clone())));
+    }
+    s.push_str("devices:\n");
+    for d in &spec.devices {
+        s.push_str(&line(serde_json::to_value(d).expect("devices serialise")));
+    }
+    s.push_str("links:\n");
+    for l in &spec.links {
+        s.push_str(&line(serde_json::to_value(l).expect("links serialise")));
+    }
+    s
+}
+
 /// Nominal PCIe bandwidth per lane and direction after line coding, bytes/s.
 fn pcie_lane_bandwidth(gen: u8) -> Option<f64> {
     Some(match gen {
@@ -320,6 +352,16 @@ mod tests {
         assert_eq!((m.links[0].efficiency, m.links[0].p2p), (Some(0.5), false));
         let e = Machine::from_text(&text.replace("0.5", "1.5"), "m.yaml").unwrap_err().to_string();
         assert!(e.starts_with("m.yaml: links[0].efficiency: 1.5 is not in (0, 1]"), "{e}");
+    }
+
+    #[test]
+    fn yaml_round_trip_of_every_preset() {
+        for name in preset_names() {
+            let m = Machine::load(name).unwrap();
+            let again = Machine::from_text(&to_yaml(&m.spec), "again").unwrap_or_else(|e| panic!("{name}: {e}\n{}", to_yaml(&m.spec)));
+            assert_eq!(again.links, m.links, "{name}");
+            assert_eq!(again.devices, m.devices, "{name}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@ use super::TransferSpec;
 use crate::units::Bytes;
 
 fn spec(src: &str, dst: &str, size: Bytes) -> TransferSpec {
-    TransferSpec { name: None, src: src.into(), dst: dst.into(), size, start: None, after: vec![] }
+    TransferSpec { src: src.into(), dst: dst.into(), size, ..Default::default() }
 }
 
 /// `root` sends `size` to every other device in `peers`.

@@ -9,6 +9,7 @@ pub fn generate_rng(seed: u64) -> SplitMix64 {
 }
 
 use crate::error::{parse_document, read_user_file, Error, Result};
+use crate::model::mechanism::Mechanism;
 use crate::topology::{DeviceKind, Machine};
 use crate::units::{Bytes, Time};
 use schemars::JsonSchema;
@@ -21,7 +22,7 @@ pub struct WorkloadSpec {
     pub transfers: Vec<TransferSpec>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TransferSpec {
     /// Name used by `after`; defaults to "t<index>".
@@ -36,6 +37,12 @@ pub struct TransferSpec {
     /// Transfers (names or 0-based indices) that must finish before this one starts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<TransferRef>,
+    /// How the bytes move (maxmin): p2p, staged, rdma or direct; default: as CUDA would choose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mechanism: Option<Mechanism>,
+    /// Devices the path must pass, in order (maxmin); a host memory here is the staging buffer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub via: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -46,7 +53,7 @@ pub enum TransferRef {
 }
 
 /// A transfer resolved against a machine.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Transfer {
     pub name: String,
     pub src: usize,
@@ -54,6 +61,9 @@ pub struct Transfer {
     pub size: u64,
     pub start: f64,
     pub after: Vec<usize>,
+    pub mechanism: Option<Mechanism>,
+    /// Machine device indices the path must pass, in order.
+    pub via: Vec<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -93,6 +103,12 @@ impl WorkloadSpec {
                     })
                     .collect();
                 fields.push(format!("after: [{}]", refs.join(", ")));
+            }
+            if let Some(m) = t.mechanism {
+                fields.push(format!("mechanism: {}", m.name()));
+            }
+            if !t.via.is_empty() {
+                fields.push(format!("via: [{}]", t.via.join(", ")));
             }
             s.push_str(&format!("  - {{{}}}\n", fields.join(", ")));
         }
@@ -160,6 +176,16 @@ impl Workload {
                 }
                 after.push(j);
             }
+            let via = t
+                .via
+                .iter()
+                .enumerate()
+                .map(|(k, name)| {
+                    m.device(name).ok_or_else(|| {
+                        Error::input(origin, field(&format!("via[{k}]")), format!("\"{name}\" is not a device of {}; name a switch, root complex or host memory", m.name))
+                    })
+                })
+                .collect::<Result<Vec<usize>>>()?;
             out.push(Transfer {
                 name: t.name.clone().unwrap_or_else(|| format!("t{i}")),
                 src,
@@ -167,6 +193,8 @@ impl Workload {
                 size: t.size.0,
                 start: t.start.map(|s| s.secs()).unwrap_or(0.0),
                 after,
+                mechanism: t.mechanism,
+                via,
             });
         }
         if let Some(i) = find_cycle(&out) {

@@ -1,0 +1,91 @@
+"""maxmin, p2p prediction, topology import and calibration, as a user drives them."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import contend
+from conftest import run_cli
+
+FIXTURES = Path(__file__).parent.parent / "crates" / "contend-core" / "tests" / "fixtures"
+
+
+def test_p2p_json_reproduces_cirrascale_within_5_percent():
+    p = run_cli("p2p", "typical-8gpu", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    for key in ("unidirectional_p2p_gbps", "bidirectional_p2p_gbps", "unidirectional_staged_gbps",
+                "bidirectional_staged_gbps", "latency_p2p_us"):
+        assert len(r[key]) == 8 and all(len(row) == 8 for row in r[key])
+    bw, lat = r["unidirectional_p2p_gbps"], r["latency_p2p_us"]
+    for (i, j), gbps, us in (((2, 3), 10.6, 7.7), ((0, 2), 9.8, 7.9), ((0, 4), 4.0, 32.1)):
+        assert bw[i][j] == pytest.approx(gbps, rel=0.05)
+        assert lat[i][j] == pytest.approx(us, rel=0.05)
+
+
+def test_dgx1_nvlink_neighbours():
+    r = contend.p2p(contend.Machine.load("dgx1-p100"))
+    g = r["gpus"]
+    i, j = g.index("GPU0"), g.index("GPU1")
+    assert r["unidirectional_p2p_gbps"][i][j] == pytest.approx(18.4, rel=0.01)
+    assert r["bidirectional_p2p_gbps"][i][j] == pytest.approx(36.8, rel=0.01)
+
+
+def test_maxmin_crosses_sockets_where_sc16_refuses(tmp_path):
+    t = tmp_path / "t.yaml"
+    t.write_text("transfers:\n  - {src: GPU0, dst: GPU8, size: 64MiB}\n  - {src: GPU1, dst: GPU9, size: 64MiB}\n")
+    assert run_cli("simulate", "cs-storm", str(t)).returncode == 2
+    p = run_cli("simulate", "cs-storm", str(t), "--model", "maxmin", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["model"] == "maxmin" and all(x["finish_s"] > 0 for x in r["transfers"])
+
+
+def test_mechanism_and_via(tmp_path):
+    m = contend.Machine.load("typical-8gpu")
+    staged = contend.Transfers.from_records([{"src": "GPU0", "dst": "GPU1", "size": "256MiB", "mechanism": "staged"}])
+    p2p = contend.Transfers.from_records([{"src": "GPU0", "dst": "GPU1", "size": "256MiB"}])
+    assert contend.simulate(m, staged, model="maxmin").makespan_s > contend.simulate(m, p2p, model="maxmin").makespan_s
+    t = tmp_path / "t.yaml"
+    t.write_text("transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB, via: [SW9]}\n")
+    p = run_cli("simulate", "typical-8gpu", str(t), "--model", "maxmin")
+    assert p.returncode == 2 and "transfers[0].via[0]" in p.stderr
+    t.write_text("transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB, mechanism: staged}\n")
+    p = run_cli("simulate", "typical-8gpu", str(t))
+    assert p.returncode == 2 and "use --model maxmin" in p.stderr
+
+
+@pytest.mark.parametrize("dump,gpus", [("nvidia-smi-dgx1-v100.txt", 8), ("nccl-ibm-h100-vsi.xml", 8),
+                                       ("nvidia-smi-k80-fdr.txt", 4), ("nccl-azure-ndv4.xml", 8)])
+def test_import_writes_a_machine_that_loads(tmp_path, dump, gpus):
+    out = tmp_path / "m.yaml"
+    p = run_cli("import", str(FIXTURES / dump), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert "assumptions" in p.stderr
+    m = contend.Machine.load(out)
+    assert len(m.gpus) == gpus
+    assert out.read_text().startswith("# Imported machine. Assumptions")
+    assert run_cli("p2p", str(out), "--json").returncode == 0
+
+
+def test_calibrate_against_a_real_p2p_output(tmp_path):
+    machine = tmp_path / "a100.yaml"
+    assert run_cli("import", str(FIXTURES / "nvidia-smi-topo-4xa100-pcie.txt"), "-o", str(machine)).returncode == 0
+    out = tmp_path / "cal.yaml"
+    p = run_cli("calibrate", str(machine), str(FIXTURES / "p2pBandwidthLatencyTest-4xa100-pcie.txt"), "-o", str(out), "--json")
+    assert p.returncode == 0, p.stderr
+    c = json.loads(p.stdout)
+    assert c["residuals"] and "efficiency.nvlink" in c["fitted"]
+    assert c["rms_relative_error"]["latency_p2p_us"] < 0.2
+    calibrated = contend.Machine.load(out)
+    assert len(calibrated.gpus) == 4
+
+
+def test_bad_dump_and_measurements(tmp_path):
+    bad = tmp_path / "topo.txt"
+    bad.write_text("nothing here\n")
+    p = run_cli("import", str(bad))
+    assert p.returncode == 2 and "GPU0" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    p = run_cli("calibrate", "typical-8gpu", str(bad))
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
