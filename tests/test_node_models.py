@@ -89,3 +89,13 @@ def test_bad_dump_and_measurements(tmp_path):
     assert p.returncode == 2 and "GPU0" in p.stderr and len(p.stderr.strip().splitlines()) == 1
     p = run_cli("calibrate", "typical-8gpu", str(bad))
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_sc16_fit_recovers_the_slides_parameters():
+    """Fitting the slides' printed times (25.3 ms alone; 36 and 65 ms in the example) gives B = 11.6 GiB/s, tau = 0.2."""
+    p = run_cli("calibrate", "cs-storm-socket", str(Path(__file__).parent.parent / "examples" / "sc16-measured.csv"), "--json")
+    assert p.returncode == 0, p.stderr
+    c = json.loads(p.stdout)
+    assert c["bandwidth_bps"] / 2**30 == pytest.approx(11.6, abs=0.01)
+    assert c["tau"] == pytest.approx(0.2, abs=0.005)
+    assert c["within_15_percent"] == 1.0

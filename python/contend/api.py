@@ -143,8 +143,13 @@ def p2p_frames(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
 
 
 def calibrate(machine: Machine, measurements: str | os.PathLike, **params: Any) -> dict[str, Any]:
-    """Fit link parameters to p2pBandwidthLatencyTest output; ``["yaml"]`` is the calibrated machine file."""
-    return json.loads(_core.calibrate(machine.spec_json, machine.origin, os.fspath(measurements), _params(params)))
+    """Fit link parameters to p2pBandwidthLatencyTest output; ``["yaml"]`` is the calibrated machine file.
+
+    A ``.csv`` of measured transfer graphs (columns graph, src, dst, size, time) fits sc16's B and tau instead.
+    """
+    path = os.fspath(measurements)
+    fit = _core.calibrate_sc16 if path.lower().endswith(".csv") else _core.calibrate
+    return json.loads(fit(machine.spec_json, machine.origin, path, _params(params)))
 
 
 def _params(params: Mapping[str, Any]) -> list[tuple[str, str]]:

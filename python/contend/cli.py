@@ -389,7 +389,7 @@ def p2p(
 @user_errors
 def calibrate(
     machine: str = MachineArg,
-    measurements: Path = typer.Argument(..., help="Output of CUDA's p2pBandwidthLatencyTest, as it prints it."),
+    measurements: Path = typer.Argument(..., help="Output of CUDA's p2pBandwidthLatencyTest as it prints it, or a CSV of measured transfer graphs (graph,src,dst,size,time) to fit sc16's B and tau."),
     param: Optional[List[str]] = ParamOpt,
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the calibrated machine file here; never overwrites."),
     as_json: bool = typer.Option(False, "--json", help="Print fitted values and residuals as JSON."),
@@ -400,6 +400,11 @@ def calibrate(
         raise InputError(f"--output: {output} exists; contend never overwrites a file, choose another name")
     output_path(output, [machine, str(measurements)], "--output")
     c = api.calibrate(api.Machine.load(machine), measurements, **params)
+    if "tau" in c:
+        print_sc16_fit(c, as_json)
+        if output is not None:
+            raise InputError("--output: a sc16 fit gives two parameters, not a machine; pass them as --param bandwidth=… --param tau=…")
+        return
     if as_json:
         sys.stdout.write(json.dumps({k: v for k, v in c.items() if k not in ("yaml", "spec")}, indent=2) + "\n")
     else:
@@ -425,6 +430,25 @@ def calibrate(
     if output is not None:
         output.write_text(c["yaml"])
         err.print(f"calibrated machine written to {output}")
+
+
+def print_sc16_fit(c: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(c, indent=2) + "\n")
+        return
+    out.print(f"[bold]sc16 fit[/]: bandwidth={c['bandwidth']}  tau={c['tau']:.4f}   "
+              f"(use: --param bandwidth={c['bandwidth']} --param tau={c['tau']:.4f})")
+    out.print(f"rms relative error {c['rms_relative_error']:.1%}; {c['within_15_percent']:.1%} of "
+              f"{len(c['residuals'])} transfers within ±15%")
+    worst = sorted(c["residuals"], key=lambda r: -abs(r["relative_error"]))[:10]
+    table = Table(title="largest residuals", title_justify="left")
+    for col in ("graph", "transfer", "measured", "predicted", "error"):
+        table.add_column(col, justify="left" if col in ("graph", "transfer") else "right")
+    for r in worst:
+        unit, scale = time_unit(r["measured_s"])
+        table.add_row(r["graph"], f"{r['src']}→{r['dst']}", f"{r['measured_s'] * scale:.3f} {unit}",
+                      f"{r['predicted_s'] * scale:.3f} {unit}", f"{r['relative_error']:+.1%}")
+    out.print(table)
 
 
 @app.command("import")

@@ -229,6 +229,17 @@ fn calibrate(py: Python<'_>, machine_json: &str, machine_origin: &str, measureme
     Ok(json(&v))
 }
 
+/// Fit sc16's B and tau to a CSV of measured transfer graphs (graph,src,dst,size,time).
+#[pyfunction]
+fn calibrate_sc16(py: Python<'_>, machine_json: &str, machine_origin: &str, measurements: &str, params: Vec<(String, String)>) -> PyResult<String> {
+    use contend_core::calibrate::sc16_fit;
+    let m = machine(machine_json, machine_origin)?;
+    let base = contend_core::model::sc16::Sc16Params::parse(&params).map_err(to_py)?;
+    let text = contend_core::error::read_user_file(measurements).map_err(to_py)?;
+    let graphs = sc16_fit::parse_csv(&text, measurements).map_err(to_py)?;
+    Ok(json(&py.detach(|| sc16_fit::fit(&m, &graphs, &base, measurements)).map_err(to_py)?))
+}
+
 /// Halo presets as a JSON list of [name, description].
 #[pyfunction]
 fn halo_presets() -> String {
@@ -294,6 +305,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(import_machine, m)?)?;
     m.add_function(wrap_pyfunction!(p2p, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate_sc16, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
     Ok(())

@@ -19,6 +19,7 @@
 
 mod lsq;
 pub mod p2p_output;
+pub mod sc16_fit;
 
 pub use p2p_output::{parse as parse_p2p_output, P2pMeasurements};
 

@@ -1,0 +1,190 @@
+//! Fitting the sc16 parameters B and tau to measured transfer graphs, as the SC16 authors did
+//! on 22,259 graphs. Under sc16 every duration scales exactly as 1/B, so for each tau the best B
+//! has a closed form; tau is found by a grid search refined by golden sections.
+
+use crate::error::{Error, Result};
+use crate::model::sc16::{Sc16Model, Sc16Params};
+use crate::sim;
+use crate::topology::Machine;
+use crate::units::{Bytes, Time};
+use crate::workload::{TransferSpec, Workload, WorkloadSpec};
+use serde::Serialize;
+
+/// Transfers of one graph start together; `time` is each one's measured duration.
+#[derive(Clone, Debug)]
+pub struct MeasuredGraph {
+    pub name: String,
+    pub spec: WorkloadSpec,
+    pub seconds: Vec<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Sc16Residual {
+    pub graph: String,
+    pub src: String,
+    pub dst: String,
+    pub measured_s: f64,
+    pub predicted_s: f64,
+    pub relative_error: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Sc16Fit {
+    /// Fitted reference bandwidth, e.g. "11.6GiB/s".
+    pub bandwidth: String,
+    pub bandwidth_bps: f64,
+    pub tau: f64,
+    pub rms_relative_error: f64,
+    /// Share of transfers predicted within ±15% (the paper's accuracy measure).
+    pub within_15_percent: f64,
+    pub residuals: Vec<Sc16Residual>,
+}
+
+/// CSV with a header naming the columns graph, src, dst, size, time (any order); sizes and
+/// times carry units ("300MiB", "36.9ms").
+pub fn parse_csv(text: &str, origin: &str) -> Result<Vec<MeasuredGraph>> {
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    let (_, header) = lines.next().ok_or_else(|| Error::input(origin, "", "is empty; expected a header graph,src,dst,size,time"))?;
+    let cols: Vec<String> = header.split(',').map(|c| c.trim().to_lowercase()).collect();
+    let col = |name: &str| {
+        cols.iter().position(|c| c == name).ok_or_else(|| Error::input(origin, "line 1", format!("no column \"{name}\"; the header needs graph,src,dst,size,time")))
+    };
+    let (g, s, d, z, t) = (col("graph")?, col("src")?, col("dst")?, col("size")?, col("time")?);
+    let mut graphs: Vec<MeasuredGraph> = Vec::new();
+    for (i, line) in lines {
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        let at = format!("line {}", i + 1);
+        if f.len() != cols.len() {
+            return Err(Error::input(origin, at, format!("has {} fields for {} columns", f.len(), cols.len())));
+        }
+        let size = Bytes::parse(f[z]).map_err(|e| Error::input(origin, format!("{at}: size"), e))?;
+        let time = Time::parse(f[t]).map_err(|e| Error::input(origin, format!("{at}: time"), e))?;
+        if time.0 == 0 {
+            return Err(Error::input(origin, format!("{at}: time"), "is zero; give the measured duration"));
+        }
+        let k = match graphs.iter().position(|x| x.name == f[g]) {
+            Some(k) => k,
+            None => {
+                graphs.push(MeasuredGraph { name: f[g].to_string(), spec: WorkloadSpec::default(), seconds: vec![] });
+                graphs.len() - 1
+            }
+        };
+        graphs[k].spec.transfers.push(TransferSpec { src: f[s].into(), dst: f[d].into(), size, ..Default::default() });
+        graphs[k].seconds.push(time.secs());
+    }
+    if graphs.is_empty() {
+        return Err(Error::input(origin, "", "has a header but no measurements"));
+    }
+    Ok(graphs)
+}
+
+/// Durations of every transfer at bandwidth 1 byte/s and this tau (scale by 1/B for any B).
+fn unit_durations(m: &Machine, graphs: &[(Workload, &MeasuredGraph)], base: &Sc16Params, tau: f64) -> Result<Vec<f64>> {
+    let mut out = Vec::new();
+    for (w, _) in graphs {
+        let mut model = Sc16Model::new(m, w, Sc16Params { tau, bandwidth: 1.0, ..*base })?;
+        let o = sim::run(w, &mut model, false)?;
+        out.extend(o.finish.iter().zip(&o.start).map(|(f, s)| f - s));
+    }
+    Ok(out)
+}
+
+/// Best 1/B for these durations, and the sum of squared relative errors it leaves.
+fn best_scale(unit: &[f64], measured: &[f64]) -> (f64, f64) {
+    let a: Vec<f64> = unit.iter().zip(measured).map(|(u, m)| u / m).collect();
+    let (s1, s2): (f64, f64) = (a.iter().sum(), a.iter().map(|x| x * x).sum());
+    let x = s1 / s2;
+    (x, a.iter().map(|ai| (ai * x - 1.0).powi(2)).sum())
+}
+
+pub fn fit(m: &Machine, graphs: &[MeasuredGraph], base: &Sc16Params, origin: &str) -> Result<Sc16Fit> {
+    let resolved: Vec<(Workload, &MeasuredGraph)> = graphs
+        .iter()
+        .map(|g| Workload::resolve(&g.spec, m, &format!("{origin} (graph {})", g.name)).map(|w| (w, g)))
+        .collect::<Result<_>>()?;
+    let measured: Vec<f64> = graphs.iter().flat_map(|g| g.seconds.iter().copied()).collect();
+    let cost = |tau: f64| -> Result<f64> { Ok(best_scale(&unit_durations(m, &resolved, base, tau)?, &measured).1) };
+    // tau beyond 0.5 starves a root-crossing group at a two-way port; the grid covers [0, 0.5].
+    let grid: Vec<f64> = (0..=50).map(|k| k as f64 * 0.01).collect();
+    let mut best = (f64::INFINITY, 0.0);
+    for &tau in &grid {
+        let c = cost(tau)?;
+        if c < best.0 {
+            best = (c, tau);
+        }
+    }
+    let (mut lo, mut hi) = ((best.1 - 0.01).max(0.0), (best.1 + 0.01).min(0.5));
+    let phi = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..30 {
+        let (a, b) = (hi - phi * (hi - lo), lo + phi * (hi - lo));
+        if cost(a)? <= cost(b)? {
+            hi = b;
+        } else {
+            lo = a;
+        }
+    }
+    let tau = if cost((lo + hi) / 2.0)? <= best.0 { (lo + hi) / 2.0 } else { best.1 };
+    let unit = unit_durations(m, &resolved, base, tau)?;
+    let (x, sse) = best_scale(&unit, &measured);
+    let bandwidth_bps = 1.0 / x;
+    let mut residuals = Vec::new();
+    let mut k = 0;
+    for (w, g) in &resolved {
+        for t in &w.transfers {
+            let predicted_s = unit[k] * x;
+            residuals.push(Sc16Residual {
+                graph: g.name.clone(),
+                src: m.devices[t.src].name.clone(),
+                dst: m.devices[t.dst].name.clone(),
+                measured_s: measured[k],
+                predicted_s,
+                relative_error: predicted_s / measured[k] - 1.0,
+            });
+            k += 1;
+        }
+    }
+    let n = residuals.len() as f64;
+    Ok(Sc16Fit {
+        bandwidth: format!("{:.4}GiB/s", bandwidth_bps / 1073741824.0),
+        bandwidth_bps,
+        tau,
+        rms_relative_error: (sse / n).sqrt(),
+        within_15_percent: residuals.iter().filter(|r| r.relative_error.abs() <= 0.15).count() as f64 / n,
+        residuals,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::random_graph;
+
+    /// Measurements made by sc16 itself with known B and tau must give them back.
+    #[test]
+    fn recovers_known_parameters() {
+        let m = Machine::load("cs-storm-socket").unwrap();
+        let truth = Sc16Params { tau: 0.1735, bandwidth: 11.6 * 1073741824.0, ..Default::default() };
+        let mut csv = String::from("graph,src,dst,size,time\n");
+        for seed in 0..40u64 {
+            let spec = WorkloadSpec { transfers: random_graph(&m.gpu_names(), 2 + (seed as usize % 5), Bytes(300 << 20), seed) };
+            let w = Workload::resolve(&spec, &m, "g").unwrap();
+            let o = sim::run(&w, &mut Sc16Model::new(&m, &w, truth).unwrap(), false).unwrap();
+            for (t, f) in spec.transfers.iter().zip(&o.finish) {
+                csv.push_str(&format!("g{seed},{},{},300MiB,{:.3}us\n", t.src, t.dst, f * 1e6));
+            }
+        }
+        let graphs = parse_csv(&csv, "m.csv").unwrap();
+        let fit = fit(&m, &graphs, &Sc16Params::default(), "m.csv").unwrap();
+        assert!((fit.tau - 0.1735).abs() < 1e-3, "{}", fit.tau);
+        assert!((fit.bandwidth_bps / truth.bandwidth - 1.0).abs() < 1e-4, "{}", fit.bandwidth);
+        assert!(fit.rms_relative_error < 1e-4 && fit.within_15_percent == 1.0);
+    }
+
+    #[test]
+    fn bad_rows_name_the_line() {
+        let e = parse_csv("graph,src,dst,size,time\ng,GPU0,GPU1,300,1ms\n", "m.csv").unwrap_err().to_string();
+        assert!(e.starts_with("m.csv: line 2: size") && e.contains("no unit"), "{e}");
+        let e = parse_csv("graph,src,size,time\n", "m.csv").unwrap_err().to_string();
+        assert!(e.contains("no column \"dst\""), "{e}");
+    }
+}
