@@ -69,6 +69,13 @@ def output_path(path: Optional[Path], inputs: list[str], flag: str) -> Optional[
     return str(path)
 
 
+def new_file(path: Optional[Path], inputs: list[str]) -> None:
+    """Files that hold a user's work (machines, transfers) are written only where none exists."""
+    if path is not None and path.exists():
+        raise InputError(f"--output: {path} exists; contend never overwrites a file, choose another name")
+    output_path(path, inputs, "--output")
+
+
 def fmt_factor(x: float) -> str:
     f = Fraction(x).limit_denominator(100)
     if abs(float(f) - x) < 1e-9 and f.denominator > 1:
@@ -253,9 +260,7 @@ def generate(
     if output is None:
         sys.stdout.write(text)
         return
-    if output.exists():
-        raise InputError(f"--output: {output} exists; contend never overwrites a file, choose another name")
-    output_path(output, [machine], "--output")
+    new_file(output, [machine])
     output.write_text(text)
     err.print(f"{len(t)} transfers written to {output}")
 
@@ -282,9 +287,7 @@ def schedule(
     target = output_path(plot, [machine, halo], "--plot")
     if target and search != "exhaustive":
         raise InputError("--plot: the plot shows every order's time; use --search exhaustive, or drop --plot")
-    if output is not None and output.exists():
-        raise InputError(f"--output: {output} exists; contend never overwrites a file, choose another name")
-    output_path(output, [machine, halo], "--output")
+    new_file(output, [machine, halo])
     m = api.Machine.load(machine)
     s = run_with_progress(lambda progress: api.schedule(
         m, halo, semantics=semantics, search=search, model=model, alpha=alpha, seed=seed, iterations=iterations,
@@ -396,9 +399,7 @@ def calibrate(
 ) -> None:
     """Fit bandwidth efficiency and latency per link kind to measurements; report the residual per pair."""
     params = parse_params(param)
-    if output is not None and output.exists():
-        raise InputError(f"--output: {output} exists; contend never overwrites a file, choose another name")
-    output_path(output, [machine, str(measurements)], "--output")
+    new_file(output, [machine, str(measurements)])
     c = api.calibrate(api.Machine.load(machine), measurements, **params)
     if "tau" in c:
         print_sc16_fit(c, as_json)
@@ -459,9 +460,7 @@ def import_(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the machine file here; never overwrites."),
 ) -> None:
     """Turn a topology dump into a machine file, stating every assumption made."""
-    if output is not None and output.exists():
-        raise InputError(f"--output: {output} exists; contend never overwrites a file, choose another name")
-    output_path(output, [str(dump)], "--output")
+    new_file(output, [str(dump)])
     yaml, assumptions = api.import_machine(dump, name)
     err.print(f"[bold]{len(assumptions)} assumptions[/] (also written as comments in the file; check and refine them):")
     for a in assumptions:
