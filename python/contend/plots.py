@@ -18,6 +18,7 @@ KIND_COLOURS = {
     "RootComplex": "#e15759",
     "Nic": "#f28e2b",
     "HostMemory": "#9c755f",
+    "Nvswitch": "#b07aa1",
 }
 
 
@@ -111,12 +112,15 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
         (xa, ya), (xb, yb) = pos[l["a"]], pos[l["b"]]
         memory = l["kind"] == "Memory"
         ax.plot([xa, xb], [ya, yb], color="#9c755f" if memory else "0.45", lw=1.0 if memory else 1.5, zorder=1)
+    labelled: set[str] = set()
     for l in other:
         (xa, ya), (xb, yb) = pos[l["a"]], pos[l["b"]]
         ax.annotate("", xy=(xb, yb), xytext=(xa, ya),
                     arrowprops=dict(arrowstyle="-", ls="--", color="#b07aa1", lw=1.5, connectionstyle="arc3,rad=-0.25"))
-        ax.text((xa + xb) / 2, max(ya, yb) + 0.35, f"{l['label']} {l['bandwidth_bps'] / 1e9:.1f} GB/s",
-                ha="center", fontsize=7, color="#b07aa1")
+        text = f"{l['label']} {l['bandwidth_bps'] / 1e9:.1f} GB/s"
+        if text not in labelled:  # a mesh or a switch star repeats one label many times
+            labelled.add(text)
+            ax.text((xa + xb) / 2, max(ya, yb) + 0.35, text, ha="center", fontsize=7, color="#b07aa1")
     for v, (x, y) in pos.items():
         box = FancyBboxPatch((x - 0.4, y - 0.18), 0.8, 0.36, boxstyle="round,pad=0.02",
                              fc=KIND_COLOURS.get(kind[v], "0.7"), ec="black", lw=0.6, zorder=2)
@@ -127,8 +131,8 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
     ax.axis("off")
     ax.set_title(f"{graph['name']}: {graph['description']}", fontsize=9)
     handles = [plt.Rectangle((0, 0), 1, 1, fc=c) for c in KIND_COLOURS.values()]
-    ax.legend(handles, ["GPU", "PCIe switch", "root complex", "NIC", "host memory"], loc="lower right", fontsize=7,
-              ncol=5, frameon=False, bbox_to_anchor=(1.0, -0.12))
+    ax.legend(handles, ["GPU", "PCIe switch", "root complex", "NIC", "host memory", "NVSwitch"], loc="lower right",
+              fontsize=7, ncol=6, frameon=False, bbox_to_anchor=(1.0, -0.12))
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
