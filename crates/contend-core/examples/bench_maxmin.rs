@@ -37,10 +37,10 @@ fn workload(m: &Machine, n: usize, gap: f64) -> Workload {
     let mut t = 0.0;
     let transfers = (0..n)
         .map(|i| {
-            let src = gpus[(rng.next() % 64) as usize];
+            let src = gpus[(rng.next_u64() % 64) as usize];
             let mut dst = src;
             while dst == src {
-                dst = gpus[(rng.next() % 64) as usize];
+                dst = gpus[(rng.next_u64() % 64) as usize];
             }
             let size = 1 + (rng.unit() * 64.0 * 1048576.0) as u64;
             if gap > 0.0 {

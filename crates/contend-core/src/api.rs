@@ -2,7 +2,7 @@
 //! the CLI call. Every function here is also usable from Rust alone.
 
 use crate::error::{Error, Result};
-use crate::model::maxmin::{MaxminModel, MaxminParams, TransferOptions};
+use crate::model::maxmin::{MaxminModel, MaxminParams};
 use crate::model::{self, sc16, RateModel};
 use crate::sim;
 use crate::topology::{preset_names, preset_text, Machine, MachineSpec};
@@ -109,9 +109,7 @@ pub fn simulate(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str
     let w = Workload::resolve(spec, m, origin)?;
     if model_name == "maxmin" {
         // maxmin has its own incremental engine, which also accounts for latencies.
-        let options: Vec<TransferOptions> =
-            w.transfers.iter().map(|t| TransferOptions { mechanism: t.mechanism, via: t.via.clone() }).collect();
-        let model = MaxminModel::with_options(m, &w, MaxminParams::parse(params)?, &options)?;
+        let model = MaxminModel::new(m, &w, MaxminParams::parse(params)?)?;
         let o = model.simulate(&w, true)?;
         return Ok(report(m, &w, model_name, &model, o));
     }
@@ -195,7 +193,7 @@ pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str,
                         causes.entry(key.into()).or_default().push(text);
                     }
                     if t.fin[k] > t.d[k] + 1e-12 {
-                        let port = mine().filter(|c| c.step == 'F').last().map(|c| format!("{}: ", tree.port_name(c.link))).unwrap_or_default();
+                        let port = mine().rfind(|c| c.step == 'F').map(|c| format!("{}: ", tree.port_name(c.link))).unwrap_or_default();
                         causes.entry("final".into()).or_default().push(format!(
                             "{port}picks up capacity freed by head-of-line-capped copies ({:.4} → {:.4})",
                             t.d[k], t.fin[k]

@@ -173,7 +173,7 @@ impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ps = self.0;
         for (unit, scale) in [("s", 1_000_000_000_000u64), ("ms", 1_000_000_000), ("us", 1_000_000), ("ns", 1_000)] {
-            if ps >= scale && ps % scale == 0 {
+            if ps >= scale && ps.is_multiple_of(scale) {
                 return write!(f, "{}{unit}", ps / scale);
             }
         }

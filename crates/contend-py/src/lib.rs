@@ -272,13 +272,7 @@ fn schema(which: &str) -> PyResult<String> {
 fn models() -> String {
     let list: Vec<_> = contend_core::model::MODELS
         .iter()
-        .map(|m| {
-            let params = match m.name {
-                "sc16" => contend_core::model::sc16::PARAM_HELP.to_vec(),
-                _ => vec![],
-            };
-            serde_json::json!({"name": m.name, "summary": m.summary, "applies_to": m.applies_to, "params": params})
-        })
+        .map(|m| serde_json::json!({"name": m.name, "summary": m.summary, "applies_to": m.applies_to, "params": m.params}))
         .collect();
     json(&list)
 }

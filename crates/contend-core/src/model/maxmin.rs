@@ -14,8 +14,8 @@ mod groups;
 mod queue;
 mod solve;
 
-use super::mechanism::{Hop, Mechanism, Plan, Router};
-use super::{param_error, RateModel};
+use super::mechanism::{Hop, Plan, Router};
+use super::{on_off, param_error, unknown_param, RateModel};
 use crate::error::{Error, Result};
 use crate::sim::Outcome;
 use crate::topology::{LinkKind, Machine};
@@ -85,17 +85,8 @@ impl MaxminParams {
                 "eff_network" => p.eff_network = eff()?,
                 "eff_memory" => p.eff_memory = eff()?,
                 "staging_chunk" => p.staging_chunk = Bytes::parse(v).map_err(|e| param_error(k, e))?.as_f64(),
-                "p2p" => {
-                    p.p2p = match v {
-                        "on" | "true" | "yes" | "1" => true,
-                        "off" | "false" | "no" | "0" => false,
-                        _ => return Err(param_error(k, format!("\"{v}\" is not on or off"))),
-                    }
-                }
-                _ => {
-                    let known: Vec<&str> = PARAM_HELP.iter().map(|(n, _)| *n).collect();
-                    return Err(param_error(k, format!("is not a parameter of maxmin; known: {}", known.join(", "))));
-                }
+                "p2p" => p.p2p = on_off(k, v)?,
+                _ => return Err(unknown_param("maxmin", k, PARAM_HELP)),
             }
         }
         Ok(p)
@@ -128,14 +119,6 @@ impl MaxminParams {
             LinkKind::Memory => self.eff_memory,
         }
     }
-}
-
-/// What a transfer may ask for beyond the transfers schema: a mechanism and devices to pass.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct TransferOptions {
-    pub mechanism: Option<Mechanism>,
-    /// Machine device indices the path passes in order; a host memory here is the staging buffer.
-    pub via: Vec<usize>,
 }
 
 /// Resources, routes and fixed costs of one workload on one machine: what both engines share.
@@ -176,10 +159,10 @@ fn resources(m: &Machine, p: &MaxminParams) -> (Vec<u32>, Vec<f64>, Vec<String>)
     (dir, cap, name)
 }
 
-pub fn compile(m: &Machine, w: &Workload, p: &MaxminParams, options: &[TransferOptions]) -> Result<Compiled> {
+/// Resources and routes of `w`; a transfer's `mechanism` and `via` override CUDA's choice.
+pub fn compile(m: &Machine, w: &Workload, p: &MaxminParams) -> Result<Compiled> {
     let (dir, cap, name) = resources(m, p);
     let router = Router::new(m);
-    let none = TransferOptions::default();
     // Plans depend on the endpoints alone unless a transfer asks for more: plan each pair once.
     let mut plans: HashMap<(usize, usize), Plan> = HashMap::new();
     let mut c = Compiled {
@@ -194,13 +177,13 @@ pub fn compile(m: &Machine, w: &Workload, p: &MaxminParams, options: &[TransferO
     // Keyed by the route itself; only looked up, never iterated, so numbering stays deterministic.
     let mut known: HashMap<Vec<(u32, u32)>, u32> = HashMap::new();
     for (i, t) in w.transfers.iter().enumerate() {
-        let o = options.get(i).unwrap_or(&none);
         let fail = |e: String| Error::input(&w.origin, format!("transfers[{i}]"), e);
+        let chosen_by_cuda = t.mechanism.is_none() && t.via.is_empty();
         let plan = match plans.get(&(t.src, t.dst)) {
-            Some(plan) if *o == none => plan.clone(),
+            Some(plan) if chosen_by_cuda => plan.clone(),
             _ => {
-                let plan = router.plan(t.src, t.dst, o.mechanism, &o.via, p.p2p).map_err(fail)?;
-                if *o == none {
+                let plan = router.plan(t.src, t.dst, t.mechanism, &t.via, p.p2p).map_err(fail)?;
+                if chosen_by_cuda {
                     plans.insert((t.src, t.dst), plan.clone());
                 }
                 plan
@@ -243,12 +226,7 @@ pub struct MaxminModel {
 
 impl MaxminModel {
     pub fn new(m: &Machine, w: &Workload, params: MaxminParams) -> Result<MaxminModel> {
-        MaxminModel::with_options(m, w, params, &[])
-    }
-
-    /// With per-transfer options (`options[i]` for transfer i; missing entries choose as CUDA).
-    pub fn with_options(m: &Machine, w: &Workload, params: MaxminParams, options: &[TransferOptions]) -> Result<MaxminModel> {
-        let compiled = compile(m, w, &params, options)?;
+        let compiled = compile(m, w, &params)?;
         let filler = Filler::new(compiled.cap.len());
         Ok(MaxminModel { compiled, params, filler, flows: Vec::new() })
     }
@@ -282,12 +260,7 @@ impl RateModel for MaxminModel {
 
 /// Every transfer's issue and finish time under maxmin, latencies and staging included.
 pub fn run(m: &Machine, w: &Workload, params: &MaxminParams, record_phases: bool) -> Result<Outcome> {
-    run_with(m, w, params, &[], record_phases)
-}
-
-/// `run` with per-transfer options (`options[i]` for transfer i; missing entries choose as CUDA).
-pub fn run_with(m: &Machine, w: &Workload, params: &MaxminParams, options: &[TransferOptions], record_phases: bool) -> Result<Outcome> {
-    engine::simulate(w, &compile(m, w, params, options)?, record_phases)
+    engine::simulate(w, &compile(m, w, params)?, record_phases)
 }
 
 #[cfg(test)]

@@ -26,6 +26,8 @@ pub struct ModelInfo {
     pub name: &'static str,
     pub summary: &'static str,
     pub applies_to: &'static str,
+    /// (name, help) of every `--param`.
+    pub params: &'static [(&'static str, &'static str)],
 }
 
 pub const MODELS: &[ModelInfo] = &[ModelInfo {
@@ -33,11 +35,13 @@ pub const MODELS: &[ModelInfo] = &[ModelInfo {
     summary: "PCIe congestion-aware model of Martinasso et al. (SC16): congestion factors from source arbitration, \
               upstream proportional sharing, downstream round-robin with root-complex penalty tau, head-of-line blocking",
     applies_to: "GPU-to-GPU copies inside one PCIe tree under one root complex",
+    params: sc16::PARAM_HELP,
 }, ModelInfo {
     name: "maxmin",
     summary: "flow-level max-min fair sharing over directed links, with per-hop latency, per-link-kind efficiency \
               and CUDA's choice of mechanism (peer-to-peer, host-staged, GPUDirect RDMA)",
     applies_to: "any machine graph: PCIe trees, QPI/UPI, NVLink meshes, NVSwitch, NICs and host memory",
+    params: maxmin::PARAM_HELP,
 }];
 
 /// What to tell a user whose machine or workload a model cannot handle.
@@ -63,7 +67,19 @@ pub fn build(name: &str, params: &[(String, String)], m: &Machine, w: &Workload)
     }
 }
 
-/// Parse "key=value" parameters against a list of known keys; unknown keys are errors.
 pub(crate) fn param_error(key: &str, problem: impl Into<String>) -> Error {
     Error::input("--param", key, problem)
+}
+
+pub(crate) fn unknown_param(model: &str, key: &str, help: &[(&str, &str)]) -> Error {
+    let known: Vec<&str> = help.iter().map(|(n, _)| *n).collect();
+    param_error(key, format!("is not a parameter of {model}; known: {}", known.join(", ")))
+}
+
+pub(crate) fn on_off(key: &str, v: &str) -> Result<bool> {
+    match v {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(param_error(key, format!("\"{v}\" is not on or off"))),
+    }
 }

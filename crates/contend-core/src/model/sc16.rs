@@ -6,7 +6,7 @@
 //! one redistribution pass. docs/models.md states each rule, where it comes from, and the
 //! named options for the places where the slides admit two readings.
 
-use super::{param_error, RateModel};
+use super::{on_off, param_error, unknown_param, RateModel};
 use crate::error::Result;
 use crate::topology::{Machine, PcieTree, Route};
 use crate::units::Bandwidth;
@@ -79,14 +79,6 @@ pub const PARAM_HELP: &[(&str, &str)] = &[
     ("rc_rescale", "with 3 or more groups, scale local groups so the port is not over-allocated: on (default) or off"),
 ];
 
-fn on_off(key: &str, v: &str) -> Result<bool> {
-    match v {
-        "on" | "true" | "yes" | "1" => Ok(true),
-        "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(param_error(key, format!("\"{v}\" is not on or off"))),
-    }
-}
-
 impl Sc16Params {
     pub fn parse(pairs: &[(String, String)]) -> Result<Sc16Params> {
         let mut p = Sc16Params::default();
@@ -124,10 +116,7 @@ impl Sc16Params {
                     }
                 }
                 "rc_rescale" => p.rc_rescale = on_off(k, v)?,
-                _ => {
-                    let known: Vec<&str> = PARAM_HELP.iter().map(|(n, _)| *n).collect();
-                    return Err(param_error(k, format!("is not a parameter of sc16; known: {}", known.join(", "))));
-                }
+                _ => return Err(unknown_param("sc16", k, PARAM_HELP)),
             }
         }
         Ok(p)

@@ -33,7 +33,7 @@ fn chain(p: &Problem, semantics: Semantics, seed: u64, c: u64, iterations: u64, 
     if c > 0 {
         for perm in order.iter_mut() {
             for i in (1..perm.len()).rev() {
-                perm.swap(i, (rng.next() % (i as u64 + 1)) as usize);
+                perm.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
             }
         }
     }
@@ -47,10 +47,10 @@ fn chain(p: &Problem, semantics: Semantics, seed: u64, c: u64, iterations: u64, 
     let scale = cur;
     for it in 0..iterations {
         let temp = scale * T_START * (T_END / T_START).powf(it as f64 / iterations as f64);
-        let g = movable[(rng.next() % movable.len() as u64) as usize];
+        let g = movable[(rng.next_u64() % movable.len() as u64) as usize];
         let d = p.deg[g] as u64;
-        let a = (rng.next() % d) as usize;
-        let b = (a + 1 + (rng.next() % (d - 1)) as usize) % d as usize;
+        let a = (rng.next_u64() % d) as usize;
+        let b = (a + 1 + (rng.next_u64() % (d - 1)) as usize) % d as usize;
         order[g].swap(a, b);
         let t = w.evaluate(&order, semantics);
         if t <= cur || rng.unit() < (-(t - cur) / temp).exp() {

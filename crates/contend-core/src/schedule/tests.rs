@@ -84,18 +84,18 @@ fn random_case(seed: u64) -> (HaloSpec, SearchOptions<'static>) {
     let mut rng = SplitMix64(seed);
     let grids: [(&[u32], &[bool]); 6] =
         [(&[2, 3], &[]), (&[3, 2], &[false, false]), (&[1, 4], &[false, true]), (&[2, 2], &[]), (&[5], &[]), (&[2, 1, 2], &[true, false, false])];
-    let (grid, periodic) = grids[(rng.next() % grids.len() as u64) as usize];
+    let (grid, periodic) = grids[(rng.next_u64() % grids.len() as u64) as usize];
     let ranks: usize = grid.iter().map(|&n| n as usize).product();
     let mut gpus: Vec<String> = (0..8).map(|i| format!("GPU{i}")).collect();
     for i in (1..8).rev() {
-        gpus.swap(i, (rng.next() % (i as u64 + 1)) as usize);
+        gpus.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
     }
     gpus.truncate(ranks);
-    let sizes = grid.iter().map(|_| Bytes((1 + rng.next() % 4) << 20)).collect();
+    let sizes = grid.iter().map(|_| Bytes((1 + rng.next_u64() % 4) << 20)).collect();
     let spec = HaloSpec { grid: grid.to_vec(), periodic: periodic.to_vec(), size: None, sizes, cosmo: None, gpus };
     let tau = format!("{}", 0.05 + 0.3 * rng.unit());
-    let semantics = if rng.next().is_multiple_of(2) { Semantics::Sequential } else { Semantics::Rounds };
-    let alpha = if rng.next().is_multiple_of(3) { 20e-6 } else { 0.0 };
+    let semantics = if rng.next_u64().is_multiple_of(2) { Semantics::Sequential } else { Semantics::Rounds };
+    let alpha = if rng.next_u64().is_multiple_of(3) { 20e-6 } else { 0.0 };
     (spec, SearchOptions { semantics, alpha, params: vec![("tau".into(), tau)], ..Default::default() })
 }
 
@@ -198,7 +198,7 @@ fn schedules_round_trip_through_the_phase_engine() {
             if trial > 0 {
                 for perm in order.iter_mut() {
                     for i in (1..perm.len()).rev() {
-                        perm.swap(i, (rng.next() % (i as u64 + 1)) as usize);
+                        perm.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
                     }
                 }
             }

@@ -145,7 +145,7 @@ impl PcieTree {
     pub fn link_name(&self, link: u32) -> String {
         let v = (link / 2) as usize;
         let p = self.parent[v];
-        if link % 2 == 0 {
+        if link.is_multiple_of(2) {
             format!("{}→{}", self.name[v], self.name[p])
         } else {
             format!("{}→{}", self.name[p], self.name[v])
@@ -156,7 +156,7 @@ impl PcieTree {
     pub fn port_name(&self, link: u32) -> String {
         let v = (link / 2) as usize;
         let p = self.parent[v];
-        if link % 2 == 0 {
+        if link.is_multiple_of(2) {
             format!("upstream port of {}", self.name[v])
         } else {
             format!("port of {} towards {}", self.name[p], self.name[v])

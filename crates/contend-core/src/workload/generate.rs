@@ -45,7 +45,7 @@ pub fn random_graph(peers: &[String], count: usize, size: Bytes, seed: u64) -> V
     // Partial Fisher-Yates: the first `count` entries are a uniform sample without replacement.
     let count = count.min(pairs.len());
     for i in 0..count {
-        let j = i + (rng.next() % (pairs.len() - i) as u64) as usize;
+        let j = i + (rng.next_u64() % (pairs.len() - i) as u64) as usize;
         pairs.swap(i, j);
     }
     pairs[..count].iter().map(|&(s, d)| spec(&peers[s], &peers[d], size)).collect()
@@ -55,7 +55,7 @@ pub fn random_graph(peers: &[String], count: usize, size: Bytes, seed: u64) -> V
 pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -64,7 +64,7 @@ impl SplitMix64 {
     }
     /// Uniform in [0, 1).
     pub fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 

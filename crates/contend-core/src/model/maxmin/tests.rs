@@ -25,13 +25,13 @@ fn random_workload(m: &Machine, seed: u64, count: usize) -> Workload {
             t.start = Some(Time::from_secs(rng.unit() * 0.01));
         }
         if i > 0 && rng.unit() < 0.2 {
-            t.after = vec![TransferRef::Index((rng.next() % i as u64) as usize)];
+            t.after = vec![TransferRef::Index((rng.next_u64() % i as u64) as usize)];
         }
     }
     // Repeat some pairs, so that routes carry several transfers at once.
     for i in 1..spec.transfers.len() {
         if rng.unit() < 0.3 {
-            let j = (rng.next() % i as u64) as usize;
+            let j = (rng.next_u64() % i as u64) as usize;
             let (src, dst) = (spec.transfers[j].src.clone(), spec.transfers[j].dst.clone());
             (spec.transfers[i].src, spec.transfers[i].dst) = (src, dst);
         }
@@ -68,7 +68,7 @@ fn phases_are_feasible_fair_and_conserve_bytes() {
     for seed in 0..30u64 {
         let w = random_workload(&m, seed, 1 + (seed as usize * 7) % 50);
         let o = run(&m, &w, &p, true).unwrap();
-        let c = compile(&m, &w, &p, &[]).unwrap();
+        let c = compile(&m, &w, &p).unwrap();
         let mut sent = vec![0.0; w.transfers.len()];
         for ph in &o.phases {
             let mut load = vec![0.0; c.cap.len()];
