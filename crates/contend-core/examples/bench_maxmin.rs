@@ -6,7 +6,8 @@
 //! workload to the outcome, routing included.
 //! Run: cargo run --release -p contend-core --example bench_maxmin [max transfers]
 
-use contend_core::model::maxmin::{self, MaxminModel, MaxminParams};
+use contend_core::model::maxmin::{MaxminParams, MaxminPrepared};
+use contend_core::model::{Prepared, RateAdaptor};
 use contend_core::sim;
 use contend_core::topology::Machine;
 use contend_core::workload::{SplitMix64, Transfer, Workload};
@@ -75,12 +76,13 @@ fn main() {
         for n in [1_000, 3_000, 10_000, 30_000, 100_000].into_iter().filter(|&n| n <= max) {
             let w = workload(&m, n, gap);
             let mut makespan = 0.0;
-            let s = time(if n < 30_000 { 5 } else { 1 }, || makespan = maxmin::run(&m, &w, &p, false).unwrap().makespan());
+            let s = time(if n < 30_000 { 5 } else { 1 }, || makespan = sim::run_prepared(&w, &MaxminPrepared::new(&m, &w, p).unwrap(), false).unwrap().makespan());
             println!("{label:<10} {n:>8} {s:>12.4} {:>14.0} {makespan:>9.3}s", n as f64 / s);
             if n <= 3_000 {
                 let b = time(3, || {
-                    let mut model = MaxminModel::new(&m, &w, p).unwrap();
-                    makespan = sim::run(&w, &mut model, false).unwrap().makespan()
+                    let prepared = MaxminPrepared::new(&m, &w, p).unwrap();
+                    let mut full = RateAdaptor::new(prepared.rate_model().unwrap(), &prepared.flows);
+                    makespan = sim::run(&w, &prepared.flows, &mut full, false).unwrap().makespan()
                 });
                 println!("{:<10} {n:>8} {b:>12.4} {:>14.0} {makespan:>9.3}s   baseline: sim::run, full refill per event", label, n as f64 / b);
             }

@@ -2,7 +2,7 @@
 //! on the worked example and on a seeded random 32-transfer graph on cs-storm-socket.
 //! Run: cargo run --release -p contend-core --example bench_sc16
 
-use contend_core::model::sc16::{Sc16Model, Sc16Params};
+use contend_core::model::sc16::{Sc16Params, Sc16Prepared};
 use contend_core::model::RateModel;
 use contend_core::sim;
 use contend_core::topology::Machine;
@@ -40,7 +40,8 @@ fn main() {
     println!("sc16 on cs-storm-socket, 11 repetitions each");
     for (label, spec) in cases {
         let w = Workload::resolve(&spec, &m, label).unwrap();
-        let mut model = Sc16Model::new(&m, &w, Sc16Params::default()).unwrap();
+        let prepared = Sc16Prepared::new(&m, &w, Sc16Params::default()).unwrap();
+        let mut model = prepared.model();
         let active: Vec<usize> = (0..w.transfers.len()).collect();
         let mut out = vec![0.0; active.len()];
         let n = if active.len() > 8 { 50_000 } else { 500_000 };
@@ -49,7 +50,7 @@ fn main() {
             black_box(&out);
         }));
         report(&format!("whole simulation, {label}"), per_call(11, n / 20, || {
-            black_box(sim::run(&w, &mut model, false).unwrap());
+            black_box(sim::run_prepared(&w, &prepared, false).unwrap());
         }));
     }
 }

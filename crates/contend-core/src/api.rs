@@ -2,8 +2,8 @@
 //! the CLI call. Every function here is also usable from Rust alone.
 
 use crate::error::{Error, Result};
-use crate::model::maxmin::{MaxminModel, MaxminParams};
-use crate::model::{self, sc16, RateModel};
+use crate::model::{registry, sc16, ModelEntry, Prepared, RateAdaptor};
+use crate::report::{self, Detail, Report};
 use crate::sim;
 use crate::topology::{preset_names, preset_text, Machine, MachineSpec};
 use crate::workload::{Workload, WorkloadSpec};
@@ -28,94 +28,19 @@ pub fn presets() -> Vec<PresetSummary> {
         .collect()
 }
 
-#[derive(Serialize, Debug)]
-pub struct TransferReport {
-    pub name: String,
-    pub src: String,
-    pub dst: String,
-    pub size_bytes: u64,
-    pub start_s: f64,
-    pub finish_s: f64,
-    pub duration_s: f64,
-    /// Effective bandwidth size / duration, bytes/s.
-    pub bandwidth_bps: f64,
-    /// Directed links of the path, as indices into `links`.
-    pub route: Vec<u32>,
-}
-
-#[derive(Serialize, Debug)]
-pub struct PhaseReport {
-    pub start_s: f64,
-    pub end_s: f64,
-    pub transfers: Vec<usize>,
-    pub rates_bps: Vec<f64>,
-}
-
-#[derive(Serialize, Debug)]
-pub struct LinkReport {
-    pub name: String,
-    pub capacity_bps: f64,
-}
-
-#[derive(Serialize, Debug)]
-pub struct Report {
-    pub machine: String,
-    pub model: String,
-    pub params: BTreeMap<String, String>,
-    pub makespan_s: f64,
-    pub transfers: Vec<TransferReport>,
-    pub phases: Vec<PhaseReport>,
-    pub links: Vec<LinkReport>,
-}
-
-fn report(m: &Machine, w: &Workload, model_name: &str, model: &dyn RateModel, o: sim::Outcome) -> Report {
-    let transfers = w
-        .transfers
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let d = o.finish[i] - o.start[i];
-            TransferReport {
-                name: t.name.clone(),
-                src: m.devices[t.src].name.clone(),
-                dst: m.devices[t.dst].name.clone(),
-                size_bytes: t.size,
-                start_s: o.start[i],
-                finish_s: o.finish[i],
-                duration_s: d,
-                bandwidth_bps: if d > 0.0 { t.size as f64 / d } else { f64::INFINITY },
-                route: model.route(i).to_vec(),
-            }
-        })
-        .collect();
-    let phases = o
-        .phases
-        .iter()
-        .map(|p| PhaseReport { start_s: p.start, end_s: p.end, transfers: p.active.clone(), rates_bps: p.rates.clone() })
-        .collect();
-    Report {
-        machine: m.name.clone(),
-        model: model_name.into(),
-        params: model.params(),
-        makespan_s: o.makespan(),
-        transfers,
-        phases,
-        links: model.links().into_iter().map(|(name, capacity_bps)| LinkReport { name, capacity_bps }).collect(),
-    }
+/// Resolve the workload and prepare the named model for it.
+fn prepare(m: &Machine, spec: &WorkloadSpec, origin: &str, model: &str, params: &[(String, String)]) -> Result<(Workload, &'static ModelEntry, Box<dyn Prepared>)> {
+    let entry = registry::get(model)?;
+    let w = Workload::resolve(spec, m, origin)?;
+    let prepared = (entry.prepare)(m, &w, params)?;
+    Ok((w, entry, prepared))
 }
 
 /// Predict every transfer's start and finish with the named model.
-pub fn simulate(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str, params: &[(String, String)]) -> Result<Report> {
-    let w = Workload::resolve(spec, m, origin)?;
-    if model_name == "maxmin" {
-        // maxmin has its own incremental engine, which also accounts for latencies.
-        let model = MaxminModel::new(m, &w, MaxminParams::parse(params)?)?;
-        let o = model.simulate(&w, true)?;
-        return Ok(report(m, &w, model_name, &model, o));
-    }
-    let mut model = model::build(model_name, params, m, &w)?;
-    let o = sim::run(&w, model.as_mut(), true)?;
-    Ok(report(m, &w, model_name, model.as_ref(), o))
+pub fn simulate(m: &Machine, spec: &WorkloadSpec, origin: &str, model: &str, params: &[(String, String)], detail: Detail) -> Result<Report> {
+    let (w, entry, prepared) = prepare(m, spec, origin, model, params)?;
+    let o = sim::run_prepared(&w, prepared.as_ref(), detail.phases)?;
+    Ok(report::build(m, &w, entry.name, prepared.params(), prepared.flows(), &o, detail))
 }
 
 #[derive(Serialize, Debug)]
@@ -145,17 +70,22 @@ pub struct Explanation {
     pub explain: Vec<ExplainPhase>,
 }
 
-/// Run sc16 and keep, per phase, every transfer's factor after each step and why it changed.
+/// Run a model that can show its steps (sc16) and keep, per phase, every transfer's factor
+/// after each step and why it changed.
 pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str, params: &[(String, String)]) -> Result<Explanation> {
-    if model_name != "sc16" {
-        return Err(Error::input("--model", model_name, "explain shows the steps of the sc16 model; use --model sc16"));
+    let entry = registry::get(model_name)?;
+    if !entry.explains {
+        let can: Vec<&str> = registry::MODELS.iter().filter(|e| e.explains).map(|e| e.name).collect();
+        return Err(Error::input("--model", model_name, format!("has no steps to explain; explain works with --model {}", can.join(" or --model "))));
     }
     let w = Workload::resolve(spec, m, origin)?;
-    let mut model = sc16::Sc16Model::new(m, &w, sc16::Sc16Params::parse(params)?)?;
+    let prepared = sc16::Sc16Prepared::new(m, &w, sc16::Sc16Params::parse(params)?)?;
+    let mut model = prepared.model();
     model.traces = Some(Vec::new());
-    let o = sim::run(&w, &mut model, true)?;
-    let traces = model.traces.take().unwrap_or_default();
-    let tree = &model.eval.tree;
+    let mut adaptor = RateAdaptor::new(model, &prepared.flows);
+    let o = sim::run(&w, &prepared.flows, &mut adaptor, true)?;
+    let traces = adaptor.model.traces.take().unwrap_or_default();
+    let tree = &prepared.tree;
     let label = |k: usize, active: &[usize]| {
         let t = &w.transfers[active[k]];
         format!("{}→{}", m.devices[t.src].name, m.devices[t.dst].name)
@@ -205,7 +135,8 @@ pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str,
             ExplainPhase { start_s: p.start, end_s: p.end, rows }
         })
         .collect();
-    Ok(Explanation { report: report(m, &w, "sc16", &model, o), explain })
+    let report = report::build(m, &w, entry.name, prepared.params.to_map(), &prepared.flows, &o, Detail { phases: true });
+    Ok(Explanation { report, explain })
 }
 
 /// JSON Schema of the machine or the transfers description.

@@ -4,9 +4,11 @@
 pub mod api;
 pub mod calibrate;
 pub mod error;
+pub mod flow;
 pub mod import;
 pub mod model;
 pub mod p2p;
+pub mod report;
 pub mod schedule;
 pub mod sim;
 pub mod topology;

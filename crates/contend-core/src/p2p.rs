@@ -12,10 +12,11 @@
 //! the GPU's own latency (copy-engine setup, no hop).
 
 use crate::error::Result;
-use crate::model::maxmin::{self, MaxminParams};
-use crate::model::mechanism::{Mechanism, Router};
+use crate::flow::router::Router;
+use crate::model::maxmin::{MaxminParams, MaxminPrepared};
+use crate::sim;
 use crate::topology::Machine;
-use crate::workload::{Transfer, Workload};
+use crate::workload::{Mechanism, Transfer, Workload};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -52,7 +53,7 @@ fn chain(src: usize, dst: usize, size: u64, repeat: usize, first: usize, out: &m
 /// Seconds from the first issue to the last finish of `transfers` under maxmin.
 fn makespan(m: &Machine, transfers: Vec<Transfer>, p: &MaxminParams) -> Result<f64> {
     let w = Workload { transfers, origin: "p2pBandwidthLatencyTest".into() };
-    Ok(maxmin::run(m, &w, p, false)?.makespan())
+    Ok(sim::run_prepared(&w, &MaxminPrepared::new(m, &w, *p)?, false)?.makespan())
 }
 
 pub fn p2p_matrices(m: &Machine, params: &MaxminParams) -> Result<P2pReport> {

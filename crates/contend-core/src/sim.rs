@@ -1,15 +1,24 @@
-//! The phase engine: between two events (a start or a finish) the set of active transfers is
-//! fixed, so every rate is constant; the model gives the rates, the engine advances time.
+//! The executor: the one loop that advances time, for every model.
+//!
+//! It owns issue times (`start`), dependencies (`after`), each transfer's setup delay (the
+//! path's latency plus its software overhead: no bytes move until it has passed) and the
+//! record keeping; the model only decides how fast the bytes in flight move. Events are taken
+//! in order of (time, sequence), and events within a relative 1e-12 of each other form one
+//! instant, after which the model settles its rates once.
 
 use crate::error::{Error, Result};
-use crate::model::RateModel;
+use crate::flow::FlowTable;
+use crate::model::{EventModel, Prepared, SAME_TIME};
 use crate::workload::Workload;
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 
-/// A maximal interval in which the active set does not change.
+/// A maximal interval in which no transfer joins or leaves, so every rate is constant.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Phase {
     pub start: f64,
     pub end: f64,
+    /// Transfers moving bytes, ascending.
     pub active: Vec<usize>,
     /// Bytes per second of `active[k]`.
     pub rates: Vec<f64>,
@@ -17,9 +26,15 @@ pub struct Phase {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
+    /// When each transfer was issued (its start and dependencies allowing).
     pub start: Vec<f64>,
     pub finish: Vec<f64>,
+    /// Every phase, when asked for (their number and size grow with the workload squared).
     pub phases: Vec<Phase>,
+    /// Per resource of the flow table: seconds with at least one transfer moving bytes on it.
+    pub busy: Vec<f64>,
+    /// Per resource: the highest load over capacity seen.
+    pub peak: Vec<f64>,
 }
 
 impl Outcome {
@@ -28,108 +43,189 @@ impl Outcome {
     }
 }
 
-/// A transfer with this fraction of its bytes left has finished (guards float round-off).
-const DONE: f64 = 1e-9;
+/// A transfer whose setup ends at `t`; ties resolve by issue order, the same every run.
+#[derive(PartialEq)]
+struct Join {
+    t: f64,
+    seq: u64,
+    flow: usize,
+}
 
-/// Run the workload to completion under `model`; with `record`, keep every phase.
-pub fn run(w: &Workload, model: &mut dyn RateModel, record: bool) -> Result<Outcome> {
+impl Eq for Join {}
+impl PartialOrd for Join {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Join {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.t.total_cmp(&o.t).then(self.seq.cmp(&o.seq))
+    }
+}
+
+struct Executor<'a> {
+    w: &'a Workload,
+    flows: &'a FlowTable,
+    out: Outcome,
+    joins: BinaryHeap<Reverse<Join>>,
+    seq: u64,
+    deps_left: Vec<usize>,
+    /// Dependents in compressed rows.
+    dep_off: Vec<usize>,
+    dep: Vec<usize>,
+    /// Transfers moving bytes, and where each sits in that list.
+    moving: Vec<usize>,
+    moving_at: Vec<usize>,
+    in_flight: Vec<u32>,
+    busy_since: Vec<f64>,
+}
+
+impl Executor<'_> {
+    fn issue(&mut self, i: usize, at: f64) {
+        self.out.start[i] = at;
+        self.seq += 1;
+        self.joins.push(Reverse(Join { t: at + self.flows.setup[i], seq: self.seq, flow: i }));
+    }
+
+    fn joined(&mut self, f: usize, t: f64) {
+        self.moving_at[f] = self.moving.len();
+        self.moving.push(f);
+        for &(l, _) in self.flows.route(f) {
+            let l = l as usize;
+            if self.in_flight[l] == 0 {
+                self.busy_since[l] = t;
+            }
+            self.in_flight[l] += 1;
+        }
+    }
+
+    fn finished(&mut self, f: usize, t: f64) {
+        self.out.finish[f] = t;
+        let k = self.moving_at[f];
+        self.moving.swap_remove(k);
+        if let Some(&g) = self.moving.get(k) {
+            self.moving_at[g] = k;
+        }
+        for &(l, _) in self.flows.route(f) {
+            let l = l as usize;
+            self.in_flight[l] -= 1;
+            if self.in_flight[l] == 0 {
+                self.out.busy[l] += t - self.busy_since[l];
+            }
+        }
+        for k in self.dep_off[f]..self.dep_off[f + 1] {
+            let d = self.dep[k];
+            self.deps_left[d] -= 1;
+            if self.deps_left[d] == 0 {
+                self.issue(d, self.w.transfers[d].start.max(t));
+            }
+        }
+    }
+}
+
+/// Run `w` to completion under `model`, whose flows are `flows`; with `record`, keep every phase.
+pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: bool) -> Result<Outcome> {
     let n = w.transfers.len();
-    let size: Vec<f64> = w.transfers.iter().map(|t| t.size as f64).collect();
-    let mut remaining = size.clone();
-    let mut deps_left: Vec<usize> = w.transfers.iter().map(|t| t.after.len()).collect();
-    let mut dependents = vec![Vec::new(); n];
+    let nres = flows.cap.len();
+    let mut dep_off = vec![0usize; n + 1];
+    for t in &w.transfers {
+        for &j in &t.after {
+            dep_off[j + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        dep_off[i + 1] += dep_off[i];
+    }
+    let mut fill = dep_off.clone();
+    let mut dep = vec![0usize; dep_off[n]];
     for (i, t) in w.transfers.iter().enumerate() {
         for &j in &t.after {
-            dependents[j].push(i);
+            dep[fill[j]] = i;
+            fill[j] += 1;
         }
     }
-    let mut ready_at: Vec<f64> = w.transfers.iter().map(|t| t.start).collect();
-    let mut waiting: Vec<usize> = (0..n).filter(|&i| deps_left[i] == 0).collect();
-    let mut active: Vec<usize> = Vec::with_capacity(n);
-    let mut rates: Vec<f64> = Vec::with_capacity(n);
-    let mut out = Outcome { start: vec![f64::NAN; n], finish: vec![f64::NAN; n], phases: Vec::new() };
-    let mut t = 0.0f64;
-    let mut done = 0usize;
-    while done < n {
-        // Admit every waiting transfer whose time has come.
-        let before = active.len();
-        waiting.retain(|&i| {
-            if ready_at[i] <= t {
-                out.start[i] = t;
-                active.push(i);
-                false
-            } else {
-                true
+    let mut x = Executor {
+        w,
+        flows,
+        out: Outcome { start: vec![f64::NAN; n], finish: vec![f64::NAN; n], phases: Vec::new(), busy: vec![0.0; nres], peak: vec![0.0; nres] },
+        joins: BinaryHeap::with_capacity(n),
+        seq: 0,
+        deps_left: w.transfers.iter().map(|t| t.after.len()).collect(),
+        dep_off,
+        dep,
+        moving: Vec::new(),
+        moving_at: vec![0; n],
+        in_flight: vec![0; nres],
+        busy_since: vec![0.0; nres],
+    };
+    for i in 0..n {
+        if x.deps_left[i] == 0 {
+            x.issue(i, w.transfers[i].start);
+        }
+    }
+    let (mut done, mut finished) = (0usize, Vec::new());
+    let mut loads = Vec::new();
+    let mut phase_start = 0.0;
+    loop {
+        let next_join = x.joins.peek().map(|Reverse(j)| j.t);
+        let t = match (next_join, model.next_finish()) {
+            (None, None) if x.moving.is_empty() => break,
+            (None, None) => {
+                return Err(Error::Runtime(format!(
+                    "the model gives every moving transfer zero bandwidth at t = {phase_start} s, so nothing can finish"
+                )))
             }
-        });
-        if active.len() != before {
+            (a, b) => a.unwrap_or(f64::INFINITY).min(b.unwrap_or(f64::INFINITY)),
+        };
+        if record && !x.moving.is_empty() && t > phase_start {
+            let mut active = x.moving.clone();
             active.sort_unstable();
+            let rates = active.iter().map(|&f| model.rate(f)).collect();
+            x.out.phases.push(Phase { start: phase_start, end: t, active, rates });
         }
-        let next_start = waiting.iter().map(|&i| ready_at[i]).fold(f64::INFINITY, f64::min);
-        if active.is_empty() {
-            if next_start.is_finite() {
-                t = next_start;
-                continue;
-            }
-            return Err(Error::Runtime("transfers are left that can never start (dependency bookkeeping)".into()));
-        }
-        rates.resize(active.len(), 0.0);
-        model.rates(&active, &mut rates);
-        let mut dt = active
-            .iter()
-            .zip(&rates)
-            .filter(|(_, &r)| r > 0.0)
-            .map(|(&i, &r)| remaining[i] / r)
-            .fold(f64::INFINITY, f64::min);
-        if !dt.is_finite() && !next_start.is_finite() {
-            return Err(Error::Runtime(format!(
-                "the model gives every active transfer zero bandwidth at t = {t} s, so nothing can finish"
-            )));
-        }
-        let until_start = next_start - t;
-        let ends_by_start = until_start < dt;
-        if ends_by_start {
-            dt = until_start;
-        }
-        let end = if ends_by_start { next_start } else { t + dt };
-        if record {
-            out.phases.push(Phase { start: t, end, active: active.clone(), rates: rates.clone() });
-        }
-        let mut k = 0;
-        let mut finished_any = false;
-        while k < active.len() {
-            let i = active[k];
-            remaining[i] -= rates[k] * dt;
-            if remaining[i] <= DONE * size[i] {
-                remaining[i] = 0.0;
-                out.finish[i] = end;
-                done += 1;
-                finished_any = true;
-                for &d in &dependents[i] {
-                    deps_left[d] -= 1;
-                    if deps_left[d] == 0 {
-                        ready_at[d] = ready_at[d].max(end);
-                        waiting.push(d);
-                    }
+        phase_start = t;
+        let horizon = t + SAME_TIME * t;
+        loop {
+            if model.next_finish().is_some_and(|at| at <= horizon) {
+                finished.clear();
+                model.finish(t, &mut finished);
+                for &f in &finished {
+                    x.finished(f, t);
                 }
-                active.remove(k);
-                rates.remove(k);
+                done += finished.len();
+            } else if x.joins.peek().is_some_and(|Reverse(j)| j.t <= horizon) {
+                let Reverse(j) = x.joins.pop().unwrap();
+                model.join(j.flow, t);
+                x.joined(j.flow, t);
             } else {
-                k += 1;
+                break;
             }
         }
-        if !finished_any && !ends_by_start {
-            return Err(Error::Runtime(format!("no transfer finished at t = {end} s although one should have")));
+        model.settle(t)?;
+        loads.clear();
+        model.loads(&mut loads);
+        for &(l, load) in &loads {
+            let u = load / flows.cap[l as usize];
+            if u > x.out.peak[l as usize] {
+                x.out.peak[l as usize] = u;
+            }
         }
-        t = end;
     }
-    Ok(out)
+    if done < n {
+        return Err(Error::Runtime(format!("{} transfers never finished (dependency bookkeeping)", n - done)));
+    }
+    Ok(x.out)
+}
+
+/// Run `w` under a prepared model (see `model::registry`).
+pub fn run_prepared(w: &Workload, prepared: &dyn Prepared, record: bool) -> Result<Outcome> {
+    run(w, prepared.flows(), prepared.event_model().as_mut(), record)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::sc16::{Sc16Model, Sc16Params};
+    use crate::model::sc16::{Sc16Params, Sc16Prepared};
     use crate::topology::Machine;
     use crate::workload::{random_graph, Workload, WorkloadSpec};
     use crate::units::Bytes;
@@ -140,8 +236,7 @@ mod tests {
     fn simulate(text: &str, tau: f64) -> (Workload, Outcome) {
         let m = Machine::load("cs-storm-socket").unwrap();
         let w = Workload::resolve(&WorkloadSpec::from_text(text, "w").unwrap(), &m, "w").unwrap();
-        let mut model = Sc16Model::new(&m, &w, Sc16Params { tau, ..Default::default() }).unwrap();
-        let o = run(&w, &mut model, true).unwrap();
+        let o = run_prepared(&w, &Sc16Prepared::new(&m, &w, Sc16Params { tau, ..Default::default() }).unwrap(), true).unwrap();
         (w, o)
     }
 
@@ -203,9 +298,9 @@ mod tests {
                 }
             }
             let w = Workload::resolve(&spec, &m, "r").unwrap();
-            let mut model = Sc16Model::new(&m, &w, Sc16Params::default()).unwrap();
-            let o = run(&w, &mut model, true).unwrap();
-            let b = model.eval.params.bandwidth;
+            let prepared = Sc16Prepared::new(&m, &w, Sc16Params::default()).unwrap();
+            let o = run_prepared(&w, &prepared, true).unwrap();
+            let b = prepared.params.bandwidth;
             let mut sent = vec![0.0; w.transfers.len()];
             for p in &o.phases {
                 assert!(p.end > p.start);
@@ -215,9 +310,9 @@ mod tests {
                     sent[i] += r * (p.end - p.start);
                 }
                 // No directed link carries more than B in total.
-                let mut load = vec![0.0; model.links().len()];
+                let mut load = vec![0.0; prepared.flows.cap.len()];
                 for (&i, &r) in p.active.iter().zip(&p.rates) {
-                    for &l in model.route(i) {
+                    for &l in &prepared.flows.path[i] {
                         load[l as usize] += r;
                     }
                 }

@@ -25,7 +25,8 @@ pub use p2p_output::{parse as parse_p2p_output, P2pMeasurements};
 
 use crate::error::{Error, Result};
 use crate::model::maxmin::MaxminParams;
-use crate::model::mechanism::{Mechanism, Plan, Router};
+use crate::flow::router::{Plan, Router};
+use crate::workload::Mechanism;
 use crate::p2p::p2p_matrices;
 use crate::topology::{DeviceKind, LinkKind, Machine, MachineSpec};
 use crate::units::Time;

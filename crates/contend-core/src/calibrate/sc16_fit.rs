@@ -3,7 +3,7 @@
 //! has a closed form; tau is found by a grid search refined by golden sections.
 
 use crate::error::{Error, Result};
-use crate::model::sc16::{Sc16Model, Sc16Params};
+use crate::model::sc16::{Sc16Params, Sc16Prepared};
 use crate::sim;
 use crate::topology::Machine;
 use crate::units::{Bytes, Time};
@@ -82,8 +82,7 @@ pub fn parse_csv(text: &str, origin: &str) -> Result<Vec<MeasuredGraph>> {
 fn unit_durations(m: &Machine, graphs: &[(Workload, &MeasuredGraph)], base: &Sc16Params, tau: f64) -> Result<Vec<f64>> {
     let mut out = Vec::new();
     for (w, _) in graphs {
-        let mut model = Sc16Model::new(m, w, Sc16Params { tau, bandwidth: 1.0, ..*base })?;
-        let o = sim::run(w, &mut model, false)?;
+        let o = sim::run_prepared(w, &Sc16Prepared::new(m, w, Sc16Params { tau, bandwidth: 1.0, ..*base })?, false)?;
         out.extend(o.finish.iter().zip(&o.start).map(|(f, s)| f - s));
     }
     Ok(out)
@@ -168,7 +167,7 @@ mod tests {
         for seed in 0..40u64 {
             let spec = WorkloadSpec { transfers: random_graph(&m.gpu_names(), 2 + (seed as usize % 5), Bytes(300 << 20), seed) };
             let w = Workload::resolve(&spec, &m, "g").unwrap();
-            let o = sim::run(&w, &mut Sc16Model::new(&m, &w, truth).unwrap(), false).unwrap();
+            let o = sim::run_prepared(&w, &Sc16Prepared::new(&m, &w, truth).unwrap(), false).unwrap();
             for (t, f) in spec.transfers.iter().zip(&o.finish) {
                 csv.push_str(&format!("g{seed},{},{},300MiB,{:.3}us\n", t.src, t.dst, f * 1e6));
             }

@@ -1,78 +1,59 @@
-//! The ladder of models. Each turns "these transfers are active now" into a rate per transfer;
-//! the phase engine in `sim` turns rates into start and finish times.
+//! The ladder of models, and the registry that names each one once.
+//!
+//! A model turns the flows moving bytes into rates. Rate models (`RateModel`: sc16, and
+//! maxmin's one-shot fill) answer "these flows are active: how fast does each go"; the
+//! executor runs them through `RateAdaptor`. Event models (`EventModel`: maxmin's incremental
+//! engine, a packet-level model) are told of every join and finish and say when the next
+//! flow finishes. Either way the one loop that advances time is `sim::run`.
 
 pub mod maxmin;
-pub mod mechanism;
+mod rate;
+pub mod registry;
 pub mod sc16;
 
+pub use rate::{RateAdaptor, DONE};
+pub use registry::{ModelEntry, ModelKind, Param, Prepared};
+
 use crate::error::{Error, Result};
-use crate::topology::Machine;
-use crate::workload::Workload;
-use std::collections::BTreeMap;
 
-/// A model of bandwidth sharing among the transfers active during one phase.
+/// Events this close after an instant's time (relative) belong to it: float ties.
+pub const SAME_TIME: f64 = 1e-12;
+
+/// Bandwidth sharing among the flows active during one phase.
 pub trait RateModel {
-    /// Bytes per second for each active transfer: `out[k]` belongs to `active[k]`.
+    /// Bytes per second for each active flow: `out[k]` belongs to `active[k]` (ascending).
     fn rates(&mut self, active: &[usize], out: &mut [f64]);
-    /// Directed links each transfer uses, as indices into `links()`.
-    fn route(&self, transfer: usize) -> &[u32];
-    /// Name and capacity (bytes/s) of every directed link the model knows.
-    fn links(&self) -> Vec<(String, f64)>;
-    /// The parameters in force, defaults included, as "name" -> "value".
-    fn params(&self) -> BTreeMap<String, String>;
 }
 
-pub struct ModelInfo {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub applies_to: &'static str,
-    /// (name, help) of every `--param`.
-    pub params: &'static [(&'static str, &'static str)],
-}
-
-pub const MODELS: &[ModelInfo] = &[ModelInfo {
-    name: "sc16",
-    summary: "PCIe congestion-aware model of Martinasso et al. (SC16): congestion factors from source arbitration, \
-              upstream proportional sharing, downstream round-robin with root-complex penalty tau, head-of-line blocking",
-    applies_to: "GPU-to-GPU copies inside one PCIe tree under one root complex",
-    params: sc16::PARAM_HELP,
-}, ModelInfo {
-    name: "maxmin",
-    summary: "flow-level max-min fair sharing over directed links, with per-hop latency, per-link-kind efficiency \
-              and CUDA's choice of mechanism (peer-to-peer, host-staged, GPUDirect RDMA)",
-    applies_to: "any machine graph: PCIe trees, QPI/UPI, NVLink meshes, NVSwitch, NICs and host memory",
-    params: maxmin::PARAM_HELP,
-}];
-
-/// What to tell a user whose machine or workload a model cannot handle.
-pub fn general_model_hint() -> String {
-    let general: Vec<&str> = MODELS.iter().filter(|m| m.name != "sc16").map(|m| m.name).collect();
-    if general.is_empty() {
-        "paths that leave one PCIe tree need a flow-level model (maxmin), which this version does not have yet".into()
-    } else {
-        format!("use --model {}", general.join(" or --model "))
+impl<M: RateModel + ?Sized> RateModel for Box<M> {
+    fn rates(&mut self, active: &[usize], out: &mut [f64]) {
+        (**self).rates(active, out)
     }
 }
 
-/// Build the named model for this machine and workload.
-pub fn build(name: &str, params: &[(String, String)], m: &Machine, w: &Workload) -> Result<Box<dyn RateModel>> {
-    match name {
-        "sc16" => Ok(Box::new(sc16::Sc16Model::new(m, w, sc16::Sc16Params::parse(params)?)?)),
-        "maxmin" => Ok(Box::new(maxmin::MaxminModel::new(m, w, maxmin::MaxminParams::parse(params)?)?)),
-        _ => Err(Error::input(
-            "--model",
-            name,
-            format!("is not a model; choose one of {}", MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")),
-        )),
-    }
+/// A model driven by events: flows join (their setup over) and finish; the model keeps the
+/// rates of the flows in flight and knows when the next one finishes.
+pub trait EventModel {
+    /// Flow `flow` starts moving bytes at `t`.
+    fn join(&mut self, flow: usize, t: f64);
+    /// When the next flow in flight finishes at the current rates, if any moves at all.
+    fn next_finish(&mut self) -> Option<f64>;
+    /// Take the flows done at `t` (float ties included) off the network, into `done`.
+    fn finish(&mut self, t: f64, done: &mut Vec<usize>);
+    /// Settle the rates after every join and finish of the instant `t`.
+    fn settle(&mut self, t: f64) -> Result<()>;
+    /// Bytes/s of a flow now (0 when it is not moving).
+    fn rate(&self, flow: usize) -> f64;
+    /// After `settle`: every resource whose load may have changed, with its load in bytes/s.
+    fn loads(&mut self, out: &mut Vec<(u32, f64)>);
 }
 
 pub(crate) fn param_error(key: &str, problem: impl Into<String>) -> Error {
     Error::input("--param", key, problem)
 }
 
-pub(crate) fn unknown_param(model: &str, key: &str, help: &[(&str, &str)]) -> Error {
-    let known: Vec<&str> = help.iter().map(|(n, _)| *n).collect();
+pub(crate) fn unknown_param(model: &str, key: &str, params: &[Param]) -> Error {
+    let known: Vec<&str> = params.iter().map(|p| p.name).collect();
     param_error(key, format!("is not a parameter of {model}; known: {}", known.join(", ")))
 }
 

@@ -6,9 +6,12 @@
 //! one redistribution pass. docs/models.md states each rule, where it comes from, and the
 //! named options for the places where the slides admit two readings.
 
-use super::{on_off, param_error, unknown_param, RateModel};
-use crate::error::Result;
-use crate::topology::{Machine, PcieTree, Route};
+use super::registry::{general_model_hint, Param, Prepared};
+use super::{on_off, param_error, unknown_param, EventModel, RateAdaptor, RateModel};
+use crate::error::{Error, Result};
+use crate::flow::{FlowRules, FlowTable};
+use crate::topology::{LinkKind, Machine, PcieTree, Route};
+use crate::workload::Mechanism;
 use crate::units::Bandwidth;
 use crate::workload::Workload;
 use std::collections::BTreeMap;
@@ -69,14 +72,14 @@ impl Default for Sc16Params {
     }
 }
 
-pub const PARAM_HELP: &[(&str, &str)] = &[
-    ("bandwidth", "reference bandwidth B, e.g. 11.6GiB/s (default)"),
-    ("tau", "root-complex penalty, a number in [0, 1] (default 0.1735)"),
-    ("hol", "head-of-line cap: proportional (default) or min"),
-    ("fill", "work-conserving redistribution of leftover port capacity: on (default) or off"),
-    ("rc_scope", "where a root-crossing copy pays tau: every congested port (default) or first"),
-    ("rc_all", "when every group at a port crosses the root: literal (default, 1/n - tau each) or mixed (plain 1/n)"),
-    ("rc_rescale", "with 3 or more groups, scale local groups so the port is not over-allocated: on (default) or off"),
+pub const PARAMS: &[Param] = &[
+    Param { name: "bandwidth", default: "11.6GiB/s", help: "reference bandwidth B of every PCIe link, each direction" },
+    Param { name: "tau", default: "0.1735", help: "root-complex penalty, a number in [0, 1]" },
+    Param { name: "hol", default: "proportional", help: "head-of-line cap: proportional or min" },
+    Param { name: "fill", default: "on", help: "work-conserving redistribution of leftover port capacity: on or off" },
+    Param { name: "rc_scope", default: "every", help: "where a root-crossing copy pays tau: every congested port or first" },
+    Param { name: "rc_all", default: "literal", help: "when every group at a port crosses the root: literal (1/n - tau each) or mixed (plain 1/n)" },
+    Param { name: "rc_rescale", default: "on", help: "with 3 or more groups, scale local groups so the port is not over-allocated: on or off" },
 ];
 
 impl Sc16Params {
@@ -116,7 +119,7 @@ impl Sc16Params {
                     }
                 }
                 "rc_rescale" => p.rc_rescale = on_off(k, v)?,
-                _ => return Err(unknown_param("sc16", k, PARAM_HELP)),
+                _ => return Err(unknown_param("sc16", k, PARAMS)),
             }
         }
         Ok(p)
@@ -494,7 +497,71 @@ fn arbitrate(groups: &mut [Group], p: Sc16Params) -> bool {
     penalty
 }
 
-/// sc16 as a rate model of the phase engine: routes fixed per transfer, factors times B.
+/// sc16 made ready for one workload: the flow table (every PCIe link carries B), the tree and
+/// each transfer's tree route, which must be the route the flow table chose.
+pub struct Sc16Prepared {
+    pub flows: FlowTable,
+    pub tree: PcieTree,
+    routes: Vec<Route>,
+    pub params: Sc16Params,
+}
+
+pub fn prepare(m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<Box<dyn Prepared>> {
+    Ok(Box::new(Sc16Prepared::new(m, w, Sc16Params::parse(pairs)?)?))
+}
+
+impl Sc16Prepared {
+    pub fn new(m: &Machine, w: &Workload, params: Sc16Params) -> Result<Sc16Prepared> {
+        let refuse = |reason: String| Error::Unsupported { model: "sc16".into(), reason: format!("{reason}; {}", general_model_hint()) };
+        if let Some(t) = w.transfers.iter().find(|t| !t.via.is_empty() || t.mechanism.is_some_and(|x| x != Mechanism::P2p)) {
+            return Err(refuse(format!("transfer {} asks for a path or mechanism; sc16 models peer copies on tree paths only", t.name)));
+        }
+        let mut endpoints: Vec<usize> = w.transfers.iter().flat_map(|t| [t.src, t.dst]).collect();
+        endpoints.sort_unstable();
+        endpoints.dedup();
+        let tree = PcieTree::containing(m, &endpoints, "sc16", &general_model_hint())?;
+        let b = params.bandwidth;
+        let flows = FlowTable::compile(m, w, &FlowRules { capacity: &|_| b, p2p: true, staging_chunk: 0.0 })?;
+        let mut routes = Vec::with_capacity(w.transfers.len());
+        for (t, plan) in w.transfers.iter().zip(&flows.plans) {
+            let route = tree.route(t.src, t.dst);
+            let on_tree = plan.staging.is_none() && plan.hops.len() == route.hops.len() && plan.hops.iter().all(|h| m.links[h.link].kind == LinkKind::Pcie);
+            if !on_tree {
+                return Err(refuse(format!(
+                    "{}: CUDA copies {} to {} {} rather than over the PCIe tree",
+                    t.name,
+                    m.devices[t.src].name,
+                    m.devices[t.dst].name,
+                    if plan.staging.is_some() { "through host memory" } else { "over other links" }
+                )));
+            }
+            routes.push(route);
+        }
+        Ok(Sc16Prepared { flows, tree, routes, params })
+    }
+
+    /// A fresh model instance (its scratch buffers are its own).
+    pub fn model(&self) -> Sc16Model {
+        Sc16Model { eval: Sc16::new(self.tree.clone(), self.params), routes: self.routes.clone(), factors: Vec::new(), traces: None }
+    }
+}
+
+impl Prepared for Sc16Prepared {
+    fn flows(&self) -> &FlowTable {
+        &self.flows
+    }
+    fn params(&self) -> BTreeMap<String, String> {
+        self.params.to_map()
+    }
+    fn rate_model(&self) -> Option<Box<dyn RateModel + '_>> {
+        Some(Box::new(self.model()))
+    }
+    fn event_model(&self) -> Box<dyn EventModel + '_> {
+        Box::new(RateAdaptor::new(self.model(), &self.flows))
+    }
+}
+
+/// sc16 as a rate model: routes fixed per transfer, factors times B.
 pub struct Sc16Model {
     pub eval: Sc16,
     routes: Vec<Route>,
@@ -504,22 +571,6 @@ pub struct Sc16Model {
 }
 
 impl Sc16Model {
-    pub fn new(m: &Machine, w: &Workload, params: Sc16Params) -> Result<Sc16Model> {
-        use crate::model::mechanism::Mechanism;
-        if let Some(t) = w.transfers.iter().find(|t| !t.via.is_empty() || t.mechanism.is_some_and(|x| x != Mechanism::P2p)) {
-            return Err(crate::error::Error::Unsupported {
-                model: "sc16".into(),
-                reason: format!("transfer {} asks for a path or mechanism; sc16 models peer copies on tree paths only; use --model maxmin", t.name),
-            });
-        }
-        let mut endpoints: Vec<usize> = w.transfers.iter().flat_map(|t| [t.src, t.dst]).collect();
-        endpoints.sort_unstable();
-        endpoints.dedup();
-        let tree = PcieTree::containing(m, &endpoints, "sc16", &super::general_model_hint())?;
-        let routes = w.transfers.iter().map(|t| tree.route(t.src, t.dst)).collect();
-        Ok(Sc16Model { eval: Sc16::new(tree, params), routes, factors: Vec::new(), traces: None })
-    }
-
     pub fn routes(&self) -> &[Route] {
         &self.routes
     }
@@ -540,21 +591,6 @@ impl RateModel for Sc16Model {
         for (o, f) in out.iter_mut().zip(&self.factors) {
             *o = f * b;
         }
-    }
-
-    fn route(&self, transfer: usize) -> &[u32] {
-        &self.routes[transfer].hops
-    }
-
-    fn links(&self) -> Vec<(String, f64)> {
-        let t = &self.eval.tree;
-        (0..2 * t.len() as u32)
-            .map(|l| if l < 2 { (String::new(), 0.0) } else { (t.link_name(l), self.eval.params.bandwidth) })
-            .collect()
-    }
-
-    fn params(&self) -> BTreeMap<String, String> {
-        self.eval.params.to_map()
     }
 }
 

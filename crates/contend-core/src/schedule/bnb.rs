@@ -3,10 +3,10 @@
 //!
 //! Bounds, from the state at a node (time t, each message's remaining bytes and earliest start):
 //! - a rank sends its remaining messages one after another, none faster than alone, each
-//!   unstarted one after its alpha;
+//!   unstarted one after its setup (alpha plus the path's latency);
 //! - a directed link carries at most its capacity, so its remaining bytes need bytes / capacity
 //!   from the earliest moment one of them can flow (every model here respects link capacities);
-//! - rounds add the time of the finished rounds and alpha per round to come.
+//! - rounds add the time of the finished rounds and the least setup per round to come.
 //!
 //! Children are tried most critical message first (the one on the most loaded link), so good
 //! orders are found early.
@@ -99,9 +99,10 @@ impl Shared<'_, '_> {
         }
         for (l, cap) in p.link_cap.iter().enumerate() {
             let (mut bytes, mut from) = (0.0, f64::INFINITY);
-            for &i in &p.link_msgs[p.link_start[l]..p.link_start[l + 1]] {
+            let row = p.link_start[l]..p.link_start[l + 1];
+            for (&i, &times) in p.link_msgs[row.clone()].iter().zip(&p.link_times[row]) {
                 if local.rem[i] > 0.0 {
-                    bytes += local.rem[i];
+                    bytes += local.rem[i] * times;
                     from = from.min(local.early[i]);
                 }
             }
@@ -159,8 +160,9 @@ pub(crate) fn run(p: &Problem, sym: &Symmetry, firsts: &Firsts, semantics: Seman
 fn critical_order(p: &Problem) -> Vec<Vec<u8>> {
     let mut crit = vec![0.0f64; p.messages()];
     for (l, cap) in p.link_cap.iter().enumerate() {
-        let row = &p.link_msgs[p.link_start[l]..p.link_start[l + 1]];
-        let load = row.iter().map(|&i| p.size[i]).sum::<f64>() / cap;
+        let span = p.link_start[l]..p.link_start[l + 1];
+        let row = &p.link_msgs[span.clone()];
+        let load = row.iter().zip(&p.link_times[span]).map(|(&i, &k)| p.size[i] * k).sum::<f64>() / cap;
         row.iter().for_each(|&i| crit[i] = crit[i].max(load));
     }
     (0..p.ranks)
@@ -236,7 +238,7 @@ fn rounds(sh: &Shared, w: &mut Worker, k: usize, g: usize, st: &mut Rounds, loca
                 local.early[i] = st.committed;
             }
         }
-        let ahead = (r - k) as f64 * p.alpha;
+        let ahead = (r - k) as f64 * p.min_setup;
         if sh.cut(sh.bound(st.committed, local) + ahead) {
             return;
         }

@@ -1,15 +1,17 @@
-//! The phase engine specialised to per-rank message queues: the same arithmetic as `sim::run`
-//! (same rates, same dt, same completion threshold), without its allocations.
+//! The executor specialised to per-rank message queues, with rates memoised per active set:
+//! the arithmetic of `sim::run` over a rate model (same rates, same dt, same completion
+//! threshold), without its allocations. Tested equal to `sim::run` for every model
+//! (schedule/tests.rs, schedules_round_trip_through_the_executor).
 //!
-//! A started message first holds its rank for alpha seconds without moving bytes and without
-//! being seen by the model, then its bytes flow at the model's rates; the next message of the
-//! rank starts when the previous one has delivered its last byte.
+//! A started message first holds its rank for its setup (alpha plus the path's latency)
+//! without moving bytes and without being seen by the model, then its bytes flow at the
+//! model's rates; the next message of the rank starts when the previous one has delivered its
+//! last byte.
 
 use super::problem::{Problem, Worker};
 use super::Semantics;
 
-/// A message has finished when this fraction of its bytes is left (as in `sim::run`).
-const DONE: f64 = 1e-9;
+use crate::model::DONE;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Queue {
@@ -34,14 +36,12 @@ pub(crate) struct State {
     key: u64,
     busy: usize,
     pub q: Vec<Queue>,
-    /// Start time of every message, kept only when not empty (to export a schedule).
-    pub starts: Vec<f64>,
 }
 
 impl State {
     pub fn new(p: &Problem) -> State {
         let q = p.deg.iter().map(|&d| Queue { left: ((1u32 << d) - 1) as u16, ..Default::default() }).collect();
-        State { t: 0.0, key: 0, busy: 0, q, starts: Vec::new() }
+        State { t: 0.0, key: 0, busy: 0, q }
     }
 
     pub fn start(&mut self, p: &Problem, g: usize, slot: usize) {
@@ -52,11 +52,9 @@ impl State {
         q.rem = p.size[p.first[g] + slot];
         q.seq |= (slot as u64) << (4 * q.n);
         q.n += 1;
-        if !self.starts.is_empty() {
-            self.starts[p.first[g] + slot] = self.t;
-        }
-        if p.alpha > 0.0 {
-            q.ready = self.t + p.alpha;
+        let setup = p.setup[p.first[g] + slot];
+        if setup > 0.0 {
+            q.ready = self.t + setup;
             q.flowing = false;
         } else {
             q.flowing = true;
@@ -74,7 +72,7 @@ impl State {
                 (rem[i], early[i]) = if q.cur as usize == s + 1 {
                     (q.rem, if q.flowing { self.t } else { q.ready })
                 } else if q.left & (1 << s) != 0 {
-                    (p.size[i], self.t + p.alpha)
+                    (p.size[i], self.t + p.setup[i])
                 } else {
                     (0.0, f64::INFINITY)
                 };
@@ -202,27 +200,4 @@ impl<'p, 'a> Worker<'p, 'a> {
         st.t
     }
 
-    /// Start time of every message under an order (message ids as in `Problem::workload`).
-    pub fn start_times(&mut self, order: &[Vec<u8>], semantics: Semantics) -> Vec<f64> {
-        let p = self.p;
-        match semantics {
-            Semantics::Sequential => {
-                let mut st = State::new(p);
-                st.starts = vec![0.0; p.messages()];
-                self.run_sequential(&mut st, order);
-                st.starts
-            }
-            Semantics::Rounds => {
-                let mut starts = vec![0.0; p.messages()];
-                let mut barrier = 0.0;
-                for k in 0..self.rounds() {
-                    for g in (0..p.ranks).filter(|&g| k < p.deg[g]) {
-                        starts[p.first[g] + order[g][k] as usize] = barrier;
-                    }
-                    barrier += self.round_time(self.round_key(order, k));
-                }
-                starts
-            }
-        }
-    }
 }

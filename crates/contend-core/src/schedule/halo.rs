@@ -145,9 +145,14 @@ impl HaloSpec {
         HaloSpec { grid: grid.to_vec(), periodic: vec![], size: Some(size), sizes: vec![], cosmo: None, gpus: vec![] }
     }
 
-    /// A preset name or a path to a YAML/JSON file.
+    /// A preset name (`2d` and `3d` stand for the COSMO ones) or a path to a YAML/JSON file.
     pub fn load(source: &str) -> Result<HaloSpec> {
-        if let Some(spec) = HaloSpec::preset(source) {
+        let preset = match source {
+            "2d" => "cosmo-2d",
+            "3d" => "cosmo-3d",
+            other => other,
+        };
+        if let Some(spec) = HaloSpec::preset(preset) {
             return Ok(spec);
         }
         if std::path::Path::new(source).exists() {

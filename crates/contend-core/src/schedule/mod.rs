@@ -145,19 +145,14 @@ pub fn search(m: &Machine, halo: &Halo, opts: &SearchOptions) -> Result<Schedule
 pub fn evaluate(m: &Machine, halo: &Halo, order: &[GpuOrder], opts: &SearchOptions) -> Result<f64> {
     let slots = report::slots(m, halo, order)?;
     let p = Problem::new(m, halo, &opts.model, &opts.params, opts.alpha)?;
-    Ok(Worker::new(&p).evaluate(&slots, opts.semantics))
+    let t = Worker::new(&p).evaluate(&slots, opts.semantics);
+    Ok(t)
 }
 
-/// One schedule as a workload that `contend simulate` runs to the same makespan.
+/// One schedule as a workload that `contend simulate` runs to the same makespan, under any model.
 pub fn to_workload(m: &Machine, halo: &Halo, order: &[GpuOrder], opts: &SearchOptions) -> Result<WorkloadSpec> {
     let slots = report::slots(m, halo, order)?;
-    let starts = if opts.alpha > 0.0 {
-        let p = Problem::new(m, halo, &opts.model, &opts.params, opts.alpha)?;
-        Some(Worker::new(&p).start_times(&slots, opts.semantics))
-    } else {
-        None
-    };
-    Ok(report::workload(m, halo, &slots, opts.semantics, opts.alpha, starts.as_deref()))
+    Ok(report::workload(m, halo, &slots, opts.semantics, opts.alpha))
 }
 
 fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
@@ -215,7 +210,7 @@ fn run(p: &Problem, halo: &Halo, opts: &SearchOptions) -> Result<ScheduleReport>
     let m = p.machine();
     let best_order: Vec<Vec<u8>> = r.best.seq.iter().zip(&p.deg).map(|(&s, &d)| engine::unpack(s, d)).collect();
     let lower = if r.proven { r.best.t } else { root };
-    let params = p.build_model()?.params();
+    let params = p.prepared.params();
     Ok(ScheduleReport {
         machine: m.name.clone(),
         model: p.model_name().to_string(),
@@ -282,21 +277,20 @@ fn orders_total(p: &Problem) -> u128 {
 }
 
 /// A bound valid for every order: ranks send their messages one after another, none faster
-/// than alone, and no link carries more than its capacity; alpha delays every message (rounds:
-/// every round) before its bytes flow.
+/// than alone, and no link carries more than its capacity; a setup (alpha plus the path's
+/// latency) delays every message before its bytes flow, and every round by at least the least one.
 fn root_bound(p: &Problem, sem: Semantics) -> f64 {
-    let alpha = p.alpha;
     let links = p.link_bound(&p.size);
     match sem {
         Semantics::Sequential => {
             let ranks = (0..p.ranks)
-                .map(|g| (p.first[g]..p.first[g] + p.deg[g]).map(|i| alpha + p.size[i] / p.solo[i]).sum::<f64>())
+                .map(|g| (p.first[g]..p.first[g] + p.deg[g]).map(|i| p.setup[i] + p.size[i] / p.solo[i]).sum::<f64>())
                 .fold(0.0, f64::max);
-            ranks.max(alpha + links)
+            ranks.max(p.min_setup + links)
         }
         Semantics::Rounds => {
             let rounds = p.deg.iter().copied().max().unwrap_or(0) as f64;
-            rounds * alpha + links.max(p.rank_bound(&p.size))
+            rounds * p.min_setup + links.max(p.rank_bound(&p.size))
         }
     }
 }

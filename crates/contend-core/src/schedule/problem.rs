@@ -9,7 +9,7 @@
 
 use super::halo::{Halo, MAX_MESSAGES_PER_RANK};
 use crate::error::{Error, Result};
-use crate::model::{self, RateModel};
+use crate::model::{registry, ModelEntry, Prepared, RateModel};
 use crate::topology::Machine;
 use crate::units::Bytes;
 use crate::workload::{TransferSpec, Workload, WorkloadSpec};
@@ -26,15 +26,20 @@ const WORKER_ENTRIES: usize = 1 << 18;
 pub(crate) struct Problem<'a> {
     machine: &'a Machine,
     pub workload: Workload,
-    model: &'a str,
-    params: &'a [(String, String)],
-    /// Seconds a message holds its rank's slot before its bytes flow.
+    pub model: &'static ModelEntry,
+    pub prepared: Box<dyn Prepared>,
+    /// Per-message software overhead, seconds.
     pub alpha: f64,
+    /// Seconds each message holds its rank's slot before its bytes flow: alpha plus the
+    /// setup the model gives its path (the flow table's), and the least of them.
+    pub setup: Vec<f64>,
+    pub min_setup: f64,
     pub ranks: usize,
     pub deg: Vec<usize>,
     /// Message id of each rank's slot 0.
     pub first: Vec<usize>,
     pub owner: Vec<usize>,
+    /// Bytes each message pushes (the flow table's volume).
     pub size: Vec<f64>,
     pub stride: Vec<u64>,
     /// Bytes/s of each message when it is the only one moving.
@@ -42,16 +47,19 @@ pub(crate) struct Problem<'a> {
     /// Directed links that carry messages, as rows of message ids, with their capacities.
     pub link_start: Vec<usize>,
     pub link_msgs: Vec<usize>,
+    /// Times message `link_msgs[k]` crosses its link (a staged copy meets host memory twice).
+    pub link_times: Vec<f64>,
     pub link_cap: Vec<f64>,
     rates: Option<Memo>,
     rounds: Option<Memo>,
 }
 
 impl<'a> Problem<'a> {
-    pub fn new(m: &'a Machine, halo: &Halo, model: &'a str, params: &'a [(String, String)], alpha: f64) -> Result<Problem<'a>> {
+    pub fn new(m: &'a Machine, halo: &Halo, model: &str, params: &[(String, String)], alpha: f64) -> Result<Problem<'a>> {
         if !(alpha >= 0.0 && alpha.is_finite()) {
             return Err(Error::input("--alpha", "", format!("{alpha} s is not a time >= 0; e.g. 2us")));
         }
+        let entry = registry::get(model)?;
         let ranks = halo.ranks();
         let deg: Vec<usize> = halo.messages.iter().map(|v| v.len()).collect();
         if let Some(g) = deg.iter().position(|&d| d == 0 || d > MAX_MESSAGES_PER_RANK) {
@@ -73,7 +81,6 @@ impl<'a> Problem<'a> {
             }
         }
         let workload = Workload::resolve(&WorkloadSpec { transfers }, m, &halo.origin)?;
-        let size = workload.transfers.iter().map(|t| t.size as f64).collect();
         let mut stride = Vec::with_capacity(ranks);
         let mut keys = 1u64;
         for &d in &deg {
@@ -82,12 +89,20 @@ impl<'a> Problem<'a> {
                 Error::input(&halo.origin, "grid", "has too many ranks and neighbours for the schedule search (over 2^64 active sets)")
             })?;
         }
-        let model_box = model::build(model, params, m, &workload)?;
+        let prepared = (entry.prepare)(m, &workload, params)?;
+        if prepared.rate_model().is_none() {
+            return Err(Error::Unsupported { model: entry.name.into(), reason: "the schedule search needs a model that gives rates of an active set".into() });
+        }
+        let flows = prepared.flows();
+        let setup: Vec<f64> = flows.setup.iter().map(|s| alpha + s).collect();
+        let min_setup = setup.iter().copied().fold(f64::INFINITY, f64::min);
+        let size = flows.volume.clone();
         let mut p = Problem {
             machine: m,
-            model,
-            params,
+            model: entry,
             alpha,
+            setup,
+            min_setup,
             ranks,
             deg,
             first,
@@ -97,14 +112,15 @@ impl<'a> Problem<'a> {
             solo: Vec::new(),
             link_start: Vec::new(),
             link_msgs: Vec::new(),
+            link_times: Vec::new(),
             link_cap: Vec::new(),
             rates: Memo::new(keys, ranks),
             rounds: Memo::new(keys, 1),
             workload,
+            prepared,
         };
-        p.index_links(model_box.as_ref());
+        p.index_links();
         let mut w = Worker::new(&p);
-        w.model = Some(model_box);
         let solo: Vec<f64> = (0..p.size.len())
             .map(|i| {
                 let g = p.owner[i];
@@ -114,8 +130,8 @@ impl<'a> Problem<'a> {
         if let Some(i) = solo.iter().position(|&r| r.is_nan() || r <= 0.0) {
             let t = &p.workload.transfers[i];
             return Err(Error::Runtime(format!(
-                "model {model} gives {} -> {} no bandwidth even alone",
-                m.devices[t.src].name, m.devices[t.dst].name
+                "model {} gives {} -> {} no bandwidth even alone",
+                entry.name, m.devices[t.src].name, m.devices[t.dst].name
             )));
         }
         drop(w);
@@ -123,19 +139,20 @@ impl<'a> Problem<'a> {
         Ok(p)
     }
 
-    fn index_links(&mut self, model: &dyn RateModel) {
-        let caps = model.links();
-        let mut rows: Vec<Vec<usize>> = vec![Vec::new(); caps.len()];
+    fn index_links(&mut self) {
+        let flows = self.prepared.flows();
+        let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); flows.cap.len()];
         for i in 0..self.size.len() {
-            for &l in model.route(i) {
-                rows[l as usize].push(i);
+            for &(l, times) in flows.route(i) {
+                rows[l as usize].push((i, times));
             }
         }
         self.link_start.push(0);
         for (l, row) in rows.into_iter().enumerate().filter(|(_, r)| !r.is_empty()) {
-            self.link_msgs.extend(row);
+            self.link_msgs.extend(row.iter().map(|x| x.0));
+            self.link_times.extend(row.iter().map(|x| x.1));
             self.link_start.push(self.link_msgs.len());
-            self.link_cap.push(caps[l].1);
+            self.link_cap.push(flows.cap[l]);
         }
     }
 
@@ -147,12 +164,8 @@ impl<'a> Problem<'a> {
         self.machine
     }
 
-    pub fn model_name(&self) -> &str {
-        self.model
-    }
-
-    pub fn build_model(&self) -> Result<Box<dyn RateModel>> {
-        model::build(self.model, self.params, self.machine, &self.workload)
+    pub fn model_name(&self) -> &'static str {
+        self.model.name
     }
 
     /// The most bytes any one link must still carry, in seconds at its capacity, given each
@@ -160,7 +173,8 @@ impl<'a> Problem<'a> {
     pub fn link_bound(&self, rem: &[f64]) -> f64 {
         let mut worst = 0.0f64;
         for (l, cap) in self.link_cap.iter().enumerate() {
-            let bytes: f64 = self.link_msgs[self.link_start[l]..self.link_start[l + 1]].iter().map(|&i| rem[i]).sum();
+            let row = self.link_start[l]..self.link_start[l + 1];
+            let bytes: f64 = self.link_msgs[row.clone()].iter().zip(&self.link_times[row]).map(|(&i, &k)| rem[i] * k).sum();
             worst = worst.max(bytes / cap);
         }
         worst
@@ -174,9 +188,10 @@ impl<'a> Problem<'a> {
             .fold(0.0, f64::max)
     }
 
-    /// The largest message alone: the unit T_msg of the SC16 study.
+    /// The largest message alone, its path's setup included, without alpha: the unit T_msg
+    /// of the SC16 study.
     pub fn t_msg(&self) -> f64 {
-        self.size.iter().zip(&self.solo).map(|(s, r)| s / r).fold(0.0, f64::max)
+        (0..self.size.len()).map(|i| self.setup[i] - self.alpha + self.size[i] / self.solo[i]).fold(0.0, f64::max)
     }
 
     pub fn slot_of_key(&self, key: u64, g: usize) -> usize {
@@ -242,7 +257,7 @@ pub(crate) type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
 /// (a `RateModel` keeps scratch buffers, so every thread needs its own).
 pub(crate) struct Worker<'p, 'a> {
     pub p: &'p Problem<'a>,
-    model: Option<Box<dyn RateModel>>,
+    model: Option<Box<dyn RateModel + 'p>>,
     active: Vec<usize>,
     out: Vec<f64>,
     row: Vec<f64>,
@@ -305,8 +320,8 @@ impl<'p, 'a> Worker<'p, 'a> {
     }
 }
 
-fn compute_rates(p: &Problem, model: &mut Option<Box<dyn RateModel>>, active: &mut Vec<usize>, out: &mut Vec<f64>, key: u64, row: &mut [f64]) {
-    let model = model.get_or_insert_with(|| p.build_model().expect("Problem::new built this model from the same inputs"));
+fn compute_rates<'p>(p: &'p Problem, model: &mut Option<Box<dyn RateModel + 'p>>, active: &mut Vec<usize>, out: &mut Vec<f64>, key: u64, row: &mut [f64]) {
+    let model = model.get_or_insert_with(|| p.prepared.rate_model().expect("Problem::new checked that the model has rates"));
     active.clear();
     for g in 0..p.ranks {
         let s = p.slot_of_key(key, g);

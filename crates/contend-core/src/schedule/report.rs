@@ -101,9 +101,9 @@ pub(crate) fn slots(m: &Machine, halo: &Halo, order: &[GpuOrder]) -> Result<Vec<
 }
 
 /// The schedule as transfers in message order: sequential chains each rank's messages with
-/// `after`, rounds make every message wait for the whole previous round. With alpha > 0, every
-/// transfer also gets the `start` at which its bytes begin to flow (`starts[i]` + alpha).
-pub(crate) fn workload(m: &Machine, halo: &Halo, order: &[Vec<u8>], semantics: Semantics, alpha: f64, starts: Option<&[f64]>) -> WorkloadSpec {
+/// `after`, rounds make every message wait for the whole previous round; alpha is every
+/// transfer's `overhead`, so the executor delays its bytes exactly as the search does.
+pub(crate) fn workload(m: &Machine, halo: &Halo, order: &[Vec<u8>], semantics: Semantics, alpha: f64) -> WorkloadSpec {
     let name = |d: usize| m.devices[d].name.clone();
     let mut names = Vec::new();
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
@@ -121,7 +121,7 @@ pub(crate) fn workload(m: &Machine, halo: &Halo, order: &[Vec<u8>], semantics: S
                 src: name(halo.device[g]),
                 dst: name(halo.device[msg.dst]),
                 size: Bytes(msg.bytes),
-                start: starts.map(|s| Time::from_secs(s[transfers.len()] + alpha)),
+                overhead: (alpha > 0.0).then(|| Time::from_secs(alpha)),
                 ..Default::default()
             });
         }

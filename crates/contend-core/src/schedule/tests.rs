@@ -1,7 +1,8 @@
 //! Search against brute force, the SC16 golden numbers, and the workload round trip.
 
 use super::*;
-use crate::model::sc16::{Sc16Model, Sc16Params};
+use crate::model::registry;
+use crate::model::sc16::Sc16Params;
 use crate::sim;
 use crate::units::Bytes;
 use crate::workload::{SplitMix64, Workload};
@@ -176,22 +177,36 @@ fn slide_example_orders() {
     assert!(e.starts_with("order: order[0].to[1]: \"GPU3\""), "{e}");
 }
 
-fn simulate(m: &Machine, spec: &crate::workload::WorkloadSpec) -> f64 {
+/// The executor on a schedule written out as transfers (through YAML, as a user would).
+fn simulate(m: &Machine, spec: &crate::workload::WorkloadSpec, model: &str) -> f64 {
     let text = spec.to_yaml();
     let spec = crate::workload::WorkloadSpec::from_text(&text, "w").unwrap();
     let w = Workload::resolve(&spec, m, "w").unwrap();
-    let mut model = Sc16Model::new(m, &w, Sc16Params::default()).unwrap();
-    sim::run(&w, &mut model, false).unwrap().makespan()
+    let prepared = (registry::get(model).unwrap().prepare)(m, &w, &[]).unwrap();
+    sim::run_prepared(&w, prepared.as_ref(), false).unwrap().makespan()
 }
 
+/// The search's fast path equals the executor, for every model that applies, on a tree
+/// (cs-storm-socket) and on a two-socket server with latencies and staging (typical-8gpu).
 #[test]
-fn schedules_round_trip_through_the_phase_engine() {
-    let m = storm();
+fn schedules_round_trip_through_the_executor() {
+    for (machine, model) in [("cs-storm-socket", "sc16"), ("cs-storm-socket", "maxmin"), ("typical-8gpu", "maxmin")] {
+        round_trip(&Machine::load(machine).unwrap(), model);
+    }
+    // sc16 refuses the two-socket server in one line, in the search as in simulate.
+    let m = Machine::load("typical-8gpu").unwrap();
+    let h = halo(&m, &HaloSpec::preset("cosmo-2d").unwrap());
+    let e = Problem::new(&m, &h, "sc16", &[], 0.0).err().unwrap().to_string();
+    assert!(e.contains("--model maxmin") && !e.contains('\n'), "{e}");
+}
+
+fn round_trip(m: &Machine, model: &str) {
+    let m = m.clone();
     let mut torus = HaloSpec::uniform(&[2, 2], Bytes(1 << 20));
     torus.periodic = vec![true, true];
     for (preset, spec) in [("cosmo-2d", HaloSpec::preset("cosmo-2d").unwrap()), ("cosmo-3d", HaloSpec::preset("cosmo-3d").unwrap()), ("2x2 torus", torus)] {
         let h = halo(&m, &spec);
-        let p = Problem::new(&m, &h, "sc16", &[], 0.0).unwrap();
+        let p = Problem::new(&m, &h, model, &[], 0.0).unwrap();
         let mut rng = SplitMix64(7);
         for trial in 0..6 {
             let mut order: Vec<Vec<u8>> = p.deg.iter().map(|&d| (0..d as u8).collect()).collect();
@@ -205,12 +220,10 @@ fn schedules_round_trip_through_the_phase_engine() {
             let named = report::named(&m, &h, &order);
             for semantics in [Semantics::Sequential, Semantics::Rounds] {
                 for alpha in [0.0, 3e-6] {
-                    let o = SearchOptions { semantics, alpha, ..Default::default() };
+                    let o = SearchOptions { semantics, alpha, model: model.into(), ..Default::default() };
                     let ours = evaluate(&m, &h, &named, &o).unwrap();
-                    let theirs = simulate(&m, &to_workload(&m, &h, &named, &o).unwrap());
-                    // Starts are written in whole picoseconds, hence the looser bound with alpha.
-                    let rel = if alpha > 0.0 { 1e-6 } else { 1e-12 };
-                    assert!(close(ours, theirs, rel), "{preset} {semantics:?} alpha {alpha}: {ours} vs {theirs}");
+                    let theirs = simulate(&m, &to_workload(&m, &h, &named, &o).unwrap(), model);
+                    assert!(close(ours, theirs, 1e-9), "{} {model} {preset} {semantics:?} alpha {alpha}: {ours} vs {theirs}", m.name);
                 }
             }
         }

@@ -30,8 +30,8 @@ pub fn all_to_all(peers: &[String], size: Bytes) -> Vec<TransferSpec> {
     out
 }
 
-/// `count` distinct ordered pairs drawn uniformly from `peers` with a fixed seed.
-/// Asking for more pairs than exist returns all of them.
+/// `count` ordered pairs drawn uniformly from `peers` with a fixed seed: distinct while there
+/// are distinct pairs left, then repeating (each further pair drawn uniformly).
 pub fn random_graph(peers: &[String], count: usize, size: Bytes, seed: u64) -> Vec<TransferSpec> {
     let mut pairs: Vec<(usize, usize)> = Vec::new();
     for s in 0..peers.len() {
@@ -43,12 +43,17 @@ pub fn random_graph(peers: &[String], count: usize, size: Bytes, seed: u64) -> V
     }
     let mut rng = SplitMix64(seed);
     // Partial Fisher-Yates: the first `count` entries are a uniform sample without replacement.
-    let count = count.min(pairs.len());
-    for i in 0..count {
+    let distinct = count.min(pairs.len());
+    for i in 0..distinct {
         let j = i + (rng.next_u64() % (pairs.len() - i) as u64) as usize;
         pairs.swap(i, j);
     }
-    pairs[..count].iter().map(|&(s, d)| spec(&peers[s], &peers[d], size)).collect()
+    let mut out: Vec<TransferSpec> = pairs[..distinct].iter().map(|&(s, d)| spec(&peers[s], &peers[d], size)).collect();
+    for _ in distinct..count {
+        let (s, d) = pairs[(rng.next_u64() % pairs.len() as u64) as usize];
+        out.push(spec(&peers[s], &peers[d], size));
+    }
+    out
 }
 
 /// A tiny, stable PRNG: results must not change when a dependency is upgraded.

@@ -9,12 +9,35 @@ pub fn generate_rng(seed: u64) -> SplitMix64 {
 }
 
 use crate::error::{parse_document, read_user_file, Error, Result};
-use crate::model::mechanism::Mechanism;
 use crate::topology::{DeviceKind, Machine};
 use crate::units::{Bytes, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Mechanism {
+    /// GPU to GPU DMA over links that allow peer traffic (NVLink preferred, else PCIe).
+    P2p,
+    /// Device to host memory, then host memory to device, chunked and pipelined.
+    Staged,
+    /// GPUDirect RDMA: a NIC reads or writes GPU memory over links that allow peer traffic.
+    Rdma,
+    /// One DMA over the preferred path, whatever the links allow (copies to or from host memory).
+    Direct,
+}
+
+impl Mechanism {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::P2p => "p2p",
+            Mechanism::Staged => "staged",
+            Mechanism::Rdma => "rdma",
+            Mechanism::Direct => "direct",
+        }
+    }
+}
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -37,6 +60,10 @@ pub struct TransferSpec {
     /// Transfers (names or 0-based indices) that must finish before this one starts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<TransferRef>,
+    /// Software overhead between issue and the first byte (e.g. MPI's per-message alpha),
+    /// added to the setup latency the model gives the path (default 0s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<Time>,
     /// How the bytes move (maxmin): p2p, staged, rdma or direct; default: as CUDA would choose.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mechanism: Option<Mechanism>,
@@ -61,6 +88,8 @@ pub struct Transfer {
     pub size: u64,
     pub start: f64,
     pub after: Vec<usize>,
+    /// Seconds of software overhead before the first byte, on top of the path's latency.
+    pub overhead: f64,
     pub mechanism: Option<Mechanism>,
     /// Machine device indices the path must pass, in order.
     pub via: Vec<usize>,
@@ -103,6 +132,9 @@ impl WorkloadSpec {
                     })
                     .collect();
                 fields.push(format!("after: [{}]", refs.join(", ")));
+            }
+            if let Some(o) = t.overhead {
+                fields.push(format!("overhead: {o}"));
             }
             if let Some(m) = t.mechanism {
                 fields.push(format!("mechanism: {}", m.name()));
@@ -193,6 +225,7 @@ impl Workload {
                 size: t.size.0,
                 start: t.start.map(|s| s.secs()).unwrap_or(0.0),
                 after,
+                overhead: t.overhead.map(|o| o.secs()).unwrap_or(0.0),
                 mechanism: t.mechanism,
                 via,
             });

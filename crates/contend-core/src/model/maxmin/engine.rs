@@ -24,21 +24,16 @@ use super::fill::Filler;
 use super::groups::{Groups, NONE};
 use super::queue::Finishes;
 use super::solve::solve;
-use super::Compiled;
 use crate::error::{Error, Result};
-use crate::sim::{Outcome, Phase};
-use crate::workload::Workload;
+use crate::flow::FlowTable;
+use crate::model::{EventModel, SAME_TIME};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
-
-/// Events this close after a batch's time (relative) belong to the batch: float ties.
-const SAME_TIME: f64 = 1e-12;
 /// A group within this fraction of θ may move, since ties at θ are not fixed; also the
 /// tolerance of the fast path's checks.
 const TIE: f64 = 1e-9;
 
-/// A transfer whose latency ends at `t`, or one that finishes at service `t` of its route;
-/// ordered by (t, sequence) so that ties resolve the same way every run.
+/// A transfer that finishes at service `t` of its route; ordered by (t, sequence) so that ties resolve the same way every run.
 #[derive(PartialEq)]
 struct Stamp {
     t: f64,
@@ -58,14 +53,13 @@ impl Ord for Stamp {
     }
 }
 
-struct Engine<'c> {
-    c: &'c Compiled,
+pub struct Engine<'c> {
+    c: &'c FlowTable,
     /// Per route: transfers in flight, by the service at which they finish; `head` is the first.
     count: Vec<u32>,
     members: Vec<BinaryHeap<Reverse<Stamp>>>,
     head: Vec<f64>,
     g: Groups,
-    joins: BinaryHeap<Reverse<Stamp>>,
     /// Next finish of each group.
     finishes: Finishes,
     seq: u64,
@@ -77,9 +71,13 @@ struct Engine<'c> {
     weight: Vec<f64>,
     by_group: Vec<Vec<(u32, f64)>>,
     group_res: Vec<Vec<(u32, u32)>>,
-    /// Transfers in flight, for recorded phases.
-    active: Vec<u32>,
-    active_at: Vec<u32>,
+    /// What the instant being processed changed: routes that gained or lost a transfer, the
+    /// routes that gained one, the lowest level of a group that lost one, whether a group emptied.
+    changed: Vec<u32>,
+    gained: Vec<u32>,
+    theta: f64,
+    regroup: bool,
+    finished: Vec<u32>,
     /// Set when a fill ended by round-off: the next event refills instead of trusting groups.
     inexact: bool,
     route_mark: Vec<u32>,
@@ -106,7 +104,7 @@ impl<'c> Engine<'c> {
         self.c.routes.of(r)
     }
 
-    fn rate(&self, r: usize) -> f64 {
+    fn route_rate(&self, r: usize) -> f64 {
         match self.g.of[r] {
             NONE => 0.0,
             b => self.g.level[b as usize],
@@ -206,7 +204,7 @@ impl<'c> Engine<'c> {
         }
     }
 
-    fn join(&mut self, f: usize, t: f64) {
+    fn add_flow(&mut self, f: usize, t: f64) {
         let r = self.c.route_of[f] as usize;
         let s = self.g.service(r, t);
         if self.count[r] == 0 {
@@ -216,8 +214,6 @@ impl<'c> Engine<'c> {
         self.seq += 1;
         self.members[r].push(Reverse(Stamp { t: s + self.c.volume[f], seq: self.seq, flow: f as u32 }));
         self.set_head(r);
-        self.active_at[f] = self.active.len() as u32;
-        self.active.push(f as u32);
     }
 
     /// Take the transfers of group b that are done at t off their routes, into `done`; the
@@ -237,11 +233,6 @@ impl<'c> Engine<'c> {
                 let f = top.flow;
                 self.members[r].pop();
                 self.recount(r, -1);
-                let k = self.active_at[f as usize] as usize;
-                self.active.swap_remove(k);
-                if let Some(&g) = self.active.get(k) {
-                    self.active_at[g as usize] = k as u32;
-                }
                 done.push(f);
             }
             if done.len() == before {
@@ -378,7 +369,7 @@ impl<'c> Engine<'c> {
             next += 1;
             for i in 0..self.users[l as usize].len() {
                 let u = self.users[l as usize][i] as usize;
-                if self.route_mark[u] != self.epoch && self.rate(u) >= floor {
+                if self.route_mark[u] != self.epoch && self.route_rate(u) >= floor {
                     self.mark_route(u);
                 }
             }
@@ -463,110 +454,93 @@ impl<'c> Engine<'c> {
     }
 }
 
-pub fn simulate(w: &Workload, c: &Compiled, record: bool) -> Result<Outcome> {
-    let n = w.transfers.len();
-    let nres = c.cap.len();
-    let nroutes = c.routes.off.len() - 1;
-    let mut e = Engine {
-        c,
-        count: vec![0; nroutes],
-        members: (0..nroutes).map(|_| BinaryHeap::new()).collect(),
-        head: vec![f64::INFINITY; nroutes],
-        g: Groups::new(nres, nroutes),
-        joins: BinaryHeap::with_capacity(n),
-        finishes: Finishes::new(nres),
-        seq: 0,
-        users: vec![Vec::new(); nres],
-        slot: vec![0; c.routes.hops.len()],
-        weight: vec![0.0; nres],
-        by_group: vec![Vec::new(); nres],
-        group_res: vec![Vec::new(); nres],
-        active: Vec::new(),
-        active_at: vec![0; n],
-        inexact: false,
-        route_mark: vec![0; nroutes],
-        res_mark: vec![0; nres],
-        group_mark: vec![0; nres],
-        epoch: 0,
-        resid: vec![0.0; nres],
-        filler: Filler::new(nres),
-        affected: Vec::new(),
-        touched: Vec::new(),
-        hit: Vec::new(),
-        new_rate: Vec::new(),
-        index: vec![0; nres],
-        system: Vec::new(),
-        rhs: Vec::new(),
-    };
-    let mut deps_left: Vec<usize> = w.transfers.iter().map(|t| t.after.len()).collect();
-    let mut dependents = vec![Vec::new(); n];
-    for (i, t) in w.transfers.iter().enumerate() {
-        for &j in &t.after {
-            dependents[j].push(i);
+impl<'c> Engine<'c> {
+    pub fn new(c: &'c FlowTable) -> Engine<'c> {
+        let nres = c.cap.len();
+        let nroutes = c.routes.len();
+        Engine {
+            c,
+            count: vec![0; nroutes],
+            members: (0..nroutes).map(|_| BinaryHeap::new()).collect(),
+            head: vec![f64::INFINITY; nroutes],
+            g: Groups::new(nres, nroutes),
+            finishes: Finishes::new(nres),
+            seq: 0,
+            users: vec![Vec::new(); nres],
+            slot: vec![0; c.routes.hops.len()],
+            weight: vec![0.0; nres],
+            by_group: vec![Vec::new(); nres],
+            group_res: vec![Vec::new(); nres],
+            changed: Vec::new(),
+            gained: Vec::new(),
+            theta: f64::INFINITY,
+            regroup: false,
+            finished: Vec::new(),
+            inexact: false,
+            route_mark: vec![0; nroutes],
+            res_mark: vec![0; nres],
+            group_mark: vec![0; nres],
+            epoch: 0,
+            resid: vec![0.0; nres],
+            filler: Filler::new(nres),
+            affected: Vec::new(),
+            touched: Vec::new(),
+            hit: Vec::new(),
+            new_rate: Vec::new(),
+            index: vec![0; nres],
+            system: Vec::new(),
+            rhs: Vec::new(),
         }
     }
-    let mut out = Outcome { start: vec![f64::NAN; n], finish: vec![f64::NAN; n], phases: Vec::new() };
-    let issue = |e: &mut Engine, out: &mut Outcome, i: usize, at: f64| {
-        out.start[i] = at;
-        e.seq += 1;
-        e.joins.push(Reverse(Stamp { t: at + c.plans[i].latency, seq: e.seq, flow: i as u32 }));
-    };
-    for i in (0..n).filter(|&i| deps_left[i] == 0) {
-        issue(&mut e, &mut out, i, w.transfers[i].start);
+}
+
+impl EventModel for Engine<'_> {
+    fn join(&mut self, flow: usize, t: f64) {
+        self.add_flow(flow, t);
+        let r = self.c.route_of[flow];
+        self.changed.push(r);
+        self.gained.push(r);
     }
-    let mut done = 0;
-    let mut phase_start = 0.0;
-    let (mut changed, mut gained, mut finished): (Vec<u32>, Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new(), Vec::new());
-    loop {
-        let next_join = e.joins.peek().map(|Reverse(s)| s.t);
-        let next_finish = e.finishes.peek().map(|(t, _)| t);
-        let t = match (next_join, next_finish) {
-            (None, None) => break,
-            (a, b) => a.unwrap_or(f64::INFINITY).min(b.unwrap_or(f64::INFINITY)),
-        };
-        if record && !e.active.is_empty() && t > phase_start {
-            let mut active: Vec<usize> = e.active.iter().map(|&f| f as usize).collect();
-            active.sort_unstable();
-            let rates = active.iter().map(|&f| e.rate(c.route_of[f] as usize)).collect();
-            out.phases.push(Phase { start: phase_start, end: t, active, rates });
-        }
-        phase_start = t;
-        changed.clear();
-        gained.clear();
-        let mut theta = f64::INFINITY;
-        let mut regroup = false;
+
+    fn next_finish(&mut self) -> Option<f64> {
+        self.finishes.peek().map(|(t, _)| t)
+    }
+
+    fn finish(&mut self, t: f64, done: &mut Vec<usize>) {
         let horizon = t + SAME_TIME * t;
-        loop {
-            if let Some((_, b)) = e.finishes.peek().filter(|&(at, _)| at <= horizon) {
-                e.finishes.remove(b);
-                theta = theta.min(e.g.level[b]);
-                finished.clear();
-                regroup |= e.finish_group(b, t, &mut finished, &mut changed);
-                for &f in &finished {
-                    let f = f as usize;
-                    out.finish[f] = t;
-                    done += 1;
-                    for &d in &dependents[f] {
-                        deps_left[d] -= 1;
-                        if deps_left[d] == 0 {
-                            issue(&mut e, &mut out, d, w.transfers[d].start.max(t));
-                        }
-                    }
-                }
-            } else if e.joins.peek().is_some_and(|Reverse(s)| s.t <= horizon) {
-                let Reverse(s) = e.joins.pop().unwrap();
-                let r = c.route_of[s.flow as usize];
-                e.join(s.flow as usize, t);
-                changed.push(r);
-                gained.push(r);
-            } else {
-                break;
-            }
+        let mut finished = std::mem::take(&mut self.finished);
+        let mut changed = std::mem::take(&mut self.changed);
+        while let Some((_, b)) = self.finishes.peek().filter(|&(at, _)| at <= horizon) {
+            self.finishes.remove(b);
+            self.theta = self.theta.min(self.g.level[b]);
+            finished.clear();
+            self.regroup |= self.finish_group(b, t, &mut finished, &mut changed);
+            done.extend(finished.iter().map(|&f| f as usize));
         }
-        e.rebalance(t, &changed, &gained, theta, regroup)?;
+        self.finished = finished;
+        self.changed = changed;
     }
-    if done < n {
-        return Err(Error::Runtime(format!("{} transfers never finished (dependency bookkeeping)", n - done)));
+
+    fn settle(&mut self, t: f64) -> Result<()> {
+        let (changed, gained) = (std::mem::take(&mut self.changed), std::mem::take(&mut self.gained));
+        self.touched.clear();
+        let result = if changed.is_empty() { Ok(()) } else { self.rebalance(t, &changed, &gained, self.theta, self.regroup) };
+        (self.changed, self.gained) = (changed, gained);
+        self.changed.clear();
+        self.gained.clear();
+        self.theta = f64::INFINITY;
+        self.regroup = false;
+        result
     }
-    Ok(out)
+
+    fn rate(&self, flow: usize) -> f64 {
+        self.route_rate(self.c.route_of[flow] as usize)
+    }
+
+    fn loads(&mut self, out: &mut Vec<(u32, f64)>) {
+        for &l in &self.touched {
+            let load: f64 = self.by_group[l as usize].iter().map(|&(g, w)| w * self.g.level[g as usize]).sum();
+            out.push((l, load));
+        }
+    }
 }

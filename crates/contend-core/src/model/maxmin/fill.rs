@@ -2,17 +2,7 @@
 //! the flows through it freeze. A flow crossing a resource k times counts k times there, and
 //! an item standing for m flows with one route counts m times.
 
-/// Routes in compressed rows: route r uses `hops[off[r]..off[r+1]]`, (resource, times) each.
-pub struct Routes {
-    pub off: Vec<u32>,
-    pub hops: Vec<(u32, f64)>,
-}
-
-impl Routes {
-    pub fn of(&self, r: usize) -> &[(u32, f64)] {
-        &self.hops[self.off[r] as usize..self.off[r + 1] as usize]
-    }
-}
+use crate::flow::Routes;
 
 /// Scratch space reused across calls, so a fill allocates nothing once warm.
 #[derive(Default)]

@@ -1,6 +1,7 @@
 use super::*;
-use crate::model::sc16::{Sc16Model, Sc16Params};
-use crate::sim;
+use crate::model::sc16::{Sc16Params, Sc16Prepared};
+use crate::model::{registry, RateAdaptor};
+use crate::sim::{self, Outcome};
 use crate::topology::Machine;
 use crate::units::{Bytes, Time};
 use crate::workload::{generate_rng, random_graph, TransferRef, WorkloadSpec};
@@ -9,6 +10,14 @@ const MIB: f64 = 1048576.0;
 
 fn workload(m: &Machine, text: &str) -> Workload {
     Workload::resolve(&WorkloadSpec::from_text(text, "w").unwrap(), m, "w").unwrap()
+}
+
+fn run(m: &Machine, w: &Workload, p: &MaxminParams, record: bool) -> Result<Outcome> {
+    sim::run_prepared(w, &MaxminPrepared::new(m, w, *p)?, record)
+}
+
+fn compile(m: &Machine, w: &Workload, p: &MaxminParams) -> Result<FlowTable> {
+    Ok(MaxminPrepared::new(m, w, *p)?.flows)
 }
 
 fn close(a: f64, b: f64, rel: f64) -> bool {
@@ -50,8 +59,9 @@ fn incremental_engine_matches_full_recomputation() {
         for seed in 0..25u64 {
             let w = random_workload(&m, seed, 1 + (seed as usize * 13) % 150);
             let fast = run(&m, &w, &p, false).unwrap();
-            let mut model = MaxminModel::new(&m, &w, p).unwrap();
-            let slow = sim::run(&w, &mut model, false).unwrap();
+            let prepared = MaxminPrepared::new(&m, &w, p).unwrap();
+            let mut full = RateAdaptor::new(prepared.rate_model().unwrap(), &prepared.flows);
+            let slow = sim::run(&w, &prepared.flows, &mut full, false).unwrap();
             for i in 0..w.transfers.len() {
                 assert!(close(fast.start[i], slow.start[i], 1e-9), "{name} seed {seed} start {i}: {} vs {}", fast.start[i], slow.start[i]);
                 assert!(close(fast.finish[i], slow.finish[i], 1e-9), "{name} seed {seed} finish {i}: {} vs {}", fast.finish[i], slow.finish[i]);
@@ -123,8 +133,7 @@ fn agrees_with_sc16_where_sc16_is_fair_sharing() {
     ];
     for text in scenarios {
         let w = workload(&m, text);
-        let mut sc = Sc16Model::new(&m, &w, Sc16Params { bandwidth: b, ..Default::default() }).unwrap();
-        let s = sim::run(&w, &mut sc, false).unwrap();
+        let s = sim::run_prepared(&w, &Sc16Prepared::new(&m, &w, Sc16Params { bandwidth: b, ..Default::default() }).unwrap(), false).unwrap();
         let p = MaxminParams { eff_pcie: 1.0, ..Default::default() };
         let x = run(&m, &w, &p, false).unwrap();
         for i in 0..w.transfers.len() {
@@ -174,7 +183,7 @@ fn params_parse_and_refuse() {
 fn registered_and_refusing_sc16_points_here() {
     let m = Machine::load("cs-storm").unwrap();
     let w = workload(&m, "transfers:\n  - {src: GPU0, dst: GPU8, size: 1MiB}\n");
-    assert!(crate::model::build("maxmin", &[], &m, &w).is_ok());
-    let e = crate::model::build("sc16", &[], &m, &w).err().unwrap().to_string();
+    assert!((registry::get("maxmin").unwrap().prepare)(&m, &w, &[]).is_ok());
+    let e = (registry::get("sc16").unwrap().prepare)(&m, &w, &[]).err().unwrap().to_string();
     assert!(e.contains("--model maxmin"), "{e}");
 }

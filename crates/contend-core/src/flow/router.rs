@@ -4,35 +4,10 @@
 //! states the rules; this module turns them into a path and a fixed cost per transfer.
 
 use crate::topology::{DeviceKind, LinkKind, Machine};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use crate::workload::Mechanism;
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Mechanism {
-    /// GPU to GPU DMA over links that allow peer traffic (NVLink preferred, else PCIe).
-    P2p,
-    /// Device to host memory, then host memory to device, chunked and pipelined.
-    Staged,
-    /// GPUDirect RDMA: a NIC reads or writes GPU memory over links that allow peer traffic.
-    Rdma,
-    /// One DMA over the preferred path, whatever the links allow (copies to or from host memory).
-    Direct,
-}
-
-impl Mechanism {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mechanism::P2p => "p2p",
-            Mechanism::Staged => "staged",
-            Mechanism::Rdma => "rdma",
-            Mechanism::Direct => "direct",
-        }
-    }
-}
 
 /// One traversal of a machine link; `forward` is the direction a -> b.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,161 @@
+//! The flow table: every transfer compiled once into what all models, the executor, the
+//! schedule search, p2p and calibration read — the resources it crosses (directed links with
+//! capacities), the fixed setup delay before its first byte, and the volume it pushes.
+//!
+//! A route and a mechanism are decided here and nowhere else (by `router`, as CUDA would).
+
+pub mod router;
+
+use crate::error::{Error, Result};
+use crate::topology::{Link, LinkKind, Machine};
+use crate::workload::Workload;
+use router::{Hop, Plan, Router};
+use std::collections::HashMap;
+
+/// Routes in compressed rows: route r uses `hops[off[r]..off[r+1]]`, (resource, times) each.
+pub struct Routes {
+    pub off: Vec<u32>,
+    pub hops: Vec<(u32, f64)>,
+}
+
+impl Routes {
+    pub fn of(&self, r: usize) -> &[(u32, f64)] {
+        &self.hops[self.off[r] as usize..self.off[r + 1] as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.off.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What a model decides about compiling flows: how much of a link's bandwidth a copy gets,
+/// whether CUDA peer access is on, and the pipeline chunk of a staged copy.
+pub struct FlowRules<'a> {
+    /// Capacity in bytes/s of one direction of a link.
+    pub capacity: &'a dyn Fn(&Link) -> f64,
+    pub p2p: bool,
+    /// Bytes of the first chunk a staged copy writes before it can read anything back.
+    pub staging_chunk: f64,
+}
+
+pub struct FlowTable {
+    /// Capacity of each resource, bytes/s.
+    pub cap: Vec<f64>,
+    pub name: Vec<String>,
+    /// Each transfer's resources in path order, repeats kept (a staged copy meets memory twice).
+    pub path: Vec<Vec<u32>>,
+    /// Distinct routes, each resource once with its multiplicity. Transfers with one route
+    /// always share one rate under a fair model, so solvers work per route.
+    pub routes: Routes,
+    /// Route of each transfer, an index into `routes`.
+    pub route_of: Vec<u32>,
+    pub plans: Vec<Plan>,
+    /// Seconds from issue to the first byte: the path's latency plus the transfer's overhead.
+    pub setup: Vec<f64>,
+    /// Bytes each transfer pushes through its bottleneck: its size, plus one pipeline chunk if staged.
+    pub volume: Vec<f64>,
+}
+
+/// Resource of each directed link: 2i for a -> b, 2i + 1 for b -> a; a memory link's two
+/// directions share one resource (DRAM bandwidth serves reads and writes alike).
+fn resources(m: &Machine, capacity: &dyn Fn(&Link) -> f64) -> (Vec<u32>, Vec<f64>, Vec<String>) {
+    let mut dir = Vec::with_capacity(2 * m.links.len());
+    let (mut cap, mut name) = (Vec::new(), Vec::new());
+    for l in &m.links {
+        let c = capacity(l);
+        let (a, b) = (&m.devices[l.a].name, &m.devices[l.b].name);
+        if l.kind == LinkKind::Memory {
+            dir.extend([cap.len() as u32; 2]);
+            cap.push(c);
+            name.push(format!("{a}↔{b}"));
+        } else {
+            dir.extend([cap.len() as u32, cap.len() as u32 + 1]);
+            cap.extend([c, c]);
+            name.extend([format!("{a}→{b}"), format!("{b}→{a}")]);
+        }
+    }
+    (dir, cap, name)
+}
+
+impl FlowTable {
+    /// Compile `w` on `m`; a transfer's `mechanism` and `via` override CUDA's choice.
+    pub fn compile(m: &Machine, w: &Workload, rules: &FlowRules) -> Result<FlowTable> {
+        let (dir, cap, name) = resources(m, rules.capacity);
+        let router = Router::new(m);
+        // Plans depend on the endpoints alone unless a transfer asks for more: plan each pair once.
+        let mut plans: HashMap<(usize, usize), Plan> = HashMap::new();
+        let n = w.transfers.len();
+        let mut c = FlowTable {
+            cap,
+            name,
+            path: Vec::with_capacity(n),
+            routes: Routes { off: vec![0], hops: Vec::new() },
+            route_of: Vec::with_capacity(n),
+            plans: Vec::with_capacity(n),
+            setup: Vec::with_capacity(n),
+            volume: Vec::with_capacity(n),
+        };
+        // Keyed by the route itself; only looked up, never iterated, so numbering stays deterministic.
+        let mut known: HashMap<Vec<(u32, u32)>, u32> = HashMap::new();
+        let mut uniq: Vec<(u32, u32)> = Vec::new();
+        for (i, t) in w.transfers.iter().enumerate() {
+            let fail = |e: String| Error::input(&w.origin, format!("transfers[{i}]"), e);
+            let chosen_by_cuda = t.mechanism.is_none() && t.via.is_empty();
+            let plan = match plans.get(&(t.src, t.dst)) {
+                Some(plan) if chosen_by_cuda => plan.clone(),
+                _ => {
+                    let plan = router.plan(t.src, t.dst, t.mechanism, &t.via, rules.p2p).map_err(fail)?;
+                    if chosen_by_cuda {
+                        plans.insert((t.src, t.dst), plan.clone());
+                    }
+                    plan
+                }
+            };
+            let path: Vec<u32> = plan.hops.iter().map(|&Hop { link, forward }| dir[2 * link + usize::from(!forward)]).collect();
+            uniq.clear();
+            for &r in &path {
+                match uniq.iter_mut().find(|(x, _)| *x == r) {
+                    Some(e) => e.1 += 1,
+                    None => uniq.push((r, 1)),
+                }
+            }
+            let next = known.len() as u32;
+            let route = match known.get(&uniq) {
+                Some(&r) => r,
+                None => {
+                    known.insert(uniq.clone(), next);
+                    c.routes.hops.extend(uniq.iter().map(|&(l, k)| (l, k as f64)));
+                    c.routes.off.push(c.routes.hops.len() as u32);
+                    next
+                }
+            };
+            c.route_of.push(route);
+            let fill = if plan.staging.is_some() { (t.size as f64).min(rules.staging_chunk) } else { 0.0 };
+            c.volume.push(t.size as f64 + fill);
+            c.setup.push(plan.latency + t.overhead);
+            c.path.push(path);
+            c.plans.push(plan);
+        }
+        if let Some(l) = c.cap.iter().position(|&x| !(x > 0.0 && x.is_finite())) {
+            return Err(Error::input(&m.origin, "links", format!("{} has no usable capacity; give it a positive bandwidth", c.name[l])));
+        }
+        Ok(c)
+    }
+
+    pub fn len(&self) -> usize {
+        self.path.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.path.is_empty()
+    }
+
+    /// The resources of transfer i, each once, with the times it crosses them.
+    pub fn route(&self, i: usize) -> &[(u32, f64)] {
+        self.routes.of(self.route_of[i] as usize)
+    }
+}

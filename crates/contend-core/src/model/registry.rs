@@ -1,0 +1,107 @@
+//! Every model, named once: what it is, what it assumes, where it comes from, what it applies
+//! to, its parameters, and how to prepare it for a workload. Nothing else in contend compares
+//! a model's name.
+
+use super::{maxmin, sc16, EventModel, RateModel};
+use crate::error::{Error, Result};
+use crate::flow::FlowTable;
+use crate::topology::Machine;
+use crate::workload::Workload;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelKind {
+    /// Rates of a fixed active set; run through the rate adaptor, memoised by the search.
+    Rate,
+    /// Told of every event; keeps its own state between events.
+    Event,
+}
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Param {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub help: &'static str,
+}
+
+#[derive(Serialize)]
+pub struct ModelEntry {
+    pub name: &'static str,
+    pub kind: ModelKind,
+    pub summary: &'static str,
+    pub assumptions: &'static [&'static str],
+    pub citation: &'static str,
+    pub applies_to: &'static str,
+    pub params: &'static [Param],
+    /// `contend explain` can show this model's steps.
+    pub explains: bool,
+    #[serde(skip)]
+    pub prepare: fn(&Machine, &Workload, &[(String, String)]) -> Result<Box<dyn Prepared>>,
+}
+
+/// A model made ready for one workload on one machine: its flow table, the parameters in
+/// force, and fresh model instances (one per thread: models keep scratch buffers).
+pub trait Prepared: Send + Sync {
+    fn flows(&self) -> &FlowTable;
+    fn params(&self) -> BTreeMap<String, String>;
+    /// The model as rates of an active set, where it has that form (the search memoises it).
+    fn rate_model(&self) -> Option<Box<dyn RateModel + '_>>;
+    fn event_model(&self) -> Box<dyn EventModel + '_>;
+}
+
+pub static MODELS: &[ModelEntry] = &[
+    ModelEntry {
+        name: "sc16",
+        kind: ModelKind::Rate,
+        summary: "PCIe congestion-aware model of Martinasso et al. (SC16): congestion factors from source arbitration, \
+                  upstream proportional sharing, downstream round-robin with root-complex penalty tau, head-of-line blocking",
+        assumptions: &[
+            "every PCIe link has the same bandwidth B, each direction",
+            "peer-to-peer copies only, on the unique tree path",
+            "no latency: a copy moves bytes from the moment it is issued (add per-transfer overhead for software costs)",
+        ],
+        citation: "M. Martinasso, G. Kwasniewski, S. R. Alam, T. C. Schulthess, T. Hoefler: A PCIe congestion-aware \
+                   performance model for densely populated accelerator servers, SC16",
+        applies_to: "GPU-to-GPU copies inside one PCIe tree under one root complex",
+        params: sc16::PARAMS,
+        explains: true,
+        prepare: sc16::prepare,
+    },
+    ModelEntry {
+        name: "maxmin",
+        kind: ModelKind::Event,
+        summary: "flow-level max-min fair sharing over directed links, with per-hop latency, per-link-kind efficiency \
+                  and CUDA's choice of mechanism (peer-to-peer, host-staged, GPUDirect RDMA)",
+        assumptions: &[
+            "bandwidth is shared max-min fairly among the copies in flight on every directed link",
+            "a copy moves no bytes until its setup (engine, staging hand-off, hop latencies) has passed",
+            "host memory is one resource shared by reads and writes",
+        ],
+        citation: "D. Bertsekas, R. Gallager: Data Networks, 6.5.2 (max-min fairness); CUDA's copy mechanisms per seed 002/004",
+        applies_to: "any machine graph: PCIe trees, QPI/UPI, NVLink meshes, NVSwitch, NICs and host memory",
+        params: maxmin::PARAMS,
+        explains: false,
+        prepare: maxmin::prepare,
+    },
+];
+
+/// The model of this name, or one line listing the models there are.
+pub fn get(name: &str) -> Result<&'static ModelEntry> {
+    MODELS.iter().find(|m| m.name == name).ok_or_else(|| {
+        Error::input("--model", name, format!("is not a model; choose one of {}", MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")))
+    })
+}
+
+/// What to tell a user whose machine or workload a model cannot handle: the models that
+/// take any graph.
+pub fn general_model_hint() -> String {
+    let general: Vec<&str> = MODELS.iter().filter(|m| m.kind == ModelKind::Event).map(|m| m.name).collect();
+    format!("use --model {}", general.join(" or --model "))
+}
+
+/// The parameters in force as "name" -> "value", defaults filled in.
+pub fn defaults(params: &[Param]) -> BTreeMap<String, String> {
+    params.iter().map(|p| (p.name.to_string(), p.default.to_string())).collect()
+}

@@ -1,0 +1,174 @@
+//! What a simulation reports, in columns: a summary, a row per transfer and per loaded link,
+//! and, only when asked for, every phase's rates and link loads (whose size grows with the
+//! number of transfers squared). Everything is computed here, so that every skin shows the
+//! same numbers.
+
+use crate::flow::FlowTable;
+use crate::sim::Outcome;
+use crate::topology::Machine;
+use crate::workload::Workload;
+use schemars::JsonSchema;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Which optional parts a report carries.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Detail {
+    /// Every phase's rates and link loads (`--phases`; pictures and traces need them).
+    pub phases: bool,
+}
+
+#[derive(Serialize, JsonSchema, Debug)]
+pub struct Report {
+    pub machine: String,
+    pub model: String,
+    /// Parameters in force, defaults included.
+    pub params: BTreeMap<String, String>,
+    pub summary: Summary,
+    pub transfers: TransferTable,
+    /// Links that carried bytes.
+    pub links: LinkTable,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phases: Option<PhaseTable>,
+}
+
+#[derive(Serialize, JsonSchema, Debug)]
+pub struct Summary {
+    /// First issue to last finish, seconds (the first issue is at 0 s or later).
+    pub makespan_s: f64,
+    pub transfers: usize,
+    pub bytes: u64,
+    /// Bytes each device sent and received.
+    pub devices: DeviceTable,
+}
+
+#[derive(Serialize, JsonSchema, Debug, Default)]
+pub struct DeviceTable {
+    pub name: Vec<String>,
+    pub sent_bytes: Vec<u64>,
+    pub received_bytes: Vec<u64>,
+}
+
+/// One entry per transfer in every column, in the order of the transfers file.
+#[derive(Serialize, JsonSchema, Debug, Default)]
+pub struct TransferTable {
+    pub name: Vec<String>,
+    pub src: Vec<String>,
+    pub dst: Vec<String>,
+    pub size_bytes: Vec<u64>,
+    /// When the transfer was issued (its start and dependencies allowing), seconds.
+    pub start_s: Vec<f64>,
+    pub finish_s: Vec<f64>,
+    pub duration_s: Vec<f64>,
+    /// size / duration, bytes/s.
+    pub bandwidth_bps: Vec<f64>,
+}
+
+/// One entry per directed link (a host memory's one shared resource) that carried bytes.
+#[derive(Serialize, JsonSchema, Debug, Default)]
+pub struct LinkTable {
+    pub name: Vec<String>,
+    /// Bytes/s the model lets through it.
+    pub capacity_bps: Vec<f64>,
+    /// Bytes that crossed it (a staged copy crosses its host memory twice).
+    pub bytes: Vec<f64>,
+    /// Seconds during which at least one transfer moved bytes through it.
+    pub busy_s: Vec<f64>,
+    /// The highest load over capacity seen, in [0, 1].
+    pub peak_utilisation: Vec<f64>,
+}
+
+/// Phases in compressed rows: phase p's moving transfers are `transfer[offset[p]..offset[p+1]]`
+/// with `rate_bps` alongside, its loaded links `link[link_offset[p]..link_offset[p+1]]` (rows
+/// of the link table) with `load_bps` alongside.
+#[derive(Serialize, JsonSchema, Debug, Default)]
+pub struct PhaseTable {
+    pub start_s: Vec<f64>,
+    pub end_s: Vec<f64>,
+    pub offset: Vec<u32>,
+    pub transfer: Vec<u32>,
+    pub rate_bps: Vec<f64>,
+    pub link_offset: Vec<u32>,
+    pub link: Vec<u32>,
+    pub load_bps: Vec<f64>,
+}
+
+pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, String>, flows: &FlowTable, o: &Outcome, detail: Detail) -> Report {
+    let n = w.transfers.len();
+    let mut t = TransferTable::default();
+    let mut sent: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
+    for (i, x) in w.transfers.iter().enumerate() {
+        let d = o.finish[i] - o.start[i];
+        t.name.push(x.name.clone());
+        t.src.push(m.devices[x.src].name.clone());
+        t.dst.push(m.devices[x.dst].name.clone());
+        t.size_bytes.push(x.size);
+        t.start_s.push(o.start[i]);
+        t.finish_s.push(o.finish[i]);
+        t.duration_s.push(d);
+        t.bandwidth_bps.push(if d > 0.0 { x.size as f64 / d } else { f64::INFINITY });
+        sent.entry(x.src).or_default().0 += x.size;
+        sent.entry(x.dst).or_default().1 += x.size;
+    }
+    let mut devices = DeviceTable::default();
+    for (d, (s, r)) in sent {
+        devices.name.push(m.devices[d].name.clone());
+        devices.sent_bytes.push(s);
+        devices.received_bytes.push(r);
+    }
+    // Bytes per resource, and the row each loaded resource gets in the link table.
+    let mut bytes = vec![0.0; flows.cap.len()];
+    for (i, x) in w.transfers.iter().enumerate() {
+        for &(l, times) in flows.route(i) {
+            bytes[l as usize] += x.size as f64 * times;
+        }
+    }
+    let mut row = vec![u32::MAX; flows.cap.len()];
+    let mut links = LinkTable::default();
+    for l in (0..flows.cap.len()).filter(|&l| bytes[l] > 0.0) {
+        row[l] = links.name.len() as u32;
+        links.name.push(flows.name[l].clone());
+        links.capacity_bps.push(flows.cap[l]);
+        links.bytes.push(bytes[l]);
+        links.busy_s.push(o.busy[l]);
+        links.peak_utilisation.push(o.peak[l]);
+    }
+    let phases = detail.phases.then(|| phase_table(flows, o, &row));
+    Report {
+        machine: m.name.clone(),
+        model: model.to_string(),
+        params,
+        summary: Summary { makespan_s: o.makespan(), transfers: n, bytes: w.transfers.iter().map(|x| x.size).sum(), devices },
+        transfers: t,
+        links,
+        phases,
+    }
+}
+
+fn phase_table(flows: &FlowTable, o: &Outcome, row: &[u32]) -> PhaseTable {
+    let mut p = PhaseTable { offset: vec![0], link_offset: vec![0], ..Default::default() };
+    let mut load = vec![0.0; flows.cap.len()];
+    let mut used: Vec<u32> = Vec::new();
+    for ph in &o.phases {
+        p.start_s.push(ph.start);
+        p.end_s.push(ph.end);
+        for (&i, &r) in ph.active.iter().zip(&ph.rates) {
+            p.transfer.push(i as u32);
+            p.rate_bps.push(r);
+            for &(l, times) in flows.route(i) {
+                if load[l as usize] == 0.0 && r > 0.0 {
+                    used.push(l);
+                }
+                load[l as usize] += r * times;
+            }
+        }
+        used.sort_unstable();
+        for l in used.drain(..) {
+            p.link.push(row[l as usize]);
+            p.load_bps.push(std::mem::take(&mut load[l as usize]));
+        }
+        p.offset.push(p.transfer.len() as u32);
+        p.link_offset.push(p.link.len() as u32);
+    }
+    p
+}
