@@ -1,9 +1,11 @@
 import json
 import os
 import subprocess
-import sys
 
 import pytest
+from typer.testing import CliRunner
+
+from contend.cli import app
 
 EXAMPLE = """transfers:
   - {src: GPU0, dst: GPU2, size: 300MiB}
@@ -14,11 +16,21 @@ EXAMPLE = """transfers:
 
 
 def run_cli(*args, cwd=None):
-    """Run the installed console command as a user would."""
-    env = dict(os.environ, COLUMNS="200")
-    return subprocess.run(
-        [sys.executable, "-m", "contend.cli", *args], capture_output=True, text=True, cwd=cwd, env=env
-    )
+    """Run the CLI in this process, as `contend ARGS` would from `cwd`: exit code, stdout and stderr apart.
+
+    Returns a CompletedProcess like ``subprocess.run(..., capture_output=True, text=True)``. An exception
+    the CLI does not turn into an exit code propagates, so the test shows its traceback.
+    tests/test_end_to_end.py runs the real console command in a subprocess.
+    """
+    args = [str(a) for a in args]
+    old = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        r = CliRunner().invoke(app, args, env={"COLUMNS": "200"}, catch_exceptions=False, prog_name="contend")
+    finally:
+        os.chdir(old)
+    return subprocess.CompletedProcess(["contend", *args], r.exit_code, r.stdout, r.stderr)
 
 
 @pytest.fixture

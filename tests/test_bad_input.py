@@ -2,8 +2,6 @@
 
 import pytest
 
-from conftest import run_cli
-
 
 def write(tmp_path, name, text):
     p = tmp_path / name
@@ -21,7 +19,8 @@ def assert_one_line(p, *needles):
 
 
 def test_unknown_preset(cli, example_file):
-    assert_one_line(cli("simulate", "cs-strom", example_file), "cs-strom", "neither a preset nor a file", "cs-storm-socket")
+    p = cli("simulate", "cs-strom", example_file)
+    assert_one_line(p, "cs-strom", "neither a preset nor a file", "cs-storm-socket")
 
 
 def test_unknown_device(cli, tmp_path):
@@ -46,7 +45,8 @@ def test_quantity_without_unit(cli, tmp_path):
 
 
 def test_parameter_without_unit(cli, example_file):
-    assert_one_line(cli("simulate", "cs-storm-socket", example_file, "-p", "bandwidth=11.6"), "--param", "bandwidth", "no unit")
+    p = cli("simulate", "cs-storm-socket", example_file, "-p", "bandwidth=11.6")
+    assert_one_line(p, "--param", "bandwidth", "no unit")
 
 
 def test_unknown_parameter(cli, example_file):
@@ -59,7 +59,8 @@ def test_not_a_tree_for_sc16(cli, tmp_path):
         "ring.yaml",
         "name: ring\ndevices:\n  - {name: RC0, kind: root_complex}\n  - {name: S1, kind: pcie_switch}\n"
         "  - {name: S2, kind: pcie_switch}\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n"
-        "links:\n  - {a: RC0, b: S1, kind: pcie, gen: 3, lanes: 16}\n  - {a: RC0, b: S2, kind: pcie, gen: 3, lanes: 16}\n"
+        "links:\n  - {a: RC0, b: S1, kind: pcie, gen: 3, lanes: 16}\n"
+        "  - {a: RC0, b: S2, kind: pcie, gen: 3, lanes: 16}\n"
         "  - {a: S1, b: S2, kind: pcie, gen: 3, lanes: 16}\n  - {a: S1, b: GPU0, kind: pcie, gen: 3, lanes: 16}\n"
         "  - {a: S2, b: GPU1, kind: pcie, gen: 3, lanes: 16}\n",
     )

@@ -73,7 +73,8 @@ def test_calibrate_against_a_real_p2p_output(tmp_path):
     machine = tmp_path / "a100.yaml"
     assert run_cli("import", str(FIXTURES / "nvidia-smi-topo-4xa100-pcie.txt"), "-o", str(machine)).returncode == 0
     out = tmp_path / "cal.yaml"
-    p = run_cli("calibrate", str(machine), str(FIXTURES / "p2pBandwidthLatencyTest-4xa100-pcie.txt"), "-o", str(out), "--json")
+    measured = FIXTURES / "p2pBandwidthLatencyTest-4xa100-pcie.txt"
+    p = run_cli("calibrate", str(machine), str(measured), "-o", str(out), "--json")
     assert p.returncode == 0, p.stderr
     c = json.loads(p.stdout)
     assert c["residuals"] and "efficiency.nvlink" in c["fitted"]
@@ -92,8 +93,10 @@ def test_bad_dump_and_measurements(tmp_path):
 
 
 def test_sc16_fit_recovers_the_slides_parameters():
-    """Fitting the slides' printed times (25.3 ms alone; 36 and 65 ms in the example) gives B = 11.6 GiB/s, tau = 0.2."""
-    p = run_cli("calibrate", "cs-storm-socket", str(Path(__file__).parent.parent / "examples" / "sc16-measured.csv"), "--json")
+    """Fitting the slides' printed times (25.3 ms alone; 36 and 65 ms in the example) gives B = 11.6 GiB/s,
+    tau = 0.2."""
+    measured = Path(__file__).parent.parent / "examples" / "sc16-measured.csv"
+    p = run_cli("calibrate", "cs-storm-socket", str(measured), "--json")
     assert p.returncode == 0, p.stderr
     c = json.loads(p.stdout)
     assert c["bandwidth_bps"] / 2**30 == pytest.approx(11.6, abs=0.01)

@@ -25,7 +25,7 @@ def test_show_draws_the_machine(tmp_path):
     png = tmp_path / "m.png"
     p = run_cli("show", "cs-storm", "--png", str(png))
     assert p.returncode == 0, p.stderr
-    assert "RC1 (RootComplex)" in p.stdout and "QPI" in p.stdout
+    assert "RC1 (root_complex)" in p.stdout and "QPI" in p.stdout
     assert png.stat().st_size > 10_000
 
 

@@ -5,15 +5,18 @@ All computation happens in the Rust engine (``contend._core``); this module only
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Iterable, Mapping
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from contend import _core
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported where used: `import contend` and the CLI start without it
 
 # Built-in transfer sets that can be named wherever a transfers file is expected.
 BUILTIN_TRANSFERS = {"sc16-example": "sc16-example.yaml"}
@@ -21,6 +24,8 @@ BUILTIN_TRANSFERS = {"sc16-example": "sc16-example.yaml"}
 
 def presets() -> pd.DataFrame:
     """Machine presets: name, description, GPU count and source."""
+    import pandas as pd
+
     return pd.DataFrame(json.loads(_core.presets()))
 
 
@@ -102,9 +107,11 @@ class Transfers:
         root: str | None = None,
         count: int = 32,
         seed: int = 0,
-    ) -> "Transfers":
-        """``scatter``/``gather`` (need ``root``), ``all-to-all``, or seeded ``random`` with ``count`` pairs."""
-        text = _core.generate(pattern, peers, size, root, count, seed)
+        gap: str | None = None,
+    ) -> Transfers:
+        """``scatter``/``gather`` (need ``root``), ``all-to-all``, or seeded ``random`` with ``count`` pairs
+        (distinct while any are left, then repeating); ``gap`` (e.g. ``"2us"``) issues transfer k at k × gap."""
+        text = _core.generate(pattern, peers, size, root, count, seed, gap)
         return cls(text, f"<{pattern}>")
 
     @property
@@ -137,6 +144,8 @@ def p2p(machine: Machine, **params: Any) -> dict[str, Any]:
 
 def p2p_frames(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
     """Each matrix of a p2p report as a DataFrame with GPU names on both axes."""
+    import pandas as pd
+
     gpus = report["gpus"]
     return {k: pd.DataFrame(v, index=gpus, columns=gpus, dtype=float) for k, v in report.items()
             if k.endswith(("_gbps", "_us"))}
@@ -145,79 +154,102 @@ def p2p_frames(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
 def calibrate(machine: Machine, measurements: str | os.PathLike, **params: Any) -> dict[str, Any]:
     """Fit link parameters to p2pBandwidthLatencyTest output; ``["yaml"]`` is the calibrated machine file.
 
-    A ``.csv`` of measured transfer graphs (columns graph, src, dst, size, time) fits sc16's B and tau instead.
+    A CSV of measured transfer graphs (header graph,src,dst,size,time) fits sc16's B and tau instead.
     """
-    path = os.fspath(measurements)
-    fit = _core.calibrate_sc16 if path.lower().endswith(".csv") else _core.calibrate
-    return json.loads(fit(machine.spec_json, machine.origin, path, _params(params)))
+    return json.loads(_core.calibrate(machine.spec_json, machine.origin, os.fspath(measurements), _params(params)))
 
 
 def _params(params: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(k, str(v)) for k, v in params.items()]
 
 
+def phase_rows(raw: dict[str, Any]) -> dict[str, list[Any]]:
+    """The report's phases (compressed rows) as one column per field, a row per (phase, transfer)."""
+    ph = raw.get("phases") or {"start_s": [], "end_s": [], "offset": [0], "transfer": [], "rate_bps": [], "share": []}
+    off = ph["offset"]
+    phase = [k for k in range(len(ph["start_s"])) for _ in range(off[k], off[k + 1])]
+    names = raw["transfers"]["name"]
+    return {
+        "phase": phase,
+        "start_s": [ph["start_s"][k] for k in phase],
+        "end_s": [ph["end_s"][k] for k in phase],
+        "transfer": ph["transfer"],
+        "name": [names[i] for i in ph["transfer"]],
+        "rate_bps": ph["rate_bps"],
+        "share": ph["share"],
+    }
+
+
+def link_load_rows(raw: dict[str, Any]) -> dict[str, list[Any]]:
+    """Every phase's loaded links, a row per (phase, link): bytes/s carried and utilisation."""
+    ph = raw.get("phases") or {"start_s": [], "end_s": [], "link_offset": [0], "link": [], "load_bps": []}
+    off = ph["link_offset"]
+    phase = [k for k in range(len(ph["start_s"])) for _ in range(off[k], off[k + 1])]
+    links = raw["links"]
+    return {
+        "phase": phase,
+        "start_s": [ph["start_s"][k] for k in phase],
+        "end_s": [ph["end_s"][k] for k in phase],
+        "link": [links["name"][i] for i in ph["link"]],
+        "load_bps": ph["load_bps"],
+        "utilisation": [b / links["capacity_bps"][i] for b, i in zip(ph["load_bps"], ph["link"], strict=True)],
+    }
+
+
 @dataclass(frozen=True)
 class Result:
-    """A prediction: per-transfer times, the phases and the links."""
+    """A prediction: the engine's report (``contend schema report``) and its JSON text."""
 
-    raw: dict[str, Any]
+    text: str
+
+    @functools.cached_property
+    def raw(self) -> dict[str, Any]:
+        return json.loads(self.text)
 
     @property
     def transfers(self) -> pd.DataFrame:
-        df = pd.DataFrame(self.raw["transfers"]).drop(columns=["route"])
-        return df
+        """One row per transfer: name, src, dst, size_bytes, start_s, finish_s, duration_s, bandwidth_bps."""
+        import pandas as pd
+
+        return pd.DataFrame(self.raw["transfers"])
+
+    @property
+    def links(self) -> pd.DataFrame:
+        """One row per link that carried bytes: capacity, bytes, busy time and peak utilisation."""
+        import pandas as pd
+
+        return pd.DataFrame(self.raw["links"])
+
+    @property
+    def devices(self) -> pd.DataFrame:
+        """Bytes each device sent and received."""
+        import pandas as pd
+
+        return pd.DataFrame(self.raw["summary"]["devices"])
 
     @property
     def phases(self) -> pd.DataFrame:
-        """One row per (phase, active transfer): its rate and the fraction of the link capacity."""
-        rows = []
-        for i, p in enumerate(self.raw["phases"]):
-            for t, r in zip(p["transfers"], p["rates_bps"]):
-                rows.append(
-                    {
-                        "phase": i,
-                        "start_s": p["start_s"],
-                        "end_s": p["end_s"],
-                        "transfer": t,
-                        "name": self.raw["transfers"][t]["name"],
-                        "rate_bps": r,
-                    }
-                )
-        return pd.DataFrame(rows)
+        """One row per (phase, moving transfer): its rate and share of its narrowest link (needs phases=True)."""
+        import pandas as pd
+
+        return pd.DataFrame(phase_rows(self.raw))
 
     def link_loads(self) -> pd.DataFrame:
-        """One row per (phase, directed link in use): bytes/s carried and utilisation."""
-        links = self.raw["links"]
-        rows = []
-        for i, p in enumerate(self.raw["phases"]):
-            load: dict[int, float] = {}
-            for t, r in zip(p["transfers"], p["rates_bps"]):
-                for link in self.raw["transfers"][t]["route"]:
-                    load[link] = load.get(link, 0.0) + r
-            for link, bps in sorted(load.items()):
-                cap = links[link]["capacity_bps"]
-                rows.append(
-                    {
-                        "phase": i,
-                        "start_s": p["start_s"],
-                        "end_s": p["end_s"],
-                        "link": links[link]["name"],
-                        "load_bps": bps,
-                        "utilisation": bps / cap if cap else float("nan"),
-                    }
-                )
-        return pd.DataFrame(rows)
+        """One row per (phase, loaded link): bytes/s carried and utilisation (needs phases=True)."""
+        import pandas as pd
+
+        return pd.DataFrame(link_load_rows(self.raw))
 
     @property
     def makespan_s(self) -> float:
-        return self.raw["makespan_s"]
+        return self.raw["summary"]["makespan_s"]
 
     @property
     def params(self) -> dict[str, str]:
         return self.raw["params"]
 
     def to_json(self) -> str:
-        return json.dumps(self.raw, indent=2)
+        return self.text
 
 
 @dataclass(frozen=True)
@@ -226,42 +258,32 @@ class Explanation(Result):
 
     @property
     def factors(self) -> pd.DataFrame:
+        import pandas as pd
+
+        transfers = self.raw["transfers"]
         rows = []
         for i, p in enumerate(self.raw["explain"]):
             for r in p["rows"]:
-                t = self.raw["transfers"][r["transfer"]]
-                rows.append(
-                    {
-                        "phase": i,
-                        "start_s": p["start_s"],
-                        "end_s": p["end_s"],
-                        "transfer": r["transfer"],
-                        "src": t["src"],
-                        "dst": t["dst"],
-                        "A": r["a"],
-                        "B": r["b"],
-                        "C": r["c"],
-                        "D": r["d"],
-                        "final": r["final"],
-                        "causes": r["causes"],
-                    }
-                )
+                t = r["transfer"]
+                rows.append({
+                    "phase": i, "start_s": p["start_s"], "end_s": p["end_s"], "transfer": t,
+                    "src": transfers["src"][t], "dst": transfers["dst"][t],
+                    "A": r["a"], "B": r["b"], "C": r["c"], "D": r["d"], "final": r["final"], "causes": r["causes"],
+                })
         return pd.DataFrame(rows)
 
 
-def simulate(machine: Machine, transfers: Transfers, model: str = "sc16", **params: Any) -> Result:
-    """Predict each transfer's start and finish. ``params`` are model parameters, e.g. ``tau=0.2``."""
-    raw = _core.simulate(machine.spec_json, machine.origin, transfers.spec_json, transfers.origin, model, _params(params))
-    return Result(json.loads(raw))
+def simulate(machine: Machine, transfers: Transfers, model: str = "sc16", phases: bool = False, **params: Any) -> Result:
+    """Predict each transfer's start and finish. ``params`` are model parameters, e.g. ``tau=0.2``;
+    ``phases=True`` also keeps every phase's rates and link loads (their size grows with the transfers squared)."""
+    return Result(_core.simulate(machine.spec_json, machine.origin, transfers.spec_json, transfers.origin, model,
+                                 _params(params), phases))
 
 
 def explain(machine: Machine, transfers: Transfers, model: str = "sc16", **params: Any) -> Explanation:
     """Like ``simulate`` with the sc16 steps of every phase."""
-    raw = _core.explain(machine.spec_json, machine.origin, transfers.spec_json, transfers.origin, model, _params(params))
-    return Explanation(json.loads(raw))
-
-
-HALO_ALIASES = {"2d": "cosmo-2d", "3d": "cosmo-3d"}
+    return Explanation(_core.explain(machine.spec_json, machine.origin, transfers.spec_json, transfers.origin, model,
+                                     _params(params)))
 
 
 def halo_presets() -> list[tuple[str, str]]:
@@ -284,6 +306,8 @@ class Schedule:
     @property
     def times(self) -> pd.Series:
         """Makespan of every order, ascending (exhaustive search only)."""
+        import pandas as pd
+
         return pd.Series(self.raw.get("times_s") or [], name="makespan_s", dtype=float)
 
     def __getattr__(self, name: str) -> Any:
@@ -316,7 +340,7 @@ def schedule(
     """
     halo = os.fspath(halo)
     report, best = _core.schedule(
-        machine.spec_json, machine.origin, HALO_ALIASES.get(halo, halo), semantics, search, model,
+        machine.spec_json, machine.origin, halo, semantics, search, model,
         _params(params), alpha, seed, iterations, threads, keep_times, progress,
     )
     return Schedule(json.loads(report), Transfers(best, "<best schedule>"))

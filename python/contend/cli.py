@@ -6,16 +6,17 @@ import functools
 import json
 import os
 import sys
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, List, Optional
+from typing import Any, TextIO
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from contend import api
+from contend import _core, api
 from contend.errors import ContendError, InputError
 from contend.units import time_unit
 
@@ -25,9 +26,24 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-# Piped output keeps whole lines: tables and notes are read by people and by grep alike.
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 200)
+
+
+def out() -> Console:
+    """The console on the current ``sys.stdout`` (tables, reports)."""
+    return _console(sys.stdout, 160)
+
+
+def err() -> Console:
+    """The console on the current ``sys.stderr`` (errors, notes on files written, progress)."""
+    return _console(sys.stderr, 200)
+
+
+@functools.lru_cache(maxsize=4)
+def _console(stream: TextIO, piped_width: int) -> Console:
+    # Bound to the stream at call time, not import time, so that a caller who swaps sys.stdout/sys.stderr
+    # (tests run the CLI in-process) gets the output. Piped output keeps whole lines: tables and notes are
+    # read by people and by grep alike.
+    return Console(file=stream, highlight=False, width=None if stream.isatty() else piped_width)
 
 
 def user_errors(fn: Callable) -> Callable:
@@ -38,16 +54,16 @@ def user_errors(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except InputError as e:
-            err.print(f"[bold red]error:[/] {escape(str(e))}", soft_wrap=True)
-            raise typer.Exit(2)
+            err().print(f"[bold red]error:[/] {escape(str(e))}", soft_wrap=True)
+            raise typer.Exit(2) from None
         except ContendError as e:
-            err.print(f"[bold red]failed:[/] {escape(str(e))}", soft_wrap=True)
-            raise typer.Exit(1)
+            err().print(f"[bold red]failed:[/] {escape(str(e))}", soft_wrap=True)
+            raise typer.Exit(1) from None
 
     return wrapper
 
 
-def parse_params(pairs: Optional[List[str]]) -> dict[str, str]:
+def parse_params(pairs: list[str] | None) -> dict[str, str]:
     params: dict[str, str] = {}
     for p in pairs or []:
         key, sep, value = p.partition("=")
@@ -57,7 +73,7 @@ def parse_params(pairs: Optional[List[str]]) -> dict[str, str]:
     return params
 
 
-def output_path(path: Optional[Path], inputs: list[str], flag: str) -> Optional[str]:
+def output_path(path: Path | None, inputs: list[str], flag: str) -> str | None:
     """Outputs go where the user says, but never over one of the inputs."""
     if path is None:
         return None
@@ -69,7 +85,7 @@ def output_path(path: Optional[Path], inputs: list[str], flag: str) -> Optional[
     return str(path)
 
 
-def new_file(path: Optional[Path], inputs: list[str]) -> None:
+def new_file(path: Path | None, inputs: list[str]) -> None:
     """Files that hold a user's work (machines, transfers) are written only where none exists."""
     if path is not None and path.exists():
         raise InputError(f"--output: {path} exists; contend never overwrites a file, choose another name")
@@ -93,20 +109,20 @@ TimelineOpt = typer.Option(None, "--timeline", help="Write a Gantt chart of the 
 TraceOpt = typer.Option(None, "--trace", help="Write a Chrome/Perfetto trace (JSON) for ui.perfetto.dev.")
 
 
-def write_pictures(raw: dict[str, Any], timeline: Optional[str], trace: Optional[str]) -> None:
+def write_pictures(raw: dict[str, Any], timeline: str | None, trace: str | None) -> None:
     if timeline:
         from contend.plots import timeline as draw
 
         draw(raw, timeline)
-        err.print(f"timeline written to {timeline}")
+        err().print(f"timeline written to {timeline}")
     if trace:
         from contend.trace import write_trace
 
         write_trace(raw, trace)
-        err.print(f"trace written to {trace} (open it in ui.perfetto.dev)")
+        err().print(f"trace written to {trace} (open it in ui.perfetto.dev)")
 
 
-def prepare(machine: str, transfers: str, param: Optional[List[str]], timeline: Optional[Path], trace: Optional[Path]):
+def prepare(machine: str, transfers: str, param: list[str] | None, timeline: Path | None, trace: Path | None):
     """Check every argument before any work, so a bad output path costs nothing."""
     params = parse_params(param)
     tl = output_path(timeline, [machine, transfers], "--timeline")
@@ -121,23 +137,26 @@ def machines() -> None:
     table = Table(title="machine presets")
     for col in ("name", "GPUs", "description"):
         table.add_column(col)
-    for _, row in api.presets().iterrows():
+    for row in json.loads(_core.presets()):  # not api.presets(): listing needs no pandas
         table.add_row(row["name"], str(row["gpus"]), row["description"])
-    out.print(table)
+    out().print(table)
 
 
 @app.command()
 @user_errors
-def show(machine: str = MachineArg, png: Optional[Path] = typer.Option(None, "--png", help="Also draw the machine (PNG).")) -> None:
+def show(
+    machine: str = MachineArg,
+    png: Path | None = typer.Option(None, "--png", help="Also draw the machine (PNG)."),
+) -> None:
     """Print a machine's PCIe trees and other links."""
     m = api.Machine.load(machine)
-    out.print(m.tree(), end="")
+    out().print(m.tree(), end="")
     target = output_path(png, [machine], "--png")
     if target:
         from contend.plots import machine_diagram
 
         machine_diagram(m.graph(), target)
-        err.print(f"diagram written to {target}")
+        err().print(f"diagram written to {target}")
 
 
 @app.command()
@@ -146,44 +165,80 @@ def simulate(
     machine: str = MachineArg,
     transfers: str = TransfersArg,
     model: str = ModelOpt,
-    param: Optional[List[str]] = ParamOpt,
-    as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
+    param: list[str] | None = ParamOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON (`contend schema report`)."),
     as_csv: bool = typer.Option(False, "--csv", help="Print one CSV row per transfer."),
-    timeline: Optional[Path] = TimelineOpt,
-    trace: Optional[Path] = TraceOpt,
+    phases: bool = typer.Option(
+        False, "--phases", help="Also report every phase's rates and link loads (grows with transfers squared)."
+    ),
+    timeline: Path | None = TimelineOpt,
+    trace: Path | None = TraceOpt,
 ) -> None:
-    """Predict each transfer's start, finish, duration and effective bandwidth."""
+    """Predict each transfer's start, finish, duration and effective bandwidth, and each link's load."""
     m, t, params, tl, tr = prepare(machine, transfers, param, timeline, trace)
-    r = api.simulate(m, t, model=model, **params)
+    r = api.simulate(m, t, model=model, phases=phases or bool(tl or tr), **params)
     if as_json:
         sys.stdout.write(r.to_json() + "\n")
     elif as_csv:
-        sys.stdout.write(r.transfers.to_csv(index=False))
+        import csv
+
+        cols = r.raw["transfers"]
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(cols.keys())
+        writer.writerows(zip(*cols.values(), strict=True))
     else:
         print_transfers(r)
     write_pictures(r.raw, tl, tr)
 
 
+# A terminal table shows this many transfers and links; --json and --csv give every one.
+TABLE_ROWS = 50
+
+
 def print_transfers(r: api.Result) -> None:
+    raw = r.raw
     params = ", ".join(f"{k}={v}" for k, v in r.params.items())
-    table = Table(title=f"{r.raw['machine']} — {r.raw['model']} ({params})")
+    table = Table(title=f"{raw['machine']} — {raw['model']} ({params})")
     unit, scale = time_unit(r.makespan_s)
-    for col, just in (("transfer", "left"), ("src→dst", "left"), ("size", "right"), (f"start {unit}", "right"),
-                      (f"finish {unit}", "right"), (f"duration {unit}", "right"), ("GB/s", "right"), ("GiB/s", "right")):
-        table.add_column(col, justify=just)
-    for t in r.raw["transfers"]:
+    for col in ("transfer", "src→dst", "size", f"start {unit}", f"finish {unit}", f"duration {unit}", "GB/s", "GiB/s"):
+        table.add_column(col, justify="left" if col in ("transfer", "src→dst") else "right")
+    t = raw["transfers"]
+    n = len(t["name"])
+    for i in range(min(n, TABLE_ROWS)):
         table.add_row(
-            t["name"],
-            f"{t['src']}→{t['dst']}",
-            human_bytes(t["size_bytes"]),
-            f"{t['start_s'] * scale:.2f}",
-            f"{t['finish_s'] * scale:.2f}",
-            f"{t['duration_s'] * scale:.2f}",
-            f"{t['bandwidth_bps'] / 1e9:.2f}",
-            f"{t['bandwidth_bps'] / 2**30:.2f}",
+            t["name"][i],
+            f"{t['src'][i]}→{t['dst'][i]}",
+            human_bytes(t["size_bytes"][i]),
+            f"{t['start_s'][i] * scale:.2f}",
+            f"{t['finish_s'][i] * scale:.2f}",
+            f"{t['duration_s'][i] * scale:.2f}",
+            f"{t['bandwidth_bps'][i] / 1e9:.2f}",
+            f"{t['bandwidth_bps'][i] / 2**30:.2f}",
         )
-    out.print(table)
-    out.print(f"makespan {r.makespan_s * scale:.2f} {unit} over {len(r.raw['phases'])} phases")
+    out().print(table)
+    if n > TABLE_ROWS:
+        out().print(f"… and {n - TABLE_ROWS:,} more transfers (--csv or --json lists every one)")
+    print_links(raw)
+    phases = raw.get("phases")
+    over = f" over {len(phases['start_s'])} phases" if phases else ""
+    out().print(f"makespan {r.makespan_s * scale:.2f} {unit}{over}; {n:,} transfers, "
+                f"{human_bytes(raw['summary']['bytes'])}")
+
+
+def print_links(raw: dict[str, Any]) -> None:
+    """The busiest links: bytes, busy time and peak utilisation."""
+    links = raw["links"]
+    order = sorted(range(len(links["name"])), key=lambda i: -links["busy_s"][i])[:TABLE_ROWS if len(links["name"]) <= TABLE_ROWS else 10]
+    if not order:
+        return
+    unit, scale = time_unit(max(links["busy_s"]) or 1.0)
+    table = Table(title="links, busiest first", title_justify="left")
+    for col in ("link", "bytes", f"busy {unit}", "peak load"):
+        table.add_column(col, justify="left" if col == "link" else "right")
+    for i in order:
+        table.add_row(links["name"][i], human_bytes(int(links["bytes"][i])), f"{links['busy_s'][i] * scale:.2f}",
+                      f"{links['peak_utilisation'][i]:.0%}")
+    out().print(table)
 
 
 def human_bytes(n: int) -> str:
@@ -200,10 +255,10 @@ def explain(
     machine: str = MachineArg,
     transfers: str = TransfersArg,
     model: str = ModelOpt,
-    param: Optional[List[str]] = ParamOpt,
+    param: list[str] | None = ParamOpt,
     as_json: bool = typer.Option(False, "--json", help="Print factors and causes as JSON."),
-    timeline: Optional[Path] = TimelineOpt,
-    trace: Optional[Path] = TraceOpt,
+    timeline: Path | None = TimelineOpt,
+    trace: Path | None = TraceOpt,
 ) -> None:
     """Show, per phase, every transfer's congestion factor after steps A-D and the port that caused each change."""
     m, t, params, tl, tr = prepare(machine, transfers, param, timeline, trace)
@@ -218,24 +273,26 @@ def explain(
 def print_explanation(e: api.Explanation) -> None:
     raw = e.raw
     params = ", ".join(f"{k}={v}" for k, v in raw["params"].items())
-    out.print(f"[bold]{raw['machine']}[/] — sc16 congestion factors ({params})")
+    out().print(f"[bold]{raw['machine']}[/] — sc16 congestion factors ({params})")
     for i, ph in enumerate(raw["explain"]):
-        unit, scale = time_unit(raw["makespan_s"])
-        table = Table(title=f"phase {i + 1}: {ph['start_s'] * scale:.2f} – {ph['end_s'] * scale:.2f} {unit}", title_justify="left")
+        unit, scale = time_unit(raw["summary"]["makespan_s"])
+        title = f"phase {i + 1}: {ph['start_s'] * scale:.2f} – {ph['end_s'] * scale:.2f} {unit}"
+        table = Table(title=title, title_justify="left")
         for col in ("comm", "A", "B", "C", "D (HOL)", "final"):
             table.add_column(col, justify="left" if col == "comm" else "right")
         notes = []
+        transfers = raw["transfers"]
         for row in ph["rows"]:
-            t = raw["transfers"][row["transfer"]]
-            comm = f"{t['name']} {t['src']}→{t['dst']}"
+            i = row["transfer"]
+            comm = f"{transfers['name'][i]} {transfers['src'][i]}→{transfers['dst'][i]}"
             table.add_row(comm, *(fmt_factor(row[k]) for k in ("a", "b", "c", "d", "final")))
             for step in ("B", "C", "D", "final"):
                 for c in row["causes"].get(step, []):
                     notes.append(escape(f"  {comm} [{step}] {c}"))
-        out.print(table)
+        out().print(table)
         for n in notes:
-            out.print(n)
-    out.print()
+            out().print(n)
+    out().print()
     print_transfers(e)
 
 
@@ -245,16 +302,21 @@ def generate(
     pattern: str = typer.Argument(..., help="scatter, gather, all-to-all or random"),
     machine: str = MachineArg,
     size: str = typer.Option("300MiB", "--size", help="Size of every transfer, with unit."),
-    root: Optional[str] = typer.Option(None, "--root", help="Root GPU of scatter or gather."),
-    gpus: Optional[str] = typer.Option(None, "--gpus", help="Comma-separated GPUs to use (default: all)."),
-    count: int = typer.Option(32, "--count", help="Number of transfers of a random graph."),
+    root: str | None = typer.Option(None, "--root", help="Root GPU of scatter or gather."),
+    gpus: str | None = typer.Option(None, "--gpus", help="Comma-separated GPUs to use (default: all)."),
+    count: int = typer.Option(
+        32, "--count", help="Number of transfers of a random graph (1 to 10,000,000; pairs repeat once all are used)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of a random graph."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of printing; never overwrites."),
+    gap: str | None = typer.Option(None, "--gap", help="Issue transfer k at k × gap, e.g. 2us (default: all at 0)."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Write here instead of printing; never overwrites."
+    ),
 ) -> None:
     """Generate a transfers file for a communication pattern."""
     m = api.Machine.load(machine)
     peers = [g.strip() for g in gpus.split(",")] if gpus else m.gpus
-    t = api.Transfers.generate(pattern, peers, size, root=root, count=count, seed=seed)
+    t = api.Transfers.generate(pattern, peers, size, root=root, count=count, seed=seed, gap=gap)
     t.check(m)  # a wrong GPU name is reported now, not when the file is used
     text = t.to_yaml()
     if output is None:
@@ -262,25 +324,42 @@ def generate(
         return
     new_file(output, [machine])
     output.write_text(text)
-    err.print(f"{len(t)} transfers written to {output}")
+    err().print(f"{len(t)} transfers written to {output}")
 
 
 @app.command()
 @user_errors
 def schedule(
     machine: str = MachineArg,
-    halo: str = typer.Option("2d", "--halo", help="2d, 3d (the COSMO presets), a halo preset, or a halo file (YAML/JSON)."),
-    semantics: str = typer.Option("sequential", "--semantics", help="sequential (each GPU sends one message after the other) or rounds (barrier between rounds)."),
-    search: str = typer.Option("exhaustive", "--search", help="exhaustive, bnb (branch and bound: proves the optimum) or anneal (heuristic, with a lower bound)."),
+    halo: str = typer.Option(
+        "2d", "--halo", help="2d, 3d (the COSMO presets), a halo preset, or a halo file (YAML/JSON)."
+    ),
+    semantics: str = typer.Option(
+        "sequential",
+        "--semantics",
+        help="sequential (each GPU sends one message after the other) or rounds (barrier between rounds).",
+    ),
+    search: str = typer.Option(
+        "exhaustive",
+        "--search",
+        help="exhaustive, bnb (branch and bound: proves the optimum) or anneal (heuristic, with a lower bound).",
+    ),
     model: str = ModelOpt,
-    param: Optional[List[str]] = ParamOpt,
+    param: list[str] | None = ParamOpt,
     alpha: str = typer.Option("0s", "--alpha", help="Per-message overhead with unit, e.g. 5us."),
     seed: int = typer.Option(0, "--seed", help="Seed of the annealing."),
-    iterations: int = typer.Option(20_000, "--iterations", help="Annealing moves per restart."),
-    threads: int = typer.Option(0, "--threads", help="Worker threads (0: all cores)."),
+    iterations: int = typer.Option(20_000, "--iterations", help="Annealing moves per restart (1 to 10^9)."),
+    threads: int = typer.Option(0, "--threads", help="Worker threads: 0 (one per core) up to 4 per core."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the sorted times of all orders and their histogram (PNG; exhaustive only)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the best schedule as a transfers file for `contend simulate`; never overwrites."),
+    plot: Path | None = typer.Option(
+        None, "--plot", help="Draw the sorted times of all orders and their histogram (PNG; exhaustive only)."
+    ),
+    output: Path | None = typer.Option(
+        None,
+        "--output",
+        "-o",
+        help="Write the best schedule as a transfers file for `contend simulate`; never overwrites.",
+    ),
 ) -> None:
     """Find the fastest order of a halo exchange: best, median and worst orders, and the gain."""
     params = parse_params(param)
@@ -302,20 +381,20 @@ def schedule(
         from contend.plots import schedule_times
 
         schedule_times(s.raw, target)
-        err.print(f"plot written to {target}")
+        err().print(f"plot written to {target}")
     if output is not None:
         output.write_text(s.best.to_yaml())
-        err.print(f"best schedule written to {output} (try: contend simulate {machine} {output})")
+        err().print(f"best schedule written to {output} (try: contend simulate {machine} {output})")
 
 
 def run_with_progress(work: Callable[[Any], Any]) -> Any:
     """A progress bar on stderr while the engine searches, when someone is watching."""
-    if not err.is_terminal:
+    if not err().is_terminal:
         return work(None)
     from rich.progress import BarColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
 
     with Progress("[progress.description]{task.description}", BarColumn(), "{task.percentage:>3.0f}%",
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=True) as bar:
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=err(), transient=True) as bar:
         task = bar.add_task("searching", total=None)
         return work(lambda done, total: bar.update(task, completed=done, total=total))
 
@@ -323,9 +402,9 @@ def run_with_progress(work: Callable[[Any], Any]) -> Any:
 def print_schedule(s: api.Schedule) -> None:
     r = s.raw
     params = ", ".join(f"{k}={v}" for k, v in r["params"].items() if k in ("tau", "bandwidth"))
-    out.print(f"[bold]halo exchange on {r['machine']}[/]: {r['messages']} messages among {len(r['gpus'])} GPUs, "
+    out().print(f"[bold]halo exchange on {r['machine']}[/]: {r['messages']} messages among {len(r['gpus'])} GPUs, "
               f"{r['semantics']} semantics, model {r['model']} ({params}), alpha {r['alpha_s'] * 1e6:g} µs")
-    out.print(f"orders: {r['orders_total']:,} in all; {r['orders_evaluated']:,} simulated "
+    out().print(f"orders: {r['orders_total']:,} in all; {r['orders_evaluated']:,} simulated "
               f"({r['symmetries']} symmetries), search {r['method']}")
     unit, scale = time_unit(r["best_s"])
     table = Table()
@@ -340,15 +419,15 @@ def print_schedule(s: api.Schedule) -> None:
     for name, value, note in rows:
         if value is not None:
             table.add_row(name, f"{value * scale:.3f}", f"{value / r['t_msg_s']:.2f}", note)
-    out.print(table)
+    out().print(table)
     for name in ("median_s", "identity_s"):
         ref = r.get(name)
         if ref:
-            out.print(f"the best takes {1 - r['best_s'] / ref:.1%} less time than the {name[:-2]} "
+            out().print(f"the best takes {1 - r['best_s'] / ref:.1%} less time than the {name[:-2]} "
                       f"({ref / r['best_s']:.2f}× faster)")
-    out.print("best order (each GPU's destinations, first first):")
+    out().print("best order (each GPU's destinations, first first):")
     for gpu, to in s.best_order.items():
-        out.print(f"  {gpu} → {', '.join(to)}")
+        out().print(f"  {gpu} → {', '.join(to)}")
 
 
 MATRICES = (
@@ -365,7 +444,7 @@ MATRICES = (
 @user_errors
 def p2p(
     machine: str = MachineArg,
-    param: Optional[List[str]] = ParamOpt,
+    param: list[str] | None = ParamOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the matrices as JSON."),
 ) -> None:
     """Predict what CUDA's p2pBandwidthLatencyTest prints on this machine (maxmin model)."""
@@ -374,27 +453,33 @@ def p2p(
     if as_json:
         sys.stdout.write(json.dumps(r, indent=2) + "\n")
         return
-    out.print(f"[bold]{r['machine']}[/]: predicted p2pBandwidthLatencyTest (maxmin; "
+    out().print(f"[bold]{r['machine']}[/]: predicted p2pBandwidthLatencyTest (maxmin; "
               + ", ".join(f"{k}={v}" for k, v in r["params"].items()) + ")")
     for key, title in MATRICES:
         table = Table(title=title, title_justify="left")
         table.add_column("D\\D")
         for g in r["gpus"]:
             table.add_column(g, justify="right")
-        for g, row in zip(r["gpus"], r[key]):
+        for g, row in zip(r["gpus"], r[key], strict=True):
             table.add_row(g, *("-" if v is None else f"{v:.2f}" for v in row))
-        out.print(table)
+        out().print(table)
     for n in r["notes"]:
-        out.print(f"note: {escape(n)}")
+        out().print(f"note: {escape(n)}")
 
 
 @app.command()
 @user_errors
 def calibrate(
     machine: str = MachineArg,
-    measurements: Path = typer.Argument(..., help="Output of CUDA's p2pBandwidthLatencyTest as it prints it, or a CSV of measured transfer graphs (graph,src,dst,size,time) to fit sc16's B and tau."),
-    param: Optional[List[str]] = ParamOpt,
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the calibrated machine file here; never overwrites."),
+    measurements: Path = typer.Argument(
+        ...,
+        help="Output of CUDA's p2pBandwidthLatencyTest as it prints it, "
+        "or a CSV of measured transfer graphs (graph,src,dst,size,time) to fit sc16's B and tau.",
+    ),
+    param: list[str] | None = ParamOpt,
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Write the calibrated machine file here; never overwrites."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print fitted values and residuals as JSON."),
 ) -> None:
     """Fit bandwidth efficiency and latency per link kind to measurements; report the residual per pair."""
@@ -404,7 +489,10 @@ def calibrate(
     if "tau" in c:
         print_sc16_fit(c, as_json)
         if output is not None:
-            raise InputError("--output: a sc16 fit gives two parameters, not a machine; pass them as --param bandwidth=… --param tau=…")
+            raise InputError(
+                "--output: a sc16 fit gives two parameters, not a machine; "
+                "pass them as --param bandwidth=… --param tau=…"
+            )
         return
     if as_json:
         sys.stdout.write(json.dumps({k: v for k, v in c.items() if k not in ("yaml", "spec")}, indent=2) + "\n")
@@ -414,7 +502,7 @@ def calibrate(
         table.add_column("value", justify="right")
         for k, v in c["fitted"].items():
             table.add_row(k, v)
-        out.print(table)
+        out().print(table)
         table = Table(title="residual per pair", title_justify="left")
         for col in ("matrix", "pair", "measured", "predicted", "error"):
             table.add_column(col, justify="left" if col in ("matrix", "pair") else "right")
@@ -423,23 +511,23 @@ def calibrate(
             table.add_row(r["matrix"], f"{r['src']}→{r['dst']}", f"{r['measured']:.2f}",
                           "-" if r.get("predicted") is None else f"{r['predicted']:.2f}",
                           "-" if err_ is None else f"{err_:+.1%}")
-        out.print(table)
+        out().print(table)
         for k, v in c["rms_relative_error"].items():
-            out.print(f"rms relative error, {k}: {v:.1%}")
+            out().print(f"rms relative error, {k}: {v:.1%}")
         for n in c["notes"]:
-            out.print(f"note: {escape(n)}")
+            out().print(f"note: {escape(n)}")
     if output is not None:
         output.write_text(c["yaml"])
-        err.print(f"calibrated machine written to {output}")
+        err().print(f"calibrated machine written to {output}")
 
 
 def print_sc16_fit(c: dict[str, Any], as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(c, indent=2) + "\n")
         return
-    out.print(f"[bold]sc16 fit[/]: bandwidth={c['bandwidth']}  tau={c['tau']:.4f}   "
+    out().print(f"[bold]sc16 fit[/]: bandwidth={c['bandwidth']}  tau={c['tau']:.4f}   "
               f"(use: --param bandwidth={c['bandwidth']} --param tau={c['tau']:.4f})")
-    out.print(f"rms relative error {c['rms_relative_error']:.1%}; {c['within_15_percent']:.1%} of "
+    out().print(f"rms relative error {c['rms_relative_error']:.1%}; {c['within_15_percent']:.1%} of "
               f"{len(c['residuals'])} transfers within ±15%")
     worst = sorted(c["residuals"], key=lambda r: -abs(r["relative_error"]))[:10]
     table = Table(title="largest residuals", title_justify="left")
@@ -449,46 +537,51 @@ def print_sc16_fit(c: dict[str, Any], as_json: bool) -> None:
         unit, scale = time_unit(r["measured_s"])
         table.add_row(r["graph"], f"{r['src']}→{r['dst']}", f"{r['measured_s'] * scale:.3f} {unit}",
                       f"{r['predicted_s'] * scale:.3f} {unit}", f"{r['relative_error']:+.1%}")
-    out.print(table)
+    out().print(table)
 
 
 @app.command("import")
 @user_errors
 def import_(
-    dump: Path = typer.Argument(..., help="Output of `nvidia-smi topo -m`, or an NCCL topology XML (NCCL_TOPO_DUMP_FILE)."),
-    name: Optional[str] = typer.Option(None, "--name", help="Machine name (default: the file's name)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the machine file here; never overwrites."),
+    dump: Path = typer.Argument(
+        ..., help="Output of `nvidia-smi topo -m`, or an NCCL topology XML (NCCL_TOPO_DUMP_FILE)."
+    ),
+    name: str | None = typer.Option(None, "--name", help="Machine name (default: the file's name)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write the machine file here; never overwrites."),
 ) -> None:
     """Turn a topology dump into a machine file, stating every assumption made."""
     new_file(output, [str(dump)])
     yaml, assumptions = api.import_machine(dump, name)
-    err.print(f"[bold]{len(assumptions)} assumptions[/] (also written as comments in the file; check and refine them):")
+    err().print(
+        f"[bold]{len(assumptions)} assumptions[/] (also written as comments in the file; check and refine them):"
+    )
     for a in assumptions:
-        err.print(f"  - {escape(a)}", soft_wrap=True)
+        err().print(f"  - {escape(a)}", soft_wrap=True)
     if output is None:
         sys.stdout.write(yaml)
     else:
         output.write_text(yaml)
-        err.print(f"machine written to {output} (try: contend show {output})")
+        err().print(f"machine written to {output} (try: contend show {output})")
 
 
 @app.command()
 @user_errors
 def models() -> None:
-    """List the models and their parameters."""
+    """List the models: what each assumes, where it comes from, and its parameters."""
     for m in api.models():
-        out.print(f"[bold]{m['name']}[/]: {m['summary']}")
-        out.print(f"  applies to: {m['applies_to']}")
-        for name, help_ in m["params"]:
-            out.print(f"  --param {name}=…  {help_}")
+        out().print(f"[bold]{m['name']}[/] ({m['kind']} model): {m['summary']}")
+        out().print(f"  applies to: {m['applies_to']}")
+        for a in m["assumptions"]:
+            out().print(f"  assumes: {a}")
+        out().print(f"  source: {m['citation']}")
+        for p in m["params"]:
+            out().print(f"  --param {p['name']}=…  {p['help']} (default {p['default']})")
 
 
 @app.command()
 @user_errors
-def schema(which: str = typer.Argument("machine", help="machine or transfers")) -> None:
-    """Print the JSON Schema of machine or transfers files (for editors)."""
-    from contend import _core
-
+def schema(which: str = typer.Argument("machine", help="machine, transfers, halo or report")) -> None:
+    """Print the JSON Schema of machine, transfers or halo files (for editors), or of simulate's report."""
     sys.stdout.write(_core.schema(which) + "\n")
 
 
@@ -498,14 +591,14 @@ def demo(outdir: Path = typer.Option(Path("contend-demo"), "--out", help="Folder
     """The built-in default scenario: the SC16 worked example on cs-storm-socket, simulated and explained."""
     outdir.mkdir(parents=True, exist_ok=True)
     m, t = api.Machine.load("cs-storm-socket"), api.Transfers.example()
-    out.print("[bold]The SC16 worked example[/]: 0→2, 1→4, 3→2, 6→4, 300 MiB each, on one CS-Storm socket\n")
-    out.print(m.tree())
+    out().print("[bold]The SC16 worked example[/]: 0→2, 1→4, 3→2, 6→4, 300 MiB each, on one CS-Storm socket\n")
+    out().print(m.tree())
     e = api.explain(m, t, tau=0.2)
-    out.print("[dim]tau = 0.2, as in the slides' table:[/]")
+    out().print("[dim]tau = 0.2, as in the slides' table:[/]")
     print_explanation(e)
-    out.print()
+    out().print()
     r = api.simulate(m, t)
-    out.print("[dim]with the fitted tau = 0.1735:[/]")
+    out().print("[dim]with the fitted tau = 0.1735:[/]")
     print_transfers(r)
     write_pictures(e.raw, str(outdir / "timeline.png"), str(outdir / "trace.json"))
 

@@ -13,41 +13,42 @@ from matplotlib.patches import FancyBboxPatch  # noqa: E402
 from contend.units import time_unit  # noqa: E402
 
 KIND_COLOURS = {
-    "Gpu": "#76b900",
-    "PcieSwitch": "#4e79a7",
-    "RootComplex": "#e15759",
-    "Nic": "#f28e2b",
-    "HostMemory": "#9c755f",
-    "Nvswitch": "#b07aa1",
+    "gpu": "#76b900",
+    "pcie_switch": "#4e79a7",
+    "root_complex": "#e15759",
+    "nic": "#f28e2b",
+    "host_memory": "#9c755f",
+    "nvswitch": "#b07aa1",
 }
 
 
 def timeline(raw: dict[str, Any], path: str, title: str | None = None) -> None:
     """One bar per transfer, split into its phases, shaded and labelled by its share of the bandwidth."""
+    from contend.api import phase_rows
+
     transfers = raw["transfers"]
-    links = raw["links"]
-    n = len(transfers)
+    n = len(transfers["name"])
+    makespan = raw["summary"]["makespan_s"]
     fig, ax = plt.subplots(figsize=(10, 1.2 + 0.45 * n))
     cmap = plt.get_cmap("viridis")
-    unit, scale = time_unit(raw["makespan_s"])
-    for k, ph in enumerate(raw["phases"]):
-        x0, x1 = ph["start_s"] * scale, ph["end_s"] * scale
-        ax.axvline(x0, color="0.8", lw=0.8, ls="--", zorder=0)
-        for t, rate in zip(ph["transfers"], ph["rates_bps"]):
-            tr = transfers[t]
-            cap = links[tr["route"][0]]["capacity_bps"] if tr["route"] else 0.0
-            share = rate / cap if cap else 1.0
-            ax.barh(t, x1 - x0, left=x0, height=0.6, color=cmap(0.15 + 0.8 * share), edgecolor="white", lw=0.6)
-            if (x1 - x0) > 0.06 * raw["makespan_s"] * scale:
-                ax.text((x0 + x1) / 2, t, f"{share:.3g}", ha="center", va="center", fontsize=8,
-                        color="white" if share < 0.6 else "black")
-    for t, tr in enumerate(transfers):
-        ax.text(tr["finish_s"] * scale, t, f"  {tr['finish_s'] * scale:.4g} {unit}", va="center", fontsize=8)
+    unit, scale = time_unit(makespan)
+    for x in sorted(set(raw["phases"]["start_s"])):
+        ax.axvline(x * scale, color="0.8", lw=0.8, ls="--", zorder=0)
+    rows = phase_rows(raw)
+    for t, t0, t1, share in zip(rows["transfer"], rows["start_s"], rows["end_s"], rows["share"], strict=True):
+        x0, x1 = t0 * scale, t1 * scale
+        ax.barh(t, x1 - x0, left=x0, height=0.6, color=cmap(0.15 + 0.8 * min(share, 1.0)), edgecolor="white", lw=0.6)
+        if (x1 - x0) > 0.06 * makespan * scale:
+            ax.text((x0 + x1) / 2, t, f"{share:.3g}", ha="center", va="center", fontsize=8,
+                    color="white" if share < 0.6 else "black")
+    for t, finish in enumerate(transfers["finish_s"]):
+        ax.text(finish * scale, t, f"  {finish * scale:.4g} {unit}", va="center", fontsize=8)
+    labels = [transfer_label({k: transfers[k][t] for k in ("name", "src", "dst")}) for t in range(n)]
     ax.set_yticks(range(n))
-    ax.set_yticklabels([transfer_label(t) for t in transfers])
+    ax.set_yticklabels(labels)
     ax.invert_yaxis()
     ax.set_xlabel(f"time ({unit})")
-    ax.set_xlim(0, raw["makespan_s"] * scale * 1.15)
+    ax.set_xlim(0, makespan * scale * 1.15)
     params = ", ".join(f"{k}={v}" for k, v in raw["params"].items() if k in ("tau", "bandwidth"))
     ax.set_title(title or f"{raw['machine']} — model {raw['model']} ({params}); labels: share of bandwidth per phase",
                  fontsize=10)
@@ -68,13 +69,14 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
     devices = [d["name"] for d in graph["devices"]]
     kind = {d["name"]: d["kind"] for d in graph["devices"]}
     # Host memory hangs under its socket in the picture, like a PCIe child.
-    pcie = [l for l in graph["links"] if l["kind"] in ("Pcie", "Memory")]
-    other = [l for l in graph["links"] if l["kind"] not in ("Pcie", "Memory")]
+    pcie = [l for l in graph["links"] if l["kind"] in ("pcie", "memory")]
+    other = [l for l in graph["links"] if l["kind"] not in ("pcie", "memory")]
     adj: dict[str, list[str]] = {d: [] for d in devices}
     for l in pcie:
         adj[l["a"]].append(l["b"])
         adj[l["b"]].append(l["a"])
-    roots = [d for d in devices if kind[d] == "RootComplex"] + [d for d in devices if not adj[d] and kind[d] != "RootComplex"]
+    roots = [d for d in devices if kind[d] == "root_complex"]
+    roots += [d for d in devices if not adj[d] and kind[d] != "root_complex"]
     pos: dict[str, tuple[float, float]] = {}
     children: dict[str, list[str]] = {}
     seen: set[str] = set()
@@ -110,7 +112,7 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
     fig, ax = plt.subplots(figsize=(width, 1.2 + 1.3 * depth))
     for l in pcie:
         (xa, ya), (xb, yb) = pos[l["a"]], pos[l["b"]]
-        memory = l["kind"] == "Memory"
+        memory = l["kind"] == "memory"
         ax.plot([xa, xb], [ya, yb], color="#9c755f" if memory else "0.45", lw=1.0 if memory else 1.5, zorder=1)
     labelled: set[str] = set()
     for l in other:
@@ -139,7 +141,8 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
 
 
 def schedule_times(report: dict[str, Any], path: str) -> None:
-    """The sorted makespans of every order (the slides' "congestion graphs sorted by elapsed time") and their histogram."""
+    """The sorted makespans of every order (the slides' "congestion graphs sorted by elapsed time")
+    and their histogram."""
     times = report.get("times_s")
     if not times:
         raise ValueError("schedule_times needs the makespan of every order: run an exhaustive search")

@@ -15,7 +15,9 @@ US = 1e6  # trace timestamps are microseconds
 def trace_events(raw: dict[str, Any]) -> list[dict[str, Any]]:
     transfers = raw["transfers"]
     links = raw["links"]
-    gpus = sorted({t["src"] for t in transfers} | {t["dst"] for t in transfers}, key=_natural)
+    phases = raw["phases"]
+    src, dst, names = transfers["src"], transfers["dst"], transfers["name"]
+    gpus = sorted(set(src) | set(dst), key=_natural)
     pid = {g: i + 1 for i, g in enumerate(gpus)}
     links_pid = len(gpus) + 1
     phases_pid = len(gpus) + 2
@@ -25,37 +27,35 @@ def trace_events(raw: dict[str, Any]) -> list[dict[str, Any]]:
         events.append({"ph": "M", "pid": p, "name": "process_sort_index", "args": {"sort_index": p}})
     events.append({"ph": "M", "pid": links_pid, "name": "process_name", "args": {"name": "Links (load / capacity)"}})
     events.append({"ph": "M", "pid": phases_pid, "name": "process_name", "args": {"name": "Phases"}})
-    for i, t in enumerate(transfers):
-        p = pid[t["src"]]
-        events.append({"ph": "M", "pid": p, "tid": i, "name": "thread_name", "args": {"name": f"{t['name']} → {t['dst']}"}})
-    for k, ph in enumerate(raw["phases"]):
-        ts, dur = ph["start_s"] * US, (ph["end_s"] - ph["start_s"]) * US
+    for i in range(len(names)):
+        events.append({"ph": "M", "pid": pid[src[i]], "tid": i, "name": "thread_name",
+                       "args": {"name": f"{names[i]} → {dst[i]}"}})
+    count = len(phases["start_s"])
+    for k in range(count):
+        start, end = phases["start_s"][k], phases["end_s"][k]
+        ts, dur = start * US, (end - start) * US
+        lo, hi = phases["offset"][k], phases["offset"][k + 1]
         events.append({"ph": "X", "pid": phases_pid, "tid": 0, "ts": ts, "dur": dur, "name": f"phase {k + 1}",
-                       "args": {"active": len(ph["transfers"])}})
-        load: dict[int, float] = {}
-        for t, rate in zip(ph["transfers"], ph["rates_bps"]):
-            tr = transfers[t]
-            cap = links[tr["route"][0]]["capacity_bps"] if tr["route"] else 0.0
+                       "args": {"active": hi - lo}})
+        for j in range(lo, hi):
+            t = phases["transfer"][j]
             events.append({
-                "ph": "X", "pid": pid[tr["src"]], "tid": t, "ts": ts, "dur": dur,
-                "name": f"{tr['src']}→{tr['dst']}",
-                "args": {"rate_GBps": rate / 1e9, "factor": rate / cap if cap else None, "size_bytes": tr["size_bytes"]},
+                "ph": "X", "pid": pid[src[t]], "tid": t, "ts": ts, "dur": dur, "name": f"{src[t]}→{dst[t]}",
+                "args": {"rate_GBps": phases["rate_bps"][j] / 1e9, "factor": phases["share"][j],
+                         "size_bytes": transfers["size_bytes"][t]},
             })
-            for link in tr["route"]:
-                load[link] = load.get(link, 0.0) + rate
-        for link, bps in load.items():
-            cap = links[link]["capacity_bps"]
-            events.append({"ph": "C", "pid": links_pid, "ts": ts, "name": links[link]["name"],
-                           "args": {"load": bps / cap if cap else 0.0}})
+        loaded = phases["link"][phases["link_offset"][k]:phases["link_offset"][k + 1]]
+        loads = phases["load_bps"][phases["link_offset"][k]:phases["link_offset"][k + 1]]
+        for link, bps in zip(loaded, loads, strict=True):
+            events.append({"ph": "C", "pid": links_pid, "ts": ts, "name": links["name"][link],
+                           "args": {"load": bps / links["capacity_bps"][link]}})
         # Links that fall idle at the next phase drop to zero explicitly.
-        nxt = raw["phases"][k + 1] if k + 1 < len(raw["phases"]) else None
         still = set()
-        if nxt:
-            for t in nxt["transfers"]:
-                still.update(transfers[t]["route"])
-        for link in load:
+        if k + 1 < count:
+            still = set(phases["link"][phases["link_offset"][k + 1]:phases["link_offset"][k + 2]])
+        for link in loaded:
             if link not in still:
-                events.append({"ph": "C", "pid": links_pid, "ts": ph["end_s"] * US, "name": links[link]["name"],
+                events.append({"ph": "C", "pid": links_pid, "ts": end * US, "name": links["name"][link],
                                "args": {"load": 0.0}})
     return events
 

@@ -1,12 +1,14 @@
 //! The engine's public surface, in plain serialisable reports: what the Python binding and
 //! the CLI call. Every function here is also usable from Rust alone.
 
-use crate::error::{Error, Result};
+use crate::error::{read_user_file, Error, Result};
+use crate::model::maxmin::MaxminParams;
 use crate::model::{registry, sc16, ModelEntry, Prepared, RateAdaptor};
 use crate::report::{self, Detail, Report};
-use crate::sim;
-use crate::topology::{preset_names, preset_text, Machine, MachineSpec};
-use crate::workload::{Workload, WorkloadSpec};
+use crate::topology::{preset_names, preset_text, DeviceKind, LinkKind, Machine, MachineSpec};
+use crate::units::{Bytes, Time};
+use crate::workload::{self, Workload, WorkloadSpec};
+use crate::{calibrate, import, p2p, schedule, sim};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -139,12 +141,195 @@ pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str,
     Ok(Explanation { report, explain })
 }
 
-/// JSON Schema of the machine or the transfers description.
+/// Devices and links with their resolved bandwidths, for drawing.
+#[derive(Serialize, Debug)]
+pub struct MachineGraph {
+    pub name: String,
+    pub description: String,
+    pub devices: Vec<GraphDevice>,
+    pub links: Vec<GraphLink>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct GraphDevice {
+    pub name: String,
+    pub kind: DeviceKind,
+    pub model: Option<String>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct GraphLink {
+    pub a: String,
+    pub b: String,
+    pub kind: LinkKind,
+    pub label: String,
+    pub bandwidth_bps: f64,
+    pub latency_s: f64,
+}
+
+pub fn machine_graph(m: &Machine) -> MachineGraph {
+    MachineGraph {
+        name: m.name.clone(),
+        description: m.description.clone(),
+        devices: m.devices.iter().map(|d| GraphDevice { name: d.name.clone(), kind: d.kind, model: d.model.clone() }).collect(),
+        links: m
+            .links
+            .iter()
+            .map(|l| GraphLink {
+                a: m.devices[l.a].name.clone(),
+                b: m.devices[l.b].name.clone(),
+                kind: l.kind,
+                label: l.label.clone(),
+                bandwidth_bps: l.bandwidth,
+                latency_s: l.latency,
+            })
+            .collect(),
+    }
+}
+
+/// The models, as the registry describes them.
+pub fn models() -> &'static [ModelEntry] {
+    registry::MODELS
+}
+
+/// Halo presets as (name, description).
+pub fn halo_presets() -> &'static [(&'static str, &'static str)] {
+    schedule::PRESETS
+}
+
+/// Patterns `generate` knows, as (name, description).
+pub const PATTERNS: &[(&str, &str)] = &[
+    ("scatter", "root sends to every other peer"),
+    ("gather", "every other peer sends to root"),
+    ("all-to-all", "every ordered pair of peers"),
+    ("random", "count seeded random pairs: distinct while any are left, then repeating"),
+];
+
+/// Most transfers `generate` writes: 10 million, about 600 MB of YAML.
+pub const MAX_GENERATED: usize = 10_000_000;
+
+/// A transfer pattern among `peers`; `gap` > 0 issues transfer k at k × gap (evenly staggered).
+pub fn generate(pattern: &str, peers: &[String], size: &str, root: Option<&str>, count: usize, seed: u64, gap: Option<&str>) -> Result<WorkloadSpec> {
+    let size = Bytes::parse(size).map_err(|e| Error::input("--size", "", e))?;
+    if !(1..=MAX_GENERATED).contains(&count) {
+        return Err(Error::input("--count", "", format!("{count} is out of range; give 1 to {MAX_GENERATED}")));
+    }
+    if peers.len() < 2 {
+        return Err(Error::input("--peers", "", "needs at least two devices"));
+    }
+    let need_root = || root.ok_or_else(|| Error::input("--root", "", format!("{pattern} needs a root device; add --root GPU0")));
+    let mut list = match pattern {
+        "scatter" => workload::scatter(need_root()?, peers, size),
+        "gather" => workload::gather(need_root()?, peers, size),
+        "all-to-all" => workload::all_to_all(peers, size),
+        "random" => workload::random_graph(peers, count, size, seed),
+        _ => {
+            let names: Vec<&str> = PATTERNS.iter().map(|p| p.0).collect();
+            return Err(Error::input("pattern", pattern, format!("is not a pattern; choose {}", names.join(", "))));
+        }
+    };
+    if let Some(gap) = gap {
+        let gap = Time::parse(gap).map_err(|e| Error::input("--gap", "", e))?;
+        for (k, t) in list.iter_mut().enumerate() {
+            t.start = Some(Time(gap.0 * k as u64));
+        }
+    }
+    Ok(WorkloadSpec { transfers: list })
+}
+
+/// Threads a search may use: at most this many (also bounded by what the system allows).
+pub const MAX_THREADS: usize = 1024;
+/// Annealing moves per chain, at most.
+pub const MAX_ITERATIONS: u64 = 1_000_000_000;
+
+/// A schedule search as the user asks for it: names and quantities with units.
+#[derive(Clone, Debug)]
+pub struct ScheduleRequest {
+    pub halo: String,
+    pub semantics: String,
+    pub search: String,
+    pub model: String,
+    pub params: Vec<(String, String)>,
+    pub alpha: String,
+    pub seed: u64,
+    pub iterations: u64,
+    pub threads: usize,
+    pub keep_times: bool,
+}
+
+/// Search the fastest order of a halo exchange; returns the report and the best schedule as
+/// transfers (which `simulate` runs to the same makespan under the same model).
+pub fn schedule(m: &Machine, req: &ScheduleRequest, progress: schedule::Progress) -> Result<(schedule::ScheduleReport, WorkloadSpec)> {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let most = (4 * cores).min(MAX_THREADS);
+    if req.threads > most {
+        return Err(Error::input("--threads", "", format!("{} is more than this machine can use; give 0 (one per core) to {most} (4 per core)", req.threads)));
+    }
+    if !(1..=MAX_ITERATIONS).contains(&req.iterations) {
+        return Err(Error::input("--iterations", "", format!("{} is out of range; give 1 to {MAX_ITERATIONS}", req.iterations)));
+    }
+    let spec = schedule::HaloSpec::load(&req.halo)?;
+    let h = schedule::Halo::resolve(&spec, m, &req.halo)?;
+    let alpha = Time::parse(&req.alpha).map_err(|e| Error::input("--alpha", "", e))?.secs();
+    let opts = schedule::SearchOptions {
+        semantics: schedule::Semantics::parse(&req.semantics)?,
+        method: schedule::Method::parse(&req.search)?,
+        model: req.model.clone(),
+        params: req.params.clone(),
+        alpha,
+        seed: req.seed,
+        iterations: req.iterations,
+        threads: req.threads,
+        keep_times: req.keep_times,
+        progress,
+        ..Default::default()
+    };
+    let r = schedule::search(m, &h, &opts)?;
+    let best = schedule::to_workload(m, &h, &r.best_order, &opts)?;
+    Ok((r, best))
+}
+
+/// What CUDA's p2pBandwidthLatencyTest would print on this machine (maxmin).
+pub fn p2p(m: &Machine, params: &[(String, String)]) -> Result<p2p::P2pReport> {
+    p2p::p2p_matrices(m, &MaxminParams::parse(params)?)
+}
+
+/// A machine file from an `nvidia-smi topo -m` or NCCL topology XML dump.
+pub fn import(path: &str, name: &str) -> Result<import::Imported> {
+    import::import(&read_user_file(path)?, name, path)
+}
+
+/// Fit a machine to measurements: a CSV of measured transfer graphs (header
+/// graph,src,dst,size,time) fits sc16's B and tau; p2pBandwidthLatencyTest output fits each
+/// link's bandwidth and latency for maxmin (the result's "yaml" is the calibrated machine).
+pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)]) -> Result<serde_json::Value> {
+    let text = read_user_file(path)?;
+    let csv = text.lines().find(|l| !l.trim().is_empty()).is_some_and(|l| l.trim_start().starts_with("graph,"));
+    if csv {
+        let base = sc16::Sc16Params::parse(params)?;
+        let graphs = calibrate::sc16_fit::parse_csv(&text, path)?;
+        let fit = calibrate::sc16_fit::fit(m, &graphs, &base, path)?;
+        return Ok(serde_json::to_value(fit).expect("fits serialise"));
+    }
+    let p = MaxminParams::parse(params)?;
+    let meas = calibrate::parse_p2p_output(&text, path)?;
+    let c = calibrate::calibrate(m, &meas, &p)?;
+    let mut v = serde_json::to_value(&c).expect("calibrations serialise");
+    v["yaml"] = serde_json::Value::String(crate::topology::to_yaml(&c.spec));
+    Ok(v)
+}
+
+/// The kinds of document `schema` describes.
+pub const SCHEMAS: &[&str] = &["machine", "transfers", "halo", "report"];
+
+/// JSON Schema of a machine, transfers or halo file, or of a simulation report.
 pub fn schema(which: &str) -> Result<String> {
     let s = match which {
         "machine" => schemars::schema_for!(MachineSpec),
         "transfers" => schemars::schema_for!(WorkloadSpec),
-        _ => return Err(Error::input("schema", which, "is not a schema; choose machine or transfers")),
+        "halo" => schemars::schema_for!(schedule::HaloSpec),
+        "report" => schemars::schema_for!(Report),
+        _ => return Err(Error::input("schema", which, format!("is not a schema; choose {}", SCHEMAS.join(", ")))),
     };
     Ok(serde_json::to_string_pretty(&s).expect("schemas serialise"))
 }

@@ -88,6 +88,9 @@ pub struct PhaseTable {
     pub offset: Vec<u32>,
     pub transfer: Vec<u32>,
     pub rate_bps: Vec<f64>,
+    /// rate over the capacity of the transfer's narrowest link: its share of the bandwidth
+    /// (sc16's congestion factor).
+    pub share: Vec<f64>,
     pub link_offset: Vec<u32>,
     pub link: Vec<u32>,
     pub load_bps: Vec<f64>,
@@ -155,6 +158,8 @@ fn phase_table(flows: &FlowTable, o: &Outcome, row: &[u32]) -> PhaseTable {
         for (&i, &r) in ph.active.iter().zip(&ph.rates) {
             p.transfer.push(i as u32);
             p.rate_bps.push(r);
+            let narrowest = flows.route(i).iter().map(|&(l, _)| flows.cap[l as usize]).fold(f64::INFINITY, f64::min);
+            p.share.push(if narrowest.is_finite() { r / narrowest } else { 0.0 });
             for &(l, times) in flows.route(i) {
                 if load[l as usize] == 0.0 && r > 0.0 {
                     used.push(l);

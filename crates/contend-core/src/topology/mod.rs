@@ -69,6 +69,34 @@ pub enum LinkKind {
     Memory,
 }
 
+impl DeviceKind {
+    /// The one spelling of a kind, as machine files write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceKind::Gpu => "gpu",
+            DeviceKind::PcieSwitch => "pcie_switch",
+            DeviceKind::RootComplex => "root_complex",
+            DeviceKind::Nic => "nic",
+            DeviceKind::HostMemory => "host_memory",
+            DeviceKind::Nvswitch => "nvswitch",
+        }
+    }
+}
+
+impl LinkKind {
+    /// The one spelling of a kind, as machine files write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkKind::Pcie => "pcie",
+            LinkKind::Nvlink => "nvlink",
+            LinkKind::Qpi => "qpi",
+            LinkKind::Upi => "upi",
+            LinkKind::Network => "network",
+            LinkKind::Memory => "memory",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {

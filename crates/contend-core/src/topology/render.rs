@@ -56,7 +56,7 @@ fn walk(
 ) {
     seen[v] = true;
     let d = &m.devices[v];
-    let kind = format!("{:?}", d.kind);
+    let kind = d.kind.name();
     let link = via.map(|i| format!("  [{}]", describe(&m.links[i]))).unwrap_or_default();
     if root {
         out.push_str(&format!("{} ({kind})\n", d.name));

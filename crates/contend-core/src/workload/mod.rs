@@ -177,7 +177,7 @@ impl Workload {
                     k => Err(Error::input(
                         origin,
                         field(f),
-                        format!("\"{name}\" is a {k:?} and cannot send or receive; use a GPU, NIC or host memory"),
+                        format!("\"{name}\" is a {} and cannot send or receive; use a GPU, NIC or host memory", k.name()),
                     )),
                 }
             };
