@@ -26,7 +26,7 @@ def test_help_lists_the_commands():
 def test_simulate_example_json(example_file):
     p = contend("simulate", "cs-storm-socket", example_file, "--param", "tau=0.2", "--json")
     assert p.returncode == 0, p.stderr
-    finish = [round(t["finish_s"] * 1e3, 2) for t in json.loads(p.stdout)["transfers"]]
+    finish = [round(f * 1e3, 2) for f in json.loads(p.stdout)["transfers"]["finish_s"]]
     assert finish == [64.94, 64.94, 36.08, 36.08]
 
 

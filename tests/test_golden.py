@@ -37,11 +37,19 @@ def test_cli_json_has_the_documented_fields(example_file):
     p = run_cli("simulate", "cs-storm-socket", example_file, "--param", "tau=0.2", "--json")
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
-    t = data["transfers"][0]
-    for field in ("src", "dst", "size_bytes", "start_s", "finish_s"):
-        assert field in t
-    assert t["size_bytes"] == 300 * 2**20
-    assert round(t["finish_s"] * 1e3, 2) == 64.94
+    t = data["transfers"]
+    for field in ("name", "src", "dst", "size_bytes", "start_s", "finish_s", "duration_s", "bandwidth_bps"):
+        assert len(t[field]) == 4
+    assert t["size_bytes"][0] == 300 * 2**20
+    assert round(t["finish_s"][0] * 1e3, 2) == 64.94
+    assert round(data["summary"]["makespan_s"] * 1e3, 2) == 64.94
+    assert "phases" not in data  # only with --phases
+    links = data["links"]
+    k0 = links["name"].index("K0→SWA")
+    # Phase 1: 3/10 + 3/10 of B; phase 2: 1/2 + 1/2.
+    assert links["bytes"][k0] == 2 * 300 * 2**20 and links["peak_utilisation"][k0] == pytest.approx(1.0)
+    p = run_cli("simulate", "cs-storm-socket", example_file, "--param", "tau=0.2", "--json", "--phases")
+    assert len(json.loads(p.stdout)["phases"]["start_s"]) == 2
 
 
 def test_cli_csv(example_file):

@@ -39,7 +39,7 @@ def test_maxmin_crosses_sockets_where_sc16_refuses(tmp_path):
     p = run_cli("simulate", "cs-storm", str(t), "--model", "maxmin", "--json")
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
-    assert r["model"] == "maxmin" and all(x["finish_s"] > 0 for x in r["transfers"])
+    assert r["model"] == "maxmin" and all(f > 0 for f in r["transfers"]["finish_s"])
 
 
 def test_mechanism_and_via(tmp_path):

@@ -61,7 +61,7 @@ def test_generators_round_trip(tmp_path):
 
 def test_dataframes():
     m = contend.Machine.load("cs-storm-socket")
-    r = contend.simulate(m, contend.Transfers.example(), tau=0.2)
+    r = contend.simulate(m, contend.Transfers.example(), tau=0.2, phases=True)
     assert list(r.transfers.columns[:5]) == ["name", "src", "dst", "size_bytes", "start_s"]
     loads = r.link_loads()
     k0 = loads[(loads.link == "K0→SWA") & (loads.phase == 0)]

@@ -42,13 +42,13 @@ class Machine:
     origin: str
 
     @classmethod
-    def load(cls, source: str | os.PathLike) -> "Machine":
+    def load(cls, source: str | os.PathLike) -> Machine:
         """A preset name (see ``presets()``) or a YAML/JSON file."""
         spec, origin = _core.load_machine(os.fspath(source))
         return cls(spec, origin)
 
     @classmethod
-    def from_dict(cls, spec: Mapping[str, Any], origin: str = "<dict>") -> "Machine":
+    def from_dict(cls, spec: Mapping[str, Any], origin: str = "<dict>") -> Machine:
         return cls(_core.parse_machine(json.dumps(spec), origin), origin)
 
     @property
@@ -80,7 +80,7 @@ class Transfers:
     origin: str
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Transfers":
+    def load(cls, path: str | os.PathLike) -> Transfers:
         """A YAML/JSON transfers file, or a built-in set such as ``sc16-example``."""
         path = os.fspath(path)
         if path in BUILTIN_TRANSFERS and not os.path.exists(path):
@@ -89,12 +89,12 @@ class Transfers:
         return cls(_core.load_transfers(path), path)
 
     @classmethod
-    def example(cls) -> "Transfers":
+    def example(cls) -> Transfers:
         """The SC16 worked example: 0→2, 1→4, 3→2, 6→4, 300 MiB each."""
         return cls.load("sc16-example")
 
     @classmethod
-    def from_records(cls, records: Iterable[Mapping[str, Any]], origin: str = "<records>") -> "Transfers":
+    def from_records(cls, records: Iterable[Mapping[str, Any]], origin: str = "<records>") -> Transfers:
         """From dicts like ``{"src": "GPU0", "dst": "GPU2", "size": "300MiB"}``."""
         return cls(_core.parse_transfers(json.dumps({"transfers": list(records)}), origin), origin)
 
@@ -273,7 +273,9 @@ class Explanation(Result):
         return pd.DataFrame(rows)
 
 
-def simulate(machine: Machine, transfers: Transfers, model: str = "sc16", phases: bool = False, **params: Any) -> Result:
+def simulate(
+    machine: Machine, transfers: Transfers, model: str = "sc16", phases: bool = False, **params: Any
+) -> Result:
     """Predict each transfer's start and finish. ``params`` are model parameters, e.g. ``tau=0.2``;
     ``phases=True`` also keeps every phase's rates and link loads (their size grows with the transfers squared)."""
     return Result(_core.simulate(machine.spec_json, machine.origin, transfers.spec_json, transfers.origin, model,

@@ -228,7 +228,8 @@ def print_transfers(r: api.Result) -> None:
 def print_links(raw: dict[str, Any]) -> None:
     """The busiest links: bytes, busy time and peak utilisation."""
     links = raw["links"]
-    order = sorted(range(len(links["name"])), key=lambda i: -links["busy_s"][i])[:TABLE_ROWS if len(links["name"]) <= TABLE_ROWS else 10]
+    shown = len(links["name"]) if len(links["name"]) <= 12 else 10
+    order = sorted(range(len(links["name"])), key=lambda i: -links["busy_s"][i])[:shown]
     if not order:
         return
     unit, scale = time_unit(max(links["busy_s"]) or 1.0)

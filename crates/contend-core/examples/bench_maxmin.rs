@@ -76,7 +76,8 @@ fn main() {
         for n in [1_000, 3_000, 10_000, 30_000, 100_000].into_iter().filter(|&n| n <= max) {
             let w = workload(&m, n, gap);
             let mut makespan = 0.0;
-            let s = time(if n < 30_000 { 5 } else { 1 }, || makespan = sim::run_prepared(&w, &MaxminPrepared::new(&m, &w, p).unwrap(), false).unwrap().makespan());
+            let s =
+                time(if n < 30_000 { 5 } else { 1 }, || makespan = sim::run_prepared(&w, &MaxminPrepared::new(&m, &w, p).unwrap(), false).unwrap().makespan());
             println!("{label:<10} {n:>8} {s:>12.4} {:>14.0} {makespan:>9.3}s", n as f64 / s);
             if n <= 3_000 {
                 let b = time(3, || {

@@ -45,12 +45,18 @@ fn main() {
         let active: Vec<usize> = (0..w.transfers.len()).collect();
         let mut out = vec![0.0; active.len()];
         let n = if active.len() > 8 { 50_000 } else { 500_000 };
-        report(&format!("one evaluation, {label}"), per_call(11, n, || {
-            model.rates(black_box(&active), &mut out);
-            black_box(&out);
-        }));
-        report(&format!("whole simulation, {label}"), per_call(11, n / 20, || {
-            black_box(sim::run_prepared(&w, &prepared, false).unwrap());
-        }));
+        report(
+            &format!("one evaluation, {label}"),
+            per_call(11, n, || {
+                model.rates(black_box(&active), &mut out);
+                black_box(&out);
+            }),
+        );
+        report(
+            &format!("whole simulation, {label}"),
+            per_call(11, n / 20, || {
+                black_box(sim::run_prepared(&w, &prepared, false).unwrap());
+            }),
+        );
     }
 }

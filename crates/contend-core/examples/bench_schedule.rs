@@ -80,6 +80,11 @@ fn main() {
         let med = times[reps / 2];
         let rate = r.orders_evaluated as f64 / med / 1e6;
         let plural = if threads == 1 { " " } else { "s" };
-        println!("{label:<40} {threads} thread{plural} {med:>8.4} s ({:.4}, {:.4}) N={reps:<2} {rate:>5.2} M orders/s  {}", times[0], times[reps - 1], describe(&r));
+        println!(
+            "{label:<40} {threads} thread{plural} {med:>8.4} s ({:.4}, {:.4}) N={reps:<2} {rate:>5.2} M orders/s  {}",
+            times[0],
+            times[reps - 1],
+            describe(&r)
+        );
     }
 }

@@ -31,7 +31,13 @@ pub fn presets() -> Vec<PresetSummary> {
 }
 
 /// Resolve the workload and prepare the named model for it.
-fn prepare(m: &Machine, spec: &WorkloadSpec, origin: &str, model: &str, params: &[(String, String)]) -> Result<(Workload, &'static ModelEntry, Box<dyn Prepared>)> {
+fn prepare(
+    m: &Machine,
+    spec: &WorkloadSpec,
+    origin: &str,
+    model: &str,
+    params: &[(String, String)],
+) -> Result<(Workload, &'static ModelEntry, Box<dyn Prepared>)> {
     let entry = registry::get(model)?;
     let w = Workload::resolve(spec, m, origin)?;
     let prepared = (entry.prepare)(m, &w, params)?;
@@ -104,7 +110,9 @@ pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str,
                     for c in mine() {
                         let (key, text) = match c.step {
                             'B' => ("B", format!("{} shared with other upstream traffic ({:.4} → {:.4})", tree.port_name(c.link), c.before, c.after)),
-                            'C' if c.rc_penalty => ("C", format!("{}: round-robin with root-complex penalty τ ({:.4} → {:.4})", tree.port_name(c.link), c.before, c.after)),
+                            'C' if c.rc_penalty => {
+                                ("C", format!("{}: round-robin with root-complex penalty τ ({:.4} → {:.4})", tree.port_name(c.link), c.before, c.after))
+                            }
                             'C' => ("C", format!("{}: round-robin among ingress ports ({:.4} → {:.4})", tree.port_name(c.link), c.before, c.after)),
                             'D' => (
                                 "D",
@@ -126,10 +134,10 @@ pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str,
                     }
                     if t.fin[k] > t.d[k] + 1e-12 {
                         let port = mine().rfind(|c| c.step == 'F').map(|c| format!("{}: ", tree.port_name(c.link))).unwrap_or_default();
-                        causes.entry("final".into()).or_default().push(format!(
-                            "{port}picks up capacity freed by head-of-line-capped copies ({:.4} → {:.4})",
-                            t.d[k], t.fin[k]
-                        ));
+                        causes
+                            .entry("final".into())
+                            .or_default()
+                            .push(format!("{port}picks up capacity freed by head-of-line-capped copies ({:.4} → {:.4})", t.d[k], t.fin[k]));
                     }
                     FactorRow { transfer: p.active[k], a: t.a[k], b: t.b[k], c: t.c[k], d: t.d[k], fin: t.fin[k], causes }
                 })
@@ -304,7 +312,8 @@ pub fn import(path: &str, name: &str) -> Result<import::Imported> {
 /// link's bandwidth and latency for maxmin (the result's "yaml" is the calibrated machine).
 pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)]) -> Result<serde_json::Value> {
     let text = read_user_file(path)?;
-    let csv = text.lines().find(|l| !l.trim().is_empty()).is_some_and(|l| l.trim_start().starts_with("graph,"));
+    let header = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
+    let csv = path.to_lowercase().ends_with(".csv") || header.is_some_and(|h| h.split(',').any(|c| c.trim().eq_ignore_ascii_case("graph")));
     if csv {
         let base = sc16::Sc16Params::parse(params)?;
         let graphs = calibrate::sc16_fit::parse_csv(&text, path)?;

@@ -6,9 +6,16 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
     /// Something a user wrote is wrong: where it is, what is wrong and how to fix it.
-    Input { file: String, field: String, problem: String },
+    Input {
+        file: String,
+        field: String,
+        problem: String,
+    },
     /// A model cannot handle this machine or workload; says which model would.
-    Unsupported { model: String, reason: String },
+    Unsupported {
+        model: String,
+        reason: String,
+    },
     Runtime(String),
 }
 

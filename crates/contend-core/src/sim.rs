@@ -171,9 +171,7 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
         let t = match (next_join, model.next_finish()) {
             (None, None) if x.moving.is_empty() => break,
             (None, None) => {
-                return Err(Error::Runtime(format!(
-                    "the model gives every moving transfer zero bandwidth at t = {phase_start} s, so nothing can finish"
-                )))
+                return Err(Error::Runtime(format!("the model gives every moving transfer zero bandwidth at t = {phase_start} s, so nothing can finish")))
             }
             (a, b) => a.unwrap_or(f64::INFINITY).min(b.unwrap_or(f64::INFINITY)),
         };
@@ -227,8 +225,8 @@ mod tests {
     use super::*;
     use crate::model::sc16::{Sc16Params, Sc16Prepared};
     use crate::topology::Machine;
-    use crate::workload::{random_graph, Workload, WorkloadSpec};
     use crate::units::Bytes;
+    use crate::workload::{random_graph, Workload, WorkloadSpec};
 
     const MIB: f64 = 1048576.0;
     const GIB: f64 = 1073741824.0;

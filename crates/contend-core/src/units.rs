@@ -47,14 +47,7 @@ const BIT_UNITS: &[(&str, f64)] = &[
     ("Tbit", 1e12 / 8.0),
 ];
 
-const TIME_UNITS: &[(&str, f64)] = &[
-    ("ps", 1e-12),
-    ("ns", 1e-9),
-    ("us", 1e-6),
-    ("µs", 1e-6),
-    ("ms", 1e-3),
-    ("s", 1.0),
-];
+const TIME_UNITS: &[(&str, f64)] = &[("ps", 1e-12), ("ns", 1e-9), ("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0)];
 
 /// Split "300MiB" into (300.0, "MiB"). Errors are phrased to be shown after "field: ".
 fn split_number(text: &str, example: &str) -> Result<(f64, String), String> {
@@ -74,9 +67,7 @@ fn split_number(text: &str, example: &str) -> Result<(f64, String), String> {
     if num.is_empty() {
         return Err(format!("\"{text}\" does not start with a number; write e.g. \"{example}\""));
     }
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("\"{text}\" is not a number with a unit; write e.g. \"{example}\""))?;
+    let value: f64 = num.parse().map_err(|_| format!("\"{text}\" is not a number with a unit; write e.g. \"{example}\""))?;
     if !value.is_finite() {
         return Err(format!("\"{text}\" is not finite; write e.g. \"{example}\""));
     }
@@ -117,9 +108,7 @@ impl Bytes {
 impl Time {
     pub fn parse(text: &str) -> Result<Time, String> {
         let (v, unit) = split_number(text, "7.7us")?;
-        let f = lookup(TIME_UNITS, &unit).ok_or_else(|| {
-            format!("\"{text}\" has an unknown time unit \"{unit}\"; use one of {}", unit_list(TIME_UNITS))
-        })?;
+        let f = lookup(TIME_UNITS, &unit).ok_or_else(|| format!("\"{text}\" has an unknown time unit \"{unit}\"; use one of {}", unit_list(TIME_UNITS)))?;
         if v < 0.0 {
             return Err(format!("\"{text}\" is negative; a time must be zero or positive"));
         }
@@ -140,13 +129,9 @@ impl Bandwidth {
             .strip_suffix("/s")
             .or_else(|| unit.strip_suffix("ps"))
             .ok_or_else(|| format!("\"{text}\" is not a rate; write it per second, e.g. \"11.6GiB/s\""))?;
-        let f = lookup(SIZE_UNITS, per).or_else(|| lookup(BIT_UNITS, per)).ok_or_else(|| {
-            format!(
-                "\"{text}\" has an unknown unit \"{per}\"; use one of {} or {} per second",
-                unit_list(SIZE_UNITS),
-                unit_list(BIT_UNITS)
-            )
-        })?;
+        let f = lookup(SIZE_UNITS, per)
+            .or_else(|| lookup(BIT_UNITS, per))
+            .ok_or_else(|| format!("\"{text}\" has an unknown unit \"{per}\"; use one of {} or {} per second", unit_list(SIZE_UNITS), unit_list(BIT_UNITS)))?;
         if v <= 0.0 {
             return Err(format!("\"{text}\" is not positive; a bandwidth must be above zero"));
         }
@@ -235,12 +220,7 @@ macro_rules! string_quantity {
 
 string_quantity!(Bytes, "a size", r"^\s*[0-9.eE+]+\s*(B|kB|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$", "300MiB");
 string_quantity!(Time, "a time", r"^\s*[0-9.eE+]+\s*(ps|ns|us|µs|ms|s)\s*$", "7.7us");
-string_quantity!(
-    Bandwidth,
-    "a bandwidth",
-    r"^\s*[0-9.eE+]+\s*([kKMGT]?i?B|[kKMGT]?b|[kMGT]bit)(/s|ps)\s*$",
-    "11.6GiB/s"
-);
+string_quantity!(Bandwidth, "a bandwidth", r"^\s*[0-9.eE+]+\s*([kKMGT]?i?B|[kKMGT]?b|[kMGT]bit)(/s|ps)\s*$", "11.6GiB/s");
 
 #[cfg(test)]
 mod tests {

@@ -96,7 +96,8 @@ fn schedule_case(case: &Value, origin: &str) -> String {
 #[test]
 fn golden_scenarios() {
     let regen = std::env::var("CONTEND_GOLDEN").is_ok_and(|v| v == "regen");
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(golden_dir()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "yaml")).collect();
+    let mut cases: Vec<PathBuf> =
+        std::fs::read_dir(golden_dir()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "yaml")).collect();
     cases.sort();
     assert!(cases.len() >= 6, "golden cases missing: {cases:?}");
     let mut stale = Vec::new();

@@ -24,12 +24,12 @@ pub mod sc16_fit;
 pub use p2p_output::{parse as parse_p2p_output, P2pMeasurements};
 
 use crate::error::{Error, Result};
-use crate::model::maxmin::MaxminParams;
 use crate::flow::router::{Plan, Router};
-use crate::workload::Mechanism;
+use crate::model::maxmin::MaxminParams;
 use crate::p2p::p2p_matrices;
 use crate::topology::{DeviceKind, LinkKind, Machine, MachineSpec};
 use crate::units::Time;
+use crate::workload::Mechanism;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -47,7 +47,9 @@ pub fn parse_csv(text: &str, origin: &str) -> Result<Vec<MeasuredGraph>> {
     let (_, header) = lines.next().ok_or_else(|| Error::input(origin, "", "is empty; expected a header graph,src,dst,size,time"))?;
     let cols: Vec<String> = header.split(',').map(|c| c.trim().to_lowercase()).collect();
     let col = |name: &str| {
-        cols.iter().position(|c| c == name).ok_or_else(|| Error::input(origin, "line 1", format!("no column \"{name}\"; the header needs graph,src,dst,size,time")))
+        cols.iter()
+            .position(|c| c == name)
+            .ok_or_else(|| Error::input(origin, "line 1", format!("no column \"{name}\"; the header needs graph,src,dst,size,time")))
     };
     let (g, s, d, z, t) = (col("graph")?, col("src")?, col("dst")?, col("size")?, col("time")?);
     let mut graphs: Vec<MeasuredGraph> = Vec::new();
@@ -97,10 +99,8 @@ fn best_scale(unit: &[f64], measured: &[f64]) -> (f64, f64) {
 }
 
 pub fn fit(m: &Machine, graphs: &[MeasuredGraph], base: &Sc16Params, origin: &str) -> Result<Sc16Fit> {
-    let resolved: Vec<(Workload, &MeasuredGraph)> = graphs
-        .iter()
-        .map(|g| Workload::resolve(&g.spec, m, &format!("{origin} (graph {})", g.name)).map(|w| (w, g)))
-        .collect::<Result<_>>()?;
+    let resolved: Vec<(Workload, &MeasuredGraph)> =
+        graphs.iter().map(|g| Workload::resolve(&g.spec, m, &format!("{origin} (graph {})", g.name)).map(|w| (w, g))).collect::<Result<_>>()?;
     let measured: Vec<f64> = graphs.iter().flat_map(|g| g.seconds.iter().copied()).collect();
     let cost = |tau: f64| -> Result<f64> { Ok(best_scale(&unit_durations(m, &resolved, base, tau)?, &measured).1) };
     // tau beyond 0.5 starves a root-crossing group at a two-way port; the grid covers [0, 0.5].

@@ -137,9 +137,8 @@ impl<'m> Router<'m> {
     /// `peer_enabled` = false is CUDA with peer access disabled. Errors are phrased for the user.
     pub fn plan(&self, src: usize, dst: usize, choice: Option<Mechanism>, via: &[usize], peer_enabled: bool) -> Result<Plan, String> {
         let kind = |d: usize| self.m.devices[d].kind;
-        let gpu_nic = |a: usize, b: usize| {
-            (kind(a) == DeviceKind::Gpu && kind(b) == DeviceKind::Nic) || (kind(a) == DeviceKind::Nic && kind(b) == DeviceKind::Gpu)
-        };
+        let gpu_nic =
+            |a: usize, b: usize| (kind(a) == DeviceKind::Gpu && kind(b) == DeviceKind::Nic) || (kind(a) == DeviceKind::Nic && kind(b) == DeviceKind::Gpu);
         let staging_via = via.iter().copied().find(|&d| kind(d) == DeviceKind::HostMemory);
         let peer_path = || self.path_via(src, via, dst, true);
         let mechanism = match choice {

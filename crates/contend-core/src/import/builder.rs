@@ -2,10 +2,7 @@
 
 /// PCIe generation from a link speed in GT/s per lane.
 pub fn pcie_gen(gts: f64) -> Option<u8> {
-    [(2.5, 1), (5.0, 2), (8.0, 3), (16.0, 4), (32.0, 5), (64.0, 6)]
-        .iter()
-        .find(|(s, _)| (gts - s).abs() < 0.01)
-        .map(|&(_, g)| g)
+    [(2.5, 1), (5.0, 2), (8.0, 3), (16.0, 4), (32.0, 5), (64.0, 6)].iter().find(|(s, _)| (gts - s).abs() < 0.01).map(|&(_, g)| g)
 }
 
 #[derive(Default, Debug, Clone)]

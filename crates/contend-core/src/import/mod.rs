@@ -24,11 +24,8 @@ pub struct Imported {
 
 /// Read a dump of either kind; `name` names the machine, `origin` the file (for messages).
 pub fn import(text: &str, name: &str, origin: &str) -> Result<Imported> {
-    let (builder, format) = if text.trim_start().starts_with('<') {
-        (nccl::parse(text, origin)?, "nccl-xml")
-    } else {
-        (smi::parse(text, origin)?, "nvidia-smi")
-    };
+    let (builder, format) =
+        if text.trim_start().starts_with('<') { (nccl::parse(text, origin)?, "nccl-xml") } else { (smi::parse(text, origin)?, "nvidia-smi") };
     let yaml = builder.to_yaml(name, &format!("imported from {origin} ({format})"));
     // The result must load: a failure here is ours, not the user's.
     Machine::from_text(&yaml, origin).map_err(|e| Error::Runtime(format!("import produced an invalid machine: {e}")))?;

@@ -121,10 +121,14 @@ fn place(st: &mut State, el: &Element, parent: &str, root: &str) {
         };
         st.next_gpu += 1;
         let sm = gpu.and_then(|g| g.attr("sm")).and_then(|s| s.parse::<u32>().ok());
-        st.b.device(&name, "gpu", Some(match sm {
-            Some(sm) => format!("sm {sm} at {bus}"),
-            None => format!("GPU at {bus}"),
-        }));
+        st.b.device(
+            &name,
+            "gpu",
+            Some(match sm {
+                Some(sm) => format!("sm {sm} at {bus}"),
+                None => format!("GPU at {bus}"),
+            }),
+        );
         st.gpus_by_bus.insert(bus.to_lowercase(), name.clone());
         st.gpu_root.insert(name.clone(), root.to_string());
         if let Some(sm) = sm {

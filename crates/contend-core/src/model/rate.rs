@@ -28,7 +28,18 @@ pub struct RateAdaptor<'f, M> {
 
 impl<'f, M: RateModel> RateAdaptor<'f, M> {
     pub fn new(model: M, flows: &'f FlowTable) -> Self {
-        RateAdaptor { model, flows, active: Vec::new(), rates: Vec::new(), left: flows.volume.clone(), now: 0.0, next: None, dirty: false, load: vec![0.0; flows.cap.len()], used: Vec::new() }
+        RateAdaptor {
+            model,
+            flows,
+            active: Vec::new(),
+            rates: Vec::new(),
+            left: flows.volume.clone(),
+            now: 0.0,
+            next: None,
+            dirty: false,
+            load: vec![0.0; flows.cap.len()],
+            used: Vec::new(),
+        }
     }
 
     fn advance(&mut self, t: f64) {
@@ -88,13 +99,7 @@ impl<M: RateModel> EventModel for RateAdaptor<'_, M> {
             return Ok(());
         }
         self.model.rates(&self.active, &mut self.rates);
-        let dt = self
-            .active
-            .iter()
-            .zip(&self.rates)
-            .filter(|(_, &r)| r > 0.0)
-            .map(|(&i, &r)| self.left[i] / r)
-            .fold(f64::INFINITY, f64::min);
+        let dt = self.active.iter().zip(&self.rates).filter(|(_, &r)| r > 0.0).map(|(&i, &r)| self.left[i] / r).fold(f64::INFINITY, f64::min);
         if dt.is_finite() {
             self.next = Some((t + dt, dt));
         }

@@ -26,6 +26,9 @@ pub struct Param {
     pub help: &'static str,
 }
 
+/// Make a model ready for a workload: machine, workload, `--param` pairs.
+pub type Prepare = fn(&Machine, &Workload, &[(String, String)]) -> Result<Box<dyn Prepared>>;
+
 #[derive(Serialize)]
 pub struct ModelEntry {
     pub name: &'static str,
@@ -38,7 +41,7 @@ pub struct ModelEntry {
     /// `contend explain` can show this model's steps.
     pub explains: bool,
     #[serde(skip)]
-    pub prepare: fn(&Machine, &Workload, &[(String, String)]) -> Result<Box<dyn Prepared>>,
+    pub prepare: Prepare,
 }
 
 /// A model made ready for one workload on one machine: its flow table, the parameters in
@@ -89,9 +92,10 @@ pub static MODELS: &[ModelEntry] = &[
 
 /// The model of this name, or one line listing the models there are.
 pub fn get(name: &str) -> Result<&'static ModelEntry> {
-    MODELS.iter().find(|m| m.name == name).ok_or_else(|| {
-        Error::input("--model", name, format!("is not a model; choose one of {}", MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")))
-    })
+    MODELS
+        .iter()
+        .find(|m| m.name == name)
+        .ok_or_else(|| Error::input("--model", name, format!("is not a model; choose one of {}", MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", "))))
 }
 
 /// What to tell a user whose machine or workload a model cannot handle: the models that

@@ -11,8 +11,8 @@ use super::{on_off, param_error, unknown_param, EventModel, RateAdaptor, RateMod
 use crate::error::{Error, Result};
 use crate::flow::{FlowRules, FlowTable};
 use crate::topology::{LinkKind, Machine, PcieTree, Route};
-use crate::workload::Mechanism;
 use crate::units::Bandwidth;
+use crate::workload::Mechanism;
 use crate::workload::Workload;
 use std::collections::BTreeMap;
 
@@ -327,15 +327,7 @@ impl Sc16 {
                     if bound < s.cap[y] - EPS {
                         let seen = s.cap[y].min(s.rho[y]);
                         if let (Some(t), true) = (trace.as_deref_mut(), bound < seen - EPS) {
-                            t.causes.push(Cause {
-                                flow: y,
-                                step: 'D',
-                                link: l as u32,
-                                before: seen,
-                                after: bound,
-                                blocker: Some(x),
-                                rc_penalty: false,
-                            });
+                            t.causes.push(Cause { flow: y, step: 'D', link: l as u32, before: seen, after: bound, blocker: Some(x), rc_penalty: false });
                         }
                         s.cap[y] = bound;
                         capped = true;
@@ -429,15 +421,7 @@ impl Sc16 {
                     }
                     if let Some(t) = trace.as_deref_mut() {
                         if after < before * (1.0 - EPS) {
-                            t.causes.push(Cause {
-                                flow: k,
-                                step,
-                                link: l as u32,
-                                before,
-                                after,
-                                blocker: None,
-                                rc_penalty: penalty_here && g.crossing,
-                            });
+                            t.causes.push(Cause { flow: k, step, link: l as u32, before, after, blocker: None, rc_penalty: penalty_here && g.crossing });
                         }
                     }
                 }
@@ -449,7 +433,6 @@ impl Sc16 {
         }
     }
 }
-
 
 /// Round-robin among ingress groups with the root-complex penalty; sets each group's `share`.
 /// Returns whether tau was applied at this port.
@@ -673,10 +656,13 @@ mod tests {
         close(&fin, &[0.3265, 0.3265, 0.6735, 0.6735]);
     }
 
+    /// (pairs, final factors at tau = 0.2, at tau = 0.1735).
+    type Vector = (&'static [(u32, u32)], [f64; 3], [f64; 3]);
+
     #[test]
     fn spec_test_vectors() {
-        // sc16-pcie-model.md section 2.5: (pairs, final factors at tau = 0.2, at tau = 0.1735).
-        let cases: &[(&[(u32, u32)], [f64; 3], [f64; 3])] = &[
+        // sc16-pcie-model.md section 2.5.
+        let cases: &[Vector] = &[
             (&[(0, 7), (1, 4), (6, 7)], [0.3, 0.3, 0.7], [0.3265, 0.3265, 0.6735]),
             (&[(0, 1), (0, 2), (0, 4)], [1.0 / 3.0; 3], [1.0 / 3.0; 3]),
             (&[(0, 4), (1, 2), (3, 5)], [1.0 / 3.0, 1.0 / 3.0, 2.0 / 3.0], [1.0 / 3.0, 1.0 / 3.0, 2.0 / 3.0]),

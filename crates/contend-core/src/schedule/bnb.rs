@@ -115,14 +115,8 @@ impl Shared<'_, '_> {
 }
 
 pub(crate) fn run(p: &Problem, sym: &Symmetry, firsts: &Firsts, semantics: Semantics, incumbent: Best, limit: u64, progress: Progress) -> Outcome {
-    let shared = Shared {
-        p,
-        incumbent: AtomicU64::new(incumbent.t.to_bits()),
-        nodes: AtomicU64::new(0),
-        limit,
-        stop: AtomicBool::new(false),
-        order: critical_order(p),
-    };
+    let shared =
+        Shared { p, incumbent: AtomicU64::new(incumbent.t.to_bits()), nodes: AtomicU64::new(0), limit, stop: AtomicBool::new(false), order: critical_order(p) };
     let done = AtomicU64::new(0);
     let locals: Vec<Local> = (0..firsts.count)
         .into_par_iter()

@@ -199,5 +199,4 @@ impl<'p, 'a> Worker<'p, 'a> {
         debug_assert!(done.is_none());
         st.t
     }
-
 }

@@ -60,12 +60,7 @@ pub struct CosmoSizes {
 
 impl Default for CosmoSizes {
     fn default() -> Self {
-        CosmoSizes {
-            domain: Self::default_domain(),
-            halo: Self::default_halo(),
-            value_bytes: Self::default_value_bytes(),
-            fields: Self::default_fields(),
-        }
+        CosmoSizes { domain: Self::default_domain(), halo: Self::default_halo(), value_bytes: Self::default_value_bytes(), fields: Self::default_fields() }
     }
 }
 
@@ -94,13 +89,8 @@ impl CosmoSizes {
     /// the third.
     pub fn message_bytes(&self, decomposed: usize, dim: usize) -> u64 {
         let h = self.halo as u64;
-        let face: u64 = self
-            .domain
-            .iter()
-            .enumerate()
-            .filter(|&(a, _)| a != dim)
-            .map(|(a, &n)| if a < decomposed { n as u64 + 2 * h } else { n as u64 })
-            .product();
+        let face: u64 =
+            self.domain.iter().enumerate().filter(|&(a, _)| a != dim).map(|(a, &n)| if a < decomposed { n as u64 + 2 * h } else { n as u64 }).product();
         face * h * self.value_bytes as u64 * self.fields as u64
     }
 }

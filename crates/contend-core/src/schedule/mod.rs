@@ -159,10 +159,7 @@ fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> Result<T> + Send) -> Res
     if threads == 0 {
         return f();
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::Runtime(format!("cannot start {threads} threads: {e}")))?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| Error::Runtime(format!("cannot start {threads} threads: {e}")))?;
     pool.install(f)
 }
 
@@ -187,9 +184,9 @@ fn run(p: &Problem, halo: &Halo, opts: &SearchOptions) -> Result<ScheduleReport>
             r.summarise(out, opts.keep_times && total <= TIMES_LIMIT);
         }
         Method::BranchAndBound => {
-            let firsts = Firsts::new(p).filter(|f| f.count <= 1 << 24).ok_or_else(|| {
-                Error::input("--method", "", format!("branch and bound over {total} orders has too many first moves to split; use anneal"))
-            })?;
+            let firsts = Firsts::new(p)
+                .filter(|f| f.count <= 1 << 24)
+                .ok_or_else(|| Error::input("--method", "", format!("branch and bound over {total} orders has too many first moves to split; use anneal")))?;
             let warm = anneal::run(p, sem, opts.seed, opts.iterations.min(BNB_WARMUP), 1, &identity);
             if root >= warm.best.t * (1.0 - TIE) {
                 (r.best, r.evaluated, r.proven) = (warm.best, warm.evaluated, true);
@@ -283,9 +280,7 @@ fn root_bound(p: &Problem, sem: Semantics) -> f64 {
     let links = p.link_bound(&p.size);
     match sem {
         Semantics::Sequential => {
-            let ranks = (0..p.ranks)
-                .map(|g| (p.first[g]..p.first[g] + p.deg[g]).map(|i| p.setup[i] + p.size[i] / p.solo[i]).sum::<f64>())
-                .fold(0.0, f64::max);
+            let ranks = (0..p.ranks).map(|g| (p.first[g]..p.first[g] + p.deg[g]).map(|i| p.setup[i] + p.size[i] / p.solo[i]).sum::<f64>()).fold(0.0, f64::max);
             ranks.max(p.min_setup + links)
         }
         Semantics::Rounds => {

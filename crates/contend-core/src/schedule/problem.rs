@@ -85,9 +85,9 @@ impl<'a> Problem<'a> {
         let mut keys = 1u64;
         for &d in &deg {
             stride.push(keys);
-            keys = keys.checked_mul(d as u64 + 1).ok_or_else(|| {
-                Error::input(&halo.origin, "grid", "has too many ranks and neighbours for the schedule search (over 2^64 active sets)")
-            })?;
+            keys = keys
+                .checked_mul(d as u64 + 1)
+                .ok_or_else(|| Error::input(&halo.origin, "grid", "has too many ranks and neighbours for the schedule search (over 2^64 active sets)"))?;
         }
         let prepared = (entry.prepare)(m, &workload, params)?;
         if prepared.rate_model().is_none() {
@@ -129,10 +129,7 @@ impl<'a> Problem<'a> {
             .collect();
         if let Some(i) = solo.iter().position(|&r| r.is_nan() || r <= 0.0) {
             let t = &p.workload.transfers[i];
-            return Err(Error::Runtime(format!(
-                "model {} gives {} -> {} no bandwidth even alone",
-                entry.name, m.devices[t.src].name, m.devices[t.dst].name
-            )));
+            return Err(Error::Runtime(format!("model {} gives {} -> {} no bandwidth even alone", entry.name, m.devices[t.src].name, m.devices[t.dst].name)));
         }
         drop(w);
         p.solo = solo;
@@ -183,9 +180,7 @@ impl<'a> Problem<'a> {
     /// Seconds each rank needs alone for the given remaining bytes (a message never moves faster
     /// than when it is alone, which sc16's factors in [0, 1] guarantee).
     pub fn rank_bound(&self, rem: &[f64]) -> f64 {
-        (0..self.ranks)
-            .map(|g| (self.first[g]..self.first[g] + self.deg[g]).map(|i| rem[i] / self.solo[i]).sum::<f64>())
-            .fold(0.0, f64::max)
+        (0..self.ranks).map(|g| (self.first[g]..self.first[g] + self.deg[g]).map(|i| rem[i] / self.solo[i]).sum::<f64>()).fold(0.0, f64::max)
     }
 
     /// The largest message alone, its path's setup included, without alpha: the unit T_msg

@@ -234,7 +234,8 @@ fn round_trip(m: &Machine, model: &str) {
 fn anneal_on_a_16_gpu_tree() {
     // One root complex, two switches, eight boards of two GPUs: a 4x4 grid does not fit the
     // 20,736-order mould (8.9e12 orders).
-    let mut text = String::from("name: t16\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: S0, kind: pcie_switch}\n  - {name: S1, kind: pcie_switch}\n");
+    let mut text =
+        String::from("name: t16\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: S0, kind: pcie_switch}\n  - {name: S1, kind: pcie_switch}\n");
     let mut links = String::from("links:\n  - {a: RC, b: S0, kind: pcie, gen: 3, lanes: 16}\n  - {a: RC, b: S1, kind: pcie, gen: 3, lanes: 16}\n");
     for k in 0..8 {
         text += &format!("  - {{name: K{k}, kind: pcie_switch}}\n");
@@ -279,7 +280,6 @@ fn report_serialises() {
     let j = serde_json::to_string(&r).unwrap();
     assert!(j.contains("\"method\":\"bnb\"") && j.contains("\"semantics\":\"sequential\"") && j.contains("\"orders_total\":2"), "{j}");
 }
-
 
 #[test]
 fn node_limit_stops_branch_and_bound_unproven() {

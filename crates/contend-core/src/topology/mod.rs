@@ -221,11 +221,7 @@ impl Machine {
         if std::path::Path::new(source).exists() {
             return Machine::from_text(&read_user_file(source)?, source);
         }
-        Err(Error::input(
-            source,
-            "",
-            format!("is neither a preset nor a file; presets: {} (see `contend machines`)", preset_names().join(", ")),
-        ))
+        Err(Error::input(source, "", format!("is neither a preset nor a file; presets: {} (see `contend machines`)", preset_names().join(", "))))
     }
 
     pub fn from_text(text: &str, origin: &str) -> Result<Machine> {
@@ -241,11 +237,7 @@ impl Machine {
                 return Err(Error::input(origin, format!("devices[{i}].name"), "is empty; give every device a name"));
             }
             if index.insert(d.name.clone(), i).is_some() {
-                return Err(Error::input(
-                    origin,
-                    format!("devices[{i}].name"),
-                    format!("\"{}\" is used twice; device names must be unique", d.name),
-                ));
+                return Err(Error::input(origin, format!("devices[{i}].name"), format!("\"{}\" is used twice; device names must be unique", d.name)));
             }
             devices.push(Device { name: d.name.clone(), kind: d.kind, model: d.model.clone(), latency: d.latency.map(|t| t.secs()).unwrap_or(0.0) });
         }
@@ -265,9 +257,9 @@ impl Machine {
                 return Err(Error::input(origin, format!("links[{i}]"), "joins a device to itself; link two different devices"));
             }
             let nominal = match (l.kind, l.gen, l.lanes) {
-                (LinkKind::Pcie, Some(g), Some(w)) => pcie_lane_bandwidth(g).map(|x| x * w as f64).ok_or_else(|| {
-                    Error::input(origin, format!("links[{i}].gen"), format!("PCIe generation {g} is unknown; use 1 to 6"))
-                })?,
+                (LinkKind::Pcie, Some(g), Some(w)) => pcie_lane_bandwidth(g)
+                    .map(|x| x * w as f64)
+                    .ok_or_else(|| Error::input(origin, format!("links[{i}].gen"), format!("PCIe generation {g} is unknown; use 1 to 6")))?,
                 _ => 0.0,
             };
             let per_link = match l.bandwidth {
@@ -394,7 +386,8 @@ mod tests {
 
     #[test]
     fn pcie_nominal_bandwidth() {
-        let text = "name: x\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: G, kind: gpu}\nlinks:\n  - {a: RC, b: G, kind: pcie, gen: 3, lanes: 16}\n";
+        let text =
+            "name: x\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: G, kind: gpu}\nlinks:\n  - {a: RC, b: G, kind: pcie, gen: 3, lanes: 16}\n";
         let m = Machine::from_text(text, "m.yaml").unwrap();
         assert!((m.links[0].bandwidth - 15.753846e9).abs() < 1e4);
     }

@@ -187,9 +187,7 @@ mod tests {
     #[test]
     fn two_sockets_are_refused() {
         let m = Machine::load("cs-storm").unwrap();
-        let e = PcieTree::containing(&m, &[m.device("GPU0").unwrap(), m.device("GPU8").unwrap()], "sc16", "use X")
-            .unwrap_err()
-            .to_string();
+        let e = PcieTree::containing(&m, &[m.device("GPU0").unwrap(), m.device("GPU8").unwrap()], "sc16", "use X").unwrap_err().to_string();
         assert!(e.contains("not in one PCIe tree") && e.ends_with("use X"), "{e}");
     }
 }

@@ -20,12 +20,8 @@ pub fn render_tree(m: &Machine) -> String {
         }
         walk(m, &adj, r, None, "", true, true, &mut seen, &mut out);
     }
-    let others: Vec<String> = m
-        .links
-        .iter()
-        .filter(|l| l.kind != LinkKind::Pcie)
-        .map(|l| format!("  {} ↔ {}  {}", m.devices[l.a].name, m.devices[l.b].name, describe(l)))
-        .collect();
+    let others: Vec<String> =
+        m.links.iter().filter(|l| l.kind != LinkKind::Pcie).map(|l| format!("  {} ↔ {}  {}", m.devices[l.a].name, m.devices[l.b].name, describe(l))).collect();
     if !others.is_empty() {
         out.push_str("other links:\n");
         out.push_str(&others.join("\n"));
@@ -43,17 +39,7 @@ fn describe(l: &super::Link) -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn walk(
-    m: &Machine,
-    adj: &[Vec<(usize, usize)>],
-    v: usize,
-    via: Option<usize>,
-    prefix: &str,
-    last: bool,
-    root: bool,
-    seen: &mut [bool],
-    out: &mut String,
-) {
+fn walk(m: &Machine, adj: &[Vec<(usize, usize)>], v: usize, via: Option<usize>, prefix: &str, last: bool, root: bool, seen: &mut [bool], out: &mut String) {
     seen[v] = true;
     let d = &m.devices[v];
     let kind = d.kind.name();

@@ -158,27 +158,18 @@ impl Workload {
         for (i, t) in spec.transfers.iter().enumerate() {
             let name = t.name.clone().unwrap_or_else(|| format!("t{i}"));
             if names.insert(name.clone(), i).is_some() {
-                return Err(Error::input(
-                    origin,
-                    format!("transfers[{i}].name"),
-                    format!("\"{name}\" is used twice; transfer names must be unique"),
-                ));
+                return Err(Error::input(origin, format!("transfers[{i}].name"), format!("\"{name}\" is used twice; transfer names must be unique")));
             }
         }
         let mut out = Vec::with_capacity(spec.transfers.len());
         for (i, t) in spec.transfers.iter().enumerate() {
             let field = |f: &str| format!("transfers[{i}].{f}");
             let endpoint = |name: &str, f: &str| -> Result<usize> {
-                let d = m.device(name).ok_or_else(|| {
-                    Error::input(origin, field(f), format!("\"{name}\" is not a device of {}; {}", m.name, m.endpoint_hint()))
-                })?;
+                let d =
+                    m.device(name).ok_or_else(|| Error::input(origin, field(f), format!("\"{name}\" is not a device of {}; {}", m.name, m.endpoint_hint())))?;
                 match m.devices[d].kind {
                     DeviceKind::Gpu | DeviceKind::Nic | DeviceKind::HostMemory => Ok(d),
-                    k => Err(Error::input(
-                        origin,
-                        field(f),
-                        format!("\"{name}\" is a {} and cannot send or receive; use a GPU, NIC or host memory", k.name()),
-                    )),
+                    k => Err(Error::input(origin, field(f), format!("\"{name}\" is a {} and cannot send or receive; use a GPU, NIC or host memory", k.name()))),
                 }
             };
             let (src, dst) = (endpoint(&t.src, "src")?, endpoint(&t.dst, "dst")?);
@@ -214,7 +205,11 @@ impl Workload {
                 .enumerate()
                 .map(|(k, name)| {
                     m.device(name).ok_or_else(|| {
-                        Error::input(origin, field(&format!("via[{k}]")), format!("\"{name}\" is not a device of {}; name a switch, root complex or host memory", m.name))
+                        Error::input(
+                            origin,
+                            field(&format!("via[{k}]")),
+                            format!("\"{name}\" is not a device of {}; name a switch, root complex or host memory", m.name),
+                        )
                     })
                 })
                 .collect::<Result<Vec<usize>>>()?;

@@ -383,7 +383,8 @@ impl<'c> Engine<'c> {
         }
         for &l in &self.touched {
             let l = l as usize;
-            let fixed: f64 = self.by_group[l].iter().filter(|(g, _)| self.group_mark[*g as usize] != self.epoch).map(|&(g, w)| w * self.g.level[g as usize]).sum();
+            let fixed: f64 =
+                self.by_group[l].iter().filter(|(g, _)| self.group_mark[*g as usize] != self.epoch).map(|&(g, w)| w * self.g.level[g as usize]).sum();
             self.resid[l] = self.c.cap[l] - fixed;
         }
         self.new_rate.clear();

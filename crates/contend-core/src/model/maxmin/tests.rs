@@ -95,7 +95,11 @@ fn phases_are_feasible_fair_and_conserve_bytes() {
             for (&i, &r) in ph.active.iter().zip(&ph.rates) {
                 let bottleneck = c.routes.of(c.route_of[i] as usize).iter().any(|&(l, _)| {
                     load[l as usize] >= c.cap[l as usize] * (1.0 - 1e-9)
-                        && ph.active.iter().zip(&ph.rates).all(|(&j, &rj)| rj <= r * (1.0 + 1e-9) || c.routes.of(c.route_of[j] as usize).iter().all(|&(l2, _)| l2 != l))
+                        && ph
+                            .active
+                            .iter()
+                            .zip(&ph.rates)
+                            .all(|(&j, &rj)| rj <= r * (1.0 + 1e-9) || c.routes.of(c.route_of[j] as usize).iter().all(|&(l2, _)| l2 != l))
                 });
                 assert!(bottleneck, "seed {seed}: transfer {i} has no bottleneck");
             }
