@@ -116,3 +116,38 @@ def test_output_over_an_input_is_refused(cli, example_file):
     before = open(example_file).read()
     assert_one_line(cli("simulate", "cs-storm-socket", example_file, "--trace", example_file), "--trace", "input")
     assert open(example_file).read() == before
+
+
+@pytest.mark.parametrize("args,needles", [
+    (["schedule", "cs-storm-socket", "--threads", "100000"], ["--threads", "100000", "4 per core"]),
+    (["schedule", "cs-storm-socket", "--search", "greedy"], ["--search", "greedy", "exhaustive, bnb or anneal"]),
+    (["schedule", "cs-storm-socket", "--search", "anneal", "--iterations", "0"], ["--iterations", "1 to"]),
+    (["schedule", "cs-storm-socket", "--alpha", "5"], ["--alpha", "no unit"]),
+    (["generate", "random", "cs-storm", "--count", "0"], ["--count", "1 to 10000000"]),
+    (["generate", "random", "cs-storm", "--count", "20000000"], ["--count", "1 to 10000000"]),
+    (["generate", "random", "cs-storm", "--gap", "2"], ["--gap", "no unit"]),
+    (["schema", "circuit"], ["circuit", "machine, transfers, halo, report"]),
+    (["simulate", "cs-storm-socket", "sc16-example", "--model", "packets"], ["--model", "packets", "sc16, maxmin"]),
+])
+def test_options_out_of_bounds(cli, args, needles):
+    assert_one_line(cli(*args), *needles)
+
+
+def test_explain_needs_a_model_with_steps(cli, example_file):
+    p = cli("explain", "cs-storm-socket", example_file, "--model", "maxmin")
+    assert_one_line(p, "maxmin", "no steps to explain", "--model sc16")
+
+
+def test_random_graphs_repeat_pairs_beyond_the_distinct_ones(cli, tmp_path):
+    out = tmp_path / "r.yaml"
+    p = cli("generate", "random", "cs-storm-socket", "--count", "100", "--gap", "1us", "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    text = out.read_text()
+    assert text.count("src:") == 100  # 56 distinct pairs among 8 GPUs, then repeats
+    assert "start: 99us" in text
+
+
+def test_every_schema_prints(cli):
+    for which in ("machine", "transfers", "halo", "report"):
+        p = cli("schema", which)
+        assert p.returncode == 0 and '"$schema"' in p.stdout, which

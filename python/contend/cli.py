@@ -402,7 +402,7 @@ def run_with_progress(work: Callable[[Any], Any]) -> Any:
 
 def print_schedule(s: api.Schedule) -> None:
     r = s.raw
-    params = ", ".join(f"{k}={v}" for k, v in r["params"].items() if k in ("tau", "bandwidth"))
+    params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
     out().print(f"[bold]halo exchange on {r['machine']}[/]: {r['messages']} messages among {len(r['gpus'])} GPUs, "
               f"{r['semantics']} semantics, model {r['model']} ({params}), alpha {r['alpha_s'] * 1e6:g} µs")
     out().print(f"orders: {r['orders_total']:,} in all; {r['orders_evaluated']:,} simulated "

@@ -70,7 +70,7 @@ impl Method {
             "exhaustive" => Ok(Method::Exhaustive),
             "bnb" | "branch-and-bound" => Ok(Method::BranchAndBound),
             "anneal" => Ok(Method::Anneal),
-            _ => Err(Error::input("--method", "", format!("\"{s}\" is not exhaustive, bnb or anneal"))),
+            _ => Err(Error::input("--search", "", format!("\"{s}\" is not exhaustive, bnb or anneal"))),
         }
     }
 }
@@ -178,7 +178,7 @@ fn run(p: &Problem, halo: &Halo, opts: &SearchOptions) -> Result<ScheduleReport>
     match opts.method {
         Method::Exhaustive => {
             let firsts = Firsts::new(p).filter(|_| total <= EXHAUSTIVE_LIMIT).ok_or_else(|| {
-                Error::input("--method", "", format!("exhaustive search of {total} orders is too large (limit {EXHAUSTIVE_LIMIT}); use bnb or anneal"))
+                Error::input("--search", "", format!("exhaustive search of {total} orders is too large (limit {EXHAUSTIVE_LIMIT}); use bnb or anneal"))
             })?;
             let out = exhaustive::run(p, &sym, &firsts, sem, opts.progress);
             r.summarise(out, opts.keep_times && total <= TIMES_LIMIT);
@@ -186,7 +186,7 @@ fn run(p: &Problem, halo: &Halo, opts: &SearchOptions) -> Result<ScheduleReport>
         Method::BranchAndBound => {
             let firsts = Firsts::new(p)
                 .filter(|f| f.count <= 1 << 24)
-                .ok_or_else(|| Error::input("--method", "", format!("branch and bound over {total} orders has too many first moves to split; use anneal")))?;
+                .ok_or_else(|| Error::input("--search", "", format!("branch and bound over {total} orders has too many first moves to split; use anneal")))?;
             let warm = anneal::run(p, sem, opts.seed, opts.iterations.min(BNB_WARMUP), 1, &identity);
             if root >= warm.best.t * (1.0 - TIE) {
                 (r.best, r.evaluated, r.proven) = (warm.best, warm.evaluated, true);
