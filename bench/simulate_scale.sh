@@ -3,8 +3,8 @@
 # on N random transfers between the 16 GPUs of cs-storm (1 MiB each, issued every 2 us: about a
 # hundred in flight), CLI start-up, YAML parsing and writing the report included.
 # Prints the median (min, max) wall time of R runs, and the report's bytes per transfer.
-# For comparison in the same run: the same workload with --phases (per-phase detail, which
-# grows with transfers squared) at N/10 and N/100.
+# For comparison in the same run: N/10 without detail, and with --phases (per-phase detail,
+# which grows with transfers squared: only on request) at N/100 and N/1000.
 # Target (issue 7): N = 100,000 in at most 5 s, a few hundred bytes per transfer.
 # Usage: bench/simulate_scale.sh [N=100000] [R=5]
 set -euo pipefail
@@ -13,7 +13,7 @@ n="${1:-100000}"
 runs="${2:-5}"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
-for k in "$n" $((n / 10)) $((n / 100)); do
+for k in "$n" $((n / 10)) $((n / 100)) $((n / 1000)); do
   contend generate random cs-storm --count "$k" --size 1MiB --gap 2us --seed 1 -o "$dir/t$k.yaml" 2>/dev/null
 done
 python3 - "$dir" "$n" "$runs" <<'PY'
@@ -43,6 +43,6 @@ def timed(count, *extra):
 print(f"contend simulate cs-storm --model maxmin --json, {runs} runs each")
 timed(n)
 timed(n // 10)
-timed(n // 10, "--phases")
 timed(n // 100, "--phases")
+timed(n // 1000, "--phases")
 PY
