@@ -296,5 +296,5 @@ fn node_limit_stops_branch_and_bound_unproven() {
 fn names_parse() {
     assert_eq!(Semantics::parse("rounds").unwrap(), Semantics::Rounds);
     assert_eq!(Method::parse("bnb").unwrap(), Method::BranchAndBound);
-    assert!(Method::parse("greedy").unwrap_err().to_string().starts_with("--method: \"greedy\" is not"));
+    assert!(Method::parse("greedy").unwrap_err().to_string().starts_with("--search: \"greedy\" is not"));
 }
