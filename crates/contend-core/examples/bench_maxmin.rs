@@ -83,7 +83,7 @@ fn main() {
                 let b = time(3, || {
                     let prepared = MaxminPrepared::new(&m, &w, p).unwrap();
                     let mut full = RateAdaptor::new(prepared.rate_model().unwrap(), &prepared.flows);
-                    makespan = sim::run(&w, &prepared.flows, &mut full, false).unwrap().makespan()
+                    makespan = sim::run(&w, &prepared.flows, &mut full, false, true).unwrap().makespan()
                 });
                 println!("{:<10} {n:>8} {b:>12.4} {:>14.0} {makespan:>9.3}s   baseline: sim::run, full refill per event", label, n as f64 / b);
             }

@@ -91,7 +91,7 @@ pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str,
     let mut model = prepared.model();
     model.traces = Some(Vec::new());
     let mut adaptor = RateAdaptor::new(model, &prepared.flows);
-    let o = sim::run(&w, &prepared.flows, &mut adaptor, true)?;
+    let o = sim::run(&w, &prepared.flows, &mut adaptor, true, true)?;
     let traces = adaptor.model.traces.take().unwrap_or_default();
     let tree = &prepared.tree;
     let label = |k: usize, active: &[usize]| {

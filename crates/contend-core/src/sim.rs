@@ -8,10 +8,11 @@
 
 use crate::error::{Error, Result};
 use crate::flow::FlowTable;
+use crate::flow::NO_NIC;
 use crate::model::{EventModel, Prepared, SAME_TIME};
 use crate::workload::Workload;
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// A maximal interval in which no transfer joins or leaves, so every rate is constant.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,9 +79,43 @@ struct Executor<'a> {
     moving_at: Vec<usize>,
     in_flight: Vec<u32>,
     busy_since: Vec<f64>,
+    /// Flow-level NIC scheduling: messages of each NIC moving at once, at most `nic_slots`;
+    /// the rest wait in arrival order.
+    nic_slots: Option<u32>,
+    nic_moving: Vec<u32>,
+    nic_waiting: Vec<VecDeque<usize>>,
 }
 
 impl Executor<'_> {
+    /// Whether flow f may start moving now, or must wait behind its NIC's moving messages.
+    fn admit(&mut self, f: usize) -> bool {
+        let q = self.flows.nic[f];
+        match self.nic_slots {
+            Some(slots) if q != NO_NIC => {
+                if self.nic_moving[q as usize] >= slots {
+                    self.nic_waiting[q as usize].push_back(f);
+                    return false;
+                }
+                self.nic_moving[q as usize] += 1;
+                true
+            }
+            _ => true,
+        }
+    }
+
+    /// The next message waiting at the NIC flow f has just freed.
+    fn release(&mut self, f: usize) -> Option<usize> {
+        let q = self.flows.nic[f];
+        if self.nic_slots.is_none() || q == NO_NIC {
+            return None;
+        }
+        let next = self.nic_waiting[q as usize].pop_front();
+        if next.is_none() {
+            self.nic_moving[q as usize] -= 1;
+        }
+        next
+    }
+
     fn issue(&mut self, i: usize, at: f64) {
         self.out.start[i] = at;
         self.seq += 1;
@@ -123,8 +158,9 @@ impl Executor<'_> {
     }
 }
 
-/// Run `w` to completion under `model`, whose flows are `flows`; with `record`, keep every phase.
-pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: bool) -> Result<Outcome> {
+/// Run `w` to completion under `model`, whose flows are `flows`; with `record`, keep every
+/// phase; with `nic_queues`, apply the NIC scheduling discipline by admission (flow level).
+pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: bool, nic_queues: bool) -> Result<Outcome> {
     let n = w.transfers.len();
     let nres = flows.cap.len();
     let mut dep_off = vec![0usize; n + 1];
@@ -157,6 +193,9 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
         moving_at: vec![0; n],
         in_flight: vec![0; nres],
         busy_since: vec![0.0; nres],
+        nic_slots: if nic_queues { flows.nic_scheduling.slots() } else { None },
+        nic_moving: vec![0; flows.nics.len()],
+        nic_waiting: vec![VecDeque::new(); flows.nics.len()],
     };
     for i in 0..n {
         if x.deps_left[i] == 0 {
@@ -168,6 +207,7 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
     let mut phase_start = 0.0;
     loop {
         let next_join = x.joins.peek().map(|Reverse(j)| j.t);
+        model.horizon(next_join.unwrap_or(f64::INFINITY));
         let t = match (next_join, model.next_finish()) {
             (None, None) if x.moving.is_empty() => break,
             (None, None) => {
@@ -189,12 +229,18 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
                 model.finish(t, &mut finished);
                 for &f in &finished {
                     x.finished(f, t);
+                    if let Some(g) = x.release(f) {
+                        model.join(g, t);
+                        x.joined(g, t);
+                    }
                 }
                 done += finished.len();
             } else if x.joins.peek().is_some_and(|Reverse(j)| j.t <= horizon) {
                 let Reverse(j) = x.joins.pop().unwrap();
-                model.join(j.flow, t);
-                x.joined(j.flow, t);
+                if x.admit(j.flow) {
+                    model.join(j.flow, t);
+                    x.joined(j.flow, t);
+                }
             } else {
                 break;
             }
@@ -217,7 +263,7 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
 
 /// Run `w` under a prepared model (see `model::registry`).
 pub fn run_prepared(w: &Workload, prepared: &dyn Prepared, record: bool) -> Result<Outcome> {
-    run(w, prepared.flows(), prepared.event_model().as_mut(), record)
+    run(w, prepared.flows(), prepared.event_model().as_mut(), record, prepared.queues_at_nics())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 pub mod router;
 
 use crate::error::{Error, Result};
-use crate::topology::{Link, LinkKind, Machine};
+use crate::topology::{DeviceKind, Link, LinkKind, Machine, NicScheduling};
 use crate::workload::Workload;
 use router::{Hop, Plan, Router};
 use std::collections::HashMap;
@@ -40,6 +40,19 @@ pub struct FlowRules<'a> {
     pub p2p: bool,
     /// Bytes of the first chunk a staged copy writes before it can read anything back.
     pub staging_chunk: f64,
+    /// Pay the path's hop latencies up front, in the setup delay (flow-level models); a
+    /// packet-level model leaves them out, since its packets meet them hop by hop.
+    pub prepay_latency: bool,
+}
+
+/// Flows of no NIC queue (they do not enter a network through a NIC).
+pub const NO_NIC: u32 = u32::MAX;
+
+/// A NIC that injects flows into the network.
+#[derive(Clone, Debug)]
+pub struct Nic {
+    pub device: usize,
+    pub name: String,
 }
 
 pub struct FlowTable {
@@ -58,34 +71,64 @@ pub struct FlowTable {
     pub setup: Vec<f64>,
     /// Bytes each transfer pushes through its bottleneck: its size, plus one pipeline chunk if staged.
     pub volume: Vec<f64>,
+    /// One-way latency of each resource's link, seconds.
+    pub latency: Vec<f64>,
+    /// Per transfer: the NIC it enters the network through (an index into `nics`), or NO_NIC.
+    pub nic: Vec<u32>,
+    pub nics: Vec<Nic>,
+    /// How every NIC packetises its queued messages.
+    pub nic_scheduling: NicScheduling,
 }
 
 /// Resource of each directed link: 2i for a -> b, 2i + 1 for b -> a; a memory link's two
 /// directions share one resource (DRAM bandwidth serves reads and writes alike).
-fn resources(m: &Machine, capacity: &dyn Fn(&Link) -> f64) -> (Vec<u32>, Vec<f64>, Vec<String>) {
-    let mut dir = Vec::with_capacity(2 * m.links.len());
-    let (mut cap, mut name) = (Vec::new(), Vec::new());
+struct Resources {
+    dir: Vec<u32>,
+    cap: Vec<f64>,
+    name: Vec<String>,
+    latency: Vec<f64>,
+}
+
+fn resources(m: &Machine, capacity: &dyn Fn(&Link) -> f64) -> Resources {
+    let mut r = Resources { dir: Vec::with_capacity(2 * m.links.len()), cap: Vec::new(), name: Vec::new(), latency: Vec::new() };
     for l in &m.links {
         let c = capacity(l);
         let (a, b) = (&m.devices[l.a].name, &m.devices[l.b].name);
         if l.kind == LinkKind::Memory {
-            dir.extend([cap.len() as u32; 2]);
-            cap.push(c);
-            name.push(format!("{a}↔{b}"));
+            r.dir.extend([r.cap.len() as u32; 2]);
+            r.cap.push(c);
+            r.name.push(format!("{a}↔{b}"));
+            r.latency.push(l.latency);
         } else {
-            dir.extend([cap.len() as u32, cap.len() as u32 + 1]);
-            cap.extend([c, c]);
-            name.extend([format!("{a}→{b}"), format!("{b}→{a}")]);
+            r.dir.extend([r.cap.len() as u32, r.cap.len() as u32 + 1]);
+            r.cap.extend([c, c]);
+            r.name.extend([format!("{a}→{b}"), format!("{b}→{a}")]);
+            r.latency.extend([l.latency, l.latency]);
         }
     }
-    (dir, cap, name)
+    r
+}
+
+/// The NIC a path enters the network through: the device a network link is first left from,
+/// if that device is a NIC.
+fn injecting_nic(m: &Machine, src: usize, hops: &[Hop]) -> Option<usize> {
+    let mut at = src;
+    for h in hops {
+        let l = &m.links[h.link];
+        if l.kind == LinkKind::Network {
+            return (m.devices[at].kind == DeviceKind::Nic).then_some(at);
+        }
+        at = if h.forward { l.b } else { l.a };
+    }
+    None
 }
 
 impl FlowTable {
     /// Compile `w` on `m`; a transfer's `mechanism` and `via` override CUDA's choice.
     pub fn compile(m: &Machine, w: &Workload, rules: &FlowRules) -> Result<FlowTable> {
-        let (dir, cap, name) = resources(m, rules.capacity);
+        let Resources { dir, cap, name, latency } = resources(m, rules.capacity);
         let router = Router::new(m);
+        let mut nic_of_device: HashMap<usize, u32> = HashMap::new();
         // Plans depend on the endpoints alone unless a transfer asks for more: plan each pair once.
         let mut plans: HashMap<(usize, usize), Plan> = HashMap::new();
         let n = w.transfers.len();
@@ -98,6 +141,10 @@ impl FlowTable {
             plans: Vec::with_capacity(n),
             setup: Vec::with_capacity(n),
             volume: Vec::with_capacity(n),
+            latency,
+            nic: Vec::with_capacity(n),
+            nics: Vec::new(),
+            nic_scheduling: m.network.nic_scheduling,
         };
         // Keyed by the route itself; only looked up, never iterated, so numbering stays deterministic.
         let mut known: HashMap<Vec<(u32, u32)>, u32> = HashMap::new();
@@ -136,7 +183,16 @@ impl FlowTable {
             c.route_of.push(route);
             let fill = if plan.staging.is_some() { (t.size as f64).min(rules.staging_chunk) } else { 0.0 };
             c.volume.push(t.size as f64 + fill);
-            c.setup.push(plan.latency + t.overhead);
+            let hops_latency: f64 = plan.hops.iter().map(|h| m.links[h.link].latency).sum();
+            c.setup.push(if rules.prepay_latency { plan.latency } else { plan.latency - hops_latency } + t.overhead);
+            let nic = match injecting_nic(m, t.src, &plan.hops) {
+                None => NO_NIC,
+                Some(d) => *nic_of_device.entry(d).or_insert_with(|| {
+                    c.nics.push(Nic { device: d, name: m.devices[d].name.clone() });
+                    c.nics.len() as u32 - 1
+                }),
+            };
+            c.nic.push(nic);
             c.path.push(path);
             c.plans.push(plan);
         }

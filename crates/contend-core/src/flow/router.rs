@@ -28,8 +28,9 @@ pub struct Plan {
 }
 
 /// Devices a path may pass through; endpoints and staging buffers are never transit.
+/// A NIC is transit too: between its node's fabric and the network (it has one link elsewhere).
 fn transit(kind: DeviceKind) -> bool {
-    matches!(kind, DeviceKind::PcieSwitch | DeviceKind::RootComplex | DeviceKind::Nvswitch)
+    matches!(kind, DeviceKind::PcieSwitch | DeviceKind::RootComplex | DeviceKind::Nvswitch | DeviceKind::Switch | DeviceKind::Nic)
 }
 
 fn engine(kind: DeviceKind) -> bool {

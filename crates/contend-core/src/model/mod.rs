@@ -36,6 +36,10 @@ impl<M: RateModel + ?Sized> RateModel for Box<M> {
 pub trait EventModel {
     /// Flow `flow` starts moving bytes at `t`.
     fn join(&mut self, flow: usize, t: f64);
+    /// No flow joins before `until` (infinite when none is scheduled). A model with events of
+    /// its own (packets crossing links) runs them up to the earlier of `until` and its next
+    /// finish, so that `next_finish` can answer; fluid models need not do anything.
+    fn horizon(&mut self, _until: f64) {}
     /// When the next flow in flight finishes at the current rates, if any moves at all.
     fn next_finish(&mut self) -> Option<f64>;
     /// Take the flows done at `t` (float ties included) off the network, into `done`.

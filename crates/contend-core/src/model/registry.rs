@@ -52,6 +52,12 @@ pub trait Prepared: Send + Sync {
     /// The model as rates of an active set, where it has that form (the search memoises it).
     fn rate_model(&self) -> Option<Box<dyn RateModel + '_>>;
     fn event_model(&self) -> Box<dyn EventModel + '_>;
+    /// Whether the executor applies the NIC scheduling discipline by admission (flow level:
+    /// FCFS lets one message of a NIC move at a time, RR-N the first N, RR all); a packet-level
+    /// model that packetises messages itself says no.
+    fn queues_at_nics(&self) -> bool {
+        true
+    }
 }
 
 pub static MODELS: &[ModelEntry] = &[

@@ -12,7 +12,7 @@ pub use presets::{preset_names, preset_text};
 pub use render::render_tree;
 
 use crate::error::{parse_document, read_user_file, Error, Result};
-use crate::units::{Bandwidth, Time};
+use crate::units::{Bandwidth, Bytes, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -29,6 +29,109 @@ pub struct MachineSpec {
     pub source: String,
     pub devices: Vec<DeviceSpec>,
     pub links: Vec<LinkSpec>,
+    /// Routing and NIC settings of a network of nodes (clusters); absent for one node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkSpec>,
+}
+
+/// How messages find their way through a network, and how NICs send them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSpec {
+    #[serde(default)]
+    pub routing: Routing,
+    /// How a NIC packetises its queued messages: fcfs, rr, or rr-N (round-robin over the first N).
+    #[serde(default)]
+    pub nic_scheduling: NicScheduling,
+    /// Seed of every random choice (ECMP hashes, Valiant's intermediate groups).
+    #[serde(default)]
+    pub seed: u64,
+    /// Packet size of the packet-level model (default 4096B).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet: Option<Bytes>,
+    /// Buffer of every switch input port, in packets (default 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_packets: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Routing {
+    /// One deterministic shortest path per pair (fewest non-NVLink hops, then fewest hops).
+    #[default]
+    Shortest,
+    /// Equal-cost shortest paths, one chosen per message by a seeded hash.
+    Ecmp,
+    /// Equal-cost shortest paths, each hop to the least-loaded next link (flows assigned so far).
+    Adaptive,
+    /// Dragonfly minimal: shortest paths with ECMP among parallel global links.
+    Minimal,
+    /// Dragonfly Valiant: minimal to a router of a random intermediate group, then minimal on.
+    Valiant,
+    /// UGAL: minimal or Valiant per message, whichever has the smaller hops × (1 + load).
+    Ugal,
+    /// Progressive adaptive routing (seed 003's choice); at flow level the same choice as UGAL.
+    Par,
+}
+
+/// How a NIC turns its queued messages into packets (seed 003, section III-B).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[schemars(with = "String")]
+pub enum NicScheduling {
+    /// The head message is fully packetised before the next starts.
+    Fcfs,
+    /// One packet from each queued message in turn.
+    #[default]
+    Rr,
+    /// Round-robin over only the first N queued messages (N hardware queues).
+    RrN(u32),
+}
+
+impl NicScheduling {
+    pub fn parse(s: &str) -> std::result::Result<NicScheduling, String> {
+        match s.trim().to_lowercase().as_str() {
+            "fcfs" => Ok(NicScheduling::Fcfs),
+            "rr" => Ok(NicScheduling::Rr),
+            t => t
+                .strip_prefix("rr-")
+                .and_then(|n| n.parse::<u32>().ok())
+                .filter(|&n| n >= 1)
+                .map(NicScheduling::RrN)
+                .ok_or_else(|| format!("\"{s}\" is not fcfs, rr or rr-N (N >= 1, e.g. rr-2)")),
+        }
+    }
+
+    /// Messages of one NIC that share its bandwidth at once (None: all of them).
+    pub fn slots(self) -> Option<u32> {
+        match self {
+            NicScheduling::Fcfs => Some(1),
+            NicScheduling::Rr => None,
+            NicScheduling::RrN(n) => Some(n),
+        }
+    }
+}
+
+impl std::fmt::Display for NicScheduling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NicScheduling::Fcfs => write!(f, "fcfs"),
+            NicScheduling::Rr => write!(f, "rr"),
+            NicScheduling::RrN(n) => write!(f, "rr-{n}"),
+        }
+    }
+}
+
+impl Serialize for NicScheduling {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for NicScheduling {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        NicScheduling::parse(&s).map_err(serde::de::Error::custom)
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -43,6 +146,9 @@ pub struct DeviceSpec {
     /// it drives; for host memory, the CPU hand-off per copy staged through it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<Time>,
+    /// The dragonfly group or fat-tree pod of a network switch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -56,6 +162,8 @@ pub enum DeviceKind {
     HostMemory,
     /// An NVLink switch (NVSwitch); several chips that a GPU stripes over can be one device.
     Nvswitch,
+    /// A network switch or router (InfiniBand, Ethernet, Omni-Path, a dragonfly router).
+    Switch,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -79,6 +187,7 @@ impl DeviceKind {
             DeviceKind::Nic => "nic",
             DeviceKind::HostMemory => "host_memory",
             DeviceKind::Nvswitch => "nvswitch",
+            DeviceKind::Switch => "switch",
         }
     }
 }
@@ -136,6 +245,7 @@ pub struct Device {
     pub model: Option<String>,
     /// Seconds; see `DeviceSpec::latency`.
     pub latency: f64,
+    pub group: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -165,6 +275,8 @@ pub struct Machine {
     pub origin: String,
     /// The description as written, for round trips to files and to Python.
     pub spec: MachineSpec,
+    /// Routing and NIC settings (defaults for a single node).
+    pub network: NetworkSpec,
 }
 
 /// A machine description as YAML, one flow-style line per device and link, like the presets.
@@ -239,7 +351,13 @@ impl Machine {
             if index.insert(d.name.clone(), i).is_some() {
                 return Err(Error::input(origin, format!("devices[{i}].name"), format!("\"{}\" is used twice; device names must be unique", d.name)));
             }
-            devices.push(Device { name: d.name.clone(), kind: d.kind, model: d.model.clone(), latency: d.latency.map(|t| t.secs()).unwrap_or(0.0) });
+            devices.push(Device {
+                name: d.name.clone(),
+                kind: d.kind,
+                model: d.model.clone(),
+                latency: d.latency.map(|t| t.secs()).unwrap_or(0.0),
+                group: d.group,
+            });
         }
         let mut links = Vec::with_capacity(spec.links.len());
         for (i, l) in spec.links.iter().enumerate() {
@@ -304,6 +422,7 @@ impl Machine {
             });
         }
         Ok(Machine {
+            network: spec.network.clone().unwrap_or_default(),
             name: spec.name.clone(),
             description: spec.description.clone(),
             source: spec.source.clone(),

@@ -61,7 +61,7 @@ fn incremental_engine_matches_full_recomputation() {
             let fast = run(&m, &w, &p, false).unwrap();
             let prepared = MaxminPrepared::new(&m, &w, p).unwrap();
             let mut full = RateAdaptor::new(prepared.rate_model().unwrap(), &prepared.flows);
-            let slow = sim::run(&w, &prepared.flows, &mut full, false).unwrap();
+            let slow = sim::run(&w, &prepared.flows, &mut full, false, true).unwrap();
             for i in 0..w.transfers.len() {
                 assert!(close(fast.start[i], slow.start[i], 1e-9), "{name} seed {seed} start {i}: {} vs {}", fast.start[i], slow.start[i]);
                 assert!(close(fast.finish[i], slow.finish[i], 1e-9), "{name} seed {seed} finish {i}: {} vs {}", fast.finish[i], slow.finish[i]);
