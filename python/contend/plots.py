@@ -26,6 +26,8 @@ def timeline(raw: dict[str, Any], path: str, title: str | None = None) -> None:
     """One bar per transfer, split into its phases, shaded and labelled by its share of the bandwidth."""
     from contend.api import phase_rows
 
+    if not raw.get("phases"):
+        raise ValueError("timeline needs every phase: simulate with phases=True (the CLI's --timeline does)")
     transfers = raw["transfers"]
     n = len(transfers["name"])
     makespan = raw["summary"]["makespan_s"]

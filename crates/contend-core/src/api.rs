@@ -239,7 +239,8 @@ pub fn generate(pattern: &str, peers: &[String], size: &str, root: Option<&str>,
     if let Some(gap) = gap {
         let gap = Time::parse(gap).map_err(|e| Error::input("--gap", "", e))?;
         for (k, t) in list.iter_mut().enumerate() {
-            t.start = Some(Time(gap.0 * k as u64));
+            let at = gap.0.checked_mul(k as u64).ok_or_else(|| Error::input("--gap", "", format!("{gap} × {k} transfers is beyond the 213 days a time can hold; give a smaller gap")))?;
+            t.start = Some(Time(at));
         }
     }
     Ok(WorkloadSpec { transfers: list })

@@ -315,6 +315,25 @@ mod tests {
         assert!((o.finish[0] * 1e3 - 25.26).abs() < 0.005);
     }
 
+    /// sc16 has no latency, even on a machine whose devices and links carry some.
+    #[test]
+    fn sc16_ignores_latencies_of_the_machine() {
+        let m = Machine::load("gb5470-1ib").unwrap();
+        assert!(m.devices.iter().any(|d| d.latency > 0.0));
+        let w = Workload::resolve(&WorkloadSpec::from_text("transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB}\n", "w").unwrap(), &m, "w").unwrap();
+        let p = Sc16Prepared::new(&m, &w, Sc16Params::default()).unwrap();
+        let o = run_prepared(&w, &p, false).unwrap();
+        assert_eq!(o.finish[0], MIB / (11.6 * GIB));
+    }
+
+    /// A tiny copy issued late: its rate interval rounds away against the issue time, and it
+    /// must still finish (it once spun forever).
+    #[test]
+    fn a_tiny_late_copy_finishes() {
+        let (_, o) = simulate("transfers:\n  - {src: GPU0, dst: GPU1, size: 1B, start: 10000000s}\n", 0.1735);
+        assert!(o.finish[0] >= 1e7 && o.finish[0] < 1e7 + 1e-6, "{}", o.finish[0]);
+    }
+
     #[test]
     fn starts_and_dependencies() {
         let text = "transfers:\n  - {name: a, src: GPU0, dst: GPU1, size: 300MiB}\n  - {name: b, src: GPU1, dst: GPU2, size: 300MiB, after: [a]}\n  - {name: c, src: GPU5, dst: GPU4, size: 300MiB, start: 100ms}\n";

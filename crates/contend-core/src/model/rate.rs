@@ -42,18 +42,24 @@ impl<'f, M: RateModel> RateAdaptor<'f, M> {
         }
     }
 
+    /// Account the bytes moved up to `t`. Advancing to exactly the finish that `settle`
+    /// computed subtracts the very interval it was computed over (even where t + dt rounds to t,
+    /// so that the flow does finish); the interval is used once.
     fn advance(&mut self, t: f64) {
-        if t <= self.now {
-            return;
-        }
-        let dt = match self.next {
+        let dt = match self.next.take() {
             Some((end, dt)) if end == t => dt,
-            _ => t - self.now,
+            other => {
+                self.next = other;
+                if t <= self.now {
+                    return;
+                }
+                t - self.now
+            }
         };
         for (&i, &r) in self.active.iter().zip(&self.rates) {
             self.left[i] -= r * dt;
         }
-        self.now = t;
+        self.now = self.now.max(t);
     }
 }
 

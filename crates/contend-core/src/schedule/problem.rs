@@ -94,6 +94,15 @@ impl<'a> Problem<'a> {
             return Err(Error::Unsupported { model: entry.name.into(), reason: "the schedule search needs a model that gives rates of an active set".into() });
         }
         let flows = prepared.flows();
+        if flows.nic_scheduling.slots().is_some() && flows.nic.iter().any(|&q| q != crate::flow::NO_NIC) {
+            return Err(Error::Unsupported {
+                model: entry.name.into(),
+                reason: format!(
+                    "the schedule search does not model NIC scheduling {} (messages here cross NICs); set network.nic_scheduling: rr, or time a given order with contend simulate",
+                    flows.nic_scheduling
+                ),
+            });
+        }
         let setup: Vec<f64> = flows.setup.iter().map(|s| alpha + s).collect();
         let min_setup = setup.iter().copied().fold(f64::INFINITY, f64::min);
         let size = flows.volume.clone();

@@ -218,16 +218,18 @@ impl<'c> Engine<'c> {
 
     /// Take the transfers of group b that are done at t off their routes, into `done`; the
     /// routes that lost one go to `changed`. Returns whether the group emptied.
-    fn finish_group(&mut self, b: usize, t: f64, done: &mut Vec<u32>, changed: &mut Vec<u32>) -> bool {
+    /// With `force`, the group's first transfer finishes whatever round-off says: the finish
+    /// queue said the group finishes now, and a finish must never be dropped.
+    fn finish_group(&mut self, b: usize, t: f64, done: &mut Vec<u32>, changed: &mut Vec<u32>, mut force: bool) -> bool {
         let slack = self.g.level[b] * SAME_TIME * t;
         while let Some((key, r)) = self.g.first(b) {
-            if key > self.g.clock_at(b, t) + slack {
+            if !force && key > self.g.clock_at(b, t) + slack {
                 break;
             }
             let s = self.g.service(r, t);
             let before = done.len();
             while let Some(Reverse(top)) = self.members[r].peek() {
-                if top.t > s + slack {
+                if top.t > s + slack && !std::mem::take(&mut force) {
                     break;
                 }
                 let f = top.flow;
@@ -515,7 +517,10 @@ impl EventModel for Engine<'_> {
             self.finishes.remove(b);
             self.theta = self.theta.min(self.g.level[b]);
             finished.clear();
-            self.regroup |= self.finish_group(b, t, &mut finished, &mut changed);
+            self.regroup |= self.finish_group(b, t, &mut finished, &mut changed, false);
+            if finished.is_empty() {
+                self.regroup |= self.finish_group(b, t, &mut finished, &mut changed, true);
+            }
             done.extend(finished.iter().map(|&f| f as usize));
         }
         self.finished = finished;

@@ -1,0 +1,245 @@
+//! Clusters: nodes of GPUs on a network fabric (fat-tree, dragonfly or any graph), compiled
+//! into one machine graph, so that every model, the executor and the reports work on a
+//! cluster as they do on one node. Every GPU of node i is `n<i>.<its name in the node>`
+//! (`n12.GPU3`); switches are named by level or group (`leaf5`, `agg17`, `core3`, `g2r7`).
+
+mod dragonfly;
+mod fat_tree;
+mod graph;
+#[cfg(test)]
+mod tests;
+
+use super::{DeviceKind, DeviceSpec, LinkKind, LinkSpec, Machine, MachineSpec, NetworkSpec};
+use crate::error::{Error, Result};
+use crate::units::{Bandwidth, Time};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use dragonfly::DragonflySpec;
+pub use fat_tree::FatTreeSpec;
+pub use graph::GraphSpec;
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSpec {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source: String,
+    pub fabric: FabricSpec,
+    /// Every network link (switch to switch, NIC to switch), each direction.
+    pub link: NetworkLink,
+    pub nodes: NodesSpec,
+    #[serde(default)]
+    pub network: NetworkSpec,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FabricSpec {
+    FatTree(FatTreeSpec),
+    Dragonfly(DragonflySpec),
+    Graph(GraphSpec),
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkLink {
+    pub bandwidth: Bandwidth,
+    /// Wire latency of a hop (default 0s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Time>,
+    /// Time a switch needs to forward a packet, added to every hop that leaves a switch (default 0s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router_delay: Option<Time>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodesSpec {
+    /// How many nodes (default: every endpoint of the fabric).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// GPUs of a plain node: all-to-all connected, one rank each (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<u32>,
+    /// A machine (preset or file) as every node instead: its GPUs reach the network through its
+    /// own PCIe/NVLink paths to its NICs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+    /// GPU-to-GPU links inside a plain node (default: twice the network link, as seed 003).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intra_bandwidth: Option<Bandwidth>,
+    /// NICs of a plain node (default 1); GPUs are spread over them in turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nics: Option<u32>,
+    /// Injection bandwidth of a NIC: its link to the fabric (default: the network link's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic_bandwidth: Option<Bandwidth>,
+}
+
+/// Builds the machine: switches and their links from the fabric, then the nodes.
+pub(crate) struct Builder {
+    pub spec: MachineSpec,
+    pub link_bw: Bandwidth,
+    pub latency: Time,
+    pub router_delay: Time,
+    pub summary: Vec<String>,
+}
+
+impl Builder {
+    pub fn switch(&mut self, name: String, group: Option<u32>) {
+        self.spec.devices.push(DeviceSpec { name, kind: DeviceKind::Switch, model: None, latency: None, group });
+    }
+
+    /// A network link of `count` parallel links; the router delay of each switch end is
+    /// folded into the hop's latency.
+    pub fn wire(&mut self, a: &str, b: &str, count: u32) {
+        let latency = Time(self.latency.0 + self.router_delay.0);
+        self.spec.links.push(LinkSpec {
+            a: a.into(),
+            b: b.into(),
+            kind: LinkKind::Network,
+            gen: None,
+            lanes: None,
+            count: (count > 1).then_some(count),
+            bandwidth: Some(self.link_bw),
+            latency: Some(latency),
+            efficiency: None,
+            p2p: None,
+        });
+    }
+}
+
+/// Where node endpoints attach: switch name of every endpoint, in node order.
+pub(crate) type Attach = Vec<String>;
+
+pub fn build(c: &ClusterSpec, origin: &str) -> Result<MachineSpec> {
+    let mut b = Builder {
+        spec: MachineSpec {
+            name: c.name.clone(),
+            description: c.description.clone(),
+            source: c.source.clone(),
+            devices: Vec::new(),
+            links: Vec::new(),
+            network: None,
+        },
+        link_bw: c.link.bandwidth,
+        latency: c.link.latency.unwrap_or(Time(0)),
+        router_delay: c.link.router_delay.unwrap_or(Time(0)),
+        summary: Vec::new(),
+    };
+    if !(c.link.bandwidth.bytes_per_sec() > 0.0) {
+        return Err(Error::input(origin, "link.bandwidth", "is zero; give the network link's bandwidth, e.g. 11.9GB/s"));
+    }
+    let attach = match &c.fabric {
+        FabricSpec::FatTree(f) => fat_tree::build(f, &mut b, origin)?,
+        FabricSpec::Dragonfly(d) => dragonfly::build(d, &mut b, origin)?,
+        FabricSpec::Graph(g) => graph::build(g, &mut b, origin)?,
+    };
+    let count = c.nodes.count.map(|n| n as usize).unwrap_or(attach.len());
+    if count == 0 || count > attach.len() {
+        return Err(Error::input(origin, "nodes.count", format!("is {count}; the fabric has room for 1 to {} nodes", attach.len())));
+    }
+    nodes(c, &mut b, &attach[..count], origin)?;
+    let mut network = c.network.clone();
+    network.summary = b.summary.clone();
+    network.summary.push(node_summary(c, count));
+    b.spec.network = Some(network);
+    Ok(b.spec)
+}
+
+fn node_summary(c: &ClusterSpec, count: usize) -> String {
+    match &c.nodes.machine {
+        Some(m) => format!("{count} nodes, each a {m}"),
+        None => format!(
+            "{count} nodes of {} GPU(s), all-to-all inside at {}, {} NIC(s) each",
+            c.nodes.gpus.unwrap_or(1),
+            c.nodes.intra_bandwidth.map(|b| b.to_string()).unwrap_or_else(|| format!("2 × {}", c.link.bandwidth)),
+            c.nodes.nics.unwrap_or(1)
+        ),
+    }
+}
+
+fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> Result<()> {
+    let nic_bw = c.nodes.nic_bandwidth.unwrap_or(c.link.bandwidth);
+    let wire_nic = |b: &mut Builder, nic: String, switch: &str| {
+        b.spec.links.push(LinkSpec {
+            a: switch.into(),
+            b: nic,
+            kind: LinkKind::Network,
+            gen: None,
+            lanes: None,
+            count: None,
+            bandwidth: Some(nic_bw),
+            latency: Some(b.latency),
+            efficiency: None,
+            p2p: None,
+        });
+    };
+    if let Some(source) = &c.nodes.machine {
+        if c.nodes.gpus.is_some() || c.nodes.intra_bandwidth.is_some() || c.nodes.nics.is_some() {
+            return Err(Error::input(origin, "nodes", "gives a machine and plain-node fields (gpus, intra_bandwidth, nics); the machine describes the node, drop the others"));
+        }
+        let m = Machine::load(source).map_err(|e| Error::input(origin, "nodes.machine", e.to_string()))?;
+        if m.spec.network.is_some() {
+            return Err(Error::input(origin, "nodes.machine", format!("{source} is a cluster; a node must be one machine")));
+        }
+        let nics: Vec<&str> = m.devices.iter().filter(|d| d.kind == DeviceKind::Nic).map(|d| d.name.as_str()).collect();
+        if nics.is_empty() {
+            return Err(Error::input(origin, "nodes.machine", format!("{source} has no nic device; add one (kind: nic) so the node can reach the network")));
+        }
+        for (i, switch) in attach.iter().enumerate() {
+            for d in &m.spec.devices {
+                b.spec.devices.push(DeviceSpec { name: format!("n{i}.{}", d.name), ..d.clone() });
+            }
+            for l in &m.spec.links {
+                b.spec.links.push(LinkSpec { a: format!("n{i}.{}", l.a), b: format!("n{i}.{}", l.b), ..l.clone() });
+            }
+            for nic in &nics {
+                wire_nic(b, format!("n{i}.{nic}"), switch);
+            }
+        }
+        return Ok(());
+    }
+    let gpus = c.nodes.gpus.unwrap_or(1);
+    let nic_count = c.nodes.nics.unwrap_or(1);
+    if !(1..=64).contains(&gpus) {
+        return Err(Error::input(origin, "nodes.gpus", format!("is {gpus}; give 1 to 64 GPUs per node")));
+    }
+    if !(1..=gpus.max(1)).contains(&nic_count) {
+        return Err(Error::input(origin, "nodes.nics", format!("is {nic_count}; give 1 to {gpus} (at most one per GPU)")));
+    }
+    let intra = c.nodes.intra_bandwidth.unwrap_or(Bandwidth(2.0 * c.link.bandwidth.bytes_per_sec()));
+    let local = |b: &mut Builder, x: String, y: String, kind: LinkKind| {
+        b.spec.links.push(LinkSpec { a: x, b: y, kind, gen: None, lanes: None, count: None, bandwidth: Some(intra), latency: None, efficiency: Some(1.0), p2p: None });
+    };
+    for (i, switch) in attach.iter().enumerate() {
+        for g in 0..gpus {
+            b.spec.devices.push(DeviceSpec { name: format!("n{i}.GPU{g}"), kind: DeviceKind::Gpu, model: None, latency: None, group: None });
+        }
+        for k in 0..nic_count {
+            b.spec.devices.push(DeviceSpec { name: format!("n{i}.NIC{k}"), kind: DeviceKind::Nic, model: None, latency: None, group: None });
+        }
+        for g in 0..gpus {
+            for h in g + 1..gpus {
+                local(b, format!("n{i}.GPU{g}"), format!("n{i}.GPU{h}"), LinkKind::Nvlink);
+            }
+            local(b, format!("n{i}.NIC{}", g % nic_count), format!("n{i}.GPU{g}"), LinkKind::Pcie);
+        }
+        for k in 0..nic_count {
+            wire_nic(b, format!("n{i}.NIC{k}"), switch);
+        }
+    }
+    Ok(())
+}
+
+/// Check a count against its bounds, naming the field and the fix.
+pub(crate) fn bounded(origin: &str, field: &str, v: u32, lo: u32, hi: u32, why: &str) -> Result<u32> {
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(Error::input(origin, field, format!("is {v}; give {lo} to {hi} ({why})")))
+    }
+}
