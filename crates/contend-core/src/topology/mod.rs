@@ -4,6 +4,7 @@
 //! `Machine` is the validated, indexed form the models work on.
 
 mod pcie_tree;
+pub mod cluster;
 mod presets;
 mod render;
 
@@ -52,6 +53,9 @@ pub struct NetworkSpec {
     /// Buffer of every switch input port, in packets (default 8).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffer_packets: Option<u32>,
+    /// What the fabric is, in words (written by the cluster builder; `contend show`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub summary: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -311,6 +315,14 @@ pub fn to_yaml(spec: &MachineSpec) -> String {
     s
 }
 
+/// Whether a description is a cluster's: a top-level `fabric` key.
+fn is_cluster(text: &str) -> bool {
+    if text.trim_start().starts_with('{') {
+        return serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v.get("fabric").is_some());
+    }
+    text.lines().any(|l| l.starts_with("fabric:"))
+}
+
 /// Nominal PCIe bandwidth per lane and direction after line coding, bytes/s.
 fn pcie_lane_bandwidth(gen: u8) -> Option<f64> {
     Some(match gen {
@@ -336,7 +348,13 @@ impl Machine {
         Err(Error::input(source, "", format!("is neither a preset nor a file; presets: {} (see `contend machines`)", preset_names().join(", "))))
     }
 
+    /// A machine description, or a cluster description (it has a `fabric`), which is compiled
+    /// into one machine graph.
     pub fn from_text(text: &str, origin: &str) -> Result<Machine> {
+        if is_cluster(text) {
+            let c: cluster::ClusterSpec = parse_document(text, origin)?;
+            return Machine::from_spec(cluster::build(&c, origin)?, origin);
+        }
         let spec: MachineSpec = parse_document(text, origin)?;
         Machine::from_spec(spec, origin)
     }

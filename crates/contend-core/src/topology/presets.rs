@@ -9,6 +9,15 @@ const PRESETS: &[(&str, &str)] = &[
     ("dgx1-p100", include_str!("../../presets/dgx1-p100.yaml")),
     ("nvlink-cpu-quad", include_str!("../../presets/nvlink-cpu-quad.yaml")),
     ("dgx-a100", include_str!("../../presets/dgx-a100.yaml")),
+    ("fat-tree-2048x1", include_str!("../../presets/fat-tree-2048x1.yaml")),
+    ("fat-tree-1024x2", include_str!("../../presets/fat-tree-1024x2.yaml")),
+    ("fat-tree-512x4", include_str!("../../presets/fat-tree-512x4.yaml")),
+    ("fat-tree-256x8", include_str!("../../presets/fat-tree-256x8.yaml")),
+    ("dragonfly-2048x1", include_str!("../../presets/dragonfly-2048x1.yaml")),
+    ("dragonfly-1024x2", include_str!("../../presets/dragonfly-1024x2.yaml")),
+    ("dragonfly-512x4", include_str!("../../presets/dragonfly-512x4.yaml")),
+    ("dragonfly-256x8", include_str!("../../presets/dragonfly-256x8.yaml")),
+    ("quartz", include_str!("../../presets/quartz.yaml")),
 ];
 
 pub fn preset_names() -> Vec<&'static str> {

@@ -35,12 +35,16 @@ pub struct ClusterSpec {
     pub network: NetworkSpec,
 }
 
+/// Exactly one of these.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FabricSpec {
-    FatTree(FatTreeSpec),
-    Dragonfly(DragonflySpec),
-    Graph(GraphSpec),
+#[serde(deny_unknown_fields)]
+pub struct FabricSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fat_tree: Option<FatTreeSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dragonfly: Option<DragonflySpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<GraphSpec>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -133,10 +137,11 @@ pub fn build(c: &ClusterSpec, origin: &str) -> Result<MachineSpec> {
     if !(c.link.bandwidth.bytes_per_sec() > 0.0) {
         return Err(Error::input(origin, "link.bandwidth", "is zero; give the network link's bandwidth, e.g. 11.9GB/s"));
     }
-    let attach = match &c.fabric {
-        FabricSpec::FatTree(f) => fat_tree::build(f, &mut b, origin)?,
-        FabricSpec::Dragonfly(d) => dragonfly::build(d, &mut b, origin)?,
-        FabricSpec::Graph(g) => graph::build(g, &mut b, origin)?,
+    let attach = match (&c.fabric.fat_tree, &c.fabric.dragonfly, &c.fabric.graph) {
+        (Some(f), None, None) => fat_tree::build(f, &mut b, origin)?,
+        (None, Some(d), None) => dragonfly::build(d, &mut b, origin)?,
+        (None, None, Some(g)) => graph::build(g, &mut b, origin)?,
+        _ => return Err(Error::input(origin, "fabric", "needs exactly one of fat_tree, dragonfly or graph")),
     };
     let count = c.nodes.count.map(|n| n as usize).unwrap_or(attach.len());
     if count == 0 || count > attach.len() {

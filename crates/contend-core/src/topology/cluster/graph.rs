@@ -1,0 +1,114 @@
+//! Any network graph: switches, links between them (bandwidth and latency of their own, or the
+//! cluster's), and the switch each node hangs off.
+
+use super::{Attach, Builder};
+use crate::error::{Error, Result};
+use crate::topology::{DeviceKind, LinkKind, LinkSpec};
+use crate::units::{Bandwidth, Time};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GraphSpec {
+    pub switches: Vec<GraphSwitch>,
+    pub links: Vec<GraphLink>,
+    /// The switch of every node, in node order (a name may repeat).
+    pub hosts: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GraphSwitch {
+    pub name: String,
+    /// A group (dragonfly group, pod) for Valiant routing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GraphLink {
+    pub a: String,
+    pub b: String,
+    /// Parallel links (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// Default: the cluster's link bandwidth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<Bandwidth>,
+    /// Default: the cluster's link latency (plus router delay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Time>,
+}
+
+pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Attach> {
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, s) in g.switches.iter().enumerate() {
+        if index.insert(s.name.as_str(), i).is_some() {
+            return Err(Error::input(origin, format!("fabric.graph.switches[{i}].name"), format!("\"{}\" is used twice; switch names must be unique", s.name)));
+        }
+        b.spec.devices.push(crate::topology::DeviceSpec { name: s.name.clone(), kind: DeviceKind::Switch, model: None, latency: None, group: s.group });
+    }
+    let mut adj = vec![Vec::new(); g.switches.len()];
+    for (i, l) in g.links.iter().enumerate() {
+        let end = |name: &str, which: &str| {
+            index.get(name).copied().ok_or_else(|| {
+                Error::input(origin, format!("fabric.graph.links[{i}].{which}"), format!("\"{name}\" is not a switch; list it under switches or fix the name"))
+            })
+        };
+        let (x, y) = (end(&l.a, "a")?, end(&l.b, "b")?);
+        if x == y {
+            return Err(Error::input(origin, format!("fabric.graph.links[{i}]"), "joins a switch to itself; link two different switches"));
+        }
+        if l.count == Some(0) {
+            return Err(Error::input(origin, format!("fabric.graph.links[{i}].count"), "is 0; a link has at least one"));
+        }
+        adj[x].push(y);
+        adj[y].push(x);
+        let latency = l.latency.unwrap_or(Time(b.latency.0 + b.router_delay.0));
+        b.spec.links.push(LinkSpec {
+            a: l.a.clone(),
+            b: l.b.clone(),
+            kind: LinkKind::Network,
+            gen: None,
+            lanes: None,
+            count: l.count.filter(|&c| c > 1),
+            bandwidth: Some(l.bandwidth.unwrap_or(b.link_bw)),
+            latency: Some(latency),
+            efficiency: None,
+            p2p: None,
+        });
+    }
+    if g.hosts.is_empty() {
+        return Err(Error::input(origin, "fabric.graph.hosts", "is empty; list the switch of every node"));
+    }
+    for (i, h) in g.hosts.iter().enumerate() {
+        if !index.contains_key(h.as_str()) {
+            return Err(Error::input(origin, format!("fabric.graph.hosts[{i}]"), format!("\"{h}\" is not a switch; list it under switches or fix the name")));
+        }
+    }
+    // Every switch that hosts a node must reach every other one.
+    let first = index[g.hosts[0].as_str()];
+    let mut seen = vec![false; g.switches.len()];
+    let mut queue = VecDeque::from([first]);
+    seen[first] = true;
+    while let Some(v) = queue.pop_front() {
+        for &w in &adj[v] {
+            if !seen[w] {
+                seen[w] = true;
+                queue.push_back(w);
+            }
+        }
+    }
+    if let Some(i) = g.hosts.iter().position(|h| !seen[index[h.as_str()]]) {
+        return Err(Error::input(
+            origin,
+            format!("fabric.graph.hosts[{i}]"),
+            format!("{} cannot reach {}: the graph is disconnected; add links between its parts", g.hosts[i], g.hosts[0]),
+        ));
+    }
+    b.summary.push(format!("network graph: {} switches, {} links, {} nodes", g.switches.len(), g.links.len(), g.hosts.len()));
+    Ok(g.hosts.clone())
+}

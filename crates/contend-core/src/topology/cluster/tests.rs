@@ -1,0 +1,87 @@
+use super::*;
+use crate::topology::Machine;
+
+fn load(text: &str) -> Result<Machine> {
+    Machine::from_text(text, "c.yaml")
+}
+
+fn count(m: &Machine, prefix: &str) -> usize {
+    m.devices.iter().filter(|d| d.kind == DeviceKind::Switch && d.name.starts_with(prefix)).count()
+}
+
+#[test]
+fn seed_003_fat_tree_with_eight_pods() {
+    let m = load("name: ft\nfabric:\n  fat_tree: {radix: 32, pods: 8}\nlink: {bandwidth: 11.9GB/s, latency: 100ns}\nnodes: {gpus: 1}\n").unwrap();
+    assert_eq!((count(&m, "leaf"), count(&m, "agg"), count(&m, "core")), (128, 128, 256));
+    assert_eq!(m.gpus().len(), 2048);
+    assert!(m.device("n2047.GPU0").is_some() && m.device("n2048.GPU0").is_none());
+    // Every switch uses at most its 32 ports (links counted with their multiplicity).
+    let mut ports = vec![0u32; m.devices.len()];
+    for (l, spec) in m.links.iter().zip(&m.spec.links) {
+        let k = spec.count.unwrap_or(1);
+        ports[l.a] += k;
+        ports[l.b] += k;
+    }
+    for (d, &p) in m.devices.iter().zip(&ports) {
+        if d.kind == DeviceKind::Switch {
+            assert!(p <= 32, "{} uses {p} ports", d.name);
+        }
+    }
+    assert_eq!(ports[m.device("leaf0").unwrap()], 32);
+    assert_eq!(ports[m.device("core0").unwrap()], 8);
+}
+
+#[test]
+fn one_pod_has_no_core_and_fat_nodes() {
+    let m = load("name: ft\nfabric:\n  fat_tree: {radix: 32, pods: 1}\nlink: {bandwidth: 11.9GB/s}\nnodes: {gpus: 8}\n").unwrap();
+    assert_eq!((count(&m, "leaf"), count(&m, "agg"), count(&m, "core")), (16, 16, 0));
+    assert_eq!(m.gpus().len(), 2048);
+    // Inside a node: all-to-all at twice the network link.
+    let g = |n: &str| m.device(n).unwrap();
+    let l = m.links.iter().find(|l| (l.a, l.b) == (g("n3.GPU0"), g("n3.GPU5"))).unwrap();
+    assert_eq!(l.bandwidth, 2.0 * 11.9e9);
+}
+
+#[test]
+fn quartz_has_a_half_pod_and_double_arcs() {
+    let text = "name: q\nfabric:\n  fat_tree: {radix: 48, pods: 11, leaves_per_pod: 8, aggregates_per_pod: 8, leaves: 84, nodes_per_leaf: 32, arc_links: 2, uplinks_per_aggregate: 16, cores: 32}\nlink: {bandwidth: 11.9GB/s}\nnodes: {gpus: 1}\n";
+    let m = load(text).unwrap();
+    assert_eq!((count(&m, "leaf"), count(&m, "agg"), count(&m, "core")), (84, 84, 32));
+    assert_eq!(m.gpus().len(), 2688);
+}
+
+#[test]
+fn seed_003_dragonfly_group_counts() {
+    for (groups, gpus, pair_links) in [(16u32, 1u32, (8, 9)), (2, 8, (128, 128))] {
+        let text = format!("name: df\nfabric:\n  dragonfly: {{p: 8, a: 16, h: 8, groups: {groups}}}\nlink: {{bandwidth: 11.9GB/s}}\nnodes: {{gpus: {gpus}}}\n");
+        let m = load(&text).unwrap();
+        assert_eq!(m.gpus().len(), 2048);
+        assert_eq!(count(&m, "g"), (groups * 16) as usize);
+        let summary = m.network.summary.join(" ");
+        assert!(summary.contains(&format!("{} to {} global links per group pair", pair_links.0, pair_links.1)), "{summary}");
+    }
+}
+
+#[test]
+fn mistakes_name_the_field() {
+    let cases = [
+        ("fabric:\n  dragonfly: {p: 8, a: 2, h: 1, groups: 9}\nlink: {bandwidth: 10GB/s}\nnodes: {}\n", "fabric.dragonfly.groups"),
+        ("fabric:\n  fat_tree: {radix: 4, pods: 2, leaves_per_pod: 2, aggregates_per_pod: 4}\nlink: {bandwidth: 10GB/s}\nnodes: {}\n", "fabric.fat_tree.radix"),
+        ("fabric:\n  fat_tree: {radix: 8, pods: 2}\nlink: {bandwidth: 10}\nnodes: {}\n", "link.bandwidth"),
+        ("fabric:\n  fat_tree: {radix: 8, pods: 2}\nlink: {bandwidth: 10GB/s}\nnodes: {count: 100}\n", "nodes.count"),
+        ("fabric:\n  graph: {switches: [{name: a}, {name: b}], links: [], hosts: [a, b]}\nlink: {bandwidth: 10GB/s}\nnodes: {}\n", "disconnected"),
+        ("fabric:\n  graph: {switches: [{name: a}], links: [{a: a, b: z}], hosts: [a]}\nlink: {bandwidth: 10GB/s}\nnodes: {}\n", "fabric.graph.links[0].b"),
+        ("fabric:\n  fat_tree: {radix: 8, pods: 2}\nlink: {bandwidth: 10GB/s}\nnodes: {machine: cs-storm-socket}\n", "has no nic"),
+    ];
+    for (body, needle) in cases {
+        let e = load(&format!("name: x\n{body}")).unwrap_err().to_string();
+        assert!(e.starts_with("c.yaml: ") && e.contains(needle) && !e.contains('\n'), "{needle}: {e}");
+    }
+}
+
+#[test]
+fn machine_nodes_reach_the_network_through_their_nics() {
+    let m = load("name: ft\nfabric:\n  fat_tree: {radix: 8, pods: 2}\nlink: {bandwidth: 12.5GB/s}\nnodes: {machine: typical-8gpu, count: 4}\n").unwrap();
+    assert_eq!(m.gpus().len(), 32);
+    assert!(m.device("n3.IB0").is_some() && m.device("n3.GPU7").is_some());
+}
