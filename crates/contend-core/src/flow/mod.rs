@@ -4,11 +4,13 @@
 //!
 //! A route and a mechanism are decided here and nowhere else (by `router`, as CUDA would).
 
+pub mod network;
 pub mod router;
 
 use crate::error::{Error, Result};
 use crate::topology::{DeviceKind, Link, LinkKind, Machine, NicScheduling};
 use crate::workload::Workload;
+use network::NetworkRouter;
 use router::{Hop, Plan, Router};
 use std::collections::HashMap;
 
@@ -109,6 +111,56 @@ fn resources(m: &Machine, capacity: &dyn Fn(&Link) -> f64) -> Resources {
     r
 }
 
+/// The network part (first to last network hop) of a plan, with the devices it joins.
+fn network_part(m: &Machine, src: usize, plan: &Plan) -> Option<(usize, usize, usize, usize)> {
+    let is_net = |h: &Hop| m.links[h.link].kind == LinkKind::Network;
+    let (first, last) = (plan.hops.iter().position(is_net)?, plan.hops.iter().rposition(is_net)?);
+    let mut at = src;
+    let (mut from, mut to) = (src, src);
+    for (k, h) in plan.hops.iter().enumerate() {
+        let l = &m.links[h.link];
+        let next = if h.forward { l.b } else { l.a };
+        if k == first {
+            from = at;
+        }
+        if k == last {
+            to = next;
+        }
+        at = next;
+    }
+    Some((first, last, from, to))
+}
+
+/// Passes over all messages after the first that re-route each one with the others' loads in
+/// place (adaptive policies): a greedy first pass in transfer order leaves avoidable collisions.
+const REFINE_PASSES: usize = 3;
+
+/// Choose every plan's network part by the network's routing policy, message by message.
+fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut [Plan]) -> Result<()> {
+    let parts: Vec<Option<(usize, usize, usize, usize)>> = w.transfers.iter().zip(plans.iter()).map(|(t, p)| network_part(m, t.src, p)).collect();
+    let mut segments: Vec<Vec<Hop>> = vec![Vec::new(); plans.len()];
+    let passes = if net.adapts() { 1 + REFINE_PASSES } else { 1 };
+    for pass in 0..passes {
+        for (i, part) in parts.iter().enumerate() {
+            let Some((_, _, from, to)) = *part else { continue };
+            if pass > 0 {
+                net.uncharge(&segments[i]);
+            }
+            segments[i] = net.route(i as u64, from, to).ok_or_else(|| {
+                Error::input(&w.origin, format!("transfers[{i}]"), format!("there is no network path from {} to {}", m.devices[from].name, m.devices[to].name))
+            })?;
+        }
+    }
+    let latency = |hops: &[Hop]| hops.iter().map(|h| m.links[h.link].latency).sum::<f64>();
+    for ((plan, part), segment) in plans.iter_mut().zip(&parts).zip(segments) {
+        if let Some((first, last, _, _)) = *part {
+            plan.latency += latency(&segment) - latency(&plan.hops[first..=last]);
+            plan.hops.splice(first..=last, segment);
+        }
+    }
+    Ok(())
+}
+
 /// The NIC a path enters the network through: the device a network link is first left from,
 /// if that device is a NIC.
 fn injecting_nic(m: &Machine, src: usize, hops: &[Hop]) -> Option<usize> {
@@ -128,6 +180,7 @@ impl FlowTable {
     pub fn compile(m: &Machine, w: &Workload, rules: &FlowRules) -> Result<FlowTable> {
         let Resources { dir, cap, name, latency } = resources(m, rules.capacity);
         let router = Router::new(m);
+        let mut net = NetworkRouter::new(m);
         let mut nic_of_device: HashMap<usize, u32> = HashMap::new();
         // Plans depend on the endpoints alone unless a transfer asks for more: plan each pair once.
         let mut plans: HashMap<(usize, usize), Plan> = HashMap::new();
@@ -146,9 +199,11 @@ impl FlowTable {
             nics: Vec::new(),
             nic_scheduling: m.network.nic_scheduling,
         };
-        // Keyed by the route itself; only looked up, never iterated, so numbering stays deterministic.
-        let mut known: HashMap<Vec<(u32, u32)>, u32> = HashMap::new();
-        let mut uniq: Vec<(u32, u32)> = Vec::new();
+        // Keyed by the route itself (coefficients by their bits); only looked up, never
+        // iterated, so numbering stays deterministic.
+        let mut known: HashMap<Vec<(u32, u64)>, u32> = HashMap::new();
+        let mut uniq: Vec<(u32, f64)> = Vec::new();
+        let mut base = Vec::with_capacity(n);
         for (i, t) in w.transfers.iter().enumerate() {
             let fail = |e: String| Error::input(&w.origin, format!("transfers[{i}]"), e);
             let chosen_by_cuda = t.mechanism.is_none() && t.via.is_empty();
@@ -162,20 +217,44 @@ impl FlowTable {
                     plan
                 }
             };
-            let path: Vec<u32> = plan.hops.iter().map(|&Hop { link, forward }| dir[2 * link + usize::from(!forward)]).collect();
+            base.push(plan);
+        }
+        let mut spread: Vec<Option<Vec<(Hop, f64)>>> = vec![None; n];
+        if net.routes_per_message() {
+            reroute(m, &mut net, w, &mut base)?;
+            if net.sprays() {
+                for (i, (t, plan)) in w.transfers.iter().zip(&base).enumerate() {
+                    if let Some((first, last, from, to)) = network_part(m, t.src, plan) {
+                        let mut shares: Vec<(Hop, f64)> = plan.hops[..first].iter().chain(&plan.hops[last + 1..]).map(|&h| (h, 1.0)).collect();
+                        shares.extend(net.spray(from, to));
+                        spread[i] = Some(shares);
+                    }
+                }
+            }
+        }
+        let resource = |h: &Hop| dir[2 * h.link + usize::from(!h.forward)];
+        for ((t, plan), shares) in w.transfers.iter().zip(base).zip(spread) {
+            // Route coefficients: times each resource is crossed, or the share of the message
+            // that crosses it where packets are sprayed; `path` keeps one representative path.
+            let path: Vec<u32> = plan.hops.iter().map(resource).collect();
+            let crossings: Vec<(u32, f64)> = match shares {
+                Some(shares) => shares.iter().map(|(h, x)| (resource(h), *x)).collect(),
+                None => path.iter().map(|&r| (r, 1.0)).collect(),
+            };
             uniq.clear();
-            for &r in &path {
-                match uniq.iter_mut().find(|(x, _)| *x == r) {
-                    Some(e) => e.1 += 1,
-                    None => uniq.push((r, 1)),
+            for (r, x) in crossings {
+                match uniq.iter_mut().find(|(y, _)| *y == r) {
+                    Some(e) => e.1 += x,
+                    None => uniq.push((r, x)),
                 }
             }
             let next = known.len() as u32;
-            let route = match known.get(&uniq) {
+            let key: Vec<(u32, u64)> = uniq.iter().map(|&(r, x)| (r, x.to_bits())).collect();
+            let route = match known.get(&key) {
                 Some(&r) => r,
                 None => {
-                    known.insert(uniq.clone(), next);
-                    c.routes.hops.extend(uniq.iter().map(|&(l, k)| (l, k as f64)));
+                    known.insert(key, next);
+                    c.routes.hops.extend(uniq.iter().copied());
                     c.routes.off.push(c.routes.hops.len() as u32);
                     next
                 }

@@ -64,9 +64,13 @@ pub enum Routing {
     /// One deterministic shortest path per pair (fewest non-NVLink hops, then fewest hops).
     #[default]
     Shortest,
-    /// Equal-cost shortest paths, one chosen per message by a seeded hash.
+    /// Equal-cost shortest paths, one chosen per message by a seeded hash (ECMP per flow).
     Ecmp,
-    /// Equal-cost shortest paths, each hop to the least-loaded next link (flows assigned so far).
+    /// Equal-cost shortest paths, packets spread evenly over every next hop (ECMP per packet):
+    /// at flow level each message is split evenly over its shortest paths.
+    Spray,
+    /// Equal-cost shortest paths; each message takes one whose busiest link carries the fewest
+    /// messages (flow level: chosen per message, then refined; see docs/models.md).
     Adaptive,
     /// Dragonfly minimal: shortest paths with ECMP among parallel global links.
     Minimal,
@@ -312,6 +316,9 @@ pub fn to_yaml(spec: &MachineSpec) -> String {
     for l in &spec.links {
         s.push_str(&line(serde_json::to_value(l).expect("links serialise")));
     }
+    if let Some(n) = &spec.network {
+        s.push_str(&format!("network: {}\n", serde_json::to_string(n).expect("network settings serialise")));
+    }
     s
 }
 
@@ -518,6 +525,7 @@ mod tests {
             let again = Machine::from_text(&to_yaml(&m.spec), "again").unwrap_or_else(|e| panic!("{name}: {e}\n{}", to_yaml(&m.spec)));
             assert_eq!(again.links, m.links, "{name}");
             assert_eq!(again.devices, m.devices, "{name}");
+            assert_eq!(again.network, m.network, "{name}");
         }
     }
 

@@ -85,3 +85,80 @@ fn machine_nodes_reach_the_network_through_their_nics() {
     assert_eq!(m.gpus().len(), 32);
     assert!(m.device("n3.IB0").is_some() && m.device("n3.GPU7").is_some());
 }
+
+mod traffic {
+    use crate::api;
+    use crate::report::Detail;
+    use crate::topology::Machine;
+    use crate::workload::WorkloadSpec;
+
+    fn run(machine: &str, transfers: &str) -> crate::report::Report {
+        let m = Machine::from_text(machine, "c.yaml").unwrap();
+        let w = WorkloadSpec::from_text(transfers, "t.yaml").unwrap();
+        api::simulate(&m, &w, "t.yaml", "maxmin", &[], Detail::default()).unwrap()
+    }
+
+    const FT: &str = "name: ft\nfabric:\n  fat_tree: {radix: 8, pods: 2}\nlink: {bandwidth: 10GB/s, latency: 100ns, router_delay: 50ns}\nnodes: {gpus: 1}\nnetwork: {routing: ROUTING, nic_scheduling: NIC}\n";
+
+    fn ft(routing: &str, nic: &str) -> String {
+        FT.replace("ROUTING", routing).replace("NIC", nic)
+    }
+
+    #[test]
+    fn a_lone_message_pays_its_hops_and_the_bottleneck() {
+        // n0 -> n31: NIC, leaf, aggregate, core, aggregate, leaf, NIC: 6 network hops at
+        // 150 ns (wire + router delay; the NIC links have no router delay: 2 × 100 ns + 4 × 150 ns),
+        // then 100 MB at 10 GB/s (the node's links run at 20 GB/s).
+        let r = run(&ft("ecmp", "rr"), "transfers:\n  - {src: n0.GPU0, dst: n31.GPU0, size: 100MB}\n");
+        let want = 2.0 * 100e-9 + 4.0 * 150e-9 + 100e6 / 10e9;
+        assert!((r.transfers.finish_s[0] - want).abs() < 1e-12, "{} vs {want}", r.transfers.finish_s[0]);
+    }
+
+    /// A permutation on a full-bisection tree: spraying packets over every shortest path (the
+    /// fluid limit of per-packet adaptive routing) reaches the injection bandwidth; one path
+    /// per message chosen by load comes within 2x; one fixed path per pair (shortest) does not.
+    #[test]
+    fn permutation_reaches_injection_bandwidth_with_packet_spraying() {
+        let mut t = String::from("transfers:\n");
+        for i in 0..32 {
+            t.push_str(&format!("  - {{src: n{i}.GPU0, dst: n{}.GPU0, size: 100MB}}\n", (i * 7 + 5) % 32));
+        }
+        let spray = run(&ft("spray", "rr"), &t).summary.makespan_s;
+        let adaptive = run(&ft("adaptive", "rr"), &t).summary.makespan_s;
+        let ecmp = run(&ft("ecmp", "rr"), &t).summary.makespan_s;
+        let shortest = run(&ft("shortest", "rr"), &t).summary.makespan_s;
+        let ideal = 100e6 / 10e9;
+        assert!(spray < 1.001 * ideal, "spray {spray}");
+        assert!(adaptive <= ecmp && adaptive <= 2.0 * ideal * 1.001, "adaptive {adaptive} ecmp {ecmp}");
+        assert!(shortest > 1.5 * spray, "shortest {shortest} vs spray {spray}");
+    }
+
+    #[test]
+    fn fcfs_sends_one_message_at_a_time_and_rr_shares() {
+        let t = "transfers:\n  - {src: n0.GPU0, dst: n5.GPU0, size: 100MB}\n  - {src: n0.GPU0, dst: n9.GPU0, size: 100MB}\n";
+        let f = run(&ft("ecmp", "fcfs"), t).transfers.finish_s;
+        let r = run(&ft("ecmp", "rr"), t).transfers.finish_s;
+        assert!(f[0] < 0.011 && f[1] > 0.019, "fcfs {f:?}");
+        assert!(r[0] > 0.019 && r[1] > 0.019, "rr {r:?}");
+    }
+
+    /// Every node of group i sends to group i + 1: minimal routing is limited by the global
+    /// links between neighbouring groups; Valiant and PAR spread the traffic.
+    #[test]
+    fn dragonfly_group_shift() {
+        // 9 groups of 8 routers with one global link each: one link per group pair.
+        let df = |routing: &str| format!("name: df\nfabric:\n  dragonfly: {{p: 4, a: 8, h: 1, groups: 9}}\nlink: {{bandwidth: 10GB/s}}\nnodes: {{gpus: 1}}\nnetwork: {{routing: {routing}}}\n");
+        let mut t = String::from("transfers:\n");
+        for g in 0..9 {
+            for k in 0..32 {
+                t.push_str(&format!("  - {{src: n{}.GPU0, dst: n{}.GPU0, size: 10MB}}\n", 32 * g + k, 32 * ((g + 1) % 9) + k));
+            }
+        }
+        let minimal = run(&df("minimal"), &t).summary.makespan_s;
+        let valiant = run(&df("valiant"), &t).summary.makespan_s;
+        let par = run(&df("par"), &t).summary.makespan_s;
+        // 32 messages of 10 MB over the one global link between neighbouring groups: 32 ms.
+        assert!(minimal > 0.0319, "minimal {minimal}");
+        assert!(valiant < 0.6 * minimal && par < 0.6 * minimal, "valiant {valiant} par {par} minimal {minimal}");
+    }
+}

@@ -1,0 +1,252 @@
+//! Routing through a network of switches, per message and deterministic for a seed: ECMP by
+//! hash, adaptive (the least-loaded next link), and the dragonfly's minimal, Valiant and
+//! UGAL/PAR choices. Only the network part of a path (from the NIC that injects a message to
+//! the NIC that receives it) is chosen here; the way through a node is the router's.
+//!
+//! At flow level, "load" is the number of messages routed over a directed link so far, in the
+//! order of the transfers: adaptive choices are made once per message, at compile time, which
+//! is what a flow-level model can do (a packet model re-decides per packet; see docs/models.md).
+
+use super::router::Hop;
+use crate::topology::{DeviceKind, LinkKind, Machine, Routing};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+const FAR: u32 = u32::MAX;
+
+pub struct NetworkRouter<'m> {
+    m: &'m Machine,
+    policy: Routing,
+    seed: u64,
+    /// Per device: (neighbour, link) over network links only, in link order.
+    adj: Vec<Vec<(u32, u32)>>,
+    /// Hops to each target over the network, through switches only; computed when first asked.
+    dist: HashMap<usize, Vec<u32>>,
+    /// Messages routed over each directed link so far: 2l for a -> b, 2l + 1 for b -> a.
+    load: Vec<u32>,
+    /// The switches of every group (Valiant's intermediate routers).
+    groups: BTreeMap<u32, Vec<usize>>,
+}
+
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+impl<'m> NetworkRouter<'m> {
+    pub fn new(m: &'m Machine) -> NetworkRouter<'m> {
+        let mut adj = vec![Vec::new(); m.devices.len()];
+        for (i, l) in m.links.iter().enumerate().filter(|(_, l)| l.kind == LinkKind::Network) {
+            adj[l.a].push((l.b as u32, i as u32));
+            adj[l.b].push((l.a as u32, i as u32));
+        }
+        let mut groups: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        for (i, d) in m.devices.iter().enumerate() {
+            if let (DeviceKind::Switch, Some(g)) = (d.kind, d.group) {
+                groups.entry(g).or_default().push(i);
+            }
+        }
+        NetworkRouter { m, policy: m.network.routing, seed: m.network.seed, adj, dist: HashMap::new(), load: vec![0; 2 * m.links.len()], groups }
+    }
+
+    pub fn routes_per_message(&self) -> bool {
+        self.policy != Routing::Shortest
+    }
+
+    fn is_switch(&self, d: usize) -> bool {
+        self.m.devices[d].kind == DeviceKind::Switch
+    }
+
+    fn distances(&mut self, to: usize) -> &Vec<u32> {
+        if !self.dist.contains_key(&to) {
+            let mut d = vec![FAR; self.m.devices.len()];
+            d[to] = 0;
+            let mut queue = VecDeque::from([to]);
+            while let Some(v) = queue.pop_front() {
+                if v != to && !self.is_switch(v) {
+                    continue;
+                }
+                for &(w, _) in &self.adj[v] {
+                    if d[w as usize] == FAR {
+                        d[w as usize] = d[v] + 1;
+                        queue.push_back(w as usize);
+                    }
+                }
+            }
+            self.dist.insert(to, d);
+        }
+        &self.dist[&to]
+    }
+
+    fn dir(&self, link: u32, from: usize) -> usize {
+        2 * link as usize + usize::from(self.m.links[link as usize].a != from)
+    }
+
+    /// Next hops from v that stay on a shortest path to the target of `dist`.
+    fn next_hops(&self, dist: &[u32], v: usize, to: usize, out: &mut Vec<(u32, u32)>) {
+        out.clear();
+        out.extend(self.adj[v].iter().copied().filter(|&(w, _)| {
+            let w = w as usize;
+            dist[w] != FAR && dist[w] + 1 == dist[v] && (w == to || self.m.devices[w].kind == DeviceKind::Switch)
+        }));
+    }
+
+    /// A shortest path, choosing among equal next hops by hash; with `least_loaded`, among the
+    /// shortest paths whose busiest link carries the fewest messages so far (ties by hash).
+    fn walk(&mut self, flow: u64, salt: u64, from: usize, to: usize, least_loaded: bool) -> Option<Vec<Hop>> {
+        self.distances(to);
+        let dist = std::mem::take(self.dist.get_mut(&to).unwrap());
+        let path = self.walk_on(&dist, flow, salt, from, to, least_loaded);
+        *self.dist.get_mut(&to).unwrap() = dist;
+        path
+    }
+
+    fn walk_on(&self, dist: &[u32], flow: u64, salt: u64, from: usize, to: usize, least_loaded: bool) -> Option<Vec<Hop>> {
+        if dist[from] == FAR {
+            return None;
+        }
+        // Least-loaded: the busiest link still ahead on the best shortest path from each device.
+        let mut ahead: HashMap<usize, u32> = HashMap::new();
+        let mut candidates = Vec::new();
+        if least_loaded {
+            let mut layer = vec![from];
+            let mut order = Vec::new();
+            let mut seen: HashMap<usize, ()> = HashMap::new();
+            while let Some(&v) = layer.first() {
+                let mut next = Vec::new();
+                for &v in &layer {
+                    order.push(v);
+                    if v == to {
+                        continue;
+                    }
+                    self.next_hops(dist, v, to, &mut candidates);
+                    for &(w, _) in &candidates {
+                        if seen.insert(w as usize, ()).is_none() {
+                            next.push(w as usize);
+                        }
+                    }
+                }
+                let _ = v;
+                layer = next;
+            }
+            for &v in order.iter().rev() {
+                if v == to {
+                    ahead.insert(v, 0);
+                    continue;
+                }
+                self.next_hops(dist, v, to, &mut candidates);
+                let best = candidates.iter().map(|&(w, l)| self.load[self.dir(l, v)].max(ahead.get(&(w as usize)).copied().unwrap_or(u32::MAX))).min()?;
+                ahead.insert(v, best);
+            }
+        }
+        let mut hops = Vec::with_capacity(dist[from] as usize);
+        let mut v = from;
+        while v != to {
+            self.next_hops(dist, v, to, &mut candidates);
+            let h = mix(self.seed ^ mix(flow ^ mix(salt ^ hops.len() as u64)));
+            if least_loaded {
+                let score = |&(w, l): &(u32, u32)| self.load[self.dir(l, v)].max(ahead.get(&(w as usize)).copied().unwrap_or(u32::MAX));
+                let best = candidates.iter().map(score).min()?;
+                candidates.retain(|c| score(c) == best);
+            }
+            let &(w, l) = candidates.get((h % candidates.len().max(1) as u64) as usize)?;
+            hops.push(Hop { link: l as usize, forward: self.m.links[l as usize].a == v });
+            v = w as usize;
+        }
+        Some(hops)
+    }
+
+    /// Minimal to a router of a random group other than the two ends', then minimal on.
+    fn valiant(&mut self, flow: u64, from: usize, to: usize) -> Option<Vec<Hop>> {
+        let group_of = |r: &Self, d: usize| r.adj[d].first().and_then(|&(s, _)| r.m.devices[s as usize].group);
+        let (gs, gd) = (group_of(self, from), group_of(self, to));
+        let others: Vec<u32> = self.groups.keys().copied().filter(|&g| Some(g) != gs && Some(g) != gd).collect();
+        if gs.is_none() || gs == gd || others.is_empty() {
+            return self.walk(flow, 0, from, to, false);
+        }
+        let h = mix(self.seed ^ mix(flow ^ 0x5A11A47));
+        let group = &self.groups[&others[(h % others.len() as u64) as usize]];
+        let mid = group[(mix(h) % group.len() as u64) as usize];
+        let mut hops = self.walk(flow, 1, from, mid, false)?;
+        hops.extend(self.walk(flow, 2, mid, to, false)?);
+        Some(hops)
+    }
+
+    /// Each directed network link of the shortest paths from `from` to `to`, with the share of
+    /// a message that crosses it when every device splits it evenly over its next hops.
+    pub fn spray(&mut self, from: usize, to: usize) -> Vec<(Hop, f64)> {
+        self.distances(to);
+        let dist = std::mem::take(self.dist.get_mut(&to).unwrap());
+        let mut share: BTreeMap<(u32, usize), f64> = BTreeMap::new(); // (hops to go, device) -> share
+        let mut out = Vec::new();
+        let mut candidates = Vec::new();
+        if dist[from] != FAR {
+            share.insert((dist[from], from), 1.0);
+        }
+        // Devices in order of decreasing distance: every share is complete when it is split.
+        while let Some(((_, v), x)) = share.pop_last() {
+            if v == to {
+                continue;
+            }
+            self.next_hops(&dist, v, to, &mut candidates);
+            let part = x / candidates.len() as f64;
+            for &(w, l) in &candidates {
+                out.push((Hop { link: l as usize, forward: self.m.links[l as usize].a == v }, part));
+                *share.entry((dist[w as usize], w as usize)).or_default() += part;
+            }
+        }
+        *self.dist.get_mut(&to).unwrap() = dist;
+        out
+    }
+
+    pub fn sprays(&self) -> bool {
+        self.policy == Routing::Spray
+    }
+
+    /// Whether choices depend on the loads of earlier choices.
+    pub fn adapts(&self) -> bool {
+        matches!(self.policy, Routing::Adaptive | Routing::Ugal | Routing::Par)
+    }
+
+    fn charge(&mut self, hops: &[Hop]) {
+        for h in hops {
+            self.load[2 * h.link + usize::from(!h.forward)] += 1;
+        }
+    }
+
+    /// Take a message's earlier route off the loads (to route it again).
+    pub fn uncharge(&mut self, hops: &[Hop]) {
+        if self.adapts() {
+            for h in hops {
+                self.load[2 * h.link + usize::from(!h.forward)] -= 1;
+            }
+        }
+    }
+
+    fn worst_load(&self, hops: &[Hop]) -> u32 {
+        hops.iter().map(|h| self.load[2 * h.link + usize::from(!h.forward)]).max().unwrap_or(0)
+    }
+
+    /// The network part of message `flow`'s path, from device `from` to device `to`.
+    pub fn route(&mut self, flow: u64, from: usize, to: usize) -> Option<Vec<Hop>> {
+        let hops = match self.policy {
+            Routing::Shortest | Routing::Ecmp | Routing::Minimal | Routing::Spray => self.walk(flow, 0, from, to, false)?,
+            Routing::Adaptive => self.walk(flow, 0, from, to, true)?,
+            Routing::Valiant => self.valiant(flow, from, to)?,
+            Routing::Ugal | Routing::Par => {
+                let minimal = self.walk(flow, 0, from, to, false)?;
+                let detour = self.valiant(flow, from, to)?;
+                let cost = |r: &Self, p: &[Hop]| p.len() as u64 * (1 + r.worst_load(p) as u64);
+                if cost(self, &minimal) <= cost(self, &detour) {
+                    minimal
+                } else {
+                    detour
+                }
+            }
+        };
+        if self.adapts() {
+            self.charge(&hops);
+        }
+        Some(hops)
+    }
+}
