@@ -47,7 +47,7 @@ def test_schema_is_json_schema():
 def test_generators_round_trip(tmp_path):
     m = contend.Machine.load("cs-storm-socket")
     for pattern, n in (("scatter", 7), ("gather", 7), ("all-to-all", 56), ("random", 32)):
-        t = contend.Transfers.generate(pattern, m.gpus, "1MiB", root="GPU0", count=32, seed=3)
+        t = contend.Transfers.generate(pattern, m, "1MiB", root="GPU0", count=32, seed=3)
         assert len(t) == n
         path = tmp_path / f"{pattern}.yaml"
         path.write_text(t.to_yaml())

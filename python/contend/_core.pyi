@@ -54,13 +54,17 @@ def calibrate(machine_json: str, machine_origin: str, measurements: str, params:
 def halo_presets() -> str: ...
 def patterns() -> str: ...
 def generate(
+    machine_json: str,
+    machine_origin: str,
     pattern: str,
-    peers: list[str],
+    peers: list[str] | None,
     size: str,
     root: str | None = None,
     count: int = 32,
     seed: int = 0,
     gap: str | None = None,
+    grid: str | None = None,
+    periodic: bool = False,
 ) -> str: ...
 def schema(which: str) -> str: ...
 def schemas() -> str: ...

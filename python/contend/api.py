@@ -102,16 +102,22 @@ class Transfers:
     def generate(
         cls,
         pattern: str,
-        peers: list[str],
+        machine: Machine,
         size: str,
+        peers: list[str] | None = None,
         root: str | None = None,
         count: int = 32,
         seed: int = 0,
         gap: str | None = None,
+        grid: str | None = None,
+        periodic: bool = False,
     ) -> Transfers:
-        """``scatter``/``gather`` (need ``root``), ``all-to-all``, or seeded ``random`` with ``count`` pairs
-        (distinct while any are left, then repeating); ``gap`` (e.g. ``"2us"``) issues transfer k at k × gap."""
-        text = _core.generate(pattern, peers, size, root, count, seed, gap)
+        """A pattern among ``peers`` (default: every GPU of ``machine``): ``scatter``/``gather``/``incast``
+        (need ``root``), ``all-to-all``, seeded ``random`` with ``count`` pairs (distinct while any are left,
+        then repeating), ``permutation``, ``neighbours`` on a rank ``grid`` such as ``"16x16x8"``, or
+        ``group-shift``; ``gap`` (e.g. ``"2us"``) issues transfer k at k × gap."""
+        text = _core.generate(machine.spec_json, machine.origin, pattern, peers, size, root, count, seed, gap, grid,
+                              periodic)
         return cls(text, f"<{pattern}>")
 
     @property

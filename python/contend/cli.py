@@ -300,24 +300,29 @@ def print_explanation(e: api.Explanation) -> None:
 @app.command()
 @user_errors
 def generate(
-    pattern: str = typer.Argument(..., help="scatter, gather, all-to-all or random"),
+    pattern: str = typer.Argument(
+        ..., help="scatter, gather, incast, all-to-all, random, permutation, neighbours or group-shift"
+    ),
     machine: str = MachineArg,
     size: str = typer.Option("300MiB", "--size", help="Size of every transfer, with unit."),
-    root: str | None = typer.Option(None, "--root", help="Root GPU of scatter or gather."),
+    root: str | None = typer.Option(None, "--root", help="Root GPU of scatter, gather or incast."),
     gpus: str | None = typer.Option(None, "--gpus", help="Comma-separated GPUs to use (default: all)."),
     count: int = typer.Option(
         32, "--count", help="Number of transfers of a random graph (1 to 10,000,000; pairs repeat once all are used)."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of a random graph."),
+    seed: int = typer.Option(0, "--seed", help="Seed of a random graph or permutation."),
     gap: str | None = typer.Option(None, "--gap", help="Issue transfer k at k × gap, e.g. 2us (default: all at 0)."),
+    grid: str | None = typer.Option(None, "--grid", help="Rank grid of neighbours, e.g. 16x16x8 (row-major)."),
+    periodic: bool = typer.Option(False, "--periodic", help="Neighbours wrap around the grid."),
     output: Path | None = typer.Option(
         None, "--output", "-o", help="Write here instead of printing; never overwrites."
     ),
 ) -> None:
     """Generate a transfers file for a communication pattern."""
     m = api.Machine.load(machine)
-    peers = [g.strip() for g in gpus.split(",")] if gpus else m.gpus
-    t = api.Transfers.generate(pattern, peers, size, root=root, count=count, seed=seed, gap=gap)
+    peers = [g.strip() for g in gpus.split(",")] if gpus else None
+    t = api.Transfers.generate(pattern, m, size, peers=peers, root=root, count=count, seed=seed, gap=gap, grid=grid,
+                               periodic=periodic)
     t.check(m)  # a wrong GPU name is reported now, not when the file is used
     text = t.to_yaml()
     if output is None:

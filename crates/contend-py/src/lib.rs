@@ -188,9 +188,24 @@ fn patterns() -> String {
 
 /// `api::generate`: a transfers description as JSON.
 #[pyfunction]
-#[pyo3(signature = (pattern, peers, size, root=None, count=32, seed=0, gap=None))]
-fn generate(pattern: &str, peers: Vec<String>, size: &str, root: Option<String>, count: usize, seed: u64, gap: Option<String>) -> PyResult<String> {
-    Ok(json(&api::generate(pattern, &peers, size, root.as_deref(), count, seed, gap.as_deref()).map_err(to_py)?))
+#[pyo3(signature = (machine_json, machine_origin, pattern, peers, size, root=None, count=32, seed=0, gap=None, grid=None, periodic=false))]
+#[allow(clippy::too_many_arguments)]
+fn generate(
+    machine_json: &str,
+    machine_origin: &str,
+    pattern: String,
+    peers: Option<Vec<String>>,
+    size: String,
+    root: Option<String>,
+    count: usize,
+    seed: u64,
+    gap: Option<String>,
+    grid: Option<String>,
+    periodic: bool,
+) -> PyResult<String> {
+    let m = machine(machine_json, machine_origin)?;
+    let req = api::GenerateRequest { pattern, peers, size, root, count, seed, gap, grid, periodic };
+    Ok(json(&api::generate(&m, &req).map_err(to_py)?))
 }
 
 /// `api::schema`: a JSON Schema (machine, transfers, halo or report).

@@ -7,7 +7,7 @@ use crate::topology::{DeviceKind, LinkKind, Machine};
 use crate::workload::Mechanism;
 use std::cell::RefCell;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 /// One traversal of a machine link; `forward` is the direction a -> b.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,10 +43,16 @@ pub struct Router<'m> {
     adj: Vec<Vec<(usize, usize)>>,
     /// Shortest-path trees already grown, by (source, peer links only).
     trees: RefCell<BTreeMap<(usize, bool), Tree>>,
+    /// A cluster: trees stay inside a node (they never take a network link), and a path
+    /// between nodes is stitched from its node parts and a network part between their NICs,
+    /// so that routing a message costs the size of a node and of the network, not of the cluster.
+    network: bool,
+    /// Hops to each NIC over the network (switches transit), computed when first asked.
+    net_dist: RefCell<BTreeMap<usize, Vec<u32>>>,
 }
 
-/// For each device, the device before it and the link between them on the best path.
-type Tree = Vec<Option<(usize, usize)>>;
+/// For each device reached: its cost and the device before it with the link between them.
+type Tree = HashMap<usize, (u64, Option<(usize, usize)>)>;
 
 /// Hops over links other than NVLink dominate the cost, so an all-NVLink path wins whenever
 /// one exists (CUDA uses NVLink between NVLink peers even where PCIe is as short).
@@ -59,17 +65,14 @@ impl<'m> Router<'m> {
             adj[l.a].push((l.b, i));
             adj[l.b].push((l.a, i));
         }
-        Router { m, adj, trees: RefCell::new(BTreeMap::new()) }
+        Router { m, adj, trees: RefCell::new(BTreeMap::new()), network: m.spec.network.is_some(), net_dist: RefCell::new(BTreeMap::new()) }
     }
 
-    /// Fewest non-NVLink hops, then fewest hops; with `peer`, only links that allow peer traffic.
-    pub fn path(&self, from: usize, to: usize, peer: bool) -> Option<Vec<Hop>> {
-        let mut trees = self.trees.borrow_mut();
-        let prev = trees.entry((from, peer)).or_insert_with(|| self.tree(from, peer));
-        prev[to]?;
+    fn hops_to(&self, tree: &Tree, to: usize) -> Option<Vec<Hop>> {
+        tree.get(&to)?;
         let mut hops = Vec::new();
         let mut v = to;
-        while let Some((u, li)) = prev[v] {
+        while let Some(&(_, Some((u, li)))) = tree.get(&v) {
             hops.push(Hop { link: li, forward: self.m.links[li].a == u });
             v = u;
         }
@@ -77,31 +80,96 @@ impl<'m> Router<'m> {
         Some(hops)
     }
 
-    /// Dijkstra from `from` over the preferred cost; endpoints are leaves, never passed through.
+    /// Fewest non-NVLink hops, then fewest hops; with `peer`, only links that allow peer traffic.
+    pub fn path(&self, from: usize, to: usize, peer: bool) -> Option<Vec<Hop>> {
+        let mut trees = self.trees.borrow_mut();
+        let tree = trees.entry((from, peer)).or_insert_with(|| self.tree(from, peer));
+        if let Some(hops) = self.hops_to(tree, to) {
+            return Some(hops);
+        }
+        if !self.network {
+            return None;
+        }
+        // Between nodes: to the nearest NIC, over the network, from the NIC nearest the target.
+        let near = |t: &Tree| {
+            t.iter()
+                .filter(|(&d, _)| self.m.devices[d].kind == DeviceKind::Nic && self.adj[d].iter().any(|&(_, l)| self.m.links[l].kind == LinkKind::Network))
+                .map(|(&d, &(c, _))| (c, d))
+                .min()
+                .map(|(_, d)| d)
+        };
+        let a = near(tree)?;
+        let mut hops = self.hops_to(tree, a)?;
+        let back = trees.entry((to, peer)).or_insert_with(|| self.tree(to, peer));
+        let b = near(back)?;
+        let mut tail = self.hops_to(back, b)?;
+        hops.extend(self.network_path(a, b)?);
+        tail.reverse();
+        hops.extend(tail.into_iter().map(|h| Hop { link: h.link, forward: !h.forward }));
+        Some(hops)
+    }
+
+    /// A shortest path over the network between two NICs (first candidate at every hop; the
+    /// network's routing policy may choose another, see `network`).
+    fn network_path(&self, from: usize, to: usize) -> Option<Vec<Hop>> {
+        let mut cache = self.net_dist.borrow_mut();
+        let dist = cache.entry(to).or_insert_with(|| {
+            let mut d = vec![u32::MAX; self.m.devices.len()];
+            d[to] = 0;
+            let mut queue = std::collections::VecDeque::from([to]);
+            while let Some(v) = queue.pop_front() {
+                if v != to && self.m.devices[v].kind != DeviceKind::Switch {
+                    continue;
+                }
+                for &(w, l) in &self.adj[v] {
+                    if self.m.links[l].kind == LinkKind::Network && d[w] == u32::MAX {
+                        d[w] = d[v] + 1;
+                        queue.push_back(w);
+                    }
+                }
+            }
+            d
+        });
+        if dist[from] == u32::MAX {
+            return None;
+        }
+        let mut hops = Vec::new();
+        let mut v = from;
+        while v != to {
+            let &(w, l) = self.adj[v].iter().find(|&&(w, l)| {
+                self.m.links[l].kind == LinkKind::Network
+                    && dist[w] != u32::MAX
+                    && dist[w] + 1 == dist[v]
+                    && (w == to || self.m.devices[w].kind == DeviceKind::Switch)
+            })?;
+            hops.push(Hop { link: l, forward: self.m.links[l].a == v });
+            v = w;
+        }
+        Some(hops)
+    }
+
+    /// Dijkstra from `from` over the preferred cost; endpoints are leaves, never passed through;
+    /// in a cluster, network links are left to `network_path`.
     fn tree(&self, from: usize, peer: bool) -> Tree {
-        let n = self.m.devices.len();
-        let mut best = vec![u64::MAX; n];
-        let mut prev: Tree = vec![None; n];
+        let mut tree: Tree = HashMap::from([(from, (0, None))]);
         let mut heap = BinaryHeap::from([Reverse((0u64, from))]);
-        best[from] = 0;
         while let Some(Reverse((c, v))) = heap.pop() {
-            if c > best[v] || (v != from && !transit(self.m.devices[v].kind)) {
+            if c > tree[&v].0 || (v != from && !transit(self.m.devices[v].kind)) {
                 continue;
             }
             for &(w, li) in &self.adj[v] {
                 let l = &self.m.links[li];
-                if peer && !l.p2p {
+                if (peer && !l.p2p) || (self.network && l.kind == LinkKind::Network) {
                     continue;
                 }
                 let nc = c + 1 + if l.kind == LinkKind::Nvlink { 0 } else { NON_NVLINK };
-                if nc < best[w] {
-                    best[w] = nc;
-                    prev[w] = Some((v, li));
+                if tree.get(&w).is_none_or(|&(b, _)| nc < b) {
+                    tree.insert(w, (nc, Some((v, li))));
                     heap.push(Reverse((nc, w)));
                 }
             }
         }
-        prev
+        tree
     }
 
     /// Through `via` in order, each leg by `path`.
@@ -121,6 +189,26 @@ impl<'m> Router<'m> {
 
     fn name(&self, d: usize) -> &str {
         &self.m.devices[d].name
+    }
+
+    /// The group of the network switch nearest to device `d` (its node's switch): a
+    /// breadth-first search that stops at the first switch.
+    pub fn nearest_group(&self, d: usize) -> Option<u32> {
+        let mut seen = vec![false; self.m.devices.len()];
+        let mut queue = std::collections::VecDeque::from([d]);
+        seen[d] = true;
+        while let Some(v) = queue.pop_front() {
+            if self.m.devices[v].kind == DeviceKind::Switch {
+                return self.m.devices[v].group;
+            }
+            for &(w, _) in &self.adj[v] {
+                if !seen[w] {
+                    seen[w] = true;
+                    queue.push_back(w);
+                }
+            }
+        }
+        None
     }
 
     /// The host memory nearest to `d` (fewest hops, then machine order): where CUDA's pinned

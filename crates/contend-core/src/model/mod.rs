@@ -7,6 +7,7 @@
 //! flow finishes. Either way the one loop that advances time is `sim::run`.
 
 pub mod maxmin;
+pub mod packet;
 mod rate;
 pub mod registry;
 pub mod sc16;

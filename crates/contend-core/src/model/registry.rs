@@ -94,6 +94,24 @@ pub static MODELS: &[ModelEntry] = &[
         explains: false,
         prepare: maxmin::prepare,
     },
+    ModelEntry {
+        name: "packet",
+        kind: ModelKind::Event,
+        summary: "packet-level discrete-event simulation: store-and-forward output ports, per-hop latency and router delay, \
+                  credit-based flow control with one virtual channel per hop, and the NICs' packetisation order (FCFS, RR, RR-N)",
+        assumptions: &[
+            "a copy is cut into packets of one size (the last partial) after its setup (engine and software costs)",
+            "each directed link sends one packet at a time at bandwidth × its own efficiency (else 1), round-robin over its inputs",
+            "a switch forwards a packet only once it has fully arrived, and only into a free slot of the next input buffer",
+            "host memory is one port shared by reads and writes; a staged copy pipelines through it packet by packet",
+        ],
+        citation: "W. J. Dally, B. Towles: Principles and Practices of Interconnection Networks, ch. 13-14 (flow control, virtual channels); \
+                   NIC scheduling per seed 003 §III-B",
+        applies_to: "any machine graph; built for networks of nodes (NICs, switches, dragonfly and fat-tree routes)",
+        params: super::packet::PARAMS,
+        explains: false,
+        prepare: super::packet::prepare,
+    },
 ];
 
 /// The model of this name, or one line listing the models there are.

@@ -3,8 +3,8 @@
 //! `MachineSpec` is what users write (YAML or JSON; `contend schema` prints its JSON Schema);
 //! `Machine` is the validated, indexed form the models work on.
 
-mod pcie_tree;
 pub mod cluster;
+mod pcie_tree;
 mod presets;
 mod render;
 

@@ -1,4 +1,6 @@
-//! Pattern generators: the scatter, gather, all-to-all and random graphs of the SC16 validation.
+//! Pattern generators: the scatter, gather, all-to-all and random graphs of the SC16
+//! validation, and the cluster patterns of network studies (permutation, nearest neighbours on
+//! a rank grid, group shift).
 
 use super::TransferSpec;
 use crate::units::Bytes;
@@ -52,6 +54,52 @@ pub fn random_graph(peers: &[String], count: usize, size: Bytes, seed: u64) -> V
     for _ in distinct..count {
         let (s, d) = pairs[(rng.next_u64() % pairs.len() as u64) as usize];
         out.push(spec(&peers[s], &peers[d], size));
+    }
+    out
+}
+
+/// Every device sends `size` to one other, all receiving once: a seeded random permutation
+/// without fixed points.
+pub fn permutation(peers: &[String], size: Bytes, seed: u64) -> Vec<TransferSpec> {
+    let n = peers.len();
+    let mut perm: Vec<usize> = (0..n).collect();
+    let mut rng = SplitMix64(seed);
+    for i in (1..n).rev() {
+        perm.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+    }
+    // Fixed points swap targets with their successor: still a permutation, now without any.
+    for i in 0..n {
+        if perm[i] == i {
+            let j = (i + 1) % n;
+            perm.swap(i, j);
+        }
+    }
+    (0..n).map(|i| spec(&peers[i], &peers[perm[i]], size)).collect()
+}
+
+/// Ranks on a grid (row-major, the last dimension fastest) send `size` to each neighbour
+/// along every dimension, with wrap-around where `periodic`.
+pub fn neighbours(peers: &[String], grid: &[u32], periodic: bool, size: Bytes) -> Vec<TransferSpec> {
+    let mut stride = vec![1usize; grid.len()];
+    for d in (0..grid.len().saturating_sub(1)).rev() {
+        stride[d] = stride[d + 1] * grid[d + 1] as usize;
+    }
+    let mut out = Vec::new();
+    for r in 0..peers.len() {
+        for (d, &g) in grid.iter().enumerate() {
+            let c = (r / stride[d]) % g as usize;
+            for step in [-1i64, 1] {
+                let to = c as i64 + step;
+                let to = if (0..g as i64).contains(&to) {
+                    to as usize
+                } else if periodic && g > 2 {
+                    to.rem_euclid(g as i64) as usize
+                } else {
+                    continue;
+                };
+                out.push(spec(&peers[r], &peers[r - c * stride[d] + to * stride[d]], size));
+            }
+        }
     }
     out
 }

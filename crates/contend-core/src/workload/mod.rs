@@ -2,7 +2,7 @@
 
 mod generate;
 
-pub use generate::{all_to_all, gather, random_graph, scatter, SplitMix64};
+pub use generate::{all_to_all, gather, neighbours, permutation, random_graph, scatter, SplitMix64};
 
 pub fn generate_rng(seed: u64) -> SplitMix64 {
     SplitMix64(seed ^ 0x5EED)

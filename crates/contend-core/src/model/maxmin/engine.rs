@@ -32,6 +32,8 @@ use std::collections::BinaryHeap;
 /// A group within this fraction of θ may move, since ties at θ are not fixed; also the
 /// tolerance of the fast path's checks.
 const TIE: f64 = 1e-9;
+/// The fast path solves for at most this many group levels at once.
+const FAST_GROUPS: usize = 48;
 
 /// A transfer that finishes at service `t` of its route; ordered by (t, sequence) so that ties resolve the same way every run.
 #[derive(PartialEq)]
@@ -312,6 +314,10 @@ impl<'c> Engine<'c> {
             }
         }
         let n = self.hit.len();
+        if n > FAST_GROUPS {
+            // A dense solve costs n³: past this size a progressive refill is cheaper.
+            return false;
+        }
         for (i, &b) in self.hit.iter().enumerate() {
             self.index[b as usize] = i as u32;
         }

@@ -3,6 +3,8 @@
 //! an item standing for m flows with one route counts m times.
 
 use crate::flow::Routes;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Scratch space reused across calls, so a fill allocates nothing once warm.
 #[derive(Default)]
@@ -18,14 +20,12 @@ pub struct Filler {
     end: Vec<u32>,
     users: Vec<u32>,
     frozen: Vec<bool>,
-    live: Vec<u32>,
     mult: Vec<f64>,
     /// The resource each item froze at in the last fill: its bottleneck.
     pub at: Vec<u32>,
+    version: Vec<u32>,
+    heap: BinaryHeap<Reverse<Saturation>>,
 }
-
-/// A resource is full once less than this fraction of its capacity is left.
-const FULL: f64 = 1e-12;
 
 impl Filler {
     pub fn new(resources: usize) -> Filler {
@@ -35,6 +35,7 @@ impl Filler {
             left: vec![0.0; resources],
             begin: vec![0; resources],
             end: vec![0; resources],
+            version: vec![0; resources],
             ..Default::default()
         }
     }
@@ -95,48 +96,84 @@ impl Filler {
         self.frozen.resize(items.len(), false);
         self.at.clear();
         self.at.resize(items.len(), u32::MAX);
-        let mut live = std::mem::take(&mut self.live);
-        live.clear();
-        live.extend_from_slice(links);
-        let mut level = 0.0;
+        // Every resource saturates at the level left / weight (what fixed and frozen flows leave,
+        // over the coefficient sum of the flows still rising); a heap gives the next one. A
+        // freeze changes the saturation levels of the frozen flow's resources: they are pushed
+        // again with a new version, and stale entries are skipped. O((R + hops) log R) in all.
+        let mut heap = std::mem::take(&mut self.heap);
+        heap.clear();
+        for &l in links {
+            let l = l as usize;
+            self.version[l] = self.version[l].wrapping_add(1);
+            if self.weight[l] > WEIGHTLESS {
+                heap.push(Reverse(Saturation { level: left[l] / self.weight[l], resource: l as u32, version: self.version[l] }));
+            }
+        }
+        let mut level = 0.0f64;
         let mut unfrozen = items.len();
         while unfrozen > 0 {
-            let step = live.iter().map(|&l| left[l as usize] / self.weight[l as usize]).fold(f64::INFINITY, f64::min);
-            level += step;
-            for &l in &live {
-                let l = l as usize;
-                left[l] -= step * self.weight[l];
-            }
-            for &l in &live {
-                let l = l as usize;
-                if left[l] > FULL * cap[l] && left[l] / self.weight[l] > FULL * level {
-                    continue;
-                }
-                for u in self.begin[l]..self.end[l] {
-                    let k = self.users[u as usize] as usize;
-                    if self.frozen[k] {
-                        continue;
-                    }
-                    self.frozen[k] = true;
-                    self.at[k] = l as u32;
-                    unfrozen -= 1;
-                    out[k] = level;
-                    let m = self.mult[k];
-                    for &(l2, a) in routes.of(items[k] as usize) {
-                        self.weight[l2 as usize] -= m * a;
-                    }
-                }
-            }
-            live.retain(|&l| self.weight[l as usize] > 1e-9);
-            if live.is_empty() && unfrozen > 0 {
+            let Some(Reverse(top)) = heap.pop() else {
                 // Round-off left weight on no resource; the remaining flows end at this level,
                 // frozen at no resource (`at` stays u32::MAX).
                 for k in (0..items.len()).filter(|&k| !self.frozen[k]) {
                     out[k] = level;
                 }
                 break;
+            };
+            let l = top.resource as usize;
+            if top.version != self.version[l] {
+                continue;
             }
+            level = level.max(top.level);
+            for u in self.begin[l]..self.end[l] {
+                let k = self.users[u as usize] as usize;
+                if self.frozen[k] {
+                    continue;
+                }
+                self.frozen[k] = true;
+                self.at[k] = l as u32;
+                unfrozen -= 1;
+                out[k] = level;
+                let m = self.mult[k];
+                for &(l2, a) in routes.of(items[k] as usize) {
+                    let l2 = l2 as usize;
+                    self.weight[l2] -= m * a;
+                    left[l2] -= m * a * level;
+                    if l2 != l {
+                        self.version[l2] = self.version[l2].wrapping_add(1);
+                        if self.weight[l2] > WEIGHTLESS {
+                            let at = (left[l2].max(0.0) / self.weight[l2]).max(level);
+                            heap.push(Reverse(Saturation { level: at, resource: l2 as u32, version: self.version[l2] }));
+                        }
+                    }
+                }
+            }
+            self.version[l] = self.version[l].wrapping_add(1);
         }
-        self.live = live;
+        self.heap = heap;
+        let _ = cap;
+    }
+}
+
+/// Below this a resource's coefficient sum is round-off: no flow is left rising through it.
+const WEIGHTLESS: f64 = 1e-9;
+
+/// When a resource fills, in the heap of `fill_on`; ties go to the lower resource index.
+#[derive(PartialEq)]
+struct Saturation {
+    level: f64,
+    resource: u32,
+    version: u32,
+}
+
+impl Eq for Saturation {}
+impl PartialOrd for Saturation {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Saturation {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.level.total_cmp(&o.level).then(self.resource.cmp(&o.resource))
     }
 }

@@ -48,7 +48,8 @@ pub(super) fn build(f: &FatTreeSpec, b: &mut Builder, origin: &str) -> Result<At
     let lpp = bounded(origin, &field("leaves_per_pod"), f.leaves_per_pod.unwrap_or(radix / 2), 1, radix, "at most the radix")?;
     let app = bounded(origin, &field("aggregates_per_pod"), f.aggregates_per_pod.unwrap_or(lpp), 1, radix, "at most the radix")?;
     let arc = bounded(origin, &field("arc_links"), f.arc_links.unwrap_or(1), 1, radix, "parallel links per leaf-aggregate arc")?;
-    let leaves = bounded(origin, &field("leaves"), f.leaves.unwrap_or(pods * lpp), (pods - 1) * lpp + 1, pods * lpp, "the last pod holds 1 to leaves_per_pod leaves")?;
+    let leaves =
+        bounded(origin, &field("leaves"), f.leaves.unwrap_or(pods * lpp), (pods - 1) * lpp + 1, pods * lpp, "the last pod holds 1 to leaves_per_pod leaves")?;
     if app * arc >= radix {
         return Err(Error::input(
             origin,
@@ -56,7 +57,8 @@ pub(super) fn build(f: &FatTreeSpec, b: &mut Builder, origin: &str) -> Result<At
             format!("{radix} ports cannot take {app} aggregates × {arc} links and any node; use a larger radix or fewer aggregates"),
         ));
     }
-    let npl = bounded(origin, &field("nodes_per_leaf"), f.nodes_per_leaf.unwrap_or(radix - app * arc), 1, radix - app * arc, "ports left after the aggregate links")?;
+    let npl =
+        bounded(origin, &field("nodes_per_leaf"), f.nodes_per_leaf.unwrap_or(radix - app * arc), 1, radix - app * arc, "ports left after the aggregate links")?;
     let up = f.uplinks_per_aggregate.unwrap_or(lpp * arc);
     let up = bounded(origin, &field("uplinks_per_aggregate"), up, 0, radix.saturating_sub(lpp * arc), "ports left after the leaf links")?;
     let cores = if pods == 1 { 0 } else { f.cores.unwrap_or(app * up) };

@@ -134,7 +134,7 @@ pub fn build(c: &ClusterSpec, origin: &str) -> Result<MachineSpec> {
         router_delay: c.link.router_delay.unwrap_or(Time(0)),
         summary: Vec::new(),
     };
-    if !(c.link.bandwidth.bytes_per_sec() > 0.0) {
+    if c.link.bandwidth.bytes_per_sec().partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
         return Err(Error::input(origin, "link.bandwidth", "is zero; give the network link's bandwidth, e.g. 11.9GB/s"));
     }
     let attach = match (&c.fabric.fat_tree, &c.fabric.dragonfly, &c.fabric.graph) {
@@ -185,7 +185,11 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
     };
     if let Some(source) = &c.nodes.machine {
         if c.nodes.gpus.is_some() || c.nodes.intra_bandwidth.is_some() || c.nodes.nics.is_some() {
-            return Err(Error::input(origin, "nodes", "gives a machine and plain-node fields (gpus, intra_bandwidth, nics); the machine describes the node, drop the others"));
+            return Err(Error::input(
+                origin,
+                "nodes",
+                "gives a machine and plain-node fields (gpus, intra_bandwidth, nics); the machine describes the node, drop the others",
+            ));
         }
         let m = Machine::load(source).map_err(|e| Error::input(origin, "nodes.machine", e.to_string()))?;
         if m.spec.network.is_some() {
@@ -218,7 +222,18 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
     }
     let intra = c.nodes.intra_bandwidth.unwrap_or(Bandwidth(2.0 * c.link.bandwidth.bytes_per_sec()));
     let local = |b: &mut Builder, x: String, y: String, kind: LinkKind| {
-        b.spec.links.push(LinkSpec { a: x, b: y, kind, gen: None, lanes: None, count: None, bandwidth: Some(intra), latency: None, efficiency: Some(1.0), p2p: None });
+        b.spec.links.push(LinkSpec {
+            a: x,
+            b: y,
+            kind,
+            gen: None,
+            lanes: None,
+            count: None,
+            bandwidth: Some(intra),
+            latency: None,
+            efficiency: Some(1.0),
+            p2p: None,
+        });
     };
     for (i, switch) in attach.iter().enumerate() {
         for g in 0..gpus {

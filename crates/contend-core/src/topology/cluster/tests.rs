@@ -147,7 +147,9 @@ mod traffic {
     #[test]
     fn dragonfly_group_shift() {
         // 9 groups of 8 routers with one global link each: one link per group pair.
-        let df = |routing: &str| format!("name: df\nfabric:\n  dragonfly: {{p: 4, a: 8, h: 1, groups: 9}}\nlink: {{bandwidth: 10GB/s}}\nnodes: {{gpus: 1}}\nnetwork: {{routing: {routing}}}\n");
+        let df = |routing: &str| {
+            format!("name: df\nfabric:\n  dragonfly: {{p: 4, a: 8, h: 1, groups: 9}}\nlink: {{bandwidth: 10GB/s}}\nnodes: {{gpus: 1}}\nnetwork: {{routing: {routing}}}\n")
+        };
         let mut t = String::from("transfers:\n");
         for g in 0..9 {
             for k in 0..32 {

@@ -1,0 +1,260 @@
+//! packet: a discrete-event simulation of packets over the directed links of any machine.
+//!
+//! A transfer whose setup is over (engine and software costs only: hop latencies are met hop by
+//! hop here) is cut into packets of `packet` bytes, the last one partial. Packets enter at the
+//! transfer's injecting NIC in the order the machine's NIC scheduling defines (seed 003 §III-B:
+//! FCFS packetises the head message fully before the next, RR takes one packet of each queued
+//! message in turn, RR-N round-robins over the first N); transfers that enter no network inject
+//! from their source, round-robin among the transfers of that source on the same first link.
+//!
+//! Every directed resource is an output port that serialises one packet at a time (bytes over
+//! capacity, capacity = bandwidth × the link's own efficiency, else 1); the packet then travels
+//! the link's latency, and a network switch needs `router_delay` to forward it. Store and
+//! forward: a packet moves on once it has fully arrived. Flow control is credit based: a port
+//! sends only if the next device's input buffer for that port and virtual channel has a free
+//! slot (`buffer` packets), freed when the packet starts leaving that device; the destination
+//! consumes packets at once. The virtual channel is the hop's position in the path, so buffer
+//! dependencies only ever point to a higher channel: no route can deadlock. A port serves its
+//! inputs (each buffer it drains, i.e. link into the device and channel, and each injection
+//! lane) round-robin, skipping those whose head may not go, FIFO within an input. A buffer's
+//! slots are shared by all traffic of its link and channel, so packets held back downstream can
+//! fill it and hold back other traffic over that link: congestion spreads upstream.
+//! A host memory is one port for reads and writes, so a staged copy crosses it twice.
+//!
+//! Time inside the model is integer picoseconds, events ordered by (time, sequence): the same
+//! input gives the same output. Seconds appear only at the `EventModel` boundary.
+
+mod engine;
+
+pub use engine::PacketEngine;
+
+use super::registry::{Param, Prepared};
+use super::{param_error, unknown_param, EventModel, RateModel};
+use crate::error::{Error, Result};
+use crate::flow::{FlowRules, FlowTable, NO_NIC};
+use crate::topology::{DeviceKind, Link, Machine};
+use crate::units::{Bytes, Time};
+use crate::workload::Workload;
+use std::collections::{BTreeMap, HashMap};
+
+/// The parameters in force, machine defaults filled in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PacketParams {
+    /// Bytes per packet.
+    pub packet: u64,
+    /// Packets per input port and virtual channel.
+    pub buffer: u32,
+    /// Picoseconds a network switch needs to forward a packet after it has arrived.
+    pub router_delay: u64,
+}
+
+pub const PARAMS: &[Param] = &[
+    Param { name: "packet", default: "4096B", help: "packet size; default: the machine's network.packet, else 4096B" },
+    Param {
+        name: "buffer",
+        default: "8",
+        help: "input buffer per port and virtual channel, in packets (at least 1); default: the machine's network.buffer_packets, else 8",
+    },
+    Param { name: "router_delay", default: "0s", help: "time a network switch needs to forward a packet's head, per switch hop" },
+];
+
+impl PacketParams {
+    /// The machine's network settings, else the defaults.
+    pub fn defaults(m: &Machine) -> PacketParams {
+        PacketParams { packet: m.network.packet.map(|b| b.0).unwrap_or(4096), buffer: m.network.buffer_packets.unwrap_or(8), router_delay: 0 }
+    }
+
+    pub fn parse(m: &Machine, pairs: &[(String, String)]) -> Result<PacketParams> {
+        let mut p = PacketParams::defaults(m);
+        for (k, v) in pairs {
+            let v = v.trim();
+            match k.as_str() {
+                "packet" => {
+                    p.packet = Bytes::parse(v).map_err(|e| param_error(k, e))?.0;
+                    if p.packet == 0 {
+                        return Err(param_error(k, format!("\"{v}\" is zero; a packet holds at least one byte, e.g. packet=4KiB")));
+                    }
+                }
+                "buffer" => {
+                    p.buffer = v
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|&b| b >= 1)
+                        .ok_or_else(|| param_error(k, format!("\"{v}\" is not a whole number of packets, at least 1; e.g. buffer=8")))?
+                }
+                "router_delay" => p.router_delay = Time::parse(v).map_err(|e| param_error(k, e))?.0,
+                _ => return Err(unknown_param("packet", k, PARAMS)),
+            }
+        }
+        if m.network.buffer_packets == Some(0) && !pairs.iter().any(|(k, _)| k == "buffer") {
+            return Err(Error::input(&m.origin, "network.buffer_packets", "is 0; a buffer holds at least one packet"));
+        }
+        if m.network.packet == Some(Bytes(0)) && !pairs.iter().any(|(k, _)| k == "packet") {
+            return Err(Error::input(&m.origin, "network.packet", "is 0B; a packet holds at least one byte, e.g. 4096B"));
+        }
+        Ok(p)
+    }
+
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        m.insert("packet".into(), format!("{}", Bytes(self.packet)));
+        m.insert("buffer".into(), format!("{}", self.buffer));
+        m.insert("router_delay".into(), if self.router_delay == 0 { "0s".into() } else { format!("{}", Time(self.router_delay)) });
+        m
+    }
+}
+
+/// The most hops a path may have (a packet keeps its hop, its virtual channel, in 16 bits).
+pub const MAX_HOPS: usize = u16::MAX as usize;
+
+/// Everything the engine reads, compiled once per workload (shared by every engine instance).
+pub(crate) struct Net {
+    /// Hops of flow f: `hop_off[f]..hop_off[f + 1]` into `hop_res` and `hop_delay`.
+    pub hop_off: Vec<u32>,
+    pub hop_res: Vec<u32>,
+    /// Picoseconds from a packet's tail leaving the port of this hop until it is ready at the
+    /// next port: the link latency, plus `router_delay` where it lands on a switch that forwards it.
+    pub hop_delay: Vec<u64>,
+    /// Per resource: picoseconds per byte.
+    pub ps_per_byte: Vec<f64>,
+    /// Virtual channels: the longest path's hops.
+    pub nvc: usize,
+    /// Per flow: its packets and the bytes of its last one.
+    pub packets: Vec<u64>,
+    pub last_bytes: Vec<u32>,
+    /// Per hop: the queue it waits in at its port, one per input (the buffer of the hop
+    /// before, or the injection lane) and port; per queue: its port and channel.
+    pub hop_queue: Vec<u32>,
+    pub queue_port: Vec<u32>,
+    pub queue_vc: Vec<u16>,
+    /// Per flow: its injection lane (one injector and one first resource).
+    pub lane_of: Vec<u32>,
+    /// Per lane: its injector; per injector: messages that may packetise at once.
+    pub lane_injector: Vec<u32>,
+    pub window: Vec<u32>,
+}
+
+/// packet made ready for one workload: its flow table, parameters and compiled paths.
+pub struct PacketPrepared {
+    pub flows: FlowTable,
+    pub params: PacketParams,
+    pub(crate) net: Net,
+}
+
+pub fn prepare(m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<Box<dyn Prepared>> {
+    Ok(Box::new(PacketPrepared::new(m, w, PacketParams::parse(m, pairs)?)?))
+}
+
+fn ps(secs: f64) -> u64 {
+    Time::from_secs(secs).0
+}
+
+impl PacketPrepared {
+    pub fn new(m: &Machine, w: &Workload, params: PacketParams) -> Result<PacketPrepared> {
+        if params.packet > u32::MAX as u64 {
+            return Err(param_error("packet", "is 4GiB or more; use a smaller packet"));
+        }
+        let capacity = |l: &Link| l.bandwidth * l.efficiency.unwrap_or(1.0);
+        // Packets pipeline through a staging buffer by themselves: no chunk to fill first.
+        let flows = FlowTable::compile(m, w, &FlowRules { capacity: &capacity, p2p: true, staging_chunk: 0.0, prepay_latency: false })?;
+        let n = flows.len();
+        let mut net = Net {
+            hop_off: Vec::with_capacity(n + 1),
+            hop_res: Vec::new(),
+            hop_delay: Vec::new(),
+            ps_per_byte: flows.cap.iter().map(|&c| 1e12 / c).collect(),
+            nvc: 1,
+            hop_queue: Vec::new(),
+            queue_port: Vec::new(),
+            queue_vc: Vec::new(),
+            packets: Vec::with_capacity(n),
+            last_bytes: Vec::with_capacity(n),
+            lane_of: Vec::with_capacity(n),
+            lane_injector: Vec::new(),
+            window: Vec::new(),
+        };
+        net.hop_off.push(0);
+        // Numbered in flow order; the maps are only looked up, so numbering is deterministic.
+        let mut injectors: HashMap<(bool, usize), u32> = HashMap::new();
+        let mut lanes: HashMap<(u32, u32), u32> = HashMap::new();
+        // (input, port, channel): input is the resource of the hop before, or the lane.
+        let mut queues: HashMap<(u64, u32, usize), u32> = HashMap::new();
+        for f in 0..n {
+            let (path, plan) = (&flows.path[f], &flows.plans[f]);
+            if path.len() > MAX_HOPS {
+                return Err(Error::Unsupported {
+                    model: "packet".into(),
+                    reason: format!(
+                        "transfer {} crosses {} links; the packet model handles paths of at most {MAX_HOPS}; use --model maxmin",
+                        w.transfers[f].name,
+                        path.len()
+                    ),
+                });
+            }
+            let key = match flows.nic[f] {
+                NO_NIC => (false, w.transfers[f].src),
+                q => (true, q as usize),
+            };
+            let next = net.window.len() as u32;
+            let inj = *injectors.entry(key).or_insert_with(|| {
+                net.window.push(if key.0 { flows.nic_scheduling.slots().unwrap_or(u32::MAX) } else { u32::MAX });
+                next
+            });
+            let first = path.first().copied().unwrap_or(u32::MAX);
+            let next = net.lane_injector.len() as u32;
+            let lane = *lanes.entry((inj, first)).or_insert_with(|| {
+                net.lane_injector.push(inj);
+                next
+            });
+            net.lane_of.push(lane);
+            net.nvc = net.nvc.max(path.len());
+            for (k, (&r, h)) in path.iter().zip(&plan.hops).enumerate() {
+                let l = &m.links[h.link];
+                let to = if h.forward { l.b } else { l.a };
+                let forwards = k + 1 < path.len() && m.devices[to].kind == DeviceKind::Switch;
+                net.hop_res.push(r);
+                net.hop_delay.push(ps(flows.latency[r as usize]) + if forwards { params.router_delay } else { 0 });
+                let input = if k == 0 { (1 << 32) | lane as u64 } else { path[k - 1] as u64 };
+                let next = net.queue_port.len() as u32;
+                let q = *queues.entry((input, r, k)).or_insert_with(|| {
+                    net.queue_port.push(r);
+                    net.queue_vc.push(k as u16);
+                    next
+                });
+                net.hop_queue.push(q);
+            }
+            net.hop_off.push(net.hop_res.len() as u32);
+            let volume = flows.volume[f].round() as u64;
+            let count = volume.div_ceil(params.packet);
+            net.packets.push(count);
+            net.last_bytes.push(if count == 0 { 0 } else { (volume - (count - 1) * params.packet) as u32 });
+        }
+        Ok(PacketPrepared { flows, params, net })
+    }
+
+    /// A fresh engine (the concrete type, for callers that want its counters).
+    pub fn engine(&self) -> PacketEngine<'_> {
+        PacketEngine::new(&self.net, &self.flows, self.params)
+    }
+}
+
+impl Prepared for PacketPrepared {
+    fn flows(&self) -> &FlowTable {
+        &self.flows
+    }
+    fn params(&self) -> BTreeMap<String, String> {
+        self.params.to_map()
+    }
+    fn rate_model(&self) -> Option<Box<dyn RateModel + '_>> {
+        None
+    }
+    fn event_model(&self) -> Box<dyn EventModel + '_> {
+        Box::new(self.engine())
+    }
+    fn queues_at_nics(&self) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests;

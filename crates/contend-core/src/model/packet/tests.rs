@@ -1,0 +1,234 @@
+use super::*;
+use crate::model::maxmin::{MaxminParams, MaxminPrepared};
+use crate::sim::{self, Outcome};
+use crate::workload::WorkloadSpec;
+
+const MIB: f64 = 1048576.0;
+/// Network links of the test machines: 10 GB/s, so a 4096 B packet takes 409.6 ns.
+const BW: f64 = 10e9;
+
+fn workload(m: &Machine, text: &str) -> Workload {
+    Workload::resolve(&WorkloadSpec::from_text(text, "w").unwrap(), m, "w").unwrap()
+}
+
+fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+    p.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+fn run(m: &Machine, w: &Workload, p: &[(&str, &str)]) -> Outcome {
+    let prepared = PacketPrepared::new(m, w, PacketParams::parse(m, &pairs(p)).unwrap()).unwrap();
+    sim::run_prepared(w, &prepared, false).unwrap()
+}
+
+/// Node i: GPU nI.GPU0 behind NIC nI.NIC0 (PCIe, 20 GB/s); the NIC on `switch` over a
+/// 10 GB/s, 100 ns network link.
+fn node(i: usize, switch: &str, devices: &mut String, links: &mut String) {
+    devices.push_str(&format!("  - {{name: n{i}.GPU0, kind: gpu}}\n  - {{name: n{i}.NIC0, kind: nic}}\n"));
+    links.push_str(&format!("  - {{a: n{i}.NIC0, b: n{i}.GPU0, kind: pcie, bandwidth: 20GB/s}}\n"));
+    links.push_str(&format!("  - {{a: n{i}.NIC0, b: {switch}, kind: network, bandwidth: 10GB/s, latency: 100ns}}\n"));
+}
+
+/// `nodes` nodes on one switch; `network` is the machine's network section (flow style).
+fn star(nodes: usize, network: &str) -> Machine {
+    let (mut devices, mut links) = ("  - {name: sw0, kind: switch}\n".to_string(), String::new());
+    for i in 0..nodes {
+        node(i, "sw0", &mut devices, &mut links);
+    }
+    Machine::from_text(&format!("name: star\nnetwork: {network}\ndevices:\n{devices}links:\n{links}"), "star").unwrap()
+}
+
+/// `switches` switches in a line (or a ring), one node on each.
+fn chain(switches: usize, ring: bool) -> Machine {
+    let (mut devices, mut links) = (String::new(), String::new());
+    for s in 0..switches {
+        devices.push_str(&format!("  - {{name: sw{s}, kind: switch}}\n"));
+        node(s, &format!("sw{s}"), &mut devices, &mut links);
+        if s + 1 < switches || ring {
+            links.push_str(&format!("  - {{a: sw{s}, b: sw{}, kind: network, bandwidth: 10GB/s, latency: 100ns}}\n", (s + 1) % switches));
+        }
+    }
+    Machine::from_text(&format!("name: chain\ndevices:\n{devices}links:\n{links}"), "chain").unwrap()
+}
+
+fn transfers(list: &[(usize, usize, &str)]) -> String {
+    let mut s = String::from("transfers:\n");
+    for (src, dst, size) in list {
+        s.push_str(&format!("  - {{src: n{src}.GPU0, dst: n{dst}.GPU0, size: {size}}}\n"));
+    }
+    s
+}
+
+fn near(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * b.abs()
+}
+
+/// One message alone: setup, then the store-and-forward pipeline, exactly (in picoseconds):
+/// every hop's latency, the first packet's serialisation at every hop, the other packets' at
+/// the bottleneck; a switch adds its router delay; a partial last packet drains behind the
+/// full ones.
+#[test]
+fn lone_message_is_the_pipeline_exactly() {
+    let m = star(2, "{}");
+    let w = workload(&m, "transfers:\n  - {src: n0.GPU0, dst: n1.GPU0, size: 1MiB, overhead: 1us}\n");
+    let (pcie, net, lat) = (204_800u64, 409_600u64, 100_000u64);
+    let first = pcie + net + net + pcie;
+    let expect = 1_000_000 + 2 * lat + first + 255 * net;
+    let o = run(&m, &w, &[]);
+    assert_eq!(o.finish[0], expect as f64 / 1e12);
+    assert_eq!(run(&m, &w, &[("router_delay", "50ns")]).finish[0], (expect + 50_000) as f64 / 1e12);
+    // The network links ran flat out; the PCIe links at half their rate.
+    let prepared = PacketPrepared::new(&m, &w, PacketParams::defaults(&m)).unwrap();
+    for &r in &prepared.flows.path[0] {
+        let want = if prepared.flows.cap[r as usize] == BW { 1.0 } else { 0.5 };
+        assert!(near(o.peak[r as usize], want, 0.01), "{}: peak {}", prepared.flows.name[r as usize], o.peak[r as usize]);
+    }
+    // 256 full packets and one of 100 B: it leaves the NIC 10 ns after the last full one and
+    // then waits behind it at every slower-or-equal port.
+    let w = workload(&m, "transfers:\n  - {src: n0.GPU0, dst: n1.GPU0, size: 1048676B, overhead: 1us}\n");
+    let t = pcie + 256 * net + lat;
+    let expect = 1_000_000 + t + net + lat + pcie + 5_000;
+    assert_eq!(run(&m, &w, &[]).finish[0], expect as f64 / 1e12);
+}
+
+#[test]
+fn two_flows_share_a_link_evenly() {
+    let m = star(3, "{}");
+    let w = workload(&m, &transfers(&[(0, 2, "4MiB"), (1, 2, "4MiB")]));
+    let o = run(&m, &w, &[]);
+    let fair = 2.0 * 4.0 * MIB / BW;
+    for f in &o.finish {
+        assert!(near(*f, fair, 0.02), "finish {f} vs {fair}");
+    }
+    assert!(near(o.finish[0], o.finish[1], 0.01), "{:?}", o.finish);
+}
+
+#[test]
+fn nic_scheduling_fcfs_rr_and_rr_n() {
+    let (s, size) = (4.0 * MIB / BW, "4MiB");
+    let two = transfers(&[(0, 1, size), (0, 2, size)]);
+    let m = star(3, "{nic_scheduling: fcfs}");
+    let o = run(&m, &workload(&m, &two), &[]);
+    assert!(near(o.finish[0], s, 0.02) && near(o.finish[1], 2.0 * s, 0.02), "fcfs: {:?}", o.finish);
+    let m = star(3, "{nic_scheduling: rr}");
+    let o = run(&m, &workload(&m, &two), &[]);
+    assert!(near(o.finish[0], 2.0 * s, 0.02) && near(o.finish[1], 2.0 * s, 0.02), "rr: {:?}", o.finish);
+    let m = star(4, "{nic_scheduling: rr-2}");
+    let o = run(&m, &workload(&m, &transfers(&[(0, 1, size), (0, 2, size), (0, 3, size)])), &[]);
+    let want = [2.0 * s, 2.0 * s, 3.0 * s];
+    for (f, w) in o.finish.iter().zip(want) {
+        assert!(near(*f, w, 0.02), "rr-2: {:?} vs {want:?}", o.finish);
+    }
+}
+
+#[test]
+fn incast_of_four_onto_one() {
+    let m = star(5, "{}");
+    let w = workload(&m, &transfers(&[(1, 0, "2MiB"), (2, 0, "2MiB"), (3, 0, "2MiB"), (4, 0, "2MiB")]));
+    let o = run(&m, &w, &[]);
+    let all = 4.0 * 2.0 * MIB / BW;
+    for f in &o.finish {
+        assert!(near(*f, all, 0.03), "{:?} vs {all}", o.finish);
+    }
+}
+
+/// Staggered starts, dependencies and shared links on a line of switches, run twice.
+#[test]
+fn identical_input_gives_identical_output() {
+    let m = chain(4, false);
+    let text = "transfers:\n  - {name: a, src: n0.GPU0, dst: n3.GPU0, size: 300KiB}\n  - {name: b, src: n1.GPU0, dst: n3.GPU0, size: 123457B, start: 3us}\n  - {name: c, src: n3.GPU0, dst: n0.GPU0, size: 1MiB, after: [a]}\n  - {name: d, src: n2.GPU0, dst: n1.GPU0, size: 77777B, after: [b], overhead: 2us}\n  - {src: n0.GPU0, dst: n2.GPU0, size: 9000B}\n";
+    let w = workload(&m, text);
+    let prepared = PacketPrepared::new(&m, &w, PacketParams::defaults(&m)).unwrap();
+    let a = sim::run_prepared(&w, &prepared, true).unwrap();
+    let b = sim::run_prepared(&w, &prepared, true).unwrap();
+    assert_eq!(a, b);
+    assert!(a.finish.iter().all(|f| f.is_finite()) && !a.phases.is_empty());
+}
+
+/// Large messages, so latency and pipeline fill are small: the packet model's sharing is
+/// max-min's where the bottlenecks are clear (equal shares, then the survivors speed up).
+#[test]
+fn agrees_with_maxmin_on_large_messages() {
+    let m = star(4, "{}");
+    let w = workload(&m, &transfers(&[(0, 2, "8MiB"), (1, 2, "4MiB"), (0, 3, "16MiB"), (3, 1, "6MiB")]));
+    let packet = run(&m, &w, &[]);
+    let flow = sim::run_prepared(&w, &MaxminPrepared::new(&m, &w, MaxminParams::default()).unwrap(), false).unwrap();
+    for i in 0..w.transfers.len() {
+        assert!(near(packet.finish[i], flow.finish[i], 0.05), "transfer {i}: packet {} vs maxmin {}", packet.finish[i], flow.finish[i]);
+    }
+    // A PCIe server: two peer copies into one GPU, and one staged through host memory across
+    // the sockets, which meets its memory port twice (maxmin counts it twice too).
+    let m = Machine::load("typical-8gpu").unwrap();
+    let text = "transfers:\n  - {src: GPU4, dst: GPU1, size: 4MiB}\n  - {src: GPU2, dst: GPU3, size: 8MiB}\n  - {src: GPU0, dst: GPU3, size: 4MiB}\n";
+    let (packet, flow) = both(&m, text);
+    for i in 0..packet.finish.len() {
+        assert!(near(packet.finish[i], flow.finish[i], 0.05), "typical-8gpu transfer {i}: packet {} vs maxmin {}", packet.finish[i], flow.finish[i]);
+    }
+}
+
+/// The packet model and maxmin with every efficiency 1 and no staging chunk (the flow-level
+/// equivalent of its links and pipeline).
+fn both(m: &Machine, text: &str) -> (Outcome, Outcome) {
+    let w = workload(m, text);
+    let every = ["pcie", "nvlink", "qpi", "upi", "network", "memory"].map(|k| (format!("eff_{k}"), "1".to_string()));
+    let p = MaxminParams { staging_chunk: 0.0, ..MaxminParams::parse(&every).unwrap() };
+    (run(m, &w, &[]), sim::run_prepared(&w, &MaxminPrepared::new(m, &w, p).unwrap(), false).unwrap())
+}
+
+/// Where maxmin and the packet model part on purpose: a copy held back downstream (staged
+/// over QPI, 4 GB/s) fills the buffer at the root complex that it shares with a peer copy
+/// (one buffer per link and channel), so the peer copy is held to its pace too (head-of-line
+/// blocking); maxmin gives the peer copy its fair share of the GPU link it contends for.
+#[test]
+fn shared_buffers_spread_congestion() {
+    let m = Machine::load("typical-8gpu").unwrap();
+    let text = "transfers:\n  - {src: GPU0, dst: GPU4, size: 8MiB}\n  - {src: GPU2, dst: GPU3, size: 8MiB}\n  - {src: GPU1, dst: GPU3, size: 8MiB}\n";
+    let (packet, flow) = both(&m, text);
+    assert!(near(packet.finish[0], flow.finish[0], 0.02), "{:?} vs {:?}", packet.finish, flow.finish);
+    assert!(packet.finish[1] < 0.9 * flow.finish[1] && packet.finish[2] > 1.2 * flow.finish[2], "{:?} vs {:?}", packet.finish, flow.finish);
+}
+
+/// One-packet buffers, long paths and cyclic channel dependencies (a ring where every node
+/// sends two switches on): the per-hop virtual channels keep every message moving.
+#[test]
+fn one_packet_buffers_never_deadlock() {
+    let m = chain(12, false);
+    let mut list = Vec::new();
+    for i in 0..12 {
+        list.push((i, 11 - i, "256KiB"));
+        list.push((i, (i + 5) % 12, "100KiB"));
+    }
+    let w = workload(&m, &transfers(&list));
+    let o = run(&m, &w, &[("buffer", "1")]);
+    assert!(o.finish.iter().all(|f| f.is_finite()));
+    let m = chain(5, true);
+    let list: Vec<_> = (0..5).map(|i| (i, (i + 2) % 5, "512KiB")).collect();
+    let w = workload(&m, &transfers(&list));
+    let o = run(&m, &w, &[("buffer", "1")]);
+    // Each ring link carries two messages; with one-packet buffers and 100 ns hops the credit
+    // round trip throttles them, but all arrive.
+    assert!(o.finish.iter().all(|f| f.is_finite() && *f >= 2.0 * 512.0 * 1024.0 / BW), "{:?}", o.finish);
+}
+
+#[test]
+fn params_defaults_and_refusals() {
+    let m = star(2, "{packet: 1KiB, buffer_packets: 2}");
+    let p = PacketParams::parse(&m, &[]).unwrap();
+    assert_eq!((p.packet, p.buffer, p.router_delay), (1024, 2, 0));
+    let p = PacketParams::parse(&m, &pairs(&[("packet", "2KiB"), ("buffer", "4"), ("router_delay", "25ns")])).unwrap();
+    assert_eq!((p.packet, p.buffer, p.router_delay), (2048, 4, 25_000));
+    assert_eq!(p.to_map().into_iter().collect::<Vec<_>>(), pairs(&[("buffer", "4"), ("packet", "2KiB"), ("router_delay", "25ns")]));
+    let e = PacketParams::parse(&m, &pairs(&[("mtu", "4KiB")])).unwrap_err().to_string();
+    assert!(e.contains("mtu") && e.contains("known: packet, buffer, router_delay"), "{e}");
+    assert!(PacketParams::parse(&m, &pairs(&[("buffer", "0")])).is_err());
+    assert!(PacketParams::parse(&m, &pairs(&[("packet", "0B")])).is_err());
+    // Through the registry, as the CLI goes.
+    let w = workload(&m, &transfers(&[(0, 1, "10KiB")]));
+    let prepared = (crate::model::registry::get("packet").unwrap().prepare)(&m, &w, &[]).unwrap();
+    assert!(prepared.rate_model().is_none() && !prepared.queues_at_nics());
+    assert_eq!(prepared.params()["packet"], "1KiB");
+    // 10 packets of 1 KiB, no setup: 100 ns of latency on each network link, the first
+    // packet's serialisation on each link, then 9 more at the network links' pace.
+    let o = sim::run_prepared(&w, prepared.as_ref(), false).unwrap();
+    let expect = 200_000 + 51_200 + 102_400 + 102_400 + 51_200 + 9 * 102_400;
+    assert_eq!(o.finish[0], expect as f64 / 1e12);
+}
