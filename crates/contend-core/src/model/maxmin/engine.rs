@@ -28,7 +28,30 @@ use crate::error::{Error, Result};
 use crate::flow::FlowTable;
 use crate::model::{EventModel, SAME_TIME};
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Below this a weight is round-off of sprayed shares that should have cancelled.
+const WEIGHTLESS: f64 = 1e-9;
+
+/// Keys are two packed indices: one multiply spreads them, far cheaper than SipHash.
+#[derive(Default)]
+struct PairHasher(u64);
+
+impl Hasher for PairHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        let h = (self.0 ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
+}
 /// A group within this fraction of θ may move, since ties at θ are not fixed; also the
 /// tolerance of the fast path's checks.
 const TIE: f64 = 1e-9;
@@ -73,6 +96,10 @@ pub struct Engine<'c> {
     weight: Vec<f64>,
     by_group: Vec<Vec<(u32, f64)>>,
     group_res: Vec<Vec<(u32, u32)>>,
+    /// Where (resource, group) sits in `by_group`, and (group, resource) in `group_res`:
+    /// rows on a busy network link hold hundreds of groups.
+    by_group_at: HashMap<u64, u32, BuildHasherDefault<PairHasher>>,
+    group_res_at: HashMap<u64, u32, BuildHasherDefault<PairHasher>>,
     /// What the instant being processed changed: routes that gained or lost a transfer, the
     /// routes that gained one, the lowest level of a group that lost one, whether a group emptied.
     changed: Vec<u32>,
@@ -80,6 +107,11 @@ pub struct Engine<'c> {
     theta: f64,
     regroup: bool,
     finished: Vec<u32>,
+    /// Refill scratch: new group per affected route; per group, members staying in it, and
+    /// the epoch at which its level was set.
+    new_group: Vec<u32>,
+    staying: Vec<u32>,
+    level_set: Vec<u32>,
     /// Set when a fill ended by round-off: the next event refills instead of trusting groups.
     inexact: bool,
     route_mark: Vec<u32>,
@@ -113,33 +145,52 @@ impl<'c> Engine<'c> {
         }
     }
 
-    /// Add `w` to group b's weight on resource l (weights are sums of small integers: exact).
+    /// Add `w` to group b's weight on resource l. Weights are sums of route coefficients
+    /// (small integers, or shares of sprayed messages): below WEIGHTLESS an entry is round-off.
     fn add_weight(&mut self, l: usize, b: u32, w: f64) {
         if w == 0.0 {
             return;
         }
+        let key = (l as u64) << 32 | b as u64;
         let row = &mut self.by_group[l];
-        match row.iter().position(|e| e.0 == b) {
-            Some(i) => {
+        match self.by_group_at.get(&key) {
+            Some(&i) => {
+                let i = i as usize;
                 row[i].1 += w;
-                if row[i].1 == 0.0 {
+                if row[i].1.abs() < WEIGHTLESS {
                     row.swap_remove(i);
+                    self.by_group_at.remove(&key);
+                    if let Some(&(moved, _)) = row.get(i) {
+                        self.by_group_at.insert((l as u64) << 32 | moved as u64, i as u32);
+                    }
                 }
             }
-            None => row.push((b, w)),
+            None => {
+                self.by_group_at.insert(key, row.len() as u32);
+                row.push((b, w));
+            }
         }
     }
 
     fn add_group_res(&mut self, b: u32, l: u32, d: i32) {
+        let key = (b as u64) << 32 | l as u64;
         let row = &mut self.group_res[b as usize];
-        match row.iter().position(|e| e.0 == l) {
-            Some(i) => {
+        match self.group_res_at.get(&key) {
+            Some(&i) => {
+                let i = i as usize;
                 row[i].1 = (row[i].1 as i32 + d) as u32;
                 if row[i].1 == 0 {
                     row.swap_remove(i);
+                    self.group_res_at.remove(&key);
+                    if let Some(&(moved, _)) = row.get(i) {
+                        self.group_res_at.insert((b as u64) << 32 | moved as u64, i as u32);
+                    }
                 }
             }
-            None => row.push((l, d as u32)),
+            None => {
+                self.group_res_at.insert(key, row.len() as u32);
+                row.push((l, d as u32));
+            }
         }
     }
 
@@ -399,12 +450,8 @@ impl<'c> Engine<'c> {
         self.new_rate.resize(self.affected.len(), 0.0);
         let (count, affected) = (&self.count, &self.affected);
         self.filler.fill_on(&self.c.routes, affected, |k| count[affected[k] as usize] as f64, &self.touched, &mut self.resid, &self.c.cap, &mut self.new_rate);
-        for k in 0..self.affected.len() {
-            let r = self.affected[k] as usize;
-            if self.g.of[r] != NONE {
-                self.exit_group(r, t);
-            }
-        }
+        // Each affected route's new group: the resource it froze at.
+        self.new_group.clear();
         for k in 0..self.affected.len() {
             let r = self.affected[k] as usize;
             let rate = self.new_rate[k];
@@ -414,19 +461,51 @@ impl<'c> Engine<'c> {
             let b = match self.filler.at[k] {
                 u32::MAX => {
                     self.inexact = true;
-                    self.hops(r)[0].0 as usize
+                    self.hops(r)[0].0
                 }
-                b => b as usize,
+                b => b,
             };
-            if self.g.len(b) == 0 {
-                self.g.set_level(b, t, rate);
+            self.new_group.push(b);
+        }
+        // Routes that change group leave now; those that stay keep their place (and the group
+        // clock its continuity): on a busy network most of a refill's routes stay.
+        for k in 0..self.affected.len() {
+            let r = self.affected[k] as usize;
+            let b = self.g.of[r];
+            if b != NONE && b != self.new_group[k] {
+                self.exit_group(r, t);
+            } else if b != NONE {
+                self.staying[b as usize] += 1;
+            }
+        }
+        for k in 0..self.affected.len() {
+            let r = self.affected[k] as usize;
+            let (b, rate) = (self.new_group[k] as usize, self.new_rate[k]);
+            if self.group_mark[b] != self.epoch || self.level_set[b] != self.epoch {
+                // First route of this refill in group b: the group takes the new level if all
+                // its members are in the refill; otherwise it must keep the level it has.
+                if self.g.len(b) == self.staying[b] as usize {
+                    self.g.set_level(b, t, rate);
+                } else if (self.g.level[b] - rate).abs() > TIE * rate {
+                    return Err(Error::Runtime(format!("maxmin: routes frozen at resource {} disagree on its level at t = {t} s", self.c.name[b])));
+                }
+                self.level_set[b] = self.epoch;
             } else if (self.g.level[b] - rate).abs() > TIE * rate {
                 return Err(Error::Runtime(format!("maxmin: routes frozen at resource {} disagree on its level at t = {t} s", self.c.name[b])));
             }
-            self.enter_group(r, b, t);
+            if self.g.of[r] == NONE {
+                self.enter_group(r, b, t);
+            }
             if self.group_mark[b] != self.epoch {
                 self.group_mark[b] = self.epoch;
                 self.hit.push(b as u32);
+            }
+        }
+        for k in 0..self.affected.len() {
+            self.staying[self.new_group[k] as usize] = 0;
+            let r = self.affected[k] as usize;
+            if self.g.of[r] != NONE {
+                self.staying[self.g.of[r] as usize] = 0;
             }
         }
         Ok(())
@@ -480,11 +559,16 @@ impl<'c> Engine<'c> {
             weight: vec![0.0; nres],
             by_group: vec![Vec::new(); nres],
             group_res: vec![Vec::new(); nres],
+            by_group_at: HashMap::default(),
+            group_res_at: HashMap::default(),
             changed: Vec::new(),
             gained: Vec::new(),
             theta: f64::INFINITY,
             regroup: false,
             finished: Vec::new(),
+            new_group: Vec::new(),
+            staying: vec![0; nres],
+            level_set: vec![0; nres],
             inexact: false,
             route_mark: vec![0; nroutes],
             res_mark: vec![0; nres],
