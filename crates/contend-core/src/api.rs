@@ -24,7 +24,15 @@ pub fn presets() -> Vec<PresetSummary> {
     preset_names()
         .into_iter()
         .map(|n| {
-            let m = Machine::from_text(preset_text(n).unwrap(), n).expect("presets are tested");
+            let text = preset_text(n).unwrap();
+            // A cluster preset is listed from its description: building 2,048 nodes to count
+            // them would cost a listing its start-up budget.
+            if let Ok(c) = serde_yaml::from_str::<crate::topology::cluster::ClusterSpec>(text) {
+                if let Some((nodes, gpus)) = c.size() {
+                    return PresetSummary { name: n.into(), description: c.description, gpus: (nodes * gpus) as usize, source: c.source };
+                }
+            }
+            let m = Machine::from_text(text, n).expect("presets are tested");
             PresetSummary { name: n.into(), description: m.description.clone(), gpus: m.gpus().len(), source: m.source.clone() }
         })
         .collect()

@@ -3,6 +3,9 @@
 use super::{DeviceKind, LinkKind, Machine};
 
 pub fn render_tree(m: &Machine) -> String {
+    if let Some(net) = &m.spec.network {
+        return render_cluster(m, net);
+    }
     let n = m.devices.len();
     let mut adj: Vec<Vec<(usize, usize)>> = vec![Vec::new(); n];
     for (i, l) in m.links.iter().enumerate().filter(|(_, l)| l.kind == LinkKind::Pcie) {
@@ -26,6 +29,31 @@ pub fn render_tree(m: &Machine) -> String {
         out.push_str("other links:\n");
         out.push_str(&others.join("\n"));
         out.push('\n');
+    }
+    out
+}
+
+/// A cluster in words: the fabric, counts per kind of device and link, the settings, and one
+/// node's inside (every node is alike).
+fn render_cluster(m: &Machine, net: &super::NetworkSpec) -> String {
+    let mut out = format!("{} — {}\n", m.name, m.description);
+    for line in &net.summary {
+        out.push_str(&format!("  {line}\n"));
+    }
+    let mut kinds: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for d in &m.devices {
+        *kinds.entry(d.kind.name()).or_default() += 1;
+    }
+    let counts: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    out.push_str(&format!("  devices: {}\n", counts.join(", ")));
+    let network: Vec<&super::Link> = m.links.iter().filter(|l| l.kind == LinkKind::Network).collect();
+    if let Some(l) = network.first() {
+        out.push_str(&format!("  {} network links, e.g. {} ↔ {}: {}\n", network.len(), m.devices[l.a].name, m.devices[l.b].name, describe(l)));
+    }
+    out.push_str(&format!("  routing {:?}, NIC scheduling {}, seed {}\n", net.routing, net.nic_scheduling, net.seed).to_lowercase());
+    out.push_str("node n0:\n");
+    for l in m.links.iter().filter(|l| m.devices[l.a].name.starts_with("n0.") || m.devices[l.b].name.starts_with("n0.")) {
+        out.push_str(&format!("  {} ↔ {}  {}\n", m.devices[l.a].name, m.devices[l.b].name, describe(l)));
     }
     out
 }

@@ -83,6 +83,25 @@ pub struct NodesSpec {
     pub nic_bandwidth: Option<Bandwidth>,
 }
 
+impl ClusterSpec {
+    /// Nodes and GPUs per node, without building anything (for listings); None for machine
+    /// nodes, whose GPU count needs the machine.
+    pub fn size(&self) -> Option<(u64, u64)> {
+        let endpoints = if let Some(f) = &self.fabric.fat_tree {
+            let lpp = f.leaves_per_pod.unwrap_or(f.radix / 2);
+            let app = f.aggregates_per_pod.unwrap_or(lpp);
+            let npl = f.nodes_per_leaf.unwrap_or(f.radix.saturating_sub(app * f.arc_links.unwrap_or(1)));
+            f.leaves.unwrap_or(f.pods * lpp) as u64 * npl as u64
+        } else if let Some(d) = &self.fabric.dragonfly {
+            d.groups as u64 * d.a as u64 * d.p as u64
+        } else {
+            self.fabric.graph.as_ref()?.hosts.len() as u64
+        };
+        let nodes = self.nodes.count.map(u64::from).unwrap_or(endpoints);
+        self.nodes.machine.is_none().then(|| (nodes, self.nodes.gpus.unwrap_or(1) as u64))
+    }
+}
+
 /// Builds the machine: switches and their links from the fabric, then the nodes.
 pub(crate) struct Builder {
     pub spec: MachineSpec,

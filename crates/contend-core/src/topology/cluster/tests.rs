@@ -31,6 +31,18 @@ fn seed_003_fat_tree_with_eight_pods() {
     assert_eq!(ports[m.device("core0").unwrap()], 8);
 }
 
+/// Listings count a cluster's GPUs from its description; the count must match the build.
+#[test]
+fn sizes_without_building_match_the_build() {
+    for name in crate::topology::preset_names() {
+        let text = crate::topology::preset_text(name).unwrap();
+        if let Ok(c) = serde_yaml::from_str::<ClusterSpec>(text) {
+            let (nodes, gpus) = c.size().unwrap();
+            assert_eq!((nodes * gpus) as usize, Machine::load(name).unwrap().gpus().len(), "{name}");
+        }
+    }
+}
+
 #[test]
 fn one_pod_has_no_core_and_fat_nodes() {
     let m = load("name: ft\nfabric:\n  fat_tree: {radix: 32, pods: 1}\nlink: {bandwidth: 11.9GB/s}\nnodes: {gpus: 8}\n").unwrap();

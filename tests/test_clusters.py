@@ -1,0 +1,60 @@
+"""Clusters through the CLI and the Python API, as a user would."""
+
+import json
+
+import contend
+
+SMALL = """name: small-ft
+fabric:
+  fat_tree: {radix: 8, pods: 2}
+link: {bandwidth: 10GB/s, latency: 100ns, router_delay: 50ns}
+nodes: {gpus: 2}
+network: {routing: spray, nic_scheduling: rr}
+"""
+
+
+def test_show_a_cluster_preset(cli):
+    p = cli("show", "dragonfly-2048x1")
+    assert p.returncode == 0, p.stderr
+    assert "1D dragonfly: 16 groups of 16 routers" in p.stdout
+    assert "8 to 9 global links per group pair" in p.stdout
+    assert "node n0:" in p.stdout
+
+
+def test_simulate_a_cluster_under_both_network_models(cli, tmp_path):
+    machine = tmp_path / "small.yaml"
+    machine.write_text(SMALL)
+    transfers = tmp_path / "perm.yaml"
+    p = cli("generate", "permutation", str(machine), "--size", "4MiB", "--seed", "2", "-o", str(transfers))
+    assert p.returncode == 0, p.stderr
+    def makespan(machine_file, model):
+        p = cli("simulate", str(machine_file), str(transfers), "--model", model, "--json")
+        assert p.returncode == 0, p.stderr
+        r = json.loads(p.stdout)
+        assert r["summary"]["transfers"] == 64
+        return r["summary"]["makespan_s"]
+
+    # Spraying on a full-bisection tree: the two GPUs of a node share its NIC's 10 GB/s.
+    assert abs(makespan(machine, "maxmin") - 2 * 4 * 2**20 / 10e9) / makespan(machine, "maxmin") < 0.02
+    # On the same paths (ECMP per message: the packet model does not spray), the models agree.
+    ecmp = tmp_path / "ecmp.yaml"
+    ecmp.write_text(SMALL.replace("routing: spray", "routing: ecmp"))
+    flow, packets = makespan(ecmp, "maxmin"), makespan(ecmp, "packet")
+    assert abs(packets - flow) / flow < 0.05, (flow, packets)
+
+
+def test_group_shift_and_neighbours_generators():
+    m = contend.Machine.load("dragonfly-256x8")
+    t = contend.Transfers.generate("group-shift", m, "1MiB")
+    assert len(t) == 2048
+    assert all(r["src"].split(".")[0] != r["dst"].split(".")[0] for r in t.records[:5])
+    t = contend.Transfers.generate("neighbours", m, "1MiB", grid="16x16x8")
+    assert len(t) == 2 * (15 * 16 * 8 + 16 * 15 * 8 + 16 * 16 * 7)
+
+
+def test_bad_cluster_gets_one_line(cli, tmp_path):
+    machine = tmp_path / "bad.yaml"
+    machine.write_text(SMALL.replace("pods: 2", "pods: 2, leaves_per_pod: 2, aggregates_per_pod: 8"))
+    p = cli("show", str(machine))
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+    assert "fabric.fat_tree.radix" in p.stderr
