@@ -152,6 +152,8 @@ def show(
     m = api.Machine.load(machine)
     out().print(m.tree(), end="")
     target = output_path(png, [machine], "--png")
+    if target and m.spec.get("network"):
+        raise InputError(f"--png: {m.name} is a cluster; its picture is not drawn yet (the text above describes it)")
     if target:
         from contend.plots import machine_diagram
 
