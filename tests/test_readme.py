@@ -13,7 +13,11 @@ def blocks(lang):
 
 
 def test_yaml_snippets(tmp_path):
-    transfers, halo = blocks("yaml")
+    transfers, cluster, halo = blocks("yaml")
+    c = tmp_path / "c.yaml"
+    c.write_text(cluster)
+    m = contend.Machine.load(c)
+    assert len(m.gpus) == 2048 and "n511.GPU3" in m.gpus
     t = tmp_path / "t.yaml"
     t.write_text(transfers)
     r = contend.simulate(contend.Machine.load("cs-storm-socket"), contend.Transfers.load(t))
