@@ -58,3 +58,20 @@ def test_bad_cluster_gets_one_line(cli, tmp_path):
     p = cli("show", str(machine))
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
     assert "fabric.fat_tree.radix" in p.stderr
+
+
+def test_fabric_pictures(cli, tmp_path):
+    png = tmp_path / "ft.png"
+    p = cli("show", "fat-tree-512x4", "--png", str(png))
+    assert p.returncode == 0, p.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    machine = tmp_path / "small.yaml"
+    machine.write_text(SMALL)
+    transfers = tmp_path / "t.yaml"
+    assert cli("generate", "incast", str(machine), "--root", "n0.GPU0", "--size", "1MiB", "-o", str(transfers)).returncode == 0
+    fabric = tmp_path / "fabric.png"
+    p = cli("simulate", str(machine), str(transfers), "--model", "maxmin", "--fabric", str(fabric))
+    assert p.returncode == 0, p.stderr
+    assert fabric.exists()
+    p = cli("simulate", "cs-storm-socket", "sc16-example", "--fabric", str(tmp_path / "x.png"))
+    assert p.returncode == 2 and "not a cluster" in p.stderr

@@ -152,12 +152,11 @@ def show(
     m = api.Machine.load(machine)
     out().print(m.tree(), end="")
     target = output_path(png, [machine], "--png")
-    if target and m.spec.get("network"):
-        raise InputError(f"--png: {m.name} is a cluster; its picture is not drawn yet (the text above describes it)")
     if target:
-        from contend.plots import machine_diagram
+        from contend.plots import fabric_diagram, machine_diagram
 
-        machine_diagram(m.graph(), target)
+        draw = fabric_diagram if m.spec.get("network") else machine_diagram
+        draw(m.graph(), target)
         err().print(f"diagram written to {target}")
 
 
@@ -175,9 +174,15 @@ def simulate(
     ),
     timeline: Path | None = TimelineOpt,
     trace: Path | None = TraceOpt,
+    fabric: Path | None = typer.Option(
+        None, "--fabric", help="Draw a cluster's fabric coloured by each link's peak utilisation (PNG)."
+    ),
 ) -> None:
     """Predict each transfer's start, finish, duration and effective bandwidth, and each link's load."""
     m, t, params, tl, tr = prepare(machine, transfers, param, timeline, trace)
+    fab = output_path(fabric, [machine, transfers], "--fabric")
+    if fab and not m.spec.get("network"):
+        raise InputError(f"--fabric: {m.name} is one node, not a cluster; use --timeline or show --png")
     r = api.simulate(m, t, model=model, phases=phases or bool(tl or tr), **params)
     if as_json:
         sys.stdout.write(r.to_json() + "\n")
@@ -191,6 +196,12 @@ def simulate(
     else:
         print_transfers(r)
     write_pictures(r.raw, tl, tr)
+    if fab:
+        from contend.plots import fabric_diagram
+
+        links = r.raw["links"]
+        fabric_diagram(m.graph(), fab, dict(zip(links["name"], links["peak_utilisation"], strict=True)))
+        err().print(f"fabric written to {fab}")
 
 
 # A terminal table shows this many transfers and links; --json and --csv give every one.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
 import matplotlib
@@ -175,4 +177,85 @@ def schedule_times(report: dict[str, Any], path: str) -> None:
     )
     fig.tight_layout()
     fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def _tier(name: str, kind: str) -> str:
+    """Where a device belongs in a cluster picture: its node, or its kind of switch."""
+    if re.match(r"n\d+\.", name):
+        return "nodes"
+    m = re.match(r"g(\d+)r\d+$", name)
+    if m:
+        return f"group {m.group(1)}"
+    return re.sub(r"\d+$", "", name) or kind
+
+
+def fabric_diagram(graph: dict[str, Any], path: str, utilisation: dict[str, float] | None = None) -> None:
+    """A cluster drawn by tiers (fat-tree: core, aggregate, leaf, nodes) or by groups (dragonfly),
+    readable at thousands of endpoints: one box per tier or group, one line per pair of them,
+    as wide as their links are many, coloured by the busiest link's peak utilisation if given."""
+    tier = {d["name"]: _tier(d["name"], d["kind"]) for d in graph["devices"]}
+    members: dict[str, int] = {}
+    for d in graph["devices"]:
+        if d["kind"] == "switch":
+            members[tier[d["name"]]] = members.get(tier[d["name"]], 0) + 1
+    members["nodes"] = len({d["name"].split(".")[0] for d in graph["devices"] if tier[d["name"]] == "nodes"})
+    # Nodes hanging off each tier or group (their NIC's switch).
+    hosted: dict[str, set[str]] = {}
+    for link in graph["links"]:
+        ta, tb = tier[link["a"]], tier[link["b"]]
+        if link["kind"] == "network" and (ta == "nodes") != (tb == "nodes"):
+            node, switch_tier = (link["a"], tb) if ta == "nodes" else (link["b"], ta)
+            hosted.setdefault(switch_tier, set()).add(node.split(".")[0])
+    pairs: dict[tuple[str, str], list[Any]] = {}
+    for link in graph["links"]:
+        if link["kind"] != "network":
+            continue
+        a, b = sorted((tier[link["a"]], tier[link["b"]]))
+        entry = pairs.setdefault((a, b), [0, 0.0, 0.0])
+        entry[0] += 1
+        entry[1] += link["bandwidth_bps"]
+        if utilisation:
+            for key in (f"{link['a']}→{link['b']}", f"{link['b']}→{link['a']}"):
+                entry[2] = max(entry[2], utilisation.get(key, 0.0))
+    groups = sorted((t for t in members if t.startswith("group ")), key=lambda t: int(t.split()[1]))
+    fig, ax = plt.subplots(figsize=(9, 7))
+    if groups:
+        angle = {g: math.pi - 2 * math.pi * k / len(groups) for k, g in enumerate(groups)}
+        pos = {g: (math.cos(a), math.sin(a)) for g, a in angle.items()}
+    else:
+        order = [t for t in ("core", "agg", "leaf") if t in members] + sorted(
+            t for t in members if t not in ("core", "agg", "leaf", "nodes"))
+        order.append("nodes")
+        pos = {t: (0.0, float(len(order) - 1 - k)) for k, t in enumerate(order)}
+    cmap = plt.get_cmap("plasma")
+    most = max((e[0] for e in pairs.values()), default=1)
+    for (a, b), (count, bw, util) in sorted(pairs.items()):
+        if a == b or (groups and "nodes" in (a, b)):
+            continue
+        (x0, y0), (x1, y1) = pos[a], pos[b]
+        colour = cmap(util) if utilisation else "0.45"
+        ax.plot([x0, x1], [y0, y1], color=colour, lw=0.8 + 5 * count / most, alpha=0.8, zorder=1)
+        if not groups or len(groups) <= 4:
+            label = f"{bw / 1e9:,.0f} GB/s each way" + (f", peak {util:.0%}" if utilisation else "")
+            at = 0.5 if not groups else 0.35
+            ax.text(x0 + at * (x1 - x0) + 0.04, y0 + at * (y1 - y0), label, fontsize=9, va="center")
+    for t, (x, y) in pos.items():
+        if groups and t == "nodes":
+            continue
+        what = "nodes" if t == "nodes" else "switches"
+        n = members[t]
+        inner = [u for (a, b), (_, _, u) in pairs.items() if a == b == t]
+        extra = f", {len(hosted[t])} nodes" if groups and t in hosted else ""
+        extra += f"\nlocal links: peak {max(inner):.0%}" if utilisation and inner else ""
+        ax.text(x, y, f"{t}\n{n} {what}{extra}", ha="center", va="center", fontsize=9,
+                bbox={"boxstyle": "round", "fc": "#eef3f8" if t != "nodes" else "#e8f5e1", "ec": "0.5"}, zorder=2)
+    if utilisation:
+        sm = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(0, 1))
+        fig.colorbar(sm, ax=ax, fraction=0.04, label="busiest link's peak utilisation")
+    ax.set_axis_off()
+    ax.margins(0.25)
+    ax.set_title(f"{graph['name']}: {graph['description']}"[:110], fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -171,6 +171,8 @@ pub struct GraphDevice {
     pub name: String,
     pub kind: DeviceKind,
     pub model: Option<String>,
+    /// Pod or dragonfly group of a network switch.
+    pub group: Option<u32>,
 }
 
 #[derive(Serialize, Debug)]
@@ -187,7 +189,7 @@ pub fn machine_graph(m: &Machine) -> MachineGraph {
     MachineGraph {
         name: m.name.clone(),
         description: m.description.clone(),
-        devices: m.devices.iter().map(|d| GraphDevice { name: d.name.clone(), kind: d.kind, model: d.model.clone() }).collect(),
+        devices: m.devices.iter().map(|d| GraphDevice { name: d.name.clone(), kind: d.kind, model: d.model.clone(), group: d.group }).collect(),
         links: m
             .links
             .iter()
