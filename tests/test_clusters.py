@@ -68,7 +68,8 @@ def test_fabric_pictures(cli, tmp_path):
     machine = tmp_path / "small.yaml"
     machine.write_text(SMALL)
     transfers = tmp_path / "t.yaml"
-    assert cli("generate", "incast", str(machine), "--root", "n0.GPU0", "--size", "1MiB", "-o", str(transfers)).returncode == 0
+    p = cli("generate", "incast", str(machine), "--root", "n0.GPU0", "--size", "1MiB", "-o", str(transfers))
+    assert p.returncode == 0, p.stderr
     fabric = tmp_path / "fabric.png"
     p = cli("simulate", str(machine), str(transfers), "--model", "maxmin", "--fabric", str(fabric))
     assert p.returncode == 0, p.stderr
