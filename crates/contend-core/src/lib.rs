@@ -6,6 +6,7 @@ pub mod calibrate;
 pub mod error;
 pub mod flow;
 pub mod import;
+mod keymap;
 pub mod model;
 pub mod p2p;
 pub mod report;

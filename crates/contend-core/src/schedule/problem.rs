@@ -13,8 +13,6 @@ use crate::model::{registry, ModelEntry, Prepared, RateModel};
 use crate::topology::Machine;
 use crate::units::Bytes;
 use crate::workload::{TransferSpec, Workload, WorkloadSpec};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Shared memo tables hold at most this many values (64 MiB).
@@ -236,26 +234,7 @@ impl Memo {
     }
 }
 
-/// Keys are plain integers: one multiply and shift spread them well enough, far cheaper than SipHash.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        let h = (self.0 ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 29);
-    }
-}
-
-pub(crate) type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
+pub(crate) use crate::keymap::KeyMap;
 
 /// One thread's access to the memo tables, with the model instance it computes misses with
 /// (a `RateModel` keeps scratch buffers, so every thread needs its own).

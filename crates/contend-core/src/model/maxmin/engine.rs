@@ -26,32 +26,14 @@ use super::queue::Finishes;
 use super::solve::solve;
 use crate::error::{Error, Result};
 use crate::flow::FlowTable;
+use crate::keymap::KeyMap;
 use crate::model::{EventModel, SAME_TIME};
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BinaryHeap;
 
 /// Below this a weight is round-off of sprayed shares that should have cancelled.
 const WEIGHTLESS: f64 = 1e-9;
 
-/// Keys are two packed indices: one multiply spreads them, far cheaper than SipHash.
-#[derive(Default)]
-struct PairHasher(u64);
-
-impl Hasher for PairHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        let h = (self.0 ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 29);
-    }
-}
 /// A group within this fraction of θ may move, since ties at θ are not fixed; also the
 /// tolerance of the fast path's checks.
 const TIE: f64 = 1e-9;
@@ -98,8 +80,8 @@ pub struct Engine<'c> {
     group_res: Vec<Vec<(u32, u32)>>,
     /// Where (resource, group) sits in `by_group`, and (group, resource) in `group_res`:
     /// rows on a busy network link hold hundreds of groups.
-    by_group_at: HashMap<u64, u32, BuildHasherDefault<PairHasher>>,
-    group_res_at: HashMap<u64, u32, BuildHasherDefault<PairHasher>>,
+    by_group_at: KeyMap<u32>,
+    group_res_at: KeyMap<u32>,
     /// What the instant being processed changed: routes that gained or lost a transfer, the
     /// routes that gained one, the lowest level of a group that lost one, whether a group emptied.
     changed: Vec<u32>,
@@ -559,8 +541,8 @@ impl<'c> Engine<'c> {
             weight: vec![0.0; nres],
             by_group: vec![Vec::new(); nres],
             group_res: vec![Vec::new(); nres],
-            by_group_at: HashMap::default(),
-            group_res_at: HashMap::default(),
+            by_group_at: KeyMap::default(),
+            group_res_at: KeyMap::default(),
             changed: Vec::new(),
             gained: Vec::new(),
             theta: f64::INFINITY,
