@@ -76,3 +76,27 @@ def test_fabric_pictures(cli, tmp_path):
     assert fabric.exists()
     p = cli("simulate", "cs-storm-socket", "sc16-example", "--fabric", str(tmp_path / "x.png"))
     assert p.returncode == 2 and "not a cluster" in p.stderr
+
+
+def test_nic_queues_and_their_trace(cli, tmp_path):
+    machine = tmp_path / "fcfs.yaml"
+    machine.write_text(SMALL.replace("nic_scheduling: rr", "nic_scheduling: fcfs"))
+    m = contend.Machine.load(machine)
+    t = contend.Transfers.from_records([
+        {"src": "n0.GPU0", "dst": "n5.GPU0", "size": "8MiB"},
+        {"src": "n0.GPU1", "dst": "n9.GPU1", "size": "8MiB"},
+        {"src": "n0.GPU0", "dst": "n12.GPU0", "size": "8MiB"},
+    ])
+    r = contend.simulate(m, t, model="maxmin", nics=True)
+    q = r.nic_queues()
+    n0 = q[q.nic == "n0.NIC0"]
+    assert list(n0.queued) == [1, 2, 3, 2, 1, 0]  # all three queue at once, FCFS sends one at a time
+    finish = sorted(r.transfers.finish_s)
+    assert finish[1] > 1.9 * finish[0] and finish[2] > 2.9 * finish[0] * 0.99
+    trace = tmp_path / "trace.json"
+    transfers = tmp_path / "t.yaml"
+    transfers.write_text(t.to_yaml())
+    p = cli("simulate", str(machine), str(transfers), "--model", "maxmin", "--trace", str(trace))
+    assert p.returncode == 0, p.stderr
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert any(e.get("name") == "n0.NIC0" and e["ph"] == "C" for e in events)

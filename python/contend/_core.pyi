@@ -24,6 +24,7 @@ def simulate(
     model: str,
     params: list[tuple[str, str]],
     phases: bool = False,
+    nics: bool = False,
 ) -> str: ...
 def explain(
     machine_json: str,

@@ -240,6 +240,15 @@ class Result:
 
         return pd.DataFrame(phase_rows(self.raw))
 
+    def nic_queues(self) -> pd.DataFrame:
+        """One row per change of a NIC's queue: time and messages at it (needs nics=True)."""
+        import pandas as pd
+
+        n = self.raw.get("nics") or {"name": [], "offset": [0], "time_s": [], "queued": []}
+        off = n["offset"]
+        names = [n["name"][k] for k in range(len(n["name"])) for _ in range(off[k], off[k + 1])]
+        return pd.DataFrame({"nic": names, "time_s": n["time_s"], "queued": n["queued"]})
+
     def link_loads(self) -> pd.DataFrame:
         """One row per (phase, loaded link): bytes/s carried and utilisation (needs phases=True)."""
         import pandas as pd
@@ -280,12 +289,14 @@ class Explanation(Result):
 
 
 def simulate(
-    machine: Machine, transfers: Transfers, model: str = "sc16", phases: bool = False, **params: Any
+    machine: Machine, transfers: Transfers, model: str = "sc16", phases: bool = False, nics: bool = False,
+    **params: Any
 ) -> Result:
     """Predict each transfer's start and finish. ``params`` are model parameters, e.g. ``tau=0.2``;
-    ``phases=True`` also keeps every phase's rates and link loads (their size grows with the transfers squared)."""
+    ``phases=True`` also keeps every phase's rates and link loads (their size grows with the transfers squared);
+    ``nics=True`` every NIC's queue over time (clusters)."""
     return Result(_core.simulate(machine.spec_json, machine.origin, transfers.spec_json, transfers.origin, model,
-                                 _params(params), phases))
+                                 _params(params), phases, nics))
 
 
 def explain(machine: Machine, transfers: Transfers, model: str = "sc16", **params: Any) -> Explanation:

@@ -177,13 +177,15 @@ def simulate(
     fabric: Path | None = typer.Option(
         None, "--fabric", help="Draw a cluster's fabric coloured by each link's peak utilisation (PNG)."
     ),
+    nics: bool = typer.Option(False, "--nics", help="Also report every NIC's queue over time (clusters)."),
 ) -> None:
     """Predict each transfer's start, finish, duration and effective bandwidth, and each link's load."""
     m, t, params, tl, tr = prepare(machine, transfers, param, timeline, trace)
     fab = output_path(fabric, [machine, transfers], "--fabric")
     if fab and not m.spec.get("network"):
         raise InputError(f"--fabric: {m.name} is one node, not a cluster; use --timeline or show --png")
-    r = api.simulate(m, t, model=model, phases=phases or bool(tl or tr), **params)
+    cluster = bool(m.spec.get("network"))
+    r = api.simulate(m, t, model=model, phases=phases or bool(tl or tr), nics=nics or bool(tr and cluster), **params)
     if as_json:
         sys.stdout.write(r.to_json() + "\n")
     elif as_csv:

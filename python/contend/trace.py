@@ -57,6 +57,16 @@ def trace_events(raw: dict[str, Any]) -> list[dict[str, Any]]:
             if link not in still:
                 events.append({"ph": "C", "pid": links_pid, "ts": end * US, "name": links["name"][link],
                                "args": {"load": 0.0}})
+    # A cluster's NICs: one counter track each, the messages at it (waiting or in the network).
+    nics = raw.get("nics")
+    if nics:
+        nics_pid = len(gpus) + 3
+        events.append({"ph": "M", "pid": nics_pid, "name": "process_name",
+                       "args": {"name": f"NIC queues ({nics['scheduling']})"}})
+        for k, name in enumerate(nics["name"]):
+            for j in range(nics["offset"][k], nics["offset"][k + 1]):
+                events.append({"ph": "C", "pid": nics_pid, "ts": nics["time_s"][j] * US, "name": name,
+                               "args": {"messages": nics["queued"][j]}})
     return events
 
 

@@ -153,7 +153,7 @@ pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str,
             ExplainPhase { start_s: p.start, end_s: p.end, rows }
         })
         .collect();
-    let report = report::build(m, &w, entry.name, prepared.params.to_map(), &prepared.flows, &o, Detail { phases: true });
+    let report = report::build(m, &w, entry.name, prepared.params.to_map(), &prepared.flows, &o, Detail { phases: true, nics: false });
     Ok(Explanation { report, explain })
 }
 

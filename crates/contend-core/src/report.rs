@@ -16,6 +16,8 @@ use std::collections::BTreeMap;
 pub struct Detail {
     /// Every phase's rates and link loads (`--phases`; pictures and traces need them).
     pub phases: bool,
+    /// Every NIC's queue over time (`--nics`; traces of clusters show it).
+    pub nics: bool,
 }
 
 #[derive(Serialize, JsonSchema, Debug)]
@@ -30,6 +32,23 @@ pub struct Report {
     pub links: LinkTable,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phases: Option<PhaseTable>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nics: Option<NicTable>,
+}
+
+/// Every NIC that injected messages, and the messages at it (waiting there or on their way
+/// through the network) after every change: NIC k's samples are
+/// `time_s[offset[k]..offset[k+1]]` with `queued` alongside.
+#[derive(Serialize, JsonSchema, Debug, Default)]
+pub struct NicTable {
+    pub name: Vec<String>,
+    /// How the NICs packetise: fcfs, rr or rr-N.
+    pub scheduling: String,
+    pub offset: Vec<u32>,
+    pub time_s: Vec<f64>,
+    pub queued: Vec<u32>,
+    /// The most messages at each NIC at once.
+    pub peak: Vec<u32>,
 }
 
 #[derive(Serialize, JsonSchema, Debug)]
@@ -137,6 +156,7 @@ pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, St
         links.peak_utilisation.push(o.peak[l]);
     }
     let phases = detail.phases.then(|| phase_table(flows, o, &row));
+    let nics = detail.nics.then(|| nic_table(flows, o));
     Report {
         machine: m.name.clone(),
         model: model.to_string(),
@@ -145,7 +165,24 @@ pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, St
         transfers: t,
         links,
         phases,
+        nics,
     }
+}
+
+fn nic_table(flows: &FlowTable, o: &Outcome) -> NicTable {
+    let mut per: Vec<Vec<(f64, u32)>> = vec![Vec::new(); flows.nics.len()];
+    for &(t, q, c) in &o.nic_queue {
+        per[q as usize].push((t, c));
+    }
+    let mut n = NicTable { scheduling: flows.nic_scheduling.to_string(), offset: vec![0], ..Default::default() };
+    for (nic, samples) in flows.nics.iter().zip(per) {
+        n.name.push(nic.name.clone());
+        n.peak.push(samples.iter().map(|s| s.1).max().unwrap_or(0));
+        n.time_s.extend(samples.iter().map(|s| s.0));
+        n.queued.extend(samples.iter().map(|s| s.1));
+        n.offset.push(n.time_s.len() as u32);
+    }
+    n
 }
 
 fn phase_table(flows: &FlowTable, o: &Outcome, row: &[u32]) -> PhaseTable {

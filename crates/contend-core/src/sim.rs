@@ -36,6 +36,9 @@ pub struct Outcome {
     pub busy: Vec<f64>,
     /// Per resource: the highest load over capacity seen.
     pub peak: Vec<f64>,
+    /// Messages at each NIC (waiting there or on their way through the network) after every
+    /// change: (time, NIC of the flow table, messages); two entries per message that crosses one.
+    pub nic_queue: Vec<(f64, u32, u32)>,
 }
 
 impl Outcome {
@@ -84,9 +87,20 @@ struct Executor<'a> {
     nic_slots: Option<u32>,
     nic_moving: Vec<u32>,
     nic_waiting: Vec<VecDeque<usize>>,
+    nic_count: Vec<u32>,
 }
 
 impl Executor<'_> {
+    /// Count a message in (`d` = 1) or out (-1) of its NIC's queue.
+    fn count_at_nic(&mut self, f: usize, t: f64, d: i32) {
+        let q = self.flows.nic[f];
+        if q != NO_NIC {
+            let c = &mut self.nic_count[q as usize];
+            *c = (*c as i32 + d) as u32;
+            self.out.nic_queue.push((t, q, *c));
+        }
+    }
+
     /// Whether flow f may start moving now, or must wait behind its NIC's moving messages.
     fn admit(&mut self, f: usize) -> bool {
         let q = self.flows.nic[f];
@@ -136,6 +150,7 @@ impl Executor<'_> {
 
     fn finished(&mut self, f: usize, t: f64) {
         self.out.finish[f] = t;
+        self.count_at_nic(f, t, -1);
         let k = self.moving_at[f];
         self.moving.swap_remove(k);
         if let Some(&g) = self.moving.get(k) {
@@ -183,7 +198,14 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
     let mut x = Executor {
         w,
         flows,
-        out: Outcome { start: vec![f64::NAN; n], finish: vec![f64::NAN; n], phases: Vec::new(), busy: vec![0.0; nres], peak: vec![0.0; nres] },
+        out: Outcome {
+            start: vec![f64::NAN; n],
+            finish: vec![f64::NAN; n],
+            phases: Vec::new(),
+            busy: vec![0.0; nres],
+            peak: vec![0.0; nres],
+            nic_queue: Vec::new(),
+        },
         joins: BinaryHeap::with_capacity(n),
         seq: 0,
         deps_left: w.transfers.iter().map(|t| t.after.len()).collect(),
@@ -196,6 +218,7 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
         nic_slots: if nic_queues { flows.nic_scheduling.slots() } else { None },
         nic_moving: vec![0; flows.nics.len()],
         nic_waiting: vec![VecDeque::new(); flows.nics.len()],
+        nic_count: vec![0; flows.nics.len()],
     };
     for i in 0..n {
         if x.deps_left[i] == 0 {
@@ -237,6 +260,7 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
                 done += finished.len();
             } else if x.joins.peek().is_some_and(|Reverse(j)| j.t <= horizon) {
                 let Reverse(j) = x.joins.pop().unwrap();
+                x.count_at_nic(j.flow, t, 1);
                 if x.admit(j.flow) {
                     model.join(j.flow, t);
                     x.joined(j.flow, t);

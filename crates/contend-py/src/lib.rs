@@ -88,7 +88,7 @@ fn transfers_yaml(spec_json: &str) -> PyResult<String> {
 
 /// The report of `api::simulate` as JSON (`contend schema report`).
 #[pyfunction]
-#[pyo3(signature = (machine_json, machine_origin, transfers_json, transfers_origin, model, params, phases=false))]
+#[pyo3(signature = (machine_json, machine_origin, transfers_json, transfers_origin, model, params, phases=false, nics=false))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -99,10 +99,11 @@ fn simulate(
     model: &str,
     params: Vec<(String, String)>,
     phases: bool,
+    nics: bool,
 ) -> PyResult<String> {
     let m = machine(machine_json, machine_origin)?;
     let w = transfers(transfers_json, transfers_origin)?;
-    py.detach(|| api::simulate(&m, &w, transfers_origin, model, &params, Detail { phases }).map(|r| json(&r))).map_err(to_py)
+    py.detach(|| api::simulate(&m, &w, transfers_origin, model, &params, Detail { phases, nics }).map(|r| json(&r))).map_err(to_py)
 }
 
 /// The report of `api::explain` as JSON: `simulate`'s with phases, and every step per phase.
