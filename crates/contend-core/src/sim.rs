@@ -133,7 +133,10 @@ impl Executor<'_> {
     fn issue(&mut self, i: usize, at: f64) {
         self.out.start[i] = at;
         self.seq += 1;
-        self.joins.push(Reverse(Join { t: at + self.flows.setup[i], seq: self.seq, flow: i }));
+        let due = at + self.flows.setup[i];
+        let q = self.flows.join_quantum;
+        let t = if q > 0.0 { (due / q).ceil() * q } else { due };
+        self.joins.push(Reverse(Join { t, seq: self.seq, flow: i }));
     }
 
     fn joined(&mut self, f: usize, t: f64) {

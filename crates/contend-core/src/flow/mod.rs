@@ -80,6 +80,9 @@ pub struct FlowTable {
     pub nics: Vec<Nic>,
     /// How every NIC packetises its queued messages.
     pub nic_scheduling: NicScheduling,
+    /// Seconds: transfers start moving bytes at multiples of it (0: exactly when due). A model
+    /// may set it to batch joins on busy networks.
+    pub join_quantum: f64,
 }
 
 /// Resource of each directed link: 2i for a -> b, 2i + 1 for b -> a; a memory link's two
@@ -198,6 +201,7 @@ impl FlowTable {
             nic: Vec::with_capacity(n),
             nics: Vec::new(),
             nic_scheduling: m.network.nic_scheduling,
+            join_quantum: 0.0,
         };
         // Keyed by the route itself (coefficients by their bits); only looked up, never
         // iterated, so numbering stays deterministic.

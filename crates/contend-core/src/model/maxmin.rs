@@ -19,7 +19,7 @@ use super::{on_off, param_error, unknown_param, EventModel, RateModel};
 use crate::error::Result;
 use crate::flow::{FlowRules, FlowTable};
 use crate::topology::{Link, LinkKind, Machine};
-use crate::units::Bytes;
+use crate::units::{Bytes, Time};
 use crate::workload::Workload;
 use engine::Engine;
 use fill::Filler;
@@ -37,6 +37,8 @@ pub struct MaxminParams {
     pub staging_chunk: f64,
     /// CUDA peer access; off stages every GPU-to-GPU copy through host memory.
     pub p2p: bool,
+    /// Seconds; transfers start moving bytes only at multiples of it (0: exactly when due).
+    pub quantum: f64,
 }
 
 impl Default for MaxminParams {
@@ -52,6 +54,7 @@ impl Default for MaxminParams {
             eff_memory: 1.0,
             staging_chunk: 262144.0,
             p2p: true,
+            quantum: 0.0,
         }
     }
 }
@@ -65,6 +68,11 @@ pub const PARAMS: &[Param] = &[
     Param { name: "eff_memory", default: "1", help: "same for host memory (reads and writes share it)" },
     Param { name: "staging_chunk", default: "256KiB", help: "pipeline chunk of a staged copy; 0B turns the pipeline fill off" },
     Param { name: "p2p", default: "on", help: "CUDA peer access: on, or off (every GPU-to-GPU copy is staged through host memory)" },
+    Param {
+        name: "quantum",
+        default: "0s",
+        help: "start moving bytes only at multiples of this time (e.g. 100ns): joins batch, busy networks simulate faster, each transfer starts up to one quantum late",
+    },
 ];
 
 impl MaxminParams {
@@ -87,6 +95,7 @@ impl MaxminParams {
                 "eff_memory" => p.eff_memory = eff()?,
                 "staging_chunk" => p.staging_chunk = Bytes::parse(v).map_err(|e| param_error(k, e))?.as_f64(),
                 "p2p" => p.p2p = on_off(k, v)?,
+                "quantum" => p.quantum = Time::parse(v).map_err(|e| param_error(k, e))?.secs(),
                 _ => return Err(unknown_param("maxmin", k, PARAMS)),
             }
         }
@@ -107,6 +116,7 @@ impl MaxminParams {
         }
         m.insert("staging_chunk".into(), format!("{}", Bytes(self.staging_chunk as u64)));
         m.insert("p2p".into(), if self.p2p { "on" } else { "off" }.into());
+        m.insert("quantum".into(), format!("{}", Time::from_secs(self.quantum)));
         m
     }
 
@@ -135,7 +145,9 @@ pub fn prepare(m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<
 impl MaxminPrepared {
     pub fn new(m: &Machine, w: &Workload, params: MaxminParams) -> Result<MaxminPrepared> {
         let capacity = |l: &Link| l.bandwidth * l.efficiency.unwrap_or_else(|| params.efficiency(l.kind));
-        let flows = FlowTable::compile(m, w, &FlowRules { capacity: &capacity, p2p: params.p2p, staging_chunk: params.staging_chunk, prepay_latency: true })?;
+        let mut flows =
+            FlowTable::compile(m, w, &FlowRules { capacity: &capacity, p2p: params.p2p, staging_chunk: params.staging_chunk, prepay_latency: true })?;
+        flows.join_quantum = params.quantum;
         Ok(MaxminPrepared { flows, params })
     }
 }
