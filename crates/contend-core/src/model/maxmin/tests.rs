@@ -191,3 +191,15 @@ fn registered_and_refusing_sc16_points_here() {
     let e = (registry::get("sc16").unwrap().prepare)(&m, &w, &[]).err().unwrap().to_string();
     assert!(e.contains("--model maxmin"), "{e}");
 }
+
+/// With a quantum, a transfer moves its first byte at the next multiple of it.
+#[test]
+fn quantum_delays_joins_to_its_grid() {
+    let m = Machine::load("cs-storm-socket").unwrap();
+    let w = workload(&m, "transfers:\n  - {src: GPU0, dst: GPU1, size: 100MB, start: 300us}\n");
+    let exact = run(&m, &w, &MaxminParams::default(), false).unwrap();
+    let coarse = run(&m, &w, &MaxminParams { quantum: 1e-3, ..Default::default() }, false).unwrap();
+    assert_eq!(exact.start[0], 3e-4);
+    assert!(close(coarse.finish[0] - exact.finish[0], 1e-3 - 3e-4, 1e-9), "{} vs {}", coarse.finish[0], exact.finish[0]);
+    assert!(MaxminParams::parse(&[("quantum".into(), "5".into())]).unwrap_err().to_string().contains("no unit"));
+}
