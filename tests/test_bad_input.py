@@ -151,3 +151,10 @@ def test_every_schema_prints(cli):
     for which in ("machine", "transfers", "halo", "report"):
         p = cli("schema", which)
         assert p.returncode == 0 and '"$schema"' in p.stdout, which
+
+
+def test_timeline_of_too_many_transfers(cli, tmp_path):
+    f = tmp_path / "many.yaml"
+    assert cli("generate", "random", "cs-storm", "--count", "300", "-o", str(f)).returncode == 0
+    p = cli("simulate", "cs-storm", str(f), "--model", "maxmin", "--timeline", str(tmp_path / "t.png"))
+    assert_one_line(p, "--timeline", "300 transfers", "--trace")

@@ -122,12 +122,20 @@ def write_pictures(raw: dict[str, Any], timeline: str | None, trace: str | None)
         err().print(f"trace written to {trace} (open it in ui.perfetto.dev)")
 
 
+# A timeline draws one bar per transfer; past this it is unreadable.
+TIMELINE_BARS = 200
+
+
 def prepare(machine: str, transfers: str, param: list[str] | None, timeline: Path | None, trace: Path | None):
     """Check every argument before any work, so a bad output path costs nothing."""
     params = parse_params(param)
     tl = output_path(timeline, [machine, transfers], "--timeline")
     tr = output_path(trace, [machine, transfers], "--trace")
-    return api.Machine.load(machine), api.Transfers.load(transfers), params, tl, tr
+    t = api.Transfers.load(transfers)
+    if tl and len(t) > TIMELINE_BARS:
+        raise InputError(f"--timeline: {len(t):,} transfers are too many to draw a bar each (at most {TIMELINE_BARS}); "
+                         "use --trace, which Perfetto shows at any size")
+    return api.Machine.load(machine), t, params, tl, tr
 
 
 @app.command()
