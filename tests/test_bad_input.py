@@ -158,3 +158,7 @@ def test_timeline_of_too_many_transfers(cli, tmp_path):
     assert cli("generate", "random", "cs-storm", "--count", "300", "-o", str(f)).returncode == 0
     p = cli("simulate", "cs-storm", str(f), "--model", "maxmin", "--timeline", str(tmp_path / "t.png"))
     assert_one_line(p, "--timeline", "300 transfers", "--trace")
+
+
+def test_p2p_of_a_cluster(cli):
+    assert_one_line(cli("p2p", "fat-tree-256x8"), "2048 GPUs", "give one node")

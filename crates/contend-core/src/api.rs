@@ -379,8 +379,20 @@ pub fn schedule(m: &Machine, req: &ScheduleRequest, progress: schedule::Progress
 
 /// What CUDA's p2pBandwidthLatencyTest would print on this machine (maxmin).
 pub fn p2p(m: &Machine, params: &[(String, String)]) -> Result<p2p::P2pReport> {
+    let gpus = m.gpus().len();
+    if gpus > P2P_MAX_GPUS {
+        return Err(Error::input(
+            &m.origin,
+            "",
+            format!("has {gpus} GPUs: the test measures every pair ({} pairs); give one node (at most {P2P_MAX_GPUS} GPUs)", gpus * (gpus - 1)),
+        ));
+    }
     p2p::p2p_matrices(m, &MaxminParams::parse(params)?)
 }
+
+/// p2pBandwidthLatencyTest measures every pair of one node's GPUs; beyond this many it is not
+/// a node (and the matrices would take hours).
+pub const P2P_MAX_GPUS: usize = 64;
 
 /// A machine file from an `nvidia-smi topo -m` or NCCL topology XML dump.
 pub fn import(path: &str, name: &str) -> Result<import::Imported> {
