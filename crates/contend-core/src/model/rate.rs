@@ -20,6 +20,8 @@ pub struct RateAdaptor<'f, M> {
     /// The next finish and the interval it was computed over, so that advancing to exactly
     /// that finish subtracts the very same interval.
     next: Option<(f64, f64)>,
+    /// When the next finish was computed (NaN once `left` has moved past it).
+    next_from: f64,
     dirty: bool,
     /// Scratch for `loads`: bytes/s per resource, and the resources in use.
     load: Vec<f64>,
@@ -36,30 +38,29 @@ impl<'f, M: RateModel> RateAdaptor<'f, M> {
             left: flows.volume.clone(),
             now: 0.0,
             next: None,
+            next_from: f64::NAN,
             dirty: false,
             load: vec![0.0; flows.cap.len()],
             used: Vec::new(),
         }
     }
 
-    /// Account the bytes moved up to `t`. Advancing to exactly the finish that `settle`
-    /// computed subtracts the very interval it was computed over (even where t + dt rounds to t,
-    /// so that the flow does finish); the interval is used once.
+    /// Account the bytes moved up to `t`. Advancing from where `settle` computed the next
+    /// finish to exactly that finish subtracts the very interval it was computed over (even
+    /// where t + dt rounds to t, so that the flow does finish); any other advance subtracts
+    /// t - now, and the stored interval then no longer applies.
     fn advance(&mut self, t: f64) {
-        let dt = match self.next.take() {
-            Some((end, dt)) if end == t => dt,
-            other => {
-                self.next = other;
-                if t <= self.now {
-                    return;
-                }
-                t - self.now
-            }
+        let dt = match self.next {
+            Some((end, dt)) if end == t && self.next_from == self.now => dt,
+            _ if t <= self.now => return,
+            _ => t - self.now,
         };
         for (&i, &r) in self.active.iter().zip(&self.rates) {
             self.left[i] -= r * dt;
         }
         self.now = self.now.max(t);
+        // The interval is used (or overtaken): a later advance to its end must not reuse it.
+        self.next_from = f64::NAN;
     }
 }
 
@@ -108,6 +109,7 @@ impl<M: RateModel> EventModel for RateAdaptor<'_, M> {
         let dt = self.active.iter().zip(&self.rates).filter(|(_, &r)| r > 0.0).map(|(&i, &r)| self.left[i] / r).fold(f64::INFINITY, f64::min);
         if dt.is_finite() {
             self.next = Some((t + dt, dt));
+            self.next_from = self.now;
         }
         Ok(())
     }

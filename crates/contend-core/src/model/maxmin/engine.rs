@@ -94,6 +94,10 @@ pub struct Engine<'c> {
     new_group: Vec<u32>,
     staying: Vec<u32>,
     level_set: Vec<u32>,
+    /// The last fill left resources with slack out of the selection; per resource, the
+    /// highest new rate of a refilled route on it.
+    narrowed: bool,
+    top: Vec<f64>,
     /// Set when a fill ended by round-off: the next event refills instead of trusting groups.
     inexact: bool,
     route_mark: Vec<u32>,
@@ -392,6 +396,18 @@ impl<'c> Engine<'c> {
     /// Progressive filling of the routes at `floor` or above that `changed` reaches, on what
     /// the other groups leave; the routes are regrouped where they froze.
     fn refill(&mut self, t: f64, changed: &[u32], floor: f64) -> Result<()> {
+        // First through full resources only (a resource with slack passes no change on while
+        // it keeps its slack), then, if the result is not max-min, through every resource.
+        if !(self.fill_affected(changed, floor, true) && self.narrow_holds()) {
+            self.fill_affected(changed, floor, false);
+        }
+        self.regroup(t)
+    }
+
+    /// Select the routes at `floor` or above that `changed` reaches (with `narrow`, only
+    /// through full resources and the changed routes' own), and fill them on what the other
+    /// groups leave. Returns false if there was nothing to narrow.
+    fn fill_affected(&mut self, changed: &[u32], floor: f64, narrow: bool) -> bool {
         self.epoch += 1;
         self.affected.clear();
         self.touched.clear();
@@ -405,9 +421,15 @@ impl<'c> Engine<'c> {
                 }
             }
         }
+        let own = self.touched.len();
         let mut next = 0;
+        let mut skipped = false;
         while let Some(&l) = self.touched.get(next) {
             next += 1;
+            if narrow && next > own && self.g.len(l as usize) == 0 {
+                skipped = true;
+                continue;
+            }
             for i in 0..self.users[l as usize].len() {
                 let u = self.users[l as usize][i] as usize;
                 if self.route_mark[u] != self.epoch && self.route_rate(u) >= floor {
@@ -415,6 +437,18 @@ impl<'c> Engine<'c> {
                 }
             }
         }
+        if narrow && !skipped {
+            // Nothing was left out: this is the full selection already.
+            self.fill_selected();
+            self.narrowed = false;
+            return true;
+        }
+        self.fill_selected();
+        self.narrowed = narrow;
+        true
+    }
+
+    fn fill_selected(&mut self) {
         for &r in &self.affected {
             let b = self.g.of[r as usize];
             if b != NONE && self.group_mark[b as usize] != self.epoch {
@@ -432,6 +466,50 @@ impl<'c> Engine<'c> {
         self.new_rate.resize(self.affected.len(), 0.0);
         let (count, affected) = (&self.count, &self.affected);
         self.filler.fill_on(&self.c.routes, affected, |k| count[affected[k] as usize] as f64, &self.touched, &mut self.resid, &self.c.cap, &mut self.new_rate);
+    }
+
+    /// Whether a narrowed fill is the max-min allocation: every refilled route is the fastest
+    /// on the resource it froze at, and every other group is still frozen at a full resource on
+    /// which no refilled route is faster. (`resid` holds what the fill left of each resource.)
+    fn narrow_holds(&mut self) -> bool {
+        if !self.narrowed {
+            return true;
+        }
+        let level_of = |e: &Self, g: u32| e.g.level[g as usize];
+        // The highest new rate of a refilled route on each touched resource.
+        for &l in &self.touched {
+            self.top[l as usize] = 0.0;
+        }
+        for k in 0..self.affected.len() {
+            let r = self.affected[k] as usize;
+            for &(l, _) in self.hops(r) {
+                let top = &mut self.top[l as usize];
+                *top = top.max(self.new_rate[k]);
+            }
+        }
+        for k in 0..self.affected.len() {
+            let b = self.filler.at[k];
+            if b == u32::MAX {
+                return false;
+            }
+            let x = self.new_rate[k] * (1.0 + TIE);
+            if self.by_group[b as usize].iter().any(|&(g, _)| self.group_mark[g as usize] != self.epoch && level_of(self, g) > x) {
+                return false;
+            }
+        }
+        for &l in &self.touched {
+            let l = l as usize;
+            // A group that stays frozen here needs this resource full and no refilled route faster.
+            let stays = self.g.len(l) > 0 && self.group_mark[l] != self.epoch;
+            if stays && (self.resid[l] > self.c.cap[l] * TIE || self.top[l] > self.g.level[l] * (1.0 + TIE)) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Move the refilled routes into the groups where they froze, with their new levels.
+    fn regroup(&mut self, t: f64) -> Result<()> {
         // Each affected route's new group: the resource it froze at.
         self.new_group.clear();
         for k in 0..self.affected.len() {
@@ -551,6 +629,8 @@ impl<'c> Engine<'c> {
             new_group: Vec::new(),
             staying: vec![0; nres],
             level_set: vec![0; nres],
+            narrowed: false,
+            top: vec![0.0; nres],
             inexact: false,
             route_mark: vec![0; nroutes],
             res_mark: vec![0; nres],
