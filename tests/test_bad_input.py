@@ -162,3 +162,19 @@ def test_timeline_of_too_many_transfers(cli, tmp_path):
 
 def test_p2p_of_a_cluster(cli):
     assert_one_line(cli("p2p", "fat-tree-256x8"), "2048 GPUs", "give one node")
+
+
+@pytest.mark.parametrize("fabric,needle", [
+    ("fat_tree: {radix: 1024, pods: 4096}", "fabric.fat_tree"),
+    ("dragonfly: {p: 8, a: 1024, h: 8, groups: 4096}", "fabric.dragonfly"),
+])
+def test_absurd_clusters_are_refused_before_they_are_built(cli, tmp_path, fabric, needle):
+    f = write(tmp_path, "big.yaml", f"name: big\nfabric:\n  {fabric}\nlink: {{bandwidth: 10GB/s}}\nnodes: {{gpus: 8}}\n")
+    assert_one_line(cli("show", f), needle, "describe a smaller")
+
+
+def test_absurd_packet_runs_are_refused(cli, tmp_path):
+    f = write(tmp_path, "t.yaml", "transfers:\n  - {src: n0.GPU1, dst: n1.GPU0, size: 100TB}\n")
+    assert_one_line(cli("simulate", "dragonfly-512x4", f, "--model", "packet"), "packets", "--model maxmin")
+    f = write(tmp_path, "s.yaml", "transfers:\n  - {src: n0.GPU1, dst: n1.GPU0, size: 1MiB}\n")
+    assert_one_line(cli("simulate", "dragonfly-512x4", f, "--model", "packet", "-p", "buffer=100000000"), "buffer", "1 to")

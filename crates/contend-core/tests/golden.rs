@@ -30,7 +30,11 @@ fn params_of(case: &Value, model: &str) -> Vec<(String, String)> {
 }
 
 fn transfers_case(case: &Value, origin: &str) -> String {
-    let m = Machine::load(case["machine"].as_str().expect("machine: a preset name")).unwrap();
+    // A preset name, or a machine or cluster description written in the case.
+    let m = match &case["machine"] {
+        Value::String(name) => Machine::load(name).unwrap(),
+        inline => Machine::from_text(&serde_yaml::to_string(inline).unwrap(), origin).unwrap(),
+    };
     let text = serde_yaml::to_string(&serde_yaml::Mapping::from_iter([("transfers".into(), case["transfers"].clone())])).unwrap();
     let spec = WorkloadSpec::from_text(&text, origin).unwrap();
     let mut out = String::new();

@@ -79,8 +79,8 @@ impl PacketParams {
                     p.buffer = v
                         .parse::<u32>()
                         .ok()
-                        .filter(|&b| b >= 1)
-                        .ok_or_else(|| param_error(k, format!("\"{v}\" is not a whole number of packets, at least 1; e.g. buffer=8")))?
+                        .filter(|b| (1..=MAX_BUFFER).contains(b))
+                        .ok_or_else(|| param_error(k, format!("\"{v}\" is not a whole number of packets from 1 to {MAX_BUFFER}; e.g. buffer=8")))?
                 }
                 "router_delay" => p.router_delay = Time::parse(v).map_err(|e| param_error(k, e))?.0,
                 _ => return Err(unknown_param("packet", k, PARAMS)),
@@ -103,6 +103,12 @@ impl PacketParams {
         m
     }
 }
+
+/// The most packets one port's buffer may hold (a buffer that never fills is no buffer).
+pub const MAX_BUFFER: u32 = 1 << 20;
+
+/// The most packets one simulation may cut (about an hour of one core at 5 M packet-hops/s).
+pub const MAX_PACKETS: u64 = 2_000_000_000;
 
 /// The most hops a path may have (a packet keeps its hop, its virtual channel, in 16 bits).
 pub const MAX_HOPS: usize = u16::MAX as usize;
@@ -174,6 +180,7 @@ impl PacketPrepared {
             window: Vec::new(),
         };
         net.hop_off.push(0);
+        let mut total_packets = 0u64;
         // Numbered in flow order; the maps are only looked up, so numbering is deterministic.
         let mut injectors: HashMap<(bool, usize), u32> = HashMap::new();
         let mut lanes: HashMap<(u32, u32), u32> = HashMap::new();
@@ -227,6 +234,16 @@ impl PacketPrepared {
             let volume = flows.volume[f].round() as u64;
             let count = volume.div_ceil(params.packet);
             net.packets.push(count);
+            total_packets += count;
+            if total_packets > MAX_PACKETS {
+                return Err(Error::Unsupported {
+                    model: "packet".into(),
+                    reason: format!(
+                        "these transfers make over {MAX_PACKETS} packets of {}; use a larger --param packet=…, fewer bytes, or --model maxmin",
+                        Bytes(params.packet)
+                    ),
+                });
+            }
             net.last_bytes.push(if count == 0 { 0 } else { (volume - (count - 1) * params.packet) as u32 });
         }
         Ok(PacketPrepared { flows, params, net })

@@ -38,6 +38,11 @@ pub(super) fn build(d: &DragonflySpec, b: &mut Builder, origin: &str) -> Result<
             format!("{groups} groups cannot all be joined by {a} routers × {h} global links (at most {} groups); add global links or drop groups", a * h + 1),
         ));
     }
+    let routers = groups as u64 * a as u64;
+    b.budget(origin, "fabric.dragonfly", routers, routers * (a as u64 - 1) / 2 + routers * h as u64 / 2)?;
+    if routers * p as u64 > super::MAX_DEVICES {
+        return Err(Error::input(origin, "fabric.dragonfly", format!("has room for {} nodes; describe a smaller dragonfly", routers * p as u64)));
+    }
     let name = |g: u32, r: u32| format!("g{g}r{r}");
     for g in 0..groups {
         for r in 0..a {

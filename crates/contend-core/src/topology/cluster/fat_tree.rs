@@ -74,6 +74,11 @@ pub(super) fn build(f: &FatTreeSpec, b: &mut Builder, origin: &str) -> Result<At
         pod_aggs.push(((l * app).div_ceil(lpp)).max(1));
     }
     let total_aggs: u32 = pod_aggs.iter().sum();
+    let arcs: u64 = pod_leaves.iter().zip(&pod_aggs).map(|(&l, &a)| l as u64 * a as u64).sum();
+    b.budget(origin, "fabric.fat_tree", (leaves + total_aggs + cores) as u64, arcs + total_aggs as u64 * up.min(cores.max(1)) as u64)?;
+    if leaves as u64 * npl as u64 > super::MAX_DEVICES {
+        return Err(Error::input(origin, "fabric.fat_tree", format!("has room for {} nodes; describe a smaller tree", leaves as u64 * npl as u64)));
+    }
     let (mut leaf0, mut agg0) = (0u32, 0u32);
     for p in 0..pods {
         for k in 0..pod_leaves[p as usize] {

@@ -111,7 +111,26 @@ pub(crate) struct Builder {
     pub summary: Vec<String>,
 }
 
+/// A cluster is compiled into one machine graph of at most this many devices and links
+/// (beyond that memory, not the models, runs out).
+pub const MAX_DEVICES: u64 = 2_000_000;
+pub const MAX_LINKS: u64 = 10_000_000;
+
 impl Builder {
+    /// Refuse, before building it, a part that would take the machine past the size limits.
+    pub fn budget(&self, origin: &str, field: &str, devices: u64, links: u64) -> Result<()> {
+        let d = self.spec.devices.len() as u64 + devices;
+        let l = self.spec.links.len() as u64 + links;
+        if d > MAX_DEVICES || l > MAX_LINKS {
+            return Err(Error::input(
+                origin,
+                field,
+                format!("would build {d} devices and {l} links (at most {MAX_DEVICES} and {MAX_LINKS}); describe a smaller cluster"),
+            ));
+        }
+        Ok(())
+    }
+
     pub fn switch(&mut self, name: String, group: Option<u32>) {
         self.spec.devices.push(DeviceSpec { name, kind: DeviceKind::Switch, model: None, latency: None, group });
     }
@@ -214,6 +233,8 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
         if m.spec.network.is_some() {
             return Err(Error::input(origin, "nodes.machine", format!("{source} is a cluster; a node must be one machine")));
         }
+        let n = attach.len() as u64;
+        b.budget(origin, "nodes", n * m.devices.len() as u64, n * m.links.len() as u64)?;
         let nics: Vec<&str> = m.devices.iter().filter(|d| d.kind == DeviceKind::Nic).map(|d| d.name.as_str()).collect();
         if nics.is_empty() {
             return Err(Error::input(origin, "nodes.machine", format!("{source} has no nic device; add one (kind: nic) so the node can reach the network")));
@@ -239,6 +260,8 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
     if !(1..=gpus.max(1)).contains(&nic_count) {
         return Err(Error::input(origin, "nodes.nics", format!("is {nic_count}; give 1 to {gpus} (at most one per GPU)")));
     }
+    let (n, g, k) = (attach.len() as u64, gpus as u64, nic_count as u64);
+    b.budget(origin, "nodes", n * (g + k), n * (g * (g - 1) / 2 + g + k))?;
     let intra = c.nodes.intra_bandwidth.unwrap_or(Bandwidth(2.0 * c.link.bandwidth.bytes_per_sec()));
     let local = |b: &mut Builder, x: String, y: String, kind: LinkKind| {
         b.spec.links.push(LinkSpec {
