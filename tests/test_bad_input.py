@@ -169,7 +169,8 @@ def test_p2p_of_a_cluster(cli):
     ("dragonfly: {p: 8, a: 1024, h: 8, groups: 4096}", "fabric.dragonfly"),
 ])
 def test_absurd_clusters_are_refused_before_they_are_built(cli, tmp_path, fabric, needle):
-    f = write(tmp_path, "big.yaml", f"name: big\nfabric:\n  {fabric}\nlink: {{bandwidth: 10GB/s}}\nnodes: {{gpus: 8}}\n")
+    text = f"name: big\nfabric:\n  {fabric}\nlink: {{bandwidth: 10GB/s}}\nnodes: {{gpus: 8}}\n"
+    f = write(tmp_path, "big.yaml", text)
     assert_one_line(cli("show", f), needle, "describe a smaller")
 
 
@@ -177,4 +178,5 @@ def test_absurd_packet_runs_are_refused(cli, tmp_path):
     f = write(tmp_path, "t.yaml", "transfers:\n  - {src: n0.GPU1, dst: n1.GPU0, size: 100TB}\n")
     assert_one_line(cli("simulate", "dragonfly-512x4", f, "--model", "packet"), "packets", "--model maxmin")
     f = write(tmp_path, "s.yaml", "transfers:\n  - {src: n0.GPU1, dst: n1.GPU0, size: 1MiB}\n")
-    assert_one_line(cli("simulate", "dragonfly-512x4", f, "--model", "packet", "-p", "buffer=100000000"), "buffer", "1 to")
+    p = cli("simulate", "dragonfly-512x4", f, "--model", "packet", "-p", "buffer=100000000")
+    assert_one_line(p, "buffer", "1 to")
