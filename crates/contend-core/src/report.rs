@@ -189,14 +189,14 @@ fn phase_table(flows: &FlowTable, o: &Outcome, row: &[u32]) -> PhaseTable {
     let mut p = PhaseTable { offset: vec![0], link_offset: vec![0], ..Default::default() };
     let mut load = vec![0.0; flows.cap.len()];
     let mut used: Vec<u32> = Vec::new();
+    let narrowest: Vec<f64> = (0..flows.len()).map(|i| flows.route(i).iter().map(|&(l, _)| flows.cap[l as usize]).fold(f64::INFINITY, f64::min)).collect();
     for ph in &o.phases {
         p.start_s.push(ph.start);
         p.end_s.push(ph.end);
         for (&i, &r) in ph.active.iter().zip(&ph.rates) {
             p.transfer.push(i as u32);
             p.rate_bps.push(r);
-            let narrowest = flows.route(i).iter().map(|&(l, _)| flows.cap[l as usize]).fold(f64::INFINITY, f64::min);
-            p.share.push(if narrowest.is_finite() { r / narrowest } else { 0.0 });
+            p.share.push(if narrowest[i].is_finite() { r / narrowest[i] } else { 0.0 });
             for &(l, times) in flows.route(i) {
                 if load[l as usize] == 0.0 && r > 0.0 {
                     used.push(l);

@@ -138,8 +138,13 @@ fn network_part(m: &Machine, src: usize, plan: &Plan) -> Option<(usize, usize, u
 /// place (adaptive policies): a greedy first pass in transfer order leaves avoidable collisions.
 const REFINE_PASSES: usize = 3;
 
+/// Each link a sprayed message may cross, with the share of the message that crosses it.
+type Shares = Vec<(Hop, f64)>;
+
 /// Choose every plan's network part by the network's routing policy, message by message.
-fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut [Plan]) -> Result<()> {
+/// Where packets are sprayed, also each message's share of every link it may cross (its node
+/// parts whole, its network part split evenly over the shortest paths).
+fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut [Plan]) -> Result<Vec<Option<Shares>>> {
     let parts: Vec<Option<(usize, usize, usize, usize)>> = w.transfers.iter().zip(plans.iter()).map(|(t, p)| network_part(m, t.src, p)).collect();
     let mut segments: Vec<Vec<Hop>> = vec![Vec::new(); plans.len()];
     let passes = if net.adapts() { 1 + REFINE_PASSES } else { 1 };
@@ -155,13 +160,19 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut [Plan
         }
     }
     let latency = |hops: &[Hop]| hops.iter().map(|h| m.links[h.link].latency).sum::<f64>();
-    for ((plan, part), segment) in plans.iter_mut().zip(&parts).zip(segments) {
-        if let Some((first, last, _, _)) = *part {
+    let mut spread = vec![None; plans.len()];
+    for (((plan, part), segment), shares) in plans.iter_mut().zip(&parts).zip(segments).zip(spread.iter_mut()) {
+        if let Some((first, last, from, to)) = *part {
+            if net.sprays() {
+                let mut s: Vec<(Hop, f64)> = plan.hops[..first].iter().chain(&plan.hops[last + 1..]).map(|&h| (h, 1.0)).collect();
+                s.extend(net.spray(from, to));
+                *shares = Some(s);
+            }
             plan.latency += latency(&segment) - latency(&plan.hops[first..=last]);
             plan.hops.splice(first..=last, segment);
         }
     }
-    Ok(())
+    Ok(spread)
 }
 
 /// The NIC a path enters the network through: the device a network link is first left from,
@@ -183,7 +194,6 @@ impl FlowTable {
     pub fn compile(m: &Machine, w: &Workload, rules: &FlowRules) -> Result<FlowTable> {
         let Resources { dir, cap, name, latency } = resources(m, rules.capacity);
         let router = Router::new(m);
-        let mut net = NetworkRouter::new(m);
         let mut nic_of_device: HashMap<usize, u32> = HashMap::new();
         // Plans depend on the endpoints alone unless a transfer asks for more: plan each pair once.
         let mut plans: HashMap<(usize, usize), Plan> = HashMap::new();
@@ -223,19 +233,9 @@ impl FlowTable {
             };
             base.push(plan);
         }
-        let mut spread: Vec<Option<Vec<(Hop, f64)>>> = vec![None; n];
-        if net.routes_per_message() {
-            reroute(m, &mut net, w, &mut base)?;
-            if net.sprays() {
-                for (i, (t, plan)) in w.transfers.iter().zip(&base).enumerate() {
-                    if let Some((first, last, from, to)) = network_part(m, t.src, plan) {
-                        let mut shares: Vec<(Hop, f64)> = plan.hops[..first].iter().chain(&plan.hops[last + 1..]).map(|&h| (h, 1.0)).collect();
-                        shares.extend(net.spray(from, to));
-                        spread[i] = Some(shares);
-                    }
-                }
-            }
-        }
+        let mut net = router.network();
+        let spread = if net.routes_per_message() { reroute(m, &mut net, w, &mut base)? } else { vec![None; n] };
+        drop(net);
         let resource = |h: &Hop| dir[2 * h.link + usize::from(!h.forward)];
         for ((t, plan), shares) in w.transfers.iter().zip(base).zip(spread) {
             // Route coefficients: times each resource is crossed, or the share of the message

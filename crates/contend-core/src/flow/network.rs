@@ -9,7 +9,7 @@
 
 use super::router::Hop;
 use crate::topology::{DeviceKind, LinkKind, Machine, Routing};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 const FAR: u32 = u32::MAX;
 
@@ -91,7 +91,14 @@ impl<'m> NetworkRouter<'m> {
         }));
     }
 
-    /// A shortest path, choosing among equal next hops by hash; with `least_loaded`, among the
+    /// The shortest network path between two devices that comes first in link order: the one
+    /// fixed path per pair of `Routing::Shortest`, and a cluster's base path (see `router`).
+    pub fn first_shortest(&mut self, from: usize, to: usize) -> Option<Vec<Hop>> {
+        self.walk(u64::MAX, 0, from, to, false)
+    }
+
+    /// A shortest path, choosing among equal next hops by hash (flow u64::MAX: the first in
+    /// link order); with `least_loaded`, among the
     /// shortest paths whose busiest link carries the fewest messages so far (ties by hash).
     fn walk(&mut self, flow: u64, salt: u64, from: usize, to: usize, least_loaded: bool) -> Option<Vec<Hop>> {
         self.distances(to);
@@ -109,25 +116,17 @@ impl<'m> NetworkRouter<'m> {
         let mut ahead: HashMap<usize, u32> = HashMap::new();
         let mut candidates = Vec::new();
         if least_loaded {
-            let mut layer = vec![from];
-            let mut order = Vec::new();
-            let mut seen: HashMap<usize, ()> = HashMap::new();
-            while let Some(&v) = layer.first() {
-                let mut next = Vec::new();
-                for &v in &layer {
-                    order.push(v);
-                    if v == to {
-                        continue;
-                    }
-                    self.next_hops(dist, v, to, &mut candidates);
-                    for &(w, _) in &candidates {
-                        if seen.insert(w as usize, ()).is_none() {
-                            next.push(w as usize);
-                        }
-                    }
+            // The shortest-path DAG from `from`, breadth first: every edge goes one hop closer.
+            let mut order = vec![from];
+            let mut seen: HashSet<usize> = HashSet::from([from]);
+            let mut i = 0;
+            while let Some(&v) = order.get(i) {
+                i += 1;
+                if v == to {
+                    continue;
                 }
-                let _ = v;
-                layer = next;
+                self.next_hops(dist, v, to, &mut candidates);
+                order.extend(candidates.iter().map(|&(w, _)| w as usize).filter(|&w| seen.insert(w)));
             }
             for &v in order.iter().rev() {
                 if v == to {
@@ -149,7 +148,8 @@ impl<'m> NetworkRouter<'m> {
                 let best = candidates.iter().map(score).min()?;
                 candidates.retain(|c| score(c) == best);
             }
-            let &(w, l) = candidates.get((h % candidates.len().max(1) as u64) as usize)?;
+            let pick = if flow == u64::MAX { 0 } else { (h % candidates.len().max(1) as u64) as usize };
+            let &(w, l) = candidates.get(pick)?;
             hops.push(Hop { link: l as usize, forward: self.m.links[l as usize].a == v });
             v = w as usize;
         }
@@ -230,7 +230,8 @@ impl<'m> NetworkRouter<'m> {
     /// The network part of message `flow`'s path, from device `from` to device `to`.
     pub fn route(&mut self, flow: u64, from: usize, to: usize) -> Option<Vec<Hop>> {
         let hops = match self.policy {
-            Routing::Shortest | Routing::Ecmp | Routing::Minimal | Routing::Spray => self.walk(flow, 0, from, to, false)?,
+            Routing::Shortest => self.first_shortest(from, to)?,
+            Routing::Ecmp | Routing::Minimal | Routing::Spray => self.walk(flow, 0, from, to, false)?,
             Routing::Adaptive => self.walk(flow, 0, from, to, true)?,
             Routing::Valiant => self.valiant(flow, from, to)?,
             Routing::Ugal | Routing::Par => {

@@ -3,6 +3,7 @@
 //! otherwise, and plain DMA for everything that touches host memory. docs/models.md (maxmin)
 //! states the rules; this module turns them into a path and a fixed cost per transfer.
 
+use super::network::NetworkRouter;
 use crate::topology::{DeviceKind, LinkKind, Machine};
 use crate::workload::Mechanism;
 use std::cell::RefCell;
@@ -47,8 +48,8 @@ pub struct Router<'m> {
     /// between nodes is stitched from its node parts and a network part between their NICs,
     /// so that routing a message costs the size of a node and of the network, not of the cluster.
     network: bool,
-    /// Hops to each NIC over the network (switches transit), computed when first asked.
-    net_dist: RefCell<BTreeMap<usize, Vec<u32>>>,
+    /// Paths over the network (switches transit), with their distance tables.
+    net: RefCell<NetworkRouter<'m>>,
 }
 
 /// For each device reached: its cost and the device before it with the link between them.
@@ -65,7 +66,7 @@ impl<'m> Router<'m> {
             adj[l.a].push((l.b, i));
             adj[l.b].push((l.a, i));
         }
-        Router { m, adj, trees: RefCell::new(BTreeMap::new()), network: m.spec.network.is_some(), net_dist: RefCell::new(BTreeMap::new()) }
+        Router { m, adj, trees: RefCell::new(BTreeMap::new()), network: m.spec.network.is_some(), net: RefCell::new(NetworkRouter::new(m)) }
     }
 
     fn hops_to(&self, tree: &Tree, to: usize) -> Option<Vec<Hop>> {
@@ -109,43 +110,15 @@ impl<'m> Router<'m> {
         Some(hops)
     }
 
-    /// A shortest path over the network between two NICs (first candidate at every hop; the
-    /// network's routing policy may choose another, see `network`).
+    /// A shortest path over the network between two NICs (the network's routing policy may
+    /// choose another per message, see `network`).
     fn network_path(&self, from: usize, to: usize) -> Option<Vec<Hop>> {
-        let mut cache = self.net_dist.borrow_mut();
-        let dist = cache.entry(to).or_insert_with(|| {
-            let mut d = vec![u32::MAX; self.m.devices.len()];
-            d[to] = 0;
-            let mut queue = std::collections::VecDeque::from([to]);
-            while let Some(v) = queue.pop_front() {
-                if v != to && self.m.devices[v].kind != DeviceKind::Switch {
-                    continue;
-                }
-                for &(w, l) in &self.adj[v] {
-                    if self.m.links[l].kind == LinkKind::Network && d[w] == u32::MAX {
-                        d[w] = d[v] + 1;
-                        queue.push_back(w);
-                    }
-                }
-            }
-            d
-        });
-        if dist[from] == u32::MAX {
-            return None;
-        }
-        let mut hops = Vec::new();
-        let mut v = from;
-        while v != to {
-            let &(w, l) = self.adj[v].iter().find(|&&(w, l)| {
-                self.m.links[l].kind == LinkKind::Network
-                    && dist[w] != u32::MAX
-                    && dist[w] + 1 == dist[v]
-                    && (w == to || self.m.devices[w].kind == DeviceKind::Switch)
-            })?;
-            hops.push(Hop { link: l, forward: self.m.links[l].a == v });
-            v = w;
-        }
-        Some(hops)
+        self.net.borrow_mut().first_shortest(from, to)
+    }
+
+    /// The network routing of this machine, whose distance tables the router shares.
+    pub fn network(&self) -> std::cell::RefMut<'_, NetworkRouter<'m>> {
+        self.net.borrow_mut()
     }
 
     /// Dijkstra from `from` over the preferred cost; endpoints are leaves, never passed through;

@@ -4,7 +4,7 @@
 //! except memory links: DRAM bandwidth is shared by reads and writes, so a memory link is one
 //! resource, and a staged copy, which writes and then reads it, counts twice there.
 //! A transfer issued at t moves no bytes until t + L (engine setup, staging hand-off and the
-//! hop latencies of its path, see `mechanism`); its bytes then share bandwidth max-min fairly
+//! hop latencies of its path, see `flow::router`); its bytes then share bandwidth max-min fairly
 //! with everything else in flight, and it finishes when the last byte is through.
 //! docs/models.md (maxmin) states the rules and the defaults.
 

@@ -40,6 +40,8 @@ pub struct ModelEntry {
     pub params: &'static [Param],
     /// `contend explain` can show this model's steps.
     pub explains: bool,
+    /// Applies to any machine graph (not only to some shape of one, like sc16's PCIe tree).
+    pub any_graph: bool,
     #[serde(skip)]
     pub prepare: Prepare,
 }
@@ -76,6 +78,7 @@ pub static MODELS: &[ModelEntry] = &[
         applies_to: "GPU-to-GPU copies inside one PCIe tree under one root complex",
         params: sc16::PARAMS,
         explains: true,
+        any_graph: false,
         prepare: sc16::prepare,
     },
     ModelEntry {
@@ -92,6 +95,7 @@ pub static MODELS: &[ModelEntry] = &[
         applies_to: "any machine graph: PCIe trees, QPI/UPI, NVLink meshes, NVSwitch, NICs and host memory",
         params: maxmin::PARAMS,
         explains: false,
+        any_graph: true,
         prepare: maxmin::prepare,
     },
     ModelEntry {
@@ -110,6 +114,7 @@ pub static MODELS: &[ModelEntry] = &[
         applies_to: "any machine graph; built for networks of nodes (NICs, switches, dragonfly and fat-tree routes)",
         params: super::packet::PARAMS,
         explains: false,
+        any_graph: true,
         prepare: super::packet::prepare,
     },
 ];
@@ -125,7 +130,7 @@ pub fn get(name: &str) -> Result<&'static ModelEntry> {
 /// What to tell a user whose machine or workload a model cannot handle: the models that
 /// take any graph.
 pub fn general_model_hint() -> String {
-    let general: Vec<&str> = MODELS.iter().filter(|m| m.kind == ModelKind::Event).map(|m| m.name).collect();
+    let general: Vec<&str> = MODELS.iter().filter(|m| m.any_graph).map(|m| m.name).collect();
     format!("use --model {}", general.join(" or --model "))
 }
 

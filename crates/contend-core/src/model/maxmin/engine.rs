@@ -398,7 +398,8 @@ impl<'c> Engine<'c> {
     fn refill(&mut self, t: f64, changed: &[u32], floor: f64) -> Result<()> {
         // First through full resources only (a resource with slack passes no change on while
         // it keeps its slack), then, if the result is not max-min, through every resource.
-        if !(self.fill_affected(changed, floor, true) && self.narrow_holds()) {
+        self.fill_affected(changed, floor, true);
+        if !self.narrow_holds() {
             self.fill_affected(changed, floor, false);
         }
         self.regroup(t)
@@ -406,8 +407,8 @@ impl<'c> Engine<'c> {
 
     /// Select the routes at `floor` or above that `changed` reaches (with `narrow`, only
     /// through full resources and the changed routes' own), and fill them on what the other
-    /// groups leave. Returns false if there was nothing to narrow.
-    fn fill_affected(&mut self, changed: &[u32], floor: f64, narrow: bool) -> bool {
+    /// groups leave.
+    fn fill_affected(&mut self, changed: &[u32], floor: f64, narrow: bool) {
         self.epoch += 1;
         self.affected.clear();
         self.touched.clear();
@@ -437,15 +438,9 @@ impl<'c> Engine<'c> {
                 }
             }
         }
-        if narrow && !skipped {
-            // Nothing was left out: this is the full selection already.
-            self.fill_selected();
-            self.narrowed = false;
-            return true;
-        }
         self.fill_selected();
-        self.narrowed = narrow;
-        true
+        // Nothing left out: this already is the full selection.
+        self.narrowed = narrow && skipped;
     }
 
     fn fill_selected(&mut self) {
@@ -465,7 +460,7 @@ impl<'c> Engine<'c> {
         self.new_rate.clear();
         self.new_rate.resize(self.affected.len(), 0.0);
         let (count, affected) = (&self.count, &self.affected);
-        self.filler.fill_on(&self.c.routes, affected, |k| count[affected[k] as usize] as f64, &self.touched, &mut self.resid, &self.c.cap, &mut self.new_rate);
+        self.filler.fill_on(&self.c.routes, affected, |k| count[affected[k] as usize] as f64, &self.touched, &mut self.resid, &mut self.new_rate);
     }
 
     /// Whether a narrowed fill is the max-min allocation: every refilled route is the fastest

@@ -56,15 +56,14 @@ impl Filler {
             }
         }
         let mut left = std::mem::take(&mut self.left);
-        self.fill_on(routes, items, mult, &links, &mut left, cap, out);
+        self.fill_on(routes, items, mult, &links, &mut left, out);
         (self.links, self.left) = (links, left);
     }
 
     /// The same on `left`, what each resource can still give these items (its capacity minus
     /// what fixed flows take): `links` must list every resource the items use, once; `left`
     /// is consumed.
-    #[allow(clippy::too_many_arguments)]
-    pub fn fill_on(&mut self, routes: &Routes, items: &[u32], mult: impl Fn(usize) -> f64, links: &[u32], left: &mut [f64], cap: &[f64], out: &mut [f64]) {
+    pub fn fill_on(&mut self, routes: &Routes, items: &[u32], mult: impl Fn(usize) -> f64, links: &[u32], left: &mut [f64], out: &mut [f64]) {
         for &l in links {
             self.weight[l as usize] = 0.0;
             self.end[l as usize] = 0;
@@ -151,7 +150,6 @@ impl Filler {
             self.version[l] = self.version[l].wrapping_add(1);
         }
         self.heap = heap;
-        let _ = cap;
     }
 }
 
