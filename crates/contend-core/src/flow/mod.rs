@@ -149,14 +149,20 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut [Plan
     let mut segments: Vec<Vec<Hop>> = vec![Vec::new(); plans.len()];
     let passes = if net.adapts() { 1 + REFINE_PASSES } else { 1 };
     for pass in 0..passes {
+        let mut moved = false;
         for (i, part) in parts.iter().enumerate() {
             let Some((_, _, from, to)) = *part else { continue };
             if pass > 0 {
                 net.uncharge(&segments[i]);
             }
-            segments[i] = net.route(i as u64, from, to).ok_or_else(|| {
+            let route = net.route(i as u64, from, to).ok_or_else(|| {
                 Error::input(&w.origin, format!("transfers[{i}]"), format!("there is no network path from {} to {}", m.devices[from].name, m.devices[to].name))
             })?;
+            moved |= route != segments[i];
+            segments[i] = route;
+        }
+        if !moved {
+            break; // a pass that moves nothing: the next would not either
         }
     }
     let latency = |hops: &[Hop]| hops.iter().map(|h| m.links[h.link].latency).sum::<f64>();

@@ -9,7 +9,7 @@
 
 use super::router::Hop;
 use crate::topology::{DeviceKind, LinkKind, Machine, Routing};
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 const FAR: u32 = u32::MAX;
 
@@ -19,12 +19,38 @@ pub struct NetworkRouter<'m> {
     seed: u64,
     /// Per device: (neighbour, link) over network links only, in link order.
     adj: Vec<Vec<(u32, u32)>>,
-    /// Hops to each target over the network, through switches only; computed when first asked.
-    dist: HashMap<usize, Vec<u32>>,
+    /// Hops to each anchor over the network, through switches only; computed when first asked.
+    /// An endpoint hanging off a single switch is reached through that switch, so one table
+    /// serves every endpoint of a leaf (see `anchor`).
+    dist: Vec<Option<Vec<u32>>>,
     /// Messages routed over each directed link so far: 2l for a -> b, 2l + 1 for b -> a.
     load: Vec<u32>,
     /// The switches of every group (Valiant's intermediate routers).
     groups: BTreeMap<u32, Vec<usize>>,
+    /// Scratch of the least-loaded walk, indexed by device: the busiest link still ahead on the
+    /// best shortest path, and the walk that last reached the device (no clearing between walks).
+    ahead: Vec<u32>,
+    visited: Vec<u32>,
+    walks: u32,
+    /// Per device: whether it is a switch (read in the inner loops; the device records are large).
+    switch: Vec<bool>,
+}
+
+/// Hops to one target: the anchor's table, plus one for an endpoint reached through its switch.
+struct Dist<'a> {
+    base: &'a [u32],
+    to: usize,
+    plus: u32,
+}
+
+impl Dist<'_> {
+    fn at(&self, v: usize) -> u32 {
+        match self.base[v] {
+            _ if v == self.to => 0,
+            FAR => FAR,
+            d => d + self.plus,
+        }
+    }
 }
 
 fn mix(mut x: u64) -> u64 {
@@ -46,7 +72,20 @@ impl<'m> NetworkRouter<'m> {
                 groups.entry(g).or_default().push(i);
             }
         }
-        NetworkRouter { m, policy: m.network.routing, seed: m.network.seed, adj, dist: HashMap::new(), load: vec![0; 2 * m.links.len()], groups }
+        let n = m.devices.len();
+        NetworkRouter {
+            m,
+            policy: m.network.routing,
+            seed: m.network.seed,
+            adj,
+            dist: vec![None; n],
+            load: vec![0; 2 * m.links.len()],
+            groups,
+            ahead: vec![0; n],
+            visited: vec![0; n],
+            walks: 0,
+            switch: m.devices.iter().map(|d| d.kind == DeviceKind::Switch).collect(),
+        }
     }
 
     pub fn routes_per_message(&self) -> bool {
@@ -54,28 +93,42 @@ impl<'m> NetworkRouter<'m> {
     }
 
     fn is_switch(&self, d: usize) -> bool {
-        self.m.devices[d].kind == DeviceKind::Switch
+        self.switch[d]
     }
 
-    fn distances(&mut self, to: usize) -> &Vec<u32> {
-        if !self.dist.contains_key(&to) {
-            let mut d = vec![FAR; self.m.devices.len()];
-            d[to] = 0;
-            let mut queue = VecDeque::from([to]);
-            while let Some(v) = queue.pop_front() {
-                if v != to && !self.is_switch(v) {
-                    continue;
-                }
-                for &(w, _) in &self.adj[v] {
-                    if d[w as usize] == FAR {
-                        d[w as usize] = d[v] + 1;
-                        queue.push_back(w as usize);
+    /// The device whose distance table serves `to`: its switch when `to` is an endpoint whose
+    /// network links all lead to one switch (every shortest path then enters through it).
+    fn anchor(&self, to: usize) -> (usize, u32) {
+        match self.adj[to].first() {
+            Some(&(s, _)) if !self.is_switch(to) && self.is_switch(s as usize) && self.adj[to].iter().all(|&(w, _)| w == s) => (s as usize, 1),
+            _ => (to, 0),
+        }
+    }
+
+    /// Take the distance table towards `to` out of the cache (give it back with `put_back`).
+    fn take_dist(&mut self, to: usize) -> (Vec<u32>, usize, u32) {
+        let (anchor, plus) = self.anchor(to);
+        let table = match self.dist[anchor].take() {
+            Some(t) => t,
+            None => {
+                let mut d = vec![FAR; self.m.devices.len()];
+                d[anchor] = 0;
+                let mut queue = VecDeque::from([anchor]);
+                while let Some(v) = queue.pop_front() {
+                    if v != anchor && !self.is_switch(v) {
+                        continue;
+                    }
+                    for &(w, _) in &self.adj[v] {
+                        if d[w as usize] == FAR {
+                            d[w as usize] = d[v] + 1;
+                            queue.push_back(w as usize);
+                        }
                     }
                 }
+                d
             }
-            self.dist.insert(to, d);
-        }
-        &self.dist[&to]
+        };
+        (table, anchor, plus)
     }
 
     fn dir(&self, link: u32, from: usize) -> usize {
@@ -83,11 +136,13 @@ impl<'m> NetworkRouter<'m> {
     }
 
     /// Next hops from v that stay on a shortest path to the target of `dist`.
-    fn next_hops(&self, dist: &[u32], v: usize, to: usize, out: &mut Vec<(u32, u32)>) {
+    fn next_hops(&self, dist: &Dist, v: usize, out: &mut Vec<(u32, u32)>) {
         out.clear();
+        let dv = dist.at(v);
         out.extend(self.adj[v].iter().copied().filter(|&(w, _)| {
             let w = w as usize;
-            dist[w] != FAR && dist[w] + 1 == dist[v] && (w == to || self.m.devices[w].kind == DeviceKind::Switch)
+            let dw = dist.at(w);
+            dw != FAR && dw + 1 == dv && (w == dist.to || self.is_switch(w))
         }));
     }
 
@@ -101,50 +156,57 @@ impl<'m> NetworkRouter<'m> {
     /// link order); with `least_loaded`, among the
     /// shortest paths whose busiest link carries the fewest messages so far (ties by hash).
     fn walk(&mut self, flow: u64, salt: u64, from: usize, to: usize, least_loaded: bool) -> Option<Vec<Hop>> {
-        self.distances(to);
-        let dist = std::mem::take(self.dist.get_mut(&to).unwrap());
-        let path = self.walk_on(&dist, flow, salt, from, to, least_loaded);
-        *self.dist.get_mut(&to).unwrap() = dist;
+        let (table, anchor, plus) = self.take_dist(to);
+        let path = self.walk_on(&Dist { base: &table, to, plus }, flow, salt, from, least_loaded);
+        self.dist[anchor] = Some(table);
         path
     }
 
-    fn walk_on(&self, dist: &[u32], flow: u64, salt: u64, from: usize, to: usize, least_loaded: bool) -> Option<Vec<Hop>> {
-        if dist[from] == FAR {
+    fn walk_on(&mut self, dist: &Dist, flow: u64, salt: u64, from: usize, least_loaded: bool) -> Option<Vec<Hop>> {
+        let to = dist.to;
+        if dist.at(from) == FAR {
             return None;
         }
-        // Least-loaded: the busiest link still ahead on the best shortest path from each device.
-        let mut ahead: HashMap<usize, u32> = HashMap::new();
         let mut candidates = Vec::new();
         if least_loaded {
-            // The shortest-path DAG from `from`, breadth first: every edge goes one hop closer.
+            // The shortest-path DAG from `from`, breadth first (every edge goes one hop closer),
+            // then, backwards, the busiest link still ahead on the best path from each device.
+            self.walks = self.walks.wrapping_add(1).max(1);
+            let mark = self.walks;
             let mut order = vec![from];
-            let mut seen: HashSet<usize> = HashSet::from([from]);
+            // The next hops of order[k] are edges[starts[k]..starts[k + 1]].
+            let (mut edges, mut starts) = (Vec::new(), vec![0]);
+            self.visited[from] = mark;
             let mut i = 0;
             while let Some(&v) = order.get(i) {
                 i += 1;
-                if v == to {
-                    continue;
+                if v != to {
+                    self.next_hops(dist, v, &mut candidates);
+                    for &(w, _) in &candidates {
+                        if self.visited[w as usize] != mark {
+                            self.visited[w as usize] = mark;
+                            order.push(w as usize);
+                        }
+                    }
+                    edges.extend_from_slice(&candidates);
                 }
-                self.next_hops(dist, v, to, &mut candidates);
-                order.extend(candidates.iter().map(|&(w, _)| w as usize).filter(|&w| seen.insert(w)));
+                starts.push(edges.len());
             }
-            for &v in order.iter().rev() {
-                if v == to {
-                    ahead.insert(v, 0);
-                    continue;
-                }
-                self.next_hops(dist, v, to, &mut candidates);
-                let best = candidates.iter().map(|&(w, l)| self.load[self.dir(l, v)].max(ahead.get(&(w as usize)).copied().unwrap_or(u32::MAX))).min()?;
-                ahead.insert(v, best);
+            for (k, &v) in order.iter().enumerate().rev() {
+                self.ahead[v] = if v == to {
+                    0
+                } else {
+                    edges[starts[k]..starts[k + 1]].iter().map(|&(w, l)| self.load[self.dir(l, v)].max(self.ahead[w as usize])).min()?
+                };
             }
         }
-        let mut hops = Vec::with_capacity(dist[from] as usize);
+        let mut hops = Vec::with_capacity(dist.at(from) as usize);
         let mut v = from;
         while v != to {
-            self.next_hops(dist, v, to, &mut candidates);
+            self.next_hops(dist, v, &mut candidates);
             let h = mix(self.seed ^ mix(flow ^ mix(salt ^ hops.len() as u64)));
             if least_loaded {
-                let score = |&(w, l): &(u32, u32)| self.load[self.dir(l, v)].max(ahead.get(&(w as usize)).copied().unwrap_or(u32::MAX));
+                let score = |&(w, l): &(u32, u32)| self.load[self.dir(l, v)].max(self.ahead[w as usize]);
                 let best = candidates.iter().map(score).min()?;
                 candidates.retain(|c| score(c) == best);
             }
@@ -175,27 +237,27 @@ impl<'m> NetworkRouter<'m> {
     /// Each directed network link of the shortest paths from `from` to `to`, with the share of
     /// a message that crosses it when every device splits it evenly over its next hops.
     pub fn spray(&mut self, from: usize, to: usize) -> Vec<(Hop, f64)> {
-        self.distances(to);
-        let dist = std::mem::take(self.dist.get_mut(&to).unwrap());
+        let (table, anchor, plus) = self.take_dist(to);
+        let dist = Dist { base: &table, to, plus };
         let mut share: BTreeMap<(u32, usize), f64> = BTreeMap::new(); // (hops to go, device) -> share
         let mut out = Vec::new();
         let mut candidates = Vec::new();
-        if dist[from] != FAR {
-            share.insert((dist[from], from), 1.0);
+        if dist.at(from) != FAR {
+            share.insert((dist.at(from), from), 1.0);
         }
         // Devices in order of decreasing distance: every share is complete when it is split.
         while let Some(((_, v), x)) = share.pop_last() {
             if v == to {
                 continue;
             }
-            self.next_hops(&dist, v, to, &mut candidates);
+            self.next_hops(&dist, v, &mut candidates);
             let part = x / candidates.len() as f64;
             for &(w, l) in &candidates {
                 out.push((Hop { link: l as usize, forward: self.m.links[l as usize].a == v }, part));
-                *share.entry((dist[w as usize], w as usize)).or_default() += part;
+                *share.entry((dist.at(w as usize), w as usize)).or_default() += part;
             }
         }
-        *self.dist.get_mut(&to).unwrap() = dist;
+        self.dist[anchor] = Some(table);
         out
     }
 

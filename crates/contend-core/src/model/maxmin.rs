@@ -8,7 +8,7 @@
 //! with everything else in flight, and it finishes when the last byte is through.
 //! docs/models.md (maxmin) states the rules and the defaults.
 
-pub(crate) mod engine;
+pub mod engine;
 mod fill;
 mod groups;
 mod queue;

@@ -39,6 +39,9 @@ const WEIGHTLESS: f64 = 1e-9;
 const TIE: f64 = 1e-9;
 /// The fast path solves for at most this many group levels at once.
 const FAST_GROUPS: usize = 48;
+/// Narrowed refills tried, each opening the resources where the last one was not max-min,
+/// before a refill through every resource.
+const WIDENINGS: usize = 6;
 
 /// A transfer that finishes at service `t` of its route; ordered by (t, sequence) so that ties resolve the same way every run.
 #[derive(PartialEq)]
@@ -98,6 +101,10 @@ pub struct Engine<'c> {
     /// highest new rate of a refilled route on it.
     narrowed: bool,
     top: Vec<f64>,
+    /// Resources a narrowed refill of this rebalance passes changes through although they have
+    /// slack (`open[l] == opening`): where an earlier try was not max-min.
+    open: Vec<u32>,
+    opening: u32,
     /// Set when a fill ended by round-off: the next event refills instead of trusting groups.
     inexact: bool,
     route_mark: Vec<u32>,
@@ -397,11 +404,18 @@ impl<'c> Engine<'c> {
     /// the other groups leave; the routes are regrouped where they froze.
     fn refill(&mut self, t: f64, changed: &[u32], floor: f64) -> Result<()> {
         // First through full resources only (a resource with slack passes no change on while
-        // it keeps its slack), then, if the result is not max-min, through every resource.
-        self.fill_affected(changed, floor, true);
-        if !self.narrow_holds() {
-            self.fill_affected(changed, floor, false);
+        // it keeps its slack); where the result is not max-min, also through the resources
+        // that showed it, and in the end, if that does not settle, through every resource.
+        self.opening = self.opening.wrapping_add(1).max(1);
+        for _ in 0..WIDENINGS {
+            self.fill_affected(changed, floor, true);
+            match self.narrow_holds() {
+                Some(true) => return self.regroup(t),
+                Some(false) => continue,
+                None => break,
+            }
         }
+        self.fill_affected(changed, floor, false);
         self.regroup(t)
     }
 
@@ -427,7 +441,7 @@ impl<'c> Engine<'c> {
         let mut skipped = false;
         while let Some(&l) = self.touched.get(next) {
             next += 1;
-            if narrow && next > own && self.g.len(l as usize) == 0 {
+            if narrow && next > own && self.g.len(l as usize) == 0 && self.open[l as usize] != self.opening {
                 skipped = true;
                 continue;
             }
@@ -466,10 +480,13 @@ impl<'c> Engine<'c> {
     /// Whether a narrowed fill is the max-min allocation: every refilled route is the fastest
     /// on the resource it froze at, and every other group is still frozen at a full resource on
     /// which no refilled route is faster. (`resid` holds what the fill left of each resource.)
-    fn narrow_holds(&mut self) -> bool {
+    /// Some(false): not yet, and the resources that showed it are now open; None: not, and
+    /// widening would not help.
+    fn narrow_holds(&mut self) -> Option<bool> {
         if !self.narrowed {
-            return true;
+            return Some(true);
         }
+        let mut opened = false;
         let level_of = |e: &Self, g: u32| e.g.level[g as usize];
         // The highest new rate of a refilled route on each touched resource.
         for &l in &self.touched {
@@ -485,11 +502,16 @@ impl<'c> Engine<'c> {
         for k in 0..self.affected.len() {
             let b = self.filler.at[k];
             if b == u32::MAX {
-                return false;
+                return None;
             }
             let x = self.new_rate[k] * (1.0 + TIE);
             if self.by_group[b as usize].iter().any(|&(g, _)| self.group_mark[g as usize] != self.epoch && level_of(self, g) > x) {
-                return false;
+                // Faster routes left out share the resource this one froze at: take them in.
+                if self.open[b as usize] == self.opening {
+                    return None;
+                }
+                self.open[b as usize] = self.opening;
+                opened = true;
             }
         }
         for &l in &self.touched {
@@ -497,10 +519,10 @@ impl<'c> Engine<'c> {
             // A group that stays frozen here needs this resource full and no refilled route faster.
             let stays = self.g.len(l) > 0 && self.group_mark[l] != self.epoch;
             if stays && (self.resid[l] > self.c.cap[l] * TIE || self.top[l] > self.g.level[l] * (1.0 + TIE)) {
-                return false;
+                return None;
             }
         }
-        true
+        Some(!opened)
     }
 
     /// Move the refilled routes into the groups where they froze, with their new levels.
@@ -626,6 +648,8 @@ impl<'c> Engine<'c> {
             level_set: vec![0; nres],
             narrowed: false,
             top: vec![0.0; nres],
+            open: vec![0; nres],
+            opening: 0,
             inexact: false,
             route_mark: vec![0; nroutes],
             res_mark: vec![0; nres],
