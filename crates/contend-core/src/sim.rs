@@ -47,12 +47,14 @@ impl Outcome {
     }
 }
 
-/// A transfer whose setup ends at `t`; ties resolve by issue order, the same every run.
+/// A transfer that reaches its NIC's queue (`at_nic`) or whose setup ends (joins the model)
+/// at `t`; ties resolve by issue order, the same every run.
 #[derive(PartialEq)]
 struct Join {
     t: f64,
     seq: u64,
     flow: usize,
+    at_nic: bool,
 }
 
 impl Eq for Join {}
@@ -117,26 +119,48 @@ impl Executor<'_> {
         }
     }
 
-    /// The next message waiting at the NIC flow f has just freed.
-    fn release(&mut self, f: usize) -> Option<usize> {
+    /// Flow f, done at t, frees its NIC slot: the next waiting message takes it. Its hop
+    /// latencies run from when f's last byte left the NIC (t less f's own), as packets
+    /// pipeline back to back, but never before t.
+    fn release(&mut self, f: usize, t: f64) {
         let q = self.flows.nic[f];
         if self.nic_slots.is_none() || q == NO_NIC {
-            return None;
+            return;
         }
-        let next = self.nic_waiting[q as usize].pop_front();
-        if next.is_none() {
-            self.nic_moving[q as usize] -= 1;
+        match self.nic_waiting[q as usize].pop_front() {
+            Some(g) => {
+                let left_nic = t - (self.flows.setup[f] - self.flows.overhead[f]);
+                let due = (left_nic + self.flows.setup[g] - self.flows.overhead[g]).max(t);
+                self.schedule(g, due, false);
+            }
+            None => self.nic_moving[q as usize] -= 1,
         }
-        next
     }
 
+    fn schedule(&mut self, flow: usize, due: f64, at_nic: bool) {
+        self.seq += 1;
+        let q = self.flows.join_quantum;
+        let t = if q > 0.0 && !at_nic { (due / q).ceil() * q } else { due };
+        self.joins.push(Reverse(Join { t, seq: self.seq, flow, at_nic }));
+    }
+
+    /// A message through a NIC queues there once its overhead is paid, in arrival order, and
+    /// meets its hop latencies once the NIC takes it; any other transfer just waits its setup.
     fn issue(&mut self, i: usize, at: f64) {
         self.out.start[i] = at;
-        self.seq += 1;
-        let due = at + self.flows.setup[i];
-        let q = self.flows.join_quantum;
-        let t = if q > 0.0 { (due / q).ceil() * q } else { due };
-        self.joins.push(Reverse(Join { t, seq: self.seq, flow: i }));
+        if self.flows.nic[i] == NO_NIC {
+            self.schedule(i, at + self.flows.setup[i], false);
+        } else {
+            self.schedule(i, at + self.flows.overhead[i], true);
+        }
+    }
+
+    /// Message f reaches its NIC's queue at t.
+    fn arrive(&mut self, f: usize, t: f64) {
+        self.count_at_nic(f, t, 1);
+        if self.admit(f) {
+            self.schedule(f, t + self.flows.setup[f] - self.flows.overhead[f], false);
+        }
     }
 
     fn joined(&mut self, f: usize, t: f64) {
@@ -255,16 +279,14 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
                 model.finish(t, &mut finished);
                 for &f in &finished {
                     x.finished(f, t);
-                    if let Some(g) = x.release(f) {
-                        model.join(g, t);
-                        x.joined(g, t);
-                    }
+                    x.release(f, t);
                 }
                 done += finished.len();
             } else if x.joins.peek().is_some_and(|Reverse(j)| j.t <= horizon) {
                 let Reverse(j) = x.joins.pop().unwrap();
-                x.count_at_nic(j.flow, t, 1);
-                if x.admit(j.flow) {
+                if j.at_nic {
+                    x.arrive(j.flow, t);
+                } else {
                     model.join(j.flow, t);
                     x.joined(j.flow, t);
                 }

@@ -71,6 +71,9 @@ pub struct FlowTable {
     pub plans: Vec<Plan>,
     /// Seconds from issue to the first byte: the path's latency plus the transfer's overhead.
     pub setup: Vec<f64>,
+    /// The part of `setup` spent before a message reaches its NIC's queue (its software
+    /// overhead); the rest (hop latencies) is paid after the NIC takes it.
+    pub overhead: Vec<f64>,
     /// Bytes each transfer pushes through its bottleneck: its size, plus one pipeline chunk if staged.
     pub volume: Vec<f64>,
     /// One-way latency of each resource's link, seconds.
@@ -212,6 +215,7 @@ impl FlowTable {
             route_of: Vec::with_capacity(n),
             plans: Vec::with_capacity(n),
             setup: Vec::with_capacity(n),
+            overhead: w.transfers.iter().map(|t| t.overhead).collect(),
             volume: Vec::with_capacity(n),
             latency,
             nic: Vec::with_capacity(n),

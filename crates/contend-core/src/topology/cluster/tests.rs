@@ -154,6 +154,28 @@ mod traffic {
         assert!(r[0] > 0.019 && r[1] > 0.019, "rr {r:?}");
     }
 
+    /// FCFS takes messages in the order they reach the NIC, not in the order their hop latencies
+    /// end, and a message pays its hops while the one before it has its last bytes on their way
+    /// (packets follow each other out of a NIC), but never starts before that one is done.
+    #[test]
+    fn fcfs_serves_in_arrival_order_back_to_back() {
+        let (far, near) = ("n31", "n1"); // 6 network hops, and 2 (same leaf)
+        let hops = |d: &str| -> f64 {
+            if d == far {
+                2.0 * 100e-9 + 4.0 * 150e-9
+            } else {
+                2.0 * 100e-9
+            }
+        };
+        for (a, b) in [(far, near), (near, far)] {
+            let t = format!("transfers:\n  - {{src: n0.GPU0, dst: {a}.GPU0, size: 100MB}}\n  - {{src: n0.GPU0, dst: {b}.GPU0, size: 100MB}}\n");
+            let f = run(&ft("ecmp", "fcfs"), &t).transfers.finish_s;
+            let first = hops(a) + 100e6 / 10e9;
+            let second = (first - hops(a) + hops(b)).max(first) + 100e6 / 10e9;
+            assert!((f[0] - first).abs() < 1e-12 && (f[1] - second).abs() < 1e-12, "{a} then {b}: {f:?}, want {first} and {second}");
+        }
+    }
+
     /// Every node of group i sends to group i + 1: minimal routing is limited by the global
     /// links between neighbouring groups; Valiant and PAR spread the traffic.
     #[test]
