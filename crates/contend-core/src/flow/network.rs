@@ -29,7 +29,7 @@ pub struct NetworkRouter<'m> {
     groups: BTreeMap<u32, Vec<usize>>,
     /// Scratch of the least-loaded walk, indexed by device: the busiest link still ahead on the
     /// best shortest path, and the walk that last reached the device (no clearing between walks).
-    ahead: Vec<u32>,
+    ahead: Vec<(u32, u32)>,
     visited: Vec<u32>,
     walks: u32,
     /// Per device: whether it is a switch (read in the inner loops; the device records are large).
@@ -81,7 +81,7 @@ impl<'m> NetworkRouter<'m> {
             dist: vec![None; n],
             load: vec![0; 2 * m.links.len()],
             groups,
-            ahead: vec![0; n],
+            ahead: vec![(0, 0); n],
             visited: vec![0; n],
             walks: 0,
             switch: m.devices.iter().map(|d| d.kind == DeviceKind::Switch).collect(),
@@ -129,6 +129,12 @@ impl<'m> NetworkRouter<'m> {
             }
         };
         (table, anchor, plus)
+    }
+
+    /// A path's cost to the least-loaded walk: its busiest link's messages, then the sum of the
+    /// messages on its links (which breaks ties towards paths of emptier links).
+    fn cost(&self, load: u32, ahead: (u32, u32)) -> (u32, u32) {
+        (load.max(ahead.0), load + ahead.1)
     }
 
     fn dir(&self, link: u32, from: usize) -> usize {
@@ -194,9 +200,9 @@ impl<'m> NetworkRouter<'m> {
             }
             for (k, &v) in order.iter().enumerate().rev() {
                 self.ahead[v] = if v == to {
-                    0
+                    (0, 0)
                 } else {
-                    edges[starts[k]..starts[k + 1]].iter().map(|&(w, l)| self.load[self.dir(l, v)].max(self.ahead[w as usize])).min()?
+                    edges[starts[k]..starts[k + 1]].iter().map(|&(w, l)| self.cost(self.load[self.dir(l, v)], self.ahead[w as usize])).min()?
                 };
             }
         }
@@ -206,7 +212,7 @@ impl<'m> NetworkRouter<'m> {
             self.next_hops(dist, v, &mut candidates);
             let h = mix(self.seed ^ mix(flow ^ mix(salt ^ hops.len() as u64)));
             if least_loaded {
-                let score = |&(w, l): &(u32, u32)| self.load[self.dir(l, v)].max(self.ahead[w as usize]);
+                let score = |&(w, l): &(u32, u32)| self.cost(self.load[self.dir(l, v)], self.ahead[w as usize]);
                 let best = candidates.iter().map(score).min()?;
                 candidates.retain(|c| score(c) == best);
             }

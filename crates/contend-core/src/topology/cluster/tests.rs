@@ -145,6 +145,20 @@ mod traffic {
         assert!(shortest > 1.5 * spray, "shortest {shortest} vs spray {spray}");
     }
 
+    /// On a larger tree (256 nodes), one path per message chosen by load still gives most
+    /// messages of a permutation the injection bandwidth (a few collide, and set the makespan).
+    #[test]
+    fn adaptive_gives_most_of_a_permutation_full_bandwidth() {
+        let tree = "name: ft\nfabric:\n  fat_tree: {radix: 16, pods: 4}\nlink: {bandwidth: 10GB/s}\nnodes: {gpus: 1}\nnetwork: {routing: adaptive}\n";
+        let mut t = String::from("transfers:\n");
+        for i in 0..256 {
+            t.push_str(&format!("  - {{src: n{i}.GPU0, dst: n{}.GPU0, size: 100MB}}\n", (i * 97 + 31) % 256));
+        }
+        let d = run(tree, &t).transfers.duration_s;
+        let full = d.iter().filter(|&&x| x < 1.001 * 100e6 / 10e9).count();
+        assert!(full * 100 >= d.len() * 97, "{full} of {} at full bandwidth", d.len());
+    }
+
     #[test]
     fn fcfs_sends_one_message_at_a_time_and_rr_shares() {
         let t = "transfers:\n  - {src: n0.GPU0, dst: n5.GPU0, size: 100MB}\n  - {src: n0.GPU0, dst: n9.GPU0, size: 100MB}\n";
