@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod calibrate;
+pub mod datatype;
 pub mod error;
 pub mod flow;
 pub mod import;
