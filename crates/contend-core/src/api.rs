@@ -295,7 +295,7 @@ pub fn generate(m: &Machine, req: &GenerateRequest) -> Result<WorkloadSpec> {
             t.start = Some(Time(at));
         }
     }
-    Ok(WorkloadSpec { transfers: list })
+    Ok(WorkloadSpec { transfers: list, ..Default::default() })
 }
 
 /// Every peer of group i sends to the peer at the same position in group i + 1 (groups: the
@@ -421,7 +421,7 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)]) -> Result
 }
 
 /// The kinds of document `schema` describes.
-pub const SCHEMAS: &[&str] = &["machine", "transfers", "halo", "report"];
+pub const SCHEMAS: &[&str] = &["machine", "transfers", "halo", "report", "datatype"];
 
 /// JSON Schema of a machine, transfers or halo file, or of a simulation report.
 pub fn schema(which: &str) -> Result<String> {
@@ -430,7 +430,30 @@ pub fn schema(which: &str) -> Result<String> {
         "transfers" => schemars::schema_for!(WorkloadSpec),
         "halo" => schemars::schema_for!(schedule::HaloSpec),
         "report" => schemars::schema_for!(Report),
+        "datatype" => schemars::schema_for!(crate::datatype::DatatypeSpec),
         _ => return Err(Error::input("schema", which, format!("is not a schema; choose {}", SCHEMAS.join(", ")))),
     };
     Ok(serde_json::to_string_pretty(&s).expect("schemas serialise"))
+}
+
+/// Datatype presets as (name, description, bytes, blocks).
+pub fn datatype_presets() -> Vec<(String, String, u64, u64)> {
+    crate::datatype::preset_names()
+        .into_iter()
+        .map(|n| {
+            let d = crate::datatype::Datatype::load(n).expect("presets are tested");
+            (n.to_string(), d.description, d.stats.size_bytes, d.stats.blocks)
+        })
+        .collect()
+}
+
+/// Each method's predicted time for one message of a datatype (a preset or a file), its
+/// parts, and the winner (see `datatype_report`).
+pub fn datatype(m: &Machine, source: &str, req: &crate::datatype_report::DatatypeRequest) -> Result<crate::datatype_report::DatatypeReport> {
+    crate::datatype_report::compare(m, &crate::datatype::Datatype::load(source)?, req)
+}
+
+/// The same over `points` message sizes doubling from one instance (the crossover chart).
+pub fn datatype_sweep(m: &Machine, source: &str, req: &crate::datatype_report::DatatypeRequest, points: u32) -> Result<crate::datatype_report::Sweep> {
+    crate::datatype_report::sweep(m, &crate::datatype::Datatype::load(source)?, req, points)
 }

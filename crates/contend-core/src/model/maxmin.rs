@@ -145,8 +145,11 @@ pub fn prepare(m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<
 impl MaxminPrepared {
     pub fn new(m: &Machine, w: &Workload, params: MaxminParams) -> Result<MaxminPrepared> {
         let capacity = |l: &Link| l.bandwidth * l.efficiency.unwrap_or_else(|| params.efficiency(l.kind));
-        let mut flows =
-            FlowTable::compile(m, w, &FlowRules { capacity: &capacity, p2p: params.p2p, staging_chunk: params.staging_chunk, prepay_latency: true })?;
+        let mut flows = FlowTable::compile(
+            m,
+            w,
+            &FlowRules { capacity: &capacity, p2p: params.p2p, staging_chunk: params.staging_chunk, prepay_latency: true, caps: true },
+        )?;
         flows.join_quantum = params.quantum;
         Ok(MaxminPrepared { flows, params })
     }
