@@ -24,6 +24,7 @@ from contend.api import (
     schedule,
     simulate,
 )
+from contend.datatypes import datatype, datatype_presets, datatype_sweep, kernel_params
 from contend.errors import ContendError, InputError, UnsupportedError
 
 __all__ = [
@@ -36,9 +37,13 @@ __all__ = [
     "Transfers",
     "UnsupportedError",
     "calibrate",
+    "datatype",
+    "datatype_presets",
+    "datatype_sweep",
     "explain",
     "halo_presets",
     "import_machine",
+    "kernel_params",
     "models",
     "p2p",
     "p2p_frames",

@@ -70,3 +70,27 @@ def generate(
 def schema(which: str) -> str: ...
 def schemas() -> str: ...
 def models() -> str: ...
+def datatype(
+    machine_json: str,
+    machine_origin: str,
+    source: str,
+    src: str,
+    dst: str,
+    count: int,
+    model: str,
+    params: list[tuple[str, str]],
+    kernels: list[tuple[str, str]],
+) -> str: ...
+def datatype_sweep(
+    machine_json: str,
+    machine_origin: str,
+    source: str,
+    src: str,
+    dst: str,
+    model: str,
+    params: list[tuple[str, str]],
+    kernels: list[tuple[str, str]],
+    points: int,
+) -> str: ...
+def datatype_presets() -> str: ...
+def kernel_params() -> str: ...

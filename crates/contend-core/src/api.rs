@@ -436,6 +436,9 @@ pub fn schema(which: &str) -> Result<String> {
     Ok(serde_json::to_string_pretty(&s).expect("schemas serialise"))
 }
 
+/// The kernel and load-store cost parameters of datatype methods (name, default, help).
+pub const KERNEL_PARAMS: &[crate::model::Param] = crate::datatype::cost::PARAMS;
+
 /// Datatype presets as (name, description, bytes, blocks).
 pub fn datatype_presets() -> Vec<(String, String, u64, u64)> {
     crate::datatype::preset_names()
