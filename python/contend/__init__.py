@@ -26,6 +26,7 @@ from contend.api import (
 )
 from contend.datatypes import datatype, datatype_presets, datatype_sweep, kernel_params
 from contend.errors import ContendError, InputError, UnsupportedError
+from contend.streams import stencil, stencil_params
 
 __all__ = [
     "ContendError",
@@ -50,5 +51,7 @@ __all__ = [
     "presets",
     "schedule",
     "simulate",
+    "stencil",
+    "stencil_params",
 ]
 __version__ = "0.1.0"

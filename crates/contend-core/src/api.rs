@@ -460,3 +460,12 @@ pub fn datatype(m: &Machine, source: &str, req: &crate::datatype_report::Datatyp
 pub fn datatype_sweep(m: &Machine, source: &str, req: &crate::datatype_report::DatatypeRequest, points: u32) -> Result<crate::datatype_report::Sweep> {
     crate::datatype_report::sweep(m, &crate::datatype::Datatype::load(source)?, req, points)
 }
+
+/// One iteration of seed 004's 2D stencil per local lattice, CPU-posted against stream-ordered
+/// communication (see `stencil`).
+pub fn stencil(lattices: &[u64], params: &[(String, String)]) -> Result<crate::stencil::StencilReport> {
+    crate::stencil::sweep(lattices, params)
+}
+
+/// The parameters of the stencil iteration model (name, default, help).
+pub const STENCIL_PARAMS: &[crate::model::Param] = crate::stencil::PARAMS;

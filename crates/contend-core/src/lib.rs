@@ -14,6 +14,7 @@ pub mod p2p;
 pub mod report;
 pub mod schedule;
 pub mod sim;
+pub mod stencil;
 pub mod topology;
 pub mod units;
 pub mod workload;

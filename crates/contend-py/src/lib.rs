@@ -227,6 +227,18 @@ fn kernel_params() -> String {
     json(api::KERNEL_PARAMS)
 }
 
+/// `api::stencil`: one 2D stencil iteration per local lattice, CPU-posted and stream-ordered.
+#[pyfunction]
+fn stencil(lattices: Vec<u64>, params: Vec<(String, String)>) -> PyResult<String> {
+    Ok(json(&api::stencil(&lattices, &params).map_err(to_py)?))
+}
+
+/// The stencil model's parameters as a JSON list of {name, default, help}.
+#[pyfunction]
+fn stencil_params() -> String {
+    json(api::STENCIL_PARAMS)
+}
+
 /// Halo presets as a JSON list of [name, description].
 #[pyfunction]
 fn halo_presets() -> String {
@@ -309,5 +321,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(datatype_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(datatype_presets, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_params, m)?)?;
+    m.add_function(wrap_pyfunction!(stencil, m)?)?;
+    m.add_function(wrap_pyfunction!(stencil_params, m)?)?;
     Ok(())
 }
