@@ -105,3 +105,25 @@ def test_unknown_method_one_line(cli, tmp_path):
 def test_unknown_kernel_term_one_line(cli):
     assert_one_line(cli("datatype", "dgx1-p100", "GPU0", "GPU1", "milc-zdown", "--kernel", "lunch=3us"),
                     "--kernel", "lunch", "launch")
+
+
+def test_calibrate_kernels_fits_and_reports_residuals(cli, tmp_path):
+    # Times of a pack kernel at 300 GB/s with 40 extra bytes per block and 6 µs of launch + sync.
+    rows = ["kernel,block,bytes,time"]
+    for block in (8, 64, 4096):
+        for size in (2**16, 2**20, 2**24):
+            t = 6e-6 + (size + size / block * 40) / 300e9
+            rows.append(f"pack,{block}B,{size}B,{t * 1e12:.0f}ps")
+    f = write(tmp_path, "m.csv", "\n".join(rows) + "\n")
+    p = cli("calibrate-kernels", "dgx1-p100", "GPU0", "GPU1", f, "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert len(r["residuals"]) == 9 and r["rms_relative_error"] < 1e-3
+    assert r["kernels"]["pack_block"] == "40B" and r["kernels"]["pack_bw"].startswith("300")
+    text = cli("calibrate-kernels", "dgx1-p100", "GPU0", "GPU1", f).stdout
+    assert "kernels: {launch:" in text and "--kernel pack_bw=" in text
+
+
+def test_calibrate_kernels_bad_row_is_one_line(cli, tmp_path):
+    f = write(tmp_path, "m.csv", "kernel,block,bytes,time\nsqueeze,8B,1MiB,3us\npack,8B,1MiB,3us\npack,8B,2MiB,5us\n")
+    assert_one_line(cli("calibrate-kernels", "dgx1-p100", "GPU0", "GPU1", f), "m.csv", "line 2", "squeeze")

@@ -24,7 +24,7 @@ from contend.api import (
     schedule,
     simulate,
 )
-from contend.datatypes import datatype, datatype_presets, datatype_sweep, kernel_params
+from contend.datatypes import calibrate_kernels, datatype, datatype_presets, datatype_sweep, kernel_params
 from contend.errors import ContendError, InputError, UnsupportedError
 from contend.streams import stencil, stencil_params
 
@@ -38,6 +38,7 @@ __all__ = [
     "Transfers",
     "UnsupportedError",
     "calibrate",
+    "calibrate_kernels",
     "datatype",
     "datatype_presets",
     "datatype_sweep",

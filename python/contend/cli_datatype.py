@@ -1,4 +1,4 @@
-"""`contend datatype` and `contend datatypes`: non-contiguous messages, method by method."""
+"""`contend datatype`, `datatypes` and `calibrate-kernels`: non-contiguous messages, method by method."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from rich.table import Table
 
 from contend import _core, api
 from contend.cli import MachineArg, ParamOpt, app, err, human_bytes, out, output_path, parse_params, user_errors
+from contend.datatypes import calibrate_kernels, datatype_sweep
 from contend.datatypes import datatype as predict
-from contend.datatypes import datatype_sweep
 from contend.errors import InputError
 from contend.units import time_unit
 
@@ -135,3 +135,31 @@ def print_methods(raw: dict[str, Any]) -> None:
         table.add_row(names[i], f"{mt['blocks'][k]:,}", mt["asked"][k], mt["chosen"][k], fmt(mt["margin_s"][k]),
                       fmt(mt["pack_s"][k]), fmt(mt["zero_copy_s"][k]), fmt(mt["staged_s"][k]))
     out().print(table)
+
+
+@app.command("calibrate-kernels")
+@user_errors
+def calibrate_kernels_cmd(
+    machine: str = MachineArg,
+    src: str = typer.Argument(..., help="GPU the load-store measurements sent from."),
+    dst: str = typer.Argument(..., help="GPU they stored into."),
+    measurements: str = typer.Argument(..., help="CSV: kernel (pack, unpack, load-store), block, bytes, time."),
+    as_json: bool = typer.Option(False, "--json", help="Print the fit and every residual as JSON."),
+) -> None:
+    """Fit the datatype methods' kernel terms (launch + sync, pack/unpack throughput and per-block cost, load-store
+    fraction of the path and per-block cost) to measurements, with the residual of every point."""
+    f = calibrate_kernels(api.Machine.load(machine), src, dst, measurements)
+    if as_json:
+        sys.stdout.write(json.dumps(f, indent=2) + "\n")
+        return
+    table = Table(title=f"residuals (rms {f['rms_relative_error']:.1%})", title_justify="left")
+    for col in ("kernel", "block", "bytes", "measured µs", "predicted µs", "error"):
+        table.add_column(col, justify="left" if col == "kernel" else "right")
+    for r in f["residuals"]:
+        table.add_row(r["kernel"], human_bytes(int(r["block_bytes"])), human_bytes(int(r["bytes"])),
+                      f"{r['measured_s'] * 1e6:.2f}", f"{r['predicted_s'] * 1e6:.2f}", f"{r['relative_error']:+.1%}")
+    out().print(table)
+    out().print(f"path {src}→{dst}: {f['path_class']}, {f['path_bps'] / 1e9:.2f} GB/s alone (maxmin)")
+    out().print("fitted: " + ", ".join(f["fitted"]) + "; put them in a transfers file as")
+    out().print("kernels: {" + ", ".join(f"{k}: {f['kernels'][k]}" for k in f["fitted"]) + "}")
+    out().print("or pass " + " ".join(f"--kernel {k}={f['kernels'][k]}" for k in f["fitted"]))

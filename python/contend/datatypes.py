@@ -41,3 +41,9 @@ def datatype_sweep(
     """The methods' times over ``points`` message sizes, 1, 2, 4, … instances (the crossover chart's data)."""
     return json.loads(_core.datatype_sweep(machine.spec_json, machine.origin, os.fspath(source), src, dst, model,
                                            _params(params), _params(kernels or {}), points))
+
+
+def calibrate_kernels(machine: Machine, src: str, dst: str, measurements: str | os.PathLike) -> dict[str, Any]:
+    """Fit the methods' kernel terms to a CSV (kernel, block, bytes, time); load-store rows were measured from
+    ``src`` to ``dst``. ``["kernels"]`` holds every term with its unit, ``["residuals"]`` one row per point."""
+    return json.loads(_core.calibrate_kernels(machine.spec_json, machine.origin, src, dst, os.fspath(measurements)))

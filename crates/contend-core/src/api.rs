@@ -469,3 +469,10 @@ pub fn stencil(lattices: &[u64], params: &[(String, String)]) -> Result<crate::s
 
 /// The parameters of the stencil iteration model (name, default, help).
 pub const STENCIL_PARAMS: &[crate::model::Param] = crate::stencil::PARAMS;
+
+/// Fit the kernel terms of datatype methods to a CSV of measurements (kernel, block, bytes,
+/// time), load-store ones measured from `src` to `dst` on `m` (see `calibrate::kernels_fit`).
+pub fn calibrate_kernels(m: &Machine, src: &str, dst: &str, path: &str) -> Result<calibrate::kernels_fit::KernelFit> {
+    let points = calibrate::kernels_fit::parse_csv(&read_user_file(path)?, path)?;
+    calibrate::kernels_fit::fit(m, src, dst, &points, path)
+}

@@ -239,6 +239,13 @@ fn stencil_params() -> String {
     json(api::STENCIL_PARAMS)
 }
 
+/// `api::calibrate_kernels`: datatype kernel terms fitted to a CSV, with residuals, as JSON.
+#[pyfunction]
+fn calibrate_kernels(machine_json: &str, machine_origin: &str, src: &str, dst: &str, measurements: &str) -> PyResult<String> {
+    let m = machine(machine_json, machine_origin)?;
+    Ok(json(&api::calibrate_kernels(&m, src, dst, measurements).map_err(to_py)?))
+}
+
 /// Halo presets as a JSON list of [name, description].
 #[pyfunction]
 fn halo_presets() -> String {
@@ -322,6 +329,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(datatype_presets, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_params, m)?)?;
     m.add_function(wrap_pyfunction!(stencil, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(stencil_params, m)?)?;
     Ok(())
 }

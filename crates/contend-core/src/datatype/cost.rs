@@ -137,7 +137,7 @@ impl KernelParams {
             m.insert(k.into(), Time::from_secs(v).to_string());
         }
         for (k, v) in [("pack_bw", self.pack_bw), ("unpack_bw", self.unpack_bw)] {
-            m.insert(k.into(), Bandwidth(v).to_string());
+            m.insert(k.into(), Bandwidth(four_digits(v)).to_string());
         }
         for (k, v) in [
             ("pack_block", self.pack_block),
@@ -147,8 +147,8 @@ impl KernelParams {
         ] {
             m.insert(k.into(), Bytes(v.round() as u64).to_string());
         }
-        m.insert("ls_eff_nvlink".into(), format!("{}", self.ls_eff_nvlink));
-        m.insert("ls_eff_pcie".into(), format!("{}", self.ls_eff_pcie));
+        m.insert("ls_eff_nvlink".into(), format!("{}", four_digits(self.ls_eff_nvlink)));
+        m.insert("ls_eff_pcie".into(), format!("{}", four_digits(self.ls_eff_pcie)));
         m
     }
 
@@ -174,6 +174,15 @@ impl KernelParams {
         let gather = self.pack_bw * n / (n + b * self.pack_block);
         link.min(gather)
     }
+}
+
+/// `x` to four significant digits: fitted rates print as 300GB/s, not 299.99999784GB/s.
+fn four_digits(x: f64) -> f64 {
+    if !(x > 0.0 && x.is_finite()) {
+        return x;
+    }
+    let unit = 10f64.powi(x.log10().floor() as i32 - 3);
+    (x / unit).round() * unit
 }
 
 /// What a zero-copy kernel's stores cross: all NVLink (NVSwitch included), or some PCIe.

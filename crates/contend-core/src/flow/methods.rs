@@ -61,7 +61,7 @@ pub struct Applied {
 }
 
 /// Where zero-copy stores go: all NVLink, or some PCIe.
-fn class(m: &Machine, plan: &Plan) -> PathClass {
+pub fn class(m: &Machine, plan: &Plan) -> PathClass {
     if plan.hops.iter().all(|h| m.links[h.link].kind == LinkKind::Nvlink) {
         PathClass::Nvlink
     } else {
