@@ -38,7 +38,8 @@ pub struct Estimate {
     pub why_not: Option<String>,
 }
 
-/// What was asked, what runs, and by how much it beat the next method (alone on its path).
+/// What was asked, what runs, and by how much it beat the next method (alone on its path); a
+/// method asked for that is not the fastest has a negative margin (what it loses).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Decision {
     pub asked: Method,
@@ -156,7 +157,15 @@ pub fn apply(
     };
     let estimates = vec![pack_e, zc_e, staged_e];
     let chosen = match asked {
-        Method::Adaptive => estimates.iter().filter(|e| e.total_s.is_some()).min_by(|a, b| a.total_s.unwrap().total_cmp(&b.total_s.unwrap())).unwrap().method,
+        // Where CUDA stages the pair, pack's copy is the staged one: adaptive names it staged.
+        Method::Adaptive => {
+            estimates
+                .iter()
+                .filter(|e| e.total_s.is_some() && (peer || e.method != Method::Pack))
+                .min_by(|a, b| a.total_s.unwrap().total_cmp(&b.total_s.unwrap()))
+                .ok_or("no method applies to this pair")?
+                .method
+        }
         m => m,
     };
     let mine = estimates.iter().find(|e| e.method == chosen).unwrap();
@@ -164,7 +173,9 @@ pub fn apply(
         return Err(format!("method {} does not apply: {why}; use method adaptive", chosen.name()));
     }
     let best = mine.total_s.unwrap();
-    let margin_s = estimates.iter().filter(|e| e.method != chosen).filter_map(|e| e.total_s).map(|x| x - best).fold(f64::INFINITY, f64::min);
+    // Against the other methods; where CUDA stages the pair, pack and staged are one.
+    let rival = |e: &&Estimate| e.method != chosen && (peer || ![Method::Pack, Method::Staged].contains(&e.method) || chosen == Method::ZeroCopy);
+    let margin_s = estimates.iter().filter(rival).filter_map(|e| e.total_s).map(|x| x - best).fold(f64::INFINITY, f64::min);
     let (before, after, latency, cap) = (mine.before_s, mine.after_s, mine.latency_s, (chosen == Method::ZeroCopy).then(|| zc_cap.unwrap()));
     let plan = match chosen {
         Method::Staged => staged_plan.unwrap(),
