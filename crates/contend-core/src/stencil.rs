@@ -74,7 +74,7 @@ pub const PARAMS: &[Param] = &[
     Param { name: "enqueue", default: "2us", help: "CPU time to enqueue one stream-ordered operation" },
     Param { name: "trigger", default: "1us", help: "GPU front-end time to trigger a queued send or pass a stream wait" },
     Param { name: "kernel_min", default: "2us", help: "shortest GPU time of a kernel" },
-    Param { name: "point_rate", default: "12GB/s", help: "grid points updated per second (written as a rate: 12GB/s = 12e9 points/s)" },
+    Param { name: "point_rate", default: "12e9", help: "grid points a compute kernel updates per second" },
     Param { name: "pack_bw", default: "100GB/s", help: "pack/unpack kernel throughput for large blocks" },
     Param { name: "pack_block", default: "32B", help: "extra bytes each block costs a pack/unpack kernel" },
     Param { name: "net_latency", default: "1.5us", help: "one message's network latency (GPUDirect RDMA)" },
@@ -104,7 +104,13 @@ impl StencilParams {
                 "enqueue" => p.enqueue = time()?,
                 "trigger" => p.trigger = time()?,
                 "kernel_min" => p.kernel_min = time()?,
-                "point_rate" => p.point_rate = bw()?,
+                "point_rate" => {
+                    p.point_rate = v
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|r| *r > 0.0 && r.is_finite())
+                        .ok_or_else(|| param_error(k, format!("\"{v}\" is not a positive number of points per second, e.g. 12e9")))?
+                }
                 "pack_bw" => p.pack_bw = bw()?,
                 "pack_block" => p.pack_block = Bytes::parse(v).map(|b| b.as_f64()).map_err(|e| param_error(k, e))?,
                 "net_latency" => p.net_latency = time()?,
@@ -131,7 +137,8 @@ impl StencilParams {
         ] {
             m.insert(k.to_string(), Time::from_secs(v).to_string());
         }
-        for (k, v) in [("point_rate", self.point_rate), ("pack_bw", self.pack_bw), ("net_bw", self.net_bw)] {
+        m.insert("point_rate".into(), format!("{:e}", self.point_rate));
+        for (k, v) in [("pack_bw", self.pack_bw), ("net_bw", self.net_bw)] {
             m.insert(k.to_string(), Bandwidth(v).to_string());
         }
         m.insert("pack_block".into(), Bytes(self.pack_block as u64).to_string());
