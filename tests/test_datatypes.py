@@ -6,20 +6,7 @@ import json
 import pytest
 
 import contend
-
-
-def write(tmp_path, name, text):
-    p = tmp_path / name
-    p.write_text(text)
-    return str(p)
-
-
-def assert_one_line(p, *needles):
-    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1, p.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
+from test_bad_input import assert_one_line, write
 
 
 @pytest.mark.parametrize("machine,src,dst", [("dgx1-p100", "GPU0", "GPU1"), ("dgx-a100", "GPU0", "GPU5"),

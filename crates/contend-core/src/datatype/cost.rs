@@ -6,7 +6,7 @@
 use super::stats::Message;
 use crate::error::Result;
 use crate::model::registry::Param;
-use crate::model::{param_error, unknown_param};
+use crate::model::{fraction, param_error, unknown_param};
 use crate::units::{Bandwidth, Bytes, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -108,12 +108,7 @@ impl KernelParams {
             let time = || Time::parse(v).map(|t| t.secs()).map_err(|e| param_error(k, e));
             let bw = || Bandwidth::parse(v).map(|b| b.bytes_per_sec()).map_err(|e| param_error(k, e));
             let bytes = || Bytes::parse(v).map(|b| b.as_f64()).map_err(|e| param_error(k, e));
-            let eff = || {
-                v.parse::<f64>()
-                    .ok()
-                    .filter(|e| *e > 0.0 && *e <= 1.0)
-                    .ok_or_else(|| param_error(k, format!("\"{v}\" is not a number in (0, 1]; e.g. {k}=0.8")))
-            };
+            let eff = || fraction(k, v);
             match k.as_str() {
                 "launch" => p.launch = time()?,
                 "sync" => p.sync = time()?,

@@ -38,6 +38,12 @@ pub struct Estimate {
     pub why_not: Option<String>,
 }
 
+impl Estimate {
+    fn unavailable(method: Method, why: &str) -> Estimate {
+        Estimate { method, total_s: None, before_s: 0.0, latency_s: 0.0, moving_s: 0.0, after_s: 0.0, rate_bps: 0.0, why_not: Some(why.into()) }
+    }
+}
+
 /// What was asked, what runs, and by how much it beat the next method (alone on its path); a
 /// method asked for that is not the fastest has a negative margin (what it loses).
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -93,19 +99,7 @@ pub fn apply(
     let staged = router.plan(t.src, t.dst, Some(Mechanism::Staged), &[], p2p).ok();
     let copy = |method: Method, plan: Option<&Plan>| {
         let Some(plan) = plan else {
-            return (
-                Estimate {
-                    method,
-                    total_s: None,
-                    before_s: 0.0,
-                    latency_s: 0.0,
-                    moving_s: 0.0,
-                    after_s: 0.0,
-                    rate_bps: 0.0,
-                    why_not: Some("no staging path".into()),
-                },
-                None,
-            );
+            return (Estimate::unavailable(method, "no staging path"), None);
         };
         let r = rate(plan);
         let fill = if plan.staging.is_some() { n.min(chunk) } else { 0.0 };
@@ -143,16 +137,7 @@ pub fn apply(
         }
         _ => {
             let why = if peer { "the model cannot cap a transfer's rate; use --model maxmin" } else { "the GPUs have no peer access (CUDA stages this pair)" };
-            Estimate {
-                method: Method::ZeroCopy,
-                total_s: None,
-                before_s: 0.0,
-                latency_s: 0.0,
-                moving_s: 0.0,
-                after_s: 0.0,
-                rate_bps: 0.0,
-                why_not: Some(why.into()),
-            }
+            Estimate::unavailable(Method::ZeroCopy, why)
         }
     };
     let estimates = vec![pack_e, zc_e, staged_e];
