@@ -2,11 +2,14 @@
 datatype methods in simulate and schedule, and bad input in one line."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 import contend
 from test_bad_input import assert_one_line, write
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
 
 
 @pytest.mark.parametrize("machine,src,dst", [("dgx1-p100", "GPU0", "GPU1"), ("dgx-a100", "GPU0", "GPU5"),
@@ -114,3 +117,29 @@ def test_calibrate_kernels_fits_and_reports_residuals(cli, tmp_path):
 def test_calibrate_kernels_bad_row_is_one_line(cli, tmp_path):
     f = write(tmp_path, "m.csv", "kernel,block,bytes,time\nsqueeze,8B,1MiB,3us\npack,8B,1MiB,3us\npack,8B,2MiB,5us\n")
     assert_one_line(cli("calibrate-kernels", "dgx1-p100", "GPU0", "GPU1", f), "m.csv", "line 2", "squeeze")
+
+
+def test_explain_shows_the_decisions_under_sc16(cli, tmp_path):
+    f = write(tmp_path, "t.yaml", "transfers:\n  - {src: GPU0, dst: GPU2, size: 960KiB, datatype: cosmo-halo-ew}\n"
+                                  "  - {src: GPU1, dst: GPU4, size: 96KiB, datatype: milc-zdown, method: pack}\n")
+    p = cli("explain", "cs-storm-socket", f)
+    assert p.returncode == 0, p.stderr
+    assert "datatype methods" in p.stdout and "adaptive" in p.stdout
+    # sc16 cannot cap a transfer: zero-copy is refused in one line.
+    z = write(tmp_path, "z.yaml",
+              "transfers:\n  - {src: GPU0, dst: GPU2, size: 96KiB, datatype: milc-zdown, method: zero-copy}\n")
+    assert_one_line(cli("explain", "cs-storm-socket", z), "zero-copy", "--model maxmin")
+
+
+def test_examples_run(cli):
+    p = cli("simulate", "dgx1-p100", EXAMPLES / "datatypes.yaml", "--model", "maxmin", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["methods"]["chosen"] == ["zero-copy", "pack", "staged", "pack"]
+    s = cli("schedule", "dgx-a100", "--halo", EXAMPLES / "jacobi-halo.yaml", "--model", "maxmin", "--search", "anneal",
+            "--iterations", "20", "--json")
+    assert s.returncode == 0, s.stderr
+
+
+def test_schema_of_datatype_files(cli):
+    p = cli("schema", "datatype")
+    assert p.returncode == 0 and "subarray" in p.stdout and "stride_bytes" in p.stdout

@@ -612,8 +612,8 @@ def models() -> None:
 
 @app.command()
 @user_errors
-def schema(which: str = typer.Argument("machine", help="machine, transfers, halo or report")) -> None:
-    """Print the JSON Schema of machine, transfers or halo files (for editors), or of simulate's report."""
+def schema(which: str = typer.Argument("machine", help="machine, transfers, halo, report or datatype")) -> None:
+    """Print the JSON Schema of machine, transfers, halo or datatype files (for editors), or of simulate's report."""
     sys.stdout.write(_core.schema(which) + "\n")
 
 
