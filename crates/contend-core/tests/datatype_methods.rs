@@ -140,3 +140,17 @@ fn bad_methods_and_datatypes_get_one_line() {
         assert!(!e.contains('\n'), "{e}");
     }
 }
+
+/// Between nodes a GPU cannot store into another's memory: zero-copy is not offered there.
+#[test]
+fn zero_copy_stays_inside_a_node() {
+    let cluster =
+        "name: c\nfabric:\n  fat_tree: {radix: 4, pods: 2}\nlink: {bandwidth: 11.9GB/s, latency: 100ns, router_delay: 60ns}\nnodes: {machine: dgx1-p100}\n";
+    let m = Machine::from_text(cluster, "c.yaml").unwrap();
+    let dt = Datatype::load("milc-zdown").unwrap();
+    let r = compare(&m, &dt, &req("n0.GPU0", "n1.GPU0", 1)).unwrap();
+    let zc = r.methods.iter().find(|m| m.estimate.method.name() == "zero-copy").unwrap();
+    assert!(zc.simulated_s.is_none() && zc.estimate.why_not.as_deref().unwrap().contains("different nodes"));
+    let r = compare(&m, &dt, &req("n0.GPU0", "n0.GPU1", 1)).unwrap();
+    assert_eq!(r.winner, "zero-copy");
+}

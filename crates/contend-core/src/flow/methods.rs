@@ -118,7 +118,10 @@ pub fn apply(
     };
     let (pack_e, pack_plan) = copy(Method::Pack, Some(&cuda));
     let (staged_e, staged_plan) = copy(Method::Staged, staged.as_ref());
-    let peer = cuda.mechanism == Mechanism::P2p;
+    // Loads and stores reach a peer's memory only inside a node (NVLink or PCIe peer mappings);
+    // across a network a GPU-to-GPU copy is RDMA, never a store.
+    let over_network = cuda.hops.iter().any(|h| m.links[h.link].kind == LinkKind::Network);
+    let peer = cuda.mechanism == Mechanism::P2p && !over_network;
     let zc_cap = peer.then(|| k.load_store_bps(msg, class(m, &cuda), rate(&cuda)));
     let zc_e = match zc_cap {
         Some(cap) if caps => {
@@ -136,7 +139,13 @@ pub fn apply(
             }
         }
         _ => {
-            let why = if peer { "the model cannot cap a transfer's rate; use --model maxmin" } else { "the GPUs have no peer access (CUDA stages this pair)" };
+            let why = if peer {
+                "the model cannot cap a transfer's rate; use --model maxmin"
+            } else if over_network {
+                "the GPUs are in different nodes: stores cannot cross the network"
+            } else {
+                "the GPUs have no peer access (CUDA stages this pair)"
+            };
             Estimate::unavailable(Method::ZeroCopy, why)
         }
     };
