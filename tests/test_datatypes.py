@@ -143,3 +143,9 @@ def test_examples_run(cli):
 def test_schema_of_datatype_files(cli):
     p = cli("schema", "datatype")
     assert p.returncode == 0 and "subarray" in p.stdout and "stride_bytes" in p.stdout
+
+
+@pytest.mark.parametrize("args,needle", [(["--count", "-3"], "--count"), (["--count", "0"], "--count"),
+                                         (["--sweep", "100"], "--sweep"), (["-k", "launch=5"], "no unit")])
+def test_bad_options_one_line(cli, args, needle):
+    assert_one_line(cli("datatype", "dgx1-p100", "GPU0", "GPU1", "milc-zdown", *args), needle)

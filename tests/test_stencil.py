@@ -32,3 +32,8 @@ def test_bad_parameter_is_one_line(cli):
     p = cli("stencil", "-p", "lunch=1us")
     assert p.returncode == 2
     assert len(p.stderr.strip().splitlines()) == 1 and "lunch" in p.stderr
+
+
+def test_negative_lattice_is_one_line(cli):
+    p = cli("stencil", "-l", "-5")
+    assert p.returncode == 2 and "--lattice" in p.stderr and len(p.stderr.strip().splitlines()) == 1

@@ -60,6 +60,8 @@ def datatype(
     target = output_path(plot, [machine, type_], "--plot")
     if sweep < 0:
         raise InputError(f"--sweep: {sweep} is negative; give the number of sizes, e.g. 16")
+    if count < 1:
+        raise InputError(f"--count: {count} sends nothing; give at least 1")
     m = api.Machine.load(machine)
     r = predict(m, type_, src, dst, count=count, model=model, kernels=kernels, **params)
     points = sweep or (16 if target else 0)

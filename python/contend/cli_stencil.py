@@ -11,6 +11,7 @@ from rich.table import Table
 
 from contend import _core
 from contend.cli import app, err, human_bytes, out, output_path, parse_params, user_errors
+from contend.errors import InputError
 
 # Seed 004's weak-scaling sweep: local lattice 8 ... 8,192.
 SWEEP = [2**k for k in range(3, 14)]
@@ -36,6 +37,9 @@ def stencil(
     """One iteration of seed 004's 2D stencil per local lattice: CPU-posted MPI (launch, synchronise, post per
     neighbour) against stream-ordered communication (GPUDirect Async), and the gain."""
     target = output_path(plot, [], "--plot")
+    bad = [n for n in lattice or [] if n < 2]
+    if bad:
+        raise InputError(f"--lattice: {bad[0]} is too small; a local lattice has at least 2 points per side")
     r = json.loads(_core.stencil(lattice or SWEEP, list(parse_params(param).items())))
     if as_json:
         sys.stdout.write(json.dumps(r, indent=2) + "\n")
