@@ -156,25 +156,44 @@ type Shares = Vec<(Hop, f64)>;
 /// parts whole, its network part split evenly over the shortest paths).
 fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut [Plan]) -> Result<Vec<Option<Shares>>> {
     let parts: Vec<Option<(usize, usize, usize, usize)>> = w.transfers.iter().zip(plans.iter()).map(|(t, p)| network_part(m, t.src, p)).collect();
-    let mut segments: Vec<Vec<Hop>> = vec![Vec::new(); plans.len()];
+    // What is routed: every message, or under adaptive routing every pair of NICs once, carrying
+    // its messages' weight (the first message of a pair stands for it).
+    let mut units: Vec<(usize, usize, usize, u32)> = Vec::new(); // (message, from, to, weight)
+    let mut unit_of: Vec<usize> = vec![usize::MAX; plans.len()];
+    let mut pair_unit: HashMap<(usize, usize), usize> = HashMap::new();
+    for (i, part) in parts.iter().enumerate() {
+        let Some((_, _, from, to)) = *part else { continue };
+        let u = if net.routes_per_pair() {
+            *pair_unit.entry((from, to)).or_insert_with(|| {
+                units.push((i, from, to, 0));
+                units.len() - 1
+            })
+        } else {
+            units.push((i, from, to, 0));
+            units.len() - 1
+        };
+        units[u].3 += 1;
+        unit_of[i] = u;
+    }
+    let mut routes: Vec<Vec<Hop>> = vec![Vec::new(); units.len()];
     let passes = if net.adapts() { 1 + REFINE_PASSES } else { 1 };
     for pass in 0..passes {
         let mut moved = false;
-        for (i, part) in parts.iter().enumerate() {
-            let Some((_, _, from, to)) = *part else { continue };
+        for (u, &(i, from, to, weight)) in units.iter().enumerate() {
             if pass > 0 {
-                net.uncharge(&segments[i]);
+                net.uncharge(&routes[u], weight);
             }
-            let route = net.route(i as u64, from, to).ok_or_else(|| {
+            let route = net.route(i as u64, from, to, weight).ok_or_else(|| {
                 Error::input(&w.origin, format!("transfers[{i}]"), format!("there is no network path from {} to {}", m.devices[from].name, m.devices[to].name))
             })?;
-            moved |= route != segments[i];
-            segments[i] = route;
+            moved |= route != routes[u];
+            routes[u] = route;
         }
         if !moved {
             break; // a pass that moves nothing: the next would not either
         }
     }
+    let segments: Vec<Vec<Hop>> = unit_of.iter().map(|&u| if u == usize::MAX { Vec::new() } else { routes[u].clone() }).collect();
     let latency = |hops: &[Hop]| hops.iter().map(|h| m.links[h.link].latency).sum::<f64>();
     let mut spread = vec![None; plans.len()];
     for (((plan, part), segment), shares) in plans.iter_mut().zip(&parts).zip(segments).zip(spread.iter_mut()) {
