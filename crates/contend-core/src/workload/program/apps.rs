@@ -29,19 +29,24 @@ pub const APPS: &[App] = &[
     App {
         name: "stencil4d",
         summary: "TraceR's stencil4d: periodic 4D grid; per iteration compute, 8 irecv, 8 blocking sends to the ±x,±y,±z,±t neighbours, waitall, barrier",
-        params: &[ITER, p("size", "1MiB", "bytes per neighbour message"), p("compute", "300us", "compute per iteration")],
+        params: &[ITER, p("size", "64000B", "bytes per neighbour message (eager, as MPI sends it at the default limit)"), p("compute", "20us", "compute per iteration")],
         build: stencil4d,
     },
     App {
         name: "subcomm3d",
         summary: "3D grid; per iteration compute, then an alltoall inside the rank's x line, y line and z line sub-communicators",
-        params: &[ITER, p("size", "256KiB", "bytes to each peer of an alltoall"), p("compute", "300us", "compute per iteration")],
+        params: &[ITER, p("size", "256KiB", "bytes to each peer of an alltoall"), p("compute", "50us", "compute per iteration")],
         build: subcomm3d,
     },
     App {
         name: "kripke",
-        summary: "Kripke-like Sn sweep: 3D grid, per iteration 8 octant wavefronts (receive the 3 upwind faces, compute, send the 3 downwind faces), each rank taking octants in the order their fronts reach it",
-        params: &[ITER, p("size", "64KiB", "bytes per face message"), p("compute", "2ms", "compute per octant")],
+        summary: "Kripke-like Sn sweep: 3D grid, per iteration 8 octant wavefronts, each cut into direction sets that pipeline (per set: receive the 3 upwind faces, compute, send the 3 downwind faces), each rank taking octants in the order their fronts reach it",
+        params: &[
+            ITER,
+            p("size", "64KiB", "bytes per face message of one octant (split over its sets)"),
+            p("compute", "2ms", "compute per octant (split over its sets)"),
+            p("sets", "16", "direction sets per octant, which pipeline"),
+        ],
         build: kripke,
     },
     App {
@@ -59,7 +64,7 @@ pub const APPS: &[App] = &[
     App {
         name: "sw4lite",
         summary: "SW4lite-like: 3D grid, per time step compute and a 6-neighbour halo exchange (two ghost layers)",
-        params: &[ITER, p("size", "1MiB", "bytes per face message"), p("compute", "5ms", "compute per time step")],
+        params: &[ITER, p("size", "1MiB", "bytes per face message"), p("compute", "3ms", "compute per time step")],
         build: sw4lite,
     },
     App {
@@ -91,7 +96,8 @@ pub struct Values {
     iterations: u32,
     size: u64,
     compute: f64,
-    levels: u32,
+    /// The skeleton's own count: AMG's levels, Kripke's direction sets per octant.
+    count: u32,
 }
 
 impl App {
@@ -113,10 +119,17 @@ impl App {
         if !(1..=12).contains(&levels) {
             return Err(bad("levels", format!("is {levels}; give 1 to 12")));
         }
+        let count = match get("sets") {
+            Some(s) => match s.parse::<u32>() {
+                Ok(n) if (1..=256).contains(&n) => n,
+                _ => return Err(bad("sets", format!("is {s}; give a whole number from 1 to 256"))),
+            },
+            None => levels,
+        };
         if ranks == 0 {
             return Err(Error::input(origin, field, "has 0 ranks; give a job at least one rank"));
         }
-        Ok((self.build)(ranks, &Values { iterations, size, compute, levels }))
+        Ok((self.build)(ranks, &Values { iterations, size, compute, count }))
     }
 }
 
@@ -249,18 +262,22 @@ fn kripke(n: u32, v: &Values) -> Program {
         let mut order: Vec<u32> = (0..8).collect();
         order.sort_by_key(|&o| (depth(o), o));
         let mut ops = Vec::new();
+        let sets = v.count.max(1);
+        let (size, compute) = ((v.size / sets as u64).max(8), v.compute / sets as f64);
         for _ in 0..v.iterations {
             for &octant in &order {
-                let dirs = dirs_of(octant);
-                for (d, &s) in dirs.iter().enumerate() {
-                    if let Some(up) = neighbour(r, &dims, d, -s, false) {
-                        ops.push(Op::Recv(msg(up, v.size, octant * 3 + d as u32)));
+                for _ in 0..sets {
+                    let dirs = dirs_of(octant);
+                    for (d, &s) in dirs.iter().enumerate() {
+                        if let Some(up) = neighbour(r, &dims, d, -s, false) {
+                            ops.push(Op::Recv(msg(up, size, octant * 3 + d as u32)));
+                        }
                     }
-                }
-                ops.push(Op::Compute(Time::from_secs(v.compute)));
-                for (d, &s) in dirs.iter().enumerate() {
-                    if let Some(down) = neighbour(r, &dims, d, s, false) {
-                        ops.push(Op::Isend(msg(down, v.size, octant * 3 + d as u32)));
+                    ops.push(Op::Compute(Time::from_secs(compute)));
+                    for (d, &s) in dirs.iter().enumerate() {
+                        if let Some(down) = neighbour(r, &dims, d, s, false) {
+                            ops.push(Op::Isend(msg(down, size, octant * 3 + d as u32)));
+                        }
                     }
                 }
             }
@@ -288,7 +305,7 @@ fn amg(n: u32, v: &Values) -> Program {
     per_rank(n, |r| {
         let mut ops = Vec::new();
         for _ in 0..v.iterations {
-            let levels: Vec<u32> = (0..v.levels).chain((0..v.levels).rev()).collect();
+            let levels: Vec<u32> = (0..v.count).chain((0..v.count).rev()).collect();
             for l in levels {
                 let shrink = 8f64.powi(l as i32);
                 ops.push(Op::Compute(Time::from_secs(v.compute / shrink)));
