@@ -102,3 +102,32 @@ def test_sc16_fit_recovers_the_slides_parameters():
     assert c["bandwidth_bps"] / 2**30 == pytest.approx(11.6, abs=0.01)
     assert c["tau"] == pytest.approx(0.2, abs=0.005)
     assert c["within_15_percent"] == 1.0
+
+
+@pytest.mark.parametrize("cell", ["inf", "nan", "-21.5"])
+def test_calibrate_refuses_non_finite_cells_where_they_are(tmp_path, cell):
+    machine = tmp_path / "a100.yaml"
+    assert run_cli("import", str(FIXTURES / "nvidia-smi-topo-4xa100-pcie.txt"), "-o", str(machine)).returncode == 0
+    text = (FIXTURES / "p2pBandwidthLatencyTest-4xa100-pcie.txt").read_text()
+    bad = tmp_path / "p2p.txt"
+    bad.write_text(text.replace("275.51", cell))
+    p = run_cli("calibrate", str(machine), str(bad))
+    assert p.returncode == 2, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert "row 1, column 0" in p.stderr and "p2p.txt" in p.stderr
+
+
+def test_calibrate_from_partial_and_nvbandwidth_output(tmp_path):
+    machine = tmp_path / "a100.yaml"
+    assert run_cli("import", str(FIXTURES / "nvidia-smi-topo-4xa100-pcie.txt"), "-o", str(machine)).returncode == 0
+    text = (FIXTURES / "p2pBandwidthLatencyTest-4xa100-pcie.txt").read_text()
+    partial = tmp_path / "p2p.txt"
+    partial.write_text(text.replace("275.51", "-").replace(" 21.69  21.50 ", " - "))
+    p = run_cli("calibrate", str(machine), str(partial), "--json")
+    assert p.returncode == 0, p.stderr
+    pairs = {(r["matrix"], r["src"], r["dst"]) for r in json.loads(p.stdout)["residuals"]}
+    assert ("unidirectional_p2p_gbps", "GPU1", "GPU0") not in pairs
+    assert ("unidirectional_p2p_gbps", "GPU0", "GPU1") in pairs
+    # nvbandwidth's read test on 6 PCIe GPUs: parsed, and a 4-GPU machine is refused in one line.
+    p = run_cli("calibrate", str(machine), str(FIXTURES / "nvbandwidth-6xa6000-read-ce.txt"))
+    assert p.returncode == 2 and "6 devices" in p.stderr

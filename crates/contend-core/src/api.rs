@@ -413,7 +413,7 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)]) -> Result
         return Ok(serde_json::to_value(fit).expect("fits serialise"));
     }
     let p = MaxminParams::parse(params)?;
-    let meas = calibrate::parse_p2p_output(&text, path)?;
+    let meas = calibrate::parse_measurements(&text, path)?;
     let c = calibrate::calibrate(m, &meas, &p)?;
     let mut v = serde_json::to_value(&c).expect("calibrations serialise");
     v["yaml"] = serde_json::Value::String(crate::topology::to_yaml(&c.spec));

@@ -17,11 +17,22 @@
 //! Where the measurements cannot tell unknowns apart (every staged copy crosses the same kinds),
 //! the ridge spreads the time evenly among them; the predictions do not depend on the split.
 
+mod cells;
 mod lsq;
+pub mod nvbandwidth;
 pub mod p2p_output;
 pub mod sc16_fit;
 
 pub use p2p_output::{parse as parse_p2p_output, P2pMeasurements};
+
+/// p2pBandwidthLatencyTest or nvbandwidth output, whichever `text` is.
+pub fn parse_measurements(text: &str, origin: &str) -> Result<P2pMeasurements> {
+    if nvbandwidth::detect(text) {
+        nvbandwidth::parse(text, origin)
+    } else {
+        parse_p2p_output(text, origin)
+    }
+}
 
 use crate::error::{Error, Result};
 use crate::flow::router::{Plan, Router};
@@ -153,7 +164,10 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
         ));
     }
     let router = Router::new(m);
-    let mut notes = Vec::new();
+    let mut notes = meas.skipped.clone();
+    if meas.unidirectional_p2p_read_gbps.is_some() {
+        notes.push("the P2P read matrix is reported, not fitted".into());
+    }
     let mut plans = vec![vec![[None, None]; n]; n];
     for i in 0..n {
         for j in (0..n).filter(|&j| j != i) {
@@ -184,8 +198,8 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
         let Some(matrix) = matrix else { continue };
         for i in 0..n {
             for j in (0..n).filter(|&j| j != i) {
-                if let Some(p) = &plans[i][j][mode] {
-                    copies.push(Copy { resources: resources_of(m, p), per_copy: matrix[i][j] * 1e9 });
+                if let (Some(p), Some(v)) = (&plans[i][j][mode], matrix[i][j]) {
+                    copies.push(Copy { resources: resources_of(m, p), per_copy: v * 1e9 });
                 }
             }
         }
@@ -198,14 +212,16 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
         let Some(matrix) = matrix else { continue };
         for i in 0..n {
             // The diagonal is a copy inside one GPU: its engine alone.
-            let mut local = vec![0.0; 2 + KINDS.len()];
-            local[GPU] = 1.0;
-            rows.push(local);
-            ys.push(matrix[i][i] * 1e-6);
+            if let Some(v) = matrix[i][i] {
+                let mut local = vec![0.0; 2 + KINDS.len()];
+                local[GPU] = 1.0;
+                rows.push(local);
+                ys.push(v * 1e-6);
+            }
             for j in (0..n).filter(|&j| j != i) {
-                if let Some(p) = &plans[i][j][mode] {
+                if let (Some(p), Some(v)) = (&plans[i][j][mode], matrix[i][j]) {
                     rows.push(latency_row(m, p));
-                    ys.push(matrix[i][j] * 1e-6);
+                    ys.push(v * 1e-6);
                 }
             }
         }
@@ -256,14 +272,16 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
         let mut sq = Vec::new();
         for i in 0..n {
             for j in (0..n).filter(|&j| diagonal || j != i) {
+                let Some(y) = measured[i][j] else { continue };
                 let p = predicted[i][j];
-                let rel = p.map(|p| (p - measured[i][j]) / measured[i][j]);
+                // A measured 0 has no relative error; its prediction is still listed.
+                let rel = p.filter(|_| y > 0.0).map(|p| (p - y) / y);
                 sq.extend(rel.map(|r| r * r));
                 residuals.push(Residual {
                     matrix: name.into(),
                     src: m.devices[gpus[i]].name.clone(),
                     dst: m.devices[gpus[j]].name.clone(),
-                    measured: measured[i][j],
+                    measured: y,
                     predicted: p,
                     relative_error: rel,
                 });
