@@ -79,3 +79,27 @@ fn refuses_measurements_of_another_machine() {
     let e = calibrate(&m, &meas, &MaxminParams::default()).unwrap_err().to_string();
     assert!(e.contains("4 devices but dgx1-p100 has 8 GPUs"), "{e}");
 }
+
+/// Written from its data sheet (no latency anywhere), the machine still predicts the measured
+/// latencies' order: NVLink pairs 2.22-2.25 us, staged pairs 11.7-21.9 us (median 18.3 us).
+#[test]
+fn data_sheet_machine_predicts_latency_of_the_right_order() {
+    let m = Machine::from_text(MACHINE, "a100-pcie-4").unwrap();
+    let r = crate::p2p::p2p_matrices(&m, &MaxminParams::default()).unwrap();
+    let nv = r.latency_p2p_us[0][1].unwrap();
+    let staged = r.latency_p2p_us[0][2].unwrap();
+    assert!((nv - 2.24).abs() / 2.24 < 0.1, "{nv}");
+    assert!((11.7..21.9).contains(&staged), "{staged}");
+}
+
+/// Partial measurements: the cells left out are neither fitted nor reported.
+#[test]
+fn partial_measurements_fit_what_is_there() {
+    let m = Machine::from_text(MACHINE, "a100-pcie-4").unwrap();
+    let text = OUTPUT.replace("275.51", "-").replace("     3  18.78  18.08   2.32   2.48 \n", "");
+    let c = calibrate(&m, &parse_p2p_output(&text, "partial").unwrap(), &MaxminParams::default()).unwrap();
+    let has = |mx: &str, s: &str, d: &str| c.residuals.iter().any(|r| r.matrix == mx && r.src == s && r.dst == d);
+    assert!(!has("unidirectional_p2p_gbps", "GPU1", "GPU0") && has("unidirectional_p2p_gbps", "GPU0", "GPU1"));
+    assert!(!has("latency_p2p_us", "GPU3", "GPU2") && has("latency_p2p_us", "GPU2", "GPU3"));
+    assert!(c.fitted.contains_key("efficiency.nvlink"));
+}

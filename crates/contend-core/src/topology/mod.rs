@@ -4,6 +4,7 @@
 //! `Machine` is the validated, indexed form the models work on.
 
 pub mod cluster;
+pub mod default_latency;
 mod pcie_tree;
 mod presets;
 mod render;
@@ -151,7 +152,8 @@ pub struct DeviceSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Fixed cost of a copy at this device: for a GPU or NIC, its DMA engine's setup per copy
-    /// it drives; for host memory, the CPU hand-off per copy staged through it.
+    /// it drives; for host memory, the CPU hand-off per copy staged through it. Absent: a
+    /// default per kind and generation (docs/models.md, "Default latencies").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<Time>,
     /// The dragonfly group or fat-tree pod of a network switch.
@@ -233,7 +235,7 @@ pub struct LinkSpec {
     /// Bandwidth of each direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth: Option<Bandwidth>,
-    /// One-way latency of the hop.
+    /// One-way latency of the hop. Absent: a default per kind and PCIe generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<Time>,
     /// Fraction of `bandwidth` a copy sustains on this link, in (0, 1]; flow-level models
@@ -380,7 +382,7 @@ impl Machine {
                 name: d.name.clone(),
                 kind: d.kind,
                 model: d.model.clone(),
-                latency: d.latency.map(|t| t.secs()).unwrap_or(0.0),
+                latency: d.latency.map_or_else(|| default_latency::device(d.kind, d.model.as_deref()), |t| t.secs()),
                 group: d.group,
             });
         }
@@ -440,7 +442,7 @@ impl Machine {
                 b,
                 kind: l.kind,
                 bandwidth: per_link * count as f64,
-                latency: l.latency.map(|t| t.secs()).unwrap_or(0.0),
+                latency: l.latency.map_or_else(|| default_latency::link(l.kind, l.gen), |t| t.secs()),
                 efficiency: l.efficiency,
                 p2p: l.p2p.unwrap_or(!matches!(l.kind, LinkKind::Qpi | LinkKind::Upi)),
                 label,

@@ -272,14 +272,15 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
             lanes: None,
             count: None,
             bandwidth: Some(intra),
-            latency: None,
+            // Generated nodes are seed 003's: latency is the network links' and routers' only.
+            latency: Some(Time(0)),
             efficiency: Some(1.0),
             p2p: None,
         });
     };
     for (i, switch) in attach.iter().enumerate() {
         for g in 0..gpus {
-            b.spec.devices.push(DeviceSpec { name: format!("n{i}.GPU{g}"), kind: DeviceKind::Gpu, model: None, latency: None, group: None });
+            b.spec.devices.push(DeviceSpec { name: format!("n{i}.GPU{g}"), kind: DeviceKind::Gpu, model: None, latency: Some(Time(0)), group: None });
         }
         for k in 0..nic_count {
             b.spec.devices.push(DeviceSpec { name: format!("n{i}.NIC{k}"), kind: DeviceKind::Nic, model: None, latency: None, group: None });
