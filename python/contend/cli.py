@@ -460,7 +460,8 @@ def print_schedule(s: api.Schedule) -> None:
 
 
 MATRICES = (
-    ("unidirectional_p2p_gbps", "Unidirectional P2P=Enabled Bandwidth Matrix (GB/s)"),
+    ("unidirectional_p2p_gbps", "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)"),
+    ("unidirectional_p2p_read_gbps", "Unidirectional P2P=Enabled Bandwidth (P2P Reads) Matrix (GB/s)"),
     ("unidirectional_staged_gbps", "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)"),
     ("bidirectional_p2p_gbps", "Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)"),
     ("bidirectional_staged_gbps", "Bidirectional P2P=Disabled Bandwidth Matrix (GB/s)"),

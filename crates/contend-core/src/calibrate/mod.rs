@@ -8,16 +8,17 @@
 //! tightest resource, bandwidth × efficiency / times crossed. That is linear in the efficiency
 //! of that resource's kind, so the fit alternates: pick each copy's tightest resource under the
 //! current efficiencies, then solve each kind's efficiency by least squares through the origin,
-//! until no copy changes its tightest resource. The bidirectional matrices are predicted and
-//! reported, not fitted: running both directions at once costs the DMA engines and the staging
-//! pipeline more than link sharing explains (the A100 fixture loses 6% on NVLink and 35% when
-//! staged), and pooling them would bias every efficiency.
+//! until no copy changes its tightest resource. The bidirectional peer matrix then gives each
+//! kind's duplex loss and a P2P-read matrix its read efficiency (duplex_read.rs); the staged
+//! bidirectional matrix is reported, not fitted (the staging pipeline loses 35% on the A100
+//! fixture, more than link sharing explains).
 //! Latency: a copy's fixed cost is a sum of per-device and per-hop terms (see model::mechanism),
 //! linear in the unknowns; non-negative least squares with a small ridge (lsq.rs) solves it.
 //! Where the measurements cannot tell unknowns apart (every staged copy crosses the same kinds),
 //! the ridge spreads the time evenly among them; the predictions do not depend on the split.
 
 mod cells;
+mod duplex_read;
 mod lsq;
 pub mod nvbandwidth;
 pub mod p2p_output;
@@ -165,9 +166,6 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
     }
     let router = Router::new(m);
     let mut notes = meas.skipped.clone();
-    if meas.unidirectional_p2p_read_gbps.is_some() {
-        notes.push("the P2P read matrix is reported, not fitted".into());
-    }
     let mut plans = vec![vec![[None, None]; n]; n];
     for i in 0..n {
         for j in (0..n).filter(|&j| j != i) {
@@ -255,10 +253,34 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
         spec.links.iter_mut().filter(|l| l.kind == *kind).for_each(|l| l.latency = Some(time(lat[2 + k])));
     }
 
+    // Duplex loss and read efficiency, on the links with their fitted efficiencies.
+    let with_eff = Machine::from_spec(spec.clone(), &m.origin)?;
+    let kinds = [(&meas.bidirectional_p2p_gbps, "duplex"), (&meas.unidirectional_p2p_read_gbps, "read_efficiency")];
+    for (matrix, what) in kinds {
+        let Some(matrix) = matrix else { continue };
+        let fit = if what == "duplex" {
+            duplex_read::fit_duplex(&with_eff, &plans, matrix, params)
+        } else {
+            duplex_read::fit_read(&with_eff, &plans, matrix, params)
+        };
+        for (name, (kind, v)) in fit {
+            let v = (v * 1e4).round() / 1e4;
+            fitted.insert(format!("{what}.{name}"), format!("{v}"));
+            for l in spec.links.iter_mut().filter(|l| l.kind == kind) {
+                if what == "duplex" {
+                    l.duplex = Some(v);
+                } else {
+                    l.read_efficiency = Some(v);
+                }
+            }
+        }
+    }
+
     let calibrated = Machine::from_spec(spec.clone(), &format!("{} (calibrated)", m.origin))?;
     let predicted = p2p_matrices(&calibrated, params)?;
     let pairs = [
         ("unidirectional_p2p_gbps", &meas.unidirectional_p2p_gbps, &predicted.unidirectional_p2p_gbps, false),
+        ("unidirectional_p2p_read_gbps", &meas.unidirectional_p2p_read_gbps, &predicted.unidirectional_p2p_read_gbps, false),
         ("unidirectional_staged_gbps", &meas.unidirectional_staged_gbps, &predicted.unidirectional_staged_gbps, false),
         ("bidirectional_p2p_gbps", &meas.bidirectional_p2p_gbps, &predicted.bidirectional_p2p_gbps, false),
         ("bidirectional_staged_gbps", &meas.bidirectional_staged_gbps, &predicted.bidirectional_staged_gbps, false),

@@ -57,8 +57,11 @@ fn fits_the_published_a100_output() {
     assert!((nv - 275.0 / 300.0).abs() < 0.002, "{nv}");
     assert!(rel(&c, "unidirectional_p2p_gbps", "GPU0", "GPU1").abs() < 0.01);
     assert!(rel(&c, "unidirectional_p2p_gbps", "GPU2", "GPU3").abs() < 0.01);
-    // Both ways at once the pair moves 2 x 258 GB/s, 6% less than the links allow.
-    assert!((0.0..0.08).contains(&rel(&c, "bidirectional_p2p_gbps", "GPU0", "GPU1")));
+    // Both ways at once the pair moves 2 x 258 GB/s, 6% less than the links allow: the fitted
+    // NVLink duplex loss 275.07 x 2 / 516.19 - 1 = 6.6% (averaged over both pairs) gives it back.
+    let duplex: f64 = c.fitted["duplex.nvlink"].parse().unwrap();
+    assert!((0.06..0.07).contains(&duplex), "{duplex}");
+    assert!(rel(&c, "bidirectional_p2p_gbps", "GPU0", "GPU1").abs() < 0.01);
     // Staged copies between sockets are limited by PCIe: one efficiency for all of them.
     assert!(rel(&c, "unidirectional_staged_gbps", "GPU0", "GPU2").abs() < 0.03, "{:?}", c.fitted);
     assert!(c.rms_relative_error["unidirectional_staged_gbps"] < 0.03 && c.rms_relative_error["unidirectional_p2p_gbps"] < 0.03);

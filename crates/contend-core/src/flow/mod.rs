@@ -4,25 +4,34 @@
 //!
 //! A route and a mechanism are decided here and nowhere else (by `router`, as CUDA would).
 
+pub mod charges;
 pub mod network;
 pub mod router;
 
 use crate::error::{Error, Result};
 use crate::topology::{DeviceKind, Link, LinkKind, Machine, NicScheduling};
-use crate::workload::Workload;
+use crate::workload::{Access, Workload};
 use network::NetworkRouter;
 use router::{Hop, Plan, Router};
 use std::collections::HashMap;
 
-/// Routes in compressed rows: route r uses `hops[off[r]..off[r+1]]`, (resource, times) each.
+/// Routes in compressed rows: route r uses `hops[off[r]..off[r+1]]`, (resource, times) each:
+/// the capacity a byte of the transfer uses there. `data[k]` is the part of `hops[k]` that is
+/// the transfer's own bytes (the rest is duplex loss and read requests).
 pub struct Routes {
     pub off: Vec<u32>,
     pub hops: Vec<(u32, f64)>,
+    pub data: Vec<f64>,
 }
 
 impl Routes {
     pub fn of(&self, r: usize) -> &[(u32, f64)] {
         &self.hops[self.off[r] as usize..self.off[r + 1] as usize]
+    }
+
+    /// Bytes of data per byte of the transfer on each resource of route r, in `of(r)`'s order.
+    pub fn data_of(&self, r: usize) -> &[f64] {
+        &self.data[self.off[r] as usize..self.off[r + 1] as usize]
     }
 
     pub fn len(&self) -> usize {
@@ -45,6 +54,10 @@ pub struct FlowRules<'a> {
     /// Pay the path's hop latencies up front, in the setup delay (flow-level models); a
     /// packet-level model leaves them out, since its packets meet them hop by hop.
     pub prepay_latency: bool,
+    /// Duplex loss and read costs (`charges::NONE` where the model has none).
+    pub charges: charges::Charges<'a>,
+    /// The model's name, for a refusal of what its charges cannot express.
+    pub model: &'a str,
 }
 
 /// Flows of no NIC queue (they do not enter a network through a NIC).
@@ -202,7 +215,7 @@ impl FlowTable {
             cap,
             name,
             path: Vec::with_capacity(n),
-            routes: Routes { off: vec![0], hops: Vec::new() },
+            routes: Routes { off: vec![0], hops: Vec::new(), data: Vec::new() },
             route_of: Vec::with_capacity(n),
             plans: Vec::with_capacity(n),
             setup: Vec::with_capacity(n),
@@ -217,6 +230,7 @@ impl FlowTable {
         // iterated, so numbering stays deterministic.
         let mut known: HashMap<Vec<(u32, u64)>, u32> = HashMap::new();
         let mut uniq: Vec<(u32, f64)> = Vec::new();
+        let mut uniq_data: Vec<f64> = Vec::new();
         let mut base = Vec::with_capacity(n);
         for (i, t) in w.transfers.iter().enumerate() {
             let fail = |e: String| Error::input(&w.origin, format!("transfers[{i}]"), e);
@@ -237,28 +251,57 @@ impl FlowTable {
         let spread = if net.routes_per_message() { reroute(m, &mut net, w, &mut base)? } else { vec![None; n] };
         drop(net);
         let resource = |h: &Hop| dir[2 * h.link + usize::from(!h.forward)];
-        for ((t, plan), shares) in w.transfers.iter().zip(base).zip(spread) {
-            // Route coefficients: times each resource is crossed, or the share of the message
-            // that crosses it where packets are sprayed; `path` keeps one representative path.
+        let reverse = |h: &Hop| dir[2 * h.link + usize::from(h.forward)];
+        let mut crossings: Vec<(u32, f64, f64)> = Vec::new();
+        for (i, ((t, plan), shares)) in w.transfers.iter().zip(base).zip(spread).enumerate() {
+            if t.access == Access::Read {
+                if rules.charges.read.is_none() {
+                    return Err(Error::Unsupported {
+                        model: rules.model.into(),
+                        reason: format!("transfers[{i}] ({}) is a read; this model charges writes only; use --model maxmin", t.name),
+                    });
+                }
+                if plan.staging.is_some() {
+                    return Err(Error::input(
+                        &w.origin,
+                        format!("transfers[{i}].access"),
+                        "is read, but the copy is staged through host memory, whose two halves CUDA drives itself; drop access or use a peer path",
+                    ));
+                }
+            }
+            // Route coefficients: times each resource is crossed (or the share of the message
+            // that crosses it where packets are sprayed), with the charges' duplex and read
+            // costs; `path` keeps one representative path of the data.
             let path: Vec<u32> = plan.hops.iter().map(resource).collect();
-            let crossings: Vec<(u32, f64)> = match shares {
-                Some(shares) => shares.iter().map(|(h, x)| (resource(h), *x)).collect(),
-                None => path.iter().map(|&r| (r, 1.0)).collect(),
+            let hops: Vec<(Hop, f64)> = match shares {
+                Some(shares) => shares,
+                None => plan.hops.iter().map(|&h| (h, 1.0)).collect(),
             };
+            crossings.clear();
+            charges::coefficients(m, &hops, t.access, &rules.charges, resource, reverse, &mut crossings);
             uniq.clear();
-            for (r, x) in crossings {
-                match uniq.iter_mut().find(|(y, _)| *y == r) {
-                    Some(e) => e.1 += x,
-                    None => uniq.push((r, x)),
+            uniq_data.clear();
+            for &(r, x, d) in &crossings {
+                match uniq.iter().position(|(y, _)| *y == r) {
+                    Some(k) => {
+                        uniq[k].1 += x;
+                        uniq_data[k] += d;
+                    }
+                    None => {
+                        uniq.push((r, x));
+                        uniq_data.push(d);
+                    }
                 }
             }
             let next = known.len() as u32;
-            let key: Vec<(u32, u64)> = uniq.iter().map(|&(r, x)| (r, x.to_bits())).collect();
+            // Two routes with equal capacity use but different data shares are different routes.
+            let key: Vec<(u32, u64)> = uniq.iter().zip(&uniq_data).flat_map(|(&(r, x), d)| [(r, x.to_bits()), (u32::MAX, d.to_bits())]).collect();
             let route = match known.get(&key) {
                 Some(&r) => r,
                 None => {
                     known.insert(key, next);
                     c.routes.hops.extend(uniq.iter().copied());
+                    c.routes.data.extend(uniq_data.iter().copied());
                     c.routes.off.push(c.routes.hops.len() as u32);
                     next
                 }
@@ -267,7 +310,9 @@ impl FlowTable {
             let fill = if plan.staging.is_some() { (t.size as f64).min(rules.staging_chunk) } else { 0.0 };
             c.volume.push(t.size as f64 + fill);
             let hops_latency: f64 = plan.hops.iter().map(|h| m.links[h.link].latency).sum();
-            c.setup.push(if rules.prepay_latency { plan.latency } else { plan.latency - hops_latency } + t.overhead);
+            // A read's requests cross the path before its data can come back.
+            let requests = if t.access == Access::Read { hops_latency } else { 0.0 };
+            c.setup.push(if rules.prepay_latency { plan.latency + requests } else { plan.latency - hops_latency } + t.overhead);
             let nic = match injecting_nic(m, t.src, &plan.hops) {
                 None => NO_NIC,
                 Some(d) => *nic_of_device.entry(d).or_insert_with(|| {
@@ -296,5 +341,10 @@ impl FlowTable {
     /// The resources of transfer i, each once, with the times it crosses them.
     pub fn route(&self, i: usize) -> &[(u32, f64)] {
         self.routes.of(self.route_of[i] as usize)
+    }
+
+    /// Bytes of transfer i's own data per byte on each resource of `route(i)`.
+    pub fn route_data(&self, i: usize) -> &[f64] {
+        self.routes.data_of(self.route_of[i] as usize)
     }
 }

@@ -17,6 +17,7 @@ mod solve;
 use super::registry::{Param, Prepared};
 use super::{on_off, param_error, unknown_param, EventModel, RateModel};
 use crate::error::Result;
+use crate::flow::charges::{Charges, ReadCost};
 use crate::flow::{FlowRules, FlowTable};
 use crate::topology::{Link, LinkKind, Machine};
 use crate::units::{Bytes, Time};
@@ -39,6 +40,17 @@ pub struct MaxminParams {
     pub p2p: bool,
     /// Seconds; transfers start moving bytes only at multiples of it (0: exactly when due).
     pub quantum: f64,
+    /// Duplex loss: capacity one direction of a link loses per byte moving the other way.
+    pub duplex_pcie: f64,
+    pub duplex_nvlink: f64,
+    /// QPI, UPI and xGMI.
+    pub duplex_socket: f64,
+    /// Read efficiency: a pulled copy's data crosses a link at 1/read_* of its size.
+    pub read_pcie: f64,
+    pub read_nvlink: f64,
+    pub read_socket: f64,
+    /// Bytes of read requests per byte read, charged to the opposite direction.
+    pub read_request: f64,
 }
 
 impl Default for MaxminParams {
@@ -55,6 +67,16 @@ impl Default for MaxminParams {
             staging_chunk: 262144.0,
             p2p: true,
             quantum: 0.0,
+            // Gen4 pairs: 26.3 GB/s one way, 48.4-50.4 GB/s both ways (docs/models.md).
+            duplex_pcie: 0.06,
+            // A100 NVLink pair: 275.1 GB/s one way, 516.2 GB/s both ways (fixture).
+            duplex_nvlink: 0.065,
+            duplex_socket: 0.0,
+            read_pcie: 1.0,
+            read_nvlink: 1.0,
+            read_socket: 1.0,
+            // One 24-byte read request per 512-byte read (PCIe max read request size).
+            read_request: 0.047,
         }
     }
 }
@@ -73,6 +95,13 @@ pub const PARAMS: &[Param] = &[
         default: "0s",
         help: "start moving bytes only at multiples of this time (e.g. 100ns): joins batch, busy networks simulate faster, each transfer starts up to one quantum late",
     },
+    Param { name: "duplex_pcie", default: "0.06", help: "PCIe capacity one direction loses per byte moving the other way (bidirectional < 2 x unidirectional)" },
+    Param { name: "duplex_nvlink", default: "0.065", help: "same for NVLink" },
+    Param { name: "duplex_socket", default: "0", help: "same for QPI, UPI and xGMI" },
+    Param { name: "read_pcie", default: "1", help: "read efficiency of PCIe: a pulled copy's data costs 1/read_pcie of its size" },
+    Param { name: "read_nvlink", default: "1", help: "same for NVLink" },
+    Param { name: "read_socket", default: "1", help: "same for QPI, UPI and xGMI" },
+    Param { name: "read_request", default: "0.047", help: "bytes of read requests per byte read, charged to the opposite direction" },
 ];
 
 impl MaxminParams {
@@ -86,6 +115,12 @@ impl MaxminParams {
                     .filter(|e| *e > 0.0 && *e <= 1.0)
                     .ok_or_else(|| param_error(k, format!("\"{v}\" is not a number in (0, 1]; e.g. {k}=0.8")))
             };
+            let fraction = || {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|e| (0.0..1.0).contains(e))
+                    .ok_or_else(|| param_error(k, format!("\"{v}\" is not a number in [0, 1); e.g. {k}=0.05")))
+            };
             match k.as_str() {
                 "eff_pcie" => p.eff_pcie = eff()?,
                 "eff_nvlink" => p.eff_nvlink = eff()?,
@@ -96,6 +131,13 @@ impl MaxminParams {
                 "staging_chunk" => p.staging_chunk = Bytes::parse(v).map_err(|e| param_error(k, e))?.as_f64(),
                 "p2p" => p.p2p = on_off(k, v)?,
                 "quantum" => p.quantum = Time::parse(v).map_err(|e| param_error(k, e))?.secs(),
+                "duplex_pcie" => p.duplex_pcie = fraction()?,
+                "duplex_nvlink" => p.duplex_nvlink = fraction()?,
+                "duplex_socket" => p.duplex_socket = fraction()?,
+                "read_pcie" => p.read_pcie = eff()?,
+                "read_nvlink" => p.read_nvlink = eff()?,
+                "read_socket" => p.read_socket = eff()?,
+                "read_request" => p.read_request = fraction()?,
                 _ => return Err(unknown_param("maxmin", k, PARAMS)),
             }
         }
@@ -111,6 +153,13 @@ impl MaxminParams {
             ("eff_upi", self.eff_upi),
             ("eff_network", self.eff_network),
             ("eff_memory", self.eff_memory),
+            ("duplex_pcie", self.duplex_pcie),
+            ("duplex_nvlink", self.duplex_nvlink),
+            ("duplex_socket", self.duplex_socket),
+            ("read_pcie", self.read_pcie),
+            ("read_nvlink", self.read_nvlink),
+            ("read_socket", self.read_socket),
+            ("read_request", self.read_request),
         ] {
             m.insert(k.into(), format!("{v}"));
         }
@@ -130,6 +179,27 @@ impl MaxminParams {
             LinkKind::Memory => self.eff_memory,
         }
     }
+
+    /// Duplex loss of a link kind (none for network and memory links).
+    pub fn duplex(&self, kind: LinkKind) -> f64 {
+        match kind {
+            LinkKind::Pcie => self.duplex_pcie,
+            LinkKind::Nvlink => self.duplex_nvlink,
+            LinkKind::Qpi | LinkKind::Upi => self.duplex_socket,
+            LinkKind::Network | LinkKind::Memory => 0.0,
+        }
+    }
+
+    /// What a read costs a link of this kind.
+    pub fn read_cost(&self, kind: LinkKind) -> ReadCost {
+        let eff = match kind {
+            LinkKind::Pcie => self.read_pcie,
+            LinkKind::Nvlink => self.read_nvlink,
+            LinkKind::Qpi | LinkKind::Upi => self.read_socket,
+            LinkKind::Network | LinkKind::Memory => 1.0,
+        };
+        ReadCost { data: 1.0 / eff, request: self.read_request }
+    }
 }
 
 /// maxmin made ready for one workload: its flow table and parameters.
@@ -145,8 +215,20 @@ pub fn prepare(m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<
 impl MaxminPrepared {
     pub fn new(m: &Machine, w: &Workload, params: MaxminParams) -> Result<MaxminPrepared> {
         let capacity = |l: &Link| l.bandwidth * l.efficiency.unwrap_or_else(|| params.efficiency(l.kind));
-        let mut flows =
-            FlowTable::compile(m, w, &FlowRules { capacity: &capacity, p2p: params.p2p, staging_chunk: params.staging_chunk, prepay_latency: true })?;
+        let duplex = |l: &Link| l.duplex.unwrap_or_else(|| params.duplex(l.kind));
+        let read = |l: &Link| match l.read_efficiency {
+            Some(e) => ReadCost { data: 1.0 / e, request: params.read_request },
+            None => params.read_cost(l.kind),
+        };
+        let rules = FlowRules {
+            capacity: &capacity,
+            p2p: params.p2p,
+            staging_chunk: params.staging_chunk,
+            prepay_latency: true,
+            charges: Charges { duplex: &duplex, read: Some(&read) },
+            model: "maxmin",
+        };
+        let mut flows = FlowTable::compile(m, w, &rules)?;
         flows.join_quantum = params.quantum;
         Ok(MaxminPrepared { flows, params })
     }
@@ -182,5 +264,7 @@ impl RateModel for MaxminRates<'_> {
     }
 }
 
+#[cfg(test)]
+mod charges_tests;
 #[cfg(test)]
 mod tests;

@@ -242,6 +242,14 @@ pub struct LinkSpec {
     /// use their per-kind default when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub efficiency: Option<f64>,
+    /// Capacity one direction of this link loses per byte moving the other way, in [0, 1);
+    /// flow-level models use their per-kind default (`duplex_*`) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplex: Option<f64>,
+    /// Read efficiency in (0, 1]: a pulled copy's data costs 1/read_efficiency of its size here;
+    /// flow-level models use their per-kind default (`read_*`) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_efficiency: Option<f64>,
     /// Whether peer-to-peer DMA (GPU to GPU, GPU to NIC) may cross this link; default: yes,
     /// except over QPI/UPI, where PCIe peer traffic between sockets is unsupported or very slow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -269,6 +277,9 @@ pub struct Link {
     pub latency: f64,
     /// As written; `None` lets a model apply its per-kind default.
     pub efficiency: Option<f64>,
+    /// As written (duplex loss, read efficiency); `None`: the model's per-kind default.
+    pub duplex: Option<f64>,
+    pub read_efficiency: Option<f64>,
     pub p2p: bool,
     pub label: String,
 }
@@ -425,6 +436,12 @@ impl Machine {
             if let Some(e) = l.efficiency.filter(|e| !(*e > 0.0 && *e <= 1.0)) {
                 return Err(Error::input(origin, format!("links[{i}].efficiency"), format!("{e} is not in (0, 1]; e.g. 0.8 for 80% of the bandwidth")));
             }
+            if let Some(e) = l.duplex.filter(|e| !(*e >= 0.0 && *e < 1.0)) {
+                return Err(Error::input(origin, format!("links[{i}].duplex"), format!("{e} is not in [0, 1); e.g. 0.06 for 6% lost to the other direction")));
+            }
+            if let Some(e) = l.read_efficiency.filter(|e| !(*e > 0.0 && *e <= 1.0)) {
+                return Err(Error::input(origin, format!("links[{i}].read_efficiency"), format!("{e} is not in (0, 1]; e.g. 0.9")));
+            }
             let label = match l.kind {
                 LinkKind::Pcie => match (l.gen, l.lanes) {
                     (Some(g), Some(w)) => format!("PCIe Gen{g} x{w}"),
@@ -444,6 +461,8 @@ impl Machine {
                 bandwidth: per_link * count as f64,
                 latency: l.latency.map_or_else(|| default_latency::link(l.kind, l.gen), |t| t.secs()),
                 efficiency: l.efficiency,
+                duplex: l.duplex,
+                read_efficiency: l.read_efficiency,
                 p2p: l.p2p.unwrap_or(!matches!(l.kind, LinkKind::Qpi | LinkKind::Upi)),
                 label,
             });

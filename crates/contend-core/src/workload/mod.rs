@@ -39,6 +39,25 @@ impl Mechanism {
     }
 }
 
+/// Who drives a copy: the source pushes (posted writes, as cudaMemcpy does) or the destination
+/// pulls (reads: requests go one way, completions carry the data back).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    #[default]
+    Write,
+    Read,
+}
+
+impl Access {
+    pub fn name(self) -> &'static str {
+        match self {
+            Access::Write => "write",
+            Access::Read => "read",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
@@ -70,6 +89,9 @@ pub struct TransferSpec {
     /// Devices the path must pass, in order (maxmin); a host memory here is the staging buffer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub via: Vec<String>,
+    /// write (default: the source pushes, as CUDA copies do) or read (the destination pulls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<Access>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -93,6 +115,7 @@ pub struct Transfer {
     pub mechanism: Option<Mechanism>,
     /// Machine device indices the path must pass, in order.
     pub via: Vec<usize>,
+    pub access: Access,
 }
 
 #[derive(Clone, Debug)]
@@ -138,6 +161,9 @@ impl WorkloadSpec {
             }
             if let Some(m) = t.mechanism {
                 fields.push(format!("mechanism: {}", m.name()));
+            }
+            if let Some(a) = t.access {
+                fields.push(format!("access: {}", a.name()));
             }
             if !t.via.is_empty() {
                 fields.push(format!("via: [{}]", t.via.join(", ")));
@@ -223,6 +249,7 @@ impl Workload {
                 overhead: t.overhead.map(|o| o.secs()).unwrap_or(0.0),
                 mechanism: t.mechanism,
                 via,
+                access: t.access.unwrap_or_default(),
             });
         }
         if let Some(i) = find_cycle(&out) {

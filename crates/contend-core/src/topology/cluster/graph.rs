@@ -78,6 +78,8 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
             bandwidth: Some(l.bandwidth.unwrap_or(b.link_bw)),
             latency: Some(latency),
             efficiency: None,
+            duplex: None,
+            read_efficiency: None,
             p2p: None,
         });
     }

@@ -149,6 +149,8 @@ impl Builder {
             bandwidth: Some(self.link_bw),
             latency: Some(latency),
             efficiency: None,
+            duplex: None,
+            read_efficiency: None,
             p2p: None,
         });
     }
@@ -218,6 +220,8 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
             bandwidth: Some(nic_bw),
             latency: Some(b.latency),
             efficiency: None,
+            duplex: None,
+            read_efficiency: None,
             p2p: None,
         });
     };
@@ -272,9 +276,12 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
             lanes: None,
             count: None,
             bandwidth: Some(intra),
-            // Generated nodes are seed 003's: latency is the network links' and routers' only.
+            // Generated nodes are seed 003's: latency is the network links' and routers' only,
+            // and its links are ideal dual simplex (no duplex loss).
             latency: Some(Time(0)),
             efficiency: Some(1.0),
+            duplex: Some(0.0),
+            read_efficiency: None,
             p2p: None,
         });
     };
