@@ -68,17 +68,11 @@ pub struct Calibration {
     pub notes: Vec<String>,
 }
 
-const KINDS: [LinkKind; 6] = [LinkKind::Pcie, LinkKind::Nvlink, LinkKind::Qpi, LinkKind::Upi, LinkKind::Network, LinkKind::Memory];
+const KINDS: [LinkKind; 8] =
+    [LinkKind::Pcie, LinkKind::Nvlink, LinkKind::Qpi, LinkKind::Upi, LinkKind::Xgmi, LinkKind::Fabric, LinkKind::Network, LinkKind::Memory];
 
 fn kind_name(k: LinkKind) -> &'static str {
-    match k {
-        LinkKind::Pcie => "pcie",
-        LinkKind::Nvlink => "nvlink",
-        LinkKind::Qpi => "qpi",
-        LinkKind::Upi => "upi",
-        LinkKind::Network => "network",
-        LinkKind::Memory => "memory",
-    }
+    k.name()
 }
 
 fn kind_index(k: LinkKind) -> usize {
@@ -106,9 +100,9 @@ fn resources_of(m: &Machine, p: &Plan) -> Vec<(usize, bool, f64)> {
 }
 
 /// Efficiency of each link kind that limits some measured copy.
-fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 6]) -> [Option<f64>; 6] {
+fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 8]) -> [Option<f64>; 8] {
     let mut eff = start;
-    let mut fitted = [None; 6];
+    let mut fitted = [None; 8];
     let mut tightest: Vec<usize> = vec![usize::MAX; copies.len()];
     for _ in 0..50 {
         let pick: Vec<usize> = copies
@@ -122,7 +116,7 @@ fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 6]) -> [Option<f64>
             break;
         }
         tightest = pick;
-        let (mut num, mut den) = ([0.0; 6], [0.0; 6]);
+        let (mut num, mut den) = ([0.0; 8], [0.0; 8]);
         for (c, &k) in copies.iter().zip(&tightest) {
             let (l, _, w) = c.resources[k];
             let x = m.links[l].bandwidth / w;
@@ -130,7 +124,7 @@ fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 6]) -> [Option<f64>
             num[kind] += x * c.per_copy;
             den[kind] += x * x;
         }
-        for k in 0..6 {
+        for k in 0..KINDS.len() {
             if den[k] > 0.0 {
                 eff[k] = (num[k] / den[k]).clamp(1e-3, 1.0);
                 fitted[k] = Some(eff[k]);

@@ -58,6 +58,9 @@ pub struct FlowRules<'a> {
     pub charges: charges::Charges<'a>,
     /// The model's name, for a refusal of what its charges cannot express.
     pub model: &'a str,
+    /// Whether the model shares a device's `capacity` among the copies through it; a model
+    /// that cannot refuses workloads that meet one.
+    pub device_capacity: bool,
 }
 
 /// Flows of no NIC queue (they do not enter a network through a NIC).
@@ -102,13 +105,15 @@ pub struct FlowTable {
 /// directions share one resource (DRAM bandwidth serves reads and writes alike).
 struct Resources {
     dir: Vec<u32>,
+    /// Resource of each device's capacity, or u32::MAX.
+    device: Vec<u32>,
     cap: Vec<f64>,
     name: Vec<String>,
     latency: Vec<f64>,
 }
 
 fn resources(m: &Machine, capacity: &dyn Fn(&Link) -> f64) -> Resources {
-    let mut r = Resources { dir: Vec::with_capacity(2 * m.links.len()), cap: Vec::new(), name: Vec::new(), latency: Vec::new() };
+    let mut r = Resources { dir: Vec::with_capacity(2 * m.links.len()), device: Vec::new(), cap: Vec::new(), name: Vec::new(), latency: Vec::new() };
     for l in &m.links {
         let c = capacity(l);
         let (a, b) = (&m.devices[l.a].name, &m.devices[l.b].name);
@@ -124,7 +129,31 @@ fn resources(m: &Machine, capacity: &dyn Fn(&Link) -> f64) -> Resources {
             r.latency.extend([l.latency, l.latency]);
         }
     }
+    for d in &m.devices {
+        r.device.push(match d.capacity {
+            Some(c) => {
+                r.cap.push(c);
+                r.name.push(d.name.clone());
+                r.latency.push(0.0);
+                r.cap.len() as u32 - 1
+            }
+            None => u32::MAX,
+        });
+    }
     r
+}
+
+/// The devices a plan visits, in order, with repeats (a staged copy meets its root complex
+/// and host memory twice): the source, then the far end of every hop.
+fn visits<'a>(m: &'a Machine, src: usize, plan: &'a Plan) -> impl Iterator<Item = usize> + 'a {
+    std::iter::once(src).chain(plan.hops.iter().map(move |h| {
+        let l = &m.links[h.link];
+        if h.forward {
+            l.b
+        } else {
+            l.a
+        }
+    }))
 }
 
 /// The network part (first to last network hop) of a plan, with the devices it joins.
@@ -205,7 +234,8 @@ fn injecting_nic(m: &Machine, src: usize, hops: &[Hop]) -> Option<usize> {
 impl FlowTable {
     /// Compile `w` on `m`; a transfer's `mechanism` and `via` override CUDA's choice.
     pub fn compile(m: &Machine, w: &Workload, rules: &FlowRules) -> Result<FlowTable> {
-        let Resources { dir, cap, name, latency } = resources(m, rules.capacity);
+        let Resources { dir, device, cap, name, latency } = resources(m, rules.capacity);
+        let capped = device.iter().any(|&r| r != u32::MAX);
         let router = Router::new(m);
         let mut nic_of_device: HashMap<usize, u32> = HashMap::new();
         // Plans depend on the endpoints alone unless a transfer asks for more: plan each pair once.
@@ -279,6 +309,23 @@ impl FlowTable {
             };
             crossings.clear();
             charges::coefficients(m, &hops, t.access, &rules.charges, resource, reverse, &mut crossings);
+            if capped {
+                for d in visits(m, t.src, &plan) {
+                    if device[d] == u32::MAX {
+                        continue;
+                    }
+                    if !rules.device_capacity {
+                        return Err(Error::Unsupported {
+                            model: rules.model.into(),
+                            reason: format!(
+                                "transfers[{i}] ({}) passes {}, which has a capacity of its own; this model shares links only; use --model maxmin",
+                                t.name, m.devices[d].name
+                            ),
+                        });
+                    }
+                    crossings.push((device[d], 1.0, 1.0));
+                }
+            }
             uniq.clear();
             uniq_data.clear();
             for &(r, x, d) in &crossings {

@@ -75,6 +75,10 @@ fn ndv4_without_gpu_elements() {
     assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::Nic).count(), 8);
     assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::RootComplex).count(), 4);
     assert!(assumptions.iter().any(|a| a.contains("no NVLinks")));
+    // AMD EPYC: the NUMA nodes are joined by xGMI, across which peer-to-peer is allowed.
+    assert!(m.links.iter().filter(|l| l.kind == LinkKind::Xgmi).all(|l| l.p2p));
+    assert_eq!(m.links.iter().filter(|l| l.kind == LinkKind::Xgmi).count(), 6);
+    assert!(assumptions.iter().any(|a| a.contains("xGMI")));
 }
 
 #[test]

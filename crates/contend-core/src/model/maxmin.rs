@@ -32,6 +32,8 @@ pub struct MaxminParams {
     pub eff_nvlink: f64,
     pub eff_qpi: f64,
     pub eff_upi: f64,
+    pub eff_xgmi: f64,
+    pub eff_fabric: f64,
     pub eff_network: f64,
     pub eff_memory: f64,
     /// Bytes of the first pipeline chunk a staged copy writes before it can read anything back.
@@ -62,6 +64,8 @@ impl Default for MaxminParams {
             eff_nvlink: 0.92,
             eff_qpi: 1.0,
             eff_upi: 1.0,
+            eff_xgmi: 1.0,
+            eff_fabric: 1.0,
             eff_network: 1.0,
             eff_memory: 1.0,
             staging_chunk: 262144.0,
@@ -86,6 +90,8 @@ pub const PARAMS: &[Param] = &[
     Param { name: "eff_nvlink", default: "0.92", help: "same for NVLink" },
     Param { name: "eff_qpi", default: "1", help: "same for QPI" },
     Param { name: "eff_upi", default: "1", help: "same for UPI" },
+    Param { name: "eff_xgmi", default: "1", help: "same for AMD xGMI socket links" },
+    Param { name: "eff_fabric", default: "1", help: "same for the fabric between root complexes of one socket" },
     Param { name: "eff_network", default: "1", help: "same for network links" },
     Param { name: "eff_memory", default: "1", help: "same for host memory (reads and writes share it)" },
     Param { name: "staging_chunk", default: "256KiB", help: "pipeline chunk of a staged copy; 0B turns the pipeline fill off" },
@@ -126,6 +132,8 @@ impl MaxminParams {
                 "eff_nvlink" => p.eff_nvlink = eff()?,
                 "eff_qpi" => p.eff_qpi = eff()?,
                 "eff_upi" => p.eff_upi = eff()?,
+                "eff_xgmi" => p.eff_xgmi = eff()?,
+                "eff_fabric" => p.eff_fabric = eff()?,
                 "eff_network" => p.eff_network = eff()?,
                 "eff_memory" => p.eff_memory = eff()?,
                 "staging_chunk" => p.staging_chunk = Bytes::parse(v).map_err(|e| param_error(k, e))?.as_f64(),
@@ -151,6 +159,8 @@ impl MaxminParams {
             ("eff_nvlink", self.eff_nvlink),
             ("eff_qpi", self.eff_qpi),
             ("eff_upi", self.eff_upi),
+            ("eff_xgmi", self.eff_xgmi),
+            ("eff_fabric", self.eff_fabric),
             ("eff_network", self.eff_network),
             ("eff_memory", self.eff_memory),
             ("duplex_pcie", self.duplex_pcie),
@@ -175,6 +185,8 @@ impl MaxminParams {
             LinkKind::Nvlink => self.eff_nvlink,
             LinkKind::Qpi => self.eff_qpi,
             LinkKind::Upi => self.eff_upi,
+            LinkKind::Xgmi => self.eff_xgmi,
+            LinkKind::Fabric => self.eff_fabric,
             LinkKind::Network => self.eff_network,
             LinkKind::Memory => self.eff_memory,
         }
@@ -185,8 +197,8 @@ impl MaxminParams {
         match kind {
             LinkKind::Pcie => self.duplex_pcie,
             LinkKind::Nvlink => self.duplex_nvlink,
-            LinkKind::Qpi | LinkKind::Upi => self.duplex_socket,
-            LinkKind::Network | LinkKind::Memory => 0.0,
+            LinkKind::Qpi | LinkKind::Upi | LinkKind::Xgmi => self.duplex_socket,
+            LinkKind::Fabric | LinkKind::Network | LinkKind::Memory => 0.0,
         }
     }
 
@@ -195,8 +207,8 @@ impl MaxminParams {
         let eff = match kind {
             LinkKind::Pcie => self.read_pcie,
             LinkKind::Nvlink => self.read_nvlink,
-            LinkKind::Qpi | LinkKind::Upi => self.read_socket,
-            LinkKind::Network | LinkKind::Memory => 1.0,
+            LinkKind::Qpi | LinkKind::Upi | LinkKind::Xgmi => self.read_socket,
+            LinkKind::Fabric | LinkKind::Network | LinkKind::Memory => 1.0,
         };
         ReadCost { data: 1.0 / eff, request: self.read_request }
     }
@@ -227,6 +239,7 @@ impl MaxminPrepared {
             prepay_latency: true,
             charges: Charges { duplex: &duplex, read: Some(&read) },
             model: "maxmin",
+            device_capacity: true,
         };
         let mut flows = FlowTable::compile(m, w, &rules)?;
         flows.join_quantum = params.quantum;
@@ -264,6 +277,8 @@ impl RateModel for MaxminRates<'_> {
     }
 }
 
+#[cfg(test)]
+mod capacity_tests;
 #[cfg(test)]
 mod charges_tests;
 #[cfg(test)]

@@ -507,7 +507,15 @@ impl Sc16Prepared {
         let mut flows = FlowTable::compile(
             m,
             w,
-            &FlowRules { capacity: &|_| b, p2p: true, staging_chunk: 0.0, prepay_latency: true, charges: crate::flow::charges::NONE, model: "sc16" },
+            &FlowRules {
+                capacity: &|_| b,
+                p2p: true,
+                staging_chunk: 0.0,
+                prepay_latency: true,
+                charges: crate::flow::charges::NONE,
+                model: "sc16",
+                device_capacity: false,
+            },
         )?;
         // sc16 has no latency: a copy moves bytes from its issue, plus the user's overhead.
         flows.setup = w.transfers.iter().map(|t| t.overhead).collect();

@@ -35,7 +35,8 @@ pub fn link(kind: LinkKind, gen: Option<u8>) -> f64 {
         LinkKind::Pcie if gen.is_some_and(|g| g <= 2) => 0.15 * US,
         LinkKind::Pcie => 0.1 * US,
         LinkKind::Nvlink => 0.05 * US,
-        LinkKind::Qpi | LinkKind::Upi | LinkKind::Memory => 0.1 * US,
+        LinkKind::Qpi | LinkKind::Upi | LinkKind::Xgmi | LinkKind::Memory => 0.1 * US,
+        LinkKind::Fabric => 0.05 * US,
         LinkKind::Network => 0.0,
     }
 }

@@ -159,6 +159,11 @@ pub struct DeviceSpec {
     /// The dragonfly group or fat-tree pod of a network switch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<u32>,
+    /// Total bandwidth the device can move, all its ports and both directions together (a
+    /// switch's crossbar, a root complex, a socket's fabric): every copy passing through it
+    /// (or starting or ending at it) shares it, max-min (maxmin; other models refuse it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Bandwidth>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -181,8 +186,13 @@ pub enum DeviceKind {
 pub enum LinkKind {
     Pcie,
     Nvlink,
+    /// Intel's socket links; peer-to-peer across them is off by default (CUDA stages).
     Qpi,
     Upi,
+    /// AMD's socket link (Infinity Fabric between sockets); peer-to-peer across it is allowed.
+    Xgmi,
+    /// The on-chip fabric joining several root complexes (quadrants, IO-die ports) of one socket.
+    Fabric,
     Network,
     Memory,
 }
@@ -210,6 +220,8 @@ impl LinkKind {
             LinkKind::Nvlink => "nvlink",
             LinkKind::Qpi => "qpi",
             LinkKind::Upi => "upi",
+            LinkKind::Xgmi => "xgmi",
+            LinkKind::Fabric => "fabric",
             LinkKind::Network => "network",
             LinkKind::Memory => "memory",
         }
@@ -251,7 +263,8 @@ pub struct LinkSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_efficiency: Option<f64>,
     /// Whether peer-to-peer DMA (GPU to GPU, GPU to NIC) may cross this link; default: yes,
-    /// except over QPI/UPI, where PCIe peer traffic between sockets is unsupported or very slow.
+    /// except over QPI/UPI, where PCIe peer traffic between sockets is unsupported or very slow
+    /// (CUDA stages it through host memory); AMD platforms allow it over xGMI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p2p: Option<bool>,
 }
@@ -264,6 +277,8 @@ pub struct Device {
     /// Seconds; see `DeviceSpec::latency`.
     pub latency: f64,
     pub group: Option<u32>,
+    /// Bytes/s through the device, all ports and directions together; see `DeviceSpec::capacity`.
+    pub capacity: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -395,6 +410,12 @@ impl Machine {
                 model: d.model.clone(),
                 latency: d.latency.map_or_else(|| default_latency::device(d.kind, d.model.as_deref()), |t| t.secs()),
                 group: d.group,
+                capacity: match d.capacity.map(|c| c.bytes_per_sec()) {
+                    Some(c) if !(c > 0.0 && c.is_finite()) => {
+                        return Err(Error::input(origin, format!("devices[{i}].capacity"), "is not positive; give the device's total bandwidth, e.g. 200GB/s"))
+                    }
+                    c => c,
+                },
             });
         }
         let mut links = Vec::with_capacity(spec.links.len());
@@ -451,6 +472,8 @@ impl Machine {
                 LinkKind::Nvlink => "NVLink".into(),
                 LinkKind::Qpi => "QPI".into(),
                 LinkKind::Upi => "UPI".into(),
+                LinkKind::Xgmi => "xGMI".into(),
+                LinkKind::Fabric => "socket fabric".into(),
                 LinkKind::Network => "network".into(),
                 LinkKind::Memory => "memory".into(),
             };

@@ -165,7 +165,15 @@ impl PacketPrepared {
         let flows = FlowTable::compile(
             m,
             w,
-            &FlowRules { capacity: &capacity, p2p: true, staging_chunk: 0.0, prepay_latency: false, charges: crate::flow::charges::NONE, model: "packet" },
+            &FlowRules {
+                capacity: &capacity,
+                p2p: true,
+                staging_chunk: 0.0,
+                prepay_latency: false,
+                charges: crate::flow::charges::NONE,
+                model: "packet",
+                device_capacity: false,
+            },
         )?;
         let n = flows.len();
         let mut net = Net {

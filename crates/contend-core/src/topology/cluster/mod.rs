@@ -132,7 +132,7 @@ impl Builder {
     }
 
     pub fn switch(&mut self, name: String, group: Option<u32>) {
-        self.spec.devices.push(DeviceSpec { name, kind: DeviceKind::Switch, model: None, latency: None, group });
+        self.spec.devices.push(DeviceSpec { name, kind: DeviceKind::Switch, model: None, latency: None, group, capacity: None });
     }
 
     /// A network link of `count` parallel links; the router delay of each switch end is
@@ -287,10 +287,17 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
     };
     for (i, switch) in attach.iter().enumerate() {
         for g in 0..gpus {
-            b.spec.devices.push(DeviceSpec { name: format!("n{i}.GPU{g}"), kind: DeviceKind::Gpu, model: None, latency: Some(Time(0)), group: None });
+            b.spec.devices.push(DeviceSpec {
+                name: format!("n{i}.GPU{g}"),
+                kind: DeviceKind::Gpu,
+                model: None,
+                latency: Some(Time(0)),
+                group: None,
+                capacity: None,
+            });
         }
         for k in 0..nic_count {
-            b.spec.devices.push(DeviceSpec { name: format!("n{i}.NIC{k}"), kind: DeviceKind::Nic, model: None, latency: None, group: None });
+            b.spec.devices.push(DeviceSpec { name: format!("n{i}.NIC{k}"), kind: DeviceKind::Nic, model: None, latency: None, group: None, capacity: None });
         }
         for g in 0..gpus {
             for h in g + 1..gpus {
