@@ -183,9 +183,13 @@ pub struct GraphLink {
     pub label: String,
     pub bandwidth_bps: f64,
     pub latency_s: f64,
+    /// A PCIe link outside the drawing's spanning forest: it closes a cycle (partitions of one
+    /// switch chip joined inside it, a second uplink); drawn and marked.
+    pub closes_cycle: bool,
 }
 
 pub fn machine_graph(m: &Machine) -> MachineGraph {
+    let cycle = crate::topology::closes_cycle(m);
     MachineGraph {
         name: m.name.clone(),
         description: m.description.clone(),
@@ -193,13 +197,15 @@ pub fn machine_graph(m: &Machine) -> MachineGraph {
         links: m
             .links
             .iter()
-            .map(|l| GraphLink {
+            .zip(cycle)
+            .map(|(l, closes_cycle)| GraphLink {
                 a: m.devices[l.a].name.clone(),
                 b: m.devices[l.b].name.clone(),
                 kind: l.kind,
                 label: l.label.clone(),
                 bandwidth_bps: l.bandwidth,
                 latency_s: l.latency,
+                closes_cycle,
             })
             .collect(),
     }

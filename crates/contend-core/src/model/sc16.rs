@@ -529,7 +529,13 @@ impl Sc16Prepared {
                     t.name,
                     m.devices[t.src].name,
                     m.devices[t.dst].name,
-                    if plan.staging.is_some() { "through host memory" } else { "over other links" }
+                    if plan.staging.is_some() {
+                        "through host memory"
+                    } else if plan.hops.iter().all(|h| m.links[h.link].kind == LinkKind::Pcie) {
+                        "up to the root complex and back (ACS redirect)"
+                    } else {
+                        "over other links"
+                    }
                 )));
             }
             routes.push(route);

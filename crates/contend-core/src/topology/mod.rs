@@ -11,7 +11,7 @@ mod render;
 
 pub use pcie_tree::{PcieTree, Route};
 pub use presets::{preset_names, preset_text};
-pub use render::render_tree;
+pub use render::{closes_cycle, render_tree};
 
 use crate::error::{parse_document, read_user_file, Error, Result};
 use crate::units::{Bandwidth, Bytes, Time};
@@ -34,6 +34,20 @@ pub struct MachineSpec {
     /// Routing and NIC settings of a network of nodes (clusters); absent for one node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkSpec>,
+    /// PCIe Access Control Services of every PCIe switch that does not set its own: `redirect`
+    /// sends peer-to-peer traffic up to the root complex and back instead of across the switch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acs: Option<Acs>,
+}
+
+/// PCIe Access Control Services' peer-to-peer request redirect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Acs {
+    /// Peer traffic between two downstream ports goes up to the root complex and back.
+    Redirect,
+    /// Peer traffic turns inside the switch.
+    Off,
 }
 
 /// How messages find their way through a network, and how NICs send them.
@@ -164,6 +178,9 @@ pub struct DeviceSpec {
     /// (or starting or ending at it) shares it, max-min (maxmin; other models refuse it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Bandwidth>,
+    /// A PCIe switch's ACS peer-to-peer redirect (overrides the machine's `acs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acs: Option<Acs>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -279,6 +296,8 @@ pub struct Device {
     pub group: Option<u32>,
     /// Bytes/s through the device, all ports and directions together; see `DeviceSpec::capacity`.
     pub capacity: Option<f64>,
+    /// A PCIe switch that redirects peer traffic to the root complex (ACS).
+    pub acs_redirect: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -415,6 +434,13 @@ impl Machine {
                         return Err(Error::input(origin, format!("devices[{i}].capacity"), "is not positive; give the device's total bandwidth, e.g. 200GB/s"))
                     }
                     c => c,
+                },
+                acs_redirect: match (d.acs, d.kind) {
+                    (Some(_), k) if k != DeviceKind::PcieSwitch => {
+                        return Err(Error::input(origin, format!("devices[{i}].acs"), "applies to PCIe switches only; drop it or set it on the switch"))
+                    }
+                    (Some(a), _) => a == Acs::Redirect,
+                    (None, k) => k == DeviceKind::PcieSwitch && spec.acs == Some(Acs::Redirect),
                 },
             });
         }

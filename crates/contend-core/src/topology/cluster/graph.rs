@@ -56,6 +56,7 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
             latency: None,
             group: s.group,
             capacity: None,
+            acs: None,
         });
     }
     let mut adj = vec![Vec::new(); g.switches.len()];

@@ -132,7 +132,7 @@ impl Builder {
     }
 
     pub fn switch(&mut self, name: String, group: Option<u32>) {
-        self.spec.devices.push(DeviceSpec { name, kind: DeviceKind::Switch, model: None, latency: None, group, capacity: None });
+        self.spec.devices.push(DeviceSpec { name, kind: DeviceKind::Switch, model: None, latency: None, group, capacity: None, acs: None });
     }
 
     /// A network link of `count` parallel links; the router delay of each switch end is
@@ -168,6 +168,7 @@ pub fn build(c: &ClusterSpec, origin: &str) -> Result<MachineSpec> {
             devices: Vec::new(),
             links: Vec::new(),
             network: None,
+            acs: None,
         },
         link_bw: c.link.bandwidth,
         latency: c.link.latency.unwrap_or(Time(0)),
@@ -294,10 +295,19 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
                 latency: Some(Time(0)),
                 group: None,
                 capacity: None,
+                acs: None,
             });
         }
         for k in 0..nic_count {
-            b.spec.devices.push(DeviceSpec { name: format!("n{i}.NIC{k}"), kind: DeviceKind::Nic, model: None, latency: None, group: None, capacity: None });
+            b.spec.devices.push(DeviceSpec {
+                name: format!("n{i}.NIC{k}"),
+                kind: DeviceKind::Nic,
+                model: None,
+                latency: None,
+                group: None,
+                capacity: None,
+                acs: None,
+            });
         }
         for g in 0..gpus {
             for h in g + 1..gpus {
