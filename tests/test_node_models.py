@@ -135,3 +135,33 @@ def test_calibrate_from_partial_and_nvbandwidth_output(tmp_path):
     # nvbandwidth's read test on 6 PCIe GPUs: parsed, and a 4-GPU machine is refused in one line.
     p = run_cli("calibrate", str(machine), str(FIXTURES / "nvbandwidth-6xa6000-read-ce.txt"))
     assert p.returncode == 2 and "6 devices" in p.stderr
+
+
+SWEEP = """pattern,src,dst,size,bandwidth
+s4K,GPU0,GPU1,4KB,1.60GB/s
+s64K,GPU0,GPU1,64KB,14.9GB/s
+s1M,GPU0,GPU1,1MB,123.0GB/s
+s16M,GPU0,GPU1,16MB,252.4GB/s
+s256M,GPU0,GPU1,256MB,272.5GB/s
+"""
+
+
+def test_calibrate_from_measured_patterns(tmp_path):
+    """A bandwidth-versus-size sweep fits latency and efficiency together; what it cannot see is named.
+    (The numbers are shaped like 2.5 us + size / 275 GB/s; recovery of known values is tested in Rust.)"""
+    machine = tmp_path / "a100.yaml"
+    assert run_cli("import", str(FIXTURES / "nvidia-smi-topo-4xa100-pcie.txt"), "-o", str(machine)).returncode == 0
+    sweep = tmp_path / "sweep.csv"
+    sweep.write_text(SWEEP)
+    out = tmp_path / "cal.yaml"
+    p = run_cli("calibrate", str(machine), str(sweep), "--json", "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    c = json.loads(p.stdout)
+    assert "efficiency.nvlink" in c["fitted"] and "latency.gpu" in c["fitted"]
+    assert any(u.startswith("efficiency.upi: no measurement depends on it") for u in c["unidentified"])
+    assert len(c["residuals"]) == 5 and c["rms_relative_error"]["patterns"] < 0.5
+    assert contend.Machine.load(out).gpus
+    bad = tmp_path / "bad.csv"
+    bad.write_text(SWEEP.replace("14.9GB/s", "nanGB/s"))
+    p = run_cli("calibrate", str(machine), str(bad))
+    assert p.returncode == 2 and "line 3: bandwidth" in p.stderr and len(p.stderr.strip().splitlines()) == 1

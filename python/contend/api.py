@@ -158,9 +158,11 @@ def p2p_frames(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
 
 
 def calibrate(machine: Machine, measurements: str | os.PathLike, **params: Any) -> dict[str, Any]:
-    """Fit link parameters to p2pBandwidthLatencyTest output; ``["yaml"]`` is the calibrated machine file.
+    """Fit link parameters to p2pBandwidthLatencyTest or nvbandwidth output; ``["yaml"]`` is the calibrated machine.
 
-    A CSV of measured transfer graphs (header graph,src,dst,size,time) fits sc16's B and tau instead.
+    A CSV of measured patterns (header pattern,src,dst,size,time or bandwidth[,access]) fits every parameter the
+    data identifies and lists the others under ``["unidentified"]``; a CSV of measured transfer graphs (header
+    graph,src,dst,size,time) fits sc16's B and tau instead.
     """
     return json.loads(_core.calibrate(machine.spec_json, machine.origin, os.fspath(measurements), _params(params)))
 

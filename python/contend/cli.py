@@ -503,8 +503,9 @@ def calibrate(
     machine: str = MachineArg,
     measurements: Path = typer.Argument(
         ...,
-        help="Output of CUDA's p2pBandwidthLatencyTest as it prints it, "
-        "or a CSV of measured transfer graphs (graph,src,dst,size,time) to fit sc16's B and tau.",
+        help="Output of CUDA's p2pBandwidthLatencyTest or of nvbandwidth as they print it; "
+        "a CSV of measured patterns (pattern,src,dst,size,time or bandwidth[,access]) to fit every "
+        "parameter the data identifies; or a CSV of transfer graphs (graph,src,dst,size,time) to fit sc16's B and tau.",
     ),
     param: list[str] | None = ParamOpt,
     output: Path | None = typer.Option(
@@ -544,6 +545,8 @@ def calibrate(
         out().print(table)
         for k, v in c["rms_relative_error"].items():
             out().print(f"rms relative error, {k}: {v:.1%}")
+        if "within_10_percent" in c:
+            out().print(f"{c['within_10_percent']:.1%} of {len(c['residuals'])} measurements within ±10%")
         for n in c["notes"]:
             out().print(f"note: {escape(n)}")
     if output is not None:

@@ -405,12 +405,21 @@ pub fn import(path: &str, name: &str) -> Result<import::Imported> {
     import::import(&read_user_file(path)?, name, path)
 }
 
-/// Fit a machine to measurements: a CSV of measured transfer graphs (header
-/// graph,src,dst,size,time) fits sc16's B and tau; p2pBandwidthLatencyTest output fits each
-/// link's bandwidth and latency for maxmin (the result's "yaml" is the calibrated machine).
+/// Fit a machine to measurements: a CSV of measured patterns (header
+/// pattern,src,dst,size,time|bandwidth[,access]) fits every node parameter the data identifies
+/// under maxmin; a CSV of measured transfer graphs (graph,src,dst,size,time) fits sc16's B and
+/// tau; p2pBandwidthLatencyTest or nvbandwidth output fits each link kind's efficiency, duplex
+/// loss, read efficiency and the latencies (the result's "yaml" is the calibrated machine).
 pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)]) -> Result<serde_json::Value> {
     let text = read_user_file(path)?;
     let header = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
+    if header.is_some_and(calibrate::patterns::is_patterns) {
+        let p = MaxminParams::parse(params)?;
+        let fit = calibrate::general::fit(m, &calibrate::patterns::parse(&text, path)?, &p, path)?;
+        let mut v = serde_json::to_value(&fit).expect("fits serialise");
+        v["yaml"] = serde_json::Value::String(crate::topology::to_yaml(&fit.spec));
+        return Ok(v);
+    }
     let csv = path.to_lowercase().ends_with(".csv") || header.is_some_and(|h| h.split(',').any(|c| c.trim().eq_ignore_ascii_case("graph")));
     if csv {
         let base = sc16::Sc16Params::parse(params)?;

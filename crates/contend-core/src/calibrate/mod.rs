@@ -19,9 +19,12 @@
 
 mod cells;
 mod duplex_read;
+pub mod general;
+mod lm;
 mod lsq;
 pub mod nvbandwidth;
 pub mod p2p_output;
+pub mod patterns;
 pub mod sc16_fit;
 
 pub use p2p_output::{parse as parse_p2p_output, P2pMeasurements};

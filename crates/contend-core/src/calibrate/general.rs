@@ -1,0 +1,250 @@
+//! One least-squares fit of every node parameter that a set of measured patterns can identify:
+//! per link kind its efficiency, duplex loss and read efficiency; the GPUs' engine latency,
+//! the host-memory hand-off and one hop latency per link kind. Predictions are maxmin runs of
+//! each pattern on the machine with the parameters written in; the residuals are relative
+//! errors of each transfer's time. Parameters no measurement depends on, or that the data
+//! cannot tell apart from others, are named and keep their starting values.
+
+use super::lm::{self, Unidentified};
+use super::patterns::Pattern;
+use crate::error::{Error, Result};
+use crate::model::maxmin::{MaxminParams, MaxminPrepared};
+use crate::sim;
+use crate::topology::{DeviceKind, LinkKind, Machine, MachineSpec};
+use crate::units::Time;
+use crate::workload::{Access, Workload};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Target {
+    Efficiency(LinkKind),
+    Duplex(LinkKind),
+    Read(LinkKind),
+    GpuLatency,
+    MemoryLatency,
+    HopLatency(LinkKind),
+}
+
+impl Target {
+    fn name(self) -> String {
+        match self {
+            Target::Efficiency(k) => format!("efficiency.{}", k.name()),
+            Target::Duplex(k) => format!("duplex.{}", k.name()),
+            Target::Read(k) => format!("read_efficiency.{}", k.name()),
+            Target::GpuLatency => "latency.gpu".into(),
+            Target::MemoryLatency => "latency.host_memory".into(),
+            Target::HopLatency(k) => format!("latency.hop.{}", k.name()),
+        }
+    }
+
+    /// Latencies are solved in microseconds, so that every unknown is of order 1.
+    fn scale(self) -> f64 {
+        match self {
+            Target::GpuLatency | Target::MemoryLatency | Target::HopLatency(_) => 1e-6,
+            _ => 1.0,
+        }
+    }
+
+    fn bounds(self) -> (f64, f64) {
+        match self {
+            Target::Efficiency(_) | Target::Read(_) => (1e-3, 1.0),
+            Target::Duplex(_) => (0.0, 0.99),
+            _ => (0.0, 1e4),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PatternResidual {
+    /// "pattern NAME (us)", the label the calibrate table shows.
+    pub matrix: String,
+    pub src: String,
+    pub dst: String,
+    /// Microseconds.
+    pub measured: f64,
+    pub predicted: Option<f64>,
+    pub relative_error: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct GeneralFit {
+    pub spec: MachineSpec,
+    pub fitted: BTreeMap<String, String>,
+    /// "latency.hop.nvlink: no measurement depends on it", ...
+    pub unidentified: Vec<String>,
+    pub residuals: Vec<PatternResidual>,
+    pub rms_relative_error: BTreeMap<String, f64>,
+    pub within_10_percent: f64,
+    pub notes: Vec<String>,
+}
+
+/// The parameters this machine and these patterns could involve, with their current values.
+fn targets(m: &Machine, patterns: &[Pattern], p: &MaxminParams) -> Vec<(Target, f64)> {
+    let mut kinds: Vec<LinkKind> = m.links.iter().map(|l| l.kind).collect();
+    kinds.sort_by_key(|k| k.name());
+    kinds.dedup();
+    let first = |k: LinkKind| m.links.iter().find(|l| l.kind == k).expect("kind present");
+    let reads = patterns.iter().any(|x| x.spec.transfers.iter().any(|t| t.access == Some(Access::Read)));
+    let mut out = Vec::new();
+    for &k in &kinds {
+        let l = first(k);
+        out.push((Target::Efficiency(k), l.efficiency.unwrap_or_else(|| p.efficiency(k))));
+        if !matches!(k, LinkKind::Memory | LinkKind::Network | LinkKind::Fabric) {
+            out.push((Target::Duplex(k), l.duplex.unwrap_or_else(|| p.duplex(k))));
+            if reads {
+                out.push((Target::Read(k), l.read_efficiency.unwrap_or(1.0 / p.read_cost(k).data)));
+            }
+        }
+    }
+    let gpu = m.gpus().first().map_or(0.0, |&g| m.devices[g].latency);
+    out.push((Target::GpuLatency, gpu));
+    if let Some(d) = m.devices.iter().find(|d| d.kind == DeviceKind::HostMemory) {
+        out.push((Target::MemoryLatency, d.latency));
+    }
+    for &k in &kinds {
+        out.push((Target::HopLatency(k), first(k).latency));
+    }
+    out
+}
+
+fn apply(spec: &MachineSpec, targets: &[(Target, f64)], values: &[f64]) -> MachineSpec {
+    let mut s = spec.clone();
+    let time = |x: f64| Time::from_secs((x * 1e12).round() / 1e12);
+    for (&(t, _), &v) in targets.iter().zip(values) {
+        match t {
+            Target::Efficiency(k) => s.links.iter_mut().filter(|l| l.kind == k).for_each(|l| l.efficiency = Some(v)),
+            Target::Duplex(k) => s.links.iter_mut().filter(|l| l.kind == k).for_each(|l| l.duplex = Some(v)),
+            Target::Read(k) => s.links.iter_mut().filter(|l| l.kind == k).for_each(|l| l.read_efficiency = Some(v)),
+            Target::GpuLatency => s.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = Some(time(v))),
+            Target::MemoryLatency => s.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.latency = Some(time(v))),
+            Target::HopLatency(k) => s.links.iter_mut().filter(|l| l.kind == k).for_each(|l| l.latency = Some(time(v))),
+        }
+    }
+    s
+}
+
+/// Predicted seconds of every measured transfer, patterns in order.
+fn predict(spec: &MachineSpec, origin: &str, workloads: &[Workload], p: &MaxminParams) -> Result<Vec<f64>> {
+    let m = Machine::from_spec(spec.clone(), origin)?;
+    let mut out = Vec::new();
+    for w in workloads {
+        let o = sim::run_prepared(w, &MaxminPrepared::new(&m, w, *p)?, false)?;
+        out.extend(o.finish.iter().zip(&o.start).map(|(f, s)| f - s));
+    }
+    Ok(out)
+}
+
+pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str) -> Result<GeneralFit> {
+    let mut workloads = Vec::new();
+    for x in patterns {
+        workloads.push(Workload::resolve(&x.spec, m, origin).map_err(|e| match e {
+            Error::Input { problem, .. } => Error::input(origin, format!("pattern {}", x.name), problem),
+            e => e,
+        })?);
+    }
+    let measured: Vec<f64> = patterns.iter().flat_map(|x| x.seconds.iter().copied()).collect();
+    let targets = targets(m, patterns, p);
+    let scale: Vec<f64> = targets.iter().map(|(t, _)| t.scale()).collect();
+    let lo: Vec<f64> = targets.iter().zip(&scale).map(|((t, _), s)| t.bounds().0 / s).collect();
+    let hi: Vec<f64> = targets.iter().zip(&scale).map(|((t, _), s)| t.bounds().1 / s).collect();
+    let u0: Vec<f64> = targets.iter().zip(&scale).zip(lo.iter().zip(&hi)).map(|(((_, v), s), (a, b))| (v / s).clamp(*a, *b)).collect();
+    let residuals = |u: &[f64]| -> Result<Vec<f64>> {
+        let values: Vec<f64> = u.iter().zip(&scale).map(|(x, s)| x * s).collect();
+        let t = predict(&apply(&m.spec, &targets, &values), origin, &workloads, p)?;
+        Ok(t.iter().zip(&measured).map(|(t, y)| (t - y) / y).collect())
+    };
+    let r0 = residuals(&u0)?;
+    let why = lm::unidentifiable(&lm::jacobian(&residuals, &u0, &r0, &lo, &hi)?);
+    let free: Vec<bool> = why.iter().map(Option::is_none).collect();
+    let u = lm::minimize(&residuals, &u0, &lo, &hi, &free)?;
+    let values: Vec<f64> = u.iter().zip(&scale).map(|(x, s)| x * s).collect();
+
+    let mut fitted = BTreeMap::new();
+    let mut unidentified = Vec::new();
+    let mut kept = Vec::new();
+    for (k, ((t, _), v)) in targets.iter().zip(&values).enumerate() {
+        match &why[k] {
+            None => {
+                let shown = if t.scale() < 1.0 { format!("{}", Time::from_secs((v * 1e9).round() / 1e9)) } else { format!("{}", (v * 1e4).round() / 1e4) };
+                fitted.insert(t.name(), shown);
+                kept.push((*t, *v));
+            }
+            Some(Unidentified::NoEffect) => unidentified.push(format!("{}: no measurement depends on it (kept as it was)", t.name())),
+            Some(Unidentified::Confounded(with)) => {
+                let names: Vec<String> = with.iter().map(|&i| targets[i].0.name()).collect();
+                unidentified.push(format!("{}: the data cannot tell it apart from {} (kept as it was)", t.name(), names.join(", ")));
+            }
+        }
+    }
+    let values_kept: Vec<f64> = kept.iter().map(|x| x.1).collect();
+    let spec = apply(&m.spec, &kept, &values_kept);
+    let predicted = predict(&spec, origin, &workloads, p)?;
+    let mut out = Vec::new();
+    let mut k = 0;
+    for x in patterns {
+        for t in &x.spec.transfers {
+            let (y, q) = (measured[k], predicted[k]);
+            out.push(PatternResidual {
+                matrix: format!("pattern {} (us)", x.name),
+                src: t.src.clone(),
+                dst: t.dst.clone(),
+                measured: y * 1e6,
+                predicted: Some(q * 1e6),
+                relative_error: Some((q - y) / y),
+            });
+            k += 1;
+        }
+    }
+    let rel: Vec<f64> = out.iter().filter_map(|r| r.relative_error).collect();
+    let rms = (rel.iter().map(|r| r * r).sum::<f64>() / rel.len() as f64).sqrt();
+    let within = rel.iter().filter(|r| r.abs() <= 0.10).count() as f64 / rel.len() as f64;
+    let notes = unidentified.clone();
+    Ok(GeneralFit {
+        spec,
+        fitted,
+        unidentified,
+        residuals: out,
+        rms_relative_error: BTreeMap::from([("patterns".to_string(), rms)]),
+        within_10_percent: within,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::patterns;
+
+    /// Measurements made by the model itself on a machine with known values are fitted back,
+    /// and what they cannot see is named.
+    #[test]
+    fn recovers_known_parameters_from_a_sweep_and_a_pair() {
+        let truth_text = "name: pair\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: GPU0, kind: gpu, latency: 3us}\n  - {name: GPU1, kind: gpu, latency: 3us}\nlinks:\n  - {a: RC, b: GPU0, kind: pcie, gen: 4, lanes: 16, efficiency: 0.8, duplex: 0.1, latency: 0.2us}\n  - {a: RC, b: GPU1, kind: pcie, gen: 4, lanes: 16, efficiency: 0.8, duplex: 0.1, latency: 0.2us}\n";
+        let truth = Machine::from_text(truth_text, "truth").unwrap();
+        let p = MaxminParams::default();
+        let mut csv = String::from("pattern,src,dst,size,time\n");
+        let mut rows = vec![];
+        for size in ["4KB", "64KB", "1MB", "16MB", "256MB"] {
+            rows.push((format!("sweep-{size}"), vec![("GPU0", "GPU1", size)]));
+        }
+        rows.push(("both".into(), vec![("GPU0", "GPU1", "256MB"), ("GPU1", "GPU0", "256MB")]));
+        for (name, ts) in &rows {
+            let text = ts.iter().fold(String::from("transfers:\n"), |s, (a, b, z)| s + &format!("  - {{src: {a}, dst: {b}, size: {z}}}\n"));
+            let w = Workload::resolve(&crate::workload::WorkloadSpec::from_text(&text, "w").unwrap(), &truth, "w").unwrap();
+            let o = sim::run_prepared(&w, &MaxminPrepared::new(&truth, &w, p).unwrap(), false).unwrap();
+            for ((a, b, z), t) in ts.iter().zip(&o.finish) {
+                csv.push_str(&format!("{name},{a},{b},{z},{}ns\n", (t * 1e9).round() as u64));
+            }
+        }
+        // The data-sheet machine: nothing but the layout.
+        let sheet =
+            Machine::from_text(&truth_text.replace(", latency: 3us", "").replace(", efficiency: 0.8, duplex: 0.1, latency: 0.2us", ""), "sheet").unwrap();
+        let f = fit(&sheet, &patterns::parse(&csv, "m.csv").unwrap(), &p, "m.csv").unwrap();
+        assert!(f.within_10_percent == 1.0 && f.rms_relative_error["patterns"] < 1e-3, "{:?} {:?}", f.fitted, f.rms_relative_error);
+        assert_eq!(f.fitted["efficiency.pcie"], "0.8");
+        assert_eq!(f.fitted["duplex.pcie"], "0.1");
+        // Engine and hop latency add up in every copy: one of them is named, not guessed.
+        assert!(f.unidentified.iter().any(|u| u.starts_with("latency.hop.pcie: the data cannot tell it apart from latency.gpu")), "{:?}", f.unidentified);
+    }
+}
