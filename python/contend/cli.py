@@ -512,11 +512,15 @@ def calibrate(
         None, "--output", "-o", help="Write the calibrated machine file here; never overwrites."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print fitted values and residuals as JSON."),
+    hold_out: bool = typer.Option(
+        False, "--hold-out",
+        help="Fit on single-pair data only (unidirectional, latencies of pairs i<j); score the rest as held out.",
+    ),
 ) -> None:
     """Fit bandwidth efficiency and latency per link kind to measurements; report the residual per pair."""
     params = parse_params(param)
     new_file(output, [machine, str(measurements)])
-    c = api.calibrate(api.Machine.load(machine), measurements, **params)
+    c = api.calibrate(api.Machine.load(machine), measurements, hold_out=hold_out, **params)
     if "tau" in c:
         print_sc16_fit(c, as_json)
         if output is not None:
@@ -545,6 +549,9 @@ def calibrate(
         out().print(table)
         for k, v in c["rms_relative_error"].items():
             out().print(f"rms relative error, {k}: {v:.1%}")
+        for k, s in c.get("scores", {}).items():
+            out().print(f"{k}: median |error| {s['median_abs_relative_error']:.1%}, "
+                        f"{s['within_10_percent']:.0%} of {s['count']} within ±10%")
         if "within_10_percent" in c:
             out().print(f"{c['within_10_percent']:.1%} of {len(c['residuals'])} measurements within ±10%")
         for n in c["notes"]:

@@ -409,10 +409,16 @@ pub fn import(path: &str, name: &str) -> Result<import::Imported> {
 /// pattern,src,dst,size,time|bandwidth[,access]) fits every node parameter the data identifies
 /// under maxmin; a CSV of measured transfer graphs (graph,src,dst,size,time) fits sc16's B and
 /// tau; p2pBandwidthLatencyTest or nvbandwidth output fits each link kind's efficiency, duplex
-/// loss, read efficiency and the latencies (the result's "yaml" is the calibrated machine).
-pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)]) -> Result<serde_json::Value> {
+/// loss, read efficiency and the latencies (the result's "yaml" is the calibrated machine);
+/// `hold_out` fits p2p outputs on single-pair data only and scores the rest (pattern and sc16
+/// fits refuse it).
+pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out: bool) -> Result<serde_json::Value> {
     let text = read_user_file(path)?;
     let header = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
+    let is_csv = path.to_lowercase().ends_with(".csv") || header.is_some_and(|h| h.contains(','));
+    if hold_out && is_csv {
+        return Err(Error::input(path, "", "--hold-out validates p2pBandwidthLatencyTest or nvbandwidth output; a CSV is fitted whole"));
+    }
     if header.is_some_and(calibrate::patterns::is_patterns) {
         let p = MaxminParams::parse(params)?;
         let fit = calibrate::general::fit(m, &calibrate::patterns::parse(&text, path)?, &p, path)?;
@@ -429,7 +435,7 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)]) -> Result
     }
     let p = MaxminParams::parse(params)?;
     let meas = calibrate::parse_measurements(&text, path)?;
-    let c = calibrate::calibrate(m, &meas, &p)?;
+    let c = calibrate::calibrate(m, &meas, &p, hold_out)?;
     let mut v = serde_json::to_value(&c).expect("calibrations serialise");
     v["yaml"] = serde_json::Value::String(crate::topology::to_yaml(&c.spec));
     Ok(v)

@@ -57,6 +57,35 @@ pub struct Residual {
     pub predicted: Option<f64>,
     /// (predicted - measured) / measured.
     pub relative_error: Option<f64>,
+    /// Left out of the fit (hold-out validation) and only predicted.
+    pub held_out: bool,
+}
+
+/// How well one kind of measurement is predicted.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Score {
+    pub count: usize,
+    pub median_abs_relative_error: f64,
+    pub within_10_percent: f64,
+}
+
+/// Scores per matrix ("bidirectional_p2p_gbps (held out)", "latency_p2p_us (fitted)", ...).
+fn scores(residuals: &[Residual]) -> BTreeMap<String, Score> {
+    let mut groups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for r in residuals {
+        let Some(e) = r.relative_error else { continue };
+        groups.entry(format!("{} ({})", r.matrix, if r.held_out { "held out" } else { "fitted" })).or_default().push(e.abs());
+    }
+    groups
+        .into_iter()
+        .map(|(k, mut v)| {
+            v.sort_by(f64::total_cmp);
+            let n = v.len();
+            let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+            let within = v.iter().filter(|&&e| e <= 0.10 + 1e-12).count() as f64 / n as f64;
+            (k, Score { count: n, median_abs_relative_error: median, within_10_percent: within })
+        })
+        .collect()
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -69,6 +98,8 @@ pub struct Calibration {
     /// Root mean square of the relative errors, per matrix.
     pub rms_relative_error: BTreeMap<String, f64>,
     pub notes: Vec<String>,
+    /// Median |relative error| and share within ±10% per kind of measurement.
+    pub scores: BTreeMap<String, Score>,
 }
 
 const KINDS: [LinkKind; 8] =
@@ -151,7 +182,10 @@ fn latency_row(m: &Machine, p: &Plan) -> Vec<f64> {
     row
 }
 
-pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> Result<Calibration> {
+/// With `hold_out`, the fit sees single-pair data only — the unidirectional and read matrices
+/// and the latencies of pairs i < j (and the diagonal) — and every other measurement (the
+/// bidirectional matrices, the latencies of pairs i > j) is predicted and scored as held out.
+pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hold_out: bool) -> Result<Calibration> {
     let gpus = m.gpus();
     let n = gpus.len();
     if meas.devices.len() != n {
@@ -213,7 +247,7 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
                 rows.push(local);
                 ys.push(v * 1e-6);
             }
-            for j in (0..n).filter(|&j| j != i) {
+            for j in (0..n).filter(|&j| j != i && !(hold_out && j < i)) {
                 if let (Some(p), Some(v)) = (&plans[i][j][mode], matrix[i][j]) {
                     rows.push(latency_row(m, p));
                     ys.push(v * 1e-6);
@@ -255,6 +289,9 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
     let kinds = [(&meas.bidirectional_p2p_gbps, "duplex"), (&meas.unidirectional_p2p_read_gbps, "read_efficiency")];
     for (matrix, what) in kinds {
         let Some(matrix) = matrix else { continue };
+        if hold_out && what == "duplex" {
+            continue;
+        }
         let fit = if what == "duplex" {
             duplex_read::fit_duplex(&with_eff, &plans, matrix, params)
         } else {
@@ -303,6 +340,7 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
                     measured: y,
                     predicted: p,
                     relative_error: rel,
+                    held_out: hold_out && (name.starts_with("bidirectional") || (name.starts_with("latency") && j < i)),
                 });
             }
         }
@@ -310,7 +348,8 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
             rms.insert(name.to_string(), (sq.iter().sum::<f64>() / sq.len() as f64).sqrt());
         }
     }
-    Ok(Calibration { spec, fitted, residuals, rms_relative_error: rms, notes })
+    let scores = scores(&residuals);
+    Ok(Calibration { spec, fitted, residuals, rms_relative_error: rms, notes, scores })
 }
 
 #[cfg(test)]

@@ -29,6 +29,9 @@ pub struct P2pMeasurements {
     pub skipped: Vec<String>,
 }
 
+/// Beginnings of the titles of the sample's matrices.
+const TITLES: [&str; 4] = ["P2P Connectivity Matrix", "Unidirectional P2P=", "Bidirectional P2P=", "P2P=Enabled Latency"];
+
 pub fn parse(text: &str, origin: &str) -> Result<P2pMeasurements> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = P2pMeasurements::default();
@@ -41,9 +44,15 @@ pub fn parse(text: &str, origin: &str) -> Result<P2pMeasurements> {
             }
         }
     }
+    if out.devices.is_empty() {
+        // Posted excerpts often drop the device lines: count the columns of the first matrix.
+        let header = lines.iter().position(|l| TITLES.iter().any(|t| l.trim().starts_with(t))).and_then(|k| lines.get(k + 1));
+        let columns = header.map_or(0, |h| h.split_whitespace().skip(1).count());
+        out.devices = (0..columns).map(|i| format!("GPU{i}")).collect();
+    }
     let n = out.devices.len();
     if n == 0 {
-        return Err(Error::input(origin, "", "no \"Device: i, NAME, ...\" lines: not p2pBandwidthLatencyTest output"));
+        return Err(Error::input(origin, "", "no \"Device: i, NAME, ...\" lines and no matrix: not p2pBandwidthLatencyTest output"));
     }
     for (k, l) in lines.iter().enumerate() {
         let title = l.trim();
@@ -97,6 +106,9 @@ mod tests {
         let e = parse(cut, "cut.txt").unwrap_err().to_string();
         assert!(e.contains("Unidirectional P2P=Enabled") && e.contains("cut short"), "{e}");
         assert!(parse("hello", "x.txt").unwrap_err().to_string().contains("not p2pBandwidthLatencyTest"));
+        // An excerpt without the device lines: the devices are counted from the matrices.
+        let excerpt = &FIXTURE[FIXTURE.find("P2P Connectivity Matrix").unwrap()..];
+        assert_eq!(parse(excerpt, "x.txt").unwrap().devices, ["GPU0", "GPU1", "GPU2", "GPU3"]);
     }
 
     #[test]

@@ -42,7 +42,7 @@ const OUTPUT: &str = include_str!("../../tests/fixtures/p2pBandwidthLatencyTest-
 fn fit() -> Calibration {
     let m = Machine::from_text(MACHINE, "a100-pcie-4").unwrap();
     let meas = parse_p2p_output(OUTPUT, "fixture").unwrap();
-    calibrate(&m, &meas, &MaxminParams::default()).unwrap()
+    calibrate(&m, &meas, &MaxminParams::default(), false).unwrap()
 }
 
 fn rel(c: &Calibration, matrix: &str, src: &str, dst: &str) -> f64 {
@@ -79,7 +79,7 @@ fn fits_the_published_a100_output() {
 fn refuses_measurements_of_another_machine() {
     let m = Machine::load("dgx1-p100").unwrap();
     let meas = parse_p2p_output(OUTPUT, "fixture").unwrap();
-    let e = calibrate(&m, &meas, &MaxminParams::default()).unwrap_err().to_string();
+    let e = calibrate(&m, &meas, &MaxminParams::default(), false).unwrap_err().to_string();
     assert!(e.contains("4 devices but dgx1-p100 has 8 GPUs"), "{e}");
 }
 
@@ -100,9 +100,25 @@ fn data_sheet_machine_predicts_latency_of_the_right_order() {
 fn partial_measurements_fit_what_is_there() {
     let m = Machine::from_text(MACHINE, "a100-pcie-4").unwrap();
     let text = OUTPUT.replace("275.51", "-").replace("     3  18.78  18.08   2.32   2.48 \n", "");
-    let c = calibrate(&m, &parse_p2p_output(&text, "partial").unwrap(), &MaxminParams::default()).unwrap();
+    let c = calibrate(&m, &parse_p2p_output(&text, "partial").unwrap(), &MaxminParams::default(), false).unwrap();
     let has = |mx: &str, s: &str, d: &str| c.residuals.iter().any(|r| r.matrix == mx && r.src == s && r.dst == d);
     assert!(!has("unidirectional_p2p_gbps", "GPU1", "GPU0") && has("unidirectional_p2p_gbps", "GPU0", "GPU1"));
     assert!(!has("latency_p2p_us", "GPU3", "GPU2") && has("latency_p2p_us", "GPU2", "GPU3"));
     assert!(c.fitted.contains_key("efficiency.nvlink"));
+}
+
+/// Hold-out validation: fitted on single-pair data, the A100 pairs' bidirectional NVLink rates
+/// and the latencies of pairs i > j are predicted, not fitted.
+#[test]
+fn hold_out_scores_what_the_fit_did_not_see() {
+    let m = Machine::from_text(MACHINE, "a100-pcie-4").unwrap();
+    let c = calibrate(&m, &parse_p2p_output(OUTPUT, "fixture").unwrap(), &MaxminParams::default(), true).unwrap();
+    assert!(!c.fitted.contains_key("duplex.nvlink"), "{:?}", c.fitted);
+    let bi = &c.scores["bidirectional_p2p_gbps (held out)"];
+    assert_eq!(bi.count, 12);
+    let held = c.residuals.iter().filter(|r| r.held_out && r.matrix == "latency_p2p_us").count();
+    assert_eq!(held, 6);
+    // NVLink pairs both ways, from the default duplex loss: within 1%.
+    assert!(c.residuals.iter().filter(|r| r.matrix == "bidirectional_p2p_gbps" && r.measured > 400.0).all(|r| r.relative_error.unwrap().abs() < 0.01));
+    assert!(c.scores.contains_key("unidirectional_p2p_gbps (fitted)"));
 }
