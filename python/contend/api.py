@@ -157,7 +157,9 @@ def p2p_frames(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
             if k.endswith(("_gbps", "_us"))}
 
 
-def calibrate(machine: Machine, measurements: str | os.PathLike, hold_out: bool = False, **params: Any) -> dict[str, Any]:
+def calibrate(
+    machine: Machine, measurements: str | os.PathLike, hold_out: bool = False, **params: Any
+) -> dict[str, Any]:
     """Fit link parameters to p2pBandwidthLatencyTest or nvbandwidth output; ``["yaml"]`` is the calibrated machine.
 
     A CSV of measured patterns (header pattern,src,dst,size,time or bandwidth[,access]) fits every parameter the
