@@ -165,3 +165,14 @@ def test_calibrate_from_measured_patterns(tmp_path):
     bad.write_text(SWEEP.replace("14.9GB/s", "nanGB/s"))
     p = run_cli("calibrate", str(machine), str(bad))
     assert p.returncode == 2 and "line 3: bandwidth" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_calibrate_hold_out_scores_what_it_did_not_fit(tmp_path):
+    machine = tmp_path / "a100.yaml"
+    assert run_cli("import", str(FIXTURES / "nvidia-smi-topo-4xa100-pcie.txt"), "-o", str(machine)).returncode == 0
+    p = run_cli("calibrate", str(machine), str(FIXTURES / "p2pBandwidthLatencyTest-4xa100-pcie.txt"), "--hold-out")
+    assert p.returncode == 0, p.stderr
+    assert "bidirectional_p2p_gbps (held out): median |error|" in p.stdout
+    p = run_cli("calibrate", str(machine), str(FIXTURES / "p2pBandwidthLatencyTest-4xa100-pcie.txt"), "--hold-out", "--json")
+    c = json.loads(p.stdout)
+    assert "duplex.nvlink" not in c["fitted"] and any(r["held_out"] for r in c["residuals"])

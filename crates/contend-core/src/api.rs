@@ -435,7 +435,11 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out:
     }
     let p = MaxminParams::parse(params)?;
     let meas = calibrate::parse_measurements(&text, path)?;
-    let c = calibrate::calibrate(m, &meas, &p, hold_out)?;
+    // The fit names the measurements "measurements"; the user knows them by their path.
+    let c = calibrate::calibrate(m, &meas, &p, hold_out).map_err(|e| match e {
+        Error::Input { file, field, problem } if file == "measurements" => Error::Input { file: path.to_string(), field, problem },
+        e => e,
+    })?;
     let mut v = serde_json::to_value(&c).expect("calibrations serialise");
     v["yaml"] = serde_json::Value::String(crate::topology::to_yaml(&c.spec));
     Ok(v)

@@ -138,10 +138,13 @@ fn predict(spec: &MachineSpec, origin: &str, workloads: &[Workload], p: &MaxminP
 pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str) -> Result<GeneralFit> {
     let mut workloads = Vec::new();
     for x in patterns {
-        workloads.push(Workload::resolve(&x.spec, m, origin).map_err(|e| match e {
+        let mut w = Workload::resolve(&x.spec, m, origin).map_err(|e| match e {
             Error::Input { problem, .. } => Error::input(origin, format!("pattern {}", x.name), problem),
             e => e,
-        })?);
+        })?;
+        // Errors found later (a read that must be staged) name the pattern too.
+        w.origin = format!("{origin} (pattern {})", x.name);
+        workloads.push(w);
     }
     let measured: Vec<f64> = patterns.iter().flat_map(|x| x.seconds.iter().copied()).collect();
     let targets = targets(m, patterns, p);
