@@ -170,9 +170,10 @@ def test_calibrate_from_measured_patterns(tmp_path):
 def test_calibrate_hold_out_scores_what_it_did_not_fit(tmp_path):
     machine = tmp_path / "a100.yaml"
     assert run_cli("import", str(FIXTURES / "nvidia-smi-topo-4xa100-pcie.txt"), "-o", str(machine)).returncode == 0
-    p = run_cli("calibrate", str(machine), str(FIXTURES / "p2pBandwidthLatencyTest-4xa100-pcie.txt"), "--hold-out")
+    measured = FIXTURES / "p2pBandwidthLatencyTest-4xa100-pcie.txt"
+    p = run_cli("calibrate", str(machine), str(measured), "--hold-out")
     assert p.returncode == 0, p.stderr
     assert "bidirectional_p2p_gbps (held out): median |error|" in p.stdout
-    p = run_cli("calibrate", str(machine), str(FIXTURES / "p2pBandwidthLatencyTest-4xa100-pcie.txt"), "--hold-out", "--json")
+    p = run_cli("calibrate", str(machine), str(measured), "--hold-out", "--json")
     c = json.loads(p.stdout)
     assert "duplex.nvlink" not in c["fitted"] and any(r["held_out"] for r in c["residuals"])
