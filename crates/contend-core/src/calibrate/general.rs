@@ -7,6 +7,7 @@
 
 use super::lm::{self, Unidentified};
 use super::patterns::Pattern;
+use super::Residual;
 use crate::error::{Error, Result};
 use crate::model::maxmin::{MaxminParams, MaxminPrepared};
 use crate::sim;
@@ -56,24 +57,13 @@ impl Target {
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct PatternResidual {
-    /// "pattern NAME (us)", the label the calibrate table shows.
-    pub matrix: String,
-    pub src: String,
-    pub dst: String,
-    /// Microseconds.
-    pub measured: f64,
-    pub predicted: Option<f64>,
-    pub relative_error: Option<f64>,
-}
-
-#[derive(Clone, Debug, Serialize)]
 pub struct GeneralFit {
     pub spec: MachineSpec,
     pub fitted: BTreeMap<String, String>,
     /// "latency.hop.nvlink: no measurement depends on it", ...
     pub unidentified: Vec<String>,
-    pub residuals: Vec<PatternResidual>,
+    /// Per measured transfer: `matrix` is "pattern NAME (us)", times in microseconds.
+    pub residuals: Vec<Residual>,
     pub rms_relative_error: BTreeMap<String, f64>,
     pub within_10_percent: f64,
     pub notes: Vec<String>,
@@ -188,13 +178,14 @@ pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str) ->
     for x in patterns {
         for t in &x.spec.transfers {
             let (y, q) = (measured[k], predicted[k]);
-            out.push(PatternResidual {
+            out.push(Residual {
                 matrix: format!("pattern {} (us)", x.name),
                 src: t.src.clone(),
                 dst: t.dst.clone(),
                 measured: y * 1e6,
                 predicted: Some(q * 1e6),
                 relative_error: Some((q - y) / y),
+                held_out: false,
             });
             k += 1;
         }

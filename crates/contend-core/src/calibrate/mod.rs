@@ -18,6 +18,7 @@
 //! the ridge spreads the time evenly among them; the predictions do not depend on the split.
 
 mod cells;
+mod csv;
 mod duplex_read;
 pub mod general;
 mod lm;

@@ -5,6 +5,7 @@
 //! (write or read). Sizes, times and bandwidths carry units ("64MiB", "2.5ms", "24GB/s").
 //! A single-transfer pattern per size is a bandwidth-versus-size sweep.
 
+use super::csv::Csv;
 use crate::error::{Error, Result};
 use crate::units::{Bandwidth, Bytes, Time};
 use crate::workload::{Access, TransferSpec, WorkloadSpec};
@@ -23,25 +24,18 @@ pub fn is_patterns(header: &str) -> bool {
 }
 
 pub fn parse(text: &str, origin: &str) -> Result<Vec<Pattern>> {
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
-    let (_, header) = lines.next().ok_or_else(|| Error::input(origin, "", "is empty; expected a header pattern,src,dst,size,time"))?;
-    let cols: Vec<String> = header.split(',').map(|c| c.trim().to_lowercase()).collect();
-    let find = |name: &str| cols.iter().position(|c| c == name);
-    let need = |name: &str| {
-        find(name).ok_or_else(|| Error::input(origin, "line 1", format!("no column \"{name}\"; the header needs pattern,src,dst,size and time or bandwidth")))
-    };
+    const EXPECTED: &str = "pattern,src,dst,size and time or bandwidth";
+    let csv = Csv::read(text, origin, EXPECTED)?;
+    let need = |name: &str| csv.need(name, origin, EXPECTED);
     let (p, s, d, z) = (need("pattern")?, need("src")?, need("dst")?, need("size")?);
-    let (time, bw, access) = (find("time"), find("bandwidth"), find("access"));
+    let (time, bw, access) = (csv.find("time"), csv.find("bandwidth"), csv.find("access"));
     if time.is_none() == bw.is_none() {
         return Err(Error::input(origin, "line 1", "give exactly one of the columns time and bandwidth"));
     }
+    csv.require_rows(origin)?;
     let mut out: Vec<Pattern> = Vec::new();
-    for (i, line) in lines {
-        let f: Vec<&str> = line.split(',').map(str::trim).collect();
-        let at = format!("line {}", i + 1);
-        if f.len() != cols.len() {
-            return Err(Error::input(origin, at, format!("has {} fields for {} columns", f.len(), cols.len())));
-        }
+    for (line, f) in &csv.rows {
+        let at = format!("line {line}");
         let size = Bytes::parse(f[z]).map_err(|e| Error::input(origin, format!("{at}: size"), e))?;
         if size.0 == 0 {
             return Err(Error::input(origin, format!("{at}: size"), "is zero; give the bytes the transfer moved"));
@@ -73,9 +67,6 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Pattern>> {
         };
         out[k].spec.transfers.push(TransferSpec { src: f[s].into(), dst: f[d].into(), size, access, ..Default::default() });
         out[k].seconds.push(seconds);
-    }
-    if out.is_empty() {
-        return Err(Error::input(origin, "", "has a header but no measurements"));
     }
     Ok(out)
 }
