@@ -311,6 +311,14 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
         }
     }
 
+    if let (Some(matrix), false) = (&meas.bidirectional_staged_gbps, hold_out) {
+        if let Some(v) = duplex_read::fit_staging_duplex(&with_eff, &plans, matrix, params) {
+            let v = (v * 1e4).round() / 1e4;
+            fitted.insert("staging_duplex".into(), format!("{v}"));
+            spec.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.staging_duplex = Some(v));
+        }
+    }
+
     let calibrated = Machine::from_spec(spec.clone(), &format!("{} (calibrated)", m.origin))?;
     let predicted = p2p_matrices(&calibrated, params)?;
     let pairs = [

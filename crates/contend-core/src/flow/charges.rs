@@ -20,20 +20,22 @@ pub struct ReadCost {
 pub struct Charges<'a> {
     pub duplex: &'a dyn Fn(&Link) -> f64,
     pub read: Option<&'a dyn Fn(&Link) -> ReadCost>,
+    /// Whether a host memory's `staging_duplex` replaces the duplex of the copies staged there.
+    pub staging_duplex: bool,
 }
 
 /// No charge beyond the hops themselves, and no reads (sc16, packet).
-pub const NONE: Charges<'static> = Charges { duplex: &|_| 0.0, read: None };
+pub const NONE: Charges<'static> = Charges { duplex: &|_| 0.0, read: None, staging_duplex: false };
 
 /// The (resource, coefficient, data) triples of `hops` (each with the share of the message crossing
-/// it); `resource(h)` is the directed resource of a hop, `reverse(h)` the opposite one.
+/// it); `dirs(h)` is the directed resource of a hop and the opposite one.
 pub fn coefficients(
     m: &Machine,
     hops: &[(Hop, f64)],
+    staging: Option<usize>,
     access: Access,
     charges: &Charges,
-    resource: impl Fn(&Hop) -> u32,
-    reverse: impl Fn(&Hop) -> u32,
+    dirs: impl Fn(&Hop) -> (u32, u32),
     out: &mut Vec<(u32, f64, f64)>,
 ) {
     for (h, x) in hops {
@@ -43,14 +45,21 @@ pub fn coefficients(
             _ => ReadCost { data: 1.0, request: 0.0 },
         };
         let data = x * read.data;
-        out.push((resource(h), data, *x));
+        let (forward, back_dir) = dirs(h);
+        out.push((forward, data, *x));
         // A memory link is one resource for both directions: nothing crosses "back".
         if l.kind == LinkKind::Memory {
             continue;
         }
-        let back = data * (charges.duplex)(l) + x * read.request;
+        // A staged copy's links lose what its staging memory says, if it says (see
+        // `DeviceSpec::staging_duplex`); the model's charges decide whether duplex applies at all.
+        let duplex = match staging.and_then(|s| m.devices[s].staging_duplex) {
+            Some(d) if charges.staging_duplex => d,
+            _ => (charges.duplex)(l),
+        };
+        let back = data * duplex + x * read.request;
         if back > 0.0 {
-            out.push((reverse(h), back, 0.0));
+            out.push((back_dir, back, 0.0));
         }
     }
 }

@@ -308,7 +308,7 @@ impl FlowTable {
                 None => plan.hops.iter().map(|&h| (h, 1.0)).collect(),
             };
             crossings.clear();
-            charges::coefficients(m, &hops, t.access, &rules.charges, resource, reverse, &mut crossings);
+            charges::coefficients(m, &hops, plan.staging, t.access, &rules.charges, |h| (resource(h), reverse(h)), &mut crossings);
             if capped {
                 for d in visits(m, t.src, &plan) {
                     if device[d] == u32::MAX {

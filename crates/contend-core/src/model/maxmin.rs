@@ -237,7 +237,7 @@ impl MaxminPrepared {
             p2p: params.p2p,
             staging_chunk: params.staging_chunk,
             prepay_latency: true,
-            charges: Charges { duplex: &duplex, read: Some(&read) },
+            charges: Charges { duplex: &duplex, read: Some(&read), staging_duplex: true },
             model: "maxmin",
             device_capacity: true,
         };

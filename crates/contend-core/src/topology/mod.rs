@@ -181,6 +181,12 @@ pub struct DeviceSpec {
     /// A PCIe switch's ACS peer-to-peer redirect (overrides the machine's `acs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acs: Option<Acs>,
+    /// Host memory only: the duplex loss of every link a copy staged through this memory
+    /// crosses, in [0, 1), in place of the links' own. Copies staged both ways at once run far
+    /// below twice one way (the driver's staging pipeline, not the links); `contend calibrate`
+    /// fits it from the staged bidirectional matrix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staging_duplex: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -298,6 +304,8 @@ pub struct Device {
     pub capacity: Option<f64>,
     /// A PCIe switch that redirects peer traffic to the root complex (ACS).
     pub acs_redirect: bool,
+    /// See `DeviceSpec::staging_duplex`.
+    pub staging_duplex: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -441,6 +449,15 @@ impl Machine {
                     }
                     (Some(a), _) => a == Acs::Redirect,
                     (None, k) => k == DeviceKind::PcieSwitch && spec.acs == Some(Acs::Redirect),
+                },
+                staging_duplex: match (d.staging_duplex, d.kind) {
+                    (Some(_), k) if k != DeviceKind::HostMemory => {
+                        return Err(Error::input(origin, format!("devices[{i}].staging_duplex"), "applies to host_memory devices only; drop it"))
+                    }
+                    (Some(x), _) if !(0.0..1.0).contains(&x) => {
+                        return Err(Error::input(origin, format!("devices[{i}].staging_duplex"), format!("{x} is not in [0, 1); e.g. 0.5")))
+                    }
+                    (x, _) => x,
                 },
             });
         }

@@ -57,6 +57,7 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
             group: s.group,
             capacity: None,
             acs: None,
+            staging_duplex: None,
         });
     }
     let mut adj = vec![Vec::new(); g.switches.len()];

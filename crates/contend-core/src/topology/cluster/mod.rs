@@ -132,7 +132,16 @@ impl Builder {
     }
 
     pub fn switch(&mut self, name: String, group: Option<u32>) {
-        self.spec.devices.push(DeviceSpec { name, kind: DeviceKind::Switch, model: None, latency: None, group, capacity: None, acs: None });
+        self.spec.devices.push(DeviceSpec {
+            name,
+            kind: DeviceKind::Switch,
+            model: None,
+            latency: None,
+            group,
+            capacity: None,
+            acs: None,
+            staging_duplex: None,
+        });
     }
 
     /// A network link of `count` parallel links; the router delay of each switch end is
@@ -296,6 +305,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
                 group: None,
                 capacity: None,
                 acs: None,
+                staging_duplex: None,
             });
         }
         for k in 0..nic_count {
@@ -307,6 +317,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
                 group: None,
                 capacity: None,
                 acs: None,
+                staging_duplex: None,
             });
         }
         for g in 0..gpus {
