@@ -8,6 +8,7 @@ pub mod default_latency;
 mod pcie_tree;
 mod presets;
 mod render;
+mod resolve;
 
 pub use pcie_tree::{PcieTree, Route};
 pub use presets::{preset_names, preset_text};
@@ -431,35 +432,7 @@ impl Machine {
             if index.insert(d.name.clone(), i).is_some() {
                 return Err(Error::input(origin, format!("devices[{i}].name"), format!("\"{}\" is used twice; device names must be unique", d.name)));
             }
-            devices.push(Device {
-                name: d.name.clone(),
-                kind: d.kind,
-                model: d.model.clone(),
-                latency: d.latency.map_or_else(|| default_latency::device(d.kind, d.model.as_deref()), |t| t.secs()),
-                group: d.group,
-                capacity: match d.capacity.map(|c| c.bytes_per_sec()) {
-                    Some(c) if !(c > 0.0 && c.is_finite()) => {
-                        return Err(Error::input(origin, format!("devices[{i}].capacity"), "is not positive; give the device's total bandwidth, e.g. 200GB/s"))
-                    }
-                    c => c,
-                },
-                acs_redirect: match (d.acs, d.kind) {
-                    (Some(_), k) if k != DeviceKind::PcieSwitch => {
-                        return Err(Error::input(origin, format!("devices[{i}].acs"), "applies to PCIe switches only; drop it or set it on the switch"))
-                    }
-                    (Some(a), _) => a == Acs::Redirect,
-                    (None, k) => k == DeviceKind::PcieSwitch && spec.acs == Some(Acs::Redirect),
-                },
-                staging_duplex: match (d.staging_duplex, d.kind) {
-                    (Some(_), k) if k != DeviceKind::HostMemory => {
-                        return Err(Error::input(origin, format!("devices[{i}].staging_duplex"), "applies to host_memory devices only; drop it"))
-                    }
-                    (Some(x), _) if !(0.0..1.0).contains(&x) => {
-                        return Err(Error::input(origin, format!("devices[{i}].staging_duplex"), format!("{x} is not in [0, 1); e.g. 0.5")))
-                    }
-                    (x, _) => x,
-                },
-            });
+            devices.push(resolve::device(d, i, spec.acs, origin)?);
         }
         let mut links = Vec::with_capacity(spec.links.len());
         for (i, l) in spec.links.iter().enumerate() {
@@ -497,15 +470,7 @@ impl Machine {
             if count == 0 {
                 return Err(Error::input(origin, format!("links[{i}].count"), "is 0; a link has at least one lane group"));
             }
-            if let Some(e) = l.efficiency.filter(|e| !(*e > 0.0 && *e <= 1.0)) {
-                return Err(Error::input(origin, format!("links[{i}].efficiency"), format!("{e} is not in (0, 1]; e.g. 0.8 for 80% of the bandwidth")));
-            }
-            if let Some(e) = l.duplex.filter(|e| !(*e >= 0.0 && *e < 1.0)) {
-                return Err(Error::input(origin, format!("links[{i}].duplex"), format!("{e} is not in [0, 1); e.g. 0.06 for 6% lost to the other direction")));
-            }
-            if let Some(e) = l.read_efficiency.filter(|e| !(*e > 0.0 && *e <= 1.0)) {
-                return Err(Error::input(origin, format!("links[{i}].read_efficiency"), format!("{e} is not in (0, 1]; e.g. 0.9")));
-            }
+            resolve::link_fractions(l, i, origin)?;
             let label = match l.kind {
                 LinkKind::Pcie => match (l.gen, l.lanes) {
                     (Some(g), Some(w)) => format!("PCIe Gen{g} x{w}"),
