@@ -1,6 +1,7 @@
 //! One least-squares fit of every node parameter that a set of measured patterns can identify:
 //! per link kind its efficiency, duplex loss and read efficiency; the GPUs' engine latency,
-//! the host-memory hand-off and one hop latency per link kind. Predictions are maxmin runs of
+//! the host-memory hand-off and one hop latency per link kind; the staging duplex loss; and
+//! the value of every device capacity the machine declares. Predictions are maxmin runs of
 //! each pattern on the machine with the parameters written in; the residuals are relative
 //! errors of each transfer's time. Parameters no measurement depends on, or that the data
 //! cannot tell apart from others, are named and keep their starting values.
@@ -12,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::model::maxmin::{MaxminParams, MaxminPrepared};
 use crate::sim;
 use crate::topology::{DeviceKind, LinkKind, Machine, MachineSpec};
-use crate::units::Time;
+use crate::units::{Bandwidth, Time};
 use crate::workload::{Access, Workload};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -25,11 +26,17 @@ enum Target {
     GpuLatency,
     MemoryLatency,
     HopLatency(LinkKind),
+    /// The written capacity of device i (the machine says it has one; the fit finds its value).
+    Capacity(usize),
+    /// Host memories' staging duplex loss.
+    StagingDuplex,
 }
 
 impl Target {
-    fn name(self) -> String {
+    fn name(self, spec: &MachineSpec) -> String {
         match self {
+            Target::Capacity(i) => format!("capacity.{}", spec.devices[i].name),
+            Target::StagingDuplex => "staging_duplex".into(),
             Target::Efficiency(k) => format!("efficiency.{}", k.name()),
             Target::Duplex(k) => format!("duplex.{}", k.name()),
             Target::Read(k) => format!("read_efficiency.{}", k.name()),
@@ -43,6 +50,8 @@ impl Target {
     fn scale(self) -> f64 {
         match self {
             Target::GpuLatency | Target::MemoryLatency | Target::HopLatency(_) => 1e-6,
+            // Capacities in GB/s.
+            Target::Capacity(_) => 1e9,
             _ => 1.0,
         }
     }
@@ -50,7 +59,8 @@ impl Target {
     fn bounds(self) -> (f64, f64) {
         match self {
             Target::Efficiency(_) | Target::Read(_) => (1e-3, 1.0),
-            Target::Duplex(_) => (0.0, 0.99),
+            Target::Duplex(_) | Target::StagingDuplex => (0.0, 0.99),
+            Target::Capacity(_) => (1e6, 1e15),
             _ => (0.0, 1e4),
         }
     }
@@ -95,7 +105,26 @@ fn targets(m: &Machine, patterns: &[Pattern], p: &MaxminParams) -> Vec<(Target, 
     for &k in &kinds {
         out.push((Target::HopLatency(k), first(k).latency));
     }
+    if let Some(d) = m.devices.iter().find(|d| d.kind == DeviceKind::HostMemory) {
+        out.push((Target::StagingDuplex, d.staging_duplex.unwrap_or(p.duplex_pcie)));
+    }
     out
+}
+
+/// The largest measured throughput through device `d` in any one pattern: where a declared
+/// capacity starts (a capacity above every load has no effect the fit could see).
+fn busiest(m: &Machine, d: usize, patterns: &[Pattern], workloads: &[Workload], p: &MaxminParams) -> Result<f64> {
+    let mut best: f64 = 0.0;
+    for (x, w) in patterns.iter().zip(workloads) {
+        let flows = MaxminPrepared::new(m, w, *p)?.flows;
+        let mut through = 0.0;
+        for (i, t) in w.transfers.iter().enumerate() {
+            let times = crate::flow::visits(m, t.src, &flows.plans[i]).filter(|&v| v == d).count() as f64;
+            through += times * t.size as f64 / x.seconds[i];
+        }
+        best = best.max(through);
+    }
+    Ok(best)
 }
 
 fn apply(spec: &MachineSpec, targets: &[(Target, f64)], values: &[f64]) -> MachineSpec {
@@ -109,6 +138,8 @@ fn apply(spec: &MachineSpec, targets: &[(Target, f64)], values: &[f64]) -> Machi
             Target::GpuLatency => s.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = Some(time(v))),
             Target::MemoryLatency => s.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.latency = Some(time(v))),
             Target::HopLatency(k) => s.links.iter_mut().filter(|l| l.kind == k).for_each(|l| l.latency = Some(time(v))),
+            Target::Capacity(i) => s.devices[i].capacity = Some(Bandwidth(v)),
+            Target::StagingDuplex => s.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.staging_duplex = Some(v)),
         }
     }
     s
@@ -137,7 +168,13 @@ pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str) ->
         workloads.push(w);
     }
     let measured: Vec<f64> = patterns.iter().flat_map(|x| x.seconds.iter().copied()).collect();
-    let targets = targets(m, patterns, p);
+    let mut targets = targets(m, patterns, p);
+    for (d, dev) in m.devices.iter().enumerate() {
+        if let Some(c) = dev.capacity {
+            let load = busiest(m, d, patterns, &workloads, p)?;
+            targets.push((Target::Capacity(d), if load > 0.0 { c.min(load) } else { c }));
+        }
+    }
     let scale: Vec<f64> = targets.iter().map(|(t, _)| t.scale()).collect();
     let lo: Vec<f64> = targets.iter().zip(&scale).map(|((t, _), s)| t.bounds().0 / s).collect();
     let hi: Vec<f64> = targets.iter().zip(&scale).map(|((t, _), s)| t.bounds().1 / s).collect();
@@ -160,13 +197,14 @@ pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str) ->
         match &why[k] {
             None => {
                 let shown = if t.scale() < 1.0 { format!("{}", Time::from_secs((v * 1e9).round() / 1e9)) } else { format!("{}", (v * 1e4).round() / 1e4) };
-                fitted.insert(t.name(), shown);
+                let shown = if matches!(t, Target::Capacity(_)) { format!("{}", Bandwidth((v / 1e6).round() * 1e6)) } else { shown };
+                fitted.insert(t.name(&m.spec), shown);
                 kept.push((*t, *v));
             }
-            Some(Unidentified::NoEffect) => unidentified.push(format!("{}: no measurement depends on it (kept as it was)", t.name())),
+            Some(Unidentified::NoEffect) => unidentified.push(format!("{}: no measurement depends on it (kept as it was)", t.name(&m.spec))),
             Some(Unidentified::Confounded(with)) => {
-                let names: Vec<String> = with.iter().map(|&i| targets[i].0.name()).collect();
-                unidentified.push(format!("{}: the data cannot tell it apart from {} (kept as it was)", t.name(), names.join(", ")));
+                let names: Vec<String> = with.iter().map(|&i| targets[i].0.name(&m.spec)).collect();
+                unidentified.push(format!("{}: the data cannot tell it apart from {} (kept as it was)", t.name(&m.spec), names.join(", ")));
             }
         }
     }
@@ -240,5 +278,32 @@ mod tests {
         assert_eq!(f.fitted["duplex.pcie"], "0.1");
         // Engine and hop latency add up in every copy: one of them is named, not guessed.
         assert!(f.unidentified.iter().any(|u| u.starts_with("latency.hop.pcie: the data cannot tell it apart from latency.gpu")), "{:?}", f.unidentified);
+    }
+
+    /// A switch whose crossbar is slower than its ports: concurrent patterns measured with a
+    /// 30 GB/s switch are fitted back to it from a machine that declares 100 GB/s.
+    #[test]
+    fn fits_a_declared_switch_capacity_from_concurrent_patterns() {
+        let text = "name: sw\ndevices:\n  - {name: SW, kind: pcie_switch, capacity: 30GB/s}\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n  - {name: GPU2, kind: gpu}\n  - {name: GPU3, kind: gpu}\nlinks:\n  - {a: SW, b: GPU0, kind: pcie, gen: 4, lanes: 16}\n  - {a: SW, b: GPU1, kind: pcie, gen: 4, lanes: 16}\n  - {a: SW, b: GPU2, kind: pcie, gen: 4, lanes: 16}\n  - {a: SW, b: GPU3, kind: pcie, gen: 4, lanes: 16}\n";
+        let truth = Machine::from_text(text, "truth").unwrap();
+        let p = MaxminParams::default();
+        let mut csv = String::from("pattern,src,dst,size,time\n");
+        let patterns = [
+            ("pair", vec![("GPU0", "GPU1")]),
+            ("two", vec![("GPU0", "GPU1"), ("GPU2", "GPU3")]),
+            ("ring", vec![("GPU0", "GPU1"), ("GPU1", "GPU2"), ("GPU2", "GPU3"), ("GPU3", "GPU0")]),
+        ];
+        for (name, pairs) in &patterns {
+            let w = pairs.iter().fold(String::from("transfers:\n"), |s, (a, b)| s + &format!("  - {{src: {a}, dst: {b}, size: 256MB}}\n"));
+            let w = Workload::resolve(&crate::workload::WorkloadSpec::from_text(&w, "w").unwrap(), &truth, "w").unwrap();
+            let o = sim::run_prepared(&w, &MaxminPrepared::new(&truth, &w, p).unwrap(), false).unwrap();
+            for ((a, b), t) in pairs.iter().zip(&o.finish) {
+                csv.push_str(&format!("{name},{a},{b},256MB,{}ns\n", (t * 1e9).round() as u64));
+            }
+        }
+        let declared = Machine::from_text(&text.replace("30GB/s", "100GB/s"), "declared").unwrap();
+        let f = fit(&declared, &patterns::parse(&csv, "m.csv").unwrap(), &p, "m.csv").unwrap();
+        assert_eq!(f.fitted["capacity.SW"], "30GB/s", "{:?} {:?}", f.fitted, f.unidentified);
+        assert!(f.rms_relative_error["patterns"] < 1e-3);
     }
 }

@@ -145,7 +145,7 @@ fn resources(m: &Machine, capacity: &dyn Fn(&Link) -> f64) -> Resources {
 
 /// The devices a plan visits, in order, with repeats (a staged copy meets its root complex
 /// and host memory twice): the source, then the far end of every hop.
-fn visits<'a>(m: &'a Machine, src: usize, plan: &'a Plan) -> impl Iterator<Item = usize> + 'a {
+pub fn visits<'a>(m: &'a Machine, src: usize, plan: &'a Plan) -> impl Iterator<Item = usize> + 'a {
     std::iter::once(src).chain(plan.hops.iter().map(move |h| {
         let l = &m.links[h.link];
         if h.forward {
