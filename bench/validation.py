@@ -18,6 +18,7 @@ CASES = [  # (machine file, measurement file)
     ("rtx5090x2-genoa", "rtx5090x2-genoa.txt"),
     ("dgx-station-v100", "dgx-station-v100.txt"),
     ("dgx1-v100", "dgx1-v100.txt"),
+    ("hgx-h100", "hgx-h100.txt"),
     ("rtx-a6000x6", "rtx-a6000x6-nvbandwidth.txt"),
 ]
 
