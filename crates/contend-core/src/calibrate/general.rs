@@ -306,4 +306,26 @@ mod tests {
         assert_eq!(f.fitted["capacity.SW"], "30GB/s", "{:?} {:?}", f.fitted, f.unidentified);
         assert!(f.rms_relative_error["patterns"] < 1e-3);
     }
+
+    /// The public A100 output rewritten as patterns (each bandwidth cell one 800 MB copy, each
+    /// bidirectional cell two at once at half the total, each latency cell one 4-byte copy): the
+    /// pattern fit finds what the matrix fit finds.
+    #[test]
+    fn agrees_with_the_matrix_fit_on_the_public_a100_output() {
+        let meas = crate::calibrate::parse_p2p_output(include_str!("../../tests/fixtures/p2pBandwidthLatencyTest-4xa100-pcie.txt"), "fixture").unwrap();
+        let m = Machine::from_text(crate::calibrate::tests::MACHINE, "a100").unwrap();
+        let mut csv = String::from("pattern,src,dst,size,bandwidth\n");
+        let (uni, bi, lat) = (meas.unidirectional_p2p_gbps.unwrap(), meas.bidirectional_p2p_gbps.unwrap(), meas.latency_p2p_us.unwrap());
+        for (i, j) in [(0, 1), (1, 0), (2, 3), (3, 2)] {
+            csv.push_str(&format!("uni{i}{j},GPU{i},GPU{j},800MB,{}GB/s\n", uni[i][j].unwrap()));
+            let half = bi[i][j].unwrap() / 2.0;
+            csv.push_str(&format!("bi{i}{j},GPU{i},GPU{j},800MB,{half}GB/s\nbi{i}{j},GPU{j},GPU{i},800MB,{half}GB/s\n"));
+            csv.push_str(&format!("lat{i}{j},GPU{i},GPU{j},4B,{}B/s\n", 4.0 / (lat[i][j].unwrap() * 1e-6)));
+        }
+        let f = fit(&m, &patterns::parse(&csv, "a100.csv").unwrap(), &MaxminParams::default(), "a100.csv").unwrap();
+        let get = |k: &str| f.fitted[k].parse::<f64>().unwrap();
+        assert!((get("efficiency.nvlink") - 275.0 / 300.0).abs() < 0.005, "{:?}", f.fitted);
+        assert!((0.055..0.075).contains(&get("duplex.nvlink")), "{:?}", f.fitted);
+        assert!(f.within_10_percent > 0.9, "{:?}", f.rms_relative_error);
+    }
 }

@@ -4,7 +4,7 @@ use super::*;
 /// its own NUMA node (SYS between all), NVLink-bridged in pairs (NV12). Bandwidths are the
 /// nominal ones (PCIe Gen4 x16; NVLink 3, 25 GB/s per link and direction); the socket links and
 /// host memory bandwidth are not in the dump and are guesses the fit does not depend on here.
-const MACHINE: &str = "name: a100-pcie-4
+pub(super) const MACHINE: &str = "name: a100-pcie-4
 devices:
   - {name: CPU0, kind: root_complex}
   - {name: CPU1, kind: root_complex}
