@@ -29,6 +29,31 @@ def test_show_draws_the_machine(tmp_path):
     assert png.stat().st_size > 10_000
 
 
+PARTITIONS = """name: parts
+devices:
+  - {name: RC, kind: root_complex}
+  - {name: P0, kind: pcie_switch}
+  - {name: P1, kind: pcie_switch}
+  - {name: GPU0, kind: gpu}
+  - {name: GPU1, kind: gpu}
+links:
+  - {a: RC, b: P0, kind: pcie, gen: 4, lanes: 16}
+  - {a: RC, b: P1, kind: pcie, gen: 4, lanes: 16}
+  - {a: P0, b: P1, kind: pcie, bandwidth: 64GB/s}
+  - {a: P0, b: GPU0, kind: pcie, gen: 4, lanes: 16}
+  - {a: P1, b: GPU1, kind: pcie, gen: 4, lanes: 16}
+"""
+
+
+def test_show_draws_and_marks_links_closing_a_cycle(tmp_path):
+    m, png = tmp_path / "parts.yaml", tmp_path / "parts.png"
+    m.write_text(PARTITIONS)
+    p = run_cli("show", str(m), "--png", str(png))
+    assert p.returncode == 0, p.stderr
+    assert "⟲ P0 ↔ P1" in p.stdout
+    assert png.stat().st_size > 5_000
+
+
 def test_machines_lists_every_preset():
     p = run_cli("machines")
     assert p.returncode == 0

@@ -159,12 +159,18 @@ def p2p_frames(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
             if k.endswith(("_gbps", "_us"))}
 
 
-def calibrate(machine: Machine, measurements: str | os.PathLike, **params: Any) -> dict[str, Any]:
-    """Fit link parameters to p2pBandwidthLatencyTest output; ``["yaml"]`` is the calibrated machine file.
+def calibrate(
+    machine: Machine, measurements: str | os.PathLike, hold_out: bool = False, **params: Any
+) -> dict[str, Any]:
+    """Fit link parameters to p2pBandwidthLatencyTest or nvbandwidth output; ``["yaml"]`` is the calibrated machine.
 
-    A CSV of measured transfer graphs (header graph,src,dst,size,time) fits sc16's B and tau instead.
+    A CSV of measured patterns (header pattern,src,dst,size,time or bandwidth[,access]) fits every parameter the
+    data identifies and lists the others under ``["unidentified"]``; a CSV of measured transfer graphs (header
+    graph,src,dst,size,time) fits sc16's B and tau instead. ``hold_out=True`` fits p2p outputs on single-pair data
+    only and scores the rest (``["scores"]``).
     """
-    return json.loads(_core.calibrate(machine.spec_json, machine.origin, os.fspath(measurements), _params(params)))
+    return json.loads(_core.calibrate(machine.spec_json, machine.origin, os.fspath(measurements), _params(params),
+                                      hold_out))
 
 
 def _params(params: Mapping[str, Any]) -> list[tuple[str, str]]:

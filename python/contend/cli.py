@@ -463,7 +463,8 @@ def print_schedule(s: api.Schedule) -> None:
 
 
 MATRICES = (
-    ("unidirectional_p2p_gbps", "Unidirectional P2P=Enabled Bandwidth Matrix (GB/s)"),
+    ("unidirectional_p2p_gbps", "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)"),
+    ("unidirectional_p2p_read_gbps", "Unidirectional P2P=Enabled Bandwidth (P2P Reads) Matrix (GB/s)"),
     ("unidirectional_staged_gbps", "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)"),
     ("bidirectional_p2p_gbps", "Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)"),
     ("bidirectional_staged_gbps", "Bidirectional P2P=Disabled Bandwidth Matrix (GB/s)"),
@@ -505,19 +506,24 @@ def calibrate(
     machine: str = MachineArg,
     measurements: Path = typer.Argument(
         ...,
-        help="Output of CUDA's p2pBandwidthLatencyTest as it prints it, "
-        "or a CSV of measured transfer graphs (graph,src,dst,size,time) to fit sc16's B and tau.",
+        help="Output of CUDA's p2pBandwidthLatencyTest or of nvbandwidth as they print it; "
+        "a CSV of measured patterns (pattern,src,dst,size,time or bandwidth[,access]) to fit every "
+        "parameter the data identifies; or a CSV of transfer graphs (graph,src,dst,size,time) to fit sc16's B and tau.",
     ),
     param: list[str] | None = ParamOpt,
     output: Path | None = typer.Option(
         None, "--output", "-o", help="Write the calibrated machine file here; never overwrites."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print fitted values and residuals as JSON."),
+    hold_out: bool = typer.Option(
+        False, "--hold-out",
+        help="Fit on single-pair data only (unidirectional, latencies of pairs i<j); score the rest as held out.",
+    ),
 ) -> None:
     """Fit bandwidth efficiency and latency per link kind to measurements; report the residual per pair."""
     params = parse_params(param)
     new_file(output, [machine, str(measurements)])
-    c = api.calibrate(api.Machine.load(machine), measurements, **params)
+    c = api.calibrate(api.Machine.load(machine), measurements, hold_out=hold_out, **params)
     if "tau" in c:
         print_sc16_fit(c, as_json)
         if output is not None:
@@ -546,6 +552,11 @@ def calibrate(
         out().print(table)
         for k, v in c["rms_relative_error"].items():
             out().print(f"rms relative error, {k}: {v:.1%}")
+        for k, s in c.get("scores", {}).items():
+            out().print(f"{k}: median |error| {s['median_abs_relative_error']:.1%}, "
+                        f"{s['within_10_percent']:.0%} of {s['count']} within ±10%")
+        if "within_10_percent" in c:
+            out().print(f"{c['within_10_percent']:.1%} of {len(c['residuals'])} measurements within ±10%")
         for n in c["notes"]:
             out().print(f"note: {escape(n)}")
     if output is not None:

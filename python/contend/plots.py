@@ -73,8 +73,9 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
     devices = [d["name"] for d in graph["devices"]]
     kind = {d["name"]: d["kind"] for d in graph["devices"]}
     # Host memory hangs under its socket in the picture, like a PCIe child.
-    pcie = [l for l in graph["links"] if l["kind"] in ("pcie", "memory")]
+    pcie = [l for l in graph["links"] if l["kind"] in ("pcie", "memory") and not l["closes_cycle"]]
     other = [l for l in graph["links"] if l["kind"] not in ("pcie", "memory")]
+    cycle = [l for l in graph["links"] if l["closes_cycle"]]
     adj: dict[str, list[str]] = {d: [] for d in devices}
     for l in pcie:
         adj[l["a"]].append(l["b"])
@@ -118,6 +119,11 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
         (xa, ya), (xb, yb) = pos[l["a"]], pos[l["b"]]
         memory = l["kind"] == "memory"
         ax.plot([xa, xb], [ya, yb], color="#9c755f" if memory else "0.45", lw=1.0 if memory else 1.5, zorder=1)
+    for l in cycle:  # PCIe links the tree layout does not use: drawn, and marked as closing a cycle
+        (xa, ya), (xb, yb) = pos[l["a"]], pos[l["b"]]
+        ax.annotate("", xy=(xb, yb), xytext=(xa, ya),
+                    arrowprops=dict(arrowstyle="-", ls=":", color="#e15759", lw=1.8, connectionstyle="arc3,rad=0.3"))
+        ax.text((xa + xb) / 2, (ya + yb) / 2 - 0.3, f"⟲ {l['label']}", ha="center", fontsize=7, color="#e15759")
     labelled: set[str] = set()
     for l in other:
         (xa, ya), (xb, yb) = pos[l["a"]], pos[l["b"]]

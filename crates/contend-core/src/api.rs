@@ -183,9 +183,13 @@ pub struct GraphLink {
     pub label: String,
     pub bandwidth_bps: f64,
     pub latency_s: f64,
+    /// A PCIe link outside the drawing's spanning forest: it closes a cycle (partitions of one
+    /// switch chip joined inside it, a second uplink); drawn and marked.
+    pub closes_cycle: bool,
 }
 
 pub fn machine_graph(m: &Machine) -> MachineGraph {
+    let cycle = crate::topology::closes_cycle(m);
     MachineGraph {
         name: m.name.clone(),
         description: m.description.clone(),
@@ -193,13 +197,15 @@ pub fn machine_graph(m: &Machine) -> MachineGraph {
         links: m
             .links
             .iter()
-            .map(|l| GraphLink {
+            .zip(cycle)
+            .map(|(l, closes_cycle)| GraphLink {
                 a: m.devices[l.a].name.clone(),
                 b: m.devices[l.b].name.clone(),
                 kind: l.kind,
                 label: l.label.clone(),
                 bandwidth_bps: l.bandwidth,
                 latency_s: l.latency,
+                closes_cycle,
             })
             .collect(),
     }
@@ -399,12 +405,27 @@ pub fn import(path: &str, name: &str) -> Result<import::Imported> {
     import::import(&read_user_file(path)?, name, path)
 }
 
-/// Fit a machine to measurements: a CSV of measured transfer graphs (header
-/// graph,src,dst,size,time) fits sc16's B and tau; p2pBandwidthLatencyTest output fits each
-/// link's bandwidth and latency for maxmin (the result's "yaml" is the calibrated machine).
-pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)]) -> Result<serde_json::Value> {
+/// Fit a machine to measurements: a CSV of measured patterns (header
+/// pattern,src,dst,size,time|bandwidth[,access]) fits every node parameter the data identifies
+/// under maxmin; a CSV of measured transfer graphs (graph,src,dst,size,time) fits sc16's B and
+/// tau; p2pBandwidthLatencyTest or nvbandwidth output fits each link kind's efficiency, duplex
+/// loss, read efficiency and the latencies (the result's "yaml" is the calibrated machine);
+/// `hold_out` fits p2p outputs on single-pair data only and scores the rest (pattern and sc16
+/// fits refuse it).
+pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out: bool) -> Result<serde_json::Value> {
     let text = read_user_file(path)?;
     let header = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
+    let is_csv = path.to_lowercase().ends_with(".csv") || header.is_some_and(|h| h.contains(','));
+    if hold_out && is_csv {
+        return Err(Error::input(path, "", "--hold-out validates p2pBandwidthLatencyTest or nvbandwidth output; a CSV is fitted whole"));
+    }
+    if header.is_some_and(calibrate::patterns::is_patterns) {
+        let p = MaxminParams::parse(params)?;
+        let fit = calibrate::general::fit(m, &calibrate::patterns::parse(&text, path)?, &p, path)?;
+        let mut v = serde_json::to_value(&fit).expect("fits serialise");
+        v["yaml"] = serde_json::Value::String(crate::topology::to_yaml(&fit.spec));
+        return Ok(v);
+    }
     let csv = path.to_lowercase().ends_with(".csv") || header.is_some_and(|h| h.split(',').any(|c| c.trim().eq_ignore_ascii_case("graph")));
     if csv {
         let base = sc16::Sc16Params::parse(params)?;
@@ -413,8 +434,12 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)]) -> Result
         return Ok(serde_json::to_value(fit).expect("fits serialise"));
     }
     let p = MaxminParams::parse(params)?;
-    let meas = calibrate::parse_p2p_output(&text, path)?;
-    let c = calibrate::calibrate(m, &meas, &p)?;
+    let meas = calibrate::parse_measurements(&text, path)?;
+    // The fit names the measurements "measurements"; the user knows them by their path.
+    let c = calibrate::calibrate(m, &meas, &p, hold_out).map_err(|e| match e {
+        Error::Input { file, field, problem } if file == "measurements" => Error::Input { file: path.to_string(), field, problem },
+        e => e,
+    })?;
     let mut v = serde_json::to_value(&c).expect("calibrations serialise");
     v["yaml"] = serde_json::Value::String(crate::topology::to_yaml(&c.spec));
     Ok(v)

@@ -16,7 +16,7 @@ use crate::flow::router::Router;
 use crate::model::maxmin::{MaxminParams, MaxminPrepared};
 use crate::sim;
 use crate::topology::Machine;
-use crate::workload::{Mechanism, Transfer, Workload};
+use crate::workload::{Access, Mechanism, Transfer, Workload};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -33,6 +33,8 @@ pub struct P2pReport {
     /// Whether CUDA would enable peer access (a peer-to-peer path exists); true on the diagonal.
     pub peer_access: Vec<Vec<bool>>,
     pub unidirectional_p2p_gbps: Vec<Vec<Option<f64>>>,
+    /// The same copies pulled by the destination (the sample's "P2P Reads"); peers only.
+    pub unidirectional_p2p_read_gbps: Vec<Vec<Option<f64>>>,
     pub bidirectional_p2p_gbps: Vec<Vec<Option<f64>>>,
     pub unidirectional_staged_gbps: Vec<Vec<Option<f64>>>,
     pub bidirectional_staged_gbps: Vec<Vec<Option<f64>>>,
@@ -48,6 +50,14 @@ fn chain(src: usize, dst: usize, size: u64, repeat: usize, first: usize, out: &m
         let after = if k == 0 { vec![] } else { vec![first + k - 1] };
         out.push(Transfer { name: format!("c{}", first + k), src, dst, size, start: 0.0, after, ..Default::default() });
     }
+}
+
+/// The same chain pulled by the destination.
+fn read_chain(src: usize, dst: usize) -> Vec<Transfer> {
+    let mut out = Vec::new();
+    chain(src, dst, BANDWIDTH_COPY_BYTES, BANDWIDTH_REPEAT, 0, &mut out);
+    out.iter_mut().for_each(|t| t.access = Access::Read);
+    out
 }
 
 /// Seconds from the first issue to the last finish of `transfers` under maxmin.
@@ -67,6 +77,7 @@ pub fn p2p_matrices(m: &Machine, params: &MaxminParams) -> Result<P2pReport> {
         gpus: m.gpu_names(),
         peer_access: vec![vec![true; n]; n],
         unidirectional_p2p_gbps: empty(),
+        unidirectional_p2p_read_gbps: empty(),
         bidirectional_p2p_gbps: empty(),
         unidirectional_staged_gbps: empty(),
         bidirectional_staged_gbps: empty(),
@@ -98,6 +109,9 @@ pub fn p2p_matrices(m: &Machine, params: &MaxminParams) -> Result<P2pReport> {
                 let u = Some(gb / makespan(m, uni, p)?);
                 let d = Some(2.0 * gb / makespan(m, bi, p)?);
                 let l = Some(makespan(m, lat, p)? / LATENCY_REPEAT as f64 * 1e6);
+                if k == 0 && r.peer_access[i][j] {
+                    r.unidirectional_p2p_read_gbps[i][j] = Some(gb / makespan(m, read_chain(a, b), p)?);
+                }
                 if k == 0 {
                     (r.unidirectional_p2p_gbps[i][j], r.bidirectional_p2p_gbps[i][j], r.latency_p2p_us[i][j]) = (u, d, l);
                 } else {
@@ -139,7 +153,10 @@ mod tests {
         let m = Machine::load("dgx1-p100").unwrap();
         let r = p2p_matrices(&m, &MaxminParams::default()).unwrap();
         assert!(within(r.unidirectional_p2p_gbps[0][1], 18.4, 0.05), "{:?}", r.unidirectional_p2p_gbps[0][1]);
-        assert!(within(r.bidirectional_p2p_gbps[0][1], 36.8, 0.05), "{:?}", r.bidirectional_p2p_gbps[0][1]);
+        // Both ways: 2 x 18.4 GB/s less the NVLink duplex loss (6.5%, from the A100 measurement).
+        assert!(within(r.bidirectional_p2p_gbps[0][1], 36.8 / 1.065, 0.01), "{:?}", r.bidirectional_p2p_gbps[0][1]);
+        // A pull costs the same data; its requests load the idle reverse direction only.
+        assert!(within(r.unidirectional_p2p_read_gbps[0][1], 18.4, 0.05) && r.unidirectional_p2p_read_gbps[0][5].is_none());
         // GPU0 and GPU5 are not neighbours: staged through host memory at PCIe speed.
         assert!(!r.peer_access[0][5] && r.unidirectional_p2p_gbps[0][5].unwrap() < 18.4);
     }

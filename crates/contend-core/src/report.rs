@@ -185,13 +185,15 @@ pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, St
     // Bytes per resource, and the row each loaded resource gets in the link table.
     let mut bytes = vec![0.0; flows.cap.len()];
     for (i, x) in w.transfers.iter().enumerate() {
-        for &(l, times) in flows.route(i) {
-            bytes[l as usize] += x.size as f64 * times;
+        for (&(l, _), data) in flows.route(i).iter().zip(flows.route_data(i)) {
+            bytes[l as usize] += x.size as f64 * data;
         }
     }
     let mut row = vec![u32::MAX; flows.cap.len()];
     let mut links = LinkTable::default();
-    for l in (0..flows.cap.len()).filter(|&l| bytes[l] > 0.0) {
+    // A link busy only with the other direction's overhead (duplex loss, read requests) is
+    // listed too, with 0 bytes of data.
+    for l in (0..flows.cap.len()).filter(|&l| bytes[l] > 0.0 || o.busy[l] > 0.0) {
         row[l] = links.name.len() as u32;
         links.name.push(flows.name[l].clone());
         links.capacity_bps.push(flows.cap[l]);

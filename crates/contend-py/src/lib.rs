@@ -170,9 +170,9 @@ fn p2p(py: Python<'_>, machine_json: &str, machine_origin: &str, params: Vec<(St
 
 /// `api::calibrate`: the fit to a measurements file, as JSON.
 #[pyfunction]
-fn calibrate(py: Python<'_>, machine_json: &str, machine_origin: &str, measurements: &str, params: Vec<(String, String)>) -> PyResult<String> {
+fn calibrate(py: Python<'_>, machine_json: &str, machine_origin: &str, measurements: &str, params: Vec<(String, String)>, hold_out: bool) -> PyResult<String> {
     let m = machine(machine_json, machine_origin)?;
-    py.detach(|| api::calibrate(&m, measurements, &params).map(|r| json(&r))).map_err(to_py)
+    py.detach(|| api::calibrate(&m, measurements, &params, hold_out).map(|r| json(&r))).map_err(to_py)
 }
 
 /// `api::datatype`: every method's time for one message of a datatype, its parts and the winner.

@@ -8,21 +8,37 @@
 //! tightest resource, bandwidth × efficiency / times crossed. That is linear in the efficiency
 //! of that resource's kind, so the fit alternates: pick each copy's tightest resource under the
 //! current efficiencies, then solve each kind's efficiency by least squares through the origin,
-//! until no copy changes its tightest resource. The bidirectional matrices are predicted and
-//! reported, not fitted: running both directions at once costs the DMA engines and the staging
-//! pipeline more than link sharing explains (the A100 fixture loses 6% on NVLink and 35% when
-//! staged), and pooling them would bias every efficiency.
+//! until no copy changes its tightest resource. The bidirectional peer matrix then gives each
+//! kind's duplex loss and a P2P-read matrix its read efficiency (duplex_read.rs); the staged
+//! bidirectional matrix is reported, not fitted (the staging pipeline loses 35% on the A100
+//! fixture, more than link sharing explains).
 //! Latency: a copy's fixed cost is a sum of per-device and per-hop terms (see model::mechanism),
 //! linear in the unknowns; non-negative least squares with a small ridge (lsq.rs) solves it.
 //! Where the measurements cannot tell unknowns apart (every staged copy crosses the same kinds),
 //! the ridge spreads the time evenly among them; the predictions do not depend on the split.
 
+mod cells;
+mod csv;
+mod duplex_read;
+pub mod general;
 pub mod kernels_fit;
+mod lm;
 mod lsq;
+pub mod nvbandwidth;
 pub mod p2p_output;
+pub mod patterns;
 pub mod sc16_fit;
 
 pub use p2p_output::{parse as parse_p2p_output, P2pMeasurements};
+
+/// p2pBandwidthLatencyTest or nvbandwidth output, whichever `text` is.
+pub fn parse_measurements(text: &str, origin: &str) -> Result<P2pMeasurements> {
+    if nvbandwidth::detect(text) {
+        nvbandwidth::parse(text, origin)
+    } else {
+        parse_p2p_output(text, origin)
+    }
+}
 
 use crate::error::{Error, Result};
 use crate::flow::router::{Plan, Router};
@@ -43,6 +59,35 @@ pub struct Residual {
     pub predicted: Option<f64>,
     /// (predicted - measured) / measured.
     pub relative_error: Option<f64>,
+    /// Left out of the fit (hold-out validation) and only predicted.
+    pub held_out: bool,
+}
+
+/// How well one kind of measurement is predicted.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Score {
+    pub count: usize,
+    pub median_abs_relative_error: f64,
+    pub within_10_percent: f64,
+}
+
+/// Scores per matrix ("bidirectional_p2p_gbps (held out)", "latency_p2p_us (fitted)", ...).
+fn scores(residuals: &[Residual]) -> BTreeMap<String, Score> {
+    let mut groups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for r in residuals {
+        let Some(e) = r.relative_error else { continue };
+        groups.entry(format!("{} ({})", r.matrix, if r.held_out { "held out" } else { "fitted" })).or_default().push(e.abs());
+    }
+    groups
+        .into_iter()
+        .map(|(k, mut v)| {
+            v.sort_by(f64::total_cmp);
+            let n = v.len();
+            let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+            let within = v.iter().filter(|&&e| e <= 0.10 + 1e-12).count() as f64 / n as f64;
+            (k, Score { count: n, median_abs_relative_error: median, within_10_percent: within })
+        })
+        .collect()
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -55,19 +100,15 @@ pub struct Calibration {
     /// Root mean square of the relative errors, per matrix.
     pub rms_relative_error: BTreeMap<String, f64>,
     pub notes: Vec<String>,
+    /// Median |relative error| and share within ±10% per kind of measurement.
+    pub scores: BTreeMap<String, Score>,
 }
 
-const KINDS: [LinkKind; 6] = [LinkKind::Pcie, LinkKind::Nvlink, LinkKind::Qpi, LinkKind::Upi, LinkKind::Network, LinkKind::Memory];
+const KINDS: [LinkKind; 8] =
+    [LinkKind::Pcie, LinkKind::Nvlink, LinkKind::Qpi, LinkKind::Upi, LinkKind::Xgmi, LinkKind::Fabric, LinkKind::Network, LinkKind::Memory];
 
 fn kind_name(k: LinkKind) -> &'static str {
-    match k {
-        LinkKind::Pcie => "pcie",
-        LinkKind::Nvlink => "nvlink",
-        LinkKind::Qpi => "qpi",
-        LinkKind::Upi => "upi",
-        LinkKind::Network => "network",
-        LinkKind::Memory => "memory",
-    }
+    k.name()
 }
 
 fn kind_index(k: LinkKind) -> usize {
@@ -95,9 +136,9 @@ fn resources_of(m: &Machine, p: &Plan) -> Vec<(usize, bool, f64)> {
 }
 
 /// Efficiency of each link kind that limits some measured copy.
-fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 6]) -> [Option<f64>; 6] {
+fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 8]) -> [Option<f64>; 8] {
     let mut eff = start;
-    let mut fitted = [None; 6];
+    let mut fitted = [None; 8];
     let mut tightest: Vec<usize> = vec![usize::MAX; copies.len()];
     for _ in 0..50 {
         let pick: Vec<usize> = copies
@@ -111,7 +152,7 @@ fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 6]) -> [Option<f64>
             break;
         }
         tightest = pick;
-        let (mut num, mut den) = ([0.0; 6], [0.0; 6]);
+        let (mut num, mut den) = ([0.0; 8], [0.0; 8]);
         for (c, &k) in copies.iter().zip(&tightest) {
             let (l, _, w) = c.resources[k];
             let x = m.links[l].bandwidth / w;
@@ -119,7 +160,7 @@ fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 6]) -> [Option<f64>
             num[kind] += x * c.per_copy;
             den[kind] += x * x;
         }
-        for k in 0..6 {
+        for k in 0..KINDS.len() {
             if den[k] > 0.0 {
                 eff[k] = (num[k] / den[k]).clamp(1e-3, 1.0);
                 fitted[k] = Some(eff[k]);
@@ -143,7 +184,10 @@ fn latency_row(m: &Machine, p: &Plan) -> Vec<f64> {
     row
 }
 
-pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> Result<Calibration> {
+/// With `hold_out`, the fit sees single-pair data only — the unidirectional and read matrices
+/// and the latencies of pairs i < j (and the diagonal) — and every other measurement (the
+/// bidirectional matrices, the latencies of pairs i > j) is predicted and scored as held out.
+pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hold_out: bool) -> Result<Calibration> {
     let gpus = m.gpus();
     let n = gpus.len();
     if meas.devices.len() != n {
@@ -154,7 +198,7 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
         ));
     }
     let router = Router::new(m);
-    let mut notes = Vec::new();
+    let mut notes = meas.skipped.clone();
     let mut plans = vec![vec![[None, None]; n]; n];
     for i in 0..n {
         for j in (0..n).filter(|&j| j != i) {
@@ -185,8 +229,8 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
         let Some(matrix) = matrix else { continue };
         for i in 0..n {
             for j in (0..n).filter(|&j| j != i) {
-                if let Some(p) = &plans[i][j][mode] {
-                    copies.push(Copy { resources: resources_of(m, p), per_copy: matrix[i][j] * 1e9 });
+                if let (Some(p), Some(v)) = (&plans[i][j][mode], matrix[i][j]) {
+                    copies.push(Copy { resources: resources_of(m, p), per_copy: v * 1e9 });
                 }
             }
         }
@@ -199,14 +243,16 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
         let Some(matrix) = matrix else { continue };
         for i in 0..n {
             // The diagonal is a copy inside one GPU: its engine alone.
-            let mut local = vec![0.0; 2 + KINDS.len()];
-            local[GPU] = 1.0;
-            rows.push(local);
-            ys.push(matrix[i][i] * 1e-6);
-            for j in (0..n).filter(|&j| j != i) {
-                if let Some(p) = &plans[i][j][mode] {
+            if let Some(v) = matrix[i][i] {
+                let mut local = vec![0.0; 2 + KINDS.len()];
+                local[GPU] = 1.0;
+                rows.push(local);
+                ys.push(v * 1e-6);
+            }
+            for j in (0..n).filter(|&j| j != i && !(hold_out && j < i)) {
+                if let (Some(p), Some(v)) = (&plans[i][j][mode], matrix[i][j]) {
                     rows.push(latency_row(m, p));
-                    ys.push(matrix[i][j] * 1e-6);
+                    ys.push(v * 1e-6);
                 }
             }
         }
@@ -240,10 +286,45 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
         spec.links.iter_mut().filter(|l| l.kind == *kind).for_each(|l| l.latency = Some(time(lat[2 + k])));
     }
 
+    // Duplex loss and read efficiency, on the links with their fitted efficiencies.
+    let with_eff = Machine::from_spec(spec.clone(), &m.origin)?;
+    let kinds = [(&meas.bidirectional_p2p_gbps, "duplex"), (&meas.unidirectional_p2p_read_gbps, "read_efficiency")];
+    for (matrix, what) in kinds {
+        let Some(matrix) = matrix else { continue };
+        if hold_out && what == "duplex" {
+            continue;
+        }
+        let fit = if what == "duplex" {
+            duplex_read::fit_duplex(&with_eff, &plans, matrix, params)
+        } else {
+            duplex_read::fit_read(&with_eff, &plans, matrix, params)
+        };
+        for (name, (kind, v)) in fit {
+            let v = (v * 1e4).round() / 1e4;
+            fitted.insert(format!("{what}.{name}"), format!("{v}"));
+            for l in spec.links.iter_mut().filter(|l| l.kind == kind) {
+                if what == "duplex" {
+                    l.duplex = Some(v);
+                } else {
+                    l.read_efficiency = Some(v);
+                }
+            }
+        }
+    }
+
+    if let (Some(matrix), false) = (&meas.bidirectional_staged_gbps, hold_out) {
+        if let Some(v) = duplex_read::fit_staging_duplex(&with_eff, &plans, matrix, params) {
+            let v = (v * 1e4).round() / 1e4;
+            fitted.insert("staging_duplex".into(), format!("{v}"));
+            spec.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.staging_duplex = Some(v));
+        }
+    }
+
     let calibrated = Machine::from_spec(spec.clone(), &format!("{} (calibrated)", m.origin))?;
     let predicted = p2p_matrices(&calibrated, params)?;
     let pairs = [
         ("unidirectional_p2p_gbps", &meas.unidirectional_p2p_gbps, &predicted.unidirectional_p2p_gbps, false),
+        ("unidirectional_p2p_read_gbps", &meas.unidirectional_p2p_read_gbps, &predicted.unidirectional_p2p_read_gbps, false),
         ("unidirectional_staged_gbps", &meas.unidirectional_staged_gbps, &predicted.unidirectional_staged_gbps, false),
         ("bidirectional_p2p_gbps", &meas.bidirectional_p2p_gbps, &predicted.bidirectional_p2p_gbps, false),
         ("bidirectional_staged_gbps", &meas.bidirectional_staged_gbps, &predicted.bidirectional_staged_gbps, false),
@@ -257,16 +338,19 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
         let mut sq = Vec::new();
         for i in 0..n {
             for j in (0..n).filter(|&j| diagonal || j != i) {
+                let Some(y) = measured[i][j] else { continue };
                 let p = predicted[i][j];
-                let rel = p.map(|p| (p - measured[i][j]) / measured[i][j]);
+                // A measured 0 has no relative error; its prediction is still listed.
+                let rel = p.filter(|_| y > 0.0).map(|p| (p - y) / y);
                 sq.extend(rel.map(|r| r * r));
                 residuals.push(Residual {
                     matrix: name.into(),
                     src: m.devices[gpus[i]].name.clone(),
                     dst: m.devices[gpus[j]].name.clone(),
-                    measured: measured[i][j],
+                    measured: y,
                     predicted: p,
                     relative_error: rel,
+                    held_out: hold_out && (name.starts_with("bidirectional") || (name.starts_with("latency") && j < i)),
                 });
             }
         }
@@ -274,7 +358,8 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams) -> 
             rms.insert(name.to_string(), (sq.iter().sum::<f64>() / sq.len() as f64).sqrt());
         }
     }
-    Ok(Calibration { spec, fitted, residuals, rms_relative_error: rms, notes })
+    let scores = scores(&residuals);
+    Ok(Calibration { spec, fitted, residuals, rms_relative_error: rms, notes, scores })
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! on 22,259 graphs. Under sc16 every duration scales exactly as 1/B, so for each tau the best B
 //! has a closed form; tau is found by a grid search refined by golden sections.
 
+use super::csv::Csv;
 use crate::error::{Error, Result};
 use crate::model::sc16::{Sc16Params, Sc16Prepared};
 use crate::sim;
@@ -43,22 +44,14 @@ pub struct Sc16Fit {
 /// CSV with a header naming the columns graph, src, dst, size, time (any order); sizes and
 /// times carry units ("300MiB", "36.9ms").
 pub fn parse_csv(text: &str, origin: &str) -> Result<Vec<MeasuredGraph>> {
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
-    let (_, header) = lines.next().ok_or_else(|| Error::input(origin, "", "is empty; expected a header graph,src,dst,size,time"))?;
-    let cols: Vec<String> = header.split(',').map(|c| c.trim().to_lowercase()).collect();
-    let col = |name: &str| {
-        cols.iter()
-            .position(|c| c == name)
-            .ok_or_else(|| Error::input(origin, "line 1", format!("no column \"{name}\"; the header needs graph,src,dst,size,time")))
-    };
+    const EXPECTED: &str = "graph,src,dst,size,time";
+    let csv = Csv::read(text, origin, EXPECTED)?;
+    let col = |name: &str| csv.need(name, origin, EXPECTED);
     let (g, s, d, z, t) = (col("graph")?, col("src")?, col("dst")?, col("size")?, col("time")?);
+    csv.require_rows(origin)?;
     let mut graphs: Vec<MeasuredGraph> = Vec::new();
-    for (i, line) in lines {
-        let f: Vec<&str> = line.split(',').map(str::trim).collect();
-        let at = format!("line {}", i + 1);
-        if f.len() != cols.len() {
-            return Err(Error::input(origin, at, format!("has {} fields for {} columns", f.len(), cols.len())));
-        }
+    for (line, f) in &csv.rows {
+        let at = format!("line {line}");
         let size = Bytes::parse(f[z]).map_err(|e| Error::input(origin, format!("{at}: size"), e))?;
         let time = Time::parse(f[t]).map_err(|e| Error::input(origin, format!("{at}: time"), e))?;
         if time.0 == 0 {
@@ -73,9 +66,6 @@ pub fn parse_csv(text: &str, origin: &str) -> Result<Vec<MeasuredGraph>> {
         };
         graphs[k].spec.transfers.push(TransferSpec { src: f[s].into(), dst: f[d].into(), size, ..Default::default() });
         graphs[k].seconds.push(time.secs());
-    }
-    if graphs.is_empty() {
-        return Err(Error::input(origin, "", "has a header but no measurements"));
     }
     Ok(graphs)
 }

@@ -4,26 +4,35 @@
 //!
 //! A route and a mechanism are decided here and nowhere else (by `router`, as CUDA would).
 
+pub mod charges;
 pub mod methods;
 pub mod network;
 pub mod router;
 
 use crate::error::{Error, Result};
 use crate::topology::{DeviceKind, Link, LinkKind, Machine, NicScheduling};
-use crate::workload::{Mechanism, Workload};
+use crate::workload::{Access, Mechanism, Workload};
 use network::NetworkRouter;
 use router::{Hop, Plan, Router};
 use std::collections::HashMap;
 
-/// Routes in compressed rows: route r uses `hops[off[r]..off[r+1]]`, (resource, times) each.
+/// Routes in compressed rows: route r uses `hops[off[r]..off[r+1]]`, (resource, times) each:
+/// the capacity a byte of the transfer uses there. `data[k]` is the part of `hops[k]` that is
+/// the transfer's own bytes (the rest is duplex loss and read requests).
 pub struct Routes {
     pub off: Vec<u32>,
     pub hops: Vec<(u32, f64)>,
+    pub data: Vec<f64>,
 }
 
 impl Routes {
     pub fn of(&self, r: usize) -> &[(u32, f64)] {
         &self.hops[self.off[r] as usize..self.off[r + 1] as usize]
+    }
+
+    /// Bytes of data per byte of the transfer on each resource of route r, in `of(r)`'s order.
+    pub fn data_of(&self, r: usize) -> &[f64] {
+        &self.data[self.off[r] as usize..self.off[r + 1] as usize]
     }
 
     pub fn len(&self) -> usize {
@@ -48,6 +57,13 @@ pub struct FlowRules<'a> {
     pub prepay_latency: bool,
     /// The model honours a resource of one flow's own (zero-copy's load-store cap).
     pub caps: bool,
+    /// Duplex loss and read costs (`charges::NONE` where the model has none).
+    pub charges: charges::Charges<'a>,
+    /// The model's name, for a refusal of what its charges cannot express.
+    pub model: &'a str,
+    /// Whether the model shares a device's `capacity` among the copies through it; a model
+    /// that cannot refuses workloads that meet one.
+    pub device_capacity: bool,
 }
 
 /// Flows of no NIC queue (they do not enter a network through a NIC).
@@ -99,13 +115,15 @@ pub struct FlowTable {
 /// directions share one resource (DRAM bandwidth serves reads and writes alike).
 struct Resources {
     dir: Vec<u32>,
+    /// Resource of each device's capacity, or u32::MAX.
+    device: Vec<u32>,
     cap: Vec<f64>,
     name: Vec<String>,
     latency: Vec<f64>,
 }
 
 fn resources(m: &Machine, capacity: &dyn Fn(&Link) -> f64) -> Resources {
-    let mut r = Resources { dir: Vec::with_capacity(2 * m.links.len()), cap: Vec::new(), name: Vec::new(), latency: Vec::new() };
+    let mut r = Resources { dir: Vec::with_capacity(2 * m.links.len()), device: Vec::new(), cap: Vec::new(), name: Vec::new(), latency: Vec::new() };
     for l in &m.links {
         let c = capacity(l);
         let (a, b) = (&m.devices[l.a].name, &m.devices[l.b].name);
@@ -121,7 +139,31 @@ fn resources(m: &Machine, capacity: &dyn Fn(&Link) -> f64) -> Resources {
             r.latency.extend([l.latency, l.latency]);
         }
     }
+    for d in &m.devices {
+        r.device.push(match d.capacity {
+            Some(c) => {
+                r.cap.push(c);
+                r.name.push(d.name.clone());
+                r.latency.push(0.0);
+                r.cap.len() as u32 - 1
+            }
+            None => u32::MAX,
+        });
+    }
     r
+}
+
+/// The devices a plan visits, in order, with repeats (a staged copy meets its root complex
+/// and host memory twice): the source, then the far end of every hop.
+pub fn visits<'a>(m: &'a Machine, src: usize, plan: &'a Plan) -> impl Iterator<Item = usize> + 'a {
+    std::iter::once(src).chain(plan.hops.iter().map(move |h| {
+        let l = &m.links[h.link];
+        if h.forward {
+            l.b
+        } else {
+            l.a
+        }
+    }))
 }
 
 /// The network part (first to last network hop) of a plan, with the devices it joins.
@@ -227,7 +269,8 @@ fn injecting_nic(m: &Machine, src: usize, hops: &[Hop]) -> Option<usize> {
 impl FlowTable {
     /// Compile `w` on `m`; a transfer's `mechanism` and `via` override CUDA's choice.
     pub fn compile(m: &Machine, w: &Workload, rules: &FlowRules) -> Result<FlowTable> {
-        let Resources { dir, cap, name, latency } = resources(m, rules.capacity);
+        let Resources { dir, device, cap, name, latency } = resources(m, rules.capacity);
+        let capped = device.iter().any(|&r| r != u32::MAX);
         let router = Router::new(m);
         let mut nic_of_device: HashMap<usize, u32> = HashMap::new();
         // Plans depend on the endpoints alone unless a transfer asks for more: plan each pair once.
@@ -237,7 +280,7 @@ impl FlowTable {
             cap,
             name,
             path: Vec::with_capacity(n),
-            routes: Routes { off: vec![0], hops: Vec::new() },
+            routes: Routes { off: vec![0], hops: Vec::new(), data: Vec::new() },
             route_of: Vec::with_capacity(n),
             plans: Vec::with_capacity(n),
             setup: Vec::with_capacity(n),
@@ -255,17 +298,23 @@ impl FlowTable {
         // iterated, so numbering stays deterministic.
         let mut known: HashMap<Vec<(u32, u64)>, u32> = HashMap::new();
         let mut uniq: Vec<(u32, f64)> = Vec::new();
+        let mut uniq_data: Vec<f64> = Vec::new();
         let mut base = Vec::with_capacity(n);
         // Per transfer sent by a datatype method: (kernels before, path latency as paid, cap).
         let mut kernels: Vec<Option<(f64, f64, Option<f64>)>> = vec![None; n];
         let link_cap = c.cap.clone();
+        // A plan's uncontended rate: its narrowest resource, with crossings and the charges'
+        // duplex costs counted as the route's coefficients will count them.
         let rate = |p: &Plan| {
+            let hops: Vec<(Hop, f64)> = p.hops.iter().map(|&h| (h, 1.0)).collect();
+            let mut charged = Vec::new();
+            let dirs = |h: &Hop| (dir[2 * h.link + usize::from(!h.forward)], dir[2 * h.link + usize::from(h.forward)]);
+            charges::coefficients(m, &hops, p.staging, Access::Write, &rules.charges, dirs, &mut charged);
             let mut crossings: Vec<(u32, f64)> = Vec::new();
-            for h in &p.hops {
-                let r = dir[2 * h.link + usize::from(!h.forward)];
+            for &(r, x, _) in &charged {
                 match crossings.iter_mut().find(|(y, _)| *y == r) {
-                    Some(e) => e.1 += 1.0,
-                    None => crossings.push((r, 1.0)),
+                    Some(e) => e.1 += x,
+                    None => crossings.push((r, x)),
                 }
             }
             crossings.iter().map(|&(r, x)| link_cap[r as usize] / x).fold(f64::INFINITY, f64::min)
@@ -302,35 +351,82 @@ impl FlowTable {
         let spread = if net.routes_per_message() { reroute(m, &mut net, w, &mut base)? } else { vec![None; n] };
         drop(net);
         let resource = |h: &Hop| dir[2 * h.link + usize::from(!h.forward)];
+        let reverse = |h: &Hop| dir[2 * h.link + usize::from(h.forward)];
+        let mut crossings: Vec<(u32, f64, f64)> = Vec::new();
         for (i, ((t, plan), shares)) in w.transfers.iter().zip(base).zip(spread).enumerate() {
-            // Route coefficients: times each resource is crossed, or the share of the message
-            // that crosses it where packets are sprayed; `path` keeps one representative path.
+            if t.access == Access::Read {
+                if rules.charges.read.is_none() {
+                    return Err(Error::Unsupported {
+                        model: rules.model.into(),
+                        reason: format!("transfers[{i}] ({}) is a read; this model charges writes only; use --model maxmin", t.name),
+                    });
+                }
+                if plan.staging.is_some() {
+                    return Err(Error::input(
+                        &w.origin,
+                        format!("transfers[{i}].access"),
+                        "is read, but the copy is staged through host memory, whose two halves CUDA drives itself; drop access or use a peer path",
+                    ));
+                }
+            }
+            // Route coefficients: times each resource is crossed (or the share of the message
+            // that crosses it where packets are sprayed), with the charges' duplex and read
+            // costs; `path` keeps one representative path of the data.
             let path: Vec<u32> = plan.hops.iter().map(resource).collect();
-            let crossings: Vec<(u32, f64)> = match shares {
-                Some(shares) => shares.iter().map(|(h, x)| (resource(h), *x)).collect(),
-                None => path.iter().map(|&r| (r, 1.0)).collect(),
+            let hops: Vec<(Hop, f64)> = match shares {
+                Some(shares) => shares,
+                None => plan.hops.iter().map(|&h| (h, 1.0)).collect(),
             };
+            crossings.clear();
+            charges::coefficients(m, &hops, plan.staging, t.access, &rules.charges, |h| (resource(h), reverse(h)), &mut crossings);
+            if capped {
+                for d in visits(m, t.src, &plan) {
+                    if device[d] == u32::MAX {
+                        continue;
+                    }
+                    if !rules.device_capacity {
+                        return Err(Error::Unsupported {
+                            model: rules.model.into(),
+                            reason: format!(
+                                "transfers[{i}] ({}) passes {}, which has a capacity of its own; this model shares links only; use --model maxmin",
+                                t.name, m.devices[d].name
+                            ),
+                        });
+                    }
+                    crossings.push((device[d], 1.0, 1.0));
+                }
+            }
             uniq.clear();
-            for (r, x) in crossings {
-                match uniq.iter_mut().find(|(y, _)| *y == r) {
-                    Some(e) => e.1 += x,
-                    None => uniq.push((r, x)),
+            uniq_data.clear();
+            for &(r, x, d) in &crossings {
+                match uniq.iter().position(|(y, _)| *y == r) {
+                    Some(k) => {
+                        uniq[k].1 += x;
+                        uniq_data[k] += d;
+                    }
+                    None => {
+                        uniq.push((r, x));
+                        uniq_data.push(d);
+                    }
                 }
             }
             // A load-store cap is a resource of this flow alone: max-min then never gives it more.
             if let Some((_, _, Some(cap))) = kernels[i] {
                 uniq.push((c.cap.len() as u32, 1.0));
+                uniq_data.push(1.0);
                 c.cap.push(cap);
                 c.name.push(format!("{} load-store ({})", m.devices[t.src].name, t.name));
                 c.latency.push(0.0);
             }
             let next = known.len() as u32;
-            let key: Vec<(u32, u64)> = uniq.iter().map(|&(r, x)| (r, x.to_bits())).collect();
+            // Two routes with equal capacity use but different data shares are different routes.
+            let key: Vec<(u32, u64)> = uniq.iter().zip(&uniq_data).flat_map(|(&(r, x), d)| [(r, x.to_bits()), (u32::MAX, d.to_bits())]).collect();
             let route = match known.get(&key) {
                 Some(&r) => r,
                 None => {
                     known.insert(key, next);
                     c.routes.hops.extend(uniq.iter().copied());
+                    c.routes.data.extend(uniq_data.iter().copied());
                     c.routes.off.push(c.routes.hops.len() as u32);
                     next
                 }
@@ -343,7 +439,9 @@ impl FlowTable {
                 Some((before, latency, _)) => (before, latency),
                 None => (0.0, plan.latency),
             };
-            c.setup.push(before + if rules.prepay_latency { latency } else { (latency - hops_latency).max(0.0) } + t.overhead);
+            // A read's requests cross the path before its data can come back.
+            let requests = if t.access == Access::Read { hops_latency } else { 0.0 };
+            c.setup.push(before + if rules.prepay_latency { latency + requests } else { (latency - hops_latency).max(0.0) } + t.overhead);
             let nic = match injecting_nic(m, t.src, &plan.hops) {
                 None => NO_NIC,
                 Some(d) => *nic_of_device.entry(d).or_insert_with(|| {
@@ -372,5 +470,10 @@ impl FlowTable {
     /// The resources of transfer i, each once, with the times it crosses them.
     pub fn route(&self, i: usize) -> &[(u32, f64)] {
         self.routes.of(self.route_of[i] as usize)
+    }
+
+    /// Bytes of transfer i's own data per byte on each resource of `route(i)`.
+    pub fn route_data(&self, i: usize) -> &[f64] {
+        self.routes.data_of(self.route_of[i] as usize)
     }
 }

@@ -156,6 +156,46 @@ impl<'m> Router<'m> {
         Some(hops)
     }
 
+    /// Peer traffic that would turn inside a PCIe switch with ACS redirect (in from one
+    /// downstream port, out of another) goes up to the root complex and back down instead. A PCIe
+    /// link's `a` end is its upstream end.
+    fn acs_redirect(&self, hops: Vec<Hop>) -> Vec<Hop> {
+        let is_pcie = |h: &Hop| self.m.links[h.link].kind == LinkKind::Pcie;
+        let turns = |k: usize| {
+            let (h1, h2) = (&hops[k], &hops[k + 1]);
+            let v = if h1.forward { self.m.links[h1.link].b } else { self.m.links[h1.link].a };
+            (self.m.devices[v].acs_redirect && is_pcie(h1) && is_pcie(h2) && !h1.forward && h2.forward).then_some(v)
+        };
+        if !(0..hops.len().saturating_sub(1)).any(|k| turns(k).is_some()) {
+            return hops;
+        }
+        let mut out = Vec::with_capacity(hops.len() + 4);
+        for k in 0..hops.len() {
+            out.push(hops[k]);
+            let Some(v) = (k + 1 < hops.len()).then(|| turns(k)).flatten() else { continue };
+            let up = self.uplinks(v);
+            out.extend(up.iter().map(|&l| Hop { link: l, forward: false }));
+            out.extend(up.iter().rev().map(|&l| Hop { link: l, forward: true }));
+        }
+        out
+    }
+
+    /// The PCIe links from `v` up to its root complex, nearest first (empty if `v` has none).
+    fn uplinks(&self, mut v: usize) -> Vec<usize> {
+        let mut up = Vec::new();
+        while self.m.devices[v].kind != DeviceKind::RootComplex {
+            let Some(&(u, l)) = self.adj[v].iter().find(|&&(_, l)| self.m.links[l].kind == LinkKind::Pcie && self.m.links[l].b == v) else {
+                return Vec::new();
+            };
+            if up.contains(&l) {
+                return Vec::new();
+            }
+            up.push(l);
+            v = u;
+        }
+        up
+    }
+
     fn hop_latency(&self, hops: &[Hop]) -> f64 {
         hops.iter().map(|h| self.m.links[h.link].latency).sum()
     }
@@ -241,6 +281,7 @@ impl<'m> Router<'m> {
                         no_path("peer-to-peer")
                     )
                 })?;
+                let hops = self.acs_redirect(hops);
                 // The sample's P2P copies are pushed by the source GPU; RDMA is driven by the NIC.
                 let driver = if mechanism == Mechanism::Rdma && kind(src) == DeviceKind::Gpu { dst } else { src };
                 let latency = lat(driver) + self.hop_latency(&hops);
@@ -319,6 +360,31 @@ mod tests {
         let m = Machine::load("nvlink-cpu-quad").unwrap();
         let p = plan(&m, "GPU2", "MEM0");
         assert_eq!((p.mechanism, m.links[p.hops[0].link].kind), (Mechanism::Direct, crate::topology::LinkKind::Nvlink));
+    }
+
+    #[test]
+    fn acs_redirect_sends_peer_traffic_through_the_root() {
+        let mut spec = Machine::load("typical-8gpu").unwrap().spec;
+        spec.acs = Some(crate::topology::Acs::Redirect);
+        let m = Machine::from_spec(spec.clone(), "acs").unwrap();
+        let p = plan(&m, "GPU0", "GPU1");
+        assert_eq!(names(&m, &p), ["GPU0→SW0", "SW0→RC0", "RC0→SW0", "SW0→GPU1"]);
+        assert!((p.latency - plan(&Machine::load("typical-8gpu").unwrap(), "GPU0", "GPU1").latency - 0.2e-6).abs() < 1e-12);
+        // Paths that cross the root anyway are unchanged; a switch may switch it off.
+        assert_eq!(names(&m, &plan(&m, "GPU0", "GPU2")), ["GPU0→SW0", "SW0→RC0", "RC0→SW1", "SW1→GPU2"]);
+        spec.devices.iter_mut().filter(|d| d.name == "SW0").for_each(|d| d.acs = Some(crate::topology::Acs::Off));
+        let m = Machine::from_spec(spec.clone(), "acs").unwrap();
+        assert_eq!(names(&m, &plan(&m, "GPU0", "GPU1")), ["GPU0→SW0", "SW0→GPU1"]);
+        // sc16 models tree paths only, and says why it refuses a redirected copy.
+        let m = Machine::from_spec(spec, "acs").unwrap();
+        let w = crate::workload::Workload::resolve(
+            &crate::workload::WorkloadSpec::from_text("transfers:\n  - {src: GPU2, dst: GPU3, size: 1MB}\n", "w").unwrap(),
+            &m,
+            "w",
+        )
+        .unwrap();
+        let e = (crate::model::registry::get("sc16").unwrap().prepare)(&m, &w, &[]).err().unwrap().to_string();
+        assert!(e.contains("ACS redirect"), "{e}");
     }
 
     #[test]

@@ -74,12 +74,18 @@ pub fn parse(text: &str, origin: &str) -> Result<Builder> {
         roots.push((root, vendor.to_string()));
     }
     st.b.assume("host memory: 50 GB/s per NUMA node (the file does not say; set your platform's figure)");
+    // AMD platforms allow peer-to-peer between NUMA nodes (xGMI / Infinity Fabric); Intel's
+    // UPI does not by default, so CUDA stages those copies through host memory.
+    let amd = roots.iter().all(|r| r.1 == "AuthenticAMD");
+    let (kind, bw) = if amd { ("xgmi", "36GB/s") } else { ("upi", "20.8GB/s") };
     for i in 0..roots.len() {
         for j in i + 1..roots.len() {
-            st.b.link(&roots[i].0, &roots[j].0, "upi", 1, "20.8GB/s");
+            st.b.link(&roots[i].0, &roots[j].0, kind, 1, bw);
         }
     }
-    if roots.len() > 1 {
+    if roots.len() > 1 && amd {
+        st.b.assume("AMD CPUs: NUMA nodes joined pairwise by an xGMI-class link of 36 GB/s per direction (one x16 xGMI-2 link at 18 GT/s), peer-to-peer allowed across it (the file gives no socket interconnect)");
+    } else if roots.len() > 1 {
         st.b.assume("NUMA nodes joined pairwise by a UPI-class link of 20.8 GB/s per direction (the file gives no socket interconnect)");
     }
     nvlinks(&mut st);

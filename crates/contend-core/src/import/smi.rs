@@ -4,7 +4,8 @@
 //! tree is rebuilt from the closest relations: PIX (one switch) groups devices under a switch,
 //! PXB (several switches, no host bridge) under a common upper switch, PHB (through the host
 //! bridge) under one root, NODE (between host bridges of one NUMA node) under separate host
-//! bridges of one socket, SYS/SOC (across the socket interconnect) on different sockets.
+//! bridges of one socket (root complexes joined by the socket's fabric), SYS/SOC (across the
+//! socket interconnect) on different sockets.
 
 use super::builder::Builder;
 use crate::error::{Error, Result};
@@ -189,9 +190,11 @@ pub fn parse(text: &str, origin: &str) -> Result<Builder> {
         for (h, hb) in bridges.iter().enumerate() {
             let parent = if bridges.len() > 1 {
                 let name = format!("HB{s}_{h}");
-                b.device(&name, "pcie_switch", Some("PCIe host bridge".into()));
-                b.pcie(&root, &name, 3, 16);
-                b.assume(format!("NODE: devices under different PCIe host bridges of one NUMA node; each host bridge is a switch-like node under {root}"));
+                b.device(&name, "root_complex", Some("PCIe host bridge".into()));
+                b.link(&root, &name, "fabric", 1, "128GB/s");
+                b.assume(format!(
+                    "NODE: devices under different PCIe host bridges of one NUMA node; each host bridge is a root complex joined to {root} by the socket fabric (128 GB/s per direction, not a bottleneck)"
+                ));
                 name
             } else {
                 root.clone()

@@ -75,6 +75,10 @@ fn ndv4_without_gpu_elements() {
     assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::Nic).count(), 8);
     assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::RootComplex).count(), 4);
     assert!(assumptions.iter().any(|a| a.contains("no NVLinks")));
+    // AMD EPYC: the NUMA nodes are joined by xGMI, across which peer-to-peer is allowed.
+    assert!(m.links.iter().filter(|l| l.kind == LinkKind::Xgmi).all(|l| l.p2p));
+    assert_eq!(m.links.iter().filter(|l| l.kind == LinkKind::Xgmi).count(), 6);
+    assert!(assumptions.iter().any(|a| a.contains("xGMI")));
 }
 
 #[test]
@@ -110,4 +114,18 @@ fn hgx_a100_dump_with_six_nvswitches() {
     let gpu0 = m.device("GPU0").unwrap();
     let up = m.links.iter().find(|l| l.kind == LinkKind::Pcie && l.b == gpu0).unwrap();
     assert!((up.bandwidth - 31.5e9).abs() < 0.1e9, "{}", up.bandwidth);
+}
+
+/// NODE: two host bridges of one socket become two root complexes joined by the socket fabric;
+/// peer copies between them cross it.
+#[test]
+fn node_host_bridges_are_root_complexes_on_the_socket_fabric() {
+    let text = "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tNODE\t0-15\t0\nGPU1\tNODE\t X \t0-15\t0\n";
+    let imported = import(text, "node", "topo.txt").unwrap();
+    let m = Machine::from_text(&imported.yaml, "node").unwrap();
+    assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::RootComplex).count(), 3);
+    assert_eq!(m.links.iter().filter(|l| l.kind == LinkKind::Fabric).count(), 2);
+    let plan = crate::flow::router::Router::new(&m).plan(m.device("GPU0").unwrap(), m.device("GPU1").unwrap(), None, &[], true).unwrap();
+    assert_eq!(plan.mechanism, crate::workload::Mechanism::P2p);
+    assert!(plan.hops.iter().any(|h| m.links[h.link].kind == LinkKind::Fabric));
 }

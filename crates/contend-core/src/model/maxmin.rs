@@ -15,8 +15,9 @@ mod queue;
 mod solve;
 
 use super::registry::{Param, Prepared};
-use super::{fraction, on_off, param_error, unknown_param, EventModel, RateModel};
+use super::{on_off, param_error, unknown_param, EventModel, RateModel};
 use crate::error::Result;
+use crate::flow::charges::{Charges, ReadCost};
 use crate::flow::{FlowRules, FlowTable};
 use crate::topology::{Link, LinkKind, Machine};
 use crate::units::{Bytes, Time};
@@ -31,6 +32,8 @@ pub struct MaxminParams {
     pub eff_nvlink: f64,
     pub eff_qpi: f64,
     pub eff_upi: f64,
+    pub eff_xgmi: f64,
+    pub eff_fabric: f64,
     pub eff_network: f64,
     pub eff_memory: f64,
     /// Bytes of the first pipeline chunk a staged copy writes before it can read anything back.
@@ -39,6 +42,17 @@ pub struct MaxminParams {
     pub p2p: bool,
     /// Seconds; transfers start moving bytes only at multiples of it (0: exactly when due).
     pub quantum: f64,
+    /// Duplex loss: capacity one direction of a link loses per byte moving the other way.
+    pub duplex_pcie: f64,
+    pub duplex_nvlink: f64,
+    /// QPI, UPI and xGMI.
+    pub duplex_socket: f64,
+    /// Read efficiency: a pulled copy's data crosses a link at 1/read_* of its size.
+    pub read_pcie: f64,
+    pub read_nvlink: f64,
+    pub read_socket: f64,
+    /// Bytes of read requests per byte read, charged to the opposite direction.
+    pub read_request: f64,
 }
 
 impl Default for MaxminParams {
@@ -50,11 +64,23 @@ impl Default for MaxminParams {
             eff_nvlink: 0.92,
             eff_qpi: 1.0,
             eff_upi: 1.0,
+            eff_xgmi: 1.0,
+            eff_fabric: 1.0,
             eff_network: 1.0,
             eff_memory: 1.0,
             staging_chunk: 262144.0,
             p2p: true,
             quantum: 0.0,
+            // Gen4 pairs: 26.3 GB/s one way, 48.4-50.4 GB/s both ways (docs/models.md).
+            duplex_pcie: 0.06,
+            // A100 NVLink pair: 275.1 GB/s one way, 516.2 GB/s both ways (fixture).
+            duplex_nvlink: 0.065,
+            duplex_socket: 0.0,
+            read_pcie: 1.0,
+            read_nvlink: 1.0,
+            read_socket: 1.0,
+            // One 24-byte read request per 512-byte read (PCIe max read request size).
+            read_request: 0.047,
         }
     }
 }
@@ -64,6 +90,8 @@ pub const PARAMS: &[Param] = &[
     Param { name: "eff_nvlink", default: "0.92", help: "same for NVLink" },
     Param { name: "eff_qpi", default: "1", help: "same for QPI" },
     Param { name: "eff_upi", default: "1", help: "same for UPI" },
+    Param { name: "eff_xgmi", default: "1", help: "same for AMD xGMI socket links" },
+    Param { name: "eff_fabric", default: "1", help: "same for the fabric between root complexes of one socket" },
     Param { name: "eff_network", default: "1", help: "same for network links" },
     Param { name: "eff_memory", default: "1", help: "same for host memory (reads and writes share it)" },
     Param { name: "staging_chunk", default: "256KiB", help: "pipeline chunk of a staged copy; 0B turns the pipeline fill off" },
@@ -73,6 +101,13 @@ pub const PARAMS: &[Param] = &[
         default: "0s",
         help: "start moving bytes only at multiples of this time (e.g. 100ns): joins batch, busy networks simulate faster, each transfer starts up to one quantum late",
     },
+    Param { name: "duplex_pcie", default: "0.06", help: "PCIe capacity one direction loses per byte moving the other way (bidirectional < 2 x unidirectional)" },
+    Param { name: "duplex_nvlink", default: "0.065", help: "same for NVLink" },
+    Param { name: "duplex_socket", default: "0", help: "same for QPI, UPI and xGMI" },
+    Param { name: "read_pcie", default: "1", help: "read efficiency of PCIe: a pulled copy's data costs 1/read_pcie of its size" },
+    Param { name: "read_nvlink", default: "1", help: "same for NVLink" },
+    Param { name: "read_socket", default: "1", help: "same for QPI, UPI and xGMI" },
+    Param { name: "read_request", default: "0.047", help: "bytes of read requests per byte read, charged to the opposite direction" },
 ];
 
 impl MaxminParams {
@@ -80,17 +115,37 @@ impl MaxminParams {
         let mut p = MaxminParams::default();
         for (k, v) in pairs {
             let v = v.trim();
-            let eff = || fraction(k, v);
+            let eff = || {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|e| *e > 0.0 && *e <= 1.0)
+                    .ok_or_else(|| param_error(k, format!("\"{v}\" is not a number in (0, 1]; e.g. {k}=0.8")))
+            };
+            let fraction = || {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|e| (0.0..1.0).contains(e))
+                    .ok_or_else(|| param_error(k, format!("\"{v}\" is not a number in [0, 1); e.g. {k}=0.05")))
+            };
             match k.as_str() {
                 "eff_pcie" => p.eff_pcie = eff()?,
                 "eff_nvlink" => p.eff_nvlink = eff()?,
                 "eff_qpi" => p.eff_qpi = eff()?,
                 "eff_upi" => p.eff_upi = eff()?,
+                "eff_xgmi" => p.eff_xgmi = eff()?,
+                "eff_fabric" => p.eff_fabric = eff()?,
                 "eff_network" => p.eff_network = eff()?,
                 "eff_memory" => p.eff_memory = eff()?,
                 "staging_chunk" => p.staging_chunk = Bytes::parse(v).map_err(|e| param_error(k, e))?.as_f64(),
                 "p2p" => p.p2p = on_off(k, v)?,
                 "quantum" => p.quantum = Time::parse(v).map_err(|e| param_error(k, e))?.secs(),
+                "duplex_pcie" => p.duplex_pcie = fraction()?,
+                "duplex_nvlink" => p.duplex_nvlink = fraction()?,
+                "duplex_socket" => p.duplex_socket = fraction()?,
+                "read_pcie" => p.read_pcie = eff()?,
+                "read_nvlink" => p.read_nvlink = eff()?,
+                "read_socket" => p.read_socket = eff()?,
+                "read_request" => p.read_request = fraction()?,
                 _ => return Err(unknown_param("maxmin", k, PARAMS)),
             }
         }
@@ -104,8 +159,17 @@ impl MaxminParams {
             ("eff_nvlink", self.eff_nvlink),
             ("eff_qpi", self.eff_qpi),
             ("eff_upi", self.eff_upi),
+            ("eff_xgmi", self.eff_xgmi),
+            ("eff_fabric", self.eff_fabric),
             ("eff_network", self.eff_network),
             ("eff_memory", self.eff_memory),
+            ("duplex_pcie", self.duplex_pcie),
+            ("duplex_nvlink", self.duplex_nvlink),
+            ("duplex_socket", self.duplex_socket),
+            ("read_pcie", self.read_pcie),
+            ("read_nvlink", self.read_nvlink),
+            ("read_socket", self.read_socket),
+            ("read_request", self.read_request),
         ] {
             m.insert(k.into(), format!("{v}"));
         }
@@ -121,9 +185,32 @@ impl MaxminParams {
             LinkKind::Nvlink => self.eff_nvlink,
             LinkKind::Qpi => self.eff_qpi,
             LinkKind::Upi => self.eff_upi,
+            LinkKind::Xgmi => self.eff_xgmi,
+            LinkKind::Fabric => self.eff_fabric,
             LinkKind::Network => self.eff_network,
             LinkKind::Memory => self.eff_memory,
         }
+    }
+
+    /// Duplex loss of a link kind (none for network and memory links).
+    pub fn duplex(&self, kind: LinkKind) -> f64 {
+        match kind {
+            LinkKind::Pcie => self.duplex_pcie,
+            LinkKind::Nvlink => self.duplex_nvlink,
+            LinkKind::Qpi | LinkKind::Upi | LinkKind::Xgmi => self.duplex_socket,
+            LinkKind::Fabric | LinkKind::Network | LinkKind::Memory => 0.0,
+        }
+    }
+
+    /// What a read costs a link of this kind.
+    pub fn read_cost(&self, kind: LinkKind) -> ReadCost {
+        let eff = match kind {
+            LinkKind::Pcie => self.read_pcie,
+            LinkKind::Nvlink => self.read_nvlink,
+            LinkKind::Qpi | LinkKind::Upi | LinkKind::Xgmi => self.read_socket,
+            LinkKind::Fabric | LinkKind::Network | LinkKind::Memory => 1.0,
+        };
+        ReadCost { data: 1.0 / eff, request: self.read_request }
     }
 }
 
@@ -140,11 +227,22 @@ pub fn prepare(m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<
 impl MaxminPrepared {
     pub fn new(m: &Machine, w: &Workload, params: MaxminParams) -> Result<MaxminPrepared> {
         let capacity = |l: &Link| l.bandwidth * l.efficiency.unwrap_or_else(|| params.efficiency(l.kind));
-        let mut flows = FlowTable::compile(
-            m,
-            w,
-            &FlowRules { capacity: &capacity, p2p: params.p2p, staging_chunk: params.staging_chunk, prepay_latency: true, caps: true },
-        )?;
+        let duplex = |l: &Link| l.duplex.unwrap_or_else(|| params.duplex(l.kind));
+        let read = |l: &Link| match l.read_efficiency {
+            Some(e) => ReadCost { data: 1.0 / e, request: params.read_request },
+            None => params.read_cost(l.kind),
+        };
+        let rules = FlowRules {
+            capacity: &capacity,
+            p2p: params.p2p,
+            staging_chunk: params.staging_chunk,
+            prepay_latency: true,
+            charges: Charges { duplex: &duplex, read: Some(&read), staging_duplex: true },
+            model: "maxmin",
+            device_capacity: true,
+            caps: true,
+        };
+        let mut flows = FlowTable::compile(m, w, &rules)?;
         flows.join_quantum = params.quantum;
         Ok(MaxminPrepared { flows, params })
     }
@@ -180,5 +278,9 @@ impl RateModel for MaxminRates<'_> {
     }
 }
 
+#[cfg(test)]
+mod capacity_tests;
+#[cfg(test)]
+mod charges_tests;
 #[cfg(test)]
 mod tests;

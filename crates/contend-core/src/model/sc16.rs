@@ -507,7 +507,20 @@ impl Sc16Prepared {
         endpoints.dedup();
         let tree = PcieTree::containing(m, &endpoints, "sc16", &general_model_hint())?;
         let b = params.bandwidth;
-        let mut flows = FlowTable::compile(m, w, &FlowRules { capacity: &|_| b, p2p: true, staging_chunk: 0.0, prepay_latency: true, caps: false })?;
+        let mut flows = FlowTable::compile(
+            m,
+            w,
+            &FlowRules {
+                capacity: &|_| b,
+                p2p: true,
+                staging_chunk: 0.0,
+                prepay_latency: true,
+                charges: crate::flow::charges::NONE,
+                model: "sc16",
+                device_capacity: false,
+                caps: false,
+            },
+        )?;
         // sc16 has no latency: a copy moves bytes from its issue, plus the user's overhead.
         flows.setup = w.transfers.iter().map(|t| t.overhead).collect();
         let mut routes = Vec::with_capacity(w.transfers.len());
@@ -520,7 +533,13 @@ impl Sc16Prepared {
                     t.name,
                     m.devices[t.src].name,
                     m.devices[t.dst].name,
-                    if plan.staging.is_some() { "through host memory" } else { "over other links" }
+                    if plan.staging.is_some() {
+                        "through host memory"
+                    } else if plan.hops.iter().all(|h| m.links[h.link].kind == LinkKind::Pcie) {
+                        "up to the root complex and back (ACS redirect)"
+                    } else {
+                        "over other links"
+                    }
                 )));
             }
             routes.push(route);

@@ -4,13 +4,15 @@
 //! `Machine` is the validated, indexed form the models work on.
 
 pub mod cluster;
+pub mod default_latency;
 mod pcie_tree;
 mod presets;
 mod render;
+mod resolve;
 
 pub use pcie_tree::{PcieTree, Route};
 pub use presets::{preset_names, preset_text};
-pub use render::render_tree;
+pub use render::{closes_cycle, render_tree};
 
 use crate::error::{parse_document, read_user_file, Error, Result};
 use crate::units::{Bandwidth, Bytes, Time};
@@ -33,6 +35,20 @@ pub struct MachineSpec {
     /// Routing and NIC settings of a network of nodes (clusters); absent for one node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkSpec>,
+    /// PCIe Access Control Services of every PCIe switch that does not set its own: `redirect`
+    /// sends peer-to-peer traffic up to the root complex and back instead of across the switch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acs: Option<Acs>,
+}
+
+/// PCIe Access Control Services' peer-to-peer request redirect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Acs {
+    /// Peer traffic between two downstream ports goes up to the root complex and back.
+    Redirect,
+    /// Peer traffic turns inside the switch.
+    Off,
 }
 
 /// How messages find their way through a network, and how NICs send them.
@@ -151,12 +167,27 @@ pub struct DeviceSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Fixed cost of a copy at this device: for a GPU or NIC, its DMA engine's setup per copy
-    /// it drives; for host memory, the CPU hand-off per copy staged through it.
+    /// it drives; for host memory, the CPU hand-off per copy staged through it. Absent: a
+    /// default per kind and generation (docs/models.md, "Default latencies").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<Time>,
     /// The dragonfly group or fat-tree pod of a network switch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<u32>,
+    /// Total bandwidth the device can move, all its ports and both directions together (a
+    /// switch's crossbar, a root complex, a socket's fabric): every copy passing through it
+    /// (or starting or ending at it) shares it, max-min (maxmin; other models refuse it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Bandwidth>,
+    /// A PCIe switch's ACS peer-to-peer redirect (overrides the machine's `acs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acs: Option<Acs>,
+    /// Host memory only: the duplex loss of every link a copy staged through this memory
+    /// crosses, in [0, 1), in place of the links' own. Copies staged both ways at once run far
+    /// below twice one way (the driver's staging pipeline, not the links); `contend calibrate`
+    /// fits it from the staged bidirectional matrix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staging_duplex: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -179,8 +210,13 @@ pub enum DeviceKind {
 pub enum LinkKind {
     Pcie,
     Nvlink,
+    /// Intel's socket links; peer-to-peer across them is off by default (CUDA stages).
     Qpi,
     Upi,
+    /// AMD's socket link (Infinity Fabric between sockets); peer-to-peer across it is allowed.
+    Xgmi,
+    /// The on-chip fabric joining several root complexes (quadrants, IO-die ports) of one socket.
+    Fabric,
     Network,
     Memory,
 }
@@ -208,6 +244,8 @@ impl LinkKind {
             LinkKind::Nvlink => "nvlink",
             LinkKind::Qpi => "qpi",
             LinkKind::Upi => "upi",
+            LinkKind::Xgmi => "xgmi",
+            LinkKind::Fabric => "fabric",
             LinkKind::Network => "network",
             LinkKind::Memory => "memory",
         }
@@ -233,15 +271,24 @@ pub struct LinkSpec {
     /// Bandwidth of each direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth: Option<Bandwidth>,
-    /// One-way latency of the hop.
+    /// One-way latency of the hop. Absent: a default per kind and PCIe generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<Time>,
     /// Fraction of `bandwidth` a copy sustains on this link, in (0, 1]; flow-level models
     /// use their per-kind default when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub efficiency: Option<f64>,
+    /// Capacity one direction of this link loses per byte moving the other way, in [0, 1);
+    /// flow-level models use their per-kind default (`duplex_*`) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplex: Option<f64>,
+    /// Read efficiency in (0, 1]: a pulled copy's data costs 1/read_efficiency of its size here;
+    /// flow-level models use their per-kind default (`read_*`) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_efficiency: Option<f64>,
     /// Whether peer-to-peer DMA (GPU to GPU, GPU to NIC) may cross this link; default: yes,
-    /// except over QPI/UPI, where PCIe peer traffic between sockets is unsupported or very slow.
+    /// except over QPI/UPI, where PCIe peer traffic between sockets is unsupported or very slow
+    /// (CUDA stages it through host memory); AMD platforms allow it over xGMI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p2p: Option<bool>,
 }
@@ -254,6 +301,12 @@ pub struct Device {
     /// Seconds; see `DeviceSpec::latency`.
     pub latency: f64,
     pub group: Option<u32>,
+    /// Bytes/s through the device, all ports and directions together; see `DeviceSpec::capacity`.
+    pub capacity: Option<f64>,
+    /// A PCIe switch that redirects peer traffic to the root complex (ACS).
+    pub acs_redirect: bool,
+    /// See `DeviceSpec::staging_duplex`.
+    pub staging_duplex: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -267,6 +320,9 @@ pub struct Link {
     pub latency: f64,
     /// As written; `None` lets a model apply its per-kind default.
     pub efficiency: Option<f64>,
+    /// As written (duplex loss, read efficiency); `None`: the model's per-kind default.
+    pub duplex: Option<f64>,
+    pub read_efficiency: Option<f64>,
     pub p2p: bool,
     pub label: String,
 }
@@ -394,13 +450,7 @@ impl Machine {
             if index.insert(d.name.clone(), i).is_some() {
                 return Err(Error::input(origin, format!("devices[{i}].name"), format!("\"{}\" is used twice; device names must be unique", d.name)));
             }
-            devices.push(Device {
-                name: d.name.clone(),
-                kind: d.kind,
-                model: d.model.clone(),
-                latency: d.latency.map(|t| t.secs()).unwrap_or(0.0),
-                group: d.group,
-            });
+            devices.push(resolve::device(d, i, spec.acs, origin)?);
         }
         let mut links = Vec::with_capacity(spec.links.len());
         for (i, l) in spec.links.iter().enumerate() {
@@ -438,9 +488,7 @@ impl Machine {
             if count == 0 {
                 return Err(Error::input(origin, format!("links[{i}].count"), "is 0; a link has at least one lane group"));
             }
-            if let Some(e) = l.efficiency.filter(|e| !(*e > 0.0 && *e <= 1.0)) {
-                return Err(Error::input(origin, format!("links[{i}].efficiency"), format!("{e} is not in (0, 1]; e.g. 0.8 for 80% of the bandwidth")));
-            }
+            resolve::link_fractions(l, i, origin)?;
             let label = match l.kind {
                 LinkKind::Pcie => match (l.gen, l.lanes) {
                     (Some(g), Some(w)) => format!("PCIe Gen{g} x{w}"),
@@ -450,6 +498,8 @@ impl Machine {
                 LinkKind::Nvlink => "NVLink".into(),
                 LinkKind::Qpi => "QPI".into(),
                 LinkKind::Upi => "UPI".into(),
+                LinkKind::Xgmi => "xGMI".into(),
+                LinkKind::Fabric => "socket fabric".into(),
                 LinkKind::Network => "network".into(),
                 LinkKind::Memory => "memory".into(),
             };
@@ -458,8 +508,10 @@ impl Machine {
                 b,
                 kind: l.kind,
                 bandwidth: per_link * count as f64,
-                latency: l.latency.map(|t| t.secs()).unwrap_or(0.0),
+                latency: l.latency.map_or_else(|| default_latency::link(l.kind, l.gen), |t| t.secs()),
                 efficiency: l.efficiency,
+                duplex: l.duplex,
+                read_efficiency: l.read_efficiency,
                 p2p: l.p2p.unwrap_or(!matches!(l.kind, LinkKind::Qpi | LinkKind::Upi)),
                 label,
             });

@@ -1,4 +1,5 @@
-//! A text picture of a machine: each root complex's PCIe tree, then the other links.
+//! A text picture of a machine: each root complex's PCIe tree, the PCIe links that close a
+//! cycle in it (a link between switch partitions, a second uplink), then the other links.
 
 use super::{DeviceKind, LinkKind, Machine};
 
@@ -6,6 +7,20 @@ pub fn render_tree(m: &Machine) -> String {
     if let Some(net) = &m.spec.network {
         return render_cluster(m, net);
     }
+    pcie_forest(m).0
+}
+
+/// Per link: whether it is a PCIe link the drawing's spanning forest does not use, i.e. one that
+/// closes a cycle in the PCIe graph (the text and the picture mark the same links).
+pub fn closes_cycle(m: &Machine) -> Vec<bool> {
+    if m.spec.network.is_some() {
+        return vec![false; m.links.len()];
+    }
+    pcie_forest(m).1
+}
+
+/// The text picture and, per link, whether it closes a PCIe cycle.
+fn pcie_forest(m: &Machine) -> (String, Vec<bool>) {
     let n = m.devices.len();
     let mut adj: Vec<Vec<(usize, usize)>> = vec![Vec::new(); n];
     for (i, l) in m.links.iter().enumerate().filter(|(_, l)| l.kind == LinkKind::Pcie) {
@@ -13,6 +28,7 @@ pub fn render_tree(m: &Machine) -> String {
         adj[l.b].push((l.a, i));
     }
     let mut seen = vec![false; n];
+    let mut used = vec![false; m.links.len()];
     let mut out = format!("{} — {}\n", m.name, m.description);
     let mut roots: Vec<usize> = (0..n).filter(|&v| m.devices[v].kind == DeviceKind::RootComplex).collect();
     // Devices on no PCIe tree with a root complex still get printed, as their own roots.
@@ -21,7 +37,20 @@ pub fn render_tree(m: &Machine) -> String {
         if seen[r] {
             continue;
         }
-        walk(m, &adj, r, None, "", true, true, &mut seen, &mut out);
+        walk(m, &adj, r, None, "", true, true, &mut seen, &mut used, &mut out);
+    }
+    let cycle: Vec<bool> = m.links.iter().zip(&used).map(|(l, &u)| l.kind == LinkKind::Pcie && !u).collect();
+    let closing: Vec<String> = m
+        .links
+        .iter()
+        .zip(&cycle)
+        .filter(|(_, &c)| c)
+        .map(|(l, _)| format!("  ⟲ {} ↔ {}  {}", m.devices[l.a].name, m.devices[l.b].name, describe(l)))
+        .collect();
+    if !closing.is_empty() {
+        out.push_str("PCIe links closing a cycle (⟲):\n");
+        out.push_str(&closing.join("\n"));
+        out.push('\n');
     }
     let others: Vec<String> =
         m.links.iter().filter(|l| l.kind != LinkKind::Pcie).map(|l| format!("  {} ↔ {}  {}", m.devices[l.a].name, m.devices[l.b].name, describe(l))).collect();
@@ -30,7 +59,7 @@ pub fn render_tree(m: &Machine) -> String {
         out.push_str(&others.join("\n"));
         out.push('\n');
     }
-    out
+    (out, cycle)
 }
 
 /// A cluster in words: the fabric, counts per kind of device and link, the settings, and one
@@ -67,8 +96,22 @@ fn describe(l: &super::Link) -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn walk(m: &Machine, adj: &[Vec<(usize, usize)>], v: usize, via: Option<usize>, prefix: &str, last: bool, root: bool, seen: &mut [bool], out: &mut String) {
+fn walk(
+    m: &Machine,
+    adj: &[Vec<(usize, usize)>],
+    v: usize,
+    via: Option<usize>,
+    prefix: &str,
+    last: bool,
+    root: bool,
+    seen: &mut [bool],
+    used: &mut [bool],
+    out: &mut String,
+) {
     seen[v] = true;
+    if let Some(i) = via {
+        used[i] = true;
+    }
     let d = &m.devices[v];
     let kind = d.kind.name();
     let link = via.map(|i| format!("  [{}]", describe(&m.links[i]))).unwrap_or_default();
@@ -78,10 +121,36 @@ fn walk(m: &Machine, adj: &[Vec<(usize, usize)>], v: usize, via: Option<usize>, 
         out.push_str(&format!("{prefix}{}{} ({kind}){link}\n", if last { "└── " } else { "├── " }, d.name));
     }
     let child_prefix = if root { String::new() } else { format!("{prefix}{}", if last { "    " } else { "│   " }) };
-    let kids: Vec<(usize, usize)> = adj[v].iter().copied().filter(|(w, _)| !seen[*w]).collect();
-    for (k, (w, i)) in kids.iter().enumerate() {
-        if !seen[*w] {
-            walk(m, adj, *w, Some(*i), &child_prefix, k + 1 == kids.len(), false, seen, out);
+    // Claim every unseen neighbour before descending, so that a device hangs under the nearest
+    // ancestor and a link between siblings (switch partitions) is the one that closes a cycle.
+    let mut kids: Vec<(usize, usize)> = Vec::new();
+    for &(w, i) in &adj[v] {
+        if !seen[w] {
+            seen[w] = true;
+            kids.push((w, i));
         }
+    }
+    for (k, (w, i)) in kids.iter().enumerate() {
+        walk(m, adj, *w, Some(*i), &child_prefix, k + 1 == kids.len(), false, seen, used, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two partitions of one switch chip, each with its own uplink, joined inside the chip: the
+    /// link between them closes a cycle and is drawn and marked.
+    #[test]
+    fn cycle_closing_links_are_drawn_and_marked() {
+        let text = "name: parts\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: P0, kind: pcie_switch}\n  - {name: P1, kind: pcie_switch}\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\nlinks:\n  - {a: RC, b: P0, kind: pcie, gen: 4, lanes: 16}\n  - {a: RC, b: P1, kind: pcie, gen: 4, lanes: 16}\n  - {a: P0, b: P1, kind: pcie, bandwidth: 64GB/s}\n  - {a: P0, b: GPU0, kind: pcie, gen: 4, lanes: 16}\n  - {a: P1, b: GPU1, kind: pcie, gen: 4, lanes: 16}\n";
+        let m = Machine::from_text(text, "parts").unwrap();
+        let s = render_tree(&m);
+        assert!(s.contains("PCIe links closing a cycle") && s.contains("⟲ P0 ↔ P1"), "{s}");
+        assert_eq!(closes_cycle(&m).iter().filter(|&&c| c).count(), 1);
+        assert!(!closes_cycle(&Machine::load("typical-8gpu").unwrap()).contains(&true));
+        // Traffic between the partitions stays inside the chip.
+        let plan = crate::flow::router::Router::new(&m).plan(m.device("GPU0").unwrap(), m.device("GPU1").unwrap(), None, &[], true).unwrap();
+        assert_eq!(plan.hops.len(), 3);
     }
 }

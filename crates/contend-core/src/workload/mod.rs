@@ -41,6 +41,25 @@ impl Mechanism {
     }
 }
 
+/// Who drives a copy: the source pushes (posted writes, as cudaMemcpy does) or the destination
+/// pulls (reads: requests go one way, completions carry the data back).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    #[default]
+    Write,
+    Read,
+}
+
+impl Access {
+    pub fn name(self) -> &'static str {
+        match self {
+            Access::Write => "write",
+            Access::Read => "read",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
@@ -89,6 +108,9 @@ pub struct TransferSpec {
     /// zero-copy or staged (docs/models.md, "Non-contiguous messages").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<Method>,
+    /// write (default: the source pushes, as CUDA copies do) or read (the destination pulls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<Access>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -119,6 +141,7 @@ pub struct Transfer {
     pub layout: Option<Message>,
     /// The method, when the message goes through kernels (see `flow::methods`).
     pub method: Option<Method>,
+    pub access: Access,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -166,6 +189,9 @@ impl WorkloadSpec {
             }
             if let Some(m) = t.mechanism {
                 fields.push(format!("mechanism: {}", m.name()));
+            }
+            if let Some(a) = t.access {
+                fields.push(format!("access: {}", a.name()));
             }
             if !t.via.is_empty() {
                 fields.push(format!("via: [{}]", t.via.join(", ")));
@@ -264,6 +290,7 @@ impl Workload {
                 compute: None,
                 layout,
                 method,
+                access: t.access.unwrap_or_default(),
             });
         }
         if let Some(i) = find_cycle(&out) {

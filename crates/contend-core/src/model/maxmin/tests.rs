@@ -157,7 +157,8 @@ fn a_lone_copy_takes_latency_plus_volume_over_its_narrowest_link() {
 /// no head-of-line blocking), sc16 with B = the link bandwidth and maxmin agree.
 #[test]
 fn agrees_with_sc16_where_sc16_is_fair_sharing() {
-    let m = Machine::load("cs-storm-socket").unwrap();
+    // sc16 has no latency: compare on the machine with its default latencies written as 0.
+    let m = without_latency("cs-storm-socket");
     let b = m.links[0].bandwidth;
     let scenarios = [
         // Several copies out of one GPU (step A: 1/3 each; nothing else congested).
@@ -227,11 +228,19 @@ fn registered_and_refusing_sc16_points_here() {
 /// With a quantum, a transfer moves its first byte at the next multiple of it.
 #[test]
 fn quantum_delays_joins_to_its_grid() {
-    let m = Machine::load("cs-storm-socket").unwrap();
+    let m = without_latency("cs-storm-socket");
     let w = workload(&m, "transfers:\n  - {src: GPU0, dst: GPU1, size: 100MB, start: 300us}\n");
     let exact = run(&m, &w, &MaxminParams::default(), false).unwrap();
     let coarse = run(&m, &w, &MaxminParams { quantum: 1e-3, ..Default::default() }, false).unwrap();
     assert_eq!(exact.start[0], 3e-4);
     assert!(close(coarse.finish[0] - exact.finish[0], 1e-3 - 3e-4, 1e-9), "{} vs {}", coarse.finish[0], exact.finish[0]);
     assert!(MaxminParams::parse(&[("quantum".into(), "5".into())]).unwrap_err().to_string().contains("no unit"));
+}
+
+/// A preset with every latency written as 0 (no default applies).
+fn without_latency(name: &str) -> Machine {
+    let mut spec = Machine::load(name).unwrap().spec;
+    spec.devices.iter_mut().for_each(|d| d.latency = Some(crate::units::Time(0)));
+    spec.links.iter_mut().for_each(|l| l.latency = Some(crate::units::Time(0)));
+    Machine::from_spec(spec, name).unwrap()
 }

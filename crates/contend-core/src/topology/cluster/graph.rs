@@ -49,7 +49,16 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
         if index.insert(s.name.as_str(), i).is_some() {
             return Err(Error::input(origin, format!("fabric.graph.switches[{i}].name"), format!("\"{}\" is used twice; switch names must be unique", s.name)));
         }
-        b.spec.devices.push(crate::topology::DeviceSpec { name: s.name.clone(), kind: DeviceKind::Switch, model: None, latency: None, group: s.group });
+        b.spec.devices.push(crate::topology::DeviceSpec {
+            name: s.name.clone(),
+            kind: DeviceKind::Switch,
+            model: None,
+            latency: None,
+            group: s.group,
+            capacity: None,
+            acs: None,
+            staging_duplex: None,
+        });
     }
     let mut adj = vec![Vec::new(); g.switches.len()];
     for (i, l) in g.links.iter().enumerate() {
@@ -78,6 +87,8 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
             bandwidth: Some(l.bandwidth.unwrap_or(b.link_bw)),
             latency: Some(latency),
             efficiency: None,
+            duplex: None,
+            read_efficiency: None,
             p2p: None,
         });
     }

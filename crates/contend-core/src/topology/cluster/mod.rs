@@ -132,7 +132,16 @@ impl Builder {
     }
 
     pub fn switch(&mut self, name: String, group: Option<u32>) {
-        self.spec.devices.push(DeviceSpec { name, kind: DeviceKind::Switch, model: None, latency: None, group });
+        self.spec.devices.push(DeviceSpec {
+            name,
+            kind: DeviceKind::Switch,
+            model: None,
+            latency: None,
+            group,
+            capacity: None,
+            acs: None,
+            staging_duplex: None,
+        });
     }
 
     /// A network link of `count` parallel links; the router delay of each switch end is
@@ -149,6 +158,8 @@ impl Builder {
             bandwidth: Some(self.link_bw),
             latency: Some(latency),
             efficiency: None,
+            duplex: None,
+            read_efficiency: None,
             p2p: None,
         });
     }
@@ -166,6 +177,7 @@ pub fn build(c: &ClusterSpec, origin: &str) -> Result<MachineSpec> {
             devices: Vec::new(),
             links: Vec::new(),
             network: None,
+            acs: None,
         },
         link_bw: c.link.bandwidth,
         latency: c.link.latency.unwrap_or(Time(0)),
@@ -218,6 +230,8 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
             bandwidth: Some(nic_bw),
             latency: Some(b.latency),
             efficiency: None,
+            duplex: None,
+            read_efficiency: None,
             p2p: None,
         });
     };
@@ -272,17 +286,39 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
             lanes: None,
             count: None,
             bandwidth: Some(intra),
-            latency: None,
+            // Generated nodes are seed 003's: latency is the network links' and routers' only,
+            // and its links are ideal dual simplex (no duplex loss).
+            latency: Some(Time(0)),
             efficiency: Some(1.0),
+            duplex: Some(0.0),
+            read_efficiency: None,
             p2p: None,
         });
     };
     for (i, switch) in attach.iter().enumerate() {
         for g in 0..gpus {
-            b.spec.devices.push(DeviceSpec { name: format!("n{i}.GPU{g}"), kind: DeviceKind::Gpu, model: None, latency: None, group: None });
+            b.spec.devices.push(DeviceSpec {
+                name: format!("n{i}.GPU{g}"),
+                kind: DeviceKind::Gpu,
+                model: None,
+                latency: Some(Time(0)),
+                group: None,
+                capacity: None,
+                acs: None,
+                staging_duplex: None,
+            });
         }
         for k in 0..nic_count {
-            b.spec.devices.push(DeviceSpec { name: format!("n{i}.NIC{k}"), kind: DeviceKind::Nic, model: None, latency: None, group: None });
+            b.spec.devices.push(DeviceSpec {
+                name: format!("n{i}.NIC{k}"),
+                kind: DeviceKind::Nic,
+                model: None,
+                latency: None,
+                group: None,
+                capacity: None,
+                acs: None,
+                staging_duplex: None,
+            });
         }
         for g in 0..gpus {
             for h in g + 1..gpus {

@@ -1,0 +1,331 @@
+//! One least-squares fit of every node parameter that a set of measured patterns can identify:
+//! per link kind its efficiency, duplex loss and read efficiency; the GPUs' engine latency,
+//! the host-memory hand-off and one hop latency per link kind; the staging duplex loss; and
+//! the value of every device capacity the machine declares. Predictions are maxmin runs of
+//! each pattern on the machine with the parameters written in; the residuals are relative
+//! errors of each transfer's time. Parameters no measurement depends on, or that the data
+//! cannot tell apart from others, are named and keep their starting values.
+
+use super::lm::{self, Unidentified};
+use super::patterns::Pattern;
+use super::Residual;
+use crate::error::{Error, Result};
+use crate::model::maxmin::{MaxminParams, MaxminPrepared};
+use crate::sim;
+use crate::topology::{DeviceKind, LinkKind, Machine, MachineSpec};
+use crate::units::{Bandwidth, Time};
+use crate::workload::{Access, Workload};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Target {
+    Efficiency(LinkKind),
+    Duplex(LinkKind),
+    Read(LinkKind),
+    GpuLatency,
+    MemoryLatency,
+    HopLatency(LinkKind),
+    /// The written capacity of device i (the machine says it has one; the fit finds its value).
+    Capacity(usize),
+    /// Host memories' staging duplex loss.
+    StagingDuplex,
+}
+
+impl Target {
+    fn name(self, spec: &MachineSpec) -> String {
+        match self {
+            Target::Capacity(i) => format!("capacity.{}", spec.devices[i].name),
+            Target::StagingDuplex => "staging_duplex".into(),
+            Target::Efficiency(k) => format!("efficiency.{}", k.name()),
+            Target::Duplex(k) => format!("duplex.{}", k.name()),
+            Target::Read(k) => format!("read_efficiency.{}", k.name()),
+            Target::GpuLatency => "latency.gpu".into(),
+            Target::MemoryLatency => "latency.host_memory".into(),
+            Target::HopLatency(k) => format!("latency.hop.{}", k.name()),
+        }
+    }
+
+    /// Latencies are solved in microseconds, so that every unknown is of order 1.
+    fn scale(self) -> f64 {
+        match self {
+            Target::GpuLatency | Target::MemoryLatency | Target::HopLatency(_) => 1e-6,
+            // Capacities in GB/s.
+            Target::Capacity(_) => 1e9,
+            _ => 1.0,
+        }
+    }
+
+    fn bounds(self) -> (f64, f64) {
+        match self {
+            Target::Efficiency(_) | Target::Read(_) => (1e-3, 1.0),
+            Target::Duplex(_) | Target::StagingDuplex => (0.0, 0.99),
+            Target::Capacity(_) => (1e6, 1e15),
+            _ => (0.0, 1e4),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct GeneralFit {
+    pub spec: MachineSpec,
+    pub fitted: BTreeMap<String, String>,
+    /// "latency.hop.nvlink: no measurement depends on it", ...
+    pub unidentified: Vec<String>,
+    /// Per measured transfer: `matrix` is "pattern NAME (us)", times in microseconds.
+    pub residuals: Vec<Residual>,
+    pub rms_relative_error: BTreeMap<String, f64>,
+    pub within_10_percent: f64,
+    pub notes: Vec<String>,
+}
+
+/// The parameters this machine and these patterns could involve, with their current values.
+fn targets(m: &Machine, patterns: &[Pattern], p: &MaxminParams) -> Vec<(Target, f64)> {
+    let mut kinds: Vec<LinkKind> = m.links.iter().map(|l| l.kind).collect();
+    kinds.sort_by_key(|k| k.name());
+    kinds.dedup();
+    let first = |k: LinkKind| m.links.iter().find(|l| l.kind == k).expect("kind present");
+    let reads = patterns.iter().any(|x| x.spec.transfers.iter().any(|t| t.access == Some(Access::Read)));
+    let mut out = Vec::new();
+    for &k in &kinds {
+        let l = first(k);
+        out.push((Target::Efficiency(k), l.efficiency.unwrap_or_else(|| p.efficiency(k))));
+        if !matches!(k, LinkKind::Memory | LinkKind::Network | LinkKind::Fabric) {
+            out.push((Target::Duplex(k), l.duplex.unwrap_or_else(|| p.duplex(k))));
+            if reads {
+                out.push((Target::Read(k), l.read_efficiency.unwrap_or(1.0 / p.read_cost(k).data)));
+            }
+        }
+    }
+    let gpu = m.gpus().first().map_or(0.0, |&g| m.devices[g].latency);
+    out.push((Target::GpuLatency, gpu));
+    if let Some(d) = m.devices.iter().find(|d| d.kind == DeviceKind::HostMemory) {
+        out.push((Target::MemoryLatency, d.latency));
+    }
+    for &k in &kinds {
+        out.push((Target::HopLatency(k), first(k).latency));
+    }
+    if let Some(d) = m.devices.iter().find(|d| d.kind == DeviceKind::HostMemory) {
+        out.push((Target::StagingDuplex, d.staging_duplex.unwrap_or(p.duplex_pcie)));
+    }
+    out
+}
+
+/// The largest measured throughput through device `d` in any one pattern: where a declared
+/// capacity starts (a capacity above every load has no effect the fit could see).
+fn busiest(m: &Machine, d: usize, patterns: &[Pattern], workloads: &[Workload], p: &MaxminParams) -> Result<f64> {
+    let mut best: f64 = 0.0;
+    for (x, w) in patterns.iter().zip(workloads) {
+        let flows = MaxminPrepared::new(m, w, *p)?.flows;
+        let mut through = 0.0;
+        for (i, t) in w.transfers.iter().enumerate() {
+            let times = crate::flow::visits(m, t.src, &flows.plans[i]).filter(|&v| v == d).count() as f64;
+            through += times * t.size as f64 / x.seconds[i];
+        }
+        best = best.max(through);
+    }
+    Ok(best)
+}
+
+fn apply(spec: &MachineSpec, targets: &[(Target, f64)], values: &[f64]) -> MachineSpec {
+    let mut s = spec.clone();
+    let time = |x: f64| Time::from_secs((x * 1e12).round() / 1e12);
+    for (&(t, _), &v) in targets.iter().zip(values) {
+        match t {
+            Target::Efficiency(k) => s.links.iter_mut().filter(|l| l.kind == k).for_each(|l| l.efficiency = Some(v)),
+            Target::Duplex(k) => s.links.iter_mut().filter(|l| l.kind == k).for_each(|l| l.duplex = Some(v)),
+            Target::Read(k) => s.links.iter_mut().filter(|l| l.kind == k).for_each(|l| l.read_efficiency = Some(v)),
+            Target::GpuLatency => s.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = Some(time(v))),
+            Target::MemoryLatency => s.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.latency = Some(time(v))),
+            Target::HopLatency(k) => s.links.iter_mut().filter(|l| l.kind == k).for_each(|l| l.latency = Some(time(v))),
+            Target::Capacity(i) => s.devices[i].capacity = Some(Bandwidth(v)),
+            Target::StagingDuplex => s.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.staging_duplex = Some(v)),
+        }
+    }
+    s
+}
+
+/// Predicted seconds of every measured transfer, patterns in order.
+fn predict(spec: &MachineSpec, origin: &str, workloads: &[Workload], p: &MaxminParams) -> Result<Vec<f64>> {
+    let m = Machine::from_spec(spec.clone(), origin)?;
+    let mut out = Vec::new();
+    for w in workloads {
+        let o = sim::run_prepared(w, &MaxminPrepared::new(&m, w, *p)?, false)?;
+        out.extend(o.finish.iter().zip(&o.start).map(|(f, s)| f - s));
+    }
+    Ok(out)
+}
+
+pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str) -> Result<GeneralFit> {
+    let mut workloads = Vec::new();
+    for x in patterns {
+        let mut w = Workload::resolve(&x.spec, m, origin).map_err(|e| match e {
+            Error::Input { problem, .. } => Error::input(origin, format!("pattern {}", x.name), problem),
+            e => e,
+        })?;
+        // Errors found later (a read that must be staged) name the pattern too.
+        w.origin = format!("{origin} (pattern {})", x.name);
+        workloads.push(w);
+    }
+    let measured: Vec<f64> = patterns.iter().flat_map(|x| x.seconds.iter().copied()).collect();
+    let mut targets = targets(m, patterns, p);
+    for (d, dev) in m.devices.iter().enumerate() {
+        if let Some(c) = dev.capacity {
+            let load = busiest(m, d, patterns, &workloads, p)?;
+            targets.push((Target::Capacity(d), if load > 0.0 { c.min(load) } else { c }));
+        }
+    }
+    let scale: Vec<f64> = targets.iter().map(|(t, _)| t.scale()).collect();
+    let lo: Vec<f64> = targets.iter().zip(&scale).map(|((t, _), s)| t.bounds().0 / s).collect();
+    let hi: Vec<f64> = targets.iter().zip(&scale).map(|((t, _), s)| t.bounds().1 / s).collect();
+    let u0: Vec<f64> = targets.iter().zip(&scale).zip(lo.iter().zip(&hi)).map(|(((_, v), s), (a, b))| (v / s).clamp(*a, *b)).collect();
+    let residuals = |u: &[f64]| -> Result<Vec<f64>> {
+        let values: Vec<f64> = u.iter().zip(&scale).map(|(x, s)| x * s).collect();
+        let t = predict(&apply(&m.spec, &targets, &values), origin, &workloads, p)?;
+        Ok(t.iter().zip(&measured).map(|(t, y)| (t - y) / y).collect())
+    };
+    let r0 = residuals(&u0)?;
+    let why = lm::unidentifiable(&lm::jacobian(&residuals, &u0, &r0, &lo, &hi)?);
+    let free: Vec<bool> = why.iter().map(Option::is_none).collect();
+    let u = lm::minimize(&residuals, &u0, &lo, &hi, &free)?;
+    let values: Vec<f64> = u.iter().zip(&scale).map(|(x, s)| x * s).collect();
+
+    let mut fitted = BTreeMap::new();
+    let mut unidentified = Vec::new();
+    let mut kept = Vec::new();
+    for (k, ((t, _), v)) in targets.iter().zip(&values).enumerate() {
+        match &why[k] {
+            None => {
+                let shown = if t.scale() < 1.0 { format!("{}", Time::from_secs((v * 1e9).round() / 1e9)) } else { format!("{}", (v * 1e4).round() / 1e4) };
+                let shown = if matches!(t, Target::Capacity(_)) { format!("{}", Bandwidth((v / 1e6).round() * 1e6)) } else { shown };
+                fitted.insert(t.name(&m.spec), shown);
+                kept.push((*t, *v));
+            }
+            Some(Unidentified::NoEffect) => unidentified.push(format!("{}: no measurement depends on it (kept as it was)", t.name(&m.spec))),
+            Some(Unidentified::Confounded(with)) => {
+                let names: Vec<String> = with.iter().map(|&i| targets[i].0.name(&m.spec)).collect();
+                unidentified.push(format!("{}: the data cannot tell it apart from {} (kept as it was)", t.name(&m.spec), names.join(", ")));
+            }
+        }
+    }
+    let values_kept: Vec<f64> = kept.iter().map(|x| x.1).collect();
+    let spec = apply(&m.spec, &kept, &values_kept);
+    let predicted = predict(&spec, origin, &workloads, p)?;
+    let mut out = Vec::new();
+    let mut k = 0;
+    for x in patterns {
+        for t in &x.spec.transfers {
+            let (y, q) = (measured[k], predicted[k]);
+            out.push(Residual {
+                matrix: format!("pattern {} (us)", x.name),
+                src: t.src.clone(),
+                dst: t.dst.clone(),
+                measured: y * 1e6,
+                predicted: Some(q * 1e6),
+                relative_error: Some((q - y) / y),
+                held_out: false,
+            });
+            k += 1;
+        }
+    }
+    let rel: Vec<f64> = out.iter().filter_map(|r| r.relative_error).collect();
+    let rms = (rel.iter().map(|r| r * r).sum::<f64>() / rel.len() as f64).sqrt();
+    let within = rel.iter().filter(|r| r.abs() <= 0.10).count() as f64 / rel.len() as f64;
+    let notes = unidentified.clone();
+    Ok(GeneralFit {
+        spec,
+        fitted,
+        unidentified,
+        residuals: out,
+        rms_relative_error: BTreeMap::from([("patterns".to_string(), rms)]),
+        within_10_percent: within,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::patterns;
+
+    /// Measurements made by the model itself on a machine with known values are fitted back,
+    /// and what they cannot see is named.
+    #[test]
+    fn recovers_known_parameters_from_a_sweep_and_a_pair() {
+        let truth_text = "name: pair\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: GPU0, kind: gpu, latency: 3us}\n  - {name: GPU1, kind: gpu, latency: 3us}\nlinks:\n  - {a: RC, b: GPU0, kind: pcie, gen: 4, lanes: 16, efficiency: 0.8, duplex: 0.1, latency: 0.2us}\n  - {a: RC, b: GPU1, kind: pcie, gen: 4, lanes: 16, efficiency: 0.8, duplex: 0.1, latency: 0.2us}\n";
+        let truth = Machine::from_text(truth_text, "truth").unwrap();
+        let p = MaxminParams::default();
+        let mut csv = String::from("pattern,src,dst,size,time\n");
+        let mut rows = vec![];
+        for size in ["4KB", "64KB", "1MB", "16MB", "256MB"] {
+            rows.push((format!("sweep-{size}"), vec![("GPU0", "GPU1", size)]));
+        }
+        rows.push(("both".into(), vec![("GPU0", "GPU1", "256MB"), ("GPU1", "GPU0", "256MB")]));
+        for (name, ts) in &rows {
+            let text = ts.iter().fold(String::from("transfers:\n"), |s, (a, b, z)| s + &format!("  - {{src: {a}, dst: {b}, size: {z}}}\n"));
+            let w = Workload::resolve(&crate::workload::WorkloadSpec::from_text(&text, "w").unwrap(), &truth, "w").unwrap();
+            let o = sim::run_prepared(&w, &MaxminPrepared::new(&truth, &w, p).unwrap(), false).unwrap();
+            for ((a, b, z), t) in ts.iter().zip(&o.finish) {
+                csv.push_str(&format!("{name},{a},{b},{z},{}ns\n", (t * 1e9).round() as u64));
+            }
+        }
+        // The data-sheet machine: nothing but the layout.
+        let sheet =
+            Machine::from_text(&truth_text.replace(", latency: 3us", "").replace(", efficiency: 0.8, duplex: 0.1, latency: 0.2us", ""), "sheet").unwrap();
+        let f = fit(&sheet, &patterns::parse(&csv, "m.csv").unwrap(), &p, "m.csv").unwrap();
+        assert!(f.within_10_percent == 1.0 && f.rms_relative_error["patterns"] < 1e-3, "{:?} {:?}", f.fitted, f.rms_relative_error);
+        assert_eq!(f.fitted["efficiency.pcie"], "0.8");
+        assert_eq!(f.fitted["duplex.pcie"], "0.1");
+        // Engine and hop latency add up in every copy: one of them is named, not guessed.
+        assert!(f.unidentified.iter().any(|u| u.starts_with("latency.hop.pcie: the data cannot tell it apart from latency.gpu")), "{:?}", f.unidentified);
+    }
+
+    /// A switch whose crossbar is slower than its ports: concurrent patterns measured with a
+    /// 30 GB/s switch are fitted back to it from a machine that declares 100 GB/s.
+    #[test]
+    fn fits_a_declared_switch_capacity_from_concurrent_patterns() {
+        let text = "name: sw\ndevices:\n  - {name: SW, kind: pcie_switch, capacity: 30GB/s}\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n  - {name: GPU2, kind: gpu}\n  - {name: GPU3, kind: gpu}\nlinks:\n  - {a: SW, b: GPU0, kind: pcie, gen: 4, lanes: 16}\n  - {a: SW, b: GPU1, kind: pcie, gen: 4, lanes: 16}\n  - {a: SW, b: GPU2, kind: pcie, gen: 4, lanes: 16}\n  - {a: SW, b: GPU3, kind: pcie, gen: 4, lanes: 16}\n";
+        let truth = Machine::from_text(text, "truth").unwrap();
+        let p = MaxminParams::default();
+        let mut csv = String::from("pattern,src,dst,size,time\n");
+        let patterns = [
+            ("pair", vec![("GPU0", "GPU1")]),
+            ("two", vec![("GPU0", "GPU1"), ("GPU2", "GPU3")]),
+            ("ring", vec![("GPU0", "GPU1"), ("GPU1", "GPU2"), ("GPU2", "GPU3"), ("GPU3", "GPU0")]),
+        ];
+        for (name, pairs) in &patterns {
+            let w = pairs.iter().fold(String::from("transfers:\n"), |s, (a, b)| s + &format!("  - {{src: {a}, dst: {b}, size: 256MB}}\n"));
+            let w = Workload::resolve(&crate::workload::WorkloadSpec::from_text(&w, "w").unwrap(), &truth, "w").unwrap();
+            let o = sim::run_prepared(&w, &MaxminPrepared::new(&truth, &w, p).unwrap(), false).unwrap();
+            for ((a, b), t) in pairs.iter().zip(&o.finish) {
+                csv.push_str(&format!("{name},{a},{b},256MB,{}ns\n", (t * 1e9).round() as u64));
+            }
+        }
+        let declared = Machine::from_text(&text.replace("30GB/s", "100GB/s"), "declared").unwrap();
+        let f = fit(&declared, &patterns::parse(&csv, "m.csv").unwrap(), &p, "m.csv").unwrap();
+        assert_eq!(f.fitted["capacity.SW"], "30GB/s", "{:?} {:?}", f.fitted, f.unidentified);
+        assert!(f.rms_relative_error["patterns"] < 1e-3);
+    }
+
+    /// The public A100 output rewritten as patterns (each bandwidth cell one 800 MB copy, each
+    /// bidirectional cell two at once at half the total, each latency cell one 4-byte copy): the
+    /// pattern fit finds what the matrix fit finds.
+    #[test]
+    fn agrees_with_the_matrix_fit_on_the_public_a100_output() {
+        let meas = crate::calibrate::parse_p2p_output(include_str!("../../tests/fixtures/p2pBandwidthLatencyTest-4xa100-pcie.txt"), "fixture").unwrap();
+        let m = Machine::from_text(crate::calibrate::tests::MACHINE, "a100").unwrap();
+        let mut csv = String::from("pattern,src,dst,size,bandwidth\n");
+        let (uni, bi, lat) = (meas.unidirectional_p2p_gbps.unwrap(), meas.bidirectional_p2p_gbps.unwrap(), meas.latency_p2p_us.unwrap());
+        for (i, j) in [(0, 1), (1, 0), (2, 3), (3, 2)] {
+            csv.push_str(&format!("uni{i}{j},GPU{i},GPU{j},800MB,{}GB/s\n", uni[i][j].unwrap()));
+            let half = bi[i][j].unwrap() / 2.0;
+            csv.push_str(&format!("bi{i}{j},GPU{i},GPU{j},800MB,{half}GB/s\nbi{i}{j},GPU{j},GPU{i},800MB,{half}GB/s\n"));
+            csv.push_str(&format!("lat{i}{j},GPU{i},GPU{j},4B,{}B/s\n", 4.0 / (lat[i][j].unwrap() * 1e-6)));
+        }
+        let f = fit(&m, &patterns::parse(&csv, "a100.csv").unwrap(), &MaxminParams::default(), "a100.csv").unwrap();
+        let get = |k: &str| f.fitted[k].parse::<f64>().unwrap();
+        assert!((get("efficiency.nvlink") - 275.0 / 300.0).abs() < 0.005, "{:?}", f.fitted);
+        assert!((0.055..0.075).contains(&get("duplex.nvlink")), "{:?}", f.fitted);
+        assert!(f.within_10_percent > 0.9, "{:?}", f.rms_relative_error);
+    }
+}

@@ -1,0 +1,108 @@
+//! The text NVIDIA's nvbandwidth prints: "Device i: NAME (bus)" lines, then per test a
+//! "Running NAME." line, one or more matrices titled "memcpy CE GPU(row) ... bandwidth (GB/s)"
+//! and a "SUM NAME value" line. Cells "N/A" are pairs not measured.
+//!
+//! The titles' arrows changed between versions, so a matrix is read by its test's name:
+//! `device_to_device_memcpy_write_ce` copies row → column (the row GPU pushes),
+//! `device_to_device_memcpy_read_ce` copies column → row (the row GPU pulls), and the
+//! bidirectional tests' "Total" matrix is both directions at once (reads or writes). Every
+//! other test (host copies, SM copies, latency) is listed as skipped. A matrix is stored as
+//! [source][destination] like p2pBandwidthLatencyTest's.
+
+use super::cells::{rows, Matrix};
+use super::p2p_output::P2pMeasurements;
+use crate::error::{Error, Result};
+
+/// Whether `text` looks like nvbandwidth output.
+pub fn detect(text: &str) -> bool {
+    text.contains("nvbandwidth Version") || text.lines().any(|l| l.trim_start().starts_with("SUM device_to_device_"))
+}
+
+fn transpose(m: &Matrix) -> Matrix {
+    (0..m.len()).map(|j| m.iter().map(|r| r[j]).collect()).collect()
+}
+
+/// The test a matrix at line k belongs to: the last "Running NAME." above it, else the next
+/// "SUM NAME" below it (posted excerpts often drop the Running line).
+fn test_of(lines: &[&str], k: usize) -> Option<String> {
+    let running = lines[..k].iter().rev().find_map(|l| l.trim().strip_prefix("Running ").map(|s| s.trim_end_matches('.').to_string()));
+    let sum = || lines[k..].iter().find_map(|l| l.trim().strip_prefix("SUM ").and_then(|s| s.split_whitespace().next()).map(str::to_string));
+    running.or_else(sum)
+}
+
+pub fn parse(text: &str, origin: &str) -> Result<P2pMeasurements> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = P2pMeasurements::default();
+    for l in &lines {
+        // "Device 0: NVIDIA A100-SXM4-80GB (00000000:34:00)"
+        if let Some((head, rest)) = l.trim().split_once(": ") {
+            if head.strip_prefix("Device ").is_some_and(|i| i.parse::<usize>().is_ok()) {
+                out.devices.push(rest.rsplit_once(" (").map_or(rest, |(name, _)| name).trim().to_string());
+            }
+        }
+    }
+    for (k, l) in lines.iter().enumerate() {
+        let title = l.trim();
+        if !(title.starts_with("memcpy ") && title.contains("GPU(column)") && title.contains("bandwidth (GB/s)")) {
+            continue;
+        }
+        let columns = lines.get(k + 1).map_or(0, |h| h.split_whitespace().count());
+        if out.devices.is_empty() {
+            out.devices = (0..columns).map(|i| format!("GPU{i}")).collect();
+        }
+        let n = out.devices.len();
+        let test = test_of(&lines, k).unwrap_or_default();
+        let total = title.contains("Total");
+        let per_copy = title.contains("Read1") || title.contains("Read2") || title.contains("Write1") || title.contains("Write2");
+        let (slot, pulled) = match test.as_str() {
+            "device_to_device_memcpy_write_ce" => (&mut out.unidirectional_p2p_gbps, false),
+            "device_to_device_memcpy_read_ce" => (&mut out.unidirectional_p2p_read_gbps, true),
+            "device_to_device_bidirectional_memcpy_write_ce" | "device_to_device_bidirectional_memcpy_read_ce" if total => {
+                (&mut out.bidirectional_p2p_gbps, false)
+            }
+            "device_to_device_bidirectional_memcpy_write_ce" | "device_to_device_bidirectional_memcpy_read_ce" if per_copy => continue,
+            _ => {
+                let why = if columns != n { "not a GPU-to-GPU matrix" } else { "not a copy-engine peer test contend predicts" };
+                let name = if test.is_empty() { title.to_string() } else { test };
+                let note = format!("nvbandwidth {name}: {why}; not used");
+                if !out.skipped.contains(&note) {
+                    out.skipped.push(note);
+                }
+                continue;
+            }
+        };
+        if columns != n {
+            return Err(Error::input(origin, format!("\"{test}\""), format!("has {columns} columns for {n} devices; give the whole output of one run")));
+        }
+        let m = rows(&lines[k..], n, origin, &format!("{test}: {title}"))?;
+        *slot = Some(if pulled { transpose(&m) } else { m });
+    }
+    if out.devices.is_empty() {
+        return Err(Error::input(origin, "", "no \"Device i: NAME\" lines and no GPU matrix: not nvbandwidth output"));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURE: &str = include_str!("../../tests/fixtures/nvbandwidth-6xa6000-read-ce.txt");
+
+    #[test]
+    fn reads_a_posted_read_test() {
+        assert!(detect(FIXTURE));
+        let m = parse(FIXTURE, "nvb.txt").unwrap();
+        assert_eq!(m.devices.len(), 6);
+        let r = m.unidirectional_p2p_read_gbps.unwrap();
+        // Row 0 pulls from column 3: the copy runs GPU3 -> GPU0.
+        assert_eq!((r[3][0], r[0][3], r[0][0]), (Some(21.95), Some(21.82), None));
+        assert!(m.unidirectional_p2p_gbps.is_none());
+    }
+
+    #[test]
+    fn bad_cells_are_refused_with_row_and_column() {
+        let e = parse(&FIXTURE.replace("21.86     22.67", "inf     22.67"), "nvb.txt").unwrap_err().to_string();
+        assert!(e.starts_with("nvb.txt: \"device_to_device_memcpy_read_ce: memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)\" row 5, column 0:"), "{e}");
+    }
+}

@@ -1,0 +1,65 @@
+//! What one byte of a transfer costs each directed resource it touches, beyond the hop it
+//! crosses: the bandwidth the other direction of a link loses to it (duplex loss: PCIe
+//! acknowledgements and flow-control updates, NVLink credits), and for a read, the data's
+//! completion overhead and the requests that travel against it. These are route coefficients,
+//! so every model that reads routes (the executor, maxmin, the schedule search, reports) sees them.
+
+use super::router::Hop;
+use crate::topology::{Link, LinkKind, Machine};
+use crate::workload::Access;
+
+/// How a read costs a link: its data crosses at `data` × its size (1 / read efficiency), and
+/// its requests take `request` × its size of the opposite direction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReadCost {
+    pub data: f64,
+    pub request: f64,
+}
+
+/// Per-link charges a model applies (flow level); `read` None: the model cannot model reads.
+pub struct Charges<'a> {
+    pub duplex: &'a dyn Fn(&Link) -> f64,
+    pub read: Option<&'a dyn Fn(&Link) -> ReadCost>,
+    /// Whether a host memory's `staging_duplex` replaces the duplex of the copies staged there.
+    pub staging_duplex: bool,
+}
+
+/// No charge beyond the hops themselves, and no reads (sc16, packet).
+pub const NONE: Charges<'static> = Charges { duplex: &|_| 0.0, read: None, staging_duplex: false };
+
+/// The (resource, coefficient, data) triples of `hops` (each with the share of the message crossing
+/// it); `dirs(h)` is the directed resource of a hop and the opposite one.
+pub fn coefficients(
+    m: &Machine,
+    hops: &[(Hop, f64)],
+    staging: Option<usize>,
+    access: Access,
+    charges: &Charges,
+    dirs: impl Fn(&Hop) -> (u32, u32),
+    out: &mut Vec<(u32, f64, f64)>,
+) {
+    for (h, x) in hops {
+        let l = &m.links[h.link];
+        let read = match (access, charges.read) {
+            (Access::Read, Some(f)) => f(l),
+            _ => ReadCost { data: 1.0, request: 0.0 },
+        };
+        let data = x * read.data;
+        let (forward, back_dir) = dirs(h);
+        out.push((forward, data, *x));
+        // A memory link is one resource for both directions: nothing crosses "back".
+        if l.kind == LinkKind::Memory {
+            continue;
+        }
+        // A staged copy's links lose what its staging memory says, if it says (see
+        // `DeviceSpec::staging_duplex`); the model's charges decide whether duplex applies at all.
+        let duplex = match staging.and_then(|s| m.devices[s].staging_duplex) {
+            Some(d) if charges.staging_duplex => d,
+            _ => (charges.duplex)(l),
+        };
+        let back = data * duplex + x * read.request;
+        if back > 0.0 {
+            out.push((back_dir, back, 0.0));
+        }
+    }
+}

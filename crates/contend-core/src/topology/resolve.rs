@@ -1,0 +1,76 @@
+//! The checks and defaults that turn a written device or link into the engine's: values in
+//! range, fields on the kinds they apply to, default latencies (docs/models.md).
+
+use super::{default_latency, Acs, Device, DeviceKind, DeviceSpec, LinkSpec};
+use crate::error::{Error, Result};
+
+/// Device `i` as written, with the machine-wide `acs` for switches that set none.
+pub(super) fn device(d: &DeviceSpec, i: usize, machine_acs: Option<Acs>, origin: &str) -> Result<Device> {
+    Ok(Device {
+        name: d.name.clone(),
+        kind: d.kind,
+        model: d.model.clone(),
+        latency: d.latency.map_or_else(|| default_latency::device(d.kind, d.model.as_deref()), |t| t.secs()),
+        group: d.group,
+        capacity: match d.capacity.map(|c| c.bytes_per_sec()) {
+            Some(c) if !(c > 0.0 && c.is_finite()) => {
+                return Err(Error::input(origin, format!("devices[{i}].capacity"), "is not positive; give the device's total bandwidth, e.g. 200GB/s"))
+            }
+            c => c,
+        },
+        acs_redirect: match (d.acs, d.kind) {
+            (Some(_), k) if k != DeviceKind::PcieSwitch => {
+                return Err(Error::input(origin, format!("devices[{i}].acs"), "applies to PCIe switches only; drop it or set it on the switch"))
+            }
+            (Some(a), _) => a == Acs::Redirect,
+            (None, k) => k == DeviceKind::PcieSwitch && machine_acs == Some(Acs::Redirect),
+        },
+        staging_duplex: match (d.staging_duplex, d.kind) {
+            (Some(_), k) if k != DeviceKind::HostMemory => {
+                return Err(Error::input(origin, format!("devices[{i}].staging_duplex"), "applies to host_memory devices only; drop it"))
+            }
+            (Some(x), _) if !(0.0..1.0).contains(&x) => {
+                return Err(Error::input(origin, format!("devices[{i}].staging_duplex"), format!("{x} is not in [0, 1); e.g. 0.5")))
+            }
+            (x, _) => x,
+        },
+    })
+}
+
+/// A link's efficiency, duplex loss and read efficiency, each in its range when written.
+pub(super) fn link_fractions(l: &LinkSpec, i: usize, origin: &str) -> Result<()> {
+    if let Some(e) = l.efficiency.filter(|e| !(*e > 0.0 && *e <= 1.0)) {
+        return Err(Error::input(origin, format!("links[{i}].efficiency"), format!("{e} is not in (0, 1]; e.g. 0.8 for 80% of the bandwidth")));
+    }
+    if let Some(e) = l.duplex.filter(|e| !(*e >= 0.0 && *e < 1.0)) {
+        return Err(Error::input(origin, format!("links[{i}].duplex"), format!("{e} is not in [0, 1); e.g. 0.06 for 6% lost to the other direction")));
+    }
+    if let Some(e) = l.read_efficiency.filter(|e| !(*e > 0.0 && *e <= 1.0)) {
+        return Err(Error::input(origin, format!("links[{i}].read_efficiency"), format!("{e} is not in (0, 1]; e.g. 0.9")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::topology::Machine;
+
+    #[test]
+    fn fields_out_of_range_or_on_the_wrong_kind_name_the_field() {
+        let base =
+            "name: x\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: G, kind: gpu}\nlinks:\n  - {a: RC, b: G, kind: pcie, gen: 4, lanes: 16}\n";
+        for (from, to, field) in [
+            ("{name: RC, kind: root_complex}", "{name: RC, kind: root_complex, acs: redirect}", "devices[0].acs"),
+            ("{name: RC, kind: root_complex}", "{name: RC, kind: root_complex, staging_duplex: 0.5}", "devices[0].staging_duplex"),
+            ("{name: RC, kind: root_complex}", "{name: RC, kind: root_complex, capacity: 0GB/s}", "devices[0].capacity"),
+            ("lanes: 16}", "lanes: 16, duplex: 1.2}", "links[0].duplex"),
+            ("lanes: 16}", "lanes: 16, read_efficiency: 0}", "links[0].read_efficiency"),
+        ] {
+            let e = Machine::from_text(&base.replace(from, to), "m.yaml").unwrap_err().to_string();
+            assert!(e.starts_with(&format!("m.yaml: {field}:")), "{e}");
+        }
+        let ok = base.replace("kind: gpu}", "kind: gpu, capacity: 20GB/s}").replace("lanes: 16}", "lanes: 16, duplex: 0.1, read_efficiency: 0.9}");
+        let m = Machine::from_text(&ok, "m.yaml").unwrap();
+        assert_eq!((m.devices[1].capacity, m.links[0].duplex, m.links[0].read_efficiency), (Some(20e9), Some(0.1), Some(0.9)));
+    }
+}
