@@ -681,6 +681,23 @@ def print_jobs(r: api.RunResult) -> None:
     )
 
 
+@app.command("import-trace")
+@user_errors
+def import_trace(
+    trace: Path = typer.Argument(..., help="The .otf2 anchor file of a Score-P trace of an MPI program."),
+    output: Path = typer.Option(..., "-o", "--output", help="Rank program to write (YAML; `contend schema program`)."),
+    iterations: int = typer.Option(1, "--iterations", help="Replay the traced loop this many times."),
+) -> None:
+    """Turn an OTF2 trace into a rank program: MPI calls become operations, the gaps between them compute."""
+    from contend import otf2_records
+
+    new_file(output, [str(trace)])
+    records, ranks = otf2_records.read(str(trace))
+    text = _core.program_from_trace(json.dumps(records), ranks, iterations, str(trace))
+    output.write_text(text)
+    err().print(f"{ranks} ranks, {len(records)} MPI events → {output} (use it as a job's `program` in a scenario)")
+
+
 @app.command()
 def apps() -> None:
     """List the application skeletons a scenario's jobs can run, with their parameters and defaults."""

@@ -526,3 +526,14 @@ pub fn calibrate_kernels(m: &Machine, src: &str, dst: &str, path: &str) -> Resul
     let points = calibrate::kernels_fit::parse_csv(&read_user_file(path)?, path)?;
     calibrate::kernels_fit::fit(m, src, dst, &points, path)
 }
+
+/// A rank program (YAML) from a trace's records (JSON list, `workload::program::trace`), its
+/// loop repeated `iterations` times.
+pub fn program_from_trace(records_json: &str, ranks: u32, iterations: u32, origin: &str) -> Result<String> {
+    let records: Vec<crate::workload::program::trace::TraceRecord> =
+        serde_json::from_str(records_json).map_err(|e| Error::input(origin, "events", format!("could not be read ({e})")))?;
+    if !(1..=100_000).contains(&iterations) {
+        return Err(Error::input(origin, "--iterations", format!("is {iterations}; give 1 to 100000")));
+    }
+    Ok(crate::workload::program::trace::program(&records, ranks, iterations, origin)?.to_yaml())
+}

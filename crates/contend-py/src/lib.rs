@@ -304,6 +304,12 @@ fn run(py: Python<'_>, text: &str, origin: &str, detail: bool) -> PyResult<Strin
     py.detach(|| api::run(text, origin, detail).map(|r| json(&r))).map_err(to_py)
 }
 
+/// `api::program_from_trace`: a rank program's YAML from a trace's records (JSON).
+#[pyfunction]
+fn program_from_trace(records_json: &str, ranks: u32, iterations: u32, origin: &str) -> PyResult<String> {
+    api::program_from_trace(records_json, ranks, iterations, origin).map_err(to_py)
+}
+
 /// The application skeletons as JSON.
 #[pyfunction]
 fn apps() -> String {
@@ -338,6 +344,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(models, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(apps, m)?)?;
+    m.add_function(wrap_pyfunction!(program_from_trace, m)?)?;
     m.add_function(wrap_pyfunction!(datatype, m)?)?;
     m.add_function(wrap_pyfunction!(datatype_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(datatype_presets, m)?)?;

@@ -8,6 +8,7 @@ pub mod apps;
 mod collective;
 pub mod jobs;
 mod lower;
+pub mod trace;
 
 pub use collective::Algorithm;
 pub use lower::{deadlock, lower, stuck, Lowered, OpOrigin};

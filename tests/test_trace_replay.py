@@ -1,0 +1,86 @@
+"""OTF2 trace replay: traces written with otf2's own writer, imported as rank programs, run."""
+
+from __future__ import annotations
+
+import json
+
+import otf2
+from otf2.enums import CollectiveOp, GroupFlag, GroupType, LocationGroupType, LocationType, Paradigm, RegionRole
+
+from contend import api
+
+CLUSTER = """name: ft
+fabric:
+  fat_tree: {radix: 8, pods: 2}
+link: {bandwidth: 10GB/s, latency: 100ns, router_delay: 50ns}
+nodes: {gpus: 1}
+network: {routing: ecmp, nic_scheduling: rr}
+"""
+
+
+def write_trace(path) -> None:
+    """Two ranks, times in ns: a blocking send/recv of 1000 B, 10 us of compute on each, then
+    an isend/irecv pair completed by waits, then an 8 B allreduce."""
+    with otf2.writer.open(str(path), timer_resolution=1_000_000_000) as trace:
+        node = trace.definitions.system_tree_node("node")
+        locs = []
+        for r in range(2):
+            g = trace.definitions.location_group(
+                f"rank {r}", system_tree_parent=node, location_group_type=LocationGroupType.PROCESS
+            )
+            locs.append(trace.definitions.location("main", type=LocationType.CPU_THREAD, group=g))
+        mpi = {"paradigm": Paradigm.MPI, "group_flags": GroupFlag.NONE, "members": locs}
+        trace.definitions.group("MPI locations", group_type=GroupType.COMM_LOCATIONS, **mpi)
+        world = trace.definitions.group("world", group_type=GroupType.COMM_GROUP, **mpi)
+        comm = trace.definitions.comm("MPI_COMM_WORLD", group=world)
+
+        def region(name, role):
+            return trace.definitions.region(name, region_role=role, paradigm=Paradigm.MPI)
+
+        send, recv = region("MPI_Send", RegionRole.POINT2POINT), region("MPI_Recv", RegionRole.POINT2POINT)
+        isend, irecv = region("MPI_Isend", RegionRole.POINT2POINT), region("MPI_Irecv", RegionRole.POINT2POINT)
+        wait, allr = region("MPI_Wait", RegionRole.POINT2POINT), region("MPI_Allreduce", RegionRole.COLL_ALL2ALL)
+        w0, w1 = (trace.event_writer_from_location(loc) for loc in locs)
+        w0.enter(0, send), w0.mpi_send(100, 1, comm, 5, 1000), w0.leave(1000, send)
+        w1.enter(0, recv), w1.mpi_recv(1500, 0, comm, 5, 1000), w1.leave(2000, recv)
+        # 10 us of compute on each, then a nonblocking pair of 100 kB (rendezvous).
+        w0.enter(11000, isend), w0.mpi_isend(11100, 1, comm, 7, 100000, 42), w0.leave(11500, isend)
+        w1.enter(12000, irecv), w1.mpi_irecv_request(12100, 43), w1.leave(12500, irecv)
+        w0.enter(11600, wait), w0.mpi_isend_complete(30000, 42), w0.leave(30100, wait)
+        w1.enter(12600, wait), w1.mpi_irecv(30000, 0, comm, 7, 100000, 43), w1.leave(30200, wait)
+        for w, t in ((w0, 40100), (w1, 40200)):
+            w.enter(t, allr), w.mpi_collective_begin(t)
+            w.mpi_collective_end(t + 500, CollectiveOp.ALLREDUCE, comm, 0xFFFFFFFF, 8, 8), w.leave(t + 1000, allr)
+
+
+def test_a_trace_replays_as_a_rank_program(cli, tmp_path):
+    write_trace(tmp_path / "trace")
+    program = tmp_path / "program.yaml"
+    r = cli("import-trace", tmp_path / "trace" / "traces.otf2", "-o", program, "--iterations", "3")
+    assert r.returncode == 0, r.stderr
+    text = program.read_text()
+    ops = text.split("  -\n")[1:]
+    # Rank 0: send, compute 10 us, isend, compute 100 ns, wait, compute 10 us, allreduce; three times.
+    first = ops[0].splitlines()[:7]
+    assert "send: {peer: 1, size: 1000B, tag: 5}" in first[0]
+    assert "compute: 10000ns" in first[1] and "isend: {peer: 1, size: 100000B, tag: 7, req: q42}" in first[2]
+    assert "wait: q42" in first[4] and "allreduce: {size: 8B, group: [0, 1]}" in first[6]
+    assert "irecv: {peer: 0, size: 100000B, tag: 7, req: q43}" in ops[1]
+    assert text.count("allreduce") == 6
+    (tmp_path / "ft.yaml").write_text(CLUSTER)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"cluster: {tmp_path / 'ft.yaml'}\nworkload:\n  jobs:\n    - program: {program}\n")
+    jobs = json.loads(cli("run", scenario, "--json").stdout)["jobs"]
+    # Three iterations of 20.1 us of compute (rank 0) at least, and messages on top.
+    assert jobs["ranks"] == [2] and jobs["run_time_s"][0] > 3 * 20.1e-6
+    # Each rank computes 10 + 0.1 + 10 us per iteration (the gaps between its MPI calls).
+    assert abs(jobs["compute_s"][0] - 3 * 20.1e-6) < 1e-12
+    assert api.run(scenario).jobs()["messages"][0] > 0
+
+
+def test_a_file_that_is_not_a_trace_gets_one_line(cli, tmp_path):
+    bad = tmp_path / "traces.otf2"
+    bad.write_text("not a trace")
+    r = cli("import-trace", bad, "-o", tmp_path / "p.yaml")
+    assert r.returncode == 2 and "is not an OTF2 trace" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
