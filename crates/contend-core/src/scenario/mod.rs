@@ -63,6 +63,10 @@ pub struct ScenarioWorkload {
 #[serde(deny_unknown_fields)]
 pub struct MixSpec {
     pub seed: u64,
+    /// Which workload (0 to 19) of seed 003's set of 20 drawn from `seed`, in which every
+    /// (application, size) pair occurs at least 4 times; without it, one mix drawn from `seed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -171,7 +175,12 @@ fn programs(s: &ScenarioSpec, origin: &str, gpus: u32) -> Result<Vec<(String, Pr
         return Err(Error::input(origin, "workload", "needs either `mix: {seed: N}` or a list of `jobs`"));
     }
     if let Some(mix) = &w.mix {
-        return jobs::draw_mix(mix.seed, gpus)
+        let drawn = match mix.index {
+            None => jobs::draw_mix(mix.seed, gpus),
+            Some(k) if k < 20 => jobs::mix_set(mix.seed, 20, gpus, 4).0.swap_remove(k as usize),
+            Some(k) => return Err(Error::input(origin, "workload.mix.index", format!("is {k}; seed 003's set has workloads 0 to 19"))),
+        };
+        return drawn
             .into_iter()
             .enumerate()
             .map(|(i, (app, ranks))| Ok((app.to_string(), apps::app(app).unwrap().program(ranks, &BTreeMap::new(), origin, &format!("workload.mix job {i}"))?)))

@@ -36,6 +36,24 @@ pub fn draw_mix(seed: u64, total: u32) -> Vec<(&'static str, u32)> {
     jobs
 }
 
+/// Seed 003's set of `count` workloads from `seed`: mixes drawn as by `draw_mix` until every
+/// (application, size) pair occurs at least `each` times across the set (the set is redrawn
+/// from the next seed otherwise; at most 1000 tries, then the last set). Returns the set and
+/// the seed that gave it.
+pub fn mix_set(seed: u64, count: usize, total: u32, each: usize) -> (Vec<Vec<(&'static str, u32)>>, u64) {
+    let mut last = (Vec::new(), seed);
+    for k in 0..1000u64 {
+        let s = seed.wrapping_mul(1000).wrapping_add(k);
+        let set: Vec<Vec<(&'static str, u32)>> = (0..count as u64).map(|i| draw_mix(s.wrapping_mul(64).wrapping_add(i), total)).collect();
+        let covered = SEED_003_APPS.iter().all(|a| SIZES.iter().all(|&z| set.iter().flatten().filter(|&&(b, y)| b == *a && y == z).count() >= each));
+        last = (set, s);
+        if covered {
+            break;
+        }
+    }
+    last
+}
+
 /// GPU slots (indices into `gpus`, which lists every GPU node by node) for each job's ranks.
 pub fn place(sizes: &[u32], nodes: &[Vec<usize>], placement: Placement, seed: u64) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..nodes.len()).collect();
@@ -63,6 +81,17 @@ mod tests {
             assert!(m.iter().all(|(a, _)| APPS.iter().any(|x| x.name == *a)));
         }
         assert_ne!(draw_mix(1, 2048), draw_mix(2, 2048));
+    }
+
+    #[test]
+    fn seed_003_sets_cover_every_pair_four_times() {
+        let (set, _) = mix_set(1, 20, 2048, 4);
+        assert_eq!(set.len(), 20);
+        for a in SEED_003_APPS {
+            for z in SIZES {
+                assert!(set.iter().flatten().filter(|&&(b, y)| b == a && y == z).count() >= 4, "{a} {z}");
+            }
+        }
     }
 
     #[test]
