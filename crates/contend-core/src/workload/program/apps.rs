@@ -34,7 +34,7 @@ pub const APPS: &[App] = &[
     },
     App {
         name: "subcomm3d",
-        summary: "3D grid; per iteration compute, then an alltoall inside the rank's x line, y line and z line sub-communicators",
+        summary: "3D grid; per iteration compute, then an alltoall (all messages posted at once) inside the rank's x line, y line and z line sub-communicators",
         params: &[ITER, p("size", "256KiB", "bytes to each peer of an alltoall"), p("compute", "50us", "compute per iteration")],
         build: subcomm3d,
     },
@@ -244,7 +244,8 @@ fn subcomm3d(n: u32, v: &Values) -> Program {
         for _ in 0..v.iterations {
             ops.push(Op::Compute(Time::from_secs(v.compute)));
             for line in lines.iter().filter(|l| l.len() > 1) {
-                ops.push(Op::Alltoall(Collective { size: Bytes(v.size), algorithm: None, root: None, group: line.clone() }));
+                let algorithm = Some(super::Algorithm::Scattered);
+                ops.push(Op::Alltoall(Collective { size: Bytes(v.size), algorithm, root: None, group: line.clone() }));
             }
         }
         ops

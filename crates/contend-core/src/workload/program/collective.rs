@@ -19,6 +19,9 @@ pub enum Algorithm {
     Pairwise,
     /// bcast: a binomial tree from the root, log2 p steps.
     Binomial,
+    /// alltoall: every receive and send posted at once, one step (MPICH's choice for medium
+    /// messages): the messages meet at the NIC together, where its scheduling orders them.
+    Scattered,
 }
 
 impl Algorithm {
@@ -28,6 +31,7 @@ impl Algorithm {
             Algorithm::RecursiveDoubling => "recursive_doubling",
             Algorithm::Pairwise => "pairwise",
             Algorithm::Binomial => "binomial",
+            Algorithm::Scattered => "scattered",
         }
     }
 }
@@ -59,7 +63,7 @@ impl Kind {
         match self {
             Kind::Allreduce if size < 65536 => &[Algorithm::RecursiveDoubling, Algorithm::Ring],
             Kind::Allreduce => &[Algorithm::Ring, Algorithm::RecursiveDoubling],
-            Kind::Alltoall => &[Algorithm::Pairwise],
+            Kind::Alltoall => &[Algorithm::Pairwise, Algorithm::Scattered],
             Kind::Allgather => &[Algorithm::Ring, Algorithm::RecursiveDoubling],
             Kind::Bcast => &[Algorithm::Binomial],
             Kind::Barrier => &[Algorithm::RecursiveDoubling],
@@ -92,6 +96,14 @@ pub fn steps(kind: Kind, algorithm: Algorithm, i: u32, p: u32, size: u64, root: 
             for _ in 0..p - 1 {
                 out.push(exchange((i + 1) % p, (i + p - 1) % p, size));
             }
+        }
+        (Kind::Alltoall, Algorithm::Scattered) => {
+            let mut s = Step::default();
+            for k in 1..p {
+                s.recvs.push(((i + p - k) % p, size));
+                s.sends.push(((i + k) % p, size));
+            }
+            out.push(s);
         }
         (Kind::Alltoall, _) => {
             for k in 1..p {
@@ -181,6 +193,7 @@ mod tests {
             balanced(Kind::Allgather, Algorithm::Ring, p);
             balanced(Kind::Allgather, Algorithm::RecursiveDoubling, p);
             balanced(Kind::Alltoall, Algorithm::Pairwise, p);
+            balanced(Kind::Alltoall, Algorithm::Scattered, p);
             balanced(Kind::Bcast, Algorithm::Binomial, p);
             balanced(Kind::Barrier, Algorithm::RecursiveDoubling, p);
         }
