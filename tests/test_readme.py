@@ -13,7 +13,7 @@ def blocks(lang):
 
 
 def test_yaml_snippets(tmp_path):
-    transfers, cluster, datatypes, halo = blocks("yaml")
+    transfers, cluster, scenario, datatypes, halo = blocks("yaml")
     c = tmp_path / "c.yaml"
     c.write_text(cluster)
     m = contend.Machine.load(c)
@@ -31,6 +31,13 @@ def test_yaml_snippets(tmp_path):
     d.write_text(datatypes)
     r = contend.simulate(contend.Machine.load("dgx1-p100"), contend.Transfers.load(d), model="maxmin")
     assert r.raw["methods"]["chosen"] == ["zero-copy", "zero-copy"]
+    # Files a scenario names are relative to its folder, as the snippet's program is.
+    (tmp_path / "programs").mkdir()
+    example = Path(__file__).parent.parent / "examples" / "programs" / "pingpong.yaml"
+    (tmp_path / "programs" / "pingpong.yaml").write_text(example.read_text())
+    sc = tmp_path / "s.yaml"
+    sc.write_text(scenario.replace("iterations: 10", "iterations: 1"))
+    assert list(contend.api.run(sc).jobs()["ranks"]) == [512, 4]
 
 
 def test_python_snippet():

@@ -44,6 +44,14 @@ def test_run_reports_jobs_as_table_json_csv_and_chart(cli, tmp_path):
     assert abs(j["jobs"]["run_time_s"][0] - 910e-9) < 1e-15
     csv = cli("run", str(s), "--csv").stdout.splitlines()
     assert csv[0].startswith("job,app,ranks") and len(csv) == 3
+    trace = tmp_path / "run.json"
+    assert cli("run", str(s), "--trace", str(trace)).returncode == 0
+    events = json.loads(trace.read_text())["traceEvents"]
+    names = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    assert {"rank 0", "rank 15"} <= names
+    sends = [e for e in events if e.get("ph") == "X" and e["name"].startswith("message")]
+    assert len(sends) == j["jobs"]["messages"][0] + j["jobs"]["messages"][1]
+    assert sum(e["ph"] == "s" for e in events) == sum(e["ph"] == "f" for e in events) > 0
     png = tmp_path / "jobs.png"
     assert cli("run", str(s), "--plot", str(png)).returncode == 0 and png.stat().st_size > 10_000
 

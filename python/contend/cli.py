@@ -629,11 +629,15 @@ def run_(
     as_csv: bool = typer.Option(False, "--csv", help="Print one CSV row per job."),
     detail: bool = typer.Option(False, "--detail", help="With --json, also every operation and link."),
     plot: Path | None = typer.Option(None, "--plot", help="Draw each job's computation and communication time (PNG)."),
+    trace: Path | None = typer.Option(
+        None, "--trace", help="Perfetto trace: a track per rank, its computations and messages (JSON)."
+    ),
 ) -> None:
     """Run a scenario's jobs (rank programs, application skeletons) on its cluster: each job's run time."""
     png = output_path(plot, [str(scenario)], "--plot")
+    tr = output_path(trace, [str(scenario)], "--trace")
     with err().status("running the scenario…"):
-        r = api.run(scenario, detail=detail and as_json)
+        r = api.run(scenario, detail=(detail and as_json) or bool(tr))
     jobs = r.raw["jobs"]
     if as_json:
         sys.stdout.write(r.json + "\n")
@@ -650,6 +654,11 @@ def run_(
 
         job_bars(jobs, png, f"{r.raw['machine']}, {r.raw['model']}")
         err().print(f"chart written to {png}")
+    if tr:
+        from contend.trace import write_run_trace
+
+        write_run_trace(r.raw, tr)
+        err().print(f"trace written to {tr} (open it in ui.perfetto.dev)")
 
 
 JOB_COLUMNS = ("job", "app", "ranks", "run_time_s", "compute_s", "comm_s", "messages", "bytes")

@@ -80,3 +80,37 @@ def _natural(name: str) -> tuple:
     head = name.rstrip("0123456789")
     tail = name[len(head):]
     return (head, int(tail) if tail else -1)
+
+
+def run_trace_events(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """`contend run`'s operations: a process per job, a track per rank with its computations
+    and the messages it sends as slices, and an arrow from each message to its receiver."""
+    ops = raw["operations"]
+    apps = raw["jobs"]["app"]
+    events: list[dict[str, Any]] = []
+    for job, app in enumerate(apps):
+        events.append({"ph": "M", "pid": job + 1, "name": "process_name", "args": {"name": f"job {job}: {app}"}})
+        events.append({"ph": "M", "pid": job + 1, "name": "process_sort_index", "args": {"sort_index": job + 1}})
+    ranks = sorted(set(zip(ops["job"], ops["rank"], strict=True)))
+    for job, rank in ranks:
+        events.append({"ph": "M", "pid": job + 1, "tid": rank, "name": "thread_name", "args": {"name": f"rank {rank}"}})
+    columns = (ops[k] for k in ("job", "rank", "kind", "peer", "bytes", "start_s", "finish_s"))
+    for i, (job, rank, kind, peer, nbytes, start, finish) in enumerate(zip(*columns, strict=True)):
+        ts, dur = start * US, max(finish - start, 0.0) * US
+        if kind == "compute":
+            events.append({"ph": "X", "pid": job + 1, "tid": rank, "ts": ts, "dur": dur, "name": "compute",
+                           "cat": "compute"})
+            continue
+        name = f"{kind} → rank {peer}"
+        events.append({"ph": "X", "pid": job + 1, "tid": rank, "ts": ts, "dur": dur, "name": name, "cat": kind,
+                       "args": {"bytes": nbytes}})
+        # A flow arrow from the send to the receiver's track at arrival.
+        events.append({"ph": "s", "pid": job + 1, "tid": rank, "ts": ts, "id": i, "name": kind, "cat": kind})
+        events.append({"ph": "f", "bp": "e", "pid": job + 1, "tid": peer, "ts": ts + dur, "id": i, "name": kind,
+                       "cat": kind})
+    return events
+
+
+def write_run_trace(raw: dict[str, Any], path: str) -> None:
+    with open(path, "w") as f:
+        json.dump({"traceEvents": run_trace_events(raw), "displayTimeUnit": "ns"}, f)

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 pub struct ScenarioSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// A machine or cluster preset, or a path to its file.
+    /// A machine or cluster preset, or a path to its file (relative to the scenario's folder).
     pub cluster: String,
     /// Multiplies the bandwidth of every network link and NIC (clusters only; default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,7 +75,7 @@ pub struct JobSpec {
     /// An application skeleton's name; or give `program`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<String>,
-    /// A rank program file (`contend schema program`).
+    /// A rank program file (`contend schema program`), relative to the scenario's folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
     /// Ranks of an application (a program file gives its own).
@@ -101,6 +101,21 @@ pub struct JobTable {
     pub bytes: Vec<u64>,
 }
 
+/// Every operation of the run, columns (on request: they grow with the messages).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct OperationTable {
+    pub job: Vec<u32>,
+    /// The rank that computes, or sends the message.
+    pub rank: Vec<u32>,
+    /// compute, message or control (a rendezvous's request from the receiver).
+    pub kind: Vec<&'static str>,
+    /// The receiving rank of a message; -1 for a computation.
+    pub peer: Vec<i64>,
+    pub bytes: Vec<u64>,
+    pub start_s: Vec<f64>,
+    pub finish_s: Vec<f64>,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct RunSummary {
     pub makespan_s: f64,
@@ -122,11 +137,23 @@ pub struct RunReport {
     /// Every operation and link, on request.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<Report>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operations: Option<OperationTable>,
 }
 
 impl ScenarioSpec {
     pub fn from_text(text: &str, origin: &str) -> Result<ScenarioSpec> {
         parse_document(text, origin)
+    }
+}
+
+/// A file a scenario names: relative to the scenario's own folder where it is there, else as
+/// given (relative to where contend runs). Presets pass through.
+fn beside(origin: &str, path: &str) -> String {
+    let p = std::path::Path::new(path);
+    match std::path::Path::new(origin).parent() {
+        Some(dir) if p.is_relative() && dir.join(p).exists() => dir.join(p).to_string_lossy().into_owned(),
+        _ => path.to_string(),
     }
 }
 
@@ -136,7 +163,7 @@ fn build_machine(s: &ScenarioSpec, origin: &str) -> Result<Machine> {
     if !(scale > 0.0 && scale <= 1e3) {
         return Err(Error::input(origin, "bandwidth_scale", format!("is {scale}; give a factor above 0 and at most 1000 (e.g. 0.0625 for x/16)")));
     }
-    Machine::load_adjusted(&s.cluster, |c, _| match c {
+    Machine::load_adjusted(&beside(origin, &s.cluster), |c, _| match c {
         Some(c) => {
             c.link.bandwidth.0 *= scale;
             if let Some(b) = &mut c.nodes.nic_bandwidth {
@@ -204,7 +231,8 @@ fn programs(s: &ScenarioSpec, origin: &str, gpus: u32) -> Result<Vec<(String, Pr
                     if j.ranks.is_some() || !j.params.is_empty() {
                         return Err(Error::input(origin, &field, "gives a program file with ranks or params; a program file says its own ranks"));
                     }
-                    Ok((path.clone(), Program::from_text(&read_user_file(path)?, path)?))
+                    let file = beside(origin, path);
+                    Ok((path.clone(), Program::from_text(&read_user_file(&file)?, &file)?))
                 }
                 _ => Err(Error::input(origin, &field, "needs exactly one of `app` (with `ranks`) or `program`")),
             }
@@ -282,8 +310,32 @@ pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
         bytes: bytes.iter().sum(),
         operations: w.transfers.len(),
     };
+    let operations = detail.then(|| {
+        // Ranks by device, to name both ends of every message.
+        let mut rank_of: BTreeMap<usize, u32> = BTreeMap::new();
+        for devices in &slots {
+            for (r, &d) in devices.iter().enumerate() {
+                rank_of.insert(d, r as u32);
+            }
+        }
+        let mut ops = OperationTable::default();
+        for (i, (t, org)) in w.transfers.iter().zip(&origins).enumerate() {
+            let (rank, peer) = match t.compute {
+                Some(_) => (org.rank, -1),
+                None => (rank_of[&t.src], rank_of[&t.dst] as i64),
+            };
+            ops.job.push(org.job);
+            ops.rank.push(rank);
+            ops.kind.push(org.kind.name());
+            ops.peer.push(peer);
+            ops.bytes.push(t.size);
+            ops.start_s.push(o.start[i]);
+            ops.finish_s.push(o.finish[i]);
+        }
+        ops
+    });
     let detail = detail.then(|| report::build(&m, &w, entry.name, prepared.params(), prepared.flows(), &o, Detail::default()));
-    Ok(RunReport { scenario: s.clone(), machine: m.name.clone(), model: entry.name.to_string(), summary, jobs: table, detail })
+    Ok(RunReport { scenario: s.clone(), machine: m.name.clone(), model: entry.name.to_string(), summary, jobs: table, detail, operations })
 }
 
 #[cfg(test)]

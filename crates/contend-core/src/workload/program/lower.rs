@@ -11,12 +11,31 @@ use crate::workload::Transfer;
 use std::collections::{BTreeMap, HashMap};
 
 /// Where an operation of the DAG comes from: job, rank, and the index of the program's
-/// operation (a collective's messages all point at the collective).
+/// operation (a collective's messages all point at the collective), and what it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpOrigin {
     pub job: u32,
     pub rank: u32,
     pub op: u32,
+    pub kind: OpKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    Compute,
+    Message,
+    /// A rendezvous's control message, from the receiver.
+    Control,
+}
+
+impl OpKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Compute => "compute",
+            OpKind::Message => "message",
+            OpKind::Control => "control",
+        }
+    }
 }
 
 /// What a job's lowering tells the report: per rank, the operations its end waits for, and
@@ -204,9 +223,9 @@ pub fn lower(
     // The matched message of every send and receive, by rank and position.
     let mut pair_of: Vec<Vec<Option<Pair>>> = lows.iter().map(|ops| vec![None; ops.len()]).collect();
     let dev = |r: u32| devices[r as usize];
-    let node = |out: &mut Vec<Transfer>, origins: &mut Vec<OpOrigin>, t: Transfer, r: u32, op: usize| {
+    let node = |out: &mut Vec<Transfer>, origins: &mut Vec<OpOrigin>, t: Transfer, r: u32, op: usize, kind: OpKind| {
         out.push(t);
-        origins.push(OpOrigin { job, rank: r, op: op as u32 });
+        origins.push(OpOrigin { job, rank: r, op: op as u32, kind });
         out.len() - 1
     };
     for (key, s) in &sends {
@@ -223,7 +242,7 @@ pub fn lower(
                 let overhead = mpi.soft_delay.secs() + size as f64 * mpi.copy_per_byte + mpi.nic_delay.secs();
                 let t = Transfer { name: name("m", out.len()), src: dev(a), dst: dev(b), size, overhead, ..Default::default() };
                 // A message is put down to its receive, where a rank blocks on it.
-                Pair { control: None, data: node(out, origins, t, b, op_of(b, j)) }
+                Pair { control: None, data: node(out, origins, t, b, op_of(b, j), OpKind::Message) }
             } else {
                 let c = Transfer {
                     name: name("rts", out.len()),
@@ -233,10 +252,10 @@ pub fn lower(
                     overhead: mpi.soft_delay.secs() + mpi.nic_delay.secs(),
                     ..Default::default()
                 };
-                let control = node(out, origins, c, b, op_of(b, j));
+                let control = node(out, origins, c, b, op_of(b, j), OpKind::Control);
                 let overhead = mpi.nic_delay.secs() + mpi.rdma_delay.secs();
                 let d = Transfer { name: name("m", out.len()), src: dev(a), dst: dev(b), size, overhead, after: vec![control], ..Default::default() };
-                Pair { control: Some(control), data: node(out, origins, d, b, op_of(b, j)) }
+                Pair { control: Some(control), data: node(out, origins, d, b, op_of(b, j), OpKind::Message) }
             };
             pair_of[a as usize][i] = Some(pair);
             pair_of[b as usize][j] = Some(pair);
@@ -265,7 +284,7 @@ pub fn lower(
                         compute: Some(secs),
                         ..Default::default()
                     };
-                    cursor = vec![node(out, origins, t, r32, i)];
+                    cursor = vec![node(out, origins, t, r32, i, OpKind::Compute)];
                 }
                 Low::Send { size, req, op, .. } => {
                     let pair = pair_of[r][i].expect("every send is matched above");
@@ -281,7 +300,7 @@ pub fn lower(
                             compute: Some(secs),
                             ..Default::default()
                         };
-                        let local = node(out, origins, t, r32, op as usize);
+                        let local = node(out, origins, t, r32, op as usize, OpKind::Compute);
                         cursor = vec![local];
                         local
                     } else {
