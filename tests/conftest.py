@@ -15,6 +15,16 @@ EXAMPLE = """transfers:
 """
 
 
+# A 32-node, 1-GPU-per-node fat-tree of radix-8 switches, for scenario tests.
+SMALL_CLUSTER = """name: ft
+fabric:
+  fat_tree: {radix: 8, pods: 2}
+link: {bandwidth: 10GB/s, latency: 100ns, router_delay: 50ns}
+nodes: {gpus: 1}
+network: {routing: ecmp, nic_scheduling: rr}
+"""
+
+
 def run_cli(*args, cwd=None):
     """Run the CLI in this process, as `contend ARGS` would from `cwd`: exit code, stdout and stderr apart.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from conftest import SMALL_CLUSTER
 from contend import api
 
 PINGPONG = """ranks:
@@ -12,17 +13,10 @@ PINGPONG = """ranks:
   - [{recv: {peer: 0, size: 1000B}}]
 """
 
-CLUSTER = """name: ft
-fabric:
-  fat_tree: {radix: 8, pods: 2}
-link: {bandwidth: 10GB/s, latency: 100ns, router_delay: 50ns}
-nodes: {gpus: 1}
-network: {routing: ecmp, nic_scheduling: rr}
-"""
 
 
 def scenario(tmp_path: Path, workload: str, extra: str = "") -> Path:
-    (tmp_path / "ft.yaml").write_text(CLUSTER)
+    (tmp_path / "ft.yaml").write_text(SMALL_CLUSTER)
     (tmp_path / "p.yaml").write_text(PINGPONG)
     s = tmp_path / "s.yaml"
     s.write_text(f"cluster: {tmp_path / 'ft.yaml'}\n{extra}workload:\n{workload}")

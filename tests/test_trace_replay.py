@@ -7,15 +7,8 @@ import json
 import otf2
 from otf2.enums import CollectiveOp, GroupFlag, GroupType, LocationGroupType, LocationType, Paradigm, RegionRole
 
+from conftest import SMALL_CLUSTER
 from contend import api
-
-CLUSTER = """name: ft
-fabric:
-  fat_tree: {radix: 8, pods: 2}
-link: {bandwidth: 10GB/s, latency: 100ns, router_delay: 50ns}
-nodes: {gpus: 1}
-network: {routing: ecmp, nic_scheduling: rr}
-"""
 
 
 def write_trace(path) -> None:
@@ -67,7 +60,7 @@ def test_a_trace_replays_as_a_rank_program(cli, tmp_path):
     assert "wait: q42" in first[4] and "allreduce: {size: 8B, group: [0, 1]}" in first[6]
     assert "irecv: {peer: 0, size: 100000B, tag: 7, req: q43}" in ops[1]
     assert text.count("allreduce") == 6
-    (tmp_path / "ft.yaml").write_text(CLUSTER)
+    (tmp_path / "ft.yaml").write_text(SMALL_CLUSTER)
     scenario = tmp_path / "s.yaml"
     scenario.write_text(f"cluster: {tmp_path / 'ft.yaml'}\nworkload:\n  jobs:\n    - program: {program}\n")
     jobs = json.loads(cli("run", scenario, "--json").stdout)["jobs"]

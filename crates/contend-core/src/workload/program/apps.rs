@@ -288,17 +288,37 @@ fn kripke(n: u32, v: &Values) -> Program {
     })
 }
 
-fn laghos(n: u32, v: &Values) -> Program {
-    let dims = grid(n, 3);
+/// Compute, then a halo exchange with the neighbours of a `k`-dimensional grid, then (with
+/// `reduce`) an allreduce of 8 B: laghos, sw4lite, jacobi2d and the ring share this shape.
+fn halo(n: u32, v: &Values, k: usize, periodic: bool, reduce: bool) -> Program {
+    let dims = grid(n, k);
     per_rank(n, |r| {
         let mut ops = Vec::new();
         for _ in 0..v.iterations {
             ops.push(Op::Compute(Time::from_secs(v.compute)));
-            exchange(&mut ops, r, &dims, false, v.size, false);
-            ops.push(allreduce8());
+            exchange(&mut ops, r, &dims, periodic, v.size, false);
+            if reduce {
+                ops.push(allreduce8());
+            }
         }
         ops
     })
+}
+
+fn laghos(n: u32, v: &Values) -> Program {
+    halo(n, v, 3, false, true)
+}
+
+fn sw4lite(n: u32, v: &Values) -> Program {
+    halo(n, v, 3, false, false)
+}
+
+fn ring(n: u32, v: &Values) -> Program {
+    halo(n, v, 1, true, false)
+}
+
+fn jacobi2d(n: u32, v: &Values) -> Program {
+    halo(n, v, 2, false, true)
 }
 
 fn amg(n: u32, v: &Values) -> Program {
@@ -313,43 +333,6 @@ fn amg(n: u32, v: &Values) -> Program {
                 exchange(&mut ops, r, &dims, false, ((v.size as f64 / 4f64.powi(l as i32)) as u64).max(8), false);
                 ops.push(allreduce8());
             }
-        }
-        ops
-    })
-}
-
-fn sw4lite(n: u32, v: &Values) -> Program {
-    let dims = grid(n, 3);
-    per_rank(n, |r| {
-        let mut ops = Vec::new();
-        for _ in 0..v.iterations {
-            ops.push(Op::Compute(Time::from_secs(v.compute)));
-            exchange(&mut ops, r, &dims, false, v.size, false);
-        }
-        ops
-    })
-}
-
-fn ring(n: u32, v: &Values) -> Program {
-    let dims = [n];
-    per_rank(n, |r| {
-        let mut ops = Vec::new();
-        for _ in 0..v.iterations {
-            ops.push(Op::Compute(Time::from_secs(v.compute)));
-            exchange(&mut ops, r, &dims, true, v.size, false);
-        }
-        ops
-    })
-}
-
-fn jacobi2d(n: u32, v: &Values) -> Program {
-    let dims = grid(n, 2);
-    per_rank(n, |r| {
-        let mut ops = Vec::new();
-        for _ in 0..v.iterations {
-            ops.push(Op::Compute(Time::from_secs(v.compute)));
-            exchange(&mut ops, r, &dims, false, v.size, false);
-            ops.push(allreduce8());
         }
         ops
     })
