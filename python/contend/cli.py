@@ -632,6 +632,10 @@ def demo(outdir: Path = typer.Option(Path("contend-demo"), "--out", help="Folder
     write_pictures(e.raw, str(outdir / "timeline.png"), str(outdir / "trace.json"))
 
 
+# The study commands live in their own module; importing it registers them on `app`.
+from contend import cli_study  # noqa: E402,F401
+
+
 def main() -> None:
     app()
 
