@@ -72,17 +72,19 @@ def bandwidth_lines(m: pd.DataFrame, axis: str, title: str, path: str) -> None:
     sizes = sorted(m["ranks"].unique())
     fig, axes = _grid(len(sizes), min(3, len(sizes)))
     xs = sorted(m[axis].unique())
+    colour = {app: f"C{i}" for i, app in enumerate(sorted(m["app"].unique()))}  # one colour per app in every panel
     for ax, size in zip(axes, sizes, strict=False):
         d = m[m["ranks"] == size]
         for app, g in d.groupby("app", sort=True):
             g = g.sort_values(axis)
-            ax.plot(g[axis], g["speedup"], marker="o", label=app)
+            ax.plot(g[axis], g["speedup"], marker="o", color=colour[app])
         ax.set_xscale("log", base=2)
         ax.set_xticks(xs, [bandwidth_label(x) for x in xs], fontsize="small")
         ax.set_xlabel("link bandwidth")
         ax.set_title(f"{size} ranks")
         _unity(ax)
-    axes[0].legend(fontsize="small")
+    handles = [axes[0].plot([], [], marker="o", color=c, label=a)[0] for a, c in colour.items()]
+    axes[0].legend(handles=handles, fontsize="small")
     _finish(fig, title, path)
 
 
@@ -108,14 +110,19 @@ def nic_bars(m: pd.DataFrame, policy: str, group: str, title: str, path: str) ->
 def table_image(table: pd.DataFrame, title: str, path: str) -> None:
     """A rendered table (rows: applications), so that Table II reads as a picture too."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(table.columns), 0.6 + 0.35 * (len(table) + 1)))
+    fig, ax = plt.subplots(figsize=(max(7.0, 1.6 + 1.2 * len(table.columns)), 1.0 + 0.3 * (len(table) + 2)))
     ax.axis("off")
-    t = ax.table(cellText=table.to_numpy(), rowLabels=list(table.index), colLabels=list(table.columns),
-                 loc="center", cellLoc="center")
+    labels = [str(c).replace(", ", "\n") for c in table.columns]
+    t = ax.table(cellText=table.to_numpy(), rowLabels=list(table.index), colLabels=labels, loc="center",
+                 cellLoc="center")
     t.auto_set_font_size(False)
     t.set_fontsize(9)
-    t.scale(1, 1.3)
-    _finish(fig, title, path)
+    for (row, _), cell in t.get_celld().items():
+        if row == 0:
+            cell.set_height(cell.get_height() * 2)  # two-line column labels
+    fig.suptitle(title, fontsize=10)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
 
 
 def _order(v):
