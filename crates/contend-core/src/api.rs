@@ -421,7 +421,7 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)]) -> Result
 }
 
 /// The kinds of document `schema` describes.
-pub const SCHEMAS: &[&str] = &["machine", "transfers", "halo", "report"];
+pub const SCHEMAS: &[&str] = &["machine", "transfers", "halo", "report", "scenario", "program"];
 
 /// JSON Schema of a machine, transfers or halo file, or of a simulation report.
 pub fn schema(which: &str) -> Result<String> {
@@ -430,7 +430,32 @@ pub fn schema(which: &str) -> Result<String> {
         "transfers" => schemars::schema_for!(WorkloadSpec),
         "halo" => schemars::schema_for!(schedule::HaloSpec),
         "report" => schemars::schema_for!(Report),
+        "scenario" => schemars::schema_for!(crate::scenario::ScenarioSpec),
+        "program" => schemars::schema_for!(crate::workload::program::Program),
         _ => return Err(Error::input("schema", which, format!("is not a schema; choose {}", SCHEMAS.join(", ")))),
     };
     Ok(serde_json::to_string_pretty(&s).expect("schemas serialise"))
+}
+
+/// Run a scenario (`contend schema scenario`): its jobs' rank programs on its cluster under its
+/// model; with `detail`, every operation and link too.
+pub fn run(text: &str, origin: &str, detail: bool) -> Result<crate::scenario::RunReport> {
+    let spec = crate::scenario::ScenarioSpec::from_text(text, origin)?;
+    crate::scenario::run(&spec, origin, detail)
+}
+
+#[derive(Serialize, Debug)]
+pub struct AppSummary {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// (name, default, help) of each parameter.
+    pub params: Vec<(&'static str, &'static str, &'static str)>,
+}
+
+/// The application skeletons a scenario's jobs can run.
+pub fn apps() -> Vec<AppSummary> {
+    crate::workload::program::apps::APPS
+        .iter()
+        .map(|a| AppSummary { name: a.name, summary: a.summary, params: a.params.iter().map(|p| (p.name, p.default, p.help)).collect() })
+        .collect()
 }

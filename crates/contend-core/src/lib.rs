@@ -10,6 +10,7 @@ mod keymap;
 pub mod model;
 pub mod p2p;
 pub mod report;
+pub mod scenario;
 pub mod schedule;
 pub mod sim;
 pub mod topology;

@@ -175,6 +175,21 @@ impl Executor<'_> {
         }
     }
 
+    fn computed(&mut self, f: usize, t: f64) {
+        self.out.finish[f] = t;
+        self.release_dependents(f, t);
+    }
+
+    fn release_dependents(&mut self, f: usize, t: f64) {
+        for k in self.dep_off[f]..self.dep_off[f + 1] {
+            let d = self.dep[k];
+            self.deps_left[d] -= 1;
+            if self.deps_left[d] == 0 {
+                self.issue(d, self.w.transfers[d].start.max(t));
+            }
+        }
+    }
+
     fn finished(&mut self, f: usize, t: f64) {
         self.out.finish[f] = t;
         self.count_at_nic(f, t, -1);
@@ -190,13 +205,7 @@ impl Executor<'_> {
                 self.out.busy[l] += t - self.busy_since[l];
             }
         }
-        for k in self.dep_off[f]..self.dep_off[f + 1] {
-            let d = self.dep[k];
-            self.deps_left[d] -= 1;
-            if self.deps_left[d] == 0 {
-                self.issue(d, self.w.transfers[d].start.max(t));
-            }
-        }
+        self.release_dependents(f, t);
     }
 }
 
@@ -286,6 +295,10 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
                 let Reverse(j) = x.joins.pop().unwrap();
                 if j.at_nic {
                     x.arrive(j.flow, t);
+                } else if w.transfers[j.flow].compute.is_some() {
+                    // A computation ends when its setup (its duration) does; no model sees it.
+                    x.computed(j.flow, t);
+                    done += 1;
                 } else {
                     model.join(j.flow, t);
                     x.joined(j.flow, t);

@@ -227,6 +227,18 @@ fn models() -> String {
     json(api::models())
 }
 
+/// `api::run`: a scenario's report as JSON.
+#[pyfunction]
+fn run(py: Python<'_>, text: &str, origin: &str, detail: bool) -> PyResult<String> {
+    py.detach(|| api::run(text, origin, detail).map(|r| json(&r))).map_err(to_py)
+}
+
+/// The application skeletons as JSON.
+#[pyfunction]
+fn apps() -> String {
+    json(&api::apps())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ContendError", m.py().get_type::<ContendError>())?;
@@ -253,5 +265,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(schemas, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(apps, m)?)?;
     Ok(())
 }

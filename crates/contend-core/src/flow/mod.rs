@@ -9,7 +9,7 @@ pub mod router;
 
 use crate::error::{Error, Result};
 use crate::topology::{DeviceKind, Link, LinkKind, Machine, NicScheduling};
-use crate::workload::Workload;
+use crate::workload::{Mechanism, Workload};
 use network::NetworkRouter;
 use router::{Hop, Plan, Router};
 use std::collections::HashMap;
@@ -231,6 +231,11 @@ impl FlowTable {
         for (i, t) in w.transfers.iter().enumerate() {
             let fail = |e: String| Error::input(&w.origin, format!("transfers[{i}]"), e);
             let chosen_by_cuda = t.mechanism.is_none() && t.via.is_empty();
+            if let Some(seconds) = t.compute {
+                // No path: the executor ends it after its setup, the computation's duration.
+                base.push(Plan { mechanism: Mechanism::Direct, hops: Vec::new(), staging: None, latency: seconds - t.overhead });
+                continue;
+            }
             let plan = match plans.get(&(t.src, t.dst)) {
                 Some(plan) if chosen_by_cuda => plan.clone(),
                 _ => {

@@ -355,6 +355,24 @@ impl Machine {
         Err(Error::input(source, "", format!("is neither a preset nor a file; presets: {} (see `contend machines`)", preset_names().join(", "))))
     }
 
+    /// A preset or file as `load` reads it, with a cluster description changed by `adjust`
+    /// before it is built (a scenario's bandwidth scale, NIC policy, routing); `adjust` gets
+    /// None for a single machine, which is loaded as it is.
+    pub fn load_adjusted(source: &str, adjust: impl FnOnce(Option<&mut cluster::ClusterSpec>, &str) -> Result<()>) -> Result<Machine> {
+        let (text, origin) = match preset_text(source) {
+            Some(t) => (t.to_string(), format!("preset {source}")),
+            None if std::path::Path::new(source).exists() => (read_user_file(source)?, source.to_string()),
+            None => return Machine::load(source),
+        };
+        if is_cluster(&text) {
+            let mut c: cluster::ClusterSpec = parse_document(&text, &origin)?;
+            adjust(Some(&mut c), &origin)?;
+            return Machine::from_spec(cluster::build(&c, &origin)?, &origin);
+        }
+        adjust(None, &origin)?;
+        Machine::from_text(&text, &origin)
+    }
+
     /// A machine description, or a cluster description (it has a `fabric`), which is compiled
     /// into one machine graph.
     pub fn from_text(text: &str, origin: &str) -> Result<Machine> {

@@ -1,6 +1,7 @@
 //! Transfers: who sends how much to whom, when, and after what.
 
 mod generate;
+pub mod program;
 
 pub use generate::{all_to_all, gather, neighbours, permutation, random_graph, scatter, SplitMix64};
 
@@ -93,6 +94,9 @@ pub struct Transfer {
     pub mechanism: Option<Mechanism>,
     /// Machine device indices the path must pass, in order.
     pub via: Vec<usize>,
+    /// A compute operation rather than a transfer: `src` (= `dst`) is busy this many seconds
+    /// and no bytes move. Rank programs lower to transfers and computes (`workload::program`).
+    pub compute: Option<f64>,
 }
 
 #[derive(Clone, Debug)]
@@ -223,6 +227,7 @@ impl Workload {
                 overhead: t.overhead.map(|o| o.secs()).unwrap_or(0.0),
                 mechanism: t.mechanism,
                 via,
+                compute: None,
             });
         }
         if let Some(i) = find_cycle(&out) {
@@ -237,7 +242,7 @@ impl Workload {
 }
 
 /// A transfer on a dependency cycle, if any (Kahn's algorithm leaves exactly the cyclic part).
-fn find_cycle(ts: &[Transfer]) -> Option<usize> {
+pub(crate) fn find_cycle(ts: &[Transfer]) -> Option<usize> {
     let n = ts.len();
     let mut indeg: Vec<usize> = ts.iter().map(|t| t.after.len()).collect();
     let mut dependents = vec![Vec::new(); n];

@@ -1,0 +1,281 @@
+//! A scenario: a cluster (with the knobs a study turns), a workload of jobs running rank
+//! programs, and a model. `run` lowers every job to the one workload DAG, runs it under the
+//! one executor, and reports per job its run time, computation and communication.
+
+use crate::error::{parse_document, read_user_file, Error, Result};
+use crate::model::registry;
+use crate::report::{self, Detail, Report};
+use crate::sim;
+use crate::topology::{Machine, NicScheduling, Routing};
+use crate::workload::program::{self, apps, jobs, MpiParams, OpOrigin, Program};
+use crate::workload::Workload;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A machine or cluster preset, or a path to its file.
+    pub cluster: String,
+    /// Multiplies the bandwidth of every network link and NIC (clusters only; default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_scale: Option<f64>,
+    /// Overrides the cluster's NIC scheduling: fcfs, rr or rr-N.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic_scheduling: Option<String>,
+    /// Overrides the cluster's routing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<Routing>,
+    /// A registered model (default maxmin).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, String>,
+    /// MPI protocol costs (default: TraceR's).
+    #[serde(default)]
+    pub mpi: MpiParams,
+    pub workload: ScenarioWorkload,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioWorkload {
+    /// Seed 003's multi-job mix: applications and sizes drawn until the cluster's GPUs are full.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<MixSpec>,
+    /// Jobs, each an application skeleton (`contend apps`) or a program file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<JobSpec>,
+    #[serde(default)]
+    pub placement: jobs::Placement,
+    /// Multiplies every computation (a GPU's speed-up over the traced CPU; default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_scale: Option<f64>,
+    /// Seed of random placement (default 0).
+    #[serde(default)]
+    pub seed: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MixSpec {
+    pub seed: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JobSpec {
+    /// An application skeleton's name; or give `program`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
+    /// A rank program file (`contend schema program`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    /// Ranks of an application (a program file gives its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u32>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, String>,
+}
+
+/// Per job, columns.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct JobTable {
+    pub job: Vec<u32>,
+    pub app: Vec<String>,
+    pub ranks: Vec<u32>,
+    pub start_s: Vec<f64>,
+    pub finish_s: Vec<f64>,
+    pub run_time_s: Vec<f64>,
+    /// Mean over ranks of seconds computing, and of the rest of the run time.
+    pub compute_s: Vec<f64>,
+    pub comm_s: Vec<f64>,
+    pub messages: Vec<u64>,
+    pub bytes: Vec<u64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSummary {
+    pub makespan_s: f64,
+    pub jobs: usize,
+    pub ranks: u32,
+    pub messages: u64,
+    pub bytes: u64,
+    /// Operations of the DAG (messages, control messages, computations).
+    pub operations: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RunReport {
+    pub scenario: ScenarioSpec,
+    pub machine: String,
+    pub model: String,
+    pub summary: RunSummary,
+    pub jobs: JobTable,
+    /// Every operation and link, on request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<Report>,
+}
+
+impl ScenarioSpec {
+    pub fn from_text(text: &str, origin: &str) -> Result<ScenarioSpec> {
+        parse_document(text, origin)
+    }
+}
+
+fn build_machine(s: &ScenarioSpec, origin: &str) -> Result<Machine> {
+    let nic = s.nic_scheduling.as_deref().map(NicScheduling::parse).transpose().map_err(|e| Error::input(origin, "nic_scheduling", e))?;
+    let scale = s.bandwidth_scale.unwrap_or(1.0);
+    if !(scale > 0.0 && scale <= 1e3) {
+        return Err(Error::input(origin, "bandwidth_scale", format!("is {scale}; give a factor above 0 and at most 1000 (e.g. 0.0625 for x/16)")));
+    }
+    Machine::load_adjusted(&s.cluster, |c, _| match c {
+        Some(c) => {
+            c.link.bandwidth.0 *= scale;
+            if let Some(b) = &mut c.nodes.nic_bandwidth {
+                b.0 *= scale;
+            }
+            if let Some(n) = nic {
+                c.network.nic_scheduling = n;
+            }
+            if let Some(r) = s.routing {
+                c.network.routing = r;
+            }
+            Ok(())
+        }
+        None if scale != 1.0 || nic.is_some() || s.routing.is_some() => {
+            Err(Error::input(origin, "cluster", format!("{} is a single machine; bandwidth_scale, nic_scheduling and routing apply to clusters", s.cluster)))
+        }
+        None => Ok(()),
+    })
+}
+
+/// The GPUs of every node, node by node (`n12.GPU3` is node 12's; a single machine is one node).
+fn gpus_by_node(m: &Machine) -> Vec<Vec<usize>> {
+    let mut nodes: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+    for g in m.gpus() {
+        let name = &m.devices[g].name;
+        let node = name.strip_prefix('n').and_then(|r| r.split_once('.')).and_then(|(n, _)| n.parse().ok()).unwrap_or(0);
+        nodes.entry(node).or_default().push(g);
+    }
+    nodes.into_values().collect()
+}
+
+/// Each job's name and program.
+fn programs(s: &ScenarioSpec, origin: &str, gpus: u32) -> Result<Vec<(String, Program)>> {
+    let w = &s.workload;
+    if w.mix.is_some() != w.jobs.is_empty() {
+        return Err(Error::input(origin, "workload", "needs either `mix: {seed: N}` or a list of `jobs`"));
+    }
+    if let Some(mix) = &w.mix {
+        return jobs::draw_mix(mix.seed, gpus)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (app, ranks))| Ok((app.to_string(), apps::app(app).unwrap().program(ranks, &BTreeMap::new(), origin, &format!("workload.mix job {i}"))?)))
+            .collect();
+    }
+    w.jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            let field = format!("workload.jobs[{i}]");
+            match (&j.app, &j.program) {
+                (Some(name), None) => {
+                    let app = apps::app(name).ok_or_else(|| {
+                        let names: Vec<&str> = apps::APPS.iter().map(|a| a.name).collect();
+                        Error::input(origin, format!("{field}.app"), format!("\"{name}\" is not an application; use one of {}", names.join(", ")))
+                    })?;
+                    let ranks = j.ranks.ok_or_else(|| Error::input(origin, format!("{field}.ranks"), "is missing; say how many ranks the job has"))?;
+                    Ok((name.clone(), app.program(ranks, &j.params, origin, &format!("{field}.params"))?))
+                }
+                (None, Some(path)) => {
+                    if j.ranks.is_some() || !j.params.is_empty() {
+                        return Err(Error::input(origin, &field, "gives a program file with ranks or params; a program file says its own ranks"));
+                    }
+                    Ok((path.clone(), Program::from_text(&read_user_file(path)?, path)?))
+                }
+                _ => Err(Error::input(origin, &field, "needs exactly one of `app` (with `ranks`) or `program`")),
+            }
+        })
+        .collect()
+}
+
+/// Run a scenario; with `detail`, also report every operation and link.
+pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
+    let m = build_machine(s, origin)?;
+    let nodes = gpus_by_node(&m);
+    let gpus = nodes.iter().map(Vec::len).sum::<usize>() as u32;
+    let progs = programs(s, origin, gpus)?;
+    let sizes: Vec<u32> = progs.iter().map(|(_, p)| p.ranks.len() as u32).collect();
+    let total: u32 = sizes.iter().sum();
+    if total > gpus {
+        return Err(Error::input(
+            origin,
+            "workload",
+            format!("needs {total} ranks but {} has {gpus} GPUs; shrink the jobs or use a bigger cluster", s.cluster),
+        ));
+    }
+    let scale = s.workload.compute_scale.unwrap_or(1.0);
+    if !(scale > 0.0 && scale.is_finite()) {
+        return Err(Error::input(origin, "workload.compute_scale", format!("is {scale}; give a positive factor")));
+    }
+    let slots = jobs::place(&sizes, &nodes, s.workload.placement, s.workload.seed);
+    let (mut ops, mut origins, mut lowered) = (Vec::new(), Vec::<OpOrigin>::new(), Vec::new());
+    for (j, ((_, p), devices)) in progs.iter().zip(&slots).enumerate() {
+        lowered.push(program::lower(p, devices, &s.mpi, scale, j as u32, origin, &mut ops, &mut origins)?);
+    }
+    if ops.is_empty() {
+        return Err(Error::input(origin, "workload", "does nothing: no job has an operation"));
+    }
+    let stuck = program::stuck(&ops);
+    if !stuck.is_empty() {
+        let ps: Vec<&Program> = progs.iter().map(|(_, p)| p).collect();
+        return Err(Error::input(origin, "workload", program::deadlock(&ps, &origins, &stuck)));
+    }
+    let w = Workload { transfers: ops, origin: origin.to_string() };
+    let model = s.model.as_deref().unwrap_or("maxmin");
+    let entry = registry::get(model)?;
+    let pairs: Vec<(String, String)> = s.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let prepared = (entry.prepare)(&m, &w, &pairs)?;
+    let o = sim::run_prepared(&w, prepared.as_ref(), false)?;
+    let mut table = JobTable::default();
+    let (mut messages, mut bytes) = (vec![0u64; progs.len()], vec![0u64; progs.len()]);
+    for (t, o) in w.transfers.iter().zip(&origins) {
+        if t.compute.is_none() {
+            messages[o.job as usize] += 1;
+            bytes[o.job as usize] += t.size;
+        }
+    }
+    for (j, ((app, p), low)) in progs.iter().zip(&lowered).enumerate() {
+        let ends = low.ends.iter().map(|e| e.iter().map(|&i| o.finish[i]).fold(0.0, f64::max));
+        let finish = ends.fold(0.0, f64::max);
+        let n = p.ranks.len().max(1) as f64;
+        let compute = low.compute.iter().sum::<f64>() / n;
+        table.job.push(j as u32);
+        table.app.push(app.clone());
+        table.ranks.push(p.ranks.len() as u32);
+        table.start_s.push(0.0);
+        table.finish_s.push(finish);
+        table.run_time_s.push(finish);
+        table.compute_s.push(compute);
+        table.comm_s.push((finish - compute).max(0.0));
+        table.messages.push(messages[j]);
+        table.bytes.push(bytes[j]);
+    }
+    let summary = RunSummary {
+        makespan_s: o.makespan(),
+        jobs: progs.len(),
+        ranks: total,
+        messages: messages.iter().sum(),
+        bytes: bytes.iter().sum(),
+        operations: w.transfers.len(),
+    };
+    let detail = detail.then(|| report::build(&m, &w, entry.name, prepared.params(), prepared.flows(), &o, Detail::default()));
+    Ok(RunReport { scenario: s.clone(), machine: m.name.clone(), model: entry.name.to_string(), summary, jobs: table, detail })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,370 @@
+//! Lowering a job's rank programs to the workload DAG: every message becomes one transfer
+//! (eager) or a 16-byte control message from the receiver plus the data (rendezvous, as TraceR
+//! does it); every computation, and a sender's share of an eager send, becomes a compute
+//! operation; program order, matching and waits become `after` edges. Matching is MPI's: the
+//! k-th send from a to b with tag t meets the k-th receive at b from a with tag t.
+
+use super::collective::{steps, Kind};
+use super::{Collective, Message, MpiParams, Op, Program};
+use crate::error::{Error, Result};
+use crate::workload::Transfer;
+use std::collections::{BTreeMap, HashMap};
+
+/// Where an operation of the DAG comes from: job, rank, and the index of the program's
+/// operation (a collective's messages all point at the collective).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpOrigin {
+    pub job: u32,
+    pub rank: u32,
+    pub op: u32,
+}
+
+/// What a job's lowering tells the report: per rank, the operations its end waits for, and
+/// the seconds it computes.
+#[derive(Clone, Debug, Default)]
+pub struct Lowered {
+    pub ends: Vec<Vec<usize>>,
+    pub compute: Vec<f64>,
+}
+
+/// Tags of collectives' messages start here, one per collective call of a rank.
+const COLLECTIVE_TAGS: u64 = 1 << 32;
+
+#[derive(Clone, Debug)]
+enum Low {
+    Compute(f64),
+    Send { peer: u32, size: u64, tag: u64, req: Option<u32>, op: u32 },
+    Recv { peer: u32, tag: u64, req: Option<u32>, op: u32 },
+    Wait(u32),
+    WaitAll,
+}
+
+fn describe(op: &Op) -> String {
+    match op {
+        Op::Compute(t) => format!("compute {}s", t.secs()),
+        Op::Send(m) | Op::Isend(m) => format!("send of {} B to rank {} with tag {}", m.size.0, m.peer, m.tag),
+        Op::Recv(m) | Op::Irecv(m) => format!("receive of {} B from rank {} with tag {}", m.size.0, m.peer, m.tag),
+        Op::Wait(r) => format!("wait for {r}"),
+        Op::Waitall => "waitall".into(),
+        Op::Barrier => "barrier".into(),
+        Op::Allreduce(_) => "allreduce".into(),
+        Op::Alltoall(_) => "alltoall".into(),
+        Op::Allgather(_) => "allgather".into(),
+        Op::Bcast(_) => "bcast".into(),
+    }
+}
+
+/// One rank's operations with requests numbered and collectives expanded.
+fn expand(p: &Program, rank: u32, origin: &str, job: &str) -> Result<Vec<Low>> {
+    let n = p.ranks.len() as u32;
+    let field = |k: usize| format!("{job}ranks[{rank}][{k}]");
+    let mut out = Vec::new();
+    let mut names: HashMap<String, u32> = HashMap::new();
+    let mut next_req = 0u32;
+    let mut collectives = 0u64;
+    for (k, op) in p.ranks[rank as usize].iter().enumerate() {
+        let mut message = |m: &Message, send: bool, nonblocking: bool, out: &mut Vec<Low>| -> Result<()> {
+            if m.peer >= n || m.peer == rank {
+                let why = if m.peer == rank { "is the rank itself".to_string() } else { format!("is not a rank of this job (0 to {})", n - 1) };
+                return Err(Error::input(origin, field(k), format!("peer {} {why}; name another rank", m.peer)));
+            }
+            let req = match (&m.req, nonblocking) {
+                (Some(name), true) => {
+                    if names.insert(name.clone(), next_req).is_some() {
+                        return Err(Error::input(origin, field(k), format!("request \"{name}\" is used twice; give each isend/irecv its own req")));
+                    }
+                    next_req += 1;
+                    Some(next_req - 1)
+                }
+                (None, true) => {
+                    next_req += 1;
+                    Some(next_req - 1)
+                }
+                (_, false) => None,
+            };
+            let (peer, size, tag, op) = (m.peer, m.size.0, m.tag as u64, k as u32);
+            out.push(if send { Low::Send { peer, size, tag, req, op } } else { Low::Recv { peer, tag, req, op } });
+            Ok(())
+        };
+        match op {
+            Op::Compute(t) => out.push(Low::Compute(t.secs())),
+            Op::Send(m) => message(m, true, false, &mut out)?,
+            Op::Isend(m) => message(m, true, true, &mut out)?,
+            Op::Recv(m) => message(m, false, false, &mut out)?,
+            Op::Irecv(m) => message(m, false, true, &mut out)?,
+            Op::Wait(name) => {
+                let r = names.remove(name.as_str()).ok_or_else(|| {
+                    Error::input(origin, field(k), format!("waits for \"{name}\", which no earlier isend/irecv of rank {rank} names (or it was waited for)"))
+                })?;
+                out.push(Low::Wait(r));
+            }
+            Op::Waitall => {
+                names.clear();
+                out.push(Low::WaitAll);
+            }
+            Op::Barrier | Op::Allreduce(_) | Op::Alltoall(_) | Op::Allgather(_) | Op::Bcast(_) => {
+                let (kind, c) = match op {
+                    Op::Allreduce(c) => (Kind::Allreduce, Some(c)),
+                    Op::Alltoall(c) => (Kind::Alltoall, Some(c)),
+                    Op::Allgather(c) => (Kind::Allgather, Some(c)),
+                    Op::Bcast(c) => (Kind::Bcast, Some(c)),
+                    _ => (Kind::Barrier, None),
+                };
+                let all: Vec<u32> = (0..n).collect();
+                let group: &[u32] = match c {
+                    Some(Collective { group, .. }) if !group.is_empty() => group,
+                    _ => &all,
+                };
+                let Some(me) = group.iter().position(|&r| r == rank) else {
+                    return Err(Error::input(
+                        origin,
+                        field(k),
+                        format!("{} over a group without rank {rank}; a rank joins only its groups' collectives", kind.name()),
+                    ));
+                };
+                if let Some(&bad) = group.iter().find(|&&r| r >= n) {
+                    return Err(Error::input(origin, field(k), format!("group names rank {bad}, past the job's {n} ranks")));
+                }
+                let size = c.map(|c| c.size.0).unwrap_or(8);
+                let allowed = kind.algorithms(size);
+                let algorithm = match c.and_then(|c| c.algorithm) {
+                    None => allowed[0],
+                    Some(a) if allowed.contains(&a) => a,
+                    Some(a) => {
+                        let names: Vec<&str> = allowed.iter().map(|a| a.name()).collect();
+                        return Err(Error::input(origin, field(k), format!("{} cannot use {}; use {}", kind.name(), a.name(), names.join(" or "))));
+                    }
+                };
+                let root = c.and_then(|c| c.root).unwrap_or(0);
+                let tag = COLLECTIVE_TAGS + collectives;
+                collectives += 1;
+                for s in steps(kind, algorithm, me as u32, group.len() as u32, size, root) {
+                    for &(peer, _) in &s.recvs {
+                        out.push(Low::Recv { peer: group[peer as usize], tag, req: Some(next_req), op: k as u32 });
+                        next_req += 1;
+                    }
+                    for &(peer, bytes) in &s.sends {
+                        out.push(Low::Send { peer: group[peer as usize], size: bytes, tag, req: Some(next_req), op: k as u32 });
+                        next_req += 1;
+                    }
+                    out.push(Low::WaitAll);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Nodes of one matched message: the control message of a rendezvous, and the data.
+#[derive(Clone, Copy)]
+struct Pair {
+    control: Option<usize>,
+    data: usize,
+}
+
+/// Lower `p`, whose rank r runs on device `devices[r]`, appending to `out` (and `origins`).
+#[allow(clippy::too_many_arguments)]
+pub fn lower(
+    p: &Program,
+    devices: &[usize],
+    mpi: &MpiParams,
+    compute_scale: f64,
+    job: u32,
+    origin: &str,
+    out: &mut Vec<Transfer>,
+    origins: &mut Vec<OpOrigin>,
+) -> Result<Lowered> {
+    let prefix = if job == 0 && origins.is_empty() { String::new() } else { format!("job {job}: ") };
+    let n = p.ranks.len();
+    let lows: Vec<Vec<Low>> = (0..n as u32).map(|r| expand(p, r, origin, &prefix)).collect::<Result<_>>()?;
+    // Match sends and receives per (source, destination, tag), in order.
+    let mut sends: BTreeMap<(u32, u32, u64), Vec<(u32, usize)>> = BTreeMap::new();
+    let mut recvs: BTreeMap<(u32, u32, u64), Vec<(u32, usize)>> = BTreeMap::new();
+    for (r, ops) in lows.iter().enumerate() {
+        for (i, o) in ops.iter().enumerate() {
+            match *o {
+                Low::Send { peer, tag, .. } => sends.entry((r as u32, peer, tag)).or_default().push((r as u32, i)),
+                Low::Recv { peer, tag, .. } => recvs.entry((peer, r as u32, tag)).or_default().push((r as u32, i)),
+                _ => {}
+            }
+        }
+    }
+    let op_of = |r: u32, i: usize| match lows[r as usize][i] {
+        Low::Send { op, .. } | Low::Recv { op, .. } => op as usize,
+        _ => 0,
+    };
+    let unmatched = |r: u32, i: usize, what: &str| {
+        let op = op_of(r, i);
+        Error::input(
+            origin,
+            format!("{prefix}ranks[{r}][{op}]"),
+            format!("{} {what}; every send needs a receive with the same source, destination and tag", describe(&p.ranks[r as usize][op])),
+        )
+    };
+    let mut pair_of: HashMap<(u32, usize), Pair> = HashMap::new();
+    let dev = |r: u32| devices[r as usize];
+    let node = |out: &mut Vec<Transfer>, origins: &mut Vec<OpOrigin>, t: Transfer, r: u32, op: usize| {
+        out.push(t);
+        origins.push(OpOrigin { job, rank: r, op: op as u32 });
+        out.len() - 1
+    };
+    for (key, s) in &sends {
+        let empty = Vec::new();
+        let r = recvs.get(key).unwrap_or(&empty);
+        if s.len() != r.len() {
+            let (who, what) = if s.len() > r.len() { (s[r.len()], "matches no receive") } else { (r[s.len()], "matches no send") };
+            return Err(unmatched(who.0, who.1, what));
+        }
+        for (&(a, i), &(b, j)) in s.iter().zip(r) {
+            let Low::Send { size, .. } = lows[a as usize][i] else { unreachable!() };
+            let name = |kind: &str, at: usize| format!("j{job}.r{a}>r{b}.{kind}{at}");
+            let pair = if size <= mpi.eager_limit.0 {
+                let overhead = mpi.soft_delay.secs() + size as f64 * mpi.copy_per_byte + mpi.nic_delay.secs();
+                let t = Transfer { name: name("m", out.len()), src: dev(a), dst: dev(b), size, overhead, ..Default::default() };
+                // A message is put down to its receive, where a rank blocks on it.
+                Pair { control: None, data: node(out, origins, t, b, op_of(b, j)) }
+            } else {
+                let c = Transfer {
+                    name: name("rts", out.len()),
+                    src: dev(b),
+                    dst: dev(a),
+                    size: mpi.control_size.0,
+                    overhead: mpi.soft_delay.secs() + mpi.nic_delay.secs(),
+                    ..Default::default()
+                };
+                let control = node(out, origins, c, b, op_of(b, j));
+                let overhead = mpi.nic_delay.secs() + mpi.rdma_delay.secs();
+                let d = Transfer { name: name("m", out.len()), src: dev(a), dst: dev(b), size, overhead, after: vec![control], ..Default::default() };
+                Pair { control: Some(control), data: node(out, origins, d, b, op_of(b, j)) }
+            };
+            pair_of.insert((a, i), pair);
+            pair_of.insert((b, j), pair);
+        }
+    }
+    if let Some((key, r)) = recvs.iter().find(|(k, _)| !sends.contains_key(k)) {
+        let _ = key;
+        return Err(unmatched(r[0].0, r[0].1, "matches no send"));
+    }
+    // Walk every rank in program order.
+    let mut lowered = Lowered { ends: Vec::with_capacity(n), compute: vec![0.0; n] };
+    for (r, ops) in lows.iter().enumerate() {
+        let r32 = r as u32;
+        let mut cursor: Vec<usize> = Vec::new();
+        let mut pending: BTreeMap<u32, usize> = BTreeMap::new();
+        for (i, o) in ops.iter().enumerate() {
+            match *o {
+                Low::Compute(s) => {
+                    let secs = s * compute_scale;
+                    lowered.compute[r] += secs;
+                    let t = Transfer {
+                        name: format!("j{job}.r{r}.c{}", out.len()),
+                        src: dev(r32),
+                        dst: dev(r32),
+                        after: cursor.clone(),
+                        compute: Some(secs),
+                        ..Default::default()
+                    };
+                    cursor = vec![node(out, origins, t, r32, i)];
+                }
+                Low::Send { size, req, op, .. } => {
+                    let pair = pair_of[&(r32, i)];
+                    out[pair.data].after.extend_from_slice(&cursor);
+                    let done = if pair.control.is_none() {
+                        // The sender's CPU pays the software and copy costs, then goes on.
+                        let secs = mpi.soft_delay.secs() + size as f64 * mpi.copy_per_byte;
+                        let t = Transfer {
+                            name: format!("j{job}.r{r}.s{}", out.len()),
+                            src: dev(r32),
+                            dst: dev(r32),
+                            after: cursor.clone(),
+                            compute: Some(secs),
+                            ..Default::default()
+                        };
+                        let local = node(out, origins, t, r32, op as usize);
+                        cursor = vec![local];
+                        local
+                    } else {
+                        pair.data
+                    };
+                    match req {
+                        Some(q) => {
+                            pending.insert(q, done);
+                        }
+                        None => cursor = vec![done],
+                    }
+                }
+                Low::Recv { req, .. } => {
+                    let pair = pair_of[&(r32, i)];
+                    if let Some(c) = pair.control {
+                        out[c].after.extend_from_slice(&cursor);
+                    }
+                    match req {
+                        Some(q) => {
+                            pending.insert(q, pair.data);
+                        }
+                        None => {
+                            cursor.push(pair.data);
+                        }
+                    }
+                }
+                Low::Wait(q) => {
+                    if let Some(x) = pending.remove(&q) {
+                        cursor.push(x);
+                    }
+                }
+                Low::WaitAll => {
+                    cursor.extend(pending.values());
+                    pending.clear();
+                }
+            }
+            cursor.sort_unstable();
+            cursor.dedup();
+        }
+        cursor.extend(pending.values());
+        lowered.ends.push(cursor);
+    }
+    Ok(lowered)
+}
+
+/// The operations that can never start: those left when every operation whose dependencies
+/// can all finish has been taken away (Kahn's algorithm).
+pub fn stuck(ts: &[Transfer]) -> Vec<usize> {
+    let mut indeg: Vec<usize> = ts.iter().map(|t| t.after.len()).collect();
+    let mut dependents = vec![Vec::new(); ts.len()];
+    for (i, t) in ts.iter().enumerate() {
+        for &j in &t.after {
+            dependents[j].push(i);
+        }
+    }
+    let mut ready: Vec<usize> = (0..ts.len()).filter(|&i| indeg[i] == 0).collect();
+    while let Some(j) = ready.pop() {
+        for &i in &dependents[j] {
+            indeg[i] -= 1;
+            if indeg[i] == 0 {
+                ready.push(i);
+            }
+        }
+    }
+    (0..ts.len()).filter(|&i| indeg[i] > 0).collect()
+}
+
+/// A deadlock's description: the first blocked operation of each rank stuck in a cycle of
+/// waits (`stuck` lists the DAG operations that can never start).
+pub fn deadlock(p: &[&Program], origins: &[OpOrigin], stuck: &[usize]) -> String {
+    let mut first: BTreeMap<(u32, u32), u32> = BTreeMap::new();
+    for &i in stuck {
+        let o = origins[i];
+        let e = first.entry((o.job, o.rank)).or_insert(o.op);
+        *e = (*e).min(o.op);
+    }
+    let parts: Vec<String> = first
+        .iter()
+        .take(6)
+        .map(|(&(job, rank), &op)| {
+            let what = p.get(job as usize).and_then(|p| p.ranks.get(rank as usize)).and_then(|ops| ops.get(op as usize)).map(describe).unwrap_or_default();
+            format!("job {job} rank {rank} at op {op} ({what})")
+        })
+        .collect();
+    let more = if first.len() > 6 { format!(" and {} more ranks", first.len() - 6) } else { String::new() };
+    format!("the programs deadlock: {}{more} wait for each other; reorder sends and receives or use isend/irecv", parts.join(", "))
+}
