@@ -233,6 +233,12 @@ fn run(py: Python<'_>, text: &str, origin: &str, detail: bool) -> PyResult<Strin
     py.detach(|| api::run(text, origin, detail).map(|r| json(&r))).map_err(to_py)
 }
 
+/// `api::check_scenario`: nothing, or the scenario's first mistake as an exception.
+#[pyfunction]
+fn check_scenario(text: &str, origin: &str) -> PyResult<()> {
+    api::check_scenario(text, origin).map_err(to_py)
+}
+
 /// The application skeletons as JSON.
 #[pyfunction]
 fn apps() -> String {
@@ -266,6 +272,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schemas, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(check_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(apps, m)?)?;
     Ok(())
 }

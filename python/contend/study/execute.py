@@ -21,7 +21,7 @@ def run_point(text: str, origin: str) -> str:
     """What a worker does: one scenario through the engine, its RunReport as JSON."""
     from contend import _core
 
-    return _core.run(text, origin)
+    return _core.run(text, origin, False)
 
 
 @dataclass
