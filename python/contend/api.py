@@ -11,9 +11,11 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contend import _core
+from contend.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd  # imported where used: `import contend` and the CLI start without it
@@ -363,3 +365,35 @@ def schedule(
         _params(params), alpha, seed, iterations, threads, keep_times, progress,
     )
     return Schedule(json.loads(report), Transfers(best, "<best schedule>"))
+
+
+class RunResult:
+    """What ``contend run`` reports: the scenario, a summary, and one row per job."""
+
+    def __init__(self, raw_json: str) -> None:
+        self.json = raw_json
+        self.raw: dict[str, Any] = json.loads(raw_json)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.raw["summary"]
+
+    def jobs(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self.raw["jobs"])
+
+
+def run(scenario: str | os.PathLike, detail: bool = False) -> RunResult:
+    """Run a scenario file (``contend schema scenario``): every job's time, compute and communication."""
+    path = os.fspath(scenario)
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise InputError(f"{path}: cannot be read ({e.strerror}); give a scenario YAML file") from None
+    return RunResult(_core.run(text, path, detail))
+
+
+def apps() -> list[dict[str, Any]]:
+    """The application skeletons a scenario's jobs can run, with their parameters."""
+    return json.loads(_core.apps())

@@ -607,10 +607,81 @@ def models() -> None:
             out().print(f"  --param {p['name']}=…  {p['help']} (default {p['default']})")
 
 
+@app.command("run")
+@user_errors
+def run_(
+    scenario: Path = typer.Argument(..., help="A scenario file: cluster, jobs, model (`contend schema scenario`)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    as_csv: bool = typer.Option(False, "--csv", help="Print one CSV row per job."),
+    detail: bool = typer.Option(False, "--detail", help="With --json, also every operation and link."),
+    plot: Path | None = typer.Option(None, "--plot", help="Draw each job's computation and communication time (PNG)."),
+) -> None:
+    """Run a scenario's jobs (rank programs, application skeletons) on its cluster: each job's run time."""
+    png = output_path(plot, [str(scenario)], "--plot")
+    with err().status("running the scenario…"):
+        r = api.run(scenario, detail=detail and as_json)
+    jobs = r.raw["jobs"]
+    if as_json:
+        sys.stdout.write(r.json + "\n")
+    elif as_csv:
+        import csv
+
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(jobs.keys())
+        writer.writerows(zip(*jobs.values(), strict=True))
+    else:
+        print_jobs(r)
+    if png:
+        from contend.plots import job_bars
+
+        job_bars(jobs, png, f"{r.raw['machine']}, {r.raw['model']}")
+        err().print(f"chart written to {png}")
+
+
+JOB_COLUMNS = ("job", "app", "ranks", "run_time_s", "compute_s", "comm_s", "messages", "bytes")
+
+
+def print_jobs(r: api.RunResult) -> None:
+    jobs, s = r.raw["jobs"], r.summary
+    table = Table("job", "app", "ranks", "run time", "compute", "communication", "messages", "bytes")
+    unit, scale = time_unit(max(jobs["run_time_s"], default=0.0))
+    rows = list(zip(*(jobs[k] for k in JOB_COLUMNS), strict=True))
+    for job, app_, ranks, run_t, comp, comm, msgs, nbytes in rows[:TABLE_ROWS]:
+        share = f" ({comm / run_t:.0%})" if run_t > 0 else ""
+        table.add_row(
+            str(job),
+            app_,
+            str(ranks),
+            f"{run_t * scale:.2f} {unit}",
+            f"{comp * scale:.2f} {unit}",
+            f"{comm * scale:.2f} {unit}{share}",
+            f"{msgs:,}",
+            human_bytes(nbytes),
+        )
+    out().print(table)
+    if len(rows) > TABLE_ROWS:
+        out().print(f"… {len(rows) - TABLE_ROWS} more jobs: --json or --csv gives every one")
+    out().print(
+        f"{r.raw['machine']}, model {r.raw['model']}: makespan {s['makespan_s'] * scale:.2f} {unit}; "
+        f"{s['jobs']} jobs, {s['ranks']:,} ranks, {s['messages']:,} messages, {human_bytes(s['bytes'])}"
+    )
+
+
+@app.command()
+def apps() -> None:
+    """List the application skeletons a scenario's jobs can run, with their parameters and defaults."""
+    for a in api.apps():
+        out().print(f"[bold]{a['name']}[/]: {a['summary']}")
+        for name, default, help_ in a["params"]:
+            out().print(f"  {name}: {help_} (default {default})")
+
+
 @app.command()
 @user_errors
-def schema(which: str = typer.Argument("machine", help="machine, transfers, halo or report")) -> None:
-    """Print the JSON Schema of machine, transfers or halo files (for editors), or of simulate's report."""
+def schema(
+    which: str = typer.Argument("machine", help="machine, transfers, halo, report, scenario or program"),
+) -> None:
+    """Print the JSON Schema of machine, transfers, halo, scenario or program files (for editors), or of a report."""
     sys.stdout.write(_core.schema(which) + "\n")
 
 

@@ -1,0 +1,82 @@
+"""`contend run`: scenarios of rank programs and application skeletons, in-process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from contend import api
+
+PINGPONG = """ranks:
+  - [{send: {peer: 1, size: 1000B}}]
+  - [{recv: {peer: 0, size: 1000B}}]
+"""
+
+CLUSTER = """name: ft
+fabric:
+  fat_tree: {radix: 8, pods: 2}
+link: {bandwidth: 10GB/s, latency: 100ns, router_delay: 50ns}
+nodes: {gpus: 1}
+network: {routing: ecmp, nic_scheduling: rr}
+"""
+
+
+def scenario(tmp_path: Path, workload: str, extra: str = "") -> Path:
+    (tmp_path / "ft.yaml").write_text(CLUSTER)
+    (tmp_path / "p.yaml").write_text(PINGPONG)
+    s = tmp_path / "s.yaml"
+    s.write_text(f"cluster: {tmp_path / 'ft.yaml'}\n{extra}workload:\n{workload}")
+    return s
+
+
+def test_run_reports_jobs_as_table_json_csv_and_chart(cli, tmp_path):
+    s = scenario(
+        tmp_path,
+        f"  jobs:\n    - program: {tmp_path / 'p.yaml'}\n"
+        "    - {app: stencil4d, ranks: 16, params: {iterations: 2}}\n",
+    )
+    r = cli("run", str(s))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "stencil4d" in (r.stdout + r.stderr) and "makespan" in (r.stdout + r.stderr)
+    j = json.loads(cli("run", str(s), "--json").stdout)
+    assert j["jobs"]["ranks"] == [2, 16]
+    # Eager: 610 ns of MPI costs, 200 ns of NIC links, 100 ns of bytes.
+    assert abs(j["jobs"]["run_time_s"][0] - 910e-9) < 1e-15
+    csv = cli("run", str(s), "--csv").stdout.splitlines()
+    assert csv[0].startswith("job,app,ranks") and len(csv) == 3
+    png = tmp_path / "jobs.png"
+    assert cli("run", str(s), "--plot", str(png)).returncode == 0 and png.stat().st_size > 10_000
+
+
+def test_run_api_gives_a_dataframe(tmp_path):
+    s = scenario(tmp_path, "  jobs:\n    - {app: ring, ranks: 8, params: {iterations: 3}}\n", "model: packet\n")
+    jobs = api.run(s).jobs()
+    assert list(jobs["app"]) == ["ring"] and jobs["run_time_s"][0] > 0
+
+
+def test_bad_scenarios_get_one_line_and_exit_2(cli, tmp_path):
+    cases = [
+        ("  jobs:\n    - {app: warp, ranks: 4}\n", "warp"),
+        ("  jobs:\n    - {app: ring, ranks: 400}\n", "needs 400 ranks"),
+        ("  jobs:\n    - {app: ring, ranks: 4, params: {size: 3 parsecs}}\n", "size"),
+        ("  mix: {seed: 1}\n  jobs:\n    - {app: ring, ranks: 4}\n", "either"),
+    ]
+    for workload, words in cases:
+        r = cli("run", str(scenario(tmp_path, workload)))
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert words in (r.stdout + r.stderr) and "Traceback" not in (r.stdout + r.stderr)
+        assert len((r.stdout + r.stderr).strip().splitlines()) == 1, r.stdout + r.stderr
+    dead = tmp_path / "dead.yaml"
+    dead.write_text(
+        "ranks:\n"
+        "  - [{recv: {peer: 1, size: 1MB}}, {send: {peer: 1, size: 1MB}}]\n"
+        "  - [{recv: {peer: 0, size: 1MB}}, {send: {peer: 0, size: 1MB}}]\n"
+    )
+    r = cli("run", str(scenario(tmp_path, f"  jobs:\n    - program: {dead}\n")))
+    assert r.returncode == 2 and "deadlock" in (r.stdout + r.stderr) and "rank 1 at op 0" in (r.stdout + r.stderr)
+
+
+def test_apps_lists_every_skeleton(cli):
+    r = cli("apps")
+    for name in ("stencil4d", "subcomm3d", "kripke", "laghos", "amg", "sw4lite", "ring", "jacobi2d", "cosmo"):
+        assert name in (r.stdout + r.stderr)
