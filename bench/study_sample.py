@@ -12,7 +12,8 @@ import sys
 import time
 
 from contend import study
-from contend.study.execute import origin_of, run_point
+from contend.study.execute import run_point
+from contend.study.spec import origin_of
 
 s = study.load(sys.argv[1])
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 24

@@ -18,7 +18,7 @@ from contend.errors import InputError
 def study(
     study_file: Path = typer.Argument(..., help="A study file (YAML): base scenario, axes, repetitions, baseline."),
     output: Path | None = typer.Option(
-        None, "--output", "-o", help="Results folder (Parquet, a file per point); default: next to the study file."),
+        None, "--output", "-o", help="Results folder (Parquet, a file per point); default: ./STUDY-results."),
     workers: int | None = typer.Option(None, "--workers", "-w", help="LocalCluster worker processes (default: cores)."),
     scheduler: str | None = typer.Option(
         None, "--scheduler", help="Address of a running Dask scheduler, e.g. tcp://10.0.0.1:8786 (dask-jobqueue)."),
@@ -35,7 +35,7 @@ def study(
     if workers is not None and scheduler:
         raise InputError("--workers: a --scheduler cluster has its own workers; give one of the two")
     s = studies.load(study_file)
-    folder = output or study_file.with_suffix("").with_name(study_file.stem + "-results")
+    folder = output or Path(f"{study_file.stem}-results")
     if dry_run:
         out().print(f"{study_file}: {len(s.points)} points over {', '.join(s.axes)}"
                     f"{f' × {s.repetitions} repetitions' if s.repetitions > 1 else ''}; results would go to {folder}")

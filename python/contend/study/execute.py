@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contend.study import dataset
-from contend.study.spec import Point, Study
+from contend.study.spec import Study, origin_of
 
 
 def run_point(text: str, origin: str) -> str:
@@ -29,11 +29,6 @@ class Outcome:
     points: int  # in the study
     skipped: int  # finished by an earlier run
     ran: int  # finished by this one
-
-
-def origin_of(study: Study, p: Point) -> str:
-    values = ", ".join(f"{k}={v}" for k, v in p.values.items())
-    return f"{study.origin} (point {p.index}: {values})"
 
 
 def run(study: Study, folder: str | os.PathLike, workers: int | None = None, scheduler: str | None = None,

@@ -98,7 +98,26 @@ def parse(text: str, origin: str, folder: str = ".") -> Study:
     if not isinstance(name, str) or not name:
         fail("name", "must be a non-empty string")
     points = _expand(base, groups, variables, reps, seed_key, fail)
-    return Study(name, origin, axes, [list(g) for g in groups], reps, seed_key, baseline, points)
+    study = Study(name, origin, axes, [list(g) for g in groups], reps, seed_key, baseline, points)
+    check(study)
+    return study
+
+
+def check(study: Study) -> None:
+    """Every point's scenario through the engine's check (milliseconds each: no simulation), so that an
+    unknown key or a bad value stops the study before the first point runs. Repetitions change only a
+    seed, so the first of each is enough."""
+    from contend import _core
+
+    for p in study.points:
+        if p.values["repetition"] == 0:
+            _core.check_scenario(p.text, origin_of(study, p))
+
+
+def origin_of(study: Study, p: Point) -> str:
+    """How errors name a point: the study file and the point's axis values."""
+    values = ", ".join(f"{k}={v}" for k, v in p.values.items() if k != "repetition" or study.repetitions > 1)
+    return f"{study.origin} (point {p.index}: {values})"
 
 
 def _failer(origin: str):
