@@ -703,8 +703,11 @@ def demo(outdir: Path = typer.Option(Path("contend-demo"), "--out", help="Folder
     write_pictures(e.raw, str(outdir / "timeline.png"), str(outdir / "trace.json"))
 
 
-# The study commands live in their own module; importing it registers them on `app`.
-from contend import cli_study  # noqa: E402,F401
+# The study commands live in their own module (Dask, pyarrow and their reports).
+from contend.cli_study import report, study  # noqa: E402
+
+app.command()(user_errors(study))
+app.command()(user_errors(report))
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """`contend study` and `contend report`: sweeps on Dask into a Parquet dataset, and seed 003's figures from it.
 
-Registered on the main app by contend.cli; Dask, pyarrow and matplotlib are imported only when these run.
+contend.cli registers these on its app; Dask, pyarrow and matplotlib are imported only when they run.
 """
 
 from __future__ import annotations
@@ -9,12 +9,9 @@ from pathlib import Path
 
 import typer
 
-from contend.cli import app, err, out, user_errors
 from contend.errors import InputError
 
 
-@app.command()
-@user_errors
 def study(
     study_file: Path = typer.Argument(..., help="A study file (YAML): base scenario, axes, repetitions, baseline."),
     output: Path | None = typer.Option(
@@ -29,6 +26,7 @@ def study(
     A rerun skips finished points, so an interrupted study resumes where it stopped.
     """
     from contend import study as studies
+    from contend.cli import err, out
 
     if workers is not None and workers < 1:
         raise InputError("--workers: give at least 1 worker process")
@@ -49,6 +47,7 @@ def run_with_bar(s, folder: Path, workers: int | None, scheduler: str | None):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
 
     from contend import study as studies
+    from contend.cli import err
 
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), "eta", TimeRemainingColumn(), console=err(),
@@ -63,8 +62,6 @@ def run_with_bar(s, folder: Path, workers: int | None, scheduler: str | None):
                            on_point=lambda: bar.advance(task))
 
 
-@app.command()
-@user_errors
 def report(
     results: Path = typer.Argument(..., help="A study's results folder (written by `contend study`)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Folder for the tables and charts; "
@@ -72,6 +69,7 @@ def report(
 ) -> None:
     """Speed-ups against the study's baseline per application and job size, as seed 003 shows them:
     charts per axis, NIC policies per application, and the minimum bandwidth reaching 90% (its Table II)."""
+    from contend.cli import err
     from contend.study.report_files import write_report
 
     written = write_report(results, output or results / "report")

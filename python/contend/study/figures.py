@@ -27,15 +27,17 @@ def _plt():
 def _grid(n: int, cols: int):
     plt = _plt()
     rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols + 1.2, 3.0 * rows), squeeze=False, layout="constrained")
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     return fig, list(axes.flat)
 
 
-def _finish(fig, title: str, path: str) -> None:
+def _finish(fig, title: str, path: str, legend_title: str | None = None) -> None:
+    # One legend for every panel, beside them: the same colours mean the same thing in each.
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, title=legend_title, loc="outside right upper", fontsize="small")
     fig.suptitle(title)
-    fig.tight_layout()
     fig.savefig(path, dpi=110)
     _plt().close(fig)
 
@@ -56,13 +58,13 @@ def bars_per_axis(m: pd.DataFrame, axis: str, title: str, path: str) -> None:
         d = m[m["app"] == app]
         for j, size in enumerate(sizes):
             s = d[d["ranks"] == size].set_index(axis)["speedup"]
-            ax.bar([i + j * width for i in range(len(xs))], [s.get(x, math.nan) for x in xs], width, label=str(size))
+            ax.bar([i + j * width for i in range(len(xs))], [s.get(x, math.nan) for x in xs], width,
+                   label=str(size), color=f"C{j}")
         ax.set_xticks([i + width * (len(sizes) - 1) / 2 for i in range(len(xs))], [str(x) for x in xs])
         ax.set_xlabel(axis)
         ax.set_title(app)
         _unity(ax)
-    axes[0].legend(title="ranks", fontsize="small")
-    _finish(fig, title, path)
+    _finish(fig, title, path, "ranks")
 
 
 def bandwidth_lines(m: pd.DataFrame, axis: str, title: str, path: str) -> None:
@@ -83,8 +85,8 @@ def bandwidth_lines(m: pd.DataFrame, axis: str, title: str, path: str) -> None:
         ax.set_xlabel("link bandwidth")
         ax.set_title(f"{size} ranks")
         _unity(ax)
-    handles = [axes[0].plot([], [], marker="o", color=c, label=a)[0] for a, c in colour.items()]
-    axes[0].legend(handles=handles, fontsize="small")
+    for app, c in colour.items():  # legend entries in the first panel, whichever apps it shows
+        axes[0].plot([], [], marker="o", color=c, label=app)
     _finish(fig, title, path)
 
 
@@ -99,12 +101,12 @@ def nic_bars(m: pd.DataFrame, policy: str, group: str, title: str, path: str) ->
         d = m[(m["app"] == app) & (m["ranks"] == size)]
         for j, pol in enumerate(policies):
             s = d[d[policy] == pol].set_index(group)["speedup"]
-            ax.bar([i + j * width for i in range(len(gs))], [s.get(g, math.nan) for g in gs], width, label=str(pol))
+            ax.bar([i + j * width for i in range(len(gs))], [s.get(g, math.nan) for g in gs], width,
+                   label=str(pol), color=f"C{j}")
         ax.set_xticks([i + width * (len(policies) - 1) / 2 for i in range(len(gs))], [f"{g} GPU/node" for g in gs])
         ax.set_title(f"{app}, {size} ranks")
         _unity(ax)
-    axes[0].legend(fontsize="small")
-    _finish(fig, title, path)
+    _finish(fig, title, path, "NIC")
 
 
 def table_image(table: pd.DataFrame, title: str, path: str) -> None:
