@@ -305,4 +305,6 @@ pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
 }
 
 #[cfg(test)]
+mod check_tests;
+#[cfg(test)]
 mod tests;
