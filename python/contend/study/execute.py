@@ -13,15 +13,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from contend.errors import InputError
 from contend.study import dataset
 from contend.study.spec import Study, origin_of
 
 
 def run_point(text: str, origin: str) -> str:
-    """What a worker does: one scenario through the engine, its RunReport as JSON."""
+    """What a worker does: one scenario through the engine, its RunReport as JSON, or its error as JSON
+    (the engine's exception types do not survive pickling between processes by name)."""
     from contend import _core
+    from contend.errors import ContendError, InputError
 
-    return _core.run(text, origin, False)
+    try:
+        return _core.run(text, origin, False)
+    except ContendError as e:
+        return json.dumps({"error": str(e), "input": isinstance(e, InputError)})
 
 
 @dataclass
@@ -57,7 +63,7 @@ def run(study: Study, folder: str | os.PathLike, workers: int | None = None, sch
         try:
             for fut in as_completed(futures):
                 p = futures[fut]
-                report = json.loads(fut.result())
+                report = _report(fut, origin_of(study, p))
                 dataset.write_point(folder, p.hash, dataset.rows(p.values, p.hash, __version__, report), meta)
                 if on_point:
                     on_point()
@@ -72,13 +78,30 @@ def run(study: Study, folder: str | os.PathLike, workers: int | None = None, sch
     return Outcome(len(study.points), skipped, len(todo))
 
 
+def _report(fut: Any, origin: str) -> dict[str, Any]:
+    """A point's report, or its error raised again here, naming the point (the engine names a bad
+    parameter value by --param alone)."""
+    from contend.errors import ContendError
+
+    report = json.loads(fut.result())
+    if "error" in report:
+        message = report["error"] if origin in report["error"] else f"{origin}: {report['error']}"
+        raise (InputError if report["input"] else ContendError)(message)
+    return report
+
+
 def connect(workers: int | None, scheduler: str | None) -> Any:
     from distributed import Client, LocalCluster
 
     if scheduler:
-        return Client(scheduler)
+        try:
+            return Client(scheduler, timeout=30)
+        except (OSError, TimeoutError) as e:
+            raise InputError(f"--scheduler: cannot reach a Dask scheduler at {scheduler} ({e}); "
+                             "check the address and that the scheduler runs") from None
     # One single-threaded process per worker: a point holds one core for its whole run, and the engine's
-    # memory is returned to the system when a worker ends.
+    # memory is returned to the system when a worker ends. The scheduler's HTTP endpoints take any free
+    # port (":0"), so that studies side by side do not fight over 8787.
     cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=logging.ERROR)
+                           dashboard_address=":0", silence_logs=logging.ERROR)
     return Client(cluster)
