@@ -13,7 +13,7 @@ def blocks(lang):
 
 
 def test_yaml_snippets(tmp_path):
-    transfers, cluster, halo = blocks("yaml")
+    transfers, cluster, datatypes, halo = blocks("yaml")
     c = tmp_path / "c.yaml"
     c.write_text(cluster)
     m = contend.Machine.load(c)
@@ -27,6 +27,10 @@ def test_yaml_snippets(tmp_path):
     h.write_text(halo)
     s = contend.schedule(contend.Machine.load("cs-storm-socket"), h, search="bnb")
     assert s.proven_optimal
+    d = tmp_path / "d.yaml"
+    d.write_text(datatypes)
+    r = contend.simulate(contend.Machine.load("dgx1-p100"), contend.Transfers.load(d), model="maxmin")
+    assert r.raw["methods"]["chosen"] == ["zero-copy", "zero-copy"]
 
 
 def test_python_snippet():

@@ -24,7 +24,9 @@ from contend.api import (
     schedule,
     simulate,
 )
+from contend.datatypes import calibrate_kernels, datatype, datatype_presets, datatype_sweep, kernel_params
 from contend.errors import ContendError, InputError, UnsupportedError
+from contend.streams import stencil, stencil_params
 
 __all__ = [
     "ContendError",
@@ -36,14 +38,21 @@ __all__ = [
     "Transfers",
     "UnsupportedError",
     "calibrate",
+    "calibrate_kernels",
+    "datatype",
+    "datatype_presets",
+    "datatype_sweep",
     "explain",
     "halo_presets",
     "import_machine",
+    "kernel_params",
     "models",
     "p2p",
     "p2p_frames",
     "presets",
     "schedule",
     "simulate",
+    "stencil",
+    "stencil_params",
 ]
 __version__ = "0.1.0"

@@ -242,6 +242,9 @@ def print_transfers(r: api.Result) -> None:
     if n > TABLE_ROWS:
         out().print(f"… and {n - TABLE_ROWS:,} more transfers (--csv or --json lists every one)")
     print_links(raw)
+    from contend.cli_datatype import print_methods
+
+    print_methods(raw)
     phases = raw.get("phases")
     over = f" over {len(phases['start_s'])} phases" if phases else ""
     out().print(f"makespan {r.makespan_s * scale:.2f} {unit}{over}; {n:,} transfers, "
@@ -679,9 +682,9 @@ def apps() -> None:
 @app.command()
 @user_errors
 def schema(
-    which: str = typer.Argument("machine", help="machine, transfers, halo, report, scenario or program"),
+    which: str = typer.Argument("machine", help="machine, transfers, halo, report, scenario, program or datatype"),
 ) -> None:
-    """Print the JSON Schema of machine, transfers, halo, scenario or program files (for editors), or of a report."""
+    """Print the JSON Schema of machine, transfers, halo, scenario, program or datatype files, or of a report."""
     sys.stdout.write(_core.schema(which) + "\n")
 
 
@@ -702,6 +705,10 @@ def demo(outdir: Path = typer.Option(Path("contend-demo"), "--out", help="Folder
     print_transfers(r)
     write_pictures(e.raw, str(outdir / "timeline.png"), str(outdir / "trace.json"))
 
+
+# Commands that live in their own files register on `app` when imported.
+import contend.cli_datatype  # noqa: E402, F401
+import contend.cli_stencil  # noqa: E402, F401
 
 # The study commands live in their own module (Dask, pyarrow and their reports).
 from contend.cli_study import report, study  # noqa: E402

@@ -282,3 +282,63 @@ def job_bars(jobs: dict[str, list[Any]], path: str, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
+
+
+METHOD_COLOURS = {"pack": "#4e79a7", "zero-copy": "#59a14f", "staged": "#e15759"}
+
+
+def crossover(sweep: dict[str, Any], title: str, path: str) -> None:
+    """Each method's predicted time against the message size (log-log), the winner's band shaded below."""
+    fig, ax = plt.subplots(figsize=(8, 4.6))
+    sizes = sweep["bytes"]
+    every = [t for col in sweep["times"].values() for t in col if t is not None]
+    unit, scale = time_unit(min(every))
+    for method, col in sweep["times"].items():
+        pts = [(s, t * scale) for s, t in zip(sizes, col, strict=True) if t is not None]
+        if pts:
+            ax.plot(*zip(*pts, strict=True), marker="o", ms=3, lw=1.6, color=METHOD_COLOURS.get(method), label=method)
+    # Where the winner changes: a vertical mark between the two sizes.
+    for k in range(1, len(sizes)):
+        if sweep["winner"][k] != sweep["winner"][k - 1]:
+            x = math.sqrt(sizes[k] * sizes[k - 1])
+            ax.axvline(x, color="0.5", ls=":", lw=1)
+            ax.annotate(f"{sweep['winner'][k - 1]} wins  |  {sweep['winner'][k]} wins", (x, 0.96),
+                        xycoords=("data", "axes fraction"), fontsize=7, ha="center", va="top",
+                        bbox={"fc": "white", "ec": "0.7", "lw": 0.5, "alpha": 0.9})
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel(f"predicted time ({unit})")
+    ax.grid(color="0.92", which="both")
+    ax.set_axisbelow(True)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(f"{title}: each method alone on the path", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def stencil_gain(report: dict[str, Any], path: str) -> None:
+    """Seed 004's weak-scaling picture: the gain of stream-ordered communication against the local lattice,
+    and both iteration times."""
+    its = report["iterations"]
+    lat = [i["lattice"] for i in its]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    left.plot(lat, [i["gain"] * 100 for i in its], marker="o", color="#59a14f")
+    left.set_xscale("log", base=2)
+    left.set_xlabel("local lattice (points per side)")
+    left.set_ylabel("gain of stream-ordered (%)")
+    left.grid(color="0.92")
+    right.plot(lat, [i["cpu_posted_s"] * 1e6 for i in its], marker="o", color="#e15759", label="CPU-posted")
+    right.plot(lat, [i["stream_ordered_s"] * 1e6 for i in its], marker="o", color="#4e79a7", label="stream-ordered")
+    right.set_xscale("log", base=2)
+    right.set_yscale("log")
+    right.set_xlabel("local lattice (points per side)")
+    right.set_ylabel("one iteration (µs)")
+    right.legend(fontsize=8)
+    right.grid(color="0.92", which="both")
+    fig.suptitle("2D stencil, weak scaling: CPU-posted MPI against stream-ordered communication (seed 004)",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)

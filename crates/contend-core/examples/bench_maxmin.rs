@@ -50,7 +50,7 @@ fn workload(m: &Machine, n: usize, gap: f64) -> Workload {
             Transfer { name: format!("t{i}"), src, dst, size, start: t, ..Default::default() }
         })
         .collect();
-    Workload { transfers, origin: "bench".into() }
+    Workload { transfers, origin: "bench".into(), ..Default::default() }
 }
 
 /// Median of `reps` wall times of `f`, seconds.

@@ -35,7 +35,7 @@ fn main() {
     let example = "transfers:\n  - {src: GPU0, dst: GPU2, size: 300MiB}\n  - {src: GPU1, dst: GPU4, size: 300MiB}\n  - {src: GPU3, dst: GPU2, size: 300MiB}\n  - {src: GPU6, dst: GPU4, size: 300MiB}\n";
     let cases = [
         ("worked example (4 transfers)", WorkloadSpec::from_text(example, "example").unwrap()),
-        ("random graph (32 transfers, seed 1)", WorkloadSpec { transfers: random_graph(&m.gpu_names(), 32, Bytes(300 << 20), 1) }),
+        ("random graph (32 transfers, seed 1)", WorkloadSpec { transfers: random_graph(&m.gpu_names(), 32, Bytes(300 << 20), 1), ..Default::default() }),
     ];
     println!("sc16 on cs-storm-socket, 11 repetitions each");
     for (label, spec) in cases {

@@ -295,7 +295,7 @@ pub fn generate(m: &Machine, req: &GenerateRequest) -> Result<WorkloadSpec> {
             t.start = Some(Time(at));
         }
     }
-    Ok(WorkloadSpec { transfers: list })
+    Ok(WorkloadSpec { transfers: list, ..Default::default() })
 }
 
 /// Every peer of group i sends to the peer at the same position in group i + 1 (groups: the
@@ -421,7 +421,7 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)]) -> Result
 }
 
 /// The kinds of document `schema` describes.
-pub const SCHEMAS: &[&str] = &["machine", "transfers", "halo", "report", "scenario", "program"];
+pub const SCHEMAS: &[&str] = &["machine", "transfers", "halo", "report", "scenario", "program", "datatype"];
 
 /// JSON Schema of a machine, transfers or halo file, or of a simulation report.
 pub fn schema(which: &str) -> Result<String> {
@@ -432,6 +432,7 @@ pub fn schema(which: &str) -> Result<String> {
         "report" => schemars::schema_for!(Report),
         "scenario" => schemars::schema_for!(crate::scenario::ScenarioSpec),
         "program" => schemars::schema_for!(crate::workload::program::Program),
+        "datatype" => schemars::schema_for!(crate::datatype::DatatypeSpec),
         _ => return Err(Error::input("schema", which, format!("is not a schema; choose {}", SCHEMAS.join(", ")))),
     };
     Ok(serde_json::to_string_pretty(&s).expect("schemas serialise"))
@@ -464,4 +465,45 @@ pub fn apps() -> Vec<AppSummary> {
         .iter()
         .map(|a| AppSummary { name: a.name, summary: a.summary, params: a.params.iter().map(|p| (p.name, p.default, p.help)).collect() })
         .collect()
+}
+
+/// The kernel and load-store cost parameters of datatype methods (name, default, help).
+pub const KERNEL_PARAMS: &[crate::model::Param] = crate::datatype::cost::PARAMS;
+
+/// Datatype presets as (name, description, bytes, blocks).
+pub fn datatype_presets() -> Vec<(String, String, u64, u64)> {
+    crate::datatype::preset_names()
+        .into_iter()
+        .map(|n| {
+            let d = crate::datatype::Datatype::load(n).expect("presets are tested");
+            (n.to_string(), d.description, d.stats.size_bytes, d.stats.blocks)
+        })
+        .collect()
+}
+
+/// Each method's predicted time for one message of a datatype (a preset or a file), its
+/// parts, and the winner (see `datatype_report`).
+pub fn datatype(m: &Machine, source: &str, req: &crate::datatype_report::DatatypeRequest) -> Result<crate::datatype_report::DatatypeReport> {
+    crate::datatype_report::compare(m, &crate::datatype::Datatype::load(source)?, req)
+}
+
+/// The same over `points` message sizes doubling from one instance (the crossover chart).
+pub fn datatype_sweep(m: &Machine, source: &str, req: &crate::datatype_report::DatatypeRequest, points: u32) -> Result<crate::datatype_report::Sweep> {
+    crate::datatype_report::sweep(m, &crate::datatype::Datatype::load(source)?, req, points)
+}
+
+/// One iteration of seed 004's 2D stencil per local lattice, CPU-posted against stream-ordered
+/// communication (see `stencil`).
+pub fn stencil(lattices: &[u64], params: &[(String, String)]) -> Result<crate::stencil::StencilReport> {
+    crate::stencil::sweep(lattices, params)
+}
+
+/// The parameters of the stencil iteration model (name, default, help).
+pub const STENCIL_PARAMS: &[crate::model::Param] = crate::stencil::PARAMS;
+
+/// Fit the kernel terms of datatype methods to a CSV of measurements (kernel, block, bytes,
+/// time), load-store ones measured from `src` to `dst` on `m` (see `calibrate::kernels_fit`).
+pub fn calibrate_kernels(m: &Machine, src: &str, dst: &str, path: &str) -> Result<calibrate::kernels_fit::KernelFit> {
+    let points = calibrate::kernels_fit::parse_csv(&read_user_file(path)?, path)?;
+    calibrate::kernels_fit::fit(m, src, dst, &points, path)
 }

@@ -3,6 +3,8 @@
 
 pub mod api;
 pub mod calibrate;
+pub mod datatype;
+pub mod datatype_report;
 pub mod error;
 pub mod flow;
 pub mod import;
@@ -13,6 +15,7 @@ pub mod report;
 pub mod scenario;
 pub mod schedule;
 pub mod sim;
+pub mod stencil;
 pub mod topology;
 pub mod units;
 pub mod workload;

@@ -52,7 +52,7 @@ fn chain(src: usize, dst: usize, size: u64, repeat: usize, first: usize, out: &m
 
 /// Seconds from the first issue to the last finish of `transfers` under maxmin.
 fn makespan(m: &Machine, transfers: Vec<Transfer>, p: &MaxminParams) -> Result<f64> {
-    let w = Workload { transfers, origin: "p2pBandwidthLatencyTest".into() };
+    let w = Workload { transfers, origin: "p2pBandwidthLatencyTest".into(), ..Default::default() };
     Ok(sim::run_prepared(&w, &MaxminPrepared::new(m, &w, *p)?, false)?.makespan())
 }
 

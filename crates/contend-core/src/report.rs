@@ -34,6 +34,50 @@ pub struct Report {
     pub phases: Option<PhaseTable>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nics: Option<NicTable>,
+    /// Transfers sent by a datatype method: the decision and every method's estimate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub methods: Option<MethodTable>,
+}
+
+/// One row per transfer sent by a datatype method. Estimates are each method's time alone on
+/// the path (null where the pair does not allow it); the simulated time, under contention, is
+/// the transfer table's.
+#[derive(Serialize, JsonSchema, Debug, Default)]
+pub struct MethodTable {
+    /// Row of the transfer table.
+    pub transfer: Vec<u32>,
+    pub blocks: Vec<u64>,
+    pub asked: Vec<String>,
+    pub chosen: Vec<String>,
+    /// Seconds the next best method would have taken more, alone on the path.
+    pub margin_s: Vec<f64>,
+    pub pack_s: Vec<Option<f64>>,
+    pub zero_copy_s: Vec<Option<f64>>,
+    pub staged_s: Vec<Option<f64>>,
+    /// Kernels of the chosen method before the first byte and after the last, seconds.
+    pub before_s: Vec<f64>,
+    pub after_s: Vec<f64>,
+}
+
+fn method_table(w: &Workload, flows: &FlowTable) -> Option<MethodTable> {
+    use crate::datatype::Method;
+    let mut t = MethodTable::default();
+    for (i, d) in flows.decisions.iter().enumerate() {
+        let Some(d) = d else { continue };
+        let est = |m: Method| d.estimates.iter().find(|e| e.method == m).and_then(|e| e.total_s);
+        let mine = d.estimates.iter().find(|e| e.method == d.chosen).expect("the chosen method has an estimate");
+        t.transfer.push(i as u32);
+        t.blocks.push(w.transfers[i].layout.map(|l| l.blocks).unwrap_or(1));
+        t.asked.push(d.asked.name().into());
+        t.chosen.push(d.chosen.name().into());
+        t.margin_s.push(d.margin_s);
+        t.pack_s.push(est(Method::Pack));
+        t.zero_copy_s.push(est(Method::ZeroCopy));
+        t.staged_s.push(est(Method::Staged));
+        t.before_s.push(mine.before_s);
+        t.after_s.push(mine.after_s);
+    }
+    (!t.transfer.is_empty()).then_some(t)
 }
 
 /// Every NIC that injected messages, and the messages at it (waiting there or on their way
@@ -166,6 +210,7 @@ pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, St
         links,
         phases,
         nics,
+        methods: method_table(w, flows),
     }
 }
 

@@ -1,8 +1,8 @@
 //! The executor: the one loop that advances time, for every model.
 //!
 //! It owns issue times (`start`), dependencies (`after`), each transfer's setup delay (the
-//! path's latency plus its software overhead: no bytes move until it has passed) and the
-//! record keeping; the model only decides how fast the bytes in flight move. Events are taken
+//! path's latency plus its software overhead and kernels: no bytes move until it has passed),
+//! its teardown (kernels after the last byte) and the record keeping; the model only decides how fast the bytes in flight move. Events are taken
 //! in order of (time, sequence), and events within a relative 1e-12 of each other form one
 //! instant, after which the model settles its rates once.
 
@@ -190,8 +190,11 @@ impl Executor<'_> {
         }
     }
 
+    /// Flow f's last byte arrived at t; the transfer is done after its teardown (a datatype's
+    /// unpack kernel), which holds no resource but delays what depends on it.
     fn finished(&mut self, f: usize, t: f64) {
-        self.out.finish[f] = t;
+        let done = t + self.flows.teardown[f];
+        self.out.finish[f] = done;
         self.count_at_nic(f, t, -1);
         let k = self.moving_at[f];
         self.moving.swap_remove(k);
@@ -205,7 +208,7 @@ impl Executor<'_> {
                 self.out.busy[l] += t - self.busy_since[l];
             }
         }
-        self.release_dependents(f, t);
+        self.release_dependents(f, done);
     }
 }
 
@@ -414,7 +417,7 @@ mod tests {
         let gpus = m.gpu_names();
         for seed in 0..200u64 {
             let count = 1 + (seed as usize * 7) % 40;
-            let mut spec = WorkloadSpec { transfers: random_graph(&gpus, count, Bytes(64 << 20), seed) };
+            let mut spec = WorkloadSpec { transfers: random_graph(&gpus, count, Bytes(64 << 20), seed), ..Default::default() };
             let mut rng = crate::workload::generate_rng(seed);
             for t in spec.transfers.iter_mut() {
                 t.size = Bytes(1 + (rng.unit() * 300.0 * MIB) as u64);

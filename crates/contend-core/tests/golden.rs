@@ -53,6 +53,14 @@ fn transfers_case(case: &Value, origin: &str) -> String {
                 for i in 0..l.name.len() {
                     writeln!(out, "link {} bytes {} busy_us {} peak {:.6}", l.name[i], l.bytes[i], us(l.busy_s[i]), l.peak_utilisation[i]).unwrap();
                 }
+                // Datatype methods: what each message asked for, what ran, and by how much it won.
+                if let Some(d) = &r.methods {
+                    for k in 0..d.transfer.len() {
+                        let margin = if d.margin_s[k].is_finite() { us(d.margin_s[k]) } else { "none".into() };
+                        let (name, asked, chosen) = (&t.name[d.transfer[k] as usize], &d.asked[k], &d.chosen[k]);
+                        writeln!(out, "method {name} blocks {} asked {asked} chosen {chosen} margin_us {margin}", d.blocks[k]).unwrap();
+                    }
+                }
             }
         }
     }

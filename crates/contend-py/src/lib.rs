@@ -1,7 +1,7 @@
 //! Python binding (module `contend._core`): one mechanical wrapper per function of
 //! `contend_core::api`, JSON text both ways, typed exceptions. No product logic lives here.
 
-use contend_core::{api, report::Detail, topology, workload, Error};
+use contend_core::{api, datatype_report, report::Detail, topology, workload, Error};
 use pyo3::create_exception;
 use pyo3::prelude::*;
 
@@ -175,6 +175,77 @@ fn calibrate(py: Python<'_>, machine_json: &str, machine_origin: &str, measureme
     py.detach(|| api::calibrate(&m, measurements, &params).map(|r| json(&r))).map_err(to_py)
 }
 
+/// `api::datatype`: every method's time for one message of a datatype, its parts and the winner.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn datatype(
+    py: Python<'_>,
+    machine_json: &str,
+    machine_origin: &str,
+    source: &str,
+    src: String,
+    dst: String,
+    count: u64,
+    model: String,
+    params: Vec<(String, String)>,
+    kernels: Vec<(String, String)>,
+) -> PyResult<String> {
+    let m = machine(machine_json, machine_origin)?;
+    let req = datatype_report::DatatypeRequest { src, dst, count, model, params, kernels };
+    py.detach(|| api::datatype(&m, source, &req).map(|r| json(&r))).map_err(to_py)
+}
+
+/// `api::datatype_sweep`: the same over `points` message sizes doubling from `count` = 1.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn datatype_sweep(
+    py: Python<'_>,
+    machine_json: &str,
+    machine_origin: &str,
+    source: &str,
+    src: String,
+    dst: String,
+    model: String,
+    params: Vec<(String, String)>,
+    kernels: Vec<(String, String)>,
+    points: u32,
+) -> PyResult<String> {
+    let m = machine(machine_json, machine_origin)?;
+    let req = datatype_report::DatatypeRequest { src, dst, count: 1, model, params, kernels };
+    py.detach(|| api::datatype_sweep(&m, source, &req, points).map(|r| json(&r))).map_err(to_py)
+}
+
+/// Datatype presets as a JSON list of [name, description, bytes, blocks].
+#[pyfunction]
+fn datatype_presets() -> String {
+    json(&api::datatype_presets())
+}
+
+/// The kernel cost parameters of datatype methods as a JSON list of {name, default, help}.
+#[pyfunction]
+fn kernel_params() -> String {
+    json(api::KERNEL_PARAMS)
+}
+
+/// `api::stencil`: one 2D stencil iteration per local lattice, CPU-posted and stream-ordered.
+#[pyfunction]
+fn stencil(lattices: Vec<u64>, params: Vec<(String, String)>) -> PyResult<String> {
+    Ok(json(&api::stencil(&lattices, &params).map_err(to_py)?))
+}
+
+/// The stencil model's parameters as a JSON list of {name, default, help}.
+#[pyfunction]
+fn stencil_params() -> String {
+    json(api::STENCIL_PARAMS)
+}
+
+/// `api::calibrate_kernels`: datatype kernel terms fitted to a CSV, with residuals, as JSON.
+#[pyfunction]
+fn calibrate_kernels(machine_json: &str, machine_origin: &str, src: &str, dst: &str, measurements: &str) -> PyResult<String> {
+    let m = machine(machine_json, machine_origin)?;
+    Ok(json(&api::calibrate_kernels(&m, src, dst, measurements).map_err(to_py)?))
+}
+
 /// Halo presets as a JSON list of [name, description].
 #[pyfunction]
 fn halo_presets() -> String {
@@ -274,5 +345,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(check_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(apps, m)?)?;
+    m.add_function(wrap_pyfunction!(datatype, m)?)?;
+    m.add_function(wrap_pyfunction!(datatype_sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(datatype_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_params, m)?)?;
+    m.add_function(wrap_pyfunction!(stencil, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate_kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(stencil_params, m)?)?;
     Ok(())
 }

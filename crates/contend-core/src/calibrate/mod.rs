@@ -17,6 +17,7 @@
 //! Where the measurements cannot tell unknowns apart (every staged copy crosses the same kinds),
 //! the ridge spreads the time evenly among them; the predictions do not depend on the split.
 
+pub mod kernels_fit;
 mod lsq;
 pub mod p2p_output;
 pub mod sc16_fit;

@@ -165,7 +165,7 @@ mod tests {
         let truth = Sc16Params { tau: 0.1735, bandwidth: 11.6 * 1073741824.0, ..Default::default() };
         let mut csv = String::from("graph,src,dst,size,time\n");
         for seed in 0..40u64 {
-            let spec = WorkloadSpec { transfers: random_graph(&m.gpu_names(), 2 + (seed as usize % 5), Bytes(300 << 20), seed) };
+            let spec = WorkloadSpec { transfers: random_graph(&m.gpu_names(), 2 + (seed as usize % 5), Bytes(300 << 20), seed), ..Default::default() };
             let w = Workload::resolve(&spec, &m, "g").unwrap();
             let o = sim::run_prepared(&w, &Sc16Prepared::new(&m, &w, truth).unwrap(), false).unwrap();
             for (t, f) in spec.transfers.iter().zip(&o.finish) {

@@ -4,6 +4,7 @@
 //!
 //! A route and a mechanism are decided here and nowhere else (by `router`, as CUDA would).
 
+pub mod methods;
 pub mod network;
 pub mod router;
 
@@ -45,6 +46,8 @@ pub struct FlowRules<'a> {
     /// Pay the path's hop latencies up front, in the setup delay (flow-level models); a
     /// packet-level model leaves them out, since its packets meet them hop by hop.
     pub prepay_latency: bool,
+    /// The model honours a resource of one flow's own (zero-copy's load-store cap).
+    pub caps: bool,
 }
 
 /// Flows of no NIC queue (they do not enter a network through a NIC).
@@ -76,6 +79,10 @@ pub struct FlowTable {
     pub overhead: Vec<f64>,
     /// Bytes each transfer pushes through its bottleneck: its size, plus one pipeline chunk if staged.
     pub volume: Vec<f64>,
+    /// Seconds from the last byte until the transfer is done (a datatype's unpack kernel).
+    pub teardown: Vec<f64>,
+    /// Per transfer sent by a datatype method: what was asked, chosen, and each method's estimate.
+    pub decisions: Vec<Option<methods::Decision>>,
     /// One-way latency of each resource's link, seconds.
     pub latency: Vec<f64>,
     /// Per transfer: the NIC it enters the network through (an index into `nics`), or NO_NIC.
@@ -149,25 +156,44 @@ type Shares = Vec<(Hop, f64)>;
 /// parts whole, its network part split evenly over the shortest paths).
 fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut [Plan]) -> Result<Vec<Option<Shares>>> {
     let parts: Vec<Option<(usize, usize, usize, usize)>> = w.transfers.iter().zip(plans.iter()).map(|(t, p)| network_part(m, t.src, p)).collect();
-    let mut segments: Vec<Vec<Hop>> = vec![Vec::new(); plans.len()];
+    // What is routed: every message, or under adaptive routing every pair of NICs once, carrying
+    // its messages' weight (the first message of a pair stands for it).
+    let mut units: Vec<(usize, usize, usize, u32)> = Vec::new(); // (message, from, to, weight)
+    let mut unit_of: Vec<usize> = vec![usize::MAX; plans.len()];
+    let mut pair_unit: HashMap<(usize, usize), usize> = HashMap::new();
+    for (i, part) in parts.iter().enumerate() {
+        let Some((_, _, from, to)) = *part else { continue };
+        let u = if net.routes_per_pair() {
+            *pair_unit.entry((from, to)).or_insert_with(|| {
+                units.push((i, from, to, 0));
+                units.len() - 1
+            })
+        } else {
+            units.push((i, from, to, 0));
+            units.len() - 1
+        };
+        units[u].3 += 1;
+        unit_of[i] = u;
+    }
+    let mut routes: Vec<Vec<Hop>> = vec![Vec::new(); units.len()];
     let passes = if net.adapts() { 1 + REFINE_PASSES } else { 1 };
     for pass in 0..passes {
         let mut moved = false;
-        for (i, part) in parts.iter().enumerate() {
-            let Some((_, _, from, to)) = *part else { continue };
+        for (u, &(i, from, to, weight)) in units.iter().enumerate() {
             if pass > 0 {
-                net.uncharge(&segments[i]);
+                net.uncharge(&routes[u], weight);
             }
-            let route = net.route(i as u64, from, to).ok_or_else(|| {
+            let route = net.route(i as u64, from, to, weight).ok_or_else(|| {
                 Error::input(&w.origin, format!("transfers[{i}]"), format!("there is no network path from {} to {}", m.devices[from].name, m.devices[to].name))
             })?;
-            moved |= route != segments[i];
-            segments[i] = route;
+            moved |= route != routes[u];
+            routes[u] = route;
         }
         if !moved {
             break; // a pass that moves nothing: the next would not either
         }
     }
+    let segments: Vec<Vec<Hop>> = unit_of.iter().map(|&u| if u == usize::MAX { Vec::new() } else { routes[u].clone() }).collect();
     let latency = |hops: &[Hop]| hops.iter().map(|h| m.links[h.link].latency).sum::<f64>();
     let mut spread = vec![None; plans.len()];
     for (((plan, part), segment), shares) in plans.iter_mut().zip(&parts).zip(segments).zip(spread.iter_mut()) {
@@ -217,6 +243,8 @@ impl FlowTable {
             setup: Vec::with_capacity(n),
             overhead: w.transfers.iter().map(|t| t.overhead).collect(),
             volume: Vec::with_capacity(n),
+            teardown: vec![0.0; n],
+            decisions: vec![None; n],
             latency,
             nic: Vec::with_capacity(n),
             nics: Vec::new(),
@@ -228,8 +256,30 @@ impl FlowTable {
         let mut known: HashMap<Vec<(u32, u64)>, u32> = HashMap::new();
         let mut uniq: Vec<(u32, f64)> = Vec::new();
         let mut base = Vec::with_capacity(n);
+        // Per transfer sent by a datatype method: (kernels before, path latency as paid, cap).
+        let mut kernels: Vec<Option<(f64, f64, Option<f64>)>> = vec![None; n];
+        let link_cap = c.cap.clone();
+        let rate = |p: &Plan| {
+            let mut crossings: Vec<(u32, f64)> = Vec::new();
+            for h in &p.hops {
+                let r = dir[2 * h.link + usize::from(!h.forward)];
+                match crossings.iter_mut().find(|(y, _)| *y == r) {
+                    Some(e) => e.1 += 1.0,
+                    None => crossings.push((r, 1.0)),
+                }
+            }
+            crossings.iter().map(|&(r, x)| link_cap[r as usize] / x).fold(f64::INFINITY, f64::min)
+        };
         for (i, t) in w.transfers.iter().enumerate() {
             let fail = |e: String| Error::input(&w.origin, format!("transfers[{i}]"), e);
+            if let Some(msg) = &t.layout {
+                let a = methods::apply(m, &router, t, msg, &w.kernels, rules, &rate).map_err(fail)?;
+                kernels[i] = Some((a.before, a.latency, a.cap));
+                c.teardown[i] = a.after;
+                c.decisions[i] = Some(a.decision);
+                base.push(a.plan);
+                continue;
+            }
             let chosen_by_cuda = t.mechanism.is_none() && t.via.is_empty();
             if let Some(seconds) = t.compute {
                 // No path: the executor ends it after its setup, the computation's duration.
@@ -252,7 +302,7 @@ impl FlowTable {
         let spread = if net.routes_per_message() { reroute(m, &mut net, w, &mut base)? } else { vec![None; n] };
         drop(net);
         let resource = |h: &Hop| dir[2 * h.link + usize::from(!h.forward)];
-        for ((t, plan), shares) in w.transfers.iter().zip(base).zip(spread) {
+        for (i, ((t, plan), shares)) in w.transfers.iter().zip(base).zip(spread).enumerate() {
             // Route coefficients: times each resource is crossed, or the share of the message
             // that crosses it where packets are sprayed; `path` keeps one representative path.
             let path: Vec<u32> = plan.hops.iter().map(resource).collect();
@@ -266,6 +316,13 @@ impl FlowTable {
                     Some(e) => e.1 += x,
                     None => uniq.push((r, x)),
                 }
+            }
+            // A load-store cap is a resource of this flow alone: max-min then never gives it more.
+            if let Some((_, _, Some(cap))) = kernels[i] {
+                uniq.push((c.cap.len() as u32, 1.0));
+                c.cap.push(cap);
+                c.name.push(format!("{} load-store ({})", m.devices[t.src].name, t.name));
+                c.latency.push(0.0);
             }
             let next = known.len() as u32;
             let key: Vec<(u32, u64)> = uniq.iter().map(|&(r, x)| (r, x.to_bits())).collect();
@@ -282,7 +339,11 @@ impl FlowTable {
             let fill = if plan.staging.is_some() { (t.size as f64).min(rules.staging_chunk) } else { 0.0 };
             c.volume.push(t.size as f64 + fill);
             let hops_latency: f64 = plan.hops.iter().map(|h| m.links[h.link].latency).sum();
-            c.setup.push(if rules.prepay_latency { plan.latency } else { plan.latency - hops_latency } + t.overhead);
+            let (before, latency) = match kernels[i] {
+                Some((before, latency, _)) => (before, latency),
+                None => (0.0, plan.latency),
+            };
+            c.setup.push(before + if rules.prepay_latency { latency } else { (latency - hops_latency).max(0.0) } + t.overhead);
             let nic = match injecting_nic(m, t.src, &plan.hops) {
                 None => NO_NIC,
                 Some(d) => *nic_of_device.entry(d).or_insert_with(|| {

@@ -145,11 +145,13 @@ impl<'m> NetworkRouter<'m> {
     fn next_hops(&self, dist: &Dist, v: usize, out: &mut Vec<(u32, u32)>) {
         out.clear();
         let dv = dist.at(v);
-        out.extend(self.adj[v].iter().copied().filter(|&(w, _)| {
-            let w = w as usize;
-            let dw = dist.at(w);
-            dw != FAR && dw + 1 == dv && (w == dist.to || self.is_switch(w))
-        }));
+        for &(w, l) in &self.adj[v] {
+            let wu = w as usize;
+            let dw = dist.at(wu);
+            if dw != FAR && dw + 1 == dv && (wu == dist.to || self.switch[wu]) {
+                out.push((w, l));
+            }
+        }
     }
 
     /// The shortest network path between two devices that comes first in link order: the one
@@ -276,17 +278,17 @@ impl<'m> NetworkRouter<'m> {
         matches!(self.policy, Routing::Adaptive | Routing::Ugal | Routing::Par)
     }
 
-    fn charge(&mut self, hops: &[Hop]) {
+    fn charge(&mut self, hops: &[Hop], weight: u32) {
         for h in hops {
-            self.load[2 * h.link + usize::from(!h.forward)] += 1;
+            self.load[2 * h.link + usize::from(!h.forward)] += weight;
         }
     }
 
     /// Take a message's earlier route off the loads (to route it again).
-    pub fn uncharge(&mut self, hops: &[Hop]) {
+    pub fn uncharge(&mut self, hops: &[Hop], weight: u32) {
         if self.adapts() {
             for h in hops {
-                self.load[2 * h.link + usize::from(!h.forward)] -= 1;
+                self.load[2 * h.link + usize::from(!h.forward)] -= weight;
             }
         }
     }
@@ -296,7 +298,14 @@ impl<'m> NetworkRouter<'m> {
     }
 
     /// The network part of message `flow`'s path, from device `from` to device `to`.
-    pub fn route(&mut self, flow: u64, from: usize, to: usize) -> Option<Vec<Hop>> {
+    /// Whether one route serves every message between two NICs (a flow, `weight` messages):
+    /// adaptive routing, whose choice depends on the loads of all messages alike.
+    pub fn routes_per_pair(&self) -> bool {
+        self.policy == Routing::Adaptive
+    }
+
+    /// The network part of the path of `weight` messages (message `flow`, or a pair's first).
+    pub fn route(&mut self, flow: u64, from: usize, to: usize, weight: u32) -> Option<Vec<Hop>> {
         let hops = match self.policy {
             Routing::Shortest => self.first_shortest(from, to)?,
             Routing::Ecmp | Routing::Minimal | Routing::Spray => self.walk(flow, 0, from, to, false)?,
@@ -314,7 +323,7 @@ impl<'m> NetworkRouter<'m> {
             }
         };
         if self.adapts() {
-            self.charge(&hops);
+            self.charge(&hops, weight);
         }
         Some(hops)
     }

@@ -15,7 +15,7 @@ mod queue;
 mod solve;
 
 use super::registry::{Param, Prepared};
-use super::{on_off, param_error, unknown_param, EventModel, RateModel};
+use super::{fraction, on_off, param_error, unknown_param, EventModel, RateModel};
 use crate::error::Result;
 use crate::flow::{FlowRules, FlowTable};
 use crate::topology::{Link, LinkKind, Machine};
@@ -80,12 +80,7 @@ impl MaxminParams {
         let mut p = MaxminParams::default();
         for (k, v) in pairs {
             let v = v.trim();
-            let eff = || {
-                v.parse::<f64>()
-                    .ok()
-                    .filter(|e| *e > 0.0 && *e <= 1.0)
-                    .ok_or_else(|| param_error(k, format!("\"{v}\" is not a number in (0, 1]; e.g. {k}=0.8")))
-            };
+            let eff = || fraction(k, v);
             match k.as_str() {
                 "eff_pcie" => p.eff_pcie = eff()?,
                 "eff_nvlink" => p.eff_nvlink = eff()?,
@@ -145,8 +140,11 @@ pub fn prepare(m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<
 impl MaxminPrepared {
     pub fn new(m: &Machine, w: &Workload, params: MaxminParams) -> Result<MaxminPrepared> {
         let capacity = |l: &Link| l.bandwidth * l.efficiency.unwrap_or_else(|| params.efficiency(l.kind));
-        let mut flows =
-            FlowTable::compile(m, w, &FlowRules { capacity: &capacity, p2p: params.p2p, staging_chunk: params.staging_chunk, prepay_latency: true })?;
+        let mut flows = FlowTable::compile(
+            m,
+            w,
+            &FlowRules { capacity: &capacity, p2p: params.p2p, staging_chunk: params.staging_chunk, prepay_latency: true, caps: true },
+        )?;
         flows.join_quantum = params.quantum;
         Ok(MaxminPrepared { flows, params })
     }

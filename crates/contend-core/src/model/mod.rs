@@ -62,6 +62,11 @@ pub(crate) fn unknown_param(model: &str, key: &str, params: &[Param]) -> Error {
     param_error(key, format!("is not a parameter of {model}; known: {}", known.join(", ")))
 }
 
+/// A parameter that is a fraction in (0, 1] (an efficiency).
+pub(crate) fn fraction(key: &str, v: &str) -> Result<f64> {
+    v.parse::<f64>().ok().filter(|e| *e > 0.0 && *e <= 1.0).ok_or_else(|| param_error(key, format!("\"{v}\" is not a number in (0, 1]; e.g. {key}=0.8")))
+}
+
 pub(crate) fn on_off(key: &str, v: &str) -> Result<bool> {
     match v {
         "on" | "true" | "yes" | "1" => Ok(true),

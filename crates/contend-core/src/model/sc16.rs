@@ -507,7 +507,7 @@ impl Sc16Prepared {
         endpoints.dedup();
         let tree = PcieTree::containing(m, &endpoints, "sc16", &general_model_hint())?;
         let b = params.bandwidth;
-        let mut flows = FlowTable::compile(m, w, &FlowRules { capacity: &|_| b, p2p: true, staging_chunk: 0.0, prepay_latency: true })?;
+        let mut flows = FlowTable::compile(m, w, &FlowRules { capacity: &|_| b, p2p: true, staging_chunk: 0.0, prepay_latency: true, caps: false })?;
         // sc16 has no latency: a copy moves bytes from its issue, plus the user's overhead.
         flows.setup = w.transfers.iter().map(|t| t.overhead).collect();
         let mut routes = Vec::with_capacity(w.transfers.len());

@@ -262,7 +262,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
         let ps: Vec<&Program> = progs.iter().map(|(_, p)| p).collect();
         return Err(Error::input(origin, "workload", program::deadlock(&ps, &origins, &stuck)));
     }
-    let w = Workload { transfers: ops, origin: origin.to_string() };
+    let w = Workload { transfers: ops, origin: origin.to_string(), ..Default::default() };
     let model = s.model.as_deref().unwrap_or("maxmin");
     let entry = registry::get(model)?;
     let pairs: Vec<(String, String)> = s.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();

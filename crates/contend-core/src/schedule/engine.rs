@@ -5,8 +5,8 @@
 //!
 //! A started message first holds its rank for its setup (alpha plus the path's latency)
 //! without moving bytes and without being seen by the model, then its bytes flow at the
-//! model's rates; the next message of the rank starts when the previous one has delivered its
-//! last byte.
+//! model's rates; after its last byte it holds the rank for its teardown (a datatype's unpack
+//! kernel), again unseen by the model; then the rank's next message starts.
 
 use super::problem::{Problem, Worker};
 use super::Semantics;
@@ -24,6 +24,8 @@ pub(crate) struct Queue {
     /// Current slot + 1, or 0 when the rank is idle.
     cur: u8,
     flowing: bool,
+    /// The current message has moved its bytes and waits out its teardown until `ready`.
+    tearing: bool,
     /// Slots started so far, and their order in 4-bit fields.
     n: u8,
     pub seq: u64,
@@ -140,17 +142,28 @@ impl<'p, 'a> Worker<'p, 'a> {
                     let i = p.first[g] + q.cur as usize - 1;
                     if q.rem <= DONE * p.size[i] {
                         st.key -= q.cur as u64 * p.stride[g];
-                        q.cur = 0;
                         q.flowing = false;
-                        st.busy -= 1;
+                        if p.teardown[i] > 0.0 {
+                            q.tearing = true;
+                            q.ready = end + p.teardown[i];
+                        } else {
+                            q.cur = 0;
+                            st.busy -= 1;
+                        }
                     }
                 }
             }
             st.t = end;
             for (g, q) in st.q.iter_mut().enumerate() {
                 if q.cur != 0 && !q.flowing && q.ready <= end {
-                    q.flowing = true;
-                    st.key += q.cur as u64 * p.stride[g];
+                    if q.tearing {
+                        q.tearing = false;
+                        q.cur = 0;
+                        st.busy -= 1;
+                    } else {
+                        q.flowing = true;
+                        st.key += q.cur as u64 * p.stride[g];
+                    }
                 }
             }
         }

@@ -6,6 +6,7 @@
 //! study. A rank's messages are generated dimension by dimension, the "before" neighbour first;
 //! that generation order is the identity schedule.
 
+use crate::datatype::{Datatype, Method};
 use crate::error::{parse_document, read_user_file, Error, Result};
 use crate::topology::{DeviceKind, Machine};
 use crate::units::Bytes;
@@ -35,6 +36,13 @@ pub struct HaloSpec {
     /// Device of each rank, e.g. [GPU0, GPU1, ...] (default: the machine's GPUs in order).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpus: Vec<String>,
+    /// One datatype per grid dimension (a preset such as jacobi-column, or a datatype file):
+    /// each message is one instance of its dimension's type, which also gives its size.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub datatypes: Vec<String>,
+    /// How every message moves: adaptive (the default with datatypes), pack, zero-copy, staged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<Method>,
 }
 
 /// A halo face of a subdomain: `halo` layers of every point on the face, the face including the
@@ -100,6 +108,8 @@ impl CosmoSizes {
 pub struct HaloMessage {
     pub dst: usize,
     pub bytes: u64,
+    /// The datatype it is one instance of, if any.
+    pub datatype: Option<String>,
     pub dim: usize,
     /// -1 towards the rank before, +1 towards the rank after.
     pub dir: i8,
@@ -113,6 +123,7 @@ pub struct Halo {
     /// Messages of each rank, in identity order.
     pub messages: Vec<Vec<HaloMessage>>,
     pub origin: String,
+    pub method: Option<Method>,
 }
 
 pub const PRESETS: &[(&str, &str)] = &[
@@ -127,12 +138,12 @@ impl HaloSpec {
             "cosmo-3d" => vec![2, 2, 2],
             _ => return None,
         };
-        Some(HaloSpec { grid, periodic: vec![], size: None, sizes: vec![], cosmo: Some(CosmoSizes::default()), gpus: vec![] })
+        Some(HaloSpec { grid, periodic: vec![], size: None, sizes: vec![], cosmo: Some(CosmoSizes::default()), gpus: vec![], datatypes: vec![], method: None })
     }
 
     /// One size for every message on a grid without wrap-around.
     pub fn uniform(grid: &[u32], size: Bytes) -> HaloSpec {
-        HaloSpec { grid: grid.to_vec(), periodic: vec![], size: Some(size), sizes: vec![], cosmo: None, gpus: vec![] }
+        HaloSpec { grid: grid.to_vec(), periodic: vec![], size: Some(size), sizes: vec![], cosmo: None, gpus: vec![], datatypes: vec![], method: None }
     }
 
     /// A preset name (`2d` and `3d` stand for the COSMO ones) or a path to a YAML/JSON file.
@@ -172,7 +183,14 @@ impl Halo {
             return Err(bad("periodic", format!("has {} entries for a {dims}-dimensional grid; give one per dimension or none", spec.periodic.len())));
         }
         let ranks = spec.grid.iter().try_fold(1usize, |a, &n| a.checked_mul(n as usize)).unwrap_or(usize::MAX);
-        let size_of = size_rule(spec, dims, &bad)?;
+        let types = datatypes(spec, dims, origin)?;
+        let size_of: SizeRule = match &types {
+            Some(t) => {
+                let sizes: Vec<u64> = t.iter().map(|d| d.stats.size_bytes).collect();
+                Box::new(move |d| sizes[d])
+            }
+            None => size_rule(spec, dims, &bad)?,
+        };
         let device = rank_devices(spec, m, ranks, &bad)?;
 
         let mut messages = vec![Vec::new(); ranks];
@@ -191,7 +209,7 @@ impl Halo {
                     c[d] = x as u32;
                     let dst = rank_of(&spec.grid, &c);
                     if dst != r {
-                        out.push(HaloMessage { dst, bytes: size_of(d), dim: d, dir });
+                        out.push(HaloMessage { dst, bytes: size_of(d), datatype: spec.datatypes.get(d).cloned(), dim: d, dir });
                     }
                 }
             }
@@ -202,7 +220,7 @@ impl Halo {
         if let Some(r) = messages.iter().position(|v| v.len() > MAX_MESSAGES_PER_RANK) {
             return Err(bad("grid", format!("gives rank {r} {} neighbours; at most {MAX_MESSAGES_PER_RANK} are supported", messages[r].len())));
         }
-        Ok(Halo { device, messages, origin: origin.to_string() })
+        Ok(Halo { device, messages, origin: origin.to_string(), method: spec.method })
     }
 
     pub fn ranks(&self) -> usize {
@@ -215,6 +233,26 @@ impl Halo {
 }
 
 type SizeRule = Box<dyn Fn(usize) -> u64>;
+
+/// The datatype of each dimension, flattened once, where given (they then set the sizes).
+fn datatypes(spec: &HaloSpec, dims: usize, origin: &str) -> Result<Option<Vec<Datatype>>> {
+    if spec.datatypes.is_empty() {
+        return Ok(None);
+    }
+    if spec.size.is_some() || !spec.sizes.is_empty() || spec.cosmo.is_some() {
+        return Err(Error::input(origin, "datatypes", "set the message sizes; drop size, sizes and cosmo"));
+    }
+    if spec.datatypes.len() != dims {
+        return Err(Error::input(origin, "datatypes", format!("has {} entries for a {dims}-dimensional grid; give one per dimension", spec.datatypes.len())));
+    }
+    let load = |(d, n): (usize, &String)| {
+        Datatype::load(n).map_err(|e| match e {
+            Error::Input { problem, .. } => Error::input(origin, format!("datatypes[{d}]"), format!("\"{n}\" {problem}")),
+            e => e,
+        })
+    };
+    Ok(Some(spec.datatypes.iter().enumerate().map(load).collect::<Result<_>>()?))
+}
 
 fn size_rule(spec: &HaloSpec, dims: usize, bad: &dyn Fn(&str, String) -> Error) -> Result<SizeRule> {
     let given = spec.size.is_some() as usize + !spec.sizes.is_empty() as usize + spec.cosmo.is_some() as usize;

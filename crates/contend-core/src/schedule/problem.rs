@@ -32,6 +32,8 @@ pub(crate) struct Problem<'a> {
     /// setup the model gives its path (the flow table's), and the least of them.
     pub setup: Vec<f64>,
     pub min_setup: f64,
+    /// Seconds each message holds its rank after its last byte (the flow table's teardown).
+    pub teardown: Vec<f64>,
     pub ranks: usize,
     pub deg: Vec<usize>,
     /// Message id of each rank's slot 0.
@@ -74,11 +76,13 @@ impl<'a> Problem<'a> {
                     src: m.devices[halo.device[r]].name.clone(),
                     dst: m.devices[halo.device[msg.dst]].name.clone(),
                     size: Bytes(msg.bytes),
+                    datatype: msg.datatype.clone(),
+                    method: halo.method,
                     ..Default::default()
                 });
             }
         }
-        let workload = Workload::resolve(&WorkloadSpec { transfers }, m, &halo.origin)?;
+        let workload = Workload::resolve(&WorkloadSpec { transfers, ..Default::default() }, m, &halo.origin)?;
         let mut stride = Vec::with_capacity(ranks);
         let mut keys = 1u64;
         for &d in &deg {
@@ -104,11 +108,13 @@ impl<'a> Problem<'a> {
         let setup: Vec<f64> = flows.setup.iter().map(|s| alpha + s).collect();
         let min_setup = setup.iter().copied().fold(f64::INFINITY, f64::min);
         let size = flows.volume.clone();
+        let teardown = flows.teardown.clone();
         let mut p = Problem {
             machine: m,
             model: entry,
             alpha,
             setup,
+            teardown,
             min_setup,
             ranks,
             deg,

@@ -122,6 +122,8 @@ pub(crate) fn workload(m: &Machine, halo: &Halo, order: &[Vec<u8>], semantics: S
                 dst: name(halo.device[msg.dst]),
                 size: Bytes(msg.bytes),
                 overhead: (alpha > 0.0).then(|| Time::from_secs(alpha)),
+                datatype: msg.datatype.clone(),
+                method: halo.method,
                 ..Default::default()
             });
         }
@@ -137,5 +139,5 @@ pub(crate) fn workload(m: &Machine, halo: &Halo, order: &[Vec<u8>], semantics: S
             };
         }
     }
-    WorkloadSpec { transfers }
+    WorkloadSpec { transfers, ..Default::default() }
 }

@@ -93,7 +93,7 @@ fn random_case(seed: u64) -> (HaloSpec, SearchOptions<'static>) {
     }
     gpus.truncate(ranks);
     let sizes = grid.iter().map(|_| Bytes((1 + rng.next_u64() % 4) << 20)).collect();
-    let spec = HaloSpec { grid: grid.to_vec(), periodic: periodic.to_vec(), size: None, sizes, cosmo: None, gpus };
+    let spec = HaloSpec { grid: grid.to_vec(), periodic: periodic.to_vec(), size: None, sizes, cosmo: None, gpus, datatypes: vec![], method: None };
     let tau = format!("{}", 0.05 + 0.3 * rng.unit());
     let semantics = if rng.next_u64().is_multiple_of(2) { Semantics::Sequential } else { Semantics::Rounds };
     let alpha = if rng.next_u64().is_multiple_of(3) { 20e-6 } else { 0.0 };

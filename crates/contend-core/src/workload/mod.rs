@@ -9,6 +9,7 @@ pub fn generate_rng(seed: u64) -> SplitMix64 {
     SplitMix64(seed ^ 0x5EED)
 }
 
+use crate::datatype::{Datatype, KernelParams, Message, Method, TypeSpec};
 use crate::error::{parse_document, read_user_file, Error, Result};
 use crate::topology::{DeviceKind, Machine};
 use crate::units::{Bytes, Time};
@@ -44,6 +45,15 @@ impl Mechanism {
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
     pub transfers: Vec<TransferSpec>,
+    /// Datatypes the transfers name, beside the presets: name -> MPI constructor
+    /// (`contend schema datatype`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", with = "serde_yaml::with::singleton_map_recursive")]
+    #[schemars(with = "BTreeMap<String, TypeSpec>")]
+    pub datatypes: BTreeMap<String, TypeSpec>,
+    /// Kernel and load-store costs of non-contiguous messages, name -> value with its unit
+    /// (`contend datatype --help` lists them; defaults in docs/models.md).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub kernels: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -71,6 +81,14 @@ pub struct TransferSpec {
     /// Devices the path must pass, in order (maxmin); a host memory here is the staging buffer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub via: Vec<String>,
+    /// The message is `size / size of the type` instances of this datatype (a preset, a name
+    /// under `datatypes`, or a datatype file); its blocks set the kernels' costs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datatype: Option<String>,
+    /// How a message of a datatype moves: adaptive (the default with a datatype), pack,
+    /// zero-copy or staged (docs/models.md, "Non-contiguous messages").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<Method>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -97,12 +115,18 @@ pub struct Transfer {
     /// A compute operation rather than a transfer: `src` (= `dst`) is busy this many seconds
     /// and no bytes move. Rank programs lower to transfers and computes (`workload::program`).
     pub compute: Option<f64>,
+    /// The message's bytes and blocks, when it is sent by a datatype method.
+    pub layout: Option<Message>,
+    /// The method, when the message goes through kernels (see `flow::methods`).
+    pub method: Option<Method>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Workload {
     pub transfers: Vec<Transfer>,
     pub origin: String,
+    /// Costs of the kernels of datatype methods.
+    pub kernels: KernelParams,
 }
 
 impl WorkloadSpec {
@@ -146,6 +170,12 @@ impl WorkloadSpec {
             if !t.via.is_empty() {
                 fields.push(format!("via: [{}]", t.via.join(", ")));
             }
+            if let Some(d) = &t.datatype {
+                fields.push(format!("datatype: {d}"));
+            }
+            if let Some(m) = t.method {
+                fields.push(format!("method: {}", m.name()));
+            }
             s.push_str(&format!("  - {{{}}}\n", fields.join(", ")));
         }
         s
@@ -165,6 +195,9 @@ impl Workload {
                 return Err(Error::input(origin, format!("transfers[{i}].name"), format!("\"{name}\" is used twice; transfer names must be unique")));
             }
         }
+        let kernels = KernelParams::parse(&spec.kernels.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<Vec<_>>())
+            .map_err(|e| Error::input(origin, "kernels", e.to_string()))?;
+        let mut types: BTreeMap<String, Datatype> = BTreeMap::new();
         let mut out = Vec::with_capacity(spec.transfers.len());
         for (i, t) in spec.transfers.iter().enumerate() {
             let field = |f: &str| format!("transfers[{i}].{f}");
@@ -217,6 +250,7 @@ impl Workload {
                     })
                 })
                 .collect::<Result<Vec<usize>>>()?;
+            let (layout, method) = layout(spec, t, &mut types, origin, i)?;
             out.push(Transfer {
                 name: t.name.clone().unwrap_or_else(|| format!("t{i}")),
                 src,
@@ -228,6 +262,8 @@ impl Workload {
                 mechanism: t.mechanism,
                 via,
                 compute: None,
+                layout,
+                method,
             });
         }
         if let Some(i) = find_cycle(&out) {
@@ -237,8 +273,43 @@ impl Workload {
                 format!("\"{}\" depends on itself through a cycle of dependencies; remove one link of the cycle", out[i].name),
             ));
         }
-        Ok(Workload { transfers: out, origin: origin.to_string() })
+        Ok(Workload { transfers: out, origin: origin.to_string(), kernels })
     }
+}
+
+/// The message layout and method of transfer `i`: a datatype's instances, or one contiguous
+/// block when only a method is given; each datatype is flattened once.
+fn layout(spec: &WorkloadSpec, t: &TransferSpec, types: &mut BTreeMap<String, Datatype>, origin: &str, i: usize) -> Result<(Option<Message>, Option<Method>)> {
+    let field = |f: &str| format!("transfers[{i}].{f}");
+    if t.method.is_some() && (t.mechanism.is_some() || !t.via.is_empty()) {
+        return Err(Error::input(origin, field("method"), "chooses the path itself; give method or mechanism/via, not both"));
+    }
+    let Some(name) = &t.datatype else {
+        let one = Message { count: 1, bytes: t.size.0, blocks: 1, mean_block_bytes: t.size.0 as f64 };
+        return Ok((t.method.map(|_| one), t.method));
+    };
+    if t.mechanism.is_some() || !t.via.is_empty() {
+        return Err(Error::input(origin, field("datatype"), "is sent by a method that chooses the path; drop mechanism and via (or give method)"));
+    }
+    if !types.contains_key(name) {
+        let d = match spec.datatypes.get(name) {
+            Some(ty) => Datatype::from_type(ty, origin, &format!("datatypes.{name}"))?,
+            None => Datatype::load(name).map_err(|e| match e {
+                Error::Input { problem, .. } => Error::input(origin, field("datatype"), format!("\"{name}\" {problem}, or a name under datatypes")),
+                e => e,
+            })?,
+        };
+        types.insert(name.clone(), d);
+    }
+    let s = &types[name].stats;
+    if !t.size.0.is_multiple_of(s.size_bytes) {
+        return Err(Error::input(
+            origin,
+            field("size"),
+            format!("{} B is not a whole number of {name} ({} B each); give a multiple, e.g. {}B", t.size.0, s.size_bytes, s.size_bytes),
+        ));
+    }
+    Ok((Some(s.message(t.size.0 / s.size_bytes)), Some(t.method.unwrap_or(Method::Adaptive))))
 }
 
 /// A transfer on a dependency cycle, if any (Kahn's algorithm leaves exactly the cyclic part).

@@ -1,63 +1,81 @@
-//! The earliest finish among the routes in flight. Nearly every route's finish time moves at
-//! every event of a busy network, so the keys sit in one dense array and the minimum is found
-//! by a scan when asked for: cheaper there than a heap's scattered updates, and no worse when
-//! few routes are in flight.
+//! The earliest finish among the routes in flight: a heap with lazy deletion. A route whose
+//! key changes gets a new entry and a new stamp; entries with an old stamp are dropped when
+//! they reach the top, and the heap is rebuilt from the live keys when stale entries outnumber
+//! them, so memory stays proportional to the routes in flight.
 
-pub struct Finishes {
-    /// Routes with a key, and their keys at the same positions.
-    items: Vec<u32>,
-    keys: Vec<f64>,
-    /// Position of each route in `items`, or ABSENT.
-    pos: Vec<u32>,
-    /// Position of the minimum, while no key has changed since it was found.
-    min: Option<usize>,
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+#[derive(PartialEq)]
+struct Entry {
+    key: f64,
+    route: u32,
+    stamp: u32,
 }
 
-const ABSENT: u32 = u32::MAX;
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    /// By key; among equal keys the smaller route, so runs are reproducible.
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.key.total_cmp(&o.key).then(self.route.cmp(&o.route))
+    }
+}
+
+pub struct Finishes {
+    heap: BinaryHeap<Reverse<Entry>>,
+    /// Per route: the stamp of its live entry, and its key (NaN: none).
+    stamp: Vec<u32>,
+    key: Vec<f64>,
+    live: usize,
+}
 
 impl Finishes {
     pub fn new(routes: usize) -> Finishes {
-        Finishes { items: Vec::new(), keys: Vec::new(), pos: vec![ABSENT; routes], min: None }
+        Finishes { heap: BinaryHeap::new(), stamp: vec![0; routes], key: vec![f64::NAN; routes], live: 0 }
     }
 
-    /// The earliest (key, route); among equal keys the smaller route, so runs are reproducible.
+    fn is_live(&self, e: &Entry) -> bool {
+        self.stamp[e.route as usize] == e.stamp && !self.key[e.route as usize].is_nan()
+    }
+
+    /// The earliest (key, route).
     pub fn peek(&mut self) -> Option<(f64, usize)> {
-        if self.min.is_none() && !self.items.is_empty() {
-            let mut m = 0;
-            for k in 1..self.keys.len() {
-                if self.keys[k] < self.keys[m] || (self.keys[k] == self.keys[m] && self.items[k] < self.items[m]) {
-                    m = k;
-                }
+        while let Some(Reverse(top)) = self.heap.peek() {
+            if self.is_live(top) {
+                return Some((top.key, top.route as usize));
             }
-            self.min = Some(m);
+            self.heap.pop();
         }
-        self.min.map(|m| (self.keys[m], self.items[m] as usize))
+        None
     }
 
     pub fn set(&mut self, route: usize, key: f64) {
-        match self.pos[route] {
-            ABSENT => {
-                self.pos[route] = self.items.len() as u32;
-                self.items.push(route as u32);
-                self.keys.push(key);
-            }
-            p => self.keys[p as usize] = key,
+        if self.key[route].is_nan() {
+            self.live += 1;
         }
-        self.min = None;
+        self.stamp[route] = self.stamp[route].wrapping_add(1);
+        self.key[route] = key;
+        self.heap.push(Reverse(Entry { key, route: route as u32, stamp: self.stamp[route] }));
+        if self.heap.len() > 4 * self.live + 1024 {
+            self.rebuild();
+        }
     }
 
     pub fn remove(&mut self, route: usize) {
-        let p = self.pos[route];
-        if p == ABSENT {
-            return;
+        if !self.key[route].is_nan() {
+            self.key[route] = f64::NAN;
+            self.live -= 1;
         }
-        self.pos[route] = ABSENT;
-        self.items.swap_remove(p as usize);
-        self.keys.swap_remove(p as usize);
-        if let Some(&moved) = self.items.get(p as usize) {
-            self.pos[moved as usize] = p;
-        }
-        self.min = None;
+    }
+
+    fn rebuild(&mut self) {
+        let entries: Vec<Reverse<Entry>> = std::mem::take(&mut self.heap).into_vec().into_iter().filter(|Reverse(e)| self.is_live(e)).collect();
+        self.heap = BinaryHeap::from(entries);
     }
 }
 
@@ -80,5 +98,15 @@ mod tests {
             h.remove(i);
         }
         assert_eq!(order, [4, 2, 1, 5, 0]);
+    }
+
+    #[test]
+    fn stays_small_under_many_updates() {
+        let mut h = Finishes::new(3);
+        for k in 0..100_000 {
+            h.set(k % 3, k as f64);
+        }
+        assert!(h.heap.len() <= 4 * 3 + 1024 + 1);
+        assert_eq!(h.peek(), Some((99_997.0, 1)));
     }
 }

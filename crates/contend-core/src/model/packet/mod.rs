@@ -162,7 +162,7 @@ impl PacketPrepared {
         }
         let capacity = |l: &Link| l.bandwidth * l.efficiency.unwrap_or(1.0);
         // Packets pipeline through a staging buffer by themselves: no chunk to fill first.
-        let flows = FlowTable::compile(m, w, &FlowRules { capacity: &capacity, p2p: true, staging_chunk: 0.0, prepay_latency: false })?;
+        let flows = FlowTable::compile(m, w, &FlowRules { capacity: &capacity, p2p: true, staging_chunk: 0.0, prepay_latency: false, caps: false })?;
         let n = flows.len();
         let mut net = Net {
             hop_off: Vec::with_capacity(n + 1),

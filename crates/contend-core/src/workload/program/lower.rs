@@ -201,7 +201,8 @@ pub fn lower(
             format!("{} {what}; every send needs a receive with the same source, destination and tag", describe(&p.ranks[r as usize][op])),
         )
     };
-    let mut pair_of: HashMap<(u32, usize), Pair> = HashMap::new();
+    // The matched message of every send and receive, by rank and position.
+    let mut pair_of: Vec<Vec<Option<Pair>>> = lows.iter().map(|ops| vec![None; ops.len()]).collect();
     let dev = |r: u32| devices[r as usize];
     let node = |out: &mut Vec<Transfer>, origins: &mut Vec<OpOrigin>, t: Transfer, r: u32, op: usize| {
         out.push(t);
@@ -237,8 +238,8 @@ pub fn lower(
                 let d = Transfer { name: name("m", out.len()), src: dev(a), dst: dev(b), size, overhead, after: vec![control], ..Default::default() };
                 Pair { control: Some(control), data: node(out, origins, d, b, op_of(b, j)) }
             };
-            pair_of.insert((a, i), pair);
-            pair_of.insert((b, j), pair);
+            pair_of[a as usize][i] = Some(pair);
+            pair_of[b as usize][j] = Some(pair);
         }
     }
     if let Some((key, r)) = recvs.iter().find(|(k, _)| !sends.contains_key(k)) {
@@ -267,7 +268,7 @@ pub fn lower(
                     cursor = vec![node(out, origins, t, r32, i)];
                 }
                 Low::Send { size, req, op, .. } => {
-                    let pair = pair_of[&(r32, i)];
+                    let pair = pair_of[r][i].expect("every send is matched above");
                     out[pair.data].after.extend_from_slice(&cursor);
                     let done = if pair.control.is_none() {
                         // The sender's CPU pays the software and copy costs, then goes on.
@@ -294,7 +295,7 @@ pub fn lower(
                     }
                 }
                 Low::Recv { req, .. } => {
-                    let pair = pair_of[&(r32, i)];
+                    let pair = pair_of[r][i].expect("every receive is matched above");
                     if let Some(c) = pair.control {
                         out[c].after.extend_from_slice(&cursor);
                     }
@@ -329,16 +330,29 @@ pub fn lower(
 /// The operations that can never start: those left when every operation whose dependencies
 /// can all finish has been taken away (Kahn's algorithm).
 pub fn stuck(ts: &[Transfer]) -> Vec<usize> {
+    let n = ts.len();
     let mut indeg: Vec<usize> = ts.iter().map(|t| t.after.len()).collect();
-    let mut dependents = vec![Vec::new(); ts.len()];
-    for (i, t) in ts.iter().enumerate() {
+    // Dependents in compressed rows: `dependents[start[j]..start[j + 1]]` wait for j.
+    let mut start = vec![0usize; n + 1];
+    for t in ts {
         for &j in &t.after {
-            dependents[j].push(i);
+            start[j + 1] += 1;
         }
     }
-    let mut ready: Vec<usize> = (0..ts.len()).filter(|&i| indeg[i] == 0).collect();
+    for j in 0..n {
+        start[j + 1] += start[j];
+    }
+    let mut fill = start.clone();
+    let mut dependents = vec![0usize; start[n]];
+    for (i, t) in ts.iter().enumerate() {
+        for &j in &t.after {
+            dependents[fill[j]] = i;
+            fill[j] += 1;
+        }
+    }
+    let mut ready: Vec<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
     while let Some(j) = ready.pop() {
-        for &i in &dependents[j] {
+        for &i in &dependents[start[j]..start[j + 1]] {
             indeg[i] -= 1;
             if indeg[i] == 0 {
                 ready.push(i);
