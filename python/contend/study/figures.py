@@ -51,7 +51,7 @@ def bars_per_axis(m: pd.DataFrame, axis: str, title: str, path: str) -> None:
     """A panel per application: groups of bars along ``axis``, a bar per job size."""
     apps = sorted(m["app"].unique())
     sizes = sorted(m["ranks"].unique())
-    xs = sorted(m[axis].unique(), key=_order)
+    xs = sorted(m[axis].unique(), key=policy_order)
     fig, axes = _grid(len(apps), min(3, len(apps)))
     width = 0.8 / max(1, len(sizes))
     for ax, app in zip(axes, apps, strict=False):
@@ -93,7 +93,7 @@ def bandwidth_lines(m: pd.DataFrame, axis: str, title: str, path: str) -> None:
 def nic_bars(m: pd.DataFrame, policy: str, group: str, title: str, path: str) -> None:
     """A panel per application and job size: bars per NIC policy, grouped by ``group`` (GPUs per node)."""
     pairs = sorted({(a, r) for a, r in zip(m["app"], m["ranks"], strict=True)})
-    policies = sorted(m[policy].unique(), key=_order)
+    policies = sorted(m[policy].unique(), key=policy_order)
     gs = sorted(m[group].unique())
     fig, axes = _grid(len(pairs), 4 if len(pairs) >= 4 else len(pairs))
     width = 0.8 / max(1, len(policies))
@@ -127,7 +127,7 @@ def table_image(table: pd.DataFrame, title: str, path: str) -> None:
     plt.close(fig)
 
 
-def _order(v):
+def policy_order(v):
     """Numbers by value; NIC policies as seed 003 lists them (fcfs, rr-2, rr-4, …, rr); other strings by name."""
     if isinstance(v, str):
         if v == "fcfs":

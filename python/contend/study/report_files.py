@@ -101,6 +101,7 @@ def _table_ii(part: pd.DataFrame, meta: dict[str, Any], out: Path, tag: str, whe
 
 def _nic_table(m: pd.DataFrame, where: str) -> list[str]:
     wide = m.pivot_table(index=["app", "ranks"], columns=[GPN, NIC], values="speedup", aggfunc="first")
+    wide = wide[sorted(wide.columns, key=lambda c: (c[0], figures.policy_order(c[1])))]  # fcfs, rr-2, rr-4, rr
     wide.columns = [f"{g} GPU/node {p}" for g, p in wide.columns]
     wide.index = [f"{a}, {r}" for a, r in wide.index]
     wide = wide.map(lambda v: "" if v != v else f"{v:.2f}")
