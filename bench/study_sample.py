@@ -1,12 +1,13 @@
 """Estimate a study's wall time from a sample of its points, each run alone on one core.
 
-The sample is every k-th point of the study's configurations (each with its own workload seed, so
-seeds vary too), timed around the engine call that a Dask worker makes. The estimate is the mean time
+The sample is drawn at random (fixed seed) from the study's points, so every axis and workload seed
+is represented; each is timed around the engine call that a Dask worker makes. The estimate is the mean time
 per point times the number of points, divided by the workers; points are independent, so the wall time
 is linear in workers until there are about as many workers as points.
 Usage: python bench/study_sample.py STUDY.yaml [N points, default 24]
 """
 
+import random
 import statistics
 import sys
 import time
@@ -17,10 +18,7 @@ from contend.study.spec import origin_of
 
 s = study.load(sys.argv[1])
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 24
-stride = max(1, len(s.points) // n)
-# An odd stride over the points walks every axis and the repetitions rather than one corner of the grid.
-stride += stride % 2 == 0
-sample = s.points[::stride][:n]
+sample = sorted(random.Random(0).sample(s.points, min(n, len(s.points))), key=lambda p: p.index)
 rows = []
 for p in sample:
     t = time.perf_counter()
