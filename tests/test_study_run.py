@@ -148,5 +148,8 @@ def test_a_point_failing_while_it_runs_names_the_point(cli, reference, tmp_path)
 
 
 def test_an_unreachable_scheduler_is_one_line(cli, reference, tmp_path):
-    r = cli("study", reference / "s.yaml", "-o", tmp_path / "out", "--scheduler", "tcp://127.0.0.1:9")
+    import dask
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        r = cli("study", reference / "s.yaml", "-o", tmp_path / "out", "--scheduler", "tcp://127.0.0.1:9")
     assert r.returncode == 2 and "--scheduler: cannot reach" in r.stderr, r.stderr

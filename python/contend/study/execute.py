@@ -95,7 +95,7 @@ def connect(workers: int | None, scheduler: str | None) -> Any:
 
     if scheduler:
         try:
-            return Client(scheduler, timeout=30)
+            return Client(scheduler)  # waits distributed.comm.timeouts.connect (Dask's config: 30 s)
         except (OSError, TimeoutError) as e:
             raise InputError(f"--scheduler: cannot reach a Dask scheduler at {scheduler} ({e}); "
                              "check the address and that the scheduler runs") from None
