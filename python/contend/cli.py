@@ -747,6 +747,12 @@ def demo(outdir: Path = typer.Option(Path("contend-demo"), "--out", help="Folder
 import contend.cli_datatype  # noqa: E402, F401
 import contend.cli_stencil  # noqa: E402, F401
 
+# The study commands live in their own module (Dask, pyarrow and their reports).
+from contend.cli_study import report, study  # noqa: E402
+
+app.command()(user_errors(study))
+app.command()(user_errors(report))
+
 
 def main() -> None:
     app()

@@ -470,6 +470,12 @@ pub fn run(text: &str, origin: &str, detail: bool) -> Result<crate::scenario::Ru
     crate::scenario::run(&spec, origin, detail)
 }
 
+/// Check a scenario without running it (milliseconds): what a study does for every point first.
+pub fn check_scenario(text: &str, origin: &str) -> Result<()> {
+    let spec = crate::scenario::ScenarioSpec::from_text(text, origin)?;
+    crate::scenario::check(&spec, origin)
+}
+
 #[derive(Serialize, Debug)]
 pub struct AppSummary {
     pub name: &'static str,

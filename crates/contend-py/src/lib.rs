@@ -310,6 +310,12 @@ fn program_from_trace(records_json: &str, ranks: u32, iterations: u32, origin: &
     api::program_from_trace(records_json, ranks, iterations, origin).map_err(to_py)
 }
 
+/// `api::check_scenario`: nothing, or the scenario's first mistake as an exception.
+#[pyfunction]
+fn check_scenario(text: &str, origin: &str) -> PyResult<()> {
+    api::check_scenario(text, origin).map_err(to_py)
+}
+
 /// The application skeletons as JSON.
 #[pyfunction]
 fn apps() -> String {
@@ -343,6 +349,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schemas, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(check_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(apps, m)?)?;
     m.add_function(wrap_pyfunction!(program_from_trace, m)?)?;
     m.add_function(wrap_pyfunction!(datatype, m)?)?;

@@ -240,8 +240,10 @@ fn programs(s: &ScenarioSpec, origin: &str, gpus: u32) -> Result<Vec<(String, Pr
         .collect()
 }
 
-/// Run a scenario; with `detail`, also report every operation and link.
-pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
+/// A scenario's cluster (with its knobs), GPUs node by node, jobs' programs and their sizes, all checked.
+type Built = (Machine, Vec<Vec<usize>>, Vec<(String, Program)>, Vec<u32>);
+
+fn build(s: &ScenarioSpec, origin: &str) -> Result<Built> {
     let m = build_machine(s, origin)?;
     let nodes = gpus_by_node(&m);
     let gpus = nodes.iter().map(Vec::len).sum::<usize>() as u32;
@@ -259,6 +261,31 @@ pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
     if !(scale > 0.0 && scale.is_finite()) {
         return Err(Error::input(origin, "workload.compute_scale", format!("is {scale}; give a positive factor")));
     }
+    Ok((m, nodes, progs, sizes))
+}
+
+/// Check a scenario without running it: its cluster and knobs, its jobs, that they fit, its model
+/// and the names of the model's parameters (their values are read when it runs). Milliseconds, so
+/// that a study checks every point before the first one runs.
+pub fn check(s: &ScenarioSpec, origin: &str) -> Result<()> {
+    build(s, origin)?;
+    let name = s.model.as_deref().unwrap_or("maxmin");
+    let entry = registry::MODELS.iter().find(|m| m.name == name).ok_or_else(|| {
+        let names: Vec<&str> = registry::MODELS.iter().map(|m| m.name).collect();
+        Error::input(origin, "model", format!("\"{name}\" is not a model; choose one of {}", names.join(", ")))
+    })?;
+    if let Some(key) = s.params.keys().find(|k| !entry.params.iter().any(|p| p.name == k.as_str())) {
+        let known: Vec<&str> = entry.params.iter().map(|p| p.name).collect();
+        return Err(Error::input(origin, format!("params.{key}"), format!("is not a parameter of {}; known: {}", entry.name, known.join(", "))));
+    }
+    Ok(())
+}
+
+/// Run a scenario; with `detail`, also report every operation and link.
+pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
+    let (m, nodes, progs, sizes) = build(s, origin)?;
+    let total: u32 = sizes.iter().sum();
+    let scale = s.workload.compute_scale.unwrap_or(1.0);
     let slots = jobs::place(&sizes, &nodes, s.workload.placement, s.workload.seed);
     let (mut ops, mut origins, mut lowered) = (Vec::new(), Vec::<OpOrigin>::new(), Vec::new());
     for (j, ((_, p), devices)) in progs.iter().zip(&slots).enumerate() {
@@ -338,5 +365,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
     Ok(RunReport { scenario: s.clone(), machine: m.name.clone(), model: entry.name.to_string(), summary, jobs: table, detail, operations })
 }
 
+#[cfg(test)]
+mod check_tests;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,27 @@
+use super::*;
+
+fn check_text(text: &str) -> Result<()> {
+    check(&ScenarioSpec::from_text(text, "s.yaml")?, "s.yaml")
+}
+
+fn message(text: &str) -> String {
+    check_text(text).unwrap_err().to_string()
+}
+
+const JOBS: &str = "workload:\n  jobs:\n    - {app: kripke, ranks: 32}\n";
+
+#[test]
+fn a_good_scenario_passes_the_check_without_running() {
+    check_text(&format!("cluster: fat-tree-512x4\nbandwidth_scale: 0.0625\nnic_scheduling: rr-4\nmodel: packet\n{JOBS}")).unwrap();
+    check_text("cluster: dragonfly-256x8\nworkload: {mix: {seed: 3}}\n").unwrap();
+}
+
+#[test]
+fn the_check_names_the_field_of_each_mistake() {
+    assert!(message(&format!("cluster: fat-tree-512x4\nnic_scheduling: rr-x\n{JOBS}")).contains("s.yaml: nic_scheduling:"));
+    assert!(message(&format!("cluster: fat-tree-512x4\nbandwidth_scale: 0\n{JOBS}")).contains("s.yaml: bandwidth_scale:"));
+    assert!(message(&format!("cluster: fat-tree-512x4\nmodel: fluid\n{JOBS}")).contains("s.yaml: model: \"fluid\" is not a model"));
+    assert!(message(&format!("cluster: fat-tree-512x4\nparams: {{quantom: 1us}}\n{JOBS}")).contains("s.yaml: params.quantom: is not a parameter of maxmin"));
+    assert!(message("cluster: fat-tree-512x4\nworkload:\n  jobs:\n    - {app: kripke, ranks: 4096}\n").contains("needs 4096 ranks"));
+    assert!(message(&format!("cluster: no-such-cluster\n{JOBS}")).contains("no-such-cluster"));
+}

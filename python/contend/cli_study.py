@@ -1,0 +1,77 @@
+"""`contend study` and `contend report`: sweeps on Dask into a Parquet dataset, and seed 003's figures from it.
+
+contend.cli registers these on its app; Dask, pyarrow and matplotlib are imported only when they run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from contend.errors import InputError
+
+
+def study(
+    study_file: Path = typer.Argument(..., help="A study file (YAML): base scenario, axes, repetitions, baseline."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Results folder (Parquet, a file per point); default: ./STUDY-results."),
+    workers: int | None = typer.Option(None, "--workers", "-w", help="LocalCluster worker processes (default: cores)."),
+    scheduler: str | None = typer.Option(
+        None, "--scheduler", help="Address of a running Dask scheduler, e.g. tcp://10.0.0.1:8786 (dask-jobqueue)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Check the study file and count its points; run nothing."),
+) -> None:
+    """Run every point of a study on Dask, each written to the results folder as soon as it finishes.
+
+    A rerun skips finished points, so an interrupted study resumes where it stopped.
+    """
+    from contend import study as studies
+    from contend.cli import err, out
+
+    if workers is not None and workers < 1:
+        raise InputError("--workers: give at least 1 worker process")
+    if workers is not None and scheduler:
+        raise InputError("--workers: a --scheduler cluster has its own workers; give one of the two")
+    s = studies.load(study_file)
+    folder = output or Path(f"{study_file.stem}-results")
+    if dry_run:
+        out().print(f"{study_file}: {len(s.points)} points over {', '.join(s.axes)}"
+                    f"{f' × {s.repetitions} repetitions' if s.repetitions > 1 else ''}; results would go to {folder}")
+        return
+    outcome = run_with_bar(s, folder, workers, scheduler)
+    err().print(f"{outcome.ran} points run, {outcome.skipped} already done; results in {folder} "
+                f"(try: contend report {folder})")
+
+
+def run_with_bar(s, folder: Path, workers: int | None, scheduler: str | None):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+    from contend import study as studies
+    from contend.cli import err
+
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), "eta", TimeRemainingColumn(), console=err(),
+                  disable=not err().is_terminal) as bar:
+        task = bar.add_task(s.name, total=None)
+
+        def start(total: int, skipped: int) -> None:
+            # Points finished before count as done but not towards the speed, so the ETA is this run's.
+            bar.update(task, total=total - skipped)
+
+        return studies.run(s, folder, workers=workers, scheduler=scheduler, on_start=start,
+                           on_point=lambda: bar.advance(task))
+
+
+def report(
+    results: Path = typer.Argument(..., help="A study's results folder (written by `contend study`)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Folder for the tables and charts; "
+                                       "default: RESULTS/report."),
+) -> None:
+    """Speed-ups against the study's baseline per application and job size, as seed 003 shows them:
+    charts per axis, NIC policies per application, and the minimum bandwidth reaching 90% (its Table II)."""
+    from contend.cli import err
+    from contend.study.report_files import write_report
+
+    written = write_report(results, output or results / "report")
+    for path in written:
+        err().print(f"written {path}")

@@ -1,0 +1,112 @@
+"""The results of a study: a folder of Parquet files, one per finished point, named by the scenario's hash.
+
+A point's file is written under a temporary name and renamed into place, so a run killed at any moment
+leaves only whole files; a rerun skips the points whose file exists. The study's axes and baseline travel
+in every file's metadata, so a report needs the Parquet files alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from contend.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+META_KEY = b"contend.study"
+# Per-job columns of a RunReport, in the order rows carry them.
+JOB_COLUMNS = ["job", "app", "ranks", "start_s", "finish_s", "run_time_s", "comm_s", "compute_s"]
+
+
+def open_folder(folder: str | os.PathLike, meta: dict[str, Any]) -> set[str]:
+    """Create the folder or check that it holds the same study; the hashes of the points already finished."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"--output: {folder} is a file; give a folder for the study's results")
+    folder.mkdir(parents=True, exist_ok=True)
+    done = {p.stem for p in folder.glob("*.parquet")}
+    if done:
+        old = read_meta(folder / f"{min(done)}.parquet")
+        for key in ("baseline", "zips", "repetitions", "seed_key"):
+            if old.get(key) != meta.get(key):
+                raise InputError(f"--output: {folder} holds results of a study with another {key}; "
+                                 "give a new folder, or the study file that wrote it")
+    for stale in folder.glob(".*.tmp"):  # left by a run that was killed while writing; never renamed, never read
+        stale.unlink(missing_ok=True)
+    return done
+
+
+def rows(values: dict[str, Any], hash_: str, version: str, report: dict[str, Any]) -> dict[str, list[Any]]:
+    """One row per job of a point's RunReport, each with every axis value and the point's identity."""
+    jobs = report["jobs"]
+    n = len(jobs["job"])
+    scenario = report.get("scenario", {})
+    summary = report.get("summary", {})
+    cols: dict[str, list[Any]] = {k: [v] * n for k, v in values.items()}
+    cols["scenario_hash"] = [hash_] * n
+    cols["contend_version"] = [version] * n
+    for key in ("cluster", "model"):
+        cols[f"scenario.{key}"] = [str(scenario.get(key, ""))] * n
+    cols["makespan_s"] = [float(summary.get("makespan_s", float("nan")))] * n
+    for key in JOB_COLUMNS:
+        cols[key] = list(jobs[key])
+    return cols
+
+
+def write_point(folder: str | os.PathLike, hash_: str, cols: dict[str, list[Any]], meta: dict[str, Any]) -> Path:
+    """Write one point's rows atomically: a reader or a later run sees the whole file or none."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table(cols).replace_schema_metadata({META_KEY: json.dumps(meta, sort_keys=True).encode()})
+    final = Path(folder) / f"{hash_}.parquet"
+    tmp = Path(folder) / f".{hash_}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        pq.write_table(table, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, final)
+    return final
+
+
+def read_meta(path: str | os.PathLike) -> dict[str, Any]:
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata or {}
+    if META_KEY not in meta:
+        raise InputError(f"{path}: not a point of a contend study (no study metadata); remove it or use another folder")
+    return json.loads(meta[META_KEY])
+
+
+def read(folder: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Every finished point's rows, sorted so that the frame depends on the points only, and the study's metadata.
+
+    Axis values are unioned over the files, so a study extended with more values reads as one.
+    """
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    folder = Path(folder)
+    files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    if not files:
+        raise InputError(f"{folder}: no study results here (no .parquet files); run `contend study` first")
+    frames = []
+    meta: dict[str, Any] = {}
+    for f in files:
+        table = pq.read_table(f)
+        m = json.loads((table.schema.metadata or {}).get(META_KEY, b"null"))
+        if m is None:
+            raise InputError(f"{f}: not a point of a contend study (no study metadata); remove it")
+        if not meta:
+            meta = m
+        for axis, values in m["axes"].items():
+            known = meta["axes"].setdefault(axis, [])
+            known.extend(v for v in values if v not in known)
+        frames.append(table.to_pandas())
+    df = pd.concat(frames, ignore_index=True)
+    keys = [c for c in meta["axes"] if c in df.columns] + ["repetition", "job"]
+    return df.sort_values(keys, kind="stable").reset_index(drop=True), meta

@@ -1,0 +1,107 @@
+"""Run a study's unfinished points on Dask and write each one's rows the moment it finishes.
+
+Points are independent and deterministic: the engine computes each from its scenario text alone, so the
+dataset is the same whichever worker ran a point and in whatever order they finished.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from contend.errors import InputError
+from contend.study import dataset
+from contend.study.spec import Study, origin_of
+
+
+def run_point(text: str, origin: str) -> str:
+    """What a worker does: one scenario through the engine, its RunReport as JSON, or its error as JSON
+    (the engine's exception types do not survive pickling between processes by name)."""
+    from contend import _core
+    from contend.errors import ContendError, InputError
+
+    try:
+        return _core.run(text, origin, False)
+    except ContendError as e:
+        return json.dumps({"error": str(e), "input": isinstance(e, InputError)})
+
+
+@dataclass
+class Outcome:
+    points: int  # in the study
+    skipped: int  # finished by an earlier run
+    ran: int  # finished by this one
+
+
+def run(study: Study, folder: str | os.PathLike, workers: int | None = None, scheduler: str | None = None,
+        client: Any = None, on_start: Callable[[int, int], None] | None = None,
+        on_point: Callable[[], None] | None = None) -> Outcome:
+    """Run the points not yet in ``folder``: on ``client`` if given, else on the Dask scheduler at ``scheduler``,
+    else on a LocalCluster of ``workers`` single-threaded processes (default: one per core)."""
+    from contend import __version__
+
+    meta = study.meta()
+    done = dataset.open_folder(folder, meta)
+    todo = [p for p in study.points if p.hash not in done]
+    skipped = len(study.points) - len(todo)
+    if on_start:
+        on_start(len(study.points), skipped)
+    if not todo:
+        return Outcome(len(study.points), skipped, 0)
+    own = client is None
+    if own:
+        client = connect(workers, scheduler)
+    from distributed import as_completed
+
+    try:
+        futures = {client.submit(run_point, p.text, origin_of(study, p), key=f"contend-point-{p.hash}", pure=False): p
+                   for p in todo}
+        try:
+            for fut in as_completed(futures):
+                p = futures[fut]
+                report = _report(fut, origin_of(study, p))
+                dataset.write_point(folder, p.hash, dataset.rows(p.values, p.hash, __version__, report), meta)
+                if on_point:
+                    on_point()
+        finally:  # a failed point stops the study; the ones finished so far are kept
+            client.cancel(list(futures))
+    finally:
+        if own:
+            cluster = getattr(client, "cluster", None)
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    return Outcome(len(study.points), skipped, len(todo))
+
+
+def _report(fut: Any, origin: str) -> dict[str, Any]:
+    """A point's report, or its error raised again here, naming the point (the engine names a bad
+    parameter value by --param alone)."""
+    from contend.errors import ContendError
+
+    report = json.loads(fut.result())
+    if "error" in report:
+        message = report["error"] if origin in report["error"] else f"{origin}: {report['error']}"
+        raise (InputError if report["input"] else ContendError)(message)
+    return report
+
+
+def connect(workers: int | None, scheduler: str | None) -> Any:
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        try:
+            return Client(scheduler)  # waits distributed.comm.timeouts.connect (Dask's config: 30 s)
+        except (OSError, TimeoutError) as e:
+            raise InputError(f"--scheduler: cannot reach a Dask scheduler at {scheduler} ({e}); "
+                             "check the address and that the scheduler runs") from None
+    # One single-threaded process per worker: a point holds one core for its whole run, and the engine's
+    # memory is returned to the system when a worker ends. The scheduler's HTTP endpoints take any free
+    # port (":0"), so that studies side by side do not fight over 8787.
+    cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                           dashboard_address=":0", silence_logs=logging.ERROR)
+    return Client(cluster)

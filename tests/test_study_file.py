@@ -1,0 +1,90 @@
+"""Study files: expansion into points, and every mistake refused with one line and exit 2 before anything runs."""
+
+import pytest
+
+from contend import study
+
+BASE = """name: t
+base:
+  cluster: "{fabric}-{nodes}x{gpus_per_node}"
+  model: maxmin
+  workload: {mix: {seed: 1}, placement: linear}
+"""
+GOOD = BASE + """axes:
+  fabric: [fat-tree, dragonfly]
+  bandwidth_scale: [0.5, 1, 2]
+zip:
+  gpus_per_node: [1, 4]
+  nodes: [2048, 512]
+repetitions: 2
+baseline: {gpus_per_node: 1, bandwidth_scale: 1}
+"""
+
+
+def test_grid_zip_and_repetitions_expand_into_points():
+    s = study.parse(GOOD, "s.yaml")
+    assert len(s.points) == 2 * 3 * 2 * 2
+    p = s.points[-1]
+    assert p.values == {"fabric": "dragonfly", "bandwidth_scale": 2.0, "gpus_per_node": 4, "nodes": 512,
+                        "repetition": 1}
+    assert p.scenario["cluster"] == "dragonfly-512x4"
+    assert p.scenario["bandwidth_scale"] == 2.0
+    assert p.scenario["workload"]["mix"]["seed"] == 2  # the base seed plus the repetition
+    assert len({q.hash for q in s.points}) == len(s.points)
+    # A zip member in the baseline fixes its partners; numbers compare as numbers (1 is 1.0).
+    assert s.baseline == {"gpus_per_node": 1, "nodes": 2048, "bandwidth_scale": 1.0}
+
+
+def test_hash_depends_on_the_scenario_not_the_file_order():
+    reordered = GOOD.replace("  fabric: [fat-tree, dragonfly]\n  bandwidth_scale: [0.5, 1, 2]\n",
+                             "  bandwidth_scale: [0.5, 1, 2]\n  fabric: [fat-tree, dragonfly]\n")
+    a = {p.hash for p in study.parse(GOOD, "a.yaml").points}
+    b = {p.hash for p in study.parse(reordered, "b.yaml").points}
+    assert a == b
+
+
+def test_base_scenario_from_a_file(tmp_path):
+    (tmp_path / "scenario.yaml").write_text("cluster: fat-tree-2048x1\nworkload: {mix: {seed: 3}}\n")
+    (tmp_path / "s.yaml").write_text("base: scenario.yaml\naxes: {nic_scheduling: [fcfs, rr]}\n")
+    s = study.load(tmp_path / "s.yaml")
+    assert [p.scenario["nic_scheduling"] for p in s.points] == ["fcfs", "rr"]
+    assert s.points[0].scenario["cluster"] == "fat-tree-2048x1"
+
+
+BAD = [
+    ("axes: {bandwidth_scale: []}\n", "axes.bandwidth_scale: empty"),
+    ("axes: {bandwidth_scale: 1}\n", "axes.bandwidth_scale: give the values as a list"),
+    ("axes: {bandwidth_scale: [1, 1.0]}\n", "appears twice"),
+    ("axes: {bandwidth_scale: [1, fast]}\n", "mixes strings"),
+    ("axes: {bandwidth_scale: [{a: 1}]}\n", "is not a number, string or boolean"),
+    ("axes: {fabric: [fat-tree]}\nzip: {gpus_per_node: [1, 2], nodes: [2048]}\n", "zip: lists of different lengths"),
+    ("axes: {fabric: [fat-tree], gpus_per_node: [1], nodes: [2048]}\nbaseline: {bandwidth_scale: 1}\n",
+     "baseline.bandwidth_scale: is not an axis"),
+    ("axes: {fabric: [fat-tree], gpus_per_node: [1], nodes: [2048]}\nbaseline: {gpus_per_node: 2}\n",
+     "baseline.gpus_per_node: 2 is not among the axis values"),
+    ("axes: {fabric: [fat-tree], gpus_per_node: [1]}\n", "base: {nodes} names no axis"),
+    ("axes: {fabric: [fat-tree], gpus_per_node: [1], nodes: [2048]}\nrepetitions: 0\n", "repetitions: give a whole"),
+    ("axes: {fabric: [fat-tree], gpus_per_node: [1], nodes: [2048]}\nrepeats: 2\n", "repeats: unknown key"),
+    ("axes: {fabric: [fat-tree], gpus_per_node: [1], nodes: [2048], repetition: [1]}\n",
+     "axes.repetition: not an axis"),
+]
+
+
+@pytest.mark.parametrize("tail,message", BAD)
+def test_bad_study_file_is_one_line_and_exit_2(cli, tmp_path, tail, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text(BASE + tail)
+    r = cli("study", path, "-o", tmp_path / "out")
+    assert r.returncode == 2, r.stderr
+    assert message in r.stderr and str(path) in r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert not (tmp_path / "out").exists()  # refused before anything ran or was written
+
+
+def test_not_yaml_and_missing_file(cli, tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("axes: [unclosed\n")
+    r = cli("study", path)
+    assert r.returncode == 2 and "not valid YAML" in r.stderr
+    r = cli("study", tmp_path / "missing.yaml")
+    assert r.returncode == 2 and "cannot read the study file" in r.stderr
