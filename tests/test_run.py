@@ -68,6 +68,8 @@ def test_bad_scenarios_get_one_line_and_exit_2(cli, tmp_path):
         assert r.returncode == 2, r.stdout + r.stderr
         assert words in (r.stdout + r.stderr) and "Traceback" not in (r.stdout + r.stderr)
         assert len((r.stdout + r.stderr).strip().splitlines()) == 1, r.stdout + r.stderr
+    r = cli("run", str(scenario(tmp_path, "  jobs:\n    - {app: ring, ranks: 4}\n", "model: warp\n")))
+    assert r.returncode == 2 and "s.yaml: model:" in r.stderr and "maxmin" in r.stderr
     dead = tmp_path / "dead.yaml"
     dead.write_text(
         "ranks:\n"

@@ -264,11 +264,9 @@ fn build(s: &ScenarioSpec, origin: &str) -> Result<Built> {
     Ok((m, nodes, progs, sizes))
 }
 
-/// Check a scenario without running it: its cluster and knobs, its jobs, that they fit, its model
-/// and the names of the model's parameters (their values are read when it runs). Milliseconds, so
-/// that a study checks every point before the first one runs.
-pub fn check(s: &ScenarioSpec, origin: &str) -> Result<()> {
-    build(s, origin)?;
+/// The scenario's model, and the names of its parameters checked against it (their values are
+/// read when it runs); mistakes name the scenario file's fields.
+fn model_entry(s: &ScenarioSpec, origin: &str) -> Result<&'static registry::ModelEntry> {
     let name = s.model.as_deref().unwrap_or("maxmin");
     let entry = registry::MODELS.iter().find(|m| m.name == name).ok_or_else(|| {
         let names: Vec<&str> = registry::MODELS.iter().map(|m| m.name).collect();
@@ -278,11 +276,21 @@ pub fn check(s: &ScenarioSpec, origin: &str) -> Result<()> {
         let known: Vec<&str> = entry.params.iter().map(|p| p.name).collect();
         return Err(Error::input(origin, format!("params.{key}"), format!("is not a parameter of {}; known: {}", entry.name, known.join(", "))));
     }
+    Ok(entry)
+}
+
+/// Check a scenario without running it: its cluster and knobs, its jobs, that they fit, its model
+/// and the names of the model's parameters. Milliseconds, so that a study checks every point
+/// before the first one runs.
+pub fn check(s: &ScenarioSpec, origin: &str) -> Result<()> {
+    model_entry(s, origin)?;
+    build(s, origin)?;
     Ok(())
 }
 
 /// Run a scenario; with `detail`, also report every operation and link.
 pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
+    let entry = model_entry(s, origin)?;
     let (m, nodes, progs, sizes) = build(s, origin)?;
     let total: u32 = sizes.iter().sum();
     let scale = s.workload.compute_scale.unwrap_or(1.0);
@@ -300,8 +308,6 @@ pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
         return Err(Error::input(origin, "workload", program::deadlock(&ps, &origins, &stuck)));
     }
     let w = Workload { transfers: ops, origin: origin.to_string(), ..Default::default() };
-    let model = s.model.as_deref().unwrap_or("maxmin");
-    let entry = registry::get(model)?;
     let pairs: Vec<(String, String)> = s.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let prepared = (entry.prepare)(&m, &w, &pairs)?;
     let o = sim::run_prepared(&w, prepared.as_ref(), false)?;
