@@ -31,4 +31,6 @@ m1=$(median "${t1[@]}"); m2=$(median "${t2[@]}")
 echo "reduced study: 1 worker median $m1 s, 2 workers median $m2 s, speed-up $(echo "scale=2; $m1 / $m2" | bc)"
 points=$(ls "$tmp/w1" | wc -l)
 diff -r "$tmp/w1" "$tmp/w2" >/dev/null && echo "datasets identical ($points points)" || echo "DATASETS DIFFER"
-python bench/study_sample.py examples/studies/seed003-full.yaml "$sample"
+if [ "$sample" -gt 0 ]; then
+  python bench/study_sample.py examples/studies/seed003-full.yaml "$sample"
+fi

@@ -42,7 +42,7 @@ pub const APPS: &[App] = &[
         name: "kripke",
         summary: "Kripke-like Sn sweep: 3D grid, per iteration 8 octant wavefronts, each cut into direction sets that pipeline (per set: receive the 3 upwind faces, compute, send the 3 downwind faces), each rank taking octants in the order their fronts reach it",
         params: &[
-            ITER,
+            p("iterations", "3", "outer iterations (each sweeps all 8 octants: 16 ms of compute)"),
             p("size", "64KiB", "bytes per face message of one octant (split over its sets)"),
             p("compute", "2ms", "compute per octant (split over its sets)"),
             p("sets", "16", "direction sets per octant, which pipeline"),
