@@ -90,6 +90,8 @@ struct Executor<'a> {
     nic_moving: Vec<u32>,
     nic_waiting: Vec<VecDeque<usize>>,
     nic_count: Vec<u32>,
+    /// Which operations are computations (read at every start; the transfer records are large).
+    computes: Vec<bool>,
 }
 
 impl Executor<'_> {
@@ -258,6 +260,7 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
         nic_moving: vec![0; flows.nics.len()],
         nic_waiting: vec![VecDeque::new(); flows.nics.len()],
         nic_count: vec![0; flows.nics.len()],
+        computes: w.transfers.iter().map(|t| t.compute.is_some()).collect(),
     };
     for i in 0..n {
         if x.deps_left[i] == 0 {
@@ -298,7 +301,7 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
                 let Reverse(j) = x.joins.pop().unwrap();
                 if j.at_nic {
                     x.arrive(j.flow, t);
-                } else if w.transfers[j.flow].compute.is_some() {
+                } else if x.computes[j.flow] {
                     // A computation ends when its setup (its duration) does; no model sees it.
                     x.computed(j.flow, t);
                     done += 1;
