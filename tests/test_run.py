@@ -62,6 +62,7 @@ def test_bad_scenarios_get_one_line_and_exit_2(cli, tmp_path):
         ("  jobs:\n    - {app: ring, ranks: 400}\n", "needs 400 ranks"),
         ("  jobs:\n    - {app: ring, ranks: 4, params: {size: 3 parsecs}}\n", "size"),
         ("  mix: {seed: 1}\n  jobs:\n    - {app: ring, ranks: 4}\n", "either"),
+        ("  jobs:\n    - {app: ring, ranks: 0}\n", "jobs[0].ranks: is 0"),
     ]
     for workload, words in cases:
         r = cli("run", str(scenario(tmp_path, workload)))

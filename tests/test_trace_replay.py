@@ -77,3 +77,6 @@ def test_a_file_that_is_not_a_trace_gets_one_line(cli, tmp_path):
     r = cli("import-trace", bad, "-o", tmp_path / "p.yaml")
     assert r.returncode == 2 and "is not an OTF2 trace" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+    r = cli("import-trace", tmp_path / "missing.otf2", "-o", tmp_path / "p.yaml")
+    assert r.returncode == 2 and r.stderr.strip().endswith("does not exist; give the .otf2 anchor file Score-P wrote")
+    assert len(r.stderr.strip().splitlines()) == 1

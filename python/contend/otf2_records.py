@@ -7,6 +7,10 @@ waits) in `workload::program::trace`.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 from contend.errors import InputError
@@ -31,9 +35,12 @@ def read(path: str) -> tuple[list[dict[str, Any]], int]:
         import otf2
     except ImportError:  # pragma: no cover - a dependency of the package
         raise InputError("reading OTF2 traces needs the otf2 package: pip install otf2") from None
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: does not exist; give the .otf2 anchor file Score-P wrote")
     try:
-        reader = otf2.reader.open(path)
-    except Exception as e:  # the library raises its own error types for a missing or bad anchor file
+        with _quiet_stderr():  # the C library prints its own diagnostics before raising
+            reader = otf2.reader.open(path)
+    except Exception as e:  # the library raises its own error types for a bad anchor file
         raise InputError(f"{path}: is not an OTF2 trace ({e}); give the .otf2 anchor file Score-P wrote") from None
     with reader as trace:
         resolution = float(trace.definitions.clock_properties.timer_resolution)
@@ -51,6 +58,21 @@ def read(path: str) -> tuple[list[dict[str, Any]], int]:
             _fields(event, kind, rec, rank_of)
             records.append(rec)
     return records, len(world)
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """File descriptor 2 sent to /dev/null for a while: C code writes there, not to sys.stderr."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(devnull)
+        os.close(saved)
 
 
 def _world(trace: Any) -> list[Any]:

@@ -195,8 +195,16 @@ fn gpus_by_node(m: &Machine) -> Vec<Vec<usize>> {
     nodes.into_values().collect()
 }
 
-/// Each job's name and program.
-fn programs(s: &ScenarioSpec, origin: &str, gpus: u32) -> Result<Vec<(String, Program)>> {
+/// A job: its name (the application, or the program file as written), its program, and the
+/// file its operations come from (what a mistake in them names).
+struct Job {
+    name: String,
+    program: Program,
+    source: String,
+}
+
+/// Each job.
+fn programs(s: &ScenarioSpec, origin: &str, gpus: u32) -> Result<Vec<Job>> {
     let w = &s.workload;
     if w.mix.is_some() != w.jobs.is_empty() {
         return Err(Error::input(origin, "workload", "needs either `mix: {seed: N}` or a list of `jobs`"));
@@ -210,7 +218,10 @@ fn programs(s: &ScenarioSpec, origin: &str, gpus: u32) -> Result<Vec<(String, Pr
         return drawn
             .into_iter()
             .enumerate()
-            .map(|(i, (app, ranks))| Ok((app.to_string(), apps::app(app).unwrap().program(ranks, &BTreeMap::new(), origin, &format!("workload.mix job {i}"))?)))
+            .map(|(i, (app, ranks))| {
+                let program = apps::app(app).unwrap().program(ranks, &BTreeMap::new(), origin, &format!("workload.mix job {i}"))?;
+                Ok(Job { name: app.to_string(), program, source: origin.to_string() })
+            })
             .collect();
     }
     w.jobs
@@ -224,15 +235,19 @@ fn programs(s: &ScenarioSpec, origin: &str, gpus: u32) -> Result<Vec<(String, Pr
                         let names: Vec<&str> = apps::APPS.iter().map(|a| a.name).collect();
                         Error::input(origin, format!("{field}.app"), format!("\"{name}\" is not an application; use one of {}", names.join(", ")))
                     })?;
-                    let ranks = j.ranks.ok_or_else(|| Error::input(origin, format!("{field}.ranks"), "is missing; say how many ranks the job has"))?;
-                    Ok((name.clone(), app.program(ranks, &j.params, origin, &format!("{field}.params"))?))
+                    let ranks = match j.ranks {
+                        None => return Err(Error::input(origin, format!("{field}.ranks"), "is missing; say how many ranks the job has")),
+                        Some(0) => return Err(Error::input(origin, format!("{field}.ranks"), "is 0; give a job at least one rank")),
+                        Some(r) => r,
+                    };
+                    Ok(Job { name: name.clone(), program: app.program(ranks, &j.params, origin, &format!("{field}.params"))?, source: origin.to_string() })
                 }
                 (None, Some(path)) => {
                     if j.ranks.is_some() || !j.params.is_empty() {
                         return Err(Error::input(origin, &field, "gives a program file with ranks or params; a program file says its own ranks"));
                     }
                     let file = beside(origin, path);
-                    Ok((path.clone(), Program::from_text(&read_user_file(&file)?, &file)?))
+                    Ok(Job { name: path.clone(), program: Program::from_text(&read_user_file(&file)?, &file)?, source: file })
                 }
                 _ => Err(Error::input(origin, &field, "needs exactly one of `app` (with `ranks`) or `program`")),
             }
@@ -241,14 +256,14 @@ fn programs(s: &ScenarioSpec, origin: &str, gpus: u32) -> Result<Vec<(String, Pr
 }
 
 /// A scenario's cluster (with its knobs), GPUs node by node, jobs' programs and their sizes, all checked.
-type Built = (Machine, Vec<Vec<usize>>, Vec<(String, Program)>, Vec<u32>);
+type Built = (Machine, Vec<Vec<usize>>, Vec<Job>, Vec<u32>);
 
 fn build(s: &ScenarioSpec, origin: &str) -> Result<Built> {
     let m = build_machine(s, origin)?;
     let nodes = gpus_by_node(&m);
     let gpus = nodes.iter().map(Vec::len).sum::<usize>() as u32;
     let progs = programs(s, origin, gpus)?;
-    let sizes: Vec<u32> = progs.iter().map(|(_, p)| p.ranks.len() as u32).collect();
+    let sizes: Vec<u32> = progs.iter().map(|j| j.program.ranks.len() as u32).collect();
     let total: u32 = sizes.iter().sum();
     if total > gpus {
         return Err(Error::input(
@@ -268,9 +283,10 @@ fn build(s: &ScenarioSpec, origin: &str) -> Result<Built> {
 /// read when it runs); mistakes name the scenario file's fields.
 fn model_entry(s: &ScenarioSpec, origin: &str) -> Result<&'static registry::ModelEntry> {
     let name = s.model.as_deref().unwrap_or("maxmin");
-    let entry = registry::MODELS.iter().find(|m| m.name == name).ok_or_else(|| {
-        let names: Vec<&str> = registry::MODELS.iter().map(|m| m.name).collect();
-        Error::input(origin, "model", format!("\"{name}\" is not a model; choose one of {}", names.join(", ")))
+    // The registry's lookup, its mistake re-aimed at the scenario file's field.
+    let entry = registry::get(name).map_err(|e| match e {
+        Error::Input { problem, .. } => Error::input(origin, "model", format!("\"{name}\" {problem}")),
+        e => e,
     })?;
     if let Some(key) = s.params.keys().find(|k| !entry.params.iter().any(|p| p.name == k.as_str())) {
         let known: Vec<&str> = entry.params.iter().map(|p| p.name).collect();
@@ -296,15 +312,15 @@ pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
     let scale = s.workload.compute_scale.unwrap_or(1.0);
     let slots = jobs::place(&sizes, &nodes, s.workload.placement, s.workload.seed);
     let (mut ops, mut origins, mut lowered) = (Vec::new(), Vec::<OpOrigin>::new(), Vec::new());
-    for (j, ((_, p), devices)) in progs.iter().zip(&slots).enumerate() {
-        lowered.push(program::lower(p, devices, &s.mpi, scale, j as u32, origin, &mut ops, &mut origins)?);
+    for (j, (job, devices)) in progs.iter().zip(&slots).enumerate() {
+        lowered.push(program::lower(&job.program, devices, &s.mpi, scale, j as u32, &job.source, &mut ops, &mut origins)?);
     }
     if ops.is_empty() {
         return Err(Error::input(origin, "workload", "does nothing: no job has an operation"));
     }
     let stuck = program::stuck(&ops);
     if !stuck.is_empty() {
-        let ps: Vec<&Program> = progs.iter().map(|(_, p)| p).collect();
+        let ps: Vec<&Program> = progs.iter().map(|j| &j.program).collect();
         return Err(Error::input(origin, "workload", program::deadlock(&ps, &origins, &stuck)));
     }
     let w = Workload { transfers: ops, origin: origin.to_string(), ..Default::default() };
@@ -319,7 +335,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
             bytes[o.job as usize] += t.size;
         }
     }
-    for (j, ((app, p), low)) in progs.iter().zip(&lowered).enumerate() {
+    for (j, (Job { name: app, program: p, .. }, low)) in progs.iter().zip(&lowered).enumerate() {
         let ends = low.ends.iter().map(|e| e.iter().map(|&i| o.finish[i]).fold(0.0, f64::max));
         let finish = ends.fold(0.0, f64::max);
         let n = p.ranks.len().max(1) as f64;

@@ -90,15 +90,15 @@ fn rank_ops(recs: &[&TraceRecord], origin: &str, rank: usize) -> Result<Vec<Op>>
                 }
             }
             "send" => ops.push(Op::Send(message(r, None)?)),
-            "isend" => ops.push(Op::Isend(message(r, Some(request_name(r)?))?)),
-            "isend_complete" => ops.push(Op::Wait(request_name(r)?)),
+            "isend" => ops.push(Op::Isend(message(r, Some(request_name(r, origin)?))?)),
+            "isend_complete" => ops.push(Op::Wait(request_name(r, origin)?)),
             "recv" => ops.push(Op::Recv(message(r, None)?)),
             "irecv_request" => {
                 let q = r.request.ok_or_else(|| bad(format!("an irecv request at {} s has no request id", r.t)))?;
                 let done = completion.get(&q).ok_or_else(|| bad(format!("the receive request {q} posted at {} s never completes in the trace", r.t)))?;
                 ops.push(Op::Irecv(message(done, Some(format!("q{q}")))?));
             }
-            "irecv" => ops.push(Op::Wait(request_name(r)?)),
+            "irecv" => ops.push(Op::Wait(request_name(r, origin)?)),
             "collective" => ops.push(collective(r).map_err(bad)?),
             other => return Err(bad(format!("has an event of unknown kind \"{other}\""))),
         }
@@ -106,8 +106,8 @@ fn rank_ops(recs: &[&TraceRecord], origin: &str, rank: usize) -> Result<Vec<Op>>
     Ok(ops)
 }
 
-fn request_name(r: &TraceRecord) -> Result<String> {
-    r.request.map(|q| format!("q{q}")).ok_or_else(|| Error::input("trace", format!("rank {}", r.rank), format!("a {} at {} s has no request id", r.kind, r.t)))
+fn request_name(r: &TraceRecord, origin: &str) -> Result<String> {
+    r.request.map(|q| format!("q{q}")).ok_or_else(|| Error::input(origin, format!("rank {}", r.rank), format!("a {} at {} s has no request id", r.kind, r.t)))
 }
 
 /// OTF2's collective operations as contend's; a reduce is replayed as an allreduce and the
