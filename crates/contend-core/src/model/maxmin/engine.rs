@@ -105,6 +105,8 @@ pub struct Engine<'c> {
     /// slack (`open[l] == opening`): where an earlier try was not max-min.
     open: Vec<u32>,
     opening: u32,
+    /// The fill (epoch) after which each resource was opened.
+    opened_by: Vec<u32>,
     /// Set when a fill ended by round-off: the next event refills instead of trusting groups.
     inexact: bool,
     route_mark: Vec<u32>,
@@ -436,13 +438,21 @@ impl<'c> Engine<'c> {
                 }
             }
         }
-        let own = self.touched.len();
         let mut next = 0;
         let mut skipped = false;
         while let Some(&l) = self.touched.get(next) {
             next += 1;
-            if narrow && next > own && self.g.len(l as usize) == 0 && self.open[l as usize] != self.opening {
-                skipped = true;
+            if narrow && self.open[l as usize] != self.opening {
+                // A change reaches the routes frozen at a full resource it crosses, not those
+                // that are bottlenecked elsewhere and merely cross it too (their rates are set
+                // upstream, at lower levels); a resource with slack passes nothing on.
+                skipped |= self.g.len(l as usize) < self.users[l as usize].len();
+                for i in 0..self.g.len(l as usize) {
+                    let u = self.g.members(l as usize)[i] as usize;
+                    if self.route_mark[u] != self.epoch && self.route_rate(u) >= floor {
+                        self.mark_route(u);
+                    }
+                }
                 continue;
             }
             for i in 0..self.users[l as usize].len() {
@@ -507,10 +517,13 @@ impl<'c> Engine<'c> {
             let x = self.new_rate[k] * (1.0 + TIE);
             if self.by_group[b as usize].iter().any(|&(g, _)| self.group_mark[g as usize] != self.epoch && level_of(self, g) > x) {
                 // Faster routes left out share the resource this one froze at: take them in.
-                if self.open[b as usize] == self.opening {
+                // Opened before this fill, yet still not max-min: widening will not help.
+                // (Several refilled routes may freeze at one resource: the first opens it.)
+                if self.open[b as usize] == self.opening && self.opened_by[b as usize] != self.epoch {
                     return None;
                 }
                 self.open[b as usize] = self.opening;
+                self.opened_by[b as usize] = self.epoch;
                 opened = true;
             }
         }
@@ -649,6 +662,7 @@ impl<'c> Engine<'c> {
             narrowed: false,
             top: vec![0.0; nres],
             open: vec![0; nres],
+            opened_by: vec![0; nres],
             opening: 0,
             inexact: false,
             route_mark: vec![0; nroutes],

@@ -46,6 +46,11 @@ impl Groups {
         self.level[b] = level;
     }
 
+    /// The routes frozen at b.
+    pub fn members(&self, b: usize) -> &[u32] {
+        &self.heap[b]
+    }
+
     pub fn len(&self, b: usize) -> usize {
         self.heap[b].len()
     }
