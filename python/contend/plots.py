@@ -280,7 +280,7 @@ def job_bars(jobs: dict[str, list[Any]], path: str, title: str) -> None:
     fig, ax = plt.subplots(figsize=(8, max(2.5, 0.35 * n + 1.5)))
     ax.barh(range(n), alone, color="#76b900", label="computation (mean per rank)")
     ax.barh(range(n), overlap, left=alone, color="#76b900", hatch="///", edgecolor="white", lw=0,
-            label="computation overlapping communication")
+            label="of which with messages in flight")
     ax.barh(range(n), comm, left=compute, color="#4e79a7", label="communication and waiting")
     ax.set_yticks(range(n), labels, fontsize=8)
     ax.invert_yaxis()
