@@ -119,7 +119,8 @@ pub struct OperationTable {
     pub job: Vec<u32>,
     /// The rank that computes, or sends the message.
     pub rank: Vec<u32>,
-    /// compute, message or control (a rendezvous's request from the receiver).
+    /// compute, message, control (a rendezvous's request from the receiver) or overhead (the
+    /// sender's CPU cost of an eager send: MPI's software, communication).
     pub kind: Vec<&'static str>,
     /// The receiving rank of a message; -1 for a computation.
     pub peer: Vec<i64>,
@@ -453,7 +454,8 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
             };
             ops.job.push(org.job);
             ops.rank.push(rank);
-            ops.kind.push(org.kind.name());
+            let program_op = t.compute.is_none() || program_compute(&w, &origins, i);
+            ops.kind.push(if program_op { org.kind.name() } else { "overhead" });
             ops.peer.push(peer);
             ops.bytes.push(t.size);
             ops.start_s.push(o.start[i]);

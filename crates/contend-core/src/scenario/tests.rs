@@ -185,3 +185,17 @@ fn progress_reports_messages_delivered_and_leaves_the_result_alone() {
     assert_eq!(seen.last(), Some(&(total, total)));
     assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0) && seen.len() > 2 && seen.len() <= 202, "{}", seen.len());
 }
+
+/// Every operation, on request: an eager send's CPU cost is listed as overhead, apart from the
+/// program's computations.
+#[test]
+fn operations_tell_an_eager_sends_overhead_from_computation() {
+    let cluster = file("ft-ops.yaml", FT);
+    let prog = file("ops.yaml", "ranks:\n  - [{send: {peer: 1, size: 1000B}}, {compute: 1us}]\n  - [{recv: {peer: 0, size: 1000B}}, {compute: 2us}]\n");
+    let text = format!("cluster: {cluster}\nworkload:\n  jobs:\n    - program: {prog}\n");
+    let r = run(&ScenarioSpec::from_text(&text, "s.yaml").unwrap(), "s.yaml", &RunOptions { detail: true, ..Default::default() }).unwrap();
+    let ops = r.operations.unwrap();
+    assert_eq!(ops.kind, ["message", "overhead", "compute", "compute"]);
+    assert_eq!((ops.rank, ops.peer), (vec![0, 0, 0, 1], vec![1, -1, -1, -1]));
+    assert!(close(ops.finish_s[1], 210e-9) && close(ops.start_s[2], 210e-9));
+}
