@@ -184,6 +184,14 @@ fn progress_reports_messages_delivered_and_leaves_the_result_alone() {
     assert_eq!(seen.first(), Some(&(0, total)));
     assert_eq!(seen.last(), Some(&(total, total)));
     assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0) && seen.len() > 2 && seen.len() <= 202, "{}", seen.len());
+    // The packet model runs events of its own up to the executor's horizon: the wrapper passes it on.
+    let packet = ScenarioSpec { model: Some("packet".into()), ..spec };
+    let count = std::sync::atomic::AtomicU64::new(0);
+    let last = |d: u64, _: u64| count.store(d, std::sync::atomic::Ordering::Relaxed);
+    let with = run(&packet, "s.yaml", &RunOptions { progress: Some(&last), ..Default::default() }).unwrap();
+    let without = run(&packet, "s.yaml", &RunOptions::default()).unwrap();
+    assert_eq!(with.jobs.run_time_s, without.jobs.run_time_s);
+    assert_eq!(count.into_inner(), with.summary.messages);
 }
 
 /// Every operation, on request: an eager send's CPU cost is listed as overhead, apart from the
