@@ -43,6 +43,9 @@ def test_links_are_bounded_and_detail_lists_every_one(cli, tmp_path):
     full = json.loads(cli("run", s, "--json", "--detail").stdout)
     assert len(full["links"]["name"]) == full["summary"]["links"] and "operations" in full
     assert full["links"]["name"][:3] == j["links"]["name"]
+    # A trace keeps every operation, not every link.
+    traced = json.loads(cli("run", s, "--json", "--links", "3", "--trace", tmp_path / "t.json").stdout)
+    assert len(traced["links"]["name"]) == 3 and "operations" in traced
     for bad in ("1001", "-1"):
         r = cli("run", s, "--links", bad)
         assert r.returncode == 2 and "--links" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
@@ -90,6 +93,7 @@ def test_api_gives_dataframes_and_progress(tmp_path):
     assert len(r.links) == 5 and "busy_share" in r.links
     with pytest.raises(ValueError, match="detail=True"):
         r.operations  # noqa: B018
-    d = api.run(s, detail=True)
+    d = api.run(s, detail=True, links=None)
+    assert len(d.links) == d.summary["links"] > 5
     assert len(d.operations) == d.summary["operations"]
     assert (d.operations["finish_s"] >= d.operations["start_s"]).all()

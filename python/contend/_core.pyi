@@ -76,7 +76,7 @@ def run(
     text: str,
     origin: str,
     detail: bool,
-    links: int = 10,
+    links: int | None = 10,
     progress: Callable[[int, int], object] | None = None,
 ) -> str: ...
 def check_scenario(text: str, origin: str) -> None: ...

@@ -395,7 +395,7 @@ class RunResult:
 
     @property
     def links(self) -> pd.DataFrame:
-        """The busiest links, busiest first (every link with ``detail=True``): capacity, bytes, busy
+        """The busiest links, busiest first (every link with ``links=None``): capacity, bytes, busy
         time, peak utilisation and busy share of the makespan."""
         import pandas as pd
 
@@ -414,11 +414,11 @@ class RunResult:
 
 
 def run(
-    scenario: str | os.PathLike, detail: bool = False, links: int = 10, progress: Any = None
+    scenario: str | os.PathLike, detail: bool = False, links: int | None = 10, progress: Any = None
 ) -> RunResult:
     """Run a scenario file (``contend schema scenario``): every job's time, compute, communication and
-    their overlap, and the ``links`` busiest links (0 to 1000; ``detail=True``: every link and every
-    operation). ``progress(delivered, messages)`` is called now and then while it runs."""
+    their overlap, and the ``links`` busiest links (0 to 1000; ``None``: every link); ``detail=True`` also
+    keeps every operation. ``progress(delivered, messages)`` is called now and then while it runs."""
     path = os.fspath(scenario)
     try:
         text = Path(path).read_text()

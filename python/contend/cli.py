@@ -651,8 +651,9 @@ def run_(
         from contend.run_parquet import targets
 
         tables = targets(parquet, detail, replace)
-    r = run_with_progress(lambda progress: api.run(scenario, detail=detail or bool(tr), links=links,
-                                                   progress=progress), "messages delivered")
+    r = run_with_progress(lambda progress: api.run(scenario, detail=detail or bool(tr),
+                                                   links=None if detail else links, progress=progress),
+                          "messages delivered")
     jobs = r.raw["jobs"]
     if as_json:
         sys.stdout.write(r.json + "\n")

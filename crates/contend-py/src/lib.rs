@@ -298,10 +298,11 @@ fn models() -> String {
     json(api::models())
 }
 
-/// `api::run`: a scenario's report as JSON. `progress(delivered, messages)` is called now and then.
+/// `api::run`: a scenario's report as JSON; `links=None` reports every link. `progress(delivered,
+/// messages)` is called now and then.
 #[pyfunction]
-#[pyo3(signature = (text, origin, detail, links=contend_core::scenario::DEFAULT_TOP_LINKS, progress=None))]
-fn run(py: Python<'_>, text: &str, origin: &str, detail: bool, links: usize, progress: Option<Py<PyAny>>) -> PyResult<String> {
+#[pyo3(signature = (text, origin, detail, links=Some(contend_core::scenario::DEFAULT_TOP_LINKS), progress=None))]
+fn run(py: Python<'_>, text: &str, origin: &str, detail: bool, links: Option<usize>, progress: Option<Py<PyAny>>) -> PyResult<String> {
     // Without a callback the engine runs its model unwrapped.
     let wanted = progress.is_some();
     let report = move |done: u64, total: u64| {

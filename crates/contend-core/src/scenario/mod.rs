@@ -324,17 +324,17 @@ pub fn check(s: &ScenarioSpec, origin: &str) -> Result<()> {
 /// What a run reports beyond its jobs, and who hears of its progress.
 #[derive(Clone, Copy)]
 pub struct RunOptions<'p> {
-    /// Every operation and link.
+    /// Every operation, and the report of every transfer and link.
     pub detail: bool,
-    /// The busiest links to report without `detail` (0 to MAX_TOP_LINKS).
-    pub top_links: usize,
+    /// The busiest links to report (0 to MAX_TOP_LINKS); `None`: every link.
+    pub top_links: Option<usize>,
     /// (messages delivered, messages in all), now and then.
     pub progress: Progress<'p>,
 }
 
 impl Default for RunOptions<'_> {
     fn default() -> Self {
-        RunOptions { detail: false, top_links: DEFAULT_TOP_LINKS, progress: None }
+        RunOptions { detail: false, top_links: Some(DEFAULT_TOP_LINKS), progress: None }
     }
 }
 
@@ -366,11 +366,11 @@ fn overlaps(w: &Workload, o: &sim::Outcome, origins: &[OpOrigin], slots: &[Vec<u
         .collect()
 }
 
-/// Run a scenario: every job's times, the busiest links, and with `opts.detail` every
-/// operation and link.
+/// Run a scenario: every job's times, the busiest links (`opts.top_links`), and with
+/// `opts.detail` every operation.
 pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunReport> {
-    if opts.top_links > MAX_TOP_LINKS {
-        return Err(Error::input("--links", "", format!("is {}; give 0 to {MAX_TOP_LINKS} (--detail lists every link)", opts.top_links)));
+    if let Some(n) = opts.top_links.filter(|&n| n > MAX_TOP_LINKS) {
+        return Err(Error::input("--links", "", format!("is {n}; give 0 to {MAX_TOP_LINKS} (--detail lists every link)")));
     }
     let detail = opts.detail;
     let entry = model_entry(s, origin)?;
@@ -437,7 +437,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
         operations: w.transfers.len(),
         links: all_links.name.len(),
     };
-    let links = links::busiest(all_links, o.makespan(), (!detail).then_some(opts.top_links));
+    let links = links::busiest(all_links, o.makespan(), opts.top_links);
     let operations = detail.then(|| {
         // Ranks by device, to name both ends of every message.
         let mut rank_of: BTreeMap<usize, u32> = BTreeMap::new();

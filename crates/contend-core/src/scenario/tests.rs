@@ -158,13 +158,13 @@ fn a_run_reports_its_busiest_links_bounded() {
     let cluster = file("ft-links.yaml", FT);
     let text = format!("cluster: {cluster}\nworkload:\n  jobs:\n    - {{app: stencil4d, ranks: 16, params: {{iterations: 1}}}}\n");
     let spec = ScenarioSpec::from_text(&text, "s.yaml").unwrap();
-    let top = run(&spec, "s.yaml", &RunOptions { top_links: 3, ..Default::default() }).unwrap();
+    let top = run(&spec, "s.yaml", &RunOptions { top_links: Some(3), ..Default::default() }).unwrap();
     assert!(top.summary.links > 3 && top.links.table.name.len() == 3);
     assert!(top.links.table.busy_s.windows(2).all(|w| w[0] >= w[1]));
-    let all = run(&spec, "s.yaml", &RunOptions { detail: true, top_links: 3, ..Default::default() }).unwrap();
+    let all = run(&spec, "s.yaml", &RunOptions { top_links: None, ..Default::default() }).unwrap();
     assert_eq!(all.links.table.name.len(), all.summary.links);
     assert_eq!(all.links.table.name[..3], top.links.table.name[..]);
-    let e = run(&spec, "s.yaml", &RunOptions { top_links: MAX_TOP_LINKS + 1, ..Default::default() }).unwrap_err().to_string();
+    let e = run(&spec, "s.yaml", &RunOptions { top_links: Some(MAX_TOP_LINKS + 1), ..Default::default() }).unwrap_err().to_string();
     assert!(e.contains("--links") && e.contains("1000"), "{e}");
 }
 
