@@ -37,7 +37,7 @@ def test_yaml_snippets(tmp_path):
     (tmp_path / "programs" / "pingpong.yaml").write_text(example.read_text())
     sc = tmp_path / "s.yaml"
     sc.write_text(scenario.replace("iterations: 10", "iterations: 1"))
-    assert list(contend.api.run(sc).jobs()["ranks"]) == [512, 4]
+    assert list(contend.api.run(sc).jobs["ranks"]) == [512, 4]
 
 
 def test_python_snippet():

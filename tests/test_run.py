@@ -52,7 +52,7 @@ def test_run_reports_jobs_as_table_json_csv_and_chart(cli, tmp_path):
 
 def test_run_api_gives_a_dataframe(tmp_path):
     s = scenario(tmp_path, "  jobs:\n    - {app: ring, ranks: 8, params: {iterations: 3}}\n", "model: packet\n")
-    jobs = api.run(s).jobs()
+    jobs = api.run(s).jobs
     assert list(jobs["app"]) == ["ring"] and jobs["run_time_s"][0] > 0
 
 

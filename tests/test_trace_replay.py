@@ -68,7 +68,7 @@ def test_a_trace_replays_as_a_rank_program(cli, tmp_path):
     assert jobs["ranks"] == [2] and jobs["run_time_s"][0] > 3 * 20.1e-6
     # Each rank computes 10 + 0.1 + 10 us per iteration (the gaps between its MPI calls).
     assert abs(jobs["compute_s"][0] - 3 * 20.1e-6) < 1e-12
-    assert api.run(scenario).jobs()["messages"][0] > 0
+    assert api.run(scenario).jobs["messages"][0] > 0
 
 
 def test_a_file_that_is_not_a_trace_gets_one_line(cli, tmp_path):

@@ -374,7 +374,8 @@ def schedule(
 
 
 class RunResult:
-    """What ``contend run`` reports: the scenario, a summary, and one row per job."""
+    """What ``contend run`` reports: the scenario, a summary, one row per job, the busiest links,
+    and with ``detail=True`` every operation."""
 
     def __init__(self, raw_json: str) -> None:
         self.json = raw_json
@@ -384,20 +385,46 @@ class RunResult:
     def summary(self) -> dict[str, Any]:
         return self.raw["summary"]
 
+    @property
     def jobs(self) -> pd.DataFrame:
+        """One row per job: ranks, start, finish, run time, compute, comm (not overlapped), overlap,
+        messages, bytes."""
         import pandas as pd
 
         return pd.DataFrame(self.raw["jobs"])
 
+    @property
+    def links(self) -> pd.DataFrame:
+        """The busiest links, busiest first (every link with ``links=None``): capacity, bytes, busy
+        time, peak utilisation and busy share of the makespan."""
+        import pandas as pd
 
-def run(scenario: str | os.PathLike, detail: bool = False) -> RunResult:
-    """Run a scenario file (``contend schema scenario``): every job's time, compute and communication."""
+        return pd.DataFrame(self.raw["links"])
+
+    @property
+    def operations(self) -> pd.DataFrame:
+        """One row per operation (computation, message, rendezvous control message) with its job,
+        rank, peer, bytes, start and finish; needs ``detail=True``."""
+        import pandas as pd
+
+        ops = self.raw.get("operations")
+        if ops is None:
+            raise ValueError("operations: run the scenario with detail=True to keep every operation")
+        return pd.DataFrame(ops)
+
+
+def run(
+    scenario: str | os.PathLike, detail: bool = False, links: int | None = 10, progress: Any = None
+) -> RunResult:
+    """Run a scenario file (``contend schema scenario``): every job's time, compute, communication and
+    their overlap, and the ``links`` busiest links (0 to 1000; ``None``: every link); ``detail=True`` also
+    keeps every operation. ``progress(delivered, messages)`` is called now and then while it runs."""
     path = os.fspath(scenario)
     try:
         text = Path(path).read_text()
     except OSError as e:
         raise InputError(f"{path}: cannot be read ({e.strerror}); give a scenario YAML file") from None
-    return RunResult(_core.run(text, path, detail))
+    return RunResult(_core.run(text, path, detail, links, progress))
 
 
 def apps() -> list[dict[str, Any]]:

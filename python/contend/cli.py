@@ -419,15 +419,15 @@ def schedule(
         err().print(f"best schedule written to {output} (try: contend simulate {machine} {output})")
 
 
-def run_with_progress(work: Callable[[Any], Any]) -> Any:
-    """A progress bar on stderr while the engine searches, when someone is watching."""
+def run_with_progress(work: Callable[[Any], Any], what: str = "searching") -> Any:
+    """A progress bar on stderr while the engine works, when someone is watching."""
     if not err().is_terminal:
         return work(None)
     from rich.progress import BarColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
 
     with Progress("[progress.description]{task.description}", BarColumn(), "{task.percentage:>3.0f}%",
                   TimeElapsedColumn(), TimeRemainingColumn(), console=err(), transient=True) as bar:
-        task = bar.add_task("searching", total=None)
+        task = bar.add_task(what, total=None)
         return work(lambda done, total: bar.update(task, completed=done, total=total))
 
 
@@ -627,17 +627,33 @@ def run_(
     scenario: Path = typer.Argument(..., help="A scenario file: cluster, jobs, model (`contend schema scenario`)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     as_csv: bool = typer.Option(False, "--csv", help="Print one CSV row per job."),
-    detail: bool = typer.Option(False, "--detail", help="With --json, also every operation and link."),
+    links: int = typer.Option(10, "--links", help="Report the N busiest links (0 to 1000); --detail reports all."),
+    detail: bool = typer.Option(
+        False, "--detail", help="Report every link, and with --json or --parquet every operation too."
+    ),
+    parquet: Path | None = typer.Option(
+        None, "--parquet", help="Write jobs.parquet and links.parquet (with --detail operations.parquet) here."
+    ),
+    replace: bool = typer.Option(False, "--replace", help="Let --parquet overwrite the files of an earlier run."),
     plot: Path | None = typer.Option(None, "--plot", help="Draw each job's computation and communication time (PNG)."),
     trace: Path | None = typer.Option(
         None, "--trace", help="Perfetto trace: a track per rank, its computations and messages (JSON)."
     ),
 ) -> None:
-    """Run a scenario's jobs (rank programs, application skeletons) on its cluster: each job's run time."""
+    """Run a scenario's jobs (rank programs, application skeletons) on its cluster: each job's run time,
+    computation, communication and their overlap, and the busiest links."""
+    if links < 0:
+        raise InputError(f"--links: is {links}; give 0 to 1000 (--detail reports every link)")
     png = output_path(plot, [str(scenario)], "--plot")
     tr = output_path(trace, [str(scenario)], "--trace")
-    with err().status("running the scenario…"):
-        r = api.run(scenario, detail=(detail and as_json) or bool(tr))
+    tables = None
+    if parquet is not None:
+        from contend.run_parquet import targets
+
+        tables = targets(parquet, detail, replace)
+    r = run_with_progress(lambda progress: api.run(scenario, detail=detail or bool(tr),
+                                                   links=None if detail else links, progress=progress),
+                          "messages delivered")
     jobs = r.raw["jobs"]
     if as_json:
         sys.stdout.write(r.json + "\n")
@@ -649,6 +665,12 @@ def run_(
         writer.writerows(zip(*jobs.values(), strict=True))
     else:
         print_jobs(r)
+        print_run_links(r)
+    if tables:
+        from contend.run_parquet import write
+
+        for path in write(r.raw, tables):
+            err().print(f"table written to {path}")
     if png:
         from contend.plots import job_bars
 
@@ -661,15 +683,15 @@ def run_(
         err().print(f"trace written to {tr} (open it in ui.perfetto.dev)")
 
 
-JOB_COLUMNS = ("job", "app", "ranks", "run_time_s", "compute_s", "comm_s", "messages", "bytes")
+JOB_COLUMNS = ("job", "app", "ranks", "run_time_s", "compute_s", "comm_s", "overlap_s", "messages", "bytes")
 
 
 def print_jobs(r: api.RunResult) -> None:
     jobs, s = r.raw["jobs"], r.summary
-    table = Table("job", "app", "ranks", "run time", "compute", "communication", "messages", "bytes")
+    table = Table("job", "app", "ranks", "run time", "compute", "communication", "overlap", "messages", "bytes")
     unit, scale = time_unit(max(jobs["run_time_s"], default=0.0))
     rows = list(zip(*(jobs[k] for k in JOB_COLUMNS), strict=True))
-    for job, app_, ranks, run_t, comp, comm, msgs, nbytes in rows[:TABLE_ROWS]:
+    for job, app_, ranks, run_t, comp, comm, over, msgs, nbytes in rows[:TABLE_ROWS]:
         share = f" ({comm / run_t:.0%})" if run_t > 0 else ""
         table.add_row(
             str(job),
@@ -678,16 +700,37 @@ def print_jobs(r: api.RunResult) -> None:
             f"{run_t * scale:.2f} {unit}",
             f"{comp * scale:.2f} {unit}",
             f"{comm * scale:.2f} {unit}{share}",
+            f"{over * scale:.2f} {unit}",
             f"{msgs:,}",
             human_bytes(nbytes),
         )
     out().print(table)
     if len(rows) > TABLE_ROWS:
         out().print(f"… {len(rows) - TABLE_ROWS} more jobs: --json or --csv gives every one")
+    out().print("communication: run time less compute (not hidden by computation); "
+                "overlap: computing while a message of the rank is in flight (means over ranks)")
     out().print(
         f"{r.raw['machine']}, model {r.raw['model']}: makespan {s['makespan_s'] * scale:.2f} {unit}; "
         f"{s['jobs']} jobs, {s['ranks']:,} ranks, {s['messages']:,} messages, {human_bytes(s['bytes'])}"
     )
+
+
+def print_run_links(r: api.RunResult) -> None:
+    """The links the run reports (its busiest), with their busy share of the makespan."""
+    links, total = r.raw["links"], r.summary["links"]
+    if not links["name"]:
+        return
+    unit, scale = time_unit(max(links["busy_s"]) or 1.0)
+    shown = len(links["name"])
+    title = f"links, busiest first ({shown:,} of {total:,}{'' if shown == total else '; --links N or --detail'})"
+    table = Table(title=title, title_justify="left")
+    for col in ("link", "bytes", f"busy {unit}", "busy share", "peak load"):
+        table.add_column(col, justify="left" if col == "link" else "right")
+    for name, nbytes, busy, share, peak in zip(
+        *(links[k] for k in ("name", "bytes", "busy_s", "busy_share", "peak_utilisation")), strict=True
+    ):
+        table.add_row(name, human_bytes(int(nbytes)), f"{busy * scale:.2f}", f"{share:.0%}", f"{peak:.0%}")
+    out().print(table)
 
 
 @app.command("import-trace")

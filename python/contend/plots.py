@@ -268,20 +268,24 @@ def fabric_diagram(graph: dict[str, Any], path: str, utilisation: dict[str, floa
 
 
 def job_bars(jobs: dict[str, list[Any]], path: str, title: str) -> None:
-    """Each job's run time as a bar: its mean computation per rank, and the rest (communication
-    and waiting)."""
+    """Each job's run time as a bar: its mean computation per rank (hatched: the part during which
+    messages of the rank were in flight), and the rest (communication and waiting)."""
     n = len(jobs["job"])
     unit, scale = time_unit(max(jobs["run_time_s"], default=0.0))
     labels = [f"{j}: {a} ({r})" for j, a, r in zip(jobs["job"], jobs["app"], jobs["ranks"], strict=True)]
     compute = [c * scale for c in jobs["compute_s"]]
+    overlap = [o * scale for o in jobs["overlap_s"]]
+    alone = [c - o for c, o in zip(compute, overlap, strict=True)]
     comm = [c * scale for c in jobs["comm_s"]]
     fig, ax = plt.subplots(figsize=(8, max(2.5, 0.35 * n + 1.5)))
-    ax.barh(range(n), compute, color="#76b900", label="computation (mean per rank)")
+    ax.barh(range(n), alone, color="#76b900", label="computation (mean per rank)")
+    ax.barh(range(n), overlap, left=alone, color="#76b900", hatch="///", edgecolor="white", lw=0,
+            label="of which with messages in flight")
     ax.barh(range(n), comm, left=compute, color="#4e79a7", label="communication and waiting")
     ax.set_yticks(range(n), labels, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel(f"run time ({unit})")
-    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
     ax.grid(axis="x", color="0.92")
     ax.set_axisbelow(True)
     fig.suptitle(title, fontsize=10)

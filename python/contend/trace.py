@@ -97,9 +97,10 @@ def run_trace_events(raw: dict[str, Any]) -> list[dict[str, Any]]:
     columns = (ops[k] for k in ("job", "rank", "kind", "peer", "bytes", "start_s", "finish_s"))
     for i, (job, rank, kind, peer, nbytes, start, finish) in enumerate(zip(*columns, strict=True)):
         ts, dur = start * US, max(finish - start, 0.0) * US
-        if kind == "compute":
-            events.append({"ph": "X", "pid": job + 1, "tid": rank, "ts": ts, "dur": dur, "name": "compute",
-                           "cat": "compute"})
+        if kind in ("compute", "overhead"):
+            # overhead: an eager send's CPU cost (MPI's software), on the sender's track.
+            name = "compute" if kind == "compute" else "send overhead"
+            events.append({"ph": "X", "pid": job + 1, "tid": rank, "ts": ts, "dur": dur, "name": name, "cat": kind})
             continue
         name = f"{kind} → rank {peer}"
         events.append({"ph": "X", "pid": job + 1, "tid": rank, "ts": ts, "dur": dur, "name": name, "cat": kind,

@@ -464,10 +464,11 @@ pub fn schema(which: &str) -> Result<String> {
 }
 
 /// Run a scenario (`contend schema scenario`): its jobs' rank programs on its cluster under its
-/// model; with `detail`, every operation and link too.
-pub fn run(text: &str, origin: &str, detail: bool) -> Result<crate::scenario::RunReport> {
+/// model; the `top_links` busiest links (0 to `scenario::MAX_TOP_LINKS`; `None`: every link);
+/// with `detail` every operation; `progress(messages delivered, messages)` now and then.
+pub fn run(text: &str, origin: &str, detail: bool, top_links: Option<usize>, progress: crate::scenario::Progress) -> Result<crate::scenario::RunReport> {
     let spec = crate::scenario::ScenarioSpec::from_text(text, origin)?;
-    crate::scenario::run(&spec, origin, detail)
+    crate::scenario::run(&spec, origin, &crate::scenario::RunOptions { detail, top_links, progress })
 }
 
 /// Check a scenario without running it (milliseconds): what a study does for every point first.

@@ -182,7 +182,26 @@ pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, St
         devices.sent_bytes.push(s);
         devices.received_bytes.push(r);
     }
-    // Bytes per resource, and the row each loaded resource gets in the link table.
+    let (links, row) = link_table(w, flows, o);
+    let phases = detail.phases.then(|| phase_table(flows, o, &row));
+    let nics = detail.nics.then(|| nic_table(flows, o));
+    Report {
+        machine: m.name.clone(),
+        model: model.to_string(),
+        params,
+        summary: Summary { makespan_s: o.makespan(), transfers: n, bytes: w.transfers.iter().map(|x| x.size).sum(), devices },
+        transfers: t,
+        links,
+        phases,
+        nics,
+        methods: method_table(w, flows),
+    }
+}
+
+/// Every link that carried bytes or was busy, and the row each resource of the flow table got
+/// in it (`u32::MAX`: none). Linear in the transfers' route lengths, so a run that reports no
+/// transfers can still afford it.
+pub fn link_table(w: &Workload, flows: &FlowTable, o: &Outcome) -> (LinkTable, Vec<u32>) {
     let mut bytes = vec![0.0; flows.cap.len()];
     for (i, x) in w.transfers.iter().enumerate() {
         for (&(l, _), data) in flows.route(i).iter().zip(flows.route_data(i)) {
@@ -201,19 +220,7 @@ pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, St
         links.busy_s.push(o.busy[l]);
         links.peak_utilisation.push(o.peak[l]);
     }
-    let phases = detail.phases.then(|| phase_table(flows, o, &row));
-    let nics = detail.nics.then(|| nic_table(flows, o));
-    Report {
-        machine: m.name.clone(),
-        model: model.to_string(),
-        params,
-        summary: Summary { makespan_s: o.makespan(), transfers: n, bytes: w.transfers.iter().map(|x| x.size).sum(), devices },
-        transfers: t,
-        links,
-        phases,
-        nics,
-        methods: method_table(w, flows),
-    }
+    (links, row)
 }
 
 fn nic_table(flows: &FlowTable, o: &Outcome) -> NicTable {

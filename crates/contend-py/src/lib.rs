@@ -298,10 +298,22 @@ fn models() -> String {
     json(api::models())
 }
 
-/// `api::run`: a scenario's report as JSON.
+/// `api::run`: a scenario's report as JSON; `links=None` reports every link. `progress(delivered,
+/// messages)` is called now and then.
 #[pyfunction]
-fn run(py: Python<'_>, text: &str, origin: &str, detail: bool) -> PyResult<String> {
-    py.detach(|| api::run(text, origin, detail).map(|r| json(&r))).map_err(to_py)
+#[pyo3(signature = (text, origin, detail, links=Some(contend_core::scenario::DEFAULT_TOP_LINKS), progress=None))]
+fn run(py: Python<'_>, text: &str, origin: &str, detail: bool, links: Option<usize>, progress: Option<Py<PyAny>>) -> PyResult<String> {
+    // Without a callback the engine runs its model unwrapped.
+    let wanted = progress.is_some();
+    let report = move |done: u64, total: u64| {
+        if let Some(cb) = &progress {
+            Python::attach(|py| {
+                let _ = cb.call1(py, (done, total));
+            });
+        }
+    };
+    let progress: Option<&(dyn Fn(u64, u64) + Sync)> = if wanted { Some(&report) } else { None };
+    py.detach(|| api::run(text, origin, detail, links, progress).map(|r| json(&r))).map_err(to_py)
 }
 
 /// `api::program_from_trace`: a rank program's YAML from a trace's records (JSON).

@@ -1,6 +1,7 @@
 //! A scenario: a cluster (with the knobs a study turns), a workload of jobs running rank
 //! programs, and a model. `run` lowers every job to the one workload DAG, runs it under the
-//! one executor, and reports per job its run time, computation and communication.
+//! one executor, and reports per job its run time, computation, communication and their
+//! overlap, and the busiest links.
 
 use crate::error::{parse_document, read_user_file, Error, Result};
 use crate::model::registry;
@@ -12,6 +13,12 @@ use crate::workload::Workload;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+mod links;
+mod overlap;
+mod progress;
+pub use links::{RunLinks, DEFAULT_TOP_LINKS, MAX_TOP_LINKS};
+pub use progress::Progress;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -94,9 +101,14 @@ pub struct JobTable {
     pub start_s: Vec<f64>,
     pub finish_s: Vec<f64>,
     pub run_time_s: Vec<f64>,
-    /// Mean over ranks of seconds computing, and of the rest of the run time.
+    /// Mean over ranks of seconds computing.
     pub compute_s: Vec<f64>,
+    /// Run time less compute: the communication not hidden behind computation (sending,
+    /// receiving, waiting), as seed 003's figures show it.
     pub comm_s: Vec<f64>,
+    /// Mean over ranks of seconds computing while a message of the rank (sent or received,
+    /// from its start to its finish) is in flight; at most compute_s.
+    pub overlap_s: Vec<f64>,
     pub messages: Vec<u64>,
     pub bytes: Vec<u64>,
 }
@@ -107,7 +119,8 @@ pub struct OperationTable {
     pub job: Vec<u32>,
     /// The rank that computes, or sends the message.
     pub rank: Vec<u32>,
-    /// compute, message or control (a rendezvous's request from the receiver).
+    /// compute, message, control (a rendezvous's request from the receiver) or overhead (the
+    /// sender's CPU cost of an eager send: MPI's software, communication).
     pub kind: Vec<&'static str>,
     /// The receiving rank of a message; -1 for a computation.
     pub peer: Vec<i64>,
@@ -125,6 +138,8 @@ pub struct RunSummary {
     pub bytes: u64,
     /// Operations of the DAG (messages, control messages, computations).
     pub operations: usize,
+    /// Links that carried bytes (the report lists the busiest of them).
+    pub links: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -134,6 +149,8 @@ pub struct RunReport {
     pub model: String,
     pub summary: RunSummary,
     pub jobs: JobTable,
+    /// The busiest links (every one with detail).
+    pub links: RunLinks,
     /// Every operation and link, on request.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<Report>,
@@ -304,8 +321,58 @@ pub fn check(s: &ScenarioSpec, origin: &str) -> Result<()> {
     Ok(())
 }
 
-/// Run a scenario; with `detail`, also report every operation and link.
-pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
+/// What a run reports beyond its jobs, and who hears of its progress.
+#[derive(Clone, Copy)]
+pub struct RunOptions<'p> {
+    /// Every operation, and the report of every transfer and link.
+    pub detail: bool,
+    /// The busiest links to report (0 to MAX_TOP_LINKS); `None`: every link.
+    pub top_links: Option<usize>,
+    /// (messages delivered, messages in all), now and then.
+    pub progress: Progress<'p>,
+}
+
+impl Default for RunOptions<'_> {
+    fn default() -> Self {
+        RunOptions { detail: false, top_links: Some(DEFAULT_TOP_LINKS), progress: None }
+    }
+}
+
+/// Whether operation `i` is a computation of the rank's program (not the CPU cost of an eager
+/// send, which lowering also makes a computation but which is communication).
+fn program_compute(w: &Workload, origins: &[OpOrigin], i: usize) -> bool {
+    origins[i].kind == program::OpKind::Compute && w.transfers[i].name.rsplit('.').next().is_some_and(|n| n.starts_with('c'))
+}
+
+/// Per job, the mean over its ranks of the overlap of computation and communication.
+fn overlaps(w: &Workload, o: &sim::Outcome, origins: &[OpOrigin], slots: &[Vec<usize>], devices: usize) -> Vec<f64> {
+    let mut compute: Vec<Vec<(f64, f64)>> = vec![Vec::new(); devices];
+    let mut messages: Vec<Vec<(f64, f64)>> = vec![Vec::new(); devices];
+    for (i, t) in w.transfers.iter().enumerate() {
+        let span = (o.start[i], o.finish[i]);
+        if t.compute.is_none() {
+            messages[t.src].push(span);
+            messages[t.dst].push(span);
+        } else if program_compute(w, origins, i) {
+            compute[t.src].push(span);
+        }
+    }
+    slots
+        .iter()
+        .map(|devs| {
+            let sum: f64 = devs.iter().map(|&d| overlap::overlap(&mut compute[d], &mut messages[d])).sum();
+            sum / devs.len().max(1) as f64
+        })
+        .collect()
+}
+
+/// Run a scenario: every job's times, the busiest links (`opts.top_links`), and with
+/// `opts.detail` every operation.
+pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunReport> {
+    if let Some(n) = opts.top_links.filter(|&n| n > MAX_TOP_LINKS) {
+        return Err(Error::input("--links", "", format!("is {n}; give 0 to {MAX_TOP_LINKS} (--detail lists every link)")));
+    }
+    let detail = opts.detail;
     let entry = model_entry(s, origin)?;
     let (m, nodes, progs, sizes) = build(s, origin)?;
     let total: u32 = sizes.iter().sum();
@@ -326,7 +393,14 @@ pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
     let w = Workload { transfers: ops, origin: origin.to_string(), ..Default::default() };
     let pairs: Vec<(String, String)> = s.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let prepared = (entry.prepare)(&m, &w, &pairs)?;
-    let o = sim::run_prepared(&w, prepared.as_ref(), false)?;
+    let o = match opts.progress {
+        None => sim::run_prepared(&w, prepared.as_ref(), false)?,
+        Some(report) => {
+            let flows = w.transfers.iter().filter(|t| t.compute.is_none()).count() as u64;
+            let mut model = progress::Counting::new(prepared.event_model(), flows, report);
+            sim::run(&w, prepared.flows(), &mut model, false, prepared.queues_at_nics())?
+        }
+    };
     let mut table = JobTable::default();
     let (mut messages, mut bytes) = (vec![0u64; progs.len()], vec![0u64; progs.len()]);
     for (t, o) in w.transfers.iter().zip(&origins) {
@@ -335,6 +409,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
             bytes[o.job as usize] += t.size;
         }
     }
+    let overlap = overlaps(&w, &o, &origins, &slots, m.devices.len());
     for (j, (Job { name: app, program: p, .. }, low)) in progs.iter().zip(&lowered).enumerate() {
         let ends = low.ends.iter().map(|e| e.iter().map(|&i| o.finish[i]).fold(0.0, f64::max));
         let finish = ends.fold(0.0, f64::max);
@@ -348,9 +423,11 @@ pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
         table.run_time_s.push(finish);
         table.compute_s.push(compute);
         table.comm_s.push((finish - compute).max(0.0));
+        table.overlap_s.push(overlap[j]);
         table.messages.push(messages[j]);
         table.bytes.push(bytes[j]);
     }
+    let (all_links, _) = report::link_table(&w, prepared.flows(), &o);
     let summary = RunSummary {
         makespan_s: o.makespan(),
         jobs: progs.len(),
@@ -358,7 +435,9 @@ pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
         messages: messages.iter().sum(),
         bytes: bytes.iter().sum(),
         operations: w.transfers.len(),
+        links: all_links.name.len(),
     };
+    let links = links::busiest(all_links, o.makespan(), opts.top_links);
     let operations = detail.then(|| {
         // Ranks by device, to name both ends of every message.
         let mut rank_of: BTreeMap<usize, u32> = BTreeMap::new();
@@ -375,7 +454,8 @@ pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
             };
             ops.job.push(org.job);
             ops.rank.push(rank);
-            ops.kind.push(org.kind.name());
+            let program_op = t.compute.is_none() || program_compute(&w, &origins, i);
+            ops.kind.push(if program_op { org.kind.name() } else { "overhead" });
             ops.peer.push(peer);
             ops.bytes.push(t.size);
             ops.start_s.push(o.start[i]);
@@ -384,7 +464,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, detail: bool) -> Result<RunReport> {
         ops
     });
     let detail = detail.then(|| report::build(&m, &w, entry.name, prepared.params(), prepared.flows(), &o, Detail::default()));
-    Ok(RunReport { scenario: s.clone(), machine: m.name.clone(), model: entry.name.to_string(), summary, jobs: table, detail, operations })
+    Ok(RunReport { scenario: s.clone(), machine: m.name.clone(), model: entry.name.to_string(), summary, jobs: table, links, detail, operations })
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ fn run_program(name: &str, program: &str, model: &str, extra: &str) -> Result<Ru
     let cluster = file(&format!("ft-{name}"), FT);
     let prog = file(name, program);
     let text = format!("cluster: {cluster}\nmodel: {model}\n{extra}workload:\n  jobs:\n    - program: {prog}\n");
-    run(&ScenarioSpec::from_text(&text, "s.yaml")?, "s.yaml", false)
+    run(&ScenarioSpec::from_text(&text, "s.yaml")?, "s.yaml", &RunOptions::default())
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -56,7 +56,7 @@ fn compute_scales_and_is_reported_apart_from_communication() {
         let cluster = file("ft-half.yaml", FT);
         let prog = file("half.yaml", p);
         let text = format!("cluster: {cluster}\nworkload:\n  compute_scale: 0.5\n  jobs:\n    - program: {prog}\n");
-        run(&ScenarioSpec::from_text(&text, "s.yaml")?, "s.yaml", false)
+        run(&ScenarioSpec::from_text(&text, "s.yaml")?, "s.yaml", &RunOptions::default())
     });
     let half = half.unwrap();
     assert!(close(r.jobs.run_time_s[0], 2e-3 + 910e-9), "{}", r.jobs.run_time_s[0]);
@@ -99,15 +99,111 @@ fn applications_run_as_jobs_and_mixes_fill_the_cluster() {
     let text = format!(
         "cluster: {cluster}\nworkload:\n  jobs:\n    - {{app: stencil4d, ranks: 16, params: {{iterations: 2, size: 64KiB}}}}\n    - {{app: kripke, ranks: 8, params: {{iterations: 1}}}}\n    - {{app: subcomm3d, ranks: 8, params: {{iterations: 1}}}}\n"
     );
-    let r = run(&ScenarioSpec::from_text(&text, "s.yaml").unwrap(), "s.yaml", false).unwrap();
+    let r = run(&ScenarioSpec::from_text(&text, "s.yaml").unwrap(), "s.yaml", &RunOptions::default()).unwrap();
     assert_eq!(r.jobs.ranks, vec![16, 8, 8]);
     assert!(r.jobs.run_time_s.iter().all(|&t| t > 0.0));
     // Kripke computes 8 octants x 2 ms: communication is a small part of it.
     assert!(r.jobs.compute_s[1] / r.jobs.run_time_s[1] > 0.5, "{:?}", r.jobs);
     let too_big = format!("cluster: {cluster}\nworkload:\n  jobs:\n    - {{app: ring, ranks: 64}}\n");
-    let e = run(&ScenarioSpec::from_text(&too_big, "s.yaml").unwrap(), "s.yaml", false).unwrap_err().to_string();
+    let e = run(&ScenarioSpec::from_text(&too_big, "s.yaml").unwrap(), "s.yaml", &RunOptions::default()).unwrap_err().to_string();
     assert!(e.contains("needs 64 ranks") && e.contains("32 GPUs"), "{e}");
     let bad = format!("cluster: {cluster}\nworkload:\n  jobs:\n    - {{app: stencil4d, ranks: 4, params: {{colour: red}}}}\n");
-    let e = run(&ScenarioSpec::from_text(&bad, "s.yaml").unwrap(), "s.yaml", false).unwrap_err().to_string();
+    let e = run(&ScenarioSpec::from_text(&bad, "s.yaml").unwrap(), "s.yaml", &RunOptions::default()).unwrap_err().to_string();
     assert!(e.contains("colour") && e.contains("iterations"), "{e}");
+}
+
+/// Overlap, by hand. Rank 1 posts an irecv and computes 1 us while the eager message is on its
+/// way (0 to 910 ns): 910 ns of overlap. Rank 0 only sends: its CPU cost of the send (0 to
+/// 210 ns, which lowering runs as a computation) is communication and overlaps nothing. The
+/// job: their mean.
+#[test]
+fn overlap_is_computing_while_a_message_of_the_rank_is_in_flight() {
+    let p = "ranks:\n  - [{send: {peer: 1, size: 1000B}}]\n  - [{irecv: {peer: 0, size: 1000B, req: a}}, {compute: 1us}, {wait: a}]\n";
+    let r = run_program("overlap-eager.yaml", p, "maxmin", "").unwrap();
+    assert!(close(r.jobs.overlap_s[0], 910e-9 / 2.0), "{}", r.jobs.overlap_s[0]);
+    assert!(close(r.jobs.compute_s[0], 0.5e-6) && close(r.jobs.run_time_s[0], 1e-6));
+    // Rendezvous: rank 0's messages are the receiver's control message (0 to 801.6 ns) and the
+    // data (801.6 ns to 102,401.6 ns), one unbroken span; rank 0 computes 50 us inside it.
+    let p = "ranks:\n  - [{isend: {peer: 1, size: 1MB, req: a}}, {compute: 50us}, {wait: a}]\n  - [{recv: {peer: 0, size: 1MB}}]\n";
+    let r = run_program("overlap-rdv.yaml", p, "maxmin", "").unwrap();
+    assert!(close(r.jobs.overlap_s[0], 25e-6), "{}", r.jobs.overlap_s[0]);
+    assert!(close(r.jobs.run_time_s[0], 102_401.6e-9), "{}", r.jobs.run_time_s[0]);
+    assert!(close(r.jobs.comm_s[0], 102_401.6e-9 - 25e-6));
+}
+
+/// An eager blocking send returns after its CPU cost (210 ns); rank 0 then computes 1 us
+/// (210 to 1,210 ns) while its message is still on the wire (to 910 ns): 700 ns of overlap
+/// (counting the send's cost as computation would give 910). Rank 1 computes after the
+/// message has arrived: none. Mean 350 ns.
+#[test]
+fn an_eager_send_overlaps_from_its_return_and_a_receive_after_arrival_not_at_all() {
+    let p = "ranks:\n  - [{send: {peer: 1, size: 1000B}}, {compute: 1us}]\n  - [{recv: {peer: 0, size: 1000B}}, {compute: 2us}]\n";
+    let r = run_program("overlap-blocking.yaml", p, "maxmin", "").unwrap();
+    assert!(close(r.jobs.overlap_s[0], 350e-9), "{}", r.jobs.overlap_s[0]);
+    assert!(close(r.jobs.compute_s[0], 1.5e-6));
+}
+
+/// The busiest links of a run: the four links of a lone 1000 B message (GPU to NIC, NIC to
+/// leaf and back down) carry its bytes, each for the 100 ns they take at the NICs' 10 GB/s,
+/// out of the 910 ns run.
+#[test]
+fn a_run_reports_its_busiest_links_bounded() {
+    let p = "ranks:\n  - [{send: {peer: 1, size: 1000B}}]\n  - [{recv: {peer: 0, size: 1000B}}]\n";
+    let r = run_program("links.yaml", p, "maxmin", "").unwrap();
+    assert_eq!(r.summary.links, 4);
+    assert_eq!(r.links.table.bytes, [1000.0; 4]);
+    for (&busy, &share) in r.links.table.busy_s.iter().zip(&r.links.busy_share) {
+        assert!(close(busy, 100e-9) && close(share, 100.0 / 910.0), "{busy} {share}");
+    }
+    let cluster = file("ft-links.yaml", FT);
+    let text = format!("cluster: {cluster}\nworkload:\n  jobs:\n    - {{app: stencil4d, ranks: 16, params: {{iterations: 1}}}}\n");
+    let spec = ScenarioSpec::from_text(&text, "s.yaml").unwrap();
+    let top = run(&spec, "s.yaml", &RunOptions { top_links: Some(3), ..Default::default() }).unwrap();
+    assert!(top.summary.links > 3 && top.links.table.name.len() == 3);
+    assert!(top.links.table.busy_s.windows(2).all(|w| w[0] >= w[1]));
+    let all = run(&spec, "s.yaml", &RunOptions { top_links: None, ..Default::default() }).unwrap();
+    assert_eq!(all.links.table.name.len(), all.summary.links);
+    assert_eq!(all.links.table.name[..3], top.links.table.name[..]);
+    let e = run(&spec, "s.yaml", &RunOptions { top_links: Some(MAX_TOP_LINKS + 1), ..Default::default() }).unwrap_err().to_string();
+    assert!(e.contains("--links") && e.contains("1000"), "{e}");
+}
+
+/// Progress counts every message the model delivers, ends at the total, and changes nothing.
+#[test]
+fn progress_reports_messages_delivered_and_leaves_the_result_alone() {
+    let cluster = file("ft-progress.yaml", FT);
+    let text = format!("cluster: {cluster}\nworkload:\n  jobs:\n    - {{app: stencil4d, ranks: 16, params: {{iterations: 2}}}}\n");
+    let spec = ScenarioSpec::from_text(&text, "s.yaml").unwrap();
+    let seen = std::sync::Mutex::new(Vec::new());
+    let report = |d: u64, t: u64| seen.lock().unwrap().push((d, t));
+    let with = run(&spec, "s.yaml", &RunOptions { progress: Some(&report), ..Default::default() }).unwrap();
+    let without = run(&spec, "s.yaml", &RunOptions::default()).unwrap();
+    assert_eq!(with.jobs.run_time_s, without.jobs.run_time_s);
+    let seen = seen.into_inner().unwrap();
+    let total = with.summary.messages;
+    assert_eq!(seen.first(), Some(&(0, total)));
+    assert_eq!(seen.last(), Some(&(total, total)));
+    assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0) && seen.len() > 2 && seen.len() <= 202, "{}", seen.len());
+    // The packet model runs events of its own up to the executor's horizon: the wrapper passes it on.
+    let packet = ScenarioSpec { model: Some("packet".into()), ..spec };
+    let count = std::sync::atomic::AtomicU64::new(0);
+    let last = |d: u64, _: u64| count.store(d, std::sync::atomic::Ordering::Relaxed);
+    let with = run(&packet, "s.yaml", &RunOptions { progress: Some(&last), ..Default::default() }).unwrap();
+    let without = run(&packet, "s.yaml", &RunOptions::default()).unwrap();
+    assert_eq!(with.jobs.run_time_s, without.jobs.run_time_s);
+    assert_eq!(count.into_inner(), with.summary.messages);
+}
+
+/// Every operation, on request: an eager send's CPU cost is listed as overhead, apart from the
+/// program's computations.
+#[test]
+fn operations_tell_an_eager_sends_overhead_from_computation() {
+    let cluster = file("ft-ops.yaml", FT);
+    let prog = file("ops.yaml", "ranks:\n  - [{send: {peer: 1, size: 1000B}}, {compute: 1us}]\n  - [{recv: {peer: 0, size: 1000B}}, {compute: 2us}]\n");
+    let text = format!("cluster: {cluster}\nworkload:\n  jobs:\n    - program: {prog}\n");
+    let r = run(&ScenarioSpec::from_text(&text, "s.yaml").unwrap(), "s.yaml", &RunOptions { detail: true, ..Default::default() }).unwrap();
+    let ops = r.operations.unwrap();
+    assert_eq!(ops.kind, ["message", "overhead", "compute", "compute"]);
+    assert_eq!((ops.rank, ops.peer), (vec![0, 0, 0, 1], vec![1, -1, -1, -1]));
+    assert!(close(ops.finish_s[1], 210e-9) && close(ops.start_s[2], 210e-9));
 }

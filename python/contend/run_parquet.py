@@ -1,0 +1,49 @@
+"""`contend run --parquet DIR`: a run's tables as Parquet files, one per table, each carrying the run's
+machine, model, scenario and summary as schema metadata. pyarrow is imported only when they are written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from contend.errors import InputError
+
+META_KEY = b"contend.run"
+TABLES = ("jobs", "links", "operations")
+
+
+def targets(folder: Path, operations: bool, replace: bool) -> dict[str, Path]:
+    """The files a run will write in `folder`, checked before it runs: the folder is a folder (or can be
+    made in an existing one), and no file is replaced unless the user said so."""
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"--parquet: {folder} is a file; give a folder for jobs.parquet and links.parquet")
+    if not folder.exists() and not folder.parent.is_dir():
+        raise InputError(f"--parquet: folder {folder.parent} does not exist; create it or choose another path")
+    files = {t: folder / f"{t}.parquet" for t in TABLES if operations or t != "operations"}
+    if not replace:
+        taken = [f"{t}.parquet" for t in TABLES if (folder / f"{t}.parquet").exists()]
+        if taken:
+            raise InputError(f"--parquet: {folder} already holds {', '.join(taken)}; "
+                             "choose another folder, or add --replace to overwrite them")
+    return files
+
+
+def write(raw: dict[str, Any], files: dict[str, Path]) -> list[Path]:
+    """Write each table of the run's report to its file. An earlier run's operations.parquet (only with
+    --replace can one be there) is removed when this run has none, so that the folder holds one run."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = next(iter(files.values())).parent
+    folder.mkdir(exist_ok=True)
+    meta = {META_KEY: json.dumps({k: raw[k] for k in ("machine", "model", "scenario", "summary")},
+                                 sort_keys=True).encode()}
+    written = []
+    for name, path in files.items():
+        pq.write_table(pa.table(raw[name]).replace_schema_metadata(meta), path)
+        written.append(path)
+    if "operations" not in files:
+        (folder / "operations.parquet").unlink(missing_ok=True)
+    return written
+
