@@ -48,6 +48,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     pooled: dict[tuple[str, str, str], list[float]] = {}
     tests: dict[tuple[str, str], list[float]] = {}
+    ratios: dict[str, list[tuple[float, float]]] = {}  # staged both ways over one way: measured, model
     for name, data in CASES:
         m = contend.Machine.load(HERE / "machines" / f"{name}.yaml")
         c = contend.calibrate(m, HERE / "data" / data, hold_out=True)
@@ -67,6 +68,11 @@ def main() -> None:
             sheet = peers[r["matrix"]][idx[r["src"]]][idx[r["dst"]]] if r["matrix"] in peers else None
             if sheet is not None and r["measured"] > 0:
                 groups.setdefault((kind(r["matrix"]), how, "data sheet"), []).append(abs(sheet / r["measured"] - 1))
+        staged = {(r["matrix"], r["src"], r["dst"]): r for r in c["residuals"] if "_staged_" in r["matrix"]}
+        for (matrix, a, b), r in staged.items():
+            one = staged.get(("unidirectional_staged_gbps", a, b))
+            if matrix == "bidirectional_staged_gbps" and one and a != b:
+                ratios.setdefault(name, []).append((r["measured"] / one["measured"], r["predicted"] / one["predicted"]))
         for key in sorted(groups):
             pooled.setdefault(key, []).extend(groups[key])
             print(f"| {name} | {key[0]} | {key[1]} | {key[2]} | {score(groups[key])} |")
@@ -80,6 +86,12 @@ def main() -> None:
     every = [x for e in tests.values() for x in e]
     if every:
         print(f"| **all** | every testcase | {score(every)} |")
+    print()
+    print("| machine | staged pairs | both ways over one way, measured (median, range) | held-out model |")
+    print("|---|---|---|---|")
+    for name, rs in ratios.items():
+        m, model = [x for x, _ in rs], statistics.median(p for _, p in rs)
+        print(f"| {name} | {len(rs)} | {statistics.median(m):.2f} ({min(m):.2f}–{max(m):.2f}) | {model:.2f} |")
 
 
 if __name__ == "__main__":
