@@ -111,9 +111,7 @@ pub fn device(m: &Machine, router: &Router, e: End) -> Result<usize, String> {
     let g = |i: usize| gpus.get(i).copied().ok_or_else(|| format!("nvbandwidth GPU {i}: the machine has {} GPUs", gpus.len()));
     match e {
         End::Gpu(i) => g(i),
-        End::Host(i) => router
-            .nearest_memory(g(i)?)
-            .ok_or_else(|| "nvbandwidth's host copies need a host_memory device; add one to the machine".to_string()),
+        End::Host(i) => router.nearest_memory(g(i)?).ok_or_else(|| "nvbandwidth's host copies need a host_memory device; add one to the machine".to_string()),
     }
 }
 

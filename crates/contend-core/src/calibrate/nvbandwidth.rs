@@ -16,8 +16,8 @@
 use super::cells::{rows, Matrix};
 use super::concurrent::{self, Concurrent};
 use super::p2p_output::P2pMeasurements;
-use crate::workload::Access;
 use crate::error::{Error, Result};
+use crate::workload::Access;
 
 /// Whether `text` looks like nvbandwidth output.
 pub fn detect(text: &str) -> bool {
@@ -62,19 +62,13 @@ pub fn parse(text: &str, origin: &str) -> Result<P2pMeasurements> {
         let per_copy = title.contains("Read1") || title.contains("Read2") || title.contains("Write1") || title.contains("Write2");
         let bidirectional = test.starts_with("device_to_device_bidirectional_memcpy_") && test.ends_with("_ce");
         let one_row = test == "host_to_device_memcpy_ce" || test == "device_to_host_memcpy_ce" || concurrent::TESTS.contains(&test.as_str());
-        let (slot, pulled) = match test.as_str() {
-            "device_to_device_memcpy_write_ce" => (&mut out.unidirectional_p2p_gbps, false),
-            "device_to_device_memcpy_read_ce" => (&mut out.unidirectional_p2p_read_gbps, true),
-            _ if bidirectional && total => (&mut out.bidirectional_p2p_gbps, false),
+        // A matrix of single copies goes to its slot; the others are read as flow sets.
+        let slot = match test.as_str() {
+            "device_to_device_memcpy_write_ce" => Some((&mut out.unidirectional_p2p_gbps, false)),
+            "device_to_device_memcpy_read_ce" => Some((&mut out.unidirectional_p2p_read_gbps, true)),
+            _ if bidirectional && total => Some((&mut out.bidirectional_p2p_gbps, false)),
             _ if bidirectional && per_copy => continue,
-            _ if bidirectional || one_row => {
-                if columns != n {
-                    return Err(Error::input(origin, format!("\"{test}\""), format!("has {columns} columns for {n} devices; give the whole output of one run")));
-                }
-                let m = rows(&lines[k..], n, origin, &format!("{test}: {title}"))?;
-                read_patterns(&test, &m, bidirectional, &mut out);
-                continue;
-            }
+            _ if bidirectional || one_row => None,
             _ => {
                 let why = if columns != n { "not a GPU-to-GPU matrix" } else { "not a copy-engine test contend predicts" };
                 let name = if test.is_empty() { title.to_string() } else { test };
@@ -89,7 +83,10 @@ pub fn parse(text: &str, origin: &str) -> Result<P2pMeasurements> {
             return Err(Error::input(origin, format!("\"{test}\""), format!("has {columns} columns for {n} devices; give the whole output of one run")));
         }
         let m = rows(&lines[k..], n, origin, &format!("{test}: {title}"))?;
-        *slot = Some(if pulled { transpose(&m) } else { m });
+        match slot {
+            Some((slot, pulled)) => *slot = Some(if pulled { transpose(&m) } else { m }),
+            None => read_patterns(&test, &m, bidirectional, &mut out),
+        }
     }
     if out.devices.is_empty() {
         return Err(Error::input(origin, "", "no \"Device i: NAME\" lines and no GPU matrix: not nvbandwidth output"));
