@@ -20,7 +20,7 @@ use crate::flow::router::Router;
 use crate::model::maxmin::{MaxminParams, MaxminPrepared};
 use crate::sim;
 use crate::topology::Machine;
-use crate::workload::{Access, Transfer, Workload};
+use crate::workload::{Access, Mechanism, Transfer, Workload};
 use serde::Serialize;
 
 /// One end of a copy: a GPU (index among the machine's GPUs) or the pinned host buffer of one.
@@ -122,12 +122,24 @@ pub fn predict(m: &Machine, c: &Concurrent, p: &MaxminParams) -> Result<f64, Str
     for (k, f) in c.flows.iter().enumerate() {
         let size = if c.total || k == 0 { COPY_BYTES } else { 2 * COPY_BYTES };
         let (src, dst) = (device(m, &router, f.src)?, device(m, &router, f.dst)?);
+        // nvbandwidth leaves out the GPU pairs without peer access (enablePeerAccess fails).
+        let gpus = matches!((f.src, f.dst), (End::Gpu(_), End::Gpu(_)));
+        if gpus && !router.plan(src, dst, None, &[], true).is_ok_and(|p| p.mechanism == Mechanism::P2p) {
+            if k == 0 && !c.total {
+                return Err(format!("{}: its measured copy is between GPUs without peer access in the machine", c.test));
+            }
+            continue;
+        }
         transfers.push(Transfer { name: format!("f{k}"), src, dst, size, access: f.access, ..Default::default() });
     }
+    if transfers.is_empty() {
+        return Err(format!("{}: no GPU of the machine is a peer of the one measured", c.test));
+    }
+    let n = transfers.len();
     let w = Workload { transfers, origin: format!("nvbandwidth {}", c.test), ..Default::default() };
     let prepared = MaxminPrepared::new(m, &w, *p).map_err(|e| e.to_string())?;
     let out = sim::run_prepared(&w, &prepared, false).map_err(|e| e.to_string())?;
-    let bytes = if c.total { COPY_BYTES as f64 * c.flows.len() as f64 } else { COPY_BYTES as f64 };
+    let bytes = if c.total { COPY_BYTES as f64 * n as f64 } else { COPY_BYTES as f64 };
     let seconds = if c.total { out.makespan() } else { out.finish[0] - out.start[0] };
     Ok(bytes / seconds / 1e9)
 }
@@ -183,5 +195,33 @@ links:
         // Peer copies through the switch do not touch the uplink: GPU1 -> GPU0 alone.
         let total = one("all_to_one_write_ce", 0);
         assert!((total / alone - 1.0).abs() < 0.01, "{total} against {alone}");
+    }
+
+    #[test]
+    fn pairs_without_peer_access_are_left_out_as_nvbandwidth_does() {
+        // GPU2's link forbids peer traffic: all_to_one into GPU0 is GPU1's copy alone.
+        let m = Machine::from_text(
+            "name: t
+devices:
+  - {name: SW, kind: pcie_switch}
+  - {name: GPU0, kind: gpu}
+  - {name: GPU1, kind: gpu}
+  - {name: GPU2, kind: gpu}
+links:
+  - {a: SW, b: GPU0, kind: pcie, gen: 4, lanes: 16}
+  - {a: SW, b: GPU1, kind: pcie, gen: 4, lanes: 16}
+  - {a: SW, b: GPU2, kind: pcie, gen: 4, lanes: 16, p2p: false}
+",
+            "t.yaml",
+        )
+        .unwrap();
+        let p = MaxminParams::default();
+        let run = |test: &str, flows: Vec<Flow>, total: bool| predict(&m, &Concurrent { test: test.into(), flows, total, gbps: 0.0 }, &p);
+        let (flows, _) = row_test("all_to_one_write_ce", 0, 3).unwrap();
+        let all = run("all_to_one_write_ce", flows, true).unwrap();
+        let pair = run("pair", vec![w(End::Gpu(1), End::Gpu(0))], false).unwrap();
+        assert!((all / pair - 1.0).abs() < 1e-6, "{all} against {pair}");
+        let e = run("bidir", bidirectional_cell(false, 2, 0), false).unwrap_err();
+        assert!(e.contains("without peer access"), "{e}");
     }
 }
