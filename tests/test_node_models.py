@@ -177,3 +177,16 @@ def test_calibrate_hold_out_scores_what_it_did_not_fit(tmp_path):
     p = run_cli("calibrate", str(machine), str(measured), "--hold-out", "--json")
     c = json.loads(p.stdout)
     assert "duplex.nvlink" not in c["fitted"] and any(r["held_out"] for r in c["residuals"])
+
+
+def test_calibrate_scores_nvbandwidth_concurrent_tests_held_out():
+    machine = Path(__file__).parent.parent / "bench" / "validation" / "machines" / "h800x8.yaml"
+    measured = FIXTURES / "nvbandwidth-8xh800-all.txt"
+    p = run_cli("calibrate", str(machine), str(measured), "--hold-out", "--json")
+    assert p.returncode == 0, p.stderr
+    c = json.loads(p.stdout)
+    assert "efficiency.pcie" in c["fitted"]  # from the host copies run one at a time
+    s = c["scores"]["concurrent_all_to_one_write_ce (held out)"]
+    assert s["count"] == 8 and s["median_abs_relative_error"] < 0.02
+    text = run_cli("calibrate", str(machine), str(measured), "--hold-out").stdout
+    assert "concurrent_all_to_host_memcpy_ce" in text and "all→GPU3" in text

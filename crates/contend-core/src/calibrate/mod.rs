@@ -18,6 +18,7 @@
 //! the ridge spreads the time evenly among them; the predictions do not depend on the split.
 
 mod cells;
+pub mod concurrent;
 mod csv;
 mod duplex_read;
 pub mod general;
@@ -235,6 +236,16 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
             }
         }
     }
+    // nvbandwidth's host copies run alone too: they fit the kinds on the GPU-host path.
+    for c in &meas.host_copies {
+        let f = &c.flows[0];
+        let ends = concurrent::device(m, &router, f.src).and_then(|s| Ok((s, concurrent::device(m, &router, f.dst)?)));
+        match ends.and_then(|(s, d)| router.plan(s, d, None, &[], true)) {
+            Ok(p) => copies.push(Copy { resources: resources_of(m, &p), per_copy: c.gbps * 1e9 }),
+            Err(e) if !notes.contains(&e) => notes.push(e),
+            Err(_) => {}
+        }
+    }
     let start = KINDS.map(|k| params.efficiency(k));
     let eff = fit_efficiency(m, &copies, start);
 
@@ -357,6 +368,32 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
         if !sq.is_empty() {
             rms.insert(name.to_string(), (sq.iter().sum::<f64>() / sq.len() as f64).sqrt());
         }
+    }
+    // Host copies (fitted) and concurrent tests (never fitted), on the calibrated machine.
+    for (c, fitted) in meas.host_copies.iter().map(|c| (c, true)).chain(meas.concurrent.iter().map(|c| (c, false))) {
+        let p = match concurrent::predict(&calibrated, c, params) {
+            Ok(p) => p,
+            Err(e) => {
+                if !notes.contains(&e) {
+                    notes.push(e);
+                }
+                continue;
+            }
+        };
+        let name = |e: concurrent::End| match e {
+            concurrent::End::Gpu(i) => m.devices[gpus[i]].name.clone(),
+            concurrent::End::Host(i) => format!("host of {}", m.devices[gpus[i]].name),
+        };
+        // A total names the GPU the test is about (the one end all its copies share).
+        let (src, dst) = match (c.total, c.flows.first()) {
+            (true, Some(f)) if c.flows.iter().all(|g| g.src == f.src) => (name(f.src), "all".to_string()),
+            (true, Some(f)) => ("all".to_string(), name(f.dst)),
+            (_, Some(f)) => (name(f.src), name(f.dst)),
+            (_, None) => continue,
+        };
+        let matrix = if fitted { format!("unidirectional_{}", c.test) } else { format!("concurrent_{}", c.test) };
+        let rel = (c.gbps > 0.0).then(|| (p - c.gbps) / c.gbps);
+        residuals.push(Residual { matrix, src, dst, measured: c.gbps, predicted: Some(p), relative_error: rel, held_out: !fitted });
     }
     let scores = scores(&residuals);
     Ok(Calibration { spec, fitted, residuals, rms_relative_error: rms, notes, scores })

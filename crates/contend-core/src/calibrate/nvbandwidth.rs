@@ -5,13 +5,19 @@
 //! The titles' arrows changed between versions, so a matrix is read by its test's name:
 //! `device_to_device_memcpy_write_ce` copies row → column (the row GPU pushes),
 //! `device_to_device_memcpy_read_ce` copies column → row (the row GPU pulls), and the
-//! bidirectional tests' "Total" matrix is both directions at once (reads or writes). Every
-//! other test (host copies, SM copies, latency) is listed as skipped. A matrix is stored as
-//! [source][destination] like p2pBandwidthLatencyTest's.
+//! bidirectional tests' "Total" matrix is both directions at once (reads or writes). A matrix is
+//! stored as [source][destination] like p2pBandwidthLatencyTest's.
+//!
+//! The host copies one at a time (host_to_device, device_to_host) and the tests of simultaneous
+//! copies (all_to_host, host_to_all, their bidirectional forms, all_to_one, one_to_all, the host
+//! bidirectional tests, and v0.2's bidirectional peer matrix without "Total") are read as flow
+//! sets (concurrent.rs). SM copies and latency tests are listed as skipped.
 
 use super::cells::{rows, Matrix};
+use super::concurrent::{self, Concurrent};
 use super::p2p_output::P2pMeasurements;
 use crate::error::{Error, Result};
+use crate::workload::Access;
 
 /// Whether `text` looks like nvbandwidth output.
 pub fn detect(text: &str) -> bool {
@@ -54,15 +60,17 @@ pub fn parse(text: &str, origin: &str) -> Result<P2pMeasurements> {
         let test = test_of(&lines, k).unwrap_or_default();
         let total = title.contains("Total");
         let per_copy = title.contains("Read1") || title.contains("Read2") || title.contains("Write1") || title.contains("Write2");
-        let (slot, pulled) = match test.as_str() {
-            "device_to_device_memcpy_write_ce" => (&mut out.unidirectional_p2p_gbps, false),
-            "device_to_device_memcpy_read_ce" => (&mut out.unidirectional_p2p_read_gbps, true),
-            "device_to_device_bidirectional_memcpy_write_ce" | "device_to_device_bidirectional_memcpy_read_ce" if total => {
-                (&mut out.bidirectional_p2p_gbps, false)
-            }
-            "device_to_device_bidirectional_memcpy_write_ce" | "device_to_device_bidirectional_memcpy_read_ce" if per_copy => continue,
+        let bidirectional = test.starts_with("device_to_device_bidirectional_memcpy_") && test.ends_with("_ce");
+        let one_row = test == "host_to_device_memcpy_ce" || test == "device_to_host_memcpy_ce" || concurrent::TESTS.contains(&test.as_str());
+        // A matrix of single copies goes to its slot; the others are read as flow sets.
+        let slot = match test.as_str() {
+            "device_to_device_memcpy_write_ce" => Some((&mut out.unidirectional_p2p_gbps, false)),
+            "device_to_device_memcpy_read_ce" => Some((&mut out.unidirectional_p2p_read_gbps, true)),
+            _ if bidirectional && total => Some((&mut out.bidirectional_p2p_gbps, false)),
+            _ if bidirectional && per_copy => continue,
+            _ if bidirectional || one_row => None,
             _ => {
-                let why = if columns != n { "not a GPU-to-GPU matrix" } else { "not a copy-engine peer test contend predicts" };
+                let why = if columns != n { "not a GPU-to-GPU matrix" } else { "not a copy-engine test contend predicts" };
                 let name = if test.is_empty() { title.to_string() } else { test };
                 let note = format!("nvbandwidth {name}: {why}; not used");
                 if !out.skipped.contains(&note) {
@@ -75,12 +83,39 @@ pub fn parse(text: &str, origin: &str) -> Result<P2pMeasurements> {
             return Err(Error::input(origin, format!("\"{test}\""), format!("has {columns} columns for {n} devices; give the whole output of one run")));
         }
         let m = rows(&lines[k..], n, origin, &format!("{test}: {title}"))?;
-        *slot = Some(if pulled { transpose(&m) } else { m });
+        match slot {
+            Some((slot, pulled)) => *slot = Some(if pulled { transpose(&m) } else { m }),
+            None => read_patterns(&test, &m, bidirectional, &mut out),
+        }
     }
     if out.devices.is_empty() {
         return Err(Error::input(origin, "", "no \"Device i: NAME\" lines and no GPU matrix: not nvbandwidth output"));
     }
     Ok(out)
+}
+
+/// The measured cells of a one-row host or concurrent test, or of a v0.2 bidirectional peer
+/// matrix (the measured copy's bandwidth only), as flow sets (concurrent.rs).
+fn read_patterns(test: &str, m: &Matrix, bidirectional: bool, out: &mut P2pMeasurements) {
+    let n = m.len();
+    for (i, row) in m.iter().enumerate() {
+        for (j, v) in row.iter().enumerate() {
+            let Some(gbps) = *v else { continue };
+            use concurrent::End::{Gpu, Host};
+            let (flows, total) = match test {
+                _ if bidirectional => (concurrent::bidirectional_cell(test.contains("_read_"), i, j), false),
+                "host_to_device_memcpy_ce" => (vec![concurrent::Flow { src: Host(j), dst: Gpu(j), access: Access::Write }], false),
+                "device_to_host_memcpy_ce" => (vec![concurrent::Flow { src: Gpu(j), dst: Host(j), access: Access::Write }], false),
+                _ => concurrent::row_test(test, j, n).expect("one-row tests are listed in concurrent::TESTS"),
+            };
+            let c = Concurrent { test: test.to_string(), flows, total, gbps };
+            if matches!(test, "host_to_device_memcpy_ce" | "device_to_host_memcpy_ce") {
+                out.host_copies.push(c);
+            } else {
+                out.concurrent.push(c);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -98,6 +133,26 @@ mod tests {
         // Row 0 pulls from column 3: the copy runs GPU3 -> GPU0.
         assert_eq!((r[3][0], r[0][3], r[0][0]), (Some(21.95), Some(21.82), None));
         assert!(m.unidirectional_p2p_gbps.is_none());
+    }
+
+    const ALL: &str = include_str!("../../tests/fixtures/nvbandwidth-8xh800-all.txt");
+
+    #[test]
+    fn reads_every_copy_engine_test_of_a_full_run() {
+        let m = parse(ALL, "nvb.txt").unwrap();
+        assert_eq!(m.devices.len(), 8);
+        assert_eq!(m.unidirectional_p2p_gbps.as_ref().unwrap()[0][1], Some(176.08));
+        // v0.2 prints the bidirectional tests' measured copy only: concurrent, not a total.
+        assert!(m.bidirectional_p2p_gbps.is_none());
+        let count = |t: &str| m.concurrent.iter().filter(|c| c.test == t).count();
+        assert_eq!((count("device_to_device_bidirectional_memcpy_write_ce"), count("all_to_one_read_ce"), count("all_to_host_memcpy_ce")), (56, 8, 8));
+        assert_eq!(m.concurrent.len(), 2 * 56 + 10 * 8);
+        assert_eq!(m.host_copies.len(), 16);
+        // Column 3 of all_to_one_read: GPU3's data pulled by the seven others, a total.
+        let c = m.concurrent.iter().filter(|c| c.test == "all_to_one_read_ce").nth(3).unwrap();
+        assert_eq!((c.gbps, c.total, c.flows.len()), (142.13, true, 7));
+        assert!(c.flows.iter().all(|f| f.src == concurrent::End::Gpu(3) && f.access == Access::Read));
+        assert!(m.skipped.iter().any(|s| s.contains("all_to_one_write_sm")));
     }
 
     #[test]

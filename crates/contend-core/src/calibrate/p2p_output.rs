@@ -8,6 +8,7 @@
 //! is `inf`, `nan`, negative or not a number is refused with the matrix, the row and the column.
 
 use super::cells::{rows, Matrix};
+use super::concurrent::Concurrent;
 use crate::error::{Error, Result};
 use serde::Serialize;
 
@@ -25,6 +26,11 @@ pub struct P2pMeasurements {
     pub bidirectional_staged_gbps: Option<Matrix>,
     pub latency_p2p_us: Option<Matrix>,
     pub latency_staged_us: Option<Matrix>,
+    /// nvbandwidth's copies between each GPU and its host memory, one at a time: the first
+    /// flow of each is the copy (fitted like the unidirectional matrices).
+    pub host_copies: Vec<Concurrent>,
+    /// nvbandwidth's tests of simultaneous copies (never fitted; predicted and scored).
+    pub concurrent: Vec<Concurrent>,
     /// What was read but not used, once per reason (for the report).
     pub skipped: Vec<String>,
 }

@@ -126,3 +126,23 @@ fn hold_out_scores_what_the_fit_did_not_see() {
     assert!(c.residuals.iter().filter(|r| r.matrix == "bidirectional_p2p_gbps" && r.measured > 400.0).all(|r| r.relative_error.unwrap().abs() < 0.01));
     assert!(c.scores.contains_key("unidirectional_p2p_gbps (fitted)"));
 }
+
+/// A full nvbandwidth run: fitted on the single copies (peer write and read, host to and from
+/// each GPU), its concurrent tests predicted and scored as held out.
+#[test]
+fn nvbandwidth_concurrent_tests_are_predicted_not_fitted() {
+    let m = Machine::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/machines/h800x8.yaml")).unwrap();
+    let meas = parse_measurements(include_str!("../../tests/fixtures/nvbandwidth-8xh800-all.txt"), "nvb.txt").unwrap();
+    let c = calibrate(&m, &meas, &MaxminParams::default(), true).unwrap();
+    assert!(c.fitted.contains_key("efficiency.pcie") && c.fitted.contains_key("efficiency.nvlink"), "{:?}", c.fitted);
+    let of = |name: &str| c.residuals.iter().filter(|r| r.matrix == name).collect::<Vec<_>>();
+    let host = of("unidirectional_host_to_device_memcpy_ce");
+    assert!(host.len() == 8 && host.iter().all(|r| !r.held_out && r.relative_error.unwrap().abs() < 0.01));
+    // Seven GPUs writing into one share its NVLink ports: the total is one pair's rate.
+    let a2o = of("concurrent_all_to_one_write_ce");
+    assert!(a2o.len() == 8 && a2o.iter().all(|r| r.held_out && r.dst.starts_with("GPU") && r.relative_error.unwrap().abs() < 0.02));
+    // Every GPU copying to its own socket's memory at once: the model sees no shared limit.
+    let a2h = of("concurrent_all_to_host_memcpy_ce");
+    assert!(a2h.iter().all(|r| (r.predicted.unwrap() - 55.2).abs() < 0.5), "{a2h:?}");
+    assert!(c.scores.contains_key("concurrent_all_to_one_read_ce (held out)"));
+}

@@ -226,7 +226,7 @@ impl<'m> Router<'m> {
 
     /// The host memory nearest to `d` (fewest hops, then machine order): where CUDA's pinned
     /// staging buffer is assumed to live.
-    fn nearest_memory(&self, d: usize) -> Option<usize> {
+    pub(crate) fn nearest_memory(&self, d: usize) -> Option<usize> {
         (0..self.m.devices.len())
             .filter(|&x| self.m.devices[x].kind == DeviceKind::HostMemory)
             .filter_map(|x| self.path(d, x, false).map(|p| (p.len(), x)))
