@@ -11,7 +11,7 @@ fn main() {
     let text = std::fs::read_to_string(path).unwrap();
     for _ in 0..repeats {
         let t = Instant::now();
-        let r = contend_core::api::run(&text, path, false).unwrap();
+        let r = contend_core::api::run(&text, path, false, Some(10), None).unwrap();
         println!("{:.3} s  makespan {:.9e} s, {} messages", t.elapsed().as_secs_f64(), r.summary.makespan_s, r.summary.messages);
     }
 }
