@@ -79,6 +79,9 @@ pub struct Engine<'c> {
     users: Vec<Vec<u32>>,
     slot: Vec<u32>,
     weight: Vec<f64>,
+    /// Per resource: bytes/s its transfers take (Σ weight × level over its groups), kept as
+    /// weights and levels change, so that a refill need not sum rows of hundreds of groups.
+    load: Vec<f64>,
     by_group: Vec<Vec<(u32, f64)>>,
     group_res: Vec<Vec<(u32, u32)>>,
     /// Where (resource, group) sits in `by_group`, and (group, resource) in `group_res`:
@@ -146,6 +149,7 @@ impl<'c> Engine<'c> {
         if w == 0.0 {
             return;
         }
+        self.load[l] += w * self.g.level[b as usize];
         let key = (l as u64) << 32 | b as u64;
         let row = &mut self.by_group[l];
         match self.by_group_at.get(&key) {
@@ -187,6 +191,20 @@ impl<'c> Engine<'c> {
                 row.push((l, d as u32));
             }
         }
+    }
+
+    /// Group b runs at `level` from t on; its routes' resources carry the difference.
+    fn set_level(&mut self, b: usize, t: f64, level: f64) {
+        let delta = level - self.g.level[b];
+        if delta != 0.0 {
+            for &r in self.g.members(b) {
+                let k = self.count[r as usize] as f64 * delta;
+                for &(l, a) in self.c.routes.of(r as usize) {
+                    self.load[l as usize] += k * a;
+                }
+            }
+        }
+        self.g.set_level(b, t, level);
     }
 
     fn enter_group(&mut self, r: usize, b: usize, t: f64) {
@@ -248,6 +266,7 @@ impl<'c> Engine<'c> {
             if self.users[l].is_empty() {
                 // Exact zero, so that round-off cannot accumulate across busy periods.
                 self.weight[l] = 0.0;
+                self.load[l] = 0.0;
             }
         }
     }
@@ -349,13 +368,16 @@ impl<'c> Engine<'c> {
                 b => self.mark_group(b),
             }
         }
+        // A change reaches the group frozen at each resource it touches, not the groups that
+        // merely cross it (their levels are set at their own resources); `holds` checks that
+        // none of those ends up faster than the resource's new level.
         let mut next = 0;
         while let Some(&l) = self.touched.get(next) {
             next += 1;
-            for i in 0..self.by_group[l as usize].len() {
-                let b = self.by_group[l as usize][i].0;
-                if self.group_mark[b as usize] != self.epoch && self.g.level[b as usize] >= floor {
-                    self.mark_group(b);
+            if self.group_mark[l as usize] != self.epoch && self.g.len(l as usize) > 0 && self.g.level[l as usize] >= floor {
+                self.mark_group(l);
+                if self.hit.len() > FAST_GROUPS {
+                    return false;
                 }
             }
         }
@@ -384,8 +406,8 @@ impl<'c> Engine<'c> {
         let mut x = std::mem::take(&mut self.rhs);
         let ok = solve(&mut self.system, &mut x).is_some() && x.iter().all(|&v| v > 0.0 && v.is_finite()) && self.holds(&x);
         if ok {
-            for (i, &b) in self.hit.iter().enumerate() {
-                self.g.set_level(b as usize, t, x[i]);
+            for (i, &level) in x.iter().enumerate() {
+                self.set_level(self.hit[i] as usize, t, level);
             }
         }
         self.rhs = x;
@@ -475,11 +497,18 @@ impl<'c> Engine<'c> {
                 self.hit.push(b);
             }
         }
+        // What the routes left fixed take: the load less the refilled routes' share (every
+        // route of a refilled group is refilled: they share its level, hence the floor test).
         for &l in &self.touched {
-            let l = l as usize;
-            let fixed: f64 =
-                self.by_group[l].iter().filter(|(g, _)| self.group_mark[*g as usize] != self.epoch).map(|&(g, w)| w * self.g.level[g as usize]).sum();
-            self.resid[l] = self.c.cap[l] - fixed;
+            self.resid[l as usize] = self.c.cap[l as usize] - self.load[l as usize];
+        }
+        for &r in &self.affected {
+            let k = self.count[r as usize] as f64 * self.route_rate(r as usize);
+            if k > 0.0 {
+                for &(l, a) in self.hops(r as usize) {
+                    self.resid[l as usize] += k * a;
+                }
+            }
         }
         self.new_rate.clear();
         self.new_rate.resize(self.affected.len(), 0.0);
@@ -575,7 +604,7 @@ impl<'c> Engine<'c> {
                 // First route of this refill in group b: the group takes the new level if all
                 // its members are in the refill; otherwise it must keep the level it has.
                 if self.g.len(b) == self.staying[b] as usize {
-                    self.g.set_level(b, t, rate);
+                    self.set_level(b, t, rate);
                 } else if (self.g.level[b] - rate).abs() > TIE * rate {
                     return Err(Error::Runtime(format!("maxmin: routes frozen at resource {} disagree on its level at t = {t} s", self.c.name[b])));
                 }
@@ -647,6 +676,7 @@ impl<'c> Engine<'c> {
             users: vec![Vec::new(); nres],
             slot: vec![0; c.routes.hops.len()],
             weight: vec![0.0; nres],
+            load: vec![0.0; nres],
             by_group: vec![Vec::new(); nres],
             group_res: vec![Vec::new(); nres],
             by_group_at: KeyMap::default(),
@@ -729,9 +759,6 @@ impl EventModel for Engine<'_> {
     }
 
     fn loads(&mut self, out: &mut Vec<(u32, f64)>) {
-        for &l in &self.touched {
-            let load: f64 = self.by_group[l as usize].iter().map(|&(g, w)| w * self.g.level[g as usize]).sum();
-            out.push((l, load));
-        }
+        out.extend(self.touched.iter().map(|&l| (l, self.load[l as usize])));
     }
 }
