@@ -217,17 +217,36 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut [Plan
         units[u].3 += 1;
         unit_of[i] = u;
     }
+    let no_path = |i: usize, from: usize, to: usize| {
+        Error::input(&w.origin, format!("transfers[{i}]"), format!("there is no network path from {} to {}", m.devices[from].name, m.devices[to].name))
+    };
     let mut routes: Vec<Vec<Hop>> = vec![Vec::new(); units.len()];
+    // UGAL and PAR choose between two paths that loads do not change: found once, and each
+    // pass only re-decides (with whether the minimal one won).
+    let two = net.chooses_between_two();
+    let mut candidates: Vec<(Vec<Hop>, Vec<Hop>, bool)> = Vec::new();
     let passes = if net.adapts() { 1 + REFINE_PASSES } else { 1 };
     for pass in 0..passes {
         let mut moved = false;
         for (u, &(i, from, to, weight)) in units.iter().enumerate() {
+            if two {
+                if pass == 0 {
+                    let (minimal, detour) = net.ugal_candidates(i as u64, from, to).ok_or_else(|| no_path(i, from, to))?;
+                    candidates.push((minimal, detour, true));
+                } else {
+                    let (minimal, detour, won) = &candidates[u];
+                    net.uncharge(if *won { minimal } else { detour }, weight);
+                }
+                let (minimal, detour, won) = &mut candidates[u];
+                let wins = net.ugal_choose(minimal, detour, weight);
+                moved |= pass == 0 || wins != *won;
+                *won = wins;
+                continue;
+            }
             if pass > 0 {
                 net.uncharge(&routes[u], weight);
             }
-            let route = net.route(i as u64, from, to, weight).ok_or_else(|| {
-                Error::input(&w.origin, format!("transfers[{i}]"), format!("there is no network path from {} to {}", m.devices[from].name, m.devices[to].name))
-            })?;
+            let route = net.route(i as u64, from, to, weight).ok_or_else(|| no_path(i, from, to))?;
             moved |= route != routes[u];
             routes[u] = route;
         }
@@ -235,18 +254,21 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut [Plan
             break; // a pass that moves nothing: the next would not either
         }
     }
-    let segments: Vec<Vec<Hop>> = unit_of.iter().map(|&u| if u == usize::MAX { Vec::new() } else { routes[u].clone() }).collect();
+    if two {
+        routes = candidates.into_iter().map(|(minimal, detour, won)| if won { minimal } else { detour }).collect();
+    }
     let latency = |hops: &[Hop]| hops.iter().map(|h| m.links[h.link].latency).sum::<f64>();
     let mut spread = vec![None; plans.len()];
-    for (((plan, part), segment), shares) in plans.iter_mut().zip(&parts).zip(segments).zip(spread.iter_mut()) {
+    for (((plan, part), &u), shares) in plans.iter_mut().zip(&parts).zip(&unit_of).zip(spread.iter_mut()) {
         if let Some((first, last, from, to)) = *part {
             if net.sprays() {
                 let mut s: Vec<(Hop, f64)> = plan.hops[..first].iter().chain(&plan.hops[last + 1..]).map(|&h| (h, 1.0)).collect();
                 s.extend(net.spray(from, to));
                 *shares = Some(s);
             }
-            plan.latency += latency(&segment) - latency(&plan.hops[first..=last]);
-            plan.hops.splice(first..=last, segment);
+            let segment = &routes[u];
+            plan.latency += latency(segment) - latency(&plan.hops[first..=last]);
+            plan.hops.splice(first..=last, segment.iter().copied());
         }
     }
     Ok(spread)

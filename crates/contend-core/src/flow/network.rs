@@ -32,6 +32,10 @@ pub struct NetworkRouter<'m> {
     ahead: Vec<(u32, u32)>,
     visited: Vec<u32>,
     walks: u32,
+    /// Scratch of walks, kept between them: next hops, and the shortest-path DAG (devices in
+    /// breadth-first order, their next hops, where each device's start).
+    candidates: Vec<(u32, u32)>,
+    dag: (Vec<usize>, Vec<(u32, u32)>, Vec<usize>),
     /// Per device: whether it is a switch (read in the inner loops; the device records are large).
     switch: Vec<bool>,
 }
@@ -84,6 +88,8 @@ impl<'m> NetworkRouter<'m> {
             ahead: vec![(0, 0); n],
             visited: vec![0; n],
             walks: 0,
+            candidates: Vec::new(),
+            dag: Default::default(),
             switch: m.devices.iter().map(|d| d.kind == DeviceKind::Switch).collect(),
         }
     }
@@ -175,15 +181,17 @@ impl<'m> NetworkRouter<'m> {
         if dist.at(from) == FAR {
             return None;
         }
-        let mut candidates = Vec::new();
+        let mut candidates = std::mem::take(&mut self.candidates);
         if least_loaded {
             // The shortest-path DAG from `from`, breadth first (every edge goes one hop closer),
             // then, backwards, the busiest link still ahead on the best path from each device.
             self.walks = self.walks.wrapping_add(1).max(1);
             let mark = self.walks;
-            let mut order = vec![from];
+            let (mut order, mut edges, mut starts) = std::mem::take(&mut self.dag);
+            (order.clear(), edges.clear(), starts.clear());
+            order.push(from);
             // The next hops of order[k] are edges[starts[k]..starts[k + 1]].
-            let (mut edges, mut starts) = (Vec::new(), vec![0]);
+            starts.push(0);
             self.visited[from] = mark;
             let mut i = 0;
             while let Some(&v) = order.get(i) {
@@ -200,12 +208,24 @@ impl<'m> NetworkRouter<'m> {
                 }
                 starts.push(edges.len());
             }
+            let mut reachable = true;
             for (k, &v) in order.iter().enumerate().rev() {
                 self.ahead[v] = if v == to {
                     (0, 0)
                 } else {
-                    edges[starts[k]..starts[k + 1]].iter().map(|&(w, l)| self.cost(self.load[self.dir(l, v)], self.ahead[w as usize])).min()?
+                    match edges[starts[k]..starts[k + 1]].iter().map(|&(w, l)| self.cost(self.load[self.dir(l, v)], self.ahead[w as usize])).min() {
+                        Some(c) => c,
+                        None => {
+                            reachable = false;
+                            break;
+                        }
+                    }
                 };
+            }
+            self.dag = (order, edges, starts);
+            if !reachable {
+                self.candidates = candidates;
+                return None;
             }
         }
         let mut hops = Vec::with_capacity(dist.at(from) as usize);
@@ -215,14 +235,21 @@ impl<'m> NetworkRouter<'m> {
             let h = mix(self.seed ^ mix(flow ^ mix(salt ^ hops.len() as u64)));
             if least_loaded {
                 let score = |&(w, l): &(u32, u32)| self.cost(self.load[self.dir(l, v)], self.ahead[w as usize]);
-                let best = candidates.iter().map(score).min()?;
+                let Some(best) = candidates.iter().map(score).min() else {
+                    self.candidates = candidates;
+                    return None;
+                };
                 candidates.retain(|c| score(c) == best);
             }
             let pick = if flow == u64::MAX { 0 } else { (h % candidates.len().max(1) as u64) as usize };
-            let &(w, l) = candidates.get(pick)?;
+            let Some(&(w, l)) = candidates.get(pick) else {
+                self.candidates = candidates;
+                return None;
+            };
             hops.push(Hop { link: l as usize, forward: self.m.links[l as usize].a == v });
             v = w as usize;
         }
+        self.candidates = candidates;
         Some(hops)
     }
 
@@ -230,12 +257,15 @@ impl<'m> NetworkRouter<'m> {
     fn valiant(&mut self, flow: u64, from: usize, to: usize) -> Option<Vec<Hop>> {
         let group_of = |r: &Self, d: usize| r.adj[d].first().and_then(|&(s, _)| r.m.devices[s as usize].group);
         let (gs, gd) = (group_of(self, from), group_of(self, to));
-        let others: Vec<u32> = self.groups.keys().copied().filter(|&g| Some(g) != gs && Some(g) != gd).collect();
-        if gs.is_none() || gs == gd || others.is_empty() {
+        // The groups other than the two ends', without collecting them (once per message).
+        let others = || self.groups.keys().copied().filter(|&g| Some(g) != gs && Some(g) != gd);
+        let count = others().count();
+        if gs.is_none() || gs == gd || count == 0 {
             return self.walk(flow, 0, from, to, false);
         }
         let h = mix(self.seed ^ mix(flow ^ 0x5A11A47));
-        let group = &self.groups[&others[(h % others.len() as u64) as usize]];
+        let chosen = others().nth((h % count as u64) as usize).unwrap();
+        let group = &self.groups[&chosen];
         let mid = group[(mix(h) % group.len() as u64) as usize];
         let mut hops = self.walk(flow, 1, from, mid, false)?;
         hops.extend(self.walk(flow, 2, mid, to, false)?);
@@ -297,6 +327,26 @@ impl<'m> NetworkRouter<'m> {
         hops.iter().map(|h| self.load[2 * h.link + usize::from(!h.forward)]).max().unwrap_or(0)
     }
 
+    /// Whether a message chooses between two paths that do not depend on loads (UGAL, PAR):
+    /// passes that re-decide can keep them.
+    pub fn chooses_between_two(&self) -> bool {
+        matches!(self.policy, Routing::Ugal | Routing::Par)
+    }
+
+    /// UGAL's two candidates for message `flow`: the minimal path and the Valiant detour.
+    pub fn ugal_candidates(&mut self, flow: u64, from: usize, to: usize) -> Option<(Vec<Hop>, Vec<Hop>)> {
+        Some((self.walk(flow, 0, from, to, false)?, self.valiant(flow, from, to)?))
+    }
+
+    /// UGAL's choice for `weight` messages, by hops times the busiest link's messages; charges
+    /// the chosen path. True when the minimal path wins.
+    pub fn ugal_choose(&mut self, minimal: &[Hop], detour: &[Hop], weight: u32) -> bool {
+        let cost = |r: &Self, p: &[Hop]| p.len() as u64 * (1 + r.worst_load(p) as u64);
+        let minimal_wins = cost(self, minimal) <= cost(self, detour);
+        self.charge(if minimal_wins { minimal } else { detour }, weight);
+        minimal_wins
+    }
+
     /// The network part of message `flow`'s path, from device `from` to device `to`.
     /// Whether one route serves every message between two NICs (a flow, `weight` messages):
     /// adaptive routing, whose choice depends on the loads of all messages alike.
@@ -312,14 +362,9 @@ impl<'m> NetworkRouter<'m> {
             Routing::Adaptive => self.walk(flow, 0, from, to, true)?,
             Routing::Valiant => self.valiant(flow, from, to)?,
             Routing::Ugal | Routing::Par => {
-                let minimal = self.walk(flow, 0, from, to, false)?;
-                let detour = self.valiant(flow, from, to)?;
-                let cost = |r: &Self, p: &[Hop]| p.len() as u64 * (1 + r.worst_load(p) as u64);
-                if cost(self, &minimal) <= cost(self, &detour) {
-                    minimal
-                } else {
-                    detour
-                }
+                let (minimal, detour) = self.ugal_candidates(flow, from, to)?;
+                let minimal_wins = self.ugal_choose(&minimal, &detour, weight);
+                return Some(if minimal_wins { minimal } else { detour });
             }
         };
         if self.adapts() {
