@@ -338,12 +338,6 @@ impl Default for RunOptions<'_> {
     }
 }
 
-/// Whether operation `i` is a computation of the rank's program (not the CPU cost of an eager
-/// send, which lowering also makes a computation but which is communication).
-fn program_compute(w: &Workload, origins: &[OpOrigin], i: usize) -> bool {
-    origins[i].kind == program::OpKind::Compute && w.transfers[i].name.rsplit('.').next().is_some_and(|n| n.starts_with('c'))
-}
-
 /// Per job, the mean over its ranks of the overlap of computation and communication.
 fn overlaps(w: &Workload, o: &sim::Outcome, origins: &[OpOrigin], slots: &[Vec<usize>], devices: usize) -> Vec<f64> {
     let mut compute: Vec<Vec<(f64, f64)>> = vec![Vec::new(); devices];
@@ -353,7 +347,7 @@ fn overlaps(w: &Workload, o: &sim::Outcome, origins: &[OpOrigin], slots: &[Vec<u
         if t.compute.is_none() {
             messages[t.src].push(span);
             messages[t.dst].push(span);
-        } else if program_compute(w, origins, i) {
+        } else if origins[i].kind == program::OpKind::Compute {
             compute[t.src].push(span);
         }
     }
@@ -374,7 +368,9 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     }
     let detail = opts.detail;
     let entry = model_entry(s, origin)?;
+    let tt = std::time::Instant::now();
     let (m, nodes, progs, sizes) = build(s, origin)?;
+    eprintln!("T build {:.3}", tt.elapsed().as_secs_f64());
     let total: u32 = sizes.iter().sum();
     let scale = s.workload.compute_scale.unwrap_or(1.0);
     let slots = jobs::place(&sizes, &nodes, s.workload.placement, s.workload.seed);
@@ -382,6 +378,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     for (j, (job, devices)) in progs.iter().zip(&slots).enumerate() {
         lowered.push(program::lower(&job.program, devices, &s.mpi, scale, j as u32, &job.source, &mut ops, &mut origins)?);
     }
+    eprintln!("T lower {:.3}", tt.elapsed().as_secs_f64());
     if ops.is_empty() {
         return Err(Error::input(origin, "workload", "does nothing: no job has an operation"));
     }
@@ -390,9 +387,11 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
         let ps: Vec<&Program> = progs.iter().map(|j| &j.program).collect();
         return Err(Error::input(origin, "workload", program::deadlock(&ps, &origins, &stuck)));
     }
+    eprintln!("T stuck {:.3}", tt.elapsed().as_secs_f64());
     let w = Workload { transfers: ops, origin: origin.to_string(), ..Default::default() };
     let pairs: Vec<(String, String)> = s.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let prepared = (entry.prepare)(&m, &w, &pairs)?;
+    eprintln!("T prepare {:.3}", tt.elapsed().as_secs_f64());
     let o = match opts.progress {
         None => sim::run_prepared(&w, prepared.as_ref(), false)?,
         Some(report) => {
@@ -401,6 +400,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
             sim::run(&w, prepared.flows(), &mut model, false, prepared.queues_at_nics())?
         }
     };
+    eprintln!("T sim {:.3}", tt.elapsed().as_secs_f64());
     let mut table = JobTable::default();
     let (mut messages, mut bytes) = (vec![0u64; progs.len()], vec![0u64; progs.len()]);
     for (t, o) in w.transfers.iter().zip(&origins) {
@@ -448,14 +448,14 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
         }
         let mut ops = OperationTable::default();
         for (i, (t, org)) in w.transfers.iter().zip(&origins).enumerate() {
+            // A computation (or an eager send's CPU share) is the rank's own; a message names both ends.
             let (rank, peer) = match t.compute {
                 Some(_) => (org.rank, -1),
                 None => (rank_of[&t.src], rank_of[&t.dst] as i64),
             };
             ops.job.push(org.job);
             ops.rank.push(rank);
-            let program_op = t.compute.is_none() || program_compute(&w, &origins, i);
-            ops.kind.push(if program_op { org.kind.name() } else { "overhead" });
+            ops.kind.push(org.kind.name());
             ops.peer.push(peer);
             ops.bytes.push(t.size);
             ops.start_s.push(o.start[i]);

@@ -22,10 +22,14 @@ pub struct OpOrigin {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpKind {
+    /// A computation of the rank's program.
     Compute,
     Message,
     /// A rendezvous's control message, from the receiver.
     Control,
+    /// The sender's CPU share of an eager send (MPI's software and the copy): communication,
+    /// run as a computation of the sending rank.
+    Overhead,
 }
 
 impl OpKind {
@@ -34,6 +38,7 @@ impl OpKind {
             OpKind::Compute => "compute",
             OpKind::Message => "message",
             OpKind::Control => "control",
+            OpKind::Overhead => "overhead",
         }
     }
 }
@@ -51,7 +56,7 @@ const COLLECTIVE_TAGS: u64 = 1 << 32;
 
 #[derive(Clone, Debug)]
 enum Low {
-    Compute(f64),
+    Compute { secs: f64, op: u32 },
     Send { peer: u32, size: u64, tag: u64, req: Option<u32>, op: u32 },
     Recv { peer: u32, tag: u64, req: Option<u32>, op: u32 },
     Wait(u32),
@@ -106,7 +111,7 @@ fn expand(p: &Program, rank: u32, origin: &str, job: &str) -> Result<Vec<Low>> {
             Ok(())
         };
         match op {
-            Op::Compute(t) => out.push(Low::Compute(t.secs())),
+            Op::Compute(t) => out.push(Low::Compute { secs: t.secs(), op: k as u32 }),
             Op::Send(m) => message(m, true, false, &mut out)?,
             Op::Isend(m) => message(m, true, true, &mut out)?,
             Op::Recv(m) => message(m, false, false, &mut out)?,
@@ -196,20 +201,23 @@ pub fn lower(
     let prefix = if job == 0 && origins.is_empty() { String::new() } else { format!("job {job}: ") };
     let n = p.ranks.len();
     let lows: Vec<Vec<Low>> = (0..n as u32).map(|r| expand(p, r, origin, &prefix)).collect::<Result<_>>()?;
-    // Match sends and receives per (source, destination, tag), in order.
-    let mut sends: BTreeMap<(u32, u32, u64), Vec<(u32, usize)>> = BTreeMap::new();
-    let mut recvs: BTreeMap<(u32, u32, u64), Vec<(u32, usize)>> = BTreeMap::new();
+    // Match sends and receives per (source, destination, tag), in program order: both sides
+    // sorted by key, ties in the order they were posted, then walked side by side.
+    let mut sends: Vec<((u32, u32, u64), (u32, usize))> = Vec::new();
+    let mut recvs: Vec<((u32, u32, u64), (u32, usize))> = Vec::new();
     for (r, ops) in lows.iter().enumerate() {
         for (i, o) in ops.iter().enumerate() {
             match *o {
-                Low::Send { peer, tag, .. } => sends.entry((r as u32, peer, tag)).or_default().push((r as u32, i)),
-                Low::Recv { peer, tag, .. } => recvs.entry((peer, r as u32, tag)).or_default().push((r as u32, i)),
+                Low::Send { peer, tag, .. } => sends.push(((r as u32, peer, tag), (r as u32, i))),
+                Low::Recv { peer, tag, .. } => recvs.push(((peer, r as u32, tag), (r as u32, i))),
                 _ => {}
             }
         }
     }
+    sends.sort_unstable();
+    recvs.sort_unstable();
     let op_of = |r: u32, i: usize| match lows[r as usize][i] {
-        Low::Send { op, .. } | Low::Recv { op, .. } => op as usize,
+        Low::Send { op, .. } | Low::Recv { op, .. } | Low::Compute { op, .. } => op as usize,
         _ => 0,
     };
     let unmatched = |r: u32, i: usize, what: &str| {
@@ -228,14 +236,24 @@ pub fn lower(
         origins.push(OpOrigin { job, rank: r, op: op as u32, kind });
         out.len() - 1
     };
-    for (key, s) in &sends {
-        let empty = Vec::new();
-        let r = recvs.get(key).unwrap_or(&empty);
+    let (mut si, mut ri) = (0, 0);
+    while si < sends.len() || ri < recvs.len() {
+        // The next key on either side; one side without it leaves the other's first unmatched.
+        let key = match (sends.get(si), recvs.get(ri)) {
+            (Some(a), Some(b)) => a.0.min(b.0),
+            (Some(a), None) => a.0,
+            (None, Some(b)) => b.0,
+            (None, None) => unreachable!(),
+        };
+        let s_end = si + sends[si..].iter().take_while(|e| e.0 == key).count();
+        let r_end = ri + recvs[ri..].iter().take_while(|e| e.0 == key).count();
+        let (s, r) = (&sends[si..s_end], &recvs[ri..r_end]);
+        (si, ri) = (s_end, r_end);
         if s.len() != r.len() {
-            let (who, what) = if s.len() > r.len() { (s[r.len()], "matches no receive") } else { (r[s.len()], "matches no send") };
+            let (who, what) = if s.len() > r.len() { (s[r.len()].1, "matches no receive") } else { (r[s.len()].1, "matches no send") };
             return Err(unmatched(who.0, who.1, what));
         }
-        for (&(a, i), &(b, j)) in s.iter().zip(r) {
+        for (&(_, (a, i)), &(_, (b, j))) in s.iter().zip(r) {
             let Low::Send { size, .. } = lows[a as usize][i] else { unreachable!() };
             let name = |kind: &str, at: usize| format!("j{job}.r{a}>r{b}.{kind}{at}");
             let pair = if size <= mpi.eager_limit.0 {
@@ -261,10 +279,6 @@ pub fn lower(
             pair_of[b as usize][j] = Some(pair);
         }
     }
-    if let Some((key, r)) = recvs.iter().find(|(k, _)| !sends.contains_key(k)) {
-        let _ = key;
-        return Err(unmatched(r[0].0, r[0].1, "matches no send"));
-    }
     // Walk every rank in program order.
     let mut lowered = Lowered { ends: Vec::with_capacity(n), compute: vec![0.0; n] };
     for (r, ops) in lows.iter().enumerate() {
@@ -273,8 +287,8 @@ pub fn lower(
         let mut pending: BTreeMap<u32, usize> = BTreeMap::new();
         for (i, o) in ops.iter().enumerate() {
             match *o {
-                Low::Compute(s) => {
-                    let secs = s * compute_scale;
+                Low::Compute { secs, op } => {
+                    let secs = secs * compute_scale;
                     lowered.compute[r] += secs;
                     let t = Transfer {
                         name: format!("j{job}.r{r}.c{}", out.len()),
@@ -284,7 +298,7 @@ pub fn lower(
                         compute: Some(secs),
                         ..Default::default()
                     };
-                    cursor = vec![node(out, origins, t, r32, i, OpKind::Compute)];
+                    cursor = vec![node(out, origins, t, r32, op as usize, OpKind::Compute)];
                 }
                 Low::Send { size, req, op, .. } => {
                     let pair = pair_of[r][i].expect("every send is matched above");
@@ -300,7 +314,7 @@ pub fn lower(
                             compute: Some(secs),
                             ..Default::default()
                         };
-                        let local = node(out, origins, t, r32, op as usize, OpKind::Compute);
+                        let local = node(out, origins, t, r32, op as usize, OpKind::Overhead);
                         cursor = vec![local];
                         local
                     } else {
@@ -400,4 +414,25 @@ pub fn deadlock(p: &[&Program], origins: &[OpOrigin], stuck: &[usize]) -> String
         .collect();
     let more = if first.len() > 6 { format!(" and {} more ranks", first.len() - 6) } else { String::new() };
     format!("the programs deadlock: {}{more} wait for each other; reorder sends and receives or use isend/irecv", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every DAG operation points at the program operation it comes from, also after a
+    /// collective (which expands into several); an eager send's CPU share is overhead.
+    #[test]
+    fn operations_point_at_their_program_operation() {
+        let text = "ranks:\n  - [{allreduce: {size: 8B}}, {compute: 10us}, {send: {peer: 1, size: 1KiB}}]\n  - [{allreduce: {size: 8B}}, {compute: 10us}, {recv: {peer: 0, size: 1KiB}}]\n";
+        let p = Program::from_text(text, "p.yaml").unwrap();
+        let (mut out, mut origins) = (Vec::new(), Vec::new());
+        lower(&p, &[0, 1], &MpiParams::default(), 1.0, 0, "p.yaml", &mut out, &mut origins).unwrap();
+        let of = |kind: OpKind| -> Vec<(u32, u32)> { origins.iter().filter(|o| o.kind == kind).map(|o| (o.rank, o.op)).collect() };
+        assert_eq!(of(OpKind::Compute), [(0, 1), (1, 1)]);
+        assert!(of(OpKind::Overhead).contains(&(0, 2)));
+        // The data message is put down to the receive: rank 1's operation 2.
+        assert!(of(OpKind::Message).contains(&(1, 2)));
+        assert!(of(OpKind::Message).iter().filter(|m| m.1 == 0).count() >= 2, "the allreduce's messages");
+    }
 }
