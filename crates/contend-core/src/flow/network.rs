@@ -188,7 +188,9 @@ impl<'m> NetworkRouter<'m> {
             self.walks = self.walks.wrapping_add(1).max(1);
             let mark = self.walks;
             let (mut order, mut edges, mut starts) = std::mem::take(&mut self.dag);
-            (order.clear(), edges.clear(), starts.clear());
+            order.clear();
+            edges.clear();
+            starts.clear();
             order.push(from);
             // The next hops of order[k] are edges[starts[k]..starts[k + 1]].
             starts.push(0);

@@ -179,6 +179,9 @@ fn expand(p: &Program, rank: u32, origin: &str, job: &str) -> Result<Vec<Low>> {
     Ok(out)
 }
 
+/// A send or receive to match: (source, destination, tag) and (its rank, its place there).
+type Posted = ((u32, u32, u64), (u32, usize));
+
 /// Nodes of one matched message: the control message of a rendezvous, and the data.
 #[derive(Clone, Copy)]
 struct Pair {
@@ -203,8 +206,8 @@ pub fn lower(
     let lows: Vec<Vec<Low>> = (0..n as u32).map(|r| expand(p, r, origin, &prefix)).collect::<Result<_>>()?;
     // Match sends and receives per (source, destination, tag), in program order: both sides
     // sorted by key, ties in the order they were posted, then walked side by side.
-    let mut sends: Vec<((u32, u32, u64), (u32, usize))> = Vec::new();
-    let mut recvs: Vec<((u32, u32, u64), (u32, usize))> = Vec::new();
+    let mut sends: Vec<Posted> = Vec::new();
+    let mut recvs: Vec<Posted> = Vec::new();
     for (r, ops) in lows.iter().enumerate() {
         for (i, o) in ops.iter().enumerate() {
             match *o {
