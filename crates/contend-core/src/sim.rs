@@ -70,15 +70,17 @@ impl Ord for Join {
 }
 
 struct Executor<'a> {
-    w: &'a Workload,
     flows: &'a FlowTable,
     out: Outcome,
     joins: BinaryHeap<Reverse<Join>>,
     seq: u64,
-    deps_left: Vec<usize>,
+    /// Per operation: dependencies not yet done, and the earliest issue time (flat copies of
+    /// what the large transfer records hold, read at random as dependencies finish).
+    deps_left: Vec<u32>,
+    issue_at: Vec<f64>,
     /// Dependents in compressed rows.
     dep_off: Vec<usize>,
-    dep: Vec<usize>,
+    dep: Vec<u32>,
     /// Transfers moving bytes, and where each sits in that list.
     moving: Vec<usize>,
     moving_at: Vec<usize>,
@@ -184,10 +186,10 @@ impl Executor<'_> {
 
     fn release_dependents(&mut self, f: usize, t: f64) {
         for k in self.dep_off[f]..self.dep_off[f + 1] {
-            let d = self.dep[k];
+            let d = self.dep[k] as usize;
             self.deps_left[d] -= 1;
             if self.deps_left[d] == 0 {
-                self.issue(d, self.w.transfers[d].start.max(t));
+                self.issue(d, self.issue_at[d].max(t));
             }
         }
     }
@@ -229,15 +231,14 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
         dep_off[i + 1] += dep_off[i];
     }
     let mut fill = dep_off.clone();
-    let mut dep = vec![0usize; dep_off[n]];
+    let mut dep = vec![0u32; dep_off[n]];
     for (i, t) in w.transfers.iter().enumerate() {
         for &j in &t.after {
-            dep[fill[j]] = i;
+            dep[fill[j]] = i as u32;
             fill[j] += 1;
         }
     }
     let mut x = Executor {
-        w,
         flows,
         out: Outcome {
             start: vec![f64::NAN; n],
@@ -249,7 +250,8 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
         },
         joins: BinaryHeap::with_capacity(n),
         seq: 0,
-        deps_left: w.transfers.iter().map(|t| t.after.len()).collect(),
+        deps_left: w.transfers.iter().map(|t| t.after.len() as u32).collect(),
+        issue_at: w.transfers.iter().map(|t| t.start).collect(),
         dep_off,
         dep,
         moving: Vec::new(),

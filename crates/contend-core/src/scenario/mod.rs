@@ -368,9 +368,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     }
     let detail = opts.detail;
     let entry = model_entry(s, origin)?;
-    let tt = std::time::Instant::now();
     let (m, nodes, progs, sizes) = build(s, origin)?;
-    eprintln!("T build {:.3}", tt.elapsed().as_secs_f64());
     let total: u32 = sizes.iter().sum();
     let scale = s.workload.compute_scale.unwrap_or(1.0);
     let slots = jobs::place(&sizes, &nodes, s.workload.placement, s.workload.seed);
@@ -378,7 +376,6 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     for (j, (job, devices)) in progs.iter().zip(&slots).enumerate() {
         lowered.push(program::lower(&job.program, devices, &s.mpi, scale, j as u32, &job.source, &mut ops, &mut origins)?);
     }
-    eprintln!("T lower {:.3}", tt.elapsed().as_secs_f64());
     if ops.is_empty() {
         return Err(Error::input(origin, "workload", "does nothing: no job has an operation"));
     }
@@ -387,11 +384,9 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
         let ps: Vec<&Program> = progs.iter().map(|j| &j.program).collect();
         return Err(Error::input(origin, "workload", program::deadlock(&ps, &origins, &stuck)));
     }
-    eprintln!("T stuck {:.3}", tt.elapsed().as_secs_f64());
     let w = Workload { transfers: ops, origin: origin.to_string(), ..Default::default() };
     let pairs: Vec<(String, String)> = s.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let prepared = (entry.prepare)(&m, &w, &pairs)?;
-    eprintln!("T prepare {:.3}", tt.elapsed().as_secs_f64());
     let o = match opts.progress {
         None => sim::run_prepared(&w, prepared.as_ref(), false)?,
         Some(report) => {
@@ -400,7 +395,6 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
             sim::run(&w, prepared.flows(), &mut model, false, prepared.queues_at_nics())?
         }
     };
-    eprintln!("T sim {:.3}", tt.elapsed().as_secs_f64());
     let mut table = JobTable::default();
     let (mut messages, mut bytes) = (vec![0u64; progs.len()], vec![0u64; progs.len()]);
     for (t, o) in w.transfers.iter().zip(&origins) {
