@@ -445,7 +445,7 @@ mod tests {
                 // No directed link carries more than B in total.
                 let mut load = vec![0.0; prepared.flows.cap.len()];
                 for (&i, &r) in p.active.iter().zip(&p.rates) {
-                    for &l in &prepared.flows.path[i] {
+                    for &l in prepared.flows.path(i) {
                         load[l as usize] += r;
                     }
                 }

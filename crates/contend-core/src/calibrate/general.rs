@@ -119,7 +119,7 @@ fn busiest(m: &Machine, d: usize, patterns: &[Pattern], workloads: &[Workload], 
         let flows = MaxminPrepared::new(m, w, *p)?.flows;
         let mut through = 0.0;
         for (i, t) in w.transfers.iter().enumerate() {
-            let times = crate::flow::visits(m, t.src, &flows.plans[i]).filter(|&v| v == d).count() as f64;
+            let times = crate::flow::visits(m, t.src, flows.plan(i)).filter(|&v| v == d).count() as f64;
             through += times * t.size as f64 / x.seconds[i];
         }
         best = best.max(through);

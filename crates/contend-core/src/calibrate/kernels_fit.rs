@@ -105,7 +105,7 @@ fn path(m: &Machine, src: &str, dst: &str) -> Result<(PathClass, f64)> {
     let p = maxmin::MaxminPrepared::new(m, &w, maxmin::MaxminParams::default())?;
     let f = &p.flows;
     let rate = f.route(0).iter().map(|&(r, x)| f.cap[r as usize] / x).fold(f64::INFINITY, f64::min);
-    Ok((class(m, &f.plans[0]), rate))
+    Ok((class(m, f.plan(0)), rate))
 }
 
 pub fn fit(m: &Machine, src: &str, dst: &str, points: &[Point], origin: &str) -> Result<KernelFit> {

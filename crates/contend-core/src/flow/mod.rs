@@ -10,6 +10,7 @@ pub mod network;
 pub mod router;
 
 use crate::error::{Error, Result};
+use crate::keymap::{self, KeyMap};
 use crate::topology::{DeviceKind, Link, LinkKind, Machine, NicScheduling};
 use crate::workload::{Access, Mechanism, Workload};
 use network::NetworkRouter;
@@ -80,14 +81,18 @@ pub struct FlowTable {
     /// Capacity of each resource, bytes/s.
     pub cap: Vec<f64>,
     pub name: Vec<String>,
-    /// Each transfer's resources in path order, repeats kept (a staged copy meets memory twice).
-    pub path: Vec<Vec<u32>>,
+    /// Distinct paths: resources in path order, repeats kept (a staged copy meets memory
+    /// twice); `path_of[i]` is transfer i's (see `path`). Most transfers share theirs.
+    pub paths: Vec<Vec<u32>>,
+    pub path_of: Vec<u32>,
     /// Distinct routes, each resource once with its multiplicity. Transfers with one route
     /// always share one rate under a fair model, so solvers work per route.
     pub routes: Routes,
     /// Route of each transfer, an index into `routes`.
     pub route_of: Vec<u32>,
+    /// Distinct plans; `plan_of[i]` is transfer i's (see `plan`).
     pub plans: Vec<Plan>,
+    pub plan_of: Vec<u32>,
     /// Seconds from issue to the first byte: the path's latency plus the transfer's overhead.
     pub setup: Vec<f64>,
     /// The part of `setup` spent before a message reaches its NIC's queue (its software
@@ -193,15 +198,23 @@ const REFINE_PASSES: usize = 3;
 /// Each link a sprayed message may cross, with the share of the message that crosses it.
 type Shares = Vec<(Hop, f64)>;
 
-/// Choose every plan's network part by the network's routing policy, message by message.
-/// Where packets are sprayed, also each message's share of every link it may cross (its node
-/// parts whole, its network part split evenly over the shortest paths).
-fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut [Plan]) -> Result<Vec<Option<Shares>>> {
-    let parts: Vec<Option<(usize, usize, usize, usize)>> = w.transfers.iter().zip(plans.iter()).map(|(t, p)| network_part(m, t.src, p)).collect();
+/// Choose every plan's network part by the network's routing policy, message by message:
+/// transfer i's plan `plan_of[i]` becomes its base plan with the chosen network part (plans
+/// with equal base and route shared). Where packets are sprayed, also each message's share of
+/// every link it may cross (its node parts whole, its network part split evenly over the
+/// shortest paths).
+fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut Vec<Plan>, plan_of: &mut [u32]) -> Result<Vec<Option<Shares>>> {
+    // A plan's network part depends on the plan alone (its source is the pair's): once per plan.
+    let mut part_of_plan: Vec<Option<Option<(usize, usize, usize, usize)>>> = vec![None; plans.len()];
+    let mut parts: Vec<Option<(usize, usize, usize, usize)>> = Vec::with_capacity(plan_of.len());
+    for (t, &b) in w.transfers.iter().zip(plan_of.iter()) {
+        let part = *part_of_plan[b as usize].get_or_insert_with(|| network_part(m, t.src, &plans[b as usize]));
+        parts.push(part);
+    }
     // What is routed: every message, or under adaptive routing every pair of NICs once, carrying
     // its messages' weight (the first message of a pair stands for it).
     let mut units: Vec<(usize, usize, usize, u32)> = Vec::new(); // (message, from, to, weight)
-    let mut unit_of: Vec<usize> = vec![usize::MAX; plans.len()];
+    let mut unit_of: Vec<usize> = vec![usize::MAX; plan_of.len()];
     let mut pair_unit: HashMap<(usize, usize), usize> = HashMap::new();
     for (i, part) in parts.iter().enumerate() {
         let Some((_, _, from, to)) = *part else { continue };
@@ -258,18 +271,37 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut [Plan
         routes = candidates.into_iter().map(|(minimal, detour, won)| if won { minimal } else { detour }).collect();
     }
     let latency = |hops: &[Hop]| hops.iter().map(|h| m.links[h.link].latency).sum::<f64>();
-    let mut spread = vec![None; plans.len()];
-    for (((plan, part), &u), shares) in plans.iter_mut().zip(&parts).zip(&unit_of).zip(spread.iter_mut()) {
-        if let Some((first, last, from, to)) = *part {
-            if net.sprays() {
-                let mut s: Vec<(Hop, f64)> = plan.hops[..first].iter().chain(&plan.hops[last + 1..]).map(|&h| (h, 1.0)).collect();
-                s.extend(net.spray(from, to));
-                *shares = Some(s);
-            }
+    let mut spread = vec![None; plan_of.len()];
+    // One plan per (base plan, route): found by a fingerprint of both, checked against the
+    // route of the unit that made the plan (a fingerprint that collides makes a plan anew).
+    let mut rerouted: KeyMap<(u32, usize, u32)> = KeyMap::default();
+    for (i, (part, &u)) in parts.iter().zip(&unit_of).enumerate() {
+        let Some((first, last, from, to)) = *part else { continue };
+        let base = plan_of[i];
+        if net.sprays() {
+            let plan = &plans[base as usize];
+            let mut s: Vec<(Hop, f64)> = plan.hops[..first].iter().chain(&plan.hops[last + 1..]).map(|&h| (h, 1.0)).collect();
+            s.extend(net.spray(from, to));
+            spread[i] = Some(s);
+        }
+        let mut make = || {
+            let mut plan = plans[base as usize].clone();
             let segment = &routes[u];
             plan.latency += latency(segment) - latency(&plan.hops[first..=last]);
             plan.hops.splice(first..=last, segment.iter().copied());
-        }
+            plans.push(plan);
+            plans.len() as u32 - 1
+        };
+        let print = routes[u].iter().fold(keymap::mix(base as u64), |h, hop| keymap::mix(h ^ (hop.link as u64) << 1 ^ hop.forward as u64));
+        plan_of[i] = match rerouted.get(&print) {
+            Some(&(b, v, plan)) if b == base && (v == u || routes[v] == routes[u]) => plan,
+            Some(_) => make(),
+            None => {
+                let plan = make();
+                rerouted.insert(print, (base, u, plan));
+                plan
+            }
+        };
     }
     Ok(spread)
 }
@@ -295,16 +327,22 @@ impl FlowTable {
         let capped = device.iter().any(|&r| r != u32::MAX);
         let router = Router::new(m);
         let mut nic_of_device: HashMap<usize, u32> = HashMap::new();
-        // Plans depend on the endpoints alone unless a transfer asks for more: plan each pair once.
-        let mut plans: HashMap<(usize, usize), Plan> = HashMap::new();
+        // Plans depend on the endpoints alone unless a transfer asks for more: plan each pair
+        // once (an index into `plans`); computations share one plan without hops.
+        let mut pair_plan: HashMap<(usize, usize), u32> = HashMap::new();
+        let mut plans: Vec<Plan> = Vec::new();
+        let mut plan_of: Vec<u32> = Vec::with_capacity(w.transfers.len());
+        let mut no_hops: Option<u32> = None;
         let n = w.transfers.len();
         let mut c = FlowTable {
             cap,
             name,
-            path: Vec::with_capacity(n),
+            paths: Vec::new(),
+            path_of: Vec::with_capacity(n),
             routes: Routes { off: vec![0], hops: Vec::new(), data: Vec::new() },
             route_of: Vec::with_capacity(n),
-            plans: Vec::with_capacity(n),
+            plans: Vec::new(),
+            plan_of: Vec::new(),
             setup: Vec::with_capacity(n),
             overhead: w.transfers.iter().map(|t| t.overhead).collect(),
             volume: Vec::with_capacity(n),
@@ -321,7 +359,6 @@ impl FlowTable {
         let mut known: HashMap<Vec<(u32, u64)>, u32> = HashMap::new();
         let mut uniq: Vec<(u32, f64)> = Vec::new();
         let mut uniq_data: Vec<f64> = Vec::new();
-        let mut base = Vec::with_capacity(n);
         // Per transfer sent by a datatype method: (kernels before, path latency as paid, cap).
         let mut kernels: Vec<Option<(f64, f64, Option<f64>)>> = vec![None; n];
         let link_cap = c.cap.clone();
@@ -343,138 +380,163 @@ impl FlowTable {
         };
         for (i, t) in w.transfers.iter().enumerate() {
             let fail = |e: String| Error::input(&w.origin, format!("transfers[{i}]"), e);
+            let mut add = |plan: Plan| {
+                plans.push(plan);
+                plans.len() as u32 - 1
+            };
             if let Some(msg) = &t.layout {
                 let a = methods::apply(m, &router, t, msg, &w.kernels, rules, &rate).map_err(fail)?;
                 kernels[i] = Some((a.before, a.latency, a.cap));
                 c.teardown[i] = a.after;
                 c.decisions[i] = Some(a.decision);
-                base.push(a.plan);
+                plan_of.push(add(a.plan));
                 continue;
             }
             let chosen_by_cuda = t.mechanism.is_none() && t.via.is_empty();
-            if let Some(seconds) = t.compute {
+            if t.compute.is_some() {
                 // No path: the executor ends it after its setup, the computation's duration.
-                base.push(Plan { mechanism: Mechanism::Direct, hops: Vec::new(), staging: None, latency: seconds - t.overhead });
+                plan_of.push(*no_hops.get_or_insert_with(|| add(Plan { mechanism: Mechanism::Direct, hops: Vec::new(), staging: None, latency: 0.0 })));
                 continue;
             }
-            let plan = match plans.get(&(t.src, t.dst)) {
-                Some(plan) if chosen_by_cuda => plan.clone(),
+            let plan = match pair_plan.get(&(t.src, t.dst)) {
+                Some(&plan) if chosen_by_cuda => plan,
                 _ => {
-                    let plan = router.plan(t.src, t.dst, t.mechanism, &t.via, rules.p2p).map_err(fail)?;
+                    let plan = add(router.plan(t.src, t.dst, t.mechanism, &t.via, rules.p2p).map_err(fail)?);
                     if chosen_by_cuda {
-                        plans.insert((t.src, t.dst), plan.clone());
+                        pair_plan.insert((t.src, t.dst), plan);
                     }
                     plan
                 }
             };
-            base.push(plan);
+            plan_of.push(plan);
         }
         let mut net = router.network();
-        let spread = if net.routes_per_message() { reroute(m, &mut net, w, &mut base)? } else { vec![None; n] };
+        let spread = if net.routes_per_message() { reroute(m, &mut net, w, &mut plans, &mut plan_of)? } else { vec![None; n] };
         drop(net);
         let resource = |h: &Hop| dir[2 * h.link + usize::from(!h.forward)];
         let reverse = |h: &Hop| dir[2 * h.link + usize::from(h.forward)];
         let mut crossings: Vec<(u32, f64, f64)> = Vec::new();
-        for (i, ((t, plan), shares)) in w.transfers.iter().zip(base).zip(spread).enumerate() {
-            if t.access == Access::Read {
-                if rules.charges.read.is_none() {
-                    return Err(Error::Unsupported {
-                        model: rules.model.into(),
-                        reason: format!("transfers[{i}] ({}) is a read; this model charges writes only; use --model maxmin", t.name),
-                    });
-                }
-                if plan.staging.is_some() {
-                    return Err(Error::input(
-                        &w.origin,
-                        format!("transfers[{i}].access"),
-                        "is read, but the copy is staged through host memory, whose two halves CUDA drives itself; drop access or use a peer path",
-                    ));
-                }
-            }
-            // Route coefficients: times each resource is crossed (or the share of the message
-            // that crosses it where packets are sprayed), with the charges' duplex and read
-            // costs; `path` keeps one representative path of the data.
-            let path: Vec<u32> = plan.hops.iter().map(resource).collect();
-            let hops: Vec<(Hop, f64)> = match shares {
-                Some(shares) => shares,
-                None => plan.hops.iter().map(|&h| (h, 1.0)).collect(),
-            };
-            crossings.clear();
-            charges::coefficients(m, &hops, plan.staging, t.access, &rules.charges, |h| (resource(h), reverse(h)), &mut crossings);
-            if capped {
-                for d in visits(m, t.src, &plan) {
-                    if device[d] == u32::MAX {
-                        continue;
+        // What a transfer's plan and access decide (its route, path, hop latencies and NIC),
+        // once per (plan, access) for the transfers that ask nothing more.
+        let mut compiled: KeyMap<(u32, u32, f64, u32)> = KeyMap::default();
+        for (i, (t, shares)) in w.transfers.iter().zip(spread).enumerate() {
+            let p = plan_of[i];
+            let plan = &plans[p as usize];
+            let plain = kernels[i].is_none() && shares.is_none() && t.compute.is_none();
+            let read = t.access == Access::Read;
+            let memo = (p as u64) << 1 | read as u64;
+            let (route, path_id, hops_latency, nic) = match compiled.get(&memo) {
+                Some(&known_one) if plain => known_one,
+                _ => {
+                    if read {
+                        if rules.charges.read.is_none() {
+                            return Err(Error::Unsupported {
+                                model: rules.model.into(),
+                                reason: format!("transfers[{i}] ({}) is a read; this model charges writes only; use --model maxmin", t.name),
+                            });
+                        }
+                        if plan.staging.is_some() {
+                            return Err(Error::input(
+                                &w.origin,
+                                format!("transfers[{i}].access"),
+                                "is read, but the copy is staged through host memory, whose two halves CUDA drives itself; drop access or use a peer path",
+                            ));
+                        }
                     }
-                    if !rules.device_capacity {
-                        return Err(Error::Unsupported {
-                            model: rules.model.into(),
-                            reason: format!(
-                                "transfers[{i}] ({}) passes {}, which has a capacity of its own; this model shares links only; use --model maxmin",
-                                t.name, m.devices[d].name
-                            ),
-                        });
+                    // Route coefficients: times each resource is crossed (or the share of the
+                    // message that crosses it where packets are sprayed), with the charges'
+                    // duplex and read costs; `path` keeps one representative path of the data.
+                    c.paths.push(plan.hops.iter().map(resource).collect());
+                    let path_id = c.paths.len() as u32 - 1;
+                    let hops: Vec<(Hop, f64)> = match shares {
+                        Some(shares) => shares,
+                        None => plan.hops.iter().map(|&h| (h, 1.0)).collect(),
+                    };
+                    crossings.clear();
+                    charges::coefficients(m, &hops, plan.staging, t.access, &rules.charges, |h| (resource(h), reverse(h)), &mut crossings);
+                    if capped {
+                        for d in visits(m, t.src, plan) {
+                            if device[d] == u32::MAX {
+                                continue;
+                            }
+                            if !rules.device_capacity {
+                                return Err(Error::Unsupported {
+                                    model: rules.model.into(),
+                                    reason: format!(
+                                        "transfers[{i}] ({}) passes {}, which has a capacity of its own; this model shares links only; use --model maxmin",
+                                        t.name, m.devices[d].name
+                                    ),
+                                });
+                            }
+                            crossings.push((device[d], 1.0, 1.0));
+                        }
                     }
-                    crossings.push((device[d], 1.0, 1.0));
-                }
-            }
-            uniq.clear();
-            uniq_data.clear();
-            for &(r, x, d) in &crossings {
-                match uniq.iter().position(|(y, _)| *y == r) {
-                    Some(k) => {
-                        uniq[k].1 += x;
-                        uniq_data[k] += d;
+                    uniq.clear();
+                    uniq_data.clear();
+                    for &(r, x, d) in &crossings {
+                        match uniq.iter().position(|(y, _)| *y == r) {
+                            Some(k) => {
+                                uniq[k].1 += x;
+                                uniq_data[k] += d;
+                            }
+                            None => {
+                                uniq.push((r, x));
+                                uniq_data.push(d);
+                            }
+                        }
                     }
-                    None => {
-                        uniq.push((r, x));
-                        uniq_data.push(d);
+                    // A load-store cap is a resource of this flow alone: max-min then never gives it more.
+                    if let Some((_, _, Some(cap))) = kernels[i] {
+                        uniq.push((c.cap.len() as u32, 1.0));
+                        uniq_data.push(1.0);
+                        c.cap.push(cap);
+                        c.name.push(format!("{} load-store ({})", m.devices[t.src].name, t.name));
+                        c.latency.push(0.0);
                     }
-                }
-            }
-            // A load-store cap is a resource of this flow alone: max-min then never gives it more.
-            if let Some((_, _, Some(cap))) = kernels[i] {
-                uniq.push((c.cap.len() as u32, 1.0));
-                uniq_data.push(1.0);
-                c.cap.push(cap);
-                c.name.push(format!("{} load-store ({})", m.devices[t.src].name, t.name));
-                c.latency.push(0.0);
-            }
-            let next = known.len() as u32;
-            // Two routes with equal capacity use but different data shares are different routes.
-            let key: Vec<(u32, u64)> = uniq.iter().zip(&uniq_data).flat_map(|(&(r, x), d)| [(r, x.to_bits()), (u32::MAX, d.to_bits())]).collect();
-            let route = match known.get(&key) {
-                Some(&r) => r,
-                None => {
-                    known.insert(key, next);
-                    c.routes.hops.extend(uniq.iter().copied());
-                    c.routes.data.extend(uniq_data.iter().copied());
-                    c.routes.off.push(c.routes.hops.len() as u32);
-                    next
+                    let next = known.len() as u32;
+                    // Two routes with equal capacity use but different data shares are different routes.
+                    let key: Vec<(u32, u64)> = uniq.iter().zip(&uniq_data).flat_map(|(&(r, x), d)| [(r, x.to_bits()), (u32::MAX, d.to_bits())]).collect();
+                    let route = match known.get(&key) {
+                        Some(&r) => r,
+                        None => {
+                            known.insert(key, next);
+                            c.routes.hops.extend(uniq.iter().copied());
+                            c.routes.data.extend(uniq_data.iter().copied());
+                            c.routes.off.push(c.routes.hops.len() as u32);
+                            next
+                        }
+                    };
+                    let hops_latency: f64 = plan.hops.iter().map(|h| m.links[h.link].latency).sum();
+                    let nic = match injecting_nic(m, t.src, &plan.hops) {
+                        None => NO_NIC,
+                        Some(d) => *nic_of_device.entry(d).or_insert_with(|| {
+                            c.nics.push(Nic { device: d, name: m.devices[d].name.clone() });
+                            c.nics.len() as u32 - 1
+                        }),
+                    };
+                    let this = (route, path_id, hops_latency, nic);
+                    if plain {
+                        compiled.insert(memo, this);
+                    }
+                    this
                 }
             };
             c.route_of.push(route);
             let fill = if plan.staging.is_some() { (t.size as f64).min(rules.staging_chunk) } else { 0.0 };
             c.volume.push(t.size as f64 + fill);
-            let hops_latency: f64 = plan.hops.iter().map(|h| m.links[h.link].latency).sum();
-            let (before, latency) = match kernels[i] {
-                Some((before, latency, _)) => (before, latency),
-                None => (0.0, plan.latency),
+            let (before, latency) = match (kernels[i], t.compute) {
+                (Some((before, latency, _)), _) => (before, latency),
+                // A computation's "latency" is its duration less its overhead (paid before it).
+                (None, Some(seconds)) => (0.0, seconds - t.overhead),
+                (None, None) => (0.0, plan.latency),
             };
             // A read's requests cross the path before its data can come back.
-            let requests = if t.access == Access::Read { hops_latency } else { 0.0 };
+            let requests = if read { hops_latency } else { 0.0 };
             c.setup.push(before + if rules.prepay_latency { latency + requests } else { (latency - hops_latency).max(0.0) } + t.overhead);
-            let nic = match injecting_nic(m, t.src, &plan.hops) {
-                None => NO_NIC,
-                Some(d) => *nic_of_device.entry(d).or_insert_with(|| {
-                    c.nics.push(Nic { device: d, name: m.devices[d].name.clone() });
-                    c.nics.len() as u32 - 1
-                }),
-            };
             c.nic.push(nic);
-            c.path.push(path);
-            c.plans.push(plan);
+            c.path_of.push(path_id);
         }
+        (c.plans, c.plan_of) = (plans, plan_of);
         if let Some(l) = c.cap.iter().position(|&x| !(x > 0.0 && x.is_finite())) {
             return Err(Error::input(&m.origin, "links", format!("{} has no usable capacity; give it a positive bandwidth", c.name[l])));
         }
@@ -482,11 +544,21 @@ impl FlowTable {
     }
 
     pub fn len(&self) -> usize {
-        self.path.len()
+        self.path_of.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.path.is_empty()
+        self.path_of.is_empty()
+    }
+
+    /// Transfer i's resources in path order, repeats kept.
+    pub fn path(&self, i: usize) -> &[u32] {
+        &self.paths[self.path_of[i] as usize]
+    }
+
+    /// Transfer i's plan: its mechanism, hops, staging and latency.
+    pub fn plan(&self, i: usize) -> &Plan {
+        &self.plans[self.plan_of[i] as usize]
     }
 
     /// The resources of transfer i, each once, with the times it crosses them.

@@ -524,7 +524,8 @@ impl Sc16Prepared {
         // sc16 has no latency: a copy moves bytes from its issue, plus the user's overhead.
         flows.setup = w.transfers.iter().map(|t| t.overhead).collect();
         let mut routes = Vec::with_capacity(w.transfers.len());
-        for (t, plan) in w.transfers.iter().zip(&flows.plans) {
+        for (i, t) in w.transfers.iter().enumerate() {
+            let plan = flows.plan(i);
             let route = tree.route(t.src, t.dst);
             let on_tree = plan.staging.is_none() && plan.hops.len() == route.hops.len() && plan.hops.iter().all(|h| m.links[h.link].kind == LinkKind::Pcie);
             if !on_tree {

@@ -138,7 +138,7 @@ fn phases_are_feasible_fair_and_conserve_bytes() {
         }
         for (i, t) in w.transfers.iter().enumerate() {
             assert!(close(sent[i], c.volume[i], 1e-6), "seed {seed}: bytes of {i}");
-            assert!(o.finish[i] >= o.start[i] + c.plans[i].latency - 1e-15);
+            assert!(o.finish[i] >= o.start[i] + c.plan(i).latency - 1e-15);
             assert!(o.start[i] >= t.start);
         }
     }

@@ -200,7 +200,7 @@ impl PacketPrepared {
         // (input, port, channel): input is the resource of the hop before, or the lane.
         let mut queues: HashMap<(u64, u32, usize), u32> = HashMap::new();
         for f in 0..n {
-            let (path, plan) = (&flows.path[f], &flows.plans[f]);
+            let (path, plan) = (flows.path(f), flows.plan(f));
             if path.len() > MAX_HOPS {
                 return Err(Error::Unsupported {
                     model: "packet".into(),

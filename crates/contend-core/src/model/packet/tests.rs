@@ -79,7 +79,7 @@ fn lone_message_is_the_pipeline_exactly() {
     assert_eq!(run(&m, &w, &[("router_delay", "50ns")]).finish[0], (expect + 50_000) as f64 / 1e12);
     // The network links ran flat out; the PCIe links at half their rate.
     let prepared = PacketPrepared::new(&m, &w, PacketParams::defaults(&m)).unwrap();
-    for &r in &prepared.flows.path[0] {
+    for &r in prepared.flows.path(0) {
         let want = if prepared.flows.cap[r as usize] == BW { 1.0 } else { 0.5 };
         assert!(near(o.peak[r as usize], want, 0.01), "{}: peak {}", prepared.flows.name[r as usize], o.peak[r as usize]);
     }
