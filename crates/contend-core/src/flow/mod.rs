@@ -172,7 +172,10 @@ pub fn visits<'a>(m: &'a Machine, src: usize, plan: &'a Plan) -> impl Iterator<I
 }
 
 /// The network part (first to last network hop) of a plan, with the devices it joins.
-fn network_part(m: &Machine, src: usize, plan: &Plan) -> Option<(usize, usize, usize, usize)> {
+/// A plan's network part: first and last network hop, and the devices they leave and reach.
+type NetworkPart = (usize, usize, usize, usize);
+
+fn network_part(m: &Machine, src: usize, plan: &Plan) -> Option<NetworkPart> {
     let is_net = |h: &Hop| m.links[h.link].kind == LinkKind::Network;
     let (first, last) = (plan.hops.iter().position(is_net)?, plan.hops.iter().rposition(is_net)?);
     let mut at = src;
@@ -205,8 +208,8 @@ type Shares = Vec<(Hop, f64)>;
 /// shortest paths).
 fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut Vec<Plan>, plan_of: &mut [u32]) -> Result<Vec<Option<Shares>>> {
     // A plan's network part depends on the plan alone (its source is the pair's): once per plan.
-    let mut part_of_plan: Vec<Option<Option<(usize, usize, usize, usize)>>> = vec![None; plans.len()];
-    let mut parts: Vec<Option<(usize, usize, usize, usize)>> = Vec::with_capacity(plan_of.len());
+    let mut part_of_plan: Vec<Option<Option<NetworkPart>>> = vec![None; plans.len()];
+    let mut parts: Vec<Option<NetworkPart>> = Vec::with_capacity(plan_of.len());
     for (t, &b) in w.transfers.iter().zip(plan_of.iter()) {
         let part = *part_of_plan[b as usize].get_or_insert_with(|| network_part(m, t.src, &plans[b as usize]));
         parts.push(part);
