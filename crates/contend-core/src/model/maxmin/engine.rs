@@ -26,13 +26,9 @@ use super::queue::Finishes;
 use super::solve::solve;
 use crate::error::{Error, Result};
 use crate::flow::FlowTable;
-use crate::keymap::KeyMap;
 use crate::model::{EventModel, SAME_TIME};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
-
-/// Below this a weight is round-off of sprayed shares that should have cancelled.
-const WEIGHTLESS: f64 = 1e-9;
 
 /// A group within this fraction of θ may move, since ties at θ are not fixed; also the
 /// tolerance of the fast path's checks.
@@ -73,21 +69,15 @@ pub struct Engine<'c> {
     /// Next finish of each group.
     finishes: Finishes,
     seq: u64,
-    /// Per resource: routes in flight (`slot[e]`: where route entry e sits in its row), the
-    /// coefficient sum of their transfers, the same per group, and per group its resources
-    /// with the number of its routes crossing each.
-    users: Vec<Vec<u32>>,
+    /// Per resource: routes in flight with the entry of the resource in each route's hops
+    /// (`slot[e]`: where route entry e sits in its row), and the coefficient sum of their
+    /// transfers. The groups on a resource are read off its routes (`groups_on`).
+    users: Vec<Vec<(u32, u32)>>,
     slot: Vec<u32>,
     weight: Vec<f64>,
-    /// Per resource: bytes/s its transfers take (Σ weight × level over its groups), kept as
-    /// weights and levels change, so that a refill need not sum rows of hundreds of groups.
+    /// Per resource: bytes/s its transfers take (Σ weight × level over its routes), kept as
+    /// weights and levels change, so that a refill need not sum rows of hundreds of routes.
     load: Vec<f64>,
-    by_group: Vec<Vec<(u32, f64)>>,
-    group_res: Vec<Vec<(u32, u32)>>,
-    /// Where (resource, group) sits in `by_group`, and (group, resource) in `group_res`:
-    /// rows on a busy network link hold hundreds of groups.
-    by_group_at: KeyMap<u32>,
-    group_res_at: KeyMap<u32>,
     /// What the instant being processed changed: routes that gained or lost a transfer, the
     /// routes that gained one, the lowest level of a group that lost one, whether a group emptied.
     changed: Vec<u32>,
@@ -143,54 +133,13 @@ impl<'c> Engine<'c> {
         }
     }
 
-    /// Add `w` to group b's weight on resource l. Weights are sums of route coefficients
-    /// (small integers, or shares of sprayed messages): below WEIGHTLESS an entry is round-off.
-    fn add_weight(&mut self, l: usize, b: u32, w: f64) {
-        if w == 0.0 {
-            return;
-        }
-        self.load[l] += w * self.g.level[b as usize];
-        let key = (l as u64) << 32 | b as u64;
-        let row = &mut self.by_group[l];
-        match self.by_group_at.get(&key) {
-            Some(&i) => {
-                let i = i as usize;
-                row[i].1 += w;
-                if row[i].1.abs() < WEIGHTLESS {
-                    row.swap_remove(i);
-                    self.by_group_at.remove(&key);
-                    if let Some(&(moved, _)) = row.get(i) {
-                        self.by_group_at.insert((l as u64) << 32 | moved as u64, i as u32);
-                    }
-                }
-            }
-            None => {
-                self.by_group_at.insert(key, row.len() as u32);
-                row.push((b, w));
-            }
-        }
-    }
-
-    fn add_group_res(&mut self, b: u32, l: u32, d: i32) {
-        let key = (b as u64) << 32 | l as u64;
-        let row = &mut self.group_res[b as usize];
-        match self.group_res_at.get(&key) {
-            Some(&i) => {
-                let i = i as usize;
-                row[i].1 = (row[i].1 as i32 + d) as u32;
-                if row[i].1 == 0 {
-                    row.swap_remove(i);
-                    self.group_res_at.remove(&key);
-                    if let Some(&(moved, _)) = row.get(i) {
-                        self.group_res_at.insert((b as u64) << 32 | moved as u64, i as u32);
-                    }
-                }
-            }
-            None => {
-                self.group_res_at.insert(key, row.len() as u32);
-                row.push((l, d as u32));
-            }
-        }
+    /// Routes in flight on resource l with a group: (group, coefficient sum of the route's
+    /// transfers there). The groups crossing l are read off its routes, each with its group.
+    fn groups_on(&self, l: usize) -> impl Iterator<Item = (u32, f64)> + '_ {
+        self.users[l].iter().filter_map(|&(r, e)| match self.g.of[r as usize] {
+            NONE => None,
+            g => Some((g, self.count[r as usize] as f64 * self.c.routes.hops[e as usize].1)),
+        })
     }
 
     /// Group b runs at `level` from t on; its routes' resources carry the difference.
@@ -210,19 +159,17 @@ impl<'c> Engine<'c> {
     fn enter_group(&mut self, r: usize, b: usize, t: f64) {
         let s = self.g.base[r];
         self.g.join(r, b, t, s, self.head[r]);
-        let k = self.count[r] as f64;
+        let k = self.count[r] as f64 * self.g.level[b];
         for &(l, a) in self.hops(r) {
-            self.add_weight(l as usize, b as u32, k * a);
-            self.add_group_res(b as u32, l, 1);
+            self.load[l as usize] += k * a;
         }
     }
 
     fn exit_group(&mut self, r: usize, t: f64) {
-        let b = self.g.of[r];
-        let k = self.count[r] as f64;
+        let b = self.g.of[r] as usize;
+        let k = self.count[r] as f64 * self.g.level[b];
         for &(l, a) in self.hops(r) {
-            self.add_weight(l as usize, b, -k * a);
-            self.add_group_res(b, l, -1);
+            self.load[l as usize] -= k * a;
         }
         self.g.leave(r, t);
     }
@@ -230,12 +177,10 @@ impl<'c> Engine<'c> {
     /// Change route r's transfer count by `d` (±1).
     fn recount(&mut self, r: usize, d: i32) {
         self.count[r] = (self.count[r] as i32 + d) as u32;
-        let b = self.g.of[r];
+        let rate = self.route_rate(r);
         for &(l, a) in self.hops(r) {
             self.weight[l as usize] += d as f64 * a;
-            if b != NONE {
-                self.add_weight(l as usize, b, d as f64 * a);
-            }
+            self.load[l as usize] += d as f64 * a * rate;
         }
     }
 
@@ -250,7 +195,7 @@ impl<'c> Engine<'c> {
         for e in self.entries(r) {
             let l = self.c.routes.hops[e].0 as usize;
             self.slot[e] = self.users[l].len() as u32;
-            self.users[l].push(r as u32);
+            self.users[l].push((r as u32, e as u32));
         }
     }
 
@@ -259,9 +204,8 @@ impl<'c> Engine<'c> {
             let l = self.c.routes.hops[e].0 as usize;
             let pos = self.slot[e] as usize;
             self.users[l].swap_remove(pos);
-            if let Some(&g) = self.users[l].get(pos) {
-                let ge = self.entries(g as usize).find(|&x| self.c.routes.hops[x].0 as usize == l).unwrap();
-                self.slot[ge] = pos as u32;
+            if let Some(&(_, moved)) = self.users[l].get(pos) {
+                self.slot[moved as usize] = pos as u32;
             }
             if self.users[l].is_empty() {
                 // Exact zero, so that round-off cannot accumulate across busy periods.
@@ -329,8 +273,11 @@ impl<'c> Engine<'c> {
         if self.group_mark[b as usize] != self.epoch {
             self.group_mark[b as usize] = self.epoch;
             self.hit.push(b);
-            for i in 0..self.group_res[b as usize].len() {
-                self.mark_res(self.group_res[b as usize][i].0);
+            for i in 0..self.g.len(b as usize) {
+                let r = self.g.members(b as usize)[i] as usize;
+                for &(l, _) in self.c.routes.of(r) {
+                    self.mark_res(l);
+                }
             }
         }
     }
@@ -392,17 +339,19 @@ impl<'c> Engine<'c> {
         self.system.clear();
         self.system.resize(n * n, 0.0);
         self.rhs.clear();
+        let mut system = std::mem::take(&mut self.system);
         for (i, &b) in self.hit.iter().enumerate() {
             let mut rhs = self.c.cap[b as usize];
-            for &(g, w) in &self.by_group[b as usize] {
+            for (g, w) in self.groups_on(b as usize) {
                 if self.group_mark[g as usize] == self.epoch {
-                    self.system[i * n + self.index[g as usize] as usize] += w;
+                    system[i * n + self.index[g as usize] as usize] += w;
                 } else {
                     rhs -= w * self.g.level[g as usize];
                 }
             }
             self.rhs.push(rhs);
         }
+        self.system = system;
         let mut x = std::mem::take(&mut self.rhs);
         let ok = solve(&mut self.system, &mut x).is_some() && x.iter().all(|&v| v > 0.0 && v.is_finite()) && self.holds(&x);
         if ok {
@@ -417,10 +366,10 @@ impl<'c> Engine<'c> {
     /// Every touched resource within capacity, and every group the fastest on its resource.
     fn holds(&self, x: &[f64]) -> bool {
         self.touched.iter().all(|&l| {
-            let row = &self.by_group[l as usize];
-            let load: f64 = row.iter().map(|&(g, w)| w * self.level_after(g, x)).sum();
+            let load: f64 = self.groups_on(l as usize).map(|(g, w)| w * self.level_after(g, x)).sum();
             let own = (self.g.len(l as usize) > 0).then(|| self.level_after(l, x));
-            load <= self.c.cap[l as usize] * (1.0 + TIE) && own.is_none_or(|own| row.iter().all(|&(g, _)| self.level_after(g, x) <= own * (1.0 + TIE)))
+            load <= self.c.cap[l as usize] * (1.0 + TIE)
+                && own.is_none_or(|own| self.groups_on(l as usize).all(|(g, _)| self.level_after(g, x) <= own * (1.0 + TIE)))
         })
     }
 
@@ -478,7 +427,7 @@ impl<'c> Engine<'c> {
                 continue;
             }
             for i in 0..self.users[l as usize].len() {
-                let u = self.users[l as usize][i] as usize;
+                let u = self.users[l as usize][i].0 as usize;
                 if self.route_mark[u] != self.epoch && self.route_rate(u) >= floor {
                     self.mark_route(u);
                 }
@@ -544,7 +493,7 @@ impl<'c> Engine<'c> {
                 return None;
             }
             let x = self.new_rate[k] * (1.0 + TIE);
-            if self.by_group[b as usize].iter().any(|&(g, _)| self.group_mark[g as usize] != self.epoch && level_of(self, g) > x) {
+            if self.groups_on(b as usize).any(|(g, _)| self.group_mark[g as usize] != self.epoch && level_of(self, g) > x) {
                 // Faster routes left out share the resource this one froze at: take them in.
                 // Opened before this fill, yet still not max-min: widening will not help.
                 // (Several refilled routes may freeze at one resource: the first opens it.)
@@ -677,10 +626,6 @@ impl<'c> Engine<'c> {
             slot: vec![0; c.routes.hops.len()],
             weight: vec![0.0; nres],
             load: vec![0.0; nres],
-            by_group: vec![Vec::new(); nres],
-            group_res: vec![Vec::new(); nres],
-            by_group_at: KeyMap::default(),
-            group_res_at: KeyMap::default(),
             changed: Vec::new(),
             gained: Vec::new(),
             theta: f64::INFINITY,
