@@ -219,6 +219,17 @@ impl Executor<'_> {
 /// Run `w` to completion under `model`, whose flows are `flows`; with `record`, keep every
 /// phase; with `nic_queues`, apply the NIC scheduling discipline by admission (flow level).
 pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: bool, nic_queues: bool) -> Result<Outcome> {
+    let o = run_until_stuck(w, flows, model, record, nic_queues)?;
+    match o.start.iter().filter(|s| s.is_nan()).count() {
+        0 => Ok(o),
+        never => Err(Error::Runtime(format!("{never} transfers never started: their dependencies wait on each other"))),
+    }
+}
+
+/// The same, except that transfers whose dependencies never all finish (they wait on each
+/// other) are left unstarted, with NaN start and finish: a deadlocked program is found in
+/// the one pass that runs it.
+pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: bool, nic_queues: bool) -> Result<Outcome> {
     let n = w.transfers.len();
     let nres = flows.cap.len();
     let mut dep_off = vec![0usize; n + 1];
@@ -325,8 +336,9 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
             }
         }
     }
-    if done < n {
-        return Err(Error::Runtime(format!("{} transfers never finished (dependency bookkeeping)", n - done)));
+    let started = x.out.start.iter().filter(|s| !s.is_nan()).count();
+    if done < started {
+        return Err(Error::Runtime(format!("{} transfers never finished (dependency bookkeeping)", started - done)));
     }
     Ok(x.out)
 }
@@ -334,6 +346,11 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
 /// Run `w` under a prepared model (see `model::registry`).
 pub fn run_prepared(w: &Workload, prepared: &dyn Prepared, record: bool) -> Result<Outcome> {
     run(w, prepared.flows(), prepared.event_model().as_mut(), record, prepared.queues_at_nics())
+}
+
+/// `run_until_stuck` under a prepared model.
+pub fn run_prepared_until_stuck(w: &Workload, prepared: &dyn Prepared) -> Result<Outcome> {
+    run_until_stuck(w, prepared.flows(), prepared.event_model().as_mut(), false, prepared.queues_at_nics())
 }
 
 #[cfg(test)]

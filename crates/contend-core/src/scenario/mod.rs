@@ -379,22 +379,24 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     if ops.is_empty() {
         return Err(Error::input(origin, "workload", "does nothing: no job has an operation"));
     }
-    let stuck = program::stuck(&ops);
+    let w = Workload { transfers: ops, origin: origin.to_string(), ..Default::default() };
+    let pairs: Vec<(String, String)> = s.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let prepared = (entry.prepare)(&m, &w, &pairs)?;
+    // Operations that never start are a deadlock of the programs: the executor finds them
+    // in the same pass that runs everything else.
+    let o = match opts.progress {
+        None => sim::run_prepared_until_stuck(&w, prepared.as_ref())?,
+        Some(report) => {
+            let flows = w.transfers.iter().filter(|t| t.compute.is_none()).count() as u64;
+            let mut model = progress::Counting::new(prepared.event_model(), flows, report);
+            sim::run_until_stuck(&w, prepared.flows(), &mut model, false, prepared.queues_at_nics())?
+        }
+    };
+    let stuck: Vec<usize> = (0..o.start.len()).filter(|&i| o.start[i].is_nan()).collect();
     if !stuck.is_empty() {
         let ps: Vec<&Program> = progs.iter().map(|j| &j.program).collect();
         return Err(Error::input(origin, "workload", program::deadlock(&ps, &origins, &stuck)));
     }
-    let w = Workload { transfers: ops, origin: origin.to_string(), ..Default::default() };
-    let pairs: Vec<(String, String)> = s.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let prepared = (entry.prepare)(&m, &w, &pairs)?;
-    let o = match opts.progress {
-        None => sim::run_prepared(&w, prepared.as_ref(), false)?,
-        Some(report) => {
-            let flows = w.transfers.iter().filter(|t| t.compute.is_none()).count() as u64;
-            let mut model = progress::Counting::new(prepared.event_model(), flows, report);
-            sim::run(&w, prepared.flows(), &mut model, false, prepared.queues_at_nics())?
-        }
-    };
     let mut table = JobTable::default();
     let (mut messages, mut bytes) = (vec![0u64; progs.len()], vec![0u64; progs.len()]);
     for (t, o) in w.transfers.iter().zip(&origins) {

@@ -363,43 +363,8 @@ pub fn lower(
     Ok(lowered)
 }
 
-/// The operations that can never start: those left when every operation whose dependencies
-/// can all finish has been taken away (Kahn's algorithm).
-pub fn stuck(ts: &[Transfer]) -> Vec<usize> {
-    let n = ts.len();
-    let mut indeg: Vec<usize> = ts.iter().map(|t| t.after.len()).collect();
-    // Dependents in compressed rows: `dependents[start[j]..start[j + 1]]` wait for j.
-    let mut start = vec![0usize; n + 1];
-    for t in ts {
-        for &j in &t.after {
-            start[j + 1] += 1;
-        }
-    }
-    for j in 0..n {
-        start[j + 1] += start[j];
-    }
-    let mut fill = start.clone();
-    let mut dependents = vec![0usize; start[n]];
-    for (i, t) in ts.iter().enumerate() {
-        for &j in &t.after {
-            dependents[fill[j]] = i;
-            fill[j] += 1;
-        }
-    }
-    let mut ready: Vec<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
-    while let Some(j) = ready.pop() {
-        for &i in &dependents[start[j]..start[j + 1]] {
-            indeg[i] -= 1;
-            if indeg[i] == 0 {
-                ready.push(i);
-            }
-        }
-    }
-    (0..ts.len()).filter(|&i| indeg[i] > 0).collect()
-}
-
 /// A deadlock's description: the first blocked operation of each rank stuck in a cycle of
-/// waits (`stuck` lists the DAG operations that can never start).
+/// waits (`stuck` lists the DAG operations that never started: the executor leaves them so).
 pub fn deadlock(p: &[&Program], origins: &[OpOrigin], stuck: &[usize]) -> String {
     let mut first: BTreeMap<(u32, u32), u32> = BTreeMap::new();
     for &i in stuck {
