@@ -496,8 +496,11 @@ pub fn prepare(m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<
 impl Sc16Prepared {
     pub fn new(m: &Machine, w: &Workload, params: Sc16Params) -> Result<Sc16Prepared> {
         let refuse = |reason: String| Error::Unsupported { model: "sc16".into(), reason: format!("{reason}; {}", general_model_hint()) };
-        if let Some(t) = w.transfers.iter().find(|t| t.compute.is_some()) {
-            return Err(refuse(format!("{} is a computation; sc16 models concurrent copies only (rank programs run under maxmin or packet)", t.name)));
+        if let Some(i) = w.transfers.iter().position(|t| t.compute.is_some()) {
+            return Err(refuse(format!(
+                "{} is a computation; sc16 models concurrent copies only (rank programs run under maxmin or packet)",
+                w.transfers[i].label(i)
+            )));
         }
         if let Some(t) = w.transfers.iter().find(|t| !t.via.is_empty() || t.mechanism.is_some_and(|x| x != Mechanism::P2p)) {
             return Err(refuse(format!("transfer {} asks for a path or mechanism; sc16 models peer copies on tree paths only", t.name)));

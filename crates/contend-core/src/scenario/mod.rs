@@ -379,6 +379,16 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     if ops.is_empty() {
         return Err(Error::input(origin, "workload", "does nothing: no job has an operation"));
     }
+    // The rank on each device, to name both ends of every message.
+    let mut rank_on = vec![u32::MAX; m.devices.len()];
+    for devices in &slots {
+        for (r, &d) in devices.iter().enumerate() {
+            rank_on[d] = r as u32;
+        }
+    }
+    if detail {
+        program::name_operations(&mut ops, &origins, |d| rank_on[d]);
+    }
     let w = Workload { transfers: ops, origin: origin.to_string(), ..Default::default() };
     let pairs: Vec<(String, String)> = s.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     let prepared = (entry.prepare)(&m, &w, &pairs)?;
@@ -435,19 +445,12 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     };
     let links = links::busiest(all_links, o.makespan(), opts.top_links);
     let operations = detail.then(|| {
-        // Ranks by device, to name both ends of every message.
-        let mut rank_of: BTreeMap<usize, u32> = BTreeMap::new();
-        for devices in &slots {
-            for (r, &d) in devices.iter().enumerate() {
-                rank_of.insert(d, r as u32);
-            }
-        }
         let mut ops = OperationTable::default();
         for (i, (t, org)) in w.transfers.iter().zip(&origins).enumerate() {
             // A computation (or an eager send's CPU share) is the rank's own; a message names both ends.
             let (rank, peer) = match t.compute {
                 Some(_) => (org.rank, -1),
-                None => (rank_of[&t.src], rank_of[&t.dst] as i64),
+                None => (rank_on[t.src], rank_on[t.dst] as i64),
             };
             ops.job.push(org.job);
             ops.rank.push(rank);

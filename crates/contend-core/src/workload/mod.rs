@@ -144,6 +144,18 @@ pub struct Transfer {
     pub access: Access,
 }
 
+impl Transfer {
+    /// Its name for a message to the user; `operation i` where it has none (a rank program's
+    /// operations are named only when a report lists them).
+    pub fn label(&self, i: usize) -> String {
+        if self.name.is_empty() {
+            format!("operation {i}")
+        } else {
+            self.name.clone()
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Workload {
     pub transfers: Vec<Transfer>,

@@ -258,15 +258,13 @@ pub fn lower(
         }
         for (&(_, (a, i)), &(_, (b, j))) in s.iter().zip(r) {
             let Low::Send { size, .. } = lows[a as usize][i] else { unreachable!() };
-            let name = |kind: &str, at: usize| format!("j{job}.r{a}>r{b}.{kind}{at}");
             let pair = if size <= mpi.eager_limit.0 {
                 let overhead = mpi.soft_delay.secs() + size as f64 * mpi.copy_per_byte + mpi.nic_delay.secs();
-                let t = Transfer { name: name("m", out.len()), src: dev(a), dst: dev(b), size, overhead, ..Default::default() };
+                let t = Transfer { src: dev(a), dst: dev(b), size, overhead, ..Default::default() };
                 // A message is put down to its receive, where a rank blocks on it.
                 Pair { control: None, data: node(out, origins, t, b, op_of(b, j), OpKind::Message) }
             } else {
                 let c = Transfer {
-                    name: name("rts", out.len()),
                     src: dev(b),
                     dst: dev(a),
                     size: mpi.control_size.0,
@@ -275,7 +273,7 @@ pub fn lower(
                 };
                 let control = node(out, origins, c, b, op_of(b, j), OpKind::Control);
                 let overhead = mpi.nic_delay.secs() + mpi.rdma_delay.secs();
-                let d = Transfer { name: name("m", out.len()), src: dev(a), dst: dev(b), size, overhead, after: vec![control], ..Default::default() };
+                let d = Transfer { src: dev(a), dst: dev(b), size, overhead, after: vec![control], ..Default::default() };
                 Pair { control: Some(control), data: node(out, origins, d, b, op_of(b, j), OpKind::Message) }
             };
             pair_of[a as usize][i] = Some(pair);
@@ -293,14 +291,7 @@ pub fn lower(
                 Low::Compute { secs, op } => {
                     let secs = secs * compute_scale;
                     lowered.compute[r] += secs;
-                    let t = Transfer {
-                        name: format!("j{job}.r{r}.c{}", out.len()),
-                        src: dev(r32),
-                        dst: dev(r32),
-                        after: cursor.clone(),
-                        compute: Some(secs),
-                        ..Default::default()
-                    };
+                    let t = Transfer { src: dev(r32), dst: dev(r32), after: cursor.clone(), compute: Some(secs), ..Default::default() };
                     cursor = vec![node(out, origins, t, r32, op as usize, OpKind::Compute)];
                 }
                 Low::Send { size, req, op, .. } => {
@@ -309,14 +300,7 @@ pub fn lower(
                     let done = if pair.control.is_none() {
                         // The sender's CPU pays the software and copy costs, then goes on.
                         let secs = mpi.soft_delay.secs() + size as f64 * mpi.copy_per_byte;
-                        let t = Transfer {
-                            name: format!("j{job}.r{r}.s{}", out.len()),
-                            src: dev(r32),
-                            dst: dev(r32),
-                            after: cursor.clone(),
-                            compute: Some(secs),
-                            ..Default::default()
-                        };
+                        let t = Transfer { src: dev(r32), dst: dev(r32), after: cursor.clone(), compute: Some(secs), ..Default::default() };
                         let local = node(out, origins, t, r32, op as usize, OpKind::Overhead);
                         cursor = vec![local];
                         local
@@ -361,6 +345,23 @@ pub fn lower(
         lowered.ends.push(cursor);
     }
     Ok(lowered)
+}
+
+/// Name the operations of the DAG (lowering leaves them unnamed: millions of names cost
+/// more than a report that does not show them). `rank_of(device)` is the rank on a device:
+/// `j0.r3>r5.m17` is operation 17, job 0's message from rank 3 to rank 5 (`rts` its
+/// rendezvous request), `j0.r3.c18` a computation of rank 3 and `j0.r3.s19` its CPU share of
+/// an eager send.
+pub fn name_operations(out: &mut [Transfer], origins: &[OpOrigin], rank_of: impl Fn(usize) -> u32) {
+    for (i, (t, o)) in out.iter_mut().zip(origins).enumerate() {
+        let job = o.job;
+        t.name = match o.kind {
+            OpKind::Message => format!("j{job}.r{}>r{}.m{i}", rank_of(t.src), rank_of(t.dst)),
+            OpKind::Control => format!("j{job}.r{}>r{}.rts{i}", rank_of(t.dst), rank_of(t.src)),
+            OpKind::Compute => format!("j{job}.r{}.c{i}", o.rank),
+            OpKind::Overhead => format!("j{job}.r{}.s{i}", o.rank),
+        };
+    }
 }
 
 /// A deadlock's description: the first blocked operation of each rank stuck in a cycle of

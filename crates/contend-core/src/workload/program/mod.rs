@@ -11,7 +11,7 @@ mod lower;
 pub mod trace;
 
 pub use collective::Algorithm;
-pub use lower::{deadlock, lower, Lowered, OpKind, OpOrigin};
+pub use lower::{deadlock, lower, name_operations, Lowered, OpKind, OpOrigin};
 
 use crate::error::{parse_document, Error, Result};
 use crate::units::{Bytes, Time};
