@@ -74,12 +74,10 @@ struct Executor<'a> {
     out: Outcome,
     joins: BinaryHeap<Reverse<Join>>,
     seq: u64,
-    /// Per operation: dependencies not yet done, and the earliest issue time (flat copies of
-    /// what the large transfer records hold, read at random as dependencies finish).
-    deps_left: Vec<u32>,
-    issue_at: Vec<f64>,
-    /// Dependents in compressed rows.
-    dep_off: Vec<usize>,
+    /// What the executor reads of each operation, side by side: operations are visited at
+    /// random as dependencies finish, and one cache line each is much cheaper than several.
+    op: Vec<OpState>,
+    /// Dependents in compressed rows (`op[i].dependents` of them from `op[i].dep_start`).
     dep: Vec<u32>,
     /// Transfers moving bytes, and where each sits in that list.
     moving: Vec<usize>,
@@ -92,14 +90,27 @@ struct Executor<'a> {
     nic_moving: Vec<u32>,
     nic_waiting: Vec<VecDeque<usize>>,
     nic_count: Vec<u32>,
-    /// Which operations are computations (read at every start; the transfer records are large).
-    computes: Vec<bool>,
+}
+
+/// One operation as the executor sees it (copies of the workload's and flow table's columns).
+struct OpState {
+    /// Earliest issue time, and the flow table's setup and overhead.
+    issue_at: f64,
+    setup: f64,
+    overhead: f64,
+    dep_start: u32,
+    dependents: u32,
+    /// Dependencies not done yet.
+    deps_left: u32,
+    /// The flow table's NIC (or NO_NIC).
+    nic: u32,
+    compute: bool,
 }
 
 impl Executor<'_> {
     /// Count a message in (`d` = 1) or out (-1) of its NIC's queue.
     fn count_at_nic(&mut self, f: usize, t: f64, d: i32) {
-        let q = self.flows.nic[f];
+        let q = self.op[f].nic;
         if q != NO_NIC {
             let c = &mut self.nic_count[q as usize];
             *c = (*c as i32 + d) as u32;
@@ -109,7 +120,7 @@ impl Executor<'_> {
 
     /// Whether flow f may start moving now, or must wait behind its NIC's moving messages.
     fn admit(&mut self, f: usize) -> bool {
-        let q = self.flows.nic[f];
+        let q = self.op[f].nic;
         match self.nic_slots {
             Some(slots) if q != NO_NIC => {
                 if self.nic_moving[q as usize] >= slots {
@@ -127,14 +138,14 @@ impl Executor<'_> {
     /// latencies run from when f's last byte left the NIC (t less f's own), as packets
     /// pipeline back to back, but never before t.
     fn release(&mut self, f: usize, t: f64) {
-        let q = self.flows.nic[f];
+        let q = self.op[f].nic;
         if self.nic_slots.is_none() || q == NO_NIC {
             return;
         }
         match self.nic_waiting[q as usize].pop_front() {
             Some(g) => {
-                let left_nic = t - (self.flows.setup[f] - self.flows.overhead[f]);
-                let due = (left_nic + self.flows.setup[g] - self.flows.overhead[g]).max(t);
+                let left_nic = t - (self.op[f].setup - self.op[f].overhead);
+                let due = (left_nic + self.op[g].setup - self.op[g].overhead).max(t);
                 self.schedule(g, due, false);
             }
             None => self.nic_moving[q as usize] -= 1,
@@ -152,10 +163,10 @@ impl Executor<'_> {
     /// meets its hop latencies once the NIC takes it; any other transfer just waits its setup.
     fn issue(&mut self, i: usize, at: f64) {
         self.out.start[i] = at;
-        if self.flows.nic[i] == NO_NIC {
-            self.schedule(i, at + self.flows.setup[i], false);
+        if self.op[i].nic == NO_NIC {
+            self.schedule(i, at + self.op[i].setup, false);
         } else {
-            self.schedule(i, at + self.flows.overhead[i], true);
+            self.schedule(i, at + self.op[i].overhead, true);
         }
     }
 
@@ -163,7 +174,7 @@ impl Executor<'_> {
     fn arrive(&mut self, f: usize, t: f64) {
         self.count_at_nic(f, t, 1);
         if self.admit(f) {
-            self.schedule(f, t + self.flows.setup[f] - self.flows.overhead[f], false);
+            self.schedule(f, t + self.op[f].setup - self.op[f].overhead, false);
         }
     }
 
@@ -185,11 +196,12 @@ impl Executor<'_> {
     }
 
     fn release_dependents(&mut self, f: usize, t: f64) {
-        for k in self.dep_off[f]..self.dep_off[f + 1] {
+        let start = self.op[f].dep_start as usize;
+        for k in start..start + self.op[f].dependents as usize {
             let d = self.dep[k] as usize;
-            self.deps_left[d] -= 1;
-            if self.deps_left[d] == 0 {
-                self.issue(d, self.issue_at[d].max(t));
+            self.op[d].deps_left -= 1;
+            if self.op[d].deps_left == 0 {
+                self.issue(d, self.op[d].issue_at.max(t));
             }
         }
     }
@@ -261,9 +273,21 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         },
         joins: BinaryHeap::with_capacity(n),
         seq: 0,
-        deps_left: w.transfers.iter().map(|t| t.after.len() as u32).collect(),
-        issue_at: w.transfers.iter().map(|t| t.start).collect(),
-        dep_off,
+        op: w
+            .transfers
+            .iter()
+            .enumerate()
+            .map(|(i, t)| OpState {
+                issue_at: t.start,
+                setup: flows.setup[i],
+                overhead: flows.overhead[i],
+                dep_start: dep_off[i] as u32,
+                dependents: (dep_off[i + 1] - dep_off[i]) as u32,
+                deps_left: t.after.len() as u32,
+                nic: flows.nic[i],
+                compute: t.compute.is_some(),
+            })
+            .collect(),
         dep,
         moving: Vec::new(),
         moving_at: vec![0; n],
@@ -273,10 +297,9 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         nic_moving: vec![0; flows.nics.len()],
         nic_waiting: vec![VecDeque::new(); flows.nics.len()],
         nic_count: vec![0; flows.nics.len()],
-        computes: w.transfers.iter().map(|t| t.compute.is_some()).collect(),
     };
     for i in 0..n {
-        if x.deps_left[i] == 0 {
+        if x.op[i].deps_left == 0 {
             x.issue(i, w.transfers[i].start);
         }
     }
@@ -314,7 +337,7 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
                 let Reverse(j) = x.joins.pop().unwrap();
                 if j.at_nic {
                     x.arrive(j.flow, t);
-                } else if x.computes[j.flow] {
+                } else if x.op[j.flow].compute {
                     // A computation ends when its setup (its duration) does; no model sees it.
                     x.computed(j.flow, t);
                     done += 1;
