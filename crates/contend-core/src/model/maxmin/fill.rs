@@ -23,7 +23,6 @@ pub struct Filler {
     mult: Vec<f64>,
     /// The resource each item froze at in the last fill: its bottleneck.
     pub at: Vec<u32>,
-    version: Vec<u32>,
     heap: BinaryHeap<Reverse<Saturation>>,
 }
 
@@ -35,7 +34,6 @@ impl Filler {
             left: vec![0.0; resources],
             begin: vec![0; resources],
             end: vec![0; resources],
-            version: vec![0; resources],
             ..Default::default()
         }
     }
@@ -97,15 +95,17 @@ impl Filler {
         self.at.resize(items.len(), u32::MAX);
         // Every resource saturates at the level left / weight (what fixed and frozen flows leave,
         // over the coefficient sum of the flows still rising); a heap gives the next one. A
-        // freeze changes the saturation levels of the frozen flow's resources: they are pushed
-        // again with a new version, and stale entries are skipped. O((R + hops) log R) in all.
+        // freeze only raises the saturation levels of the frozen flow's other resources (it
+        // leaves each at least the level it froze at), so a resource's entry is a lower bound:
+        // one whose level has risen is pushed again when it comes to the top, and the one that
+        // comes to the top with its level current is the next to saturate. One entry per
+        // resource at any time; O((R + pops) log R) in all.
         let mut heap = std::mem::take(&mut self.heap);
         heap.clear();
         for &l in links {
             let l = l as usize;
-            self.version[l] = self.version[l].wrapping_add(1);
             if self.weight[l] > WEIGHTLESS {
-                heap.push(Reverse(Saturation { level: left[l] / self.weight[l], resource: l as u32, version: self.version[l] }));
+                heap.push(Reverse(Saturation { level: left[l] / self.weight[l], resource: l as u32 }));
             }
         }
         let mut level = 0.0f64;
@@ -120,7 +120,12 @@ impl Filler {
                 break;
             };
             let l = top.resource as usize;
-            if top.version != self.version[l] {
+            if self.weight[l] <= WEIGHTLESS {
+                continue; // every flow through it froze elsewhere
+            }
+            let now = (left[l].max(0.0) / self.weight[l]).max(level);
+            if now != top.level {
+                heap.push(Reverse(Saturation { level: now, resource: top.resource }));
                 continue;
             }
             level = level.max(top.level);
@@ -138,16 +143,10 @@ impl Filler {
                     let l2 = l2 as usize;
                     self.weight[l2] -= m * a;
                     left[l2] -= m * a * level;
-                    if l2 != l {
-                        self.version[l2] = self.version[l2].wrapping_add(1);
-                        if self.weight[l2] > WEIGHTLESS {
-                            let at = (left[l2].max(0.0) / self.weight[l2]).max(level);
-                            heap.push(Reverse(Saturation { level: at, resource: l2 as u32, version: self.version[l2] }));
-                        }
-                    }
                 }
             }
-            self.version[l] = self.version[l].wrapping_add(1);
+            // Round-off may leave a trace of weight: the resource is done.
+            self.weight[l] = 0.0;
         }
         self.heap = heap;
     }
@@ -161,7 +160,6 @@ const WEIGHTLESS: f64 = 1e-9;
 struct Saturation {
     level: f64,
     resource: u32,
-    version: u32,
 }
 
 impl Eq for Saturation {}
