@@ -182,6 +182,30 @@ fn expand(p: &Program, rank: u32, origin: &str, job: &str) -> Result<Vec<Low>> {
 /// A send or receive to match: (source, destination, tag) and (its rank, its place there).
 type Posted = ((u32, u32, u64), (u32, usize));
 
+/// Sort posted sends or receives as `sort_unstable` would, in buckets of their source rank
+/// (a counting sort: sends come rank by rank, receives by destination), each bucket sorted on
+/// its own: small sorts instead of one over millions.
+fn sort_by_source(posted: &mut Vec<Posted>, ranks: usize) {
+    let mut start = vec![0usize; ranks + 1];
+    for p in posted.iter() {
+        start[p.0 .0 as usize + 1] += 1;
+    }
+    for r in 0..ranks {
+        start[r + 1] += start[r];
+    }
+    let mut fill = start.clone();
+    let mut sorted = vec![((0, 0, 0), (0, 0)); posted.len()];
+    for &p in posted.iter() {
+        let r = p.0 .0 as usize;
+        sorted[fill[r]] = p;
+        fill[r] += 1;
+    }
+    for r in 0..ranks {
+        sorted[start[r]..start[r + 1]].sort_unstable();
+    }
+    *posted = sorted;
+}
+
 /// Nodes of one matched message: the control message of a rendezvous, and the data.
 #[derive(Clone, Copy)]
 struct Pair {
@@ -217,8 +241,12 @@ pub fn lower(
             }
         }
     }
-    sends.sort_unstable();
-    recvs.sort_unstable();
+    sort_by_source(&mut sends, n);
+    sort_by_source(&mut recvs, n);
+    // Every matched message is one or two operations, every computation and eager send's
+    // CPU share one: room for them at once (the records are large; growing is copying).
+    out.reserve(lows.iter().map(Vec::len).sum::<usize>() + sends.len());
+    origins.reserve(lows.iter().map(Vec::len).sum::<usize>() + sends.len());
     let op_of = |r: u32, i: usize| match lows[r as usize][i] {
         Low::Send { op, .. } | Low::Recv { op, .. } | Low::Compute { op, .. } => op as usize,
         _ => 0,
