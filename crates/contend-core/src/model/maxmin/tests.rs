@@ -71,7 +71,7 @@ fn incremental_engine_matches_full_recomputation() {
 }
 
 /// The same on small clusters, where refills reach across a network and are first narrowed
-/// to full resources: random traffic with staggered starts, RR, RR-2 and FCFS NICs (whose
+/// to full resources: random traffic with staggered starts, RR, RR-2, RR-4 and FCFS NICs (whose
 /// admissions join transfers at the instant another finishes), every routing kind.
 #[test]
 fn incremental_engine_matches_full_recomputation_on_clusters() {
@@ -81,7 +81,7 @@ fn incremental_engine_matches_full_recomputation_on_clusters() {
         "fabric:\n  fat_tree: {radix: 8, pods: 2}\nlink: {bandwidth: 10GB/s, latency: 100ns}\nnodes: {gpus: 1}\n",
     ];
     for (f, fabric) in fabrics.iter().enumerate() {
-        for (nic, routing) in [("rr", "ecmp"), ("rr", "adaptive"), ("fcfs", "ecmp"), ("rr-2", "spray"), ("rr", "spray")] {
+        for (nic, routing) in [("rr", "ecmp"), ("rr", "adaptive"), ("fcfs", "ecmp"), ("rr-2", "spray"), ("rr", "spray"), ("rr-4", "adaptive")] {
             let m = Machine::from_text(&format!("name: c\n{fabric}network: {{routing: {routing}, nic_scheduling: {nic}}}\n"), "c").unwrap();
             for seed in 0..4u64 {
                 let w = random_workload(&m, seed, 60 + 40 * seed as usize);
