@@ -285,12 +285,13 @@ def job_bars(jobs: dict[str, list[Any]], path: str, title: str) -> None:
     ax.set_yticks(range(n), labels, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel(f"run time ({unit})")
-    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
+    # Two columns: long job labels push the axes right, and three entries would run off the page.
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
     ax.grid(axis="x", color="0.92")
     ax.set_axisbelow(True)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    fig.savefig(path, dpi=130, bbox_inches="tight")
     plt.close(fig)
 
 
