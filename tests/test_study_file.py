@@ -88,3 +88,13 @@ def test_not_yaml_and_missing_file(cli, tmp_path):
     assert r.returncode == 2 and "not valid YAML" in r.stderr
     r = cli("study", tmp_path / "missing.yaml")
     assert r.returncode == 2 and "cannot read the study file" in r.stderr
+
+
+@pytest.mark.parametrize("workers", ["0", "100000"])
+def test_absurd_worker_counts_are_refused_before_anything_starts(cli, tmp_path, workers):
+    path = tmp_path / "s.yaml"
+    path.write_text(BASE + "axes: {fabric: [fat-tree], gpus_per_node: [1], nodes: [2048]}\n")
+    r = cli("study", path, "-o", tmp_path / "out", "--workers", workers)
+    assert r.returncode == 2 and f"--workers: is {workers}; give 1 to" in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert not (tmp_path / "out").exists()

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import typer
 
-from contend.errors import InputError
-
 
 def study(
     study_file: Path = typer.Argument(..., help="A study file (YAML): base scenario, axes, repetitions, baseline."),
@@ -27,11 +25,9 @@ def study(
     """
     from contend import study as studies
     from contend.cli import err, out
+    from contend.study.execute import check_workers
 
-    if workers is not None and workers < 1:
-        raise InputError("--workers: give at least 1 worker process")
-    if workers is not None and scheduler:
-        raise InputError("--workers: a --scheduler cluster has its own workers; give one of the two")
+    check_workers(workers, scheduler)
     s = studies.load(study_file)
     folder = output or Path(f"{study_file.stem}-results")
     if dry_run:

@@ -37,6 +37,23 @@ class Outcome:
     ran: int  # finished by this one
 
 
+# A LocalCluster's worker processes at most per core: each runs one point at a time on one core, so more
+# only share the cores and multiply the memory (a point of 2,048 GPUs holds hundreds of MiB).
+WORKERS_PER_CORE = 4
+
+
+def check_workers(workers: int | None, scheduler: str | None) -> None:
+    """Refuse a worker count this machine cannot use, in one line, before anything starts."""
+    if workers is None:
+        return
+    if scheduler:
+        raise InputError("--workers: a --scheduler cluster has its own workers; give one of the two")
+    most = WORKERS_PER_CORE * (os.cpu_count() or 1)
+    if not 1 <= workers <= most:
+        raise InputError(f"--workers: is {workers}; give 1 to {most} worker processes ({WORKERS_PER_CORE} per core of "
+                         "this machine), or --scheduler for a bigger cluster")
+
+
 def run(study: Study, folder: str | os.PathLike, workers: int | None = None, scheduler: str | None = None,
         client: Any = None, on_start: Callable[[int, int], None] | None = None,
         on_point: Callable[[], None] | None = None) -> Outcome:
@@ -44,6 +61,7 @@ def run(study: Study, folder: str | os.PathLike, workers: int | None = None, sch
     else on a LocalCluster of ``workers`` single-threaded processes (default: one per core)."""
     from contend import __version__
 
+    check_workers(workers, scheduler)
     meta = study.meta()
     done = dataset.open_folder(folder, meta)
     todo = [p for p in study.points if p.hash not in done]
