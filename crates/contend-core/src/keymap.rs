@@ -22,10 +22,4 @@ impl Hasher for KeyHasher {
     }
 }
 
-/// One step of the same mixing, for fingerprints built by folding values in.
-pub fn mix(x: u64) -> u64 {
-    let h = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    h ^ (h >> 29)
-}
-
 pub type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;

@@ -371,11 +371,6 @@ pub fn run_prepared(w: &Workload, prepared: &dyn Prepared, record: bool) -> Resu
     run(w, prepared.flows(), prepared.event_model().as_mut(), record, prepared.queues_at_nics())
 }
 
-/// `run_until_stuck` under a prepared model.
-pub fn run_prepared_until_stuck(w: &Workload, prepared: &dyn Prepared) -> Result<Outcome> {
-    run_until_stuck(w, prepared.flows(), prepared.event_model().as_mut(), false, prepared.queues_at_nics())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

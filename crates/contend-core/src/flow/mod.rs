@@ -10,12 +10,13 @@ pub mod network;
 pub mod router;
 
 use crate::error::{Error, Result};
-use crate::keymap::{self, KeyMap};
+use crate::keymap::{KeyHasher, KeyMap};
 use crate::topology::{DeviceKind, Link, LinkKind, Machine, NicScheduling};
 use crate::workload::{Access, Mechanism, Workload};
 use network::NetworkRouter;
 use router::{Hop, Plan, Router};
 use std::collections::HashMap;
+use std::hash::Hasher;
 
 /// Routes in compressed rows: route r uses `hops[off[r]..off[r+1]]`, (resource, times) each:
 /// the capacity a byte of the transfer uses there. `data[k]` is the part of `hops[k]` that is
@@ -295,7 +296,12 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut Vec<P
             plans.push(plan);
             plans.len() as u32 - 1
         };
-        let print = routes[u].iter().fold(keymap::mix(base as u64), |h, hop| keymap::mix(h ^ (hop.link as u64) << 1 ^ hop.forward as u64));
+        let mut print = KeyHasher::default();
+        print.write_u64(base as u64);
+        for hop in &routes[u] {
+            print.write_u64((hop.link as u64) << 1 | hop.forward as u64);
+        }
+        let print = print.finish();
         plan_of[i] = match rerouted.get(&print) {
             Some(&(b, v, plan)) if b == base && (v == u || routes[v] == routes[u]) => plan,
             Some(_) => make(),

@@ -502,8 +502,8 @@ impl Sc16Prepared {
                 w.transfers[i].label(i)
             )));
         }
-        if let Some(t) = w.transfers.iter().find(|t| !t.via.is_empty() || t.mechanism.is_some_and(|x| x != Mechanism::P2p)) {
-            return Err(refuse(format!("transfer {} asks for a path or mechanism; sc16 models peer copies on tree paths only", t.name)));
+        if let Some(i) = w.transfers.iter().position(|t| !t.via.is_empty() || t.mechanism.is_some_and(|x| x != Mechanism::P2p)) {
+            return Err(refuse(format!("transfer {} asks for a path or mechanism; sc16 models peer copies on tree paths only", w.transfers[i].label(i))));
         }
         let mut endpoints: Vec<usize> = w.transfers.iter().flat_map(|t| [t.src, t.dst]).collect();
         endpoints.sort_unstable();
@@ -534,7 +534,7 @@ impl Sc16Prepared {
             if !on_tree {
                 return Err(refuse(format!(
                     "{}: CUDA copies {} to {} {} rather than over the PCIe tree",
-                    t.name,
+                    t.label(i),
                     m.devices[t.src].name,
                     m.devices[t.dst].name,
                     if plan.staging.is_some() {

@@ -394,14 +394,12 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     let prepared = (entry.prepare)(&m, &w, &pairs)?;
     // Operations that never start are a deadlock of the programs: the executor finds them
     // in the same pass that runs everything else.
-    let o = match opts.progress {
-        None => sim::run_prepared_until_stuck(&w, prepared.as_ref())?,
-        Some(report) => {
-            let flows = w.transfers.iter().filter(|t| t.compute.is_none()).count() as u64;
-            let mut model = progress::Counting::new(prepared.event_model(), flows, report);
-            sim::run_until_stuck(&w, prepared.flows(), &mut model, false, prepared.queues_at_nics())?
-        }
-    };
+    let mut model = prepared.event_model();
+    if let Some(report) = opts.progress {
+        let flows = w.transfers.iter().filter(|t| t.compute.is_none()).count() as u64;
+        model = Box::new(progress::Counting::new(model, flows, report));
+    }
+    let o = sim::run_until_stuck(&w, prepared.flows(), model.as_mut(), false, prepared.queues_at_nics())?;
     let stuck: Vec<usize> = (0..o.start.len()).filter(|&i| o.start[i].is_nan()).collect();
     if !stuck.is_empty() {
         let ps: Vec<&Program> = progs.iter().map(|j| &j.program).collect();

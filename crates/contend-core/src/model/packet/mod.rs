@@ -206,7 +206,7 @@ impl PacketPrepared {
                     model: "packet".into(),
                     reason: format!(
                         "transfer {} crosses {} links; the packet model handles paths of at most {MAX_HOPS}; use --model maxmin",
-                        w.transfers[f].name,
+                        w.transfers[f].label(f),
                         path.len()
                     ),
                 });
