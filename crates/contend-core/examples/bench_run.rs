@@ -1,17 +1,31 @@
 //! `contend run` without the CLI around it, for profiling the engine on application workloads:
-//!   bench_run SCENARIO.yaml [REPEATS=1]   seconds per run (lowering, flow table, simulation)
+//!   bench_run SCENARIO.yaml... [REPEATS=1]   seconds per run, and in all
+//! Several scenarios run one after another in one process, as a study's worker runs its points.
 //! bench/run_mix.sh times the whole command a user waits for; this times the core alone.
 
 use std::time::Instant;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let path = args.first().expect("usage: bench_run SCENARIO.yaml [REPEATS]");
-    let repeats: usize = args.get(1).map_or(1, |r| r.parse().expect("REPEATS is a count"));
-    let text = std::fs::read_to_string(path).unwrap();
+    let mut paths: Vec<String> = std::env::args().skip(1).collect();
+    let repeats: usize = match paths.last().map(|r| r.parse()) {
+        Some(Ok(r)) => {
+            paths.pop();
+            r
+        }
+        _ => 1,
+    };
+    assert!(!paths.is_empty(), "usage: bench_run SCENARIO.yaml... [REPEATS]");
+    // As a study's worker runs its points: one lowering kept for the next point (REUSE=0: not).
+    let reuse = std::env::var("REUSE").map_or(true, |v| v != "0");
+    let opts = contend_core::scenario::RunOptions { reuse_lowering: reuse, ..Default::default() };
+    let all = Instant::now();
     for _ in 0..repeats {
-        let t = Instant::now();
-        let r = contend_core::api::run(&text, path, false, Some(10), None).unwrap();
-        println!("{:.3} s  makespan {:.9e} s, {} messages", t.elapsed().as_secs_f64(), r.summary.makespan_s, r.summary.messages);
+        for path in &paths {
+            let text = std::fs::read_to_string(path).unwrap();
+            let t = Instant::now();
+            let r = contend_core::api::run(&text, path, &opts).unwrap();
+            println!("{:.3} s  {path}: makespan {:.9e} s, {} messages", t.elapsed().as_secs_f64(), r.summary.makespan_s, r.summary.messages);
+        }
     }
+    println!("{:.3} s in all", all.elapsed().as_secs_f64());
 }

@@ -464,11 +464,16 @@ pub fn schema(which: &str) -> Result<String> {
 }
 
 /// Run a scenario (`contend schema scenario`): its jobs' rank programs on its cluster under its
-/// model; the `top_links` busiest links (0 to `scenario::MAX_TOP_LINKS`; `None`: every link);
-/// with `detail` every operation; `progress(messages delivered, messages)` now and then.
-pub fn run(text: &str, origin: &str, detail: bool, top_links: Option<usize>, progress: crate::scenario::Progress) -> Result<crate::scenario::RunReport> {
+/// model, reported as `opts` asks (the busiest links, every operation, progress now and then).
+pub fn run(text: &str, origin: &str, opts: &crate::scenario::RunOptions) -> Result<crate::scenario::RunReport> {
     let spec = crate::scenario::ScenarioSpec::from_text(text, origin)?;
-    crate::scenario::run(&spec, origin, &crate::scenario::RunOptions { detail, top_links, progress })
+    crate::scenario::run(&spec, origin, opts)
+}
+
+/// Which scenarios can share their lowered jobs (`RunOptions::reuse_lowering`): equal text for
+/// those that can. A study runs its points in this order.
+pub fn lowering_group(text: &str, origin: &str) -> Result<String> {
+    Ok(crate::scenario::lowering_group(&crate::scenario::ScenarioSpec::from_text(text, origin)?))
 }
 
 /// Check a scenario without running it (milliseconds): what a study does for every point first.

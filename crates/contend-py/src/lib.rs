@@ -299,10 +299,10 @@ fn models() -> String {
 }
 
 /// `api::run`: a scenario's report as JSON; `links=None` reports every link. `progress(delivered,
-/// messages)` is called now and then.
+/// messages)` is called now and then; `reuse_lowering` keeps the lowered jobs for the next run.
 #[pyfunction]
-#[pyo3(signature = (text, origin, detail, links=Some(contend_core::scenario::DEFAULT_TOP_LINKS), progress=None))]
-fn run(py: Python<'_>, text: &str, origin: &str, detail: bool, links: Option<usize>, progress: Option<Py<PyAny>>) -> PyResult<String> {
+#[pyo3(signature = (text, origin, detail, links=Some(contend_core::scenario::DEFAULT_TOP_LINKS), progress=None, reuse_lowering=false))]
+fn run(py: Python<'_>, text: &str, origin: &str, detail: bool, links: Option<usize>, progress: Option<Py<PyAny>>, reuse_lowering: bool) -> PyResult<String> {
     // Without a callback the engine runs its model unwrapped.
     let wanted = progress.is_some();
     let report = move |done: u64, total: u64| {
@@ -313,13 +313,20 @@ fn run(py: Python<'_>, text: &str, origin: &str, detail: bool, links: Option<usi
         }
     };
     let progress: Option<&(dyn Fn(u64, u64) + Sync)> = if wanted { Some(&report) } else { None };
-    py.detach(|| api::run(text, origin, detail, links, progress).map(|r| json(&r))).map_err(to_py)
+    let opts = contend_core::scenario::RunOptions { detail, top_links: links, progress, reuse_lowering };
+    py.detach(|| api::run(text, origin, &opts).map(|r| json(&r))).map_err(to_py)
 }
 
 /// `api::program_from_trace`: a rank program's YAML from a trace's records (JSON).
 #[pyfunction]
 fn program_from_trace(records_json: &str, ranks: u32, iterations: u32, origin: &str) -> PyResult<String> {
     api::program_from_trace(records_json, ranks, iterations, origin).map_err(to_py)
+}
+
+/// `api::lowering_group`: equal text for scenarios that can share their lowered jobs.
+#[pyfunction]
+fn lowering_group(text: &str, origin: &str) -> PyResult<String> {
+    api::lowering_group(text, origin).map_err(to_py)
 }
 
 /// `api::check_scenario`: nothing, or the scenario's first mistake as an exception.
@@ -362,6 +369,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(models, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(check_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(lowering_group, m)?)?;
     m.add_function(wrap_pyfunction!(apps, m)?)?;
     m.add_function(wrap_pyfunction!(program_from_trace, m)?)?;
     m.add_function(wrap_pyfunction!(datatype, m)?)?;

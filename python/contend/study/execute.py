@@ -20,12 +20,13 @@ from contend.study.spec import Study, origin_of
 
 def run_point(text: str, origin: str) -> str:
     """What a worker does: one scenario through the engine, its RunReport as JSON, or its error as JSON
-    (the engine's exception types do not survive pickling between processes by name)."""
+    (the engine's exception types do not survive pickling between processes by name). The worker keeps
+    the point's lowered jobs for its next point, which takes them if it differs only in the network."""
     from contend import _core
     from contend.errors import ContendError, InputError
 
     try:
-        return _core.run(text, origin, False)
+        return _core.run(text, origin, False, 0, None, True)
     except ContendError as e:
         return json.dumps({"error": str(e), "input": isinstance(e, InputError)})
 
@@ -59,12 +60,14 @@ def run(study: Study, folder: str | os.PathLike, workers: int | None = None, sch
         on_point: Callable[[], None] | None = None) -> Outcome:
     """Run the points not yet in ``folder``: on ``client`` if given, else on the Dask scheduler at ``scheduler``,
     else on a LocalCluster of ``workers`` single-threaded processes (default: one per core)."""
-    from contend import __version__
+    from contend import __version__, _core
 
     check_workers(workers, scheduler)
     meta = study.meta()
     done = dataset.open_folder(folder, meta)
-    todo = [p for p in study.points if p.hash not in done]
+    # Points that share their lowered jobs one after another, so that a worker lowers them once.
+    todo = sorted((p for p in study.points if p.hash not in done),
+                  key=lambda p: _core.lowering_group(p.text, origin_of(study, p)))
     skipped = len(study.points) - len(todo)
     if on_start:
         on_start(len(study.points), skipped)
@@ -120,6 +123,19 @@ def connect(workers: int | None, scheduler: str | None) -> Any:
     # One single-threaded process per worker: a point holds one core for its whole run, and the engine's
     # memory is returned to the system when a worker ends. The scheduler's HTTP endpoints take any free
     # port (":0"), so that studies side by side do not fight over 8787.
-    cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", silence_logs=logging.ERROR)
+    import dask
+
+    # Workers busy with one engine call each, on as many cores as there are workers: what Dask samples
+    # for its dashboard (a stack profile every 10 ms, system metrics every 0.5 s, worker memory every
+    # 0.1 s) would take cores from the points; memory is still watched, once a second.
+    with dask.config.set(LOCAL_CLUSTER_CONFIG):
+        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=logging.ERROR)
     return Client(cluster)
+
+
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "1s",
+}

@@ -10,14 +10,17 @@ use crate::sim;
 use crate::topology::{Machine, NicScheduling, Routing};
 use crate::workload::program::{self, apps, jobs, MpiParams, OpOrigin, Program};
 use crate::workload::Workload;
+use lowering::Lowering;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod links;
+mod lowering;
 mod overlap;
 mod progress;
 pub use links::{RunLinks, DEFAULT_TOP_LINKS, MAX_TOP_LINKS};
+pub use lowering::group as lowering_group;
 pub use progress::Progress;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -272,12 +275,8 @@ fn programs(s: &ScenarioSpec, origin: &str, gpus: u32) -> Result<Vec<Job>> {
         .collect()
 }
 
-/// A scenario's cluster (with its knobs), GPUs node by node, jobs' programs and their sizes, all checked.
-type Built = (Machine, Vec<Vec<usize>>, Vec<Job>, Vec<u32>);
-
-fn build(s: &ScenarioSpec, origin: &str) -> Result<Built> {
-    let m = build_machine(s, origin)?;
-    let nodes = gpus_by_node(&m);
+/// A scenario's jobs and their sizes, checked to fit the cluster's GPUs (`nodes`).
+fn jobs_fitting(s: &ScenarioSpec, origin: &str, nodes: &[Vec<usize>]) -> Result<(Vec<Job>, Vec<u32>)> {
     let gpus = nodes.iter().map(Vec::len).sum::<usize>() as u32;
     let progs = programs(s, origin, gpus)?;
     let sizes: Vec<u32> = progs.iter().map(|j| j.program.ranks.len() as u32).collect();
@@ -293,7 +292,7 @@ fn build(s: &ScenarioSpec, origin: &str) -> Result<Built> {
     if !(scale > 0.0 && scale.is_finite()) {
         return Err(Error::input(origin, "workload.compute_scale", format!("is {scale}; give a positive factor")));
     }
-    Ok((m, nodes, progs, sizes))
+    Ok((progs, sizes))
 }
 
 /// The scenario's model, and the names of its parameters checked against it (their values are
@@ -317,7 +316,8 @@ fn model_entry(s: &ScenarioSpec, origin: &str) -> Result<&'static registry::Mode
 /// before the first one runs.
 pub fn check(s: &ScenarioSpec, origin: &str) -> Result<()> {
     model_entry(s, origin)?;
-    build(s, origin)?;
+    let m = build_machine(s, origin)?;
+    jobs_fitting(s, origin, &gpus_by_node(&m))?;
     Ok(())
 }
 
@@ -330,11 +330,14 @@ pub struct RunOptions<'p> {
     pub top_links: Option<usize>,
     /// (messages delivered, messages in all), now and then.
     pub progress: Progress<'p>,
+    /// Keep this run's lowered jobs for the next run in this process, and take the last run's
+    /// where they are the same (a sweep over the network; see `lowering`).
+    pub reuse_lowering: bool,
 }
 
 impl Default for RunOptions<'_> {
     fn default() -> Self {
-        RunOptions { detail: false, top_links: Some(DEFAULT_TOP_LINKS), progress: None }
+        RunOptions { detail: false, top_links: Some(DEFAULT_TOP_LINKS), progress: None, reuse_lowering: false }
     }
 }
 
@@ -368,30 +371,15 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     }
     let detail = opts.detail;
     let entry = model_entry(s, origin)?;
-    let (m, nodes, progs, sizes) = build(s, origin)?;
+    let m = build_machine(s, origin)?;
+    let low = lowering::lowering(s, origin, &m, detail, opts.reuse_lowering)?;
+    let Lowering { jobs: progs, sizes, slots, workload: w, origins, lowered, rank_on } = &*low;
     let total: u32 = sizes.iter().sum();
-    let scale = s.workload.compute_scale.unwrap_or(1.0);
-    let slots = jobs::place(&sizes, &nodes, s.workload.placement, s.workload.seed);
-    let (mut ops, mut origins, mut lowered) = (Vec::new(), Vec::<OpOrigin>::new(), Vec::new());
-    for (j, (job, devices)) in progs.iter().zip(&slots).enumerate() {
-        lowered.push(program::lower(&job.program, devices, &s.mpi, scale, j as u32, &job.source, &mut ops, &mut origins)?);
-    }
-    if ops.is_empty() {
+    if w.transfers.is_empty() {
         return Err(Error::input(origin, "workload", "does nothing: no job has an operation"));
     }
-    // The rank on each device, to name both ends of every message.
-    let mut rank_on = vec![u32::MAX; m.devices.len()];
-    for devices in &slots {
-        for (r, &d) in devices.iter().enumerate() {
-            rank_on[d] = r as u32;
-        }
-    }
-    if detail {
-        program::name_operations(&mut ops, &origins, |d| rank_on[d]);
-    }
-    let w = Workload { transfers: ops, origin: origin.to_string(), ..Default::default() };
     let pairs: Vec<(String, String)> = s.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let prepared = (entry.prepare)(&m, &w, &pairs)?;
+    let prepared = (entry.prepare)(&m, w, &pairs)?;
     // Operations that never start are a deadlock of the programs: the executor finds them
     // in the same pass that runs everything else.
     let mut model = prepared.event_model();
@@ -399,22 +387,22 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
         let flows = w.transfers.iter().filter(|t| t.compute.is_none()).count() as u64;
         model = Box::new(progress::Counting::new(model, flows, report));
     }
-    let o = sim::run_until_stuck(&w, prepared.flows(), model.as_mut(), false, prepared.queues_at_nics())?;
+    let o = sim::run_until_stuck(w, prepared.flows(), model.as_mut(), false, prepared.queues_at_nics())?;
     let stuck: Vec<usize> = (0..o.start.len()).filter(|&i| o.start[i].is_nan()).collect();
     if !stuck.is_empty() {
         let ps: Vec<&Program> = progs.iter().map(|j| &j.program).collect();
-        return Err(Error::input(origin, "workload", program::deadlock(&ps, &origins, &stuck)));
+        return Err(Error::input(origin, "workload", program::deadlock(&ps, origins, &stuck)));
     }
     let mut table = JobTable::default();
     let (mut messages, mut bytes) = (vec![0u64; progs.len()], vec![0u64; progs.len()]);
-    for (t, o) in w.transfers.iter().zip(&origins) {
+    for (t, o) in w.transfers.iter().zip(origins) {
         if t.compute.is_none() {
             messages[o.job as usize] += 1;
             bytes[o.job as usize] += t.size;
         }
     }
-    let overlap = overlaps(&w, &o, &origins, &slots, m.devices.len());
-    for (j, (Job { name: app, program: p, .. }, low)) in progs.iter().zip(&lowered).enumerate() {
+    let overlap = overlaps(w, &o, origins, slots, m.devices.len());
+    for (j, (Job { name: app, program: p, .. }, low)) in progs.iter().zip(lowered).enumerate() {
         let ends = low.ends.iter().map(|e| e.iter().map(|&i| o.finish[i]).fold(0.0, f64::max));
         let finish = ends.fold(0.0, f64::max);
         let n = p.ranks.len().max(1) as f64;
@@ -431,7 +419,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
         table.messages.push(messages[j]);
         table.bytes.push(bytes[j]);
     }
-    let (all_links, _) = report::link_table(&w, prepared.flows(), &o);
+    let (all_links, _) = report::link_table(w, prepared.flows(), &o);
     let summary = RunSummary {
         makespan_s: o.makespan(),
         jobs: progs.len(),
@@ -444,7 +432,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     let links = links::busiest(all_links, o.makespan(), opts.top_links);
     let operations = detail.then(|| {
         let mut ops = OperationTable::default();
-        for (i, (t, org)) in w.transfers.iter().zip(&origins).enumerate() {
+        for (i, (t, org)) in w.transfers.iter().zip(origins).enumerate() {
             // A computation (or an eager send's CPU share) is the rank's own; a message names both ends.
             let (rank, peer) = match t.compute {
                 Some(_) => (org.rank, -1),
@@ -460,7 +448,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
         }
         ops
     });
-    let detail = detail.then(|| report::build(&m, &w, entry.name, prepared.params(), prepared.flows(), &o, Detail::default()));
+    let detail = detail.then(|| report::build(&m, w, entry.name, prepared.params(), prepared.flows(), &o, Detail::default()));
     Ok(RunReport { scenario: s.clone(), machine: m.name.clone(), model: entry.name.to_string(), summary, jobs: table, links, detail, operations })
 }
 

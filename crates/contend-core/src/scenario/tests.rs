@@ -207,3 +207,35 @@ fn operations_tell_an_eager_sends_overhead_from_computation() {
     assert_eq!((ops.rank, ops.peer), (vec![0, 0, 0, 1], vec![1, -1, -1, -1]));
     assert!(close(ops.finish_s[1], 210e-9) && close(ops.start_s[2], 210e-9));
 }
+
+/// A study's worker keeps a point's lowered jobs for its next point: a point of the same group
+/// (other bandwidth, NIC scheduling) takes them and gives exactly what it gives alone; a point
+/// of another workload, or one that lists its operations, is lowered anew.
+#[test]
+fn a_kept_lowering_is_taken_by_its_group_alone_and_changes_nothing() {
+    let cluster = file("ft-reuse.yaml", FT);
+    let point = |jobs: &str, scale: f64, nic: &str| {
+        let text = format!("cluster: {cluster}\nbandwidth_scale: {scale}\nnic_scheduling: {nic}\nworkload:\n  jobs:\n{jobs}");
+        ScenarioSpec::from_text(&text, "reuse.yaml").unwrap()
+    };
+    let stencil = "    - {app: stencil4d, ranks: 16, params: {iterations: 2}}\n";
+    let kripke = "    - {app: kripke, ranks: 16, params: {iterations: 1}}\n";
+    let (a, b, c) = (point(stencil, 1.0, "fcfs"), point(stencil, 0.25, "rr"), point(kripke, 0.25, "rr"));
+    let m = |s: &ScenarioSpec| build_machine(s, "reuse.yaml").unwrap();
+    let first = lowering::lowering(&a, "reuse.yaml", &m(&a), false, true).unwrap();
+    let same = lowering::lowering(&b, "reuse.yaml", &m(&b), false, true).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first, &same));
+    let other = lowering::lowering(&c, "reuse.yaml", &m(&c), false, true).unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&first, &other));
+    let named = lowering::lowering(&c, "reuse.yaml", &m(&c), true, true).unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&other, &named) && !named.workload.transfers[0].name.is_empty());
+
+    let json = |s: &ScenarioSpec, reuse_lowering: bool| {
+        serde_json::to_string(&run(s, "reuse.yaml", &RunOptions { reuse_lowering, ..Default::default() }).unwrap()).unwrap()
+    };
+    let (alone_b, alone_c) = (json(&b, false), json(&c, false));
+    json(&a, true);
+    assert_eq!(json(&b, true), alone_b);
+    assert_eq!(json(&c, true), alone_c);
+    assert_ne!(alone_b, alone_c);
+}
