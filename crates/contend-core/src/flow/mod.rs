@@ -552,6 +552,26 @@ impl FlowTable {
         Ok(c)
     }
 
+    /// Take the capacities of `m`, a machine that differs from the one this table was compiled
+    /// on in its links' bandwidths and its NIC scheduling alone (a sweep over the network's
+    /// speed): every route, plan and latency stays. False where capacities chose more than
+    /// rates (a datatype method chosen by its estimates, a load-store cap): compile anew then.
+    pub fn take_capacities(&mut self, m: &Machine, capacity: &dyn Fn(&Link) -> f64) -> Result<bool> {
+        if self.decisions.iter().any(Option::is_some) {
+            return Ok(false);
+        }
+        let cap = resources(m, capacity).cap;
+        if cap.len() != self.cap.len() {
+            return Ok(false);
+        }
+        if let Some(l) = cap.iter().position(|&x| !(x > 0.0 && x.is_finite())) {
+            return Err(Error::input(&m.origin, "links", format!("{} has no usable capacity; give it a positive bandwidth", self.name[l])));
+        }
+        self.cap = cap;
+        self.nic_scheduling = m.network.nic_scheduling;
+        Ok(true)
+    }
+
     pub fn len(&self) -> usize {
         self.path_of.len()
     }

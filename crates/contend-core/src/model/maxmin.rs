@@ -179,6 +179,11 @@ impl MaxminParams {
         m
     }
 
+    /// A link's bytes per second each way: its bandwidth times its efficiency.
+    pub fn capacity(&self, l: &Link) -> f64 {
+        l.bandwidth * l.efficiency.unwrap_or_else(|| self.efficiency(l.kind))
+    }
+
     pub fn efficiency(&self, kind: LinkKind) -> f64 {
         match kind {
             LinkKind::Pcie => self.eff_pcie,
@@ -226,7 +231,7 @@ pub fn prepare(m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<
 
 impl MaxminPrepared {
     pub fn new(m: &Machine, w: &Workload, params: MaxminParams) -> Result<MaxminPrepared> {
-        let capacity = |l: &Link| l.bandwidth * l.efficiency.unwrap_or_else(|| params.efficiency(l.kind));
+        let capacity = |l: &Link| params.capacity(l);
         let duplex = |l: &Link| l.duplex.unwrap_or_else(|| params.duplex(l.kind));
         let read = |l: &Link| match l.read_efficiency {
             Some(e) => ReadCost { data: 1.0 / e, request: params.read_request },
@@ -260,6 +265,10 @@ impl Prepared for MaxminPrepared {
     }
     fn event_model(&self) -> Box<dyn EventModel + '_> {
         Box::new(Engine::new(&self.flows))
+    }
+    fn take_capacities(&mut self, m: &Machine) -> Result<bool> {
+        let params = &self.params;
+        self.flows.take_capacities(m, &|l: &Link| params.capacity(l))
     }
 }
 

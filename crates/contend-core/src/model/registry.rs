@@ -60,6 +60,12 @@ pub trait Prepared: Send + Sync {
     fn queues_at_nics(&self) -> bool {
         true
     }
+    /// Take the capacities of `m`, which differs from the prepared machine in its links'
+    /// bandwidths and NIC scheduling alone (the caller checks that), keeping everything else;
+    /// false where this model cannot, and is to be prepared anew.
+    fn take_capacities(&mut self, _m: &Machine) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 pub static MODELS: &[ModelEntry] = &[

@@ -1,14 +1,18 @@
-//! A scenario's jobs lowered onto its cluster's GPUs: the one workload DAG the executor runs.
+//! A scenario's jobs lowered onto its cluster's GPUs: the one workload DAG the executor runs;
+//! and what a run may keep of it for the next run in the same process.
 //!
 //! A sweep's points that differ only in the network (bandwidth, NIC scheduling, routing, the
 //! model and its parameters) lower to the same DAG, and lowering a mix of 2,048 ranks is a
-//! tenth to a fifth of such a point's time. A run may keep its lowering for the next run in
-//! the same process (`RunOptions::reuse_lowering`, what a study's workers ask for), which takes
-//! it when everything the lowering depends on is the same.
+//! tenth to a fifth of such a point's time; points that differ in bandwidth and NIC scheduling
+//! alone also share the prepared model's routes and plans (its flow table: another tenth to a
+//! fifth), all but the capacities. A run that asks (`RunOptions::reuse_lowering`, what a
+//! study's workers do) keeps both for the next run, which takes them where everything they
+//! depend on is the same.
 
 use super::{gpus_by_node, jobs_fitting, Job, ScenarioSpec};
 use crate::error::Result;
-use crate::topology::Machine;
+use crate::model::registry::Prepared;
+use crate::topology::{Link, Machine, NetworkSpec};
 use crate::workload::program::{self, jobs, Lowered, OpOrigin};
 use crate::workload::Workload;
 use std::sync::{Arc, Mutex};
@@ -28,7 +32,7 @@ pub(super) struct Lowering {
 
 /// Everything a lowering depends on: the scenario's workload and MPI costs as written, the
 /// file they are read from (mistakes name it), and the cluster's GPUs node by node.
-#[derive(PartialEq)]
+#[derive(Clone, PartialEq)]
 struct Key {
     written: String,
     origin: String,
@@ -36,21 +40,43 @@ struct Key {
     devices: usize,
 }
 
-/// The lowering the last run kept, if it asked to.
-static KEPT: Mutex<Option<(Key, Arc<Lowering>)>> = Mutex::new(None);
-
 /// What points of a sweep that can share a lowering have in common (a sweep runs them one
 /// after another so that its workers keep their lowering): the cluster as named, the
 /// workload and the MPI costs. Points with the same group may still differ in GPUs, if a
-/// cluster file changed; `lowering` compares those too.
+/// cluster file changed; `take` compares those too.
 pub fn group(s: &ScenarioSpec) -> String {
     serde_json::to_string(&(&s.cluster, &s.workload, &s.mpi)).expect("scenarios serialise")
 }
 
-/// `s`'s jobs lowered onto `m`: the kept one where it is the same, else lowered now (and kept
-/// if `keep`). Operations are named only when a report lists them (`detail`), and such a
+/// A prepared model, and what it was prepared for (the workload aside: it is kept with its lowering).
+struct KeptModel {
+    model: &'static str,
+    params: Vec<(String, String)>,
+    machine: String,
+    prepared: Box<dyn Prepared>,
+}
+
+/// What a run keeps: its lowering, and its prepared model once it has run.
+type Kept = (Key, Arc<Lowering>, Option<KeptModel>);
+
+/// What the last run kept, if it asked to.
+static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
+
+fn kept() -> std::sync::MutexGuard<'static, Option<Kept>> {
+    KEPT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A run's lowering, and the prepared model it may take from the last run and keep for the next.
+pub(super) struct Taken {
+    pub lowering: Arc<Lowering>,
+    key: Option<Key>,
+    model: Option<KeptModel>,
+}
+
+/// `s`'s jobs lowered onto `m`: the kept lowering where it is the same, else lowered now (and
+/// kept if `keep`). Operations are named only when a report lists them (`detail`), and such a
 /// lowering is never kept; nor is one with program files, which may change between runs.
-pub(super) fn lowering(s: &ScenarioSpec, origin: &str, m: &Machine, detail: bool, keep: bool) -> Result<Arc<Lowering>> {
+pub(super) fn take(s: &ScenarioSpec, origin: &str, m: &Machine, detail: bool, keep: bool) -> Result<Taken> {
     let nodes = gpus_by_node(m);
     let key = (keep && !detail && s.workload.jobs.iter().all(|j| j.program.is_none())).then(|| Key {
         written: serde_json::to_string(&(&s.workload, &s.mpi)).expect("scenarios serialise"),
@@ -58,20 +84,55 @@ pub(super) fn lowering(s: &ScenarioSpec, origin: &str, m: &Machine, detail: bool
         nodes: nodes.clone(),
         devices: m.devices.len(),
     });
-    if let Some(key) = &key {
+    if let Some(key) = key {
         // Taken, not borrowed: a run that lowers anew frees the old lowering first (its
         // memory is that of the new one).
-        let kept = KEPT.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some((old, low)) = kept.filter(|(old, _)| old == key) {
-            *KEPT.lock().unwrap_or_else(|e| e.into_inner()) = Some((old, low.clone()));
-            return Ok(low);
+        let last = kept().take();
+        if let Some((old, lowering, model)) = last.filter(|(old, ..)| *old == key) {
+            *kept() = Some((old, lowering.clone(), None));
+            return Ok(Taken { lowering, key: Some(key), model });
+        }
+        let lowering = Arc::new(lower(s, origin, m, &nodes, detail)?);
+        *kept() = Some((key.clone(), lowering.clone(), None));
+        return Ok(Taken { lowering, key: Some(key), model: None });
+    }
+    Ok(Taken { lowering: Arc::new(lower(s, origin, m, &nodes, detail)?), key: None, model: None })
+}
+
+impl Taken {
+    /// The last run's prepared model, where it is `model` with `params` on `m` but for the
+    /// links' bandwidths and NIC scheduling, and takes `m`'s capacities.
+    pub fn prepared(&mut self, m: &Machine, model: &'static str, params: &[(String, String)]) -> Result<Option<Box<dyn Prepared>>> {
+        match self.model.take() {
+            Some(mut k) if k.model == model && k.params == params && k.machine == machine_but_speeds(m) => {
+                Ok(k.prepared.take_capacities(m)?.then_some(k.prepared))
+            }
+            _ => Ok(None),
         }
     }
-    let low = Arc::new(lower(s, origin, m, &nodes, detail)?);
-    if let Some(key) = key {
-        *KEPT.lock().unwrap_or_else(|e| e.into_inner()) = Some((key, low.clone()));
+
+    /// Keep the lowering and the prepared model for the next run, if this run asked to.
+    pub fn keep(self, m: &Machine, model: &'static str, params: Vec<(String, String)>, prepared: Box<dyn Prepared>) {
+        if let Some(key) = self.key {
+            let machine = machine_but_speeds(m);
+            *kept() = Some((key, self.lowering, Some(KeptModel { model, params, machine, prepared })));
+        }
     }
-    Ok(low)
+}
+
+/// Everything of a machine that a prepared model depends on, but its links' bandwidths and its
+/// NIC scheduling (fields are named, so that a new one is a decision here).
+fn machine_but_speeds(m: &Machine) -> String {
+    use std::fmt::Write;
+    let NetworkSpec { routing, nic_scheduling: _, seed, packet, buffer_packets, summary: _ } = &m.network;
+    let mut k = format!("{routing:?} {seed} {packet:?} {buffer_packets:?} {}\n", m.spec.network.is_some());
+    for d in &m.devices {
+        let _ = writeln!(k, "{d:?}");
+    }
+    for Link { a, b, kind, bandwidth: _, latency, efficiency, duplex, read_efficiency, p2p, label } in &m.links {
+        let _ = writeln!(k, "{a} {b} {kind:?} {latency:e} {efficiency:?} {duplex:?} {read_efficiency:?} {p2p} {label}");
+    }
+    k
 }
 
 fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<usize>], detail: bool) -> Result<Lowering> {

@@ -372,14 +372,18 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     let detail = opts.detail;
     let entry = model_entry(s, origin)?;
     let m = build_machine(s, origin)?;
-    let low = lowering::lowering(s, origin, &m, detail, opts.reuse_lowering)?;
+    let mut taken = lowering::take(s, origin, &m, detail, opts.reuse_lowering)?;
+    let low = taken.lowering.clone();
     let Lowering { jobs: progs, sizes, slots, workload: w, origins, lowered, rank_on } = &*low;
     let total: u32 = sizes.iter().sum();
     if w.transfers.is_empty() {
         return Err(Error::input(origin, "workload", "does nothing: no job has an operation"));
     }
     let pairs: Vec<(String, String)> = s.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let prepared = (entry.prepare)(&m, w, &pairs)?;
+    let prepared = match taken.prepared(&m, entry.name, &pairs)? {
+        Some(kept) => kept,
+        None => (entry.prepare)(&m, w, &pairs)?,
+    };
     // Operations that never start are a deadlock of the programs: the executor finds them
     // in the same pass that runs everything else.
     let mut model = prepared.event_model();
@@ -388,6 +392,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
         model = Box::new(progress::Counting::new(model, flows, report));
     }
     let o = sim::run_until_stuck(w, prepared.flows(), model.as_mut(), false, prepared.queues_at_nics())?;
+    drop(model);
     let stuck: Vec<usize> = (0..o.start.len()).filter(|&i| o.start[i].is_nan()).collect();
     if !stuck.is_empty() {
         let ps: Vec<&Program> = progs.iter().map(|j| &j.program).collect();
@@ -449,7 +454,9 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
         ops
     });
     let detail = detail.then(|| report::build(&m, w, entry.name, prepared.params(), prepared.flows(), &o, Detail::default()));
-    Ok(RunReport { scenario: s.clone(), machine: m.name.clone(), model: entry.name.to_string(), summary, jobs: table, links, detail, operations })
+    let report = RunReport { scenario: s.clone(), machine: m.name.clone(), model: entry.name.to_string(), summary, jobs: table, links, detail, operations };
+    taken.keep(&m, entry.name, pairs, prepared);
+    Ok(report)
 }
 
 #[cfg(test)]

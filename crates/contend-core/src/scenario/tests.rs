@@ -208,9 +208,10 @@ fn operations_tell_an_eager_sends_overhead_from_computation() {
     assert!(close(ops.finish_s[1], 210e-9) && close(ops.start_s[2], 210e-9));
 }
 
-/// A study's worker keeps a point's lowered jobs for its next point: a point of the same group
-/// (other bandwidth, NIC scheduling) takes them and gives exactly what it gives alone; a point
-/// of another workload, or one that lists its operations, is lowered anew.
+/// A study's worker keeps a point's lowered jobs and prepared model for its next point: a point
+/// of the same group (other bandwidth, NIC scheduling) takes them and gives exactly what it
+/// gives alone; a point of another workload, or one that lists its operations, is lowered
+/// anew, and one with other routing or another model is prepared anew.
 #[test]
 fn a_kept_lowering_is_taken_by_its_group_alone_and_changes_nothing() {
     let cluster = file("ft-reuse.yaml", FT);
@@ -222,18 +223,27 @@ fn a_kept_lowering_is_taken_by_its_group_alone_and_changes_nothing() {
     let kripke = "    - {app: kripke, ranks: 16, params: {iterations: 1}}\n";
     let (a, b, c) = (point(stencil, 1.0, "fcfs"), point(stencil, 0.25, "rr"), point(kripke, 0.25, "rr"));
     let m = |s: &ScenarioSpec| build_machine(s, "reuse.yaml").unwrap();
-    let first = lowering::lowering(&a, "reuse.yaml", &m(&a), false, true).unwrap();
-    let same = lowering::lowering(&b, "reuse.yaml", &m(&b), false, true).unwrap();
-    assert!(std::sync::Arc::ptr_eq(&first, &same));
-    let other = lowering::lowering(&c, "reuse.yaml", &m(&c), false, true).unwrap();
-    assert!(!std::sync::Arc::ptr_eq(&first, &other));
-    let named = lowering::lowering(&c, "reuse.yaml", &m(&c), true, true).unwrap();
-    assert!(!std::sync::Arc::ptr_eq(&other, &named) && !named.workload.transfers[0].name.is_empty());
+    let take = |s: &ScenarioSpec, detail: bool| lowering::take(s, "reuse.yaml", &m(s), detail, true).unwrap();
+    let first = take(&a, false);
+    let same = take(&b, false);
+    assert!(std::sync::Arc::ptr_eq(&first.lowering, &same.lowering));
+    let other = take(&c, false);
+    assert!(!std::sync::Arc::ptr_eq(&first.lowering, &other.lowering));
+    let named = take(&c, true);
+    assert!(!std::sync::Arc::ptr_eq(&other.lowering, &named.lowering) && !named.lowering.workload.transfers[0].name.is_empty());
 
     let json = |s: &ScenarioSpec, reuse_lowering: bool| {
         serde_json::to_string(&run(s, "reuse.yaml", &RunOptions { reuse_lowering, ..Default::default() }).unwrap()).unwrap()
     };
     let (alone_b, alone_c) = (json(&b, false), json(&c, false));
+    json(&a, true);
+    let mut taken = take(&b, false);
+    assert!(taken.prepared(&m(&b), "maxmin", &[]).unwrap().is_some(), "a point of the group takes the prepared model");
+    json(&a, true);
+    let adaptive = ScenarioSpec { routing: Some(crate::topology::Routing::Adaptive), ..b.clone() };
+    assert!(take(&adaptive, false).prepared(&m(&adaptive), "maxmin", &[]).unwrap().is_none(), "other routing: prepared anew");
+    json(&a, true);
+    assert!(take(&b, false).prepared(&m(&b), "packet", &[]).unwrap().is_none(), "another model: prepared anew");
     json(&a, true);
     assert_eq!(json(&b, true), alone_b);
     assert_eq!(json(&c, true), alone_c);
