@@ -9,7 +9,9 @@
 //! of that resource's kind, so the fit alternates: pick each copy's tightest resource under the
 //! current efficiencies, then solve each kind's efficiency by least squares through the origin,
 //! until no copy changes its tightest resource. The bidirectional peer matrix then gives each
-//! kind's duplex loss and a P2P-read matrix its read efficiency (duplex_read.rs); the staged
+//! kind's duplex loss and a P2P-read matrix its read efficiency (duplex_read.rs), and
+//! nvbandwidth's tests of one GPU copying to and from its host memory at once each direction's
+//! duplex loss of the host links (or one value, when only one direction was measured); the staged
 //! bidirectional matrix is reported, not fitted (the staging pipeline loses 35% on the A100
 //! fixture, more than link sharing explains).
 //! Latency: a copy's fixed cost is a sum of per-device and per-hop terms (see model::mechanism),
@@ -331,6 +333,34 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
         }
     }
 
+    // The host links' duplex loss per direction, from one GPU copying both ways at once
+    // (single-GPU data: fitted in hold-out validation too; the all-GPU tests stay held out).
+    let (host_duplex, host_notes) = duplex_read::fit_host_duplex(&with_eff, &meas.host_bidirectional, params);
+    notes.extend(host_notes);
+    let round = |v: f64| (v * 1e4).round() / 1e4;
+    match host_duplex {
+        Some(duplex_read::HostDuplex::Directed { kind, upstream, downstream }) => {
+            let (up, down) = (round(upstream), round(downstream));
+            if let Some(one) = fitted.remove(&format!("duplex.{}", kind.name())) {
+                notes.push(format!(
+                    "duplex.{k} = {one} from the bidirectional peer matrix is replaced by each direction's loss from the host tests (a peer pair loads both directions of every link alike, so it shows the larger loss only)",
+                    k = kind.name()
+                ));
+            }
+            fitted.insert(format!("duplex_upstream.{}", kind.name()), format!("{up}"));
+            fitted.insert(format!("duplex_downstream.{}", kind.name()), format!("{down}"));
+            for l in spec.links.iter_mut().filter(|l| l.kind == kind) {
+                (l.duplex, l.duplex_upstream, l.duplex_downstream) = (None, Some(up), Some(down));
+            }
+        }
+        Some(duplex_read::HostDuplex::One { kind, duplex }) if !fitted.contains_key(&format!("duplex.{}", kind.name())) => {
+            let v = round(duplex);
+            fitted.insert(format!("duplex.{}", kind.name()), format!("{v}"));
+            spec.links.iter_mut().filter(|l| l.kind == kind).for_each(|l| l.duplex = Some(v));
+        }
+        _ => {}
+    }
+
     let calibrated = Machine::from_spec(spec.clone(), &format!("{} (calibrated)", m.origin))?;
     let predicted = p2p_matrices(&calibrated, params)?;
     let pairs = [
@@ -369,8 +399,10 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
             rms.insert(name.to_string(), (sq.iter().sum::<f64>() / sq.len() as f64).sqrt());
         }
     }
-    // Host copies (fitted) and concurrent tests (never fitted), on the calibrated machine.
-    for (c, fitted) in meas.host_copies.iter().map(|c| (c, true)).chain(meas.concurrent.iter().map(|c| (c, false))) {
+    // Host copies one at a time and one GPU's both ways at once (fitted), and the concurrent
+    // tests (never fitted), on the calibrated machine.
+    let host = meas.host_copies.iter().map(|c| (c, "unidirectional", true)).chain(meas.host_bidirectional.iter().map(|c| (c, "bidirectional", true)));
+    for (c, kind, fitted) in host.chain(meas.concurrent.iter().map(|c| (c, "concurrent", false))) {
         let p = match concurrent::predict(&calibrated, c, params) {
             Ok(p) => p,
             Err(e) => {
@@ -391,7 +423,7 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
             (_, Some(f)) => (name(f.src), name(f.dst)),
             (_, None) => continue,
         };
-        let matrix = if fitted { format!("unidirectional_{}", c.test) } else { format!("concurrent_{}", c.test) };
+        let matrix = format!("{kind}_{}", c.test);
         let rel = (c.gbps > 0.0).then(|| (p - c.gbps) / c.gbps);
         residuals.push(Residual { matrix, src, dst, measured: c.gbps, predicted: Some(p), relative_error: rel, held_out: !fitted });
     }
