@@ -187,9 +187,11 @@ fn latency_row(m: &Machine, p: &Plan) -> Vec<f64> {
     row
 }
 
-/// With `hold_out`, the fit sees single-pair data only — the unidirectional and read matrices
-/// and the latencies of pairs i < j (and the diagonal) — and every other measurement (the
-/// bidirectional matrices, the latencies of pairs i > j) is predicted and scored as held out.
+/// With `hold_out`, the fit sees single-pair data only — the unidirectional and read matrices,
+/// the latencies of pairs i < j (and the diagonal), and nvbandwidth's copies between one GPU
+/// and its host memory (one way, and both ways at once) — and every other measurement (the
+/// bidirectional peer matrices, the latencies of pairs i > j, the tests of several GPUs at
+/// once) is predicted and scored as held out.
 pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hold_out: bool) -> Result<Calibration> {
     let gpus = m.gpus();
     let n = gpus.len();
