@@ -197,7 +197,8 @@ def test_calibrate_fits_the_h800_host_links_duplex_loss_per_direction(tmp_path):
     # carries each direction's loss on its PCIe links and loads again.
     machine = Path(__file__).parent.parent / "bench" / "validation" / "machines" / "h800x8.yaml"
     out = tmp_path / "h800-calibrated.yaml"
-    p = run_cli("calibrate", str(machine), str(FIXTURES / "nvbandwidth-8xh800-all.txt"), "--hold-out", "--json", "-o", str(out))
+    measured = FIXTURES / "nvbandwidth-8xh800-all.txt"
+    p = run_cli("calibrate", str(machine), str(measured), "--hold-out", "--json", "-o", str(out))
     assert p.returncode == 0, p.stderr
     c = json.loads(p.stdout)
     up, down = float(c["fitted"]["duplex_upstream.pcie"]), float(c["fitted"]["duplex_downstream.pcie"])

@@ -139,20 +139,22 @@ fn host_cell(m: &Machine, router: &Router, params: &MaxminParams, c: &Concurrent
 /// Returns the fit and what it says about the data.
 pub fn fit_host_duplex(m: &Machine, tests: &[Concurrent], params: &MaxminParams) -> (Option<HostDuplex>, Vec<String>) {
     let router = Router::new(m);
-    // Per GPU: (capacity, kind, the to-host copy runs upstream, to-host rate, from-host rate).
-    let mut gpus: BTreeMap<usize, (f64, LinkKind, bool, Option<f64>, Option<f64>)> = BTreeMap::new();
+    // Per GPU: its link, and the measured to-host and from-host rates.
+    let mut gpus: BTreeMap<usize, (HostCell, Option<f64>, Option<f64>)> = BTreeMap::new();
     for x in tests.iter().filter_map(|c| host_cell(m, &router, params, c)) {
-        let e = gpus.entry(x.gpu).or_insert((x.cap, x.kind, x.to_host_upstream, None, None));
-        *(if x.to_host { &mut e.3 } else { &mut e.4 }) = Some(x.rate);
+        let (to_host, rate) = (x.to_host, x.rate);
+        let e = gpus.entry(x.gpu).or_insert((x, None, None));
+        *(if to_host { &mut e.1 } else { &mut e.2 }) = Some(rate);
     }
-    let Some(&(_, kind, upstream, _, _)) = gpus.values().next() else { return (None, Vec::new()) };
-    if gpus.values().any(|g| g.1 != kind || g.2 != upstream) {
+    let Some((first, _, _)) = gpus.values().next() else { return (None, Vec::new()) };
+    let (kind, upstream) = (first.kind, first.to_host_upstream);
+    if gpus.values().any(|(g, _, _)| g.kind != kind || g.to_host_upstream != upstream) {
         return (None, vec!["nvbandwidth's host bidirectional tests: the GPUs' host links differ in kind or orientation; duplex not fitted from them".into()]);
     }
-    let both: Vec<(f64, f64, f64)> = gpus.values().filter_map(|&(c, _, _, w, r)| Some((c, w?, r?))).collect();
+    let both: Vec<(f64, f64, f64)> = gpus.values().filter_map(|(g, w, r)| Some((g.cap, (*w)?, (*r)?))).collect();
     if both.is_empty() {
         // One direction measured: its copy and the other way share one rate, c / (1 + duplex).
-        let (num, den) = gpus.values().filter_map(|&(c, _, _, w, r)| Some((c, w.or(r)?))).fold((0.0, 0.0), |(a, b), (c, x)| (a + c * x, b + c * c));
+        let (num, den) = gpus.values().filter_map(|(g, w, r)| Some((g.cap, w.or(*r)?))).fold((0.0, 0.0), |(a, b), (c, x)| (a + c * x, b + c * c));
         let duplex = (den / num - 1.0).clamp(0.0, 0.99);
         let note = format!(
             "nvbandwidth measured one GPU copying both ways in one direction only: the two directions' duplex loss of {} cannot be told apart; one value fitted",
