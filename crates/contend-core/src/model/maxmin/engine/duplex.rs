@@ -2,7 +2,7 @@
 //! instant's rebalance, move the pairs' capacities to the new loads and rebalance the routes
 //! through each one that moved, until none moves.
 
-use super::Engine;
+use super::{Engine, TIE};
 use crate::error::Result;
 use crate::model::maxmin::duplex;
 
@@ -23,16 +23,19 @@ impl Engine<'_> {
             let mut moved: Vec<(u32, f64)> = Vec::new();
             duplex::update(&self.c.duplex_pairs, &self.c.cap, &self.load, &mut self.cap, |l, old| moved.push((l, old)));
             // A lower bound on the level at which each moved resource fills, old or new:
-            // progressive filling runs the same below it.
+            // progressive filling runs the same below it, so the routes through it that are
+            // slower (frozen elsewhere, with their groups) keep their rates.
             let mut theta = f64::INFINITY;
-            let mut changed: Vec<u32> = Vec::new();
             for &(l, old) in &moved {
                 let l = l as usize;
-                if self.users[l].is_empty() {
-                    continue;
+                if !self.users[l].is_empty() {
+                    theta = theta.min(if self.weight[l] > 0.0 { old.min(self.cap[l]) / self.weight[l] } else { 0.0 });
                 }
-                theta = theta.min(if self.weight[l] > 0.0 { old.min(self.cap[l]) / self.weight[l] } else { 0.0 });
-                changed.extend(self.users[l].iter().map(|&(r, _)| r));
+            }
+            let floor = theta * (1.0 - TIE);
+            let mut changed: Vec<u32> = Vec::new();
+            for &(l, _) in &moved {
+                changed.extend(self.users[l as usize].iter().map(|&(r, _)| r).filter(|&r| self.route_rate(r as usize) >= floor));
             }
             if changed.is_empty() {
                 return Ok(());
