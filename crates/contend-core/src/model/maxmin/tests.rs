@@ -88,6 +88,8 @@ fn incremental_engine_matches_full_recomputation_with_duplex_per_direction() {
             let fast = run(&m, &w, &p, false).unwrap();
             let prepared = MaxminPrepared::new(&m, &w, p).unwrap();
             assert!(!prepared.flows.duplex_pairs.is_empty());
+            // Recording the link loads (every resource each rebalance touched) changes nothing.
+            assert_eq!(run(&m, &w, &p, true).unwrap().finish, fast.finish);
             let mut full = RateAdaptor::new(prepared.rate_model().unwrap(), &prepared.flows);
             let slow = sim::run(&w, &prepared.flows, &mut full, false, true).unwrap();
             for i in 0..w.transfers.len() {
