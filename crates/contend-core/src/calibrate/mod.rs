@@ -318,7 +318,13 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
             let v = (v * 1e4).round() / 1e4;
             fitted.insert(format!("{what}.{name}"), format!("{v}"));
             for l in spec.links.iter_mut().filter(|l| l.kind == kind) {
-                if what == "duplex" {
+                if what == "duplex" && l.duplex_upstream.is_some() {
+                    // The machine gives this link a loss per direction; a peer pair shows only the larger.
+                    let note = format!("duplex.{name} is not written on the {name} links that give a loss per direction (duplex_upstream, duplex_downstream)");
+                    if !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                } else if what == "duplex" {
                     l.duplex = Some(v);
                 } else {
                     l.read_efficiency = Some(v);
@@ -358,7 +364,7 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
         Some(duplex_read::HostDuplex::One { kind, duplex }) if !fitted.contains_key(&format!("duplex.{}", kind.name())) => {
             let v = round(duplex);
             fitted.insert(format!("duplex.{}", kind.name()), format!("{v}"));
-            spec.links.iter_mut().filter(|l| l.kind == kind).for_each(|l| l.duplex = Some(v));
+            spec.links.iter_mut().filter(|l| l.kind == kind && l.duplex_upstream.is_none()).for_each(|l| l.duplex = Some(v));
         }
         _ => {}
     }
