@@ -65,6 +65,8 @@ pub struct Engine<'c> {
     c: &'c FlowTable,
     /// Capacity of each resource now: the flow table's, less a per-direction duplex loss.
     cap: Vec<f64>,
+    /// Per resource, whether `settle_duplex` has listed it as touched (empty without pairs).
+    duplex_seen: Vec<bool>,
     /// Per route: transfers in flight, by the service at which they finish; `head` is the first.
     count: Vec<u32>,
     members: Vec<BinaryHeap<Reverse<Stamp>>>,
@@ -621,6 +623,7 @@ impl<'c> Engine<'c> {
         Engine {
             c,
             cap: c.cap.clone(),
+            duplex_seen: if c.duplex_pairs.is_empty() { Vec::new() } else { vec![false; nres] },
             count: vec![0; nroutes],
             members: (0..nroutes).map(|_| BinaryHeap::new()).collect(),
             head: vec![f64::INFINITY; nroutes],

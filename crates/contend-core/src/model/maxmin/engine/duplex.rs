@@ -10,7 +10,16 @@ impl Engine<'_> {
     /// Settle the per-direction duplex capacities at t; `touched` collects every resource whose
     /// load may have changed on the way (the rebalances each report their own).
     pub(super) fn settle_duplex(&mut self, t: f64, touched: &mut Vec<u32>) -> Result<()> {
-        let mut seen = vec![false; self.cap.len()];
+        let mut seen = std::mem::take(&mut self.duplex_seen);
+        let result = self.duplex_rounds(t, touched, &mut seen);
+        for &l in touched.iter() {
+            seen[l as usize] = false;
+        }
+        self.duplex_seen = seen;
+        result
+    }
+
+    fn duplex_rounds(&mut self, t: f64, touched: &mut Vec<u32>, seen: &mut [bool]) -> Result<()> {
         let mut add = |touched: &mut Vec<u32>, from: &[u32]| {
             for &l in from {
                 if !std::mem::replace(&mut seen[l as usize], true) {
