@@ -317,6 +317,9 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
         for (name, (kind, v)) in fit {
             let v = (v * 1e4).round() / 1e4;
             fitted.insert(format!("{what}.{name}"), format!("{v}"));
+            if what == "duplex" && kind == LinkKind::Pcie && meas.host_bidirectional.is_empty() {
+                notes.push("duplex.pcie: one value for both directions; a peer pair loads both directions of every link alike, so the bidirectional matrix cannot tell them apart (nvbandwidth's host bidirectional tests can)".into());
+            }
             for l in spec.links.iter_mut().filter(|l| l.kind == kind) {
                 if what == "duplex" && l.duplex_upstream.is_some() {
                     // The machine gives this link a loss per direction; a peer pair shows only the larger.
