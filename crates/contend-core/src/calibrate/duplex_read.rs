@@ -157,7 +157,7 @@ pub fn fit_host_duplex(m: &Machine, tests: &[Concurrent], params: &MaxminParams)
         let (num, den) = gpus.values().filter_map(|(g, w, r)| Some((g.cap, w.or(*r)?))).fold((0.0, 0.0), |(a, b), (c, x)| (a + c * x, b + c * c));
         let duplex = (den / num - 1.0).clamp(0.0, 0.99);
         let note = format!(
-            "nvbandwidth measured one GPU copying both ways in one direction only: the two directions' duplex loss of {} cannot be told apart; one value fitted",
+            "nvbandwidth's host bidirectional tests measure one direction only (host_to_device or device_to_host, not both): the two directions' duplex loss of {} cannot be told apart; one value fitted",
             kind.name()
         );
         return (Some(HostDuplex::One { kind, duplex }), vec![note]);
