@@ -2,8 +2,9 @@
 (`contend calibrate --hold-out`) and score every measurement, per kind, split by fitted and
 held out and by how the copy moves (peer, staged through host memory, or between a GPU and its
 host); and the machine as written from its data sheet, uncalibrated (`contend p2p`), against the
-same measurements. nvbandwidth's tests of simultaneous copies are kind "concurrent": never
-fitted, predicted on the calibrated machine; a second table splits them by testcase.
+same measurements. nvbandwidth's tests of several GPUs copying at once are kind "concurrent":
+never fitted, predicted on the calibrated machine; a second table splits them by testcase (one
+GPU's host copies both ways are single-GPU data: kind "bidirectional", fitted).
 
 Usage: python bench/validation.py   (prints the markdown tables of docs/validation.md)
 """

@@ -190,3 +190,20 @@ def test_calibrate_scores_nvbandwidth_concurrent_tests_held_out():
     assert s["count"] == 8 and s["median_abs_relative_error"] < 0.02
     text = run_cli("calibrate", str(machine), str(measured), "--hold-out").stdout
     assert "concurrent_all_to_host_memcpy_ce" in text and "all→GPU3" in text
+
+
+def test_calibrate_fits_the_h800_host_links_duplex_loss_per_direction(tmp_path):
+    # One GPU copying both ways: writes to host keep 62%, reads 95%; the calibrated machine
+    # carries each direction's loss on its PCIe links and loads again.
+    machine = Path(__file__).parent.parent / "bench" / "validation" / "machines" / "h800x8.yaml"
+    out = tmp_path / "h800-calibrated.yaml"
+    measured = FIXTURES / "nvbandwidth-8xh800-all.txt"
+    p = run_cli("calibrate", str(machine), str(measured), "--hold-out", "--json", "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    c = json.loads(p.stdout)
+    up, down = float(c["fitted"]["duplex_upstream.pcie"]), float(c["fitted"]["duplex_downstream.pcie"])
+    assert 0.3 < up < 0.4 and 0.05 < down < 0.08 and "duplex.pcie" not in c["fitted"], c["fitted"]
+    h2d = c["scores"]["bidirectional_host_to_device_bidirectional_memcpy_ce (fitted)"]
+    assert h2d["count"] == 8 and h2d["median_abs_relative_error"] < 0.01
+    links = contend.Machine.load(out).spec["links"]
+    assert all(("duplex_upstream" in link) == (link["kind"] == "pcie") for link in links)

@@ -517,7 +517,10 @@ def calibrate(
     as_json: bool = typer.Option(False, "--json", help="Print fitted values and residuals as JSON."),
     hold_out: bool = typer.Option(
         False, "--hold-out",
-        help="Fit on single-pair data only (unidirectional, latencies of pairs i<j); score the rest as held out.",
+        help=(
+            "Fit on single-pair data only (unidirectional, latencies of pairs i<j, one GPU's host copies "
+            "both ways); score the rest as held out."
+        ),
     ),
 ) -> None:
     """Fit bandwidth efficiency and latency per link kind to measurements; report the residual per pair."""

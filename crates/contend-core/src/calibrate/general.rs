@@ -1,5 +1,6 @@
 //! One least-squares fit of every node parameter that a set of measured patterns can identify:
-//! per link kind its efficiency, duplex loss and read efficiency; the GPUs' engine latency,
+//! per link kind its efficiency, duplex loss (each direction's, on links that give one per
+//! direction) and read efficiency; the GPUs' engine latency,
 //! the host-memory hand-off and one hop latency per link kind; the staging duplex loss; and
 //! the value of every device capacity the machine declares. Predictions are maxmin runs of
 //! each pattern on the machine with the parameters written in; the residuals are relative
@@ -21,7 +22,11 @@ use std::collections::BTreeMap;
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Target {
     Efficiency(LinkKind),
+    /// The one duplex loss of the links of a kind that give one value.
     Duplex(LinkKind),
+    /// Each direction's, on the links of a kind that give one per direction.
+    DuplexUpstream(LinkKind),
+    DuplexDownstream(LinkKind),
     Read(LinkKind),
     GpuLatency,
     MemoryLatency,
@@ -39,6 +44,8 @@ impl Target {
             Target::StagingDuplex => "staging_duplex".into(),
             Target::Efficiency(k) => format!("efficiency.{}", k.name()),
             Target::Duplex(k) => format!("duplex.{}", k.name()),
+            Target::DuplexUpstream(k) => format!("duplex_upstream.{}", k.name()),
+            Target::DuplexDownstream(k) => format!("duplex_downstream.{}", k.name()),
             Target::Read(k) => format!("read_efficiency.{}", k.name()),
             Target::GpuLatency => "latency.gpu".into(),
             Target::MemoryLatency => "latency.host_memory".into(),
@@ -59,7 +66,7 @@ impl Target {
     fn bounds(self) -> (f64, f64) {
         match self {
             Target::Efficiency(_) | Target::Read(_) => (1e-3, 1.0),
-            Target::Duplex(_) | Target::StagingDuplex => (0.0, 0.99),
+            Target::Duplex(_) | Target::DuplexUpstream(_) | Target::DuplexDownstream(_) | Target::StagingDuplex => (0.0, 0.99),
             Target::Capacity(_) => (1e6, 1e15),
             _ => (0.0, 1e4),
         }
@@ -91,7 +98,13 @@ fn targets(m: &Machine, patterns: &[Pattern], p: &MaxminParams) -> Vec<(Target, 
         let l = first(k);
         out.push((Target::Efficiency(k), l.efficiency.unwrap_or_else(|| p.efficiency(k))));
         if !matches!(k, LinkKind::Memory | LinkKind::Network | LinkKind::Fabric) {
-            out.push((Target::Duplex(k), l.duplex.unwrap_or_else(|| p.duplex(k))));
+            if let Some(l) = m.links.iter().find(|l| l.kind == k && l.duplex_directed.is_none()) {
+                out.push((Target::Duplex(k), l.duplex.unwrap_or_else(|| p.duplex(k))));
+            }
+            // Links that give a loss per direction are fitted per direction.
+            if let Some(d) = m.links.iter().filter(|l| l.kind == k).find_map(|l| l.duplex_directed) {
+                out.extend([(Target::DuplexUpstream(k), d.upstream), (Target::DuplexDownstream(k), d.downstream)]);
+            }
             if reads {
                 out.push((Target::Read(k), l.read_efficiency.unwrap_or(1.0 / p.read_cost(k).data)));
             }
@@ -133,7 +146,11 @@ fn apply(spec: &MachineSpec, targets: &[(Target, f64)], values: &[f64]) -> Machi
     for (&(t, _), &v) in targets.iter().zip(values) {
         match t {
             Target::Efficiency(k) => s.links.iter_mut().filter(|l| l.kind == k).for_each(|l| l.efficiency = Some(v)),
-            Target::Duplex(k) => s.links.iter_mut().filter(|l| l.kind == k).for_each(|l| l.duplex = Some(v)),
+            Target::Duplex(k) => s.links.iter_mut().filter(|l| l.kind == k && l.duplex_upstream.is_none()).for_each(|l| l.duplex = Some(v)),
+            Target::DuplexUpstream(k) => s.links.iter_mut().filter(|l| l.kind == k && l.duplex_upstream.is_some()).for_each(|l| l.duplex_upstream = Some(v)),
+            Target::DuplexDownstream(k) => {
+                s.links.iter_mut().filter(|l| l.kind == k && l.duplex_downstream.is_some()).for_each(|l| l.duplex_downstream = Some(v))
+            }
             Target::Read(k) => s.links.iter_mut().filter(|l| l.kind == k).for_each(|l| l.read_efficiency = Some(v)),
             Target::GpuLatency => s.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = Some(time(v))),
             Target::MemoryLatency => s.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.latency = Some(time(v))),
@@ -278,6 +295,30 @@ mod tests {
         assert_eq!(f.fitted["duplex.pcie"], "0.1");
         // Engine and hop latency add up in every copy: one of them is named, not guessed.
         assert!(f.unidentified.iter().any(|u| u.starts_with("latency.hop.pcie: the data cannot tell it apart from latency.gpu")), "{:?}", f.unidentified);
+    }
+
+    /// A host link that loses 0.3 upstream and 0.08 downstream: copies to and from host memory,
+    /// alone and both ways at once, fitted back per direction on a machine that writes
+    /// 0.06 for each.
+    #[test]
+    fn fits_each_directions_duplex_loss_where_the_machine_gives_one_per_direction() {
+        let text = "name: host\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: MEM, kind: host_memory}\n  - {name: GPU0, kind: gpu}\nlinks:\n  - {a: RC, b: MEM, kind: memory, bandwidth: 500GB/s}\n  - {a: RC, b: GPU0, kind: pcie, gen: 4, lanes: 16, efficiency: 0.8, duplex_upstream: 0.3, duplex_downstream: 0.08}\n";
+        let truth = Machine::from_text(text, "truth").unwrap();
+        let p = MaxminParams::default();
+        let mut csv = String::from("pattern,src,dst,size,time\n");
+        for (name, pairs) in [("d2h", vec![("GPU0", "MEM")]), ("h2d", vec![("MEM", "GPU0")]), ("both", vec![("GPU0", "MEM"), ("MEM", "GPU0")])] {
+            let w = pairs.iter().fold(String::from("transfers:\n"), |s, (a, b)| s + &format!("  - {{src: {a}, dst: {b}, size: 256MB}}\n"));
+            let w = Workload::resolve(&crate::workload::WorkloadSpec::from_text(&w, "w").unwrap(), &truth, "w").unwrap();
+            let o = sim::run_prepared(&w, &MaxminPrepared::new(&truth, &w, p).unwrap(), false).unwrap();
+            for ((a, b), t) in pairs.iter().zip(&o.finish) {
+                csv.push_str(&format!("{name},{a},{b},256MB,{}ns\n", (t * 1e9).round() as u64));
+            }
+        }
+        let start = Machine::from_text(&text.replace("0.3, duplex_downstream: 0.08", "0.06, duplex_downstream: 0.06"), "start").unwrap();
+        let f = fit(&start, &patterns::parse(&csv, "m.csv").unwrap(), &p, "m.csv").unwrap();
+        let got = |k: &str| f.fitted[k].parse::<f64>().unwrap();
+        assert!((got("duplex_upstream.pcie") - 0.3).abs() < 1e-3 && (got("duplex_downstream.pcie") - 0.08).abs() < 1e-3, "{:?} {:?}", f.fitted, f.unidentified);
+        assert!(!f.fitted.contains_key("duplex.pcie"));
     }
 
     /// A switch whose crossbar is slower than its ports: concurrent patterns measured with a

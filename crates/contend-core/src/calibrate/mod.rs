@@ -9,7 +9,9 @@
 //! of that resource's kind, so the fit alternates: pick each copy's tightest resource under the
 //! current efficiencies, then solve each kind's efficiency by least squares through the origin,
 //! until no copy changes its tightest resource. The bidirectional peer matrix then gives each
-//! kind's duplex loss and a P2P-read matrix its read efficiency (duplex_read.rs); the staged
+//! kind's duplex loss and a P2P-read matrix its read efficiency (duplex_read.rs), and
+//! nvbandwidth's tests of one GPU copying to and from its host memory at once each direction's
+//! duplex loss of the host links (or one value, when only one direction was measured); the staged
 //! bidirectional matrix is reported, not fitted (the staging pipeline loses 35% on the A100
 //! fixture, more than link sharing explains).
 //! Latency: a copy's fixed cost is a sum of per-device and per-hop terms (see model::mechanism),
@@ -185,9 +187,11 @@ fn latency_row(m: &Machine, p: &Plan) -> Vec<f64> {
     row
 }
 
-/// With `hold_out`, the fit sees single-pair data only — the unidirectional and read matrices
-/// and the latencies of pairs i < j (and the diagonal) — and every other measurement (the
-/// bidirectional matrices, the latencies of pairs i > j) is predicted and scored as held out.
+/// With `hold_out`, the fit sees single-pair data only — the unidirectional and read matrices,
+/// the latencies of pairs i < j (and the diagonal), and nvbandwidth's copies between one GPU
+/// and its host memory (one way, and both ways at once) — and every other measurement (the
+/// bidirectional peer matrices, the latencies of pairs i > j, the tests of several GPUs at
+/// once) is predicted and scored as held out.
 pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hold_out: bool) -> Result<Calibration> {
     let gpus = m.gpus();
     let n = gpus.len();
@@ -313,8 +317,17 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
         for (name, (kind, v)) in fit {
             let v = (v * 1e4).round() / 1e4;
             fitted.insert(format!("{what}.{name}"), format!("{v}"));
+            if what == "duplex" && kind == LinkKind::Pcie && meas.host_bidirectional.is_empty() {
+                notes.push("duplex.pcie: one value for both directions; a peer pair loads both directions of every link alike, so the bidirectional matrix cannot tell them apart (nvbandwidth's host bidirectional tests can)".into());
+            }
             for l in spec.links.iter_mut().filter(|l| l.kind == kind) {
-                if what == "duplex" {
+                if what == "duplex" && l.duplex_upstream.is_some() {
+                    // The machine gives this link a loss per direction; a peer pair shows only the larger.
+                    let note = format!("duplex.{name} is not written on the {name} links that give a loss per direction (duplex_upstream, duplex_downstream)");
+                    if !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                } else if what == "duplex" {
                     l.duplex = Some(v);
                 } else {
                     l.read_efficiency = Some(v);
@@ -329,6 +342,34 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
             fitted.insert("staging_duplex".into(), format!("{v}"));
             spec.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.staging_duplex = Some(v));
         }
+    }
+
+    // The host links' duplex loss per direction, from one GPU copying both ways at once
+    // (single-GPU data: fitted in hold-out validation too; the all-GPU tests stay held out).
+    let (host_duplex, host_notes) = duplex_read::fit_host_duplex(&with_eff, &meas.host_bidirectional, params);
+    notes.extend(host_notes);
+    let round = |v: f64| (v * 1e4).round() / 1e4;
+    match host_duplex {
+        Some(duplex_read::HostDuplex::Directed { kind, upstream, downstream }) => {
+            let (up, down) = (round(upstream), round(downstream));
+            if let Some(one) = fitted.remove(&format!("duplex.{}", kind.name())) {
+                notes.push(format!(
+                    "duplex.{k} = {one} from the bidirectional peer matrix is replaced by each direction's loss from the host tests (a peer pair loads both directions of every link alike, so it shows the larger loss only)",
+                    k = kind.name()
+                ));
+            }
+            fitted.insert(format!("duplex_upstream.{}", kind.name()), format!("{up}"));
+            fitted.insert(format!("duplex_downstream.{}", kind.name()), format!("{down}"));
+            for l in spec.links.iter_mut().filter(|l| l.kind == kind) {
+                (l.duplex, l.duplex_upstream, l.duplex_downstream) = (None, Some(up), Some(down));
+            }
+        }
+        Some(duplex_read::HostDuplex::One { kind, duplex }) if !fitted.contains_key(&format!("duplex.{}", kind.name())) => {
+            let v = round(duplex);
+            fitted.insert(format!("duplex.{}", kind.name()), format!("{v}"));
+            spec.links.iter_mut().filter(|l| l.kind == kind && l.duplex_upstream.is_none()).for_each(|l| l.duplex = Some(v));
+        }
+        _ => {}
     }
 
     let calibrated = Machine::from_spec(spec.clone(), &format!("{} (calibrated)", m.origin))?;
@@ -369,8 +410,10 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
             rms.insert(name.to_string(), (sq.iter().sum::<f64>() / sq.len() as f64).sqrt());
         }
     }
-    // Host copies (fitted) and concurrent tests (never fitted), on the calibrated machine.
-    for (c, fitted) in meas.host_copies.iter().map(|c| (c, true)).chain(meas.concurrent.iter().map(|c| (c, false))) {
+    // Host copies one at a time and one GPU's both ways at once (fitted), and the concurrent
+    // tests (never fitted), on the calibrated machine.
+    let host = meas.host_copies.iter().map(|c| (c, "unidirectional", true)).chain(meas.host_bidirectional.iter().map(|c| (c, "bidirectional", true)));
+    for (c, kind, fitted) in host.chain(meas.concurrent.iter().map(|c| (c, "concurrent", false))) {
         let p = match concurrent::predict(&calibrated, c, params) {
             Ok(p) => p,
             Err(e) => {
@@ -391,7 +434,7 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
             (_, Some(f)) => (name(f.src), name(f.dst)),
             (_, None) => continue,
         };
-        let matrix = if fitted { format!("unidirectional_{}", c.test) } else { format!("concurrent_{}", c.test) };
+        let matrix = format!("{kind}_{}", c.test);
         let rel = (c.gbps > 0.0).then(|| (p - c.gbps) / c.gbps);
         residuals.push(Residual { matrix, src, dst, measured: c.gbps, predicted: Some(p), relative_error: rel, held_out: !fitted });
     }

@@ -8,10 +8,11 @@
 //! bidirectional tests' "Total" matrix is both directions at once (reads or writes). A matrix is
 //! stored as [source][destination] like p2pBandwidthLatencyTest's.
 //!
-//! The host copies one at a time (host_to_device, device_to_host) and the tests of simultaneous
-//! copies (all_to_host, host_to_all, their bidirectional forms, all_to_one, one_to_all, the host
-//! bidirectional tests, and v0.2's bidirectional peer matrix without "Total") are read as flow
-//! sets (concurrent.rs). SM copies and latency tests are listed as skipped.
+//! The host copies one at a time (host_to_device, device_to_host), one GPU's host copies both
+//! ways at once (the host bidirectional tests), and the tests of simultaneous copies (all_to_host,
+//! host_to_all, their bidirectional forms, all_to_one, one_to_all, and v0.2's bidirectional peer
+//! matrix without "Total") are read as flow sets (concurrent.rs). SM copies and latency tests
+//! are listed as skipped.
 
 use super::cells::{rows, Matrix};
 use super::concurrent::{self, Concurrent};
@@ -111,6 +112,8 @@ fn read_patterns(test: &str, m: &Matrix, bidirectional: bool, out: &mut P2pMeasu
             let c = Concurrent { test: test.to_string(), flows, total, gbps };
             if matches!(test, "host_to_device_memcpy_ce" | "device_to_host_memcpy_ce") {
                 out.host_copies.push(c);
+            } else if matches!(test, "host_to_device_bidirectional_memcpy_ce" | "device_to_host_bidirectional_memcpy_ce") {
+                out.host_bidirectional.push(c);
             } else {
                 out.concurrent.push(c);
             }
@@ -146,8 +149,8 @@ mod tests {
         assert!(m.bidirectional_p2p_gbps.is_none());
         let count = |t: &str| m.concurrent.iter().filter(|c| c.test == t).count();
         assert_eq!((count("device_to_device_bidirectional_memcpy_write_ce"), count("all_to_one_read_ce"), count("all_to_host_memcpy_ce")), (56, 8, 8));
-        assert_eq!(m.concurrent.len(), 2 * 56 + 10 * 8);
-        assert_eq!(m.host_copies.len(), 16);
+        assert_eq!(m.concurrent.len(), 2 * 56 + 8 * 8);
+        assert_eq!((m.host_copies.len(), m.host_bidirectional.len()), (16, 16));
         // Column 3 of all_to_one_read: GPU3's data pulled by the seven others, a total.
         let c = m.concurrent.iter().filter(|c| c.test == "all_to_one_read_ce").nth(3).unwrap();
         assert_eq!((c.gbps, c.total, c.flows.len()), (142.13, true, 7));

@@ -29,6 +29,10 @@ pub struct P2pMeasurements {
     /// nvbandwidth's copies between each GPU and its host memory, one at a time: the first
     /// flow of each is the copy (fitted like the unidirectional matrices).
     pub host_copies: Vec<Concurrent>,
+    /// nvbandwidth's tests of one GPU copying to and from its host memory at once (the first
+    /// flow is the measured copy): single-GPU data, they fit the host link's duplex loss per
+    /// direction.
+    pub host_bidirectional: Vec<Concurrent>,
     /// nvbandwidth's tests of simultaneous copies (never fitted; predicted and scored).
     pub concurrent: Vec<Concurrent>,
     /// What was read but not used, once per reason (for the report).

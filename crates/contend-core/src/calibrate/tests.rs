@@ -146,3 +146,47 @@ fn nvbandwidth_concurrent_tests_are_predicted_not_fitted() {
     assert!(a2h.iter().all(|r| (r.predicted.unwrap() - 55.2).abs() < 0.5), "{a2h:?}");
     assert!(c.scores.contains_key("concurrent_all_to_one_read_ce (held out)"));
 }
+
+/// The two directions' duplex loss of a host link, recovered from what the model itself gives
+/// for nvbandwidth's single-GPU host tests on a machine with known values (upstream 0.3,
+/// downstream 0.08); with one direction's test only, one value and a note that says why.
+#[test]
+fn host_bidirectional_tests_give_each_directions_duplex_loss() {
+    let sheet = Machine::from_text(MACHINE, "a100").unwrap();
+    let truth_text = MACHINE.replace("lanes: 16}", "lanes: 16, efficiency: 0.8, duplex_upstream: 0.3, duplex_downstream: 0.08}");
+    let truth = Machine::from_text(&truth_text, "truth").unwrap();
+    let p = MaxminParams::default();
+    let mut meas = P2pMeasurements { devices: vec!["A100".into(); 4], ..Default::default() };
+    for j in 0..4 {
+        use concurrent::End::{Gpu, Host};
+        let one = |src, dst| vec![concurrent::Flow { src, dst, access: crate::workload::Access::Write }];
+        for (test, flows) in [("host_to_device_memcpy_ce", one(Host(j), Gpu(j))), ("device_to_host_memcpy_ce", one(Gpu(j), Host(j)))] {
+            let mut c = concurrent::Concurrent { test: test.into(), flows, total: false, gbps: 0.0 };
+            c.gbps = concurrent::predict(&truth, &c, &p).unwrap();
+            meas.host_copies.push(c);
+        }
+        for test in ["host_to_device_bidirectional_memcpy_ce", "device_to_host_bidirectional_memcpy_ce"] {
+            let (flows, total) = concurrent::row_test(test, j, 4).unwrap();
+            let mut c = concurrent::Concurrent { test: test.into(), flows, total, gbps: 0.0 };
+            c.gbps = concurrent::predict(&truth, &c, &p).unwrap();
+            meas.host_bidirectional.push(c);
+        }
+    }
+    // Hand check of one cell: up = c - 0.3 down, down = c - 0.08 up with c = 0.8 x 31.5 GB/s
+    // (the copy's setup latency, microseconds of a 60 ms copy, is the difference).
+    let c = 0.8 * sheet.links[0].bandwidth / 1e9;
+    let up = c * (1.0 - 0.3) / (1.0 - 0.3 * 0.08);
+    assert!((meas.host_bidirectional[1].gbps / up - 1.0).abs() < 1e-4, "{} against {up}", meas.host_bidirectional[1].gbps);
+    let cal = calibrate(&sheet, &meas, &p, true).unwrap();
+    // Within the copies' setup latencies (the closed form takes the rates as link rates).
+    let got = |k: &str| cal.fitted[k].parse::<f64>().unwrap();
+    assert!((got("duplex_upstream.pcie") - 0.3).abs() < 5e-4 && (got("duplex_downstream.pcie") - 0.08).abs() < 5e-4, "{:?}", cal.fitted);
+    assert!(cal.spec.links[0].duplex_upstream.is_some() && cal.spec.links[0].duplex.is_none());
+    let fitted: Vec<_> = cal.residuals.iter().filter(|r| r.matrix.starts_with("bidirectional_host_to_device")).collect();
+    assert!(fitted.len() == 4 && fitted.iter().all(|r| !r.held_out && r.relative_error.unwrap().abs() < 1e-4), "{fitted:?}");
+    // Device to host both ways only: the data cannot tell the directions apart.
+    meas.host_bidirectional.retain(|c| c.test.starts_with("device_to_host"));
+    let one = calibrate(&sheet, &meas, &p, true).unwrap();
+    assert!(one.fitted.contains_key("duplex.pcie") && !one.fitted.contains_key("duplex_upstream.pcie"), "{:?}", one.fitted);
+    assert!(one.notes.iter().any(|n| n.contains("cannot be told apart")), "{:?}", one.notes);
+}

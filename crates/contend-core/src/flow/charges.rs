@@ -3,6 +3,8 @@
 //! acknowledgements and flow-control updates, NVLink credits), and for a read, the data's
 //! completion overhead and the requests that travel against it. These are route coefficients,
 //! so every model that reads routes (the executor, maxmin, the schedule search, reports) sees them.
+//! A PCIe link's duplex loss per direction is not a route coefficient: it is taken off the
+//! direction's capacity (`DuplexPair`), so that the two directions can run at different rates.
 
 use super::router::Hop;
 use crate::topology::{Link, LinkKind, Machine};
@@ -22,10 +24,28 @@ pub struct Charges<'a> {
     pub read: Option<&'a dyn Fn(&Link) -> ReadCost>,
     /// Whether a host memory's `staging_duplex` replaces the duplex of the copies staged there.
     pub staging_duplex: bool,
+    /// Whether the model takes a link's per-direction duplex loss off its capacities
+    /// (`FlowTable::duplex_pairs`); such a link then charges no duplex to routes.
+    pub directed: bool,
 }
 
 /// No charge beyond the hops themselves, and no reads (sc16, packet).
-pub const NONE: Charges<'static> = Charges { duplex: &|_| 0.0, read: None, staging_duplex: false };
+pub const NONE: Charges<'static> = Charges { duplex: &|_| 0.0, read: None, staging_duplex: false, directed: false };
+
+/// A link with a duplex loss per direction, as the model sees it: each direction's capacity is
+/// what its copies share after the loss to the data moving the other way,
+/// cap(up) − upstream × data(down), and the same for down. The loss is served first, the way
+/// PCIe's acknowledgements, flow-control updates and read requests take the link before data
+/// does: so a direction can be slowed by copies faster than its own (see docs/models.md).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DuplexPair {
+    /// The upstream (toward the root) and downstream resources.
+    pub upstream: u32,
+    pub downstream: u32,
+    /// Capacity the upstream direction loses per byte of data moving downstream, and the reverse.
+    pub upstream_loss: f64,
+    pub downstream_loss: f64,
+}
 
 /// The (resource, coefficient, data) triples of `hops` (each with the share of the message crossing
 /// it); `dirs(h)` is the directed resource of a hop and the opposite one.
@@ -55,6 +75,7 @@ pub fn coefficients(
         // `DeviceSpec::staging_duplex`); the model's charges decide whether duplex applies at all.
         let duplex = match staging.and_then(|s| m.devices[s].staging_duplex) {
             Some(d) if charges.staging_duplex => d,
+            _ if charges.directed && l.duplex_directed.is_some() => 0.0,
             _ => (charges.duplex)(l),
         };
         let back = data * duplex + x * read.request;

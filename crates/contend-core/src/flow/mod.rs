@@ -115,6 +115,9 @@ pub struct FlowTable {
     /// Seconds: transfers start moving bytes at multiples of it (0: exactly when due). A model
     /// may set it to batch joins on busy networks.
     pub join_quantum: f64,
+    /// Links whose duplex loss is per direction, where the model honours it (maxmin): their
+    /// directions' capacities shrink with the data moving the other way.
+    pub duplex_pairs: Vec<charges::DuplexPair>,
 }
 
 /// Resource of each directed link: 2i for a -> b, 2i + 1 for b -> a; a memory link's two
@@ -362,7 +365,21 @@ impl FlowTable {
             nics: Vec::new(),
             nic_scheduling: m.network.nic_scheduling,
             join_quantum: 0.0,
+            duplex_pairs: Vec::new(),
         };
+        if rules.charges.directed {
+            for (i, l) in m.links.iter().enumerate() {
+                // `a` is a PCIe link's root side: a -> b (resource dir[2i]) runs downstream.
+                if let Some(d) = l.duplex_directed.filter(|d| d.upstream > 0.0 || d.downstream > 0.0) {
+                    c.duplex_pairs.push(charges::DuplexPair {
+                        upstream: dir[2 * i + 1],
+                        downstream: dir[2 * i],
+                        upstream_loss: d.upstream,
+                        downstream_loss: d.downstream,
+                    });
+                }
+            }
+        }
         // Keyed by the route itself (coefficients by their bits); only looked up, never
         // iterated, so numbering stays deterministic.
         let mut known: HashMap<Vec<(u32, u64)>, u32> = HashMap::new();

@@ -8,6 +8,7 @@
 //! with everything else in flight, and it finishes when the last byte is through.
 //! docs/models.md (maxmin) states the rules and the defaults.
 
+mod duplex;
 pub mod engine;
 mod fill;
 mod groups;
@@ -242,7 +243,7 @@ impl MaxminPrepared {
             p2p: params.p2p,
             staging_chunk: params.staging_chunk,
             prepay_latency: true,
-            charges: Charges { duplex: &duplex, read: Some(&read), staging_duplex: true },
+            charges: Charges { duplex: &duplex, read: Some(&read), staging_duplex: true, directed: true },
             model: "maxmin",
             device_capacity: true,
             caps: true,
@@ -283,7 +284,29 @@ impl RateModel for MaxminRates<'_> {
     fn rates(&mut self, active: &[usize], out: &mut [f64]) {
         self.items.clear();
         self.items.extend(active.iter().map(|&i| self.flows.route_of[i]));
-        self.filler.fill(&self.flows.routes, &self.items, |_| 1.0, &self.flows.cap, out);
+        let (routes, pairs) = (&self.flows.routes, &self.flows.duplex_pairs);
+        self.filler.fill(routes, &self.items, |_| 1.0, &self.flows.cap, out);
+        if pairs.is_empty() {
+            return;
+        }
+        // Capacities less each direction's duplex loss to the load the other way, refilled
+        // until they stop moving (maxmin::duplex).
+        let mut cap = self.flows.cap.clone();
+        let mut load = vec![0.0; cap.len()];
+        for _ in 0..duplex::ROUNDS {
+            load.iter_mut().for_each(|x| *x = 0.0);
+            for (&r, &x) in self.items.iter().zip(out.iter()) {
+                for &(l, a) in routes.of(r as usize) {
+                    load[l as usize] += a * x;
+                }
+            }
+            let mut moved = false;
+            duplex::update(pairs, &self.flows.cap, &load, &mut cap, |_, _| moved = true);
+            if !moved {
+                return;
+            }
+            self.filler.fill(routes, &self.items, |_| 1.0, &cap, out);
+        }
     }
 }
 

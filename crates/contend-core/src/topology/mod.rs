@@ -282,6 +282,14 @@ pub struct LinkSpec {
     /// flow-level models use their per-kind default (`duplex_*`) when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duplex: Option<f64>,
+    /// PCIe links only, both or neither, instead of `duplex`: the capacity the upstream
+    /// direction (b to a, toward the root) loses per byte moving downstream, in [0, 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplex_upstream: Option<f64>,
+    /// The capacity the downstream direction (a to b, away from the root) loses per byte moving
+    /// upstream, in [0, 1); see `duplex_upstream`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplex_downstream: Option<f64>,
     /// Read efficiency in (0, 1]: a pulled copy's data costs 1/read_efficiency of its size here;
     /// flow-level models use their per-kind default (`read_*`) when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -322,9 +330,21 @@ pub struct Link {
     pub efficiency: Option<f64>,
     /// As written (duplex loss, read efficiency); `None`: the model's per-kind default.
     pub duplex: Option<f64>,
+    /// A duplex loss per direction (PCIe), written in place of `duplex`.
+    pub duplex_directed: Option<DirectedDuplex>,
     pub read_efficiency: Option<f64>,
     pub p2p: bool,
     pub label: String,
+}
+
+/// A PCIe link's duplex loss per direction: what the upstream direction (b to a, toward the
+/// root) loses per byte moving downstream, and what the downstream direction loses per byte
+/// moving upstream. Unlike the one value, it is taken off the direction's capacity before that
+/// direction's copies share the rest (docs/models.md, "Duplex loss and read access").
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DirectedDuplex {
+    pub upstream: f64,
+    pub downstream: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -511,6 +531,7 @@ impl Machine {
                 latency: l.latency.map_or_else(|| default_latency::link(l.kind, l.gen), |t| t.secs()),
                 efficiency: l.efficiency,
                 duplex: l.duplex,
+                duplex_directed: resolve::directed_duplex(l, i, origin)?,
                 read_efficiency: l.read_efficiency,
                 p2p: l.p2p.unwrap_or(!matches!(l.kind, LinkKind::Qpi | LinkKind::Upi)),
                 label,

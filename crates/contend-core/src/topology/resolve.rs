@@ -1,7 +1,7 @@
 //! The checks and defaults that turn a written device or link into the engine's: values in
 //! range, fields on the kinds they apply to, default latencies (docs/models.md).
 
-use super::{default_latency, Acs, Device, DeviceKind, DeviceSpec, LinkSpec};
+use super::{default_latency, Acs, Device, DeviceKind, DeviceSpec, DirectedDuplex, LinkKind, LinkSpec};
 use crate::error::{Error, Result};
 
 /// Device `i` as written, with the machine-wide `acs` for switches that set none.
@@ -45,10 +45,35 @@ pub(super) fn link_fractions(l: &LinkSpec, i: usize, origin: &str) -> Result<()>
     if let Some(e) = l.duplex.filter(|e| !(*e >= 0.0 && *e < 1.0)) {
         return Err(Error::input(origin, format!("links[{i}].duplex"), format!("{e} is not in [0, 1); e.g. 0.06 for 6% lost to the other direction")));
     }
+    for (field, v) in [("duplex_upstream", l.duplex_upstream), ("duplex_downstream", l.duplex_downstream)] {
+        if let Some(e) = v.filter(|e| !(*e >= 0.0 && *e < 1.0)) {
+            return Err(Error::input(origin, format!("links[{i}].{field}"), format!("{e} is not in [0, 1); e.g. 0.06 for 6% lost to the other direction")));
+        }
+    }
     if let Some(e) = l.read_efficiency.filter(|e| !(*e > 0.0 && *e <= 1.0)) {
         return Err(Error::input(origin, format!("links[{i}].read_efficiency"), format!("{e} is not in (0, 1]; e.g. 0.9")));
     }
     Ok(())
+}
+
+/// A link's duplex loss per direction, if written: both values, on a PCIe link (whose `a` is the
+/// root side), and not beside the one value.
+pub(super) fn directed_duplex(l: &LinkSpec, i: usize, origin: &str) -> Result<Option<DirectedDuplex>> {
+    let fix = "give duplex_upstream and duplex_downstream together, or duplex alone for both directions";
+    match (l.duplex_upstream, l.duplex_downstream) {
+        (None, None) => Ok(None),
+        (Some(_), None) => Err(Error::input(origin, format!("links[{i}].duplex_downstream"), format!("is missing; {fix}"))),
+        (None, Some(_)) => Err(Error::input(origin, format!("links[{i}].duplex_upstream"), format!("is missing; {fix}"))),
+        (Some(_), Some(_)) if l.duplex.is_some() => {
+            Err(Error::input(origin, format!("links[{i}].duplex"), format!("is written beside duplex_upstream and duplex_downstream; {fix}")))
+        }
+        (Some(_), Some(_)) if l.kind != LinkKind::Pcie => Err(Error::input(
+            origin,
+            format!("links[{i}].duplex_upstream"),
+            format!("applies to PCIe links only (a {} link has no root side); give duplex for both directions", l.kind.name()),
+        )),
+        (Some(upstream), Some(downstream)) => Ok(Some(DirectedDuplex { upstream, downstream })),
+    }
 }
 
 #[cfg(test)]
@@ -65,6 +90,10 @@ mod tests {
             ("{name: RC, kind: root_complex}", "{name: RC, kind: root_complex, capacity: 0GB/s}", "devices[0].capacity"),
             ("lanes: 16}", "lanes: 16, duplex: 1.2}", "links[0].duplex"),
             ("lanes: 16}", "lanes: 16, read_efficiency: 0}", "links[0].read_efficiency"),
+            ("lanes: 16}", "lanes: 16, duplex_upstream: 0.4}", "links[0].duplex_downstream"),
+            ("lanes: 16}", "lanes: 16, duplex_downstream: 1}", "links[0].duplex_downstream"),
+            ("lanes: 16}", "lanes: 16, duplex: 0.1, duplex_upstream: 0.4, duplex_downstream: 0.1}", "links[0].duplex"),
+            ("kind: pcie, gen: 4, lanes: 16}", "kind: nvlink, bandwidth: 25GB/s, duplex_upstream: 0.4, duplex_downstream: 0.1}", "links[0].duplex_upstream"),
         ] {
             let e = Machine::from_text(&base.replace(from, to), "m.yaml").unwrap_err().to_string();
             assert!(e.starts_with(&format!("m.yaml: {field}:")), "{e}");
@@ -72,5 +101,7 @@ mod tests {
         let ok = base.replace("kind: gpu}", "kind: gpu, capacity: 20GB/s}").replace("lanes: 16}", "lanes: 16, duplex: 0.1, read_efficiency: 0.9}");
         let m = Machine::from_text(&ok, "m.yaml").unwrap();
         assert_eq!((m.devices[1].capacity, m.links[0].duplex, m.links[0].read_efficiency), (Some(20e9), Some(0.1), Some(0.9)));
+        let directed = Machine::from_text(&base.replace("lanes: 16}", "lanes: 16, duplex_upstream: 0.4, duplex_downstream: 0.05}"), "m.yaml").unwrap();
+        assert_eq!(directed.links[0].duplex_directed, Some(crate::topology::DirectedDuplex { upstream: 0.4, downstream: 0.05 }));
     }
 }

@@ -62,3 +62,54 @@ fn models_without_reads_refuse_them_in_one_line() {
     let e = MaxminPrepared::new(&staged, &w, MaxminParams::default()).err().unwrap().to_string();
     assert!(e.contains("transfers[0].access") && e.contains("staged"), "{e}");
 }
+
+/// A GPU on a 100 GB/s PCIe link to its root complex (the link's `a`), host memory behind it
+/// fast enough never to matter; no latencies.
+const HOST: &str = "name: host
+devices:
+  - {name: RC, kind: root_complex, latency: 0s}
+  - {name: MEM, kind: host_memory, latency: 0s}
+  - {name: GPU0, kind: gpu, latency: 0s}
+links:
+  - {a: RC, b: MEM, kind: memory, bandwidth: 1000GB/s, latency: 0s}
+  - {a: RC, b: GPU0, kind: pcie, bandwidth: 100GB/s, efficiency: 1, latency: 0s, DUPLEX}
+";
+
+fn host_finish(duplex: &str, text: &str) -> Vec<f64> {
+    let m = Machine::from_text(&HOST.replace("DUPLEX", duplex), "host").unwrap();
+    let w = Workload::resolve(&WorkloadSpec::from_text(text, "w").unwrap(), &m, "w").unwrap();
+    sim::run_prepared(&w, &MaxminPrepared::new(&m, &w, MaxminParams::default()).unwrap(), false).unwrap().finish
+}
+
+const BOTH_WAYS: &str = "transfers:\n  - {src: GPU0, dst: MEM, size: 1GB}\n  - {src: MEM, dst: GPU0, size: 10GB}\n";
+
+#[test]
+fn a_duplex_loss_per_direction_gives_each_direction_its_own_rate() {
+    // Upstream (GPU0 -> MEM) loses 0.4 per byte moving down, downstream 0.1 per byte moving up,
+    // each taken off the direction before its copy gets the rest:
+    //   up = 100 - 0.4 down, down = 100 - 0.1 up  =>  up = 60 / 0.96 = 62.5, down = 93.75 GB/s.
+    let f = host_finish("duplex_upstream: 0.4, duplex_downstream: 0.1", BOTH_WAYS);
+    assert!(close(f[0], 1.0 / 62.5), "{f:?}");
+    // The down copy moved 93.75 GB/s x 16 ms = 1.5 GB by then, and the other 8.5 GB alone at 100.
+    assert!(close(f[1], 0.016 + 8.5 / 100.0), "{f:?}");
+    // The same rates from the one-shot fill the schedule search uses.
+    let m = Machine::from_text(&HOST.replace("DUPLEX", "duplex_upstream: 0.4, duplex_downstream: 0.1"), "host").unwrap();
+    let w = Workload::resolve(&WorkloadSpec::from_text(BOTH_WAYS, "w").unwrap(), &m, "w").unwrap();
+    let prepared = MaxminPrepared::new(&m, &w, MaxminParams::default()).unwrap();
+    let mut rates = [0.0; 2];
+    prepared.rate_model().unwrap().rates(&[0, 1], &mut rates);
+    assert!(close(rates[0], 62.5e9) && close(rates[1], 93.75e9), "{rates:?}");
+}
+
+#[test]
+fn equal_losses_per_direction_match_the_one_value_on_a_pair() {
+    // Both ways at once, equal sizes: 100 / 1.1 GB/s each, whichever form the loss is written in.
+    let pair = "transfers:\n  - {src: GPU0, dst: MEM, size: 1GB}\n  - {src: MEM, dst: GPU0, size: 1GB}\n";
+    let one = host_finish("duplex: 0.1", pair);
+    let two = host_finish("duplex_upstream: 0.1, duplex_downstream: 0.1", pair);
+    assert!(close(one[0], 0.011) && close(one[1], 0.011), "{one:?}");
+    assert!(close(two[0], one[0]) && close(two[1], one[1]), "{two:?}");
+    // A copy alone loses nothing.
+    let alone = host_finish("duplex_upstream: 0.4, duplex_downstream: 0.1", "transfers:\n  - {src: GPU0, dst: MEM, size: 1GB}\n");
+    assert!(close(alone[0], 0.01), "{alone:?}");
+}

@@ -20,6 +20,8 @@
 //! the grouping changed, the moving routes are refilled by progressive filling on what the
 //! fixed groups leave, and regrouped by where they froze.
 
+mod duplex;
+
 use super::fill::Filler;
 use super::groups::{Groups, NONE};
 use super::queue::Finishes;
@@ -61,6 +63,10 @@ impl Ord for Stamp {
 
 pub struct Engine<'c> {
     c: &'c FlowTable,
+    /// Capacity of each resource now: the flow table's, less a per-direction duplex loss.
+    cap: Vec<f64>,
+    /// Per resource, whether `settle_duplex` has listed it as touched (empty without pairs).
+    duplex_seen: Vec<bool>,
     /// Per route: transfers in flight, by the service at which they finish; `head` is the first.
     count: Vec<u32>,
     members: Vec<BinaryHeap<Reverse<Stamp>>>,
@@ -341,7 +347,7 @@ impl<'c> Engine<'c> {
         self.rhs.clear();
         let mut system = std::mem::take(&mut self.system);
         for (i, &b) in self.hit.iter().enumerate() {
-            let mut rhs = self.c.cap[b as usize];
+            let mut rhs = self.cap[b as usize];
             for (g, w) in self.groups_on(b as usize) {
                 if self.group_mark[g as usize] == self.epoch {
                     system[i * n + self.index[g as usize] as usize] += w;
@@ -368,7 +374,7 @@ impl<'c> Engine<'c> {
         self.touched.iter().all(|&l| {
             let load: f64 = self.groups_on(l as usize).map(|(g, w)| w * self.level_after(g, x)).sum();
             let own = (self.g.len(l as usize) > 0).then(|| self.level_after(l, x));
-            load <= self.c.cap[l as usize] * (1.0 + TIE)
+            load <= self.cap[l as usize] * (1.0 + TIE)
                 && own.is_none_or(|own| self.groups_on(l as usize).all(|(g, _)| self.level_after(g, x) <= own * (1.0 + TIE)))
         })
     }
@@ -449,7 +455,7 @@ impl<'c> Engine<'c> {
         // What the routes left fixed take: the load less the refilled routes' share (every
         // route of a refilled group is refilled: they share its level, hence the floor test).
         for &l in &self.touched {
-            self.resid[l as usize] = self.c.cap[l as usize] - self.load[l as usize];
+            self.resid[l as usize] = self.cap[l as usize] - self.load[l as usize];
         }
         for &r in &self.affected {
             let k = self.count[r as usize] as f64 * self.route_rate(r as usize);
@@ -509,7 +515,7 @@ impl<'c> Engine<'c> {
             let l = l as usize;
             // A group that stays frozen here needs this resource full and no refilled route faster.
             let stays = self.g.len(l) > 0 && self.group_mark[l] != self.epoch;
-            if stays && (self.resid[l] > self.c.cap[l] * TIE || self.top[l] > self.g.level[l] * (1.0 + TIE)) {
+            if stays && (self.resid[l] > self.cap[l] * TIE || self.top[l] > self.g.level[l] * (1.0 + TIE)) {
                 return None;
             }
         }
@@ -584,7 +590,7 @@ impl<'c> Engine<'c> {
     fn rebalance(&mut self, t: f64, changed: &[u32], gained: &[u32], mut theta: f64, regroup: bool) -> Result<()> {
         for &r in gained {
             for &(l, _) in self.hops(r as usize) {
-                theta = theta.min(self.c.cap[l as usize] / self.weight[l as usize]);
+                theta = theta.min(self.cap[l as usize] / self.weight[l as usize]);
             }
         }
         let floor = theta * (1.0 - TIE);
@@ -616,6 +622,8 @@ impl<'c> Engine<'c> {
         let nroutes = c.routes.len();
         Engine {
             c,
+            cap: c.cap.clone(),
+            duplex_seen: if c.duplex_pairs.is_empty() { Vec::new() } else { vec![false; nres] },
             count: vec![0; nroutes],
             members: (0..nroutes).map(|_| BinaryHeap::new()).collect(),
             head: vec![f64::INFINITY; nroutes],
@@ -690,7 +698,12 @@ impl EventModel for Engine<'_> {
     fn settle(&mut self, t: f64) -> Result<()> {
         let (changed, gained) = (std::mem::take(&mut self.changed), std::mem::take(&mut self.gained));
         self.touched.clear();
-        let result = if changed.is_empty() { Ok(()) } else { self.rebalance(t, &changed, &gained, self.theta, self.regroup) };
+        let mut result = if changed.is_empty() { Ok(()) } else { self.rebalance(t, &changed, &gained, self.theta, self.regroup) };
+        if result.is_ok() && !changed.is_empty() && !self.c.duplex_pairs.is_empty() {
+            let mut touched = Vec::new();
+            result = self.settle_duplex(t, &mut touched);
+            self.touched = touched;
+        }
         (self.changed, self.gained) = (changed, gained);
         self.changed.clear();
         self.gained.clear();

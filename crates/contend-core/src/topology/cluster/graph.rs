@@ -88,6 +88,8 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
             latency: Some(latency),
             efficiency: None,
             duplex: None,
+            duplex_upstream: None,
+            duplex_downstream: None,
             read_efficiency: None,
             p2p: None,
         });

@@ -159,6 +159,8 @@ impl Builder {
             latency: Some(latency),
             efficiency: None,
             duplex: None,
+            duplex_upstream: None,
+            duplex_downstream: None,
             read_efficiency: None,
             p2p: None,
         });
@@ -231,6 +233,8 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
             latency: Some(b.latency),
             efficiency: None,
             duplex: None,
+            duplex_upstream: None,
+            duplex_downstream: None,
             read_efficiency: None,
             p2p: None,
         });
@@ -291,6 +295,8 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
             latency: Some(Time(0)),
             efficiency: Some(1.0),
             duplex: Some(0.0),
+            duplex_upstream: None,
+            duplex_downstream: None,
             read_efficiency: None,
             p2p: None,
         });
