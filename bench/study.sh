@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Studies on Dask (issue 10): the reduced seed-003 study on 1 and on 2 LocalCluster workers, wall clock
 # of the whole `contend study` command into a fresh folder (cluster start-up included), median of R runs
-# each; the two datasets are compared byte for byte. Then G groups of the full study's points (3 each)
+# each; the two datasets are compared byte for byte. Then G groups of the full study's points (2 each, cold and warm)
 # run as a worker runs them, on one core, to estimate the full study's wall time (bench/study_sample.py).
-# Usage: bench/study.sh [R=1] [sample groups G=8]
+# Usage: bench/study.sh [R=1] [sample groups G=12]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-1}"
-sample="${2:-8}"
+sample="${2:-12}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # 1 and 2 workers alternate, so that both meet the same load from anything else on the machine;
