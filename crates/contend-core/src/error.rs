@@ -25,6 +25,13 @@ impl Error {
     pub fn input(file: impl Into<String>, field: impl Into<String>, problem: impl Into<String>) -> Error {
         Error::Input { file: file.into(), field: field.into(), problem: problem.into() }
     }
+    /// The same mistake, naming `to` where it named `from`.
+    pub fn reaimed(self, from: &str, to: &str) -> Error {
+        match self {
+            Error::Input { file, field, problem } if file == from => Error::Input { file: to.into(), field, problem },
+            e => e,
+        }
+    }
     pub fn is_user_error(&self) -> bool {
         !matches!(self, Error::Runtime(_))
     }

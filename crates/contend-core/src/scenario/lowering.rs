@@ -30,12 +30,12 @@ pub(super) struct Lowering {
     pub rank_on: Vec<u32>,
 }
 
-/// Everything a lowering depends on: the scenario's workload and MPI costs as written, the
-/// file they are read from (mistakes name it), and the cluster's GPUs node by node.
+/// Everything a lowering depends on: the scenario's workload and MPI costs as written and the
+/// cluster's GPUs node by node. Not the scenario's origin, which differs from point to point of
+/// a study: mistakes found later that name the lowering's origin are re-aimed at the run's own.
 #[derive(Clone, PartialEq)]
 struct Key {
     written: String,
-    origin: String,
     nodes: Vec<Vec<usize>>,
     devices: usize,
 }
@@ -80,7 +80,6 @@ pub(super) fn take(s: &ScenarioSpec, origin: &str, m: &Machine, detail: bool, ke
     let nodes = gpus_by_node(m);
     let key = (keep && !detail && s.workload.jobs.iter().all(|j| j.program.is_none())).then(|| Key {
         written: serde_json::to_string(&(&s.workload, &s.mpi)).expect("scenarios serialise"),
-        origin: origin.to_string(),
         nodes: nodes.clone(),
         devices: m.devices.len(),
     });

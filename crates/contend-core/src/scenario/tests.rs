@@ -209,7 +209,7 @@ fn operations_tell_an_eager_sends_overhead_from_computation() {
 }
 
 /// A study's worker keeps a point's lowered jobs and prepared model for its next point: a point
-/// of the same group (other bandwidth, NIC scheduling) takes them and gives exactly what it
+/// of the same group (other bandwidth, NIC scheduling, its own name) takes them and gives exactly what it
 /// gives alone; a point of another workload, or one that lists its operations, is lowered
 /// anew, and one with other routing or another model is prepared anew.
 #[test]
@@ -223,7 +223,9 @@ fn a_kept_lowering_is_taken_by_its_group_alone_and_changes_nothing() {
     let kripke = "    - {app: kripke, ranks: 16, params: {iterations: 1}}\n";
     let (a, b, c) = (point(stencil, 1.0, "fcfs"), point(stencil, 0.25, "rr"), point(kripke, 0.25, "rr"));
     let m = |s: &ScenarioSpec| build_machine(s, "reuse.yaml").unwrap();
-    let take = |s: &ScenarioSpec, detail: bool| lowering::take(s, "reuse.yaml", &m(s), detail, true).unwrap();
+    // Each point names itself, as a study's points do.
+    let origin = |s: &ScenarioSpec| format!("study.yaml (point {:?} {:?})", s.bandwidth_scale, s.workload.jobs[0].app);
+    let take = |s: &ScenarioSpec, detail: bool| lowering::take(s, &origin(s), &m(s), detail, true).unwrap();
     let first = take(&a, false);
     let same = take(&b, false);
     assert!(std::sync::Arc::ptr_eq(&first.lowering, &same.lowering));
@@ -233,7 +235,7 @@ fn a_kept_lowering_is_taken_by_its_group_alone_and_changes_nothing() {
     assert!(!std::sync::Arc::ptr_eq(&other.lowering, &named.lowering) && !named.lowering.workload.transfers[0].name.is_empty());
 
     let json = |s: &ScenarioSpec, reuse_lowering: bool| {
-        serde_json::to_string(&run(s, "reuse.yaml", &RunOptions { reuse_lowering, ..Default::default() }).unwrap()).unwrap()
+        serde_json::to_string(&run(s, &origin(s), &RunOptions { reuse_lowering, ..Default::default() }).unwrap()).unwrap()
     };
     let (alone_b, alone_c) = (json(&b, false), json(&c, false));
     json(&a, true);
