@@ -153,3 +153,13 @@ def test_an_unreachable_scheduler_is_one_line(cli, reference, tmp_path):
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
         r = cli("study", reference / "s.yaml", "-o", tmp_path / "out", "--scheduler", "tcp://127.0.0.1:9")
     assert r.returncode == 2 and "--scheduler: cannot reach" in r.stderr, r.stderr
+
+
+def test_each_worker_works_through_a_group_then_an_untouched_one_then_helps_the_biggest():
+    from contend.study.groups import Groups
+
+    g = Groups(["a1", "a2", "a3", "b1", "b2", "c1"], lambda p: p[0])
+    assert [g.next("w1"), g.next("w2")] == ["a1", "b1"]
+    assert [g.next("w2"), g.next("w2")] == ["b2", "c1"]  # b is done: c, which nobody started
+    assert g.next("w2") == "a2"  # nothing untouched: the group with the most points left
+    assert [g.next("w1"), g.next("w1"), g.next("w2"), len(g)] == ["a3", None, None, 0]

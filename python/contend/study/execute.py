@@ -9,19 +9,22 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from contend.errors import InputError
 from contend.study import dataset
-from contend.study.spec import Study, origin_of
+from contend.study.groups import Groups
+from contend.study.spec import Point, Study, origin_of
 
 
 def run_point(text: str, origin: str) -> str:
     """What a worker does: one scenario through the engine, its RunReport as JSON, or its error as JSON
     (the engine's exception types do not survive pickling between processes by name). The worker keeps
-    the point's lowered jobs for its next point, which takes them if it differs only in the network."""
+    the point's lowered jobs and prepared model for its next point, which takes them if it is of the same
+    group (see groups.py)."""
     from contend import _core
     from contend.errors import ContendError, InputError
 
@@ -37,6 +40,9 @@ class Outcome:
     skipped: int  # finished by an earlier run
     ran: int  # finished by this one
 
+
+# Seconds between looks for workers that joined the cluster since the study started.
+WORKERS_CHECK_S = 10.0
 
 # A LocalCluster's worker processes at most per core: each runs one point at a time on one core, so more
 # only share the cores and multiply the memory (a point of 2,048 GPUs holds hundreds of MiB).
@@ -65,31 +71,58 @@ def run(study: Study, folder: str | os.PathLike, workers: int | None = None, sch
     check_workers(workers, scheduler)
     meta = study.meta()
     done = dataset.open_folder(folder, meta)
-    # Points that share their lowered jobs one after another, so that a worker lowers them once.
-    todo = sorted((p for p in study.points if p.hash not in done),
-                  key=lambda p: _core.lowering_group(p.text, origin_of(study, p)))
+    todo = [p for p in study.points if p.hash not in done]
     skipped = len(study.points) - len(todo)
     if on_start:
         on_start(len(study.points), skipped)
     if not todo:
         return Outcome(len(study.points), skipped, 0)
+    groups = Groups(todo, lambda p: _core.lowering_group(p.text, origin_of(study, p)))
     own = client is None
     if own:
         client = connect(workers, scheduler)
     from distributed import as_completed
 
+    running: dict[Any, tuple[Point, str]] = {}
+    finished = as_completed()
+
+    def submit(worker: str) -> None:
+        """The worker's next point, on that worker if it is still there (else on any)."""
+        p = groups.next(worker)
+        if p is not None:
+            fut = client.submit(run_point, p.text, origin_of(study, p), key=f"contend-point-{p.hash}", pure=False,
+                                workers=[worker], allow_other_workers=True)
+            running[fut] = (p, worker)
+            finished.add(fut)
+
     try:
-        futures = {client.submit(run_point, p.text, origin_of(study, p), key=f"contend-point-{p.hash}", pure=False): p
-                   for p in todo}
         try:
-            for fut in as_completed(futures):
-                p = futures[fut]
+            client.wait_for_workers(1)
+            known: set[str] = set()
+
+            def give_new_workers_work() -> None:
+                """Workers that joined (all at first; then those an adaptive cluster adds) start a group, two
+                points at a time: the next waits on the worker while the client takes in the last one."""
+                for worker in client.scheduler_info(n_workers=-1)["workers"]:
+                    if worker not in known:
+                        known.add(worker)
+                        submit(worker)
+                        submit(worker)
+
+            give_new_workers_work()
+            checked = time.monotonic()
+            for fut in finished:
+                p, worker = running.pop(fut)
+                submit(worker)
                 report = _report(fut, origin_of(study, p))
                 dataset.write_point(folder, p.hash, dataset.rows(p.values, p.hash, __version__, report), meta)
                 if on_point:
                     on_point()
+                if time.monotonic() - checked > WORKERS_CHECK_S:
+                    checked = time.monotonic()
+                    give_new_workers_work()
         finally:  # a failed point stops the study; the ones finished so far are kept
-            client.cancel(list(futures))
+            client.cancel(list(running))
     finally:
         if own:
             cluster = getattr(client, "cluster", None)
