@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Studies on Dask (issue 10): the reduced seed-003 study on 1 and on 2 LocalCluster workers, wall clock
 # of the whole `contend study` command into a fresh folder (cluster start-up included), median of R runs
-# each; the two datasets are compared byte for byte. Then G groups of the full study's points (2 each, cold and warm)
-# run as a worker runs them, on one core, to estimate the full study's wall time (bench/study_sample.py).
+# each; the two datasets are compared byte for byte. Then G groups of the full study's points (2 each:
+# the first cold, the rest warm), run as a worker runs them on one core, to estimate the full study's
+# wall time (bench/study_sample.py).
 # Usage: bench/study.sh [R=1] [sample groups G=12]
 set -euo pipefail
 cd "$(dirname "$0")/.."
