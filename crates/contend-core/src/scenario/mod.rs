@@ -177,12 +177,18 @@ fn beside(origin: &str, path: &str) -> String {
     }
 }
 
-fn build_machine(s: &ScenarioSpec, origin: &str) -> Result<Machine> {
+/// The scenario's knobs on its cluster, checked: the bandwidth factor and the NIC scheduling.
+fn knobs(s: &ScenarioSpec, origin: &str) -> Result<(f64, Option<NicScheduling>)> {
     let nic = s.nic_scheduling.as_deref().map(NicScheduling::parse).transpose().map_err(|e| Error::input(origin, "nic_scheduling", e))?;
     let scale = s.bandwidth_scale.unwrap_or(1.0);
     if !(scale > 0.0 && scale <= 1e3) {
         return Err(Error::input(origin, "bandwidth_scale", format!("is {scale}; give a factor above 0 and at most 1000 (e.g. 0.0625 for x/16)")));
     }
+    Ok((scale, nic))
+}
+
+fn build_machine(s: &ScenarioSpec, origin: &str) -> Result<Machine> {
+    let (scale, nic) = knobs(s, origin)?;
     Machine::load_adjusted(&beside(origin, &s.cluster), |c, _| match c {
         Some(c) => {
             c.link.bandwidth.0 *= scale;
@@ -316,9 +322,52 @@ fn model_entry(s: &ScenarioSpec, origin: &str) -> Result<&'static registry::Mode
 /// before the first one runs.
 pub fn check(s: &ScenarioSpec, origin: &str) -> Result<()> {
     model_entry(s, origin)?;
-    let m = build_machine(s, origin)?;
-    jobs_fitting(s, origin, &gpus_by_node(&m))?;
+    let nodes = checked_gpus(s, origin)?;
+    // Jobs are checked once per workload and cluster size too (programs from files each time:
+    // a file may change).
+    let gpus = nodes.iter().map(Vec::len).sum::<usize>();
+    let key = (serde_json::to_string(&s.workload).expect("scenarios serialise"), gpus);
+    let remembered = s.workload.jobs.iter().all(|j| j.program.is_none());
+    if remembered && CHECKED_JOBS.lock().unwrap_or_else(|e| e.into_inner()).contains(&key) {
+        return Ok(());
+    }
+    jobs_fitting(s, origin, &nodes)?;
+    if remembered {
+        let mut checked = CHECKED_JOBS.lock().unwrap_or_else(|e| e.into_inner());
+        if checked.len() >= 1024 {
+            checked.remove(0);
+        }
+        checked.push(key);
+    }
     Ok(())
+}
+
+/// Workloads this process has checked, with the GPUs of their cluster.
+static CHECKED_JOBS: std::sync::Mutex<Vec<(String, usize)>> = std::sync::Mutex::new(Vec::new());
+
+/// Clusters this process has checked, by what makes them (the file as read or the preset, the
+/// routing, whether knobs are given), with their GPUs node by node.
+type Checked = Vec<((String, Option<String>, Option<Routing>, bool), Vec<Vec<usize>>)>;
+static CHECKED: std::sync::Mutex<Checked> = std::sync::Mutex::new(Vec::new());
+
+/// The cluster's GPUs node by node, the scenario's knobs checked. A study checks every point,
+/// and its points name a few clusters at many bandwidths and NIC policies (which cannot make a
+/// cluster that loads fail to): each cluster is built once (25 ms at 2,048 GPUs), the knobs
+/// checked every time.
+fn checked_gpus(s: &ScenarioSpec, origin: &str) -> Result<Vec<Vec<usize>>> {
+    let (scale, nic) = knobs(s, origin)?;
+    let path = beside(origin, &s.cluster);
+    let key = (path.clone(), std::fs::read_to_string(&path).ok(), s.routing, scale != 1.0 || nic.is_some() || s.routing.is_some());
+    if let Some((_, nodes)) = CHECKED.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(k, _)| *k == key) {
+        return Ok(nodes.clone());
+    }
+    let nodes = gpus_by_node(&build_machine(s, origin)?);
+    let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
+    if checked.len() >= 64 {
+        checked.remove(0);
+    }
+    checked.push((key, nodes.clone()));
+    Ok(nodes)
 }
 
 /// What a run reports beyond its jobs, and who hears of its progress.
