@@ -70,6 +70,8 @@ fn kept() -> std::sync::MutexGuard<'static, Option<Kept>> {
 pub(super) struct Taken {
     pub lowering: Arc<Lowering>,
     key: Option<Key>,
+    /// `machine_but_speeds` of the run's machine, once, where the run keeps what it made.
+    machine: Option<String>,
     model: Option<KeptModel>,
 }
 
@@ -83,27 +85,29 @@ pub(super) fn take(s: &ScenarioSpec, origin: &str, m: &Machine, detail: bool, ke
         nodes: nodes.clone(),
         devices: m.devices.len(),
     });
-    if let Some(key) = key {
+    let machine = key.is_some().then(|| machine_but_speeds(m));
+    if let Some(key) = &key {
         // Taken, not borrowed: a run that lowers anew frees the old lowering first (its
         // memory is that of the new one).
         let last = kept().take();
-        if let Some((old, lowering, model)) = last.filter(|(old, ..)| *old == key) {
+        if let Some((old, lowering, model)) = last.filter(|(old, ..)| old == key) {
             *kept() = Some((old, lowering.clone(), None));
-            return Ok(Taken { lowering, key: Some(key), model });
+            return Ok(Taken { lowering, key: Some(key.clone()), machine, model });
         }
-        let lowering = Arc::new(lower(s, origin, m, &nodes, detail)?);
-        *kept() = Some((key.clone(), lowering.clone(), None));
-        return Ok(Taken { lowering, key: Some(key), model: None });
     }
-    Ok(Taken { lowering: Arc::new(lower(s, origin, m, &nodes, detail)?), key: None, model: None })
+    let lowering = Arc::new(lower(s, origin, m, &nodes, detail)?);
+    if let Some(key) = &key {
+        *kept() = Some((key.clone(), lowering.clone(), None));
+    }
+    Ok(Taken { lowering, key, machine, model: None })
 }
 
 impl Taken {
-    /// The last run's prepared model, where it is `model` with `params` on `m` but for the
-    /// links' bandwidths and NIC scheduling, and takes `m`'s capacities.
+    /// The last run's prepared model, where it is `model` with `params` on `m` (the machine
+    /// `take` was given) but for the links' bandwidths and NIC scheduling, and takes `m`'s capacities.
     pub fn prepared(&mut self, m: &Machine, model: &'static str, params: &[(String, String)]) -> Result<Option<Box<dyn Prepared>>> {
         match self.model.take() {
-            Some(mut k) if k.model == model && k.params == params && k.machine == machine_but_speeds(m) => {
+            Some(mut k) if k.model == model && k.params == params && self.machine.as_ref() == Some(&k.machine) => {
                 Ok(k.prepared.take_capacities(m)?.then_some(k.prepared))
             }
             _ => Ok(None),
@@ -111,9 +115,8 @@ impl Taken {
     }
 
     /// Keep the lowering and the prepared model for the next run, if this run asked to.
-    pub fn keep(self, m: &Machine, model: &'static str, params: Vec<(String, String)>, prepared: Box<dyn Prepared>) {
-        if let Some(key) = self.key {
-            let machine = machine_but_speeds(m);
+    pub fn keep(self, model: &'static str, params: Vec<(String, String)>, prepared: Box<dyn Prepared>) {
+        if let (Some(key), Some(machine)) = (self.key, self.machine) {
             *kept() = Some((key, self.lowering, Some(KeptModel { model, params, machine, prepared })));
         }
     }

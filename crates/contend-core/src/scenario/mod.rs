@@ -505,7 +505,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     });
     let detail = detail.then(|| report::build(&m, w, entry.name, prepared.params(), prepared.flows(), &o, Detail::default()));
     let report = RunReport { scenario: s.clone(), machine: m.name.clone(), model: entry.name.to_string(), summary, jobs: table, links, detail, operations };
-    taken.keep(&m, entry.name, pairs, prepared);
+    taken.keep(entry.name, pairs, prepared);
     Ok(report)
 }
 
