@@ -47,15 +47,21 @@ impl Outcome {
     }
 }
 
-/// A transfer that reaches its NIC's queue (`at_nic`) or whose setup ends (joins the model)
-/// at `t`; ties resolve by issue order, the same every run.
+/// A transfer that reaches its NIC's queue (`AT_NIC` set in `flow`) or whose setup ends (joins
+/// the model) at `t`; ties resolve by issue order, the same every run. Sixteen bytes: the
+/// queue holds a transfer per rank and more, and its entries move on every event.
 #[derive(PartialEq)]
 struct Join {
     t: f64,
-    seq: u64,
-    flow: usize,
-    at_nic: bool,
+    seq: u32,
+    flow: u32,
 }
+
+const AT_NIC: u32 = 1 << 31;
+
+/// Most transfers a workload may have: their indices keep a bit free for `AT_NIC`, and each
+/// is queued at most twice, so the sequence numbers fit too.
+const MOST_TRANSFERS: usize = (AT_NIC - 1) as usize;
 
 impl Eq for Join {}
 impl PartialOrd for Join {
@@ -73,7 +79,7 @@ struct Executor<'a> {
     flows: &'a FlowTable,
     out: Outcome,
     joins: BinaryHeap<Reverse<Join>>,
-    seq: u64,
+    seq: u32,
     /// What the executor reads of each operation, side by side: operations are visited at
     /// random as dependencies finish, and one cache line each is much cheaper than several.
     op: Vec<OpState>,
@@ -156,7 +162,7 @@ impl Executor<'_> {
         self.seq += 1;
         let q = self.flows.join_quantum;
         let t = if q > 0.0 && !at_nic { (due / q).ceil() * q } else { due };
-        self.joins.push(Reverse(Join { t, seq: self.seq, flow, at_nic }));
+        self.joins.push(Reverse(Join { t, seq: self.seq, flow: flow as u32 | if at_nic { AT_NIC } else { 0 } }));
     }
 
     /// A message through a NIC queues there once its overhead is paid, in arrival order, and
@@ -243,6 +249,9 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
 /// the one pass that runs it.
 pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: bool, nic_queues: bool) -> Result<Outcome> {
     let n = w.transfers.len();
+    if n > MOST_TRANSFERS {
+        return Err(Error::Runtime(format!("{n} transfers: the executor runs at most {MOST_TRANSFERS} at once; split the workload")));
+    }
     let nres = flows.cap.len();
     let mut dep_off = vec![0usize; n + 1];
     for t in &w.transfers {
@@ -335,15 +344,16 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
                 done += finished.len();
             } else if x.joins.peek().is_some_and(|Reverse(j)| j.t <= horizon) {
                 let Reverse(j) = x.joins.pop().unwrap();
-                if j.at_nic {
-                    x.arrive(j.flow, t);
-                } else if x.op[j.flow].compute {
+                let f = (j.flow & !AT_NIC) as usize;
+                if j.flow & AT_NIC != 0 {
+                    x.arrive(f, t);
+                } else if x.op[f].compute {
                     // A computation ends when its setup (its duration) does; no model sees it.
-                    x.computed(j.flow, t);
+                    x.computed(f, t);
                     done += 1;
                 } else {
-                    model.join(j.flow, t);
-                    x.joined(j.flow, t);
+                    model.join(f, t);
+                    x.joined(f, t);
                 }
             } else {
                 break;

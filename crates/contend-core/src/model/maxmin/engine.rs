@@ -111,6 +111,8 @@ pub struct Engine<'c> {
     route_mark: Vec<u32>,
     res_mark: Vec<u32>,
     group_mark: Vec<u32>,
+    /// Resources `narrow_holds` has looked at in this epoch.
+    looked: Vec<u32>,
     epoch: u32,
     resid: Vec<f64>,
     filler: Filler,
@@ -498,6 +500,11 @@ impl<'c> Engine<'c> {
             if b == u32::MAX {
                 return None;
             }
+            // Routes that froze at the same resource froze at the same level: one look does.
+            if self.looked[b as usize] == self.epoch {
+                continue;
+            }
+            self.looked[b as usize] = self.epoch;
             let x = self.new_rate[k] * (1.0 + TIE);
             if self.groups_on(b as usize).any(|(g, _)| self.group_mark[g as usize] != self.epoch && level_of(self, g) > x) {
                 // Faster routes left out share the resource this one froze at: take them in.
@@ -651,6 +658,7 @@ impl<'c> Engine<'c> {
             route_mark: vec![0; nroutes],
             res_mark: vec![0; nres],
             group_mark: vec![0; nres],
+            looked: vec![0; nres],
             epoch: 0,
             resid: vec![0.0; nres],
             filler: Filler::new(nres),

@@ -23,7 +23,7 @@ pub struct Filler {
     mult: Vec<f64>,
     /// The resource each item froze at in the last fill: its bottleneck.
     pub at: Vec<u32>,
-    heap: BinaryHeap<Reverse<Saturation>>,
+    queue: Saturations,
 }
 
 impl Filler {
@@ -94,24 +94,19 @@ impl Filler {
         self.at.clear();
         self.at.resize(items.len(), u32::MAX);
         // Every resource saturates at the level left / weight (what fixed and frozen flows leave,
-        // over the coefficient sum of the flows still rising); a heap gives the next one. A
-        // freeze only raises the saturation levels of the frozen flow's other resources (it
-        // leaves each at least the level it froze at), so a resource's entry is a lower bound:
-        // one whose level has risen is pushed again when it comes to the top, and the one that
-        // comes to the top with its level current is the next to saturate. One entry per
-        // resource at any time; O((R + pops) log R) in all.
-        let mut heap = std::mem::take(&mut self.heap);
-        heap.clear();
-        for &l in links {
-            let l = l as usize;
-            if self.weight[l] > WEIGHTLESS {
-                heap.push(Reverse(Saturation { level: left[l] / self.weight[l], resource: l as u32 }));
-            }
-        }
+        // over the coefficient sum of the flows still rising). A freeze only raises the
+        // saturation levels of the frozen flow's other resources (it leaves each at least the
+        // level it froze at), so a resource's last computed level is a lower bound: the resource
+        // with the lowest bound (ties: the lower index) is taken, and if its level has risen it
+        // is ranked again by its current level; the one taken with its level current is the next
+        // to saturate. Few resources (a refill's usual case) are ranked by a scan, many by a heap
+        // (O((R + takes) log R) in all); both take resources in the same order.
+        let mut queue = std::mem::take(&mut self.queue);
+        queue.start(links.iter().map(|&l| l as usize).filter(|&l| self.weight[l] > WEIGHTLESS).map(|l| (left[l] / self.weight[l], l)));
         let mut level = 0.0f64;
         let mut unfrozen = items.len();
         while unfrozen > 0 {
-            let Some(Reverse(top)) = heap.pop() else {
+            let Some((bound, l)) = queue.lowest() else {
                 // Round-off left weight on no resource; the remaining flows end at this level,
                 // frozen at no resource (`at` stays u32::MAX).
                 for k in (0..items.len()).filter(|&k| !self.frozen[k]) {
@@ -119,16 +114,17 @@ impl Filler {
                 }
                 break;
             };
-            let l = top.resource as usize;
             if self.weight[l] <= WEIGHTLESS {
-                continue; // every flow through it froze elsewhere
-            }
-            let now = (left[l].max(0.0) / self.weight[l]).max(level);
-            if now != top.level {
-                heap.push(Reverse(Saturation { level: now, resource: top.resource }));
+                queue.drop_lowest(); // every flow through it froze elsewhere
                 continue;
             }
-            level = level.max(top.level);
+            let now = (left[l].max(0.0) / self.weight[l]).max(level);
+            if now != bound {
+                queue.rerank_lowest(now);
+                continue;
+            }
+            queue.drop_lowest();
+            level = level.max(bound);
             for u in self.begin[l]..self.end[l] {
                 let k = self.users[u as usize] as usize;
                 if self.frozen[k] {
@@ -148,7 +144,65 @@ impl Filler {
             // Round-off may leave a trace of weight: the resource is done.
             self.weight[l] = 0.0;
         }
-        self.heap = heap;
+        self.queue = queue;
+    }
+}
+
+/// Resources by (saturation bound, index), lowest first: one entry per resource.
+#[derive(Default)]
+struct Saturations {
+    /// Up to `SCAN` resources: the entries, scanned for the lowest (`at`: its place).
+    few: Vec<(f64, usize)>,
+    at: usize,
+    many: BinaryHeap<Reverse<Saturation>>,
+    scanning: bool,
+}
+
+/// Below this many resources a scan finds the lowest faster than a heap keeps it.
+const SCAN: usize = 32;
+
+impl Saturations {
+    fn start(&mut self, entries: impl Iterator<Item = (f64, usize)>) {
+        self.few.clear();
+        self.many.clear();
+        self.few.extend(entries);
+        self.scanning = self.few.len() <= SCAN;
+        if !self.scanning {
+            self.many.extend(self.few.drain(..).map(|(level, l)| Reverse(Saturation { level, resource: l as u32 })));
+        }
+    }
+
+    /// The lowest entry, left in place.
+    fn lowest(&mut self) -> Option<(f64, usize)> {
+        if !self.scanning {
+            return self.many.peek().map(|Reverse(s)| (s.level, s.resource as usize));
+        }
+        let first = *self.few.first()?;
+        let (mut best, mut at) = (first, 0);
+        for (i, &e) in self.few.iter().enumerate().skip(1) {
+            if e.0.total_cmp(&best.0).then(e.1.cmp(&best.1)).is_lt() {
+                (best, at) = (e, i);
+            }
+        }
+        self.at = at;
+        Some(best)
+    }
+
+    fn drop_lowest(&mut self) {
+        if self.scanning {
+            self.few.swap_remove(self.at);
+        } else {
+            self.many.pop();
+        }
+    }
+
+    fn rerank_lowest(&mut self, level: f64) {
+        if self.scanning {
+            self.few[self.at].0 = level;
+        } else {
+            let Reverse(s) = self.many.pop().unwrap();
+            self.many.push(Reverse(Saturation { level, resource: s.resource }));
+        }
     }
 }
 
@@ -171,5 +225,41 @@ impl PartialOrd for Saturation {
 impl Ord for Saturation {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
         self.level.total_cmp(&o.level).then(self.resource.cmp(&o.resource))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scan and the heap take resources in the same order, bounds raised on the way included.
+    #[test]
+    fn scan_and_heap_take_the_same_order() {
+        let mut x = 11u64;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for _ in 0..200 {
+            let n = 1 + next() as usize % SCAN;
+            let entries: Vec<(f64, usize)> = (0..n).map(|l| ((next() % 8) as f64, l)).collect();
+            let (mut scan, mut heap) = (Saturations::default(), Saturations::default());
+            scan.start(entries.iter().copied());
+            heap.start(entries.iter().copied());
+            heap.many.extend(heap.few.drain(..).map(|(level, l)| Reverse(Saturation { level, resource: l as u32 })));
+            heap.scanning = false;
+            while let Some(low) = scan.lowest() {
+                assert_eq!(heap.lowest(), Some(low));
+                if next() % 3 == 0 {
+                    let raised = low.0 + (next() % 4) as f64;
+                    scan.rerank_lowest(raised);
+                    heap.rerank_lowest(raised);
+                } else {
+                    scan.drop_lowest();
+                    heap.drop_lowest();
+                }
+            }
+            assert_eq!(heap.lowest(), None);
+        }
     }
 }

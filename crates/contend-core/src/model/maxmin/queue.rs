@@ -55,6 +55,9 @@ impl Finishes {
     }
 
     pub fn set(&mut self, route: usize, key: f64) {
+        if self.key[route] == key {
+            return; // its live entry already says so (entries order by key and route alone)
+        }
         if self.key[route].is_nan() {
             self.live += 1;
         }
