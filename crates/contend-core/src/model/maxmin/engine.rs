@@ -23,14 +23,13 @@
 mod duplex;
 
 use super::fill::Filler;
-use super::groups::{Groups, NONE};
+use super::groups::{Groups, Stamp, NONE};
 use super::queue::Finishes;
 use super::solve::solve;
 use crate::error::{Error, Result};
 use crate::flow::FlowTable;
 use crate::model::{EventModel, SAME_TIME};
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::cmp::Reverse;
 
 /// A group within this fraction of θ may move, since ties at θ are not fixed; also the
 /// tolerance of the fast path's checks.
@@ -41,36 +40,13 @@ const FAST_GROUPS: usize = 48;
 /// before a refill through every resource.
 const WIDENINGS: usize = 6;
 
-/// A transfer that finishes at service `t` of its route; ordered by (t, sequence) so that ties resolve the same way every run.
-#[derive(PartialEq)]
-struct Stamp {
-    t: f64,
-    seq: u64,
-    flow: u32,
-}
-
-impl Eq for Stamp {}
-impl PartialOrd for Stamp {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Stamp {
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.t.total_cmp(&o.t).then(self.seq.cmp(&o.seq))
-    }
-}
-
 pub struct Engine<'c> {
     c: &'c FlowTable,
     /// Capacity of each resource now: the flow table's, less a per-direction duplex loss.
     cap: Vec<f64>,
     /// Per resource, whether `settle_duplex` has listed it as touched (empty without pairs).
     duplex_seen: Vec<bool>,
-    /// Per route: transfers in flight, by the service at which they finish; `head` is the first.
-    count: Vec<u32>,
-    members: Vec<BinaryHeap<Reverse<Stamp>>>,
-    head: Vec<f64>,
+    /// Routes (their transfers in flight) and bottleneck groups.
     g: Groups,
     /// Next finish of each group.
     finishes: Finishes,
@@ -108,7 +84,6 @@ pub struct Engine<'c> {
     opened_by: Vec<u32>,
     /// Set when a fill ended by round-off: the next event refills instead of trusting groups.
     inexact: bool,
-    route_mark: Vec<u32>,
     res_mark: Vec<u32>,
     group_mark: Vec<u32>,
     /// Resources `narrow_holds` has looked at in this epoch.
@@ -135,7 +110,7 @@ impl<'c> Engine<'c> {
     }
 
     fn route_rate(&self, r: usize) -> f64 {
-        match self.g.of[r] {
+        match self.g.route[r].group {
             NONE => 0.0,
             b => self.g.level[b as usize],
         }
@@ -144,9 +119,9 @@ impl<'c> Engine<'c> {
     /// Routes in flight on resource l with a group: (group, coefficient sum of the route's
     /// transfers there). The groups crossing l are read off its routes, each with its group.
     fn groups_on(&self, l: usize) -> impl Iterator<Item = (u32, f64)> + '_ {
-        self.users[l].iter().filter_map(|&(r, e)| match self.g.of[r as usize] {
+        self.users[l].iter().filter_map(|&(r, e)| match self.g.route[r as usize].group {
             NONE => None,
-            g => Some((g, self.count[r as usize] as f64 * self.c.routes.hops[e as usize].1)),
+            g => Some((g, self.g.route[r as usize].count as f64 * self.c.routes.hops[e as usize].1)),
         })
     }
 
@@ -155,7 +130,7 @@ impl<'c> Engine<'c> {
         let delta = level - self.g.level[b];
         if delta != 0.0 {
             for &r in self.g.members(b) {
-                let k = self.count[r as usize] as f64 * delta;
+                let k = self.g.route[r as usize].count as f64 * delta;
                 for &(l, a) in self.c.routes.of(r as usize) {
                     self.load[l as usize] += k * a;
                 }
@@ -165,17 +140,17 @@ impl<'c> Engine<'c> {
     }
 
     fn enter_group(&mut self, r: usize, b: usize, t: f64) {
-        let s = self.g.base[r];
-        self.g.join(r, b, t, s, self.head[r]);
-        let k = self.count[r] as f64 * self.g.level[b];
+        let s = self.g.route[r].base;
+        self.g.join(r, b, t, s, self.g.route[r].head);
+        let k = self.g.route[r].count as f64 * self.g.level[b];
         for &(l, a) in self.hops(r) {
             self.load[l as usize] += k * a;
         }
     }
 
     fn exit_group(&mut self, r: usize, t: f64) {
-        let b = self.g.of[r] as usize;
-        let k = self.count[r] as f64 * self.g.level[b];
+        let b = self.g.route[r].group as usize;
+        let k = self.g.route[r].count as f64 * self.g.level[b];
         for &(l, a) in self.hops(r) {
             self.load[l as usize] -= k * a;
         }
@@ -184,7 +159,7 @@ impl<'c> Engine<'c> {
 
     /// Change route r's transfer count by `d` (±1).
     fn recount(&mut self, r: usize, d: i32) {
-        self.count[r] = (self.count[r] as i32 + d) as u32;
+        self.g.route[r].count = (self.g.route[r].count as i32 + d) as u32;
         let rate = self.route_rate(r);
         for &(l, a) in self.hops(r) {
             self.weight[l as usize] += d as f64 * a;
@@ -193,9 +168,9 @@ impl<'c> Engine<'c> {
     }
 
     fn set_head(&mut self, r: usize) {
-        self.head[r] = self.members[r].peek().map(|Reverse(s)| s.t).unwrap_or(f64::INFINITY);
-        if self.g.of[r] != NONE {
-            self.g.rekey(r, self.head[r]);
+        self.g.route[r].head = self.g.route[r].members.peek().map(|Reverse(s)| s.t).unwrap_or(f64::INFINITY);
+        if self.g.route[r].group != NONE {
+            self.g.rekey(r, self.g.route[r].head);
         }
     }
 
@@ -226,12 +201,12 @@ impl<'c> Engine<'c> {
     fn add_flow(&mut self, f: usize, t: f64) {
         let r = self.c.route_of[f] as usize;
         let s = self.g.service(r, t);
-        if self.count[r] == 0 {
+        if self.g.route[r].count == 0 {
             self.attach(r);
         }
         self.recount(r, 1);
         self.seq += 1;
-        self.members[r].push(Reverse(Stamp { t: s + self.c.volume[f], seq: self.seq, flow: f as u32 }));
+        self.g.route[r].members.push(Reverse(Stamp { t: s + self.c.volume[f], seq: self.seq, flow: f as u32 }));
         self.set_head(r);
     }
 
@@ -247,12 +222,12 @@ impl<'c> Engine<'c> {
             }
             let s = self.g.service(r, t);
             let before = done.len();
-            while let Some(Reverse(top)) = self.members[r].peek() {
+            while let Some(Reverse(top)) = self.g.route[r].members.peek() {
                 if top.t > s + slack && !std::mem::take(&mut force) {
                     break;
                 }
                 let f = top.flow;
-                self.members[r].pop();
+                self.g.route[r].members.pop();
                 self.recount(r, -1);
                 done.push(f);
             }
@@ -260,7 +235,7 @@ impl<'c> Engine<'c> {
                 break;
             }
             changed.push(r as u32);
-            if self.count[r] == 0 {
+            if self.g.route[r].count == 0 {
                 self.exit_group(r, t);
                 self.detach(r);
             } else {
@@ -291,7 +266,7 @@ impl<'c> Engine<'c> {
     }
 
     fn mark_route(&mut self, r: usize) {
-        self.route_mark[r] = self.epoch;
+        self.g.route[r].mark = self.epoch;
         self.affected.push(r as u32);
         for &(l, _) in self.hops(r) {
             self.mark_res(l);
@@ -314,7 +289,7 @@ impl<'c> Engine<'c> {
         self.hit.clear();
         self.touched.clear();
         for &r in changed {
-            match self.g.of[r as usize] {
+            match self.g.route[r as usize].group {
                 NONE => {
                     for &(l, _) in self.hops(r as usize) {
                         self.mark_res(l);
@@ -409,7 +384,7 @@ impl<'c> Engine<'c> {
         self.touched.clear();
         self.hit.clear();
         for &r in changed {
-            if self.count[r as usize] > 0 && self.route_mark[r as usize] != self.epoch {
+            if self.g.route[r as usize].count > 0 && self.g.route[r as usize].mark != self.epoch {
                 self.mark_route(r as usize);
             } else {
                 for &(l, _) in self.hops(r as usize) {
@@ -428,7 +403,7 @@ impl<'c> Engine<'c> {
                 skipped |= self.g.len(l as usize) < self.users[l as usize].len();
                 for i in 0..self.g.len(l as usize) {
                     let u = self.g.members(l as usize)[i] as usize;
-                    if self.route_mark[u] != self.epoch && self.route_rate(u) >= floor {
+                    if self.g.route[u].mark != self.epoch && self.route_rate(u) >= floor {
                         self.mark_route(u);
                     }
                 }
@@ -436,7 +411,7 @@ impl<'c> Engine<'c> {
             }
             for i in 0..self.users[l as usize].len() {
                 let u = self.users[l as usize][i].0 as usize;
-                if self.route_mark[u] != self.epoch && self.route_rate(u) >= floor {
+                if self.g.route[u].mark != self.epoch && self.route_rate(u) >= floor {
                     self.mark_route(u);
                 }
             }
@@ -448,7 +423,7 @@ impl<'c> Engine<'c> {
 
     fn fill_selected(&mut self) {
         for &r in &self.affected {
-            let b = self.g.of[r as usize];
+            let b = self.g.route[r as usize].group;
             if b != NONE && self.group_mark[b as usize] != self.epoch {
                 self.group_mark[b as usize] = self.epoch;
                 self.hit.push(b);
@@ -460,7 +435,7 @@ impl<'c> Engine<'c> {
             self.resid[l as usize] = self.cap[l as usize] - self.load[l as usize];
         }
         for &r in &self.affected {
-            let k = self.count[r as usize] as f64 * self.route_rate(r as usize);
+            let k = self.g.route[r as usize].count as f64 * self.route_rate(r as usize);
             if k > 0.0 {
                 for &(l, a) in self.hops(r as usize) {
                     self.resid[l as usize] += k * a;
@@ -469,8 +444,8 @@ impl<'c> Engine<'c> {
         }
         self.new_rate.clear();
         self.new_rate.resize(self.affected.len(), 0.0);
-        let (count, affected) = (&self.count, &self.affected);
-        self.filler.fill_on(&self.c.routes, affected, |k| count[affected[k] as usize] as f64, &self.touched, &mut self.resid, &mut self.new_rate);
+        let (routes, affected) = (&self.g.route, &self.affected);
+        self.filler.fill_on(&self.c.routes, affected, |k| routes[affected[k] as usize].count as f64, &self.touched, &mut self.resid, &mut self.new_rate);
     }
 
     /// Whether a narrowed fill is the max-min allocation: every refilled route is the fastest
@@ -552,7 +527,7 @@ impl<'c> Engine<'c> {
         // clock its continuity): on a busy network most of a refill's routes stay.
         for k in 0..self.affected.len() {
             let r = self.affected[k] as usize;
-            let b = self.g.of[r];
+            let b = self.g.route[r].group;
             if b != NONE && b != self.new_group[k] {
                 self.exit_group(r, t);
             } else if b != NONE {
@@ -574,7 +549,7 @@ impl<'c> Engine<'c> {
             } else if (self.g.level[b] - rate).abs() > TIE * rate {
                 return Err(Error::Runtime(format!("maxmin: routes frozen at resource {} disagree on its level at t = {t} s", self.c.name[b])));
             }
-            if self.g.of[r] == NONE {
+            if self.g.route[r].group == NONE {
                 self.enter_group(r, b, t);
             }
             if self.group_mark[b] != self.epoch {
@@ -585,8 +560,8 @@ impl<'c> Engine<'c> {
         for k in 0..self.affected.len() {
             self.staying[self.new_group[k] as usize] = 0;
             let r = self.affected[k] as usize;
-            if self.g.of[r] != NONE {
-                self.staying[self.g.of[r] as usize] = 0;
+            if self.g.route[r].group != NONE {
+                self.staying[self.g.route[r].group as usize] = 0;
             }
         }
         Ok(())
@@ -601,7 +576,7 @@ impl<'c> Engine<'c> {
             }
         }
         let floor = theta * (1.0 - TIE);
-        let fast = !regroup && !self.inexact && gained.iter().all(|&r| self.g.of[r as usize] != NONE);
+        let fast = !regroup && !self.inexact && gained.iter().all(|&r| self.g.route[r as usize].group != NONE);
         if !(fast && self.solve_levels(t, changed, floor)) {
             self.inexact = false;
             self.refill(t, changed, floor)?;
@@ -609,7 +584,7 @@ impl<'c> Engine<'c> {
         for i in 0..self.hit.len() + changed.len() {
             let b = match self.hit.get(i) {
                 Some(&b) => b,
-                None => match self.g.of[changed[i - self.hit.len()] as usize] {
+                None => match self.g.route[changed[i - self.hit.len()] as usize].group {
                     NONE => continue,
                     b => b,
                 },
@@ -631,9 +606,6 @@ impl<'c> Engine<'c> {
             c,
             cap: c.cap.clone(),
             duplex_seen: if c.duplex_pairs.is_empty() { Vec::new() } else { vec![false; nres] },
-            count: vec![0; nroutes],
-            members: (0..nroutes).map(|_| BinaryHeap::new()).collect(),
-            head: vec![f64::INFINITY; nroutes],
             g: Groups::new(nres, nroutes),
             finishes: Finishes::new(nres),
             seq: 0,
@@ -655,7 +627,6 @@ impl<'c> Engine<'c> {
             opened_by: vec![0; nres],
             opening: 0,
             inexact: false,
-            route_mark: vec![0; nroutes],
             res_mark: vec![0; nres],
             group_mark: vec![0; nres],
             looked: vec![0; nres],

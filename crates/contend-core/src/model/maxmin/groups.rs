@@ -1,11 +1,54 @@
-//! Bottleneck groups. In a max-min allocation every route freezes at one full resource, and
+//! Routes in flight and bottleneck groups. In a max-min allocation every route freezes at one full resource, and
 //! all routes frozen at the same resource b share its level λ_b: they form the group of b. The
 //! group keeps a service clock G_b(t) (bytes per transfer served at level λ_b since the clock
 //! started); a route in the group has S(t) = base + G_b(t), so changing λ_b costs one update
 //! whatever the group's size. Each group orders its routes by the clock value at which their
 //! next transfer finishes (`key` = head − base).
 
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
 pub const NONE: u32 = u32::MAX;
+
+/// A transfer that finishes at service `t` of its route; ordered by (t, sequence) so that ties
+/// resolve the same way every run.
+#[derive(PartialEq)]
+pub struct Stamp {
+    pub t: f64,
+    pub seq: u64,
+    pub flow: u32,
+}
+
+impl Eq for Stamp {}
+impl PartialOrd for Stamp {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Stamp {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.t.total_cmp(&o.t).then(self.seq.cmp(&o.seq))
+    }
+}
+
+/// Everything kept per route, side by side in one cache line: routes are visited at random
+/// as their transfers join and finish, and one line is much cheaper than a line per field.
+#[repr(align(64))]
+pub struct Route {
+    /// Its group (NONE: none) and its place in that group's heap.
+    pub group: u32,
+    pos: u32,
+    /// Transfers in flight, and the engine's mark (the epoch that last selected the route).
+    pub count: u32,
+    pub mark: u32,
+    /// Service S = base + G_b(t); out of every group, base is the service itself.
+    pub base: f64,
+    key: f64,
+    /// The service at which its first transfer finishes (infinite: none in flight).
+    pub head: f64,
+    /// Its transfers in flight, by the service at which they finish.
+    pub members: BinaryHeap<Reverse<Stamp>>,
+}
 
 pub struct Groups {
     pub level: Vec<f64>,
@@ -14,11 +57,7 @@ pub struct Groups {
     since: Vec<f64>,
     /// A binary min-heap of routes per group, by (key, route).
     heap: Vec<Vec<u32>>,
-    /// Per route: its group, its place in that group's heap, base and key.
-    pub of: Vec<u32>,
-    pos: Vec<u32>,
-    pub base: Vec<f64>,
-    key: Vec<f64>,
+    pub route: Vec<Route>,
 }
 
 impl Groups {
@@ -28,10 +67,9 @@ impl Groups {
             clock: vec![0.0; resources],
             since: vec![0.0; resources],
             heap: vec![Vec::new(); resources],
-            of: vec![NONE; routes],
-            pos: vec![0; routes],
-            base: vec![0.0; routes],
-            key: vec![0.0; routes],
+            route: (0..routes)
+                .map(|_| Route { group: NONE, pos: 0, count: 0, mark: 0, base: 0.0, key: 0.0, head: f64::INFINITY, members: BinaryHeap::new() })
+                .collect(),
         }
     }
 
@@ -57,43 +95,43 @@ impl Groups {
 
     /// Route r's service at t; a route outside every group is served nothing.
     pub fn service(&self, r: usize, t: f64) -> f64 {
-        match self.of[r] {
-            NONE => self.base[r],
-            b => self.base[r] + self.clock_at(b as usize, t),
+        match self.route[r].group {
+            NONE => self.route[r].base,
+            b => self.route[r].base + self.clock_at(b as usize, t),
         }
     }
 
     /// The earliest time a transfer of group b finishes, if it has any.
     pub fn next_finish(&self, b: usize) -> Option<f64> {
         let &r = self.heap[b].first()?;
-        Some(self.since[b] + (self.key[r as usize] - self.clock[b]) / self.level[b])
+        Some(self.since[b] + (self.route[r as usize].key - self.clock[b]) / self.level[b])
     }
 
     /// The route whose transfer finishes first in group b, and the clock value at which it does.
     pub fn first(&self, b: usize) -> Option<(f64, usize)> {
-        self.heap[b].first().map(|&r| (self.key[r as usize], r as usize))
+        self.heap[b].first().map(|&r| (self.route[r as usize].key, r as usize))
     }
 
     /// Put route r, with service `s` at t and first transfer ending at service `head`, in group b.
     pub fn join(&mut self, r: usize, b: usize, t: f64, s: f64, head: f64) {
-        self.of[r] = b as u32;
-        self.base[r] = s - self.clock_at(b, t);
-        self.key[r] = head - self.base[r];
-        self.pos[r] = self.heap[b].len() as u32;
+        self.route[r].group = b as u32;
+        self.route[r].base = s - self.clock_at(b, t);
+        self.route[r].key = head - self.route[r].base;
+        self.route[r].pos = self.heap[b].len() as u32;
         self.heap[b].push(r as u32);
-        self.up(b, self.pos[r] as usize);
+        self.up(b, self.route[r].pos as usize);
     }
 
     /// Take route r out of its group; it keeps its service at t in `base`.
     pub fn leave(&mut self, r: usize, t: f64) {
-        let b = self.of[r] as usize;
-        self.base[r] = self.service(r, t);
-        self.of[r] = NONE;
-        let p = self.pos[r] as usize;
+        let b = self.route[r].group as usize;
+        self.route[r].base = self.service(r, t);
+        self.route[r].group = NONE;
+        let p = self.route[r].pos as usize;
         let last = self.heap[b].pop().unwrap();
         if p < self.heap[b].len() {
             self.heap[b][p] = last;
-            self.pos[last as usize] = p as u32;
+            self.route[last as usize].pos = p as u32;
             let p = self.up(b, p);
             self.down(b, p);
         }
@@ -101,20 +139,20 @@ impl Groups {
 
     /// Route r's first transfer now ends at service `head`.
     pub fn rekey(&mut self, r: usize, head: f64) {
-        let b = self.of[r] as usize;
-        self.key[r] = head - self.base[r];
-        let p = self.up(b, self.pos[r] as usize);
+        let b = self.route[r].group as usize;
+        self.route[r].key = head - self.route[r].base;
+        let p = self.up(b, self.route[r].pos as usize);
         self.down(b, p);
     }
 
     fn less(&self, x: u32, y: u32) -> bool {
-        self.key[x as usize].total_cmp(&self.key[y as usize]).then(x.cmp(&y)).is_lt()
+        self.route[x as usize].key.total_cmp(&self.route[y as usize].key).then(x.cmp(&y)).is_lt()
     }
 
     fn swap(&mut self, b: usize, i: usize, j: usize) {
         self.heap[b].swap(i, j);
-        self.pos[self.heap[b][i] as usize] = i as u32;
-        self.pos[self.heap[b][j] as usize] = j as u32;
+        self.route[self.heap[b][i] as usize].pos = i as u32;
+        self.route[self.heap[b][j] as usize].pos = j as u32;
     }
 
     fn up(&mut self, b: usize, mut p: usize) -> usize {
@@ -166,7 +204,7 @@ mod tests {
         g.set_level(0, 2.0, 1.0);
         assert_eq!(g.next_finish(0), Some(4.0));
         g.leave(1, 2.0);
-        assert_eq!((g.of[1], g.base[1]), (NONE, 7.0));
+        assert_eq!((g.route[1].group, g.route[1].base), (NONE, 7.0));
         assert_eq!(g.first(0), Some((8.0, 2)));
     }
 }
