@@ -140,8 +140,7 @@ impl<'c> Engine<'c> {
     }
 
     fn enter_group(&mut self, r: usize, b: usize, t: f64) {
-        let s = self.g.route[r].base;
-        self.g.join(r, b, t, s, self.g.route[r].head);
+        self.g.join(r, b, t);
         let k = self.g.route[r].count as f64 * self.g.level[b];
         for &(l, a) in self.hops(r) {
             self.load[l as usize] += k * a;
@@ -170,7 +169,7 @@ impl<'c> Engine<'c> {
     fn set_head(&mut self, r: usize) {
         self.g.route[r].head = self.g.route[r].members.peek().map(|Reverse(s)| s.t).unwrap_or(f64::INFINITY);
         if self.g.route[r].group != NONE {
-            self.g.rekey(r, self.g.route[r].head);
+            self.g.rekey(r);
         }
     }
 

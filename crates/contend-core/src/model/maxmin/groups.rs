@@ -112,12 +112,14 @@ impl Groups {
         self.heap[b].first().map(|&r| (self.route[r as usize].key, r as usize))
     }
 
-    /// Put route r, with service `s` at t and first transfer ending at service `head`, in group b.
-    pub fn join(&mut self, r: usize, b: usize, t: f64, s: f64, head: f64) {
-        self.route[r].group = b as u32;
-        self.route[r].base = s - self.clock_at(b, t);
-        self.route[r].key = head - self.route[r].base;
-        self.route[r].pos = self.heap[b].len() as u32;
+    /// Put route r, out of every group (its service is its base), in group b at t.
+    pub fn join(&mut self, r: usize, b: usize, t: f64) {
+        let base = self.route[r].base - self.clock_at(b, t);
+        let route = &mut self.route[r];
+        route.group = b as u32;
+        route.base = base;
+        route.key = route.head - base;
+        route.pos = self.heap[b].len() as u32;
         self.heap[b].push(r as u32);
         self.up(b, self.route[r].pos as usize);
     }
@@ -137,10 +139,10 @@ impl Groups {
         }
     }
 
-    /// Route r's first transfer now ends at service `head`.
-    pub fn rekey(&mut self, r: usize, head: f64) {
+    /// Route r's first transfer now ends at service `head`: its place in its group follows.
+    pub fn rekey(&mut self, r: usize) {
         let b = self.route[r].group as usize;
-        self.route[r].key = head - self.route[r].base;
+        self.route[r].key = self.route[r].head - self.route[r].base;
         let p = self.up(b, self.route[r].pos as usize);
         self.down(b, p);
     }
@@ -196,9 +198,10 @@ mod tests {
         let mut g = Groups::new(2, 3);
         g.set_level(0, 0.0, 2.0);
         // Routes with 10, 4 and 6 bytes to go at t = 1 (clock 2).
-        g.join(0, 0, 1.0, 0.0, 10.0);
-        g.join(1, 0, 1.0, 5.0, 9.0);
-        g.join(2, 0, 1.0, 0.0, 6.0);
+        for (r, service, head) in [(0, 0.0, 10.0), (1, 5.0, 9.0), (2, 0.0, 6.0)] {
+            (g.route[r].base, g.route[r].head) = (service, head);
+            g.join(r, 0, 1.0);
+        }
         assert_eq!(g.first(0), Some((6.0, 1)));
         assert_eq!(g.next_finish(0), Some(3.0));
         g.set_level(0, 2.0, 1.0);
