@@ -4,11 +4,15 @@ held out and by how the copy moves (peer, staged through host memory, or between
 host); and the machine as written from its data sheet, uncalibrated (`contend p2p`), against the
 same measurements. nvbandwidth's tests of several GPUs copying at once are kind "concurrent":
 never fitted, predicted on the calibrated machine; a second table splits them by testcase (one
-GPU's host copies both ways are single-GPU data: kind "bidirectional", fitted).
+GPU's host copies both ways are single-GPU data: kind "bidirectional", fitted). A CSV of measured
+patterns (the project's own measurements, bench/device/hostlink.cu) is fitted on its single-pair
+patterns (`--hold-out`) and each pattern scored by its kind (see `pattern_kinds`); its data-sheet
+row runs every pattern on the machine as written.
 
 Usage: python bench/validation.py   (prints the markdown tables of docs/validation.md)
 """
 
+import csv
 import statistics
 from pathlib import Path
 
@@ -24,7 +28,51 @@ CASES = [  # (machine file, measurement file)
     ("hgx-h100", "hgx-h100.txt"),
     ("rtx-a6000x6", "rtx-a6000x6-nvbandwidth.txt"),
     ("h800x8", "h800x8-nvbandwidth.txt"),
+    ("h100-host", "h100-host.csv"),
 ]
+
+# One copy this small is timed by its fixed cost (4 KiB move in 0.1 µs of 2 µs on a Gen5 x16 link).
+LATENCY_BYTES = 4096
+
+
+def pattern_kinds(path: Path) -> tuple[dict[str, str], dict[str, list[dict[str, str]]]]:
+    """Each measured pattern's kind — one copy of at most LATENCY_BYTES: latency; one larger copy:
+    unidirectional; one copy each way at once: bidirectional; anything else: concurrent — and its rows."""
+    rows: dict[str, list[dict[str, str]]] = {}
+    for r in csv.DictReader(path.open()):
+        rows.setdefault(r["pattern"], []).append(r)
+    kinds = {}
+    for name, rs in rows.items():
+        if len(rs) == 1:
+            kinds[name] = "latency" if int(rs[0]["size"].removesuffix("B")) <= LATENCY_BYTES else "unidirectional"
+        elif len(rs) == 2 and (rs[0]["src"], rs[0]["dst"]) == (rs[1]["dst"], rs[1]["src"]):
+            kinds[name] = "bidirectional"
+        else:
+            kinds[name] = "concurrent"
+    return kinds, rows
+
+
+def data_sheet_times(m: contend.Machine, rows: dict[str, list[dict[str, str]]]) -> dict[str, list[float]]:
+    """Each pattern's copies run together on the machine as written (maxmin), in µs."""
+    out = {}
+    for name, rs in rows.items():
+        t = contend.Transfers.from_records([{k: r[k] for k in ("src", "dst", "size", "access")} for r in rs])
+        d = contend.simulate(m, t, model="maxmin").transfers
+        out[name] = list((d["finish_s"] - d["start_s"]) * 1e6)
+    return out
+
+
+def score_patterns(name: str, m: contend.Machine, path: Path, groups: dict[tuple[str, str, str], list[float]]) -> None:
+    kinds, rows = pattern_kinds(path)
+    sheet = data_sheet_times(m, rows)
+    c = contend.calibrate(m, path, hold_out=True)
+    seen: dict[str, int] = {}
+    for r in c["residuals"]:
+        pattern = r["matrix"].removeprefix("pattern ").removesuffix(" (us)")
+        k = seen[pattern] = seen.get(pattern, -1) + 1
+        key = (kinds[pattern], "host", "held out" if r["held_out"] else "fitted")
+        groups.setdefault(key, []).append(abs(r["relative_error"]))
+        groups.setdefault((kinds[pattern], "host", "data sheet"), []).append(abs(sheet[pattern][k] / r["measured"] - 1))
 
 
 def kind(matrix: str) -> str:
@@ -52,6 +100,13 @@ def main() -> None:
     ratios: dict[str, list[tuple[float, float]]] = {}  # staged both ways over one way: measured, model
     for name, data in CASES:
         m = contend.Machine.load(HERE / "machines" / f"{name}.yaml")
+        if data.endswith(".csv"):
+            groups = {}
+            score_patterns(name, m, HERE / "data" / data, groups)
+            for key in sorted(groups):
+                pooled.setdefault(key, []).extend(groups[key])
+                print(f"| {name} | {key[0]} | {key[1]} | {key[2]} | {score(groups[key])} |")
+            continue
         c = contend.calibrate(m, HERE / "data" / data, hold_out=True)
         peers = contend.p2p(m)
         idx = {g: i for i, g in enumerate(peers["gpus"])}

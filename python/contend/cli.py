@@ -519,7 +519,8 @@ def calibrate(
         False, "--hold-out",
         help=(
             "Fit on single-pair data only (unidirectional, latencies of pairs i<j, one GPU's host copies "
-            "both ways); score the rest as held out."
+            "both ways; of measured patterns, those of one copy or one each way between two ends); score the "
+            "rest as held out."
         ),
     ),
 ) -> None:

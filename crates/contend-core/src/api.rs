@@ -410,18 +410,23 @@ pub fn import(path: &str, name: &str) -> Result<import::Imported> {
 /// under maxmin; a CSV of measured transfer graphs (graph,src,dst,size,time) fits sc16's B and
 /// tau; p2pBandwidthLatencyTest or nvbandwidth output fits each link kind's efficiency, duplex
 /// loss, read efficiency and the latencies (the result's "yaml" is the calibrated machine);
-/// `hold_out` fits p2p outputs on single-pair data only and scores the rest (pattern and sc16
+/// `hold_out` fits p2p outputs and patterns on single-pair data only and scores the rest (sc16
 /// fits refuse it).
 pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out: bool) -> Result<serde_json::Value> {
     let text = read_user_file(path)?;
     let header = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
     let is_csv = path.to_lowercase().ends_with(".csv") || header.is_some_and(|h| h.contains(','));
-    if hold_out && is_csv {
-        return Err(Error::input(path, "", "--hold-out validates p2pBandwidthLatencyTest or nvbandwidth output; a CSV is fitted whole"));
+    let patterns = header.is_some_and(calibrate::patterns::is_patterns);
+    if hold_out && is_csv && !patterns {
+        return Err(Error::input(
+            path,
+            "",
+            "--hold-out validates measured patterns, p2pBandwidthLatencyTest or nvbandwidth output; a CSV of transfer graphs is fitted whole",
+        ));
     }
-    if header.is_some_and(calibrate::patterns::is_patterns) {
+    if patterns {
         let p = MaxminParams::parse(params)?;
-        let fit = calibrate::general::fit(m, &calibrate::patterns::parse(&text, path)?, &p, path)?;
+        let fit = calibrate::general::fit(m, &calibrate::patterns::parse(&text, path)?, &p, path, hold_out)?;
         let mut v = serde_json::to_value(&fit).expect("fits serialise");
         v["yaml"] = serde_json::Value::String(crate::topology::to_yaml(&fit.spec));
         return Ok(v);

@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::flow::FlowTable;
-use crate::flow::NO_NIC;
+use crate::flow::{NO_ENGINE, NO_NIC};
 use crate::model::{EventModel, Prepared, SAME_TIME};
 use crate::workload::Workload;
 use std::cmp::{Ordering, Reverse};
@@ -96,6 +96,9 @@ struct Executor<'a> {
     nic_moving: Vec<u32>,
     nic_waiting: Vec<VecDeque<usize>>,
     nic_count: Vec<u32>,
+    /// Copy engines: copies each moves now, and those issued to it that wait, in issue order.
+    engine_moving: Vec<u32>,
+    engine_waiting: Vec<VecDeque<usize>>,
 }
 
 /// One operation as the executor sees it (copies of the workload's and flow table's columns).
@@ -108,8 +111,9 @@ struct OpState {
     dependents: u32,
     /// Dependencies not done yet.
     deps_left: u32,
-    /// The flow table's NIC (or NO_NIC).
+    /// The flow table's NIC (or NO_NIC) and copy engine (or NO_ENGINE).
     nic: u32,
+    engine: u32,
     compute: bool,
 }
 
@@ -158,6 +162,18 @@ impl Executor<'_> {
         }
     }
 
+    /// Copy f, done at t, frees its engine for the next copy issued to it.
+    fn release_engine(&mut self, f: usize, t: f64) {
+        let e = self.op[f].engine;
+        if e == NO_ENGINE {
+            return;
+        }
+        match self.engine_waiting[e as usize].pop_front() {
+            Some(g) => self.schedule(g, t + self.op[g].setup, false),
+            None => self.engine_moving[e as usize] -= 1,
+        }
+    }
+
     fn schedule(&mut self, flow: usize, due: f64, at_nic: bool) {
         self.seq += 1;
         let q = self.flows.join_quantum;
@@ -166,10 +182,20 @@ impl Executor<'_> {
     }
 
     /// A message through a NIC queues there once its overhead is paid, in arrival order, and
-    /// meets its hop latencies once the NIC takes it; any other transfer just waits its setup.
+    /// meets its hop latencies once the NIC takes it; a copy waits for its copy engine, whose
+    /// setup it pays once taken; any other transfer just waits its setup.
     fn issue(&mut self, i: usize, at: f64) {
         self.out.start[i] = at;
-        if self.op[i].nic == NO_NIC {
+        let e = self.op[i].engine;
+        if e != NO_ENGINE {
+            let e = e as usize;
+            if self.engine_moving[e] >= self.flows.engine_slots[e] {
+                self.engine_waiting[e].push_back(i);
+            } else {
+                self.engine_moving[e] += 1;
+                self.schedule(i, at + self.op[i].setup, false);
+            }
+        } else if self.op[i].nic == NO_NIC {
             self.schedule(i, at + self.op[i].setup, false);
         } else {
             self.schedule(i, at + self.op[i].overhead, true);
@@ -294,6 +320,7 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
                 dependents: (dep_off[i + 1] - dep_off[i]) as u32,
                 deps_left: t.after.len() as u32,
                 nic: flows.nic[i],
+                engine: flows.engine[i],
                 compute: t.compute.is_some(),
             })
             .collect(),
@@ -306,6 +333,8 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         nic_moving: vec![0; flows.nics.len()],
         nic_waiting: vec![VecDeque::new(); flows.nics.len()],
         nic_count: vec![0; flows.nics.len()],
+        engine_moving: vec![0; flows.engine_slots.len()],
+        engine_waiting: vec![VecDeque::new(); flows.engine_slots.len()],
     };
     for i in 0..n {
         if x.op[i].deps_left == 0 {
@@ -340,6 +369,7 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
                 for &f in &finished {
                     x.finished(f, t);
                     x.release(f, t);
+                    x.release_engine(f, t);
                 }
                 done += finished.len();
             } else if x.joins.peek().is_some_and(|Reverse(j)| j.t <= horizon) {
@@ -503,5 +533,47 @@ mod tests {
                 assert!(o.start[i] >= t.start);
             }
         }
+    }
+
+    /// A GPU's copies to or from host memory queue at one engine per direction (CUDA's copy
+    /// engines), under every model: two copies of one direction run one after the other, in
+    /// issue order, each paying its setup when the engine takes it; the other direction runs
+    /// beside them; `copy_engines: 2` lets two move at once.
+    #[test]
+    fn host_copies_queue_at_their_gpus_copy_engine_under_every_model() {
+        let machine = |engines: &str| {
+            let text = format!(
+                "name: h\ndevices:\n  - {{name: RC, kind: root_complex}}\n  - {{name: MEM, kind: host_memory, latency: 0s}}\n  - {{name: GPU0, kind: gpu, latency: 2us{engines}}}\nlinks:\n  - {{a: RC, b: MEM, kind: memory, bandwidth: 1000GB/s, latency: 0s}}\n  - {{a: RC, b: GPU0, kind: pcie, gen: 5, lanes: 16, efficiency: 0.8, duplex: 0, latency: 0s}}\n"
+            );
+            Machine::from_text(&text, "h").unwrap()
+        };
+        let spec = "transfers:\n  - {src: MEM, dst: GPU0, size: 1GB}\n  - {src: MEM, dst: GPU0, size: 250MB}\n  - {src: GPU0, dst: MEM, size: 250MB}\n";
+        let mut ran = Vec::new();
+        for entry in crate::model::registry::MODELS {
+            let m = machine("");
+            let w = Workload::resolve(&WorkloadSpec::from_text(spec, "w").unwrap(), &m, "w").unwrap();
+            let prepared = match (entry.prepare)(&m, &w, &[]) {
+                Ok(p) => p,
+                Err(e) => {
+                    // A model that cannot take host copies says so in one line.
+                    assert!(matches!(e, crate::error::Error::Unsupported { .. }) && !e.to_string().contains('\n'), "{}: {e}", entry.name);
+                    continue;
+                }
+            };
+            let o = run_prepared(&w, prepared.as_ref(), false).unwrap();
+            let (one, quarter) = (o.finish[0] - o.start[0], o.finish[2] - o.start[2]);
+            // The second copy in one direction waits for the first, then pays its own setup.
+            assert!((o.finish[1] - (o.finish[0] + quarter)).abs() < 1e-3 * quarter, "{}: {:?}", entry.name, o.finish);
+            assert!(quarter < 0.3 * one, "{}: the other direction does not wait: {:?}", entry.name, o.finish);
+            let m2 = machine(", copy_engines: 2");
+            let o2 = run_prepared(&w, (entry.prepare)(&m2, &w, &[]).unwrap().as_ref(), false).unwrap();
+            assert!(o2.finish[1] < o.finish[0], "{}: two engines share: {:?}", entry.name, o2.finish);
+            ran.push(entry.name);
+        }
+        assert!(ran.contains(&"maxmin") && ran.contains(&"packet"), "{ran:?}");
+        let e = Machine::from_text("name: h\ndevices:\n  - {name: GPU0, kind: gpu, copy_engines: 0}\nlinks: []\n", "h.yaml").unwrap_err().to_string();
+        assert!(e.starts_with("h.yaml: devices[0].copy_engines: 0 is not in 1..=64"), "{e}");
+        let e = Machine::from_text("name: h\ndevices:\n  - {name: RC, kind: root_complex, copy_engines: 1}\nlinks: []\n", "h.yaml").unwrap_err().to_string();
+        assert!(e.contains("devices[0].copy_engines: applies to GPUs only"), "{e}");
     }
 }

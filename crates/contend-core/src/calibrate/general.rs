@@ -82,8 +82,20 @@ pub struct GeneralFit {
     /// Per measured transfer: `matrix` is "pattern NAME (us)", times in microseconds.
     pub residuals: Vec<Residual>,
     pub rms_relative_error: BTreeMap<String, f64>,
+    /// Share of the fitted transfers within ±10%.
     pub within_10_percent: f64,
+    /// Median |relative error| and share within ±10%, fitted and held out.
+    pub scores: BTreeMap<String, super::Score>,
     pub notes: Vec<String>,
+}
+
+/// Single-pair data, what `--hold-out` fits on: a pattern whose copies join two endpoints, at
+/// most one each way (one copy, or a pair copying both ways at once).
+fn single_pair(x: &Pattern) -> bool {
+    let t = &x.spec.transfers;
+    let ends = |a: &str, b: &str| if a < b { (a.to_string(), b.to_string()) } else { (b.to_string(), a.to_string()) };
+    let pair = ends(&t[0].src, &t[0].dst);
+    t.len() <= 2 && t.iter().all(|c| ends(&c.src, &c.dst) == pair) && (t.len() == 1 || t[0].src != t[1].src)
 }
 
 /// The parameters this machine and these patterns could involve, with their current values.
@@ -173,7 +185,9 @@ fn predict(spec: &MachineSpec, origin: &str, workloads: &[Workload], p: &MaxminP
     Ok(out)
 }
 
-pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str) -> Result<GeneralFit> {
+/// Fit every parameter the patterns identify; with `hold_out`, fit on single-pair patterns only
+/// and score the others (several copies at once) as held out.
+pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str, hold_out: bool) -> Result<GeneralFit> {
     let mut workloads = Vec::new();
     for x in patterns {
         let mut w = Workload::resolve(&x.spec, m, origin).map_err(|e| match e {
@@ -185,6 +199,11 @@ pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str) ->
         workloads.push(w);
     }
     let measured: Vec<f64> = patterns.iter().flat_map(|x| x.seconds.iter().copied()).collect();
+    // Per measured transfer: whether the fit sees it.
+    let in_fit: Vec<bool> = patterns.iter().flat_map(|x| std::iter::repeat_n(!hold_out || single_pair(x), x.seconds.len())).collect();
+    if !in_fit.contains(&true) {
+        return Err(Error::input(origin, "", "--hold-out fits on single-pair patterns (one copy, or one each way between two ends), and there are none"));
+    }
     let mut targets = targets(m, patterns, p);
     for (d, dev) in m.devices.iter().enumerate() {
         if let Some(c) = dev.capacity {
@@ -199,7 +218,7 @@ pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str) ->
     let residuals = |u: &[f64]| -> Result<Vec<f64>> {
         let values: Vec<f64> = u.iter().zip(&scale).map(|(x, s)| x * s).collect();
         let t = predict(&apply(&m.spec, &targets, &values), origin, &workloads, p)?;
-        Ok(t.iter().zip(&measured).map(|(t, y)| (t - y) / y).collect())
+        Ok(t.iter().zip(&measured).zip(&in_fit).filter(|(_, &fit)| fit).map(|((t, y), _)| (t - y) / y).collect())
     };
     let r0 = residuals(&u0)?;
     let why = lm::unidentifiable(&lm::jacobian(&residuals, &u0, &r0, &lo, &hi)?);
@@ -240,14 +259,16 @@ pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str) ->
                 measured: y * 1e6,
                 predicted: Some(q * 1e6),
                 relative_error: Some((q - y) / y),
-                held_out: false,
+                held_out: !in_fit[k],
             });
             k += 1;
         }
     }
-    let rel: Vec<f64> = out.iter().filter_map(|r| r.relative_error).collect();
+    let rel: Vec<f64> = out.iter().filter(|r| !r.held_out).filter_map(|r| r.relative_error).collect();
     let rms = (rel.iter().map(|r| r * r).sum::<f64>() / rel.len() as f64).sqrt();
     let within = rel.iter().filter(|r| r.abs() <= 0.10).count() as f64 / rel.len() as f64;
+    let pooled: Vec<Residual> = out.iter().map(|r| Residual { matrix: "patterns".into(), ..r.clone() }).collect();
+    let scores = super::scores(&pooled);
     let notes = unidentified.clone();
     Ok(GeneralFit {
         spec,
@@ -256,6 +277,7 @@ pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str) ->
         residuals: out,
         rms_relative_error: BTreeMap::from([("patterns".to_string(), rms)]),
         within_10_percent: within,
+        scores,
         notes,
     })
 }
@@ -289,7 +311,7 @@ mod tests {
         // The data-sheet machine: nothing but the layout.
         let sheet =
             Machine::from_text(&truth_text.replace(", latency: 3us", "").replace(", efficiency: 0.8, duplex: 0.1, latency: 0.2us", ""), "sheet").unwrap();
-        let f = fit(&sheet, &patterns::parse(&csv, "m.csv").unwrap(), &p, "m.csv").unwrap();
+        let f = fit(&sheet, &patterns::parse(&csv, "m.csv").unwrap(), &p, "m.csv", false).unwrap();
         assert!(f.within_10_percent == 1.0 && f.rms_relative_error["patterns"] < 1e-3, "{:?} {:?}", f.fitted, f.rms_relative_error);
         assert_eq!(f.fitted["efficiency.pcie"], "0.8");
         assert_eq!(f.fitted["duplex.pcie"], "0.1");
@@ -315,7 +337,7 @@ mod tests {
             }
         }
         let start = Machine::from_text(&text.replace("0.3, duplex_downstream: 0.08", "0.06, duplex_downstream: 0.06"), "start").unwrap();
-        let f = fit(&start, &patterns::parse(&csv, "m.csv").unwrap(), &p, "m.csv").unwrap();
+        let f = fit(&start, &patterns::parse(&csv, "m.csv").unwrap(), &p, "m.csv", false).unwrap();
         let got = |k: &str| f.fitted[k].parse::<f64>().unwrap();
         assert!((got("duplex_upstream.pcie") - 0.3).abs() < 1e-3 && (got("duplex_downstream.pcie") - 0.08).abs() < 1e-3, "{:?} {:?}", f.fitted, f.unidentified);
         assert!(!f.fitted.contains_key("duplex.pcie"));
@@ -343,7 +365,7 @@ mod tests {
             }
         }
         let declared = Machine::from_text(&text.replace("30GB/s", "100GB/s"), "declared").unwrap();
-        let f = fit(&declared, &patterns::parse(&csv, "m.csv").unwrap(), &p, "m.csv").unwrap();
+        let f = fit(&declared, &patterns::parse(&csv, "m.csv").unwrap(), &p, "m.csv", false).unwrap();
         assert_eq!(f.fitted["capacity.SW"], "30GB/s", "{:?} {:?}", f.fitted, f.unidentified);
         assert!(f.rms_relative_error["patterns"] < 1e-3);
     }
@@ -363,10 +385,31 @@ mod tests {
             csv.push_str(&format!("bi{i}{j},GPU{i},GPU{j},800MB,{half}GB/s\nbi{i}{j},GPU{j},GPU{i},800MB,{half}GB/s\n"));
             csv.push_str(&format!("lat{i}{j},GPU{i},GPU{j},4B,{}B/s\n", 4.0 / (lat[i][j].unwrap() * 1e-6)));
         }
-        let f = fit(&m, &patterns::parse(&csv, "a100.csv").unwrap(), &MaxminParams::default(), "a100.csv").unwrap();
+        let f = fit(&m, &patterns::parse(&csv, "a100.csv").unwrap(), &MaxminParams::default(), "a100.csv", false).unwrap();
         let get = |k: &str| f.fitted[k].parse::<f64>().unwrap();
         assert!((get("efficiency.nvlink") - 275.0 / 300.0).abs() < 0.005, "{:?}", f.fitted);
         assert!((0.055..0.075).contains(&get("duplex.nvlink")), "{:?}", f.fitted);
         assert!(f.within_10_percent > 0.9, "{:?}", f.rms_relative_error);
+    }
+
+    /// The project's own measurements of one H100's host link (bench/device/hostlink.cu),
+    /// fitted on single copies and one copy each way: the copies that queue at one copy engine
+    /// (two or more in one direction at once) are held out and predicted in issue order.
+    #[test]
+    fn holds_out_concurrent_patterns_of_a_measured_h100_host_link() {
+        let text = "name: h100-host\ndevices:\n  - {name: CPU0, kind: root_complex}\n  - {name: MEM0, kind: host_memory}\n  - {name: GPU0, kind: gpu}\nlinks:\n  - {a: CPU0, b: GPU0, kind: pcie, gen: 5, lanes: 16, duplex_upstream: 0.06, duplex_downstream: 0.06}\n  - {a: CPU0, b: MEM0, kind: memory, bandwidth: 358GB/s}\n";
+        let m = Machine::from_text(text, "h100-host").unwrap();
+        let measured = patterns::parse(include_str!("../../tests/fixtures/hostlink-h100-emr.csv"), "hostlink.csv").unwrap();
+        let f = fit(&m, &measured, &MaxminParams::default(), "hostlink.csv", true).unwrap();
+        assert!(f.scores["patterns (fitted)"].within_10_percent > 0.95, "{:?} {:?}", f.fitted, f.scores);
+        let queued: Vec<&Residual> =
+            f.residuals.iter().filter(|r| r.matrix.starts_with("pattern two-h2d") || r.matrix.starts_with("pattern two-d2h")).collect();
+        assert!(queued.len() >= 10 && queued.iter().all(|r| r.held_out));
+        for r in queued.iter().filter(|r| !r.matrix.contains("MiB") && !r.matrix.contains("one-d2h")) {
+            assert!(r.relative_error.unwrap().abs() < 0.05, "{r:?}");
+        }
+        let concurrent_only: Vec<Pattern> = measured.iter().filter(|x| !single_pair(x)).cloned().collect();
+        let e = fit(&m, &concurrent_only, &MaxminParams::default(), "hostlink.csv", true).unwrap_err().to_string();
+        assert!(e.contains("--hold-out fits on single-pair patterns"), "{e}");
     }
 }

@@ -75,7 +75,7 @@ pub struct Score {
 }
 
 /// Scores per matrix ("bidirectional_p2p_gbps (held out)", "latency_p2p_us (fitted)", ...).
-fn scores(residuals: &[Residual]) -> BTreeMap<String, Score> {
+pub(super) fn scores(residuals: &[Residual]) -> BTreeMap<String, Score> {
     let mut groups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for r in residuals {
         let Some(e) = r.relative_error else { continue };

@@ -71,6 +71,9 @@ pub struct FlowRules<'a> {
 /// Flows of no NIC queue (they do not enter a network through a NIC).
 pub const NO_NIC: u32 = u32::MAX;
 
+/// Transfers that wait for no copy engine (see `FlowTable::engine`).
+pub const NO_ENGINE: u32 = u32::MAX;
+
 /// A NIC that injects flows into the network.
 #[derive(Clone, Debug)]
 pub struct Nic {
@@ -112,6 +115,13 @@ pub struct FlowTable {
     pub nics: Vec<Nic>,
     /// How every NIC packetises its queued messages.
     pub nic_scheduling: NicScheduling,
+    /// Per transfer: the copy engine that moves it, or NO_ENGINE. A GPU's copies to or from
+    /// host memory queue, per direction, at one engine that moves `engine_slots` of them at
+    /// once, in issue order (CUDA's copy engines; docs/models.md). Peer, staged and
+    /// network copies do not queue.
+    pub engine: Vec<u32>,
+    /// Copies each engine moves at once (its GPU's `copy_engines`).
+    pub engine_slots: Vec<u32>,
     /// Seconds: transfers start moving bytes at multiples of it (0: exactly when due). A model
     /// may set it to batch joins on busy networks.
     pub join_quantum: f64,
@@ -332,6 +342,19 @@ fn injecting_nic(m: &Machine, src: usize, hops: &[Hop]) -> Option<usize> {
     None
 }
 
+/// The GPU whose copy engine moves a copy between it and host memory, and whether the copy
+/// goes to the host; None for every other copy.
+fn host_copy(m: &Machine, src: usize, dst: usize, plan: &Plan) -> Option<(usize, bool)> {
+    if plan.mechanism != Mechanism::Direct || plan.hops.is_empty() {
+        return None;
+    }
+    match (m.devices[src].kind, m.devices[dst].kind) {
+        (DeviceKind::Gpu, DeviceKind::HostMemory) => Some((src, true)),
+        (DeviceKind::HostMemory, DeviceKind::Gpu) => Some((dst, false)),
+        _ => None,
+    }
+}
+
 impl FlowTable {
     /// Compile `w` on `m`; a transfer's `mechanism` and `via` override CUDA's choice.
     pub fn compile(m: &Machine, w: &Workload, rules: &FlowRules) -> Result<FlowTable> {
@@ -339,6 +362,7 @@ impl FlowTable {
         let capped = device.iter().any(|&r| r != u32::MAX);
         let router = Router::new(m);
         let mut nic_of_device: HashMap<usize, u32> = HashMap::new();
+        let mut engine_of: HashMap<(usize, bool), u32> = HashMap::new();
         // Plans depend on the endpoints alone unless a transfer asks for more: plan each pair
         // once (an index into `plans`); computations share one plan without hops.
         let mut pair_plan: HashMap<(usize, usize), u32> = HashMap::new();
@@ -364,6 +388,8 @@ impl FlowTable {
             nic: Vec::with_capacity(n),
             nics: Vec::new(),
             nic_scheduling: m.network.nic_scheduling,
+            engine: Vec::with_capacity(n),
+            engine_slots: Vec::new(),
             join_quantum: 0.0,
             duplex_pairs: Vec::new(),
         };
@@ -560,6 +586,13 @@ impl FlowTable {
             let requests = if read { hops_latency } else { 0.0 };
             c.setup.push(before + if rules.prepay_latency { latency + requests } else { (latency - hops_latency).max(0.0) } + t.overhead);
             c.nic.push(nic);
+            c.engine.push(match host_copy(m, t.src, t.dst, plan) {
+                Some((gpu, to_host)) if plain => *engine_of.entry((gpu, to_host)).or_insert_with(|| {
+                    c.engine_slots.push(m.devices[gpu].copy_engines);
+                    c.engine_slots.len() as u32 - 1
+                }),
+                _ => NO_ENGINE,
+            });
             c.path_of.push(path_id);
         }
         (c.plans, c.plan_of) = (plans, plan_of);

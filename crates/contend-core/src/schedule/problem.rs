@@ -105,6 +105,16 @@ impl<'a> Problem<'a> {
                 ),
             });
         }
+        let mut per_engine = vec![0usize; flows.engine_slots.len()];
+        for &e in flows.engine.iter().filter(|&&e| e != crate::flow::NO_ENGINE) {
+            per_engine[e as usize] += 1;
+        }
+        if per_engine.iter().zip(&flows.engine_slots).any(|(&n, &slots)| n > slots as usize) {
+            return Err(Error::Unsupported {
+                model: entry.name.into(),
+                reason: "the schedule search does not model copy engines (here several host copies of one GPU queue at one); time a given order with contend simulate".into(),
+            });
+        }
         let setup: Vec<f64> = flows.setup.iter().map(|s| alpha + s).collect();
         let min_setup = setup.iter().copied().fold(f64::INFINITY, f64::min);
         let size = flows.volume.clone();

@@ -188,6 +188,11 @@ pub struct DeviceSpec {
     /// fits it from the staged bidirectional matrix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staging_duplex: Option<f64>,
+    /// GPU only: how many of its copies to or from host memory one direction moves at once
+    /// (default 1: CUDA gives each direction one copy engine, so same-direction copies from
+    /// several streams run one after another, in issue order; docs/models.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_engines: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -315,6 +320,8 @@ pub struct Device {
     pub acs_redirect: bool,
     /// See `DeviceSpec::staging_duplex`.
     pub staging_duplex: Option<f64>,
+    /// See `DeviceSpec::copy_engines` (1 for devices that are not GPUs).
+    pub copy_engines: u32,
 }
 
 #[derive(Clone, Debug, PartialEq)]

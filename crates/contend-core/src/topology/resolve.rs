@@ -34,8 +34,22 @@ pub(super) fn device(d: &DeviceSpec, i: usize, machine_acs: Option<Acs>, origin:
             }
             (x, _) => x,
         },
+        copy_engines: match (d.copy_engines, d.kind) {
+            (Some(_), k) if k != DeviceKind::Gpu => return Err(Error::input(origin, format!("devices[{i}].copy_engines"), "applies to GPUs only; drop it")),
+            (Some(n), _) if !(1..=MOST_COPY_ENGINES).contains(&n) => {
+                return Err(Error::input(
+                    origin,
+                    format!("devices[{i}].copy_engines"),
+                    format!("{n} is not in 1..={MOST_COPY_ENGINES}; e.g. 1 (one copy per direction at a time, CUDA's default)"),
+                ))
+            }
+            (n, _) => n.unwrap_or(1),
+        },
     })
 }
+
+/// More concurrent same-direction host copies per GPU than any GPU has engines for.
+const MOST_COPY_ENGINES: u32 = 64;
 
 /// A link's efficiency, duplex loss and read efficiency, each in its range when written.
 pub(super) fn link_fractions(l: &LinkSpec, i: usize, origin: &str) -> Result<()> {

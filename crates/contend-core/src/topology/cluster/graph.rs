@@ -58,6 +58,7 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
             capacity: None,
             acs: None,
             staging_duplex: None,
+            copy_engines: None,
         });
     }
     let mut adj = vec![Vec::new(); g.switches.len()];

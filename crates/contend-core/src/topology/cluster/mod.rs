@@ -141,6 +141,7 @@ impl Builder {
             capacity: None,
             acs: None,
             staging_duplex: None,
+            copy_engines: None,
         });
     }
 
@@ -312,6 +313,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
                 capacity: None,
                 acs: None,
                 staging_duplex: None,
+                copy_engines: None,
             });
         }
         for k in 0..nic_count {
@@ -324,6 +326,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
                 capacity: None,
                 acs: None,
                 staging_duplex: None,
+                copy_engines: None,
             });
         }
         for g in 0..gpus {
