@@ -62,7 +62,9 @@ def data_sheet_times(m: contend.Machine, rows: dict[str, list[dict[str, str]]]) 
     return out
 
 
-def score_patterns(name: str, m: contend.Machine, path: Path, groups: dict[tuple[str, str, str], list[float]]) -> None:
+def score_patterns(
+    m: contend.Machine, path: Path, groups: dict[tuple[str, str, str], list[float]], tests: dict[str, list[float]]
+) -> None:
     kinds, rows = pattern_kinds(path)
     sheet = data_sheet_times(m, rows)
     c = contend.calibrate(m, path, hold_out=True)
@@ -73,6 +75,8 @@ def score_patterns(name: str, m: contend.Machine, path: Path, groups: dict[tuple
         key = (kinds[pattern], "host", "held out" if r["held_out"] else "fitted")
         groups.setdefault(key, []).append(abs(r["relative_error"]))
         groups.setdefault((kinds[pattern], "host", "data sheet"), []).append(abs(sheet[pattern][k] / r["measured"] - 1))
+        if kinds[pattern] == "concurrent":
+            tests.setdefault(pattern, []).append(abs(r["relative_error"]))
 
 
 def kind(matrix: str) -> str:
@@ -102,7 +106,9 @@ def main() -> None:
         m = contend.Machine.load(HERE / "machines" / f"{name}.yaml")
         if data.endswith(".csv"):
             groups = {}
-            score_patterns(name, m, HERE / "data" / data, groups)
+            by_pattern: dict[str, list[float]] = {}
+            score_patterns(m, HERE / "data" / data, groups, by_pattern)
+            tests.update({(name, pattern): e for pattern, e in by_pattern.items()})
             for key in sorted(groups):
                 pooled.setdefault(key, []).extend(groups[key])
                 print(f"| {name} | {key[0]} | {key[1]} | {key[2]} | {score(groups[key])} |")
