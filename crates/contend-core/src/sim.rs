@@ -163,6 +163,7 @@ impl Executor<'_> {
     }
 
     /// Copy f, done at t, frees its engine for the next copy issued to it.
+    #[inline(never)]
     fn release_engine(&mut self, f: usize, t: f64) {
         let e = self.op[f].engine;
         if e == NO_ENGINE {
@@ -186,19 +187,25 @@ impl Executor<'_> {
     /// setup it pays once taken; any other transfer just waits its setup.
     fn issue(&mut self, i: usize, at: f64) {
         self.out.start[i] = at;
-        let e = self.op[i].engine;
-        if e != NO_ENGINE {
-            let e = e as usize;
-            if self.engine_moving[e] >= self.flows.engine_slots[e] {
-                self.engine_waiting[e].push_back(i);
-            } else {
-                self.engine_moving[e] += 1;
-                self.schedule(i, at + self.op[i].setup, false);
-            }
-        } else if self.op[i].nic == NO_NIC {
+        if self.op[i].nic != NO_NIC {
+            self.schedule(i, at + self.op[i].overhead, true);
+        } else if self.op[i].engine == NO_ENGINE {
             self.schedule(i, at + self.op[i].setup, false);
         } else {
-            self.schedule(i, at + self.op[i].overhead, true);
+            self.queue_at_engine(i, at);
+        }
+    }
+
+    /// Copy i, issued at t, takes a free slot of its engine or waits for one. Out of line:
+    /// a cluster's messages never come here.
+    #[inline(never)]
+    fn queue_at_engine(&mut self, i: usize, at: f64) {
+        let e = self.op[i].engine as usize;
+        if self.engine_moving[e] >= self.flows.engine_slots[e] {
+            self.engine_waiting[e].push_back(i);
+        } else {
+            self.engine_moving[e] += 1;
+            self.schedule(i, at + self.op[i].setup, false);
         }
     }
 
@@ -369,7 +376,9 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
                 for &f in &finished {
                     x.finished(f, t);
                     x.release(f, t);
-                    x.release_engine(f, t);
+                    if !flows.engine_slots.is_empty() {
+                        x.release_engine(f, t);
+                    }
                 }
                 done += finished.len();
             } else if x.joins.peek().is_some_and(|Reverse(j)| j.t <= horizon) {
