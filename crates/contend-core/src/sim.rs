@@ -47,8 +47,8 @@ impl Outcome {
     }
 }
 
-/// A transfer that reaches its NIC's queue (`AT_NIC` set in `flow`) or whose setup ends (joins
-/// the model) at `t`; ties resolve by issue order, the same every run. Sixteen bytes: the
+/// A transfer that reaches its queue, its NIC's or its copy engine's (`AT_QUEUE` set in
+/// `flow`), or whose setup ends (joins the model) at `t`; ties resolve by issue order, the same every run. Sixteen bytes: the
 /// queue holds a transfer per rank and more, and its entries move on every event.
 #[derive(PartialEq)]
 struct Join {
@@ -57,11 +57,11 @@ struct Join {
     flow: u32,
 }
 
-const AT_NIC: u32 = 1 << 31;
+const AT_QUEUE: u32 = 1 << 31;
 
-/// Most transfers a workload may have: their indices keep a bit free for `AT_NIC`, and each
+/// Most transfers a workload may have: their indices keep a bit free for `AT_QUEUE`, and each
 /// is queued at most twice, so the sequence numbers fit too.
-const MOST_TRANSFERS: usize = (AT_NIC - 1) as usize;
+const MOST_TRANSFERS: usize = (AT_QUEUE - 1) as usize;
 
 impl Eq for Join {}
 impl PartialOrd for Join {
@@ -162,7 +162,7 @@ impl Executor<'_> {
         }
     }
 
-    /// Copy f, done at t, frees its engine for the next copy issued to it.
+    /// Copy f, done at t, frees its engine for the next copy waiting there (due already).
     #[inline(never)]
     fn release_engine(&mut self, f: usize, t: f64) {
         let e = self.op[f].engine;
@@ -175,16 +175,17 @@ impl Executor<'_> {
         }
     }
 
-    fn schedule(&mut self, flow: usize, due: f64, at_nic: bool) {
+    fn schedule(&mut self, flow: usize, due: f64, at_queue: bool) {
         self.seq += 1;
         let q = self.flows.join_quantum;
-        let t = if q > 0.0 && !at_nic { (due / q).ceil() * q } else { due };
-        self.joins.push(Reverse(Join { t, seq: self.seq, flow: flow as u32 | if at_nic { AT_NIC } else { 0 } }));
+        let t = if q > 0.0 && !at_queue { (due / q).ceil() * q } else { due };
+        self.joins.push(Reverse(Join { t, seq: self.seq, flow: flow as u32 | if at_queue { AT_QUEUE } else { 0 } }));
     }
 
     /// A message through a NIC queues there once its overhead is paid, in arrival order, and
-    /// meets its hop latencies once the NIC takes it; a copy waits for its copy engine, whose
-    /// setup it pays once taken; any other transfer just waits its setup.
+    /// meets its hop latencies once the NIC takes it; a copy queues at its copy engine when it
+    /// is due and pays its setup once the engine takes it; any other transfer just waits its
+    /// setup.
     fn issue(&mut self, i: usize, at: f64) {
         self.out.start[i] = at;
         if self.op[i].nic != NO_NIC {
@@ -192,25 +193,28 @@ impl Executor<'_> {
         } else if self.op[i].engine == NO_ENGINE {
             self.schedule(i, at + self.op[i].setup, false);
         } else {
-            self.queue_at_engine(i, at);
+            self.schedule(i, at, true);
         }
     }
 
-    /// Copy i, issued at t, takes a free slot of its engine or waits for one. Out of line:
-    /// a cluster's messages never come here.
+    /// Copy f reaches its engine's queue at t: it takes a free slot or waits, in arrival order.
+    /// Out of line: a cluster's messages never come here.
     #[inline(never)]
-    fn queue_at_engine(&mut self, i: usize, at: f64) {
-        let e = self.op[i].engine as usize;
+    fn queue_at_engine(&mut self, f: usize, t: f64) {
+        let e = self.op[f].engine as usize;
         if self.engine_moving[e] >= self.flows.engine_slots[e] {
-            self.engine_waiting[e].push_back(i);
+            self.engine_waiting[e].push_back(f);
         } else {
             self.engine_moving[e] += 1;
-            self.schedule(i, at + self.op[i].setup, false);
+            self.schedule(f, t + self.op[f].setup, false);
         }
     }
 
-    /// Message f reaches its NIC's queue at t.
+    /// Transfer f reaches its queue at t: its copy engine's, or its NIC's.
     fn arrive(&mut self, f: usize, t: f64) {
+        if self.op[f].engine != NO_ENGINE {
+            return self.queue_at_engine(f, t);
+        }
         self.count_at_nic(f, t, 1);
         if self.admit(f) {
             self.schedule(f, t + self.op[f].setup - self.op[f].overhead, false);
@@ -383,8 +387,8 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
                 done += finished.len();
             } else if x.joins.peek().is_some_and(|Reverse(j)| j.t <= horizon) {
                 let Reverse(j) = x.joins.pop().unwrap();
-                let f = (j.flow & !AT_NIC) as usize;
-                if j.flow & AT_NIC != 0 {
+                let f = (j.flow & !AT_QUEUE) as usize;
+                if j.flow & AT_QUEUE != 0 {
                     x.arrive(f, t);
                 } else if x.op[f].compute {
                     // A computation ends when its setup (its duration) does; no model sees it.
@@ -584,5 +588,29 @@ mod tests {
         assert!(e.starts_with("h.yaml: devices[0].copy_engines: 0 is not in 1..=64"), "{e}");
         let e = Machine::from_text("name: h\ndevices:\n  - {name: RC, kind: root_complex, copy_engines: 1}\nlinks: []\n", "h.yaml").unwrap_err().to_string();
         assert!(e.contains("devices[0].copy_engines: applies to GPUs only"), "{e}");
+    }
+
+    /// A copy joins its engine's queue when it is due, not when it is listed or when what it
+    /// waits for is done earlier: a later copy listed first does not hold the engine, and a
+    /// copy never finishes before its start. A copy into another node's memory goes through
+    /// its NIC's queue, not an engine's.
+    #[test]
+    fn copies_queue_at_their_engine_when_due_and_cross_nics_without_one() {
+        let text = "name: h\ndevices:\n  - {name: RC0, kind: root_complex}\n  - {name: RC1, kind: root_complex}\n  - {name: MEM0, kind: host_memory}\n  - {name: MEM1, kind: host_memory}\n  - {name: GPU0, kind: gpu, latency: 2us}\n  - {name: NIC0, kind: nic}\n  - {name: NIC1, kind: nic}\n  - {name: SW, kind: switch}\nlinks:\n  - {a: RC0, b: GPU0, kind: pcie, gen: 4, lanes: 16}\n  - {a: RC0, b: NIC0, kind: pcie, gen: 4, lanes: 16}\n  - {a: RC1, b: NIC1, kind: pcie, gen: 4, lanes: 16}\n  - {a: RC0, b: MEM0, kind: memory, bandwidth: 200GB/s}\n  - {a: RC1, b: MEM1, kind: memory, bandwidth: 200GB/s}\n  - {a: NIC0, b: SW, kind: network, bandwidth: 25GB/s}\n  - {a: NIC1, b: SW, kind: network, bandwidth: 25GB/s}\nnetwork: {nic_scheduling: fcfs}\n";
+        let m = Machine::from_text(text, "h").unwrap();
+        let run = |spec: &str| {
+            let w = Workload::resolve(&WorkloadSpec::from_text(spec, "w").unwrap(), &m, "w").unwrap();
+            let o = run_prepared(&w, (crate::model::registry::get("maxmin").unwrap().prepare)(&m, &w, &[]).unwrap().as_ref(), false).unwrap();
+            for i in 0..w.transfers.len() {
+                assert!(o.finish[i] > o.start[i] && o.start[i] >= w.transfers[i].start, "{spec}: {:?} {:?}", o.start, o.finish);
+            }
+            o
+        };
+        let o = run("transfers:\n  - {src: MEM0, dst: GPU0, size: 1MB, start: 10ms}\n  - {src: MEM0, dst: GPU0, size: 1MB}\n");
+        assert!(o.finish[1] < 1e-4 && o.finish[0] < 10.1e-3, "{:?}", o.finish);
+        let o = run("transfers:\n  - {name: a, src: MEM0, dst: GPU0, size: 1MB}\n  - {src: MEM0, dst: GPU0, size: 1MB, start: 10ms, after: [a]}\n");
+        assert!(o.finish[1] > 10e-3, "{:?}", o.finish);
+        let o = run("transfers:\n  - {name: slow, src: NIC0, dst: MEM0, size: 1GB}\n  - {src: GPU0, dst: MEM1, size: 1MB}\n  - {src: GPU0, dst: MEM1, size: 1MB}\n  - {src: GPU0, dst: MEM1, size: 1MB}\n  - {src: GPU0, dst: MEM0, size: 1MB, after: [slow]}\n");
+        assert!(o.finish.iter().all(|f| f.is_finite()), "{:?}", o.finish);
     }
 }

@@ -200,14 +200,18 @@ pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str, ho
     }
     let measured: Vec<f64> = patterns.iter().flat_map(|x| x.seconds.iter().copied()).collect();
     // Per measured transfer: whether the fit sees it.
-    let in_fit: Vec<bool> = patterns.iter().flat_map(|x| std::iter::repeat_n(!hold_out || single_pair(x), x.seconds.len())).collect();
+    let fitted_pattern: Vec<bool> = patterns.iter().map(|x| !hold_out || single_pair(x)).collect();
+    let in_fit: Vec<bool> = patterns.iter().zip(&fitted_pattern).flat_map(|(x, &f)| std::iter::repeat_n(f, x.seconds.len())).collect();
     if !in_fit.contains(&true) {
         return Err(Error::input(origin, "", "--hold-out fits on single-pair patterns (one copy, or one each way between two ends), and there are none"));
     }
     let mut targets = targets(m, patterns, p);
     for (d, dev) in m.devices.iter().enumerate() {
         if let Some(c) = dev.capacity {
-            let load = busiest(m, d, patterns, &workloads, p)?;
+            // Where a capacity starts is read off the fitted patterns only.
+            let (seen, seen_w): (Vec<Pattern>, Vec<Workload>) =
+                patterns.iter().zip(&workloads).zip(&fitted_pattern).filter(|(_, &f)| f).map(|((x, w), _)| (x.clone(), w.clone())).unzip();
+            let load = busiest(m, d, &seen, &seen_w, p)?;
             targets.push((Target::Capacity(d), if load > 0.0 { c.min(load) } else { c }));
         }
     }

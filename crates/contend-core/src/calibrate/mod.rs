@@ -177,6 +177,17 @@ fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 8]) -> [Option<f64>
 const GPU: usize = 0;
 const MEM: usize = 1;
 
+/// What a copy from `src` to `dst` pays of each unknown on the machine as written, seconds.
+fn latency_paid(m: &Machine, p: &Plan, src: usize, dst: usize) -> Vec<f64> {
+    let mut paid = vec![0.0; 2 + KINDS.len()];
+    paid[GPU] = m.devices[src].latency + if p.mechanism == Mechanism::Staged { m.devices[dst].latency } else { 0.0 };
+    paid[MEM] = p.staging.map_or(0.0, |h| m.devices[h].latency);
+    for h in &p.hops {
+        paid[2 + kind_index(m.links[h.link].kind)] += m.links[h.link].latency;
+    }
+    paid
+}
+
 fn latency_row(m: &Machine, p: &Plan) -> Vec<f64> {
     let mut row = vec![0.0; 2 + KINDS.len()];
     row[GPU] = if p.mechanism == Mechanism::Staged { 2.0 } else { 1.0 };
@@ -192,8 +203,8 @@ fn latency_row(m: &Machine, p: &Plan) -> Vec<f64> {
 /// unknowns the rows can tell apart. One the rows cannot tell from others (every staged copy
 /// pays two PCIe hops per hand-off, say) is named in a note and keeps the machine's value, as
 /// in the pattern fit; the sums the copies pay are fitted all the same. Returns the latencies
-/// and which unknowns were fitted.
-fn fit_latencies(m: &Machine, rows: &[Vec<f64>], ys: &[f64], notes: &mut Vec<String>) -> (Vec<f64>, Vec<bool>) {
+/// and which unknowns were fitted; `paid` is what each copy pays of each unknown as written.
+fn fit_latencies(m: &Machine, rows: &[Vec<f64>], paid: &[Vec<f64>], ys: &[f64], notes: &mut Vec<String>) -> (Vec<f64>, Vec<bool>) {
     let k = 2 + KINDS.len();
     let mut current = vec![0.0; k];
     current[GPU] = m.gpus().first().map_or(0.0, |&g| m.devices[g].latency);
@@ -230,7 +241,7 @@ fn fit_latencies(m: &Machine, rows: &[Vec<f64>], ys: &[f64], notes: &mut Vec<Str
     }
     // Fixed unknowns' share comes off each measurement; the free ones are fitted to the rest.
     let reduced: Vec<Vec<f64>> = rows.iter().map(|r| (0..k).filter(|&c| free[c]).map(|c| r[c]).collect()).collect();
-    let rest: Vec<f64> = rows.iter().zip(ys).map(|(r, y)| y - (0..k).filter(|&c| !free[c]).map(|c| r[c] * current[c]).sum::<f64>()).collect();
+    let rest: Vec<f64> = paid.iter().zip(ys).map(|(r, y)| y - (0..k).filter(|&c| !free[c]).map(|c| r[c]).sum::<f64>()).collect();
     let solved = lsq::nnls(&reduced, &rest, 1e-6);
     let mut lat = current;
     for (c, v) in (0..k).filter(|&c| free[c]).zip(solved) {
@@ -305,7 +316,7 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
     let start = KINDS.map(|k| params.efficiency(k));
     let eff = fit_efficiency(m, &copies, start);
 
-    let (mut rows, mut ys) = (Vec::new(), Vec::new());
+    let (mut rows, mut paid, mut ys) = (Vec::new(), Vec::new(), Vec::new());
     for (matrix, mode) in [(&meas.latency_p2p_us, 0), (&meas.latency_staged_us, 1)] {
         let Some(matrix) = matrix else { continue };
         for i in 0..n {
@@ -316,12 +327,13 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
             for j in (0..n).filter(|&j| j != i && !(hold_out && j < i)) {
                 if let (Some(p), Some(v)) = (&plans[i][j][mode], matrix[i][j]) {
                     rows.push(latency_row(m, p));
+                    paid.push(latency_paid(m, p, gpus[i], gpus[j]));
                     ys.push(v * 1e-6);
                 }
             }
         }
     }
-    let (lat, observed) = fit_latencies(m, &rows, &ys, &mut notes);
+    let (lat, observed) = fit_latencies(m, &rows, &paid, &ys, &mut notes);
 
     let mut spec = m.spec.clone();
     let mut fitted = BTreeMap::new();

@@ -587,7 +587,8 @@ impl FlowTable {
             c.setup.push(before + if rules.prepay_latency { latency + requests } else { (latency - hops_latency).max(0.0) } + t.overhead);
             c.nic.push(nic);
             c.engine.push(match host_copy(m, t.src, t.dst, plan) {
-                Some((gpu, to_host)) if plain => *engine_of.entry((gpu, to_host)).or_insert_with(|| {
+                // A copy into another node's memory crosses a NIC: the NIC's queue is its queue.
+                Some((gpu, to_host)) if plain && nic == NO_NIC => *engine_of.entry((gpu, to_host)).or_insert_with(|| {
                     c.engine_slots.push(m.devices[gpu].copy_engines);
                     c.engine_slots.len() as u32 - 1
                 }),
