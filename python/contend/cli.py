@@ -560,7 +560,8 @@ def calibrate(
             out().print(f"{k}: median |error| {s['median_abs_relative_error']:.1%}, "
                         f"{s['within_10_percent']:.0%} of {s['count']} within ±10%")
         if "within_10_percent" in c:
-            out().print(f"{c['within_10_percent']:.1%} of {len(c['residuals'])} measurements within ±10%")
+            fitted = sum(not r.get("held_out") for r in c["residuals"])
+            out().print(f"{c['within_10_percent']:.1%} of {fitted} fitted measurements within ±10%")
         for n in c["notes"]:
             out().print(f"note: {escape(n)}")
     if output is not None:
