@@ -59,7 +59,9 @@ pub fn parse_document<T: serde::de::DeserializeOwned>(text: &str, file: &str) ->
         let inner = e.into_inner().to_string();
         // serde_yaml appends " at line L column C"; keep it, it helps find the spot.
         let field = if path == "." { String::new() } else { path };
-        Error::input(file, field, tidy_serde_message(&inner))
+        // serde_yaml names the path itself too: say it once.
+        let inner = inner.strip_prefix(&format!("{field}: ")).unwrap_or(&inner);
+        Error::input(file, field, tidy_serde_message(inner))
     })
 }
 
@@ -83,4 +85,16 @@ pub fn read_user_file(path: &str) -> Result<String> {
         };
         Error::input(path, "", why)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// A value of the wrong type is named once: the file, the path, what was expected.
+    #[test]
+    fn wrong_types_name_their_field_once() {
+        let e = crate::topology::Machine::from_text("name: m\ndevices:\n  - {name: GPU0, kind: gpu, copy_engines: two}\nlinks: []\n", "m.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("m.yaml: devices[0].copy_engines: invalid type: string \"two\", expected u32"), "{e}");
+    }
 }
