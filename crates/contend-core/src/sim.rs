@@ -48,8 +48,9 @@ impl Outcome {
 }
 
 /// A transfer that reaches its queue, its NIC's or its copy engine's (`AT_QUEUE` set in
-/// `flow`), or whose setup ends (joins the model) at `t`; ties resolve by issue order, the same every run. Sixteen bytes: the
-/// queue holds a transfer per rank and more, and its entries move on every event.
+/// `flow`), or whose setup ends (joins the model) at `t`; ties resolve by issue order, the
+/// same every run. Sixteen bytes: the queue holds a transfer per rank and more, and its
+/// entries move on every event.
 #[derive(PartialEq)]
 struct Join {
     t: f64,

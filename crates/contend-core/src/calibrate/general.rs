@@ -136,11 +136,11 @@ fn targets(m: &Machine, patterns: &[Pattern], p: &MaxminParams) -> Vec<(Target, 
     out
 }
 
-/// The largest measured throughput through device `d` in any one pattern: where a declared
-/// capacity starts (a capacity above every load has no effect the fit could see).
-fn busiest(m: &Machine, d: usize, patterns: &[Pattern], workloads: &[Workload], p: &MaxminParams) -> Result<f64> {
+/// The largest measured throughput through device `d` in any one fitted pattern: where a
+/// declared capacity starts (a capacity above every load has no effect the fit could see).
+fn busiest(m: &Machine, d: usize, patterns: &[Pattern], workloads: &[Workload], fitted: &[bool], p: &MaxminParams) -> Result<f64> {
     let mut best: f64 = 0.0;
-    for (x, w) in patterns.iter().zip(workloads) {
+    for ((x, w), _) in patterns.iter().zip(workloads).zip(fitted).filter(|(_, &f)| f) {
         let flows = MaxminPrepared::new(m, w, *p)?.flows;
         let mut through = 0.0;
         for (i, t) in w.transfers.iter().enumerate() {
@@ -208,10 +208,7 @@ pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str, ho
     let mut targets = targets(m, patterns, p);
     for (d, dev) in m.devices.iter().enumerate() {
         if let Some(c) = dev.capacity {
-            // Where a capacity starts is read off the fitted patterns only.
-            let (seen, seen_w): (Vec<Pattern>, Vec<Workload>) =
-                patterns.iter().zip(&workloads).zip(&fitted_pattern).filter(|(_, &f)| f).map(|((x, w), _)| (x.clone(), w.clone())).unzip();
-            let load = busiest(m, d, &seen, &seen_w, p)?;
+            let load = busiest(m, d, patterns, &workloads, &fitted_pattern, p)?;
             targets.push((Target::Capacity(d), if load > 0.0 { c.min(load) } else { c }));
         }
     }

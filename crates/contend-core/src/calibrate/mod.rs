@@ -177,25 +177,23 @@ fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 8]) -> [Option<f64>
 const GPU: usize = 0;
 const MEM: usize = 1;
 
-/// What a copy from `src` to `dst` pays of each unknown on the machine as written, seconds.
-fn latency_paid(m: &Machine, p: &Plan, src: usize, dst: usize) -> Vec<f64> {
-    let mut paid = vec![0.0; 2 + KINDS.len()];
-    paid[GPU] = m.devices[src].latency + if p.mechanism == Mechanism::Staged { m.devices[dst].latency } else { 0.0 };
-    paid[MEM] = p.staging.map_or(0.0, |h| m.devices[h].latency);
-    for h in &p.hops {
-        paid[2 + kind_index(m.links[h.link].kind)] += m.links[h.link].latency;
+/// How many of each unknown a copy from `src` to `dst` pays, and what they cost it on the
+/// machine as written, seconds.
+fn latency_row(m: &Machine, p: &Plan, src: usize, dst: usize) -> (Vec<f64>, Vec<f64>) {
+    let (mut row, mut paid) = (vec![0.0; 2 + KINDS.len()], vec![0.0; 2 + KINDS.len()]);
+    let mut pay = |c: usize, seconds: f64| {
+        row[c] += 1.0;
+        paid[c] += seconds;
+    };
+    pay(GPU, m.devices[src].latency);
+    if p.mechanism == Mechanism::Staged {
+        pay(GPU, m.devices[dst].latency);
+        pay(MEM, p.staging.map_or(0.0, |h| m.devices[h].latency));
     }
-    paid
-}
-
-fn latency_row(m: &Machine, p: &Plan) -> Vec<f64> {
-    let mut row = vec![0.0; 2 + KINDS.len()];
-    row[GPU] = if p.mechanism == Mechanism::Staged { 2.0 } else { 1.0 };
-    row[MEM] = if p.mechanism == Mechanism::Staged { 1.0 } else { 0.0 };
     for h in &p.hops {
-        row[2 + kind_index(m.links[h.link].kind)] += 1.0;
+        pay(2 + kind_index(m.links[h.link].kind), m.links[h.link].latency);
     }
-    row
+    (row, paid)
 }
 
 /// Latencies from the rows of the latency matrices (each row: how many engines, hand-offs and
@@ -204,16 +202,10 @@ fn latency_row(m: &Machine, p: &Plan) -> Vec<f64> {
 /// pays two PCIe hops per hand-off, say) is named in a note and keeps the machine's value, as
 /// in the pattern fit; the sums the copies pay are fitted all the same. Returns the latencies
 /// and which unknowns were fitted; `paid` is what each copy pays of each unknown as written.
-fn fit_latencies(m: &Machine, rows: &[Vec<f64>], paid: &[Vec<f64>], ys: &[f64], notes: &mut Vec<String>) -> (Vec<f64>, Vec<bool>) {
+fn fit_latencies(rows: &[Vec<f64>], paid: &[Vec<f64>], ys: &[f64], notes: &mut Vec<String>) -> (Vec<f64>, Vec<bool>) {
     let k = 2 + KINDS.len();
-    let mut current = vec![0.0; k];
-    current[GPU] = m.gpus().first().map_or(0.0, |&g| m.devices[g].latency);
-    current[MEM] = m.devices.iter().find(|d| d.kind == DeviceKind::HostMemory).map_or(0.0, |d| d.latency);
-    for (c, kind) in KINDS.iter().enumerate() {
-        current[2 + c] = m.links.iter().find(|l| l.kind == *kind).map_or(0.0, |l| l.latency);
-    }
     if rows.is_empty() {
-        return (current, vec![false; k]);
+        return (vec![0.0; k], vec![false; k]);
     }
     let name = |c: usize| match c {
         GPU => "latency.gpu".to_string(),
@@ -243,7 +235,7 @@ fn fit_latencies(m: &Machine, rows: &[Vec<f64>], paid: &[Vec<f64>], ys: &[f64], 
     let reduced: Vec<Vec<f64>> = rows.iter().map(|r| (0..k).filter(|&c| free[c]).map(|c| r[c]).collect()).collect();
     let rest: Vec<f64> = paid.iter().zip(ys).map(|(r, y)| y - (0..k).filter(|&c| !free[c]).map(|c| r[c]).sum::<f64>()).collect();
     let solved = lsq::nnls(&reduced, &rest, 1e-6);
-    let mut lat = current;
+    let mut lat = vec![0.0; k];
     for (c, v) in (0..k).filter(|&c| free[c]).zip(solved) {
         lat[c] = v;
     }
@@ -326,14 +318,15 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
             // fits both.
             for j in (0..n).filter(|&j| j != i && !(hold_out && j < i)) {
                 if let (Some(p), Some(v)) = (&plans[i][j][mode], matrix[i][j]) {
-                    rows.push(latency_row(m, p));
-                    paid.push(latency_paid(m, p, gpus[i], gpus[j]));
+                    let (row, cost) = latency_row(m, p, gpus[i], gpus[j]);
+                    rows.push(row);
+                    paid.push(cost);
                     ys.push(v * 1e-6);
                 }
             }
         }
     }
-    let (lat, observed) = fit_latencies(m, &rows, &paid, &ys, &mut notes);
+    let (lat, observed) = fit_latencies(&rows, &paid, &ys, &mut notes);
 
     let mut spec = m.spec.clone();
     let mut fitted = BTreeMap::new();
