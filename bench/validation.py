@@ -1,10 +1,11 @@
 """Validation against public measurements: calibrate each machine on its single-pair data
 (`contend calibrate --hold-out`) and score every measurement, per kind, split by fitted and
 held out and by how the copy moves (peer, staged through host memory, or between a GPU and its
-host); and the machine as written from its data sheet, uncalibrated (`contend p2p`), against the
-same measurements. nvbandwidth's tests of several GPUs copying at once are kind "concurrent":
-never fitted, predicted on the calibrated machine; a second table splits them by testcase (one
-GPU's host copies both ways are single-GPU data: kind "bidirectional", fitted). A CSV of measured
+host); and the machine as written from its data sheet, uncalibrated (`contend p2p`, with `--tool
+nvbandwidth` for nvbandwidth's tests), against the same measurements. nvbandwidth's tests of
+several GPUs copying at once are kind "concurrent": never fitted, predicted on the calibrated
+machine; a second table splits them by testcase (one GPU's host copies both ways are single-GPU
+data: kind "bidirectional", fitted). A CSV of measured
 patterns (the project's own measurements, bench/device/hostlink.cu) is fitted on its single-pair
 patterns (`--hold-out`) and each pattern scored by its kind (see `pattern_kinds`); its data-sheet
 row runs every pattern on the machine as written.
@@ -81,6 +82,24 @@ def score_patterns(
             tests.setdefault(pattern, []).append(abs(r["relative_error"]))
 
 
+def gpu_index(name: str, gpus: list[str]) -> int | None:
+    return gpus.index(name) if name in gpus else None
+
+
+def nvbandwidth_sheet(r: dict, sheet: dict, gpus: list[str]) -> float | None:
+    """The data-sheet value of an nvbandwidth residual from `contend p2p --tool nvbandwidth`'s
+    prediction: a one-row test's column is its GPU; v0.2's bidirectional peer cell (the measured
+    copy while the opposite one runs) is today's Write2 (row to column) or Read1 (column into row)."""
+    test = r["matrix"].split("_", 1)[1]
+    src, dst = gpu_index(r["src"], gpus), gpu_index(r["dst"], gpus)
+    if test.startswith("device_to_device_bidirectional_"):
+        read = "_read_" in test
+        key, row, col = (f"{test}_read1", dst, src) if read else (f"{test}_write2", src, dst)
+    else:
+        key, row, col = test, 0, src if src is not None else dst
+    return sheet[key][row][col] if key in sheet else None
+
+
 def kind(matrix: str) -> str:
     return matrix.split("_")[0]
 
@@ -148,6 +167,7 @@ def main() -> None:
             continue
         c = contend.calibrate(m, HERE / "data" / data, hold_out=True)
         peers = contend.p2p(m)
+        nvb = {x["key"]: x["values"] for t in contend.nvbandwidth(m)["testcases"] for x in t["matrices"]}
         idx = {g: i for i, g in enumerate(peers["gpus"])}
         groups: dict[tuple[str, str, str], list[float]] = {}
         for r in c["residuals"]:
@@ -159,8 +179,10 @@ def main() -> None:
             groups.setdefault(key, []).append(abs(r["relative_error"]))
             if r["matrix"].startswith("concurrent_"):
                 tests.setdefault((name, r["matrix"].removeprefix("concurrent_")), []).append(abs(r["relative_error"]))
-            # `contend p2p` predicts p2pBandwidthLatencyTest's matrices only.
-            sheet = peers[r["matrix"]][idx[r["src"]]][idx[r["dst"]]] if r["matrix"] in peers else None
+            if r["matrix"] in peers:
+                sheet = peers[r["matrix"]][idx[r["src"]]][idx[r["dst"]]]
+            else:
+                sheet = nvbandwidth_sheet(r, nvb, peers["gpus"])
             if sheet is not None and r["measured"] > 0:
                 groups.setdefault((kind(r["matrix"]), how, "data sheet"), []).append(abs(sheet / r["measured"] - 1))
         staged = {(r["matrix"], r["src"], r["dst"]): r for r in c["residuals"] if "_staged_" in r["matrix"]}

@@ -162,6 +162,11 @@ def test_timeline_of_too_many_transfers(cli, tmp_path):
 
 def test_p2p_of_a_cluster(cli):
     assert_one_line(cli("p2p", "fat-tree-256x8"), "2048 GPUs", "give one node")
+    assert_one_line(cli("p2p", "fat-tree-256x8", "--tool", "nvbandwidth"), "2048 GPUs", "give one node")
+
+
+def test_p2p_of_an_unknown_tool(cli):
+    assert_one_line(cli("p2p", "dgx-a100", "--tool", "nccl-tests"), "--tool", "nvbandwidth")
 
 
 @pytest.mark.parametrize("fabric,needle", [

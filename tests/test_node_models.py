@@ -24,6 +24,20 @@ def test_p2p_json_reproduces_cirrascale_within_5_percent():
         assert lat[i][j] == pytest.approx(us, rel=0.05)
 
 
+def test_nvbandwidth_prediction_prints_as_nvbandwidth_and_calibrates(tmp_path):
+    p = run_cli("p2p", "dgx-a100", "--tool", "nvbandwidth")
+    assert p.returncode == 0, p.stderr
+    assert "Running all_to_one_read_ce.\n" in p.stdout and "SUM device_to_device_memcpy_write_ce " in p.stdout
+    out = tmp_path / "nvbandwidth.txt"
+    out.write_text(p.stdout)
+    c = contend.calibrate(contend.Machine.load("dgx-a100"), out)
+    assert float(c["fitted"]["efficiency.nvlink"]) == pytest.approx(0.92, abs=0.002)
+    r = contend.nvbandwidth(contend.Machine.load("dgx-a100"))
+    write = next(m for t in r["testcases"] for m in t["matrices"] if m["key"] == "device_to_device_memcpy_write_ce")
+    # NVSwitch: every pair at 12 NVLink 3 links' rate (25 GB/s each) times NVLink's efficiency.
+    assert write["values"][0][1] == pytest.approx(12 * 25 * 0.92, rel=0.01) and write["values"][0][0] is None
+
+
 def test_dgx1_nvlink_neighbours():
     r = contend.p2p(contend.Machine.load("dgx1-p100"))
     g = r["gpus"]

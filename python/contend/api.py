@@ -150,6 +150,12 @@ def p2p(machine: Machine, **params: Any) -> dict[str, Any]:
     return json.loads(_core.p2p(machine.spec_json, machine.origin, _params(params)))
 
 
+def nvbandwidth(machine: Machine, **params: Any) -> dict[str, Any]:
+    """Predicted nvbandwidth copy-engine testcases (GB/s); ``["text"]`` is the output as nvbandwidth prints it."""
+    report, text = _core.nvbandwidth(machine.spec_json, machine.origin, _params(params))
+    return {**json.loads(report), "text": text}
+
+
 def p2p_frames(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
     """Each matrix of a p2p report as a DataFrame with GPU names on both axes."""
     import pandas as pd

@@ -478,10 +478,23 @@ MATRICES = (
 def p2p(
     machine: str = MachineArg,
     param: list[str] | None = ParamOpt,
+    tool: str = typer.Option(
+        "p2pBandwidthLatencyTest", "--tool", "-t",
+        help="Whose output to predict: p2pBandwidthLatencyTest (CUDA's sample) or nvbandwidth "
+        "(its copy-engine testcases, printed as nvbandwidth prints them).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the matrices as JSON."),
 ) -> None:
-    """Predict what CUDA's p2pBandwidthLatencyTest prints on this machine (maxmin model)."""
+    """Predict what CUDA's p2pBandwidthLatencyTest or NVIDIA's nvbandwidth prints on this machine (maxmin model)."""
     params = parse_params(param)
+    if tool.lower() == "nvbandwidth":
+        r = api.nvbandwidth(api.Machine.load(machine), **params)
+        text = r.pop("text")
+        sys.stdout.write(json.dumps(r, indent=2) + "\n" if as_json else text)
+        return
+    if tool.lower() != "p2pbandwidthlatencytest":
+        raise InputError(f'--tool: "{tool}" is not a tool contend predicts; '
+                         "write p2pBandwidthLatencyTest or nvbandwidth")
     r = api.p2p(api.Machine.load(machine), **params)
     if as_json:
         sys.stdout.write(json.dumps(r, indent=2) + "\n")

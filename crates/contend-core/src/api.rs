@@ -391,6 +391,18 @@ pub fn schedule(m: &Machine, req: &ScheduleRequest, progress: schedule::Progress
 
 /// What CUDA's p2pBandwidthLatencyTest would print on this machine (maxmin).
 pub fn p2p(m: &Machine, params: &[(String, String)]) -> Result<p2p::P2pReport> {
+    one_node(m)?;
+    p2p::p2p_matrices(m, &MaxminParams::parse(params)?)
+}
+
+/// What NVIDIA's nvbandwidth would print on this machine (maxmin): its copy-engine testcases.
+pub fn nvbandwidth(m: &Machine, params: &[(String, String)]) -> Result<p2p::nvbandwidth::NvbandwidthReport> {
+    one_node(m)?;
+    p2p::nvbandwidth::predict(m, &MaxminParams::parse(params)?)
+}
+
+/// Both tools measure every pair of one node's GPUs.
+fn one_node(m: &Machine) -> Result<()> {
     let gpus = m.gpus().len();
     if gpus > P2P_MAX_GPUS {
         return Err(Error::input(
@@ -399,7 +411,7 @@ pub fn p2p(m: &Machine, params: &[(String, String)]) -> Result<p2p::P2pReport> {
             format!("has {gpus} GPUs: the test measures every pair ({} pairs); give one node (at most {P2P_MAX_GPUS} GPUs)", gpus * (gpus - 1)),
         ));
     }
-    p2p::p2p_matrices(m, &MaxminParams::parse(params)?)
+    Ok(())
 }
 
 /// p2pBandwidthLatencyTest measures every pair of one node's GPUs; beyond this many it is not

@@ -161,6 +161,13 @@ fn import_machine(path: &str, name: &str) -> PyResult<String> {
     Ok(json(&api::import(path, name).map_err(to_py)?))
 }
 
+/// `api::nvbandwidth`: the predicted nvbandwidth testcases, as JSON and as nvbandwidth prints them.
+#[pyfunction]
+fn nvbandwidth(py: Python<'_>, machine_json: &str, machine_origin: &str, params: Vec<(String, String)>) -> PyResult<(String, String)> {
+    let m = machine(machine_json, machine_origin)?;
+    py.detach(|| api::nvbandwidth(&m, &params).map(|r| (json(&r), r.text()))).map_err(to_py)
+}
+
 /// `api::p2p`: the predicted p2pBandwidthLatencyTest matrices.
 #[pyfunction]
 fn p2p(py: Python<'_>, machine_json: &str, machine_origin: &str, params: Vec<(String, String)>) -> PyResult<String> {
@@ -363,6 +370,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(halo_presets, m)?)?;
     m.add_function(wrap_pyfunction!(import_machine, m)?)?;
     m.add_function(wrap_pyfunction!(p2p, m)?)?;
+    m.add_function(wrap_pyfunction!(nvbandwidth, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(schemas, m)?)?;

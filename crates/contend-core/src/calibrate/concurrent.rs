@@ -117,31 +117,48 @@ pub fn device(m: &Machine, router: &Router, e: End) -> Result<usize, String> {
 
 /// What the test would print for `c` on machine `m` under maxmin with `p`, GB/s.
 pub fn predict(m: &Machine, c: &Concurrent, p: &MaxminParams) -> Result<f64, String> {
+    let sizes: Vec<u64> = (0..c.flows.len()).map(|k| if c.total || k == 0 { COPY_BYTES } else { 2 * COPY_BYTES }).collect();
+    let run = run(m, &c.flows, &sizes, p).map_err(|e| format!("{}: {e}", c.test))?;
+    if c.total {
+        return run.total_gbps.ok_or_else(|| format!("{}: no GPU of the machine is a peer of the one measured", c.test));
+    }
+    run.gbps[0].ok_or_else(|| format!("{}: its measured copy is between GPUs without peer access in the machine", c.test))
+}
+
+/// Copies started together, as nvbandwidth times them.
+pub struct Run {
+    /// Each copy's bytes over its own time, GB/s; None for a copy left out.
+    pub gbps: Vec<Option<f64>>,
+    /// Every copy's bytes over the time until the last ends, GB/s ("total bandwidth"); None
+    /// when every copy was left out.
+    pub total_gbps: Option<f64>,
+}
+
+/// Run `flows` of `sizes` bytes together on `m` under maxmin. Copies between GPUs without peer
+/// access are left out, as nvbandwidth leaves them out (enablePeerAccess fails).
+pub fn run(m: &Machine, flows: &[Flow], sizes: &[u64], p: &MaxminParams) -> Result<Run, String> {
     let router = Router::new(m);
     let mut transfers = Vec::new();
-    for (k, f) in c.flows.iter().enumerate() {
-        let size = if c.total || k == 0 { COPY_BYTES } else { 2 * COPY_BYTES };
+    let mut slot = Vec::new();
+    for (k, (f, &size)) in flows.iter().zip(sizes).enumerate() {
         let (src, dst) = (device(m, &router, f.src)?, device(m, &router, f.dst)?);
-        // nvbandwidth leaves out the GPU pairs without peer access (enablePeerAccess fails).
         let gpus = matches!((f.src, f.dst), (End::Gpu(_), End::Gpu(_)));
         if gpus && !router.plan(src, dst, None, &[], true).is_ok_and(|p| p.mechanism == Mechanism::P2p) {
-            if k == 0 && !c.total {
-                return Err(format!("{}: its measured copy is between GPUs without peer access in the machine", c.test));
-            }
+            slot.push(None);
             continue;
         }
+        slot.push(Some(transfers.len()));
         transfers.push(Transfer { name: format!("f{k}"), src, dst, size, access: f.access, ..Default::default() });
     }
     if transfers.is_empty() {
-        return Err(format!("{}: no GPU of the machine is a peer of the one measured", c.test));
+        return Ok(Run { gbps: slot.iter().map(|_| None).collect(), total_gbps: None });
     }
-    let n = transfers.len();
-    let w = Workload { transfers, origin: format!("nvbandwidth {}", c.test), ..Default::default() };
+    let bytes: u64 = transfers.iter().map(|t| t.size).sum();
+    let w = Workload { transfers, origin: "nvbandwidth".into(), ..Default::default() };
     let prepared = MaxminPrepared::new(m, &w, *p).map_err(|e| e.to_string())?;
     let out = sim::run_prepared(&w, &prepared, false).map_err(|e| e.to_string())?;
-    let bytes = if c.total { COPY_BYTES as f64 * n as f64 } else { COPY_BYTES as f64 };
-    let seconds = if c.total { out.makespan() } else { out.finish[0] - out.start[0] };
-    Ok(bytes / seconds / 1e9)
+    let gbps = slot.iter().map(|s| s.map(|t| w.transfers[t].size as f64 / (out.finish[t] - out.start[t]) / 1e9)).collect();
+    Ok(Run { gbps, total_gbps: Some(bytes as f64 / out.makespan() / 1e9) })
 }
 
 #[cfg(test)]

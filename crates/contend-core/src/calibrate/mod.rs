@@ -32,7 +32,7 @@ pub mod p2p_output;
 pub mod patterns;
 pub mod sc16_fit;
 
-pub use p2p_output::{parse as parse_p2p_output, P2pMeasurements};
+pub use p2p_output::{parse as parse_p2p_output, P2pMeasurements, Tool};
 
 /// p2pBandwidthLatencyTest or nvbandwidth output, whichever `text` is.
 pub fn parse_measurements(text: &str, origin: &str) -> Result<P2pMeasurements> {
@@ -426,7 +426,11 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
     }
 
     let calibrated = Machine::from_spec(spec.clone(), &format!("{} (calibrated)", m.origin))?;
-    let predicted = p2p_matrices(&calibrated, params)?;
+    let mut predicted = p2p_matrices(&calibrated, params)?;
+    if meas.tool == Tool::Nvbandwidth {
+        let peer = crate::p2p::nvbandwidth::peer_copies(&calibrated, params)?;
+        (predicted.unidirectional_p2p_gbps, predicted.unidirectional_p2p_read_gbps, predicted.bidirectional_p2p_gbps) = peer;
+    }
     let pairs = [
         ("unidirectional_p2p_gbps", &meas.unidirectional_p2p_gbps, &predicted.unidirectional_p2p_gbps, false),
         ("unidirectional_p2p_read_gbps", &meas.unidirectional_p2p_read_gbps, &predicted.unidirectional_p2p_read_gbps, false),

@@ -16,7 +16,7 @@
 
 use super::cells::{rows, Matrix};
 use super::concurrent::{self, Concurrent};
-use super::p2p_output::P2pMeasurements;
+use super::p2p_output::{P2pMeasurements, Tool};
 use crate::error::{Error, Result};
 use crate::workload::Access;
 
@@ -39,7 +39,7 @@ fn test_of(lines: &[&str], k: usize) -> Option<String> {
 
 pub fn parse(text: &str, origin: &str) -> Result<P2pMeasurements> {
     let lines: Vec<&str> = text.lines().collect();
-    let mut out = P2pMeasurements::default();
+    let mut out = P2pMeasurements { tool: Tool::Nvbandwidth, ..Default::default() };
     for l in &lines {
         // "Device 0: NVIDIA A100-SXM4-80GB (00000000:34:00)"
         if let Some((head, rest)) = l.trim().split_once(": ") {
@@ -67,7 +67,9 @@ pub fn parse(text: &str, origin: &str) -> Result<P2pMeasurements> {
         let slot = match test.as_str() {
             "device_to_device_memcpy_write_ce" => Some((&mut out.unidirectional_p2p_gbps, false)),
             "device_to_device_memcpy_read_ce" => Some((&mut out.unidirectional_p2p_read_gbps, true)),
-            _ if bidirectional && total => Some((&mut out.bidirectional_p2p_gbps, false)),
+            // Both-way writes are what p2pBandwidthLatencyTest's bidirectional matrix measures;
+            // both-way reads have no such matrix and are read as flow sets.
+            _ if bidirectional && total && !test.contains("_read_") => Some((&mut out.bidirectional_p2p_gbps, false)),
             _ if bidirectional && per_copy => continue,
             _ if bidirectional || one_row => None,
             _ => {
@@ -86,7 +88,7 @@ pub fn parse(text: &str, origin: &str) -> Result<P2pMeasurements> {
         let m = rows(&lines[k..], n, origin, &format!("{test}: {title}"))?;
         match slot {
             Some((slot, pulled)) => *slot = Some(if pulled { transpose(&m) } else { m }),
-            None => read_patterns(&test, &m, bidirectional, &mut out),
+            None => read_patterns(&test, &m, bidirectional, total, &mut out),
         }
     }
     if out.devices.is_empty() {
@@ -95,16 +97,17 @@ pub fn parse(text: &str, origin: &str) -> Result<P2pMeasurements> {
     Ok(out)
 }
 
-/// The measured cells of a one-row host or concurrent test, or of a v0.2 bidirectional peer
-/// matrix (the measured copy's bandwidth only), as flow sets (concurrent.rs).
-fn read_patterns(test: &str, m: &Matrix, bidirectional: bool, out: &mut P2pMeasurements) {
+/// The measured cells of a one-row host or concurrent test, or of a bidirectional peer matrix
+/// (v0.2's: the measured copy's bandwidth; later versions' "Total" of reads: both copies), as
+/// flow sets (concurrent.rs).
+fn read_patterns(test: &str, m: &Matrix, bidirectional: bool, total: bool, out: &mut P2pMeasurements) {
     let n = m.len();
     for (i, row) in m.iter().enumerate() {
         for (j, v) in row.iter().enumerate() {
             let Some(gbps) = *v else { continue };
             use concurrent::End::{Gpu, Host};
             let (flows, total) = match test {
-                _ if bidirectional => (concurrent::bidirectional_cell(test.contains("_read_"), i, j), false),
+                _ if bidirectional => (concurrent::bidirectional_cell(test.contains("_read_"), i, j), total),
                 "host_to_device_memcpy_ce" => (vec![concurrent::Flow { src: Host(j), dst: Gpu(j), access: Access::Write }], false),
                 "device_to_host_memcpy_ce" => (vec![concurrent::Flow { src: Gpu(j), dst: Host(j), access: Access::Write }], false),
                 _ => concurrent::row_test(test, j, n).expect("one-row tests are listed in concurrent::TESTS"),

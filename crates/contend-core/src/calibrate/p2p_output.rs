@@ -12,8 +12,17 @@ use super::concurrent::Concurrent;
 use crate::error::{Error, Result};
 use serde::Serialize;
 
+/// The program that printed the measurements: each measures a matrix its own way.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub enum Tool {
+    #[default]
+    P2pBandwidthLatencyTest,
+    Nvbandwidth,
+}
+
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct P2pMeasurements {
+    pub tool: Tool,
     /// Product name of each device, e.g. "NVIDIA A100 80GB PCIe".
     pub devices: Vec<String>,
     /// The sample's "P2P Connectivity Matrix".

@@ -200,3 +200,21 @@ fn host_bidirectional_tests_give_each_directions_duplex_loss() {
     assert!(one.fitted.contains_key("duplex.pcie") && !one.fitted.contains_key("duplex_upstream.pcie"), "{:?}", one.fitted);
     assert!(one.notes.iter().any(|n| n.contains("cannot be told apart")), "{:?}", one.notes);
 }
+
+/// A machine calibrated on its own predicted nvbandwidth output gives back its parameters, and
+/// scores every value of that output within rounding: calibrate reads nvbandwidth's matrices as
+/// nvbandwidth measures them (one long copy, not p2pBandwidthLatencyTest's five).
+#[test]
+fn recovers_a_machine_from_its_own_predicted_nvbandwidth_output() {
+    let m = Machine::load("dgx-a100").unwrap();
+    let p = MaxminParams::default();
+    let text = crate::p2p::nvbandwidth::predict(&m, &p).unwrap().text();
+    let meas = parse_measurements(&text, "predicted.txt").unwrap();
+    assert_eq!(meas.tool, Tool::Nvbandwidth);
+    let c = calibrate(&m, &meas, &p, true).unwrap();
+    let eff: f64 = c.fitted["efficiency.nvlink"].parse().unwrap();
+    assert!((eff - 0.92).abs() < 0.002, "{eff}");
+    let worst = c.residuals.iter().filter_map(|r| r.relative_error).fold(0.0_f64, |a, e| a.max(e.abs()));
+    assert!(worst < 0.003, "worst residual {worst}");
+    assert!(c.residuals.iter().any(|r| r.matrix == "concurrent_all_to_one_read_ce" && r.held_out));
+}
