@@ -165,6 +165,12 @@ def test_p2p_of_a_cluster(cli):
     assert_one_line(cli("p2p", "fat-tree-256x8", "--tool", "nvbandwidth"), "2048 GPUs", "give one node")
 
 
+def test_import_with_too_many_numa_nodes_per_socket(cli, tmp_path):
+    dump = tmp_path / "topo.txt"
+    dump.write_text("\tGPU0\tGPU1\nGPU0\t X \tNV1\nGPU1\tNV1\t X \n")
+    assert_one_line(cli("import", str(dump), "--numa-per-socket", "64"), "--numa-per-socket", "give 1 to 8")
+
+
 def test_p2p_of_an_unknown_tool(cli):
     assert_one_line(cli("p2p", "dgx-a100", "--tool", "nccl-tests"), "--tool", "nvbandwidth")
 

@@ -88,6 +88,15 @@ def test_import_writes_a_machine_that_loads(tmp_path, dump, gpus):
     assert run_cli("p2p", str(out), "--json").returncode == 0
 
 
+def test_import_groups_numa_nodes_into_sockets(tmp_path):
+    dump = FIXTURES / "nvidia-smi-topo-8x4090-epyc7542-nps4.txt"
+    yaml, assumptions = contend.import_machine(dump)
+    assert yaml.count("kind: upi") == 28 and any("--numa-per-socket" in a for a in assumptions)
+    out = tmp_path / "rome.yaml"
+    assert run_cli("import", str(dump), "--numa-per-socket", "4", "-o", str(out)).returncode == 0
+    assert out.read_text().count("kind: upi") == 1
+
+
 def test_calibrate_against_a_real_p2p_output(tmp_path):
     machine = tmp_path / "a100.yaml"
     assert run_cli("import", str(FIXTURES / "nvidia-smi-topo-4xa100-pcie.txt"), "-o", str(machine)).returncode == 0

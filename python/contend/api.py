@@ -137,11 +137,14 @@ class Transfers:
         return len(self.records)
 
 
-def import_machine(path: str | os.PathLike, name: str | None = None) -> tuple[str, list[str]]:
-    """A machine file (YAML text) from an ``nvidia-smi topo -m`` or NCCL topology XML dump, and its assumptions."""
+def import_machine(
+    path: str | os.PathLike, name: str | None = None, numa_per_socket: int = 1
+) -> tuple[str, list[str]]:
+    """A machine file (YAML text) from an ``nvidia-smi topo -m``, NCCL topology XML or ``sudo lspci -vvv`` dump, and
+    its assumptions. ``numa_per_socket`` NUMA nodes make one socket (AMD NPS4, Intel SNC4: 4)."""
     path = os.fspath(path)
     name = name or os.path.splitext(os.path.basename(path))[0]
-    r = json.loads(_core.import_machine(path, name))
+    r = json.loads(_core.import_machine(path, name, numa_per_socket))
     return r["yaml"], r["assumptions"]
 
 

@@ -610,10 +610,15 @@ def import_(
     ),
     name: str | None = typer.Option(None, "--name", help="Machine name (default: the file's name)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the machine file here; never overwrites."),
+    numa_per_socket: int = typer.Option(
+        1, "--numa-per-socket",
+        help="NUMA nodes per CPU socket, where the BIOS splits sockets (AMD NPS2/NPS4: 2/4, Intel SNC2/SNC4: 2/4); "
+        "the dumps show NUMA nodes, not sockets.",
+    ),
 ) -> None:
     """Turn a topology dump into a machine file, stating every assumption made."""
     new_file(output, [str(dump)])
-    yaml, assumptions = api.import_machine(dump, name)
+    yaml, assumptions = api.import_machine(dump, name, numa_per_socket)
     err().print(
         f"[bold]{len(assumptions)} assumptions[/] (also written as comments in the file; check and refine them):"
     )

@@ -419,8 +419,8 @@ fn one_node(m: &Machine) -> Result<()> {
 pub const P2P_MAX_GPUS: usize = 64;
 
 /// A machine file from an `nvidia-smi topo -m` or NCCL topology XML dump.
-pub fn import(path: &str, name: &str) -> Result<import::Imported> {
-    import::import(&read_user_file(path)?, name, path)
+pub fn import(path: &str, name: &str, numa_per_socket: u32) -> Result<import::Imported> {
+    import::import(&read_user_file(path)?, name, path, numa_per_socket)
 }
 
 /// Fit a machine to measurements: a CSV of measured patterns (header

@@ -157,8 +157,8 @@ fn schedule(
 
 /// `api::import`: {yaml, assumptions, format}.
 #[pyfunction]
-fn import_machine(path: &str, name: &str) -> PyResult<String> {
-    Ok(json(&api::import(path, name).map_err(to_py)?))
+fn import_machine(path: &str, name: &str, numa_per_socket: u32) -> PyResult<String> {
+    Ok(json(&api::import(path, name, numa_per_socket).map_err(to_py)?))
 }
 
 /// `api::nvbandwidth`: the predicted nvbandwidth testcases, as JSON and as nvbandwidth prints them.

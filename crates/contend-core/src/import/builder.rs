@@ -34,27 +34,62 @@ impl Builder {
         self.acs_everywhere = true;
     }
 
-    /// The host memories and socket links of `roots` (one root complex per NUMA node or socket):
-    /// the dumps give neither, so both are assumed and said.
-    pub fn sockets(&mut self, roots: &[String], amd: bool) {
-        for root in roots {
+    /// The host memories and socket links of `roots`, one root complex per NUMA node (name, node
+    /// number): the dumps give neither, so both are assumed and said. With `numa_per_socket` K > 1,
+    /// nodes n with equal n / K share a socket (Linux numbers NUMA nodes socket by socket): its
+    /// nodes' root complexes are joined by the socket fabric, and sockets by the socket link.
+    pub fn sockets(&mut self, roots: &[(String, u32)], amd: bool, numa_per_socket: u32) {
+        for (root, _) in roots {
             let mem = root.replace("CPU", "MEM");
             self.device(&mem, "host_memory", None);
             self.link(root, &mem, "memory", 1, "50GB/s");
         }
         self.assume("host memory: 50 GB/s per NUMA node (the file does not say; set your platform's figure)");
-        // AMD platforms allow peer-to-peer between NUMA nodes (xGMI / Infinity Fabric); Intel's
-        // UPI does not by default, so CUDA stages those copies through host memory.
-        let (kind, bw) = if amd { ("xgmi", "36GB/s") } else { ("upi", "20.8GB/s") };
-        for i in 0..roots.len() {
-            for j in i + 1..roots.len() {
-                self.link(&roots[i], &roots[j], kind, 1, bw);
+        let mut sockets: Vec<(u32, Vec<&str>)> = Vec::new();
+        for (root, node) in roots {
+            let s = node / numa_per_socket.max(1);
+            match sockets.iter_mut().find(|(k, _)| *k == s) {
+                Some((_, members)) => members.push(root),
+                None => sockets.push((s, vec![root])),
             }
         }
-        if roots.len() > 1 && amd {
-            self.assume("AMD CPUs: NUMA nodes joined pairwise by an xGMI-class link of 36 GB/s per direction (one x16 xGMI-2 link at 18 GT/s), peer-to-peer allowed across it (the file gives no socket interconnect)");
-        } else if roots.len() > 1 {
-            self.assume("NUMA nodes joined pairwise by a UPI-class link of 20.8 GB/s per direction (the file gives no socket interconnect)");
+        // A socket of several NUMA nodes is a hub on the socket fabric; a socket of one is its node.
+        let mut ends = Vec::new();
+        for (s, members) in &sockets {
+            if let [one] = members.as_slice() {
+                ends.push(one.to_string());
+                continue;
+            }
+            let hub = format!("SOCKET{s}");
+            let (first, last) = (s * numa_per_socket, (s + 1) * numa_per_socket - 1);
+            self.device(&hub, "root_complex", Some(format!("socket {s}: NUMA nodes {first}-{last}")));
+            for m in members {
+                self.link(&hub, m, "fabric", 1, "128GB/s");
+            }
+            ends.push(hub);
+        }
+        if sockets.iter().any(|(_, m)| m.len() > 1) {
+            self.assume(format!(
+                "{numa_per_socket} NUMA nodes per socket (--numa-per-socket): a socket's NUMA nodes joined by the socket fabric (128 GB/s per direction, not a bottleneck)"
+            ));
+        } else if numa_per_socket == 1 && roots.len() > 2 {
+            self.assume(format!(
+                "{} NUMA nodes, each taken as a socket; if the CPUs split a socket into several nodes (AMD NPS2/NPS4, Intel SNC), give --numa-per-socket",
+                roots.len()
+            ));
+        }
+        // AMD platforms allow peer-to-peer between sockets (xGMI / Infinity Fabric); Intel's
+        // UPI does not by default, so CUDA stages those copies through host memory.
+        let (kind, bw) = if amd { ("xgmi", "36GB/s") } else { ("upi", "20.8GB/s") };
+        for i in 0..ends.len() {
+            for j in i + 1..ends.len() {
+                self.link(&ends[i], &ends[j], kind, 1, bw);
+            }
+        }
+        if ends.len() > 1 && amd {
+            self.assume("AMD CPUs: sockets joined pairwise by an xGMI-class link of 36 GB/s per direction (one x16 xGMI-2 link at 18 GT/s), peer-to-peer allowed across it (the file gives no socket interconnect)");
+        } else if ends.len() > 1 {
+            self.assume("sockets joined pairwise by a UPI-class link of 20.8 GB/s per direction (the file gives no socket interconnect)");
         }
     }
 

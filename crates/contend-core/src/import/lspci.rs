@@ -298,7 +298,7 @@ impl Import<'_> {
     }
 }
 
-pub fn parse_dump(text: &str, origin: &str) -> Result<Builder> {
+pub fn parse_dump(text: &str, origin: &str, numa_per_socket: u32) -> Result<Builder> {
     let fns = parse(text);
     if fns.is_empty() {
         return Err(Error::input(origin, "", "no lspci record found: expected lines like `0000:17:00.0 PCI bridge: …` (the output of `sudo lspci -vvv`)"));
@@ -309,6 +309,16 @@ pub fn parse_dump(text: &str, origin: &str) -> Result<Builder> {
             origin,
             "",
             "the bridges have no `Bus: primary=…, secondary=…` lines, so the tree cannot be read: save `sudo lspci -vvv`, not plain `lspci`",
+        ));
+    }
+    // A dump filtered to some devices (`lspci -d 10de:`, `-s`) has lost the bridges above them:
+    // read as it is, every GPU would be a root complex of its own.
+    let host_bridge = fns.iter().any(|f| f.class_text.starts_with("Host bridge"));
+    if bridges.is_empty() && !host_bridge && fns.iter().any(|f| f.class == Class::Display && f.nvidia && f.addr.bus != 0) {
+        return Err(Error::input(
+            origin,
+            "",
+            "the dump has GPUs behind bridges but no bridge and no host bridge: it looks filtered (lspci -d or -s); save the whole `sudo lspci -vvv`",
         ));
     }
     // A bridge's secondary bus is above its own (`secondary=00`: an unassigned bridge), so every
@@ -354,7 +364,7 @@ pub fn parse_dump(text: &str, origin: &str) -> Result<Builder> {
     for (node, buses) in &by_node {
         let cpu = format!("CPU{node}");
         im.b.device(&cpu, "root_complex", Some(format!("NUMA node {node}, {}", if amd { "AMD" } else { "Intel" })));
-        sockets.push(cpu.clone());
+        sockets.push((cpu.clone(), *node));
         for &(domain, bus) in buses {
             let root = if buses.len() > 1 {
                 let hb = format!("HB{node}_{domain:x}_{bus:02x}");
@@ -382,7 +392,7 @@ pub fn parse_dump(text: &str, origin: &str) -> Result<Builder> {
     for (k, &i) in nics.iter().enumerate() {
         im.place(i, &format!("NIC{k}"), "nic");
     }
-    im.b.sockets(&sockets, amd);
+    im.b.sockets(&sockets, amd, numa_per_socket);
     im.b.assume("GPUs numbered in PCI bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID, as nvidia-smi numbers them)");
     if !nics.is_empty() {
         im.b.assume("NICs: one per PCI device (the ports of a multi-port adapter share its link), numbered in bus order");

@@ -24,14 +24,25 @@ pub struct Imported {
     pub format: &'static str,
 }
 
-/// Read a dump of either kind; `name` names the machine, `origin` the file (for messages).
-pub fn import(text: &str, name: &str, origin: &str) -> Result<Imported> {
+/// NUMA nodes per socket beyond which no CPU goes (AMD NPS4 and Intel SNC4 give 4).
+pub const MAX_NUMA_PER_SOCKET: u32 = 8;
+
+/// Read a dump of any kind; `name` names the machine, `origin` the file (for messages);
+/// `numa_per_socket` NUMA nodes make one socket (1: each node is a socket, as the dumps show).
+pub fn import(text: &str, name: &str, origin: &str, numa_per_socket: u32) -> Result<Imported> {
+    if !(1..=MAX_NUMA_PER_SOCKET).contains(&numa_per_socket) {
+        return Err(Error::input(
+            "--numa-per-socket",
+            "",
+            format!("{numa_per_socket} is not a count of NUMA nodes per socket; give 1 to {MAX_NUMA_PER_SOCKET} (AMD NPS4 and Intel SNC4: 4)"),
+        ));
+    }
     let (builder, format) = if text.trim_start().starts_with('<') {
-        (nccl::parse(text, origin)?, "nccl-xml")
+        (nccl::parse(text, origin, numa_per_socket)?, "nccl-xml")
     } else if lspci::is_dump(text) {
-        (lspci::parse_dump(text, origin)?, "lspci")
+        (lspci::parse_dump(text, origin, numa_per_socket)?, "lspci")
     } else {
-        (smi::parse(text, origin)?, "nvidia-smi")
+        (smi::parse(text, origin, numa_per_socket)?, "nvidia-smi")
     };
     let yaml = builder.to_yaml(name, &format!("imported from {origin} ({format})"));
     // The result must load: a failure here is ours, not the user's.

@@ -40,7 +40,7 @@ struct State {
     next_switch: u32,
 }
 
-pub fn parse(text: &str, origin: &str) -> Result<Builder> {
+pub fn parse(text: &str, origin: &str, numa_per_socket: u32) -> Result<Builder> {
     let root = xml::parse(text, origin)?;
     if root.name != "system" {
         return Err(Error::input(origin, "", format!("the root element is <{}>, not <system>: not an NCCL topology file", root.name)));
@@ -68,10 +68,10 @@ pub fn parse(text: &str, origin: &str) -> Result<Builder> {
         for child in &cpu.children {
             place(&mut st, child, &root, &root);
         }
-        roots.push((root, vendor.to_string()));
+        roots.push((root, vendor.to_string(), numa.parse::<u32>().unwrap_or(k as u32)));
     }
     let amd = roots.iter().all(|r| r.1 == "AuthenticAMD");
-    st.b.sockets(&roots.into_iter().map(|r| r.0).collect::<Vec<_>>(), amd);
+    st.b.sockets(&roots.into_iter().map(|r| (r.0, r.2)).collect::<Vec<_>>(), amd, numa_per_socket);
     nvlinks(&mut st);
     if st.next_gpu == 0 {
         return Err(Error::input(origin, "", "no GPU in the file (no <gpu> element and no PCI device of a display class)"));

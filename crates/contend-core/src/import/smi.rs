@@ -150,14 +150,17 @@ fn is_gpu(name: &str) -> bool {
     name.starts_with("GPU") && name[3..].parse::<u32>().is_ok()
 }
 
-pub fn parse(text: &str, origin: &str) -> Result<Builder> {
+pub fn parse(text: &str, origin: &str, numa_per_socket: u32) -> Result<Builder> {
     let m = parse_matrix(text, origin)?;
     let n = m.names.len();
     let mut b = Builder::default();
     let all: Vec<usize> = (0..n).collect();
     let close = |r: Rel, levels: &[Rel]| levels.contains(&r);
 
-    // Sockets: devices that reach each other without the socket interconnect, or share a NUMA node.
+    // Sockets: devices that reach each other without the socket interconnect, or share a NUMA
+    // node, or (--numa-per-socket K) sit on NUMA nodes n, n' with n / K = n' / K.
+    let node = |i: usize| m.affinity[i].as_deref().and_then(|a| a.strip_prefix("numa ")).and_then(|x| x.parse::<u32>().ok());
+    let same_socket = |i: usize, j: usize| node(i).zip(node(j)).is_some_and(|(a, b)| a / numa_per_socket == b / numa_per_socket);
     let mut socket = Sets::new(n);
     // Without a single SYS label there is one socket, whatever NVLink hides of PCIe.
     let one_socket = !m.rel.iter().flatten().any(|&r| r == Rel::Sys);
@@ -166,7 +169,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Builder> {
             if close(m.rel[i][j], &[Rel::Pix, Rel::Pxb, Rel::Phb, Rel::Node]) {
                 socket.join(i, j);
             }
-            if one_socket || (i != j && m.affinity[i].is_some() && m.affinity[i] == m.affinity[j]) {
+            if one_socket || (i != j && m.affinity[i].is_some() && m.affinity[i] == m.affinity[j]) || same_socket(i, j) {
                 socket.join(i, j);
             }
         }
@@ -192,9 +195,11 @@ pub fn parse(text: &str, origin: &str) -> Result<Builder> {
                 let name = format!("HB{s}_{h}");
                 b.device(&name, "root_complex", Some("PCIe host bridge".into()));
                 b.link(&root, &name, "fabric", 1, "128GB/s");
-                b.assume(format!(
-                    "NODE: devices under different PCIe host bridges of one NUMA node; each host bridge is a root complex joined to {root} by the socket fabric (128 GB/s per direction, not a bottleneck)"
-                ));
+                b.assume(if numa_per_socket > 1 {
+                    format!("NODE, and SYS within a socket of {numa_per_socket} NUMA nodes (--numa-per-socket): devices under different PCIe host bridges of one socket; each host bridge is a root complex joined to {root} by the socket fabric (128 GB/s per direction, not a bottleneck)")
+                } else {
+                    format!("NODE: devices under different PCIe host bridges of one NUMA node; each host bridge is a root complex joined to {root} by the socket fabric (128 GB/s per direction, not a bottleneck)")
+                });
                 name
             } else {
                 root.clone()
@@ -211,6 +216,15 @@ pub fn parse(text: &str, origin: &str) -> Result<Builder> {
         for j in i + 1..roots.len() {
             b.link(&roots[i], &roots[j], "upi", 1, "20.8GB/s");
         }
+    }
+    let nodes: std::collections::BTreeSet<u32> = (0..n).filter_map(node).collect();
+    if numa_per_socket > 1 && nodes.is_empty() {
+        b.assume("--numa-per-socket left unused: the dump has no NUMA Affinity column");
+    } else if numa_per_socket == 1 && nodes.len() > 2 {
+        b.assume(format!(
+            "{} NUMA nodes, each taken as a socket; if the CPUs split a socket into several nodes (AMD NPS2/NPS4, Intel SNC), give --numa-per-socket",
+            nodes.len()
+        ));
     }
     if roots.len() > 1 {
         b.assume("SYS: sockets joined by one UPI-class link of 20.8 GB/s per direction each (the dump does not say which or how many)");

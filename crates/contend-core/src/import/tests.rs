@@ -6,7 +6,7 @@ fn fixture(name: &str) -> String {
 }
 
 fn machine(name: &str) -> (Machine, Vec<String>) {
-    let r = import(&fixture(name), name, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let r = import(&fixture(name), name, name, 1).unwrap_or_else(|e| panic!("{name}: {e}"));
     (Machine::from_text(&r.yaml, name).unwrap(), r.assumptions)
 }
 
@@ -83,13 +83,13 @@ fn ndv4_without_gpu_elements() {
 
 #[test]
 fn broken_dumps_are_refused_with_the_place() {
-    let e = import("hello\n", "x", "x.txt").unwrap_err().to_string();
+    let e = import("hello\n", "x", "x.txt", 1).unwrap_err().to_string();
     assert!(e.starts_with("x.txt: ") && e.contains("GPU0"), "{e}");
-    let e = import("\tGPU0\tGPU1\nGPU0\t X \tFOO\nGPU1\tFOO\t X \n", "x", "x.txt").unwrap_err().to_string();
+    let e = import("\tGPU0\tGPU1\nGPU0\t X \tFOO\nGPU1\tFOO\t X \n", "x", "x.txt", 1).unwrap_err().to_string();
     assert!(e.contains("\"FOO\" is not a topo -m label"), "{e}");
-    let e = import("<system version=\"1\">\n  <cpu numaid=\"0\">\n</system>\n", "x", "x.xml").unwrap_err().to_string();
+    let e = import("<system version=\"1\">\n  <cpu numaid=\"0\">\n</system>\n", "x", "x.xml", 1).unwrap_err().to_string();
     assert!(e.starts_with("x.xml: line 3") && e.contains("</system>"), "{e}");
-    let e = import("<topology/>", "x", "x.xml").unwrap_err().to_string();
+    let e = import("<topology/>", "x", "x.xml", 1).unwrap_err().to_string();
     assert!(e.contains("not an NCCL topology"), "{e}");
 }
 
@@ -121,7 +121,7 @@ fn hgx_a100_dump_with_six_nvswitches() {
 #[test]
 fn node_host_bridges_are_root_complexes_on_the_socket_fabric() {
     let text = "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tNODE\t0-15\t0\nGPU1\tNODE\t X \t0-15\t0\n";
-    let imported = import(text, "node", "topo.txt").unwrap();
+    let imported = import(text, "node", "topo.txt", 1).unwrap();
     let m = Machine::from_text(&imported.yaml, "node").unwrap();
     assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::RootComplex).count(), 3);
     assert_eq!(m.links.iter().filter(|l| l.kind == LinkKind::Fabric).count(), 2);
@@ -167,7 +167,7 @@ fn lspci_without_root_reads_the_tree_from_bus_numbers() {
 01:00.0 PCI bridge: PLX Technology, Inc. PEX 8747 48-Lane, 5-Port PCI Express Gen 3 (8.0 GT/s) Switch (rev ca)\n\tBus: primary=01, secondary=02, subordinate=03, sec-latency=0\n\n\
 02:08.0 PCI bridge: PLX Technology, Inc. PEX 8747 48-Lane, 5-Port PCI Express Gen 3 (8.0 GT/s) Switch (rev ca)\n\tBus: primary=02, secondary=03, subordinate=03, sec-latency=0\n\n\
 03:00.0 3D controller: NVIDIA Corporation GK210GL [Tesla K80] (rev a1)\n\tCapabilities: <access denied>\n";
-    let r = import(text, "k80", "lspci.txt").unwrap();
+    let r = import(text, "k80", "lspci.txt", 1).unwrap();
     let m = Machine::from_text(&r.yaml, "k80").unwrap();
     assert_eq!(parent(&m, "GPU0"), "SW0");
     assert_eq!(parent(&m, "SW0"), "CPU0");
@@ -181,7 +181,7 @@ fn lspci_of_a_virtual_machine_puts_the_gpu_on_the_root() {
     // A cloud VM: the GPU on the root bus, no bridge above it; its capabilities are visible.
     let text = "00:00.0 Host bridge: Intel Corporation 440FX - 82441FX PMC [Natoma] (rev 02)\n\tNUMA node: 0\n\n\
 00:04.0 3D controller: NVIDIA Corporation GA100 [A100 PCIe 40GB] (rev a1)\n\tNUMA node: 0\n\tCapabilities: [68] Express (v2) Endpoint, MSI 00\n\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16\n\t\tLnkSta:\tSpeed 16GT/s, Width x16\n";
-    let r = import(text, "vm", "lspci.txt").unwrap();
+    let r = import(text, "vm", "lspci.txt", 1).unwrap();
     let m = Machine::from_text(&r.yaml, "vm").unwrap();
     assert_eq!(parent(&m, "GPU0"), "CPU0");
     assert!(!r.assumptions.iter().any(|a| a.contains("without root") || a.contains("assumed:")), "{:?}", r.assumptions);
@@ -189,10 +189,15 @@ fn lspci_of_a_virtual_machine_puts_the_gpu_on_the_root() {
 
 #[test]
 fn lspci_dumps_that_cannot_be_read_say_why() {
-    let e = import("00:01.0 PCI bridge: Intel Root Port\n03:00.0 3D controller: NVIDIA Corporation GA100\n", "x", "x.txt").unwrap_err().to_string();
+    let e = import("00:01.0 PCI bridge: Intel Root Port\n03:00.0 3D controller: NVIDIA Corporation GA100\n", "x", "x.txt", 1).unwrap_err().to_string();
     assert!(e.starts_with("x.txt: ") && e.contains("sudo lspci -vvv"), "{e}");
-    let e = import("00:02.0 VGA compatible controller: ASPEED Technology, Inc. ASPEED Graphics Family\n", "x", "x.txt").unwrap_err().to_string();
+    let e = import("00:02.0 VGA compatible controller: ASPEED Technology, Inc. ASPEED Graphics Family\n", "x", "x.txt", 1).unwrap_err().to_string();
     assert!(e.contains("no NVIDIA GPU"), "{e}");
+    // `lspci -vvv -d 10de:`: the GPUs' records without the bridges above them.
+    let whole = fixture("lspci-constructed-8xh100-pcie.txt");
+    let gpus: Vec<&str> = whole.split("\n\n").filter(|r| r.lines().next().is_some_and(|l| l.contains("NVIDIA"))).collect();
+    let e = import(&gpus.join("\n\n"), "x", "x.txt", 1).unwrap_err().to_string();
+    assert!(e.contains("looks filtered") && e.contains("sudo lspci -vvv"), "{e}");
 }
 
 #[test]
@@ -203,9 +208,47 @@ fn lspci_leaves_out_unassigned_bridges_and_virtual_functions() {
 05:00.0 PCI bridge: Unassigned\n\tBus: primary=05, secondary=00, subordinate=00, sec-latency=0\n\n\
 01:00.0 3D controller: NVIDIA Corporation GA100 [A100 PCIe 80GB] (rev a1)\n\n\
 01:00.4 3D controller: NVIDIA Corporation GA100 [A100 PCIe 80GB] (rev a1)\n";
-    let r = import(text, "vf", "lspci.txt").unwrap();
+    let r = import(text, "vf", "lspci.txt", 1).unwrap();
     let m = Machine::from_text(&r.yaml, "vf").unwrap();
     assert_eq!(m.gpus().len(), 1);
     assert_eq!(parent(&m, "GPU0"), "CPU0");
     assert!(r.assumptions.iter().any(|a| a.contains("1 SR-IOV virtual function")), "{:?}", r.assumptions);
+}
+
+/// A dual EPYC in NPS4 (eight NUMA nodes) imported as eight sockets says so, and with
+/// --numa-per-socket 4 becomes two sockets whose node-level root complexes share the socket fabric.
+#[test]
+fn numa_nodes_group_into_sockets() {
+    let text = fixture("nvidia-smi-topo-8x4090-epyc7542-nps4.txt");
+    let eight = import(&text, "rome", "topo.txt", 1).unwrap();
+    assert!(eight.assumptions.iter().any(|a| a.contains("8 NUMA nodes, each taken as a socket") && a.contains("--numa-per-socket")), "{:?}", eight.assumptions);
+    let upi = |m: &Machine| m.links.iter().filter(|l| l.kind == LinkKind::Upi).count();
+    assert_eq!(upi(&Machine::from_text(&eight.yaml, "rome.yaml").unwrap()), 28);
+
+    let two = import(&text, "rome", "topo.txt", 4).unwrap();
+    let m = Machine::from_text(&two.yaml, "rome.yaml").unwrap();
+    assert_eq!(upi(&m), 1, "{}", two.yaml);
+    // GPU3 (node 0) and GPU0 (node 3) share socket 0: their route never takes the socket link;
+    // GPU3 and GPU7 (node 4) cross it.
+    let router = crate::flow::router::Router::new(&m);
+    let crosses = |a: &str, b: &str| {
+        let (a, b) = (m.device(a).unwrap(), m.device(b).unwrap());
+        router.plan(a, b, None, &[], false).unwrap().hops.iter().any(|h| m.links[h.link].kind == LinkKind::Upi)
+    };
+    assert!(!crosses("GPU3", "GPU0") && crosses("GPU3", "GPU7"));
+    assert!(two.assumptions.iter().all(|a| !a.contains("each taken as a socket")));
+    let e = import(&text, "rome", "topo.txt", 0).unwrap_err().to_string();
+    assert!(e.starts_with("--numa-per-socket: 0 is not a count"), "{e}");
+}
+
+/// lspci's NUMA nodes group the same way: two nodes of one socket meet on its fabric, not on UPI.
+#[test]
+fn lspci_numa_nodes_group_into_sockets() {
+    let text = fixture("lspci-constructed-8xh100-pcie.txt");
+    let one = import(&text, "x", "lspci.txt", 2).unwrap();
+    let m = Machine::from_text(&one.yaml, "x.yaml").unwrap();
+    assert!(m.links.iter().all(|l| l.kind != LinkKind::Upi), "{}", one.yaml);
+    let hub = m.device("SOCKET0").expect("a socket hub");
+    assert_eq!(m.links.iter().filter(|l| l.kind == LinkKind::Fabric && (l.a == hub || l.b == hub)).count(), 2);
+    assert!(one.assumptions.iter().any(|a| a.starts_with("2 NUMA nodes per socket")), "{:?}", one.assumptions);
 }
