@@ -76,7 +76,8 @@ def test_mechanism_and_via(tmp_path):
 
 @pytest.mark.parametrize("dump,gpus", [("nvidia-smi-dgx1-v100.txt", 8), ("nccl-ibm-h100-vsi.xml", 8),
                                        ("nvidia-smi-k80-fdr.txt", 4), ("nccl-azure-ndv4.xml", 8),
-                                       ("lspci-constructed-8xh100-pcie.txt", 8)])
+                                       ("lspci-constructed-8xh100-pcie.txt", 8),
+                                       ("lspci-vvnn-esc8000g4-8x2080ti.txt", 8)])
 def test_import_writes_a_machine_that_loads(tmp_path, dump, gpus):
     out = tmp_path / "m.yaml"
     p = run_cli("import", str(FIXTURES / dump), "-o", str(out))

@@ -160,6 +160,31 @@ fn lspci_tree_links_and_acs() {
     assert!(picture.contains("SW0 (pcie_switch, ACS redirect)") && picture.contains("SW2 (pcie_switch)  ["), "{picture}");
 }
 
+/// A real dump (hw-probe's `lspci -vvnn` of an ASUS ESC8000 G4, PROVENANCE.txt): eight RTX 2080 Ti
+/// behind two cascaded PEX 8796 switches under one Gen3 x16 root port, ACS off.
+#[test]
+fn lspci_of_a_real_cascaded_switch_server() {
+    let (m, assumptions) = machine("lspci-vvnn-esc8000g4-8x2080ti.txt");
+    assert_eq!(m.gpus().len(), 8);
+    // GPUs 0-3 (buses 1d-20) under the lower switch, which hangs on the upper one with GPUs 4-7.
+    let lower = parent(&m, "GPU0");
+    let upper = parent(&m, "GPU4");
+    assert!((1..4).all(|k| parent(&m, &format!("GPU{k}")) == lower) && (5..8).all(|k| parent(&m, &format!("GPU{k}")) == upper));
+    assert_eq!(parent(&m, &lower), upper);
+    assert_eq!(parent(&m, &upper), "CPU0");
+    assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::PcieSwitch).count(), 2);
+    // The I350 (x4) is no NIC; no switch redirects; every link Gen3 x16 despite 2.5 GT/s idle GPUs.
+    assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::Nic).count(), 0);
+    assert!(m.devices.iter().all(|d| !d.acs_redirect));
+    assert!(m.links.iter().filter(|l| l.kind == LinkKind::Pcie).all(|l| (l.bandwidth - 15.75e9).abs() < 0.01e9));
+    assert!(assumptions.iter().any(|a| a.contains("below their capable speed") && a.contains("GPU7 (2.5 GT/s)")));
+    // All eight share the root port: the host path of GPU0 and GPU7 meet on the switch uplink.
+    let router = crate::flow::router::Router::new(&m);
+    let to_host = |g: &str| router.plan(m.device(g).unwrap(), m.device("MEM0").unwrap(), None, &[], true).unwrap();
+    let shared = to_host("GPU0").hops.iter().filter(|h| to_host("GPU7").hops.iter().any(|k| k.link == h.link)).count();
+    assert!(shared >= 1);
+}
+
 #[test]
 fn lspci_without_root_reads_the_tree_from_bus_numbers() {
     // Without root lspci prints no capabilities: port types follow from the bus ranges.
