@@ -86,17 +86,31 @@ def gpu_index(name: str, gpus: list[str]) -> int | None:
     return gpus.index(name) if name in gpus else None
 
 
+PEER_MATRICES = {  # calibrate's name of an nvbandwidth peer matrix: its testcase, and whether rows pull
+    "unidirectional_p2p_gbps": ("device_to_device_memcpy_write_ce", False),
+    "unidirectional_p2p_read_gbps": ("device_to_device_memcpy_read_ce", True),
+    "bidirectional_p2p_gbps": ("device_to_device_bidirectional_memcpy_write_ce_total", False),
+}
+
+
 def nvbandwidth_sheet(r: dict, sheet: dict, gpus: list[str]) -> float | None:
     """The data-sheet value of an nvbandwidth residual from `contend p2p --tool nvbandwidth`'s
-    prediction: a one-row test's column is its GPU; v0.2's bidirectional peer cell (the measured
-    copy while the opposite one runs) is today's Write2 (row to column) or Read1 (column into row)."""
-    test = r["matrix"].split("_", 1)[1]
+    prediction: a peer matrix's cell (a read matrix's row pulls from its column); a both-way Total
+    its cell; v0.2's bidirectional peer cell (the measured copy while the opposite one runs) is
+    today's Write2 (row to column) or Read1 (column into row); a one-row test's column is its GPU."""
     src, dst = gpu_index(r["src"], gpus), gpu_index(r["dst"], gpus)
-    if test.startswith("device_to_device_bidirectional_"):
-        read = "_read_" in test
-        key, row, col = (f"{test}_read1", dst, src) if read else (f"{test}_write2", src, dst)
+    if r["matrix"] in PEER_MATRICES:
+        key, pulled = PEER_MATRICES[r["matrix"]]
+        row, col = (dst, src) if pulled else (src, dst)
     else:
-        key, row, col = test, 0, src if src is not None else dst
+        test = r["matrix"].split("_", 1)[1]
+        if test.endswith("_total"):
+            key, row, col = test, src, dst
+        elif test.startswith("device_to_device_bidirectional_"):
+            read = "_read_" in test
+            key, row, col = (f"{test}_read1", dst, src) if read else (f"{test}_write2", src, dst)
+        else:
+            key, row, col = test, 0, src if src is not None else dst
     return sheet[key][row][col] if key in sheet else None
 
 
@@ -179,10 +193,11 @@ def main() -> None:
             groups.setdefault(key, []).append(abs(r["relative_error"]))
             if r["matrix"].startswith("concurrent_"):
                 tests.setdefault((name, r["matrix"].removeprefix("concurrent_")), []).append(abs(r["relative_error"]))
-            if r["matrix"] in peers:
-                sheet = peers[r["matrix"]][idx[r["src"]]][idx[r["dst"]]]
-            else:
+            # Each tool's matrices as that tool measures them.
+            if "nvbandwidth" in data:
                 sheet = nvbandwidth_sheet(r, nvb, peers["gpus"])
+            else:
+                sheet = peers[r["matrix"]][idx[r["src"]]][idx[r["dst"]]]
             if sheet is not None and r["measured"] > 0:
                 groups.setdefault((kind(r["matrix"]), how, "data sheet"), []).append(abs(sheet / r["measured"] - 1))
         staged = {(r["matrix"], r["src"], r["dst"]): r for r in c["residuals"] if "_staged_" in r["matrix"]}

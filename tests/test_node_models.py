@@ -32,6 +32,12 @@ def test_nvbandwidth_prediction_prints_as_nvbandwidth_and_calibrates(tmp_path):
     out.write_text(p.stdout)
     c = contend.calibrate(contend.Machine.load("dgx-a100"), out)
     assert float(c["fitted"]["efficiency.nvlink"]) == pytest.approx(0.92, abs=0.002)
+    # A machine without peer access (peer tests waived), read back with --hold-out.
+    rome = Path(__file__).parent.parent / "bench" / "validation" / "machines" / "rtx4090x8-rome.yaml"
+    out.write_text(run_cli("p2p", str(rome), "--tool", "nvbandwidth").stdout)
+    p = run_cli("calibrate", str(rome), str(out), "--hold-out", "--json")
+    assert p.returncode == 0, p.stderr
+    assert max(abs(r["relative_error"]) for r in json.loads(p.stdout)["residuals"]) < 0.003
     r = contend.nvbandwidth(contend.Machine.load("dgx-a100"))
     write = next(m for t in r["testcases"] for m in t["matrices"] if m["key"] == "device_to_device_memcpy_write_ce")
     # NVSwitch: every pair at 12 NVLink 3 links' rate (25 GB/s each) times NVLink's efficiency.
@@ -215,6 +221,33 @@ def test_calibrate_scores_nvbandwidth_concurrent_tests_held_out():
     assert s["count"] == 8 and s["median_abs_relative_error"] < 0.02
     text = run_cli("calibrate", str(machine), str(measured), "--hold-out").stdout
     assert "concurrent_all_to_host_memcpy_ce" in text and "all→GPU3" in text
+
+
+def nvbandwidth_json(text: str) -> dict:
+    """A plain-text nvbandwidth run as `nvbandwidth -j` prints it (json_output.cpp): cells as strings."""
+    lines = text.splitlines()
+    devices = [f"{i}: {l.split(': ', 1)[1]}: (host)" for i, l in enumerate(x for x in lines if x.startswith("Device "))]
+    cases = []
+    for k, line in enumerate(lines):
+        if line.startswith("Running ") and k + 2 < len(lines) and "bandwidth" in lines[k + 1]:
+            rows = []
+            for r in lines[k + 3:]:
+                if not r.strip():
+                    break
+                rows.append(r.split()[1:])
+            cases.append({"name": line[8:-1], "status": "Passed", "bandwidth_description": lines[k + 1],
+                          "bandwidth_matrix": rows, "sum": 0.0})
+    return {"nvbandwidth": {"version": "v0.2", "GPU Device list": devices, "testcases": cases}}
+
+
+def test_calibrate_reads_nvbandwidth_json_as_its_text(tmp_path):
+    machine = Path(__file__).parent.parent / "bench" / "validation" / "machines" / "h800x8.yaml"
+    measured = FIXTURES / "nvbandwidth-8xh800-all.txt"
+    as_json = tmp_path / "run.json"
+    as_json.write_text(json.dumps(nvbandwidth_json(measured.read_text())))  # one line, commas and all
+    m = contend.Machine.load(machine)
+    text, js = contend.calibrate(m, measured, hold_out=True), contend.calibrate(m, as_json, hold_out=True)
+    assert js["fitted"] == text["fitted"] and len(js["residuals"]) == len(text["residuals"]) > 300
 
 
 def test_calibrate_fits_the_h800_host_links_duplex_loss_per_direction(tmp_path):

@@ -419,7 +419,7 @@ fn one_node(m: &Machine) -> Result<()> {
 pub const P2P_MAX_GPUS: usize = 64;
 
 /// A machine file from an `nvidia-smi topo -m` or NCCL topology XML dump.
-pub fn import(path: &str, name: &str, numa_per_socket: u32) -> Result<import::Imported> {
+pub fn import(path: &str, name: &str, numa_per_socket: i64) -> Result<import::Imported> {
     import::import(&read_user_file(path)?, name, path, numa_per_socket)
 }
 
@@ -433,9 +433,11 @@ pub fn import(path: &str, name: &str, numa_per_socket: u32) -> Result<import::Im
 pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out: bool) -> Result<serde_json::Value> {
     let text = read_user_file(path)?;
     let header = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
-    let is_csv = path.to_lowercase().ends_with(".csv") || header.is_some_and(|h| h.contains(','));
+    // A CSV by its header (tools' outputs have commas in their lines too: "Device: 0, …", JSON).
     let patterns = header.is_some_and(calibrate::patterns::is_patterns);
-    if hold_out && is_csv && !patterns {
+    let graph_column = header.is_some_and(|h| h.split(',').any(|c| c.trim().eq_ignore_ascii_case("graph")));
+    let graphs = !patterns && (path.to_lowercase().ends_with(".csv") || graph_column);
+    if hold_out && graphs {
         return Err(Error::input(
             path,
             "",
@@ -449,8 +451,7 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out:
         v["yaml"] = serde_json::Value::String(crate::topology::to_yaml(&fit.spec));
         return Ok(v);
     }
-    let csv = path.to_lowercase().ends_with(".csv") || header.is_some_and(|h| h.split(',').any(|c| c.trim().eq_ignore_ascii_case("graph")));
-    if csv {
+    if graphs {
         let base = sc16::Sc16Params::parse(params)?;
         let graphs = calibrate::sc16_fit::parse_csv(&text, path)?;
         let fit = calibrate::sc16_fit::fit(m, &graphs, &base, path)?;

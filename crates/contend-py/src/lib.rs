@@ -157,7 +157,7 @@ fn schedule(
 
 /// `api::import`: {yaml, assumptions, format}.
 #[pyfunction]
-fn import_machine(path: &str, name: &str, numa_per_socket: u32) -> PyResult<String> {
+fn import_machine(path: &str, name: &str, numa_per_socket: i64) -> PyResult<String> {
     Ok(json(&api::import(path, name, numa_per_socket).map_err(to_py)?))
 }
 

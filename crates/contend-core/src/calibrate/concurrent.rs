@@ -37,13 +37,33 @@ pub struct Flow {
     pub access: Access,
 }
 
-/// One measured value of a concurrent test: its flows, the first of which is the measured one
-/// unless `total` (then every flow counts, and all are the same size).
+/// What a measured value is, as nvbandwidth computes it (memcpy.cpp).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Value {
+    /// The first copy's bytes over its own time (USE_FIRST_BW); the other copies interfere,
+    /// twice its size so that they run for all of it.
+    First,
+    /// Every copy's bytes over the time until the last ends (TOTAL_BW: all_to_one, one_to_all).
+    Total,
+    /// The sum of each copy's own rate, copies of equal size (VECTOR_BW summed: the "Total" of a
+    /// bidirectional peer test since v0.3).
+    SumOfCopies,
+}
+
+impl Value {
+    /// Each flow's bytes for `n` flows.
+    pub fn sizes(self, n: usize) -> Vec<u64> {
+        (0..n).map(|k| if self != Value::First || k == 0 { COPY_BYTES } else { 2 * COPY_BYTES }).collect()
+    }
+}
+
+/// One measured value of a concurrent test: its flows (the first is the measured copy where
+/// the value is `First`) and what the value is.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Concurrent {
     pub test: String,
     pub flows: Vec<Flow>,
-    pub total: bool,
+    pub value: Value,
     pub gbps: f64,
 }
 
@@ -70,8 +90,8 @@ fn w(src: End, dst: End) -> Flow {
 }
 
 /// The flows of the value in column `j` of a one-row test on `n` GPUs (`None`: not one of
-/// `TESTS`), and whether the value is a total.
-pub fn row_test(test: &str, j: usize, n: usize) -> Option<(Vec<Flow>, bool)> {
+/// `TESTS`), and what the value is.
+pub fn row_test(test: &str, j: usize, n: usize) -> Option<(Vec<Flow>, Value)> {
     use End::{Gpu, Host};
     let others = (0..n).filter(move |&i| i != j);
     let both = |i: usize| [w(Gpu(i), Host(i)), w(Host(i), Gpu(i))];
@@ -89,7 +109,8 @@ pub fn row_test(test: &str, j: usize, n: usize) -> Option<(Vec<Flow>, bool)> {
         "one_to_all_read_ce" => others.map(|i| pulled(i, j)).collect(),
         _ => return None,
     };
-    Some((flows, test.starts_with("all_to_one") || test.starts_with("one_to_all")))
+    let total = test.starts_with("all_to_one") || test.starts_with("one_to_all");
+    Some((flows, if total { Value::Total } else { Value::First }))
 }
 
 /// nvbandwidth v0.2's bidirectional peer tests print one matrix, the measured copy's bandwidth
@@ -117,12 +138,13 @@ pub fn device(m: &Machine, router: &Router, e: End) -> Result<usize, String> {
 
 /// What the test would print for `c` on machine `m` under maxmin with `p`, GB/s.
 pub fn predict(m: &Machine, c: &Concurrent, p: &MaxminParams) -> Result<f64, String> {
-    let sizes: Vec<u64> = (0..c.flows.len()).map(|k| if c.total || k == 0 { COPY_BYTES } else { 2 * COPY_BYTES }).collect();
-    let run = run(m, &c.flows, &sizes, p).map_err(|e| format!("{}: {e}", c.test))?;
-    if c.total {
-        return run.total_gbps.ok_or_else(|| format!("{}: no GPU of the machine is a peer of the one measured", c.test));
+    let run = run(m, &c.flows, &c.value.sizes(c.flows.len()), p).map_err(|e| format!("{}: {e}", c.test))?;
+    let no_peer = || format!("{}: its measured copy is between GPUs without peer access in the machine", c.test);
+    match c.value {
+        Value::First => run.gbps[0].ok_or_else(no_peer),
+        Value::Total => run.total_gbps.ok_or_else(|| format!("{}: no GPU of the machine is a peer of the one measured", c.test)),
+        Value::SumOfCopies => run.gbps.iter().copied().sum::<Option<f64>>().ok_or_else(no_peer),
     }
-    run.gbps[0].ok_or_else(|| format!("{}: its measured copy is between GPUs without peer access in the machine", c.test))
 }
 
 /// Copies started together, as nvbandwidth times them.
@@ -168,14 +190,14 @@ mod tests {
     #[test]
     fn flows_follow_nvbandwidth() {
         use End::{Gpu, Host};
-        let (f, total) = row_test("all_to_host_memcpy_ce", 2, 4).unwrap();
-        assert_eq!((f.len(), total), (4, false));
+        let (f, value) = row_test("all_to_host_memcpy_ce", 2, 4).unwrap();
+        assert_eq!((f.len(), value), (4, Value::First));
         assert_eq!(f[0], w(Gpu(2), Host(2)));
         let (f, _) = row_test("host_to_all_bidirectional_memcpy_ce", 1, 3).unwrap();
         // The measured copy first, its reverse, then both directions of every other GPU.
         assert_eq!(f, vec![w(Host(1), Gpu(1)), w(Gpu(1), Host(1)), w(Gpu(0), Host(0)), w(Host(0), Gpu(0)), w(Gpu(2), Host(2)), w(Host(2), Gpu(2))]);
-        let (f, total) = row_test("all_to_one_read_ce", 0, 3).unwrap();
-        assert!(total && f.iter().all(|x| x.src == Gpu(0) && x.access == Access::Read));
+        let (f, value) = row_test("all_to_one_read_ce", 0, 3).unwrap();
+        assert!(value == Value::Total && f.iter().all(|x| x.src == Gpu(0) && x.access == Access::Read));
         let (f, _) = row_test("one_to_all_read_ce", 0, 3).unwrap();
         assert!(f.iter().all(|x| x.dst == Gpu(0) && x.access == Access::Read));
         assert!(row_test("host_to_device_memcpy_sm", 0, 3).is_none());
@@ -203,10 +225,10 @@ links:
         .unwrap();
         let p = MaxminParams::default();
         let one = |test: &str, j: usize| {
-            let (flows, total) = row_test(test, j, 2).unwrap();
-            predict(&m, &Concurrent { test: test.into(), flows, total, gbps: 0.0 }, &p).unwrap()
+            let (flows, value) = row_test(test, j, 2).unwrap();
+            predict(&m, &Concurrent { test: test.into(), flows, value, gbps: 0.0 }, &p).unwrap()
         };
-        let alone = predict(&m, &Concurrent { test: "d2h".into(), flows: vec![w(End::Gpu(0), End::Host(0))], total: false, gbps: 0.0 }, &p).unwrap();
+        let alone = predict(&m, &Concurrent { test: "d2h".into(), flows: vec![w(End::Gpu(0), End::Host(0))], value: Value::First, gbps: 0.0 }, &p).unwrap();
         let shared = one("all_to_host_memcpy_ce", 0);
         assert!((shared / alone - 0.5).abs() < 0.01, "{shared} against {alone}");
         // Peer copies through the switch do not touch the uplink: GPU1 -> GPU0 alone.
@@ -233,12 +255,12 @@ links:
         )
         .unwrap();
         let p = MaxminParams::default();
-        let run = |test: &str, flows: Vec<Flow>, total: bool| predict(&m, &Concurrent { test: test.into(), flows, total, gbps: 0.0 }, &p);
+        let run = |test: &str, flows: Vec<Flow>, value: Value| predict(&m, &Concurrent { test: test.into(), flows, value, gbps: 0.0 }, &p);
         let (flows, _) = row_test("all_to_one_write_ce", 0, 3).unwrap();
-        let all = run("all_to_one_write_ce", flows, true).unwrap();
-        let pair = run("pair", vec![w(End::Gpu(1), End::Gpu(0))], false).unwrap();
+        let all = run("all_to_one_write_ce", flows, Value::Total).unwrap();
+        let pair = run("pair", vec![w(End::Gpu(1), End::Gpu(0))], Value::First).unwrap();
         assert!((all / pair - 1.0).abs() < 1e-6, "{all} against {pair}");
-        let e = run("bidir", bidirectional_cell(false, 2, 0), false).unwrap_err();
+        let e = run("bidir", bidirectional_cell(false, 2, 0), Value::First).unwrap_err();
         assert!(e.contains("without peer access"), "{e}");
     }
 }

@@ -170,5 +170,15 @@ pub fn fit_host_duplex(m: &Machine, tests: &[Concurrent], params: &MaxminParams)
     let to_host_loss = line(&mut both.iter().map(|&(c, w, r)| (r, c - w)));
     let from_host_loss = line(&mut both.iter().map(|&(c, w, r)| (w, c - r)));
     let (up, down) = if upstream { (to_host_loss, from_host_loss) } else { (from_host_loss, to_host_loss) };
+    if kind != LinkKind::Pcie {
+        // Only PCIe links take a loss per direction: the larger of the two, on both.
+        let note = format!(
+            "nvbandwidth's host bidirectional tests: the host links are {k} links, which take one duplex loss for both directions; the larger of the two measured ({:.4} toward the host, {:.4} from it) is used",
+            to_host_loss,
+            from_host_loss,
+            k = kind.name()
+        );
+        return (Some(HostDuplex::One { kind, duplex: up.max(down) }), vec![note]);
+    }
     (Some(HostDuplex::Directed { kind, upstream: up, downstream: down }), Vec::new())
 }

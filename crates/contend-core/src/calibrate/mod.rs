@@ -28,15 +28,18 @@ pub mod kernels_fit;
 mod lm;
 mod lsq;
 pub mod nvbandwidth;
+mod nvbandwidth_json;
 pub mod p2p_output;
 pub mod patterns;
 pub mod sc16_fit;
 
 pub use p2p_output::{parse as parse_p2p_output, P2pMeasurements, Tool};
 
-/// p2pBandwidthLatencyTest or nvbandwidth output, whichever `text` is.
+/// p2pBandwidthLatencyTest or nvbandwidth output (plain or `-j` JSON), whichever `text` is.
 pub fn parse_measurements(text: &str, origin: &str) -> Result<P2pMeasurements> {
-    if nvbandwidth::detect(text) {
+    if nvbandwidth_json::detect(text) {
+        nvbandwidth::parse(&nvbandwidth_json::to_text(text, origin)?, origin)
+    } else if nvbandwidth::detect(text) {
         nvbandwidth::parse(text, origin)
     } else {
         parse_p2p_output(text, origin)
@@ -484,14 +487,18 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
             concurrent::End::Gpu(i) => m.devices[gpus[i]].name.clone(),
             concurrent::End::Host(i) => format!("host of {}", m.devices[gpus[i]].name),
         };
-        // A total names the GPU the test is about (the one end all its copies share).
-        let (src, dst) = match (c.total, c.flows.first()) {
-            (true, Some(f)) if c.flows.iter().all(|g| g.src == f.src) => (name(f.src), "all".to_string()),
-            (true, Some(f)) => ("all".to_string(), name(f.dst)),
+        // A total names the GPU the test is about (the one end all its copies share); a sum of
+        // both ways names its matrix cell, row then column (the first copy runs column to row).
+        use concurrent::Value;
+        let (src, dst) = match (c.value, c.flows.first()) {
+            (Value::Total, Some(f)) if c.flows.iter().all(|g| g.src == f.src) => (name(f.src), "all".to_string()),
+            (Value::Total, Some(f)) => ("all".to_string(), name(f.dst)),
+            (Value::SumOfCopies, Some(f)) => (name(f.dst), name(f.src)),
             (_, Some(f)) => (name(f.src), name(f.dst)),
             (_, None) => continue,
         };
-        let matrix = format!("{kind}_{}", c.test);
+        let suffix = if c.value == Value::SumOfCopies { "_total" } else { "" };
+        let matrix = format!("{kind}_{}{suffix}", c.test);
         let rel = (c.gbps > 0.0).then(|| (p - c.gbps) / c.gbps);
         residuals.push(Residual { matrix, src, dst, measured: c.gbps, predicted: Some(p), relative_error: rel, held_out: !fitted });
     }

@@ -20,9 +20,15 @@ use super::p2p_output::{P2pMeasurements, Tool};
 use crate::error::{Error, Result};
 use crate::workload::Access;
 
-/// Whether `text` looks like nvbandwidth output.
+/// Whether `text` looks like nvbandwidth output: its version line, or a testcase's "Running
+/// NAME." or "SUM NAME" line (posted excerpts often keep only those).
 pub fn detect(text: &str) -> bool {
-    text.contains("nvbandwidth Version") || text.lines().any(|l| l.trim_start().starts_with("SUM device_to_device_"))
+    let testcase = |name: &str| name.ends_with("_ce") || name.ends_with("_sm");
+    text.contains("nvbandwidth Version")
+        || text.lines().map(str::trim).any(|l| {
+            l.strip_prefix("Running ").and_then(|n| n.strip_suffix('.')).is_some_and(testcase)
+                || l.strip_prefix("SUM ").and_then(|r| r.split_whitespace().next()).is_some_and(testcase)
+        })
 }
 
 fn transpose(m: &Matrix) -> Matrix {
@@ -106,13 +112,14 @@ fn read_patterns(test: &str, m: &Matrix, bidirectional: bool, total: bool, out: 
         for (j, v) in row.iter().enumerate() {
             let Some(gbps) = *v else { continue };
             use concurrent::End::{Gpu, Host};
-            let (flows, total) = match test {
-                _ if bidirectional => (concurrent::bidirectional_cell(test.contains("_read_"), i, j), total),
-                "host_to_device_memcpy_ce" => (vec![concurrent::Flow { src: Host(j), dst: Gpu(j), access: Access::Write }], false),
-                "device_to_host_memcpy_ce" => (vec![concurrent::Flow { src: Gpu(j), dst: Host(j), access: Access::Write }], false),
+            use concurrent::Value;
+            let (flows, value) = match test {
+                _ if bidirectional => (concurrent::bidirectional_cell(test.contains("_read_"), i, j), if total { Value::SumOfCopies } else { Value::First }),
+                "host_to_device_memcpy_ce" => (vec![concurrent::Flow { src: Host(j), dst: Gpu(j), access: Access::Write }], Value::First),
+                "device_to_host_memcpy_ce" => (vec![concurrent::Flow { src: Gpu(j), dst: Host(j), access: Access::Write }], Value::First),
                 _ => concurrent::row_test(test, j, n).expect("one-row tests are listed in concurrent::TESTS"),
             };
-            let c = Concurrent { test: test.to_string(), flows, total, gbps };
+            let c = Concurrent { test: test.to_string(), flows, value, gbps };
             if matches!(test, "host_to_device_memcpy_ce" | "device_to_host_memcpy_ce") {
                 out.host_copies.push(c);
             } else if matches!(test, "host_to_device_bidirectional_memcpy_ce" | "device_to_host_bidirectional_memcpy_ce") {
@@ -156,7 +163,7 @@ mod tests {
         assert_eq!((m.host_copies.len(), m.host_bidirectional.len()), (16, 16));
         // Column 3 of all_to_one_read: GPU3's data pulled by the seven others, a total.
         let c = m.concurrent.iter().filter(|c| c.test == "all_to_one_read_ce").nth(3).unwrap();
-        assert_eq!((c.gbps, c.total, c.flows.len()), (142.13, true, 7));
+        assert_eq!((c.gbps, c.value, c.flows.len()), (142.13, concurrent::Value::Total, 7));
         assert!(c.flows.iter().all(|f| f.src == concurrent::End::Gpu(3) && f.access == Access::Read));
         assert!(m.skipped.iter().any(|s| s.contains("all_to_one_write_sm")));
     }

@@ -171,13 +171,13 @@ fn host_bidirectional_tests_give_each_directions_duplex_loss() {
         use concurrent::End::{Gpu, Host};
         let one = |src, dst| vec![concurrent::Flow { src, dst, access: crate::workload::Access::Write }];
         for (test, flows) in [("host_to_device_memcpy_ce", one(Host(j), Gpu(j))), ("device_to_host_memcpy_ce", one(Gpu(j), Host(j)))] {
-            let mut c = concurrent::Concurrent { test: test.into(), flows, total: false, gbps: 0.0 };
+            let mut c = concurrent::Concurrent { test: test.into(), flows, value: concurrent::Value::First, gbps: 0.0 };
             c.gbps = concurrent::predict(&truth, &c, &p).unwrap();
             meas.host_copies.push(c);
         }
         for test in ["host_to_device_bidirectional_memcpy_ce", "device_to_host_bidirectional_memcpy_ce"] {
-            let (flows, total) = concurrent::row_test(test, j, 4).unwrap();
-            let mut c = concurrent::Concurrent { test: test.into(), flows, total, gbps: 0.0 };
+            let (flows, value) = concurrent::row_test(test, j, 4).unwrap();
+            let mut c = concurrent::Concurrent { test: test.into(), flows, value, gbps: 0.0 };
             c.gbps = concurrent::predict(&truth, &c, &p).unwrap();
             meas.host_bidirectional.push(c);
         }
@@ -217,4 +217,58 @@ fn recovers_a_machine_from_its_own_predicted_nvbandwidth_output() {
     let worst = c.residuals.iter().filter_map(|r| r.relative_error).fold(0.0_f64, |a, e| a.max(e.abs()));
     assert!(worst < 0.003, "worst residual {worst}");
     assert!(c.residuals.iter().any(|r| r.matrix == "concurrent_all_to_one_read_ce" && r.held_out));
+}
+
+/// Where the two directions of a pair differ (a PCIe link that loses more upstream), a both-way
+/// "Total" is the sum of the two copies' own rates, as nvbandwidth sums them, and calibrate
+/// scores the read Totals of the prediction against that same sum.
+#[test]
+fn both_way_totals_are_sums_of_each_copy() {
+    let text = "name: asym
+devices:
+  - {name: RC, kind: root_complex}
+  - {name: MEM, kind: host_memory}
+  - {name: SW, kind: pcie_switch}
+  - {name: GPU0, kind: gpu}
+  - {name: GPU1, kind: gpu}
+links:
+  - {a: RC, b: MEM, kind: memory, bandwidth: 500GB/s}
+  - {a: RC, b: SW, kind: pcie, gen: 4, lanes: 16}
+  - {a: SW, b: GPU0, kind: pcie, gen: 4, lanes: 16, duplex_upstream: 0.5, duplex_downstream: 0}
+  - {a: SW, b: GPU1, kind: pcie, gen: 4, lanes: 16}
+";
+    let m = Machine::from_text(text, "asym.yaml").unwrap();
+    let p = MaxminParams::default();
+    let r = crate::p2p::nvbandwidth::predict(&m, &p).unwrap();
+    let cell = |key: &str| r.testcases.iter().flat_map(|t| &t.matrices).find(|x| x.key == key).unwrap().values[0][1].unwrap();
+    let (one, two, total) = (
+        cell("device_to_device_bidirectional_memcpy_write_ce_write1"),
+        cell("device_to_device_bidirectional_memcpy_write_ce_write2"),
+        cell("device_to_device_bidirectional_memcpy_write_ce_total"),
+    );
+    assert!((one - two).abs() > 0.1 * two, "the directions differ: {one} and {two}");
+    assert!((total - one - two).abs() < 1e-9);
+    // The same copies valued as a sum of each, and as all bytes over the time until the last ends.
+    let both = |value| {
+        concurrent::predict(&m, &concurrent::Concurrent { test: "t".into(), flows: concurrent::bidirectional_cell(false, 0, 1), value, gbps: 0.0 }, &p).unwrap()
+    };
+    assert!((both(concurrent::Value::SumOfCopies) - total).abs() < 1e-6);
+    assert!((both(concurrent::Value::Total) - 2.0 * one.min(two)).abs() < 1e-6);
+    // Read back, each read Total predicts as printed on the machine that printed it.
+    let meas = parse_measurements(&r.text(), "predicted.txt").unwrap();
+    let reads: Vec<_> = meas.concurrent.iter().filter(|c| c.value == concurrent::Value::SumOfCopies).collect();
+    assert_eq!(reads.len(), 2);
+    for c in reads {
+        let again = concurrent::predict(&m, c, &p).unwrap();
+        assert!((again - c.gbps).abs() < 0.006, "{again} against {}", c.gbps);
+    }
+    // Residuals name the cell, row then column.
+    let c = calibrate(&m, &meas, &p, true).unwrap();
+    let cells: Vec<(&str, &str)> = c
+        .residuals
+        .iter()
+        .filter(|x| x.matrix == "concurrent_device_to_device_bidirectional_memcpy_read_ce_total")
+        .map(|x| (x.src.as_str(), x.dst.as_str()))
+        .collect();
+    assert_eq!(cells, vec![("GPU0", "GPU1"), ("GPU1", "GPU0")]);
 }

@@ -45,28 +45,34 @@ impl Builder {
             self.link(root, &mem, "memory", 1, "50GB/s");
         }
         self.assume("host memory: 50 GB/s per NUMA node (the file does not say; set your platform's figure)");
-        let mut sockets: Vec<(u32, Vec<&str>)> = Vec::new();
+        let mut sockets: Vec<(u32, Vec<(&str, u32)>)> = Vec::new();
         for (root, node) in roots {
             let s = node / numa_per_socket.max(1);
             match sockets.iter_mut().find(|(k, _)| *k == s) {
-                Some((_, members)) => members.push(root),
-                None => sockets.push((s, vec![root])),
+                Some((_, members)) => members.push((root, *node)),
+                None => sockets.push((s, vec![(root, *node)])),
             }
         }
         // A socket of several NUMA nodes is a hub on the socket fabric; a socket of one is its node.
         let mut ends = Vec::new();
         for (s, members) in &sockets {
-            if let [one] = members.as_slice() {
+            if let [(one, _)] = members.as_slice() {
                 ends.push(one.to_string());
                 continue;
             }
             let hub = format!("SOCKET{s}");
-            let (first, last) = (s * numa_per_socket, (s + 1) * numa_per_socket - 1);
-            self.device(&hub, "root_complex", Some(format!("socket {s}: NUMA nodes {first}-{last}")));
-            for m in members {
+            let nodes = members.iter().map(|(_, n)| n.to_string()).collect::<Vec<_>>().join(", ");
+            self.device(&hub, "root_complex", Some(format!("socket {s}: NUMA nodes {nodes}")));
+            for (m, _) in members {
                 self.link(&hub, m, "fabric", 1, "128GB/s");
             }
             ends.push(hub);
+        }
+        if numa_per_socket > 1 && sockets.len() == 1 && roots.len() > 1 {
+            self.assume(format!(
+                "--numa-per-socket {numa_per_socket}: all {} NUMA nodes of the file fall in one socket (nodes n with equal n / {numa_per_socket}); if the host has more sockets, give a smaller count",
+                roots.len()
+            ));
         }
         if sockets.iter().any(|(_, m)| m.len() > 1) {
             self.assume(format!(

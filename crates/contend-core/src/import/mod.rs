@@ -29,14 +29,15 @@ pub const MAX_NUMA_PER_SOCKET: u32 = 8;
 
 /// Read a dump of any kind; `name` names the machine, `origin` the file (for messages);
 /// `numa_per_socket` NUMA nodes make one socket (1: each node is a socket, as the dumps show).
-pub fn import(text: &str, name: &str, origin: &str, numa_per_socket: u32) -> Result<Imported> {
-    if !(1..=MAX_NUMA_PER_SOCKET).contains(&numa_per_socket) {
+pub fn import(text: &str, name: &str, origin: &str, numa_per_socket: i64) -> Result<Imported> {
+    if !(1..=i64::from(MAX_NUMA_PER_SOCKET)).contains(&numa_per_socket) {
         return Err(Error::input(
             "--numa-per-socket",
             "",
             format!("{numa_per_socket} is not a count of NUMA nodes per socket; give 1 to {MAX_NUMA_PER_SOCKET} (AMD NPS4 and Intel SNC4: 4)"),
         ));
     }
+    let numa_per_socket = numa_per_socket as u32;
     let (builder, format) = if text.trim_start().starts_with('<') {
         (nccl::parse(text, origin, numa_per_socket)?, "nccl-xml")
     } else if lspci::is_dump(text) {

@@ -206,11 +206,13 @@ pub fn parse(text: &str, origin: &str, numa_per_socket: u32) -> Result<Builder> 
             };
             place_under_bridge(&m, &mut b, hb, &parent);
         }
+        // 50 GB/s per NUMA node, as the other importers assume: a socket of K nodes has K times it.
+        let nodes = members.iter().filter_map(|&i| node(i)).collect::<std::collections::BTreeSet<_>>().len().max(1);
         b.device(&format!("MEM{s}"), "host_memory", None);
-        b.link(&root, &format!("MEM{s}"), "memory", 1, "50GB/s");
+        b.link(&root, &format!("MEM{s}"), "memory", 1, &format!("{}GB/s", 50 * nodes));
     }
     if !sockets.is_empty() {
-        b.assume("host memory: 50 GB/s per socket (the dump does not say; set your platform's figure)");
+        b.assume("host memory: 50 GB/s per NUMA node, one memory per socket (the dump does not say; set your platform's figure)");
     }
     for i in 0..roots.len() {
         for j in i + 1..roots.len() {
@@ -218,13 +220,26 @@ pub fn parse(text: &str, origin: &str, numa_per_socket: u32) -> Result<Builder> 
         }
     }
     let nodes: std::collections::BTreeSet<u32> = (0..n).filter_map(node).collect();
+    let unknown: Vec<&str> = (0..n).filter(|&i| is_gpu(&m.names[i]) && node(i).is_none()).map(|i| m.names[i].as_str()).collect();
     if numa_per_socket > 1 && nodes.is_empty() {
-        b.assume("--numa-per-socket left unused: the dump has no NUMA Affinity column");
-    } else if numa_per_socket == 1 && nodes.len() > 2 {
+        b.assume("--numa-per-socket left unused: no row of the dump gives a NUMA node (NUMA Affinity column missing or N/A)");
+    } else if numa_per_socket > 1 && !unknown.is_empty() {
+        b.assume(format!("--numa-per-socket: {} give no NUMA node and are placed by their topo -m labels only", unknown.join(", ")));
+    }
+    if numa_per_socket > 1 && roots.len() == 1 && nodes.len() > 1 {
+        b.assume(format!(
+            "--numa-per-socket {numa_per_socket}: all {} NUMA nodes of the dump fall in one socket; if the host has more sockets, give a smaller count",
+            nodes.len()
+        ));
+    }
+    if numa_per_socket == 1 && nodes.len() > 2 {
         b.assume(format!(
             "{} NUMA nodes, each taken as a socket; if the CPUs split a socket into several nodes (AMD NPS2/NPS4, Intel SNC), give --numa-per-socket",
             nodes.len()
         ));
+    }
+    if roots.len() > 1 {
+        b.assume("topo -m does not name the CPU maker: on AMD hosts make the socket links kind xgmi (peer-to-peer allowed across them, unlike UPI)");
     }
     if roots.len() > 1 {
         b.assume("SYS: sockets joined by one UPI-class link of 20.8 GB/s per direction each (the dump does not say which or how many)");

@@ -1,21 +1,21 @@
 //! What NVIDIA's nvbandwidth would print on a machine: its copy-engine testcases, predicted with
 //! maxmin from the copies nvbandwidth starts together for each value (the flow sets
 //! `contend calibrate` reads a real run as, calibrate/concurrent.rs), in nvbandwidth's plain-text
-//! layout (v0.8, NVIDIA/nvbandwidth commit 66746a3), so that a run and a prediction compare line
-//! by line and `contend calibrate` reads either.
+//! layout (v0.8, NVIDIA/nvbandwidth commit 66746a3: titles, matrices and SUM lines as it prints
+//! them), so that a run and a prediction lie side by side and `contend calibrate` reads either.
 //!
 //! As nvbandwidth does: a value is a copy's bytes over its own time, or, in the all-to-one and
 //! one-to-all tests, every copy's bytes over the time until the last ends; interfering copies
 //! are twice the measured one's size, except in the bidirectional peer tests (equal copies, each
 //! reported, "Total" their sum); pairs without peer access are "N/A" and a test with none at all
 //! is waived. The measured copy moves `concurrent::COPY_BYTES` (nvbandwidth moves 16 × 512 MiB
-//! since v0.8, 16 × 64 MiB in v0.2; at either size fixed costs are below 0.1%).
+//! since v0.7, 16 × 64 MiB in v0.2; at either size fixed costs are below 0.1%).
 //!
 //! Not predicted: the SM testcases (kernels copying, not copy engines), device_local_copy (the
 //! GPU's own memory bandwidth, which a machine file does not hold), the latency testcases (SM
 //! pointer chases) and the multinode ones.
 
-use crate::calibrate::concurrent::{self, End, Flow, COPY_BYTES};
+use crate::calibrate::concurrent::{self, End, Flow, Value, COPY_BYTES};
 use crate::error::{Error, Result};
 use crate::flow::router::Router;
 use crate::model::maxmin::MaxminParams;
@@ -92,18 +92,14 @@ fn copy(src: End, dst: End, access: Access) -> Flow {
     Flow { src, dst, access }
 }
 
-/// The flows of the value in column `j` of a one-row testcase, and whether it is a total.
-fn one_row_flows(test: &str, j: usize, n: usize) -> (Vec<Flow>, bool) {
+/// The flows of the value in column `j` of a one-row testcase, and what the value is.
+fn one_row_flows(test: &str, j: usize, n: usize) -> (Vec<Flow>, Value) {
     use End::{Gpu, Host};
     match test {
-        "host_to_device_memcpy_ce" => (vec![copy(Host(j), Gpu(j), Access::Write)], false),
-        "device_to_host_memcpy_ce" => (vec![copy(Gpu(j), Host(j), Access::Write)], false),
+        "host_to_device_memcpy_ce" => (vec![copy(Host(j), Gpu(j), Access::Write)], Value::First),
+        "device_to_host_memcpy_ce" => (vec![copy(Gpu(j), Host(j), Access::Write)], Value::First),
         _ => concurrent::row_test(test, j, n).expect("ONE_ROW lists concurrent::TESTS and the host copies"),
     }
-}
-
-fn sizes(flows: &[Flow], total: bool) -> Vec<u64> {
-    (0..flows.len()).map(|k| if total || k == 0 { COPY_BYTES } else { 2 * COPY_BYTES }).collect()
 }
 
 pub fn predict(m: &Machine, params: &MaxminParams) -> Result<NvbandwidthReport> {
@@ -131,9 +127,9 @@ pub fn predict(m: &Machine, params: &MaxminParams) -> Result<NvbandwidthReport> 
         let matrices = if let Some(&(_, title)) = ONE_ROW.iter().find(|(t, _)| *t == name) {
             let mut row = vec![None; n];
             for (j, cell) in row.iter_mut().enumerate() {
-                let (flows, total) = one_row_flows(name, j, n);
-                let run = concurrent::run(m, &flows, &sizes(&flows, total), params).map_err(fail)?;
-                *cell = if total { run.total_gbps } else { run.gbps[0] };
+                let (flows, value) = one_row_flows(name, j, n);
+                let run = concurrent::run(m, &flows, &value.sizes(flows.len()), params).map_err(fail)?;
+                *cell = if value == Value::Total { run.total_gbps } else { run.gbps[0] };
             }
             vec![Matrix { key: name.to_string(), title: title.to_string(), values: vec![row] }]
         } else {
@@ -174,7 +170,7 @@ fn peer_matrices(m: &Machine, name: &str, peers: &[Vec<bool>], params: &MaxminPa
     let (mut first, mut second, mut total) = (empty(), empty(), empty());
     for (i, j) in pairs(peers) {
         let flows = [copy(Gpu(j), Gpu(i), access), copy(Gpu(i), Gpu(j), access)];
-        let r = concurrent::run(m, &flows, &[COPY_BYTES, COPY_BYTES], params)?;
+        let r = concurrent::run(m, &flows, &Value::SumOfCopies.sizes(2), params)?;
         (first[i][j], second[i][j]) = (r.gbps[0], r.gbps[1]);
         total[i][j] = r.gbps[0].zip(r.gbps[1]).map(|(a, b)| a + b);
     }
@@ -213,8 +209,10 @@ impl NvbandwidthReport {
     /// each matrix (columns 10 wide, two decimals, "N/A") with its "SUM key total" line.
     pub fn text(&self) -> String {
         let mut s = String::new();
-        let params = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
-        let _ = writeln!(s, "contend: nvbandwidth's copy-engine testcases predicted for {} (maxmin; {params})\n", self.machine);
+        // No commas on the first lines: they must not read as a CSV header.
+        let params = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
+        let _ = writeln!(s, "contend: nvbandwidth's copy-engine testcases predicted for {} (nvbandwidth v0.8 layout)", self.machine);
+        let _ = writeln!(s, "maxmin parameters: {params}\n");
         for (i, g) in self.gpus.iter().enumerate() {
             let _ = writeln!(s, "Device {i}: {g}");
         }
