@@ -519,7 +519,7 @@ def calibrate(
     machine: str = MachineArg,
     measurements: Path = typer.Argument(
         ...,
-        help="Output of CUDA's p2pBandwidthLatencyTest or of nvbandwidth as they print it; "
+        help="Output of CUDA's p2pBandwidthLatencyTest or of nvbandwidth as they print it (nvbandwidth -j JSON too); "
         "a CSV of measured patterns (pattern,src,dst,size,time or bandwidth[,access]) to fit every "
         "parameter the data identifies; or a CSV of transfer graphs (graph,src,dst,size,time) to fit sc16's B and tau.",
     ),
