@@ -1,6 +1,7 @@
 """Pictures, traces, generators, schemas and the listing commands."""
 
 import json
+from pathlib import Path
 
 import contend
 from conftest import run_cli
@@ -52,6 +53,23 @@ def test_show_draws_and_marks_links_closing_a_cycle(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "⟲ P0 ↔ P1" in p.stdout
     assert png.stat().st_size > 5_000
+
+
+def test_the_machine_diagram_hangs_numa_nodes_under_their_socket(tmp_path):
+    from contend.plots import socket_roots
+
+    fixtures = Path(__file__).parent.parent / "crates" / "contend-core" / "tests" / "fixtures"
+    yaml, _ = contend.import_machine(fixtures / "lspci-constructed-8xh100-pcie.txt", numa_per_socket=2)
+    (tmp_path / "m.yaml").write_text(yaml)
+    graph = contend.Machine.load(tmp_path / "m.yaml").graph()
+    kind = {d["name"]: d["kind"] for d in graph["devices"]}
+    # SOCKET0 joins the two NUMA nodes' root complexes, each above its host bridges.
+    assert socket_roots(graph, kind) == ["SOCKET0"]
+    storm = contend.Machine.load("cs-storm").graph()
+    assert socket_roots(storm, {d["name"]: d["kind"] for d in storm["devices"]}) == ["RC0", "RC1"]
+    png = tmp_path / "m.png"
+    assert run_cli("show", str(tmp_path / "m.yaml"), "--png", str(png)).returncode == 0
+    assert png.stat().st_size > 10_000
 
 
 def test_machines_lists_every_preset():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from typing import Any
 
 import matplotlib
@@ -22,6 +23,10 @@ KIND_COLOURS = {
     "host_memory": "#9c755f",
     "nvswitch": "#b07aa1",
 }
+
+
+# Links drawn as tree edges in the machine diagram: colour and width.
+LINK_STYLES = {"pcie": ("0.45", 1.5), "memory": ("#9c755f", 1.0), "fabric": ("#e15759", 1.0)}
 
 
 def timeline(raw: dict[str, Any], path: str, title: str | None = None) -> None:
@@ -68,20 +73,54 @@ def transfer_label(t: dict[str, Any]) -> str:
     return pair if t["name"].replace("->", "→").startswith(pair) else f"{t['name']}: {pair}"
 
 
+SOCKET_LINKS = ("qpi", "upi", "xgmi")
+
+
+def socket_roots(graph: dict[str, Any], kind: dict[str, str]) -> list[str]:
+    """The root complex at the top of each group joined by the socket fabric: the group's centre
+    (a socket hub above its NUMA nodes, a socket above its host bridges), one on a socket link
+    where several are."""
+    fabric: dict[str, list[str]] = {d: [] for d, k in kind.items() if k == "root_complex"}
+    for l in graph["links"]:
+        if l["kind"] == "fabric" and l["a"] in fabric and l["b"] in fabric:
+            fabric[l["a"]].append(l["b"])
+            fabric[l["b"]].append(l["a"])
+    socket = {e for l in graph["links"] if l["kind"] in SOCKET_LINKS for e in (l["a"], l["b"])}
+
+    def distances(start: str) -> dict[str, int]:
+        far, queue = {start: 0}, [start]
+        for v in queue:  # breadth first: the list grows as it is read
+            for w in fabric[v]:
+                if w not in far:
+                    far[w] = far[v] + 1
+                    queue.append(w)
+        return far
+
+    roots, seen = [], set()
+    for d in fabric:
+        if d in seen:
+            continue
+        group = distances(d)
+        seen.update(group)
+        roots.append(min(group, key=lambda v: (max(distances(v).values()), v not in socket)))
+    return roots
+
+
 def machine_diagram(graph: dict[str, Any], path: str) -> None:
-    """The PCIe trees drawn top-down from each root complex; other links dashed."""
+    """The PCIe trees drawn top-down from each socket (a socket's host bridges, NUMA nodes and
+    memory hang under it on the socket fabric); links outside the trees dashed."""
     devices = [d["name"] for d in graph["devices"]]
     kind = {d["name"]: d["kind"] for d in graph["devices"]}
     acs = {d["name"] for d in graph["devices"] if d.get("acs_redirect")}
-    # Host memory hangs under its socket in the picture, like a PCIe child.
-    pcie = [l for l in graph["links"] if l["kind"] in ("pcie", "memory") and not l["closes_cycle"]]
-    other = [l for l in graph["links"] if l["kind"] not in ("pcie", "memory")]
+    tree_kinds = ("pcie", "memory", "fabric")
+    tree = [l for l in graph["links"] if l["kind"] in tree_kinds and not l["closes_cycle"]]
     cycle = [l for l in graph["links"] if l["closes_cycle"]]
     adj: dict[str, list[str]] = {d: [] for d in devices}
-    for l in pcie:
+    for l in tree:
         adj[l["a"]].append(l["b"])
         adj[l["b"]].append(l["a"])
-    roots = [d for d in devices if kind[d] == "root_complex"]
+    roots = socket_roots(graph, kind)
+    roots += [d for d in devices if kind[d] == "root_complex" and d not in roots]
     roots += [d for d in devices if not adj[d] and kind[d] != "root_complex"]
     pos: dict[str, tuple[float, float]] = {}
     children: dict[str, list[str]] = {}
@@ -113,13 +152,20 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
         if r not in pos:
             place(r, 0)
             next_x[0] += 0.5
+    # A tree link is one the layout used; the others (a fabric ring, say) are drawn dashed.
+    used = {frozenset((v, w)) for v, kids in children.items() for w in kids}
+
+    def in_tree(l: dict[str, Any]) -> bool:
+        return l["kind"] in tree_kinds and (l["kind"] != "fabric" or frozenset((l["a"], l["b"])) in used)
+
+    other = [l for l in graph["links"] if not in_tree(l) and not l["closes_cycle"]]
     width = max(6.0, 0.9 * next_x[0])
     depth = max(1, int(-min(y for _, y in pos.values())) + 1)
     fig, ax = plt.subplots(figsize=(width, 1.2 + 1.3 * depth))
-    for l in pcie:
+    for l in filter(in_tree, tree):
         (xa, ya), (xb, yb) = pos[l["a"]], pos[l["b"]]
-        memory = l["kind"] == "memory"
-        ax.plot([xa, xb], [ya, yb], color="#9c755f" if memory else "0.45", lw=1.0 if memory else 1.5, zorder=1)
+        colour, lw = LINK_STYLES[l["kind"]]
+        ax.plot([xa, xb], [ya, yb], color=colour, lw=lw, zorder=1)
     for l in cycle:  # PCIe links the tree layout does not use: drawn, and marked as closing a cycle
         (xa, ya), (xb, yb) = pos[l["a"]], pos[l["b"]]
         ax.annotate("", xy=(xb, yb), xytext=(xa, ya),
@@ -144,10 +190,17 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
     ax.set_xlim(-0.7, next_x[0])
     ax.set_ylim(-depth + 0.4, 0.9)
     ax.axis("off")
-    ax.set_title(f"{graph['name']}: {graph['description']}" if graph["description"] else graph["name"], fontsize=9)
+    title = f"{graph['name']}: {graph['description']}" if graph["description"] else graph["name"]
+    ax.set_title(textwrap.fill(title, width=int(14 * width)), fontsize=9)
     handles = [plt.Rectangle((0, 0), 1, 1, fc=c) for c in KIND_COLOURS.values()]
-    ax.legend(handles, ["GPU", "PCIe switch", "root complex", "NIC", "host memory", "NVSwitch"], loc="lower right",
-              fontsize=7, ncol=6, frameon=False, bbox_to_anchor=(1.0, -0.12))
+    names = ["GPU", "PCIe switch", "root complex", "NIC", "host memory", "NVSwitch"]
+    for k, name in (("pcie", "PCIe"), ("memory", "memory"), ("fabric", "socket fabric")):
+        handles.append(plt.Line2D([], [], color=LINK_STYLES[k][0], lw=LINK_STYLES[k][1]))
+        names.append(name)
+    handles.append(plt.Line2D([], [], color="#b07aa1", lw=1.5, ls="--"))
+    names.append("NVLink, socket and other links")
+    ax.legend(handles, names, loc="upper center", fontsize=7, ncol=10 if width > 16 else 5 if width > 9 else 3,
+              frameon=False, bbox_to_anchor=(0.5, 0.0))
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
