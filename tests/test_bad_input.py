@@ -192,3 +192,56 @@ def test_absurd_packet_runs_are_refused(cli, tmp_path):
     f = write(tmp_path, "s.yaml", "transfers:\n  - {src: n0.GPU1, dst: n1.GPU0, size: 1MiB}\n")
     p = cli("simulate", "dragonfly-512x4", f, "--model", "packet", "-p", "buffer=100000000")
     assert_one_line(p, "buffer", "1 to")
+
+
+def mutated(text: str, rng) -> str:
+    """A real file damaged as files get damaged: lines cut, lost or repeated, cells replaced."""
+    lines = text.split("\n")
+    for _ in range(rng.randint(1, 5)):
+        i = rng.randrange(len(lines))
+        op = rng.randrange(4)
+        if op == 0:
+            del lines[i]
+        elif op == 1:
+            lines.insert(i, lines[rng.randrange(len(lines))])
+        elif op == 2:
+            lines[i] = lines[i][: rng.randrange(len(lines[i]) + 1)]
+        elif (cells := lines[i].split()) and op == 3:
+            damage = ["inf", "nan", "-1", "x", "N/A", "-", "1e308", "99999999999999999999"]
+            cells[rng.randrange(len(cells))] = rng.choice(damage)
+            lines[i] = " ".join(cells)
+        if len(lines) < 2:
+            break
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_damaged_measurements_and_dumps_never_raise_anything_but_input_errors(tmp_path, seed):
+    import random
+    from pathlib import Path
+
+    import contend
+    from contend.errors import InputError
+
+    root = Path(__file__).parent.parent
+    fixtures = root / "crates" / "contend-core" / "tests" / "fixtures"
+    machines = root / "bench" / "validation" / "machines"
+    measured = [("a100-pcie-x4", "p2pBandwidthLatencyTest-4xa100-pcie.txt"),
+                ("rtx-a6000x6", "nvbandwidth-6xa6000-read-ce.txt"), ("h100-host", "hostlink-h100-emr.csv")]
+    dumps = ["nvidia-smi-dgx1-v100.txt", "nccl-azure-ndv4.xml", "lspci-vvnn-esc8000g4-8x2080ti.txt",
+             "nvidia-smi-topo-8x4090-epyc7542-nps4.txt"]
+    rng = random.Random(seed)
+    for k in range(12):
+        machine, name = measured[k % len(measured)]
+        f = tmp_path / f"m{k}{Path(name).suffix}"
+        f.write_text(mutated((fixtures / name).read_text(), rng))
+        try:
+            contend.calibrate(contend.Machine.load(machines / f"{machine}.yaml"), f, hold_out=bool(k % 2))
+        except InputError:
+            pass
+        dump = tmp_path / f"d{k}{Path(dumps[k % len(dumps)]).suffix}"
+        dump.write_text(mutated((fixtures / dumps[k % len(dumps)]).read_text(), rng))
+        try:
+            contend.import_machine(dump, numa_per_socket=rng.choice([1, 2, 4]))
+        except InputError:
+            pass
