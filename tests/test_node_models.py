@@ -240,6 +240,22 @@ def nvbandwidth_json(text: str) -> dict:
     return {"nvbandwidth": {"version": "v0.2", "GPU Device list": devices, "testcases": cases}}
 
 
+def test_calibrate_reads_its_own_prediction_of_an_nvlink_host(tmp_path):
+    # nvlink-cpu-quad's GPUs reach host memory over NVLink: the host tests fit no loss per direction.
+    out = tmp_path / "quad.txt"
+    out.write_text(run_cli("p2p", "nvlink-cpu-quad", "--tool", "nvbandwidth").stdout)
+    c = contend.calibrate(contend.Machine.load("nvlink-cpu-quad"), out, hold_out=True)
+    assert any("take no loss per direction" in n for n in c["notes"]), c["notes"]
+    assert max(abs(r["relative_error"]) for r in c["residuals"]) < 0.003
+
+
+def test_files_with_a_byte_order_mark_read_as_without(tmp_path):
+    csv = tmp_path / "bom.csv"
+    csv.write_text("\ufeff" + (FIXTURES / "hostlink-h100-emr.csv").read_text())
+    machines = Path(__file__).parent.parent / "bench" / "validation" / "machines"
+    assert contend.calibrate(contend.Machine.load(machines / "h100-host.yaml"), csv)["fitted"]
+
+
 def test_calibrate_reads_nvbandwidth_json_as_its_text(tmp_path):
     machine = Path(__file__).parent.parent / "bench" / "validation" / "machines" / "h800x8.yaml"
     measured = FIXTURES / "nvbandwidth-8xh800-all.txt"

@@ -70,6 +70,12 @@ def test_the_machine_diagram_hangs_numa_nodes_under_their_socket(tmp_path):
     png = tmp_path / "m.png"
     assert run_cli("show", str(tmp_path / "m.yaml"), "--png", str(png)).returncode == 0
     assert png.stat().st_size > 10_000
+    # Devices joined only to each other (by the fabric) are drawn too, apart.
+    apart = "  - {name: GPU2, kind: gpu}\n  - {name: GPU3, kind: gpu}\nlinks:"
+    (tmp_path / "f.yaml").write_text(PARTITIONS.replace("links:", apart)
+                                     + "  - {a: GPU2, b: GPU3, kind: fabric, bandwidth: 100GB/s}\n")
+    p = run_cli("show", str(tmp_path / "f.yaml"), "--png", str(png))
+    assert p.returncode == 0, p.stderr
 
 
 def test_machines_lists_every_preset():

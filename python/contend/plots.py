@@ -25,6 +25,8 @@ KIND_COLOURS = {
 }
 
 
+# A PCIe link closing a cycle (switch partitions): its own colour, not a device's.
+CYCLE_COLOUR = "#59a14f"
 # Links drawn as tree edges in the machine diagram: colour and width.
 LINK_STYLES = {"pcie": ("0.45", 1.5), "memory": ("#9c755f", 1.0), "fabric": ("#e15759", 1.0)}
 
@@ -125,6 +127,8 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
     pos: dict[str, tuple[float, float]] = {}
     children: dict[str, list[str]] = {}
     seen: set[str] = set()
+    # Then any part of the machine no root reaches (devices joined only to each other).
+    roots += [d for d in devices if d not in roots]
     for r in roots:
         if r in seen:
             continue
@@ -169,8 +173,8 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
     for l in cycle:  # PCIe links the tree layout does not use: drawn, and marked as closing a cycle
         (xa, ya), (xb, yb) = pos[l["a"]], pos[l["b"]]
         ax.annotate("", xy=(xb, yb), xytext=(xa, ya),
-                    arrowprops=dict(arrowstyle="-", ls=":", color="#e15759", lw=1.8, connectionstyle="arc3,rad=0.3"))
-        ax.text((xa + xb) / 2, (ya + yb) / 2 - 0.3, f"⟲ {l['label']}", ha="center", fontsize=7, color="#e15759")
+                    arrowprops=dict(arrowstyle="-", ls=":", color=CYCLE_COLOUR, lw=1.8, connectionstyle="arc3,rad=0.3"))
+        ax.text((xa + xb) / 2, (ya + yb) / 2 - 0.3, f"⟲ {l['label']}", ha="center", fontsize=7, color=CYCLE_COLOUR)
     labelled: set[str] = set()
     for l in other:
         (xa, ya), (xb, yb) = pos[l["a"]], pos[l["b"]]

@@ -74,9 +74,10 @@ fn tidy_serde_message(m: &str) -> String {
     m.to_string()
 }
 
-/// Read a file for a user, with a clear message when it cannot be read.
+/// Read a file for a user, with a clear message when it cannot be read; a byte-order mark
+/// (Windows editors write one) is dropped, as every reader expects the text to start at once.
 pub fn read_user_file(path: &str) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| {
+    let text = std::fs::read_to_string(path).map_err(|e| {
         let why = match e.kind() {
             std::io::ErrorKind::NotFound => "no such file; check the path".to_string(),
             std::io::ErrorKind::PermissionDenied => "permission denied; make the file readable".to_string(),
@@ -84,6 +85,10 @@ pub fn read_user_file(path: &str) -> Result<String> {
             _ => format!("cannot be read ({e})"),
         };
         Error::input(path, "", why)
+    })?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
     })
 }
 

@@ -46,7 +46,7 @@ pub enum Value {
     /// Every copy's bytes over the time until the last ends (TOTAL_BW: all_to_one, one_to_all).
     Total,
     /// The sum of each copy's own rate, copies of equal size (VECTOR_BW summed: the "Total" of a
-    /// bidirectional peer test since v0.3).
+    /// bidirectional peer test since v0.6).
     SumOfCopies,
 }
 

@@ -171,14 +171,15 @@ pub fn fit_host_duplex(m: &Machine, tests: &[Concurrent], params: &MaxminParams)
     let from_host_loss = line(&mut both.iter().map(|&(c, w, r)| (w, c - r)));
     let (up, down) = if upstream { (to_host_loss, from_host_loss) } else { (from_host_loss, to_host_loss) };
     if kind != LinkKind::Pcie {
-        // Only PCIe links take a loss per direction: the larger of the two, on both.
+        // Only PCIe links take a loss per direction; one value for the kind would also change
+        // the GPUs' own links of that kind, which the peer matrices fit.
         let note = format!(
-            "nvbandwidth's host bidirectional tests: the host links are {k} links, which take one duplex loss for both directions; the larger of the two measured ({:.4} toward the host, {:.4} from it) is used",
+            "nvbandwidth's host bidirectional tests: the host links are {k} links, which take no loss per direction; their duplex stays the {k} one (measured {:.4} toward the host, {:.4} from it; not fitted)",
             to_host_loss,
             from_host_loss,
             k = kind.name()
         );
-        return (Some(HostDuplex::One { kind, duplex: up.max(down) }), vec![note]);
+        return (None, vec![note]);
     }
     (Some(HostDuplex::Directed { kind, upstream: up, downstream: down }), Vec::new())
 }

@@ -38,7 +38,10 @@ pub use p2p_output::{parse as parse_p2p_output, P2pMeasurements, Tool};
 /// p2pBandwidthLatencyTest or nvbandwidth output (plain or `-j` JSON), whichever `text` is.
 pub fn parse_measurements(text: &str, origin: &str) -> Result<P2pMeasurements> {
     if nvbandwidth_json::detect(text) {
-        nvbandwidth::parse(&nvbandwidth_json::to_text(text, origin)?, origin)
+        let (plain, notes) = nvbandwidth_json::to_text(text, origin)?;
+        let mut m = nvbandwidth::parse(&plain, origin)?;
+        m.skipped.extend(notes);
+        Ok(m)
     } else if nvbandwidth::detect(text) {
         nvbandwidth::parse(text, origin)
     } else {
@@ -488,12 +491,13 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
             concurrent::End::Host(i) => format!("host of {}", m.devices[gpus[i]].name),
         };
         // A total names the GPU the test is about (the one end all its copies share); a sum of
-        // both ways names its matrix cell, row then column (the first copy runs column to row).
+        // both ways names its matrix cell, row then column (`bidirectional_cell`: a read's first
+        // copy runs column to row, a write's row to column).
         use concurrent::Value;
         let (src, dst) = match (c.value, c.flows.first()) {
             (Value::Total, Some(f)) if c.flows.iter().all(|g| g.src == f.src) => (name(f.src), "all".to_string()),
             (Value::Total, Some(f)) => ("all".to_string(), name(f.dst)),
-            (Value::SumOfCopies, Some(f)) => (name(f.dst), name(f.src)),
+            (Value::SumOfCopies, Some(f)) if f.access == crate::workload::Access::Read => (name(f.dst), name(f.src)),
             (_, Some(f)) => (name(f.src), name(f.dst)),
             (_, None) => continue,
         };

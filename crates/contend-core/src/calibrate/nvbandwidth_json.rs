@@ -16,13 +16,20 @@ pub fn detect(text: &str) -> bool {
     text.trim_start().starts_with('{')
 }
 
-/// The plain text of the run in `text`.
-pub fn to_text(text: &str, origin: &str) -> Result<String> {
+/// The plain text of the run in `text`, and what the run says went wrong (a top-level error or
+/// warning, testcases that did not pass).
+pub fn to_text(text: &str, origin: &str) -> Result<(String, Vec<String>)> {
     let root: Value =
         serde_json::from_str(text).map_err(|e| Error::input(origin, "", format!("is not valid JSON ({e}); give nvbandwidth's output as it printed it")))?;
     let run =
         root.get("nvbandwidth").ok_or_else(|| Error::input(origin, "", "is JSON without an \"nvbandwidth\" object: not the output of `nvbandwidth -j`"))?;
     let mut out = String::from("nvbandwidth Version: (from JSON)\n\n");
+    let mut notes = Vec::new();
+    for key in ["error", "warning"] {
+        if let Some(what) = run.get(key).and_then(Value::as_str) {
+            notes.push(format!("nvbandwidth reported an {key}: {what}"));
+        }
+    }
     let devices = run.get("GPU Device list").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     for (i, d) in devices.iter().enumerate() {
         // "0: NVIDIA H800 (00000000:18:00): (hostname)"
@@ -39,7 +46,9 @@ pub fn to_text(text: &str, origin: &str) -> Result<String> {
         let field = |f: &str| format!("nvbandwidth.testcases[{k}].{f}");
         let name = t.get("name").and_then(Value::as_str).ok_or_else(|| Error::input(origin, field("name"), "is missing"))?;
         let (Some(title), Some(rows)) = (t.get("bandwidth_description").and_then(Value::as_str), t.get("bandwidth_matrix").and_then(Value::as_array)) else {
-            continue; // waived, not found or failed: nothing measured
+            let status = t.get("status").and_then(Value::as_str).unwrap_or("no status");
+            notes.push(format!("nvbandwidth {name}: {status}, no matrix; not used"));
+            continue;
         };
         let mut cells = Vec::with_capacity(rows.len());
         for (i, row) in rows.iter().enumerate() {
@@ -73,7 +82,7 @@ pub fn to_text(text: &str, origin: &str) -> Result<String> {
         }
         let _ = writeln!(out, "\nSUM {name} {}", t.get("sum").and_then(Value::as_f64).unwrap_or(0.0));
     }
-    Ok(out)
+    Ok((out, notes))
 }
 
 #[cfg(test)]
@@ -92,7 +101,9 @@ mod tests {
             {"name": "device_local_copy", "status": "Waived"}
           ]}}"#;
         assert!(detect(json));
-        let m = parse(&to_text(json, "run.json").unwrap(), "run.json").unwrap();
+        let (text, notes) = to_text(json, "run.json").unwrap();
+        assert_eq!(notes, vec!["nvbandwidth device_local_copy: Waived, no matrix; not used"]);
+        let m = parse(&text, "run.json").unwrap();
         assert_eq!(m.devices, vec!["NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"]);
         assert_eq!(m.unidirectional_p2p_gbps.unwrap()[1][0], Some(389.5));
         // The Total block of the bidirectional testcase.

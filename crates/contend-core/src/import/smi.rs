@@ -224,25 +224,24 @@ pub fn parse(text: &str, origin: &str, numa_per_socket: u32) -> Result<Builder> 
     if numa_per_socket > 1 && nodes.is_empty() {
         b.assume("--numa-per-socket left unused: no row of the dump gives a NUMA node (NUMA Affinity column missing or N/A)");
     } else if numa_per_socket > 1 && !unknown.is_empty() {
-        b.assume(format!("--numa-per-socket: {} give no NUMA node and are placed by their topo -m labels only", unknown.join(", ")));
+        let verb = if unknown.len() == 1 { "gives" } else { "give" };
+        b.assume(format!("--numa-per-socket: {} {verb} no NUMA node and are placed by their topo -m labels only", unknown.join(", ")));
     }
-    if numa_per_socket > 1 && roots.len() == 1 && nodes.len() > 1 {
+    // Only where the dump shows several sockets (a SYS label) can the grouping have merged them.
+    if numa_per_socket > 1 && !one_socket && roots.len() == 1 && nodes.len() > 1 {
         b.assume(format!(
             "--numa-per-socket {numa_per_socket}: all {} NUMA nodes of the dump fall in one socket; if the host has more sockets, give a smaller count",
             nodes.len()
         ));
     }
-    if numa_per_socket == 1 && nodes.len() > 2 {
+    if numa_per_socket == 1 && roots.len() > 2 && nodes.len() > 2 {
         b.assume(format!(
             "{} NUMA nodes, each taken as a socket; if the CPUs split a socket into several nodes (AMD NPS2/NPS4, Intel SNC), give --numa-per-socket",
             nodes.len()
         ));
     }
     if roots.len() > 1 {
-        b.assume("topo -m does not name the CPU maker: on AMD hosts make the socket links kind xgmi (peer-to-peer allowed across them, unlike UPI)");
-    }
-    if roots.len() > 1 {
-        b.assume("SYS: sockets joined by one UPI-class link of 20.8 GB/s per direction each (the dump does not say which or how many)");
+        b.assume("SYS: sockets joined by one UPI-class link of 20.8 GB/s per direction each (the dump names neither the CPU maker nor the link count; on AMD hosts make them kind xgmi, which allows peer-to-peer across)");
     }
     nvlinks(&m, &mut b);
     b.assume("PCIe: every link Gen3 x16 (topo -m gives no generation or width; set gen and lanes per link)");

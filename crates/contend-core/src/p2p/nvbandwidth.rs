@@ -209,7 +209,6 @@ impl NvbandwidthReport {
     /// each matrix (columns 10 wide, two decimals, "N/A") with its "SUM key total" line.
     pub fn text(&self) -> String {
         let mut s = String::new();
-        // No commas on the first lines: they must not read as a CSV header.
         let params = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
         let _ = writeln!(s, "contend: nvbandwidth's copy-engine testcases predicted for {} (nvbandwidth v0.8 layout)", self.machine);
         let _ = writeln!(s, "maxmin parameters: {params}\n");
