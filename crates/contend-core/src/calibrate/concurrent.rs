@@ -184,7 +184,7 @@ pub fn run(m: &Machine, flows: &[Flow], sizes: &[u64], p: &MaxminParams) -> Resu
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -203,11 +203,8 @@ mod tests {
         assert!(row_test("host_to_device_memcpy_sm", 0, 3).is_none());
     }
 
-    #[test]
-    fn predictions_share_the_bottleneck() {
-        // Two GPUs on one Gen4 x16 switch uplink: each alone gets the uplink, both at once half.
-        let m = Machine::from_text(
-            "name: t
+    /// Two GPUs under one Gen4 switch whose x16 uplink leads to host memory (tests elsewhere too).
+    pub(crate) const SWITCHED: &str = "name: t
 devices:
   - {name: RC, kind: root_complex}
   - {name: MEM, kind: host_memory}
@@ -219,10 +216,12 @@ links:
   - {a: RC, b: SW, kind: pcie, gen: 4, lanes: 16}
   - {a: SW, b: GPU0, kind: pcie, gen: 4, lanes: 16}
   - {a: SW, b: GPU1, kind: pcie, gen: 4, lanes: 16}
-",
-            "t.yaml",
-        )
-        .unwrap();
+";
+
+    #[test]
+    fn predictions_share_the_bottleneck() {
+        // Two GPUs on one Gen4 x16 switch uplink: each alone gets the uplink, both at once half.
+        let m = Machine::from_text(SWITCHED, "t.yaml").unwrap();
         let p = MaxminParams::default();
         let one = |test: &str, j: usize| {
             let (flows, value) = row_test(test, j, 2).unwrap();

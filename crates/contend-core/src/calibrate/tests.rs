@@ -224,20 +224,11 @@ fn recovers_a_machine_from_its_own_predicted_nvbandwidth_output() {
 /// scores the read Totals of the prediction against that same sum.
 #[test]
 fn both_way_totals_are_sums_of_each_copy() {
-    let text = "name: asym
-devices:
-  - {name: RC, kind: root_complex}
-  - {name: MEM, kind: host_memory}
-  - {name: SW, kind: pcie_switch}
-  - {name: GPU0, kind: gpu}
-  - {name: GPU1, kind: gpu}
-links:
-  - {a: RC, b: MEM, kind: memory, bandwidth: 500GB/s}
-  - {a: RC, b: SW, kind: pcie, gen: 4, lanes: 16}
-  - {a: SW, b: GPU0, kind: pcie, gen: 4, lanes: 16, duplex_upstream: 0.5, duplex_downstream: 0}
-  - {a: SW, b: GPU1, kind: pcie, gen: 4, lanes: 16}
-";
-    let m = Machine::from_text(text, "asym.yaml").unwrap();
+    let text = concurrent::tests::SWITCHED.replace(
+        "{a: SW, b: GPU0, kind: pcie, gen: 4, lanes: 16}",
+        "{a: SW, b: GPU0, kind: pcie, gen: 4, lanes: 16, duplex_upstream: 0.5, duplex_downstream: 0}",
+    );
+    let m = Machine::from_text(&text, "asym.yaml").unwrap();
     let p = MaxminParams::default();
     let r = crate::p2p::nvbandwidth::predict(&m, &p).unwrap();
     let cell = |key: &str| r.testcases.iter().flat_map(|t| &t.matrices).find(|x| x.key == key).unwrap().values[0][1].unwrap();

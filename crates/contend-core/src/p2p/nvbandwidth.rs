@@ -52,40 +52,25 @@ pub struct Matrix {
     pub values: Vec<Vec<Option<f64>>>,
 }
 
-/// The copy-engine testcases that print one row, their titles, as nvbandwidth v0.8 prints them.
-const ONE_ROW: [(&str, &str); 12] = [
-    ("host_to_device_memcpy_ce", "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)"),
-    ("device_to_host_memcpy_ce", "memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)"),
-    ("host_to_device_bidirectional_memcpy_ce", "memcpy CE CPU(row) <-> GPU(column) bandwidth (GB/s)"),
-    ("device_to_host_bidirectional_memcpy_ce", "memcpy CE CPU(row) <-> GPU(column) bandwidth (GB/s)"),
-    ("all_to_host_memcpy_ce", "memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)"),
-    ("all_to_host_bidirectional_memcpy_ce", "memcpy CE CPU(row) <-> GPU(column) bandwidth (GB/s)"),
-    ("host_to_all_memcpy_ce", "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)"),
-    ("host_to_all_bidirectional_memcpy_ce", "memcpy CE CPU(row) <-> GPU(column) bandwidth (GB/s)"),
-    ("all_to_one_write_ce", "memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)"),
-    ("all_to_one_read_ce", "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)"),
-    ("one_to_all_write_ce", "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)"),
-    ("one_to_all_read_ce", "memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)"),
-];
-
-/// nvbandwidth's order: host copies, peer copies, then the tests of several GPUs at once.
-const ORDER: [&str; 16] = [
-    "host_to_device_memcpy_ce",
-    "device_to_host_memcpy_ce",
-    "host_to_device_bidirectional_memcpy_ce",
-    "device_to_host_bidirectional_memcpy_ce",
-    "device_to_device_memcpy_read_ce",
-    "device_to_device_memcpy_write_ce",
-    "device_to_device_bidirectional_memcpy_read_ce",
-    "device_to_device_bidirectional_memcpy_write_ce",
-    "all_to_host_memcpy_ce",
-    "all_to_host_bidirectional_memcpy_ce",
-    "host_to_all_memcpy_ce",
-    "host_to_all_bidirectional_memcpy_ce",
-    "all_to_one_write_ce",
-    "all_to_one_read_ce",
-    "one_to_all_write_ce",
-    "one_to_all_read_ce",
+/// The copy-engine testcases in nvbandwidth's order, with the title of those that print one row
+/// (None: a device_to_device matrix, titled by `peer_matrices`), as nvbandwidth v0.8 prints them.
+const TESTCASES: [(&str, Option<&str>); 16] = [
+    ("host_to_device_memcpy_ce", Some("memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)")),
+    ("device_to_host_memcpy_ce", Some("memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)")),
+    ("host_to_device_bidirectional_memcpy_ce", Some("memcpy CE CPU(row) <-> GPU(column) bandwidth (GB/s)")),
+    ("device_to_host_bidirectional_memcpy_ce", Some("memcpy CE CPU(row) <-> GPU(column) bandwidth (GB/s)")),
+    ("device_to_device_memcpy_read_ce", None),
+    ("device_to_device_memcpy_write_ce", None),
+    ("device_to_device_bidirectional_memcpy_read_ce", None),
+    ("device_to_device_bidirectional_memcpy_write_ce", None),
+    ("all_to_host_memcpy_ce", Some("memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)")),
+    ("all_to_host_bidirectional_memcpy_ce", Some("memcpy CE CPU(row) <-> GPU(column) bandwidth (GB/s)")),
+    ("host_to_all_memcpy_ce", Some("memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)")),
+    ("host_to_all_bidirectional_memcpy_ce", Some("memcpy CE CPU(row) <-> GPU(column) bandwidth (GB/s)")),
+    ("all_to_one_write_ce", Some("memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)")),
+    ("all_to_one_read_ce", Some("memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)")),
+    ("one_to_all_write_ce", Some("memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)")),
+    ("one_to_all_read_ce", Some("memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)")),
 ];
 
 fn copy(src: End, dst: End, access: Access) -> Flow {
@@ -98,7 +83,7 @@ fn one_row_flows(test: &str, j: usize, n: usize) -> (Vec<Flow>, Value) {
     match test {
         "host_to_device_memcpy_ce" => (vec![copy(Host(j), Gpu(j), Access::Write)], Value::First),
         "device_to_host_memcpy_ce" => (vec![copy(Gpu(j), Host(j), Access::Write)], Value::First),
-        _ => concurrent::row_test(test, j, n).expect("ONE_ROW lists concurrent::TESTS and the host copies"),
+        _ => concurrent::row_test(test, j, n).expect("the one-row testcases are concurrent::TESTS and the host copies"),
     }
 }
 
@@ -119,12 +104,12 @@ pub fn predict(m: &Machine, params: &MaxminParams) -> Result<NvbandwidthReport> 
     }
     notes.push("not predicted: the SM testcases, device_local_copy (the GPU's memory bandwidth) and the latency testcases".to_string());
     let mut testcases = Vec::new();
-    for name in ORDER {
+    for (name, title) in TESTCASES {
         let host = name.contains("host");
         if (host && !has_host) || (!host && !any_peer) {
             continue;
         }
-        let matrices = if let Some(&(_, title)) = ONE_ROW.iter().find(|(t, _)| *t == name) {
+        let matrices = if let Some(title) = title {
             let mut row = vec![None; n];
             for (j, cell) in row.iter_mut().enumerate() {
                 let (flows, value) = one_row_flows(name, j, n);
@@ -260,20 +245,7 @@ mod tests {
         r.testcases.iter().flat_map(|t| &t.matrices).find(|m| m.key == key).unwrap_or_else(|| panic!("no {key}"))
     }
 
-    /// Two GPUs under one Gen4 switch whose x16 uplink leads to host memory.
-    const SWITCHED: &str = "name: t
-devices:
-  - {name: RC, kind: root_complex}
-  - {name: MEM, kind: host_memory}
-  - {name: SW, kind: pcie_switch}
-  - {name: GPU0, kind: gpu}
-  - {name: GPU1, kind: gpu}
-links:
-  - {a: RC, b: MEM, kind: memory, bandwidth: 500GB/s}
-  - {a: RC, b: SW, kind: pcie, gen: 4, lanes: 16}
-  - {a: SW, b: GPU0, kind: pcie, gen: 4, lanes: 16}
-  - {a: SW, b: GPU1, kind: pcie, gen: 4, lanes: 16}
-";
+    use crate::calibrate::concurrent::tests::SWITCHED;
 
     #[test]
     fn shared_uplink_halves_all_to_host_and_leaves_peer_copies_alone() {
@@ -290,7 +262,7 @@ links:
         assert!(total > 1.8 * alone && total < 2.0 * alone, "{total} against {alone}");
         // The all-to-one total: one copy into GPU0, at one port's rate.
         assert!(within(find(&r, "all_to_one_write_ce").values[0][0], alone, 0.01));
-        assert_eq!(r.testcases.len(), ORDER.len());
+        assert_eq!(r.testcases.len(), TESTCASES.len());
     }
 
     #[test]
