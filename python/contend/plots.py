@@ -25,6 +25,9 @@ KIND_COLOURS = {
 }
 
 
+# How far a link outside the trees bends: its control point lies ARC_BEND of its length off its
+# middle, so its apex ARC_BEND / 2.
+ARC_BEND = 0.25
 # A PCIe link closing a cycle (switch partitions): its own colour, not a device's.
 CYCLE_COLOUR = "#59a14f"
 # Links drawn as tree edges in the machine diagram: colour and width.
@@ -165,7 +168,20 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
     other = [l for l in graph["links"] if not in_tree(l) and not l["closes_cycle"]]
     width = max(6.0, 0.9 * next_x[0])
     depth = max(1, int(-min(y for _, y in pos.values())) + 1)
-    fig, ax = plt.subplots(figsize=(width, 1.2 + 1.3 * depth))
+
+    def arc(l: dict[str, Any]) -> tuple[list[float], list[float]]:
+        """A quadratic Bézier in data units from the left end, bulging up (a vertical link: to the
+        left), clear of the trees below and the legend."""
+        (xa, ya), (xb, yb) = sorted((pos[l["a"]], pos[l["b"]]))
+        cx, cy = (xa + xb) / 2 - ARC_BEND * (yb - ya), (ya + yb) / 2 + ARC_BEND * (xb - xa)
+        ts = [k / 24 for k in range(25)]
+        return ([(1 - t) ** 2 * xa + 2 * t * (1 - t) * cx + t * t * xb for t in ts],
+                [(1 - t) ** 2 * ya + 2 * t * (1 - t) * cy + t * t * yb for t in ts])
+
+    arcs = [(l, *arc(l)) for l in other]
+    top = max([0.9] + [max(ys) + 0.45 for _, _, ys in arcs])
+    bottom = -depth + 0.4
+    fig, ax = plt.subplots(figsize=(width, 0.55 + 1.3 * (top - bottom)))
     for l in filter(in_tree, tree):
         (xa, ya), (xb, yb) = pos[l["a"]], pos[l["b"]]
         colour, lw = LINK_STYLES[l["kind"]]
@@ -176,14 +192,12 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
                     arrowprops=dict(arrowstyle="-", ls=":", color=CYCLE_COLOUR, lw=1.8, connectionstyle="arc3,rad=0.3"))
         ax.text((xa + xb) / 2, (ya + yb) / 2 - 0.3, f"⟲ {l['label']}", ha="center", fontsize=7, color=CYCLE_COLOUR)
     labelled: set[str] = set()
-    for l in other:
-        (xa, ya), (xb, yb) = pos[l["a"]], pos[l["b"]]
-        ax.annotate("", xy=(xb, yb), xytext=(xa, ya),
-                    arrowprops=dict(arrowstyle="-", ls="--", color="#b07aa1", lw=1.5, connectionstyle="arc3,rad=-0.25"))
+    for l, xs, ys in arcs:
+        ax.plot(xs, ys, ls="--", color="#b07aa1", lw=1.5, zorder=1)
         text = f"{l['label']} {l['bandwidth_bps'] / 1e9:.1f} GB/s"
         if text not in labelled:  # a mesh or a switch star repeats one label many times
             labelled.add(text)
-            ax.text((xa + xb) / 2, max(ya, yb) + 0.35, text, ha="center", fontsize=7, color="#b07aa1")
+            ax.text(xs[12], ys[12] + 0.06, text, ha="center", fontsize=7, color="#b07aa1")
     for v, (x, y) in pos.items():
         box = FancyBboxPatch((x - 0.4, y - 0.18), 0.8, 0.36, boxstyle="round,pad=0.02",
                              fc=KIND_COLOURS.get(kind[v], "0.7"), ec="black", lw=0.6, zorder=2)
@@ -192,7 +206,7 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
         if v in acs:  # peer traffic through this switch goes up to the root complex and back
             ax.text(x, y + 0.27, "ACS redirect ↑", ha="center", fontsize=6, color="#e15759", zorder=3)
     ax.set_xlim(-0.7, next_x[0])
-    ax.set_ylim(-depth + 0.4, 0.9)
+    ax.set_ylim(bottom, top)
     ax.axis("off")
     title = f"{graph['name']}: {graph['description']}" if graph["description"] else graph["name"]
     ax.set_title(textwrap.fill(title, width=int(14 * width)), fontsize=9)
