@@ -168,7 +168,7 @@ def test_p2p_of_a_cluster(cli):
 def test_import_with_too_many_numa_nodes_per_socket(cli, tmp_path):
     dump = tmp_path / "topo.txt"
     dump.write_text("\tGPU0\tGPU1\nGPU0\t X \tNV1\nGPU1\tNV1\t X \n")
-    for k in ("64", "-1", "5000000000"):
+    for k in ("64", "-1", "5000000000", "99999999999999999999"):
         assert_one_line(cli("import", str(dump), "--numa-per-socket", k), "--numa-per-socket", "give 1 to 8")
 
 

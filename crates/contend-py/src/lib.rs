@@ -157,8 +157,10 @@ fn schedule(
 
 /// `api::import`: {yaml, assumptions, format}.
 #[pyfunction]
-fn import_machine(path: &str, name: &str, numa_per_socket: i64) -> PyResult<String> {
-    Ok(json(&api::import(path, name, numa_per_socket).map_err(to_py)?))
+fn import_machine(path: &str, name: &str, numa_per_socket: &Bound<'_, PyAny>) -> PyResult<String> {
+    // A count beyond 64 bits is out of range like any other: the core says so in one line.
+    let k = numa_per_socket.extract::<i64>().unwrap_or(i64::MAX);
+    Ok(json(&api::import(path, name, k).map_err(to_py)?))
 }
 
 /// `api::nvbandwidth`: the predicted nvbandwidth testcases, as JSON and as nvbandwidth prints them.
