@@ -139,12 +139,10 @@ pub fn device(m: &Machine, router: &Router, e: End) -> Result<usize, String> {
 /// What the test would print for `c` on machine `m` under maxmin with `p`, GB/s.
 pub fn predict(m: &Machine, c: &Concurrent, p: &MaxminParams) -> Result<f64, String> {
     let run = run(m, &c.flows, &c.value.sizes(c.flows.len()), p).map_err(|e| format!("{}: {e}", c.test))?;
-    let no_peer = || format!("{}: its measured copy is between GPUs without peer access in the machine", c.test);
-    match c.value {
-        Value::First => run.gbps[0].ok_or_else(no_peer),
-        Value::Total => run.total_gbps.ok_or_else(|| format!("{}: no GPU of the machine is a peer of the one measured", c.test)),
-        Value::SumOfCopies => run.gbps.iter().copied().sum::<Option<f64>>().ok_or_else(no_peer),
-    }
+    run.value(c.value).ok_or_else(|| match c.value {
+        Value::Total => format!("{}: no GPU of the machine is a peer of the one measured", c.test),
+        _ => format!("{}: its measured copy is between GPUs without peer access in the machine", c.test),
+    })
 }
 
 /// Copies started together, as nvbandwidth times them.
@@ -154,6 +152,17 @@ pub struct Run {
     /// Every copy's bytes over the time until the last ends, GB/s ("total bandwidth"); None
     /// when every copy was left out.
     pub total_gbps: Option<f64>,
+}
+
+impl Run {
+    /// The value nvbandwidth would print; None where a copy it needs was left out.
+    pub fn value(&self, value: Value) -> Option<f64> {
+        match value {
+            Value::First => self.gbps[0],
+            Value::Total => self.total_gbps,
+            Value::SumOfCopies => self.gbps.iter().copied().sum(),
+        }
+    }
 }
 
 /// Run `flows` of `sizes` bytes together on `m` under maxmin. Copies between GPUs without peer

@@ -68,20 +68,10 @@ impl Builder {
             }
             ends.push(hub);
         }
-        if numa_per_socket > 1 && sockets.len() == 1 && roots.len() > 1 {
-            self.assume(format!(
-                "--numa-per-socket {numa_per_socket}: all {} NUMA nodes of the file fall in one socket (nodes n with equal n / {numa_per_socket}); if the host has more sockets, give a smaller count",
-                roots.len()
-            ));
-        }
+        self.say_numa_grouping(numa_per_socket, roots.len(), sockets.len());
         if sockets.iter().any(|(_, m)| m.len() > 1) {
             self.assume(format!(
                 "{numa_per_socket} NUMA nodes per socket (--numa-per-socket): a socket's NUMA nodes joined by the socket fabric (128 GB/s per direction, not a bottleneck)"
-            ));
-        } else if numa_per_socket == 1 && roots.len() > 2 {
-            self.assume(format!(
-                "{} NUMA nodes, each taken as a socket; if the CPUs split a socket into several nodes (AMD NPS2/NPS4, Intel SNC), give --numa-per-socket",
-                roots.len()
             ));
         }
         // AMD platforms allow peer-to-peer between sockets (xGMI / Infinity Fabric); Intel's
@@ -96,6 +86,21 @@ impl Builder {
             self.assume("AMD CPUs: sockets joined pairwise by an xGMI-class link of 36 GB/s per direction (one x16 xGMI-2 link at 18 GT/s), peer-to-peer allowed across it (the file gives no socket interconnect)");
         } else if ends.len() > 1 {
             self.assume("sockets joined pairwise by a UPI-class link of 20.8 GB/s per direction (the file gives no socket interconnect)");
+        }
+    }
+
+    /// What grouping `nodes` NUMA nodes `numa_per_socket` to a socket into `sockets` sockets
+    /// leaves to check: every node in one socket (the count may merge sockets), or each node a
+    /// socket of its own where there are more than two (the CPUs may split sockets).
+    pub fn say_numa_grouping(&mut self, numa_per_socket: u32, nodes: usize, sockets: usize) {
+        if numa_per_socket > 1 && sockets == 1 && nodes > 1 {
+            self.assume(format!(
+                "--numa-per-socket {numa_per_socket}: all {nodes} NUMA nodes fall in one socket (nodes n with equal n / {numa_per_socket}); if the host has more sockets, give a smaller count"
+            ));
+        } else if numa_per_socket == 1 && sockets > 2 && nodes > 2 {
+            self.assume(format!(
+                "{nodes} NUMA nodes, each taken as a socket; if the CPUs split a socket into several nodes (AMD NPS2/NPS4, Intel SNC), give --numa-per-socket"
+            ));
         }
     }
 

@@ -228,17 +228,8 @@ pub fn parse(text: &str, origin: &str, numa_per_socket: u32) -> Result<Builder> 
         b.assume(format!("--numa-per-socket: {} {verb} no NUMA node and are placed by their topo -m labels only", unknown.join(", ")));
     }
     // Only where the dump shows several sockets (a SYS label) can the grouping have merged them.
-    if numa_per_socket > 1 && !one_socket && roots.len() == 1 && nodes.len() > 1 {
-        b.assume(format!(
-            "--numa-per-socket {numa_per_socket}: all {} NUMA nodes of the dump fall in one socket; if the host has more sockets, give a smaller count",
-            nodes.len()
-        ));
-    }
-    if numa_per_socket == 1 && roots.len() > 2 && nodes.len() > 2 {
-        b.assume(format!(
-            "{} NUMA nodes, each taken as a socket; if the CPUs split a socket into several nodes (AMD NPS2/NPS4, Intel SNC), give --numa-per-socket",
-            nodes.len()
-        ));
+    if !one_socket {
+        b.say_numa_grouping(numa_per_socket, nodes.len(), roots.len());
     }
     if roots.len() > 1 {
         b.assume("SYS: sockets joined by one UPI-class link of 20.8 GB/s per direction each (the dump names neither the CPU maker nor the link count; on AMD hosts make them kind xgmi, which allows peer-to-peer across)");

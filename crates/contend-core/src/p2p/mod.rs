@@ -47,6 +47,14 @@ pub struct P2pReport {
     pub notes: Vec<String>,
 }
 
+/// Whether CUDA enables peer access from GPU i to GPU j (a peer-to-peer path exists); on the
+/// diagonal `diagonal` (a GPU and itself).
+pub(crate) fn peer_access(m: &Machine, router: &Router, diagonal: bool) -> Vec<Vec<bool>> {
+    let gpus = m.gpus();
+    let peer = |i: usize, j: usize| if i == j { diagonal } else { router.plan(gpus[i], gpus[j], None, &[], true).is_ok_and(|p| p.mechanism == Mechanism::P2p) };
+    (0..gpus.len()).map(|i| (0..gpus.len()).map(|j| peer(i, j)).collect()).collect()
+}
+
 fn chain(src: usize, dst: usize, size: u64, repeat: usize, first: usize, out: &mut Vec<Transfer>) {
     for k in 0..repeat {
         let after = if k == 0 { vec![] } else { vec![first + k - 1] };
@@ -77,7 +85,7 @@ pub fn p2p_matrices(m: &Machine, params: &MaxminParams) -> Result<P2pReport> {
     let mut r = P2pReport {
         machine: m.name.clone(),
         gpus: m.gpu_names(),
-        peer_access: vec![vec![true; n]; n],
+        peer_access: peer_access(m, &router, true),
         unidirectional_p2p_gbps: empty(),
         unidirectional_p2p_read_gbps: empty(),
         bidirectional_p2p_gbps: empty(),
@@ -93,7 +101,6 @@ pub fn p2p_matrices(m: &Machine, params: &MaxminParams) -> Result<P2pReport> {
         r.latency_p2p_us[i][i] = Some(m.devices[a].latency * 1e6);
         r.latency_staged_us[i][i] = Some(m.devices[a].latency * 1e6);
         for (j, &b) in gpus.iter().enumerate().filter(|&(j, _)| j != i) {
-            r.peer_access[i][j] = router.plan(a, b, None, &[], true).map(|p| p.mechanism == Mechanism::P2p).unwrap_or(false);
             for (k, p) in modes.iter().enumerate() {
                 if let Err(e) = router.plan(a, b, None, &[], p.p2p) {
                     if !notes.contains(&e) {

@@ -15,12 +15,13 @@
 //! GPU's own memory bandwidth, which a machine file does not hold), the latency testcases (SM
 //! pointer chases) and the multinode ones.
 
+use super::peer_access;
 use crate::calibrate::concurrent::{self, End, Flow, Value, COPY_BYTES};
 use crate::error::{Error, Result};
 use crate::flow::router::Router;
 use crate::model::maxmin::MaxminParams;
 use crate::topology::Machine;
-use crate::workload::{Access, Mechanism};
+use crate::workload::Access;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -91,7 +92,7 @@ pub fn predict(m: &Machine, params: &MaxminParams) -> Result<NvbandwidthReport> 
     let gpus = m.gpus();
     let n = gpus.len();
     let router = Router::new(m);
-    let peers = peer_access(m, &router);
+    let peers = peer_access(m, &router, false);
     let any_peer = peers.iter().flatten().any(|&p| p);
     let has_host = gpus.iter().all(|&g| router.nearest_memory(g).is_some());
     let fail = |e: String| Error::input(&m.origin, "", e);
@@ -114,7 +115,7 @@ pub fn predict(m: &Machine, params: &MaxminParams) -> Result<NvbandwidthReport> 
             for (j, cell) in row.iter_mut().enumerate() {
                 let (flows, value) = one_row_flows(name, j, n);
                 let run = concurrent::run(m, &flows, &value.sizes(flows.len()), params).map_err(fail)?;
-                *cell = if value == Value::Total { run.total_gbps } else { run.gbps[0] };
+                *cell = run.value(value);
             }
             vec![Matrix { key: name.to_string(), title: title.to_string(), values: vec![row] }]
         } else {
@@ -123,13 +124,6 @@ pub fn predict(m: &Machine, params: &MaxminParams) -> Result<NvbandwidthReport> 
         testcases.push(Testcase { name: name.to_string(), matrices });
     }
     Ok(NvbandwidthReport { machine: m.name.clone(), gpus: m.gpu_names(), testcases, params: params.to_map(), notes })
-}
-
-/// Whether CUDA enables peer access from GPU i to GPU j (never on the diagonal).
-fn peer_access(m: &Machine, router: &Router) -> Vec<Vec<bool>> {
-    let gpus = m.gpus();
-    let peer = |i: usize, j: usize| i != j && router.plan(gpus[i], gpus[j], None, &[], true).is_ok_and(|p| p.mechanism == Mechanism::P2p);
-    (0..gpus.len()).map(|i| (0..gpus.len()).map(|j| peer(i, j)).collect()).collect()
 }
 
 /// The device_to_device testcases: cell (i, j) for every peer pair.
@@ -157,7 +151,7 @@ fn peer_matrices(m: &Machine, name: &str, peers: &[Vec<bool>], params: &MaxminPa
         let flows = [copy(Gpu(j), Gpu(i), access), copy(Gpu(i), Gpu(j), access)];
         let r = concurrent::run(m, &flows, &Value::SumOfCopies.sizes(2), params)?;
         (first[i][j], second[i][j]) = (r.gbps[0], r.gbps[1]);
-        total[i][j] = r.gbps[0].zip(r.gbps[1]).map(|(a, b)| a + b);
+        total[i][j] = r.value(Value::SumOfCopies);
     }
     let (one, two) = if read { ("read1", "read2") } else { ("write1", "write2") };
     let title = |what: &str| format!("memcpy CE GPU(row) <-> GPU(column) {what} bandwidth (GB/s)");
@@ -174,7 +168,7 @@ type Values = Vec<Vec<Option<f64>>>;
 /// one way pushed, one way pulled, and both ways pushed ("Total"). `contend calibrate` scores
 /// nvbandwidth's matrices against these, measured as nvbandwidth measures them.
 pub fn peer_copies(m: &Machine, params: &MaxminParams) -> Result<(Values, Values, Values)> {
-    let peers = peer_access(m, &Router::new(m));
+    let peers = peer_access(m, &Router::new(m), false);
     let n = peers.len();
     let one = |name: &str, k: usize| -> Result<Values> {
         let mut ms = peer_matrices(m, name, &peers, params).map_err(|e| Error::input(&m.origin, "", e))?;
