@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -18,7 +18,8 @@ from contend import _core
 from contend.errors import InputError
 
 if TYPE_CHECKING:
-    import pandas as pd  # imported where used: `import contend` and the CLI start without it
+    import pandas as pd  # imported where used: `import contend` and the CLI start without them
+    import pyarrow as pa
 
 # Built-in transfer sets that can be named wherever a transfers file is expected.
 BUILTIN_TRANSFERS = {"sc16-example": "sc16-example.yaml"}
@@ -36,30 +37,37 @@ def models() -> list[dict[str, Any]]:
     return json.loads(_core.models())
 
 
-@dataclass(frozen=True)
 class Machine:
-    """A validated machine description (devices and dual-simplex links)."""
+    """A validated machine description (devices and dual-simplex links), built once by the engine and held there."""
 
-    spec_json: str
-    origin: str
+    def __init__(self, held: _core.Machine) -> None:
+        self.held = held
 
     @classmethod
     def load(cls, source: str | os.PathLike) -> Machine:
         """A preset name (see ``presets()``) or a YAML/JSON file."""
-        spec, origin = _core.load_machine(os.fspath(source))
-        return cls(spec, origin)
+        return cls(_core.Machine.load(os.fspath(source)))
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any], origin: str = "<dict>") -> Machine:
-        return cls(_core.parse_machine(json.dumps(spec), origin), origin)
+        return cls(_core.Machine.parse(json.dumps(spec), origin))
 
     @property
+    def origin(self) -> str:
+        return self.held.origin
+
+    @functools.cached_property
+    def spec_json(self) -> str:
+        """The machine's description as JSON (`contend schema machine`)."""
+        return self.held.to_json()
+
+    @functools.cached_property
     def spec(self) -> dict[str, Any]:
         return json.loads(self.spec_json)
 
     @property
     def name(self) -> str:
-        return self.spec["name"]
+        return self.held.name
 
     @property
     def gpus(self) -> list[str]:
@@ -67,19 +75,23 @@ class Machine:
 
     def graph(self) -> dict[str, Any]:
         """Devices and links with resolved bandwidths (bytes/s) and latencies (s)."""
-        return json.loads(_core.machine_graph(self.spec_json, self.origin))
+        return json.loads(_core.machine_graph(self.held))
 
     def tree(self) -> str:
         """The machine as an indented text tree."""
-        return _core.render_machine(self.spec_json, self.origin)
+        return _core.render_machine(self.held)
 
 
-@dataclass(frozen=True)
 class Transfers:
-    """A set of transfers: src, dst, size, optional start and dependencies."""
+    """A set of transfers: src, dst, size, optional start and dependencies. Held by the engine: building one from a
+    file, a DataFrame or records and simulating it never turns it into JSON."""
 
-    spec_json: str
-    origin: str
+    def __init__(self, held: _core.Transfers) -> None:
+        self.held = held
+
+    @property
+    def origin(self) -> str:
+        return self.held.origin
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Transfers:
@@ -87,8 +99,13 @@ class Transfers:
         path = os.fspath(path)
         if path in BUILTIN_TRANSFERS and not os.path.exists(path):
             text = resources.files("contend.data").joinpath(BUILTIN_TRANSFERS[path]).read_text()
-            return cls(_core.parse_transfers(text, path), path)
-        return cls(_core.load_transfers(path), path)
+            return cls(_core.Transfers.parse(text, path))
+        return cls(_core.Transfers.load(path))
+
+    @classmethod
+    def parse(cls, text: str, origin: str = "<text>") -> Transfers:
+        """From YAML or JSON text, as in a transfers file."""
+        return cls(_core.Transfers.parse(text, origin))
 
     @classmethod
     def example(cls) -> Transfers:
@@ -96,9 +113,49 @@ class Transfers:
         return cls.load("sc16-example")
 
     @classmethod
+    def from_columns(
+        cls, src: Sequence[str], dst: Sequence[str], size: Any, start: Any = None, overhead: Any = None,
+        name: Sequence[str | None] | None = None, origin: str = "<columns>",
+    ) -> Transfers:
+        """From columns: ``size`` in bytes (integers, or strings with a unit such as ``"300MiB"``), ``start`` and
+        ``overhead`` in seconds (numbers; NaN or None: none) or strings with a unit. NumPy arrays cross to the engine
+        as whole buffers."""
+        return cls(_core.Transfers.from_columns(list(src), list(dst), _column(size), origin, name=_names(name),
+                                                start=_column(start), overhead=_column(overhead)))
+
+    @classmethod
+    def from_dataframe(cls, df: pd.DataFrame, origin: str = "<dataframe>") -> Transfers:
+        """From a DataFrame with columns ``src``, ``dst``, ``size`` (bytes) and optionally ``start``, ``overhead``
+        (seconds) and ``name``; other columns are refused, since they would be silently dropped."""
+        known = {"src", "dst", "size", "start", "overhead", "name"}
+        extra = [c for c in df.columns if c not in known]
+        if extra or not {"src", "dst", "size"} <= set(df.columns):
+            raise InputError(f"{origin}: columns: needs src, dst and size (optional start, overhead, name); "
+                             f"{'not ' + ', '.join(map(str, extra)) if extra else 'some are missing'}. For after, "
+                             "mechanism, via, datatype, method or access use from_records or a transfers file")
+        col = df.get
+        return cls.from_columns(df["src"].astype(str).tolist(), df["dst"].astype(str).tolist(), df["size"].to_numpy(),
+                                start=None if col("start") is None else df["start"].to_numpy(),
+                                overhead=None if col("overhead") is None else df["overhead"].to_numpy(),
+                                name=None if col("name") is None else df["name"].tolist(), origin=origin)
+
+    @classmethod
     def from_records(cls, records: Iterable[Mapping[str, Any]], origin: str = "<records>") -> Transfers:
-        """From dicts like ``{"src": "GPU0", "dst": "GPU2", "size": "300MiB"}``."""
-        return cls(_core.parse_transfers(json.dumps({"transfers": list(records)}), origin), origin)
+        """From dicts like ``{"src": "GPU0", "dst": "GPU2", "size": "300MiB"}`` (a bare number is bytes, or seconds
+        for ``start`` and ``overhead``). Records that use only src, dst, size, start, overhead and name cross as
+        columns; any other field (after, mechanism, via, ...) takes the transfers file's path."""
+        records = list(records)
+        simple = {"src", "dst", "size", "start", "overhead", "name"}
+        if not all(isinstance(r, Mapping) and r.keys() <= simple and "src" in r and "dst" in r and "size" in r
+                   for r in records):
+            return cls(_core.Transfers.parse(json.dumps({"transfers": records}, default=str), origin))
+
+        def column(key: str) -> list[Any] | None:
+            return [r.get(key) for r in records] if any(key in r for r in records) else None
+
+        return cls(_core.Transfers.from_columns([str(r["src"]) for r in records], [str(r["dst"]) for r in records],
+                                                [r["size"] for r in records], origin, name=column("name"),
+                                                start=column("start"), overhead=column("overhead")))
 
     @classmethod
     def generate(
@@ -118,9 +175,14 @@ class Transfers:
         (need ``root``), ``all-to-all``, seeded ``random`` with ``count`` pairs (distinct while any are left,
         then repeating), ``permutation``, ``neighbours`` on a rank ``grid`` such as ``"16x16x8"``, or
         ``group-shift``; ``gap`` (e.g. ``"2us"``) issues transfer k at k × gap."""
-        text = _core.generate(machine.spec_json, machine.origin, pattern, peers, size, root, count, seed, gap, grid,
+        text = _core.generate(machine.held, pattern, peers, size, root, count, seed, gap, grid,
                               periodic)
-        return cls(text, f"<{pattern}>")
+        return cls(_core.Transfers.parse(text, f"<{pattern}>"))
+
+    @functools.cached_property
+    def spec_json(self) -> str:
+        """The transfers as JSON (`contend schema transfers`)."""
+        return self.held.to_json()
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -128,13 +190,29 @@ class Transfers:
 
     def check(self, machine: Machine) -> None:
         """Raise InputError if a transfer names a device the machine lacks, or has a bad dependency."""
-        _core.check_transfers(machine.spec_json, machine.origin, self.spec_json, self.origin)
+        self.held.check(machine.held)
 
     def to_yaml(self) -> str:
-        return _core.transfers_yaml(self.spec_json)
+        return self.held.to_yaml()
 
     def __len__(self) -> int:
-        return len(self.records)
+        return len(self.held)
+
+
+def _column(values: Any) -> Any:
+    """A column as the engine reads it: a NumPy array of numbers as one contiguous buffer, else a list."""
+    if values is None:
+        return None
+    dtype = getattr(values, "dtype", None)
+    if dtype is not None and dtype.kind in "iuf":
+        import numpy as np
+
+        return np.ascontiguousarray(values, dtype={"i": np.int64, "u": np.uint64, "f": np.float64}[dtype.kind])
+    return list(values)
+
+
+def _names(values: Sequence[Any] | None) -> list[str | None] | None:
+    return None if values is None else [None if v is None or v != v else str(v) for v in values]
 
 
 def import_machine(
@@ -150,12 +228,12 @@ def import_machine(
 
 def p2p(machine: Machine, **params: Any) -> dict[str, Any]:
     """Predicted p2pBandwidthLatencyTest matrices (GB/s, µs), indexed by the machine's GPUs."""
-    return json.loads(_core.p2p(machine.spec_json, machine.origin, _params(params)))
+    return json.loads(_core.p2p(machine.held, _params(params)))
 
 
 def nvbandwidth(machine: Machine, **params: Any) -> dict[str, Any]:
     """Predicted nvbandwidth copy-engine testcases (GB/s); ``["text"]`` is the output as nvbandwidth prints it."""
-    report, text = _core.nvbandwidth(machine.spec_json, machine.origin, _params(params))
+    report, text = _core.nvbandwidth(machine.held, _params(params))
     return {**json.loads(report), "text": text}
 
 
@@ -178,7 +256,7 @@ def calibrate(
     graph,src,dst,size,time) fits sc16's B and tau instead. ``hold_out=True`` fits p2p outputs on single-pair data
     only and scores the rest (``["scores"]``).
     """
-    return json.loads(_core.calibrate(machine.spec_json, machine.origin, os.fspath(measurements), _params(params),
+    return json.loads(_core.calibrate(machine.held, os.fspath(measurements), _params(params),
                                       hold_out))
 
 
@@ -219,36 +297,60 @@ def link_load_rows(raw: dict[str, Any]) -> dict[str, list[Any]]:
     }
 
 
-@dataclass(frozen=True)
 class Result:
-    """A prediction: the engine's report (``contend schema report``) and its JSON text."""
+    """A prediction: the engine's report (``contend schema report``). Its tables cross from the engine as Arrow
+    buffers (``arrow``); the JSON text is made only when asked (``text``, ``raw``, ``to_json``)."""
 
-    text: str
+    def __init__(self, held: _core.Report | None = None, text: str | None = None) -> None:
+        self.held = held
+        self._text = text
+
+    @functools.cached_property
+    def text(self) -> str:
+        return self._text if self._text is not None else self.held.to_json()  # type: ignore[union-attr]
 
     @functools.cached_property
     def raw(self) -> dict[str, Any]:
         return json.loads(self.text)
 
+    def arrow(self, table: str = "transfers") -> pa.Table:
+        """A table (transfers, links or devices) as a pyarrow Table over the engine's buffers."""
+        import pyarrow as pa
+
+        if self.held is None:
+            raw = self.raw if table != "devices" else self.raw["summary"]
+            return pa.table(raw["devices" if table == "devices" else table])
+        kinds = {"f64": pa.float64(), "u64": pa.uint64()}
+        arrays = {}
+        for name, kind, bufs in self.held.table(table):
+            if kind == "str":
+                n = len(bufs[0]) // 8 - 1
+                arrays[name] = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(bufs[0]),
+                                                                           pa.py_buffer(bufs[1])])
+            else:
+                arrays[name] = pa.Array.from_buffers(kinds[kind], len(bufs[0]) // 8, [None, pa.py_buffer(bufs[0])])
+        return pa.table(arrays)
+
+    def csv(self, table: str = "transfers") -> str:
+        """A table as CSV text, written by the engine in one pass."""
+        if self.held is None:
+            return self.arrow(table).to_pandas().to_csv(index=False)
+        return self.held.csv(table)
+
     @property
     def transfers(self) -> pd.DataFrame:
         """One row per transfer: name, src, dst, size_bytes, start_s, finish_s, duration_s, bandwidth_bps."""
-        import pandas as pd
-
-        return pd.DataFrame(self.raw["transfers"])
+        return self.arrow("transfers").to_pandas()
 
     @property
     def links(self) -> pd.DataFrame:
         """One row per link that carried bytes: capacity, bytes, busy time and peak utilisation."""
-        import pandas as pd
-
-        return pd.DataFrame(self.raw["links"])
+        return self.arrow("links").to_pandas()
 
     @property
     def devices(self) -> pd.DataFrame:
         """Bytes each device sent and received."""
-        import pandas as pd
-
-        return pd.DataFrame(self.raw["summary"]["devices"])
+        return self.arrow("devices").to_pandas()
 
     @property
     def phases(self) -> pd.DataFrame:
@@ -274,7 +376,7 @@ class Result:
 
     @property
     def makespan_s(self) -> float:
-        return self.raw["summary"]["makespan_s"]
+        return self.held.makespan_s if self.held is not None else self.raw["summary"]["makespan_s"]
 
     @property
     def params(self) -> dict[str, str]:
@@ -284,7 +386,6 @@ class Result:
         return self.text
 
 
-@dataclass(frozen=True)
 class Explanation(Result):
     """A sc16 prediction with every transfer's factor after steps A-D, per phase, and the causes."""
 
@@ -312,14 +413,12 @@ def simulate(
     """Predict each transfer's start and finish. ``params`` are model parameters, e.g. ``tau=0.2``;
     ``phases=True`` also keeps every phase's rates and link loads (their size grows with the transfers squared);
     ``nics=True`` every NIC's queue over time (clusters)."""
-    return Result(_core.simulate(machine.spec_json, machine.origin, transfers.spec_json, transfers.origin, model,
-                                 _params(params), phases, nics))
+    return Result(_core.simulate(machine.held, transfers.held, model, _params(params), phases, nics))
 
 
 def explain(machine: Machine, transfers: Transfers, model: str = "sc16", **params: Any) -> Explanation:
     """Like ``simulate`` with the sc16 steps of every phase."""
-    return Explanation(_core.explain(machine.spec_json, machine.origin, transfers.spec_json, transfers.origin, model,
-                                     _params(params)))
+    return Explanation(text=_core.explain(machine.held, transfers.held, model, _params(params)))
 
 
 def halo_presets() -> list[tuple[str, str]]:
@@ -376,10 +475,10 @@ def schedule(
     """
     halo = os.fspath(halo)
     report, best = _core.schedule(
-        machine.spec_json, machine.origin, halo, semantics, search, model,
+        machine.held, halo, semantics, search, model,
         _params(params), alpha, seed, iterations, threads, keep_times, progress,
     )
-    return Schedule(json.loads(report), Transfers(best, "<best schedule>"))
+    return Schedule(json.loads(report), Transfers(_core.Transfers.parse(best, "<best schedule>")))
 
 
 class RunResult:
@@ -423,17 +522,51 @@ class RunResult:
 
 
 def run(
-    scenario: str | os.PathLike, detail: bool = False, links: int | None = 10, progress: Any = None
+    scenario: str | os.PathLike, detail: bool = False, links: int | None = 10, progress: Any = None,
+    session: Session | None = None,
 ) -> RunResult:
     """Run a scenario file (``contend schema scenario``): every job's time, compute, communication and
     their overlap, and the ``links`` busiest links (0 to 1000; ``None``: every link); ``detail=True`` also
-    keeps every operation. ``progress(delivered, messages)`` is called now and then while it runs."""
+    keeps every operation. ``progress(delivered, messages)`` is called now and then while it runs. With a
+    ``session``, runs of the same jobs on the same cluster (another bandwidth, NIC policy or model) share
+    their lowering."""
     path = os.fspath(scenario)
     try:
         text = Path(path).read_text()
     except OSError as e:
         raise InputError(f"{path}: cannot be read ({e.strerror}); give a scenario YAML file") from None
-    return RunResult(_core.run(text, path, detail, links, progress))
+    return RunResult(_core.run(text, path, detail, links, progress, session.held if session else None))
+
+
+class Session:
+    """What a notebook, a sweep or a study worker shares across calls: machines built once per source (a file
+    is built again when it changes), and the last scenario run's lowered jobs and prepared model, which the
+    next run of the same jobs on the same cluster takes. Nothing is shared between sessions or kept by the
+    process; dropping the session frees it all."""
+
+    def __init__(self) -> None:
+        self.held = _core.Session()
+        self._machines: dict[tuple[str, float | None], Machine] = {}
+
+    def machine(self, source: str | os.PathLike) -> Machine:
+        """A preset or machine file, built on first use (and again after the file changes)."""
+        source = os.fspath(source)
+        key = (source, os.path.getmtime(source) if os.path.isfile(source) else None)
+        if key not in self._machines:
+            self._machines = {k: v for k, v in self._machines.items() if k[0] != source}
+            self._machines[key] = Machine.load(source)
+        return self._machines[key]
+
+    def simulate(self, machine: Machine | str | os.PathLike, transfers: Transfers, model: str = "sc16",
+                 phases: bool = False, nics: bool = False, **params: Any) -> Result:
+        """``simulate`` with the machine taken from this session when named by its source."""
+        m = machine if isinstance(machine, Machine) else self.machine(machine)
+        return simulate(m, transfers, model, phases, nics, **params)
+
+    def run(self, scenario: str | os.PathLike, detail: bool = False, links: int | None = 10,
+            progress: Any = None) -> RunResult:
+        """``run`` in this session."""
+        return run(scenario, detail, links, progress, self)
 
 
 def apps() -> list[dict[str, Any]]:

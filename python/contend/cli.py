@@ -197,15 +197,11 @@ def simulate(
     if as_json:
         sys.stdout.write(r.to_json() + "\n")
     elif as_csv:
-        import csv
-
-        cols = r.raw["transfers"]
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(cols.keys())
-        writer.writerows(zip(*cols.values(), strict=True))
+        sys.stdout.write(r.csv("transfers"))
     else:
         print_transfers(r)
-    write_pictures(r.raw, tl, tr)
+    if tl or tr:
+        write_pictures(r.raw, tl, tr)
     if fab:
         from contend.plots import fabric_diagram
 

@@ -30,7 +30,7 @@ def datatype(
     """Each method's time for ``count`` instances of the datatype ``source`` (a preset or a file) from
     ``src`` to ``dst``, with its parts; ``kernels`` overrides cost terms (e.g. ``{"launch": "3us"}``),
     ``params`` are the model's."""
-    return json.loads(_core.datatype(machine.spec_json, machine.origin, os.fspath(source), src, dst, count, model,
+    return json.loads(_core.datatype(machine.held, os.fspath(source), src, dst, count, model,
                                      _params(params), _params(kernels or {})))
 
 
@@ -39,11 +39,11 @@ def datatype_sweep(
     kernels: Mapping[str, Any] | None = None, **params: Any,
 ) -> dict[str, Any]:
     """The methods' times over ``points`` message sizes, 1, 2, 4, … instances (the crossover chart's data)."""
-    return json.loads(_core.datatype_sweep(machine.spec_json, machine.origin, os.fspath(source), src, dst, model,
+    return json.loads(_core.datatype_sweep(machine.held, os.fspath(source), src, dst, model,
                                            _params(params), _params(kernels or {}), points))
 
 
 def calibrate_kernels(machine: Machine, src: str, dst: str, measurements: str | os.PathLike) -> dict[str, Any]:
     """Fit the methods' kernel terms to a CSV (kernel, block, bytes, time); load-store rows were measured from
     ``src`` to ``dst``. ``["kernels"]`` holds every term with its unit, ``["residuals"]`` one row per point."""
-    return json.loads(_core.calibrate_kernels(machine.spec_json, machine.origin, src, dst, os.fspath(measurements)))
+    return json.loads(_core.calibrate_kernels(machine.held, src, dst, os.fspath(measurements)))

@@ -17,7 +17,8 @@ fn main() {
     assert!(!paths.is_empty(), "usage: bench_run SCENARIO.yaml... [REPEATS]");
     // As a study's worker runs its points: one lowering kept for the next point (REUSE=0: not).
     let reuse = std::env::var("REUSE").map_or(true, |v| v != "0");
-    let opts = contend_core::scenario::RunOptions { reuse_lowering: reuse, ..Default::default() };
+    let session = contend_core::api::Session::default();
+    let opts = contend_core::scenario::RunOptions { session: reuse.then_some(&session), ..Default::default() };
     let all = Instant::now();
     for _ in 0..repeats {
         for path in &paths {

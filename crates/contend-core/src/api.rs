@@ -7,6 +7,7 @@ use crate::model::{registry, sc16, ModelEntry, Prepared, RateAdaptor};
 use crate::report::{self, Detail, Report};
 use crate::topology::{preset_names, preset_text, DeviceKind, LinkKind, Machine, MachineSpec};
 use crate::units::{Bytes, Time};
+use crate::workload::columns::TransferColumns;
 use crate::workload::{self, Workload, WorkloadSpec};
 use crate::{calibrate, import, p2p, schedule, sim};
 use serde::Serialize;
@@ -36,6 +37,41 @@ pub fn presets() -> Vec<PresetSummary> {
             PresetSummary { name: n.into(), description: m.description.clone(), gpus: m.gpus().len(), source: m.source.clone() }
         })
         .collect()
+}
+
+/// A preset name or a machine file (YAML or JSON), built.
+pub fn load_machine(source: &str) -> Result<Machine> {
+    Machine::load(source)
+}
+
+/// A machine description given as YAML or JSON text, built.
+pub fn parse_machine(text: &str, origin: &str) -> Result<Machine> {
+    Machine::from_text(text, origin)
+}
+
+/// The machine as an indented text tree.
+pub fn render_machine(m: &Machine) -> String {
+    crate::topology::render_tree(m)
+}
+
+/// A transfers file (YAML or JSON).
+pub fn load_transfers(path: &str) -> Result<WorkloadSpec> {
+    WorkloadSpec::load(path)
+}
+
+/// Transfers given as YAML or JSON text.
+pub fn parse_transfers(text: &str, origin: &str) -> Result<WorkloadSpec> {
+    WorkloadSpec::from_text(text, origin)
+}
+
+/// Transfers given column by column (DataFrames, arrays, records): `workload::columns`.
+pub fn transfers_from_columns(columns: TransferColumns, origin: &str) -> Result<WorkloadSpec> {
+    columns.into_spec(origin)
+}
+
+/// Check transfers against a machine: device names, sizes, dependencies.
+pub fn check_transfers(m: &Machine, spec: &WorkloadSpec, origin: &str) -> Result<()> {
+    Workload::resolve(spec, m, origin).map(|_| ())
 }
 
 /// Resolve the workload and prepare the named model for it.
@@ -494,16 +530,20 @@ pub fn run(text: &str, origin: &str, opts: &crate::scenario::RunOptions) -> Resu
     crate::scenario::run(&spec, origin, opts)
 }
 
-/// Which scenarios can share their lowered jobs (`RunOptions::reuse_lowering`): equal text for
+/// Which scenarios can share their lowered jobs in a session (`RunOptions::session`): equal text for
 /// those that can. A study runs its points in this order.
 pub fn lowering_group(text: &str, origin: &str) -> Result<String> {
     Ok(crate::scenario::lowering_group(&crate::scenario::ScenarioSpec::from_text(text, origin)?))
 }
 
-/// Check a scenario without running it (milliseconds): what a study does for every point first.
-pub fn check_scenario(text: &str, origin: &str) -> Result<()> {
+/// What a sequence of calls may share (`scenario::Session`): a study worker or a notebook holds one.
+pub use crate::scenario::Session;
+
+/// Check a scenario without running it (milliseconds): what a study does for every point first;
+/// clusters and workloads already checked in `session` are not built again.
+pub fn check_scenario(text: &str, origin: &str, session: &Session) -> Result<()> {
     let spec = crate::scenario::ScenarioSpec::from_text(text, origin)?;
-    crate::scenario::check(&spec, origin)
+    crate::scenario::check(&spec, origin, session)
 }
 
 #[derive(Serialize, Debug)]

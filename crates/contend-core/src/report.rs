@@ -268,3 +268,84 @@ fn phase_table(flows: &FlowTable, o: &Outcome, row: &[u32]) -> PhaseTable {
     }
     p
 }
+
+/// A column of a report table as it is held, for skins that hand it on without copying row by
+/// row (the binding gives numbers to Arrow as their bytes).
+pub enum Column<'a> {
+    F64(&'a [f64]),
+    U64(&'a [u64]),
+    Str(&'a [String]),
+}
+
+/// The tables `Report::table` gives column by column.
+pub const TABLES: &[&str] = &["transfers", "links", "devices"];
+
+impl Report {
+    /// A table's columns in their schema order: transfers, links or devices.
+    pub fn table(&self, which: &str) -> Option<Vec<(&'static str, Column<'_>)>> {
+        use Column::*;
+        let t = &self.transfers;
+        let l = &self.links;
+        let d = &self.summary.devices;
+        Some(match which {
+            "transfers" => vec![
+                ("name", Str(&t.name)),
+                ("src", Str(&t.src)),
+                ("dst", Str(&t.dst)),
+                ("size_bytes", U64(&t.size_bytes)),
+                ("start_s", F64(&t.start_s)),
+                ("finish_s", F64(&t.finish_s)),
+                ("duration_s", F64(&t.duration_s)),
+                ("bandwidth_bps", F64(&t.bandwidth_bps)),
+            ],
+            "links" => vec![
+                ("name", Str(&l.name)),
+                ("capacity_bps", F64(&l.capacity_bps)),
+                ("bytes", F64(&l.bytes)),
+                ("busy_s", F64(&l.busy_s)),
+                ("peak_utilisation", F64(&l.peak_utilisation)),
+            ],
+            "devices" => vec![("name", Str(&d.name)), ("sent_bytes", U64(&d.sent_bytes)), ("received_bytes", U64(&d.received_bytes))],
+            _ => return None,
+        })
+    }
+
+    /// A table as CSV text, a header then one line per row, written in one pass: numbers in
+    /// the shortest form that reads back exactly, text quoted where CSV needs it.
+    pub fn csv(&self, which: &str) -> Option<String> {
+        use std::fmt::Write;
+        let cols = self.table(which)?;
+        let rows = cols.first().map(|(_, c)| c.len()).unwrap_or(0);
+        let mut out = String::with_capacity(64 * (rows + 1));
+        out.push_str(&cols.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(","));
+        out.push('\n');
+        for r in 0..rows {
+            for (k, (_, c)) in cols.iter().enumerate() {
+                if k > 0 {
+                    out.push(',');
+                }
+                match c {
+                    Column::F64(v) => write!(out, "{:?}", v[r]).unwrap(),
+                    Column::U64(v) => write!(out, "{}", v[r]).unwrap(),
+                    Column::Str(v) if v[r].contains([',', '"', '\n', '\r']) => write!(out, "\"{}\"", v[r].replace('"', "\"\"")).unwrap(),
+                    Column::Str(v) => out.push_str(&v[r]),
+                }
+            }
+            out.push('\n');
+        }
+        Some(out)
+    }
+}
+
+impl Column<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::U64(v) => v.len(),
+            Column::Str(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

@@ -1,9 +1,12 @@
 //! Python binding (module `contend._core`): one mechanical wrapper per function of
 //! `contend_core::api`, JSON text both ways, typed exceptions. No product logic lives here.
 
-use contend_core::{api, datatype_report, report::Detail, topology, workload, Error};
+use contend_core::report::{self, Column, Detail};
+use contend_core::workload::columns::{Cell, TransferColumns};
+use contend_core::{api, datatype_report, topology, workload, Error};
 use pyo3::create_exception;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 create_exception!(_core, ContendError, pyo3::exceptions::PyException, "Base class of contend's errors.");
 create_exception!(_core, InputError, ContendError, "Something the user wrote is wrong; the message says where and how to fix it.");
@@ -21,12 +24,196 @@ fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
     serde_json::to_string(v).expect("reports serialise")
 }
 
-fn machine(spec_json: &str, origin: &str) -> PyResult<topology::Machine> {
-    topology::Machine::from_text(spec_json, origin).map_err(to_py)
+/// A built machine, held by the core between calls (`contend.Machine` keeps one).
+#[pyclass(frozen, module = "contend._core")]
+struct Machine {
+    m: topology::Machine,
 }
 
-fn transfers(spec_json: &str, origin: &str) -> PyResult<workload::WorkloadSpec> {
-    workload::WorkloadSpec::from_text(spec_json, origin).map_err(to_py)
+#[pymethods]
+impl Machine {
+    /// A preset name or a machine file, built once.
+    #[staticmethod]
+    fn load(source: &str) -> PyResult<Machine> {
+        Ok(Machine { m: api::load_machine(source).map_err(to_py)? })
+    }
+
+    /// A machine description given as YAML or JSON text, built once.
+    #[staticmethod]
+    fn parse(text: &str, origin: &str) -> PyResult<Machine> {
+        Ok(Machine { m: api::parse_machine(text, origin).map_err(to_py)? })
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        &self.m.name
+    }
+
+    #[getter]
+    fn origin(&self) -> &str {
+        &self.m.origin
+    }
+
+    /// The description as JSON (`contend schema machine`).
+    fn to_json(&self) -> String {
+        json(&self.m.spec)
+    }
+}
+
+/// Transfers held by the core between calls (`contend.Transfers` keeps one): never turned into
+/// JSON unless asked.
+#[pyclass(frozen, module = "contend._core")]
+struct Transfers {
+    spec: workload::WorkloadSpec,
+    origin: String,
+}
+
+/// One column of cells: a buffer of numbers (NumPy) is read as a whole, any other sequence
+/// cell by cell (int, float, str with a unit, None).
+fn cells(col: &Bound<'_, PyAny>) -> PyResult<Vec<Cell>> {
+    if let Ok(b) = pyo3::buffer::PyBuffer::<f64>::get(col) {
+        return Ok(b.to_vec(col.py())?.into_iter().map(Cell::Real).collect());
+    }
+    if let Ok(b) = pyo3::buffer::PyBuffer::<u64>::get(col) {
+        return Ok(b.to_vec(col.py())?.into_iter().map(Cell::Int).collect());
+    }
+    if let Ok(b) = pyo3::buffer::PyBuffer::<i64>::get(col) {
+        return Ok(b.to_vec(col.py())?.into_iter().map(|v| if v >= 0 { Cell::Int(v as u64) } else { Cell::Real(v as f64) }).collect());
+    }
+    col.try_iter()?
+        .map(|x| {
+            let x = x?;
+            Ok(if x.is_none() {
+                Cell::Missing
+            } else if let Ok(v) = x.extract::<u64>() {
+                Cell::Int(v)
+            } else if let Ok(v) = x.extract::<f64>() {
+                Cell::Real(v)
+            } else {
+                Cell::Text(x.str()?.to_string())
+            })
+        })
+        .collect()
+}
+
+#[pymethods]
+impl Transfers {
+    /// A transfers file (YAML or JSON).
+    #[staticmethod]
+    fn load(path: &str) -> PyResult<Transfers> {
+        Ok(Transfers { spec: api::load_transfers(path).map_err(to_py)?, origin: path.into() })
+    }
+
+    /// Transfers given as YAML or JSON text.
+    #[staticmethod]
+    fn parse(text: &str, origin: &str) -> PyResult<Transfers> {
+        Ok(Transfers { spec: api::parse_transfers(text, origin).map_err(to_py)?, origin: origin.into() })
+    }
+
+    /// Transfers given column by column (`api::transfers_from_columns`).
+    #[staticmethod]
+    #[pyo3(signature = (src, dst, size, origin, name=None, start=None, overhead=None))]
+    fn from_columns(
+        src: Vec<String>,
+        dst: Vec<String>,
+        size: &Bound<'_, PyAny>,
+        origin: &str,
+        name: Option<Vec<Option<String>>>,
+        start: Option<&Bound<'_, PyAny>>,
+        overhead: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Transfers> {
+        let columns = TransferColumns { name, src, dst, size: cells(size)?, start: start.map(cells).transpose()?, overhead: overhead.map(cells).transpose()? };
+        Ok(Transfers { spec: api::transfers_from_columns(columns, origin).map_err(to_py)?, origin: origin.into() })
+    }
+
+    #[getter]
+    fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    fn to_json(&self) -> String {
+        json(&self.spec)
+    }
+
+    fn to_yaml(&self) -> String {
+        self.spec.to_yaml()
+    }
+
+    /// Raise InputError if a transfer names a device the machine lacks, or has a bad dependency.
+    fn check(&self, machine: &Machine) -> PyResult<()> {
+        api::check_transfers(&machine.m, &self.spec, &self.origin).map_err(to_py)
+    }
+
+    fn __len__(&self) -> usize {
+        self.spec.transfers.len()
+    }
+}
+
+/// A report column as it crosses: name, kind and buffers.
+type TableColumn<'py> = (&'static str, &'static str, Vec<Bound<'py, PyBytes>>);
+
+/// A simulation's report, held by the core: its tables cross as Arrow buffers, JSON only when asked.
+#[pyclass(frozen, module = "contend._core")]
+struct Report {
+    r: report::Report,
+}
+
+#[pymethods]
+impl Report {
+    fn to_json(&self) -> String {
+        json(&self.r)
+    }
+
+    /// A table (transfers, links, devices) as CSV text.
+    fn csv(&self, table: &str) -> PyResult<String> {
+        self.r.csv(table).ok_or_else(|| InputError::new_err(format!("table: \"{table}\" is not a report table; use one of {}", report::TABLES.join(", "))))
+    }
+
+    #[getter]
+    fn makespan_s(&self) -> f64 {
+        self.r.summary.makespan_s
+    }
+
+    /// A table's columns as (name, kind, buffers): numbers as one little-endian buffer
+    /// ("f64", "u64"), text as Arrow's 64-bit offsets and UTF-8 data ("str").
+    fn table<'py>(&self, py: Python<'py>, table: &str) -> PyResult<Vec<TableColumn<'py>>> {
+        let cols = self
+            .r
+            .table(table)
+            .ok_or_else(|| InputError::new_err(format!("table: \"{table}\" is not a report table; use one of {}", report::TABLES.join(", "))))?;
+        Ok(cols
+            .into_iter()
+            .map(|(name, c)| match c {
+                Column::F64(v) => (name, "f64", vec![PyBytes::new(py, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())]),
+                Column::U64(v) => (name, "u64", vec![PyBytes::new(py, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())]),
+                Column::Str(v) => {
+                    let mut offsets = Vec::with_capacity(8 * (v.len() + 1));
+                    let mut data = Vec::new();
+                    offsets.extend_from_slice(&0i64.to_le_bytes());
+                    for s in v {
+                        data.extend_from_slice(s.as_bytes());
+                        offsets.extend_from_slice(&(data.len() as i64).to_le_bytes());
+                    }
+                    (name, "str", vec![PyBytes::new(py, &offsets), PyBytes::new(py, &data)])
+                }
+            })
+            .collect())
+    }
+}
+
+/// `api::simulate`: the report, held.
+#[pyfunction]
+#[pyo3(signature = (machine, transfers, model, params, phases=false, nics=false))]
+fn simulate(
+    py: Python<'_>,
+    machine: &Machine,
+    transfers: &Transfers,
+    model: &str,
+    params: Vec<(String, String)>,
+    phases: bool,
+    nics: bool,
+) -> PyResult<Report> {
+    py.detach(|| api::simulate(&machine.m, &transfers.spec, &transfers.origin, model, &params, Detail { phases, nics }).map(|r| Report { r })).map_err(to_py)
 }
 
 /// Presets as a JSON list of {name, description, gpus, source}.
@@ -35,102 +222,32 @@ fn presets() -> String {
     json(&api::presets())
 }
 
-/// Load a preset name or a file; returns (machine description as JSON, origin label).
-#[pyfunction]
-fn load_machine(source: &str) -> PyResult<(String, String)> {
-    let m = topology::Machine::load(source).map_err(to_py)?;
-    Ok((json(&m.spec), m.origin))
-}
-
-/// Validate a machine description given as YAML or JSON text; returns it as JSON.
-#[pyfunction]
-fn parse_machine(text: &str, origin: &str) -> PyResult<String> {
-    Ok(json(&machine(text, origin)?.spec))
-}
-
 /// Devices and links with their resolved bandwidths, for drawing.
 #[pyfunction]
-fn machine_graph(spec_json: &str, origin: &str) -> PyResult<String> {
-    Ok(json(&api::machine_graph(&machine(spec_json, origin)?)))
+fn machine_graph(machine: &Machine) -> String {
+    json(&api::machine_graph(&machine.m))
 }
 
 /// The machine as an indented text tree.
 #[pyfunction]
-fn render_machine(spec_json: &str, origin: &str) -> PyResult<String> {
-    Ok(topology::render_tree(&machine(spec_json, origin)?))
-}
-
-/// Read a transfers file; returns its description as JSON.
-#[pyfunction]
-fn load_transfers(path: &str) -> PyResult<String> {
-    Ok(json(&workload::WorkloadSpec::load(path).map_err(to_py)?))
-}
-
-/// Validate transfers given as YAML or JSON text; returns them as JSON.
-#[pyfunction]
-fn parse_transfers(text: &str, origin: &str) -> PyResult<String> {
-    Ok(json(&transfers(text, origin)?))
-}
-
-/// Check transfers against a machine (device names, sizes, dependencies).
-#[pyfunction]
-fn check_transfers(machine_json: &str, machine_origin: &str, transfers_json: &str, transfers_origin: &str) -> PyResult<()> {
-    let m = machine(machine_json, machine_origin)?;
-    workload::Workload::resolve(&transfers(transfers_json, transfers_origin)?, &m, transfers_origin).map_err(to_py)?;
-    Ok(())
-}
-
-/// Transfers as YAML text, in the style users write by hand.
-#[pyfunction]
-fn transfers_yaml(spec_json: &str) -> PyResult<String> {
-    Ok(transfers(spec_json, "<transfers>")?.to_yaml())
-}
-
-/// The report of `api::simulate` as JSON (`contend schema report`).
-#[pyfunction]
-#[pyo3(signature = (machine_json, machine_origin, transfers_json, transfers_origin, model, params, phases=false, nics=false))]
-#[allow(clippy::too_many_arguments)]
-fn simulate(
-    py: Python<'_>,
-    machine_json: &str,
-    machine_origin: &str,
-    transfers_json: &str,
-    transfers_origin: &str,
-    model: &str,
-    params: Vec<(String, String)>,
-    phases: bool,
-    nics: bool,
-) -> PyResult<String> {
-    let m = machine(machine_json, machine_origin)?;
-    let w = transfers(transfers_json, transfers_origin)?;
-    py.detach(|| api::simulate(&m, &w, transfers_origin, model, &params, Detail { phases, nics }).map(|r| json(&r))).map_err(to_py)
+fn render_machine(machine: &Machine) -> String {
+    api::render_machine(&machine.m)
 }
 
 /// The report of `api::explain` as JSON: `simulate`'s with phases, and every step per phase.
 #[pyfunction]
-fn explain(
-    py: Python<'_>,
-    machine_json: &str,
-    machine_origin: &str,
-    transfers_json: &str,
-    transfers_origin: &str,
-    model: &str,
-    params: Vec<(String, String)>,
-) -> PyResult<String> {
-    let m = machine(machine_json, machine_origin)?;
-    let w = transfers(transfers_json, transfers_origin)?;
-    py.detach(|| api::explain(&m, &w, transfers_origin, model, &params).map(|r| json(&r))).map_err(to_py)
+fn explain(py: Python<'_>, machine: &Machine, transfers: &Transfers, model: &str, params: Vec<(String, String)>) -> PyResult<String> {
+    py.detach(|| api::explain(&machine.m, &transfers.spec, &transfers.origin, model, &params).map(|r| json(&r))).map_err(to_py)
 }
 
 /// `api::schedule`: returns (report JSON, best schedule as transfers JSON).
 /// `progress(done, total)` is called now and then from worker threads.
 #[pyfunction]
-#[pyo3(signature = (machine_json, machine_origin, halo, semantics, search, model, params, alpha, seed, iterations, threads, keep_times, progress=None))]
+#[pyo3(signature = (machine, halo, semantics, search, model, params, alpha, seed, iterations, threads, keep_times, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn schedule(
     py: Python<'_>,
-    machine_json: &str,
-    machine_origin: &str,
+    machine: &Machine,
     halo: String,
     semantics: String,
     search: String,
@@ -143,7 +260,6 @@ fn schedule(
     keep_times: bool,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(String, String)> {
-    let m = machine(machine_json, machine_origin)?;
     let req = api::ScheduleRequest { halo, semantics, search, model, params, alpha, seed, iterations, threads, keep_times };
     let report = move |done: u64, total: u64| {
         if let Some(cb) = &progress {
@@ -152,7 +268,7 @@ fn schedule(
             });
         }
     };
-    py.detach(|| api::schedule(&m, &req, Some(&report)).map(|(r, best)| (json(&r), json(&best)))).map_err(to_py)
+    py.detach(|| api::schedule(&machine.m, &req, Some(&report)).map(|(r, best)| (json(&r), json(&best)))).map_err(to_py)
 }
 
 /// `api::import`: {yaml, assumptions, format}.
@@ -165,23 +281,20 @@ fn import_machine(path: &str, name: &str, numa_per_socket: &Bound<'_, PyAny>) ->
 
 /// `api::nvbandwidth`: the predicted nvbandwidth testcases, as JSON and as nvbandwidth prints them.
 #[pyfunction]
-fn nvbandwidth(py: Python<'_>, machine_json: &str, machine_origin: &str, params: Vec<(String, String)>) -> PyResult<(String, String)> {
-    let m = machine(machine_json, machine_origin)?;
-    py.detach(|| api::nvbandwidth(&m, &params).map(|r| (json(&r), r.text()))).map_err(to_py)
+fn nvbandwidth(py: Python<'_>, machine: &Machine, params: Vec<(String, String)>) -> PyResult<(String, String)> {
+    py.detach(|| api::nvbandwidth(&machine.m, &params).map(|r| (json(&r), r.text()))).map_err(to_py)
 }
 
 /// `api::p2p`: the predicted p2pBandwidthLatencyTest matrices.
 #[pyfunction]
-fn p2p(py: Python<'_>, machine_json: &str, machine_origin: &str, params: Vec<(String, String)>) -> PyResult<String> {
-    let m = machine(machine_json, machine_origin)?;
-    py.detach(|| api::p2p(&m, &params).map(|r| json(&r))).map_err(to_py)
+fn p2p(py: Python<'_>, machine: &Machine, params: Vec<(String, String)>) -> PyResult<String> {
+    py.detach(|| api::p2p(&machine.m, &params).map(|r| json(&r))).map_err(to_py)
 }
 
 /// `api::calibrate`: the fit to a measurements file, as JSON.
 #[pyfunction]
-fn calibrate(py: Python<'_>, machine_json: &str, machine_origin: &str, measurements: &str, params: Vec<(String, String)>, hold_out: bool) -> PyResult<String> {
-    let m = machine(machine_json, machine_origin)?;
-    py.detach(|| api::calibrate(&m, measurements, &params, hold_out).map(|r| json(&r))).map_err(to_py)
+fn calibrate(py: Python<'_>, machine: &Machine, measurements: &str, params: Vec<(String, String)>, hold_out: bool) -> PyResult<String> {
+    py.detach(|| api::calibrate(&machine.m, measurements, &params, hold_out).map(|r| json(&r))).map_err(to_py)
 }
 
 /// `api::datatype`: every method's time for one message of a datatype, its parts and the winner.
@@ -189,8 +302,7 @@ fn calibrate(py: Python<'_>, machine_json: &str, machine_origin: &str, measureme
 #[allow(clippy::too_many_arguments)]
 fn datatype(
     py: Python<'_>,
-    machine_json: &str,
-    machine_origin: &str,
+    machine: &Machine,
     source: &str,
     src: String,
     dst: String,
@@ -199,9 +311,8 @@ fn datatype(
     params: Vec<(String, String)>,
     kernels: Vec<(String, String)>,
 ) -> PyResult<String> {
-    let m = machine(machine_json, machine_origin)?;
     let req = datatype_report::DatatypeRequest { src, dst, count, model, params, kernels };
-    py.detach(|| api::datatype(&m, source, &req).map(|r| json(&r))).map_err(to_py)
+    py.detach(|| api::datatype(&machine.m, source, &req).map(|r| json(&r))).map_err(to_py)
 }
 
 /// `api::datatype_sweep`: the same over `points` message sizes doubling from `count` = 1.
@@ -209,8 +320,7 @@ fn datatype(
 #[allow(clippy::too_many_arguments)]
 fn datatype_sweep(
     py: Python<'_>,
-    machine_json: &str,
-    machine_origin: &str,
+    machine: &Machine,
     source: &str,
     src: String,
     dst: String,
@@ -219,9 +329,8 @@ fn datatype_sweep(
     kernels: Vec<(String, String)>,
     points: u32,
 ) -> PyResult<String> {
-    let m = machine(machine_json, machine_origin)?;
     let req = datatype_report::DatatypeRequest { src, dst, count: 1, model, params, kernels };
-    py.detach(|| api::datatype_sweep(&m, source, &req, points).map(|r| json(&r))).map_err(to_py)
+    py.detach(|| api::datatype_sweep(&machine.m, source, &req, points).map(|r| json(&r))).map_err(to_py)
 }
 
 /// Datatype presets as a JSON list of [name, description, bytes, blocks].
@@ -250,9 +359,8 @@ fn stencil_params() -> String {
 
 /// `api::calibrate_kernels`: datatype kernel terms fitted to a CSV, with residuals, as JSON.
 #[pyfunction]
-fn calibrate_kernels(machine_json: &str, machine_origin: &str, src: &str, dst: &str, measurements: &str) -> PyResult<String> {
-    let m = machine(machine_json, machine_origin)?;
-    Ok(json(&api::calibrate_kernels(&m, src, dst, measurements).map_err(to_py)?))
+fn calibrate_kernels(machine: &Machine, src: &str, dst: &str, measurements: &str) -> PyResult<String> {
+    Ok(json(&api::calibrate_kernels(&machine.m, src, dst, measurements).map_err(to_py)?))
 }
 
 /// Halo presets as a JSON list of [name, description].
@@ -269,11 +377,10 @@ fn patterns() -> String {
 
 /// `api::generate`: a transfers description as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine_json, machine_origin, pattern, peers, size, root=None, count=32, seed=0, gap=None, grid=None, periodic=false))]
+#[pyo3(signature = (machine, pattern, peers, size, root=None, count=32, seed=0, gap=None, grid=None, periodic=false))]
 #[allow(clippy::too_many_arguments)]
 fn generate(
-    machine_json: &str,
-    machine_origin: &str,
+    machine: &Machine,
     pattern: String,
     peers: Option<Vec<String>>,
     size: String,
@@ -284,9 +391,8 @@ fn generate(
     grid: Option<String>,
     periodic: bool,
 ) -> PyResult<String> {
-    let m = machine(machine_json, machine_origin)?;
     let req = api::GenerateRequest { pattern, peers, size, root, count, seed, gap, grid, periodic };
-    Ok(json(&api::generate(&m, &req).map_err(to_py)?))
+    Ok(json(&api::generate(&machine.m, &req).map_err(to_py)?))
 }
 
 /// `api::schema`: a JSON Schema (machine, transfers, halo or report).
@@ -307,11 +413,36 @@ fn models() -> String {
     json(api::models())
 }
 
+/// What a sequence of calls shares (`api::Session`): the last run's lowered jobs and prepared
+/// model, the clusters and workloads already checked. `contend.Session` holds one.
+#[pyclass(frozen, module = "contend._core")]
+#[derive(Default)]
+struct Session {
+    s: api::Session,
+}
+
+#[pymethods]
+impl Session {
+    #[new]
+    fn new() -> Session {
+        Session::default()
+    }
+}
+
 /// `api::run`: a scenario's report as JSON; `links=None` reports every link. `progress(delivered,
-/// messages)` is called now and then; `reuse_lowering` keeps the lowered jobs for the next run.
+/// messages)` is called now and then; with a `session` the run keeps its lowered jobs there for
+/// the next run and takes the last run's where they are the same.
 #[pyfunction]
-#[pyo3(signature = (text, origin, detail, links=Some(contend_core::scenario::DEFAULT_TOP_LINKS), progress=None, reuse_lowering=false))]
-fn run(py: Python<'_>, text: &str, origin: &str, detail: bool, links: Option<usize>, progress: Option<Py<PyAny>>, reuse_lowering: bool) -> PyResult<String> {
+#[pyo3(signature = (text, origin, detail, links=Some(contend_core::scenario::DEFAULT_TOP_LINKS), progress=None, session=None))]
+fn run(
+    py: Python<'_>,
+    text: &str,
+    origin: &str,
+    detail: bool,
+    links: Option<usize>,
+    progress: Option<Py<PyAny>>,
+    session: Option<&Session>,
+) -> PyResult<String> {
     // Without a callback the engine runs its model unwrapped.
     let wanted = progress.is_some();
     let report = move |done: u64, total: u64| {
@@ -322,7 +453,7 @@ fn run(py: Python<'_>, text: &str, origin: &str, detail: bool, links: Option<usi
         }
     };
     let progress: Option<&(dyn Fn(u64, u64) + Sync)> = if wanted { Some(&report) } else { None };
-    let opts = contend_core::scenario::RunOptions { detail, top_links: links, progress, reuse_lowering };
+    let opts = contend_core::scenario::RunOptions { detail, top_links: links, progress, session: session.map(|s| &s.s) };
     py.detach(|| api::run(text, origin, &opts).map(|r| json(&r))).map_err(to_py)
 }
 
@@ -340,8 +471,8 @@ fn lowering_group(text: &str, origin: &str) -> PyResult<String> {
 
 /// `api::check_scenario`: nothing, or the scenario's first mistake as an exception.
 #[pyfunction]
-fn check_scenario(text: &str, origin: &str) -> PyResult<()> {
-    api::check_scenario(text, origin).map_err(to_py)
+fn check_scenario(text: &str, origin: &str, session: &Session) -> PyResult<()> {
+    api::check_scenario(text, origin, &session.s).map_err(to_py)
 }
 
 /// The application skeletons as JSON.
@@ -355,17 +486,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ContendError", m.py().get_type::<ContendError>())?;
     m.add("InputError", m.py().get_type::<InputError>())?;
     m.add("UnsupportedError", m.py().get_type::<UnsupportedError>())?;
-    m.add_function(wrap_pyfunction!(presets, m)?)?;
-    m.add_function(wrap_pyfunction!(load_machine, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_machine, m)?)?;
-    m.add_function(wrap_pyfunction!(machine_graph, m)?)?;
-    m.add_function(wrap_pyfunction!(render_machine, m)?)?;
-    m.add_function(wrap_pyfunction!(load_transfers, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_transfers, m)?)?;
-    m.add_function(wrap_pyfunction!(transfers_yaml, m)?)?;
-    m.add_function(wrap_pyfunction!(check_transfers, m)?)?;
+    m.add_class::<Machine>()?;
+    m.add_class::<Transfers>()?;
+    m.add_class::<Report>()?;
+    m.add_class::<Session>()?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(machine_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(render_machine, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(patterns, m)?)?;
     m.add_function(wrap_pyfunction!(schedule, m)?)?;

@@ -19,17 +19,29 @@ from contend.study import dataset
 from contend.study.groups import Groups
 from contend.study.spec import Point, Study, origin_of
 
+_SESSION = None
+
+
+def worker_session() -> Any:
+    """The session of this worker process: created on its first point, kept for the points after it."""
+    global _SESSION
+    if _SESSION is None:
+        from contend import _core
+
+        _SESSION = _core.Session()
+    return _SESSION
+
 
 def run_point(text: str, origin: str) -> str:
     """What a worker does: one scenario through the engine, its RunReport as JSON, or its error as JSON
-    (the engine's exception types do not survive pickling between processes by name). The worker keeps
-    the point's lowered jobs and prepared model for its next point, which takes them if it is of the same
-    group (see groups.py)."""
+    (the engine's exception types do not survive pickling between processes by name). The worker's session
+    keeps the point's lowered jobs and prepared model for its next point, which takes them if it is of the
+    same group (see groups.py)."""
     from contend import _core
     from contend.errors import ContendError, InputError
 
     try:
-        return _core.run(text, origin, False, 0, None, True)
+        return _core.run(text, origin, False, 0, None, worker_session())
     except ContendError as e:
         return json.dumps({"error": str(e), "input": isinstance(e, InputError)})
 

@@ -109,9 +109,10 @@ def check(study: Study) -> None:
     seed, so the first of each is enough."""
     from contend import _core
 
+    session = _core.Session()  # the clusters and workloads of a study repeat: each is checked once
     for p in study.points:
         if p.values["repetition"] == 0:
-            _core.check_scenario(p.text, origin_of(study, p))
+            _core.check_scenario(p.text, origin_of(study, p), session)
 
 
 def origin_of(study: Study, p: Point) -> str:

@@ -1,7 +1,7 @@
 use super::*;
 
 fn check_text(text: &str) -> Result<()> {
-    check(&ScenarioSpec::from_text(text, "s.yaml")?, "s.yaml")
+    check(&ScenarioSpec::from_text(text, "s.yaml")?, "s.yaml", &Session::default())
 }
 
 fn message(text: &str) -> String {

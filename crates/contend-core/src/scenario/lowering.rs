@@ -1,21 +1,21 @@
 //! A scenario's jobs lowered onto its cluster's GPUs: the one workload DAG the executor runs;
-//! and what a run may keep of it for the next run in the same process.
+//! and what a run may keep of it for the next run of the same session.
 //!
 //! A sweep's points that differ only in the network (bandwidth, NIC scheduling, routing, the
 //! model and its parameters) lower to the same DAG, and lowering a mix of 2,048 ranks is a
 //! tenth to a fifth of such a point's time; points that differ in bandwidth and NIC scheduling
 //! alone also share the prepared model's routes and plans (its flow table: another tenth to a
-//! fifth), all but the capacities. A run that asks (`RunOptions::reuse_lowering`, what a
-//! study's workers do) keeps both for the next run, which takes them where everything they
+//! fifth), all but the capacities. A run given a session (`RunOptions::session`, what a
+//! study's workers do) keeps both in its session for the next run, which takes them where everything they
 //! depend on is the same.
 
-use super::{gpus_by_node, jobs_fitting, Job, ScenarioSpec};
+use super::{gpus_by_node, jobs_fitting, Job, ScenarioSpec, Session};
 use crate::error::Result;
 use crate::model::registry::Prepared;
 use crate::topology::{Link, Machine, NetworkSpec};
 use crate::workload::program::{self, jobs, Lowered, OpOrigin};
 use crate::workload::Workload;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 pub(super) struct Lowering {
     pub jobs: Vec<Job>,
@@ -34,7 +34,7 @@ pub(super) struct Lowering {
 /// cluster's GPUs node by node. Not the scenario's origin, which differs from point to point of
 /// a study: mistakes found later that name the lowering's origin are re-aimed at the run's own.
 #[derive(Clone, PartialEq)]
-struct Key {
+pub(super) struct Key {
     written: String,
     nodes: Vec<Vec<usize>>,
     devices: usize,
@@ -49,36 +49,35 @@ pub fn group(s: &ScenarioSpec) -> String {
 }
 
 /// A prepared model, and what it was prepared for (the workload aside: it is kept with its lowering).
-struct KeptModel {
+pub(super) struct KeptModel {
     model: &'static str,
     params: Vec<(String, String)>,
     machine: String,
     prepared: Box<dyn Prepared>,
 }
 
-/// What a run keeps: its lowering, and its prepared model once it has run.
-type Kept = (Key, Arc<Lowering>, Option<KeptModel>);
+/// What a run keeps in its session: its lowering, and its prepared model once it has run.
+pub(super) type Kept = (Key, Arc<Lowering>, Option<KeptModel>);
 
-/// What the last run kept, if it asked to.
-static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
-
-fn kept() -> std::sync::MutexGuard<'static, Option<Kept>> {
-    KEPT.lock().unwrap_or_else(|e| e.into_inner())
+fn kept(session: &Session) -> std::sync::MutexGuard<'_, Option<Kept>> {
+    session.kept.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A run's lowering, and the prepared model it may take from the last run and keep for the next.
-pub(super) struct Taken {
+pub(super) struct Taken<'s> {
     pub lowering: Arc<Lowering>,
+    session: Option<&'s Session>,
     key: Option<Key>,
     /// `machine_but_speeds` of the run's machine, once, where the run keeps what it made.
     machine: Option<String>,
     model: Option<KeptModel>,
 }
 
-/// `s`'s jobs lowered onto `m`: the kept lowering where it is the same, else lowered now (and
-/// kept if `keep`). Operations are named only when a report lists them (`detail`), and such a
+/// `s`'s jobs lowered onto `m`: the session's kept lowering where it is the same, else lowered
+/// now (and kept in the session, if there is one). Operations are named only when a report lists them (`detail`), and such a
 /// lowering is never kept; nor is one with program files, which may change between runs.
-pub(super) fn take(s: &ScenarioSpec, origin: &str, m: &Machine, detail: bool, keep: bool) -> Result<Taken> {
+pub(super) fn take<'s>(s: &ScenarioSpec, origin: &str, m: &Machine, detail: bool, session: Option<&'s Session>) -> Result<Taken<'s>> {
+    let keep = session.is_some();
     let nodes = gpus_by_node(m);
     let key = (keep && !detail && s.workload.jobs.iter().all(|j| j.program.is_none())).then(|| Key {
         written: serde_json::to_string(&(&s.workload, &s.mpi)).expect("scenarios serialise"),
@@ -86,23 +85,23 @@ pub(super) fn take(s: &ScenarioSpec, origin: &str, m: &Machine, detail: bool, ke
         devices: m.devices.len(),
     });
     let machine = key.is_some().then(|| machine_but_speeds(m));
-    if let Some(key) = &key {
+    if let (Some(key), Some(session)) = (&key, session) {
         // Taken, not borrowed: a run that lowers anew frees the old lowering first (its
         // memory is that of the new one).
-        let last = kept().take();
+        let last = kept(session).take();
         if let Some((old, lowering, model)) = last.filter(|(old, ..)| old == key) {
-            *kept() = Some((old, lowering.clone(), None));
-            return Ok(Taken { lowering, key: Some(key.clone()), machine, model });
+            *kept(session) = Some((old, lowering.clone(), None));
+            return Ok(Taken { lowering, session: Some(session), key: Some(key.clone()), machine, model });
         }
     }
     let lowering = Arc::new(lower(s, origin, m, &nodes, detail)?);
-    if let Some(key) = &key {
-        *kept() = Some((key.clone(), lowering.clone(), None));
+    if let (Some(key), Some(session)) = (&key, session) {
+        *kept(session) = Some((key.clone(), lowering.clone(), None));
     }
-    Ok(Taken { lowering, key, machine, model: None })
+    Ok(Taken { lowering, session, key, machine, model: None })
 }
 
-impl Taken {
+impl Taken<'_> {
     /// The last run's prepared model, where it is `model` with `params` on `m` (the machine
     /// `take` was given) but for the links' bandwidths and NIC scheduling, and takes `m`'s capacities.
     pub fn prepared(&mut self, m: &Machine, model: &'static str, params: &[(String, String)]) -> Result<Option<Box<dyn Prepared>>> {
@@ -116,8 +115,8 @@ impl Taken {
 
     /// Keep the lowering and the prepared model for the next run, if this run asked to.
     pub fn keep(self, model: &'static str, params: Vec<(String, String)>, prepared: Box<dyn Prepared>) {
-        if let (Some(key), Some(machine)) = (self.key, self.machine) {
-            *kept() = Some((key, self.lowering, Some(KeptModel { model, params, machine, prepared })));
+        if let (Some(key), Some(machine), Some(session)) = (self.key, self.machine, self.session) {
+            *kept(session) = Some((key, self.lowering, Some(KeptModel { model, params, machine, prepared })));
         }
     }
 }

@@ -320,20 +320,20 @@ fn model_entry(s: &ScenarioSpec, origin: &str) -> Result<&'static registry::Mode
 /// Check a scenario without running it: its cluster and knobs, its jobs, that they fit, its model
 /// and the names of the model's parameters. Milliseconds, so that a study checks every point
 /// before the first one runs.
-pub fn check(s: &ScenarioSpec, origin: &str) -> Result<()> {
+pub fn check(s: &ScenarioSpec, origin: &str, session: &Session) -> Result<()> {
     model_entry(s, origin)?;
-    let nodes = checked_gpus(s, origin)?;
+    let nodes = checked_gpus(s, origin, session)?;
     // Jobs are checked once per workload and cluster size too (programs from files each time:
     // a file may change).
     let gpus = nodes.iter().map(Vec::len).sum::<usize>();
     let key = (serde_json::to_string(&s.workload).expect("scenarios serialise"), gpus);
     let remembered = s.workload.jobs.iter().all(|j| j.program.is_none());
-    if remembered && CHECKED_JOBS.lock().unwrap_or_else(|e| e.into_inner()).contains(&key) {
+    if remembered && session.checked_jobs.lock().unwrap_or_else(|e| e.into_inner()).contains(&key) {
         return Ok(());
     }
     jobs_fitting(s, origin, &nodes)?;
     if remembered {
-        let mut checked = CHECKED_JOBS.lock().unwrap_or_else(|e| e.into_inner());
+        let mut checked = session.checked_jobs.lock().unwrap_or_else(|e| e.into_inner());
         if checked.len() >= 1024 {
             checked.remove(0);
         }
@@ -342,27 +342,35 @@ pub fn check(s: &ScenarioSpec, origin: &str) -> Result<()> {
     Ok(())
 }
 
-/// Workloads this process has checked, with the GPUs of their cluster.
-static CHECKED_JOBS: std::sync::Mutex<Vec<(String, usize)>> = std::sync::Mutex::new(Vec::new());
-
-/// Clusters this process has checked, by what makes them (the file as read or the preset, the
+/// Clusters a session has checked, by what makes them (the file as read or the preset, the
 /// routing, whether knobs are given), with their GPUs node by node.
 type Checked = Vec<((String, Option<String>, Option<Routing>, bool), Vec<Vec<usize>>)>;
-static CHECKED: std::sync::Mutex<Checked> = std::sync::Mutex::new(Vec::new());
+
+/// What a sequence of runs and checks may share — a study worker's, a notebook's: the last
+/// run's lowered jobs and prepared model, and the clusters and workloads already checked. Owned
+/// by the caller (`api::Session`), never process-wide, so that two sessions never see each
+/// other's and dropping one frees what it kept.
+#[derive(Default)]
+pub struct Session {
+    kept: std::sync::Mutex<Option<lowering::Kept>>,
+    checked: std::sync::Mutex<Checked>,
+    /// Workloads checked, with the GPUs of their cluster.
+    checked_jobs: std::sync::Mutex<Vec<(String, usize)>>,
+}
 
 /// The cluster's GPUs node by node, the scenario's knobs checked. A study checks every point,
 /// and its points name a few clusters at many bandwidths and NIC policies (which cannot make a
 /// cluster that loads fail to): each cluster is built once (25 ms at 2,048 GPUs), the knobs
 /// checked every time.
-fn checked_gpus(s: &ScenarioSpec, origin: &str) -> Result<Vec<Vec<usize>>> {
+fn checked_gpus(s: &ScenarioSpec, origin: &str, session: &Session) -> Result<Vec<Vec<usize>>> {
     let (scale, nic) = knobs(s, origin)?;
     let path = beside(origin, &s.cluster);
     let key = (path.clone(), std::fs::read_to_string(&path).ok(), s.routing, scale != 1.0 || nic.is_some() || s.routing.is_some());
-    if let Some((_, nodes)) = CHECKED.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(k, _)| *k == key) {
+    if let Some((_, nodes)) = session.checked.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(k, _)| *k == key) {
         return Ok(nodes.clone());
     }
     let nodes = gpus_by_node(&build_machine(s, origin)?);
-    let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
+    let mut checked = session.checked.lock().unwrap_or_else(|e| e.into_inner());
     if checked.len() >= 64 {
         checked.remove(0);
     }
@@ -379,14 +387,14 @@ pub struct RunOptions<'p> {
     pub top_links: Option<usize>,
     /// (messages delivered, messages in all), now and then.
     pub progress: Progress<'p>,
-    /// Keep this run's lowered jobs for the next run in this process, and take the last run's
-    /// where they are the same (a sweep over the network; see `lowering`).
-    pub reuse_lowering: bool,
+    /// Where this run keeps its lowered jobs for the next run, and takes the last run's where
+    /// they are the same (a sweep over the network; see `lowering`); `None`: nothing is kept.
+    pub session: Option<&'p Session>,
 }
 
 impl Default for RunOptions<'_> {
     fn default() -> Self {
-        RunOptions { detail: false, top_links: Some(DEFAULT_TOP_LINKS), progress: None, reuse_lowering: false }
+        RunOptions { detail: false, top_links: Some(DEFAULT_TOP_LINKS), progress: None, session: None }
     }
 }
 
@@ -421,7 +429,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     let detail = opts.detail;
     let entry = model_entry(s, origin)?;
     let m = build_machine(s, origin)?;
-    let mut taken = lowering::take(s, origin, &m, detail, opts.reuse_lowering)?;
+    let mut taken = lowering::take(s, origin, &m, detail, opts.session)?;
     let low = taken.lowering.clone();
     let Lowering { jobs: progs, sizes, slots, workload: w, origins, lowered, rank_on } = &*low;
     let total: u32 = sizes.iter().sum();

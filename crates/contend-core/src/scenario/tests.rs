@@ -225,7 +225,8 @@ fn a_kept_lowering_is_taken_by_its_group_alone_and_changes_nothing() {
     let m = |s: &ScenarioSpec| build_machine(s, "reuse.yaml").unwrap();
     // Each point names itself, as a study's points do.
     let origin = |s: &ScenarioSpec| format!("study.yaml (point {:?} {:?})", s.bandwidth_scale, s.workload.jobs[0].app);
-    let take = |s: &ScenarioSpec, detail: bool| lowering::take(s, &origin(s), &m(s), detail, true).unwrap();
+    let session = Session::default();
+    let take = |s: &ScenarioSpec, detail: bool| lowering::take(s, &origin(s), &m(s), detail, Some(&session)).unwrap();
     let first = take(&a, false);
     let same = take(&b, false);
     assert!(std::sync::Arc::ptr_eq(&first.lowering, &same.lowering));
@@ -235,7 +236,8 @@ fn a_kept_lowering_is_taken_by_its_group_alone_and_changes_nothing() {
     assert!(!std::sync::Arc::ptr_eq(&other.lowering, &named.lowering) && !named.lowering.workload.transfers[0].name.is_empty());
 
     let json = |s: &ScenarioSpec, reuse_lowering: bool| {
-        serde_json::to_string(&run(s, &origin(s), &RunOptions { reuse_lowering, ..Default::default() }).unwrap()).unwrap()
+        let session = reuse_lowering.then_some(&session);
+        serde_json::to_string(&run(s, &origin(s), &RunOptions { session, ..Default::default() }).unwrap()).unwrap()
     };
     let (alone_b, alone_c) = (json(&b, false), json(&c, false));
     json(&a, true);

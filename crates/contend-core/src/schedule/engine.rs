@@ -55,8 +55,11 @@ impl State {
         q.seq |= (slot as u64) << (4 * q.n);
         q.n += 1;
         let setup = p.setup[p.first[g] + slot];
-        if setup > 0.0 {
-            q.ready = self.t + setup;
+        // The executor's join: due after the setup, and on the quantum's grid where there is one.
+        let due = self.t + setup;
+        let join = if p.quantum > 0.0 { (due / p.quantum).ceil() * p.quantum } else { due };
+        if join > self.t {
+            q.ready = join;
             q.flowing = false;
         } else {
             q.flowing = true;

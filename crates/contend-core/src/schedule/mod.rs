@@ -137,6 +137,7 @@ impl Default for SearchOptions<'_> {
 pub fn search(m: &Machine, halo: &Halo, opts: &SearchOptions) -> Result<ScheduleReport> {
     in_pool(opts.threads, || {
         let p = Problem::new(m, halo, &opts.model, &opts.params, opts.alpha)?;
+        p.check_semantics(opts.semantics)?;
         run(&p, halo, opts)
     })
 }
@@ -145,6 +146,7 @@ pub fn search(m: &Machine, halo: &Halo, opts: &SearchOptions) -> Result<Schedule
 pub fn evaluate(m: &Machine, halo: &Halo, order: &[GpuOrder], opts: &SearchOptions) -> Result<f64> {
     let slots = report::slots(m, halo, order)?;
     let p = Problem::new(m, halo, &opts.model, &opts.params, opts.alpha)?;
+    p.check_semantics(opts.semantics)?;
     let t = Worker::new(&p).evaluate(&slots, opts.semantics);
     Ok(t)
 }

@@ -32,6 +32,9 @@ pub(crate) struct Problem<'a> {
     /// setup the model gives its path (the flow table's), and the least of them.
     pub setup: Vec<f64>,
     pub min_setup: f64,
+    /// The flow table's join quantum (maxmin's `quantum`): bytes start to flow only at its
+    /// multiples, as in the executor; 0 where there is none.
+    pub quantum: f64,
     /// Seconds each message holds its rank after its last byte (the flow table's teardown).
     pub teardown: Vec<f64>,
     pub ranks: usize,
@@ -55,6 +58,19 @@ pub(crate) struct Problem<'a> {
 }
 
 impl<'a> Problem<'a> {
+    /// Refuse semantics the search cannot evaluate exactly as the executor would.
+    pub fn check_semantics(&self, semantics: super::Semantics) -> Result<()> {
+        if semantics == super::Semantics::Rounds && self.quantum > 0.0 {
+            return Err(Error::Unsupported {
+                model: self.model.name.into(),
+                reason:
+                    "the schedule search times each round as if it began at 0 s, which a join quantum does not allow; use --semantics sequential or quantum=0s"
+                        .into(),
+            });
+        }
+        Ok(())
+    }
+
     pub fn new(m: &'a Machine, halo: &Halo, model: &str, params: &[(String, String)], alpha: f64) -> Result<Problem<'a>> {
         if !(alpha >= 0.0 && alpha.is_finite()) {
             return Err(Error::input("--alpha", "", format!("{alpha} s is not a time >= 0; e.g. 2us")));
@@ -92,6 +108,14 @@ impl<'a> Problem<'a> {
                 .ok_or_else(|| Error::input(&halo.origin, "grid", "has too many ranks and neighbours for the schedule search (over 2^64 active sets)"))?;
         }
         let prepared = (entry.prepare)(m, &workload, params)?;
+        // What the executor does that the search must model or refuse, one line each:
+        // - issue after the rank's previous message (sequential) or a barrier (rounds): modelled;
+        // - setup (latency, alpha, pack kernels) and teardown (unpack kernels): modelled;
+        // - the join quantum: modelled in sequential; refused in rounds (`check_semantics`),
+        //   whose memoised round times assume every round starts at time 0;
+        // - rates: only from a model that gives rates of an active set; event-only models refused;
+        // - NIC admission (FCFS, RR-N) and copy-engine queueing: refused where they would act.
+        // A new executor feature belongs in this list, refused here until the search models it.
         if prepared.rate_model().is_none() {
             return Err(Error::Unsupported { model: entry.name.into(), reason: "the schedule search needs a model that gives rates of an active set".into() });
         }
@@ -126,6 +150,7 @@ impl<'a> Problem<'a> {
             setup,
             teardown,
             min_setup,
+            quantum: flows.join_quantum,
             ranks,
             deg,
             first,

@@ -179,10 +179,14 @@ fn slide_example_orders() {
 
 /// The executor on a schedule written out as transfers (through YAML, as a user would).
 fn simulate(m: &Machine, spec: &crate::workload::WorkloadSpec, model: &str) -> f64 {
+    simulate_with(m, spec, model, &[])
+}
+
+fn simulate_with(m: &Machine, spec: &crate::workload::WorkloadSpec, model: &str, params: &[(String, String)]) -> f64 {
     let text = spec.to_yaml();
     let spec = crate::workload::WorkloadSpec::from_text(&text, "w").unwrap();
     let w = Workload::resolve(&spec, m, "w").unwrap();
-    let prepared = (registry::get(model).unwrap().prepare)(m, &w, &[]).unwrap();
+    let prepared = (registry::get(model).unwrap().prepare)(m, &w, params).unwrap();
     sim::run_prepared(&w, prepared.as_ref(), false).unwrap().makespan()
 }
 
@@ -224,6 +228,89 @@ fn round_trip(m: &Machine, model: &str) {
                     let ours = evaluate(&m, &h, &named, &o).unwrap();
                     let theirs = simulate(&m, &to_workload(&m, &h, &named, &o).unwrap(), model);
                     assert!(close(ours, theirs, 1e-9), "{} {model} {preset} {semantics:?} alpha {alpha}: {ours} vs {theirs}", m.name);
+                }
+            }
+        }
+    }
+}
+
+/// Every rate model's parameters that change when bytes flow or what a message costs, beside
+/// the defaults: the search must agree with the executor under each.
+/// A model's name and sets of `--param` pairs.
+type ParamSets = &'static [(&'static str, &'static [&'static [(&'static str, &'static str)]])];
+
+const SEARCH_PARAMS: ParamSets = &[
+    ("sc16", &[&[], &[("tau", "0.3"), ("hol", "min")], &[("fill", "off"), ("rc_scope", "first")]]),
+    (
+        "maxmin",
+        &[
+            &[],
+            &[("quantum", "1us")],
+            &[("quantum", "5us"), ("staging_chunk", "64KiB")],
+            &[("p2p", "off")],
+            &[("p2p", "off"), ("staging_chunk", "0B"), ("quantum", "300ns")],
+            &[("duplex_pcie", "0"), ("eff_pcie", "1")],
+        ],
+    ),
+];
+
+#[test]
+fn search_is_the_executor_under_every_rate_model_and_parameter() {
+    // Random halos (grid, sizes, periodicity) on a one-socket and a two-socket machine, every
+    // rate model in the registry with the parameters above, alpha on and off, both semantics.
+    // A model the search accepts must be listed, so that a new model is checked too.
+    let storm = storm();
+    let cosmo = halo(&storm, &HaloSpec::preset("cosmo-2d").unwrap());
+    for e in registry::MODELS {
+        match Problem::new(&storm, &cosmo, e.name, &[], 0.0) {
+            Ok(_) => assert!(SEARCH_PARAMS.iter().any(|(m, _)| *m == e.name), "{}: list its parameters in SEARCH_PARAMS", e.name),
+            Err(err) => assert!(!err.to_string().contains('\n'), "{err}"),
+        }
+    }
+    let mut rng = SplitMix64(2024);
+    for (machine, models) in [("cs-storm-socket", &["sc16", "maxmin"][..]), ("typical-8gpu", &["maxmin"][..])] {
+        let m = Machine::load(machine).unwrap();
+        for trial in 0..3 {
+            let dims: Vec<u32> = if trial % 2 == 0 { vec![2, 2] } else { vec![2, 2, 2] };
+            let mut spec = HaloSpec::uniform(&dims, Bytes((1 + rng.next_u64() % 64) << 16));
+            spec.periodic = dims.iter().map(|_| rng.next_u64().is_multiple_of(2)).collect();
+            let h = halo(&m, &spec);
+            for &model in models {
+                for params in SEARCH_PARAMS.iter().find(|(n, _)| *n == model).unwrap().1 {
+                    let params: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+                    let p = match Problem::new(&m, &h, model, &params, 0.0) {
+                        Ok(p) => p,
+                        // A refusal is one line naming what the search does not model.
+                        Err(e) => {
+                            assert!(!e.to_string().contains('\n'), "{e}");
+                            continue;
+                        }
+                    };
+                    let mut order: Vec<Vec<u8>> = p.deg.iter().map(|&d| (0..d as u8).collect()).collect();
+                    for perm in order.iter_mut() {
+                        for i in (1..perm.len()).rev() {
+                            perm.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+                        }
+                    }
+                    let named = report::named(&m, &h, &order);
+                    for semantics in [Semantics::Sequential, Semantics::Rounds] {
+                        for alpha in [0.0, 2.5e-6] {
+                            let o = SearchOptions { semantics, alpha, model: model.into(), params: params.clone(), ..Default::default() };
+                            let ours = match evaluate(&m, &h, &named, &o) {
+                                Ok(t) => t,
+                                Err(e) => {
+                                    // Refused in one line, and only where the search cannot be exact.
+                                    assert!(semantics == Semantics::Rounds && p.quantum > 0.0 && !e.to_string().contains('\n'), "{e}");
+                                    continue;
+                                }
+                            };
+                            let theirs = simulate_with(&m, &to_workload(&m, &h, &named, &o).unwrap(), model, &params);
+                            assert!(
+                                close(ours, theirs, 1e-9),
+                                "{machine} {model} {params:?} {dims:?} {semantics:?} alpha {alpha}: search {ours} vs executor {theirs}"
+                            );
+                        }
+                    }
                 }
             }
         }

@@ -1,5 +1,6 @@
 //! Transfers: who sends how much to whom, when, and after what.
 
+pub mod columns;
 mod generate;
 pub mod program;
 
