@@ -5,11 +5,12 @@ use crate::error::{read_user_file, Error, Result};
 use crate::model::maxmin::MaxminParams;
 use crate::model::{registry, sc16, ModelEntry, Prepared, RateAdaptor};
 use crate::report::{self, Detail, Report};
+use crate::tools::p2p;
 use crate::topology::{preset_names, preset_text, DeviceKind, LinkKind, Machine, MachineSpec};
 use crate::units::{Bytes, Time};
 use crate::workload::columns::TransferColumns;
 use crate::workload::{self, Workload, WorkloadSpec};
-use crate::{calibrate, import, p2p, schedule, sim};
+use crate::{calibrate, import, schedule, sim};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -432,9 +433,9 @@ pub fn p2p(m: &Machine, params: &[(String, String)]) -> Result<p2p::P2pReport> {
 }
 
 /// What NVIDIA's nvbandwidth would print on this machine (maxmin): its copy-engine testcases.
-pub fn nvbandwidth(m: &Machine, params: &[(String, String)]) -> Result<p2p::nvbandwidth::NvbandwidthReport> {
+pub fn nvbandwidth(m: &Machine, params: &[(String, String)]) -> Result<crate::tools::nvbandwidth::NvbandwidthReport> {
     one_node(m)?;
-    p2p::nvbandwidth::predict(m, &MaxminParams::parse(params)?)
+    crate::tools::nvbandwidth::predict(m, &MaxminParams::parse(params)?)
 }
 
 /// Both tools measure every pair of one node's GPUs.

@@ -12,8 +12,7 @@
 //! path and the CPU's enqueueing.
 
 use crate::error::{Error, Result};
-use crate::model::registry::Param;
-use crate::model::{param_error, unknown_param};
+use crate::params::{param_error, unknown_param, Param};
 use crate::units::{Bandwidth, Bytes, Time};
 use serde::Serialize;
 use std::collections::BTreeMap;

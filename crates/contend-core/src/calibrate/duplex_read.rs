@@ -9,10 +9,10 @@
 //! nvbandwidth's tests of one GPU copying to and from its host memory at once give each
 //! direction's duplex loss of the host link (`fit_host_duplex`).
 
-use super::cells::Matrix;
-use super::concurrent::{Concurrent, End, Flow};
 use crate::flow::router::{Plan, Router};
 use crate::model::maxmin::MaxminParams;
+use crate::tools::cells::Matrix;
+use crate::tools::concurrent::{Concurrent, End, Flow};
 use crate::topology::{LinkKind, Machine};
 use crate::workload::Mechanism;
 use std::collections::BTreeMap;

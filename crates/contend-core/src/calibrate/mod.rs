@@ -19,21 +19,16 @@
 //! Where the measurements cannot tell unknowns apart (every staged copy crosses the same kinds),
 //! the ridge spreads the time evenly among them; the predictions do not depend on the split.
 
-mod cells;
-pub mod concurrent;
 mod csv;
 mod duplex_read;
 pub mod general;
 pub mod kernels_fit;
 mod lm;
 mod lsq;
-pub mod nvbandwidth;
-mod nvbandwidth_json;
-pub mod p2p_output;
 pub mod patterns;
 pub mod sc16_fit;
 
-pub use p2p_output::{parse as parse_p2p_output, P2pMeasurements, Tool};
+pub use crate::tools::p2p_output::{parse as parse_p2p_output, P2pMeasurements, Tool};
 
 /// p2pBandwidthLatencyTest or nvbandwidth output (plain or `-j` JSON), whichever `text` is.
 pub fn parse_measurements(text: &str, origin: &str) -> Result<P2pMeasurements> {
@@ -52,7 +47,8 @@ pub fn parse_measurements(text: &str, origin: &str) -> Result<P2pMeasurements> {
 use crate::error::{Error, Result};
 use crate::flow::router::{Plan, Router};
 use crate::model::maxmin::MaxminParams;
-use crate::p2p::p2p_matrices;
+use crate::tools::p2p::p2p_matrices;
+use crate::tools::{concurrent, nvbandwidth_json, nvbandwidth_output as nvbandwidth};
 use crate::topology::{DeviceKind, LinkKind, Machine, MachineSpec};
 use crate::units::Time;
 use crate::workload::Mechanism;
@@ -434,7 +430,7 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
     let calibrated = Machine::from_spec(spec.clone(), &format!("{} (calibrated)", m.origin))?;
     let mut predicted = p2p_matrices(&calibrated, params)?;
     if meas.tool == Tool::Nvbandwidth {
-        let peer = crate::p2p::nvbandwidth::peer_copies(&calibrated, params)?;
+        let peer = crate::tools::nvbandwidth::peer_copies(&calibrated, params)?;
         (predicted.unidirectional_p2p_gbps, predicted.unidirectional_p2p_read_gbps, predicted.bidirectional_p2p_gbps) = peer;
     }
     let pairs = [

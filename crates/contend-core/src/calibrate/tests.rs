@@ -102,7 +102,7 @@ fn refuses_measurements_of_another_machine() {
 #[test]
 fn data_sheet_machine_predicts_latency_of_the_right_order() {
     let m = Machine::from_text(MACHINE, "a100-pcie-4").unwrap();
-    let r = crate::p2p::p2p_matrices(&m, &MaxminParams::default()).unwrap();
+    let r = crate::tools::p2p::p2p_matrices(&m, &MaxminParams::default()).unwrap();
     let nv = r.latency_p2p_us[0][1].unwrap();
     let staged = r.latency_p2p_us[0][2].unwrap();
     assert!((nv - 2.24).abs() / 2.24 < 0.1, "{nv}");
@@ -208,7 +208,7 @@ fn host_bidirectional_tests_give_each_directions_duplex_loss() {
 fn recovers_a_machine_from_its_own_predicted_nvbandwidth_output() {
     let m = Machine::load("dgx-a100").unwrap();
     let p = MaxminParams::default();
-    let text = crate::p2p::nvbandwidth::predict(&m, &p).unwrap().text();
+    let text = crate::tools::nvbandwidth::predict(&m, &p).unwrap().text();
     let meas = parse_measurements(&text, "predicted.txt").unwrap();
     assert_eq!(meas.tool, Tool::Nvbandwidth);
     let c = calibrate(&m, &meas, &p, true).unwrap();
@@ -230,7 +230,7 @@ fn both_way_totals_are_sums_of_each_copy() {
     );
     let m = Machine::from_text(&text, "asym.yaml").unwrap();
     let p = MaxminParams::default();
-    let r = crate::p2p::nvbandwidth::predict(&m, &p).unwrap();
+    let r = crate::tools::nvbandwidth::predict(&m, &p).unwrap();
     let cell = |key: &str| r.testcases.iter().flat_map(|t| &t.matrices).find(|x| x.key == key).unwrap().values[0][1].unwrap();
     let (one, two, total) = (
         cell("device_to_device_bidirectional_memcpy_write_ce_write1"),

@@ -5,8 +5,7 @@
 
 use super::stats::Message;
 use crate::error::Result;
-use crate::model::registry::Param;
-use crate::model::{fraction, param_error, unknown_param};
+use crate::params::{fraction, param_error, unknown_param, Param};
 use crate::units::{Bandwidth, Bytes, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -7,7 +7,7 @@
 //! order of the transfers: adaptive choices are made once per message, at compile time, which
 //! is what a flow-level model can do (a packet model re-decides per packet; see docs/models.md).
 
-use super::router::Hop;
+use crate::topology::Hop;
 use crate::topology::{DeviceKind, LinkKind, Machine, Routing};
 use std::collections::{BTreeMap, VecDeque};
 

@@ -10,12 +10,7 @@ use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
-/// One traversal of a machine link; `forward` is the direction a -> b.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Hop {
-    pub link: usize,
-    pub forward: bool,
-}
+pub use crate::topology::Hop;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {

@@ -12,10 +12,12 @@ mod rate;
 pub mod registry;
 pub mod sc16;
 
+pub use crate::params::Param;
+pub(crate) use crate::params::{on_off, param_error, unknown_param};
 pub use rate::{RateAdaptor, DONE};
-pub use registry::{ModelEntry, ModelKind, Param, Prepared};
+pub use registry::{ModelEntry, ModelKind, Prepared};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Events this close after an instant's time (relative) belong to it: float ties.
 pub const SAME_TIME: f64 = 1e-12;
@@ -51,26 +53,4 @@ pub trait EventModel {
     fn rate(&self, flow: usize) -> f64;
     /// After `settle`: every resource whose load may have changed, with its load in bytes/s.
     fn loads(&mut self, out: &mut Vec<(u32, f64)>);
-}
-
-pub(crate) fn param_error(key: &str, problem: impl Into<String>) -> Error {
-    Error::input("--param", key, problem)
-}
-
-pub(crate) fn unknown_param(model: &str, key: &str, params: &[Param]) -> Error {
-    let known: Vec<&str> = params.iter().map(|p| p.name).collect();
-    param_error(key, format!("is not a parameter of {model}; known: {}", known.join(", ")))
-}
-
-/// A parameter that is a fraction in (0, 1] (an efficiency).
-pub(crate) fn fraction(key: &str, v: &str) -> Result<f64> {
-    v.parse::<f64>().ok().filter(|e| *e > 0.0 && *e <= 1.0).ok_or_else(|| param_error(key, format!("\"{v}\" is not a number in (0, 1]; e.g. {key}=0.8")))
-}
-
-pub(crate) fn on_off(key: &str, v: &str) -> Result<bool> {
-    match v {
-        "on" | "true" | "yes" | "1" => Ok(true),
-        "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(param_error(key, format!("\"{v}\" is not on or off"))),
-    }
 }

@@ -5,6 +5,7 @@
 use super::{maxmin, sc16, EventModel, RateModel};
 use crate::error::{Error, Result};
 use crate::flow::FlowTable;
+pub use crate::params::Param;
 use crate::topology::Machine;
 use crate::workload::Workload;
 use serde::Serialize;
@@ -17,13 +18,6 @@ pub enum ModelKind {
     Rate,
     /// Told of every event; keeps its own state between events.
     Event,
-}
-
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct Param {
-    pub name: &'static str,
-    pub default: &'static str,
-    pub help: &'static str,
 }
 
 /// Make a model ready for a workload: machine, workload, `--param` pairs.
@@ -42,6 +36,9 @@ pub struct ModelEntry {
     pub explains: bool,
     /// Applies to any machine graph (not only to some shape of one, like sc16's PCIe tree).
     pub any_graph: bool,
+    /// Its rates depend on the PCIe tree's shape alone (not on link bandwidths or kinds), so the
+    /// tree's automorphisms are symmetries of the schedule search (schedule/symmetry.rs).
+    pub tree_symmetric: bool,
     #[serde(skip)]
     pub prepare: Prepare,
 }
@@ -85,6 +82,7 @@ pub static MODELS: &[ModelEntry] = &[
         params: sc16::PARAMS,
         explains: true,
         any_graph: false,
+        tree_symmetric: true,
         prepare: sc16::prepare,
     },
     ModelEntry {
@@ -102,6 +100,7 @@ pub static MODELS: &[ModelEntry] = &[
         params: maxmin::PARAMS,
         explains: false,
         any_graph: true,
+        tree_symmetric: false,
         prepare: maxmin::prepare,
     },
     ModelEntry {
@@ -121,6 +120,7 @@ pub static MODELS: &[ModelEntry] = &[
         params: super::packet::PARAMS,
         explains: false,
         any_graph: true,
+        tree_symmetric: false,
         prepare: super::packet::prepare,
     },
 ];

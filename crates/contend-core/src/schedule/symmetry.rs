@@ -54,11 +54,12 @@ impl Symmetry {
         Symmetry { maps: vec![(0..p.messages()).collect()] }
     }
 
-    /// The symmetries sc16 is known to respect; other models get only the identity.
+    /// The tree's symmetries, for a model whose rates depend on the tree's shape alone (its
+    /// registry entry says so); other models get only the identity.
     pub fn find(p: &Problem, halo: &Halo) -> Symmetry {
         let m = p.machine();
         let tree = match PcieTree::containing(m, &halo.device, "sc16", "") {
-            Ok(t) if p.model_name() == "sc16" => t,
+            Ok(t) if p.model.tree_symmetric => t,
             _ => return Symmetry::trivial(p),
         };
         let n = p.ranks;

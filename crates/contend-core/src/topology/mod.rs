@@ -354,6 +354,14 @@ pub struct DirectedDuplex {
     pub downstream: f64,
 }
 
+/// One traversal of a machine link; `forward` is the direction a -> b. Routers inside a node
+/// (flow::router) and across the network (flow::network) both speak in hops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hop {
+    pub link: usize,
+    pub forward: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct Machine {
     pub name: String,

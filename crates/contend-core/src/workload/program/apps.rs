@@ -3,27 +3,22 @@
 
 use super::{Collective, Message, Op, Program};
 use crate::error::{Error, Result};
+use crate::params::Param;
 use crate::units::{Bytes, Time};
 use std::collections::BTreeMap;
-
-pub struct AppParam {
-    pub name: &'static str,
-    pub default: &'static str,
-    pub help: &'static str,
-}
 
 pub struct App {
     pub name: &'static str,
     pub summary: &'static str,
-    pub params: &'static [AppParam],
+    pub params: &'static [Param],
     build: fn(u32, &Values) -> Program,
 }
 
-const fn p(name: &'static str, default: &'static str, help: &'static str) -> AppParam {
-    AppParam { name, default, help }
+const fn p(name: &'static str, default: &'static str, help: &'static str) -> Param {
+    Param { name, default, help }
 }
 
-const ITER: AppParam = p("iterations", "10", "outer iterations (time steps)");
+const ITER: Param = p("iterations", "10", "outer iterations (time steps)");
 
 pub const APPS: &[App] = &[
     App {

@@ -88,7 +88,7 @@ pub fn to_text(text: &str, origin: &str) -> Result<(String, Vec<String>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::nvbandwidth::parse;
+    use crate::tools::nvbandwidth_output::parse;
 
     #[test]
     fn reads_a_json_run_as_its_text() {

@@ -15,8 +15,8 @@
 //! GPU's own memory bandwidth, which a machine file does not hold), the latency testcases (SM
 //! pointer chases) and the multinode ones.
 
-use super::peer_access;
-use crate::calibrate::concurrent::{self, End, Flow, Value, COPY_BYTES};
+use super::concurrent::{self, End, Flow, Value, COPY_BYTES};
+use super::p2p::peer_access;
 use crate::error::{Error, Result};
 use crate::flow::router::Router;
 use crate::model::maxmin::MaxminParams;
@@ -229,7 +229,7 @@ impl NvbandwidthReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::nvbandwidth::parse;
+    use crate::tools::nvbandwidth_output::parse;
 
     fn within(x: Option<f64>, want: f64, rel: f64) -> bool {
         x.is_some_and(|x| (x - want).abs() <= rel * want)
@@ -239,7 +239,7 @@ mod tests {
         r.testcases.iter().flat_map(|t| &t.matrices).find(|m| m.key == key).unwrap_or_else(|| panic!("no {key}"))
     }
 
-    use crate::calibrate::concurrent::tests::SWITCHED;
+    use crate::tools::concurrent::tests::SWITCHED;
 
     #[test]
     fn shared_uplink_halves_all_to_host_and_leaves_peer_copies_alone() {

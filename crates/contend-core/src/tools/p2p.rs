@@ -11,8 +11,6 @@
 //! machine description does not hold, so it is left empty (null); its latency is predicted as
 //! the GPU's own latency (copy-engine setup, no hop).
 
-pub mod nvbandwidth;
-
 use crate::error::Result;
 use crate::flow::router::Router;
 use crate::model::maxmin::{MaxminParams, MaxminPrepared};
