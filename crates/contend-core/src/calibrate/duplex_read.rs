@@ -20,12 +20,12 @@ use std::collections::BTreeMap;
 /// Capacity of a plan's tightest link (bytes/s) and that link's kind; host memory, which a
 /// staged copy meets twice and shares with everything staged there, is left out.
 fn tightest(m: &Machine, p: &Plan, params: &MaxminParams) -> Option<(f64, LinkKind)> {
-    p.hops
+    p.shares()
         .iter()
-        .filter(|h| m.links[h.link].kind != LinkKind::Memory)
-        .map(|h| {
+        .filter(|(h, _)| m.links[h.link].kind != LinkKind::Memory)
+        .map(|(h, x)| {
             let l = &m.links[h.link];
-            (l.bandwidth * l.efficiency.unwrap_or_else(|| params.efficiency(l.kind)), l.kind)
+            (l.bandwidth * l.efficiency.unwrap_or_else(|| params.efficiency(l.kind)) / x, l.kind)
         })
         .min_by(|a, b| a.0.total_cmp(&b.0))
 }

@@ -26,6 +26,27 @@ pub struct Plan {
     pub staging: Option<usize>,
     /// Seconds from issue until bytes move: engine setup, staging hand-off, hop latencies.
     pub latency: f64,
+    /// Where the hardware stripes the copy over parallel ways (the NVSwitch planes two GPUs
+    /// share, parallel NVLinks): every hop of every way with the share of the copy's bytes that
+    /// crosses it. Empty: every byte follows `hops`, which is otherwise one representative way
+    /// (its hop latencies are the copy's: the ways are equally long).
+    pub stripes: Vec<(Hop, f64)>,
+}
+
+impl Plan {
+    /// A plan with no stripes.
+    pub fn new(mechanism: Mechanism, hops: Vec<Hop>, staging: Option<usize>, latency: f64) -> Plan {
+        Plan { mechanism, hops, staging, latency, stripes: Vec::new() }
+    }
+
+    /// Every hop the copy's bytes cross, with the share of them crossing it.
+    pub fn shares(&self) -> Vec<(Hop, f64)> {
+        if self.stripes.is_empty() {
+            self.hops.iter().map(|&h| (h, 1.0)).collect()
+        } else {
+            self.stripes.clone()
+        }
+    }
 }
 
 /// Devices a path may pass through; endpoints and staging buffers are never transit.
@@ -234,6 +255,65 @@ impl<'m> Router<'m> {
         Vec::new()
     }
 
+    /// The ways a peer copy over NVLink is striped: a GPU spreads its traffic over all its
+    /// NVLinks, so a copy between two GPUs that meet on NVSwitches crosses every NVSwitch
+    /// (plane) joined by NVLink to both, and a copy between direct NVLink peers every link
+    /// that joins them. A plane carries a share of the copy in proportion to the narrower of
+    /// its two sides (the written bandwidth of the links from the source to it, and from it to
+    /// the destination), and each side splits its share over its links by their bandwidth:
+    /// the split with which no plane holds the others back, and the hardware's equal share per
+    /// link where the planes are alike (an HGX board's). Empty where the path is not such a
+    /// one- or two-hop NVLink path, or where there is only one way.
+    fn stripes(&self, src: usize, dst: usize, hops: &[Hop]) -> Vec<(Hop, f64)> {
+        let nvlink = |l: usize| self.m.links[l].kind == LinkKind::Nvlink && self.m.links[l].p2p;
+        let hop = |from: usize, l: usize| Hop { link: l, forward: self.m.links[l].a == from };
+        let between = |a: usize, b: usize| -> Vec<usize> { self.adj[a].iter().filter(|&&(w, l)| w == b && nvlink(l)).map(|&(_, l)| l).collect() };
+        let bw = |ls: &[usize]| ls.iter().map(|&l| self.m.links[l].bandwidth).sum::<f64>();
+        if !hops.iter().all(|h| nvlink(h.link)) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        match hops.len() {
+            1 => {
+                let direct = between(src, dst);
+                if direct.len() > 1 {
+                    let total = bw(&direct);
+                    out.extend(direct.iter().map(|&l| (hop(src, l), self.m.links[l].bandwidth / total)));
+                }
+            }
+            2 => {
+                let mid = if hops[0].forward { self.m.links[hops[0].link].b } else { self.m.links[hops[0].link].a };
+                if self.m.devices[mid].kind != DeviceKind::Nvswitch {
+                    return Vec::new();
+                }
+                // Planes in the order of the source's links, each once.
+                let mut planes: Vec<(usize, Vec<usize>, Vec<usize>)> = Vec::new();
+                for &(w, _) in &self.adj[src] {
+                    if self.m.devices[w].kind != DeviceKind::Nvswitch || planes.iter().any(|p| p.0 == w) {
+                        continue;
+                    }
+                    let (into, out_of) = (between(src, w), between(w, dst));
+                    if !into.is_empty() && !out_of.is_empty() {
+                        planes.push((w, into, out_of));
+                    }
+                }
+                if planes.len() == 1 && planes[0].1.len() == 1 && planes[0].2.len() == 1 {
+                    return Vec::new();
+                }
+                let weight = |p: &(usize, Vec<usize>, Vec<usize>)| bw(&p.1).min(bw(&p.2));
+                let total: f64 = planes.iter().map(weight).sum();
+                for p in &planes {
+                    let share = weight(p) / total;
+                    let (bin, bout) = (bw(&p.1), bw(&p.2));
+                    out.extend(p.1.iter().map(|&l| (hop(src, l), share * self.m.links[l].bandwidth / bin)));
+                    out.extend(p.2.iter().map(|&l| (hop(p.0, l), share * self.m.links[l].bandwidth / bout)));
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
     fn hop_latency(&self, hops: &[Hop]) -> f64 {
         hops.iter().map(|h| self.m.links[h.link].latency).sum()
     }
@@ -323,7 +403,8 @@ impl<'m> Router<'m> {
                 // The sample's P2P copies are pushed by the source GPU; RDMA is driven by the NIC.
                 let driver = if mechanism == Mechanism::Rdma && kind(src) == DeviceKind::Gpu { dst } else { src };
                 let latency = lat(driver) + self.hop_latency(&hops);
-                Ok(Plan { mechanism, hops, staging: None, latency })
+                let stripes = if via.is_empty() { self.stripes(src, dst, &hops) } else { Vec::new() };
+                Ok(Plan { mechanism, hops, staging: None, latency, stripes })
             }
             Mechanism::Staged => {
                 if !engine(kind(src)) || !engine(kind(dst)) {
@@ -340,13 +421,13 @@ impl<'m> Router<'m> {
                 let latency = lat(src) + lat(mem) + lat(dst) + self.hop_latency(&into) + self.hop_latency(&out);
                 let mut hops = into;
                 hops.extend(out);
-                Ok(Plan { mechanism, hops, staging: Some(mem), latency })
+                Ok(Plan::new(mechanism, hops, Some(mem), latency))
             }
             Mechanism::Direct => {
                 let hops = self.path_via(src, via, dst, false).ok_or_else(|| no_path("direct"))?;
                 let driver = [src, dst].into_iter().find(|&d| engine(kind(d)));
                 let latency = driver.map(lat).unwrap_or(0.0) + self.hop_latency(&hops);
-                Ok(Plan { mechanism, hops, staging: None, latency })
+                Ok(Plan::new(mechanism, hops, None, latency))
             }
         }
     }
