@@ -179,9 +179,10 @@ fn parse_matrix(text: &str, origin: &str, notes: &mut Vec<String>) -> Result<Mat
         }
     }
     for &i in &missing {
-        for j in 0..n {
+        let column: Vec<Rel> = rel.iter().map(|row| row[i]).collect();
+        for (j, r) in column.into_iter().enumerate() {
             if !missing.contains(&j) {
-                rel[i][j] = rel[j][i];
+                rel[i][j] = r;
             }
         }
     }
