@@ -323,6 +323,12 @@ fn nvswitch_planes_stripe_a_peer_copy() {
     assert_eq!(plan.hops.len(), 2);
     assert_eq!(plan.stripes.len(), 12);
     assert!(close(plan.stripes.iter().map(|s| s.1).sum::<f64>(), 2.0));
+    // A plane's own capacity meets its share of the copy only: NVS0 capped at 10 GB/s carries a
+    // sixth of it, so the copy moves at 60 GB/s.
+    let mut spec = a100.spec.clone();
+    spec.devices.iter_mut().filter(|d| d.name == "NVS0").for_each(|d| d.capacity = Some(crate::units::Bandwidth::parse("10GB/s").unwrap()));
+    let capped = Machine::from_spec(spec, "capped").unwrap();
+    assert!(close(copy_rate(&capped, "GPU0", "GPU1", false), 60e9));
     // A packet-level model follows one path per copy: it refuses a striped one in one line.
     let w = crate::workload::Workload::resolve(
         &crate::workload::WorkloadSpec::from_text("transfers:\n  - {src: GPU0, dst: GPU1, size: 1MB}\n", "w").unwrap(),
