@@ -20,12 +20,12 @@ use std::collections::BTreeMap;
 /// Capacity of a plan's tightest link (bytes/s) and that link's kind; host memory, which a
 /// staged copy meets twice and shares with everything staged there, is left out.
 fn tightest(m: &Machine, p: &Plan, params: &MaxminParams) -> Option<(f64, LinkKind)> {
-    p.hops
+    p.shares()
         .iter()
-        .filter(|h| m.links[h.link].kind != LinkKind::Memory)
-        .map(|h| {
+        .filter(|(h, _)| m.links[h.link].kind != LinkKind::Memory)
+        .map(|(h, x)| {
             let l = &m.links[h.link];
-            (l.bandwidth * l.efficiency.unwrap_or_else(|| params.efficiency(l.kind)), l.kind)
+            (l.bandwidth * params.link_efficiency(l) / x, l.kind)
         })
         .min_by(|a, b| a.0.total_cmp(&b.0))
 }
@@ -125,7 +125,7 @@ fn host_cell(m: &Machine, router: &Router, params: &MaxminParams, c: &Concurrent
     let (cap, kind) = tightest(m, &p, params)?;
     let hop = p.hops.iter().find(|h| {
         let l = &m.links[h.link];
-        l.kind == kind && l.bandwidth * l.efficiency.unwrap_or_else(|| params.efficiency(kind)) == cap
+        l.kind == kind && l.bandwidth * params.link_efficiency(l) == cap
     })?;
     // The plan runs GPU -> memory: a hop against its link's a -> b runs toward `a`, the root side.
     Some(HostCell { gpu: g, cap, kind, to_host_upstream: !hop.forward, to_host, rate: c.gbps * 1e9 })

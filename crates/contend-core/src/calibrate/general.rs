@@ -108,7 +108,7 @@ fn targets(m: &Machine, patterns: &[Pattern], p: &MaxminParams) -> Vec<(Target, 
     let mut out = Vec::new();
     for &k in &kinds {
         let l = first(k);
-        out.push((Target::Efficiency(k), l.efficiency.unwrap_or_else(|| p.efficiency(k))));
+        out.push((Target::Efficiency(k), p.link_efficiency(l)));
         if !matches!(k, LinkKind::Memory | LinkKind::Network | LinkKind::Fabric) {
             if let Some(l) = m.links.iter().find(|l| l.kind == k && l.duplex_directed.is_none()) {
                 out.push((Target::Duplex(k), l.duplex.unwrap_or_else(|| p.duplex(k))));

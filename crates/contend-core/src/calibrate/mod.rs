@@ -129,12 +129,12 @@ struct Copy {
 
 fn resources_of(m: &Machine, p: &Plan) -> Vec<(usize, bool, f64)> {
     let mut out: Vec<(usize, bool, f64)> = Vec::new();
-    for h in &p.hops {
+    for (h, x) in p.shares() {
         // Reads and writes share a memory link, as in maxmin.
         let dir = h.forward || m.links[h.link].kind == LinkKind::Memory;
         match out.iter_mut().find(|r| r.0 == h.link && r.1 == dir) {
-            Some(r) => r.2 += 1.0,
-            None => out.push((h.link, dir, 1.0)),
+            Some(r) => r.2 += x,
+            None => out.push((h.link, dir, x)),
         }
     }
     out

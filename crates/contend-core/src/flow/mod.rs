@@ -185,6 +185,32 @@ pub fn visits<'a>(m: &'a Machine, src: usize, plan: &'a Plan) -> impl Iterator<I
     }))
 }
 
+/// Seconds a read's requests take to reach the data before it can come back: each link of
+/// the path once more, the other way (a read is request + data: the H100 host link measures
+/// 2.2 µs for a read of host memory and 1.6 µs for a write, one more crossing of its 0.62 µs
+/// link; docs/validation.md). A memory link is one resource with no direction: its latency is
+/// the DRAM access, which a read pays once, with its data, not once more with its requests.
+pub fn request_latency(m: &Machine, hops: &[Hop]) -> f64 {
+    hops.iter().filter(|h| m.links[h.link].kind != LinkKind::Memory).map(|h| m.links[h.link].latency).sum()
+}
+
+/// `visits` with the share of the copy that visits each device: a striped copy meets each
+/// NVSwitch plane with that plane's share.
+fn weighted_visits(m: &Machine, src: usize, plan: &Plan) -> Vec<(usize, f64)> {
+    if plan.stripes.is_empty() {
+        return visits(m, src, plan).map(|d| (d, 1.0)).collect();
+    }
+    let far = |h: &Hop| if h.forward { m.links[h.link].b } else { m.links[h.link].a };
+    let mut out: Vec<(usize, f64)> = vec![(src, 1.0)];
+    for (h, x) in &plan.stripes {
+        match out.iter_mut().find(|(d, _)| *d == far(h)) {
+            Some(e) => e.1 += x,
+            None => out.push((far(h), *x)),
+        }
+    }
+    out
+}
+
 /// The network part (first to last network hop) of a plan, with the devices it joins.
 /// A plan's network part: first and last network hop, and the devices they leave and reach.
 type NetworkPart = (usize, usize, usize, usize);
@@ -417,7 +443,7 @@ impl FlowTable {
         // A plan's uncontended rate: its narrowest resource, with crossings and the charges'
         // duplex costs counted as the route's coefficients will count them.
         let rate = |p: &Plan| {
-            let hops: Vec<(Hop, f64)> = p.hops.iter().map(|&h| (h, 1.0)).collect();
+            let hops = p.shares();
             let mut charged = Vec::new();
             let dirs = |h: &Hop| (dir[2 * h.link + usize::from(!h.forward)], dir[2 * h.link + usize::from(h.forward)]);
             charges::coefficients(m, &hops, p.staging, Access::Write, &rules.charges, dirs, &mut charged);
@@ -447,7 +473,7 @@ impl FlowTable {
             let chosen_by_cuda = t.mechanism.is_none() && t.via.is_empty();
             if t.compute.is_some() {
                 // No path: the executor ends it after its setup, the computation's duration.
-                plan_of.push(*no_hops.get_or_insert_with(|| add(Plan { mechanism: Mechanism::Direct, hops: Vec::new(), staging: None, latency: 0.0 })));
+                plan_of.push(*no_hops.get_or_insert_with(|| add(Plan::new(Mechanism::Direct, Vec::new(), None, 0.0))));
                 continue;
             }
             let plan = match pair_plan.get(&(t.src, t.dst)) {
@@ -470,14 +496,14 @@ impl FlowTable {
         let mut crossings: Vec<(u32, f64, f64)> = Vec::new();
         // What a transfer's plan and access decide (its route, path, hop latencies and NIC),
         // once per (plan, access) for the transfers that ask nothing more.
-        let mut compiled: KeyMap<(u32, u32, f64, u32)> = KeyMap::default();
+        let mut compiled: KeyMap<(u32, u32, f64, f64, u32)> = KeyMap::default();
         for (i, (t, shares)) in w.transfers.iter().zip(spread).enumerate() {
             let p = plan_of[i];
             let plan = &plans[p as usize];
             let plain = kernels[i].is_none() && shares.is_none() && t.compute.is_none();
             let read = t.access == Access::Read;
             let memo = (p as u64) << 1 | read as u64;
-            let (route, path_id, hops_latency, nic) = match compiled.get(&memo) {
+            let (route, path_id, hops_latency, requests, nic) = match compiled.get(&memo) {
                 Some(&known_one) if plain => known_one,
                 _ => {
                     if read {
@@ -500,14 +526,23 @@ impl FlowTable {
                     // duplex and read costs; `path` keeps one representative path of the data.
                     c.paths.push(plan.hops.iter().map(resource).collect());
                     let path_id = c.paths.len() as u32 - 1;
+                    if !plan.stripes.is_empty() && !rules.prepay_latency {
+                        return Err(Error::Unsupported {
+                            model: rules.model.into(),
+                            reason: format!(
+                                "transfers[{i}] ({}) is striped over several NVLink ways (NVSwitch planes or parallel links); this model moves packets along one path; use --model maxmin",
+                                t.name
+                            ),
+                        });
+                    }
                     let hops: Vec<(Hop, f64)> = match shares {
                         Some(shares) => shares,
-                        None => plan.hops.iter().map(|&h| (h, 1.0)).collect(),
+                        None => plan.shares(),
                     };
                     crossings.clear();
                     charges::coefficients(m, &hops, plan.staging, t.access, &rules.charges, |h| (resource(h), reverse(h)), &mut crossings);
                     if capped {
-                        for d in visits(m, t.src, plan) {
+                        for (d, share) in weighted_visits(m, t.src, plan) {
                             if device[d] == u32::MAX {
                                 continue;
                             }
@@ -520,7 +555,7 @@ impl FlowTable {
                                     ),
                                 });
                             }
-                            crossings.push((device[d], 1.0, 1.0));
+                            crossings.push((device[d], share, share));
                         }
                     }
                     uniq.clear();
@@ -559,6 +594,7 @@ impl FlowTable {
                         }
                     };
                     let hops_latency: f64 = plan.hops.iter().map(|h| m.links[h.link].latency).sum();
+                    let requests = if read { request_latency(m, &plan.hops) } else { 0.0 };
                     let nic = match injecting_nic(m, t.src, &plan.hops) {
                         None => NO_NIC,
                         Some(d) => *nic_of_device.entry(d).or_insert_with(|| {
@@ -566,7 +602,7 @@ impl FlowTable {
                             c.nics.len() as u32 - 1
                         }),
                     };
-                    let this = (route, path_id, hops_latency, nic);
+                    let this = (route, path_id, hops_latency, requests, nic);
                     if plain {
                         compiled.insert(memo, this);
                     }
@@ -582,8 +618,6 @@ impl FlowTable {
                 (None, Some(seconds)) => (0.0, seconds - t.overhead),
                 (None, None) => (0.0, plan.latency),
             };
-            // A read's requests cross the path before its data can come back.
-            let requests = if read { hops_latency } else { 0.0 };
             c.setup.push(before + if rules.prepay_latency { latency + requests } else { (latency - hops_latency).max(0.0) } + t.overhead);
             c.nic.push(nic);
             c.engine.push(match host_copy(m, t.src, t.dst, plan) {
@@ -649,5 +683,37 @@ impl FlowTable {
     /// Bytes of transfer i's own data per byte on each resource of `route(i)`.
     pub fn route_data(&self, i: usize) -> &[f64] {
         self.routes.data_of(self.route_of[i] as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::maxmin::MaxminPrepared;
+    use crate::model::Prepared;
+    use crate::workload::WorkloadSpec;
+
+    /// A read is request + data: its requests cross each link of the path once, the other
+    /// way, before its data crosses it back; a memory link (one resource, no direction: the
+    /// DRAM access) is paid once. From the latencies written: engine 1 µs, root port 0.3 µs,
+    /// switch port 0.2 µs, memory 0.1 µs.
+    #[test]
+    fn a_read_pays_each_link_once_per_direction_and_memory_once() {
+        let text = "name: r\ndevices:\n  - {name: RC, kind: root_complex, latency: 0s}\n  - {name: MEM, kind: host_memory, latency: 0s}\n  - {name: SW, kind: pcie_switch, latency: 0s}\n  - {name: GPU0, kind: gpu, latency: 1us}\n  - {name: GPU1, kind: gpu, latency: 1us}\nlinks:\n  - {a: RC, b: MEM, kind: memory, bandwidth: 100GB/s, latency: 0.1us}\n  - {a: RC, b: SW, kind: pcie, gen: 4, lanes: 16, latency: 0.3us}\n  - {a: SW, b: GPU0, kind: pcie, gen: 4, lanes: 16, latency: 0.2us}\n  - {a: SW, b: GPU1, kind: pcie, gen: 4, lanes: 16, latency: 0.2us}\n";
+        let m = Machine::from_text(text, "r").unwrap();
+        let w = "transfers:\n  - {src: GPU0, dst: MEM, size: 4B}\n  - {src: MEM, dst: GPU0, size: 4B, access: read}\n  - {src: GPU1, dst: GPU0, size: 4B}\n  - {src: GPU1, dst: GPU0, size: 4B, access: read}\n";
+        let w = Workload::resolve(&WorkloadSpec::from_text(w, "w").unwrap(), &m, "w").unwrap();
+        let p = MaxminPrepared::new(&m, &w, Default::default()).unwrap();
+        let setup = &p.flows().setup;
+        let us = |x: f64| x * 1e-6;
+        let expected = [
+            us(1.0 + 0.2 + 0.3 + 0.1),         // write to host memory: the path once
+            us(1.0 + 2.0 * (0.2 + 0.3) + 0.1), // read of it: PCIe links both ways, DRAM once
+            us(1.0 + 0.2 + 0.2),               // peer write through the switch
+            us(1.0 + 2.0 * (0.2 + 0.2)),       // peer read: requests out, data back
+        ];
+        for (i, (&got, &want)) in setup.iter().zip(&expected).enumerate() {
+            assert!((got - want).abs() < 1e-15, "transfer {i}: {got} s, expected {want} s");
+        }
     }
 }

@@ -21,6 +21,27 @@ pub struct Plan {
     pub staging: Option<usize>,
     /// Seconds from issue until bytes move: engine setup, staging hand-off, hop latencies.
     pub latency: f64,
+    /// Where the hardware stripes the copy over parallel ways (the NVSwitch planes two GPUs
+    /// share, parallel NVLinks): every hop of every way with the share of the copy's bytes that
+    /// crosses it. Empty: every byte follows `hops`, which is otherwise one representative way
+    /// (its hop latencies are the copy's: the ways are equally long).
+    pub stripes: Vec<(Hop, f64)>,
+}
+
+impl Plan {
+    /// A plan with no stripes.
+    pub fn new(mechanism: Mechanism, hops: Vec<Hop>, staging: Option<usize>, latency: f64) -> Plan {
+        Plan { mechanism, hops, staging, latency, stripes: Vec::new() }
+    }
+
+    /// Every hop the copy's bytes cross, with the share of them crossing it.
+    pub fn shares(&self) -> Vec<(Hop, f64)> {
+        if self.stripes.is_empty() {
+            self.hops.iter().map(|&h| (h, 1.0)).collect()
+        } else {
+            self.stripes.clone()
+        }
+    }
 }
 
 /// Devices a path may pass through; endpoints and staging buffers are never transit.
@@ -151,44 +172,141 @@ impl<'m> Router<'m> {
         Some(hops)
     }
 
-    /// Peer traffic that would turn inside a PCIe switch with ACS redirect (in from one
-    /// downstream port, out of another) goes up to the root complex and back down instead. A PCIe
-    /// link's `a` end is its upstream end.
+    /// Peer traffic that would turn inside a PCIe switch with ACS redirect (in through a port
+    /// other than its uplink, out through another such port: a downstream port, or a link to a
+    /// sibling partition of the same chip) goes up to the root complex instead, and from there
+    /// down the destination's own chain of uplinks, as the root complex routes it by address.
+    /// A PCIe link's `a` end is its upstream end; a switch's uplink is the first link of its
+    /// shortest upward chain to a root complex (`uplinks`).
     fn acs_redirect(&self, hops: Vec<Hop>) -> Vec<Hop> {
         let is_pcie = |h: &Hop| self.m.links[h.link].kind == LinkKind::Pcie;
+        let end = |h: &Hop| if h.forward { self.m.links[h.link].b } else { self.m.links[h.link].a };
         let turns = |k: usize| {
             let (h1, h2) = (&hops[k], &hops[k + 1]);
-            let v = if h1.forward { self.m.links[h1.link].b } else { self.m.links[h1.link].a };
-            (self.m.devices[v].acs_redirect && is_pcie(h1) && is_pcie(h2) && !h1.forward && h2.forward).then_some(v)
-        };
-        if !(0..hops.len().saturating_sub(1)).any(|k| turns(k).is_some()) {
-            return hops;
-        }
-        let mut out = Vec::with_capacity(hops.len() + 4);
-        for k in 0..hops.len() {
-            out.push(hops[k]);
-            let Some(v) = (k + 1 < hops.len()).then(|| turns(k)).flatten() else { continue };
+            let v = end(h1);
+            if !(self.m.devices[v].acs_redirect && is_pcie(h1) && is_pcie(h2)) {
+                return None;
+            }
             let up = self.uplinks(v);
-            out.extend(up.iter().map(|&l| Hop { link: l, forward: false }));
-            out.extend(up.iter().rev().map(|&l| Hop { link: l, forward: true }));
-        }
+            let uplink = *up.first()?;
+            (h1.link != uplink && h2.link != uplink).then_some((v, up))
+        };
+        let Some((k, v, up)) = (0..hops.len().saturating_sub(1)).find_map(|k| turns(k).map(|(v, up)| (k, v, up))) else {
+            return hops;
+        };
+        let root = up.iter().fold(v, |at, &l| if self.m.links[l].b == at { self.m.links[l].a } else { self.m.links[l].b });
+        let dst = end(hops.last().expect("a turn needs two hops"));
+        // Down from the root complex: the destination's chain when it hangs below that root,
+        // else the shortest peer path from the root (another root's tree, across the sockets).
+        let chain = self.uplinks(dst);
+        let top = chain.iter().fold(dst, |at, &l| if self.m.links[l].b == at { self.m.links[l].a } else { self.m.links[l].b });
+        let down: Vec<Hop> = if !chain.is_empty() && top == root {
+            chain.iter().rev().map(|&l| Hop { link: l, forward: true }).collect()
+        } else {
+            match self.path(root, dst, true) {
+                Some(p) => p,
+                None => return hops,
+            }
+        };
+        let mut out: Vec<Hop> = hops[..=k].to_vec();
+        out.extend(up.iter().map(|&l| Hop { link: l, forward: false }));
+        out.extend(down);
         out
     }
 
-    /// The PCIe links from `v` up to its root complex, nearest first (empty if `v` has none).
-    fn uplinks(&self, mut v: usize) -> Vec<usize> {
-        let mut up = Vec::new();
-        while self.m.devices[v].kind != DeviceKind::RootComplex {
-            let Some(&(u, l)) = self.adj[v].iter().find(|&&(_, l)| self.m.links[l].kind == LinkKind::Pcie && self.m.links[l].b == v) else {
-                return Vec::new();
-            };
-            if up.contains(&l) {
-                return Vec::new();
+    /// The PCIe links from `v` up to a root complex, nearest first: the shortest chain of links
+    /// entered at their downstream (`b`) end, ties by link order; empty if `v` reaches none.
+    /// A link between two partitions of a chip is entered at its `b` end from one side, so
+    /// the shortest chain, not the first such link, is the partition's own uplink.
+    fn uplinks(&self, v: usize) -> Vec<usize> {
+        let mut before: HashMap<usize, (usize, usize)> = HashMap::new();
+        let mut queue = std::collections::VecDeque::from([v]);
+        let mut seen = vec![false; self.m.devices.len()];
+        seen[v] = true;
+        while let Some(u) = queue.pop_front() {
+            if self.m.devices[u].kind == DeviceKind::RootComplex && u != v {
+                let mut up = Vec::new();
+                let mut at = u;
+                while at != v {
+                    let (from, l) = before[&at];
+                    up.push(l);
+                    at = from;
+                }
+                up.reverse();
+                return up;
             }
-            up.push(l);
-            v = u;
+            if u != v && self.m.devices[u].kind != DeviceKind::PcieSwitch {
+                continue;
+            }
+            for &(w, l) in &self.adj[u] {
+                let link = &self.m.links[l];
+                if link.kind == LinkKind::Pcie && link.b == u && !seen[w] {
+                    seen[w] = true;
+                    before.insert(w, (u, l));
+                    queue.push_back(w);
+                }
+            }
         }
-        up
+        Vec::new()
+    }
+
+    /// The ways a peer copy over NVLink is striped: a GPU spreads its traffic over all its
+    /// NVLinks, so a copy between two GPUs that meet on NVSwitches crosses every NVSwitch
+    /// (plane) joined by NVLink to both, and a copy between direct NVLink peers every link
+    /// that joins them. A plane carries a share of the copy in proportion to the narrower of
+    /// its two sides (the written bandwidth of the links from the source to it, and from it to
+    /// the destination), and each side splits its share over its links by their bandwidth:
+    /// the split with which no plane holds the others back, and the hardware's equal share per
+    /// link where the planes are alike (an HGX board's). Empty where the path is not such a
+    /// one- or two-hop NVLink path, or where there is only one way.
+    fn stripes(&self, src: usize, dst: usize, hops: &[Hop]) -> Vec<(Hop, f64)> {
+        let nvlink = |l: usize| self.m.links[l].kind == LinkKind::Nvlink && self.m.links[l].p2p;
+        let hop = |from: usize, l: usize| Hop { link: l, forward: self.m.links[l].a == from };
+        let between = |a: usize, b: usize| -> Vec<usize> { self.adj[a].iter().filter(|&&(w, l)| w == b && nvlink(l)).map(|&(_, l)| l).collect() };
+        let bw = |ls: &[usize]| ls.iter().map(|&l| self.m.links[l].bandwidth).sum::<f64>();
+        if !hops.iter().all(|h| nvlink(h.link)) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        match hops.len() {
+            1 => {
+                let direct = between(src, dst);
+                if direct.len() > 1 {
+                    let total = bw(&direct);
+                    out.extend(direct.iter().map(|&l| (hop(src, l), self.m.links[l].bandwidth / total)));
+                }
+            }
+            2 => {
+                let mid = if hops[0].forward { self.m.links[hops[0].link].b } else { self.m.links[hops[0].link].a };
+                if self.m.devices[mid].kind != DeviceKind::Nvswitch {
+                    return Vec::new();
+                }
+                // Planes in the order of the source's links, each once.
+                let mut planes: Vec<(usize, Vec<usize>, Vec<usize>)> = Vec::new();
+                for &(w, _) in &self.adj[src] {
+                    if self.m.devices[w].kind != DeviceKind::Nvswitch || planes.iter().any(|p| p.0 == w) {
+                        continue;
+                    }
+                    let (into, out_of) = (between(src, w), between(w, dst));
+                    if !into.is_empty() && !out_of.is_empty() {
+                        planes.push((w, into, out_of));
+                    }
+                }
+                if planes.len() == 1 && planes[0].1.len() == 1 && planes[0].2.len() == 1 {
+                    return Vec::new();
+                }
+                let weight = |p: &(usize, Vec<usize>, Vec<usize>)| bw(&p.1).min(bw(&p.2));
+                let total: f64 = planes.iter().map(weight).sum();
+                for p in &planes {
+                    let share = weight(p) / total;
+                    let (bin, bout) = (bw(&p.1), bw(&p.2));
+                    out.extend(p.1.iter().map(|&l| (hop(src, l), share * self.m.links[l].bandwidth / bin)));
+                    out.extend(p.2.iter().map(|&l| (hop(p.0, l), share * self.m.links[l].bandwidth / bout)));
+                }
+            }
+            _ => {}
+        }
+        out
     }
 
     fn hop_latency(&self, hops: &[Hop]) -> f64 {
@@ -280,7 +398,8 @@ impl<'m> Router<'m> {
                 // The sample's P2P copies are pushed by the source GPU; RDMA is driven by the NIC.
                 let driver = if mechanism == Mechanism::Rdma && kind(src) == DeviceKind::Gpu { dst } else { src };
                 let latency = lat(driver) + self.hop_latency(&hops);
-                Ok(Plan { mechanism, hops, staging: None, latency })
+                let stripes = if via.is_empty() { self.stripes(src, dst, &hops) } else { Vec::new() };
+                Ok(Plan { mechanism, hops, staging: None, latency, stripes })
             }
             Mechanism::Staged => {
                 if !engine(kind(src)) || !engine(kind(dst)) {
@@ -297,13 +416,13 @@ impl<'m> Router<'m> {
                 let latency = lat(src) + lat(mem) + lat(dst) + self.hop_latency(&into) + self.hop_latency(&out);
                 let mut hops = into;
                 hops.extend(out);
-                Ok(Plan { mechanism, hops, staging: Some(mem), latency })
+                Ok(Plan::new(mechanism, hops, Some(mem), latency))
             }
             Mechanism::Direct => {
                 let hops = self.path_via(src, via, dst, false).ok_or_else(|| no_path("direct"))?;
                 let driver = [src, dst].into_iter().find(|&d| engine(kind(d)));
                 let latency = driver.map(lat).unwrap_or(0.0) + self.hop_latency(&hops);
-                Ok(Plan { mechanism, hops, staging: None, latency })
+                Ok(Plan::new(mechanism, hops, None, latency))
             }
         }
     }
@@ -380,6 +499,41 @@ mod tests {
         .unwrap();
         let e = (crate::model::registry::get("sc16").unwrap().prepare)(&m, &w, &[]).err().unwrap().to_string();
         assert!(e.contains("ACS redirect"), "{e}");
+    }
+
+    /// Two partitions of one PCIe Gen5 switch chip (each a `pcie_switch` with its own x16 uplink,
+    /// joined by a 128 GB/s link inside the chip), ACS redirect on. A copy between partitions
+    /// goes up its own partition's uplink and down the destination's (the root complex routes
+    /// by address), never back down its own uplink: so a pair copying both ways meets each
+    /// directed link once and each copy moves at the narrowest link's rate, a Gen5 x16 link's
+    /// 32 GT/s x 16 lanes x 128/130 / 8 = 63.015 GB/s times the efficiency written (0.9), with no
+    /// duplex loss written. Before the fix both copies went up and down P0's uplink: half each.
+    #[test]
+    fn acs_redirect_between_partitions_goes_down_the_destinations_uplink() {
+        let text = "name: parts\nacs: redirect\ndevices:\n  - {name: RC, kind: root_complex, latency: 0s}\n  - {name: P0, kind: pcie_switch, latency: 0s}\n  - {name: P1, kind: pcie_switch, latency: 0s}\n  - {name: GPU0, kind: gpu, latency: 0s}\n  - {name: GPU1, kind: gpu, latency: 0s}\nlinks:\n  - {a: RC, b: P0, kind: pcie, gen: 5, lanes: 16, efficiency: 0.9, duplex: 0, latency: 0.1us}\n  - {a: RC, b: P1, kind: pcie, gen: 5, lanes: 16, efficiency: 0.9, duplex: 0, latency: 0.1us}\n  - {a: P0, b: P1, kind: pcie, bandwidth: 128GB/s, efficiency: 0.9, duplex: 0, latency: 0.1us}\n  - {a: P0, b: GPU0, kind: pcie, gen: 5, lanes: 16, efficiency: 0.9, duplex: 0, latency: 0.1us}\n  - {a: P1, b: GPU1, kind: pcie, gen: 5, lanes: 16, efficiency: 0.9, duplex: 0, latency: 0.1us}\n";
+        let m = Machine::from_text(text, "parts").unwrap();
+        assert_eq!(names(&m, &plan(&m, "GPU0", "GPU1")), ["GPU0→P0", "P0→RC", "RC→P1", "P1→GPU1"]);
+        assert_eq!(names(&m, &plan(&m, "GPU1", "GPU0")), ["GPU1→P1", "P1→RC", "RC→P0", "P0→GPU0"]);
+        // Four hops of 0.1 µs, no engine latency written.
+        assert!((plan(&m, "GPU0", "GPU1").latency - 0.4e-6).abs() < 1e-15);
+        // Without ACS the copy stays inside the chip, over the link between the partitions.
+        let off = Machine::from_text(&text.replace("acs: redirect\n", ""), "parts").unwrap();
+        assert_eq!(names(&off, &plan(&off, "GPU0", "GPU1")), ["GPU0→P0", "P0→P1", "P1→GPU1"]);
+        let size = 1e9;
+        let w = crate::workload::Workload::resolve(
+            &crate::workload::WorkloadSpec::from_text("transfers:\n  - {src: GPU0, dst: GPU1, size: 1GB}\n  - {src: GPU1, dst: GPU0, size: 1GB}\n", "w")
+                .unwrap(),
+            &m,
+            "w",
+        )
+        .unwrap();
+        let prepared = crate::model::maxmin::MaxminPrepared::new(&m, &w, Default::default()).unwrap();
+        let o = crate::sim::run_prepared(&w, &prepared, false).unwrap();
+        let expected = 32e9 * 16.0 * 128.0 / 130.0 / 8.0 * 0.9;
+        for i in 0..2 {
+            let rate = size / (o.finish[i] - o.start[i] - 0.4e-6);
+            assert!((rate / expected - 1.0).abs() < 1e-9, "copy {i}: {rate} B/s, expected {expected}");
+        }
     }
 
     #[test]

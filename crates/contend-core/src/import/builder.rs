@@ -105,11 +105,19 @@ impl Builder {
     }
 
     pub fn pcie(&mut self, up: &str, down: &str, gen: u8, lanes: u8) {
+        if up == down {
+            self.assume(format!("{up}: a PCIe link to itself in the dump: left out"));
+            return;
+        }
         self.links.push(format!("{{a: {up}, b: {down}, kind: pcie, gen: {gen}, lanes: {lanes}}}"));
     }
 
     /// `kind`: nvlink, qpi, upi, memory; `count` parallel links of `bandwidth` each.
     pub fn link(&mut self, a: &str, b: &str, kind: &str, count: u32, bandwidth: &str) {
+        if a == b {
+            self.assume(format!("{a}: a {kind} link to itself in the dump: left out"));
+            return;
+        }
         let count = if count > 1 { format!(", count: {count}") } else { String::new() };
         self.links.push(format!("{{a: {a}, b: {b}, kind: {kind}{count}, bandwidth: {bandwidth}}}"));
     }

@@ -92,8 +92,19 @@ fn place(st: &mut State, el: &Element, parent: &str, root: &str) {
         }
         _ => return,
     }
-    let class = class_of(el);
     let bus = el.attr("busid").unwrap_or("?").to_string();
+    // A function listed inside itself (the same bus id one level down, as some VMs' dumps
+    // show a NIC): one device, read as its inner element; anything else under the outer one
+    // hangs where the outer one would.
+    if let Some(inner) = el.children.iter().find(|c| c.name == "pci" && c.attr("busid").is_some_and(|b| b.eq_ignore_ascii_case(&bus))) {
+        st.b.assume(format!("PCI device {bus} appears inside itself in the file: read once, as the inner element"));
+        place(st, inner, parent, root);
+        for c in el.children.iter().filter(|c| !std::ptr::eq(*c, inner)) {
+            place(st, c, parent, root);
+        }
+        return;
+    }
+    let class = class_of(el);
     let (gen, lanes) = effective_link(st, el);
     let name = if class == BRIDGE || (!is_gpu_class(class) && !is_nic_class(class) && el.children.iter().any(|c| c.name == "pci")) {
         let name = format!("SW{}", st.next_switch);
@@ -215,7 +226,20 @@ fn nvlinks(st: &mut State) {
             70..=99 => "25GB/s",
             _ => "50GB/s",
         };
-        if let Some(peer) = st.gpus_by_bus.get(&target).cloned() {
+        let own = st.gpus_by_bus.get(&target).is_some_and(|p| *p == gpu);
+        if own && tclass.starts_with("0x0680") {
+            // A VM that hides the NVSwitches (Azure NDv4) reports the GPU's own bus id as the
+            // far end: the class still says NVSwitch, so join the GPU to one NVSwitch fabric.
+            if !st.b.has_device("NVS") {
+                st.b.device("NVS", "nvswitch", Some("NVSwitch fabric (hidden by the VM)".into()));
+            }
+            st.b.link(&gpu, "NVS", "nvlink", count, bw);
+            st.b.assume(format!(
+                "NVLinks to an NVSwitch whose bus id is the GPU's own ({target}, as VMs that hide the NVSwitches report it): each such GPU joins one NVSwitch fabric, NVS, with its {count} links"
+            ));
+        } else if own {
+            st.b.assume(format!("{gpu}: an NVLink to its own bus id {target} in the file: left out (a link joins two devices)"));
+        } else if let Some(peer) = st.gpus_by_bus.get(&target).cloned() {
             // Both GPUs list the bond; keep it once.
             let key = if gpu < peer { (gpu.clone(), peer.clone()) } else { (peer.clone(), gpu.clone()) };
             if !pairs.contains(&key) {

@@ -20,6 +20,8 @@ enum Rel {
     Node,
     Sys,
     Nv(u32),
+    /// Between two devices whose rows were both cut off (a partial paste).
+    Unknown,
 }
 
 fn rel(token: &str) -> Option<Rel> {
@@ -43,7 +45,45 @@ struct Matrix {
     nic_names: BTreeMap<String, String>,
 }
 
-fn parse_matrix(text: &str, origin: &str) -> Result<Matrix> {
+/// The text as a terminal showed it, without its decoration: ANSI escape sequences (colours,
+/// the underlined header of newer drivers), other control characters, box drawing and table
+/// bars (`│`, `|`, `─`), and the `>` of a quoted paste. Prompt lines, the command and the legend
+/// need no cleaning: the matrix starts at the header line and rows are named by its columns.
+pub(super) fn clean(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => match chars.next() {
+                // CSI: parameters and intermediates, then one final byte in @..~.
+                Some('[') => {
+                    for d in chars.by_ref() {
+                        if ('@'..='~').contains(&d) {
+                            break;
+                        }
+                    }
+                }
+                // OSC (a title, a hyperlink): up to BEL or ESC \.
+                Some(']') => {
+                    while let Some(d) = chars.next() {
+                        if d == '\u{7}' || (d == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            },
+            '\n' | '\t' => out.push(c),
+            '|' | '\u{2500}'..='\u{257f}' => out.push(' '),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out.lines().map(|l| l.trim_start().trim_start_matches('>').trim_start()).collect::<Vec<_>>().join("\n")
+}
+
+fn parse_matrix(text: &str, origin: &str, notes: &mut Vec<String>) -> Result<Matrix> {
+    let text = clean(text);
     let lines: Vec<&str> = text.lines().collect();
     let header_at = lines
         .iter()
@@ -82,7 +122,15 @@ fn parse_matrix(text: &str, origin: &str) -> Result<Matrix> {
             continue;
         }
         if t.len() < n + 1 {
-            return Err(Error::input(origin, format!("line {}", k + 1), format!("row {first} has {} entries for {n} columns", t.len() - 1)));
+            // A NIC's row cut off in the paste: its relations to the GPUs are in their rows.
+            if !is_gpu(first) {
+                continue;
+            }
+            return Err(Error::input(
+                origin,
+                format!("line {}", k + 1),
+                format!("row {first} has {} entries for {n} columns; paste the whole `nvidia-smi topo -m` output", t.len() - 1),
+            ));
         }
         let mut r = Vec::with_capacity(n);
         for (j, tok) in t[1..=n].iter().enumerate() {
@@ -103,12 +151,46 @@ fn parse_matrix(text: &str, origin: &str) -> Result<Matrix> {
         };
         rows.insert(first.to_string(), (r, key));
     }
+    // Every GPU needs its row; a NIC whose row is missing or cut short (a partial paste) is
+    // placed by the GPUs' rows, which give its relation to each GPU.
+    if let Some(gpu) = names.iter().find(|x| is_gpu(x) && !rows.contains_key(*x)) {
+        return Err(Error::input(
+            origin,
+            "",
+            format!("the matrix has a column {gpu} but no complete row for it; paste the whole `nvidia-smi topo -m` output, every GPU's row included"),
+        ));
+    }
+    let missing: Vec<usize> = (0..n).filter(|&i| !rows.contains_key(&names[i])).collect();
+    if missing.len() == n {
+        return Err(Error::input(origin, "", "the matrix has a header but no rows; paste the whole `nvidia-smi topo -m` output"));
+    }
     let mut rel = Vec::with_capacity(n);
     let mut affinity = Vec::with_capacity(n);
-    for name in &names {
-        let (r, a) = rows.remove(name).ok_or_else(|| Error::input(origin, "", format!("the matrix has a column {name} but no row for it")))?;
-        rel.push(r);
-        affinity.push(a);
+    for (i, name) in names.iter().enumerate() {
+        match rows.remove(name) {
+            Some((r, a)) => {
+                rel.push(r);
+                affinity.push(a);
+            }
+            None => {
+                rel.push((0..n).map(|j| if j == i { Rel::Same } else { Rel::Unknown }).collect());
+                affinity.push(None);
+            }
+        }
+    }
+    for &i in &missing {
+        let column: Vec<Rel> = rel.iter().map(|row| row[i]).collect();
+        for (j, r) in column.into_iter().enumerate() {
+            if !missing.contains(&j) {
+                rel[i][j] = r;
+            }
+        }
+    }
+    if !missing.is_empty() {
+        let list = missing.iter().map(|&i| names[i].as_str()).collect::<Vec<_>>().join(", ");
+        notes.push(format!(
+            "partial matrix: no complete row for {list} (cut off in the paste?); placed by the GPUs' rows, their relations to each other and their NUMA affinity left out"
+        ));
     }
     Ok(Matrix { names, rel, affinity, nic_names })
 }
@@ -151,9 +233,13 @@ fn is_gpu(name: &str) -> bool {
 }
 
 pub fn parse(text: &str, origin: &str, numa_per_socket: u32) -> Result<Builder> {
-    let m = parse_matrix(text, origin)?;
+    let mut notes = Vec::new();
+    let m = parse_matrix(text, origin, &mut notes)?;
     let n = m.names.len();
     let mut b = Builder::default();
+    for note in notes {
+        b.assume(note);
+    }
     let all: Vec<usize> = (0..n).collect();
     let close = |r: Rel, levels: &[Rel]| levels.contains(&r);
 

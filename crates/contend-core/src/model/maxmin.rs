@@ -29,7 +29,12 @@ use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MaxminParams {
+    /// PCIe links of Gen3 and earlier, or of no written generation.
     pub eff_pcie: f64,
+    /// PCIe Gen4, Gen5 and Gen6 links (docs/models.md, "Parameters": basis and spread).
+    pub eff_pcie4: f64,
+    pub eff_pcie5: f64,
+    pub eff_pcie6: f64,
     pub eff_nvlink: f64,
     pub eff_qpi: f64,
     pub eff_upi: f64,
@@ -63,6 +68,12 @@ impl Default for MaxminParams {
         MaxminParams {
             // SC16's fitted B = 11.6 GiB/s over the Gen3 x16 nominal 15.754 GB/s.
             eff_pcie: 0.79,
+            // RTX A6000 peers in one Gen4 switch: 26.3 GB/s of 31.51 (NVIDIA/nvbandwidth issue 50).
+            eff_pcie4: 0.835,
+            // H100 and H800 host copies: 55.2 and 55.3 GB/s of Gen5 x16's 63.02 (docs/validation.md).
+            eff_pcie5: 0.876,
+            // No public Gen6 GPU copy: Gen5's [ASSUMPTION] (flit mode keeps TLP overheads of that order).
+            eff_pcie6: 0.876,
             // 18.4 GB/s of a 20 GB/s P100 link, one way (seed 004 bounds it at 94%).
             eff_nvlink: 0.92,
             eff_qpi: 1.0,
@@ -90,7 +101,14 @@ impl Default for MaxminParams {
 }
 
 pub const PARAMS: &[Param] = &[
-    Param { name: "eff_pcie", default: "0.79", help: "fraction of a PCIe link's bandwidth a copy sustains; a link's own efficiency wins" },
+    Param {
+        name: "eff_pcie",
+        default: "0.79",
+        help: "fraction of a Gen1-3 PCIe link's bandwidth (or of one with no gen written) a copy sustains; given alone, every generation's; a link's own efficiency wins",
+    },
+    Param { name: "eff_pcie4", default: "0.835", help: "same for PCIe Gen4 links" },
+    Param { name: "eff_pcie5", default: "0.876", help: "same for PCIe Gen5 links" },
+    Param { name: "eff_pcie6", default: "0.876", help: "same for PCIe Gen6 links [ASSUMPTION: Gen5's; no public Gen6 measurement]" },
     Param { name: "eff_nvlink", default: "0.92", help: "same for NVLink" },
     Param { name: "eff_qpi", default: "1", help: "same for QPI" },
     Param { name: "eff_upi", default: "1", help: "same for UPI" },
@@ -118,6 +136,7 @@ pub const PARAMS: &[Param] = &[
 impl MaxminParams {
     pub fn parse(pairs: &[(String, String)]) -> Result<MaxminParams> {
         let mut p = MaxminParams::default();
+        let given = |name: &str| pairs.iter().any(|(k, _)| k == name);
         for (k, v) in pairs {
             let v = v.trim();
             let eff = || {
@@ -134,6 +153,9 @@ impl MaxminParams {
             };
             match k.as_str() {
                 "eff_pcie" => p.eff_pcie = eff()?,
+                "eff_pcie4" => p.eff_pcie4 = eff()?,
+                "eff_pcie5" => p.eff_pcie5 = eff()?,
+                "eff_pcie6" => p.eff_pcie6 = eff()?,
                 "eff_nvlink" => p.eff_nvlink = eff()?,
                 "eff_qpi" => p.eff_qpi = eff()?,
                 "eff_upi" => p.eff_upi = eff()?,
@@ -155,6 +177,14 @@ impl MaxminParams {
                 _ => return Err(unknown_param("maxmin", k, PARAMS)),
             }
         }
+        // eff_pcie given alone sets every generation, as it did before they had their own.
+        if given("eff_pcie") {
+            for (name, e) in [("eff_pcie4", &mut p.eff_pcie4), ("eff_pcie5", &mut p.eff_pcie5), ("eff_pcie6", &mut p.eff_pcie6)] {
+                if !given(name) {
+                    *e = p.eff_pcie;
+                }
+            }
+        }
         Ok(p)
     }
 
@@ -162,6 +192,9 @@ impl MaxminParams {
         let mut m = BTreeMap::new();
         for (k, v) in [
             ("eff_pcie", self.eff_pcie),
+            ("eff_pcie4", self.eff_pcie4),
+            ("eff_pcie5", self.eff_pcie5),
+            ("eff_pcie6", self.eff_pcie6),
             ("eff_nvlink", self.eff_nvlink),
             ("eff_qpi", self.eff_qpi),
             ("eff_upi", self.eff_upi),
@@ -188,7 +221,17 @@ impl MaxminParams {
 
     /// A link's bytes per second each way: its bandwidth times its efficiency.
     pub fn capacity(&self, l: &Link) -> f64 {
-        l.bandwidth * l.efficiency.unwrap_or_else(|| self.efficiency(l.kind))
+        l.bandwidth * self.link_efficiency(l)
+    }
+
+    /// A link's efficiency: its own if written, else its kind's (and a PCIe link's generation's).
+    pub fn link_efficiency(&self, l: &Link) -> f64 {
+        l.efficiency.unwrap_or_else(|| match (l.kind, l.gen) {
+            (LinkKind::Pcie, Some(4)) => self.eff_pcie4,
+            (LinkKind::Pcie, Some(5)) => self.eff_pcie5,
+            (LinkKind::Pcie, Some(6)) => self.eff_pcie6,
+            (k, _) => self.efficiency(k),
+        })
     }
 
     pub fn efficiency(&self, kind: LinkKind) -> f64 {

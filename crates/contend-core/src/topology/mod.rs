@@ -342,6 +342,8 @@ pub struct Link {
     pub read_efficiency: Option<f64>,
     pub p2p: bool,
     pub label: String,
+    /// A PCIe link's generation, where written (models take a default efficiency per generation).
+    pub gen: Option<u8>,
 }
 
 /// A PCIe link's duplex loss per direction: what the upstream direction (b to a, toward the
@@ -550,6 +552,7 @@ impl Machine {
                 read_efficiency: l.read_efficiency,
                 p2p: l.p2p.unwrap_or(!matches!(l.kind, LinkKind::Qpi | LinkKind::Upi)),
                 label,
+                gen: if l.kind == LinkKind::Pcie { l.gen } else { None },
             });
         }
         Ok(Machine {

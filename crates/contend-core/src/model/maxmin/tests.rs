@@ -295,3 +295,34 @@ fn without_latency(name: &str) -> Machine {
     spec.links.iter_mut().for_each(|l| l.latency = Some(crate::units::Time(0)));
     Machine::from_spec(spec, name).unwrap()
 }
+
+/// PCIe efficiency per generation: a lone large copy over one x16 link of each generation moves
+/// at its nominal rate (2.5, 5, 8, 16, 32, 64 GT/s x 16 lanes; 8b/10b to Gen2, 128b/130b to Gen5,
+/// Gen6's flits 242 of 256 bytes) times that generation's efficiency;
+/// `eff_pcie` given alone sets every generation; a link's own efficiency wins.
+#[test]
+fn pcie_efficiency_per_generation() {
+    let nominal = |gen: u8| match gen {
+        1 => 2.5e9 * 16.0 * 0.8 / 8.0,
+        2 => 5e9 * 16.0 * 0.8 / 8.0,
+        6 => 64e9 * 16.0 * 242.0 / 256.0 / 8.0,
+        g => [8e9, 16e9, 32e9][g as usize - 3] * 16.0 * 128.0 / 130.0 / 8.0,
+    };
+    let rate = |gen: u8, extra: &str, params: &[(&str, &str)]| {
+        let text = format!(
+            "name: g\ndevices:\n  - {{name: RC, kind: root_complex}}\n  - {{name: MEM, kind: host_memory, latency: 0s}}\n  - {{name: GPU0, kind: gpu, latency: 0s}}\nlinks:\n  - {{a: RC, b: GPU0, kind: pcie, gen: {gen}, lanes: 16, latency: 0s{extra}}}\n  - {{a: RC, b: MEM, kind: memory, bandwidth: 1TB/s, latency: 0s}}\n"
+        );
+        let m = Machine::from_text(&text, "g").unwrap();
+        let w = workload(&m, "transfers:\n  - {src: GPU0, dst: MEM, size: 1GB}\n");
+        let pairs: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let p = MaxminParams::parse(&pairs).unwrap();
+        1e9 / run(&m, &w, &p, false).unwrap().makespan()
+    };
+    for (gen, eff) in [(1, 0.79), (2, 0.79), (3, 0.79), (4, 0.835), (5, 0.876), (6, 0.876)] {
+        assert!(close(rate(gen, "", &[]), nominal(gen) * eff, 1e-9), "Gen{gen}");
+    }
+    assert!(close(rate(5, "", &[("eff_pcie", "0.7")]), nominal(5) * 0.7, 1e-9));
+    assert!(close(rate(5, "", &[("eff_pcie", "0.7"), ("eff_pcie5", "0.9")]), nominal(5) * 0.9, 1e-9));
+    assert!(close(rate(4, "", &[("eff_pcie", "0.7")]), nominal(4) * 0.7, 1e-9));
+    assert!(close(rate(5, ", efficiency: 0.5", &[]), nominal(5) * 0.5, 1e-9));
+}
