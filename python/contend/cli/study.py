@@ -24,7 +24,7 @@ def study(
     A rerun skips finished points, so an interrupted study resumes where it stopped.
     """
     from contend import study as studies
-    from contend.cli import err, out
+    from contend.cli.shared import err, out
     from contend.study.execute import check_workers
 
     check_workers(workers, scheduler)
@@ -43,7 +43,7 @@ def run_with_bar(s, folder: Path, workers: int | None, scheduler: str | None):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
 
     from contend import study as studies
-    from contend.cli import err
+    from contend.cli.shared import err
 
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), "eta", TimeRemainingColumn(), console=err(),
@@ -65,7 +65,7 @@ def report(
 ) -> None:
     """Speed-ups against the study's baseline per application and job size, as seed 003 shows them:
     charts per axis, NIC policies per application, and the minimum bandwidth reaching 90% (its Table II)."""
-    from contend.cli import err
+    from contend.cli.shared import err
     from contend.study.report_files import write_report
 
     written = write_report(results, output or results / "report")
