@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 import textwrap
 from typing import Any
@@ -13,6 +14,7 @@ matplotlib.use("Agg")  # files only; never needs a display
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyBboxPatch  # noqa: E402
 
+from contend.output import replacing  # noqa: E402
 from contend.units import time_unit  # noqa: E402
 
 KIND_COLOURS = {
@@ -23,6 +25,12 @@ KIND_COLOURS = {
     "host_memory": "#9c755f",
     "nvswitch": "#b07aa1",
 }
+
+
+def save(fig: Any, path: str | os.PathLike, **kwargs: Any) -> None:
+    """Save a figure whole or not at all (``contend.output.replacing``); the format follows the name."""
+    with replacing(path) as tmp:
+        fig.savefig(tmp, **kwargs)
 
 
 # How far a link outside the trees bends: its control point lies ARC_BEND of its length off its
@@ -69,7 +77,7 @@ def timeline(raw: dict[str, Any], path: str, title: str | None = None) -> None:
     ax.grid(axis="x", color="0.92")
     ax.set_axisbelow(True)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save(fig, path, dpi=130)
     plt.close(fig)
 
 
@@ -220,7 +228,7 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
     ax.legend(handles, names, loc="upper center", fontsize=7, ncol=10 if width > 16 else 5 if width > 9 else 3,
               frameon=False, bbox_to_anchor=(0.5, 0.0))
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save(fig, path, dpi=130)
     plt.close(fig)
 
 
@@ -256,7 +264,7 @@ def schedule_times(report: dict[str, Any], path: str) -> None:
         fontsize=10,
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save(fig, path, dpi=130)
     plt.close(fig)
 
 
@@ -337,7 +345,7 @@ def fabric_diagram(graph: dict[str, Any], path: str, utilisation: dict[str, floa
     ax.margins(0.25)
     ax.set_title(f"{graph['name']}: {graph['description']}"[:110], fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save(fig, path, dpi=120)
     plt.close(fig)
 
 
@@ -365,7 +373,7 @@ def job_bars(jobs: dict[str, list[Any]], path: str, title: str) -> None:
     ax.set_axisbelow(True)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=130, bbox_inches="tight")
+    save(fig, path, dpi=130, bbox_inches="tight")
     plt.close(fig)
 
 
@@ -399,7 +407,7 @@ def crossover(sweep: dict[str, Any], title: str, path: str) -> None:
     ax.legend(fontsize=8, loc="lower right")
     ax.set_title(f"{title}: each method alone on the path", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save(fig, path, dpi=130)
     plt.close(fig)
 
 
@@ -425,5 +433,5 @@ def stencil_gain(report: dict[str, Any], path: str) -> None:
     fig.suptitle("2D stencil, weak scaling: CPU-posted MPI against stream-ordered communication (seed 004)",
                  fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save(fig, path, dpi=130)
     plt.close(fig)

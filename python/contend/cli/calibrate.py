@@ -9,9 +9,10 @@ from pathlib import Path
 import typer
 
 from contend import api
-from contend.cli.shared import MachineArg, ParamOpt, err, new_file, parse_params
+from contend.cli.shared import ForceOpt, MachineArg, ParamOpt, load_machine, new_file, parse_params, written
 from contend.cli.tables import print_calibration, print_p2p, print_sc16_fit
 from contend.errors import InputError
+from contend.output import write_text
 
 
 def p2p(
@@ -27,14 +28,14 @@ def p2p(
     """Predict what CUDA's p2pBandwidthLatencyTest or NVIDIA's nvbandwidth prints on this machine (maxmin model)."""
     params = parse_params(param)
     if tool.lower() == "nvbandwidth":
-        r = api.nvbandwidth(api.Machine.load(machine), **params)
+        r = api.nvbandwidth(load_machine(machine), **params)
         text = r.pop("text")
         sys.stdout.write(json.dumps(r, indent=2) + "\n" if as_json else text)
         return
     if tool.lower() != "p2pbandwidthlatencytest":
         raise InputError(f'--tool: "{tool}" is not a tool contend predicts; '
                          "write p2pBandwidthLatencyTest or nvbandwidth")
-    r = api.p2p(api.Machine.load(machine), **params)
+    r = api.p2p(load_machine(machine), **params)
     if as_json:
         sys.stdout.write(json.dumps(r, indent=2) + "\n")
         return
@@ -51,7 +52,7 @@ def calibrate(
     ),
     param: list[str] | None = ParamOpt,
     output: Path | None = typer.Option(
-        None, "--output", "-o", help="Write the calibrated machine file here; never overwrites."
+        None, "--output", "-o", help="Write the calibrated machine file here (- for standard output)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print fitted values and residuals as JSON."),
     hold_out: bool = typer.Option(
@@ -62,17 +63,20 @@ def calibrate(
             "rest as held out."
         ),
     ),
+    force: bool = ForceOpt,
 ) -> None:
     """Fit bandwidth efficiency and latency per link kind to measurements; report the residual per pair."""
     params = parse_params(param)
-    new_file(output, [machine, str(measurements)])
-    c = api.calibrate(api.Machine.load(machine), measurements, hold_out=hold_out, **params)
+    target = new_file(output, [machine, str(measurements)], force)
+    if target is not None and target.stdout and as_json:
+        raise InputError("--output: - and --json would both write to standard output; write one of them to a file")
+    c = api.calibrate(load_machine(machine), measurements, hold_out=hold_out, **params)
     if "tau" in c:
         if as_json:
             sys.stdout.write(json.dumps(c, indent=2) + "\n")
         else:
             print_sc16_fit(c)
-        if output is not None:
+        if target is not None:
             raise InputError(
                 "--output: a sc16 fit gives two parameters, not a machine; "
                 "pass them as --param bandwidth=… --param tau=…"
@@ -82,6 +86,6 @@ def calibrate(
         sys.stdout.write(json.dumps({k: v for k, v in c.items() if k not in ("yaml", "spec")}, indent=2) + "\n")
     else:
         print_calibration(c)
-    if output is not None:
-        output.write_text(c["yaml"])
-        err().print(f"calibrated machine written to {output}")
+    if target is not None:
+        write_text(target, c["yaml"])
+        written(target, "calibrated machine")

@@ -9,16 +9,22 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from contend import _core, api
-from contend.cli.shared import MachineArg, ParamOpt, err, out, output_path, parse_params
+from contend import _core
+from contend.cli.shared import (
+    Count,
+    ForceOpt,
+    KernelOpt,
+    MachineArg,
+    ParamOpt,
+    err,
+    load_machine,
+    out,
+    parse_params,
+    picture_path,
+)
 from contend.cli.tables import human_bytes, print_comparison, print_sweep
 from contend.datatype import calibrate_kernels, datatype_sweep
 from contend.datatype import datatype as predict
-from contend.errors import InputError
-
-KernelOpt = typer.Option(
-    None, "--kernel", "-k", help="Kernel cost term key=value, e.g. launch=3us (see `contend datatypes`)."
-)
 
 
 def datatypes() -> None:
@@ -40,23 +46,22 @@ def datatype(
     type_: str = typer.Argument(
         ..., metavar="TYPE", help="A datatype preset (see `contend datatypes`) or a datatype file."
     ),
-    count: int = typer.Option(1, "--count", "-n", help="Instances of the type in the message (MPI's count)."),
+    count: int = Count(
+        1, "--count", "-n", lo=1, hi=2**32 - 1, help="Instances of the type in the message (MPI's count)."
+    ),
     model: str = typer.Option("maxmin", "--model", "-m", help="Model that times the copy (maxmin caps zero-copy)."),
     param: list[str] | None = ParamOpt,
     kernel: list[str] | None = KernelOpt,
-    sweep: int = typer.Option(0, "--sweep", help="Also time N message sizes, 1, 2, 4, … instances."),
+    sweep: int = Count(0, "--sweep", lo=0, hi=64, help="Also time N message sizes, 1, 2, 4, … instances."),
     plot: Path | None = typer.Option(None, "--plot", help="Draw the sweep's crossover chart (PNG; default 16 sizes)."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison (and sweep) as JSON."),
+    force: bool = ForceOpt,
 ) -> None:
     """Predict each method's time for a message of a datatype — pack-copy-unpack, zero-copy load-store,
     host-staged — with its parts, and which wins."""
-    params, kernels = parse_params(param), parse_params(kernel)
-    target = output_path(plot, [machine, type_], "--plot")
-    if sweep < 0:
-        raise InputError(f"--sweep: {sweep} is negative; give the number of sizes, e.g. 16")
-    if count < 1:
-        raise InputError(f"--count: {count} sends nothing; give at least 1")
-    m = api.Machine.load(machine)
+    params, kernels = parse_params(param), parse_params(kernel, "--kernel")
+    target = picture_path(plot, [machine, type_], "--plot", force)
+    m = load_machine(machine)
     r = predict(m, type_, src, dst, count=count, model=model, kernels=kernels, **params)
     points = sweep or (16 if target else 0)
     s = datatype_sweep(m, type_, src, dst, points=points, model=model, kernels=kernels, **params) if points else None
@@ -82,7 +87,7 @@ def calibrate_kernels_cmd(
 ) -> None:
     """Fit the datatype methods' kernel terms (launch + sync, pack/unpack throughput and per-block cost, load-store
     fraction of the path and per-block cost) to measurements, with the residual of every point."""
-    f = calibrate_kernels(api.Machine.load(machine), src, dst, measurements)
+    f = calibrate_kernels(load_machine(machine), src, dst, measurements)
     if as_json:
         sys.stdout.write(json.dumps(f, indent=2) + "\n")
         return

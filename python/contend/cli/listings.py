@@ -7,13 +7,13 @@ import sys
 import typer
 
 from contend import _core, api
-from contend.cli.shared import out
+from contend.cli.shared import out, styled
 
 
 def models() -> None:
     """List the models: what each assumes, where it comes from, and its parameters."""
     for m in api.models():
-        out().print(f"[bold]{m['name']}[/] ({m['kind']} model): {m['summary']}")
+        out().print(styled((m["name"], "bold"), f" ({m['kind']} model): {m['summary']}"))
         out().print(f"  applies to: {m['applies_to']}")
         for a in m["assumptions"]:
             out().print(f"  assumes: {a}")
@@ -25,7 +25,7 @@ def models() -> None:
 def apps() -> None:
     """List the application skeletons a scenario's jobs can run, with their parameters and defaults."""
     for a in api.apps():
-        out().print(f"[bold]{a['name']}[/]: {a['summary']}")
+        out().print(styled((a["name"], "bold"), f": {a['summary']}"))
         for name, default, help_ in a["params"]:
             out().print(f"  {name}: {help_} (default {default})")
 

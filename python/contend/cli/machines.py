@@ -4,15 +4,14 @@ topology dumps."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from contend import _core, api
-from contend.cli.shared import MachineArg, err, new_file, out, output_path
+from contend.cli.shared import ForceOpt, MachineArg, err, load_machine, new_file, out, picture_path, styled, written
+from contend.output import Target, write_text
 
 
 def machines() -> None:
@@ -27,12 +26,13 @@ def machines() -> None:
 
 def show(
     machine: str = MachineArg,
-    png: Path | None = typer.Option(None, "--png", help="Also draw the machine (PNG)."),
+    png: Path | None = typer.Option(None, "--png", help="Also draw the machine (PNG, or .svg/.pdf by the name)."),
+    force: bool = ForceOpt,
 ) -> None:
     """Print a machine's PCIe trees and other links."""
-    m = api.Machine.load(machine)
+    target = picture_path(png, [machine], "--png", force)
+    m = load_machine(machine)
     out().print(m.tree(), end="")
-    target = output_path(png, [machine], "--png")
     if target:
         from contend.plots import fabric_diagram, machine_diagram
 
@@ -47,23 +47,22 @@ def import_(
         help="Output of `nvidia-smi topo -m`, an NCCL topology XML (NCCL_TOPO_DUMP_FILE), or `sudo lspci -vvv`.",
     ),
     name: str | None = typer.Option(None, "--name", help="Machine name (default: the file's name)."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write the machine file here; never overwrites."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Write the machine file here (- for standard output) instead of printing it."
+    ),
     numa_per_socket: int = typer.Option(
         1, "--numa-per-socket",
         help="NUMA nodes per CPU socket, where the BIOS splits sockets (AMD NPS2/NPS4: 2/4, Intel SNC2/SNC4: 2/4); "
         "the dumps show NUMA nodes, not sockets.",
     ),
+    force: bool = ForceOpt,
 ) -> None:
     """Turn a topology dump into a machine file, stating every assumption made."""
-    new_file(output, [str(dump)])
+    target = new_file(output, [str(dump)], force) or Target(None, "--output")
     yaml, assumptions = api.import_machine(dump, name, numa_per_socket)
-    err().print(
-        f"[bold]{len(assumptions)} assumptions[/] (also written as comments in the file; check and refine them):"
-    )
+    err().print(styled((f"{len(assumptions)} assumptions", "bold"),
+                       " (also written as comments in the file; check and refine them):"))
     for a in assumptions:
-        err().print(f"  - {escape(a)}", soft_wrap=True)
-    if output is None:
-        sys.stdout.write(yaml)
-    else:
-        output.write_text(yaml)
-        err().print(f"machine written to {output} (try: contend show {output})")
+        err().print(f"  - {a}", soft_wrap=True)
+    write_text(target, yaml)
+    written(target, "machine", f" (try: contend show {target})")

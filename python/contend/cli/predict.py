@@ -9,21 +9,35 @@ import typer
 
 from contend import api
 from contend.cli.shared import (
+    EXPLAIN_ROWS,
+    GENERATE_TRANSFERS,
+    PHASE_ROWS,
+    TRACE_ROWS,
+    Count,
+    ForceOpt,
     MachineArg,
+    MaxRowsOpt,
     ModelOpt,
     ParamOpt,
     TimelineOpt,
     TraceOpt,
     TransfersArg,
+    bound,
     err,
+    load_machine,
     new_file,
     out,
     output_path,
+    phase_rows,
+    picture_path,
     prepare,
+    styled,
     write_pictures,
+    written,
 )
-from contend.cli.tables import print_explanation, print_transfers
+from contend.cli.tables import print_explanation, print_nics, print_phases, print_transfers
 from contend.errors import InputError
+from contend.output import Target, io_error, write_text
 
 
 def simulate(
@@ -42,13 +56,24 @@ def simulate(
         None, "--fabric", help="Draw a cluster's fabric coloured by each link's peak utilisation (PNG)."
     ),
     nics: bool = typer.Option(False, "--nics", help="Also report every NIC's queue over time (clusters)."),
+    force: bool = ForceOpt,
+    max_rows: int | None = MaxRowsOpt,
 ) -> None:
     """Predict each transfer's start, finish, duration and effective bandwidth, and each link's load."""
-    m, t, params, tl, tr = prepare(machine, transfers, param, timeline, trace)
-    fab = output_path(fabric, [machine, transfers], "--fabric")
+    m, t, params, tl, tr = prepare(machine, transfers, param, timeline, trace, force)
+    fab = picture_path(fabric, [machine, transfers], "--fabric", force)
     if fab and not m.spec.get("network"):
         raise InputError(f"--fabric: {m.name} is one node, not a cluster; use --timeline or show --png")
     cluster = bool(m.spec.get("network"))
+    n = len(t)
+    if phases:
+        bound("--phases", phase_rows(n), PHASE_ROWS, max_rows, "phase rows (transfers × phases)",
+              "drop --phases (the transfer and link tables need none)")
+    if tr:
+        bound("--trace", phase_rows(n), TRACE_ROWS, max_rows, "trace events (transfers × phases)",
+              "trace fewer transfers, or use --json")
+    if nics:
+        bound("--nics", 2 * n, PHASE_ROWS, max_rows, "NIC queue samples", "drop --nics")
     r = api.simulate(m, t, model=model, phases=phases or bool(tl or tr), nics=nics or bool(tr and cluster), **params)
     if as_json:
         sys.stdout.write(r.to_json() + "\n")
@@ -61,6 +86,10 @@ def simulate(
         writer.writerows(zip(*cols.values(), strict=True))
     else:
         print_transfers(r)
+        if phases:
+            print_phases(r.raw)
+        if nics:
+            print_nics(r.raw)
     write_pictures(r.raw, tl, tr)
     if fab:
         from contend.plots import fabric_diagram
@@ -78,9 +107,16 @@ def explain(
     as_json: bool = typer.Option(False, "--json", help="Print factors and causes as JSON."),
     timeline: Path | None = TimelineOpt,
     trace: Path | None = TraceOpt,
+    force: bool = ForceOpt,
+    max_rows: int | None = MaxRowsOpt,
 ) -> None:
     """Show, per phase, every transfer's congestion factor after steps A-D and the port that caused each change."""
-    m, t, params, tl, tr = prepare(machine, transfers, param, timeline, trace)
+    m, t, params, tl, tr = prepare(machine, transfers, param, timeline, trace, force)
+    bound("explain", phase_rows(len(t)), EXPLAIN_ROWS, max_rows, "factor rows (transfers × phases)",
+          "explain a smaller set of transfers, or use simulate")
+    if tr:
+        bound("--trace", phase_rows(len(t)), TRACE_ROWS, max_rows, "trace events (transfers × phases)",
+              "trace fewer transfers")
     e = api.explain(m, t, model=model, **params)
     if as_json:
         sys.stdout.write(e.to_json() + "\n")
@@ -97,43 +133,61 @@ def generate(
     size: str = typer.Option("300MiB", "--size", help="Size of every transfer, with unit."),
     root: str | None = typer.Option(None, "--root", help="Root GPU of scatter, gather or incast."),
     gpus: str | None = typer.Option(None, "--gpus", help="Comma-separated GPUs to use (default: all)."),
-    count: int = typer.Option(
-        32, "--count", help="Number of transfers of a random graph (1 to 10,000,000; pairs repeat once all are used)."
+    count: int = Count(
+        32, "--count", lo=1, hi=10_000_000,
+        help=f"Number of transfers of a random graph (1 to 10,000,000, above {GENERATE_TRANSFERS:,} with --max-rows; "
+        "pairs repeat once all are used).",
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of a random graph or permutation."),
+    seed: int = Count(0, "--seed", lo=0, hi=2**64 - 1, help="Seed of a random graph or permutation."),
     gap: str | None = typer.Option(None, "--gap", help="Issue transfer k at k × gap, e.g. 2us (default: all at 0)."),
     grid: str | None = typer.Option(None, "--grid", help="Rank grid of neighbours, e.g. 16x16x8 (row-major)."),
     periodic: bool = typer.Option(False, "--periodic", help="Neighbours wrap around the grid."),
     output: Path | None = typer.Option(
-        None, "--output", "-o", help="Write here instead of printing; never overwrites."
+        None, "--output", "-o", help="Write here instead of printing (- for standard output)."
     ),
+    force: bool = ForceOpt,
+    max_rows: int | None = MaxRowsOpt,
 ) -> None:
     """Generate a transfers file for a communication pattern."""
-    m = api.Machine.load(machine)
+    target = new_file(output, [machine], force) or Target(None, "--output")
+    if pattern == "random":
+        bound("--count", count, GENERATE_TRANSFERS, max_rows, "transfers (about 1 KiB of memory each)",
+              "generate fewer")
+    m = load_machine(machine)
     peers = [g.strip() for g in gpus.split(",")] if gpus else None
     t = api.Transfers.generate(pattern, m, size, peers=peers, root=root, count=count, seed=seed, gap=gap, grid=grid,
                                periodic=periodic)
     t.check(m)  # a wrong GPU name is reported now, not when the file is used
-    text = t.to_yaml()
-    if output is None:
-        sys.stdout.write(text)
-        return
-    new_file(output, [machine])
-    output.write_text(text)
-    err().print(f"{len(t)} transfers written to {output}")
+    write_text(target, t.to_yaml())
+    written(target, f"{len(t)} transfers")
 
 
-def demo(outdir: Path = typer.Option(Path("contend-demo"), "--out", help="Folder for the pictures.")) -> None:
+def demo(
+    outdir: Path = typer.Option(Path("contend-demo"), "--out", help="Folder for the pictures."),
+    force: bool = ForceOpt,
+) -> None:
     """The built-in default scenario: the SC16 worked example on cs-storm-socket, simulated and explained."""
-    outdir.mkdir(parents=True, exist_ok=True)
+    if outdir.exists() and not outdir.is_dir():
+        raise InputError(f"--out: {outdir} is a file; give a folder for the pictures")
+    if not outdir.parent.is_dir():
+        raise InputError(f"--out: folder {outdir.parent} does not exist; create it or choose another path")
+    tl = picture_path(outdir / "timeline.png", [], "--out", force) if outdir.is_dir() else None
+    tr = output_path(outdir / "trace.json", [], "--out", force) if outdir.is_dir() else None
+    try:
+        outdir.mkdir(exist_ok=True)
+    except OSError as e:
+        raise io_error(outdir, e, "--out") from None
+    tl = tl or Target(outdir / "timeline.png", "--out")
+    tr = tr or Target(outdir / "trace.json", "--out")
     m, t = api.Machine.load("cs-storm-socket"), api.Transfers.example()
-    out().print("[bold]The SC16 worked example[/]: 0→2, 1→4, 3→2, 6→4, 300 MiB each, on one CS-Storm socket\n")
+    out().print(styled(("The SC16 worked example", "bold"),
+                       ": 0→2, 1→4, 3→2, 6→4, 300 MiB each, on one CS-Storm socket\n"))
     out().print(m.tree())
     e = api.explain(m, t, tau=0.2)
-    out().print("[dim]tau = 0.2, as in the slides' table:[/]")
+    out().print(styled(("tau = 0.2, as in the slides' table:", "dim")))
     print_explanation(e)
     out().print()
     r = api.simulate(m, t)
-    out().print("[dim]with the fitted tau = 0.1735:[/]")
+    out().print(styled(("with the fitted tau = 0.1735:", "dim")))
     print_transfers(r)
-    write_pictures(e.raw, str(outdir / "timeline.png"), str(outdir / "trace.json"))
+    write_pictures(e.raw, tl, tr)

@@ -10,17 +10,22 @@ import typer
 
 from contend import api
 from contend.cli.shared import (
+    Count,
+    ForceOpt,
     MachineArg,
     ModelOpt,
     ParamOpt,
     err,
+    load_machine,
     new_file,
-    output_path,
     parse_params,
+    picture_path,
     run_with_progress,
+    written,
 )
 from contend.cli.tables import print_schedule
 from contend.errors import InputError
+from contend.output import write_text
 
 
 def schedule(
@@ -41,9 +46,11 @@ def schedule(
     model: str = ModelOpt,
     param: list[str] | None = ParamOpt,
     alpha: str = typer.Option("0s", "--alpha", help="Per-message overhead with unit, e.g. 5us."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the annealing."),
-    iterations: int = typer.Option(20_000, "--iterations", help="Annealing moves per restart (1 to 10^9)."),
-    threads: int = typer.Option(0, "--threads", help="Worker threads: 0 (one per core) up to 4 per core."),
+    seed: int = Count(0, "--seed", lo=0, hi=2**64 - 1, help="Seed of the annealing."),
+    iterations: int = Count(
+        20_000, "--iterations", lo=1, hi=10**9, help="Annealing moves per restart (1 to 10^9)."
+    ),
+    threads: int = Count(0, "--threads", lo=0, help="Worker threads: 0 (one per core) up to 4 per core."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     plot: Path | None = typer.Option(
         None, "--plot", help="Draw the sorted times of all orders and their histogram (PNG; exhaustive only)."
@@ -52,16 +59,19 @@ def schedule(
         None,
         "--output",
         "-o",
-        help="Write the best schedule as a transfers file for `contend simulate`; never overwrites.",
+        help="Write the best schedule as a transfers file for `contend simulate` (- for standard output).",
     ),
+    force: bool = ForceOpt,
 ) -> None:
     """Find the fastest order of a halo exchange: best, median and worst orders, and the gain."""
     params = parse_params(param)
-    target = output_path(plot, [machine, halo], "--plot")
+    target = picture_path(plot, [machine, halo], "--plot", force)
     if target and search != "exhaustive":
         raise InputError("--plot: the plot shows every order's time; use --search exhaustive, or drop --plot")
-    new_file(output, [machine, halo])
-    m = api.Machine.load(machine)
+    best = new_file(output, [machine, halo], force)
+    if best is not None and best.stdout and as_json:
+        raise InputError("--output: - and --json would both write to standard output; write one of them to a file")
+    m = load_machine(machine)
     s = run_with_progress(lambda progress: api.schedule(
         m, halo, semantics=semantics, search=search, model=model, alpha=alpha, seed=seed, iterations=iterations,
         threads=threads, keep_times=target is not None, progress=progress, **params))
@@ -76,6 +86,6 @@ def schedule(
 
         schedule_times(s.raw, target)
         err().print(f"plot written to {target}")
-    if output is not None:
-        output.write_text(s.best.to_yaml())
-        err().print(f"best schedule written to {output} (try: contend simulate {machine} {output})")
+    if best is not None:
+        write_text(best, s.best.to_yaml())
+        written(best, "best schedule", f" (try: contend simulate {machine} {best})")

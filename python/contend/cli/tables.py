@@ -5,11 +5,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from rich.markup import escape
 from rich.table import Table
 
 from contend import api
-from contend.cli.shared import out
+from contend.cli.shared import out, styled
 from contend.units import time_unit
 
 
@@ -56,6 +55,43 @@ def print_transfers(r: api.Result) -> None:
                 f"{human_bytes(raw['summary']['bytes'])}")
 
 
+def print_phases(raw: dict[str, Any]) -> None:
+    """--phases in text: each phase's span, its moving transfers and loaded links, and the slowest share."""
+    ph = raw.get("phases")
+    if not ph or not ph["start_s"]:
+        return
+    n = len(ph["start_s"])
+    unit, scale = time_unit(max(ph["end_s"]) or 1.0)
+    table = Table(title=f"phases ({n:,}; --json lists every rate and link load)", title_justify="left")
+    for col in ("phase", f"start {unit}", f"end {unit}", "moving", "links loaded", "lowest share"):
+        table.add_column(col, justify="right")
+    for p in range(min(n, TABLE_ROWS)):
+        a, b = ph["offset"][p], ph["offset"][p + 1]
+        shares = ph["share"][a:b]
+        table.add_row(str(p + 1), f"{ph['start_s'][p] * scale:.2f}", f"{ph['end_s'][p] * scale:.2f}", f"{b - a:,}",
+                      f"{ph['link_offset'][p + 1] - ph['link_offset'][p]:,}",
+                      f"{min(shares):.3f}" if shares else "-")
+    out().print(table)
+    if n > TABLE_ROWS:
+        out().print(f"… and {n - TABLE_ROWS:,} more phases (--json lists every one)")
+
+
+def print_nics(raw: dict[str, Any]) -> None:
+    """--nics in text: each NIC's most messages at once and how often its queue changed, fullest first."""
+    nics = raw.get("nics")
+    if not nics or not nics["name"]:
+        return
+    order = sorted(range(len(nics["name"])), key=lambda k: -nics["peak"][k])
+    table = Table(title=f"NIC queues ({nics['scheduling']}), fullest first", title_justify="left")
+    for col in ("NIC", "peak messages", "changes"):
+        table.add_column(col, justify="left" if col == "NIC" else "right")
+    for k in order[:TABLE_ROWS]:
+        table.add_row(nics["name"][k], f"{nics['peak'][k]:,}", f"{nics['offset'][k + 1] - nics['offset'][k]:,}")
+    out().print(table)
+    if len(order) > TABLE_ROWS:
+        out().print(f"… and {len(order) - TABLE_ROWS:,} more NICs (--json lists every one)")
+
+
 def print_links(raw: dict[str, Any]) -> None:
     """The busiest links: bytes, busy time and peak utilisation."""
     links = raw["links"]
@@ -84,7 +120,7 @@ def human_bytes(n: int) -> str:
 def print_explanation(e: api.Explanation) -> None:
     raw = e.raw
     params = ", ".join(f"{k}={v}" for k, v in raw["params"].items())
-    out().print(f"[bold]{raw['machine']}[/] — sc16 congestion factors ({params})")
+    out().print(styled((raw["machine"], "bold"), f" — sc16 congestion factors ({params})"))
     for i, ph in enumerate(raw["explain"]):
         unit, scale = time_unit(raw["summary"]["makespan_s"])
         title = f"phase {i + 1}: {ph['start_s'] * scale:.2f} – {ph['end_s'] * scale:.2f} {unit}"
@@ -99,7 +135,7 @@ def print_explanation(e: api.Explanation) -> None:
             table.add_row(comm, *(fmt_factor(row[k]) for k in ("a", "b", "c", "d", "final")))
             for step in ("B", "C", "D", "final"):
                 for c in row["causes"].get(step, []):
-                    notes.append(escape(f"  {comm} [{step}] {c}"))
+                    notes.append(f"  {comm} [{step}] {c}")
         out().print(table)
         for n in notes:
             out().print(n)
@@ -110,8 +146,9 @@ def print_explanation(e: api.Explanation) -> None:
 def print_schedule(s: api.Schedule) -> None:
     r = s.raw
     params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
-    out().print(f"[bold]halo exchange on {r['machine']}[/]: {r['messages']} messages among {len(r['gpus'])} GPUs, "
-              f"{r['semantics']} semantics, model {r['model']} ({params}), alpha {r['alpha_s'] * 1e6:g} µs")
+    out().print(styled((f"halo exchange on {r['machine']}", "bold"),
+                       f": {r['messages']} messages among {len(r['gpus'])} GPUs, {r['semantics']} semantics, "
+                       f"model {r['model']} ({params}), alpha {r['alpha_s'] * 1e6:g} µs"))
     out().print(f"orders: {r['orders_total']:,} in all; {r['orders_evaluated']:,} simulated "
               f"({r['symmetries']} symmetries), search {r['method']}")
     unit, scale = time_unit(r["best_s"])
@@ -150,8 +187,8 @@ MATRICES = (
 
 
 def print_sc16_fit(c: dict[str, Any]) -> None:
-    out().print(f"[bold]sc16 fit[/]: bandwidth={c['bandwidth']}  tau={c['tau']:.4f}   "
-              f"(use: --param bandwidth={c['bandwidth']} --param tau={c['tau']:.4f})")
+    out().print(styled(("sc16 fit", "bold"), f": bandwidth={c['bandwidth']}  tau={c['tau']:.4f}   "
+                       f"(use: --param bandwidth={c['bandwidth']} --param tau={c['tau']:.4f})"))
     out().print(f"rms relative error {c['rms_relative_error']:.1%}; {c['within_15_percent']:.1%} of "
               f"{len(c['residuals'])} transfers within ±15%")
     worst = sorted(c["residuals"], key=lambda r: -abs(r["relative_error"]))[:10]
@@ -217,8 +254,8 @@ def print_run_links(r: api.RunResult) -> None:
 
 def print_p2p(r: dict[str, Any]) -> None:
     """The predicted p2pBandwidthLatencyTest matrices, titled as the sample titles them."""
-    out().print(f"[bold]{r['machine']}[/]: predicted p2pBandwidthLatencyTest (maxmin; "
-              + ", ".join(f"{k}={v}" for k, v in r["params"].items()) + ")")
+    out().print(styled((r["machine"], "bold"), ": predicted p2pBandwidthLatencyTest (maxmin; "
+                       + ", ".join(f"{k}={v}" for k, v in r["params"].items()) + ")"))
     for key, title in MATRICES:
         table = Table(title=title, title_justify="left")
         table.add_column("D\\D")
@@ -228,7 +265,7 @@ def print_p2p(r: dict[str, Any]) -> None:
             table.add_row(g, *("-" if v is None else f"{v:.2f}" for v in row))
         out().print(table)
     for n in r["notes"]:
-        out().print(f"note: {escape(n)}")
+        out().print(f"note: {n}")
 
 
 def print_calibration(c: dict[str, Any]) -> None:
@@ -257,15 +294,15 @@ def print_calibration(c: dict[str, Any]) -> None:
         fitted = sum(not r.get("held_out") for r in c["residuals"])
         out().print(f"{c['within_10_percent']:.1%} of {fitted} fitted measurements within ±10%")
     for n in c["notes"]:
-        out().print(f"note: {escape(n)}")
+        out().print(f"note: {n}")
 
 
 def print_comparison(r: dict[str, Any]) -> None:
     msg, st = r["message"], r["stats"]
-    out().print(f"[bold]{escape(r['datatype'])}[/] × {msg['count']:,}: {human_bytes(msg['bytes'])} "
+    out().print(styled((r["datatype"], "bold"), f" × {msg['count']:,}: {human_bytes(msg['bytes'])} "
                 f"in {msg['blocks']:,} blocks (mean {msg['mean_block_bytes']:,.0f} B; "
                 f"one instance: extent {st['extent_bytes']:,} B, "
-                f"blocks {st['min_block_bytes']:,}–{st['max_block_bytes']:,} B)")
+                f"blocks {st['min_block_bytes']:,}–{st['max_block_bytes']:,} B)"))
     times = [m["simulated_s"] for m in r["methods"] if m["simulated_s"] is not None]
     unit, scale = time_unit(min(times))
     table = Table(title=f"{r['src']}→{r['dst']} on {r['machine']} — {r['model']}", title_justify="left")
@@ -274,7 +311,7 @@ def print_comparison(r: dict[str, Any]) -> None:
         table.add_column(col, justify="left" if col in ("method", "note") else "right")
     for m in r["methods"]:
         if m["simulated_s"] is None:
-            table.add_row(m["method"], "-", "", "", "", "", "", escape(m.get("why_not") or ""))
+            table.add_row(m["method"], "-", "", "", "", "", "", m.get("why_not") or "")
             continue
         best = "winner" if m["method"] == r["winner"] else ""
         parts = (f"{m[k] * scale:.2f}" for k in ("simulated_s", "before_s", "latency_s", "moving_s", "after_s"))
