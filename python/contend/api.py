@@ -430,7 +430,9 @@ def run(
     keeps every operation. ``progress(delivered, messages)`` is called now and then while it runs."""
     path = os.fspath(scenario)
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not UTF-8 text (byte {e.start}); give a scenario YAML file") from None
     except OSError as e:
         raise InputError(f"{path}: cannot be read ({e.strerror}); give a scenario YAML file") from None
     return RunResult(_core.run(text, path, detail, links, progress))

@@ -25,6 +25,7 @@ from contend.cli.shared import (
 from contend.cli.tables import human_bytes, print_comparison, print_sweep
 from contend.datatype import calibrate_kernels, datatype_sweep
 from contend.datatype import datatype as predict
+from contend.errors import InputError
 
 
 def datatypes() -> None:
@@ -87,6 +88,9 @@ def calibrate_kernels_cmd(
 ) -> None:
     """Fit the datatype methods' kernel terms (launch + sync, pack/unpack throughput and per-block cost, load-store
     fraction of the path and per-block cost) to measurements, with the residual of every point."""
+    if src == dst:
+        raise InputError(f"DST: {dst} is also SRC; the load-store measurements were taken between two GPUs, "
+                         "give both (e.g. GPU0 GPU1)")
     f = calibrate_kernels(load_machine(machine), src, dst, measurements)
     if as_json:
         sys.stdout.write(json.dumps(f, indent=2) + "\n")
@@ -98,7 +102,8 @@ def calibrate_kernels_cmd(
         table.add_row(r["kernel"], human_bytes(int(r["block_bytes"])), human_bytes(int(r["bytes"])),
                       f"{r['measured_s'] * 1e6:.2f}", f"{r['predicted_s'] * 1e6:.2f}", f"{r['relative_error']:+.1%}")
     out().print(table)
-    out().print(f"path {src}→{dst}: {f['path_class']}, {f['path_bps'] / 1e9:.2f} GB/s alone (maxmin)")
+    if f.get("path_bps") is not None:
+        out().print(f"path {src}→{dst}: {f['path_class']}, {f['path_bps'] / 1e9:.2f} GB/s alone (maxmin)")
     out().print("fitted: " + ", ".join(f["fitted"]) + "; put them in a transfers file as")
     out().print("kernels: {" + ", ".join(f"{k}: {f['kernels'][k]}" for k in f["fitted"]) + "}")
     out().print("or pass " + " ".join(f"--kernel {k}={f['kernels'][k]}" for k in f["fitted"]))
