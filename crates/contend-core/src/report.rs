@@ -100,7 +100,8 @@ pub struct Summary {
     /// First issue to last finish, seconds (the first issue is at 0 s or later).
     pub makespan_s: f64,
     pub transfers: usize,
-    pub bytes: u64,
+    /// A sum of u64 sizes: u128, so that it never wraps.
+    pub bytes: u128,
     /// Bytes each device sent and received.
     pub devices: DeviceTable,
 }
@@ -108,8 +109,8 @@ pub struct Summary {
 #[derive(Serialize, JsonSchema, Debug, Default)]
 pub struct DeviceTable {
     pub name: Vec<String>,
-    pub sent_bytes: Vec<u64>,
-    pub received_bytes: Vec<u64>,
+    pub sent_bytes: Vec<u128>,
+    pub received_bytes: Vec<u128>,
 }
 
 /// One entry per transfer in every column, in the order of the transfers file.
@@ -162,7 +163,7 @@ pub struct PhaseTable {
 pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, String>, flows: &FlowTable, o: &Outcome, detail: Detail) -> Report {
     let n = w.transfers.len();
     let mut t = TransferTable::default();
-    let mut sent: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
+    let mut sent: BTreeMap<usize, (u128, u128)> = BTreeMap::new();
     for (i, x) in w.transfers.iter().enumerate() {
         let d = o.finish[i] - o.start[i];
         t.name.push(x.name.clone());
@@ -173,8 +174,8 @@ pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, St
         t.finish_s.push(o.finish[i]);
         t.duration_s.push(d);
         t.bandwidth_bps.push(if d > 0.0 { x.size as f64 / d } else { f64::INFINITY });
-        sent.entry(x.src).or_default().0 += x.size;
-        sent.entry(x.dst).or_default().1 += x.size;
+        sent.entry(x.src).or_default().0 += u128::from(x.size);
+        sent.entry(x.dst).or_default().1 += u128::from(x.size);
     }
     let mut devices = DeviceTable::default();
     for (d, (s, r)) in sent {
@@ -189,7 +190,7 @@ pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, St
         machine: m.name.clone(),
         model: model.to_string(),
         params,
-        summary: Summary { makespan_s: o.makespan(), transfers: n, bytes: w.transfers.iter().map(|x| x.size).sum(), devices },
+        summary: Summary { makespan_s: o.makespan(), transfers: n, bytes: w.transfers.iter().map(|x| u128::from(x.size)).sum(), devices },
         transfers: t,
         links,
         phases,

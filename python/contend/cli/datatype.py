@@ -53,7 +53,7 @@ def datatype(
     model: str = typer.Option("maxmin", "--model", "-m", help="Model that times the copy (maxmin caps zero-copy)."),
     param: list[str] | None = ParamOpt,
     kernel: list[str] | None = KernelOpt,
-    sweep: int = Count(0, "--sweep", lo=0, hi=64, help="Also time N message sizes, 1, 2, 4, … instances."),
+    sweep: int = Count(0, "--sweep", lo=0, hi=40, help="Also time N message sizes, 1, 2, 4, … instances."),
     plot: Path | None = typer.Option(None, "--plot", help="Draw the sweep's crossover chart (PNG; default 16 sizes)."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison (and sweep) as JSON."),
     force: bool = ForceOpt,

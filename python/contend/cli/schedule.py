@@ -75,6 +75,12 @@ def schedule(
     s = run_with_progress(lambda progress: api.schedule(
         m, halo, semantics=semantics, search=search, model=model, alpha=alpha, seed=seed, iterations=iterations,
         threads=threads, keep_times=target is not None, progress=progress, **params))
+    if s.raw["method"] == "bnb":
+        # Branch and bound on several threads prunes by whichever thread improves the incumbent first: its
+        # counts vary from run to run (the best order does not), so they are a note, not a result.
+        nodes, evaluated = s.raw.pop("nodes_visited", 0), s.raw.pop("orders_evaluated", 0)
+        err().print(f"note: branch and bound evaluated {evaluated:,} orders and visited {nodes:,} nodes this run "
+                    "(these counts vary with thread timing; the best order does not)")
     if as_json:
         raw = {k: v for k, v in s.raw.items() if k != "times_s"}
         raw["best_order"] = s.best_order

@@ -149,8 +149,9 @@ def print_schedule(s: api.Schedule) -> None:
     out().print(styled((f"halo exchange on {r['machine']}", "bold"),
                        f": {r['messages']} messages among {len(r['gpus'])} GPUs, {r['semantics']} semantics, "
                        f"model {r['model']} ({params}), alpha {r['alpha_s'] * 1e6:g} µs"))
-    out().print(f"orders: {r['orders_total']:,} in all; {r['orders_evaluated']:,} simulated "
-              f"({r['symmetries']} symmetries), search {r['method']}")
+    simulated = f"{r['orders_evaluated']:,} simulated " if "orders_evaluated" in r else ""
+    out().print(f"orders: {r['orders_total']:,} in all; {simulated}({r['symmetries']} symmetries), "
+                f"search {r['method']}")
     unit, scale = time_unit(r["best_s"])
     table = Table()
     table.add_column("order")
@@ -253,19 +254,21 @@ def print_run_links(r: api.RunResult) -> None:
 
 
 def print_p2p(r: dict[str, Any]) -> None:
-    """The predicted p2pBandwidthLatencyTest matrices, titled as the sample titles them."""
-    out().print(styled((r["machine"], "bold"), ": predicted p2pBandwidthLatencyTest (maxmin; "
-                       + ", ".join(f"{k}={v}" for k, v in r["params"].items()) + ")"))
+    """The predicted matrices as p2pBandwidthLatencyTest prints them (device lines, titles, rows by index), so
+    that the text reads as the sample's and `contend calibrate` reads it back."""
+    gpus = r["gpus"]
+    params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
+    lines = [f"[P2P (Peer-to-Peer) GPU Bandwidth Latency Test] predicted by contend for {r['machine']} "
+             f"(maxmin; {params})"]
+    lines += [f"Device: {i}, {g}, pciBusID: 0, pciDeviceID: 0, pciDomainID:0" for i, g in enumerate(gpus)]
     for key, title in MATRICES:
-        table = Table(title=title, title_justify="left")
-        table.add_column("D\\D")
-        for g in r["gpus"]:
-            table.add_column(g, justify="right")
-        for g, row in zip(r["gpus"], r[key], strict=True):
-            table.add_row(g, *("-" if v is None else f"{v:.2f}" for v in row))
-        out().print(table)
-    for n in r["notes"]:
-        out().print(f"note: {n}")
+        lines.append(title)
+        corner = "GPU" if "Latency" in title else "D\\D"
+        lines.append(f"{corner:>6} " + " ".join(f"{i:>6}" for i in range(len(gpus))))
+        for i, row in enumerate(r[key]):
+            lines.append(f"{i:>6} " + " ".join(f"{'-' if v is None else f'{v:.2f}':>6}" for v in row))
+    lines += [f"note: {n}" for n in r["notes"]]
+    out().print("\n".join(lines), soft_wrap=True)
 
 
 def print_calibration(c: dict[str, Any]) -> None:
