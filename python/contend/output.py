@@ -84,6 +84,10 @@ def check(
         return _check_folder(p, flag, inputs, force)
     if p.is_dir() or text.endswith(("/", os.sep)):
         raise InputError(f"{flag}: {p} is a folder; give a file name, e.g. {p / ('out' + (suffixes or ('',))[0])}")
+    exists = p.exists() or p.is_symlink()
+    what = reads(p, inputs) if exists else None
+    if what:
+        raise InputError(f"{flag}: {p} is {what}; write the output to another file")
     if suffixes and p.suffix.lower() not in suffixes:
         want = " or ".join(suffixes)
         raise InputError(f"{flag}: {p} does not end in {want}, the formats this output is written in; "
@@ -93,10 +97,7 @@ def check(
         raise InputError(f"{flag}: folder {parent} does not exist; create it or choose another path")
     if not parent.is_dir():
         raise InputError(f"{flag}: {parent} is a file, not a folder; choose another path")
-    if p.exists() or p.is_symlink():
-        what = reads(p, inputs)
-        if what:
-            raise InputError(f"{flag}: {p} is {what}; write the output to another file")
+    if exists:
         if not force:
             raise InputError(f"{flag}: {p} exists; add --force to overwrite it, or choose another name")
         if not p.is_file():

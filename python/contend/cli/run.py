@@ -22,6 +22,7 @@ from contend.cli.shared import (
     run_with_progress,
 )
 from contend.cli.tables import print_jobs, print_run_links
+from contend.errors import InputError
 from contend.output import write_text
 
 
@@ -47,10 +48,23 @@ def run_(
         False, "--force", "-f", help="Overwrite output files (--plot, --trace, --parquet's tables) that exist."
     ),
     max_rows: int | None = MaxRowsOpt,
+    check: bool = typer.Option(
+        False, "--check", help="Check the scenario (its cluster, every job and file it names) and run nothing."
+    ),
 ) -> None:
     """Run a scenario's jobs (rank programs, application skeletons) on its cluster: each job's run time,
     computation, communication and their overlap, and the busiest links."""
     force = force or replace
+    if check:
+        try:
+            text = scenario.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"{scenario}: not UTF-8 text (byte {e.start}); give a scenario YAML file") from None
+        except OSError as e:
+            raise InputError(f"{scenario}: cannot be read ({e.strerror}); give a scenario YAML file") from None
+        _core.check_scenario(text, str(scenario))
+        err().print(f"{scenario}: checked; nothing run")
+        return
     png = picture_path(plot, [str(scenario)], "--plot", force)
     tr = output_path(trace, [str(scenario)], "--trace", force)
     tables = None
