@@ -130,16 +130,16 @@ def reads(path: Path, inputs: Iterable[str | os.PathLike]) -> str | None:
     """How the run reads ``path``, if it does: one of ``inputs``, or a file one of them names (a scenario's
     cluster file or rank programs, a study's base scenario, a transfers file's datatype), two levels deep."""
     seen: set[str] = set()
-    level = [os.fspath(i) for i in inputs if i is not None]
-    for depth in range(3):
-        nxt: list[str] = []
-        for i in level:
+    level = [(os.fspath(i), "") for i in inputs if i is not None]
+    for _ in range(3):
+        nxt: list[tuple[str, str]] = []
+        for i, named_in in level:
             if i in seen or not os.path.isfile(i):
                 continue
             seen.add(i)
             if os.path.samefile(i, path):
-                return "an input of this command" if depth == 0 else f"a file the run reads (named in {i})"
-            nxt.extend(_named_in(i, path.name))
+                return f"a file the run reads (named in {named_in})" if named_in else "an input of this command"
+            nxt.extend((f, i) for f in _named_in(i, path.name))
         level = nxt
     return None
 

@@ -292,7 +292,7 @@ def prepare(machine: str, transfers: str, param: list[str] | None, timeline: Pat
     t = load_transfers(transfers)
     if tl and len(t) > TIMELINE_BARS:
         raise InputError(f"--timeline: {len(t):,} transfers are too many to draw a bar each (at most {TIMELINE_BARS}); "
-                         "use --trace, which Perfetto shows at any size")
+                         "use --trace, which Perfetto shows up to --max-rows events")
     return load_machine(machine), t, params, tl, tr
 
 
