@@ -27,7 +27,12 @@ def open_folder(folder: str | os.PathLike, meta: dict[str, Any]) -> set[str]:
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise InputError(f"--output: {folder} is a file; give a folder for the study's results")
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        from contend.output import io_error
+
+        raise io_error(folder, e, "--output") from None
     # A point whose file cannot be read (cut short by a full disk, damaged since) is not done: it is run
     # again and its file replaced whole.
     done = {p.stem for p in folder.glob("*.parquet") if _readable(p)}
