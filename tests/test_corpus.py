@@ -261,6 +261,13 @@ BAD_OPTIONS = [
     (["calibrate", "cs-storm-socket", "sc16-measured.csv", "--json", "-o", "-"], ["--output", "--json"]),
     (["schedule", "cs-storm-socket", "--json", "-o", "-"], ["--output", "--json"]),
     (["show", "-"], ["<stdin>"]),
+    (["demo", "--out", "t.yaml"], ["--out", "is a file"]),
+    (["demo", "--out", "nowhere/deeper"], ["--out", "does not exist"]),
+    (["machines", "extra"], ["extra"]),
+    (["models", "--verbose"], ["--verbose"]),
+    (["apps", "extra"], ["extra"]),
+    (["datatypes", "--all"], ["--all"]),
+    (["schema", "machine", "transfers"], ["transfers"]),
 ]
 
 # Output paths that must be refused before any work (every output option of every command).

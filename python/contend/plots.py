@@ -42,7 +42,7 @@ CYCLE_COLOUR = "#59a14f"
 LINK_STYLES = {"pcie": ("0.45", 1.5), "memory": ("#9c755f", 1.0), "fabric": ("#e15759", 1.0)}
 
 
-def timeline(raw: dict[str, Any], path: str, title: str | None = None) -> None:
+def timeline(raw: dict[str, Any], path: str | os.PathLike, title: str | None = None) -> None:
     """One bar per transfer, split into its phases, shaded and labelled by its share of the bandwidth."""
     from contend.api import phase_rows
 
@@ -119,7 +119,7 @@ def socket_roots(graph: dict[str, Any], kind: dict[str, str]) -> list[str]:
     return roots
 
 
-def machine_diagram(graph: dict[str, Any], path: str) -> None:
+def machine_diagram(graph: dict[str, Any], path: str | os.PathLike) -> None:
     """The PCIe trees drawn top-down from each socket (a socket's host bridges, NUMA nodes and
     memory hang under it on the socket fabric); links outside the trees dashed."""
     devices = [d["name"] for d in graph["devices"]]
@@ -232,7 +232,7 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
     plt.close(fig)
 
 
-def schedule_times(report: dict[str, Any], path: str) -> None:
+def schedule_times(report: dict[str, Any], path: str | os.PathLike) -> None:
     """The sorted makespans of every order (the slides' "congestion graphs sorted by elapsed time")
     and their histogram."""
     times = report.get("times_s")
@@ -278,7 +278,7 @@ def _tier(name: str, kind: str) -> str:
     return re.sub(r"\d+$", "", name) or kind
 
 
-def fabric_diagram(graph: dict[str, Any], path: str, utilisation: dict[str, float] | None = None) -> None:
+def fabric_diagram(graph: dict[str, Any], path: str | os.PathLike, utilisation: dict[str, float] | None = None) -> None:
     """A cluster drawn by tiers (fat-tree: core, aggregate, leaf, nodes) or by groups (dragonfly),
     readable at thousands of endpoints: one box per tier or group, one line per pair of them,
     as wide as their links are many, coloured by the busiest link's peak utilisation if given."""
@@ -349,7 +349,7 @@ def fabric_diagram(graph: dict[str, Any], path: str, utilisation: dict[str, floa
     plt.close(fig)
 
 
-def job_bars(jobs: dict[str, list[Any]], path: str, title: str) -> None:
+def job_bars(jobs: dict[str, list[Any]], path: str | os.PathLike, title: str) -> None:
     """Each job's run time as a bar: its mean computation per rank (hatched: the part during which
     messages of the rank were in flight), and the rest (communication and waiting)."""
     n = len(jobs["job"])
@@ -380,7 +380,7 @@ def job_bars(jobs: dict[str, list[Any]], path: str, title: str) -> None:
 METHOD_COLOURS = {"pack": "#4e79a7", "zero-copy": "#59a14f", "staged": "#e15759"}
 
 
-def crossover(sweep: dict[str, Any], title: str, path: str) -> None:
+def crossover(sweep: dict[str, Any], title: str, path: str | os.PathLike) -> None:
     """Each method's predicted time against the message size (log-log), the winner's band shaded below."""
     fig, ax = plt.subplots(figsize=(8, 4.6))
     sizes = sweep["bytes"]
@@ -411,7 +411,7 @@ def crossover(sweep: dict[str, Any], title: str, path: str) -> None:
     plt.close(fig)
 
 
-def stencil_gain(report: dict[str, Any], path: str) -> None:
+def stencil_gain(report: dict[str, Any], path: str | os.PathLike) -> None:
     """Seed 004's weak-scaling picture: the gain of stream-ordered communication against the local lattice,
     and both iteration times."""
     its = report["iterations"]

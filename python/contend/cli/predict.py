@@ -175,8 +175,8 @@ def demo(
     tr = output_path(outdir / "trace.json", [], "--out", force) if outdir.is_dir() else None
     try:
         outdir.mkdir(exist_ok=True)
-    except OSError as e:
-        raise io_error(outdir, e, "--out") from None
+    except OSError as exc:
+        raise io_error(outdir, exc, "--out") from None
     tl = tl or Target(outdir / "timeline.png", "--out")
     tr = tr or Target(outdir / "trace.json", "--out")
     m, t = api.Machine.load("cs-storm-socket"), api.Transfers.example()
