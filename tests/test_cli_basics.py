@@ -111,6 +111,12 @@ def test_size_bounds_refuse_before_running(tmp_path):
     one_line(run_cli("explain", "cs-storm-socket", big), "explain", "--max-rows")
     one_line(run_cli("simulate", "cs-storm-socket", big, "--trace", tmp_path / "t.json"), "--trace", "--max-rows")
     one_line(run_cli("generate", "random", "cs-storm", "--count", "5000000"), "--count", "--max-rows 5000000")
+    one_line(run_cli("generate", "all-to-all", "fat-tree-2048x1"), "all-to-all among 2,048 GPUs", "--gpus")
+    # A transfers file too big to hold is refused by its size, before it is read (a sparse file: no disk used).
+    huge = tmp_path / "huge.yaml"
+    with open(huge, "wb") as f:
+        f.truncate(50_000_000)
+    one_line(run_cli("simulate", "cs-storm-socket", huge), "TRANSFERS", "1,250,000 transfers", "split")
     assert not (tmp_path / "t.json").exists()
     p = run_cli("simulate", "cs-storm-socket", big, "--phases", "--max-rows", "3000000", "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["phases"]

@@ -60,7 +60,7 @@ def simulate(
     max_rows: int | None = MaxRowsOpt,
 ) -> None:
     """Predict each transfer's start, finish, duration and effective bandwidth, and each link's load."""
-    m, t, params, tl, tr = prepare(machine, transfers, param, timeline, trace, force)
+    m, t, params, tl, tr = prepare(machine, transfers, param, timeline, trace, force, max_rows)
     fab = picture_path(fabric, [machine, transfers], "--fabric", force)
     if fab and not m.spec.get("network"):
         raise InputError(f"--fabric: {m.name} is one node, not a cluster; use --timeline or show --png")
@@ -111,7 +111,7 @@ def explain(
     max_rows: int | None = MaxRowsOpt,
 ) -> None:
     """Show, per phase, every transfer's congestion factor after steps A-D and the port that caused each change."""
-    m, t, params, tl, tr = prepare(machine, transfers, param, timeline, trace, force)
+    m, t, params, tl, tr = prepare(machine, transfers, param, timeline, trace, force, max_rows)
     bound("explain", phase_rows(len(t)), EXPLAIN_ROWS, max_rows, "factor rows (transfers × phases)",
           "explain a smaller set of transfers, or use simulate")
     if tr:
@@ -155,6 +155,10 @@ def generate(
               "generate fewer")
     m = load_machine(machine)
     peers = [g.strip() for g in gpus.split(",")] if gpus else None
+    if pattern == "all-to-all":
+        p = len(peers) if peers else len(m.gpus)
+        bound("generate", p * (p - 1), GENERATE_TRANSFERS, max_rows,
+              f"transfers of an all-to-all among {p:,} GPUs (about 1 KiB of memory each)", "pick fewer with --gpus")
     t = api.Transfers.generate(pattern, m, size, peers=peers, root=root, count=count, seed=seed, gap=gap, grid=grid,
                                periodic=periodic)
     t.check(m)  # a wrong GPU name is reported now, not when the file is used

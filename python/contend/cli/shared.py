@@ -4,6 +4,7 @@ several commands take, output paths checked before any work, and the progress ba
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -202,8 +203,11 @@ def Count(default: int | None, *names: str, lo: int, hi: int | None = None, help
 PHASE_ROWS = 2_000_000
 EXPLAIN_ROWS = 250_000
 TRACE_ROWS = 500_000
-# generate: the engine holds about 1 kB per transfer.
+# generate and transfers files: the engine holds about 1 kB per transfer (a file of them is read whole).
 GENERATE_TRANSFERS = 1_000_000
+# The shortest line a transfer takes in a file ("  - {src: GPU0, dst: GPU1, size: 1MiB}"): a file's size over
+# it bounds the transfers it holds.
+TRANSFER_LINE_BYTES = 40
 
 MaxRowsOpt = Count(
     None, "--max-rows", lo=1,
@@ -274,22 +278,28 @@ def load_machine(source: str) -> api.Machine:
     return api.Machine.load(source)
 
 
-def load_transfers(source: str) -> api.Transfers:
-    """A transfers file, a built-in set, or ``-``: a transfers file on standard input."""
+def load_transfers(source: str, max_rows: int | None = None) -> api.Transfers:
+    """A transfers file, a built-in set, or ``-``: a transfers file on standard input. A file estimated (by its
+    size) to hold more transfers than the bound is refused before it is parsed: the engine holds every one."""
     if source == "-":
         return api.Transfers(_core.parse_transfers(read_stdin("transfers"), "<stdin>"), "<stdin>")
+    if os.path.isfile(source):
+        size = os.path.getsize(source)
+        bound("TRANSFERS", size // TRANSFER_LINE_BYTES, GENERATE_TRANSFERS, max_rows,
+              f"transfers ({size / 1e6:,.0f} MB at about {TRANSFER_LINE_BYTES} bytes each)",
+              f"split {source}")
     return api.Transfers.load(source)
 
 
 def prepare(machine: str, transfers: str, param: list[str] | None, timeline: Path | None, trace: Path | None,
-            force: bool = False):
+            force: bool = False, max_rows: int | None = None):
     """Check every argument before any work, so a bad output path costs nothing."""
     params = parse_params(param)
     if machine == "-" and transfers == "-":
         raise InputError("-: standard input can hold the machine or the transfers, not both; give one as a file")
     tl = picture_path(timeline, [machine, transfers], "--timeline", force)
     tr = output_path(trace, [machine, transfers], "--trace", force)
-    t = load_transfers(transfers)
+    t = load_transfers(transfers, max_rows)
     if tl and len(t) > TIMELINE_BARS:
         raise InputError(f"--timeline: {len(t):,} transfers are too many to draw a bar each (at most {TIMELINE_BARS}); "
                          "use --trace, which Perfetto shows up to --max-rows events")
