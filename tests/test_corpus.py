@@ -262,6 +262,9 @@ BAD_OPTIONS = [
     (["schedule", "cs-storm-socket", "--json", "-o", "-"], ["--output", "--json"]),
     (["show", "-"], ["<stdin>"]),
     (["demo", "--out", "t.yaml"], ["--out", "is a file"]),
+    (["run", "scenario.yaml", "--parquet", "-"], ["--parquet", "folder"]),
+    (["report", "results-corrupt", "-o", "-"], ["--output", "folder"]),
+    (["simulate", "cs-storm-socket", "t.yaml", "--timeline", "-"], ["--timeline", "standard output"]),
     (["demo", "--out", "nowhere/deeper"], ["--out", "does not exist"]),
     (["machines", "extra"], ["extra"]),
     (["models", "--verbose"], ["--verbose"]),
@@ -466,6 +469,16 @@ def test_an_output_over_an_input_is_refused_even_with_force(corpus, cmd, flag, i
     p, before = run_in(corpus, [*cmd, flag, inp, "--force"])
     assert_refused(p, [inp], corpus, before)
     assert "is an input of this command" in p.stderr or "is a file the run reads" in p.stderr, p.stderr
+
+
+def test_a_damaged_point_is_run_again_on_resume(tmp_path):
+    from contend.study import dataset
+
+    meta = {"axes": {"x": [1]}, "baseline": {"x": 1}, "zips": [], "repetitions": 1, "seed_key": None}
+    dataset.write_point(tmp_path, "good", {"x": [1], "job": [0]}, meta)
+    (tmp_path / "cut.parquet").write_bytes(b"PAR1 cut short by a full disk")
+    assert dataset.open_folder(tmp_path, meta) == {"good"}
+    assert (tmp_path / "cut.parquet").exists()  # kept until its point is written again, whole
 
 
 def test_the_corpus_is_large():

@@ -75,7 +75,9 @@ def check(
     text = os.fspath(path)
     if text == STDOUT:
         if not stdout:
-            raise InputError(f"{flag}: cannot write this output to standard output; give a file name")
+            what = "a folder of files" if folder else "this output"
+            raise InputError(f"{flag}: cannot write {what} to standard output; give a {'folder' if folder else 'file'} "
+                             "name")
         return Target(None, flag)
     if not text.strip():
         raise InputError(f"{flag}: the path is empty; give a file name")

@@ -19,6 +19,8 @@ TABLES = ("jobs", "links", "operations")
 def targets(folder: Path, operations: bool, force: bool, inputs: Sequence[str] = ()) -> dict[str, Path]:
     """The files a run will write in `folder`, checked before it runs: the folder is a folder (or can be
     made in an existing one) that can be written, and no file is replaced unless the user said so."""
+    if str(folder) == "-":
+        raise InputError("--parquet: cannot write tables to standard output; give a folder name")
     if folder.exists() and not folder.is_dir():
         raise InputError(f"--parquet: {folder} is a file; give a folder for jobs.parquet and links.parquet")
     if not folder.exists() and not folder.parent.is_dir():
