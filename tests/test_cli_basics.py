@@ -65,7 +65,11 @@ def test_force_overwrites_but_never_an_input(tmp_path, example_file):
              "is an input of this command")
 
 
-def test_an_output_over_a_file_the_scenario_reads_is_refused_before_running(tmp_path):
+def test_an_output_over_a_file_the_scenario_reads_is_refused_before_running(tmp_path, monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("the scenario ran before its outputs were checked")
+
+    monkeypatch.setattr(contend.api, "run", never)
     (tmp_path / "programs").mkdir()
     examples = Path(__file__).parent.parent / "examples"
     (tmp_path / "programs" / "pingpong.yaml").write_text((examples / "programs" / "pingpong.yaml").read_text())
