@@ -74,7 +74,7 @@ def test_the_machine_diagram_hangs_numa_nodes_under_their_socket(tmp_path):
     apart = "  - {name: GPU2, kind: gpu}\n  - {name: GPU3, kind: gpu}\nlinks:"
     (tmp_path / "f.yaml").write_text(PARTITIONS.replace("links:", apart)
                                      + "  - {a: GPU2, b: GPU3, kind: fabric, bandwidth: 100GB/s}\n")
-    p = run_cli("show", str(tmp_path / "f.yaml"), "--png", str(png))
+    p = run_cli("show", str(tmp_path / "f.yaml"), "--png", str(png), "--force")
     assert p.returncode == 0, p.stderr
 
 

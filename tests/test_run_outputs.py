@@ -63,11 +63,11 @@ def test_parquet_writes_each_table_and_never_overwrites_unasked(cli, tmp_path):
     assert len(pq.read_table(out / "links.parquet")) == 10
     meta = json.loads(pq.read_schema(out / "jobs.parquet").metadata[b"contend.run"])
     assert meta["model"] == "maxmin" and meta["summary"]["ranks"] == 16
-    # A second run refuses before running, in one line; --replace overwrites.
+    # A second run refuses before running, in one line; --force overwrites (--replace, its old name, too).
     r = cli("run", s, "--parquet", out)
-    assert r.returncode == 2 and "jobs.parquet" in r.stderr and "--replace" in r.stderr
+    assert r.returncode == 2 and "jobs.parquet" in r.stderr and "--force" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
-    r = cli("run", s, "--parquet", out, "--replace", "--detail")
+    r = cli("run", s, "--parquet", out, "--force", "--detail")
     assert r.returncode == 0, r.stderr
     ops = pq.read_table(out / "operations.parquet").to_pandas()
     # stencil4d's eager sends: the sender's CPU cost is "overhead", apart from its computations.

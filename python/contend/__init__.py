@@ -26,9 +26,9 @@ from contend.api import (
     schedule,
     simulate,
 )
-from contend.datatypes import calibrate_kernels, datatype, datatype_presets, datatype_sweep, kernel_params
+from contend.datatype import calibrate_kernels, datatype, datatype_presets, datatype_sweep, kernel_params
 from contend.errors import ContendError, InputError, UnsupportedError
-from contend.streams import stencil, stencil_params
+from contend.stencil import stencil, stencil_params
 
 __all__ = [
     "ContendError",

@@ -25,11 +25,26 @@ if TYPE_CHECKING:
 BUILTIN_TRANSFERS = {"sc16-example": "sc16-example.yaml"}
 
 
+def preset_rows() -> list[dict[str, Any]]:
+    """Machine presets as rows: name, description, gpus and source (no pandas: the CLI lists them fast)."""
+    return json.loads(_core.presets())
+
+
 def presets() -> pd.DataFrame:
     """Machine presets: name, description, GPU count and source."""
     import pandas as pd
 
-    return pd.DataFrame(json.loads(_core.presets()))
+    return pd.DataFrame(preset_rows())
+
+
+def schema(which: str) -> str:
+    """A JSON Schema: machine, transfers, halo, report, scenario, datatype (``_core.schemas()`` lists them)."""
+    return _core.schema(which)
+
+
+def program_from_trace(records: list[Any], ranks: int, iterations: int, origin: str) -> str:
+    """A rank program's YAML from a trace's MPI records (contend.otf2_records.read)."""
+    return _core.program_from_trace(json.dumps(records), ranks, iterations, origin)
 
 
 def models() -> list[dict[str, Any]]:
@@ -51,6 +66,11 @@ class Machine:
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any], origin: str = "<dict>") -> Machine:
         return cls(_core.Machine.parse(json.dumps(spec), origin))
+
+    @classmethod
+    def parse(cls, text: str, origin: str = "<text>") -> Machine:
+        """From YAML or JSON text, as in a machine file."""
+        return cls(_core.Machine.parse(text, origin))
 
     @property
     def origin(self) -> str:
@@ -532,10 +552,25 @@ def run(
     their lowering."""
     path = os.fspath(scenario)
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not UTF-8 text (byte {e.start}); give a scenario YAML file") from None
     except OSError as e:
         raise InputError(f"{path}: cannot be read ({e.strerror}); give a scenario YAML file") from None
     return RunResult(_core.run(text, path, detail, links, progress, session.held if session else None))
+
+
+def check(scenario: str | os.PathLike, session: Session | None = None) -> None:
+    """Check a scenario file without running it (milliseconds): its cluster, knobs, jobs and model; raises
+    InputError naming the first mistake."""
+    path = os.fspath(scenario)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not UTF-8 text (byte {e.start}); give a scenario YAML file") from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot be read ({e.strerror}); give a scenario YAML file") from None
+    _core.check_scenario(text, path, (session or Session()).held)
 
 
 class Session:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 import textwrap
 from typing import Any
@@ -13,6 +14,7 @@ matplotlib.use("Agg")  # files only; never needs a display
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyBboxPatch  # noqa: E402
 
+from contend.output import replacing  # noqa: E402
 from contend.units import time_unit  # noqa: E402
 
 KIND_COLOURS = {
@@ -25,6 +27,12 @@ KIND_COLOURS = {
 }
 
 
+def save(fig: Any, path: str | os.PathLike, **kwargs: Any) -> None:
+    """Save a figure whole or not at all (``contend.output.replacing``); the format follows the name."""
+    with replacing(path) as tmp:
+        fig.savefig(tmp, **kwargs)
+
+
 # How far a link outside the trees bends: its control point lies ARC_BEND of its length off its
 # middle, so its apex ARC_BEND / 2.
 ARC_BEND = 0.25
@@ -34,7 +42,7 @@ CYCLE_COLOUR = "#59a14f"
 LINK_STYLES = {"pcie": ("0.45", 1.5), "memory": ("#9c755f", 1.0), "fabric": ("#e15759", 1.0)}
 
 
-def timeline(raw: dict[str, Any], path: str, title: str | None = None) -> None:
+def timeline(raw: dict[str, Any], path: str | os.PathLike, title: str | None = None) -> None:
     """One bar per transfer, split into its phases, shaded and labelled by its share of the bandwidth."""
     from contend.api import phase_rows
 
@@ -69,7 +77,7 @@ def timeline(raw: dict[str, Any], path: str, title: str | None = None) -> None:
     ax.grid(axis="x", color="0.92")
     ax.set_axisbelow(True)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save(fig, path, dpi=130)
     plt.close(fig)
 
 
@@ -111,7 +119,7 @@ def socket_roots(graph: dict[str, Any], kind: dict[str, str]) -> list[str]:
     return roots
 
 
-def machine_diagram(graph: dict[str, Any], path: str) -> None:
+def machine_diagram(graph: dict[str, Any], path: str | os.PathLike) -> None:
     """The PCIe trees drawn top-down from each socket (a socket's host bridges, NUMA nodes and
     memory hang under it on the socket fabric); links outside the trees dashed."""
     devices = [d["name"] for d in graph["devices"]]
@@ -220,11 +228,11 @@ def machine_diagram(graph: dict[str, Any], path: str) -> None:
     ax.legend(handles, names, loc="upper center", fontsize=7, ncol=10 if width > 16 else 5 if width > 9 else 3,
               frameon=False, bbox_to_anchor=(0.5, 0.0))
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save(fig, path, dpi=130)
     plt.close(fig)
 
 
-def schedule_times(report: dict[str, Any], path: str) -> None:
+def schedule_times(report: dict[str, Any], path: str | os.PathLike) -> None:
     """The sorted makespans of every order (the slides' "congestion graphs sorted by elapsed time")
     and their histogram."""
     times = report.get("times_s")
@@ -256,7 +264,7 @@ def schedule_times(report: dict[str, Any], path: str) -> None:
         fontsize=10,
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save(fig, path, dpi=130)
     plt.close(fig)
 
 
@@ -270,7 +278,7 @@ def _tier(name: str, kind: str) -> str:
     return re.sub(r"\d+$", "", name) or kind
 
 
-def fabric_diagram(graph: dict[str, Any], path: str, utilisation: dict[str, float] | None = None) -> None:
+def fabric_diagram(graph: dict[str, Any], path: str | os.PathLike, utilisation: dict[str, float] | None = None) -> None:
     """A cluster drawn by tiers (fat-tree: core, aggregate, leaf, nodes) or by groups (dragonfly),
     readable at thousands of endpoints: one box per tier or group, one line per pair of them,
     as wide as their links are many, coloured by the busiest link's peak utilisation if given."""
@@ -337,11 +345,11 @@ def fabric_diagram(graph: dict[str, Any], path: str, utilisation: dict[str, floa
     ax.margins(0.25)
     ax.set_title(f"{graph['name']}: {graph['description']}"[:110], fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save(fig, path, dpi=120)
     plt.close(fig)
 
 
-def job_bars(jobs: dict[str, list[Any]], path: str, title: str) -> None:
+def job_bars(jobs: dict[str, list[Any]], path: str | os.PathLike, title: str) -> None:
     """Each job's run time as a bar: its mean computation per rank (hatched: the part during which
     messages of the rank were in flight), and the rest (communication and waiting)."""
     n = len(jobs["job"])
@@ -365,14 +373,14 @@ def job_bars(jobs: dict[str, list[Any]], path: str, title: str) -> None:
     ax.set_axisbelow(True)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=130, bbox_inches="tight")
+    save(fig, path, dpi=130, bbox_inches="tight")
     plt.close(fig)
 
 
 METHOD_COLOURS = {"pack": "#4e79a7", "zero-copy": "#59a14f", "staged": "#e15759"}
 
 
-def crossover(sweep: dict[str, Any], title: str, path: str) -> None:
+def crossover(sweep: dict[str, Any], title: str, path: str | os.PathLike) -> None:
     """Each method's predicted time against the message size (log-log), the winner's band shaded below."""
     fig, ax = plt.subplots(figsize=(8, 4.6))
     sizes = sweep["bytes"]
@@ -399,11 +407,11 @@ def crossover(sweep: dict[str, Any], title: str, path: str) -> None:
     ax.legend(fontsize=8, loc="lower right")
     ax.set_title(f"{title}: each method alone on the path", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save(fig, path, dpi=130)
     plt.close(fig)
 
 
-def stencil_gain(report: dict[str, Any], path: str) -> None:
+def stencil_gain(report: dict[str, Any], path: str | os.PathLike) -> None:
     """Seed 004's weak-scaling picture: the gain of stream-ordered communication against the local lattice,
     and both iteration times."""
     its = report["iterations"]
@@ -425,5 +433,5 @@ def stencil_gain(report: dict[str, Any], path: str) -> None:
     fig.suptitle("2D stencil, weak scaling: CPU-posted MPI against stream-ordered communication (seed 004)",
                  fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save(fig, path, dpi=130)
     plt.close(fig)

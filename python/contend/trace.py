@@ -7,7 +7,10 @@ congestion factor of every phase is visible); each loaded link is a counter trac
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
+
+from contend.output import replacing
 
 US = 1e6  # trace timestamps are microseconds
 
@@ -70,8 +73,8 @@ def trace_events(raw: dict[str, Any]) -> list[dict[str, Any]]:
     return events
 
 
-def write_trace(raw: dict[str, Any], path: str) -> None:
-    with open(path, "w") as f:
+def write_trace(raw: dict[str, Any], path: str | os.PathLike) -> None:
+    with replacing(path) as tmp, open(tmp, "w") as f:
         json.dump({"traceEvents": trace_events(raw), "displayTimeUnit": "ms",
                    "otherData": {"machine": raw["machine"], "model": raw["model"], "params": raw["params"]}}, f)
 
@@ -112,6 +115,6 @@ def run_trace_events(raw: dict[str, Any]) -> list[dict[str, Any]]:
     return events
 
 
-def write_run_trace(raw: dict[str, Any], path: str) -> None:
-    with open(path, "w") as f:
+def write_run_trace(raw: dict[str, Any], path: str | os.PathLike) -> None:
+    with replacing(path) as tmp, open(tmp, "w") as f:
         json.dump({"traceEvents": run_trace_events(raw), "displayTimeUnit": "ns"}, f)

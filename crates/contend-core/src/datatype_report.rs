@@ -68,6 +68,10 @@ pub fn compare(m: &Machine, dt: &Datatype, req: &DatatypeRequest) -> Result<Data
     }
     let entry = registry::get(&req.model)?;
     let kernels = KernelParams::parse(&req.kernels).map_err(|e| rename_flag(e, "--kernel"))?;
+    if req.count.checked_mul(dt.stats.size_bytes).is_none() {
+        let why = format!("instances of {} bytes are 2^64 bytes or more; give a smaller count", dt.stats.size_bytes);
+        return Err(Error::input("--count", req.count.to_string(), why));
+    }
     let msg = dt.stats.message(req.count);
     let w = one(m, req, msg, Method::Adaptive, kernels)?;
     let prepared = (entry.prepare)(m, &w, &req.params)?;

@@ -100,7 +100,8 @@ pub struct Summary {
     /// First issue to last finish, seconds (the first issue is at 0 s or later).
     pub makespan_s: f64,
     pub transfers: usize,
-    pub bytes: u64,
+    /// A sum of u64 sizes: u128, so that it never wraps.
+    pub bytes: u128,
     /// Bytes each device sent and received.
     pub devices: DeviceTable,
 }
@@ -108,8 +109,8 @@ pub struct Summary {
 #[derive(Serialize, JsonSchema, Debug, Default)]
 pub struct DeviceTable {
     pub name: Vec<String>,
-    pub sent_bytes: Vec<u64>,
-    pub received_bytes: Vec<u64>,
+    pub sent_bytes: Vec<u128>,
+    pub received_bytes: Vec<u128>,
 }
 
 /// One entry per transfer in every column, in the order of the transfers file.
@@ -162,7 +163,7 @@ pub struct PhaseTable {
 pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, String>, flows: &FlowTable, o: &Outcome, detail: Detail) -> Report {
     let n = w.transfers.len();
     let mut t = TransferTable::default();
-    let mut sent: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
+    let mut sent: BTreeMap<usize, (u128, u128)> = BTreeMap::new();
     for (i, x) in w.transfers.iter().enumerate() {
         let d = o.finish[i] - o.start[i];
         t.name.push(x.name.clone());
@@ -173,8 +174,8 @@ pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, St
         t.finish_s.push(o.finish[i]);
         t.duration_s.push(d);
         t.bandwidth_bps.push(if d > 0.0 { x.size as f64 / d } else { f64::INFINITY });
-        sent.entry(x.src).or_default().0 += x.size;
-        sent.entry(x.dst).or_default().1 += x.size;
+        sent.entry(x.src).or_default().0 += u128::from(x.size);
+        sent.entry(x.dst).or_default().1 += u128::from(x.size);
     }
     let mut devices = DeviceTable::default();
     for (d, (s, r)) in sent {
@@ -189,7 +190,7 @@ pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, St
         machine: m.name.clone(),
         model: model.to_string(),
         params,
-        summary: Summary { makespan_s: o.makespan(), transfers: n, bytes: w.transfers.iter().map(|x| x.size).sum(), devices },
+        summary: Summary { makespan_s: o.makespan(), transfers: n, bytes: w.transfers.iter().map(|x| u128::from(x.size)).sum(), devices },
         transfers: t,
         links,
         phases,
@@ -274,6 +275,8 @@ fn phase_table(flows: &FlowTable, o: &Outcome, row: &[u32]) -> PhaseTable {
 pub enum Column<'a> {
     F64(&'a [f64]),
     U64(&'a [u64]),
+    /// Byte totals, which may pass 2^64 (`DeviceTable`).
+    U128(&'a [u128]),
     Str(&'a [String]),
 }
 
@@ -305,7 +308,7 @@ impl Report {
                 ("busy_s", F64(&l.busy_s)),
                 ("peak_utilisation", F64(&l.peak_utilisation)),
             ],
-            "devices" => vec![("name", Str(&d.name)), ("sent_bytes", U64(&d.sent_bytes)), ("received_bytes", U64(&d.received_bytes))],
+            "devices" => vec![("name", Str(&d.name)), ("sent_bytes", U128(&d.sent_bytes)), ("received_bytes", U128(&d.received_bytes))],
             _ => return None,
         })
     }
@@ -327,6 +330,7 @@ impl Report {
                 match c {
                     Column::F64(v) => write!(out, "{:?}", v[r]).unwrap(),
                     Column::U64(v) => write!(out, "{}", v[r]).unwrap(),
+                    Column::U128(v) => write!(out, "{}", v[r]).unwrap(),
                     Column::Str(v) if v[r].contains([',', '"', '\n', '\r']) => write!(out, "\"{}\"", v[r].replace('"', "\"\"")).unwrap(),
                     Column::Str(v) => out.push_str(&v[r]),
                 }
@@ -342,6 +346,7 @@ impl Column<'_> {
         match self {
             Column::F64(v) => v.len(),
             Column::U64(v) => v.len(),
+            Column::U128(v) => v.len(),
             Column::Str(v) => v.len(),
         }
     }

@@ -77,6 +77,9 @@ fn split_number(text: &str, example: &str) -> Result<(f64, String), String> {
     Ok((value, unit.to_string()))
 }
 
+/// 2^64 as f64: the first value a u64 cannot hold.
+const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
+
 fn lookup(table: &[(&str, f64)], unit: &str) -> Option<f64> {
     table.iter().find(|(u, _)| *u == unit).map(|(_, f)| *f)
 }
@@ -98,7 +101,12 @@ impl Bytes {
         if v < 0.0 {
             return Err(format!("\"{text}\" is negative; a size must be positive"));
         }
-        Ok(Bytes((v * f).round() as u64))
+        let b = (v * f).round();
+        // `as u64` would saturate at 16 EiB and every sum over it wrap: refused where it enters instead.
+        if b >= TWO_TO_64 {
+            return Err(format!("\"{text}\" is 16 EiB (2^64 bytes) or more; a size must be below that"));
+        }
+        Ok(Bytes(b as u64))
     }
     pub fn as_f64(self) -> f64 {
         self.0 as f64
@@ -112,7 +120,11 @@ impl Time {
         if v < 0.0 {
             return Err(format!("\"{text}\" is negative; a time must be zero or positive"));
         }
-        Ok(Time((v * f * 1e12).round() as u64))
+        let ps = (v * f * 1e12).round();
+        if ps >= TWO_TO_64 {
+            return Err(format!("\"{text}\" is 2^64 ps (about 213 days) or more; a time must be below that"));
+        }
+        Ok(Time(ps as u64))
     }
     pub fn from_secs(s: f64) -> Time {
         Time((s * 1e12).round().max(0.0) as u64)
@@ -236,6 +248,10 @@ mod tests {
         assert!(Bytes::parse("-3MiB").unwrap_err().contains("negative"));
         assert!(Bytes::parse("3Mb").unwrap_err().contains("bits"));
         assert!(Bytes::parse("3 parsecs").unwrap_err().contains("unknown"));
+        // 2^64 bytes and more are refused, not saturated; just below is kept.
+        assert!(Bytes::parse("16777216TiB").unwrap_err().contains("2^64"), "2^64 B");
+        assert!(Bytes::parse("1e30B").unwrap_err().contains("2^64"), "1e30B");
+        assert_eq!(Bytes::parse("15728640TiB").unwrap(), Bytes(15 << 60));
     }
 
     #[test]
@@ -255,6 +271,7 @@ mod tests {
         assert_eq!(Time::parse("0s").unwrap(), Time(0));
         assert_eq!(Time::parse("5 ns").unwrap(), Time(5000));
         assert!(Time::parse("7.7").unwrap_err().contains("no unit"));
+        assert!(Time::parse("1e9s").unwrap_err().contains("2^64"));
     }
 
     #[test]

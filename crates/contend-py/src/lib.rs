@@ -186,6 +186,12 @@ impl Report {
             .map(|(name, c)| match c {
                 Column::F64(v) => (name, "f64", vec![PyBytes::new(py, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())]),
                 Column::U64(v) => (name, "u64", vec![PyBytes::new(py, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())]),
+                // Arrow has no 128-bit unsigned integers: exact as u64 while every total fits,
+                // else as float64 (a total past 16 EiB is then rounded to 53 bits; --json keeps it exact).
+                Column::U128(v) if v.iter().all(|&x| x <= u64::MAX as u128) => {
+                    (name, "u64", vec![PyBytes::new(py, &v.iter().flat_map(|&x| (x as u64).to_le_bytes()).collect::<Vec<u8>>())])
+                }
+                Column::U128(v) => (name, "f64", vec![PyBytes::new(py, &v.iter().flat_map(|&x| (x as f64).to_le_bytes()).collect::<Vec<u8>>())]),
                 Column::Str(v) => {
                     let mut offsets = Vec::with_capacity(8 * (v.len() + 1));
                     let mut data = Vec::new();

@@ -27,8 +27,15 @@ def open_folder(folder: str | os.PathLike, meta: dict[str, Any]) -> set[str]:
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise InputError(f"--output: {folder} is a file; give a folder for the study's results")
-    folder.mkdir(parents=True, exist_ok=True)
-    done = {p.stem for p in folder.glob("*.parquet")}
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        from contend.output import io_error
+
+        raise io_error(folder, e, "--output") from None
+    # A point whose file cannot be read (cut short by a full disk, damaged since) is not done: it is run
+    # again and its file replaced whole.
+    done = {p.stem for p in folder.glob("*.parquet") if _readable(p)}
     if done:
         old = read_meta(folder / f"{min(done)}.parquet")
         for key in ("baseline", "zips", "repetitions", "seed_key"):
@@ -73,13 +80,38 @@ def write_point(folder: str | os.PathLike, hash_: str, cols: dict[str, list[Any]
     return final
 
 
-def read_meta(path: str | os.PathLike) -> dict[str, Any]:
+def _readable(path: Path) -> bool:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    meta = pq.read_schema(path).metadata or {}
-    if META_KEY not in meta:
+    try:
+        pq.read_metadata(path)
+    except (pa.ArrowException, OSError):
+        return False
+    return True
+
+
+def _corrupt(path: str | os.PathLike, e: Exception) -> InputError:
+    why = " ".join(str(e).split())[:200]
+    return InputError(f"{path}: not a readable Parquet file ({why}); delete it and run `contend study` again "
+                      "to re-run its point")
+
+
+def read_meta(path: str | os.PathLike) -> dict[str, Any]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (pa.ArrowException, OSError) as e:
+        raise _corrupt(path, e) from None
+    try:
+        m = json.loads(meta[META_KEY]) if META_KEY in meta else None
+    except ValueError:
+        m = None
+    if not isinstance(m, dict):
         raise InputError(f"{path}: not a point of a contend study (no study metadata); remove it or use another folder")
-    return json.loads(meta[META_KEY])
+    return m
 
 
 def read(folder: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -88,6 +120,7 @@ def read(folder: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, Any]]:
     Axis values are unioned over the files, so a study extended with more values reads as one.
     """
     import pandas as pd
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     folder = Path(folder)
@@ -97,9 +130,15 @@ def read(folder: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, Any]]:
     frames = []
     meta: dict[str, Any] = {}
     for f in files:
-        table = pq.read_table(f)
-        m = json.loads((table.schema.metadata or {}).get(META_KEY, b"null"))
-        if m is None:
+        try:
+            table = pq.read_table(f)
+        except (pa.ArrowException, OSError) as e:
+            raise _corrupt(f, e) from None
+        try:
+            m = json.loads((table.schema.metadata or {}).get(META_KEY, b"null"))
+        except ValueError:
+            m = None
+        if not isinstance(m, dict) or not isinstance(m.get("axes"), dict):
             raise InputError(f"{f}: not a point of a contend study (no study metadata); remove it")
         if not meta:
             meta = m

@@ -9,10 +9,16 @@ Table II: the minimum bandwidth per application (rows) and job size × GPUs per 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+def save(fig: Any, path: str, **kwargs: Any) -> None:
+    from contend.plots import save as whole
+
+    whole(fig, path, **kwargs)
 
 
 def _plt():
@@ -38,7 +44,7 @@ def _finish(fig, title: str, path: str, legend_title: str | None = None) -> None
     handles, labels = fig.axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, title=legend_title, loc="outside right upper", fontsize="small")
     fig.suptitle(title)
-    fig.savefig(path, dpi=110)
+    save(fig, path, dpi=110)
     _plt().close(fig)
 
 
@@ -123,7 +129,7 @@ def table_image(table: pd.DataFrame, title: str, path: str) -> None:
         if row == 0:
             cell.set_height(cell.get_height() * 2)  # two-line column labels
     fig.suptitle(title, fontsize=10)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+    save(fig, path, dpi=110, bbox_inches="tight")
     plt.close(fig)
 
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contend.output import io_error, write_text
 from contend.study import dataset, figures
 from contend.study.speedup import (
     BANDWIDTH,
@@ -29,7 +30,10 @@ def write_report(results: str | os.PathLike, out: str | os.PathLike) -> list[Pat
     df, meta = dataset.read(results)
     sp = speedups(df, meta)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise io_error(out, e, "--output") from None
     written: list[Path] = []
     md = [f"# {meta['name']}: speed-ups against the baseline",
           "", "Baseline: " + ", ".join(f"{k} = {v}" for k, v in meta["baseline"].items()) + ".",
@@ -59,7 +63,7 @@ def write_report(results: str | os.PathLike, out: str | os.PathLike) -> list[Pat
     all_means = mean_speedup(sp, [k for g in groups(meta) for k in g])
     written.append(_csv(all_means, out / "speedups.csv"))
     path = out / "report.md"
-    path.write_text("\n".join(md) + "\n")
+    write_text(path, "\n".join(md) + "\n")
     written.append(path)
     return written
 
@@ -78,7 +82,7 @@ def _png(path: Path, draw, *args: Any) -> Path:
 
 
 def _csv(frame: pd.DataFrame, path: Path) -> Path:
-    frame.to_csv(path, index=False, float_format="%.6g")
+    write_text(path, frame.to_csv(index=False, float_format="%.6g"))
     return path
 
 

@@ -66,6 +66,8 @@ def load(path: str | os.PathLike) -> Study:
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not UTF-8 text (byte {e.start}); give a study file (YAML)") from None
     except OSError as e:
         raise InputError(f"{path}: cannot read the study file ({e.strerror}); check the path") from None
     return parse(text, path, os.path.dirname(path))
@@ -74,8 +76,10 @@ def load(path: str | os.PathLike) -> Study:
 def parse(text: str, origin: str, folder: str = ".") -> Study:
     import yaml
 
+    from contend.study import safe_yaml
+
     try:
-        doc = yaml.safe_load(text)
+        doc = safe_yaml.load(text, origin)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
@@ -131,11 +135,16 @@ def _failer(origin: str):
 def _base(base: Any, origin: str, folder: str) -> dict[str, Any]:
     import yaml
 
+    from contend.study import safe_yaml
+
     if isinstance(base, str):
         path = base if os.path.isabs(base) else os.path.join(folder, base)
         try:
             with open(path, encoding="utf-8") as f:
-                base = yaml.safe_load(f)
+                base = safe_yaml.load(f, path)
+        except UnicodeDecodeError as e:
+            raise InputError(f"{origin}: base: {path} is not UTF-8 text (byte {e.start}); "
+                             "give a scenario YAML file") from None
         except OSError as e:
             raise InputError(f"{origin}: base: cannot read scenario {path} ({e.strerror}); check the path") from None
         except yaml.YAMLError:

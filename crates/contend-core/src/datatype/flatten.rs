@@ -45,18 +45,19 @@ impl Builder {
         Builder { blocks: Vec::new(), lb: 0, ub: 0, size: 0, any: false, work: 0 }
     }
 
-    fn push(&mut self, off: i64, len: u64) {
+    fn push(&mut self, off: i64, len: u64, path: &str) -> Result<(), FlatError> {
         if len == 0 {
-            return;
+            return Ok(());
         }
-        self.size += len;
+        self.size = self.size.checked_add(len).ok_or_else(|| too_big(path))?;
         if let Some(last) = self.blocks.last_mut() {
             if last.0 + last.1 as i64 == off {
                 last.1 += len;
-                return;
+                return Ok(());
             }
         }
         self.blocks.push((off, len));
+        Ok(())
     }
 
     /// `n` copies of `child`, the first at byte `base`, each one extent after the other.
@@ -65,8 +66,14 @@ impl Builder {
             return Ok(());
         }
         let ext = child.extent();
-        let lo = base + child.lb;
-        let hi = base + (n as i64 - 1) * ext + child.ub;
+        // Bounds in checked arithmetic: a wrapped i64 would give a negative extent and one block.
+        let lo = base.checked_add(child.lb).ok_or_else(|| too_big(path))?;
+        let hi = i64::try_from(n - 1)
+            .ok()
+            .and_then(|m| m.checked_mul(ext))
+            .and_then(|x| x.checked_add(base))
+            .and_then(|x| x.checked_add(child.ub))
+            .ok_or_else(|| too_big(path))?;
         if self.any {
             self.lb = self.lb.min(lo);
             self.ub = self.ub.max(hi);
@@ -75,7 +82,7 @@ impl Builder {
         }
         if child.dense() {
             self.work += 1;
-            self.push(lo, n * ext as u64);
+            self.push(lo, n.checked_mul(ext as u64).ok_or_else(|| too_big(path))?, path)?;
         } else {
             self.work += n * child.blocks.len() as u64;
             if self.work > MAX_WORK {
@@ -83,7 +90,7 @@ impl Builder {
             }
             for k in 0..n as i64 {
                 for &(o, l) in &child.blocks {
-                    self.push(base + k * ext + o, l);
+                    self.push(base + k * ext + o, l, path)?;
                 }
             }
         }
@@ -96,6 +103,16 @@ impl Builder {
     fn done(self) -> Flat {
         Flat { blocks: self.blocks, lb: self.lb, ub: self.ub, size: self.size }
     }
+}
+
+/// A type whose bytes or bounds do not fit in 63 bits: refused where it is described, never wrapped.
+fn too_big(path: &str) -> FlatError {
+    (path.into(), "spans 2^63 bytes or more; describe a smaller type (or fewer repetitions)".into())
+}
+
+/// `a * b` bytes, or the error of a type too big for them.
+fn times(a: i64, b: i64, path: &str) -> Result<i64, FlatError> {
+    a.checked_mul(b).ok_or_else(|| too_big(path))
 }
 
 fn mismatch(path: &str, what: &str, n: usize, m: usize) -> FlatError {
@@ -135,7 +152,8 @@ fn flat(t: &TypeSpec, path: &str) -> Result<Flat, FlatError> {
         }
         TypeSpec::Vector { count, blocklength, stride, of } => {
             let c = child(of)?;
-            strided(&mut b, &c, *count, *blocklength, stride.saturating_mul(c.extent()), &format!("{here}.stride"), *stride)?;
+            let field = format!("{here}.stride");
+            strided(&mut b, &c, *count, *blocklength, times(*stride, c.extent(), &field)?, &field, *stride)?;
         }
         TypeSpec::Hvector { count, blocklength, stride_bytes, of } => {
             let c = child(of)?;
@@ -147,13 +165,13 @@ fn flat(t: &TypeSpec, path: &str) -> Result<Flat, FlatError> {
             }
             let c = child(of)?;
             for (&n, &d) in blocklengths.iter().zip(displacements) {
-                b.run(&c, d * c.extent(), n, &here)?;
+                b.run(&c, times(d, c.extent(), &here)?, n, &here)?;
             }
         }
         TypeSpec::IndexedBlock { blocklength, displacements, of } => {
             let c = child(of)?;
             for &d in displacements {
-                b.run(&c, d * c.extent(), *blocklength, &here)?;
+                b.run(&c, times(d, c.extent(), &here)?, *blocklength, &here)?;
             }
         }
         TypeSpec::Subarray { sizes, subsizes, starts, order, of } => {
@@ -178,13 +196,14 @@ fn flat(t: &TypeSpec, path: &str) -> Result<Flat, FlatError> {
 /// `count` blocks of `bl` copies, block starts `stride` bytes apart (vector, hvector). A
 /// stride shorter than a block, either way, lays blocks over each other.
 fn strided(b: &mut Builder, c: &Flat, count: u64, bl: u64, stride: i64, field: &str, written: i64) -> Result<(), FlatError> {
-    let span = bl as i64 * c.extent();
+    let span = i64::try_from(bl).ok().and_then(|bl| bl.checked_mul(c.extent())).ok_or_else(|| too_big(field))?;
     if count > 1 && bl > 0 && c.size > 0 && stride.abs() < span {
         let dir = if stride < 0 { "negative stride" } else { "stride" };
         return Err((field.into(), format!("{dir} {written} overlaps the blocks it separates ({span} bytes each); give |stride| of at least one block")));
     }
-    for i in 0..count as i64 {
-        b.run(c, i * stride, bl, field)?;
+    for i in 0..count {
+        let at = i64::try_from(i).ok().and_then(|i| i.checked_mul(stride)).ok_or_else(|| too_big(field))?;
+        b.run(c, at, bl, field)?;
     }
     Ok(())
 }
@@ -215,7 +234,7 @@ fn subarray(b: &mut Builder, c: &Flat, sizes: &[u64], subsizes: &[u64], starts: 
     let mut p = ext;
     for &d in dims.iter().rev() {
         pitch[d] = p;
-        p = p.saturating_mul(sizes[d] as i64);
+        p = i64::try_from(sizes[d]).ok().and_then(|n| p.checked_mul(n)).ok_or_else(|| too_big(here))?;
     }
     let fast = *dims.last().unwrap();
     let slow = &dims[..nd - 1];

@@ -128,3 +128,19 @@ fn more_blocks_of_the_same_bytes_never_pack_faster() {
         assert!(zc <= 0.8 * 50e9 + 1e-3);
     }
 }
+
+#[test]
+fn types_past_2_to_63_bytes_are_refused_not_wrapped() {
+    // 2^40 copies of 2^40 doubles: 2^83 bytes. Wrapped, this was a negative extent in "1 blocks".
+    let e = err("{contiguous: {count: 1099511627776, of: {contiguous: {count: 1099511627776, of: double}}}}");
+    assert!(e.contains("type.contiguous") && e.contains("2^63"), "{e}");
+    let e = err("{vector: {count: 2, blocklength: 1, stride: 4611686018427387904, of: double}}");
+    assert!(e.contains("stride") && e.contains("2^63"), "{e}");
+    let e = err("{indexed_block: {blocklength: 1, displacements: [0, 4611686018427387904], of: double}}");
+    assert!(e.contains("2^63"), "{e}");
+    let e = err("{subarray: {sizes: [4294967296, 4294967296], subsizes: [1, 1], starts: [0, 0], of: double}}");
+    assert!(e.contains("2^63"), "{e}");
+    // Just inside the bound (2^30 × 2^29 doubles: 2^62 bytes), the extent is right and the type one block.
+    let f = flat("{contiguous: {count: 1073741824, of: {contiguous: {count: 536870912, of: double}}}}");
+    assert_eq!((f.lb, f.ub, f.size, f.blocks.len()), (0, 1 << 62, 1 << 62, 1));
+}

@@ -98,6 +98,27 @@ pub fn parse(text: &str, origin: &str) -> Result<P2pMeasurements> {
         };
         *slot = Some(rows(&lines[k..], n, origin, title)?);
     }
+    // Device lines or a connectivity matrix alone measure nothing: a "calibrated" machine from them
+    // would be the machine given, unchanged.
+    let measured = [
+        &out.unidirectional_p2p_gbps,
+        &out.unidirectional_p2p_read_gbps,
+        &out.bidirectional_p2p_gbps,
+        &out.unidirectional_staged_gbps,
+        &out.bidirectional_staged_gbps,
+        &out.latency_p2p_us,
+        &out.latency_staged_us,
+    ]
+    .into_iter()
+    .flatten()
+    .any(|m| m.iter().enumerate().any(|(i, r)| r.iter().enumerate().any(|(j, v)| i != j && v.is_some())));
+    if !measured {
+        return Err(Error::input(
+            origin,
+            "",
+            "no bandwidth or latency matrix with a measured cell between two GPUs: nothing to fit; give the whole output of p2pBandwidthLatencyTest",
+        ));
+    }
     Ok(out)
 }
 
@@ -117,6 +138,16 @@ mod tests {
         // The GPU table, not the CPU one that follows it.
         assert_eq!(m.latency_p2p_us.as_ref().unwrap()[0][1], Some(2.25));
         assert_eq!(m.latency_staged_us.as_ref().unwrap()[1][0], Some(11.68));
+    }
+
+    #[test]
+    fn output_without_a_measured_matrix_is_refused() {
+        let devices: String = FIXTURE.lines().take_while(|l| !l.starts_with("Device=")).map(|l| format!("{l}\n")).collect();
+        let e = parse(&devices, "m.txt").unwrap_err().to_string();
+        assert!(e.contains("nothing to fit"), "{e}");
+        let connectivity = &FIXTURE[..FIXTURE.find("Unidirectional P2P=Disabled").unwrap()];
+        let e = parse(connectivity, "m.txt").unwrap_err().to_string();
+        assert!(e.contains("nothing to fit"), "{e}");
     }
 
     #[test]

@@ -24,7 +24,7 @@ def study(
     A rerun skips finished points, so an interrupted study resumes where it stopped.
     """
     from contend import study as studies
-    from contend.cli import err, out
+    from contend.cli.shared import err, out
     from contend.study.execute import check_workers
 
     check_workers(workers, scheduler)
@@ -40,12 +40,19 @@ def study(
 
 
 def run_with_bar(s, folder: Path, workers: int | None, scheduler: str | None):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from contend import study as studies
-    from contend.cli import err
+    from contend.cli.shared import err
 
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), "eta", TimeRemainingColumn(), console=err(),
                   disable=not err().is_terminal) as bar:
         task = bar.add_task(s.name, total=None)
@@ -62,12 +69,19 @@ def report(
     results: Path = typer.Argument(..., help="A study's results folder (written by `contend study`)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Folder for the tables and charts; "
                                        "default: RESULTS/report."),
+    force: bool = typer.Option(False, "--force", "-f", help="Write over the files of an earlier report there."),
 ) -> None:
     """Speed-ups against the study's baseline per application and job size, as seed 003 shows them:
     charts per axis, NIC policies per application, and the minimum bandwidth reaching 90% (its Table II)."""
-    from contend.cli import err
+    from contend.cli.shared import err
+    from contend.errors import InputError
+    from contend.output import check
     from contend.study.report_files import write_report
 
-    written = write_report(results, output or results / "report")
+    if not results.is_dir():
+        raise InputError(f"{results}: no such folder of study results; give the folder `contend study` wrote")
+    folder = check(output or results / "report", "--output", folder=True, force=force, inputs=[results])
+    assert folder is not None
+    written = write_report(results, folder)
     for path in written:
         err().print(f"written {path}")

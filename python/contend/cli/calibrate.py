@@ -1,0 +1,91 @@
+"""`contend p2p` and `contend calibrate`: what the benchmarks would print, and a machine fitted to what they did."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from contend import api
+from contend.cli.shared import ForceOpt, MachineArg, ParamOpt, load_machine, new_file, parse_params, written
+from contend.cli.tables import print_calibration, print_p2p, print_sc16_fit
+from contend.errors import InputError
+from contend.output import write_text
+
+
+def p2p(
+    machine: str = MachineArg,
+    param: list[str] | None = ParamOpt,
+    tool: str = typer.Option(
+        "p2pBandwidthLatencyTest", "--tool", "-t",
+        help="Whose output to predict: p2pBandwidthLatencyTest (CUDA's sample) or nvbandwidth "
+        "(its copy-engine testcases, printed as nvbandwidth prints them).",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the matrices as JSON."),
+) -> None:
+    """Predict what CUDA's p2pBandwidthLatencyTest or NVIDIA's nvbandwidth prints on this machine (maxmin model)."""
+    params = parse_params(param)
+    if tool.lower() == "nvbandwidth":
+        r = api.nvbandwidth(load_machine(machine), **params)
+        text = r.pop("text")
+        sys.stdout.write(json.dumps(r, indent=2) + "\n" if as_json else text)
+        return
+    if tool.lower() != "p2pbandwidthlatencytest":
+        raise InputError(f'--tool: "{tool}" is not a tool contend predicts; '
+                         "write p2pBandwidthLatencyTest or nvbandwidth")
+    r = api.p2p(load_machine(machine), **params)
+    if as_json:
+        sys.stdout.write(json.dumps(r, indent=2) + "\n")
+        return
+    print_p2p(r)
+
+
+def calibrate(
+    machine: str = MachineArg,
+    measurements: Path = typer.Argument(
+        ...,
+        help="Output of CUDA's p2pBandwidthLatencyTest or of nvbandwidth as they print it (nvbandwidth -j JSON too); "
+        "a CSV of measured patterns (pattern,src,dst,size,time or bandwidth[,access]) to fit every "
+        "parameter the data identifies; or a CSV of transfer graphs (graph,src,dst,size,time) to fit sc16's B and tau.",
+    ),
+    param: list[str] | None = ParamOpt,
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Write the calibrated machine file here (- for standard output)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print fitted values and residuals as JSON."),
+    hold_out: bool = typer.Option(
+        False, "--hold-out",
+        help=(
+            "Fit on single-pair data only (unidirectional, latencies of pairs i<j, one GPU's host copies "
+            "both ways; of measured patterns, those of one copy or one each way between two ends); score the "
+            "rest as held out."
+        ),
+    ),
+    force: bool = ForceOpt,
+) -> None:
+    """Fit bandwidth efficiency and latency per link kind to measurements; report the residual per pair."""
+    params = parse_params(param)
+    target = new_file(output, [machine, str(measurements)], force)
+    if target is not None and target.stdout and as_json:
+        raise InputError("--output: - and --json would both write to standard output; write one of them to a file")
+    c = api.calibrate(load_machine(machine), measurements, hold_out=hold_out, **params)
+    if "tau" in c:
+        if as_json:
+            sys.stdout.write(json.dumps(c, indent=2) + "\n")
+        else:
+            print_sc16_fit(c)
+        if target is not None:
+            raise InputError(
+                "--output: a sc16 fit gives two parameters, not a machine; "
+                "pass them as --param bandwidth=… --param tau=…"
+            )
+        return
+    if as_json:
+        sys.stdout.write(json.dumps({k: v for k, v in c.items() if k not in ("yaml", "spec")}, indent=2) + "\n")
+    else:
+        print_calibration(c)
+    if target is not None:
+        write_text(target, c["yaml"])
+        written(target, "calibrated machine")

@@ -1,0 +1,210 @@
+"""What users reach for first: --version, -h, completion, - for standard input and output, --force, the
+size bounds, text for --phases, contend p2p's output read back by contend calibrate, one name per option, and
+every I/O error one line naming the path."""
+
+import errno
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+import contend
+from conftest import EXAMPLE, run_cli
+
+
+def one_line(p, *needles):
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
+
+
+def test_version_help_and_completion():
+    for flag in ("--version", "-V"):
+        p = run_cli(flag)
+        assert p.returncode == 0 and p.stdout.strip() == f"contend {contend.__version__}"
+    p = run_cli("simulate", "-h")
+    assert p.returncode == 0 and "--max-rows" in p.stdout and "--force" in p.stdout
+    assert "--install-completion" in run_cli("--help").stdout
+
+
+def test_usage_mistakes_are_one_line():
+    one_line(run_cli("simulate", "cs-storm-socket"), "Missing argument", "contend simulate --help")
+    one_line(run_cli("simulate", "cs-storm-socket", "sc16-example", "--colour"), "--colour")
+    one_line(run_cli("teleport"), "teleport")
+
+
+def test_dash_is_standard_output_and_input(tmp_path):
+    p = run_cli("generate", "random", "cs-storm-socket", "--count", "3", "-o", "-", cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout.count("src:") == 3 and not (tmp_path / "-").exists()
+    from typer.testing import CliRunner
+
+    from contend.cli import app
+
+    r = CliRunner().invoke(app, ["simulate", "cs-storm-socket", "-", "--json"], input=EXAMPLE)
+    assert r.exit_code == 0, r.stderr
+    assert len(json.loads(r.stdout)["transfers"]["name"]) == 4
+    # -o - with a table: the file goes to stdout, the table to stderr.
+    p = run_cli("schedule", "cs-storm-socket", "--halo", "2d", "-o", "-")
+    assert p.returncode == 0 and p.stdout.startswith("transfers:") and "best order" in p.stderr
+
+
+def test_force_overwrites_but_never_an_input(tmp_path, example_file):
+    trace = tmp_path / "t.json"
+    trace.write_text("mine")
+    one_line(run_cli("simulate", "cs-storm-socket", example_file, "--trace", trace), "exists", "--force")
+    assert trace.read_text() == "mine"
+    assert run_cli("simulate", "cs-storm-socket", example_file, "--trace", trace, "--force").returncode == 0
+    assert json.loads(trace.read_text())["traceEvents"]
+    assert not list(tmp_path.glob(".*tmp*")), "no temporary file is left behind"
+    one_line(run_cli("simulate", "cs-storm-socket", example_file, "--trace", example_file, "--force"),
+             "is an input of this command")
+
+
+def test_an_output_over_a_file_the_scenario_reads_is_refused_before_running(tmp_path, monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("the scenario ran before its outputs were checked")
+
+    monkeypatch.setattr(contend.api, "run", never)
+    (tmp_path / "programs").mkdir()
+    examples = Path(__file__).parent.parent / "examples"
+    (tmp_path / "programs" / "pingpong.yaml").write_text((examples / "programs" / "pingpong.yaml").read_text())
+    (tmp_path / "s.yaml").write_text((examples / "scenarios" / "halo-program.yaml").read_text()
+                                     .replace("../programs/", "programs/"))
+    before = (tmp_path / "programs" / "pingpong.yaml").read_bytes()
+    p = run_cli("run", tmp_path / "s.yaml", "--trace", tmp_path / "programs" / "pingpong.yaml", "--force")
+    one_line(p, "pingpong.yaml", "a file the run reads", "s.yaml")
+    assert (tmp_path / "programs" / "pingpong.yaml").read_bytes() == before
+
+
+def test_io_errors_are_one_line_naming_the_path(tmp_path, example_file, monkeypatch):
+    # A folder the kernel will not let anyone write in (root included).
+    one_line(run_cli("simulate", "cs-storm-socket", example_file, "--trace", "/proc/contend-trace.json"),
+             "/proc/contend-trace.json")
+    # A full disk while the file is written: nothing is left, neither the file nor its temporary.
+    real = os.replace
+
+    def full(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    out = tmp_path / "g.yaml"
+    line = one_line(run_cli("generate", "all-to-all", "cs-storm-socket", "-o", out), str(out), "No space left",
+                    "free some space")
+    assert "--output" in line
+    monkeypatch.setattr(os, "replace", real)
+    assert list(tmp_path.iterdir()) == [Path(example_file)]
+
+
+def test_pictures_are_named_for_their_format(tmp_path, example_file):
+    one_line(run_cli("simulate", "cs-storm-socket", example_file, "--timeline", tmp_path / "t.txt"), ".png")
+    svg = tmp_path / "t.svg"
+    assert run_cli("simulate", "cs-storm-socket", example_file, "--timeline", svg).returncode == 0
+    assert svg.read_text().lstrip().startswith("<?xml")
+
+
+def test_size_bounds_refuse_before_running(tmp_path):
+    big = tmp_path / "big.yaml"
+    assert run_cli("generate", "random", "cs-storm-socket", "--count", "1200", "-o", big).returncode == 0
+    line = one_line(run_cli("simulate", "cs-storm-socket", big, "--phases"), "--phases", "2,000,000", "--max-rows")
+    assert "2880000" in line  # 2 × 1200² rows, the number to give
+    one_line(run_cli("explain", "cs-storm-socket", big), "explain", "--max-rows")
+    one_line(run_cli("simulate", "cs-storm-socket", big, "--trace", tmp_path / "t.json"), "--trace", "--max-rows")
+    one_line(run_cli("generate", "random", "cs-storm", "--count", "5000000"), "--count", "--max-rows 5000000")
+    one_line(run_cli("generate", "all-to-all", "fat-tree-2048x1"), "all-to-all among 2,048 GPUs", "--gpus")
+    # A transfers file too big to hold is refused by its size, before it is read (a sparse file: no disk used).
+    huge = tmp_path / "huge.yaml"
+    with open(huge, "wb") as f:
+        f.truncate(50_000_000)
+    one_line(run_cli("simulate", "cs-storm-socket", huge), "TRANSFERS", "1,250,000 transfers", "split")
+    assert not (tmp_path / "t.json").exists()
+    p = run_cli("simulate", "cs-storm-socket", big, "--phases", "--max-rows", "3000000", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["phases"]
+
+
+def test_phases_and_nics_in_text(example_file):
+    p = run_cli("simulate", "cs-storm-socket", example_file, "--phases")
+    assert p.returncode == 0 and "phases (2;" in p.stdout and "lowest share" in p.stdout
+    t = "transfers:\n  - {src: n0.GPU0, dst: n1.GPU0, size: 1MiB}\n  - {src: n0.GPU0, dst: n2.GPU0, size: 1MiB}\n"
+    p = run_cli("simulate", "fat-tree-2048x1", "-", "--model", "maxmin", "--nics", "--json")
+    assert p.returncode == 2 or p.returncode == 0  # standard input is empty here: refused in one line or read
+    from typer.testing import CliRunner
+
+    from contend.cli import app
+
+    r = CliRunner().invoke(app, ["simulate", "fat-tree-2048x1", "-", "--model", "maxmin", "--nics"], input=t)
+    assert r.exit_code == 0, r.stderr
+    assert "NIC queues" in r.stdout and "peak messages" in r.stdout
+
+
+def test_user_text_is_never_markup_or_emoji(tmp_path):
+    f = tmp_path / "t.yaml"
+    f.write_text('transfers:\n  - {name: "a[/]b :ab: [bold]x", src: GPU0, dst: GPU1, size: 1MiB}\n')
+    p = run_cli("simulate", "cs-storm-socket", f)
+    assert p.returncode == 0, p.stderr
+    assert "a[/]b :ab: [bold]x" in p.stdout and "🆎" not in p.stdout
+
+
+def test_calibrate_reads_p2p_output(tmp_path):
+    p = run_cli("p2p", "dgx1-p100")
+    assert p.returncode == 0 and "Device: 0, GPU0" in p.stdout and "   D\\D" in p.stdout
+    (tmp_path / "p.txt").write_text(p.stdout)
+    c = run_cli("calibrate", "dgx1-p100", tmp_path / "p.txt", "--json")
+    assert c.returncode == 0, c.stderr
+    fit = json.loads(c.stdout)
+    assert len(fit["scores"]) == 7  # every matrix read back
+    assert all(s["median_abs_relative_error"] < 0.05 for s in fit["scores"].values()), fit["scores"]
+    # The device lines alone measure nothing: refused, and no machine is written.
+    (tmp_path / "d.txt").write_text("\n".join(p.stdout.splitlines()[:9]) + "\n")
+    one_line(run_cli("calibrate", "dgx1-p100", tmp_path / "d.txt", "-o", tmp_path / "cal.yaml"), "nothing to fit")
+    assert not (tmp_path / "cal.yaml").exists()
+
+
+def test_kernel_terms_have_one_name():
+    for flag in ("--kernel", "-k", "-p"):  # -p, the old spelling in stencil, still works (hidden)
+        p = run_cli("stencil", "--lattice", "64", flag, "launch=3us", "--json")
+        assert p.returncode == 0, p.stderr
+        assert json.loads(p.stdout)["params"]["launch"] == "3us"
+    assert not re.search(r"\s-p\s", run_cli("stencil", "-h").stdout)
+
+
+def test_bnb_counts_are_not_results():
+    p = run_cli("schedule", "cs-storm-socket", "--halo", "2d", "--search", "bnb", "--json", "--threads", "2")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert "orders_evaluated" not in r and "nodes_visited" not in r and r["proven_optimal"]
+    assert "vary with thread timing" in p.stderr
+    again = run_cli("schedule", "cs-storm-socket", "--halo", "2d", "--search", "bnb", "--json", "--threads", "2")
+    assert again.stdout == p.stdout
+
+
+@pytest.mark.parametrize("size", ["16777216TiB", "1e30B"])
+def test_sizes_past_2_to_64_bytes_are_refused(tmp_path, size):
+    f = tmp_path / "t.yaml"
+    f.write_text(f"transfers:\n  - {{src: GPU0, dst: GPU1, size: {size}}}\n")
+    one_line(run_cli("simulate", "cs-storm-socket", f), "transfers[0].size", "2^64")
+
+
+def test_byte_totals_do_not_wrap(tmp_path):
+    f = tmp_path / "t.yaml"
+    f.write_text("transfers:\n" + "".join(f"  - {{src: GPU{i}, dst: GPU{i + 1}, size: 15728640TiB}}\n"
+                                           for i in range(0, 6, 2)))
+    p = run_cli("simulate", "cs-storm-socket", f, "--model", "maxmin", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["summary"]["bytes"] == 3 * 15 * 2**60
+
+
+def test_report_folders_are_not_overwritten(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "r").mkdir()
+    pq.write_table(pa.table({"x": [1]}), tmp_path / "r" / "p.parquet")
+    (tmp_path / "r" / "report").mkdir()
+    (tmp_path / "r" / "report" / "mine.md").write_text("mine")
+    one_line(run_cli("report", tmp_path / "r"), "not empty", "--force")
+    assert (tmp_path / "r" / "report" / "mine.md").read_text() == "mine"
