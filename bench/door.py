@@ -23,6 +23,7 @@ RUNS = 3
 MEMORY = r"""
 import json, resource, sys, time
 import numpy as np
+import pyarrow  # noqa: F401
 import contend
 n, gap = json.load(sys.stdin)
 rng = np.random.default_rng(1)
@@ -35,7 +36,7 @@ t0 = time.perf_counter()
 m = contend.Machine.load(sys.argv[1])
 t = contend.Transfers.from_columns([names[i] for i in src], [names[i] for i in dst], size, start=start)
 r = contend.simulate(m, t, model="maxmin", eff_pcie=1, duplex_pcie=0)
-finish = r.arrow("transfers").column("finish_s").to_numpy()
+finish = r.column("finish_s")
 wall = time.perf_counter() - t0
 json.dump({"wall": wall, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}, sys.stdout)
 """

@@ -86,6 +86,10 @@ def test_report_tables_cross_as_arrow_and_agree_with_the_json_and_csv():
     csv = pd.read_csv(io.StringIO(r.csv("transfers")))
     assert csv["finish_s"].tolist() == raw["transfers"]["finish_s"]
     assert r.makespan_s == raw["summary"]["makespan_s"]
+    assert r.column("finish_s").tolist() == raw["transfers"]["finish_s"]
+    assert r.column("size_bytes").dtype == np.uint64 and r.column("src") == raw["transfers"]["src"]
+    with pytest.raises(contend.InputError, match="no column"):
+        r.column("nope")
     with pytest.raises(contend.InputError, match="not a report table"):
         r.csv("phases")
 

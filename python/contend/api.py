@@ -349,7 +349,23 @@ class Result:
                                                                            pa.py_buffer(bufs[1])])
             else:
                 arrays[name] = pa.Array.from_buffers(kinds[kind], len(bufs[0]) // 8, [None, pa.py_buffer(bufs[0])])
-        return pa.table(arrays)
+        # Not pa.table(dict), which imports pandas to ask whether the dict is a DataFrame (half a second).
+        return pa.Table.from_arrays(list(arrays.values()), names=list(arrays))
+
+    def column(self, name: str, table: str = "transfers") -> Any:
+        """One numeric column as a NumPy array over the engine's buffer (no copy; no pandas import, which
+        pyarrow's to_numpy makes), or a text column as a list."""
+        import numpy as np
+
+        if self.held is None:
+            values = self.raw["summary"]["devices"][name] if table == "devices" else self.raw[table][name]
+            return values if values and isinstance(values[0], str) else np.asarray(values)
+        for col, kind, bufs in self.held.table(table):
+            if col == name:
+                if kind == "str":
+                    return self.arrow(table).column(name).to_pylist()
+                return np.frombuffer(bufs[0], dtype=np.float64 if kind == "f64" else np.uint64)
+        raise InputError(f"column: {table} has no column \"{name}\"")
 
     def csv(self, table: str = "transfers") -> str:
         """A table as CSV text, written by the engine in one pass."""
