@@ -467,43 +467,75 @@ pub fn import(path: &str, name: &str, numa_per_socket: i64) -> Result<import::Im
 /// loss, read efficiency and the latencies (the result's "yaml" is the calibrated machine);
 /// `hold_out` fits p2p outputs and patterns on single-pair data only and scores the rest (sc16
 /// fits refuse it).
-pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out: bool) -> Result<serde_json::Value> {
+pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out: bool) -> Result<CalibrationReport> {
     let text = read_user_file(path)?;
-    let header = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
-    // A CSV by its header (tools' outputs have commas in their lines too: "Device: 0, …", JSON).
-    let patterns = header.is_some_and(calibrate::patterns::is_patterns);
-    let graph_column = header.is_some_and(|h| h.split(',').any(|c| c.trim().eq_ignore_ascii_case("graph")));
-    let graphs = !patterns && (path.to_lowercase().ends_with(".csv") || graph_column);
-    if hold_out && graphs {
+    let format = MeasurementFormat::detect(&text, path);
+    if hold_out && format == MeasurementFormat::Graphs {
         return Err(Error::input(
             path,
             "",
             "--hold-out validates measured patterns, p2pBandwidthLatencyTest or nvbandwidth output; a CSV of transfer graphs is fitted whole",
         ));
     }
-    if patterns {
-        let p = MaxminParams::parse(params)?;
-        let fit = calibrate::general::fit(m, &calibrate::patterns::parse(&text, path)?, &p, path, hold_out)?;
-        let mut v = serde_json::to_value(&fit).expect("fits serialise");
-        v["yaml"] = serde_json::Value::String(crate::topology::to_yaml(&fit.spec));
-        return Ok(v);
+    Ok(match format {
+        MeasurementFormat::Patterns => {
+            let fit = calibrate::general::fit(m, &calibrate::patterns::parse(&text, path)?, &MaxminParams::parse(params)?, path, hold_out)?;
+            CalibrationReport::Patterns { yaml: crate::topology::to_yaml(&fit.spec), fit }
+        }
+        MeasurementFormat::Graphs => {
+            let graphs = calibrate::sc16_fit::parse_csv(&text, path)?;
+            CalibrationReport::Graphs(calibrate::sc16_fit::fit(m, &graphs, &sc16::Sc16Params::parse(params)?, path)?)
+        }
+        MeasurementFormat::ToolOutput => {
+            let meas = calibrate::parse_measurements(&text, path)?;
+            // The fit names the measurements "measurements"; the user knows them by their path.
+            let c = calibrate::calibrate(m, &meas, &MaxminParams::parse(params)?, hold_out).map_err(|e| e.reaimed("measurements", path))?;
+            CalibrationReport::ToolOutput { yaml: crate::topology::to_yaml(&c.spec), calibration: c }
+        }
+    })
+}
+
+/// What a measurements file is, told in this one place: a CSV of measured patterns (by its
+/// header), a CSV of transfer graphs (sc16's B and tau), or a tool's output
+/// (p2pBandwidthLatencyTest, nvbandwidth text or JSON: tools/).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MeasurementFormat {
+    Patterns,
+    Graphs,
+    ToolOutput,
+}
+
+impl MeasurementFormat {
+    pub fn detect(text: &str, path: &str) -> MeasurementFormat {
+        let header = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
+        // A CSV by its header (tools' outputs have commas in their lines too: "Device: 0, …", JSON).
+        if header.is_some_and(calibrate::patterns::is_patterns) {
+            return MeasurementFormat::Patterns;
+        }
+        let graph_column = header.is_some_and(|h| h.split(',').any(|c| c.trim().eq_ignore_ascii_case("graph")));
+        if path.to_lowercase().ends_with(".csv") || graph_column {
+            return MeasurementFormat::Graphs;
+        }
+        MeasurementFormat::ToolOutput
     }
-    if graphs {
-        let base = sc16::Sc16Params::parse(params)?;
-        let graphs = calibrate::sc16_fit::parse_csv(&text, path)?;
-        let fit = calibrate::sc16_fit::fit(m, &graphs, &base, path)?;
-        return Ok(serde_json::to_value(fit).expect("fits serialise"));
-    }
-    let p = MaxminParams::parse(params)?;
-    let meas = calibrate::parse_measurements(&text, path)?;
-    // The fit names the measurements "measurements"; the user knows them by their path.
-    let c = calibrate::calibrate(m, &meas, &p, hold_out).map_err(|e| match e {
-        Error::Input { file, field, problem } if file == "measurements" => Error::Input { file: path.to_string(), field, problem },
-        e => e,
-    })?;
-    let mut v = serde_json::to_value(&c).expect("calibrations serialise");
-    v["yaml"] = serde_json::Value::String(crate::topology::to_yaml(&c.spec));
-    Ok(v)
+}
+
+/// `calibrate`'s report, one shape per kind of measurement; the fits that change a machine
+/// carry it as a machine file (`yaml`).
+#[derive(Serialize, Debug)]
+#[serde(untagged)]
+pub enum CalibrationReport {
+    Patterns {
+        #[serde(flatten)]
+        fit: calibrate::general::GeneralFit,
+        yaml: String,
+    },
+    Graphs(calibrate::sc16_fit::Sc16Fit),
+    ToolOutput {
+        #[serde(flatten)]
+        calibration: calibrate::Calibration,
+        yaml: String,
+    },
 }
 
 /// The kinds of document `schema` describes.
