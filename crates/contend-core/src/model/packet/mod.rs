@@ -25,6 +25,7 @@
 //! input gives the same output. Seconds appear only at the `EventModel` boundary.
 
 mod engine;
+mod routing;
 
 pub use engine::PacketEngine;
 
@@ -138,6 +139,8 @@ pub(crate) struct Net {
     /// Per lane: its injector; per injector: messages that may packetise at once.
     pub lane_injector: Vec<u32>,
     pub window: Vec<u32>,
+    /// Per-packet routing, where the machine's policy routes packets (routing.rs).
+    pub dynr: Option<routing::Dyn>,
 }
 
 /// packet made ready for one workload: its flow table, parameters and compiled paths.
@@ -191,6 +194,7 @@ impl PacketPrepared {
             lane_of: Vec::with_capacity(n),
             lane_injector: Vec::new(),
             window: Vec::new(),
+            dynr: routing::Dyn::build(m, w, &flows),
         };
         net.hop_off.push(0);
         let mut total_packets = 0u64;
@@ -227,7 +231,7 @@ impl PacketPrepared {
                 next
             });
             net.lane_of.push(lane);
-            net.nvc = net.nvc.max(path.len());
+            net.nvc = net.nvc.max(net.dynr.as_ref().map_or(path.len(), |d| d.max_hops(f, path.len())));
             for (k, (&r, h)) in path.iter().zip(&plan.hops).enumerate() {
                 let l = &m.links[h.link];
                 let to = if h.forward { l.b } else { l.a };
