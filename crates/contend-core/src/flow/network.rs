@@ -16,7 +16,7 @@
 //!
 //! At flow level, "load" is the number of messages routed over a directed link so far, in the
 //! order of the transfers: adaptive choices are made once per message, at compile time, which
-//! is what a flow-level model can do (a packet model re-decides per packet; see docs/models.md).
+//! is what a flow-level model can do (`packet` re-decides per packet: model/packet/routing.rs).
 
 use super::router::Hop;
 use crate::topology::{DeviceKind, LinkKind, Machine, Routing};
@@ -53,13 +53,17 @@ pub struct NetworkRouter<'m> {
     grouped: Option<Groups>,
 }
 
+/// A global link from one group to another: (link, router it leaves, router it reaches,
+/// physical links it stands for).
+type GlobalLink = (u32, u32, u32, u32);
+
 /// The global links of a grouped network, and its groups' local distance tables.
 struct Groups {
     /// Per device: its group (switches only; u32::MAX otherwise).
     of: Vec<u32>,
     /// Per ordered pair of groups (from, to): the links joining them, in link order, each as
     /// (link, router in `from`, router in `to`, physical links it stands for).
-    global: HashMap<(u32, u32), Vec<(u32, u32, u32, u32)>>,
+    global: HashMap<(u32, u32), Vec<GlobalLink>>,
     /// Local hops to each router inside its group, computed when first asked.
     local: Vec<Option<Vec<u32>>>,
 }
@@ -127,7 +131,7 @@ impl<'m> NetworkRouter<'m> {
             return None;
         }
         let of: Vec<u32> = m.devices.iter().map(|d| if d.kind == DeviceKind::Switch { d.group.unwrap_or(u32::MAX) } else { u32::MAX }).collect();
-        let mut global: HashMap<(u32, u32), Vec<(u32, u32, u32, u32)>> = HashMap::new();
+        let mut global: HashMap<(u32, u32), Vec<GlobalLink>> = HashMap::new();
         for (v, near) in adj.iter().enumerate() {
             for &(w, l) in near {
                 let (gv, gw) = (of[v], of[w as usize]);
@@ -204,12 +208,12 @@ impl<'m> NetworkRouter<'m> {
     }
 
     /// The global links from group `gs` to group `gd` (empty when none joins them).
-    fn globals(&self, gs: u32, gd: u32) -> &[(u32, u32, u32, u32)] {
+    fn globals(&self, gs: u32, gd: u32) -> &[GlobalLink] {
         self.grouped.as_ref().and_then(|g| g.global.get(&(gs, gd))).map_or(&[], |v| v.as_slice())
     }
 
     /// One of the global links from `gs` to `gd` by hash, each physical link alike.
-    fn hashed_global(&self, gs: u32, gd: u32, h: u64) -> Option<(u32, u32, u32, u32)> {
+    fn hashed_global(&self, gs: u32, gd: u32, h: u64) -> Option<GlobalLink> {
         let links = self.globals(gs, gd);
         let total: u64 = links.iter().map(|l| l.3 as u64).sum();
         if total == 0 {
@@ -227,7 +231,7 @@ impl<'m> NetworkRouter<'m> {
 
     /// The grouped path from router `rs` over global link `g` (or none: same group) to router
     /// `rd`, appended to `hops`.
-    fn via(&mut self, rs: usize, g: Option<(u32, u32, u32, u32)>, rd: usize, hops: &mut Vec<Hop>) -> Option<()> {
+    fn via(&mut self, rs: usize, g: Option<GlobalLink>, rd: usize, hops: &mut Vec<Hop>) -> Option<()> {
         match g {
             None => self.local(rs, rd, hops),
             Some((l, ra, rb, _)) => {
@@ -264,7 +268,7 @@ impl<'m> NetworkRouter<'m> {
         } else if least_loaded {
             let h = mix(self.seed ^ mix(flow ^ mix(salt ^ 0x6106A1)));
             let links = self.globals(gs, gd).to_vec();
-            let mut best: Option<((u32, u32), u64, (u32, u32, u32, u32))> = None;
+            let mut best: Option<((u32, u32), u64, GlobalLink)> = None;
             let mut trial = Vec::with_capacity(6);
             for (k, &l) in links.iter().enumerate() {
                 trial.clear();

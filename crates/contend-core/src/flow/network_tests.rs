@@ -73,7 +73,8 @@ fn links_between(m: &Machine, g: u32, t: u32) -> u32 {
         .zip(&m.spec.links)
         .filter(|(l, _)| {
             let (a, b) = (m.devices[l.a].group, m.devices[l.b].group);
-            m.devices[l.a].kind == DeviceKind::Switch && m.devices[l.b].kind == DeviceKind::Switch && (a, b) == (Some(g), Some(t)) || (a, b) == (Some(t), Some(g))
+            m.devices[l.a].kind == DeviceKind::Switch && m.devices[l.b].kind == DeviceKind::Switch && (a, b) == (Some(g), Some(t))
+                || (a, b) == (Some(t), Some(g))
         })
         .map(|(_, s)| s.count.unwrap_or(1))
         .sum()
@@ -182,7 +183,14 @@ fn dragonfly_uniform_traffic_favours_minimal() {
         let t = transfers(&pairs, "4MiB");
         let mean = |r: &Report| r.transfers.finish_s.iter().sum::<f64>() / r.transfers.finish_s.len() as f64;
         let (a, b) = (run(&m, &t), run(&with_routing(preset, "valiant"), &t));
-        assert!(mean(&a) < mean(&b) && a.summary.makespan_s < b.summary.makespan_s, "{preset}: minimal {} / {}, valiant {} / {}", mean(&a), a.summary.makespan_s, mean(&b), b.summary.makespan_s);
+        assert!(
+            mean(&a) < mean(&b) && a.summary.makespan_s < b.summary.makespan_s,
+            "{preset}: minimal {} / {}, valiant {} / {}",
+            mean(&a),
+            a.summary.makespan_s,
+            mean(&b),
+            b.summary.makespan_s
+        );
     }
 }
 
@@ -208,7 +216,13 @@ fn fat_tree_routes_up_then_down() {
                     let l = &m.links[h.link];
                     let to = &m.devices[if h.forward { l.b } else { l.a }];
                     if to.kind == DeviceKind::Switch {
-                        level.push(if to.group.is_none() { 2 } else if to.name.starts_with("agg") { 1 } else { 0 });
+                        level.push(if to.group.is_none() {
+                            2
+                        } else if to.name.starts_with("agg") {
+                            1
+                        } else {
+                            0
+                        });
                     }
                 }
                 let top = level.iter().position(|&x| x == *level.iter().max().unwrap()).unwrap();

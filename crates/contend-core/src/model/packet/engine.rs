@@ -136,6 +136,8 @@ pub struct PacketEngine<'p> {
     /// and channel; the queues' ports and channels (those of the net, then those made here).
     dynr: Option<&'p Dyn>,
     occ: Vec<u32>,
+    /// Per port: packets it has sent.
+    sent: Vec<u64>,
     dyn_queue: HashMap<(u64, u64), u32, BuildHasherDefault<KeyHasher>>,
     queue_port: Vec<u32>,
     queue_vc: Vec<u16>,
@@ -184,6 +186,7 @@ impl<'p> PacketEngine<'p> {
             router_delay: params.router_delay,
             dynr: net.dynr.as_ref(),
             occ: vec![0; nres],
+            sent: vec![0; nres],
             dyn_queue: HashMap::default(),
             queue_port: net.queue_port.clone(),
             queue_vc: net.queue_vc.clone(),
@@ -198,6 +201,11 @@ impl<'p> PacketEngine<'p> {
     /// Packets sent over one link so far (a packet crossing three links counts three).
     pub fn packet_hops(&self) -> u64 {
         self.hops
+    }
+
+    /// Packets each port (resource of the flow table) has sent so far.
+    pub fn port_packets(&self) -> &[u64] {
+        &self.sent
     }
 
     fn push(&mut self, t: u64, tag: u32, i: u32) {
@@ -288,6 +296,7 @@ impl<'p> PacketEngine<'p> {
         }
         self.push(end, TX_DONE, port as u32);
         self.hops += 1;
+        self.sent[port] += 1;
         let f = p.flow as usize;
         if vc > 0 {
             // It leaves the buffer it waited in: the port before it may send again.

@@ -13,8 +13,10 @@
 //! forward: a packet moves on once it has fully arrived. Flow control is credit based: a port
 //! sends only if the next device's input buffer for that port and virtual channel has a free
 //! slot (`buffer` packets), freed when the packet starts leaving that device; the destination
-//! consumes packets at once. The virtual channel is the hop's position in the path, so buffer
-//! dependencies only ever point to a higher channel: no route can deadlock. A port serves its
+//! consumes packets at once. The virtual channel is the number of hops a packet has made, so
+//! buffer dependencies only ever point to a higher channel: no route can deadlock, whichever
+//! hops per-packet routing chooses (routing.rs: spray and adaptive hop by hop, Valiant, UGAL-L
+//! and PAR per packet; channels enough for the longest dragonfly path, local-global-local-global-local). A port serves its
 //! inputs (each buffer it drains, i.e. link into the device and channel, and each injection
 //! lane) round-robin, skipping those whose head may not go, FIFO within an input. A buffer's
 //! slots are shared by all traffic of its link and channel, so packets held back downstream can

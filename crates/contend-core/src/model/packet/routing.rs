@@ -90,7 +90,7 @@ fn mix(mut x: u64) -> u64 {
 
 /// Resource of each link direction (as the flow table numbers them: 2 per link, one for a
 /// memory link), for the links the flow table's paths do not show.
-fn link_resources(m: &Machine) -> Vec<u32> {
+pub(crate) fn link_resources(m: &Machine) -> Vec<u32> {
     let mut dir = Vec::with_capacity(2 * m.links.len());
     let mut next = 0u32;
     for l in &m.links {
