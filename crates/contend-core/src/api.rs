@@ -573,3 +573,16 @@ pub fn program_from_trace(records_json: &str, ranks: u32, iterations: u32, origi
     }
     Ok(crate::workload::program::trace::program(&records, ranks, iterations, origin)?.to_yaml())
 }
+
+/// `contend compare`: the same transfers under every model (or those named), each run as
+/// `simulate` runs it, compared message by message with the most detailed model that ran
+/// (`compare::CompareReport`). `params` are (model, name, value).
+pub fn compare(
+    m: &Machine,
+    spec: &WorkloadSpec,
+    origin: &str,
+    models: &[String],
+    params: &[(String, String, String)],
+) -> Result<crate::compare::CompareReport> {
+    crate::compare::compare(m, spec, origin, models, params)
+}

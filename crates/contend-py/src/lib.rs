@@ -389,5 +389,24 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stencil, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(stencil_params, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
     Ok(())
+}
+
+/// The report of `api::compare` as JSON: the transfers under every model (or `models`), each
+/// against the most detailed one that ran; `params` are (model, name, value).
+#[pyfunction]
+#[pyo3(signature = (machine_json, machine_origin, transfers_json, transfers_origin, models, params))]
+fn compare(
+    py: Python<'_>,
+    machine_json: &str,
+    machine_origin: &str,
+    transfers_json: &str,
+    transfers_origin: &str,
+    models: Vec<String>,
+    params: Vec<(String, String, String)>,
+) -> PyResult<String> {
+    let m = machine(machine_json, machine_origin)?;
+    let w = transfers(transfers_json, transfers_origin)?;
+    py.detach(|| api::compare(&m, &w, transfers_origin, &models, &params).map(|r| json(&r))).map_err(to_py)
 }
