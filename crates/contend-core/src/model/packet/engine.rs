@@ -69,8 +69,9 @@ struct Packet {
     /// and Valiant's intermediate group, or NONE.
     leg: u32,
     mid: u32,
-    /// Its number in its message.
+    /// Its number in its message, and the product of the choices it has met (see `turn_of`).
     serial: u32,
+    spread: u32,
 }
 
 fn to_ps(secs: f64) -> u64 {
@@ -398,12 +399,17 @@ impl<'p> PacketEngine<'p> {
         self.enqueue(q, h);
     }
 
-    /// Packet `h`'s turn among `count` next hops at switch `v`: its number in its message,
-    /// from a place drawn per message and switch, so every message's packets take the next hops
-    /// in turn (per-switch turns would fall in step with the order ports serve messages in).
-    fn turn_of(&self, d: &Dyn, h: u32, v: usize, count: usize) -> usize {
-        let p = &self.pk[h as usize];
-        ((p.serial as u64).wrapping_add(d.hash(p.flow as u64, v as u64)) % count.max(1) as u64) as usize
+    /// Packet `h`'s turn among `count` next hops at switch `v`: the next digit of its number in
+    /// its message, in the mixed radix of the choices it has met (from a place drawn per message
+    /// and switch). Every run of a message's packets thus takes every combination of next hops
+    /// in turn — all its shortest paths equally, as the flow level's spray splits it. (Turns
+    /// kept per switch fall in step with the order ports serve messages in; the packet's number
+    /// itself at every switch would tie the later choices to the first.)
+    fn turn_of(&mut self, d: &Dyn, h: u32, v: usize, count: usize) -> usize {
+        let p = &mut self.pk[h as usize];
+        let digit = (p.serial / p.spread) as u64;
+        p.spread = p.spread.saturating_mul(count.max(1) as u32);
+        (digit.wrapping_add(d.hash(p.flow as u64, v as u64)) % count.max(1) as u64) as usize
     }
 
     /// The next hop of packet `h` at switch `v` on its way from switch `rs` to switch `rd`
@@ -533,6 +539,7 @@ impl<'p> PacketEngine<'p> {
             leg: NONE,
             mid: NONE,
             serial,
+            spread: 1,
         });
         self.pending[lane] = true;
         if left > 1 {

@@ -29,18 +29,34 @@ fn spray_per_packet_reaches_injection_bandwidth_on_a_fat_tree() {
     let tree = |routing: &str| {
         format!("name: ft\nfabric:\n  fat_tree: {{radix: 8, pods: 2}}\nlink: {{bandwidth: 10GB/s, latency: 100ns}}\nnodes: {{gpus: 1}}\nnetwork: {{routing: {routing}}}\n")
     };
-    let pairs: Vec<_> = (0..32).map(|i| (i, (i * 7 + 5) % 32)).collect();
+    // A scattered permutation, and a seeded random one (Fisher-Yates).
+    let mut random: Vec<usize> = (0..32).collect();
+    let mut x = 0x2545F4914F6CDD1Du64;
+    for i in (1..32).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        random.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    for pairs in
+        [(0..32).map(|i| (i, (i * 7 + 5) % 32)).collect::<Vec<_>>(), random.iter().enumerate().filter(|(i, d)| i != *d).map(|(i, &d)| (i, d)).collect()]
+    {
+        permutation_at_injection_bandwidth(&tree, &pairs);
+    }
+}
+
+fn permutation_at_injection_bandwidth(tree: &dyn Fn(&str) -> String, pairs: &[(usize, usize)]) {
     let size = 16.0 * 1048576.0;
     // Injection bandwidth, plus the store-and-forward pipeline of 6 network hops and the node's
     // hops (4096 B packets, 0.41 µs each at 10 GB/s; 0.2 µs at the node's 20 GB/s).
     let ideal = size / 10e9;
-    let spray = makespan(&run(&tree("spray"), &pairs, "16MiB").0);
-    let adaptive = makespan(&run(&tree("adaptive"), &pairs, "16MiB").0);
-    let ecmp = makespan(&run(&tree("ecmp"), &pairs, "16MiB").0);
+    let spray = makespan(&run(&tree("spray"), pairs, "16MiB").0);
+    let adaptive = makespan(&run(&tree("adaptive"), pairs, "16MiB").0);
+    let ecmp = makespan(&run(&tree("ecmp"), pairs, "16MiB").0);
     eprintln!("ideal {ideal} spray {spray} adaptive {adaptive} ecmp {ecmp}");
     assert!(spray < 1.01 * ideal, "spray {spray} vs {ideal}");
     assert!(adaptive < 1.01 * ideal, "adaptive {adaptive} vs {ideal}");
-    assert!(ecmp > 1.5 * ideal, "ecmp {ecmp}");
+    assert!(ecmp > 1.3 * ideal, "ecmp {ecmp}");
 }
 
 /// A dragonfly of 9 groups of 4 routers, 2 nodes and 2 global links per router: one global
