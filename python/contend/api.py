@@ -480,7 +480,8 @@ class Comparison:
             if d["model"] == model:
                 return pd.DataFrame(d["worst"])
         ran = [d["model"] for d in self.raw["differences"]]
-        raise InputError(f"model: {model!r} was not compared with the reference; choose one of {', '.join(ran) or 'none'}")
+        raise InputError(f"model: {model!r} was not compared with the reference; "
+                         f"choose one of {', '.join(ran) or 'none'}")
 
 
 def compare(

@@ -80,5 +80,6 @@ def print_comparison(c: api.Comparison) -> None:
             w.add_column(col, justify="left" if col in ("transfer", "src→dst") else "right")
         for x in d["worst"]:
             w.add_row(x["name"], f"{x['src']}→{x['dst']}", human_bytes(x["size_bytes"]),
-                      f"{x['duration_s'] * scale:.4g}", f"{x['reference_duration_s'] * scale:.4g}", f"{x['diff_pct']:+.2f}%")
+                      f"{x['duration_s'] * scale:.4g}", f"{x['reference_duration_s'] * scale:.4g}",
+                      f"{x['diff_pct']:+.2f}%")
         out().print(w)
