@@ -623,3 +623,60 @@ class Session:
 def apps() -> list[dict[str, Any]]:
     """The application skeletons a scenario's jobs can run, with their parameters."""
     return json.loads(_core.apps())
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The same transfers under several models, each against the most detailed one that ran
+    (``contend compare``): the engine's report and its JSON text."""
+
+    text: str
+
+    @functools.cached_property
+    def raw(self) -> dict[str, Any]:
+        return json.loads(self.text)
+
+    @property
+    def reference(self) -> str:
+        return self.raw["reference"]
+
+    @property
+    def models(self) -> pd.DataFrame:
+        """One row per model: whether it ran (else why not), wall time and makespan."""
+        import pandas as pd
+
+        rows = [{k: m.get(k) for k in ("model", "ran", "refused", "wall_s", "makespan_s")} for m in self.raw["models"]]
+        return pd.DataFrame(rows)
+
+    @property
+    def differences(self) -> pd.DataFrame:
+        """One row per model against the reference: per-message median, p90 and worst
+        differences (percent of the reference's durations) and the makespans."""
+        import pandas as pd
+
+        return pd.DataFrame([{k: v for k, v in d.items() if k != "worst"} for d in self.raw["differences"]])
+
+    def worst(self, model: str) -> pd.DataFrame:
+        """The transfers whose durations differ most between ``model`` and the reference."""
+        import pandas as pd
+
+        for d in self.raw["differences"]:
+            if d["model"] == model:
+                return pd.DataFrame(d["worst"])
+        ran = [d["model"] for d in self.raw["differences"]]
+        raise InputError(f"model: {model!r} was not compared with the reference; "
+                         f"choose one of {', '.join(ran) or 'none'}")
+
+
+def compare(
+    machine: Machine,
+    transfers: Transfers,
+    models: Iterable[str] = (),
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Comparison:
+    """Run the same transfers under every model (or ``models``) and compare each, message by
+    message, with the most detailed one that ran (packet, else maxmin). ``params`` maps a model
+    to its parameters, e.g. ``{"packet": {"buffer": 16}}``; a model that does not apply to the
+    machine or transfers is listed with its reason."""
+    triples = [(model, k, str(v)) for model, ps in (params or {}).items() for k, v in ps.items()]
+    return Comparison(_core.compare(machine.held, transfers.held, list(models), triples))

@@ -5,7 +5,9 @@
 //! "burst": all issued at 0 (the fabric saturates, credits throttle); "staggered": issued
 //! 5 us apart on average (seeded exponential gaps). Times run from the prepared flow table to
 //! the outcome (routing and packet compilation excluded).
-//! Run: cargo run --release -p contend-core --example bench_packet [messages]
+//! A second argument routes otherwise: `spray` or `adaptive` choose every packet's spine at its
+//! leaf (per-packet routing, model/packet/routing.rs).
+//! Run: cargo run --release -p contend-core --example bench_packet [messages] [ecmp|spray|adaptive]
 
 use contend_core::model::packet::{PacketParams, PacketPrepared};
 use contend_core::sim;
@@ -17,7 +19,7 @@ const LEAVES: usize = 8;
 const PER_LEAF: usize = 8;
 const SPINES: usize = 8;
 
-fn fat_tree() -> Machine {
+fn fat_tree(routing: &str) -> Machine {
     let (mut devices, mut links) = (String::new(), String::new());
     let net = "kind: network, bandwidth: 12.5GB/s, latency: 100ns";
     for s in 0..SPINES {
@@ -35,7 +37,7 @@ fn fat_tree() -> Machine {
             links.push_str(&format!("  - {{a: n{n}.NIC0, b: leaf{l}, {net}}}\n"));
         }
     }
-    let text = format!("name: fat-tree-64\nnetwork: {{routing: ecmp, seed: 1}}\ndevices:\n{devices}links:\n{links}");
+    let text = format!("name: fat-tree-64\nnetwork: {{routing: {routing}, seed: 1}}\ndevices:\n{devices}links:\n{links}");
     Machine::from_text(&text, "bench").unwrap()
 }
 
@@ -62,8 +64,9 @@ fn workload(m: &Machine, n: usize, gap: f64) -> Workload {
 
 fn main() {
     let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(4_000);
-    let m = fat_tree();
-    println!("packet model, 64-node 2-level fat-tree, 4096 B packets, 8-packet buffers, 60 ns router delay; one core, best of 3");
+    let routing = std::env::args().nth(2).unwrap_or_else(|| "ecmp".into());
+    let m = fat_tree(&routing);
+    println!("packet model, 64-node 2-level fat-tree, routing {routing}, 4096 B packets, 8-packet buffers, 60 ns router delay; one core, best of 3");
     println!(
         "{:<10} {:>7} {:>13} {:>13} {:>9} {:>15} {:>13} {:>11}",
         "workload", "msgs", "packet-hops", "events", "seconds", "packet-hops/s", "events/s", "makespan"

@@ -3,7 +3,7 @@
 
 use crate::error::{read_user_file, Error, Result};
 use crate::model::maxmin::MaxminParams;
-use crate::model::{registry, sc16, ModelEntry, Prepared, RateAdaptor};
+use crate::model::{registry, sc16, ModelEntry, RateAdaptor};
 use crate::report::{self, Detail, Report};
 use crate::tools::p2p;
 use crate::topology::{preset_names, preset_text, DeviceKind, LinkKind, Machine, MachineSpec};
@@ -75,25 +75,9 @@ pub fn check_transfers(m: &Machine, spec: &WorkloadSpec, origin: &str) -> Result
     Workload::resolve(spec, m, origin).map(|_| ())
 }
 
-/// Resolve the workload and prepare the named model for it.
-fn prepare(
-    m: &Machine,
-    spec: &WorkloadSpec,
-    origin: &str,
-    model: &str,
-    params: &[(String, String)],
-) -> Result<(Workload, &'static ModelEntry, Box<dyn Prepared>)> {
-    let entry = registry::get(model)?;
-    let w = Workload::resolve(spec, m, origin)?;
-    let prepared = (entry.prepare)(m, &w, params)?;
-    Ok((w, entry, prepared))
-}
-
-/// Predict every transfer's start and finish with the named model.
+/// Predict every transfer's start and finish with the named model (`report::simulate`).
 pub fn simulate(m: &Machine, spec: &WorkloadSpec, origin: &str, model: &str, params: &[(String, String)], detail: Detail) -> Result<Report> {
-    let (w, entry, prepared) = prepare(m, spec, origin, model, params)?;
-    let o = sim::run_prepared(&w, prepared.as_ref(), detail.phases)?;
-    Ok(report::build(m, &w, entry.name, prepared.params(), prepared.flows(), &o, detail))
+    report::simulate(m, spec, origin, model, params, detail)
 }
 
 #[derive(Serialize, Debug)]
@@ -645,4 +629,17 @@ pub fn program_from_trace(records_json: &str, ranks: u32, iterations: u32, origi
         return Err(Error::input(origin, "--iterations", format!("is {iterations}; give 1 to 100000")));
     }
     Ok(crate::workload::program::trace::program(&records, ranks, iterations, origin)?.to_yaml())
+}
+
+/// `contend compare`: the same transfers under every model (or those named), each run as
+/// `simulate` runs it, compared message by message with the most detailed model that ran
+/// (`compare::CompareReport`). `params` are (model, name, value).
+pub fn compare(
+    m: &Machine,
+    spec: &WorkloadSpec,
+    origin: &str,
+    models: &[String],
+    params: &[(String, String, String)],
+) -> Result<crate::compare::CompareReport> {
+    crate::compare::compare(m, spec, origin, models, params)
 }

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod calibrate;
+pub mod compare;
 pub mod datatype;
 pub mod datatype_report;
 pub mod error;

@@ -3,10 +3,11 @@
 //! number of transfers squared). Everything is computed here, so that every skin shows the
 //! same numbers.
 
+use crate::error::Result;
 use crate::flow::FlowTable;
 use crate::sim::Outcome;
 use crate::topology::Machine;
-use crate::workload::Workload;
+use crate::workload::{Workload, WorkloadSpec};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -158,6 +159,16 @@ pub struct PhaseTable {
     pub link_offset: Vec<u32>,
     pub link: Vec<u32>,
     pub load_bps: Vec<f64>,
+}
+
+/// Resolve the transfers, prepare the named model, run the executor and report: what
+/// `contend simulate` does, and what `compare` does once per model.
+pub fn simulate(m: &Machine, spec: &WorkloadSpec, origin: &str, model: &str, params: &[(String, String)], detail: Detail) -> Result<Report> {
+    let entry = crate::model::registry::get(model)?;
+    let w = Workload::resolve(spec, m, origin)?;
+    let prepared = (entry.prepare)(m, &w, params)?;
+    let o = crate::sim::run_prepared(&w, prepared.as_ref(), detail.phases)?;
+    Ok(build(m, &w, entry.name, prepared.params(), prepared.flows(), &o, detail))
 }
 
 pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, String>, flows: &FlowTable, o: &Outcome, detail: Detail) -> Report {

@@ -524,5 +524,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stencil, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(stencil_params, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
     Ok(())
+}
+
+/// The report of `api::compare` as JSON: the transfers under every model (or `models`), each
+/// against the most detailed one that ran; `params` are (model, name, value).
+#[pyfunction]
+#[pyo3(signature = (machine, transfers, models, params))]
+fn compare(py: Python<'_>, machine: &Machine, transfers: &Transfers, models: Vec<String>, params: Vec<(String, String, String)>) -> PyResult<String> {
+    py.detach(|| api::compare(&machine.m, &transfers.spec, &transfers.origin, &models, &params).map(|r| json(&r))).map_err(to_py)
 }

@@ -9,7 +9,7 @@ registered there, wrapped in ``user_errors`` (a user's mistake is one line and e
 
 from __future__ import annotations
 
-from contend.cli import calibrate, datatype, listings, machines, predict, run, schedule, stencil, study
+from contend.cli import calibrate, compare, datatype, listings, machines, predict, run, schedule, stencil, study
 from contend.cli.shared import app, user_errors
 
 COMMANDS = (
@@ -17,6 +17,7 @@ COMMANDS = (
     ("show", machines.show),
     ("simulate", predict.simulate),
     ("explain", predict.explain),
+    ("compare", compare.compare),
     ("generate", predict.generate),
     ("schedule", schedule.schedule),
     ("p2p", calibrate.p2p),

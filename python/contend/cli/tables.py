@@ -390,3 +390,36 @@ def print_iterations(r: dict) -> None:
             mix.add_row(k, f"{v / total:.1%}", f"{seed[k]:.1f}%")
         out().print(mix)
     out().print("parameters: " + ", ".join(f"{k}={v}" for k, v in r["params"].items()))
+
+
+def print_model_comparison(c: api.Comparison) -> None:
+    raw = c.raw
+    table = Table(title=f"{raw['machine']} — {raw['transfers']:,} transfers under each model")
+    for col in ("model", "wall s", "makespan", "note"):
+        table.add_column(col, justify="left" if col in ("model", "note") else "right")
+    for m in raw["models"]:
+        if m["ran"]:
+            unit, scale = time_unit(m["makespan_s"])
+            note = "reference" if m["model"] == raw["reference"] else ""
+            table.add_row(m["model"], f"{m['wall_s']:.3f}", f"{m['makespan_s'] * scale:.4g} {unit}", note)
+        else:
+            table.add_row(m["model"], "—", "—", f"does not apply: {m['refused']}")
+    out().print(table)
+    for d in raw["differences"]:
+        t = Table(title=f"{d['model']} against {d['reference']}: {d['compared']:,} transfers compared")
+        for col in ("median |Δ|", "p90 |Δ|", "max |Δ|", "mean Δ", "makespan Δ"):
+            t.add_column(col, justify="right")
+        t.add_row(*(f"{d[k]:+.2f}%" if k in ("mean_signed_pct", "makespan_diff_pct") else f"{d[k]:.2f}%"
+                    for k in ("median_pct", "p90_pct", "max_pct", "mean_signed_pct", "makespan_diff_pct")))
+        out().print(t)
+        if not d["worst"]:
+            continue
+        unit, scale = time_unit(max(w["reference_duration_s"] for w in d["worst"]))
+        w = Table(title=f"worst {len(d['worst'])}: {d['model']} against {d['reference']}")
+        for col in ("transfer", "src→dst", "size", f"{d['model']} {unit}", f"{d['reference']} {unit}", "Δ"):
+            w.add_column(col, justify="left" if col in ("transfer", "src→dst") else "right")
+        for x in d["worst"]:
+            w.add_row(x["name"], f"{x['src']}→{x['dst']}", human_bytes(x["size_bytes"]),
+                      f"{x['duration_s'] * scale:.4g}", f"{x['reference_duration_s'] * scale:.4g}",
+                      f"{x['diff_pct']:+.2f}%")
+        out().print(w)

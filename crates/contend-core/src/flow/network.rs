@@ -3,13 +3,24 @@
 //! UGAL/PAR choices. Only the network part of a path (from the NIC that injects a message to
 //! the NIC that receives it) is chosen here; the way through a node is the router's.
 //!
+//! A network whose switches all belong to groups, two or more (a dragonfly, or a graph whose
+//! switches are all given groups), is routed as the dragonfly literature defines its names
+//! (Kim, Dally, Scott, Abts, ISCA 2008; the CODES dragonfly model): a *minimal* path goes
+//! local, over one global link joining the source and destination groups, then local (at most
+//! one global hop, whatever the hop count of paths through other groups); a *Valiant* path is
+//! minimal to a random intermediate group, then minimal to the destination (exactly two global
+//! hops). `ecmp` and `minimal` choose among the global links joining the two groups by a seeded
+//! hash (each physical link alike), `adaptive` by load, and `spray` splits a message evenly over
+//! them; `shortest` stays the one hop-count shortest path of any graph. Elsewhere (fat-trees,
+//! where shortest paths are exactly the up*/down* ones, and other graphs) paths are shortest.
+//!
 //! At flow level, "load" is the number of messages routed over a directed link so far, in the
 //! order of the transfers: adaptive choices are made once per message, at compile time, which
-//! is what a flow-level model can do (a packet model re-decides per packet; see docs/models.md).
+//! is what a flow-level model can do (`packet` re-decides per packet: model/packet/routing.rs).
 
 use crate::topology::Hop;
 use crate::topology::{DeviceKind, LinkKind, Machine, Routing};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 const FAR: u32 = u32::MAX;
 
@@ -38,6 +49,23 @@ pub struct NetworkRouter<'m> {
     dag: (Vec<usize>, Vec<(u32, u32)>, Vec<usize>),
     /// Per device: whether it is a switch (read in the inner loops; the device records are large).
     switch: Vec<bool>,
+    /// A grouped network (every switch in a group, two groups or more): dragonfly routing.
+    grouped: Option<Groups>,
+}
+
+/// A global link from one group to another: (link, router it leaves, router it reaches,
+/// physical links it stands for).
+type GlobalLink = (u32, u32, u32, u32);
+
+/// The global links of a grouped network, and its groups' local distance tables.
+struct Groups {
+    /// Per device: its group (switches only; u32::MAX otherwise).
+    of: Vec<u32>,
+    /// Per ordered pair of groups (from, to): the links joining them, in link order, each as
+    /// (link, router in `from`, router in `to`, physical links it stands for).
+    global: HashMap<(u32, u32), Vec<GlobalLink>>,
+    /// Local hops to each router inside its group, computed when first asked.
+    local: Vec<Option<Vec<u32>>>,
 }
 
 /// Hops to one target: the anchor's table, plus one for an endpoint reached through its switch.
@@ -77,6 +105,7 @@ impl<'m> NetworkRouter<'m> {
             }
         }
         let n = m.devices.len();
+        let grouped = Self::groups_of(m, &adj, &groups);
         NetworkRouter {
             m,
             policy: m.network.routing,
@@ -91,7 +120,229 @@ impl<'m> NetworkRouter<'m> {
             candidates: Vec::new(),
             dag: Default::default(),
             switch: m.devices.iter().map(|d| d.kind == DeviceKind::Switch).collect(),
+            grouped,
         }
+    }
+
+    /// The groups of a network whose switches all have one, if there are two or more.
+    fn groups_of(m: &Machine, adj: &[Vec<(u32, u32)>], groups: &BTreeMap<u32, Vec<usize>>) -> Option<Groups> {
+        let switches = || m.devices.iter().filter(|d| d.kind == DeviceKind::Switch);
+        if groups.len() < 2 || switches().any(|d| d.group.is_none()) {
+            return None;
+        }
+        let of: Vec<u32> = m.devices.iter().map(|d| if d.kind == DeviceKind::Switch { d.group.unwrap_or(u32::MAX) } else { u32::MAX }).collect();
+        let mut global: HashMap<(u32, u32), Vec<GlobalLink>> = HashMap::new();
+        for (v, near) in adj.iter().enumerate() {
+            for &(w, l) in near {
+                let (gv, gw) = (of[v], of[w as usize]);
+                if gv != u32::MAX && gw != u32::MAX && gv != gw {
+                    let count = m.spec.links.get(l as usize).and_then(|s| s.count).unwrap_or(1).max(1);
+                    global.entry((gv, gw)).or_default().push((l, v as u32, w, count));
+                }
+            }
+        }
+        for links in global.values_mut() {
+            links.sort_unstable();
+        }
+        Some(Groups { of, global, local: vec![None; m.devices.len()] })
+    }
+
+    /// Whether this network is routed by groups (a dragonfly).
+    pub fn grouped(&self) -> bool {
+        self.grouped.is_some()
+    }
+
+    /// The switch an endpoint hangs off (itself, for a switch): its first network link's far end.
+    fn router_of(&self, d: usize) -> Option<usize> {
+        if self.is_switch(d) {
+            return Some(d);
+        }
+        self.adj[d].iter().map(|&(s, _)| s as usize).find(|&s| self.is_switch(s))
+    }
+
+    fn hop(&self, link: u32, from: usize) -> Hop {
+        Hop { link: link as usize, forward: self.m.links[link as usize].a == from }
+    }
+
+    /// The way from `a` to `b` inside their group: the first shortest path over the group's own
+    /// switches (in a dragonfly, the one local link).
+    fn local(&mut self, a: usize, b: usize, hops: &mut Vec<Hop>) -> Option<()> {
+        if a == b {
+            return Some(());
+        }
+        if let Some(&(_, l)) = self.adj[a].iter().find(|&&(w, _)| w as usize == b) {
+            hops.push(self.hop(l, a));
+            return Some(());
+        }
+        let g = self.grouped.as_mut()?;
+        let table = match g.local[b].take() {
+            Some(t) => t,
+            None => {
+                let mut d = vec![FAR; self.m.devices.len()];
+                d[b] = 0;
+                let mut queue = VecDeque::from([b]);
+                while let Some(v) = queue.pop_front() {
+                    for &(w, _) in &self.adj[v] {
+                        if g.of[w as usize] == g.of[b] && d[w as usize] == FAR {
+                            d[w as usize] = d[v] + 1;
+                            queue.push_back(w as usize);
+                        }
+                    }
+                }
+                d
+            }
+        };
+        let mut v = a;
+        let mut ok = table[a] != FAR;
+        while ok && v != b {
+            match self.adj[v].iter().find(|&&(w, _)| table[w as usize] != FAR && table[w as usize] + 1 == table[v]) {
+                Some(&(w, l)) => {
+                    hops.push(self.hop(l, v));
+                    v = w as usize;
+                }
+                None => ok = false,
+            }
+        }
+        self.grouped.as_mut()?.local[b] = Some(table);
+        ok.then_some(())
+    }
+
+    /// The global links from group `gs` to group `gd` (empty when none joins them).
+    fn globals(&self, gs: u32, gd: u32) -> &[GlobalLink] {
+        self.grouped.as_ref().and_then(|g| g.global.get(&(gs, gd))).map_or(&[], |v| v.as_slice())
+    }
+
+    /// One of the global links from `gs` to `gd` by hash, each physical link alike.
+    fn hashed_global(&self, gs: u32, gd: u32, h: u64) -> Option<GlobalLink> {
+        let links = self.globals(gs, gd);
+        let total: u64 = links.iter().map(|l| l.3 as u64).sum();
+        if total == 0 {
+            return None;
+        }
+        let mut k = h % total;
+        for &l in links {
+            if k < l.3 as u64 {
+                return Some(l);
+            }
+            k -= l.3 as u64;
+        }
+        None
+    }
+
+    /// The grouped path from router `rs` over global link `g` (or none: same group) to router
+    /// `rd`, appended to `hops`.
+    fn via(&mut self, rs: usize, g: Option<GlobalLink>, rd: usize, hops: &mut Vec<Hop>) -> Option<()> {
+        match g {
+            None => self.local(rs, rd, hops),
+            Some((l, ra, rb, _)) => {
+                self.local(rs, ra as usize, hops)?;
+                hops.push(self.hop(l, ra as usize));
+                self.local(rb as usize, rd, hops)
+            }
+        }
+    }
+
+    /// The hops between an endpoint and its router (none for a switch), in the direction asked.
+    fn access(&self, d: usize, r: usize, into: bool) -> Option<Hop> {
+        if d == r {
+            return None;
+        }
+        let &(_, l) = self.adj[d].iter().find(|&&(w, _)| w as usize == r)?;
+        Some(self.hop(l, if into { d } else { r }))
+    }
+
+    fn group(&self, r: usize) -> u32 {
+        self.grouped.as_ref().map_or(u32::MAX, |g| g.of[r])
+    }
+
+    /// Dragonfly minimal: local, one global link joining the two groups (by hash, or with
+    /// `least_loaded` the one whose path's busiest link carries the fewest messages), local.
+    /// None when no global link joins the groups (the caller then takes a shortest path).
+    fn minimal(&mut self, flow: u64, salt: u64, from: usize, to: usize, least_loaded: bool) -> Option<Vec<Hop>> {
+        let (rs, rd) = (self.router_of(from)?, self.router_of(to)?);
+        let (gs, gd) = (self.group(rs), self.group(rd));
+        let mut hops = Vec::with_capacity(6);
+        hops.extend(self.access(from, rs, true));
+        let global = if gs == gd {
+            None
+        } else if least_loaded {
+            let h = mix(self.seed ^ mix(flow ^ mix(salt ^ 0x6106A1)));
+            let links = self.globals(gs, gd).to_vec();
+            let mut best: Option<((u32, u32), u64, GlobalLink)> = None;
+            let mut trial = Vec::with_capacity(6);
+            for (k, &l) in links.iter().enumerate() {
+                trial.clear();
+                self.via(rs, Some(l), rd, &mut trial)?;
+                let cost = trial.iter().fold((0u32, 0u32), |(mx, sum), hp| {
+                    let x = self.load[2 * hp.link + usize::from(!hp.forward)];
+                    (mx.max(x), sum + x)
+                });
+                let tie = mix(h ^ k as u64);
+                if best.is_none_or(|(c, t, _)| (cost, tie) < (c, t)) {
+                    best = Some((cost, tie, l));
+                }
+            }
+            Some(best?.2)
+        } else {
+            Some(self.hashed_global(gs, gd, mix(self.seed ^ mix(flow ^ mix(salt ^ 0x6106A1))))?)
+        };
+        self.via(rs, global, rd, &mut hops)?;
+        hops.extend(self.access(to, rd, false));
+        Some(hops)
+    }
+
+    /// Dragonfly Valiant: minimal to a random group other than the two ends' (arriving where
+    /// the chosen global link lands), then minimal to the destination: two global hops. Minimal
+    /// inside a group, and where no third group exists (a two-group dragonfly).
+    fn valiant_grouped(&mut self, flow: u64, from: usize, to: usize) -> Option<Vec<Hop>> {
+        let (rs, rd) = (self.router_of(from)?, self.router_of(to)?);
+        let (gs, gd) = (self.group(rs), self.group(rd));
+        let count = self.groups.len() - if gs == gd { 1 } else { 2 };
+        if gs == gd || count == 0 {
+            return self.minimal(flow, 0, from, to, false);
+        }
+        let h = mix(self.seed ^ mix(flow ^ 0x5A11A47));
+        let gi = self.groups.keys().copied().filter(|&g| g != gs && g != gd).nth((h % count as u64) as usize)?;
+        let first = self.hashed_global(gs, gi, mix(h ^ 1))?;
+        let second = self.hashed_global(gi, gd, mix(h ^ 2))?;
+        let mut hops = Vec::with_capacity(8);
+        hops.extend(self.access(from, rs, true));
+        self.via(rs, Some(first), first.2 as usize, &mut hops)?;
+        self.via(first.2 as usize, Some(second), rd, &mut hops)?;
+        hops.extend(self.access(to, rd, false));
+        Some(hops)
+    }
+
+    /// Dragonfly spray: each global link joining the two groups takes its physical links'
+    /// share of the message, with the local hops on either side.
+    fn spray_grouped(&mut self, from: usize, to: usize) -> Option<Vec<(Hop, f64)>> {
+        let (rs, rd) = (self.router_of(from)?, self.router_of(to)?);
+        let (gs, gd) = (self.group(rs), self.group(rd));
+        let mut share: BTreeMap<(usize, bool), f64> = BTreeMap::new();
+        let mut add = |hops: &[Hop], x: f64| {
+            for h in hops {
+                *share.entry((h.link, h.forward)).or_default() += x;
+            }
+        };
+        let mut hops = Vec::new();
+        if gs == gd {
+            self.minimal(0, 0, from, to, false).map(|p| add(&p, 1.0))?;
+        } else {
+            let links = self.globals(gs, gd).to_vec();
+            let total: u32 = links.iter().map(|l| l.3).sum();
+            if total == 0 {
+                return None;
+            }
+            hops.extend(self.access(from, rs, true));
+            hops.extend(self.access(to, rd, false));
+            add(&hops, 1.0);
+            for l in links {
+                hops.clear();
+                self.via(rs, Some(l), rd, &mut hops)?;
+                add(&hops, l.3 as f64 / total as f64);
+            }
+        }
+        Some(share.into_iter().map(|((link, forward), x)| (Hop { link, forward }, x)).collect())
     }
 
     pub fn routes_per_message(&self) -> bool {
@@ -255,8 +506,25 @@ impl<'m> NetworkRouter<'m> {
         Some(hops)
     }
 
-    /// Minimal to a router of a random group other than the two ends', then minimal on.
+    /// A minimal path: in a grouped network the dragonfly's (one global link), where one
+    /// exists; else a shortest path (by hash among equal ones, or least loaded).
+    fn minimal_or_shortest(&mut self, flow: u64, salt: u64, from: usize, to: usize, least_loaded: bool) -> Option<Vec<Hop>> {
+        if self.grouped.is_some() {
+            if let Some(p) = self.minimal(flow, salt, from, to, least_loaded) {
+                return Some(p);
+            }
+        }
+        self.walk(flow, salt, from, to, least_loaded)
+    }
+
+    /// Valiant: in a grouped network the dragonfly's (see `valiant_grouped`); elsewhere shortest
+    /// to a router of a random group other than the two ends', then shortest on.
     fn valiant(&mut self, flow: u64, from: usize, to: usize) -> Option<Vec<Hop>> {
+        if self.grouped.is_some() {
+            if let Some(p) = self.valiant_grouped(flow, from, to) {
+                return Some(p);
+            }
+        }
         let group_of = |r: &Self, d: usize| r.adj[d].first().and_then(|&(s, _)| r.m.devices[s as usize].group);
         let (gs, gd) = (group_of(self, from), group_of(self, to));
         // The groups other than the two ends', without collecting them (once per message).
@@ -277,6 +545,11 @@ impl<'m> NetworkRouter<'m> {
     /// Each directed network link of the shortest paths from `from` to `to`, with the share of
     /// a message that crosses it when every device splits it evenly over its next hops.
     pub fn spray(&mut self, from: usize, to: usize) -> Vec<(Hop, f64)> {
+        if self.grouped.is_some() {
+            if let Some(s) = self.spray_grouped(from, to) {
+                return s;
+            }
+        }
         let (table, anchor, plus) = self.take_dist(to);
         let dist = Dist { base: &table, to, plus };
         let mut share: BTreeMap<(u32, usize), f64> = BTreeMap::new(); // (hops to go, device) -> share
@@ -337,7 +610,7 @@ impl<'m> NetworkRouter<'m> {
 
     /// UGAL's two candidates for message `flow`: the minimal path and the Valiant detour.
     pub fn ugal_candidates(&mut self, flow: u64, from: usize, to: usize) -> Option<(Vec<Hop>, Vec<Hop>)> {
-        Some((self.walk(flow, 0, from, to, false)?, self.valiant(flow, from, to)?))
+        Some((self.minimal_or_shortest(flow, 0, from, to, false)?, self.valiant(flow, from, to)?))
     }
 
     /// UGAL's choice for `weight` messages, by hops times the busiest link's messages; charges
@@ -360,8 +633,8 @@ impl<'m> NetworkRouter<'m> {
     pub fn route(&mut self, flow: u64, from: usize, to: usize, weight: u32) -> Option<Vec<Hop>> {
         let hops = match self.policy {
             Routing::Shortest => self.first_shortest(from, to)?,
-            Routing::Ecmp | Routing::Minimal | Routing::Spray => self.walk(flow, 0, from, to, false)?,
-            Routing::Adaptive => self.walk(flow, 0, from, to, true)?,
+            Routing::Ecmp | Routing::Minimal | Routing::Spray => self.minimal_or_shortest(flow, 0, from, to, false)?,
+            Routing::Adaptive => self.minimal_or_shortest(flow, 0, from, to, true)?,
             Routing::Valiant => self.valiant(flow, from, to)?,
             Routing::Ugal | Routing::Par => {
                 let (minimal, detour) = self.ugal_candidates(flow, from, to)?;
@@ -375,3 +648,7 @@ impl<'m> NetworkRouter<'m> {
         Some(hops)
     }
 }
+
+#[cfg(test)]
+#[path = "network_tests.rs"]
+mod tests;

@@ -88,9 +88,10 @@ pub enum Routing {
     /// Equal-cost shortest paths; each message takes one whose busiest link carries the fewest
     /// messages (flow level: chosen per message, then refined; see docs/models.md).
     Adaptive,
-    /// Dragonfly minimal: shortest paths with ECMP among parallel global links.
+    /// Dragonfly minimal: local, one global link joining the two groups (seeded hash), local;
+    /// elsewhere as ecmp.
     Minimal,
-    /// Dragonfly Valiant: minimal to a router of a random intermediate group, then minimal on.
+    /// Dragonfly Valiant: minimal to a random intermediate group, then minimal on (two global hops).
     Valiant,
     /// UGAL: minimal or Valiant per message, whichever has the smaller hops × (1 + load).
     Ugal,

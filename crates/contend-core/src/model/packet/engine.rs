@@ -7,12 +7,15 @@
 //! until both are empty, so one event's consequences are all taken at its time, in an order
 //! that depends on nothing but the input.
 
+use super::routing::{Dyn, Global, Policy};
 use super::{Net, PacketParams};
 use crate::error::Result;
 use crate::flow::FlowTable;
+use crate::keymap::KeyHasher;
 use crate::model::{EventModel, SAME_TIME};
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::hash::BuildHasherDefault;
 
 const NONE: u32 = u32::MAX;
 const TAG: u32 = 30;
@@ -20,6 +23,8 @@ const INDEX: u32 = (1 << TAG) - 1;
 const TX_DONE: u32 = 0;
 const ARRIVE: u32 = 1;
 const JOIN: u32 = 2;
+/// A packet's static index while its hops are chosen per packet.
+const DYN: u16 = u16::MAX;
 
 /// An event at `t` ps; the heap pops the smallest (t, seq) first.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -47,10 +52,26 @@ struct Packet {
     bytes: u32,
     /// Next packet in the same input queue, or in the free list.
     next: u32,
-    /// Position of the hop it waits for, or is crossing, in its flow's path: its channel.
+    /// Hops made before the one it waits for, or is crossing: its channel.
     hop: u16,
     /// Whether that hop ends in a buffer (not at the destination), so it needs a credit.
     credit: bool,
+    /// Whether PAR may still turn it non-minimal at the next router of its source group.
+    par_open: bool,
+    /// That hop's position in its flow's path, or DYN while the network chooses its hops.
+    idx: u16,
+    /// That hop's resource, the one before it (NONE at injection), and the device it reaches
+    /// (hops chosen per packet).
+    res: u32,
+    prev: u32,
+    at: u32,
+    /// Dragonfly routing: the global link of the current leg (an index into `Dyn::global`),
+    /// and Valiant's intermediate group, or NONE.
+    leg: u32,
+    mid: u32,
+    /// Its number in its message, and the product of the choices it has met (see `turn_of`).
+    serial: u32,
+    spread: u32,
 }
 
 fn to_ps(secs: f64) -> u64 {
@@ -111,6 +132,16 @@ pub struct PacketEngine<'p> {
     loads_ps: u64,
     events: u64,
     hops: u64,
+    router_delay: u64,
+    /// Per-packet routing: the routing, per port the packets queued or moving, and the queues made for hops chosen on the way, by (input, port)
+    /// and channel; the queues' ports and channels (those of the net, then those made here).
+    dynr: Option<&'p Dyn>,
+    occ: Vec<u32>,
+    /// Per port: packets it has sent.
+    sent: Vec<u64>,
+    dyn_queue: HashMap<(u64, u64), u32, BuildHasherDefault<KeyHasher>>,
+    queue_port: Vec<u32>,
+    queue_vc: Vec<u16>,
 }
 
 impl<'p> PacketEngine<'p> {
@@ -153,6 +184,13 @@ impl<'p> PacketEngine<'p> {
             loads_ps: 0,
             events: 0,
             hops: 0,
+            router_delay: params.router_delay,
+            dynr: net.dynr.as_ref(),
+            occ: vec![0; nres],
+            sent: vec![0; nres],
+            dyn_queue: HashMap::default(),
+            queue_port: net.queue_port.clone(),
+            queue_vc: net.queue_vc.clone(),
         }
     }
 
@@ -164,6 +202,11 @@ impl<'p> PacketEngine<'p> {
     /// Packets sent over one link so far (a packet crossing three links counts three).
     pub fn packet_hops(&self) -> u64 {
         self.hops
+    }
+
+    /// Packets each port (resource of the flow table) has sent so far.
+    pub fn port_packets(&self) -> &[u64] {
+        &self.sent
     }
 
     fn push(&mut self, t: u64, tag: u32, i: u32) {
@@ -188,9 +231,23 @@ impl<'p> PacketEngine<'p> {
         }
     }
 
+    /// The input queue of a hop chosen on the way: by the resource before it, its port and channel.
+    fn queue_of(&mut self, prev: u32, port: u32, vc: u16) -> usize {
+        let next = self.queue_port.len() as u32;
+        let q = *self.dyn_queue.entry(((prev as u64) << 32 | port as u64, vc as u64)).or_insert(next);
+        if q == next {
+            self.queue_port.push(port);
+            self.queue_vc.push(vc);
+            self.qhead.push(NONE);
+            self.qtail.push(NONE);
+        }
+        q as usize
+    }
+
     /// Packet `h` waits in input queue `q` of its port.
     fn enqueue(&mut self, q: usize, h: u32) {
-        let port = self.net.queue_port[q] as usize;
+        let port = self.queue_port[q] as usize;
+        self.occ[port] += 1;
         self.pk[h as usize].next = NONE;
         if self.qhead[q] == NONE {
             self.qhead[q] = h;
@@ -214,12 +271,12 @@ impl<'p> PacketEngine<'p> {
         let ring = &self.active[port];
         let Some(i) = (0..ring.len()).find(|&i| {
             let q = ring[i] as usize;
-            !self.pk[self.qhead[q] as usize].credit || self.credit[base + self.net.queue_vc[q] as usize] > 0
+            !self.pk[self.qhead[q] as usize].credit || self.credit[base + self.queue_vc[q] as usize] > 0
         }) else {
             return;
         };
         let q = self.active[port].remove(i).expect("index in range") as usize;
-        let vc = self.net.queue_vc[q] as usize;
+        let vc = self.queue_vc[q] as usize;
         let h = self.qhead[q];
         let p = self.pk[h as usize];
         self.qhead[q] = p.next;
@@ -240,10 +297,11 @@ impl<'p> PacketEngine<'p> {
         }
         self.push(end, TX_DONE, port as u32);
         self.hops += 1;
+        self.sent[port] += 1;
         let f = p.flow as usize;
         if vc > 0 {
             // It leaves the buffer it waited in: the port before it may send again.
-            let prev = self.net.hop_res[self.net.hop_off[f] as usize + vc - 1] as usize;
+            let prev = p.prev as usize;
             self.credit[prev * self.nvc + vc - 1] += 1;
             if self.tx[prev] == NONE && !self.active[prev].is_empty() {
                 self.wake.push(prev as u32);
@@ -258,8 +316,12 @@ impl<'p> PacketEngine<'p> {
     fn tx_done(&mut self, port: usize) {
         let h = self.tx[port];
         self.tx[port] = NONE;
+        self.occ[port] -= 1;
         let p = self.pk[h as usize];
-        let d = self.net.hop_delay[self.net.hop_off[p.flow as usize] as usize + p.hop as usize];
+        let d = match (p.idx, self.dynr) {
+            (DYN, Some(d)) => d.latency_ps[p.res as usize] + self.router_delay,
+            _ => self.net.hop_delay[self.net.hop_off[p.flow as usize] as usize + p.idx as usize],
+        };
         if d == 0 {
             self.arrive(h);
         } else {
@@ -272,10 +334,34 @@ impl<'p> PacketEngine<'p> {
 
     /// Packet `h` is ready past the hop it crossed: at the next port, or delivered.
     fn arrive(&mut self, h: u32) {
-        let p = &mut self.pk[h as usize];
-        let f = p.flow as usize;
-        let k = p.hop as usize + 1;
+        let f = self.pk[h as usize].flow as usize;
         let (off, end) = (self.net.hop_off[f] as usize, self.net.hop_off[f + 1] as usize);
+        if let Some(d) = self.dynr {
+            let job = d.job_of[f];
+            if job != NONE {
+                let job = d.jobs[job as usize];
+                let p = self.pk[h as usize];
+                if p.idx == DYN || p.idx == job.k_in {
+                    let v = if p.idx == DYN { p.at } else { job.rs };
+                    let (idx, res, credit) = match self.step(d, h, v as usize, job.rs, job.rd, job.table) {
+                        Some((res, w)) => {
+                            self.pk[h as usize].at = w;
+                            (DYN, res, true)
+                        }
+                        None => (job.k_out, self.net.hop_res[off + job.k_out as usize], off + job.k_out as usize + 1 < end),
+                    };
+                    self.advance(h, idx, res, credit);
+                    return;
+                }
+                if p.idx > job.k_in && off + p.idx as usize + 1 < end {
+                    let k = p.idx + 1;
+                    self.advance(h, k, self.net.hop_res[off + k as usize], off + k as usize + 1 < end);
+                    return;
+                }
+            }
+        }
+        let p = &mut self.pk[h as usize];
+        let k = p.idx as usize + 1;
         if off + k == end {
             let bytes = p.bytes as u64;
             p.next = self.free;
@@ -292,8 +378,139 @@ impl<'p> PacketEngine<'p> {
             return;
         }
         p.hop = k as u16;
+        p.idx = k as u16;
+        p.prev = p.res;
+        p.res = self.net.hop_res[off + k];
         p.credit = off + k + 1 < end;
         self.enqueue(self.net.hop_queue[off + k] as usize, h);
+    }
+
+    /// Packet `h` takes its next hop (`idx` in its path, or DYN) over `res`, in the queue of
+    /// its input, port and channel.
+    fn advance(&mut self, h: u32, idx: u16, res: u32, credit: bool) {
+        let p = &mut self.pk[h as usize];
+        p.prev = p.res;
+        p.res = res;
+        p.idx = idx;
+        p.hop += 1;
+        p.credit = credit;
+        let (prev, hop) = (p.prev, p.hop);
+        let q = self.queue_of(prev, res, hop);
+        self.enqueue(q, h);
+    }
+
+    /// Packet `h`'s turn among `count` next hops at switch `v`: the next digit of its number in
+    /// its message, in the mixed radix of the choices it has met (from a place drawn per message
+    /// and switch). Every run of a message's packets thus takes every combination of next hops
+    /// in turn — all its shortest paths equally, as the flow level's spray splits it. (Turns
+    /// kept per switch fall in step with the order ports serve messages in; the packet's number
+    /// itself at every switch would tie the later choices to the first.)
+    fn turn_of(&mut self, d: &Dyn, h: u32, v: usize, count: usize) -> usize {
+        let p = &mut self.pk[h as usize];
+        let digit = (p.serial / p.spread) as u64;
+        p.spread = p.spread.saturating_mul(count.max(1) as u32);
+        (digit.wrapping_add(d.hash(p.flow as u64, v as u64)) % count.max(1) as u64) as usize
+    }
+
+    /// The next hop of packet `h` at switch `v` on its way from switch `rs` to switch `rd`
+    /// (routing.rs): its resource and the device it reaches, or None at `rd`.
+    fn step(&mut self, d: &Dyn, h: u32, v: usize, rs: u32, rd: u32, table: u32) -> Option<(u32, u32)> {
+        if v == rd as usize {
+            return None;
+        }
+        if d.groups == 0 {
+            let dist = &d.dist[table as usize * d.devices..(table as usize + 1) * d.devices];
+            let dv = dist[v];
+            let out = d.out(v);
+            let fits = |&&(w, _): &&(u32, u32)| d.switch[w as usize] && dist[w as usize] != u16::MAX && dist[w as usize] + 1 == dv;
+            let count = out.iter().filter(fits).count();
+            let start = self.turn_of(d, h, v, count);
+            let mut pick = out.iter().filter(fits).cycle().skip(start).take(count);
+            let chosen = match d.policy {
+                Policy::Adaptive => pick.min_by_key(|&&(_, r)| self.occ[r as usize]),
+                _ => pick.next(),
+            };
+            return chosen.map(|&(w, r)| (r, w));
+        }
+        let (gv, gs, gd) = (d.group[v], d.group[rs as usize], d.group[rd as usize]);
+        let mut p = self.pk[h as usize];
+        if p.mid != NONE && gv == p.mid {
+            p.mid = NONE;
+            p.leg = NONE;
+        }
+        let target = if p.mid != NONE { p.mid } else { gd };
+        if gv == target {
+            self.pk[h as usize] = p;
+            return Some((d.local(v as u32, rd), rd));
+        }
+        let key = (p.flow as u64) << 32 | p.serial as u64;
+        let first = |g: &Global| if g.ra == v as u32 { g.res } else { d.local(v as u32, g.ra) };
+        let hashed = |g: u32, t: u32, salt: u64| d.pair_off[(g * d.groups + t) as usize] + (d.hash(key, salt) % d.globals(g, t).len() as u64) as u32;
+        let other = |salt: u64| {
+            let (a, b) = (gs.min(gd), gs.max(gd));
+            let mut g = (d.hash(key, salt) % (d.groups as u64 - 2)) as u32;
+            if g >= a {
+                g += 1;
+            }
+            if g >= b {
+                g += 1;
+            }
+            g
+        };
+        if p.leg == NONE {
+            if gv != gs {
+                p.leg = hashed(gv, gd, 2);
+            } else {
+                let base = d.pair_off[(gs * d.groups + gd) as usize];
+                let list = d.globals(gs, gd);
+                match d.policy {
+                    Policy::Spray | Policy::Adaptive => {
+                        let start = self.turn_of(d, h, v, list.len());
+                        let k = if d.policy == Policy::Spray {
+                            start
+                        } else {
+                            (0..list.len()).map(|i| (start + i) % list.len()).min_by_key(|&k| self.occ[first(&list[k]) as usize]).unwrap_or(start)
+                        };
+                        p.leg = base + k as u32;
+                    }
+                    Policy::Valiant => {
+                        p.mid = other(0);
+                        p.leg = hashed(gs, p.mid, 1);
+                    }
+                    Policy::Ugal | Policy::Par => {
+                        let minimal = hashed(gs, gd, 4);
+                        let gi = other(0);
+                        let detour = hashed(gs, gi, 1);
+                        let (m, x) = (d.global[minimal as usize], d.global[detour as usize]);
+                        let cost_m = (self.occ[first(&m) as usize] as u64 + 1) * (u64::from(m.ra != v as u32) + 1 + u64::from(m.rb != rd));
+                        let cost_x = (self.occ[first(&x) as usize] as u64 + 1) * (u64::from(x.ra != v as u32) + 4);
+                        if cost_m <= cost_x {
+                            p.leg = minimal;
+                            p.par_open = d.policy == Policy::Par && m.ra != v as u32;
+                        } else {
+                            p.leg = detour;
+                            p.mid = gi;
+                        }
+                    }
+                }
+            }
+        } else if p.par_open && d.global[p.leg as usize].ra == v as u32 {
+            // PAR: the second router of the source group decides again from its own queues.
+            p.par_open = false;
+            let m = d.global[p.leg as usize];
+            let gi = other(3);
+            let detour = hashed(gs, gi, 5);
+            let x = d.global[detour as usize];
+            let cost_m = (self.occ[m.res as usize] as u64 + 1) * (1 + u64::from(m.rb != rd));
+            let cost_x = (self.occ[first(&x) as usize] as u64 + 1) * (u64::from(x.ra != v as u32) + 4);
+            if cost_x < cost_m {
+                p.leg = detour;
+                p.mid = gi;
+            }
+        }
+        let g = d.global[p.leg as usize];
+        self.pk[h as usize] = p;
+        Some(if g.ra == v as u32 { (g.res, g.rb) } else { (d.local(v as u32, g.ra), g.ra) })
     }
 
     /// Cut the next packet of the lane's turn, if its previous one has left the first port.
@@ -307,7 +524,23 @@ impl<'p> PacketEngine<'p> {
         self.to_make[fi] = left - 1;
         let (off, end) = self.hop_range(fi);
         let bytes = if left == 1 { self.net.last_bytes[fi] } else { self.packet };
-        let h = self.alloc(Packet { flow: f, bytes, next: NONE, hop: 0, credit: end - off > 1 });
+        let serial = (self.net.packets[fi] - left) as u32;
+        let h = self.alloc(Packet {
+            flow: f,
+            bytes,
+            next: NONE,
+            hop: 0,
+            credit: end - off > 1,
+            par_open: false,
+            idx: 0,
+            res: self.net.hop_res[off],
+            prev: NONE,
+            at: NONE,
+            leg: NONE,
+            mid: NONE,
+            serial,
+            spread: 1,
+        });
         self.pending[lane] = true;
         if left > 1 {
             self.ring[lane].push_back(f);

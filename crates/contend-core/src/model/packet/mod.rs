@@ -13,8 +13,10 @@
 //! forward: a packet moves on once it has fully arrived. Flow control is credit based: a port
 //! sends only if the next device's input buffer for that port and virtual channel has a free
 //! slot (`buffer` packets), freed when the packet starts leaving that device; the destination
-//! consumes packets at once. The virtual channel is the hop's position in the path, so buffer
-//! dependencies only ever point to a higher channel: no route can deadlock. A port serves its
+//! consumes packets at once. The virtual channel is the number of hops a packet has made, so
+//! buffer dependencies only ever point to a higher channel: no route can deadlock, whichever
+//! hops per-packet routing chooses (routing.rs: spray and adaptive hop by hop, Valiant, UGAL-L
+//! and PAR per packet; channels enough for the longest dragonfly path, local-global-local-global-local). A port serves its
 //! inputs (each buffer it drains, i.e. link into the device and channel, and each injection
 //! lane) round-robin, skipping those whose head may not go, FIFO within an input. A buffer's
 //! slots are shared by all traffic of its link and channel, so packets held back downstream can
@@ -25,6 +27,7 @@
 //! input gives the same output. Seconds appear only at the `EventModel` boundary.
 
 mod engine;
+mod routing;
 
 pub use engine::PacketEngine;
 
@@ -138,6 +141,8 @@ pub(crate) struct Net {
     /// Per lane: its injector; per injector: messages that may packetise at once.
     pub lane_injector: Vec<u32>,
     pub window: Vec<u32>,
+    /// Per-packet routing, where the machine's policy routes packets (routing.rs).
+    pub dynr: Option<routing::Dyn>,
 }
 
 /// packet made ready for one workload: its flow table, parameters and compiled paths.
@@ -191,6 +196,7 @@ impl PacketPrepared {
             lane_of: Vec::with_capacity(n),
             lane_injector: Vec::new(),
             window: Vec::new(),
+            dynr: routing::Dyn::build(m, w, &flows),
         };
         net.hop_off.push(0);
         let mut total_packets = 0u64;
@@ -227,7 +233,7 @@ impl PacketPrepared {
                 next
             });
             net.lane_of.push(lane);
-            net.nvc = net.nvc.max(path.len());
+            net.nvc = net.nvc.max(net.dynr.as_ref().map_or(path.len(), |d| d.max_hops(f, path.len())));
             for (k, (&r, h)) in path.iter().zip(&plan.hops).enumerate() {
                 let l = &m.links[h.link];
                 let to = if h.forward { l.b } else { l.a };
