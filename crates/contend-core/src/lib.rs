@@ -10,6 +10,7 @@ pub mod flow;
 pub mod import;
 mod keymap;
 pub mod model;
+pub mod nccl;
 pub mod p2p;
 pub mod report;
 pub mod scenario;
