@@ -154,8 +154,10 @@ pub fn parse_protos(s: &str) -> Result<Vec<Proto>> {
 }
 
 /// A communicator on a machine: its ranks, the rings, channel counts and NCCL's view of it.
-pub struct Comm<'m> {
-    pub m: &'m Machine,
+pub struct Comm {
+    /// The machine as NCCL drives it: its kernels move the bytes, so GPUs pay no copy-engine
+    /// setup (their `latency`); NCCL's per-step latencies stand for it.
+    pub m: Machine,
     /// Machine device of each rank (node-major).
     pub devices: Vec<usize>,
     pub nodes: usize,
@@ -172,9 +174,9 @@ pub struct Comm<'m> {
     pub p2p_chunk: Vec<Vec<u64>>,
 }
 
-impl<'m> Comm<'m> {
+impl Comm {
     /// `nodes_gpus[k]`: the devices of node k, in local rank order (every node alike).
-    pub fn new(m: &'m Machine, nodes_gpus: &[Vec<usize>], channels: Option<usize>) -> Result<Comm<'m>> {
+    pub fn new(m: &Machine, nodes_gpus: &[Vec<usize>], channels: Option<usize>) -> Result<Comm> {
         let nodes = nodes_gpus.len();
         let ppn = nodes_gpus[0].len();
         let devices: Vec<usize> = nodes_gpus.iter().flatten().copied().collect();
@@ -236,6 +238,8 @@ impl<'m> Comm<'m> {
                 p2p_chunk[a][b] = chunk;
             }
         }
+        let mut m = m.clone();
+        m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = 0.0);
         Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk })
     }
 

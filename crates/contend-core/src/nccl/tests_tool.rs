@@ -229,7 +229,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
                 comm.choose(coll, bytes.max(1), &algos, &protos).expect("checked above")
             };
             let call = comm.call(coll, algo, proto, bytes, req.root);
-            let ran = super::run(comm.m, &call, &req.model, &req.params, req.explain)?;
+            let ran = super::run(&comm.m, &call, &req.model, &req.params, req.explain)?;
             let time_us = ran.seconds * 1e6;
             let algbw = if time_us > 0.0 { bytes as f64 / (time_us * 1e3) } else { 0.0 };
             let busbw = algbw * coll.busbw_factor(n);
@@ -257,7 +257,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         .collect();
     let rows = rows.into_iter().collect::<Result<Vec<Row>>>()?;
     let avg_busbw = if rows.is_empty() { 0.0 } else { rows.iter().map(|r| r.busbw + r.in_place_busbw).sum::<f64>() / (2 * rows.len()) as f64 };
-    let m = comm.m;
+    let m = &comm.m;
     let local: Vec<String> = comm.topo.gpus.iter().map(|&g| m.devices[g].name.clone()).collect();
     let search = SearchSummary {
         rings: comm.graph.rings.iter().map(|r| r.iter().map(|&k| local[k].clone()).collect()).collect(),
@@ -306,7 +306,7 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, pick: (Algo, 
                 let t = if (a, p) == pick {
                     time_us
                 } else {
-                    super::run(comm.m, &comm.call(coll, a, p, bytes, req.root), &req.model, &req.params, false)?.seconds * 1e6
+                    super::run(&comm.m, &comm.call(coll, a, p, bytes, req.root), &req.model, &req.params, false)?.seconds * 1e6
                 };
                 alternatives.push(Alternative { algo: a, proto: p, time_us: t, nccl_model_us: model_us });
             }
@@ -343,7 +343,7 @@ fn lat_only(comm: &Comm, call: &lower::Call, req: &Request) -> Result<f64> {
     t.iter_mut().for_each(|x| x.size = 1);
     let w = crate::workload::Workload { transfers: t, origin: "nccl latency".into(), ..Default::default() };
     let entry = crate::model::registry::get(&req.model)?;
-    let prepared = (entry.prepare)(comm.m, &w, &req.params)?;
+    let prepared = (entry.prepare)(&comm.m, &w, &req.params)?;
     Ok(crate::sim::run_prepared(&w, prepared.as_ref(), false)?.makespan())
 }
 
