@@ -179,18 +179,51 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
     }
 }
 
+/// One loop's send on one connection. A loop of NCCL's chunk is one transfer; a merged loop is
+/// its first chunk (head), the rest but its last chunk (body) and its last chunk (foot): the
+/// head waits for the data's head upstream, the foot for the data's foot upstream, so that a
+/// merged loop streams through a chain a chunk behind its upstream, as NCCL's chunks do,
+/// instead of being stored and forwarded whole. Returns (head, foot).
+#[allow(clippy::too_many_arguments)]
+fn send(
+    d: &mut Dag,
+    c: &Call,
+    src: usize,
+    dst: usize,
+    block: u64,
+    heads: &[Option<usize>],
+    feet: &[Option<usize>],
+    conn: Option<usize>,
+    over: f64,
+) -> (usize, usize) {
+    let chunk = chunk_bytes(c.coll, c.algo, c.proto);
+    if block <= 2 * chunk {
+        let mut after: Vec<Option<usize>> = heads.iter().chain(feet).copied().collect();
+        after.push(conn);
+        let i = d.push(src, dst, wire(block, c.proto), &after, over);
+        return (i, i);
+    }
+    let mut after = heads.to_vec();
+    after.push(conn);
+    let head = d.push(src, dst, wire(chunk, c.proto), &after, over);
+    let body = d.push(src, dst, wire(block - 2 * chunk, c.proto), &[Some(head)], 0.0);
+    let mut after = feet.to_vec();
+    after.push(Some(body));
+    let foot = d.push(src, dst, wire(chunk, c.proto), &after, 0.0);
+    (head, foot)
+}
+
 /// A chain `chain[0] -> chain[1] -> ...` pipelined in chunks (broadcast, reduce).
 fn pipeline(c: &Call, chain: &[usize], bytes: u64, d: &mut Dag) {
     let n = chain.len();
     let mut last: Vec<Option<usize>> = vec![None; n - 1];
     for (l, block) in loops(bytes, chunk_bytes(c.coll, c.algo, c.proto)).into_iter().enumerate() {
-        let size = wire(block, c.proto);
-        let mut up: Option<usize> = None;
+        let (mut head, mut foot): (Option<usize>, Option<usize>) = (None, None);
         for h in 0..n - 1 {
             let over = if l == 0 { c.step + if h == 0 { c.base } else { 0.0 } } else { 0.0 };
-            let i = d.push(c.devices[chain[h]], c.devices[chain[h + 1]], size, &[last[h], up], over);
-            last[h] = Some(i);
-            up = Some(i);
+            let (a, b) = send(d, c, c.devices[chain[h]], c.devices[chain[h + 1]], block, &[head], &[foot], last[h], over);
+            last[h] = Some(b);
+            (head, foot) = (Some(a), Some(b));
         }
     }
 }
@@ -203,7 +236,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
     let n = order.len();
     let ppn = c.ppn.clamp(1, n);
     let nodes = n / ppn;
-    // parent[p] of each rank (None: the root), as rank ids.
+    // parent[r] of each rank (None: the root).
     let mut parent: Vec<Option<usize>> = vec![None; c.devices.len()];
     let mut heads = Vec::with_capacity(nodes);
     for node in 0..nodes {
@@ -221,7 +254,6 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
             parent[h] = Some(heads[if mirrored { nodes - 1 - up } else { up }]);
         }
     }
-    // Ranks from the leaves up: by depth, deepest first.
     let depth = |mut r: usize| {
         let mut k = 0;
         while let Some(p) = parent[r] {
@@ -230,35 +262,35 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
         }
         k
     };
+    // Ranks from the leaves up.
     let mut ranks: Vec<usize> = order.to_vec();
     ranks.sort_by_key(|&r| std::cmp::Reverse(depth(r)));
     let mut last_up: Vec<Option<usize>> = vec![None; c.devices.len()];
     let mut last_down: Vec<Option<usize>> = vec![None; c.devices.len()];
+    let none = Vec::new;
     for (l, block) in loops(bytes, chunk_bytes(c.coll, c.algo, c.proto)).into_iter().enumerate() {
-        let size = wire(block, c.proto);
-        // Up: a rank sends its partial sum once every child's has arrived.
-        let mut got: Vec<Vec<Option<usize>>> = vec![Vec::new(); c.devices.len()];
+        // Up: a rank sends its partial sum as its children's arrive (heads and feet).
+        let (mut got_h, mut got_f): (Vec<Vec<Option<usize>>>, Vec<Vec<Option<usize>>>) = (vec![none(); c.devices.len()], vec![none(); c.devices.len()]);
         for &r in &ranks {
             if let Some(p) = parent[r] {
-                let leaf = got[r].is_empty();
+                let leaf = got_h[r].is_empty();
                 let over = if l == 0 { c.step + if leaf { c.base } else { 0.0 } } else { 0.0 };
-                let mut after = got[r].clone();
-                after.push(last_up[r]);
-                let i = d.push(c.devices[r], c.devices[p], size, &after, over);
-                last_up[r] = Some(i);
-                got[p].push(Some(i));
+                let (a, b) = send(d, c, c.devices[r], c.devices[p], block, &got_h[r].clone(), &got_f[r].clone(), last_up[r], over);
+                last_up[r] = Some(b);
+                got_h[p].push(Some(a));
+                got_f[p].push(Some(b));
             }
         }
-        // Down: the root has the sum once its children's have arrived; each rank forwards.
-        let mut have: Vec<Vec<Option<usize>>> = vec![Vec::new(); c.devices.len()];
+        // Down: the root has the sum as its children's arrive; each rank forwards it.
+        let (mut have_h, mut have_f): (Vec<Vec<Option<usize>>>, Vec<Vec<Option<usize>>>) = (vec![none(); c.devices.len()], vec![none(); c.devices.len()]);
         for &r in ranks.iter().rev() {
             if let Some(p) = parent[r] {
-                let mut after = if parent[p].is_none() { got[p].clone() } else { have[p].clone() };
-                after.push(last_down[r]);
+                let (hs, fs) = if parent[p].is_none() { (got_h[p].clone(), got_f[p].clone()) } else { (have_h[p].clone(), have_f[p].clone()) };
                 let over = if l == 0 { c.step } else { 0.0 };
-                let i = d.push(c.devices[p], c.devices[r], size, &after, over);
-                last_down[r] = Some(i);
-                have[r] = vec![Some(i)];
+                let (a, b) = send(d, c, c.devices[p], c.devices[r], block, &hs, &fs, last_down[r], over);
+                last_down[r] = Some(b);
+                have_h[r] = vec![Some(a)];
+                have_f[r] = vec![Some(b)];
             }
         }
     }
