@@ -812,6 +812,7 @@ def demo(outdir: Path = typer.Option(Path("contend-demo"), "--out", help="Folder
 
 # Commands that live in their own files register on `app` when imported.
 import contend.cli_datatype  # noqa: E402, F401
+import contend.cli_nccl  # noqa: E402, F401
 import contend.cli_stencil  # noqa: E402, F401
 
 # The study commands live in their own module (Dask, pyarrow and their reports).
