@@ -213,6 +213,9 @@ fn send(
     (head, foot)
 }
 
+/// Per rank: the transfers it waits for.
+type Deps = Vec<Vec<Option<usize>>>;
+
 /// A chain `chain[0] -> chain[1] -> ...` pipelined in chunks (broadcast, reduce).
 fn pipeline(c: &Call, chain: &[usize], bytes: u64, d: &mut Dag) {
     let n = chain.len();
@@ -270,7 +273,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
     let none = Vec::new;
     for (l, block) in loops(bytes, chunk_bytes(c.coll, c.algo, c.proto)).into_iter().enumerate() {
         // Up: a rank sends its partial sum as its children's arrive (heads and feet).
-        let (mut got_h, mut got_f): (Vec<Vec<Option<usize>>>, Vec<Vec<Option<usize>>>) = (vec![none(); c.devices.len()], vec![none(); c.devices.len()]);
+        let (mut got_h, mut got_f): (Deps, Deps) = (vec![none(); c.devices.len()], vec![none(); c.devices.len()]);
         for &r in &ranks {
             if let Some(p) = parent[r] {
                 let leaf = got_h[r].is_empty();
@@ -282,7 +285,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
             }
         }
         // Down: the root has the sum as its children's arrive; each rank forwards it.
-        let (mut have_h, mut have_f): (Vec<Vec<Option<usize>>>, Vec<Vec<Option<usize>>>) = (vec![none(); c.devices.len()], vec![none(); c.devices.len()]);
+        let (mut have_h, mut have_f): (Deps, Deps) = (vec![none(); c.devices.len()], vec![none(); c.devices.len()]);
         for &r in ranks.iter().rev() {
             if let Some(p) = parent[r] {
                 let (hs, fs) = if parent[p].is_none() { (got_h[p].clone(), got_f[p].clone()) } else { (have_h[p].clone(), have_f[p].clone()) };
