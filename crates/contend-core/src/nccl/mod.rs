@@ -197,10 +197,14 @@ impl Comm {
             Some(c) => c,
             None => (2 * searched).min(tuning::MAX_CHANNELS),
         };
+        // Across nodes, channel c enters and leaves each node at GPUs rotated by c, so that the
+        // channels spread over the GPUs (and the NICs nearest them) as NCCL's search spreads
+        // its rings over the NICs; on one node the rotation changes nothing.
         let rings: Vec<Vec<usize>> = (0..channels)
             .map(|c| {
                 let local = &graph.rings[c % searched];
-                (0..nodes).flat_map(|node| local.iter().map(move |&r| node * ppn + r)).collect()
+                let shift = if nodes > 1 { c % ppn } else { 0 };
+                (0..nodes).flat_map(|node| (0..ppn).map(move |k| node * ppn + local[(k + shift) % ppn])).collect()
             })
             .collect();
         // Network bandwidth per channel between nodes: the node's NICs over the rings.

@@ -185,8 +185,11 @@ fn two_nodes_cross_the_network() {
     let two = api::nccl_tests("dgx-a100", &r, 2, Some("25GB/s")).unwrap();
     assert_eq!((two.ranks, two.nodes), (16, 2));
     let one = api::nccl_tests("dgx-a100", &r, 1, None).unwrap();
-    // Between nodes the rings cross 200 Gb/s NICs, far below NVSwitch.
-    assert!(two.rows[0].busbw < 0.5 * one.rows[0].busbw, "{} vs {}", two.rows[0].busbw, one.rows[0].busbw);
+    // Between nodes the rings cross 200 Gb/s (25 GB/s) NICs, far below NVSwitch; the channels
+    // leave each node at different GPUs, so more than one NIC carries them (one NIC would cap
+    // the busbw near 25 GB/s).
+    let b = two.rows[0].busbw;
+    assert!(b < 0.5 * one.rows[0].busbw && b > 2.0 * 25.0, "{b} vs {}", one.rows[0].busbw);
 }
 
 #[test]
