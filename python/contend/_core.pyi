@@ -149,3 +149,22 @@ def compare(
     models: list[str],
     params: list[tuple[str, str, str]],
 ) -> str: ...
+def nccl_tests(
+    machine: str,
+    op: str,
+    min_bytes: str,
+    max_bytes: str,
+    factor: int,
+    ngpus: int | None = None,
+    gpus: list[str] | None = None,
+    dtype: str = "float",
+    root: int = 0,
+    algo: str | None = None,
+    proto: str | None = None,
+    channels: int | None = None,
+    model: str = "maxmin",
+    params: list[tuple[str, str]] = ...,
+    explain: bool = False,
+    nodes: int = 1,
+    network_bandwidth: str | None = None,
+) -> str: ...

@@ -680,3 +680,46 @@ def compare(
     machine or transfers is listed with its reason."""
     triples = [(model, k, str(v)) for model, ps in (params or {}).items() for k, v in ps.items()]
     return Comparison(_core.compare(machine.held, transfers.held, list(models), triples))
+
+
+def nccl_tests(
+    machine: str,
+    op: str = "all_reduce",
+    min_bytes: str = "8",
+    max_bytes: str = "128M",
+    factor: int = 2,
+    *,
+    ngpus: int | None = None,
+    gpus: list[str] | None = None,
+    dtype: str = "float",
+    root: int = 0,
+    algo: str | None = None,
+    proto: str | None = None,
+    channels: int | None = None,
+    model: str = "maxmin",
+    explain: bool = False,
+    nodes: int = 1,
+    network_bandwidth: str | None = None,
+    **params: Any,
+) -> dict[str, Any]:
+    """What nccl-tests' ``<op>_perf -b MIN -e MAX -f FACTOR`` would print on ``machine`` (a preset or file).
+
+    Each size runs NCCL's own pick of algorithm and protocol (``algo``/``proto``: NCCL_ALGO/NCCL_PROTO lists),
+    lowered to point-to-point transfers on the rings NCCL's search would build, under ``model``. ``["rows"]`` holds
+    size, count, time (us), algbw and busbw (GB/s) for out-of-place and in-place; ``["table"]`` the text nccl-tests
+    prints; with ``explain=True`` every row has the alternatives run, the latency share and each channel's
+    bottleneck, and ``["explain"]`` says it in words. ``nodes`` > 1 puts that many copies of the machine on one
+    non-blocking switch with ``network_bandwidth`` per NIC (default 25 GB/s).
+    """
+    return json.loads(_core.nccl_tests(
+        machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpus, dtype=dtype, root=root, algo=algo,
+        proto=proto, channels=channels, model=model, params=_params(params), explain=explain, nodes=nodes,
+        network_bandwidth=network_bandwidth,
+    ))
+
+
+def nccl_tests_frame(report: dict[str, Any]) -> pd.DataFrame:
+    """The rows of an ``nccl_tests`` report as a DataFrame (explanations left out)."""
+    import pandas as pd
+
+    return pd.DataFrame([{k: v for k, v in r.items() if k != "explain"} for r in report["rows"]])

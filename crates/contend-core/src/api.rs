@@ -643,3 +643,48 @@ pub fn compare(
 ) -> Result<crate::compare::CompareReport> {
     crate::compare::compare(m, spec, origin, models, params)
 }
+
+/// What nccl-tests (`<op>_perf -b -e -f -g`) would print on `machine`, or on `nodes` copies of
+/// it on one non-blocking switch of `network_bandwidth` per NIC (default 25 GB/s: 200 Gb/s),
+/// predicted by lowering NCCL's pick for every size onto the executor (docs/nccl.md).
+pub fn nccl_tests(
+    machine: &str,
+    req: &crate::nccl::tests_tool::Request,
+    nodes: usize,
+    network_bandwidth: Option<&str>,
+) -> Result<crate::nccl::tests_tool::Report> {
+    use crate::nccl::{tests_tool, Comm};
+    if !(1..=1024).contains(&nodes) {
+        return Err(Error::input("--nodes", nodes.to_string(), "is out of range; give 1 to 1024"));
+    }
+    let m = if nodes == 1 {
+        if network_bandwidth.is_some() {
+            return Err(Error::input("--network-bandwidth", "", "applies to --nodes 2 or more"));
+        }
+        Machine::load(machine)?
+    } else {
+        let single = Machine::load(machine)?;
+        if single.spec.network.is_some() {
+            return Err(Error::input(
+                "--nodes",
+                nodes.to_string(),
+                format!("builds a cluster of {machine}, which is a cluster already; give a node preset or file"),
+            ));
+        }
+        let bw = network_bandwidth.unwrap_or("25GB/s");
+        crate::units::Bandwidth::parse(bw).map_err(|e| Error::input("--network-bandwidth", bw, e))?;
+        let hosts = vec!["S0"; nodes].join(", ");
+        let text = format!(
+            "name: {name}x{nodes}\ndescription: \"{nodes} x {machine} on one non-blocking switch\"\nfabric:\n  graph: {{switches: [{{name: S0}}], links: [], hosts: [{hosts}]}}\nlink: {{bandwidth: {bw}}}\nnodes: {{count: {nodes}, machine: \"{machine}\"}}\n",
+            name = single.name
+        );
+        Machine::from_text(&text, &format!("{nodes} x {machine}"))?
+    };
+    let per_node: Vec<Vec<usize>> = if nodes == 1 {
+        vec![tests_tool::node_gpus(&m, "", req)?]
+    } else {
+        (0..nodes).map(|k| tests_tool::node_gpus(&m, &format!("n{k}."), req)).collect::<Result<_>>()?
+    };
+    let comm = Comm::new(&m, &per_node, req.channels)?;
+    tests_tool::predict(&comm, req)
+}

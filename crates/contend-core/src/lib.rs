@@ -12,6 +12,7 @@ pub mod import;
 mod keymap;
 pub mod model;
 pub mod params;
+pub mod nccl;
 pub mod report;
 pub mod scenario;
 pub mod schedule;

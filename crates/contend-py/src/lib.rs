@@ -487,6 +487,49 @@ fn apps() -> String {
     json(&api::apps())
 }
 
+/// `api::nccl_tests`: what nccl-tests would print (JSON; its "table" is the text nccl-tests prints).
+#[pyfunction]
+#[pyo3(signature = (machine, op, min_bytes, max_bytes, factor, ngpus=None, gpus=None, dtype="float", root=0, algo=None, proto=None, channels=None, model="maxmin", params=Vec::new(), explain=false, nodes=1, network_bandwidth=None))]
+#[allow(clippy::too_many_arguments)]
+fn nccl_tests(
+    py: Python<'_>,
+    machine: &str,
+    op: &str,
+    min_bytes: &str,
+    max_bytes: &str,
+    factor: u64,
+    ngpus: Option<usize>,
+    gpus: Option<Vec<String>>,
+    dtype: &str,
+    root: usize,
+    algo: Option<String>,
+    proto: Option<String>,
+    channels: Option<usize>,
+    model: &str,
+    params: Vec<(String, String)>,
+    explain: bool,
+    nodes: usize,
+    network_bandwidth: Option<String>,
+) -> PyResult<String> {
+    let req = contend_core::nccl::tests_tool::Request {
+        op: op.into(),
+        min_bytes: min_bytes.into(),
+        max_bytes: max_bytes.into(),
+        factor,
+        ngpus,
+        gpus,
+        dtype: dtype.into(),
+        root,
+        algo,
+        proto,
+        channels,
+        model: model.into(),
+        params,
+        explain,
+    };
+    py.detach(|| api::nccl_tests(machine, &req, nodes, network_bandwidth.as_deref()).map(|r| json(&r))).map_err(to_py)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ContendError", m.py().get_type::<ContendError>())?;
@@ -525,6 +568,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calibrate_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(stencil_params, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(nccl_tests, m)?)?;
     Ok(())
 }
 

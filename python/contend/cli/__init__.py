@@ -9,7 +9,19 @@ registered there, wrapped in ``user_errors`` (a user's mistake is one line and e
 
 from __future__ import annotations
 
-from contend.cli import calibrate, compare, datatype, listings, machines, predict, run, schedule, stencil, study
+from contend.cli import (
+    calibrate,
+    compare,
+    datatype,
+    listings,
+    machines,
+    nccl,
+    predict,
+    run,
+    schedule,
+    stencil,
+    study,
+)
 from contend.cli.shared import app, user_errors
 
 COMMANDS = (
@@ -21,6 +33,7 @@ COMMANDS = (
     ("generate", predict.generate),
     ("schedule", schedule.schedule),
     ("p2p", calibrate.p2p),
+    ("nccl-tests", nccl.nccl_tests),
     ("calibrate", calibrate.calibrate),
     ("import", machines.import_),
     ("models", listings.models),

@@ -1,0 +1,321 @@
+//! NCCL collectives lowered to point-to-point transfers of the one workload DAG: per channel,
+//! per chunk, per step, with the dependencies NCCL's kernels keep (a rank forwards a chunk once
+//! it has received it; a channel's connection sends its chunks in order), so that channels
+//! contend with each other on real links under the model that runs them.
+//!
+//! Chunks are NCCL's (`calcCollChunking`: a step is a connection buffer over NCCL_STEPS; ring
+//! all-reduce, all-gather and reduce-scatter move NCCL_STEPS / 2 steps per chunk with Simple,
+//! everything else one step). Where a channel has many loops, the first and last `KEEP` loops
+//! keep NCCL's chunk and the loops between are merged into `MIDDLE` larger ones: a pipeline's
+//! fill and drain cost its first and last chunks, and the loops between move at the pipeline's
+//! rate whatever their size, so the merge changes the time by little while bounding the number
+//! of transfers (docs/nccl.md).
+//!
+//! Latency: NCCL's per-step hardware latency (`hwLatencies`) is paid by every transfer of a
+//! call's first loop (the pipeline's fill: once per step, as NCCL's model counts it), its base
+//! latency by the first transfer of each chain; later loops stream behind them and pay only the
+//! path's own latency, which the router adds to every transfer.
+
+use super::tuning::{self, BUFF_BYTES, LL128_EFFICIENCY, LL_EFFICIENCY, NCCL_STEPS, RING_CHUNK_STEPS};
+use super::{Algo, Coll, Proto};
+use crate::workload::Transfer;
+
+/// Loops at each end of a channel kept at NCCL's chunk; merged loops between.
+pub const KEEP: usize = 4;
+pub const MIDDLE: usize = 4;
+
+/// What one call moves and how.
+#[derive(Clone, Debug)]
+pub struct Call {
+    pub coll: Coll,
+    pub algo: Algo,
+    pub proto: Proto,
+    /// Bytes of the call as nccl-tests counts them (the whole buffer).
+    pub bytes: u64,
+    /// Machine device of every rank, in rank order.
+    pub devices: Vec<usize>,
+    /// Each channel's ring, as rank positions (a permutation of 0..ranks).
+    pub rings: Vec<Vec<usize>>,
+    /// Root rank (broadcast, reduce).
+    pub root: usize,
+    /// Seconds: NCCL's base latency of the call and its per-step hardware latency.
+    pub base: f64,
+    pub step: f64,
+    /// Ranks per node (chains of a tree stay inside a node).
+    pub ppn: usize,
+    /// Channels per peer for send/receive, and NCCL's p2p chunk per peer pair (bytes).
+    pub p2p_channels: Vec<Vec<usize>>,
+    pub p2p_chunk: Vec<Vec<u64>>,
+}
+
+/// Data bytes a chunk of this protocol carries.
+pub fn chunk_bytes(coll: Coll, algo: Algo, proto: Proto) -> u64 {
+    let step = BUFF_BYTES[proto as usize] / NCCL_STEPS;
+    let ring_steps = algo == Algo::Ring && proto == Proto::Simple && matches!(coll, Coll::AllReduce | Coll::AllGather | Coll::ReduceScatter);
+    let chunk = step * if ring_steps { RING_CHUNK_STEPS } else { 1 };
+    match proto {
+        Proto::Ll => chunk / 2,
+        Proto::Ll128 => chunk / 16 * 15,
+        Proto::Simple => chunk,
+    }
+}
+
+/// Wire bytes of `data` bytes under a protocol (LL: 8 of 16; LL128: 120 of 128).
+pub fn wire(data: u64, proto: Proto) -> u64 {
+    match proto {
+        Proto::Ll => (data as f64 / LL_EFFICIENCY).ceil() as u64,
+        Proto::Ll128 => (data as f64 / LL128_EFFICIENCY).ceil() as u64,
+        Proto::Simple => data,
+    }
+}
+
+/// Per-loop data bytes of a pipeline moving `total` bytes in chunks of `chunk`, merged as the
+/// module says.
+pub fn loops(total: u64, chunk: u64) -> Vec<u64> {
+    if total == 0 {
+        return Vec::new();
+    }
+    let n = total.div_ceil(chunk) as usize;
+    let last = total - (n as u64 - 1) * chunk;
+    if n <= 2 * KEEP + MIDDLE {
+        let mut v = vec![chunk; n - 1];
+        v.push(last);
+        return v;
+    }
+    let mid = (n - 2 * KEEP) as u64 * chunk - chunk + last;
+    let mut v = vec![chunk; KEEP];
+    let each = mid / MIDDLE as u64;
+    for k in 0..MIDDLE as u64 {
+        v.push(if k + 1 == MIDDLE as u64 { mid - each * (MIDDLE as u64 - 1) } else { each });
+    }
+    v.extend(std::iter::repeat_n(chunk, KEEP - 1));
+    v.push(chunk);
+    v
+}
+
+struct Dag {
+    t: Vec<Transfer>,
+    /// Channel of each transfer.
+    ch: Vec<u32>,
+    cur: u32,
+}
+
+impl Dag {
+    fn push(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64) -> usize {
+        let after: Vec<usize> = after.iter().flatten().copied().collect();
+        self.t.push(Transfer { src, dst, size: size.max(1), after, overhead, ..Default::default() });
+        self.ch.push(self.cur);
+        self.t.len() - 1
+    }
+}
+
+/// Split `total` bytes over `parts` as evenly as whole 4-byte elements allow.
+fn split(total: u64, parts: usize) -> Vec<u64> {
+    let elems = total / 4;
+    let rest = total % 4;
+    (0..parts as u64)
+        .map(|k| elems / parts as u64 + u64::from(k < elems % parts as u64))
+        .enumerate()
+        .map(|(k, e)| e * 4 + if k == 0 { rest } else { 0 })
+        .collect()
+}
+
+/// The call as transfers, with the channel of each; none for an empty call.
+pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0 };
+    let n = c.devices.len();
+    if n < 2 || c.bytes == 0 {
+        return (d.t, d.ch);
+    }
+    match c.coll {
+        Coll::AllToAll | Coll::SendRecv => p2p(c, &mut d),
+        Coll::AllReduce if c.algo == Algo::Tree => {
+            for (ch, share) in split(c.bytes, c.rings.len()).into_iter().enumerate() {
+                d.cur = ch as u32;
+                tree(c, ch, share, &mut d);
+            }
+        }
+        Coll::AllReduce | Coll::AllGather | Coll::ReduceScatter => {
+            let steps = if c.coll == Coll::AllReduce { 2 * (n - 1) } else { n - 1 };
+            for (ch, share) in split(c.bytes, c.rings.len()).into_iter().enumerate() {
+                d.cur = ch as u32;
+                ring(c, &c.rings[ch], share.div_ceil(n as u64), steps, &mut d);
+            }
+        }
+        Coll::Broadcast | Coll::Reduce => {
+            for (ch, share) in split(c.bytes, c.rings.len()).into_iter().enumerate() {
+                d.cur = ch as u32;
+                let r = &c.rings[ch];
+                let at = r.iter().position(|&x| x == c.root).unwrap_or(0);
+                // Broadcast: the root heads the chain; reduce: the chain ends at the root.
+                let start = if c.coll == Coll::Broadcast { at } else { (at + 1) % n };
+                let chain: Vec<usize> = (0..n).map(|k| r[(start + k) % n]).collect();
+                pipeline(c, &chain, share, &mut d);
+            }
+        }
+    }
+    (d.t, d.ch)
+}
+
+/// A ring of `steps` steps in which every rank sends a block of `per_rank` bytes a step.
+fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
+    let n = order.len();
+    let dev = |p: usize| c.devices[order[p % n]];
+    let mut last: Vec<Option<usize>> = vec![None; n];
+    for (l, block) in loops(per_rank, chunk_bytes(c.coll, c.algo, c.proto)).into_iter().enumerate() {
+        let size = wire(block, c.proto);
+        let mut prev: Vec<Option<usize>> = vec![None; n];
+        for k in 0..steps {
+            let mut now = vec![None; n];
+            for p in 0..n {
+                let over = if l == 0 { c.step + if k == 0 { c.base } else { 0.0 } } else { 0.0 };
+                let data = if k == 0 { None } else { prev[(p + n - 1) % n] };
+                let i = d.push(dev(p), dev(p + 1), size, &[last[p], data], over);
+                now[p] = Some(i);
+                last[p] = Some(i);
+            }
+            prev = now;
+        }
+    }
+}
+
+/// One loop's send on one connection. A loop of NCCL's chunk is one transfer; a merged loop is
+/// its first chunk (head), the rest but its last chunk (body) and its last chunk (foot): the
+/// head waits for the data's head upstream, the foot for the data's foot upstream, so that a
+/// merged loop streams through a chain a chunk behind its upstream, as NCCL's chunks do,
+/// instead of being stored and forwarded whole. Returns (head, foot).
+#[allow(clippy::too_many_arguments)]
+fn send(
+    d: &mut Dag,
+    c: &Call,
+    src: usize,
+    dst: usize,
+    block: u64,
+    heads: &[Option<usize>],
+    feet: &[Option<usize>],
+    conn: Option<usize>,
+    over: f64,
+) -> (usize, usize) {
+    let chunk = chunk_bytes(c.coll, c.algo, c.proto);
+    if block <= 2 * chunk {
+        let mut after: Vec<Option<usize>> = heads.iter().chain(feet).copied().collect();
+        after.push(conn);
+        let i = d.push(src, dst, wire(block, c.proto), &after, over);
+        return (i, i);
+    }
+    let mut after = heads.to_vec();
+    after.push(conn);
+    let head = d.push(src, dst, wire(chunk, c.proto), &after, over);
+    let body = d.push(src, dst, wire(block - 2 * chunk, c.proto), &[Some(head)], 0.0);
+    let mut after = feet.to_vec();
+    after.push(Some(body));
+    let foot = d.push(src, dst, wire(chunk, c.proto), &after, 0.0);
+    (head, foot)
+}
+
+/// Per rank: the transfers it waits for.
+type Deps = Vec<Vec<Option<usize>>>;
+
+/// A chain `chain[0] -> chain[1] -> ...` pipelined in chunks (broadcast, reduce).
+fn pipeline(c: &Call, chain: &[usize], bytes: u64, d: &mut Dag) {
+    let n = chain.len();
+    let mut last: Vec<Option<usize>> = vec![None; n - 1];
+    for (l, block) in loops(bytes, chunk_bytes(c.coll, c.algo, c.proto)).into_iter().enumerate() {
+        let (mut head, mut foot): (Option<usize>, Option<usize>) = (None, None);
+        for h in 0..n - 1 {
+            let over = if l == 0 { c.step + if h == 0 { c.base } else { 0.0 } } else { 0.0 };
+            let (a, b) = send(d, c, c.devices[chain[h]], c.devices[chain[h + 1]], block, &[head], &[foot], last[h], over);
+            last[h] = Some(b);
+            (head, foot) = (Some(a), Some(b));
+        }
+    }
+}
+
+/// Tree all-reduce on one channel: within a node a chain (the channel's ring order from its
+/// first rank there); across nodes a binary tree of the nodes' chain heads (double: odd
+/// channels use the mirrored tree). Reduce up, then broadcast down, chunk by chunk.
+fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
+    let order = &c.rings[ch];
+    let n = order.len();
+    let ppn = c.ppn.clamp(1, n);
+    let nodes = n / ppn;
+    // parent[r] of each rank (None: the root).
+    let mut parent: Vec<Option<usize>> = vec![None; c.devices.len()];
+    let mut heads = Vec::with_capacity(nodes);
+    for node in 0..nodes {
+        let chain: Vec<usize> = order.iter().copied().filter(|&r| r / ppn == node).collect();
+        for w in chain.windows(2) {
+            parent[w[1]] = Some(w[0]);
+        }
+        heads.push(chain[0]);
+    }
+    let mirrored = ch % 2 == 1;
+    for (k, &h) in heads.iter().enumerate() {
+        let pos = if mirrored { nodes - 1 - k } else { k };
+        if pos > 0 {
+            let up = (pos - 1) / 2;
+            parent[h] = Some(heads[if mirrored { nodes - 1 - up } else { up }]);
+        }
+    }
+    let depth = |mut r: usize| {
+        let mut k = 0;
+        while let Some(p) = parent[r] {
+            r = p;
+            k += 1;
+        }
+        k
+    };
+    // Ranks from the leaves up.
+    let mut ranks: Vec<usize> = order.to_vec();
+    ranks.sort_by_key(|&r| std::cmp::Reverse(depth(r)));
+    let mut last_up: Vec<Option<usize>> = vec![None; c.devices.len()];
+    let mut last_down: Vec<Option<usize>> = vec![None; c.devices.len()];
+    let none = Vec::new;
+    for (l, block) in loops(bytes, chunk_bytes(c.coll, c.algo, c.proto)).into_iter().enumerate() {
+        // Up: a rank sends its partial sum as its children's arrive (heads and feet).
+        let (mut got_h, mut got_f): (Deps, Deps) = (vec![none(); c.devices.len()], vec![none(); c.devices.len()]);
+        for &r in &ranks {
+            if let Some(p) = parent[r] {
+                let leaf = got_h[r].is_empty();
+                let over = if l == 0 { c.step + if leaf { c.base } else { 0.0 } } else { 0.0 };
+                let (a, b) = send(d, c, c.devices[r], c.devices[p], block, &got_h[r].clone(), &got_f[r].clone(), last_up[r], over);
+                last_up[r] = Some(b);
+                got_h[p].push(Some(a));
+                got_f[p].push(Some(b));
+            }
+        }
+        // Down: the root has the sum as its children's arrive; each rank forwards it.
+        let (mut have_h, mut have_f): (Deps, Deps) = (vec![none(); c.devices.len()], vec![none(); c.devices.len()]);
+        for &r in ranks.iter().rev() {
+            if let Some(p) = parent[r] {
+                let (hs, fs) = if parent[p].is_none() { (got_h[p].clone(), got_f[p].clone()) } else { (have_h[p].clone(), have_f[p].clone()) };
+                let over = if l == 0 { c.step } else { 0.0 };
+                let (a, b) = send(d, c, c.devices[p], c.devices[r], block, &hs, &fs, last_down[r], over);
+                last_down[r] = Some(b);
+                have_h[r] = vec![Some(a)];
+                have_f[r] = vec![Some(b)];
+            }
+        }
+    }
+}
+
+/// All-to-all and send/receive: every pair's bytes over its channels, chunk by chunk in order.
+fn p2p(c: &Call, d: &mut Dag) {
+    let n = c.devices.len();
+    let pairs: Vec<(usize, usize, u64)> = match c.coll {
+        Coll::SendRecv => (0..n).map(|r| (r, (r + 1) % n, c.bytes)).collect(),
+        _ => (0..n).flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b, c.bytes / n as u64))).collect(),
+    };
+    for (a, b, bytes) in pairs {
+        let proto = if bytes <= tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple };
+        let channels = c.p2p_channels[a][b].max(1);
+        for (k, share) in split(bytes, channels).into_iter().enumerate().filter(|&(_, s)| s > 0) {
+            d.cur = k as u32;
+            let mut last = None;
+            for (l, block) in loops(share, c.p2p_chunk[a][b]).into_iter().enumerate() {
+                let over = if l == 0 { c.base + c.step } else { 0.0 };
+                last = Some(d.push(c.devices[a], c.devices[b], wire(block, proto), &[last], over));
+            }
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! NCCL collectives on a machine: the rings NCCL's search would build (`topo`), NCCL's own
+//! choice of algorithm and protocol (`tuning`), each call lowered to point-to-point transfers
+//! on the one executor (`lower`), and what nccl-tests would print (`tests_tool`).
+//! docs/nccl.md says what is modelled and what is not.
+
+pub mod lower;
+pub mod tests_tool;
+pub mod topo;
+pub mod tuning;
+
+#[cfg(test)]
+mod tests;
+
+use crate::error::{Error, Result};
+use crate::flow::router::Router;
+use crate::model::registry;
+use crate::sim;
+use crate::topology::{DeviceKind, LinkKind, Machine};
+use crate::workload::Workload;
+use serde::Serialize;
+
+/// The collectives nccl-tests measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Coll {
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    Reduce,
+    #[serde(rename = "alltoall")]
+    AllToAll,
+    #[serde(rename = "sendrecv")]
+    SendRecv,
+}
+
+pub const COLLS: &[Coll] = &[Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter, Coll::Broadcast, Coll::Reduce, Coll::AllToAll, Coll::SendRecv];
+
+impl Coll {
+    /// nccl-tests' name (its binary is `<name>_perf`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Coll::AllReduce => "all_reduce",
+            Coll::AllGather => "all_gather",
+            Coll::ReduceScatter => "reduce_scatter",
+            Coll::Broadcast => "broadcast",
+            Coll::Reduce => "reduce",
+            Coll::AllToAll => "alltoall",
+            Coll::SendRecv => "sendrecv",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Coll> {
+        let key = s.trim().to_lowercase().replace(['-', '_'], "");
+        let key = key.strip_suffix("perf").unwrap_or(&key).to_string();
+        COLLS.iter().copied().find(|c| c.name().replace('_', "") == key).ok_or_else(|| {
+            let names: Vec<&str> = COLLS.iter().map(|c| c.name()).collect();
+            Error::input("--op", s, format!("is not a collective nccl-tests runs; choose {}", names.join(", ")))
+        })
+    }
+
+    /// nccl-tests' bus bandwidth factor (src/<op>.cu GetBw): algbw x factor = busbw.
+    pub fn busbw_factor(self, n: usize) -> f64 {
+        let n = n as f64;
+        match self {
+            Coll::AllReduce => 2.0 * (n - 1.0) / n,
+            Coll::AllGather | Coll::ReduceScatter | Coll::AllToAll => (n - 1.0) / n,
+            Coll::Broadcast | Coll::Reduce | Coll::SendRecv => 1.0,
+        }
+    }
+
+    pub fn reduces(self) -> bool {
+        matches!(self, Coll::AllReduce | Coll::ReduceScatter | Coll::Reduce)
+    }
+
+    pub fn rooted(self) -> bool {
+        matches!(self, Coll::Broadcast | Coll::Reduce)
+    }
+
+    /// Algorithms NCCL has for it, among those contend lowers.
+    pub fn algos(self) -> &'static [Algo] {
+        match self {
+            Coll::AllReduce => &[Algo::Ring, Algo::Tree],
+            _ => &[Algo::Ring],
+        }
+    }
+}
+
+/// Indices follow NCCL's (NCCL_ALGO_TREE = 0, NCCL_ALGO_RING = 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Algo {
+    Tree = 0,
+    Ring = 1,
+}
+
+/// Indices follow NCCL's (NCCL_PROTO_LL = 0, LL128 = 1, SIMPLE = 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Proto {
+    #[serde(rename = "LL")]
+    Ll = 0,
+    #[serde(rename = "LL128")]
+    Ll128 = 1,
+    #[serde(rename = "Simple")]
+    Simple = 2,
+}
+
+pub const PROTOS: [Proto; 3] = [Proto::Ll, Proto::Ll128, Proto::Simple];
+
+impl Algo {
+    pub fn name(self) -> &'static str {
+        match self {
+            Algo::Tree => "Tree",
+            Algo::Ring => "Ring",
+        }
+    }
+}
+
+impl Proto {
+    pub fn name(self) -> &'static str {
+        match self {
+            Proto::Ll => "LL",
+            Proto::Ll128 => "LL128",
+            Proto::Simple => "Simple",
+        }
+    }
+}
+
+/// NCCL_ALGO as a list ("ring", "tree", "ring,tree"); the algorithms NCCL lacks in contend
+/// (NVLS, CollNet, PAT) are named as such.
+pub fn parse_algos(s: &str) -> Result<Vec<Algo>> {
+    s.split(',')
+        .map(|a| match a.trim().to_lowercase().as_str() {
+            "ring" => Ok(Algo::Ring),
+            "tree" => Ok(Algo::Tree),
+            x @ ("nvls" | "nvlstree" | "collnet" | "collnetdirect" | "collnetchain" | "pat") => {
+                Err(Error::input("--algo", x, "is an NCCL algorithm contend does not lower yet; use ring or tree"))
+            }
+            x => Err(Error::input("--algo", x, "is not an NCCL algorithm; use ring, tree or ring,tree")),
+        })
+        .collect()
+}
+
+/// NCCL_PROTO as a list ("LL", "LL128", "Simple").
+pub fn parse_protos(s: &str) -> Result<Vec<Proto>> {
+    s.split(',')
+        .map(|p| match p.trim().to_lowercase().as_str() {
+            "ll" => Ok(Proto::Ll),
+            "ll128" => Ok(Proto::Ll128),
+            "simple" => Ok(Proto::Simple),
+            x => Err(Error::input("--proto", x, "is not an NCCL protocol; use LL, LL128, Simple or a comma list")),
+        })
+        .collect()
+}
+
+/// A communicator on a machine: its ranks, the rings, channel counts and NCCL's view of it.
+pub struct Comm {
+    /// The machine as NCCL drives it: its kernels move the bytes, so GPUs pay no copy-engine
+    /// setup (their `latency`); NCCL's per-step latencies stand for it.
+    pub m: Machine,
+    /// Machine device of each rank (node-major).
+    pub devices: Vec<usize>,
+    pub nodes: usize,
+    pub ppn: usize,
+    /// The ring search on the first node.
+    pub graph: topo::RingGraph,
+    pub topo: topo::Topo,
+    /// Channels the communicator runs (NCCL doubles the search's rings when it connects them).
+    pub channels: usize,
+    /// Each channel's ring over all ranks.
+    pub rings: Vec<Vec<usize>>,
+    pub tuning: tuning::Comm,
+    pub p2p_channels: Vec<Vec<usize>>,
+    pub p2p_chunk: Vec<Vec<u64>>,
+}
+
+impl Comm {
+    /// `nodes_gpus[k]`: the devices of node k, in local rank order (every node alike).
+    pub fn new(m: &Machine, nodes_gpus: &[Vec<usize>], channels: Option<usize>) -> Result<Comm> {
+        let nodes = nodes_gpus.len();
+        let ppn = nodes_gpus[0].len();
+        let devices: Vec<usize> = nodes_gpus.iter().flatten().copied().collect();
+        let router = Router::new(m);
+        let topo = topo::Topo::new(m, &router, &nodes_gpus[0]);
+        let graph = topo::search(&topo).ok_or_else(|| {
+            Error::input(
+                &m.origin,
+                "",
+                format!("has no ring through GPUs {}: some pair has no path; choose GPUs that reach each other", names(m, &nodes_gpus[0])),
+            )
+        })?;
+        let searched = graph.rings.len();
+        let channels = match channels {
+            Some(c) if !(1..=tuning::MAX_CHANNELS).contains(&c) => {
+                return Err(Error::input("--channels", c.to_string(), format!("is out of range; give 1 to {}", tuning::MAX_CHANNELS)))
+            }
+            Some(c) => c,
+            None => (2 * searched).min(tuning::MAX_CHANNELS),
+        };
+        // Across nodes, channel c enters and leaves each node at GPUs rotated by c, so that the
+        // channels spread over the GPUs (and the NICs nearest them) as NCCL's search spreads
+        // its rings over the NICs; on one node the rotation changes nothing.
+        let rings: Vec<Vec<usize>> = (0..channels)
+            .map(|c| {
+                let local = &graph.rings[c % searched];
+                let shift = if nodes > 1 { c % ppn } else { 0 };
+                (0..nodes).flat_map(|node| (0..ppn).map(move |k| node * ppn + local[(k + shift) % ppn])).collect()
+            })
+            .collect();
+        // Network bandwidth per channel between nodes: the node's NICs over the rings.
+        let nic_bw: f64 = (0..m.links.len())
+            .filter(|&l| m.links[l].kind == LinkKind::Network)
+            .filter(|&l| [m.links[l].a, m.links[l].b].iter().any(|&d| m.devices[d].kind == DeviceKind::Nic && m.devices[d].name.starts_with("n0.")))
+            .map(|l| m.links[l].bandwidth / 1e9)
+            .sum();
+        let bw_inter = if nodes > 1 { (nic_bw / searched as f64).min(graph.bw) } else { 0.0 };
+        let amd = m.devices.iter().any(|d| d.model.as_deref().is_some_and(|s| s.contains("AMD") || s.contains("EPYC")));
+        let tuning = tuning::Comm {
+            ranks: devices.len(),
+            nodes,
+            cc: topo.cc,
+            graph_channels: searched,
+            bw_intra: graph.bw,
+            bw_inter,
+            nvlink: graph.kind == topo::PathType::Nvl,
+            amd,
+        };
+        // Send/receive: channels per peer (two per NVLink, else two), and NCCL's p2p chunk.
+        let n = devices.len();
+        let local = |r: usize| r % ppn;
+        let mut p2p_channels = vec![vec![0; n]; n];
+        let mut p2p_chunk = vec![vec![tuning::P2P_PCI_CHUNK; n]; n];
+        let p2p_total = channels.next_power_of_two();
+        for a in 0..n {
+            for b in (0..n).filter(|&b| b != a) {
+                let path = if a / ppn == b / ppn { topo.paths[local(a)][local(b)].as_ref() } else { None };
+                let (per, chunk) = match path {
+                    Some(p) if p.kind == topo::PathType::Nvl => ((2.0 * p.bw / tuning::nvlink_bw(topo.cc)).round().max(2.0) as usize, tuning::P2P_NVL_CHUNK),
+                    _ => (2, tuning::P2P_PCI_CHUNK),
+                };
+                p2p_channels[a][b] = per.next_power_of_two().min(p2p_total);
+                p2p_chunk[a][b] = chunk;
+            }
+        }
+        let mut m = m.clone();
+        m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = 0.0);
+        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk })
+    }
+
+    /// NCCL's pick for `bytes` among the allowed algorithms and protocols.
+    pub fn choose(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: &[Proto]) -> Option<(Algo, Proto, f64)> {
+        let allowed: Vec<(Algo, Proto)> = algos.iter().flat_map(|&a| protos.iter().map(move |&p| (a, p))).collect();
+        tuning::choose(&self.tuning, coll, bytes, &allowed)
+    }
+
+    /// The call as the executor runs it: `channels` channels (NCCL trims them for small calls).
+    pub fn call(&self, coll: Coll, algo: Algo, proto: Proto, bytes: u64, root: usize) -> lower::Call {
+        let nc = tuning::channels_for(&self.tuning, algo, proto, bytes, self.channels);
+        let (a, p) = (algo as usize, proto as usize);
+        let hw = if self.nodes > 1 {
+            tuning::Hw::Net
+        } else if self.tuning.nvlink {
+            tuning::Hw::Nvlink
+        } else {
+            tuning::Hw::Pci
+        };
+        let (base, step) = match coll {
+            Coll::AllToAll | Coll::SendRecv => (tuning::BASE_LATENCY_US[1][2], tuning::HW_LATENCY_US[hw as usize][1][2]),
+            _ => (tuning::BASE_LATENCY_US[a][p], tuning::HW_LATENCY_US[hw as usize][a][p]),
+        };
+        lower::Call {
+            coll,
+            algo,
+            proto,
+            bytes,
+            devices: self.devices.clone(),
+            rings: self.rings[..nc].to_vec(),
+            root,
+            base: base * 1e-6,
+            step: step * 1e-6,
+            ppn: self.ppn,
+            p2p_channels: self.p2p_channels.clone(),
+            p2p_chunk: self.p2p_chunk.clone(),
+        }
+    }
+}
+
+fn names(m: &Machine, ds: &[usize]) -> String {
+    ds.iter().map(|&d| m.devices[d].name.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// One call run on the executor.
+pub struct Ran {
+    pub seconds: f64,
+    pub transfers: usize,
+    pub channels: usize,
+    /// Per channel: (resource name, its busy seconds, its capacity bytes/s) of its busiest resource.
+    pub bottlenecks: Vec<(String, f64, f64)>,
+}
+
+/// Refuse models that cannot run NCCL's lowering, in one line.
+pub fn check_model(model: &str) -> Result<()> {
+    let entry = registry::get(model)?;
+    if !entry.any_graph {
+        return Err(Error::Unsupported {
+            model: entry.name.to_string(),
+            reason: "it models concurrent copies on one PCIe tree without latency, and NCCL's channels cross NVLink, switches and sockets with per-step latencies; use --model maxmin (or packet)".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Run a call's lowering with the named model; `bottlenecks` names each channel's busiest resource.
+pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, String)], bottlenecks: bool) -> Result<Ran> {
+    check_model(model)?;
+    let (transfers, channel) = lower::lower(call);
+    let channels = call.rings.len();
+    if transfers.is_empty() {
+        return Ok(Ran { seconds: 0.0, transfers: 0, channels, bottlenecks: Vec::new() });
+    }
+    let count = transfers.len();
+    let w = Workload { transfers, origin: format!("nccl {}", call.coll.name()), ..Default::default() };
+    let entry = registry::get(model)?;
+    let prepared = (entry.prepare)(m, &w, params)?;
+    let o = sim::run_prepared(&w, prepared.as_ref(), false)?;
+    let mut worst = Vec::new();
+    if bottlenecks {
+        let f = prepared.flows();
+        let top = channel.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+        worst = vec![(String::new(), -1.0, 0.0); top];
+        for (i, &c) in channel.iter().enumerate() {
+            for &r in &f.paths[f.path_of[i] as usize] {
+                let r = r as usize;
+                let busy = o.busy.get(r).copied().unwrap_or(0.0);
+                if busy > worst[c as usize].1 {
+                    worst[c as usize] = (f.name[r].clone(), busy, f.cap[r]);
+                }
+            }
+        }
+    }
+    Ok(Ran { seconds: o.makespan(), transfers: count, channels, bottlenecks: worst })
+}

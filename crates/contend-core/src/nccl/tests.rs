@@ -1,0 +1,205 @@
+//! NCCL's lowering checked against closed forms derived from first principles: on an NVSwitch
+//! node every GPU's NVLink port carries all its channels' flows, so a call's bandwidth part is
+//! the bytes one port must move over the port's capacity (bandwidth x efficiency, less the
+//! duplex loss of the same load coming back), and its latency part is NCCL's per-step latencies
+//! plus the path latency of every transfer on the chain of dependencies.
+
+use super::*;
+use crate::api;
+use crate::model::maxmin::MaxminParams;
+
+fn req(op: &str) -> tests_tool::Request {
+    tests_tool::Request {
+        op: op.into(),
+        min_bytes: "8".into(),
+        max_bytes: "8G".into(),
+        factor: 2,
+        ngpus: None,
+        gpus: None,
+        dtype: "float".into(),
+        root: 0,
+        algo: None,
+        proto: None,
+        channels: None,
+        model: "maxmin".into(),
+        params: vec![],
+        explain: false,
+    }
+}
+
+/// One size of `op` on dgx-a100 with the given overrides.
+fn one(op: &str, size: &str, algo: Option<&str>, proto: Option<&str>, model: &str) -> Result<tests_tool::Row> {
+    let r = tests_tool::Request {
+        min_bytes: size.into(),
+        max_bytes: size.into(),
+        algo: algo.map(Into::into),
+        proto: proto.map(Into::into),
+        model: model.into(),
+        ..req(op)
+    };
+    Ok(api::nccl_tests("dgx-a100", &r, 1, None)?.rows.remove(0))
+}
+
+/// A GPU port of dgx-a100 under maxmin's defaults, each direction, with equal load both ways:
+/// 12 x 25 GB/s x efficiency / (1 + duplex loss).
+fn port() -> f64 {
+    let p = MaxminParams::default();
+    12.0 * 25e9 * p.eff_nvlink / (1.0 + p.duplex_nvlink)
+}
+
+/// Path latency of a GPU -> NVSwitch -> GPU transfer: two NVLink hops (docs/models.md defaults).
+const HOPS: f64 = 2.0 * 0.05e-6;
+
+fn close(got: f64, want: f64, rel: f64) -> bool {
+    (got - want).abs() <= rel * want
+}
+
+#[test]
+fn ring_all_reduce_on_nvswitch_matches_the_closed_form() {
+    let n = 8.0;
+    let s = (1u64 << 30) as f64;
+    let row = one("all_reduce", "1G", Some("ring"), Some("simple"), "maxmin").unwrap();
+    assert_eq!((row.algo, row.proto, row.channels), (Algo::Ring, Proto::Simple, 24));
+    // Per channel each rank moves 1 GiB / (24 x 8) in 2 MiB chunks: 3 loops of 14 steps.
+    let per_rank = s / (24.0 * n);
+    let loops = (per_rank / (2.0 * 1048576.0)).ceil();
+    let steps = 2.0 * (n - 1.0);
+    let latency = 8.4e-6 + steps * 3.4e-6 + loops * steps * HOPS;
+    let want = latency + 2.0 * (n - 1.0) / n * s / port();
+    assert!(close(row.time_us * 1e-6, want, 0.002), "ring all-reduce {} us, closed form {} us", row.time_us, want * 1e6);
+    // busbw = algbw x 2(n-1)/n: the port's capacity, less latency.
+    assert!(close(row.busbw, row.algbw * 2.0 * (n - 1.0) / n, 1e-12));
+    assert!(row.busbw * 1e9 < port() && row.busbw * 1e9 > 0.9 * port(), "{}", row.busbw);
+}
+
+#[test]
+fn small_all_reduce_is_latency_nccl_model_and_protocols() {
+    // 8 B: one channel (NCCL trims channels below 64 B per LL thread per rank), LL.
+    let row = one("all_reduce", "8", None, None, "maxmin").unwrap();
+    assert_eq!((row.algo, row.proto, row.channels), (Algo::Ring, Proto::Ll, 1));
+    let want = 6.6e-6 + 14.0 * (0.6e-6 + HOPS);
+    assert!(close(row.time_us * 1e-6, want, 0.01), "{} us, want {} us", row.time_us, want * 1e6);
+    // NCCL's own model: base 6.6 + 14 steps x 0.6 us, and 8 B at LL's bandwidth.
+    assert!(close(row.nccl_model_us, 15.0, 0.01), "{}", row.nccl_model_us);
+    // LL moves twice the bytes of Simple: at 1 GiB, LL is about half as fast.
+    let ll = one("all_reduce", "1G", Some("ring"), Some("LL"), "maxmin").unwrap();
+    let simple = one("all_reduce", "1G", Some("ring"), Some("simple"), "maxmin").unwrap();
+    let ll128 = one("all_reduce", "1G", Some("ring"), Some("LL128"), "maxmin").unwrap();
+    assert!(close(ll.busbw, simple.busbw / 2.0, 0.02), "LL {} Simple {}", ll.busbw, simple.busbw);
+    assert!(close(ll128.busbw, simple.busbw * 120.0 / 128.0, 0.02), "LL128 {} Simple {}", ll128.busbw, simple.busbw);
+}
+
+#[test]
+fn tree_all_reduce_moves_the_whole_buffer_up_and_down() {
+    let s = (1u64 << 30) as f64;
+    let row = one("all_reduce", "1G", Some("tree"), Some("simple"), "maxmin").unwrap();
+    assert_eq!(row.algo, Algo::Tree);
+    // A chain's middle GPU sends the whole buffer up to its parent and again down to its child,
+    // and receives as much: 2 S each way through its port, 48 flows (24 channels, up and down)
+    // sharing it. The down pipeline's last chunk leaves the root (n - 1) hops after the up
+    // pipeline's last chunk entered, and reaches the leaf n - 2 hops later: the pipeline's
+    // drain is about n - 2 chunk times of 512 KiB at a 48th of the port.
+    let n = 8.0;
+    let chunk = 524288.0 * 48.0 / port();
+    let want = 2.0 * s / port() + (n - 2.0) * chunk;
+    assert!(close(row.time_us * 1e-6, want, 0.015), "tree {} us, closed form {} us", row.time_us, want * 1e6);
+}
+
+#[test]
+fn all_to_all_and_rooted_collectives() {
+    let n = 8.0;
+    let s = (1u64 << 30) as f64;
+    let a2a = one("alltoall", "1G", None, None, "maxmin").unwrap();
+    let want = (n - 1.0) / n * s / port();
+    assert!(a2a.time_us * 1e-6 > want && close(a2a.time_us * 1e-6, want, 0.01), "alltoall {} us, closed form {} us", a2a.time_us, want * 1e6);
+    assert!(close(a2a.busbw, a2a.algbw * (n - 1.0) / n, 1e-12));
+    // Broadcast: a chain; every GPU but the root receives S and every GPU but the last sends
+    // it, so a middle GPU's port carries S each way (24 channels' flows). The pipeline's fill
+    // adds n - 2 chunks of 512 KiB (BROADCAST_CHUNKSTEPS = 1) at a 24th of the port, and the
+    // first loop's latencies: NCCL's base and one hop's per-step latency per hop.
+    let b = one("broadcast", "1G", None, Some("simple"), "maxmin").unwrap();
+    let per_channel = s / 24.0;
+    let want = 8.4e-6 + (n - 1.0) * 3.4e-6 + (per_channel + (n - 2.0) * 524288.0) / (port() / 24.0);
+    assert!(close(b.time_us * 1e-6, want, 0.01), "broadcast {} us, closed form {} us", b.time_us, want * 1e6);
+    assert_eq!(b.busbw, b.algbw);
+}
+
+#[test]
+fn every_model_runs_or_refuses_in_one_line() {
+    let e = one("all_reduce", "1M", None, None, "sc16").unwrap_err().to_string();
+    assert!(e.contains("sc16") && e.contains("maxmin") && !e.contains('\n'), "{e}");
+    match one("all_reduce", "1M", None, None, "packet") {
+        Ok(row) => assert!(row.time_us > 0.0),
+        Err(e) => assert!(!e.to_string().contains('\n'), "{e}"),
+    }
+}
+
+#[test]
+fn rings_follow_nvlink_then_pcie() {
+    // dgx-a100: every pair on NVSwitch, 240 GB/s of NCCL NVLink per GPU: 6 rings at 40 GB/s,
+    // doubled to 12 at 20 GB/s (ncclTopoDupChannels), 24 channels once connected.
+    let r = api::nccl_tests("dgx-a100", &tests_tool::Request { max_bytes: "8".into(), ..req("all_reduce") }, 1, None).unwrap();
+    assert_eq!((r.search.rings.len(), r.search.bw_per_channel, r.search.channels, r.search.path_type.as_str()), (12, 20.0, 24, "NVL"));
+    // A PCIe box (typical-8gpu: two switches per socket, QPI between): rings cross the
+    // socket link, and the worst path type is SYS.
+    let r = api::nccl_tests("typical-8gpu", &tests_tool::Request { max_bytes: "8".into(), ..req("all_reduce") }, 1, None).unwrap();
+    assert_eq!(r.search.path_type, "SYS", "{:?}", r.search);
+    let ring = &r.search.rings[0];
+    // GPUs under one switch are neighbours on the ring (PIX before PXB before PHB).
+    let pos = |g: &str| ring.iter().position(|x| x == g).unwrap();
+    assert_eq!((pos("GPU0") as i64 - pos("GPU1") as i64).abs() % 6, 1, "{ring:?}");
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_field() {
+    let cases: Vec<(tests_tool::Request, &str)> = vec![
+        (req("allreduce_perf"), ""),
+        (req("scan"), "--op"),
+        (tests_tool::Request { factor: 1, ..req("all_reduce") }, "-f"),
+        (tests_tool::Request { min_bytes: "9G".into(), ..req("all_reduce") }, "-b"),
+        (tests_tool::Request { ngpus: Some(9), ..req("all_reduce") }, "-g"),
+        (tests_tool::Request { gpus: Some(vec!["GPU0".into(), "GPU0".into()]), ..req("all_reduce") }, "--gpus"),
+        (tests_tool::Request { gpus: Some(vec!["GPU9".into()]), ..req("all_reduce") }, "--gpus"),
+        (tests_tool::Request { algo: Some("nvls".into()), ..req("all_reduce") }, "--algo"),
+        (tests_tool::Request { proto: Some("fast".into()), ..req("all_reduce") }, "--proto"),
+        (tests_tool::Request { algo: Some("tree".into()), ..req("all_gather") }, "--algo"),
+        (tests_tool::Request { channels: Some(0), ..req("all_reduce") }, "--channels"),
+        (tests_tool::Request { dtype: "complex".into(), ..req("all_reduce") }, "--dtype"),
+    ];
+    for (r, field) in cases {
+        let r = tests_tool::Request { max_bytes: if r.min_bytes == "9G" { "8G".into() } else { "64".into() }, ..r };
+        match api::nccl_tests("dgx-a100", &r, 1, None) {
+            Ok(_) if field.is_empty() => {}
+            Ok(_) => panic!("{field}: accepted"),
+            Err(e) => {
+                let e = e.to_string();
+                assert!(e.contains(field) && !e.contains('\n'), "{field}: {e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn two_nodes_cross_the_network() {
+    let r = tests_tool::Request { min_bytes: "256M".into(), max_bytes: "256M".into(), ..req("all_reduce") };
+    let two = api::nccl_tests("dgx-a100", &r, 2, Some("25GB/s")).unwrap();
+    assert_eq!((two.ranks, two.nodes), (16, 2));
+    let one = api::nccl_tests("dgx-a100", &r, 1, None).unwrap();
+    // Between nodes the rings cross 200 Gb/s (25 GB/s) NICs, far below NVSwitch; the channels
+    // leave each node at different GPUs, so more than one NIC carries them (one NIC would cap
+    // the busbw near 25 GB/s).
+    let b = two.rows[0].busbw;
+    assert!(b < 0.5 * one.rows[0].busbw && b > 2.0 * 25.0, "{b} vs {}", one.rows[0].busbw);
+}
+
+#[test]
+fn explain_names_bottlenecks_and_alternatives() {
+    let r = tests_tool::Request { min_bytes: "64M".into(), max_bytes: "64M".into(), explain: true, ..req("all_reduce") };
+    let rep = api::nccl_tests("dgx-a100", &r, 1, None).unwrap();
+    let e = rep.rows[0].explain.as_ref().unwrap();
+    assert_eq!(e.alternatives.len(), 6, "ring and tree x LL, LL128, Simple");
+    assert!(e.bottlenecks.iter().all(|b| b.resource.contains("GPU") && b.resource.contains("NVS")), "{:?}", e.bottlenecks);
+    assert!(e.latency_share > 0.0 && e.latency_share < 0.5, "{}", e.latency_share);
+    let text = rep.explain.unwrap();
+    assert!(text.contains("ring: GPU0 -> GPU1") && text.contains("bottleneck"), "{text}");
+}

@@ -1,0 +1,491 @@
+//! What nccl-tests (NVIDIA/nccl-tests, `<op>_perf -b MIN -e MAX -f FACTOR`) would print on a
+//! machine: its table (size, count, type, redop, root, then time, algbw, busbw and #wrong for
+//! out-of-place and in-place), with its bus-bandwidth factors and its `# Avg bus bandwidth`
+//! (the mean busbw over every row, out-of-place and in-place). Each size is one call of NCCL's
+//! pick, lowered and run on the executor; the sizes are independent and run in parallel.
+
+use super::{lower, tuning, Algo, Coll, Comm, Proto, PROTOS};
+use crate::error::{Error, Result};
+use crate::topology::Machine;
+use crate::units::Bytes;
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// What the user asks for; quantities as written.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub op: String,
+    pub min_bytes: String,
+    pub max_bytes: String,
+    /// -f: multiply the size by this (nccl-tests' stepfactor); 0 is refused.
+    pub factor: u64,
+    /// -g: the first N GPUs of the node.
+    pub ngpus: Option<usize>,
+    /// --gpus: these GPUs of the node, in rank order.
+    pub gpus: Option<Vec<String>>,
+    /// -d: nccl-tests' datatype.
+    pub dtype: String,
+    pub root: usize,
+    /// NCCL_ALGO / NCCL_PROTO (comma lists) and the channel count (NCCL_MIN/MAX_NCHANNELS).
+    pub algo: Option<String>,
+    pub proto: Option<String>,
+    pub channels: Option<usize>,
+    pub model: String,
+    pub params: Vec<(String, String)>,
+    pub explain: bool,
+}
+
+/// Most rows a sweep may have (nccl-tests' own sweeps have a few dozen).
+pub const MAX_ROWS: usize = 200;
+/// Largest call: 64 GiB.
+pub const MAX_BYTES: u64 = 64 << 30;
+
+#[derive(Serialize, Debug, Clone)]
+pub struct Alternative {
+    pub algo: Algo,
+    pub proto: Proto,
+    /// Predicted by running it (contend), and by NCCL's own cost model.
+    pub time_us: f64,
+    pub nccl_model_us: f64,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct Bottleneck {
+    pub channel: usize,
+    /// The channel's busiest link direction (or device) and its busy share of the call.
+    pub resource: String,
+    pub busy_share: f64,
+    pub capacity_gbps: f64,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct RowExplain {
+    /// Every algorithm and protocol NCCL has for the call, run.
+    pub alternatives: Vec<Alternative>,
+    pub fastest_algo: Algo,
+    pub fastest_proto: Proto,
+    /// How much slower NCCL's pick is than the fastest, in percent (0 when it is the fastest).
+    pub pick_slower_pct: f64,
+    /// Share of the call's time that is latency: the same transfers with one byte each, over the call.
+    pub latency_share: f64,
+    pub bottlenecks: Vec<Bottleneck>,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct Row {
+    pub size: u64,
+    pub count: u64,
+    #[serde(rename = "type")]
+    pub dtype: String,
+    pub redop: String,
+    pub root: i64,
+    pub algo: Algo,
+    pub proto: Proto,
+    pub channels: usize,
+    pub transfers: usize,
+    pub time_us: f64,
+    pub algbw: f64,
+    pub busbw: f64,
+    pub in_place_time_us: f64,
+    pub in_place_algbw: f64,
+    pub in_place_busbw: f64,
+    /// NCCL's own model's time for its pick (it has no contention).
+    pub nccl_model_us: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<RowExplain>,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct SearchSummary {
+    /// The rings the search built on one node (GPU names), before NCCL doubles them.
+    pub rings: Vec<Vec<String>>,
+    /// NCCL's planned bandwidth per channel, GB/s, and the worst path type a ring uses.
+    pub bw_per_channel: f64,
+    pub path_type: String,
+    /// Channels the communicator runs.
+    pub channels: usize,
+    pub compute_capability: u32,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct Report {
+    pub machine: String,
+    pub op: String,
+    pub ranks: usize,
+    pub nodes: usize,
+    pub gpus: Vec<String>,
+    pub model: String,
+    pub nccl_version: String,
+    pub search: SearchSummary,
+    pub rows: Vec<Row>,
+    pub avg_busbw: f64,
+    pub notes: Vec<String>,
+    /// The table as nccl-tests prints it.
+    pub table: String,
+    /// `--explain` as text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<String>,
+}
+
+/// nccl-tests' datatypes (-d) and their sizes.
+fn dtype_size(d: &str) -> Result<u64> {
+    Ok(match d {
+        "int8" | "uint8" | "char" => 1,
+        "half" | "bfloat16" | "float16" => 2,
+        "float" | "int32" | "uint32" | "int" | "float32" => 4,
+        "double" | "int64" | "uint64" | "float64" => 8,
+        _ => {
+            return Err(Error::input(
+                "--dtype",
+                d,
+                "is not an nccl-tests datatype; use int8, uint8, half, bfloat16, float, int32, uint32, double, int64 or uint64",
+            ))
+        }
+    })
+}
+
+/// The sizes nccl-tests runs: from min, times factor, while at most max.
+pub fn sizes(min: u64, max: u64, factor: u64) -> Result<Vec<u64>> {
+    if factor < 2 {
+        return Err(Error::input("-f", factor.to_string(), "must be at least 2 (nccl-tests multiplies the size by it)"));
+    }
+    if min == 0 || min > max {
+        return Err(Error::input("-b", min.to_string(), format!("must be positive and at most -e ({max} B)")));
+    }
+    if max > MAX_BYTES {
+        return Err(Error::input("-e", max.to_string(), format!("is above {} GiB; give at most 64G", MAX_BYTES >> 30)));
+    }
+    let mut v = vec![min];
+    while let Some(next) = v.last().unwrap().checked_mul(factor).filter(|&s| s <= max) {
+        v.push(next);
+    }
+    if v.len() > MAX_ROWS {
+        return Err(Error::input("-f", factor.to_string(), format!("gives {} sizes; at most {MAX_ROWS}: raise -f or narrow -b/-e", v.len())));
+    }
+    Ok(v)
+}
+
+fn parse_size(s: &str, flag: &str) -> Result<u64> {
+    // nccl-tests writes sizes as 8, 8K, 8M, 8G (powers of 1024).
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    if let Ok(n) = num.parse::<u64>() {
+        return n.checked_mul(mult).ok_or_else(|| Error::input(flag, s, "is too large"));
+    }
+    Bytes::parse(t).map(|b| b.0).map_err(|e| Error::input(flag, s, format!("{e}; write bytes as nccl-tests does (8, 64K, 8M, 8G)")))
+}
+
+/// nccl-tests' element count and bytes for a requested size.
+fn count_of(coll: Coll, size: u64, word: u64, ranks: u64) -> (u64, u64) {
+    let count = size / word;
+    let count = match coll {
+        Coll::AllGather | Coll::ReduceScatter | Coll::AllToAll => count / ranks * ranks,
+        _ => count,
+    };
+    (count, count * word)
+}
+
+/// Predict the sweep on `comm`.
+pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
+    let coll = Coll::parse(&req.op)?;
+    let word = dtype_size(&req.dtype)?;
+    let (min, max) = (parse_size(&req.min_bytes, "-b")?, parse_size(&req.max_bytes, "-e")?);
+    let list = sizes(min, max, req.factor)?;
+    let n = comm.devices.len();
+    if req.root >= n {
+        return Err(Error::input("--root", req.root.to_string(), format!("is not a rank; give 0 to {}", n - 1)));
+    }
+    super::check_model(&req.model)?;
+    let algos = match &req.algo {
+        Some(s) => super::parse_algos(s)?,
+        None => coll.algos().to_vec(),
+    };
+    let algos: Vec<Algo> = algos.into_iter().filter(|a| coll.algos().contains(a)).collect();
+    let protos = match &req.proto {
+        Some(s) => super::parse_protos(s)?,
+        None => PROTOS.to_vec(),
+    };
+    let p2p = matches!(coll, Coll::AllToAll | Coll::SendRecv);
+    if !p2p && comm.choose(coll, 1 << 20, &algos, &protos).is_none() {
+        let have: Vec<&str> = coll.algos().iter().map(|a| a.name()).collect();
+        return Err(Error::input(
+            "--algo/--proto",
+            format!("{}/{}", req.algo.as_deref().unwrap_or("any"), req.proto.as_deref().unwrap_or("any")),
+            format!("leaves NCCL no algorithm for {} here ({} has {}; LL128 needs rings on NVLink)", coll.name(), coll.name(), have.join(", ")),
+        ));
+    }
+    let rows: Vec<Result<Row>> = list
+        .par_iter()
+        .map(|&size| {
+            let (count, bytes) = count_of(coll, size, word, n as u64);
+            let (algo, proto, model_us) = if p2p {
+                (Algo::Ring, if bytes / n as u64 <= tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple }, f64::NAN)
+            } else {
+                comm.choose(coll, bytes.max(1), &algos, &protos).expect("checked above")
+            };
+            let call = comm.call(coll, algo, proto, bytes, req.root);
+            let ran = super::run(&comm.m, &call, &req.model, &req.params, req.explain)?;
+            let time_us = ran.seconds * 1e6;
+            let algbw = if time_us > 0.0 { bytes as f64 / (time_us * 1e3) } else { 0.0 };
+            let busbw = algbw * coll.busbw_factor(n);
+            let explain = if req.explain { Some(explain_row(comm, coll, bytes, req, (algo, proto), &ran, time_us)?) } else { None };
+            Ok(Row {
+                size: bytes,
+                count,
+                dtype: req.dtype.clone(),
+                redop: if coll.reduces() { "sum".into() } else { "none".into() },
+                root: if coll.rooted() { req.root as i64 } else { -1 },
+                algo,
+                proto,
+                channels: ran.channels,
+                transfers: ran.transfers,
+                time_us,
+                algbw,
+                busbw,
+                in_place_time_us: time_us,
+                in_place_algbw: algbw,
+                in_place_busbw: busbw,
+                nccl_model_us: model_us,
+                explain,
+            })
+        })
+        .collect();
+    let rows = rows.into_iter().collect::<Result<Vec<Row>>>()?;
+    let avg_busbw = if rows.is_empty() { 0.0 } else { rows.iter().map(|r| r.busbw + r.in_place_busbw).sum::<f64>() / (2 * rows.len()) as f64 };
+    let m = &comm.m;
+    let local: Vec<String> = comm.topo.gpus.iter().map(|&g| m.devices[g].name.clone()).collect();
+    let search = SearchSummary {
+        rings: comm.graph.rings.iter().map(|r| r.iter().map(|&k| local[k].clone()).collect()).collect(),
+        bw_per_channel: comm.graph.bw,
+        path_type: comm.graph.kind.name().into(),
+        channels: comm.channels,
+        compute_capability: comm.topo.cc,
+    };
+    let mut notes =
+        vec!["in-place and out-of-place move the same bytes in NCCL's lowering, so their columns agree; #wrong is 0 (nothing is computed)".to_string()];
+    if rows.iter().any(|r| r.count == 0) {
+        notes.push("rows of 0 elements launch nothing and are printed with time 0".into());
+    }
+    if p2p {
+        notes.push("send/receive runs every peer pair at once over its channels; NCCL's own model has no time for it (nccl_model_us is empty)".into());
+    }
+    let mut r = Report {
+        machine: m.name.clone(),
+        op: coll.name().into(),
+        ranks: n,
+        nodes: comm.nodes,
+        gpus: comm.devices.iter().map(|&d| m.devices[d].name.clone()).collect(),
+        model: req.model.clone(),
+        nccl_version: tuning::NCCL_VERSION.into(),
+        search,
+        rows,
+        avg_busbw,
+        notes,
+        table: String::new(),
+        explain: None,
+    };
+    r.table = table(&r);
+    if req.explain {
+        r.explain = Some(explain_text(&r));
+    }
+    Ok(r)
+}
+
+fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, pick: (Algo, Proto), ran: &super::Ran, time_us: f64) -> Result<RowExplain> {
+    let p2p = matches!(coll, Coll::AllToAll | Coll::SendRecv);
+    let mut alternatives = Vec::new();
+    if !p2p {
+        for &a in coll.algos() {
+            for p in PROTOS {
+                let Some(model_us) = tuning::time_us(&comm.tuning, coll, a, p, bytes.max(1)) else { continue };
+                let t = if (a, p) == pick {
+                    time_us
+                } else {
+                    super::run(&comm.m, &comm.call(coll, a, p, bytes, req.root), &req.model, &req.params, false)?.seconds * 1e6
+                };
+                alternatives.push(Alternative { algo: a, proto: p, time_us: t, nccl_model_us: model_us });
+            }
+        }
+    } else {
+        alternatives.push(Alternative { algo: pick.0, proto: pick.1, time_us, nccl_model_us: f64::NAN });
+    }
+    let best = alternatives.iter().min_by(|a, b| a.time_us.total_cmp(&b.time_us)).cloned().expect("the pick is among them");
+    // Latency: the same transfers carrying one byte each.
+    let mut tiny = comm.call(coll, pick.0, pick.1, bytes, req.root);
+    tiny.bytes = (comm.devices.len() as u64 * tiny.rings.len() as u64 * 4).min(bytes);
+    let lat = if bytes == 0 { 0.0 } else { lat_only(comm, &tiny, req)? };
+    let scale = |t: f64| if time_us > 0.0 { (t / time_us).min(1.0) } else { 0.0 };
+    let bottlenecks = ran
+        .bottlenecks
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.1 >= 0.0)
+        .map(|(c, b)| Bottleneck { channel: c, resource: b.0.clone(), busy_share: scale(b.1 * 1e6), capacity_gbps: b.2 / 1e9 })
+        .collect();
+    Ok(RowExplain {
+        pick_slower_pct: if best.time_us > 0.0 { (time_us / best.time_us - 1.0) * 100.0 } else { 0.0 },
+        fastest_algo: best.algo,
+        fastest_proto: best.proto,
+        alternatives,
+        latency_share: scale(lat * 1e6),
+        bottlenecks,
+    })
+}
+
+/// The call's time with every transfer shrunk to one byte: its latency part.
+fn lat_only(comm: &Comm, call: &lower::Call, req: &Request) -> Result<f64> {
+    let (mut t, _) = lower::lower(call);
+    t.iter_mut().for_each(|x| x.size = 1);
+    let w = crate::workload::Workload { transfers: t, origin: "nccl latency".into(), ..Default::default() };
+    let entry = crate::model::registry::get(&req.model)?;
+    let prepared = (entry.prepare)(&comm.m, &w, &req.params)?;
+    Ok(crate::sim::run_prepared(&w, prepared.as_ref(), false)?.makespan())
+}
+
+/// nccl-tests' `getFloatStr`: two decimals where they fit the width, fewer, then exponent.
+fn float(v: f64, width: usize) -> String {
+    for prec in [2usize, 1, 0] {
+        let s = format!("{v:>width$.prec$}");
+        if s.len() <= width {
+            return s;
+        }
+    }
+    format!("{v:>width$.1e}")
+}
+
+/// The table nccl-tests prints (writeResultHeader, writeBenchmarkLine*, writeResultFooter).
+pub fn table(r: &Report) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "# contend prediction of nccl-tests {}_perf on {} ({} ranks, {} node(s), model {}, NCCL {} constants)\n",
+        r.op, r.machine, r.ranks, r.nodes, r.model, r.nccl_version
+    ));
+    s.push_str(&format!("# Rings: {} channels at {} GB/s per channel ({})\n", r.search.channels, r.search.bw_per_channel, r.search.path_type));
+    s.push_str("#\n");
+    s.push_str(&format!("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place          \n", "", "", "", "", ""));
+    s.push_str(&format!(
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6} \n",
+        "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"
+    ));
+    s.push_str(&format!(
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6} \n",
+        "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""
+    ));
+    for row in &r.rows {
+        s.push_str(&format!("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", row.size, row.count, row.dtype, row.redop, row.root));
+        for (t, a, b) in [(row.time_us, row.algbw, row.busbw), (row.in_place_time_us, row.in_place_algbw, row.in_place_busbw)] {
+            s.push_str(&format!("  {}  {}  {}  {:>6}", float(t, 7), float(a, 6), float(b, 6), 0));
+        }
+        s.push('\n');
+    }
+    s.push_str(&format!("# {:<20} : {} {}\n", "Out of bounds values", 0, "OK"));
+    s.push_str(&format!("# {:<20} : {} \n", "Avg bus bandwidth", g_format(r.avg_busbw)));
+    s.push_str("#\n");
+    s
+}
+
+/// C's %g (6 significant digits, trailing zeros dropped).
+fn g_format(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let digits = 6 - 1 - v.abs().log10().floor() as i32;
+    let s = format!("{:.*}", digits.max(0) as usize, v);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// `--explain` as text: the rings, each size's pick against the alternatives, bottlenecks.
+pub fn explain_text(r: &Report) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "Ring search (NCCL {} rules): {} ring(s) at {} GB/s per channel, worst path {}, compute capability {}; the communicator runs {} channels\n",
+        r.nccl_version,
+        r.search.rings.len(),
+        r.search.bw_per_channel,
+        r.search.path_type,
+        r.search.compute_capability,
+        r.search.channels
+    ));
+    let mut seen: Vec<&Vec<String>> = Vec::new();
+    for ring in &r.search.rings {
+        if !seen.contains(&ring) {
+            seen.push(ring);
+            s.push_str(&format!("  ring: {} -> {}\n", ring.join(" -> "), ring[0]));
+        }
+    }
+    for row in &r.rows {
+        let Some(e) = &row.explain else { continue };
+        s.push_str(&format!(
+            "{:>12} B: NCCL picks {}/{} on {} channel(s): {:.2} us (NCCL's model {:.2} us); latency {:.0}% of it, bandwidth {:.0}%\n",
+            row.size,
+            row.algo.name(),
+            row.proto.name(),
+            row.channels,
+            row.time_us,
+            row.nccl_model_us,
+            e.latency_share * 100.0,
+            (1.0 - e.latency_share) * 100.0
+        ));
+        let alts: Vec<String> = e.alternatives.iter().map(|a| format!("{}/{} {:.2} us", a.algo.name(), a.proto.name(), a.time_us)).collect();
+        s.push_str(&format!("    run: {}\n", alts.join(", ")));
+        if e.pick_slower_pct > 10.0 {
+            s.push_str(&format!("    ★ NCCL's pick is {:.0}% slower than {}/{}\n", e.pick_slower_pct, e.fastest_algo.name(), e.fastest_proto.name()));
+        }
+        let mut names: Vec<(String, f64)> = Vec::new();
+        for b in &e.bottlenecks {
+            if let Some(x) = names.iter_mut().find(|x| x.0 == b.resource) {
+                x.1 = x.1.max(b.busy_share);
+            } else {
+                names.push((b.resource.clone(), b.busy_share));
+            }
+        }
+        if !names.is_empty() {
+            let shown: Vec<String> = names.iter().take(6).map(|(n, b)| format!("{n} ({:.0}% busy)", b * 100.0)).collect();
+            s.push_str(&format!("    bottleneck of each channel: {}{}\n", shown.join(", "), if names.len() > 6 { ", …" } else { "" }));
+        }
+    }
+    s
+}
+
+/// The GPUs of one node as ranks: `--gpus` names, or the first `-g` GPUs, or all.
+pub fn node_gpus(m: &Machine, prefix: &str, req: &Request) -> Result<Vec<usize>> {
+    let all: Vec<usize> = m.gpus().into_iter().filter(|&g| m.devices[g].name.starts_with(prefix)).collect();
+    let list = match (&req.gpus, req.ngpus) {
+        (Some(_), Some(_)) => return Err(Error::input("-g", "", "give -g N or --gpus, not both")),
+        (Some(names), None) => names
+            .iter()
+            .map(|n| {
+                let full = format!("{prefix}{n}");
+                m.device(&full)
+                    .filter(|&d| all.contains(&d))
+                    .ok_or_else(|| Error::input("--gpus", n, format!("is not a GPU of the node; {}", m.endpoint_hint())))
+            })
+            .collect::<Result<Vec<usize>>>()?,
+        (None, Some(g)) => {
+            if g < 1 || g > all.len() {
+                return Err(Error::input("-g", g.to_string(), format!("is out of range; the node has {} GPUs", all.len())));
+            }
+            all[..g].to_vec()
+        }
+        (None, None) => all,
+    };
+    let mut seen = list.clone();
+    seen.sort();
+    seen.dedup();
+    if seen.len() != list.len() {
+        return Err(Error::input("--gpus", "", "names a GPU twice; list each once"));
+    }
+    if list.is_empty() {
+        return Err(Error::input(&m.origin, "", "has no GPUs to run NCCL on"));
+    }
+    Ok(list)
+}

@@ -1,0 +1,299 @@
+//! The rings NCCL's topology search would build on a machine graph (after NVIDIA/nccl v2.30.7
+//! src/graph/search.cc and paths.cc, restated): paths between GPUs are typed as NCCL types
+//! them (NVL, PIX, PXB, PHB, SYS), each link carries NCCL's planning bandwidth, and rings are
+//! searched at NCCL's speeds from the highest down, each ring taking its speed from every link
+//! it crosses, preferring NVLink, then a shared PCIe switch, a host bridge, a socket link.
+
+use super::tuning::{self, PCI_BW};
+use crate::flow::router::{Hop, Router};
+use crate::topology::{DeviceKind, LinkKind, Machine};
+
+/// NCCL's path types (topo.h PATH_*), in order of preference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PathType {
+    Nvl = 1,
+    Pix = 4,
+    Pxb = 5,
+    Phb = 7,
+    Sys = 8,
+}
+
+impl PathType {
+    pub fn name(self) -> &'static str {
+        match self {
+            PathType::Nvl => "NVL",
+            PathType::Pix => "PIX",
+            PathType::Pxb => "PXB",
+            PathType::Phb => "PHB",
+            PathType::Sys => "SYS",
+        }
+    }
+}
+
+/// A GPU-to-GPU path as NCCL sees it.
+#[derive(Clone, Debug)]
+pub struct Path {
+    pub hops: Vec<Hop>,
+    pub kind: PathType,
+    /// NCCL's bandwidth of the path (its narrowest link), GB/s.
+    pub bw: f64,
+}
+
+/// Compute capability from a GPU's model name (NCCL reads it from the driver).
+pub fn compute_capability(model: Option<&str>) -> u32 {
+    let m = model.unwrap_or("").to_uppercase();
+    let has = |k: &[&str]| k.iter().any(|s| m.contains(s));
+    if has(&["B200", "B100", "GB200", "B300"]) {
+        100
+    } else if has(&["H100", "H200", "H800", "H20", "GH200"]) {
+        90
+    } else if has(&["A100", "A800", "A30"]) {
+        80
+    } else if has(&["A40", "A10", "A6000", "RTX 30", "RTX A"]) {
+        86
+    } else if has(&["V100", "TITAN V"]) {
+        70
+    } else if has(&["P100", "P40", "K40", "K80", "M40", "M60", "P4"]) {
+        60
+    } else {
+        80
+    }
+}
+
+/// NCCL's planning bandwidth of a link, GB/s: NVLink links at NCCL's per-link figure for the
+/// GPU generation; PCIe at PCI_BW per Gen3 x16 scaled by the link's nominal bandwidth; other
+/// links at their bandwidth.
+pub fn link_bw(m: &Machine, link: usize, cc: u32) -> f64 {
+    let l = &m.links[link];
+    match l.kind {
+        LinkKind::Nvlink => {
+            let count = m.spec.links.get(link).and_then(|s| s.count).unwrap_or(1) as f64;
+            count * tuning::nvlink_bw(cc)
+        }
+        LinkKind::Pcie => l.bandwidth / 15.753846e9 * PCI_BW,
+        _ => l.bandwidth / 1e9,
+    }
+}
+
+/// The machine's GPUs taking part and every path between them.
+pub struct Topo {
+    pub gpus: Vec<usize>,
+    pub cc: u32,
+    /// paths[i][j], i != j.
+    pub paths: Vec<Vec<Option<Path>>>,
+    /// NCCL bandwidth per link.
+    pub link_bw: Vec<f64>,
+}
+
+impl Topo {
+    pub fn new(m: &Machine, router: &Router, gpus: &[usize]) -> Topo {
+        let cc = gpus.iter().map(|&g| compute_capability(m.devices[g].model.as_deref())).min().unwrap_or(80);
+        let link_bw: Vec<f64> = (0..m.links.len()).map(|l| link_bw(m, l, cc)).collect();
+        let paths = gpus
+            .iter()
+            .map(|&a| {
+                gpus.iter()
+                    .map(|&b| {
+                        if a == b {
+                            return None;
+                        }
+                        let (hops, peer) = match router.path(a, b, true) {
+                            Some(h) => (h, true),
+                            None => (router.path(a, b, false)?, false),
+                        };
+                        Some(classify(m, &link_bw, hops, peer))
+                    })
+                    .collect()
+            })
+            .collect();
+        Topo { gpus: gpus.to_vec(), cc, paths, link_bw }
+    }
+
+    /// The best path type between any two of these GPUs and the worst.
+    pub fn type_range(&self) -> (PathType, PathType) {
+        let all = self.paths.iter().flatten().flatten().map(|p| p.kind);
+        (all.clone().min().unwrap_or(PathType::Nvl), all.max().unwrap_or(PathType::Sys))
+    }
+}
+
+fn classify(m: &Machine, bw: &[f64], hops: Vec<Hop>, peer: bool) -> Path {
+    let kinds: Vec<LinkKind> = hops.iter().map(|h| m.links[h.link].kind).collect();
+    let via: Vec<DeviceKind> = hops
+        .iter()
+        .skip(1)
+        .map(|h| {
+            let l = &m.links[h.link];
+            m.devices[if h.forward { l.a } else { l.b }].kind
+        })
+        .collect();
+    let kind = if !peer || kinds.iter().any(|k| matches!(k, LinkKind::Qpi | LinkKind::Upi | LinkKind::Xgmi | LinkKind::Fabric)) {
+        PathType::Sys
+    } else if kinds.iter().all(|&k| k == LinkKind::Nvlink) {
+        PathType::Nvl
+    } else if via.contains(&DeviceKind::RootComplex) {
+        PathType::Phb
+    } else if via.iter().filter(|&&k| k == DeviceKind::PcieSwitch).count() > 1 {
+        PathType::Pxb
+    } else {
+        PathType::Pix
+    };
+    let b = hops.iter().map(|h| bw[h.link]).fold(f64::INFINITY, f64::min);
+    Path { hops, kind, bw: if b.is_finite() { b } else { 0.0 } }
+}
+
+/// The ring graph: rings (orders of GPU indices into `Topo::gpus`) and the bandwidth NCCL
+/// plans per channel.
+#[derive(Clone, Debug)]
+pub struct RingGraph {
+    pub rings: Vec<Vec<usize>>,
+    pub bw: f64,
+    /// The worst path type a ring uses (NCCL's typeIntra).
+    pub kind: PathType,
+}
+
+/// Most DFS expansions per ring: the search is NCCL's in spirit, not in its timeouts.
+const BUDGET: usize = 200_000;
+
+/// NCCL's search, restated: at each speed (from the first at most the best path's bandwidth
+/// down), allow path types from the best up to the worst until rings are found; take as many
+/// rings as the links carry at that speed (at most MAXCHANNELS / 2); keep going down while a
+/// slower speed is above 0.49 of the first found, and keep the most rings x speed; then
+/// duplicate channels as `ncclTopoDupChannels` does.
+pub fn search(t: &Topo) -> Option<RingGraph> {
+    let n = t.gpus.len();
+    if n == 1 {
+        return Some(RingGraph { rings: vec![vec![0]], bw: tuning::speeds(t.cc)[0], kind: PathType::Nvl });
+    }
+    let max_bw = t.paths.iter().flatten().flatten().map(|p| p.bw).fold(0.0, f64::max);
+    let (lo, hi) = t.type_range();
+    let types: Vec<PathType> =
+        [PathType::Nvl, PathType::Pix, PathType::Pxb, PathType::Phb, PathType::Sys].into_iter().filter(|k| *k >= lo && *k <= hi).collect();
+    let mut best: Option<RingGraph> = None;
+    let mut first: Option<f64> = None;
+    for &speed in tuning::speeds(t.cc).iter().filter(|&&s| s <= max_bw.max(tuning::speeds(t.cc).last().copied().unwrap_or(0.0))) {
+        if first.is_some_and(|f| speed / f <= 0.49) {
+            break;
+        }
+        for &kind in &types {
+            let rings = rings_at(t, speed, kind);
+            if rings.is_empty() {
+                continue;
+            }
+            first.get_or_insert(speed);
+            let g = RingGraph { bw: speed, kind: worst(t, &rings), rings };
+            if best.as_ref().is_none_or(|b| g.rings.len() as f64 * g.bw > b.rings.len() as f64 * b.bw + 1e-9) {
+                best = Some(g);
+            }
+            break;
+        }
+    }
+    if best.is_none() {
+        // Slower than NCCL's slowest speed (or no speed fits): one ring at the narrowest path.
+        let speed = t.paths.iter().flatten().flatten().map(|p| p.bw).fold(f64::INFINITY, f64::min);
+        let rings = rings_at(t, speed * 0.999, PathType::Sys);
+        if !rings.is_empty() {
+            best = Some(RingGraph { bw: speed, kind: worst(t, &rings), rings: vec![rings[0].clone()] });
+        }
+    }
+    let mut g = best?;
+    // ncclTopoDupChannels: fast rings are run twice at half the speed each.
+    let nc = g.rings.len();
+    if g.bw >= 25.0 && !(t.cc > 80 && g.bw < 50.0 && nc > 4) {
+        let dup = (2 * nc).min(tuning::MAX_CHANNELS / 2);
+        let copies: Vec<Vec<usize>> = g.rings.iter().cycle().take(dup).cloned().collect();
+        g.bw /= dup.div_ceil(nc) as f64;
+        g.rings = copies;
+    }
+    Some(g)
+}
+
+fn worst(t: &Topo, rings: &[Vec<usize>]) -> PathType {
+    let n = t.gpus.len();
+    rings
+        .iter()
+        .flat_map(|r| (0..n).map(move |k| (r[k], r[(k + 1) % n])))
+        .filter_map(|(a, b)| t.paths[a][b].as_ref().map(|p| p.kind))
+        .max()
+        .unwrap_or(PathType::Nvl)
+}
+
+/// As many rings as fit at `speed` using paths of at most `kind`.
+fn rings_at(t: &Topo, speed: f64, kind: PathType) -> Vec<Vec<usize>> {
+    // Bandwidth left per directed link: index 2 * link + (forward ? 0 : 1).
+    let mut left: Vec<f64> = t.link_bw.iter().flat_map(|&b| [b, b]).collect();
+    let mut rings = Vec::new();
+    while rings.len() < tuning::MAX_CHANNELS / 2 {
+        let mut s = Dfs { t, speed, kind, left: &mut left, order: vec![0], used: vec![false; t.gpus.len()], budget: BUDGET };
+        s.used[0] = true;
+        if !s.extend() {
+            break;
+        }
+        rings.push(s.order);
+    }
+    rings
+}
+
+struct Dfs<'a> {
+    t: &'a Topo,
+    speed: f64,
+    kind: PathType,
+    left: &'a mut Vec<f64>,
+    order: Vec<usize>,
+    used: Vec<bool>,
+    budget: usize,
+}
+
+impl Dfs<'_> {
+    fn fits(&self, a: usize, b: usize) -> Option<f64> {
+        let p = self.t.paths[a][b].as_ref()?;
+        if p.kind > self.kind {
+            return None;
+        }
+        let room = p.hops.iter().map(|h| self.left[2 * h.link + usize::from(!h.forward)]).fold(f64::INFINITY, f64::min);
+        (room >= self.speed - 1e-9).then_some(room)
+    }
+
+    fn take(&mut self, a: usize, b: usize, sign: f64) {
+        let hops = &self.t.paths[a][b].as_ref().unwrap().hops;
+        for h in hops {
+            self.left[2 * h.link + usize::from(!h.forward)] -= sign * self.speed;
+        }
+    }
+
+    fn extend(&mut self) -> bool {
+        if self.budget == 0 {
+            return false;
+        }
+        self.budget -= 1;
+        let n = self.t.gpus.len();
+        let u = *self.order.last().unwrap();
+        if self.order.len() == n {
+            if self.fits(u, self.order[0]).is_some() {
+                self.take(u, self.order[0], 1.0);
+                return true;
+            }
+            return false;
+        }
+        // Candidates: best path type, then most bandwidth left, then the next index around.
+        let mut cand: Vec<(PathType, i64, usize, usize)> = (0..n)
+            .filter(|&v| !self.used[v])
+            .filter_map(|v| {
+                let room = self.fits(u, v)?;
+                Some((self.t.paths[u][v].as_ref().unwrap().kind, -(room * 1000.0) as i64, (v + n - u) % n, v))
+            })
+            .collect();
+        cand.sort();
+        for (_, _, _, v) in cand {
+            self.take(u, v, 1.0);
+            self.used[v] = true;
+            self.order.push(v);
+            if self.extend() {
+                return true;
+            }
+            self.order.pop();
+            self.used[v] = false;
+            self.take(u, v, -1.0);
+        }
+        false
+    }
+}

@@ -1,0 +1,264 @@
+//! NCCL's own choice of algorithm and protocol: its public cost model (time = latency +
+//! bytes / bandwidth per algorithm and protocol), with every constant named.
+//!
+//! Source: NVIDIA/nccl v2.30.7 (commit 5067397), src/graph/tuning.cc (`ncclTunerConstantsDefaults`,
+//! `ncclTopoTuneModel`, `ncclTopoGetAlgoTime`), src/include/device.h, src/include/comm.h and
+//! src/enqueue.cc (`topoGetAlgoInfo`'s channel and thread trimming). Learned from, not copied:
+//! the arithmetic is restated here for the algorithms contend lowers (ring, tree).
+//! This model only *chooses*; the times contend reports come from running the lowering on
+//! the executor.
+
+use super::{Algo, Coll, Proto};
+
+/// The NCCL version whose constants these are.
+pub const NCCL_VERSION: &str = "2.30.7";
+
+/// Hardware classes of NCCL's latency table (NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hw {
+    Nvlink,
+    Pci,
+    Net,
+}
+
+/// `baseLatencies` (µs) per algorithm, protocol (LL, LL128, Simple): Tree, Ring.
+pub const BASE_LATENCY_US: [[f64; 3]; 2] = [[6.8, 14.0, 8.4], [6.6, 14.0, 8.4]];
+
+/// `hwLatencies` (µs) per hardware class, algorithm (Tree, Ring), protocol (LL, LL128, Simple).
+pub const HW_LATENCY_US: [[[f64; 3]; 2]; 3] = [
+    [[0.6, 1.25, 4.0], [0.6, 1.9, 3.4]],  // NVLink
+    [[1.0, 1.9, 4.0], [1.0, 2.5, 5.7]],   // PCI
+    [[5.0, 8.5, 14.0], [2.7, 4.0, 14.0]], // NET
+];
+
+/// `llMaxBws` (GB/s): [single node: by GPU generation Volta, Ampere, Hopper, Blackwell] x
+/// [1 node, 2 nodes, more]; multi-node rows are by CPU (Intel row 0, AMD row 1).
+pub const LL_MAX_BW: [[f64; 3]; 4] = [[39.0, 39.0, 20.4], [87.7, 22.5, 19.0], [141.0, 45.0, 35.0], [282.0, 90.0, 70.0]];
+/// `perChMaxRingLL128Bws` (GB/s per channel) by GPU generation x nodes class.
+pub const PER_CH_MAX_RING_LL128_BW: [[f64; 3]; 4] = [[20.0, 20.0, 20.0], [20.0, 20.0, 20.0], [36.7, 36.7, 36.7], [40.0, 40.0, 40.0]];
+/// `perChMaxTreeLL128Bws`.
+pub const PER_CH_MAX_TREE_LL128_BW: [[f64; 3]; 4] = [[20.0, 20.0, 20.0], [20.0, 20.0, 20.0], [36.7, 36.7, 29.0], [55.6, 31.67, 20.0]];
+/// `perChMaxTreeBws`.
+pub const PER_CH_MAX_TREE_BW: [[f64; 3]; 4] = [[26.5, 18.5, 10.0], [24.0, 23.6, 17.8], [38.7, 41.4, 36.0], [70.0, 42.8, 24.0]];
+
+/// `treeCorrectionFactor[protocol][log2(bytes / 64)]`, 64 B to 256 MB.
+pub const TREE_CORRECTION: [[f64; 23]; 3] = [
+    [1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0, 1.0, 1.0],
+    [1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0],
+    [0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9],
+];
+
+/// LL carries 8 bytes of data in every 16-byte line (a flag beside each 4-byte word):
+/// device.h `union ncclLLFifoLine`.
+pub const LL_EFFICIENCY: f64 = 8.0 / 16.0;
+/// LL128: 120 bytes of data in every 128-byte line (NCCL_LL128_DATAELEMS / NCCL_LL128_LINEELEMS).
+pub const LL128_EFFICIENCY: f64 = 120.0 / 128.0;
+/// NCCL_STEPS: slots of a connection's FIFO (device.h).
+pub const NCCL_STEPS: u64 = 8;
+/// Buffer of one connection per protocol (init.cc DEFAULT_LL_BUFFSIZE = 8 lines x 512 threads x
+/// 8 steps x 16 B; DEFAULT_LL128_BUFFSIZE = 120 elements x 640 threads x 8 steps x 8 B;
+/// DEFAULT_BUFFSIZE = 4 MiB), in wire bytes.
+pub const BUFF_BYTES: [u64; 3] = [8 * 512 * 8 * 16, 120 * 640 * 8 * 8, 1 << 22];
+/// ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS = NCCL_STEPS / 2 (collectives.h); every other
+/// collective, and every non-Simple protocol, moves one step per chunk.
+pub const RING_CHUNK_STEPS: u64 = NCCL_STEPS / 2;
+/// NCCL_P2P_NVL_CHUNKSIZE (512 KiB) and NCCL_P2P_PCI_CHUNKSIZE / NET (128 KiB), init.cc.
+pub const P2P_NVL_CHUNK: u64 = 1 << 19;
+pub const P2P_PCI_CHUNK: u64 = 1 << 17;
+/// NCCL_P2P_LL_THRESHOLD: send/recv of at most this many bytes use LL (enqueue.cc).
+pub const P2P_LL_THRESHOLD: u64 = 16384;
+/// MAXCHANNELS (device.h); a ring search keeps at most half of them.
+pub const MAX_CHANNELS: usize = 64;
+/// Thread thresholds (comm.h): bytes per thread below which channels are dropped.
+pub const THREAD_THRESHOLD: [u64; 3] = [8, 8, 64];
+/// Threads per channel (device.h): NCCL_LL_MAX_NTHREADS, NCCL_LL128_MAX_NTHREADS,
+/// NCCL_SIMPLE_MAX_NTHREADS (256 where ring bandwidth is at most PCI_BW = 12 GB/s).
+pub const MAX_THREADS: [u64; 3] = [512, 640, 512];
+/// PCI_BW (topo.h): NCCL's figure for a PCIe Gen3 x16 link, GB/s.
+pub const PCI_BW: f64 = 12.0;
+
+/// NCCL's search speeds (search.cc `speedArrayIntra`, `sm90SpeedArrayIntra`,
+/// `sm100SpeedArrayIntra`), GB/s per channel, by compute capability.
+pub fn speeds(cc: u32) -> &'static [f64] {
+    if cc >= 100 {
+        &[90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0]
+    } else if cc >= 90 {
+        &[60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0]
+    } else {
+        &[40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0]
+    }
+}
+
+/// NCCL's NVLink bandwidth per link (topo.h SM60/70/80/86/90/100_NVLINK_BW), GB/s.
+pub fn nvlink_bw(cc: u32) -> f64 {
+    match cc {
+        c if c >= 100 => 40.1,
+        c if c >= 90 => 20.6,
+        86 => 12.0,
+        c if c >= 80 => 20.0,
+        c if c >= 70 => 20.0,
+        _ => 18.0,
+    }
+}
+
+fn generation(cc: u32) -> usize {
+    match cc {
+        c if c >= 100 => 3,
+        c if c >= 90 => 2,
+        c if c >= 80 => 1,
+        _ => 0,
+    }
+}
+
+/// What the cost model needs to know of a communicator.
+#[derive(Clone, Debug)]
+pub struct Comm {
+    pub ranks: usize,
+    pub nodes: usize,
+    pub cc: u32,
+    /// The ring graph's channels and bandwidth per channel (GB/s) after the search.
+    pub graph_channels: usize,
+    pub bw_intra: f64,
+    /// The network bandwidth per channel between nodes, GB/s (0 on one node).
+    pub bw_inter: f64,
+    /// Rings travel NVLink only (typeIntra NVL): hardware latencies of NVLink, LL128 allowed.
+    pub nvlink: bool,
+    /// The CPUs are AMD's (for the multi-node LL row).
+    pub amd: bool,
+}
+
+/// Latency (µs) and bus bandwidth (GB/s, as algorithm bandwidth) NCCL assigns to a choice;
+/// None where NCCL would not use it.
+pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64)> {
+    let n = c.ranks as f64;
+    let nsteps = match coll {
+        Coll::AllReduce => 2.0 * (n - 1.0),
+        Coll::AllGather | Coll::ReduceScatter => n - 1.0,
+        _ => n,
+    };
+    match (coll, algo) {
+        (Coll::AllToAll | Coll::SendRecv, _) => return None,
+        (Coll::AllReduce, _) => {}
+        (_, Algo::Tree) => return None,
+        _ => {}
+    }
+    let p = proto as usize;
+    let g = generation(c.cc);
+    let index2 = if c.nodes <= 2 { c.nodes - 1 } else { 2 };
+    let index1 = if c.nodes == 1 {
+        g
+    } else if c.amd {
+        1
+    } else {
+        0
+    };
+    let ll_max = LL_MAX_BW[index1][index2];
+    let ch = c.graph_channels as f64;
+    let bw = if c.nodes <= 2 { c.bw_intra } else { c.bw_inter };
+    let mut bus = ch * bw;
+    match (algo, proto) {
+        (Algo::Ring, Proto::Ll) => bus = ll_max.min(bus * 0.5),
+        (Algo::Ring, Proto::Ll128) => bus = (bus * 0.92).min(ch * PER_CH_MAX_RING_LL128_BW[g][index2]),
+        _ => {}
+    }
+    if algo == Algo::Tree {
+        bus = (bus * 0.92).min(ch * PER_CH_MAX_TREE_BW[g][index2]);
+        match proto {
+            Proto::Ll => bus = (bus / 3.8).min(ll_max),
+            Proto::Ll128 => bus = (bus * if c.nodes == 1 { 7.0 / 9.0 } else { 120.0 / 128.0 }).min(ch * PER_CH_MAX_TREE_LL128_BW[g][index2]),
+            Proto::Simple => {}
+        }
+    }
+    // Bus bandwidth to algorithm bandwidth.
+    let ratio = if algo == Algo::Ring { n / nsteps } else { 0.5 };
+    let algbw = bus * ratio;
+    // LL128 is on by default only where rings stay on NVLink (typeIntra <= PATH_NVB), Volta on.
+    if proto == Proto::Ll128 && (!c.nvlink || c.cc < 70) {
+        return None;
+    }
+    let a = algo as usize;
+    let hw = if c.nvlink { Hw::Nvlink } else { Hw::Pci };
+    let intra = HW_LATENCY_US[hw as usize][a][p];
+    let ppn = c.ranks / c.nodes.max(1);
+    let inter = if ppn == 1 { HW_LATENCY_US[Hw::Net as usize][Algo::Tree as usize][p] } else { HW_LATENCY_US[Hw::Net as usize][a][p] };
+    let mut lat = BASE_LATENCY_US[a][p];
+    match algo {
+        Algo::Ring => {
+            if matches!(coll, Coll::Broadcast | Coll::Reduce) {
+                // The ring search keeps the same channels (sameChannels): one hop's latency.
+                let hw_here = if c.nodes == 1 { hw } else { Hw::Net };
+                lat += HW_LATENCY_US[hw_here as usize][a][p];
+            } else {
+                let net_overhead = if c.nodes > 1 {
+                    if proto == Proto::Simple {
+                        3.0
+                    } else {
+                        1.0
+                    }
+                } else {
+                    0.0
+                };
+                let inter_steps = if c.nodes == 1 {
+                    0.0
+                } else if coll == Coll::AllReduce {
+                    2.0 * (c.nodes as f64 - 1.0)
+                } else {
+                    c.nodes as f64 - 1.0
+                };
+                lat += (nsteps - inter_steps) * intra.max(net_overhead) + inter_steps * inter;
+            }
+        }
+        Algo::Tree => {
+            let log2 = (c.nodes as f64).log2().floor();
+            lat += 2.0 * ((ppn as f64 - 1.0) * intra + log2 * inter);
+        }
+    }
+    Some((lat, algbw))
+}
+
+/// NCCL's predicted time (µs) of one call of `bytes` (the whole buffer for all-gather and
+/// reduce-scatter), as `ncclTopoGetAlgoTime` computes it; None where the choice is off.
+pub fn time_us(c: &Comm, coll: Coll, algo: Algo, proto: Proto, bytes: u64) -> Option<f64> {
+    let (mut lat, mut bw) = model(c, coll, algo, proto)?;
+    if bw <= 0.0 {
+        return None;
+    }
+    let log_size = if bytes >> 6 == 0 { -1 } else { (63 - (bytes >> 6).leading_zeros()) as i64 };
+    if algo == Algo::Tree && coll == Coll::AllReduce && (0..23).contains(&log_size) {
+        bw *= TREE_CORRECTION[proto as usize][log_size as usize];
+    }
+    let channels = 2 * c.graph_channels;
+    if algo == Algo::Ring && proto == Proto::Simple && c.nodes > 1 && coll == Coll::AllReduce && bytes / (channels * c.ranks) as u64 >= 64 {
+        lat *= if c.cc < 80 { 1.9 } else { 1.4 };
+    }
+    Some(lat + bytes as f64 / (1000.0 * bw))
+}
+
+/// NCCL's pick: the fastest enabled (algorithm, protocol) by its model, among `allowed`.
+pub fn choose(c: &Comm, coll: Coll, bytes: u64, allowed: &[(Algo, Proto)]) -> Option<(Algo, Proto, f64)> {
+    let mut best: Option<(Algo, Proto, f64)> = None;
+    for &(a, p) in allowed {
+        if let Some(t) = time_us(c, coll, a, p, bytes) {
+            if best.is_none_or(|b| t < b.2) {
+                best = Some((a, p, t));
+            }
+        }
+    }
+    best
+}
+
+/// Channels NCCL runs a call on (`topoGetAlgoInfo`): it drops channels while there are fewer
+/// than `threadThreshold` bytes per thread (ring LL's threshold is per rank).
+pub fn channels_for(c: &Comm, algo: Algo, proto: Proto, bytes: u64, channels: usize) -> usize {
+    let p = proto as usize;
+    let mut threshold = THREAD_THRESHOLD[p];
+    if algo == Algo::Ring && proto == Proto::Ll {
+        threshold *= c.ranks as u64;
+    }
+    let threads = if proto == Proto::Simple && algo == Algo::Ring && c.bw_intra * c.graph_channels as f64 <= PCI_BW { 256 } else { MAX_THREADS[p] };
+    let mut nc = channels;
+    while nc > 1 && bytes < nc as u64 * threads * threshold {
+        nc -= 1;
+    }
+    nc
+}

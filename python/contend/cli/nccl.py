@@ -1,0 +1,57 @@
+"""`contend nccl-tests`: what NVIDIA's nccl-tests would print on a machine (docs/nccl.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+
+from contend import api
+from contend.cli.shared import out, parse_params
+from contend.errors import InputError
+
+
+def nccl_tests(
+    machine: str = typer.Argument(..., help="A node preset (see `contend machines`) or a machine file."),
+    op: str = typer.Option("all_reduce", "--op", "-o", help="all_reduce, all_gather, reduce_scatter, broadcast, "
+                           "reduce, alltoall or sendrecv (nccl-tests' binary without _perf)."),
+    min_bytes: str = typer.Option("8", "--minbytes", "-b", help="Smallest size, as nccl-tests writes it (8, 64K, 8M)."),
+    max_bytes: str = typer.Option("128M", "--maxbytes", "-e", help="Largest size (e.g. 8G)."),
+    factor: int = typer.Option(2, "--stepfactor", "-f", help="Multiply the size by this from one row to the next."),
+    ngpus: int | None = typer.Option(None, "--ngpus", "-g", help="Use the node's first N GPUs (default: all)."),
+    gpus: str | None = typer.Option(None, "--gpus", help="Use these GPUs of the node, comma-separated, in rank order."),
+    nodes: int = typer.Option(1, "--nodes", "-N", help="Copies of the node on one non-blocking switch."),
+    network_bandwidth: str | None = typer.Option(
+        None, "--network-bandwidth", help="Per NIC between nodes (default 25GB/s: 200 Gb/s)."),
+    dtype: str = typer.Option("float", "--datatype", "-d", help="nccl-tests' datatype (float, half, bfloat16, ...)."),
+    root: int = typer.Option(0, "--root", "-r", help="Root rank of broadcast and reduce."),
+    algo: str | None = typer.Option(None, "--algo", help="NCCL_ALGO: ring, tree or both (default: NCCL's pick)."),
+    proto: str | None = typer.Option(None, "--proto", help="NCCL_PROTO: LL, LL128, Simple or a comma list."),
+    channels: int | None = typer.Option(
+        None, "--channels", help="Channels (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS)."),
+    model: str = typer.Option("maxmin", "--model", "-m", help="maxmin (default) or packet; sc16 does not apply."),
+    param: list[str] | None = typer.Option(None, "--param", "-p", help="Model parameter key=value."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    explain: bool = typer.Option(False, "--explain", help="Rings, each channel's bottleneck link, latency vs "
+                                 "bandwidth, and where NCCL's pick is more than 10% slower than another choice."),
+) -> None:
+    """Predict the table NVIDIA's nccl-tests prints (<op>_perf -b -e -f -g) on this machine, by running NCCL's
+    collectives as point-to-point transfers on the rings NCCL's search would build."""
+    gpu_list = None
+    if gpus is not None:
+        gpu_list = [g.strip() for g in gpus.split(",") if g.strip()]
+        if not gpu_list:
+            raise InputError('--gpus: is empty; list GPUs such as "GPU0,GPU1"')
+    r = api.nccl_tests(
+        machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpu_list, dtype=dtype, root=root, algo=algo,
+        proto=proto, channels=channels, model=model, explain=explain, nodes=nodes,
+        network_bandwidth=network_bandwidth, **parse_params(param),
+    )
+    if as_json:
+        sys.stdout.write(json.dumps(r, indent=2) + "\n")
+        return
+    sys.stdout.write(r["table"])
+    if explain:
+        out().print()
+        sys.stdout.write(r["explain"])

@@ -1,0 +1,65 @@
+"""`contend nccl-tests`: nccl-tests' table, its busbw definitions, JSON, --explain, and one-line errors."""
+
+import json
+
+import pytest
+
+from conftest import run_cli
+from contend import api
+
+
+def test_table_has_nccl_tests_columns_and_busbw_factor():
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "8", "-e", "64M", "-f", "4")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert any("out-of-place" in x and "in-place" in x for x in lines)
+    header = next(x for x in lines if "#wrong" in x).split()
+    assert header[1:9] == ["size", "count", "type", "redop", "root", "time", "algbw", "busbw"]
+    rows = [x.split() for x in lines if x and not x.startswith("#")]
+    assert [int(x[0]) for x in rows] == [8 * 4**k for k in range(12)]
+    for size, count, dtype, redop, root, t, algbw, busbw, wrong, *_ in rows:
+        assert (int(count), dtype, redop, root, wrong) == (int(size) // 4, "float", "sum", "-1", "0")
+        # nccl-tests: algbw = bytes / time (GB/s), busbw = algbw x 2(n-1)/n for all_reduce on 8 ranks.
+        assert float(algbw) == pytest.approx(int(size) / float(t) / 1e3, rel=0.02, abs=0.015)
+        assert float(busbw) == pytest.approx(float(algbw) * 14 / 8, rel=0.02, abs=0.015)
+    assert any(x.startswith("# Avg bus bandwidth") for x in lines)
+
+
+@pytest.mark.parametrize("op,factor", [("all_gather", 7 / 8), ("reduce_scatter", 7 / 8), ("alltoall", 7 / 8),
+                                       ("broadcast", 1.0), ("reduce", 1.0)])
+def test_busbw_factors(op, factor):
+    rep = api.nccl_tests("dgx-a100", op, "1M", "16M", 4)
+    for row in rep["rows"]:
+        assert row["busbw"] == pytest.approx(row["algbw"] * factor)
+        assert row["size"] % (8 * 4 if op in ("all_gather", "reduce_scatter", "alltoall") else 4) == 0
+
+
+def test_json_explain_and_overrides():
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "64M", "-e", "64M", "--json", "--explain")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    row = rep["rows"][0]
+    assert (rep["ranks"], rep["search"]["channels"], row["channels"]) == (8, 24, 24)
+    assert {(a["algo"], a["proto"]) for a in row["explain"]["alternatives"]} >= {("ring", "Simple"), ("tree", "LL")}
+    assert "ring: GPU0" in rep["explain"]
+    forced = api.nccl_tests("dgx-a100", "all_reduce", "64M", "64M", 2, algo="tree", proto="LL", channels=4)
+    assert (forced["rows"][0]["algo"], forced["rows"][0]["proto"], forced["rows"][0]["channels"]) == ("tree", "LL", 4)
+    four = api.nccl_tests("dgx-a100", "all_reduce", "8", "8", 2, ngpus=4)
+    assert four["gpus"] == ["GPU0", "GPU1", "GPU2", "GPU3"]
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--op", "scan"], "--op"),
+    (["-f", "1"], "-f"),
+    (["-g", "9"], "-g"),
+    (["--gpus", "GPU0,GPU42"], "--gpus"),
+    (["--proto", "fast"], "--proto"),
+    (["--algo", "nvls"], "--algo"),
+    (["--model", "sc16"], "sc16"),
+    (["--nodes", "0"], "--nodes"),
+])
+def test_bad_input_is_one_line_exit_2(args, needle):
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "8", "-e", "64", *args)
+    assert r.returncode == 2, r.stdout
+    msg = r.stderr.strip()
+    assert needle in msg and "\n" not in msg and "Traceback" not in msg, msg
