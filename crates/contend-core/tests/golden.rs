@@ -105,6 +105,39 @@ fn schedule_case(case: &Value, origin: &str) -> String {
     out
 }
 
+/// A `contend run` scenario (rank programs on a cluster) under every model: each job's table.
+fn run_case(case: &Value, origin: &str) -> String {
+    let mut out = String::new();
+    for model in MODELS {
+        let mut scenario = case["run"].clone();
+        scenario.as_mapping_mut().unwrap().insert("model".into(), model.name.into());
+        let text = serde_yaml::to_string(&scenario).unwrap();
+        writeln!(out, "== {}", model.name).unwrap();
+        match api::run(&text, origin, &Default::default()) {
+            Err(e) => writeln!(out, "refused: {e}").unwrap(),
+            Ok(r) => {
+                let j = &r.jobs;
+                for k in 0..j.job.len() {
+                    writeln!(
+                        out,
+                        "job {} {} ranks {} start_us {} finish_us {} compute_us {} comm_us {} overlap_us {}",
+                        j.job[k],
+                        j.app[k],
+                        j.ranks[k],
+                        us(j.start_s[k]),
+                        us(j.finish_s[k]),
+                        us(j.compute_s[k]),
+                        us(j.comm_s[k]),
+                        us(j.overlap_s[k])
+                    )
+                    .unwrap();
+                }
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn golden_scenarios() {
     let regen = std::env::var("CONTEND_GOLDEN").is_ok_and(|v| v == "regen");
@@ -116,7 +149,13 @@ fn golden_scenarios() {
     for path in cases {
         let name = path.file_stem().unwrap().to_str().unwrap().to_string();
         let case: Value = serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let got = if case.get("schedule").is_some() { schedule_case(&case, &name) } else { transfers_case(&case, &name) };
+        let got = if case.get("schedule").is_some() {
+            schedule_case(&case, &name)
+        } else if case.get("run").is_some() {
+            run_case(&case, &name)
+        } else {
+            transfers_case(&case, &name)
+        };
         let expected_path = path.with_extension("out");
         if regen {
             std::fs::write(&expected_path, &got).unwrap();
