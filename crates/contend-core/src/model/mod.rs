@@ -11,6 +11,7 @@ pub mod packet;
 mod rate;
 pub mod registry;
 pub mod sc16;
+mod sc16_explain;
 
 pub use crate::params::Param;
 pub(crate) use crate::params::{on_off, param_error, unknown_param};
@@ -18,6 +19,7 @@ pub use rate::{RateAdaptor, DONE};
 pub use registry::{ModelEntry, ModelKind, Prepared};
 
 use crate::error::Result;
+use std::collections::BTreeMap;
 
 /// Events this close after an instant's time (relative) belong to it: float ties.
 pub const SAME_TIME: f64 = 1e-12;
@@ -53,4 +55,55 @@ pub trait EventModel {
     fn rate(&self, flow: usize) -> f64;
     /// After `settle`: every resource whose load may have changed, with its load in bytes/s.
     fn loads(&mut self, out: &mut Vec<(u32, f64)>);
+}
+
+/// One transfer's factor after each step of a model that shows its steps (sc16's A-D and the
+/// final one), and per step the ports that lowered or raised it.
+#[derive(serde::Serialize, Debug)]
+pub struct FactorRow {
+    pub transfer: usize,
+    pub a: f64,
+    pub b: f64,
+    pub c: f64,
+    pub d: f64,
+    #[serde(rename = "final")]
+    pub fin: f64,
+    /// Per step ("B", "C", "D", "final"): the ports that lowered or raised this factor.
+    pub causes: BTreeMap<String, Vec<String>>,
+}
+
+#[derive(serde::Serialize, Debug)]
+pub struct ExplainPhase {
+    pub start_s: f64,
+    pub end_s: f64,
+    pub rows: Vec<FactorRow>,
+}
+
+/// A phase as the executor ran it: when, and which flows moved (ascending).
+pub struct PhaseSpan {
+    pub start_s: f64,
+    pub end_s: f64,
+    pub active: Vec<usize>,
+}
+
+/// What a model's explain hook gives back: its flow table and parameters (for the report) and
+/// every phase's steps.
+pub struct Explained {
+    pub flows: crate::flow::FlowTable,
+    pub params: BTreeMap<String, String>,
+    pub phases: Vec<ExplainPhase>,
+}
+
+/// Runs the executor over a flow table with a (tracing) rate model and returns its phases;
+/// the caller above `sim` provides it, so that a model never reaches up to the executor.
+pub type RunPhases<'a> = dyn FnMut(&crate::flow::FlowTable, &mut dyn RateModel) -> Result<Vec<PhaseSpan>> + 'a;
+
+/// A model's `contend explain`: prepare it for the workload, run it through `run` with its
+/// steps recorded, and word every phase's steps.
+pub type Explain = fn(&crate::topology::Machine, &crate::workload::Workload, &[(String, String)], &mut RunPhases) -> Result<Explained>;
+
+impl<M: RateModel + ?Sized> RateModel for &mut M {
+    fn rates(&mut self, active: &[usize], out: &mut [f64]) {
+        (**self).rates(active, out)
+    }
 }

@@ -32,8 +32,9 @@ pub struct ModelEntry {
     pub citation: &'static str,
     pub applies_to: &'static str,
     pub params: &'static [Param],
-    /// `contend explain` can show this model's steps.
-    pub explains: bool,
+    /// How `contend explain` shows this model's steps, where it can (listed as `explains`).
+    #[serde(rename = "explains", serialize_with = "present")]
+    pub explain: Option<super::Explain>,
     /// Applies to any machine graph (not only to some shape of one, like sc16's PCIe tree).
     pub any_graph: bool,
     /// Its rates depend on the PCIe tree's shape alone (not on link bandwidths or kinds), so the
@@ -80,7 +81,7 @@ pub static MODELS: &[ModelEntry] = &[
                    performance model for densely populated accelerator servers, SC16",
         applies_to: "GPU-to-GPU copies inside one PCIe tree under one root complex",
         params: sc16::PARAMS,
-        explains: true,
+        explain: Some(super::sc16_explain::explain),
         any_graph: false,
         tree_symmetric: true,
         prepare: sc16::prepare,
@@ -98,7 +99,7 @@ pub static MODELS: &[ModelEntry] = &[
         citation: "D. Bertsekas, R. Gallager: Data Networks, 6.5.2 (max-min fairness); CUDA's copy mechanisms per seed 002/004",
         applies_to: "any machine graph: PCIe trees, QPI/UPI, NVLink meshes, NVSwitch, NICs and host memory",
         params: maxmin::PARAMS,
-        explains: false,
+        explain: None,
         any_graph: true,
         tree_symmetric: false,
         prepare: maxmin::prepare,
@@ -118,12 +119,16 @@ pub static MODELS: &[ModelEntry] = &[
                    NIC scheduling per seed 003 §III-B",
         applies_to: "any machine graph; built for networks of nodes (NICs, switches, dragonfly and fat-tree routes)",
         params: super::packet::PARAMS,
-        explains: false,
+        explain: None,
         any_graph: true,
         tree_symmetric: false,
         prepare: super::packet::prepare,
     },
 ];
+
+fn present<S: serde::Serializer, T>(v: &Option<T>, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_bool(v.is_some())
+}
 
 /// The model of this name, or one line listing the models there are.
 pub fn get(name: &str) -> Result<&'static ModelEntry> {
