@@ -395,6 +395,7 @@ impl<'p> PacketEngine<'p> {
         p.hop += 1;
         p.credit = credit;
         let (prev, hop) = (p.prev, p.hop);
+        assert!((hop as usize) < self.nvc, "a packet past its channels: the bound of routing.rs is wrong");
         let q = self.queue_of(prev, res, hop);
         self.enqueue(q, h);
     }
