@@ -133,8 +133,9 @@ pub struct PacketEngine<'p> {
     events: u64,
     hops: u64,
     router_delay: u64,
-    /// Per-packet routing: the routing, per port the packets queued or moving, and the queues made for hops chosen on the way, by (input, port)
-    /// and channel; the queues' ports and channels (those of the net, then those made here).
+    /// Per-packet routing: the routing, per port the packets queued or moving, and the queues
+    /// made for hops chosen on the way, by (input, port) and channel; the queues' ports and
+    /// channels (those of the net, then those made here).
     dynr: Option<&'p Dyn>,
     occ: Vec<u32>,
     /// Per port: packets it has sent.
