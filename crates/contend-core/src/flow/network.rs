@@ -608,9 +608,13 @@ impl<'m> NetworkRouter<'m> {
         matches!(self.policy, Routing::Ugal | Routing::Par)
     }
 
-    /// UGAL's two candidates for message `flow`: the minimal path and the Valiant detour.
+    /// UGAL's two candidates for message `flow`: the minimal path and the Valiant detour. On a
+    /// dragonfly the minimal one takes the least-loaded link joining the two groups (the loads
+    /// of the messages decided before it): packets of a message spread over all those links by
+    /// themselves (UGAL-L per packet), which one hashed link per message cannot stand in for.
     pub fn ugal_candidates(&mut self, flow: u64, from: usize, to: usize) -> Option<(Vec<Hop>, Vec<Hop>)> {
-        Some((self.minimal_or_shortest(flow, 0, from, to, false)?, self.valiant(flow, from, to)?))
+        let grouped = self.grouped.is_some();
+        Some((self.minimal_or_shortest(flow, 0, from, to, grouped)?, self.valiant(flow, from, to)?))
     }
 
     /// UGAL's choice for `weight` messages, by hops times the busiest link's messages; charges

@@ -133,8 +133,9 @@ pub struct PacketEngine<'p> {
     events: u64,
     hops: u64,
     router_delay: u64,
-    /// Per-packet routing: the routing, per port the packets queued or moving, and the queues made for hops chosen on the way, by (input, port)
-    /// and channel; the queues' ports and channels (those of the net, then those made here).
+    /// Per-packet routing: the routing, per port the packets queued or moving, and the queues
+    /// made for hops chosen on the way, by (input, port) and channel; the queues' ports and
+    /// channels (those of the net, then those made here).
     dynr: Option<&'p Dyn>,
     occ: Vec<u32>,
     /// Per port: packets it has sent.
@@ -395,6 +396,7 @@ impl<'p> PacketEngine<'p> {
         p.hop += 1;
         p.credit = credit;
         let (prev, hop) = (p.prev, p.hop);
+        assert!((hop as usize) < self.nvc, "a packet past its channels: the bound of routing.rs is wrong");
         let q = self.queue_of(prev, res, hop);
         self.enqueue(q, h);
     }

@@ -26,8 +26,9 @@ use std::collections::HashMap;
 pub(crate) const NONE: u32 = u32::MAX;
 
 /// The most switch hops a dragonfly packet makes between its first and last switch: local,
-/// global, local, global, local (Valiant, also after PAR's re-decision at the second router).
-const DRAGONFLY_HOPS: usize = 5;
+/// global, local, global, local under Valiant; PAR turning Valiant at the second router of the
+/// source group may need one more local hop there first (to the router of its detour's link).
+const DRAGONFLY_HOPS: usize = 6;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Policy {
