@@ -55,3 +55,5 @@ def nccl_tests(
     if explain:
         out().print()
         sys.stdout.write(r["explain"])
+        for note in r["notes"]:
+            sys.stdout.write(f"note: {note}\n")

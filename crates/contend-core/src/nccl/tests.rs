@@ -203,3 +203,18 @@ fn explain_names_bottlenecks_and_alternatives() {
     let text = rep.explain.unwrap();
     assert!(text.contains("ring: GPU0 -> GPU1") && text.contains("bottleneck"), "{text}");
 }
+
+#[test]
+fn hopper_rings_and_nccl_pick_flagged_where_slower() {
+    // hgx-h100: 18 NVLink 4 links at NCCL's 20.6 GB/s = 370.8 GB/s per GPU; the first sm90 speed
+    // at most that is 60 GB/s: 6 rings, doubled to 12 at 30 GB/s (above 25, and 60 >= 50), 24 channels.
+    let r = api::nccl_tests("hgx-h100", &tests_tool::Request { max_bytes: "8".into(), ..req("all_reduce") }, 1, None).unwrap();
+    assert_eq!((r.search.rings.len(), r.search.bw_per_channel, r.search.channels, r.search.compute_capability), (12, 30.0, 24, 90));
+    // Where a run shows another choice more than 10% faster than NCCL's pick, --explain says so.
+    let q = tests_tool::Request { min_bytes: "1G".into(), max_bytes: "1G".into(), explain: true, ..req("all_reduce") };
+    let rep = api::nccl_tests("typical-8gpu", &q, 1, None).unwrap();
+    let e = rep.rows[0].explain.as_ref().unwrap();
+    let fastest = e.alternatives.iter().map(|a| a.time_us).fold(f64::INFINITY, f64::min);
+    assert!(close(e.pick_slower_pct, (rep.rows[0].time_us / fastest - 1.0) * 100.0, 1e-9));
+    assert_eq!(rep.explain.unwrap().contains('★'), e.pick_slower_pct > 10.0);
+}

@@ -268,6 +268,9 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     };
     let mut notes =
         vec!["in-place and out-of-place move the same bytes in NCCL's lowering, so their columns agree; #wrong is 0 (nothing is computed)".to_string()];
+    if n == 1 {
+        notes.push("one rank moves no data: NCCL copies the buffer inside the GPU, which a machine description does not time".into());
+    }
     if rows.iter().any(|r| r.count == 0) {
         notes.push("rows of 0 elements launch nothing and are printed with time 0".into());
     }
@@ -424,14 +427,14 @@ pub fn explain_text(r: &Report) -> String {
     }
     for row in &r.rows {
         let Some(e) = &row.explain else { continue };
+        let model = if row.nccl_model_us.is_finite() { format!(" (NCCL's model {:.2} us)", row.nccl_model_us) } else { String::new() };
         s.push_str(&format!(
-            "{:>12} B: NCCL picks {}/{} on {} channel(s): {:.2} us (NCCL's model {:.2} us); latency {:.0}% of it, bandwidth {:.0}%\n",
+            "{:>12} B: NCCL picks {}/{} on {} channel(s): {:.2} us{model}; latency {:.0}% of it, bandwidth {:.0}%\n",
             row.size,
             row.algo.name(),
             row.proto.name(),
             row.channels,
             row.time_us,
-            row.nccl_model_us,
             e.latency_share * 100.0,
             (1.0 - e.latency_share) * 100.0
         ));

@@ -9,6 +9,7 @@ const PRESETS: &[(&str, &str)] = &[
     ("dgx1-p100", include_str!("../../presets/dgx1-p100.yaml")),
     ("nvlink-cpu-quad", include_str!("../../presets/nvlink-cpu-quad.yaml")),
     ("dgx-a100", include_str!("../../presets/dgx-a100.yaml")),
+    ("hgx-h100", include_str!("../../presets/hgx-h100.yaml")),
     ("fat-tree-2048x1", include_str!("../../presets/fat-tree-2048x1.yaml")),
     ("fat-tree-1024x2", include_str!("../../presets/fat-tree-1024x2.yaml")),
     ("fat-tree-512x4", include_str!("../../presets/fat-tree-512x4.yaml")),
