@@ -66,6 +66,9 @@ pub struct Router<'m> {
     network: bool,
     /// Paths over the network (switches transit), with their distance tables.
     net: RefCell<NetworkRouter<'m>>,
+    /// Each device's position among the devices of its kind (GPU k of the machine is k): which
+    /// of several equally near NICs it uses.
+    ordinal: Vec<usize>,
 }
 
 /// For each device reached: its cost and the device before it with the link between them.
@@ -82,7 +85,22 @@ impl<'m> Router<'m> {
             adj[l.a].push((l.b, i));
             adj[l.b].push((l.a, i));
         }
-        Router { m, adj, trees: RefCell::new(BTreeMap::new()), network: m.spec.network.is_some(), net: RefCell::new(NetworkRouter::new(m)) }
+        let mut seen: Vec<(DeviceKind, usize)> = Vec::new();
+        let ordinal = m
+            .devices
+            .iter()
+            .map(|d| match seen.iter_mut().find(|(k, _)| *k == d.kind) {
+                Some((_, n)) => {
+                    *n += 1;
+                    *n - 1
+                }
+                None => {
+                    seen.push((d.kind, 1));
+                    0
+                }
+            })
+            .collect();
+        Router { m, adj, trees: RefCell::new(BTreeMap::new()), network: m.spec.network.is_some(), net: RefCell::new(NetworkRouter::new(m)), ordinal }
     }
 
     fn hops_to(&self, tree: &Tree, to: usize) -> Option<Vec<Hop>> {
@@ -108,17 +126,24 @@ impl<'m> Router<'m> {
             return None;
         }
         // Between nodes: to the nearest NIC, over the network, from the NIC nearest the target.
-        let near = |t: &Tree| {
-            t.iter()
+        // Where several NICs are equally near (two GPUs and two NICs under one PCIe switch, as
+        // on DGX-class nodes), the devices take them in turn by their ordinal, as NCCL and
+        // MPI bind each local GPU to its own nearest NIC, rather than all the first.
+        let near = |t: &Tree, end: usize| {
+            let mut nics: Vec<(u64, usize)> = t
+                .iter()
                 .filter(|(&d, _)| self.m.devices[d].kind == DeviceKind::Nic && self.adj[d].iter().any(|&(_, l)| self.m.links[l].kind == LinkKind::Network))
                 .map(|(&d, &(c, _))| (c, d))
-                .min()
-                .map(|(_, d)| d)
+                .collect();
+            nics.sort_unstable();
+            let best = nics.first()?.0;
+            let ties = nics.iter().take_while(|(c, _)| *c == best).count();
+            Some(nics[self.ordinal[end] % ties].1)
         };
-        let a = near(tree)?;
+        let a = near(tree, from)?;
         let mut hops = self.hops_to(tree, a)?;
         let back = trees.entry((to, peer)).or_insert_with(|| self.tree(to, peer));
-        let b = near(back)?;
+        let b = near(back, to)?;
         let mut tail = self.hops_to(back, b)?;
         hops.extend(self.network_path(a, b)?);
         tail.reverse();

@@ -185,11 +185,13 @@ fn two_nodes_cross_the_network() {
     let two = api::nccl_tests("dgx-a100", &r, 2, Some("25GB/s")).unwrap();
     assert_eq!((two.ranks, two.nodes), (16, 2));
     let one = api::nccl_tests("dgx-a100", &r, 1, None).unwrap();
-    // Between nodes the rings cross 200 Gb/s (25 GB/s) NICs, far below NVSwitch; the channels
-    // leave each node at different GPUs, so more than one NIC carries them (one NIC would cap
-    // the busbw near 25 GB/s).
+    // Between nodes the rings cross 200 Gb/s (25 GB/s) NICs, far below NVSwitch: a ring
+    // all-reduce's busbw is at most what the node's 8 NICs carry out, 8 x 25 = 200 GB/s. The
+    // channels leave each node at different GPUs and each GPU of a PCIe switch takes its own
+    // NIC, so more than half the NICs carry them (4 of 8 NICs, all the first of each switch,
+    // capped it near 100 GB/s).
     let b = two.rows[0].busbw;
-    assert!(b < 0.5 * one.rows[0].busbw && b > 2.0 * 25.0, "{b} vs {}", one.rows[0].busbw);
+    assert!(b < one.rows[0].busbw && b <= 8.0 * 25.0 * 1.001 && b > 4.0 * 25.0, "{b} vs {}", one.rows[0].busbw);
 }
 
 #[test]
