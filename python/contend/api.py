@@ -566,19 +566,19 @@ def run(
     keeps every operation. ``progress(delivered, messages)`` is called now and then while it runs. With a
     ``session``, runs of the same jobs on the same cluster (another bandwidth, NIC policy or model) share
     their lowering."""
-    path = os.fspath(scenario)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not UTF-8 text (byte {e.start}); give a scenario YAML file") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot be read ({e.strerror}); give a scenario YAML file") from None
+    path, text = _scenario_text(scenario)
     return RunResult(_core.run(text, path, detail, links, progress, session.held if session else None))
 
 
 def check(scenario: str | os.PathLike, session: Session | None = None) -> None:
     """Check a scenario file without running it (milliseconds): its cluster, knobs, jobs and model; raises
     InputError naming the first mistake."""
+    path, text = _scenario_text(scenario)
+    _core.check_scenario(text, path, (session or Session()).held)
+
+
+def _scenario_text(scenario: str | os.PathLike) -> tuple[str, str]:
+    """A scenario file's path and text; a file that cannot be read or is not UTF-8 is one line."""
     path = os.fspath(scenario)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -586,7 +586,7 @@ def check(scenario: str | os.PathLike, session: Session | None = None) -> None:
         raise InputError(f"{path}: not UTF-8 text (byte {e.start}); give a scenario YAML file") from None
     except OSError as e:
         raise InputError(f"{path}: cannot be read ({e.strerror}); give a scenario YAML file") from None
-    _core.check_scenario(text, path, (session or Session()).held)
+    return path, text
 
 
 class Session:
