@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from vs_simgrid import CONTEND, tree, workload  # noqa: E402
+from vs_simgrid import CONTEND, tree_spec, workload  # noqa: E402
 
 RUNS = 3
 MEMORY = r"""
@@ -55,19 +55,14 @@ def whole(cmd: list[str]) -> float:
 
 
 def main() -> None:
-    devices, links = tree()
     print("contend.simulate, 64-GPU tree, plain max-min (median of 3, seconds)")
     for n, gap in ((1000, 0.0), (1000, 2e-3), (10000, 0.0), (10000, 2e-3)):
         w = workload(n, gap)
-        t = statistics.median(child(CONTEND, [devices, links, w])["wall"] for _ in range(RUNS))
+        t = statistics.median(child(CONTEND, [tree_spec(), w])["wall"] for _ in range(RUNS))
         print(f"  {n:>7,} {'at once' if gap == 0 else 'staggered':<10} {t:8.3f}", flush=True)
     with tempfile.TemporaryDirectory() as d:
         machine = Path(d) / "tree64.yaml"
-        machine.write_text(json.dumps({
-            "name": "tree64",
-            "devices": [{"name": x, "kind": "root_complex" if x == "RC" else "gpu" if x.startswith("GPU")
-                         else "pcie_switch"} for x in devices],
-            "links": [{"a": a, "b": b, "kind": "pcie", "gen": 3, "lanes": 16, "latency": "0s"} for a, b in links]}))
+        machine.write_text(json.dumps(tree_spec()))
         runs = [child(MEMORY, [1_000_000, 2e-3], str(machine)) for _ in range(RUNS)]
         print(f"  10^6 staggered: {statistics.median(r['wall'] for r in runs):.2f} s, "
               f"peak {statistics.median(r['rss_mb'] for r in runs):.0f} MB (the whole process)")

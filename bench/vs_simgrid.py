@@ -48,6 +48,17 @@ def tree() -> tuple[list[str], list[tuple[str, str]]]:
     return devices, links
 
 
+def tree_spec() -> dict:
+    """The tree as a contend machine description: zero latency, so that sharing alone sets the times."""
+    devices, links = tree()
+
+    def kind(d: str) -> str:
+        return "root_complex" if d == "RC" else "gpu" if d.startswith("GPU") else "pcie_switch"
+
+    return {"name": "tree64", "devices": [{"name": d, "kind": kind(d)} for d in devices],
+            "links": [{"a": a, "b": b, "kind": "pcie", "gen": 3, "lanes": 16, "latency": "0s"} for a, b in links]}
+
+
 def workload(n: int, gap: float) -> dict[str, list]:
     rng = random.Random(1)
     t, src, dst, size, start = 0.0, [], [], [], []
@@ -69,14 +80,9 @@ import json, sys, time
 import numpy as np
 import pyarrow  # noqa: F401  (imported before the clock, as SimGrid's module is)
 import contend
-devices, links, w = json.load(sys.stdin)
+spec, w = json.load(sys.stdin)
 size, start = np.array(w["size"], dtype=np.uint64), np.array(w["start"])
 t0 = time.perf_counter()
-def kind(d):
-    return "root_complex" if d == "RC" else "gpu" if d.startswith("GPU") else "pcie_switch"
-spec = {"name": "tree64",
-        "devices": [{"name": d, "kind": kind(d)} for d in devices],
-        "links": [{"a": a, "b": b, "kind": "pcie", "gen": 3, "lanes": 16, "latency": "0s"} for a, b in links]}
 m = contend.Machine.from_dict(spec)
 t = contend.Transfers.from_columns(w["src"], w["dst"], size, start=start)
 r = contend.simulate(m, t, model="maxmin", eff_pcie=1, duplex_pcie=0)
@@ -147,7 +153,7 @@ def main() -> None:
         w = workload(n, gap)
         ours, theirs = [], []
         for _ in range(RUNS):
-            a = child(sys.executable, CONTEND, [devices, links, w])
+            a = child(sys.executable, CONTEND, [tree_spec(), w])
             b = child(str(SIMGRID_PYTHON), SIMGRID, [devices, links, w, GEN3_X16])
             ours.append(a["wall"])
             theirs.append(b["wall"])

@@ -140,6 +140,9 @@ class Transfers:
         """From columns: ``size`` in bytes (integers, or strings with a unit such as ``"300MiB"``), ``start`` and
         ``overhead`` in seconds (numbers; NaN or None: none) or strings with a unit. NumPy arrays cross to the engine
         as whole buffers."""
+        for column, values in (("src", src), ("dst", dst)):
+            if isinstance(values, str):
+                raise InputError(f'{origin}: {column}: is one string; give one device name per transfer, e.g. ["GPU0"]')
         return cls(_core.Transfers.from_columns(list(src), list(dst), _column(size), origin, name=_names(name),
                                                 start=_column(start), overhead=_column(overhead)))
 

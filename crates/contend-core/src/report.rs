@@ -296,12 +296,12 @@ pub const TABLES: &[&str] = &["transfers", "links", "devices"];
 
 impl Report {
     /// A table's columns in their schema order: transfers, links or devices.
-    pub fn table(&self, which: &str) -> Option<Vec<(&'static str, Column<'_>)>> {
+    pub fn table(&self, which: &str) -> crate::error::Result<Vec<(&'static str, Column<'_>)>> {
         use Column::*;
         let t = &self.transfers;
         let l = &self.links;
         let d = &self.summary.devices;
-        Some(match which {
+        Ok(match which {
             "transfers" => vec![
                 ("name", Str(&t.name)),
                 ("src", Str(&t.src)),
@@ -320,13 +320,13 @@ impl Report {
                 ("peak_utilisation", F64(&l.peak_utilisation)),
             ],
             "devices" => vec![("name", Str(&d.name)), ("sent_bytes", U128(&d.sent_bytes)), ("received_bytes", U128(&d.received_bytes))],
-            _ => return None,
+            _ => return Err(crate::error::Error::input("table", which, format!("is not a report table; use one of {}", TABLES.join(", ")))),
         })
     }
 
     /// A table as CSV text, a header then one line per row, written in one pass: numbers in
     /// the shortest form that reads back exactly, text quoted where CSV needs it.
-    pub fn csv(&self, which: &str) -> Option<String> {
+    pub fn csv(&self, which: &str) -> crate::error::Result<String> {
         use std::fmt::Write;
         let cols = self.table(which)?;
         let rows = cols.first().map(|(_, c)| c.len()).unwrap_or(0);
@@ -348,7 +348,7 @@ impl Report {
             }
             out.push('\n');
         }
-        Some(out)
+        Ok(out)
     }
 }
 

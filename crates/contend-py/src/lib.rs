@@ -166,7 +166,7 @@ impl Report {
 
     /// A table (transfers, links, devices) as CSV text.
     fn csv(&self, table: &str) -> PyResult<String> {
-        self.r.csv(table).ok_or_else(|| InputError::new_err(format!("table: \"{table}\" is not a report table; use one of {}", report::TABLES.join(", "))))
+        self.r.csv(table).map_err(to_py)
     }
 
     #[getter]
@@ -177,10 +177,7 @@ impl Report {
     /// A table's columns as (name, kind, buffers): numbers as one little-endian buffer
     /// ("f64", "u64"), text as Arrow's 64-bit offsets and UTF-8 data ("str").
     fn table<'py>(&self, py: Python<'py>, table: &str) -> PyResult<Vec<TableColumn<'py>>> {
-        let cols = self
-            .r
-            .table(table)
-            .ok_or_else(|| InputError::new_err(format!("table: \"{table}\" is not a report table; use one of {}", report::TABLES.join(", "))))?;
+        let cols = self.r.table(table).map_err(to_py)?;
         Ok(cols
             .into_iter()
             .map(|(name, c)| match c {

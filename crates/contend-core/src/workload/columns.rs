@@ -40,7 +40,7 @@ fn size(c: &Cell, origin: &str, row: usize) -> Result<Bytes> {
         Cell::Int(0) => Err(bad("is zero; give a positive size in bytes".into())),
         Cell::Int(n) => Ok(Bytes(*n)),
         Cell::Real(x) if x.is_finite() && *x >= 1.0 && x.fract() == 0.0 && *x < 2f64.powi(63) => Ok(Bytes(*x as u64)),
-        Cell::Real(x) => Err(bad(format!("{x} is not a whole positive number of bytes; give an integer such as 314572800 or a string such as \"300MiB\""))),
+        Cell::Real(x) => Err(bad(format!("{x:?} is not a whole positive number of bytes; give an integer such as 314572800 or a string such as \"300MiB\""))),
         Cell::Text(t) => Bytes::parse(t).map_err(bad),
         Cell::Missing => Err(bad("is missing; every transfer needs a size".into())),
     }
@@ -56,7 +56,7 @@ fn time(c: &Cell, column: &str, origin: &str, row: usize) -> Result<Option<Time>
         Cell::Real(x) => *x,
     };
     if !(0.0..=MAX_SECONDS).contains(&secs) {
-        return Err(bad(format!("{secs} s is out of range; give seconds in [0, {MAX_SECONDS}] (a week)")));
+        return Err(bad(format!("{secs:?} s is out of range; give seconds in [0, {MAX_SECONDS}] (a week)")));
     }
     Ok(Some(Time::from_secs(secs)))
 }
