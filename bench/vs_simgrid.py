@@ -144,7 +144,8 @@ def child(python: str, code: str, payload: list) -> dict:
 
 
 def main() -> None:
-    if not SIMGRID_PYTHON.exists():
+    if not SIMGRID_PYTHON.exists() or subprocess.run([str(SIMGRID_PYTHON), "-c", "import simgrid"],
+                                                      capture_output=True).returncode != 0:
         sys.exit("vs_simgrid.py: SimGrid is not installed; run bash bench/peers/simgrid.sh first (about 20 minutes)")
     cases = [(int(sys.argv[1]), float(sys.argv[2]))] if len(sys.argv) == 3 else WORKLOADS
     devices, links = tree()
