@@ -14,6 +14,7 @@ mod fill;
 mod groups;
 mod queue;
 mod solve;
+mod spans;
 
 use super::registry::{Param, Prepared};
 use super::{on_off, param_error, unknown_param, EventModel, RateModel};

@@ -26,6 +26,7 @@ use super::fill::Filler;
 use super::groups::{Groups, Stamp, NONE};
 use super::queue::Finishes;
 use super::solve::solve;
+use super::spans::Spans;
 use crate::error::{Error, Result};
 use crate::flow::FlowTable;
 use crate::model::{EventModel, SAME_TIME};
@@ -46,8 +47,9 @@ pub struct Engine<'c> {
     cap: Vec<f64>,
     /// Per resource, whether `settle_duplex` has listed it as touched (empty without pairs).
     duplex_seen: Vec<bool>,
-    /// Routes (their transfers in flight) and bottleneck groups.
+    /// Routes (their transfers in flight) and bottleneck groups, and each group's resources.
     g: Groups,
+    spans: Spans,
     /// Next finish of each group.
     finishes: Finishes,
     seq: u64,
@@ -98,6 +100,8 @@ pub struct Engine<'c> {
     index: Vec<u32>,
     system: Vec<f64>,
     rhs: Vec<f64>,
+    /// Per touched resource, the load the fast path's new levels add.
+    shift: Vec<f64>,
 }
 
 impl<'c> Engine<'c> {
@@ -129,11 +133,8 @@ impl<'c> Engine<'c> {
     fn set_level(&mut self, b: usize, t: f64, level: f64) {
         let delta = level - self.g.level[b];
         if delta != 0.0 {
-            for &r in self.g.members(b) {
-                let k = self.g.route[r as usize].count as f64 * delta;
-                for &(l, a) in self.c.routes.of(r as usize) {
-                    self.load[l as usize] += k * a;
-                }
+            for s in self.spans.of(b) {
+                self.load[s.res as usize] += s.weight * delta;
             }
         }
         self.g.set_level(b, t, level);
@@ -141,17 +142,21 @@ impl<'c> Engine<'c> {
 
     fn enter_group(&mut self, r: usize, b: usize, t: f64) {
         self.g.join(r, b, t);
-        let k = self.g.route[r].count as f64 * self.g.level[b];
+        let count = self.g.route[r].count as f64;
+        let k = count * self.g.level[b];
         for &(l, a) in self.hops(r) {
             self.load[l as usize] += k * a;
+            self.spans.add(b as u32, l, count * a, 1);
         }
     }
 
     fn exit_group(&mut self, r: usize, t: f64) {
         let b = self.g.route[r].group as usize;
-        let k = self.g.route[r].count as f64 * self.g.level[b];
+        let count = self.g.route[r].count as f64;
+        let k = count * self.g.level[b];
         for &(l, a) in self.hops(r) {
             self.load[l as usize] -= k * a;
+            self.spans.add(b as u32, l, -count * a, -1);
         }
         self.g.leave(r, t);
     }
@@ -159,10 +164,13 @@ impl<'c> Engine<'c> {
     /// Change route r's transfer count by `d` (±1).
     fn recount(&mut self, r: usize, d: i32) {
         self.g.route[r].count = (self.g.route[r].count as i32 + d) as u32;
-        let rate = self.route_rate(r);
+        let (rate, group) = (self.route_rate(r), self.g.route[r].group);
         for &(l, a) in self.hops(r) {
             self.weight[l as usize] += d as f64 * a;
             self.load[l as usize] += d as f64 * a * rate;
+            if group != NONE {
+                self.spans.add(group, l, d as f64 * a, 0);
+            }
         }
     }
 
@@ -255,11 +263,8 @@ impl<'c> Engine<'c> {
         if self.group_mark[b as usize] != self.epoch {
             self.group_mark[b as usize] = self.epoch;
             self.hit.push(b);
-            for i in 0..self.g.len(b as usize) {
-                let r = self.g.members(b as usize)[i] as usize;
-                for &(l, _) in self.c.routes.of(r) {
-                    self.mark_res(l);
-                }
+            for i in 0..self.spans.of(b as usize).len() {
+                self.mark_res(self.spans.of(b as usize)[i].res);
             }
         }
     }
@@ -321,24 +326,27 @@ impl<'c> Engine<'c> {
         self.system.clear();
         self.system.resize(n * n, 0.0);
         self.rhs.clear();
-        let mut system = std::mem::take(&mut self.system);
-        for (i, &b) in self.hit.iter().enumerate() {
-            let mut rhs = self.cap[b as usize];
-            for (g, w) in self.groups_on(b as usize) {
-                if self.group_mark[g as usize] == self.epoch {
-                    system[i * n + self.index[g as usize] as usize] += w;
-                } else {
-                    rhs -= w * self.g.level[g as usize];
+        // Row i: resource hit[i] full. Column j: group hit[j]'s weight there (its span); what
+        // the groups that keep their levels take is the resource's load less the moving ones'.
+        for (j, &g) in self.hit.iter().enumerate() {
+            for s in self.spans.of(g as usize) {
+                if self.group_mark[s.res as usize] == self.epoch {
+                    self.system[self.index[s.res as usize] as usize * n + j] += s.weight;
                 }
             }
-            self.rhs.push(rhs);
         }
-        self.system = system;
+        for (i, &b) in self.hit.iter().enumerate() {
+            let moving: f64 = (0..n).map(|j| self.system[i * n + j] * self.g.level[self.hit[j] as usize]).sum();
+            self.rhs.push(self.cap[b as usize] - self.load[b as usize] + moving);
+        }
         let mut x = std::mem::take(&mut self.rhs);
         let ok = solve(&mut self.system, &mut x).is_some() && x.iter().all(|&v| v > 0.0 && v.is_finite()) && self.holds(&x);
         if ok {
+            for &l in &self.touched {
+                self.load[l as usize] += self.shift[l as usize];
+            }
             for (i, &level) in x.iter().enumerate() {
-                self.set_level(self.hit[i] as usize, t, level);
+                self.g.set_level(self.hit[i] as usize, t, level);
             }
         }
         self.rhs = x;
@@ -346,12 +354,32 @@ impl<'c> Engine<'c> {
     }
 
     /// Every touched resource within capacity, and every group the fastest on its resource.
-    fn holds(&self, x: &[f64]) -> bool {
+    /// Before the change every group was no faster than the group frozen at each resource it
+    /// crosses, and the groups that keep their levels still are, unless that group slows down:
+    /// only then are they looked at. Leaves in `shift` the load the new levels add.
+    fn holds(&mut self, x: &[f64]) -> bool {
+        for &l in &self.touched {
+            self.shift[l as usize] = 0.0;
+            self.top[l as usize] = 0.0;
+        }
+        for (j, &g) in self.hit.iter().enumerate() {
+            let d = x[j] - self.g.level[g as usize];
+            for s in self.spans.of(g as usize) {
+                self.shift[s.res as usize] += s.weight * d;
+                self.top[s.res as usize] = self.top[s.res as usize].max(x[j]);
+            }
+        }
         self.touched.iter().all(|&l| {
-            let load: f64 = self.groups_on(l as usize).map(|(g, w)| w * self.level_after(g, x)).sum();
-            let own = (self.g.len(l as usize) > 0).then(|| self.level_after(l, x));
-            load <= self.cap[l as usize] * (1.0 + TIE)
-                && own.is_none_or(|own| self.groups_on(l as usize).all(|(g, _)| self.level_after(g, x) <= own * (1.0 + TIE)))
+            let l = l as usize;
+            if self.load[l] + self.shift[l] > self.cap[l] * (1.0 + TIE) {
+                return false;
+            }
+            if self.g.len(l) == 0 {
+                return true;
+            }
+            let own = self.level_after(l as u32, x);
+            self.top[l] <= own * (1.0 + TIE)
+                && (own >= self.g.level[l] || self.groups_on(l).all(|(g, _)| self.level_after(g, x) <= own * (1.0 + TIE)))
         })
     }
 
@@ -606,6 +634,7 @@ impl<'c> Engine<'c> {
             cap: c.cap.clone(),
             duplex_seen: if c.duplex_pairs.is_empty() { Vec::new() } else { vec![false; nres] },
             g: Groups::new(nres, nroutes),
+            spans: Spans::new(nres),
             finishes: Finishes::new(nres),
             seq: 0,
             users: vec![Vec::new(); nres],
@@ -639,6 +668,7 @@ impl<'c> Engine<'c> {
             index: vec![0; nres],
             system: Vec::new(),
             rhs: Vec::new(),
+            shift: vec![0.0; nres],
         }
     }
 }
