@@ -16,6 +16,12 @@ impl Hasher for KeyHasher {
             self.write_u64(b as u64);
         }
     }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
     fn write_u64(&mut self, x: u64) {
         let h = (self.0 ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         self.0 = h ^ (h >> 29);
@@ -23,3 +29,6 @@ impl Hasher for KeyHasher {
 }
 
 pub type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
+
+/// The same for keys of a few integers (device indices, index pairs).
+pub type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;

@@ -10,12 +10,11 @@ pub mod network;
 pub mod router;
 
 use crate::error::{Error, Result};
-use crate::keymap::{KeyHasher, KeyMap};
+use crate::keymap::{IntMap, KeyHasher, KeyMap};
 use crate::topology::{DeviceKind, Link, LinkKind, Machine, NicScheduling};
 use crate::workload::{Access, Mechanism, Workload};
 use network::NetworkRouter;
 use router::{Hop, Plan, Router};
-use std::collections::HashMap;
 use std::hash::Hasher;
 
 /// Routes in compressed rows: route r uses `hops[off[r]..off[r+1]]`, (resource, times) each:
@@ -258,7 +257,7 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut Vec<P
     // its messages' weight (the first message of a pair stands for it).
     let mut units: Vec<(usize, usize, usize, u32)> = Vec::new(); // (message, from, to, weight)
     let mut unit_of: Vec<usize> = vec![usize::MAX; plan_of.len()];
-    let mut pair_unit: HashMap<(usize, usize), usize> = HashMap::new();
+    let mut pair_unit: IntMap<(usize, usize), usize> = IntMap::default();
     for (i, part) in parts.iter().enumerate() {
         let Some((_, _, from, to)) = *part else { continue };
         let u = if net.routes_per_pair() {
@@ -387,11 +386,11 @@ impl FlowTable {
         let Resources { dir, device, cap, name, latency } = resources(m, rules.capacity);
         let capped = device.iter().any(|&r| r != u32::MAX);
         let router = Router::new(m);
-        let mut nic_of_device: HashMap<usize, u32> = HashMap::new();
-        let mut engine_of: HashMap<(usize, bool), u32> = HashMap::new();
+        let mut nic_of_device: IntMap<usize, u32> = IntMap::default();
+        let mut engine_of: IntMap<(usize, bool), u32> = IntMap::default();
         // Plans depend on the endpoints alone unless a transfer asks for more: plan each pair
         // once (an index into `plans`); computations share one plan without hops.
-        let mut pair_plan: HashMap<(usize, usize), u32> = HashMap::new();
+        let mut pair_plan: IntMap<(usize, usize), u32> = IntMap::default();
         let mut plans: Vec<Plan> = Vec::new();
         let mut plan_of: Vec<u32> = Vec::with_capacity(w.transfers.len());
         let mut no_hops: Option<u32> = None;
@@ -434,7 +433,7 @@ impl FlowTable {
         }
         // Keyed by the route itself (coefficients by their bits); only looked up, never
         // iterated, so numbering stays deterministic.
-        let mut known: HashMap<Vec<(u32, u64)>, u32> = HashMap::new();
+        let mut known: IntMap<Vec<(u32, u64)>, u32> = IntMap::default();
         let mut uniq: Vec<(u32, f64)> = Vec::new();
         let mut uniq_data: Vec<f64> = Vec::new();
         // Per transfer sent by a datatype method: (kernels before, path latency as paid, cap).

@@ -8,7 +8,8 @@ use crate::topology::{DeviceKind, LinkKind, Machine};
 use crate::workload::Mechanism;
 use std::cell::RefCell;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use crate::keymap::IntMap;
+use std::collections::{BTreeMap, BinaryHeap};
 
 pub use crate::topology::Hop;
 
@@ -72,7 +73,7 @@ pub struct Router<'m> {
 }
 
 /// For each device reached: its cost and the device before it with the link between them.
-type Tree = HashMap<usize, (u64, Option<(usize, usize)>)>;
+type Tree = IntMap<usize, (u64, Option<(usize, usize)>)>;
 
 /// Hops over links other than NVLink dominate the cost, so an all-NVLink path wins whenever
 /// one exists (CUDA uses NVLink between NVLink peers even where PCIe is as short).
@@ -165,7 +166,7 @@ impl<'m> Router<'m> {
     /// Dijkstra from `from` over the preferred cost; endpoints are leaves, never passed through;
     /// in a cluster, network links are left to `network_path`.
     fn tree(&self, from: usize, peer: bool) -> Tree {
-        let mut tree: Tree = HashMap::from([(from, (0, None))]);
+        let mut tree: Tree = IntMap::from_iter([(from, (0, None))]);
         let mut heap = BinaryHeap::from([Reverse((0u64, from))]);
         while let Some(Reverse((c, v))) = heap.pop() {
             if c > tree[&v].0 || (v != from && !transit(self.m.devices[v].kind)) {
@@ -244,7 +245,7 @@ impl<'m> Router<'m> {
     /// A link between two partitions of a chip is entered at its `b` end from one side, so
     /// the shortest chain, not the first such link, is the partition's own uplink.
     fn uplinks(&self, v: usize) -> Vec<usize> {
-        let mut before: HashMap<usize, (usize, usize)> = HashMap::new();
+        let mut before: IntMap<usize, (usize, usize)> = IntMap::default();
         let mut queue = std::collections::VecDeque::from([v]);
         let mut seen = vec![false; self.m.devices.len()];
         seen[v] = true;
