@@ -47,8 +47,9 @@ pub fn on_off(key: &str, v: &str) -> Result<bool> {
 /// "NIC release".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NicRelease {
-    /// Once the head's bytes still to deliver fit in the buffers along its path, and not before
-    /// its NIC could have sent them (its size at the path's narrowest capacity).
+    /// Once the head's bytes still to deliver, with those of the NIC's earlier messages still in
+    /// flight, fit in the buffers along its path, and not before its NIC could have sent them
+    /// (its size at the path's narrowest capacity).
     Buffered,
     /// Once the head's last byte has arrived.
     Delivered,

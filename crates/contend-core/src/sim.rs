@@ -106,6 +106,9 @@ struct Executor<'a> {
     /// buffers along its path), by (time, sequence, flow).
     holds: Vec<bool>,
     checks: BinaryHeap<Reverse<Join>>,
+    /// Per NIC: its messages released early and still in the network (their bytes left sit in
+    /// the same buffers ahead of the head's).
+    ahead: Vec<Vec<u32>>,
     /// Copy engines: copies each moves now, and those issued to it that wait, in issue order.
     engine_moving: Vec<u32>,
     engine_waiting: Vec<VecDeque<usize>>,
@@ -185,22 +188,29 @@ impl Executor<'_> {
         self.checks.push(Reverse(Join { t, seq: self.seq, flow: f as u32 }));
     }
 
-    /// Whether f, holding its NIC, has so few bytes left to deliver that they fit in the
-    /// buffers along its path: then its NIC takes the next message (params.rs, `NicRelease`).
-    /// Else look again when they would, at up to twice f's rate now (rates only change at
+    /// Whether f, holding its NIC, has so few bytes left to deliver, with those of its NIC's
+    /// messages released before it and still in flight, that they fit in the buffers along its
+    /// path: then its NIC takes the next message (params.rs, `NicRelease`). Else look again
+    /// when they would, at up to twice their rate now (rates only change at
     /// events the executor does not see here, so a rate that doubles is still met in time, and
     /// a steady one halves the distance each look).
     fn check(&mut self, f: usize, t: f64, model: &dyn EventModel) {
         if !self.holds[f] {
             return;
         }
-        let Some(left) = model.remaining(f, t) else { return };
+        let Some(mut left) = model.remaining(f, t) else { return };
+        let q = self.op[f].nic as usize;
+        let mut r = model.rate(f);
+        for &g in &self.ahead[q] {
+            left += model.remaining(g as usize, t).unwrap_or(0.0);
+            r += model.rate(g as usize);
+        }
         let over = left - self.flows.nic_buffer[f];
         if over <= RELEASE_SLACK * self.flows.volume[f] {
+            self.ahead[q].push(f as u32);
             return self.release(f, t);
         }
         let alone = self.alone(f);
-        let r = model.rate(f);
         let pace = if r > 0.0 { (2.0 * r).min(alone) } else { alone };
         self.check_at(f, t + over / pace);
     }
@@ -302,6 +312,12 @@ impl Executor<'_> {
     fn finished(&mut self, f: usize, t: f64) {
         let done = t + self.flows.teardown[f];
         self.out.finish[f] = done;
+        if self.op[f].nic != NO_NIC && !self.flows.nic_buffer.is_empty() {
+            let a = &mut self.ahead[self.op[f].nic as usize];
+            if let Some(k) = a.iter().position(|&g| g as usize == f) {
+                a.swap_remove(k);
+            }
+        }
         self.count_at_nic(f, t, -1);
         let k = self.moving_at[f];
         self.moving.swap_remove(k);
@@ -394,6 +410,7 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         nic_count: vec![0; flows.nics.len()],
         holds: vec![false; n],
         checks: BinaryHeap::new(),
+        ahead: vec![Vec::new(); flows.nics.len()],
         engine_moving: vec![0; flows.engine_slots.len()],
         engine_waiting: vec![VecDeque::new(); flows.engine_slots.len()],
     };
