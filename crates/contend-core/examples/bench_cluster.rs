@@ -52,17 +52,20 @@ fn main() {
                     set.split(',').filter(|p| !p.is_empty()).map(|p| p.split_once('=').expect("k=v")).map(|(k, v)| (k.into(), v.into())).collect();
                 let (flow, _) = run(&m, &w, "maxmin", &params);
                 // How far the flow-level durations are from the packet-level ones, message by message.
-                let mut rel: Vec<f64> =
-                    flow.transfers.duration_s.iter().zip(&packet.transfers.duration_s).map(|(f, p)| (f - p).abs() / p).collect();
-                let mut signed: Vec<f64> =
-                    flow.transfers.duration_s.iter().zip(&packet.transfers.duration_s).map(|(f, p)| (f - p) / p).collect();
+                let mut rel: Vec<f64> = flow.transfers.duration_s.iter().zip(&packet.transfers.duration_s).map(|(f, p)| (f - p).abs() / p).collect();
+                let mut signed: Vec<f64> = flow.transfers.duration_s.iter().zip(&packet.transfers.duration_s).map(|(f, p)| (f - p) / p).collect();
                 signed.sort_by(f64::total_cmp);
                 let bias = signed[(signed.len() - 1) / 2] * 100.0;
                 rel.sort_by(f64::total_cmp);
                 let q = |x: f64| rel[((rel.len() - 1) as f64 * x) as usize] * 100.0;
                 let makespan = (flow.summary.makespan_s - packet.summary.makespan_s) / packet.summary.makespan_s * 100.0;
                 let label = if set.is_empty() { String::new() } else { format!(" [{set}]") };
-                println!("{fabric} {traffic} {n}{label} median {:.1}% p90 {:.1}% max {:.1}% makespan {makespan:+.1}% (signed median {bias:+.1}%)", q(0.5), q(0.9), q(1.0));
+                println!(
+                    "{fabric} {traffic} {n}{label} median {:.1}% p90 {:.1}% max {:.1}% makespan {makespan:+.1}% (signed median {bias:+.1}%)",
+                    q(0.5),
+                    q(0.9),
+                    q(1.0)
+                );
             }
         }
         other => panic!("unknown mode {other}"),

@@ -60,9 +60,9 @@ struct Join {
 
 const AT_QUEUE: u32 = 1 << 31;
 
-/// A NIC is released early once its head's bytes left exceed the buffers along its path by at
-/// most this fraction of its volume (the looks at it converge geometrically).
-const RELEASE_SLACK: f64 = 1e-3;
+/// Looks at a NIC's head halve the distance to its release while it exceeds this fraction of
+/// the head's volume, then go straight to it.
+const NEAR: f64 = 1e-3;
 
 /// Most transfers a workload may have: their indices keep a bit free for `AT_QUEUE`, and each
 /// is queued at most twice, so the sequence numbers fit too.
@@ -206,13 +206,26 @@ impl Executor<'_> {
             r += model.rate(g as usize);
         }
         let over = left - self.flows.nic_buffer[f];
-        if over <= RELEASE_SLACK * self.flows.volume[f] {
+        if over <= SAME_TIME * self.flows.volume[f] {
             self.ahead[q].push(f as u32);
             return self.release(f, t);
         }
         let alone = self.alone(f);
-        let pace = if r > 0.0 { (2.0 * r).min(alone) } else { alone };
-        self.check_at(f, t + over / pace);
+        // Close enough, the last look goes where the rate now says (a float's worth late at worst).
+        let pace = if r <= 0.0 {
+            alone
+        } else if over <= NEAR * self.flows.volume[f] {
+            r
+        } else {
+            (2.0 * r).min(alone)
+        };
+        let next = t + over / pace;
+        if next <= t {
+            // Too close to tell apart in time: it is the release.
+            self.ahead[q].push(f as u32);
+            return self.release(f, t);
+        }
+        self.check_at(f, next);
     }
 
     /// Copy f, done at t, frees its engine for the next copy waiting there (due already).

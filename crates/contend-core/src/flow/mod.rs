@@ -5,9 +5,9 @@
 //! A route and a mechanism are decided here and nowhere else (by `router`, as CUDA would).
 
 pub mod charges;
-mod release;
 pub mod methods;
 pub mod network;
+mod release;
 pub mod router;
 
 use crate::error::{Error, Result};

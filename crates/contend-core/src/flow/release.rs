@@ -15,9 +15,8 @@ impl FlowTable {
     /// Fill `nic_buffer` from the machine's network settings (packet size and buffer depth).
     pub fn buffer_nic_releases(&mut self, m: &Machine) {
         let per_device = m.network.buffer() as f64 * m.network.packet_bytes() as f64;
-        self.nic_buffer = (0..self.len())
-            .map(|f| if self.nic[f] == NO_NIC { 0.0 } else { self.plan(f).hops.len().saturating_sub(1) as f64 * per_device })
-            .collect();
+        self.nic_buffer =
+            (0..self.len()).map(|f| if self.nic[f] == NO_NIC { 0.0 } else { self.plan(f).hops.len().saturating_sub(1) as f64 * per_device }).collect();
     }
 }
 
