@@ -64,7 +64,7 @@ pub struct MaxminParams {
     pub read_request: f64,
     /// When a FCFS or RR-N NIC takes its next message (params.rs).
     pub nic_release: NicRelease,
-    /// A message through a NIC pays each device's store-and-forward of one packet (params.rs).
+    /// A message through a NIC pays each device's store-and-forward of one packet (params.rs; off by default).
     pub store_forward: bool,
 }
 
@@ -103,7 +103,7 @@ impl Default for MaxminParams {
             read_request: 0.047,
             // What credit-based flow control does (params.rs; docs/models.md, "NIC release").
             nic_release: NicRelease::Buffered,
-            store_forward: true,
+            store_forward: false,
         }
     }
 }
