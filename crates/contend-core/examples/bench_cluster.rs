@@ -1,7 +1,9 @@
 //! Flow level (maxmin) against packet level (packet) on the seed-003 2,048-GPU fabrics.
 //! One case per process, so that the caller can read its peak memory (bench/cluster.sh):
 //!   bench_cluster time FABRIC TRAFFIC COUNT MODEL   one model: seconds (flow table included)
-//!   bench_cluster compare FABRIC TRAFFIC COUNT      both: per-message durations compared
+//!   bench_cluster compare FABRIC TRAFFIC COUNT [P]  both: per-message durations compared; each
+//!                                                   further argument (k=v,k=v) is one more maxmin
+//!                                                   run with those --params, against the same packet run
 //! TRAFFIC is `permutation-SIZE` (every GPU sends SIZE to another, all at t = 0; COUNT ignored)
 //! or `uniform-SIZE` (COUNT messages between random GPUs issued 5 ns apart: with 64 KiB, about
 //! 50% of the injection bandwidth). Routing and NIC scheduling are the presets' (fat-tree
@@ -22,9 +24,9 @@ fn workload(m: &Machine, traffic: &str, count: usize) -> contend_core::workload:
     api::generate(m, &req).unwrap()
 }
 
-fn run(m: &Machine, w: &contend_core::workload::WorkloadSpec, model: &str) -> (Report, f64) {
+fn run(m: &Machine, w: &contend_core::workload::WorkloadSpec, model: &str, params: &[(String, String)]) -> (Report, f64) {
     let t = Instant::now();
-    let r = api::simulate(m, w, "bench", model, &[], Detail::default()).unwrap();
+    let r = api::simulate(m, w, "bench", model, params, Detail::default()).unwrap();
     (r, t.elapsed().as_secs_f64())
 }
 
@@ -39,18 +41,32 @@ fn main() {
     match mode.as_str() {
         "time" => {
             let model = rest.first().expect("time needs a MODEL");
-            let (r, s) = run(&m, &w, model);
+            let (r, s) = run(&m, &w, model, &[]);
             println!("{fabric} {traffic} {model} {n} {s:.4} {:.6e}", r.summary.makespan_s);
         }
         "compare" => {
-            let (flow, _) = run(&m, &w, "maxmin");
-            let (packet, _) = run(&m, &w, "packet");
-            // How far the flow-level durations are from the packet-level ones, message by message.
-            let mut rel: Vec<f64> = flow.transfers.duration_s.iter().zip(&packet.transfers.duration_s).map(|(f, p)| (f - p).abs() / p).collect();
-            rel.sort_by(f64::total_cmp);
-            let q = |x: f64| rel[((rel.len() - 1) as f64 * x) as usize] * 100.0;
-            let makespan = (flow.summary.makespan_s - packet.summary.makespan_s) / packet.summary.makespan_s * 100.0;
-            println!("{fabric} {traffic} {n} median {:.1}% p90 {:.1}% max {:.1}% makespan {makespan:+.1}%", q(0.5), q(0.9), q(1.0));
+            let (packet, _) = run(&m, &w, "packet", &[]);
+            let sets = std::iter::once(String::new()).chain(rest.iter().cloned());
+            for set in sets {
+                let params: Vec<(String, String)> =
+                    set.split(',').filter(|p| !p.is_empty()).map(|p| p.split_once('=').expect("k=v")).map(|(k, v)| (k.into(), v.into())).collect();
+                let (flow, _) = run(&m, &w, "maxmin", &params);
+                // How far the flow-level durations are from the packet-level ones, message by message.
+                let mut rel: Vec<f64> = flow.transfers.duration_s.iter().zip(&packet.transfers.duration_s).map(|(f, p)| (f - p).abs() / p).collect();
+                let mut signed: Vec<f64> = flow.transfers.duration_s.iter().zip(&packet.transfers.duration_s).map(|(f, p)| (f - p) / p).collect();
+                signed.sort_by(f64::total_cmp);
+                let bias = signed[(signed.len() - 1) / 2] * 100.0;
+                rel.sort_by(f64::total_cmp);
+                let q = |x: f64| rel[((rel.len() - 1) as f64 * x) as usize] * 100.0;
+                let makespan = (flow.summary.makespan_s - packet.summary.makespan_s) / packet.summary.makespan_s * 100.0;
+                let label = if set.is_empty() { String::new() } else { format!(" [{set}]") };
+                println!(
+                    "{fabric} {traffic} {n}{label} median {:.1}% p90 {:.1}% max {:.1}% makespan {makespan:+.1}% (signed median {bias:+.1}%)",
+                    q(0.5),
+                    q(0.9),
+                    q(1.0)
+                );
+            }
         }
         other => panic!("unknown mode {other}"),
     }

@@ -38,3 +38,54 @@ pub fn on_off(key: &str, v: &str) -> Result<bool> {
         _ => Err(param_error(key, format!("\"{v}\" is not on or off"))),
     }
 }
+
+/// When a FCFS or RR-N NIC takes its next message at flow level. A packet-level NIC moves on
+/// once the head message's last packet is handed to the network, which credit-based flow control
+/// allows once the bytes the head still has to deliver fit in the input buffers along its path
+/// (BookSim's and SST/Merlin's credit-based channels; contend's `packet`): a NIC that waited
+/// for delivery would idle while its head's packets sit in switch buffers. docs/models.md,
+/// "NIC release".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NicRelease {
+    /// Once the head's bytes still to deliver, with those of the NIC's earlier messages still in
+    /// flight, fit in the buffers along its path, and not before its NIC could have sent them
+    /// (its size at the path's narrowest capacity).
+    Buffered,
+    /// Once the head's last byte has arrived.
+    Delivered,
+}
+
+/// Every flow-level model with NIC queues declares this one parameter (`NicRelease`).
+pub const NIC_RELEASE: Param = Param {
+    name: "nic_release",
+    default: "buffered",
+    help: "when a FCFS or RR-N NIC takes its next message: buffered (once the head's bytes still to deliver fit in the \
+           network.buffer_packets x network.packet input buffers of the devices along its path, as credit-based flow control \
+           lets its packets go) or delivered (once its last byte arrives)",
+};
+
+impl NicRelease {
+    pub fn parse(key: &str, v: &str) -> Result<NicRelease> {
+        match v {
+            "buffered" => Ok(NicRelease::Buffered),
+            "delivered" => Ok(NicRelease::Delivered),
+            _ => Err(param_error(key, format!("\"{v}\" is not buffered or delivered"))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            NicRelease::Buffered => "buffered",
+            NicRelease::Delivered => "delivered",
+        }
+    }
+}
+
+/// Every flow-level model with network paths declares this one parameter: whether a message
+/// through a NIC pays the store-and-forward of one packet at each device it crosses.
+pub const STORE_FORWARD: Param = Param {
+    name: "store_forward",
+    default: "off",
+    help: "a message through a NIC reaches its destination one packet's serialisation (network.packet) later per device it \
+           crosses beyond its slowest link, as store-and-forward switches (and packet) move it; off: as through one wire",
+};

@@ -60,6 +60,10 @@ struct Join {
 
 const AT_QUEUE: u32 = 1 << 31;
 
+/// Looks at a NIC's head halve the distance to its release while it exceeds this fraction of
+/// the head's volume, then go straight to it.
+const NEAR: f64 = 1e-3;
+
 /// Most transfers a workload may have: their indices keep a bit free for `AT_QUEUE`, and each
 /// is queued at most twice, so the sequence numbers fit too.
 const MOST_TRANSFERS: usize = (AT_QUEUE - 1) as usize;
@@ -97,6 +101,14 @@ struct Executor<'a> {
     nic_moving: Vec<u32>,
     nic_waiting: Vec<VecDeque<usize>>,
     nic_count: Vec<u32>,
+    /// Per transfer: whether it holds one of its NIC's slots; and when each holder's NIC may
+    /// next be released early (`FlowTable::nic_buffer`: its bytes still to deliver fit in the
+    /// buffers along its path), by (time, sequence, flow).
+    holds: Vec<bool>,
+    checks: BinaryHeap<Reverse<Join>>,
+    /// Per NIC: its messages released early and still in the network (their bytes left sit in
+    /// the same buffers ahead of the head's).
+    ahead: Vec<Vec<u32>>,
     /// Copy engines: copies each moves now, and those issued to it that wait, in issue order.
     engine_moving: Vec<u32>,
     engine_waiting: Vec<VecDeque<usize>>,
@@ -139,6 +151,7 @@ impl Executor<'_> {
                     return false;
                 }
                 self.nic_moving[q as usize] += 1;
+                self.holds[f] = true;
                 true
             }
             _ => true,
@@ -150,17 +163,69 @@ impl Executor<'_> {
     /// pipeline back to back, but never before t.
     fn release(&mut self, f: usize, t: f64) {
         let q = self.op[f].nic;
-        if self.nic_slots.is_none() || q == NO_NIC {
+        if !self.holds[f] {
             return;
         }
+        self.holds[f] = false;
         match self.nic_waiting[q as usize].pop_front() {
             Some(g) => {
+                self.holds[g] = true;
                 let left_nic = t - (self.op[f].setup - self.op[f].overhead);
                 let due = (left_nic + self.op[g].setup - self.op[g].overhead).max(t);
                 self.schedule(g, due, false);
             }
             None => self.nic_moving[q as usize] -= 1,
         }
+    }
+
+    /// Fastest flow f can move: its route's narrowest capacity (per crossing).
+    fn alone(&self, f: usize) -> f64 {
+        self.flows.route(f).iter().map(|&(l, x)| self.flows.cap[l as usize] / x).fold(f64::INFINITY, f64::min)
+    }
+
+    fn check_at(&mut self, f: usize, t: f64) {
+        self.seq += 1;
+        self.checks.push(Reverse(Join { t, seq: self.seq, flow: f as u32 }));
+    }
+
+    /// Whether f, holding its NIC, has so few bytes left to deliver, with those of its NIC's
+    /// messages released before it and still in flight, that they fit in the buffers along its
+    /// path: then its NIC takes the next message (params.rs, `NicRelease`). Else look again
+    /// when they would, at up to twice their rate now (rates only change at
+    /// events the executor does not see here, so a rate that doubles is still met in time, and
+    /// a steady one halves the distance each look).
+    fn check(&mut self, f: usize, t: f64, model: &dyn EventModel) {
+        if !self.holds[f] {
+            return;
+        }
+        let Some(mut left) = model.remaining(f, t) else { return };
+        let q = self.op[f].nic as usize;
+        let mut r = model.rate(f);
+        for &g in &self.ahead[q] {
+            left += model.remaining(g as usize, t).unwrap_or(0.0);
+            r += model.rate(g as usize);
+        }
+        let over = left - self.flows.nic_buffer[f];
+        if over <= SAME_TIME * self.flows.volume[f] {
+            self.ahead[q].push(f as u32);
+            return self.release(f, t);
+        }
+        let alone = self.alone(f);
+        // Close enough, the last look goes where the rate now says (a float's worth late at worst).
+        let pace = if r <= 0.0 {
+            alone
+        } else if over <= NEAR * self.flows.volume[f] {
+            r
+        } else {
+            (2.0 * r).min(alone)
+        };
+        let next = t + over / pace;
+        if next <= t {
+            // Too close to tell apart in time: it is the release.
+            self.ahead[q].push(f as u32);
+            return self.release(f, t);
+        }
+        self.check_at(f, next);
     }
 
     /// Copy f, done at t, frees its engine for the next copy waiting there (due already).
@@ -224,6 +289,10 @@ impl Executor<'_> {
     }
 
     fn joined(&mut self, f: usize, t: f64) {
+        // A NIC cannot have sent f before f's bytes at its fastest: the first look.
+        if self.holds[f] && !self.flows.nic_buffer.is_empty() {
+            self.check_at(f, t + self.flows.volume[f] / self.alone(f));
+        }
         self.moving_at[f] = self.moving.len();
         self.moving.push(f);
         for &(l, _) in self.flows.route(f) {
@@ -256,6 +325,12 @@ impl Executor<'_> {
     fn finished(&mut self, f: usize, t: f64) {
         let done = t + self.flows.teardown[f];
         self.out.finish[f] = done;
+        if self.op[f].nic != NO_NIC && !self.flows.nic_buffer.is_empty() {
+            let a = &mut self.ahead[self.op[f].nic as usize];
+            if let Some(k) = a.iter().position(|&g| g as usize == f) {
+                a.swap_remove(k);
+            }
+        }
         self.count_at_nic(f, t, -1);
         let k = self.moving_at[f];
         self.moving.swap_remove(k);
@@ -346,6 +421,9 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         nic_moving: vec![0; flows.nics.len()],
         nic_waiting: vec![VecDeque::new(); flows.nics.len()],
         nic_count: vec![0; flows.nics.len()],
+        holds: vec![false; n],
+        checks: BinaryHeap::new(),
+        ahead: vec![Vec::new(); flows.nics.len()],
         engine_moving: vec![0; flows.engine_slots.len()],
         engine_waiting: vec![VecDeque::new(); flows.engine_slots.len()],
     };
@@ -358,7 +436,11 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
     let mut loads = Vec::new();
     let mut phase_start = 0.0;
     loop {
-        let next_join = x.joins.peek().map(|Reverse(j)| j.t);
+        let next_check = x.checks.peek().map(|Reverse(j)| j.t);
+        let next_join = match (x.joins.peek().map(|Reverse(j)| j.t), next_check) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         model.horizon(next_join.unwrap_or(f64::INFINITY));
         let t = match (next_join, model.next_finish()) {
             (None, None) if x.moving.is_empty() => break,
@@ -400,6 +482,9 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
                     model.join(f, t);
                     x.joined(f, t);
                 }
+            } else if x.checks.peek().is_some_and(|Reverse(j)| j.t <= horizon) {
+                let Reverse(j) = x.checks.pop().unwrap();
+                x.check(j.flow as usize, t, &*model);
             } else {
                 break;
             }

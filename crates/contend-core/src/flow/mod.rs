@@ -7,6 +7,7 @@
 pub mod charges;
 pub mod methods;
 pub mod network;
+mod release;
 pub mod router;
 
 use crate::error::{Error, Result};
@@ -114,6 +115,10 @@ pub struct FlowTable {
     pub nics: Vec<Nic>,
     /// How every NIC packetises its queued messages.
     pub nic_scheduling: NicScheduling,
+    /// Per transfer (empty: none): bytes the input buffers along its path hold; a FCFS or RR-N
+    /// NIC takes its next message once its head's bytes still to deliver fit in them
+    /// (`nic_release`, release.rs). Empty: the NIC waits until its head is delivered.
+    pub nic_buffer: Vec<f64>,
     /// Per transfer: the copy engine that moves it, or NO_ENGINE. A GPU's copies to or from
     /// host memory queue, per direction, at one engine that moves `engine_slots` of them at
     /// once, in issue order (CUDA's copy engines; docs/models.md). Peer, staged and
@@ -413,6 +418,7 @@ impl FlowTable {
             nic: Vec::with_capacity(n),
             nics: Vec::new(),
             nic_scheduling: m.network.nic_scheduling,
+            nic_buffer: Vec::new(),
             engine: Vec::with_capacity(n),
             engine_slots: Vec::new(),
             join_quantum: 0.0,

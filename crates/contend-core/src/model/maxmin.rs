@@ -21,6 +21,7 @@ use super::{on_off, param_error, unknown_param, EventModel, RateModel};
 use crate::error::Result;
 use crate::flow::charges::{Charges, ReadCost};
 use crate::flow::{FlowRules, FlowTable};
+use crate::params::{NicRelease, NIC_RELEASE, STORE_FORWARD};
 use crate::topology::{Link, LinkKind, Machine};
 use crate::units::{Bytes, Time};
 use crate::workload::Workload;
@@ -62,6 +63,10 @@ pub struct MaxminParams {
     pub read_socket: f64,
     /// Bytes of read requests per byte read, charged to the opposite direction.
     pub read_request: f64,
+    /// When a FCFS or RR-N NIC takes its next message (params.rs).
+    pub nic_release: NicRelease,
+    /// A message through a NIC pays each device's store-and-forward of one packet (params.rs; off by default).
+    pub store_forward: bool,
 }
 
 impl Default for MaxminParams {
@@ -97,6 +102,9 @@ impl Default for MaxminParams {
             read_socket: 1.0,
             // One 24-byte read request per 512-byte read (PCIe max read request size).
             read_request: 0.047,
+            // What credit-based flow control does (params.rs; docs/models.md, "NIC release").
+            nic_release: NicRelease::Buffered,
+            store_forward: false,
         }
     }
 }
@@ -132,6 +140,8 @@ pub const PARAMS: &[Param] = &[
     Param { name: "read_nvlink", default: "1", help: "same for NVLink" },
     Param { name: "read_socket", default: "1", help: "same for QPI, UPI and xGMI" },
     Param { name: "read_request", default: "0.047", help: "bytes of read requests per byte read, charged to the opposite direction" },
+    NIC_RELEASE,
+    STORE_FORWARD,
 ];
 
 impl MaxminParams {
@@ -175,6 +185,8 @@ impl MaxminParams {
                 "read_nvlink" => p.read_nvlink = eff()?,
                 "read_socket" => p.read_socket = eff()?,
                 "read_request" => p.read_request = fraction()?,
+                "nic_release" => p.nic_release = NicRelease::parse(k, v)?,
+                "store_forward" => p.store_forward = on_off(k, v)?,
                 _ => return Err(unknown_param("maxmin", k, PARAMS)),
             }
         }
@@ -215,6 +227,8 @@ impl MaxminParams {
             m.insert(k.into(), format!("{v}"));
         }
         m.insert("staging_chunk".into(), format!("{}", Bytes(self.staging_chunk as u64)));
+        m.insert("nic_release".into(), self.nic_release.name().into());
+        m.insert("store_forward".into(), if self.store_forward { "on" } else { "off" }.into());
         m.insert("p2p".into(), if self.p2p { "on" } else { "off" }.into());
         m.insert("quantum".into(), format!("{}", Time::from_secs(self.quantum)));
         m
@@ -274,6 +288,8 @@ impl MaxminParams {
 pub struct MaxminPrepared {
     pub flows: FlowTable,
     pub params: MaxminParams,
+    /// Seconds of store and forward in each transfer's setup (kept to redo it for new capacities).
+    forwarding: Vec<f64>,
 }
 
 pub fn prepare(m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<Box<dyn Prepared>> {
@@ -300,7 +316,25 @@ impl MaxminPrepared {
         };
         let mut flows = FlowTable::compile(m, w, &rules)?;
         flows.join_quantum = params.quantum;
-        Ok(MaxminPrepared { flows, params })
+        if params.nic_release == NicRelease::Buffered {
+            flows.buffer_nic_releases(m);
+        }
+        let mut prepared = MaxminPrepared { flows, params, forwarding: Vec::new() };
+        prepared.forward(m);
+        Ok(prepared)
+    }
+
+    /// Put the store-and-forward delays of the capacities now into the setups, in place of
+    /// those there (hop latencies are paid there already; this is the packets' part).
+    fn forward(&mut self, m: &Machine) {
+        if !self.params.store_forward {
+            return;
+        }
+        let new = self.flows.store_and_forward(m);
+        for (f, &x) in new.iter().enumerate() {
+            self.flows.setup[f] += x - self.forwarding.get(f).copied().unwrap_or(0.0);
+        }
+        self.forwarding = new;
     }
 }
 
@@ -319,7 +353,11 @@ impl Prepared for MaxminPrepared {
     }
     fn take_capacities(&mut self, m: &Machine) -> Result<bool> {
         let params = &self.params;
-        self.flows.take_capacities(m, &|l: &Link| params.capacity(l))
+        let taken = self.flows.take_capacities(m, &|l: &Link| params.capacity(l))?;
+        if taken {
+            self.forward(m);
+        }
+        Ok(taken)
     }
 }
 

@@ -53,6 +53,12 @@ pub trait EventModel {
     fn settle(&mut self, t: f64) -> Result<()>;
     /// Bytes/s of a flow now (0 when it is not moving).
     fn rate(&self, flow: usize) -> f64;
+    /// Bytes flow `flow`, moving, still has to deliver at `t` (no earlier than the last event),
+    /// where the model can tell: the executor's NIC release (params.rs, `NicRelease`) reads it.
+    /// None: the NIC waits until the flow is delivered.
+    fn remaining(&self, _flow: usize, _t: f64) -> Option<f64> {
+        None
+    }
     /// After `settle`: every resource whose load may have changed, with its load in bytes/s.
     fn loads(&mut self, out: &mut Vec<(u32, f64)>);
 }

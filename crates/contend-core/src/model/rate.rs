@@ -121,6 +121,11 @@ impl<M: RateModel> EventModel for RateAdaptor<'_, M> {
         }
     }
 
+    fn remaining(&self, flow: usize, t: f64) -> Option<f64> {
+        let left = self.left[flow] - self.rate(flow) * (t - self.now).max(0.0);
+        Some(left.max(0.0))
+    }
+
     fn loads(&mut self, out: &mut Vec<(u32, f64)>) {
         for (&i, &r) in self.active.iter().zip(&self.rates) {
             for &(l, times) in self.flows.route(i) {

@@ -56,6 +56,9 @@ impl EventModel for Counting<'_, '_> {
     fn rate(&self, flow: usize) -> f64 {
         self.inner.rate(flow)
     }
+    fn remaining(&self, flow: usize, t: f64) -> Option<f64> {
+        self.inner.remaining(flow, t)
+    }
     fn loads(&mut self, out: &mut Vec<(u32, f64)>) {
         self.inner.loads(out)
     }

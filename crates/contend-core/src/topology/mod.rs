@@ -74,6 +74,22 @@ pub struct NetworkSpec {
     pub summary: Vec<String>,
 }
 
+/// Packet size where a machine gives none (the packet model's, and the flow level's NIC buffers).
+pub const DEFAULT_PACKET: u64 = 4096;
+/// Switch input buffer in packets where a machine gives none.
+pub const DEFAULT_BUFFER_PACKETS: u32 = 8;
+
+impl NetworkSpec {
+    /// Bytes per packet: the machine's, else DEFAULT_PACKET.
+    pub fn packet_bytes(&self) -> u64 {
+        self.packet.map(|b| b.0).unwrap_or(DEFAULT_PACKET)
+    }
+    /// Packets per input buffer: the machine's, else DEFAULT_BUFFER_PACKETS.
+    pub fn buffer(&self) -> u32 {
+        self.buffer_packets.unwrap_or(DEFAULT_BUFFER_PACKETS)
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Routing {

@@ -724,6 +724,14 @@ impl EventModel for Engine<'_> {
         self.route_rate(self.c.route_of[flow] as usize)
     }
 
+    /// The flow's finishing service less its route's service now: a look through the route's
+    /// transfers in flight (few where a NIC queues them), for the executor's NIC release.
+    fn remaining(&self, flow: usize, t: f64) -> Option<f64> {
+        let r = self.c.route_of[flow] as usize;
+        let end = self.g.route[r].members.iter().find(|m| m.0.flow == flow as u32)?.0.t;
+        Some((end - self.g.service(r, t)).max(0.0))
+    }
+
     fn loads(&mut self, out: &mut Vec<(u32, f64)>) {
         out.extend(self.touched.iter().map(|&l| (l, self.load[l as usize])));
     }

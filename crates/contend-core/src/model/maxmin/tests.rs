@@ -326,3 +326,33 @@ fn pcie_efficiency_per_generation() {
     assert!(close(rate(4, "", &[("eff_pcie", "0.7")]), nominal(4) * 0.7, 1e-9));
     assert!(close(rate(5, ", efficiency: 0.5", &[]), nominal(5) * 0.5, 1e-9));
 }
+
+/// A FCFS NIC under `nic_release = buffered` takes its next message once its head's bytes left
+/// fit in the buffers ahead (one switch of 10 packets of 1000 B: 10 kB), not when the head is
+/// delivered. NIC0 sends a (100 kB to NIC1) then b (5 kB to NIC2); c (100 kB, NIC2 to NIC1)
+/// halves a's rate on SW→NIC1 to 5 GB/s. a has 10 kB left at 18 µs: b starts then, at the 5 GB/s
+/// that a leaves of NIC0→SW, and is done at 19 µs; waiting for a's delivery (20 µs) it would be
+/// done at 20.5 µs. Store and forward: one switch adds one packet at 10 GB/s, 0.1 µs.
+#[test]
+fn fcfs_nic_moves_on_once_its_head_fits_in_the_buffers_ahead() {
+    let link = "kind: network, bandwidth: 10GB/s, latency: 0s";
+    let m = Machine::from_text(
+        &format!(
+            "name: star\nnetwork: {{nic_scheduling: fcfs, packet: 1000B, buffer_packets: 10}}\ndevices:\n  - {{name: NIC0, kind: nic, latency: 0s}}\n  - {{name: NIC1, kind: nic, latency: 0s}}\n  - {{name: NIC2, kind: nic, latency: 0s}}\n  - {{name: SW, kind: switch}}\nlinks:\n  - {{a: NIC0, b: SW, {link}}}\n  - {{a: NIC1, b: SW, {link}}}\n  - {{a: NIC2, b: SW, {link}}}\n"
+        ),
+        "star",
+    )
+    .unwrap();
+    let w =
+        workload(&m, "transfers:\n  - {src: NIC0, dst: NIC1, size: 100kB}\n  - {src: NIC0, dst: NIC2, size: 5kB}\n  - {src: NIC2, dst: NIC1, size: 100kB}\n");
+    let at = |release: NicRelease, store_forward: bool| {
+        let o = run(&m, &w, &MaxminParams { nic_release: release, store_forward, ..Default::default() }, false).unwrap();
+        o.finish
+    };
+    let f = at(NicRelease::Buffered, false);
+    assert!(close(f[1], 19e-6, 1e-6) && close(f[0], 20e-6, 1e-6), "{f:?}");
+    let f = at(NicRelease::Delivered, false);
+    assert!(close(f[1], 20.5e-6, 1e-6) && close(f[0], 20e-6, 1e-6), "{f:?}");
+    let f = at(NicRelease::Delivered, true);
+    assert!(close(f[0], 20.1e-6, 1e-6), "{f:?}");
+}

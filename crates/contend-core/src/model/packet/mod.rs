@@ -64,7 +64,7 @@ pub const PARAMS: &[Param] = &[
 impl PacketParams {
     /// The machine's network settings, else the defaults.
     pub fn defaults(m: &Machine) -> PacketParams {
-        PacketParams { packet: m.network.packet.map(|b| b.0).unwrap_or(4096), buffer: m.network.buffer_packets.unwrap_or(8), router_delay: 0 }
+        PacketParams { packet: m.network.packet_bytes(), buffer: m.network.buffer(), router_delay: 0 }
     }
 
     pub fn parse(m: &Machine, pairs: &[(String, String)]) -> Result<PacketParams> {

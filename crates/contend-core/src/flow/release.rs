@@ -1,0 +1,43 @@
+//! Where a flow-level NIC may take its next message before its head is delivered
+//! (`nic_release = buffered`, params.rs): the bytes the input buffers along each path hold.
+//!
+//! At packet level (contend's `packet`, BookSim, SST/Merlin) a link sends a packet only into a
+//! free slot of the next device's input buffer, and a FCFS NIC moves on once its head's last
+//! packet is handed to the network. So the head's bytes still to deliver, once they fit in
+//! the buffers of the devices it has yet to cross, no longer hold its NIC. A path of h hops
+//! enters h - 1 devices before its destination (which takes packets at once), each with one
+//! input buffer of `buffer_packets` × `packet` bytes for it.
+
+use super::{FlowTable, NO_NIC};
+use crate::topology::Machine;
+
+impl FlowTable {
+    /// Fill `nic_buffer` from the machine's network settings (packet size and buffer depth).
+    pub fn buffer_nic_releases(&mut self, m: &Machine) {
+        let per_device = m.network.buffer() as f64 * m.network.packet_bytes() as f64;
+        self.nic_buffer =
+            (0..self.len()).map(|f| if self.nic[f] == NO_NIC { 0.0 } else { self.plan(f).hops.len().saturating_sub(1) as f64 * per_device }).collect();
+    }
+}
+
+impl FlowTable {
+    /// Per transfer through a NIC: seconds its last byte arrives after it would through one
+    /// wire of its narrowest capacity, where every device it crosses stores a packet before
+    /// forwarding it (store and forward, as `packet` moves them; Dally and Towles, Principles
+    /// and Practices of Interconnection Networks, §2.5 (store-and-forward latency): each hop
+    /// adds a packet's serialisation, against the one of the slowest hop a wire would pay).
+    /// Zero for every other transfer.
+    pub fn store_and_forward(&self, m: &Machine) -> Vec<f64> {
+        let packet = m.network.packet_bytes() as f64;
+        (0..self.len())
+            .map(|f| {
+                let path = self.path(f);
+                if self.nic[f] == NO_NIC || path.is_empty() {
+                    return 0.0;
+                }
+                let (sum, slowest) = path.iter().map(|&r| packet / self.cap[r as usize]).fold((0.0, 0.0f64), |(s, w), x| (s + x, w.max(x)));
+                sum - slowest
+            })
+            .collect()
+    }
+}
