@@ -52,6 +52,14 @@ impl std::error::Error for Error {}
 
 /// Parse YAML or JSON text into `T`, reporting the failing path ("links[3].bandwidth").
 pub fn parse_document<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Result<T> {
+    // JSON text (what the Python API and other programs hand over) parses an order of magnitude
+    // faster with a JSON parser. Whatever that parser does not take goes to the YAML parser,
+    // which accepts JSON too and whose messages name the failing path.
+    if text.trim_start().starts_with(['{', '[']) {
+        if let Ok(v) = serde_json::from_str(text) {
+            return Ok(v);
+        }
+    }
     // JSON is a subset of YAML 1.2, so one parser serves both formats.
     let de = serde_yaml::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {

@@ -1,5 +1,5 @@
-//! Hash maps keyed by plain integers (memo keys, packed index pairs): one multiply and shift
-//! spread them well enough, far cheaper than SipHash.
+//! Hash maps keyed by plain integers (memo keys, packed index pairs) or short strings (device
+//! names): one multiply and shift per eight bytes spread them well enough, far cheaper than SipHash.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -12,9 +12,14 @@ impl Hasher for KeyHasher {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
+        // Eight bytes at a time: device names and the like are short strings.
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.write_u64(u64::from_le_bytes(c.try_into().unwrap()));
         }
+        let mut tail = [0u8; 8];
+        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        self.write_u64(u64::from_le_bytes(tail) ^ (bytes.len() as u64) << 59);
     }
     fn write_u32(&mut self, x: u32) {
         self.write_u64(x as u64);

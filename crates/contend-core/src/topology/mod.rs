@@ -14,11 +14,11 @@ pub use pcie_tree::{PcieTree, Route};
 pub use presets::{preset_names, preset_text};
 pub use render::{closes_cycle, render_tree};
 
+use crate::keymap::IntMap;
 use crate::error::{parse_document, read_user_file, Error, Result};
 use crate::units::{Bandwidth, Bytes, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -388,7 +388,7 @@ pub struct Machine {
     pub source: String,
     pub devices: Vec<Device>,
     pub links: Vec<Link>,
-    index: BTreeMap<String, usize>,
+    index: IntMap<String, usize>,
     /// Where the description came from (a path or "preset NAME"), for error messages.
     pub origin: String,
     /// The description as written, for round trips to files and to Python.
@@ -495,7 +495,7 @@ impl Machine {
     }
 
     pub fn from_spec(spec: MachineSpec, origin: &str) -> Result<Machine> {
-        let mut index = BTreeMap::new();
+        let mut index = IntMap::default();
         let mut devices = Vec::with_capacity(spec.devices.len());
         for (i, d) in spec.devices.iter().enumerate() {
             if d.name.trim().is_empty() {

@@ -12,10 +12,13 @@ pub fn generate_rng(seed: u64) -> SplitMix64 {
 
 use crate::datatype::{Datatype, KernelParams, Message, Method, TypeSpec};
 use crate::error::{parse_document, read_user_file, Error, Result};
+use crate::keymap::IntMap;
 use crate::topology::{DeviceKind, Machine};
 use crate::units::{Bytes, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::collections::hash_map::Entry;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -227,11 +230,19 @@ impl Workload {
         if spec.transfers.is_empty() {
             return Err(Error::input(origin, "transfers", "is empty; list at least one {src, dst, size}"));
         }
-        let mut names: BTreeMap<String, usize> = BTreeMap::new();
-        for (i, t) in spec.transfers.iter().enumerate() {
-            let name = t.name.clone().unwrap_or_else(|| format!("t{i}"));
-            if names.insert(name.clone(), i).is_some() {
-                return Err(Error::input(origin, format!("transfers[{i}].name"), format!("\"{name}\" is used twice; transfer names must be unique")));
+        // Names matter only where a transfer is named (they must be unique) or an `after` names
+        // one; the default names t0, t1, ... are unique by themselves.
+        let by_name = spec.transfers.iter().any(|t| t.name.is_some() || t.after.iter().any(|r| matches!(r, TransferRef::Name(_))));
+        let mut names: IntMap<Cow<str>, usize> = IntMap::default();
+        for (i, t) in spec.transfers.iter().enumerate().filter(|_| by_name) {
+            let name = t.name.as_deref().map_or_else(|| Cow::Owned(format!("t{i}")), Cow::Borrowed);
+            match names.entry(name) {
+                Entry::Occupied(e) => {
+                    return Err(Error::input(origin, format!("transfers[{i}].name"), format!("\"{}\" is used twice; transfer names must be unique", e.key())))
+                }
+                Entry::Vacant(e) => {
+                    e.insert(i);
+                }
             }
         }
         let kernels = KernelParams::parse(&spec.kernels.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<Vec<_>>())
@@ -266,7 +277,7 @@ impl Workload {
                             format!("index {j} is out of range; there are {} transfers (0-based)", spec.transfers.len()),
                         ))
                     }
-                    TransferRef::Name(n) => *names.get(n).ok_or_else(|| {
+                    TransferRef::Name(n) => *names.get(n.as_str()).ok_or_else(|| {
                         Error::input(origin, field(&format!("after[{k}]")), format!("\"{n}\" names no transfer; use a transfer's name or index"))
                     })?,
                 };
