@@ -7,10 +7,10 @@ use crate::model::{registry, sc16, ExplainPhase, ModelEntry, PhaseSpan, RateAdap
 use crate::report::{self, Detail, Report};
 use crate::tools::p2p;
 use crate::topology::{preset_names, preset_text, DeviceKind, LinkKind, Machine, MachineSpec};
-use crate::units::{Bytes, Time};
+use crate::units::Time;
 use crate::workload::columns::TransferColumns;
-use crate::workload::{self, Workload, WorkloadSpec};
-use crate::{calibrate, import, schedule, sim};
+use crate::workload::{Workload, WorkloadSpec};
+use crate::{calibrate, generate, import, schedule, sim};
 use serde::Serialize;
 
 #[derive(Serialize, Debug)]
@@ -180,114 +180,11 @@ pub fn halo_presets() -> &'static [(&'static str, &'static str)] {
 }
 
 /// Patterns `generate` knows, as (name, description).
-pub const PATTERNS: &[(&str, &str)] = &[
-    ("scatter", "root sends to every other peer"),
-    ("gather", "every other peer sends to root"),
-    ("incast", "every other peer sends to root (the same as gather)"),
-    ("all-to-all", "every ordered pair of peers"),
-    ("random", "count seeded random pairs: distinct while any are left, then repeating (uniform random traffic)"),
-    ("permutation", "every peer sends to one other, each receiving once (seeded)"),
-    ("neighbours", "ranks on a grid (--grid 16x16x8) send to their neighbours along every dimension"),
-    ("group-shift", "every GPU of dragonfly group (or pod) i sends to its counterpart in group i + 1"),
-];
-
-/// Most transfers `generate` writes: 10 million, about 600 MB of YAML.
-pub const MAX_GENERATED: usize = 10_000_000;
-
-/// What `generate` is asked for; quantities carry units.
-#[derive(Clone, Debug, Default)]
-pub struct GenerateRequest {
-    pub pattern: String,
-    /// Devices taking part (default: every GPU of the machine).
-    pub peers: Option<Vec<String>>,
-    pub size: String,
-    pub root: Option<String>,
-    pub count: usize,
-    pub seed: u64,
-    /// Issue transfer k at k × gap.
-    pub gap: Option<String>,
-    /// Rank grid of `neighbours`, e.g. "16x16x8"; wrap-around with `periodic`.
-    pub grid: Option<String>,
-    pub periodic: bool,
+pub fn patterns() -> Vec<(&'static str, &'static str)> {
+    generate::PATTERNS.iter().map(|p| (p.name, p.help)).collect()
 }
 
-/// A transfer pattern among the peers of machine `m`.
-pub fn generate(m: &Machine, req: &GenerateRequest) -> Result<WorkloadSpec> {
-    let size = Bytes::parse(&req.size).map_err(|e| Error::input("--size", "", e))?;
-    let count = req.count;
-    if !(1..=MAX_GENERATED).contains(&count) {
-        return Err(Error::input("--count", "", format!("{count} is out of range; give 1 to {MAX_GENERATED}")));
-    }
-    let peers = req.peers.clone().unwrap_or_else(|| m.gpu_names());
-    if peers.len() < 2 {
-        return Err(Error::input("--peers", "", "needs at least two devices"));
-    }
-    let pattern = req.pattern.as_str();
-    let need_root = || req.root.as_deref().ok_or_else(|| Error::input("--root", "", format!("{pattern} needs a root device; add --root GPU0")));
-    let mut list = match pattern {
-        "scatter" => workload::scatter(need_root()?, &peers, size),
-        "gather" | "incast" => workload::gather(need_root()?, &peers, size),
-        "all-to-all" => workload::all_to_all(&peers, size),
-        "random" => workload::random_graph(&peers, count, size, req.seed),
-        "permutation" => workload::permutation(&peers, size, req.seed),
-        "neighbours" | "neighbors" => {
-            let text = req.grid.as_deref().ok_or_else(|| Error::input("--grid", "", "neighbours needs the rank grid, e.g. --grid 16x16x8"))?;
-            let grid: Vec<u32> = text
-                .split('x')
-                .map(|d| d.trim().parse::<u32>().ok().filter(|&d| d > 0))
-                .collect::<Option<_>>()
-                .ok_or_else(|| Error::input("--grid", text, "is not a grid; write positive sizes joined by x, e.g. 16x16x8"))?;
-            let ranks: u64 = grid.iter().map(|&d| d as u64).product();
-            if ranks != peers.len() as u64 {
-                return Err(Error::input("--grid", text, format!("has {ranks} ranks for {} peers; the product must equal the peer count", peers.len())));
-            }
-            workload::neighbours(&peers, &grid, req.periodic, size)
-        }
-        "group-shift" => group_shift(m, &peers, size)?,
-        _ => {
-            let names: Vec<&str> = PATTERNS.iter().map(|p| p.0).collect();
-            return Err(Error::input("pattern", pattern, format!("is not a pattern; choose {}", names.join(", "))));
-        }
-    };
-    if let Some(gap) = &req.gap {
-        let gap = Time::parse(gap).map_err(|e| Error::input("--gap", "", e))?;
-        for (k, t) in list.iter_mut().enumerate() {
-            let at = gap
-                .0
-                .checked_mul(k as u64)
-                .ok_or_else(|| Error::input("--gap", "", format!("{gap} × {k} transfers is beyond the 213 days a time can hold; give a smaller gap")))?;
-            t.start = Some(Time(at));
-        }
-    }
-    Ok(WorkloadSpec { transfers: list, ..Default::default() })
-}
-
-/// Every peer of group i sends to the peer at the same position in group i + 1 (groups: the
-/// group of the switch its node hangs off).
-fn group_shift(m: &Machine, peers: &[String], size: Bytes) -> Result<Vec<workload::TransferSpec>> {
-    let router = crate::flow::router::Router::new(m);
-    let mut by_group: std::collections::BTreeMap<u32, Vec<&String>> = std::collections::BTreeMap::new();
-    for p in peers {
-        let d = m.device(p).ok_or_else(|| Error::input("--peers", p, format!("is not a device of {}", m.name)))?;
-        let group = router.nearest_group(d).ok_or_else(|| {
-            Error::input("pattern", "group-shift", format!("{p} reaches no switch with a group; group-shift needs a dragonfly or a fat-tree with pods"))
-        })?;
-        by_group.entry(group).or_default().push(p);
-    }
-    let groups: Vec<&Vec<&String>> = by_group.values().collect();
-    if groups.len() < 2 {
-        return Err(Error::input("pattern", "group-shift", "needs peers in at least two groups"));
-    }
-    let mut out = Vec::new();
-    for (g, members) in groups.iter().enumerate() {
-        let next = groups[(g + 1) % groups.len()];
-        for (k, src) in members.iter().enumerate() {
-            let dst = next[k % next.len()];
-            out.push(workload::TransferSpec { src: (*src).clone(), dst: dst.clone(), size, ..Default::default() });
-        }
-    }
-    Ok(out)
-}
+pub use generate::{generate, GenerateRequest, MAX_GENERATED};
 
 /// Threads a search may use: at most this many (also bounded by what the system allows).
 pub const MAX_THREADS: usize = 1024;

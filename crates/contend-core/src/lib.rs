@@ -8,6 +8,7 @@ pub mod datatype;
 pub mod datatype_report;
 pub mod error;
 pub mod flow;
+pub mod generate;
 pub mod import;
 mod keymap;
 pub mod model;

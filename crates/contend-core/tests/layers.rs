@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["report"],
     // Beside the door: what contend knows of external benchmarks, the searches, the importers,
     // scenarios, and the two commands built on the executor.
-    &["tools", "schedule", "import", "scenario", "datatype_report", "stencil", "compare", "nccl"],
+    &["tools", "schedule", "import", "scenario", "datatype_report", "stencil", "compare", "nccl", "generate"],
     &["calibrate"],
     &["api"],
 ];

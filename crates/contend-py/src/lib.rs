@@ -375,7 +375,7 @@ fn halo_presets() -> String {
 /// Transfer patterns as a JSON list of [name, description].
 #[pyfunction]
 fn patterns() -> String {
-    json(api::PATTERNS)
+    json(&api::patterns())
 }
 
 /// `api::generate`: a transfers description as JSON.
