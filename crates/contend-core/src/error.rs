@@ -52,6 +52,8 @@ impl std::error::Error for Error {}
 
 /// Parse YAML or JSON text into `T`, reporting the failing path ("links[3].bandwidth").
 pub fn parse_document<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Result<T> {
+    // Bounds first: past them libyaml takes time quadratic in the nesting, or aliases memory.
+    crate::yaml_bounds::check(text).map_err(|r| Error::input(file, format!("line {}", r.line), r.problem))?;
     // JSON is a subset of YAML 1.2, so one parser serves both formats.
     let de = serde_yaml::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
@@ -67,6 +69,14 @@ pub fn parse_document<T: serde::de::DeserializeOwned>(text: &str, file: &str) ->
 
 fn tidy_serde_message(m: &str) -> String {
     let m = m.trim();
+    // serde_yaml's own bounds (nesting 128 deep, aliases used 100 times per value written), said
+    // as what to change.
+    if let Some(rest) = m.strip_prefix("recursion limit exceeded") {
+        return format!("the YAML is nested more than 128 levels deep{rest}; flatten it");
+    }
+    if let Some(rest) = m.strip_prefix("repetition limit exceeded") {
+        return format!("the YAML's aliases (*name) expand too many times{rest}; write the values out or use fewer aliases");
+    }
     if let Some(rest) = m.strip_prefix("unknown field ") {
         // "unknown field `x`, expected one of `a`, `b`" -> keep, it names the fix.
         return format!("unknown field {rest}");
