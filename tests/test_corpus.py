@@ -61,6 +61,12 @@ ANY_FILE = {
                   b"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
                   b"e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n"),
     "deep.yaml": b"a: " + b"[" * 150 + b"]" * 150 + b"\n",
+    # 100,000 brackets deep (libyaml alone took minutes on it), 10,000 entries deep in block style, and the
+    # billion laughs (10^10 values from ten lines): each refused in one line before the parser does the work.
+    "deep-flow.yaml": b"a: " + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+    "deep-block.yaml": b"a:\n" + b"- " * 10_000 + b"x\n",
+    "laughs.yaml": b"l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + b"".join(
+        b"l%d: &l%d [%s]\n" % (i, i, b", ".join([b"*l%d" % (i - 1)] * 10)) for i in range(1, 10)),
     "badjson.json": b'{"name": "x", "devices": [}\n',
     "folder.yaml": None,  # a folder, not a file
 }
@@ -390,6 +396,21 @@ def test_bad_studies_through_the_python_api(corpus):
             study.load(corpus / name)
         with pytest.raises(InputError, match=name.replace(".", r"\.")):
             api.run(corpus / name)
+
+
+def test_yaml_bounds_through_the_python_api(corpus):
+    """The core's own bounds: each refusal is one line naming the file (and the line, where the scan found it)."""
+    from contend import InputError, api
+
+    for name in ("deep-flow.yaml", "deep-block.yaml", "laughs.yaml", "bomb.yaml"):
+        for load in (api.Machine.load, api.Transfers.load, api.run):
+            with pytest.raises(InputError, match=name.replace(".", r"\.")) as e:
+                load(str(corpus / name))
+            assert "\n" not in str(e.value)
+    with pytest.raises(InputError, match="nested more than 64 levels deep"):
+        api.Transfers.load(str(corpus / "deep-flow.yaml"))
+    with pytest.raises(InputError, match=r"aliases \(\*name\) expand"):
+        api.Machine.load(str(corpus / "laughs.yaml"))
 
 
 @pytest.mark.parametrize("args,name", cases_for(BAD_HALOS, [("schedule", "cs-storm-socket", "--halo", "{F}")]))

@@ -60,11 +60,22 @@ pub fn parse_document<T: serde::de::DeserializeOwned>(text: &str, file: &str) ->
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         // serde_yaml appends " at line L column C"; keep it, it helps find the spot.
-        let field = if path == "." { String::new() } else { path };
+        let field = if path == "." { String::new() } else { short_path(&path) };
         // serde_yaml names the path itself too: say it once.
         let inner = inner.strip_prefix(&format!("{field}: ")).unwrap_or(&inner);
         Error::input(file, field, tidy_serde_message(inner))
     })
+}
+
+/// A path nested past what anyone reads ("type.contiguous.of.contiguous.of…") keeps its first
+/// and last steps and says how many it left out, so the error stays a line.
+fn short_path(path: &str) -> String {
+    const KEEP: usize = 6;
+    let steps: Vec<&str> = path.split('.').collect();
+    if steps.len() <= 2 * KEEP + 1 {
+        return path.to_string();
+    }
+    format!("{}.…({} more).{}", steps[..KEEP].join("."), steps.len() - 2 * KEEP, steps[steps.len() - KEEP..].join("."))
 }
 
 fn tidy_serde_message(m: &str) -> String {
@@ -111,5 +122,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("m.yaml: devices[0].copy_engines: invalid type: string \"two\", expected u32"), "{e}");
+    }
+
+    /// Nesting past serde_yaml's recursion limit is said as what to change, with the path cut short.
+    #[test]
+    fn deep_nesting_is_one_short_line() {
+        let mut text = String::from("type:\n");
+        let mut indent = String::from("  ");
+        for _ in 0..100 {
+            text += &format!("{indent}contiguous:\n{indent}  count: 1\n{indent}  of:\n");
+            indent += "    ";
+        }
+        text += &format!("{indent}double\n");
+        let e = crate::datatype::Datatype::from_text(&text, "dt.yaml").unwrap_err().to_string();
+        assert!(e.starts_with("dt.yaml: type.contiguous.of.contiguous.of.contiguous.…("), "{e}");
+        assert!(e.contains("nested more than 128 levels deep") && e.ends_with("flatten it") && e.len() < 250, "{e}");
     }
 }
