@@ -45,7 +45,10 @@ def big_file(path: Path, target_bytes: int) -> int:
         f.write("transfers:\n")
         written = 11
         while written < target_bytes:
-            line = f"  - {{src: GPU{n % 16}, dst: GPU{(n * 7 + 3) % 16 if (n * 7 + 3) % 16 != n % 16 else (n + 1) % 16}, size: 300MiB, start: {2 * n}us}}\n"
+            src, dst = n % 16, (n * 7 + 3) % 16
+            if dst == src:
+                dst = (n + 1) % 16
+            line = f"  - {{src: GPU{src}, dst: GPU{dst}, size: 300MiB, start: {2 * n}us}}\n"
             f.write(line)
             written += len(line)
             n += 1
