@@ -442,6 +442,20 @@ def test_bad_kernel_measurements(corpus, args, name):
 def test_bad_topology_dumps(corpus, args, name):
     p, before = run_in(corpus, args)
     assert_refused(p, [name], corpus, before)
+    if name == "dump-binary.txt":
+        assert "is a binary file, not text; give the output of `nvidia-smi topo -m`" in p.stderr, p.stderr
+
+
+def test_a_scenario_names_its_unknown_cluster_by_its_field(corpus):
+    p, before = run_in(corpus, ["run", "s-unknown-cluster.yaml", "--check"])
+    assert_refused(p, ['s-unknown-cluster.yaml: cluster: "dgx-z9000" is neither a preset nor a file'], corpus, before)
+
+
+def test_a_binary_file_is_said_to_be_binary_and_latin1_not_utf8(corpus):
+    p, _ = run_in(corpus, ["show", "binary.yaml"])
+    assert "binary.yaml: is a binary file, not text; give a YAML or JSON file" in p.stderr, p.stderr
+    p, _ = run_in(corpus, ["show", "latin1.yaml"])
+    assert "latin1.yaml: is not UTF-8 text (byte 9); save it as UTF-8" in p.stderr, p.stderr
 
 
 @pytest.mark.parametrize("args,needles", BAD_OPTIONS, ids=[" ".join(a)[:60] for a, _ in BAD_OPTIONS])

@@ -98,12 +98,31 @@ fn tidy_serde_message(m: &str) -> String {
 /// Read a file for a user, with a clear message when it cannot be read; a byte-order mark
 /// (Windows editors write one) is dropped, as every reader expects the text to start at once.
 pub fn read_user_file(path: &str) -> Result<String> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    read_user_text(path, "a YAML or JSON file")
+}
+
+/// `read_user_file` for a file of another kind: `expected` says what to give instead of a
+/// binary file or text that is not UTF-8.
+pub fn read_user_text(path: &str, expected: &str) -> Result<String> {
+    let cannot = |e: std::io::Error| {
         let why = match e.kind() {
             std::io::ErrorKind::NotFound => "no such file; check the path".to_string(),
             std::io::ErrorKind::PermissionDenied => "permission denied; make the file readable".to_string(),
-            std::io::ErrorKind::InvalidData => "not UTF-8 text; give a YAML or JSON file".to_string(),
             _ => format!("cannot be read ({e})"),
+        };
+        Error::input(path, "", why)
+    };
+    let bytes = std::fs::read(path).map_err(cannot)?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let b = e.as_bytes();
+        // NUL bytes or many control bytes in its first kilobytes: a binary file (an image, an
+        // archive, a compiled program), not text in another encoding.
+        let head = &b[..b.len().min(8192)];
+        let control = head.iter().filter(|&&c| c < 0x20 && !matches!(c, b'\n' | b'\r' | b'\t')).count();
+        let why = if head.contains(&0) || control * 10 > head.len() {
+            format!("is a binary file, not text; give {expected}")
+        } else {
+            format!("is not UTF-8 text (byte {}); save it as UTF-8, or give {expected}", e.utf8_error().valid_up_to())
         };
         Error::input(path, "", why)
     })?;
