@@ -139,7 +139,7 @@ fn transfer(text: &str) -> Option<TransferSpec> {
             continue;
         }
         let tail = rest.strip_prefix('}')?;
-        if !tail.bytes().all(|b| b == b' ') || !(src && dst && size) {
+        if !(tail.bytes().all(|b| b == b' ') && src && dst && size) {
             return None;
         }
         return Some(t);

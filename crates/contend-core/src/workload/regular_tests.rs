@@ -26,29 +26,29 @@ fn every_field(n: usize, seed: u64) -> WorkloadSpec {
     let mut transfers = random_graph(&gpus, n, Bytes(1 << 20), seed);
     for (i, t) in transfers.iter_mut().enumerate() {
         let r = rng.next_u64();
-        if r % 3 == 0 {
+        if r.is_multiple_of(3) {
             t.name = Some(format!("x{i}"));
         }
         t.size = Bytes(1 + r % (1 << 40));
-        if r % 5 != 0 {
+        if !r.is_multiple_of(5) {
             t.start = Some(Time(r % 1_000_000_000));
         }
-        if i > 0 && r % 4 == 0 {
+        if i > 0 && r.is_multiple_of(4) {
             t.after = vec![TransferRef::Index((r as usize / 7) % i)];
             if i > 1 {
                 t.after.push(TransferRef::Index(i - 1));
             }
         }
-        if r % 7 == 0 {
+        if r.is_multiple_of(7) {
             t.overhead = Some(Time(1_500_000));
         }
         t.mechanism = [None, Some(Mechanism::P2p), Some(Mechanism::Staged), Some(Mechanism::Direct)][(r >> 8) as usize % 4];
         t.access = [None, Some(Access::Read), Some(Access::Write)][(r >> 12) as usize % 3];
         t.method = [None, Some(Method::Pack), Some(Method::ZeroCopy)][(r >> 16) as usize % 3];
-        if r % 11 == 0 {
+        if r.is_multiple_of(11) {
             t.via = vec!["CPU0".into()];
         }
-        if r % 13 == 0 {
+        if r.is_multiple_of(13) {
             t.datatype = Some("vector-64".into());
         }
     }
