@@ -61,6 +61,12 @@ ANY_FILE = {
                   b"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
                   b"e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n"),
     "deep.yaml": b"a: " + b"[" * 150 + b"]" * 150 + b"\n",
+    # 100,000 brackets deep (libyaml alone took minutes on it), 10,000 entries deep in block style, and the
+    # billion laughs (10^10 values from ten lines): each refused in one line before the parser does the work.
+    "deep-flow.yaml": b"a: " + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+    "deep-block.yaml": b"a:\n" + b"- " * 10_000 + b"x\n",
+    "laughs.yaml": b"l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + b"".join(
+        b"l%d: &l%d [%s]\n" % (i, i, b", ".join([b"*l%d" % (i - 1)] * 10)) for i in range(1, 10)),
     "badjson.json": b'{"name": "x", "devices": [}\n',
     "folder.yaml": None,  # a folder, not a file
 }
@@ -392,6 +398,21 @@ def test_bad_studies_through_the_python_api(corpus):
             api.run(corpus / name)
 
 
+def test_yaml_bounds_through_the_python_api(corpus):
+    """The core's own bounds: each refusal is one line naming the file (and the line, where the scan found it)."""
+    from contend import InputError, api
+
+    for name in ("deep-flow.yaml", "deep-block.yaml", "laughs.yaml", "bomb.yaml"):
+        for load in (api.Machine.load, api.Transfers.load, api.run):
+            with pytest.raises(InputError, match=name.replace(".", r"\.")) as e:
+                load(str(corpus / name))
+            assert "\n" not in str(e.value)
+    with pytest.raises(InputError, match="nested more than 64 levels deep"):
+        api.Transfers.load(str(corpus / "deep-flow.yaml"))
+    with pytest.raises(InputError, match=r"aliases \(\*name\) expand"):
+        api.Machine.load(str(corpus / "laughs.yaml"))
+
+
 @pytest.mark.parametrize("args,name", cases_for(BAD_HALOS, [("schedule", "cs-storm-socket", "--halo", "{F}")]))
 def test_bad_halo_files(corpus, args, name):
     p, before = run_in(corpus, args)
@@ -421,6 +442,20 @@ def test_bad_kernel_measurements(corpus, args, name):
 def test_bad_topology_dumps(corpus, args, name):
     p, before = run_in(corpus, args)
     assert_refused(p, [name], corpus, before)
+    if name == "dump-binary.txt":
+        assert "is a binary file, not text; give the output of `nvidia-smi topo -m`" in p.stderr, p.stderr
+
+
+def test_a_scenario_names_its_unknown_cluster_by_its_field(corpus):
+    p, before = run_in(corpus, ["run", "s-unknown-cluster.yaml", "--check"])
+    assert_refused(p, ['s-unknown-cluster.yaml: cluster: "dgx-z9000" is neither a preset nor a file'], corpus, before)
+
+
+def test_a_binary_file_is_said_to_be_binary_and_latin1_not_utf8(corpus):
+    p, _ = run_in(corpus, ["show", "binary.yaml"])
+    assert "binary.yaml: is a binary file, not text; give a YAML or JSON file" in p.stderr, p.stderr
+    p, _ = run_in(corpus, ["show", "latin1.yaml"])
+    assert "latin1.yaml: is not UTF-8 text (byte 9); save it as UTF-8" in p.stderr, p.stderr
 
 
 @pytest.mark.parametrize("args,needles", BAD_OPTIONS, ids=[" ".join(a)[:60] for a, _ in BAD_OPTIONS])

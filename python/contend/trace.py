@@ -85,20 +85,44 @@ def _natural(name: str) -> tuple:
     return (head, int(tail) if tail else -1)
 
 
-def run_trace_events(raw: dict[str, Any]) -> list[dict[str, Any]]:
+# A run trace holds at most this many events (about 130 bytes each in the file: some 30 MB). Past it the trace is
+# aggregated (`run_trace_events`): Perfetto's JSON importer holds every event in memory, and seed 003's mix written
+# whole was 176 MB.
+RUN_EVENTS = 250_000
+# Times at which an aggregated trace samples each job's counters (fewer where the bound is small).
+SAMPLES = 2_000
+
+
+def run_trace_events(raw: dict[str, Any], max_events: int = RUN_EVENTS) -> list[dict[str, Any]]:
     """`contend run`'s operations: a process per job, a track per rank with its computations
-    and the messages it sends as slices, and an arrow from each message to its receiver."""
+    and the messages it sends as slices, and an arrow from each message to its receiver.
+
+    A run whose operations would make more than ``max_events`` events is aggregated instead: per job, counters
+    of the messages in flight and the ranks computing, sampled from every operation at ``SAMPLES`` times; and
+    the slices and arrows of whole ranks, taken in turn from each job (rank 0 of every job, then rank 1, …),
+    as many as fit in the rest of the bound. The trace's ``otherData`` says which ranks are shown."""
     ops = raw["operations"]
     apps = raw["jobs"]["app"]
     events: list[dict[str, Any]] = []
     for job, app in enumerate(apps):
         events.append({"ph": "M", "pid": job + 1, "name": "process_name", "args": {"name": f"job {job}: {app}"}})
         events.append({"ph": "M", "pid": job + 1, "name": "process_sort_index", "args": {"sort_index": job + 1}})
+    keep = None
+    if _run_events(ops) > max_events:
+        # Counters take at most half the bound, whole ranks the rest.
+        samples = max(2, min(SAMPLES, max_events // 2 // max(len(apps), 1)))
+        counters = _run_counters(ops, len(apps), samples)
+        keep = _ranks_that_fit(ops, max_events - len(events) - len(counters) - 2 * len(apps))
+        events += counters
     ranks = sorted(set(zip(ops["job"], ops["rank"], strict=True)))
     for job, rank in ranks:
-        events.append({"ph": "M", "pid": job + 1, "tid": rank, "name": "thread_name", "args": {"name": f"rank {rank}"}})
+        if keep is None or (job, rank) in keep:
+            events.append({"ph": "M", "pid": job + 1, "tid": rank, "name": "thread_name",
+                           "args": {"name": f"rank {rank}"}})
     columns = (ops[k] for k in ("job", "rank", "kind", "peer", "bytes", "start_s", "finish_s"))
     for i, (job, rank, kind, peer, nbytes, start, finish) in enumerate(zip(*columns, strict=True)):
+        if keep is not None and (job, rank) not in keep:
+            continue
         ts, dur = start * US, max(finish - start, 0.0) * US
         if kind in ("compute", "overhead"):
             # overhead: an eager send's CPU cost (MPI's software), on the sender's track.
@@ -108,13 +132,72 @@ def run_trace_events(raw: dict[str, Any]) -> list[dict[str, Any]]:
         name = f"{kind} → rank {peer}"
         events.append({"ph": "X", "pid": job + 1, "tid": rank, "ts": ts, "dur": dur, "name": name, "cat": kind,
                        "args": {"bytes": nbytes}})
-        # A flow arrow from the send to the receiver's track at arrival.
-        events.append({"ph": "s", "pid": job + 1, "tid": rank, "ts": ts, "id": i, "name": kind, "cat": kind})
-        events.append({"ph": "f", "bp": "e", "pid": job + 1, "tid": peer, "ts": ts + dur, "id": i, "name": kind,
-                       "cat": kind})
+        # A flow arrow from the send to the receiver's track at arrival (where the receiver's track is shown).
+        if keep is None or (job, peer) in keep:
+            events.append({"ph": "s", "pid": job + 1, "tid": rank, "ts": ts, "id": i, "name": kind, "cat": kind})
+            events.append({"ph": "f", "bp": "e", "pid": job + 1, "tid": peer, "ts": ts + dur, "id": i, "name": kind,
+                           "cat": kind})
     return events
 
 
-def write_run_trace(raw: dict[str, Any], path: str | os.PathLike) -> None:
+def _is_message(kind: str) -> bool:
+    return kind not in ("compute", "overhead")
+
+
+def _run_events(ops: dict[str, Any]) -> int:
+    """Events a whole run trace would hold: a slice per operation and two arrow ends per message."""
+    return sum(3 if _is_message(k) else 1 for k in ops["kind"])
+
+
+def _ranks_that_fit(ops: dict[str, Any], budget: int) -> set[tuple[int, int]]:
+    """Whole ranks, rank 0 of every job first, then rank 1, …, while their events fit in ``budget``."""
+    cost: dict[tuple[int, int], int] = {}
+    for job, rank, kind in zip(ops["job"], ops["rank"], ops["kind"], strict=True):
+        cost[(job, rank)] = cost.get((job, rank), 1) + (3 if _is_message(kind) else 1)
+    keep: set[tuple[int, int]] = set()
+    for job, rank in sorted(cost, key=lambda jr: (jr[1], jr[0])):
+        if cost[(job, rank)] > budget:
+            break
+        budget -= cost[(job, rank)]
+        keep.add((job, rank))
+    return keep
+
+
+def _run_counters(ops: dict[str, Any], jobs: int, samples: int) -> list[dict[str, Any]]:
+    """Per job, at ``samples`` evenly spaced times over the run: the messages in flight and the operations
+    computing (counted from every operation: started at or before the time, not finished by it)."""
+    import numpy as np
+
+    job = np.asarray(ops["job"])
+    start = np.asarray(ops["start_s"], dtype=float)
+    finish = np.maximum(np.asarray(ops["finish_s"], dtype=float), start)
+    message = np.fromiter((_is_message(k) for k in ops["kind"]), dtype=bool, count=len(job))
+    if len(job) == 0:
+        return []
+    times = np.linspace(start.min(), finish.max(), samples)
+    events: list[dict[str, Any]] = []
+    for j in range(jobs):
+        counts = []
+        for kind in (message, ~message):
+            sel = (job == j) & kind
+            begun = np.searchsorted(np.sort(start[sel]), times, side="right")
+            ended = np.searchsorted(np.sort(finish[sel]), times, side="right")
+            counts.append(begun - ended)
+        for t, moving, computing in zip(times, counts[0], counts[1], strict=True):
+            events.append({"ph": "C", "pid": j + 1, "ts": float(t) * US, "name": "in progress",
+                           "args": {"messages": int(moving), "computing": int(computing)}})
+    return events
+
+
+def write_run_trace(raw: dict[str, Any], path: str | os.PathLike, max_events: int = RUN_EVENTS) -> None:
+    events = run_trace_events(raw, max_events)
+    other: dict[str, Any] = {}
+    shown = {(e["pid"], e["tid"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    ranks = len(set(zip(raw["operations"]["job"], raw["operations"]["rank"], strict=True)))
+    if len(shown) < ranks:
+        other["aggregated"] = (f"{len(raw['operations']['job']):,} operations would make more than {max_events:,} "
+                               "events: each job's counters are sampled at evenly spaced times from all of them, and "
+                               f"the slices of {len(shown):,} of {ranks:,} ranks are shown (rank 0 of every job first; "
+                               "raise the bound with --max-rows)")
     with replacing(path) as tmp, open(tmp, "w") as f:
-        json.dump({"traceEvents": run_trace_events(raw), "displayTimeUnit": "ns"}, f)
+        json.dump({"traceEvents": events, "displayTimeUnit": "ns", "otherData": other}, f)

@@ -269,7 +269,8 @@ pub const P2P_MAX_GPUS: usize = 64;
 
 /// A machine file from an `nvidia-smi topo -m` or NCCL topology XML dump.
 pub fn import(path: &str, name: &str, numa_per_socket: i64) -> Result<import::Imported> {
-    import::import(&read_user_file(path)?, name, path, numa_per_socket)
+    let text = crate::error::read_user_text(path, "the output of `nvidia-smi topo -m`, an NCCL topology XML or `lspci -vvv`")?;
+    import::import(&text, name, path, numa_per_socket)
 }
 
 /// Fit a machine to measurements: a CSV of measured patterns (header

@@ -60,21 +60,43 @@ pub fn parse_document<T: serde::de::DeserializeOwned>(text: &str, file: &str) ->
             return Ok(v);
         }
     }
+    // Then bounds: past them libyaml takes time quadratic in the nesting, or aliases memory
+    // (serde_json, linear and alias-free, refuses past 128 levels by itself).
+    crate::yaml_bounds::check(text).map_err(|r| Error::input(file, format!("line {}", r.line), r.problem))?;
     // JSON is a subset of YAML 1.2, so one parser serves both formats.
     let de = serde_yaml::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         // serde_yaml appends " at line L column C"; keep it, it helps find the spot.
-        let field = if path == "." { String::new() } else { path };
+        let field = if path == "." { String::new() } else { short_path(&path) };
         // serde_yaml names the path itself too: say it once.
         let inner = inner.strip_prefix(&format!("{field}: ")).unwrap_or(&inner);
         Error::input(file, field, tidy_serde_message(inner))
     })
 }
 
+/// A path nested past what anyone reads ("type.contiguous.of.contiguous.of…") keeps its first
+/// and last steps and says how many it left out, so the error stays a line.
+fn short_path(path: &str) -> String {
+    const KEEP: usize = 6;
+    let steps: Vec<&str> = path.split('.').collect();
+    if steps.len() <= 2 * KEEP + 1 {
+        return path.to_string();
+    }
+    format!("{}.…({} more).{}", steps[..KEEP].join("."), steps.len() - 2 * KEEP, steps[steps.len() - KEEP..].join("."))
+}
+
 fn tidy_serde_message(m: &str) -> String {
     let m = m.trim();
+    // serde_yaml's own bounds (nesting 128 deep, aliases used 100 times per value written), said
+    // as what to change.
+    if let Some(rest) = m.strip_prefix("recursion limit exceeded") {
+        return format!("the YAML is nested more than 128 levels deep{rest}; flatten it");
+    }
+    if let Some(rest) = m.strip_prefix("repetition limit exceeded") {
+        return format!("the YAML's aliases (*name) expand too many times{rest}; write the values out or use fewer aliases");
+    }
     if let Some(rest) = m.strip_prefix("unknown field ") {
         // "unknown field `x`, expected one of `a`, `b`" -> keep, it names the fix.
         return format!("unknown field {rest}");
@@ -85,12 +107,31 @@ fn tidy_serde_message(m: &str) -> String {
 /// Read a file for a user, with a clear message when it cannot be read; a byte-order mark
 /// (Windows editors write one) is dropped, as every reader expects the text to start at once.
 pub fn read_user_file(path: &str) -> Result<String> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    read_user_text(path, "a YAML or JSON file")
+}
+
+/// `read_user_file` for a file of another kind: `expected` says what to give instead of a
+/// binary file or text that is not UTF-8.
+pub fn read_user_text(path: &str, expected: &str) -> Result<String> {
+    let cannot = |e: std::io::Error| {
         let why = match e.kind() {
             std::io::ErrorKind::NotFound => "no such file; check the path".to_string(),
             std::io::ErrorKind::PermissionDenied => "permission denied; make the file readable".to_string(),
-            std::io::ErrorKind::InvalidData => "not UTF-8 text; give a YAML or JSON file".to_string(),
             _ => format!("cannot be read ({e})"),
+        };
+        Error::input(path, "", why)
+    };
+    let bytes = std::fs::read(path).map_err(cannot)?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let b = e.as_bytes();
+        // NUL bytes or many control bytes in its first kilobytes: a binary file (an image, an
+        // archive, a compiled program), not text in another encoding.
+        let head = &b[..b.len().min(8192)];
+        let control = head.iter().filter(|&&c| c < 0x20 && !matches!(c, b'\n' | b'\r' | b'\t')).count();
+        let why = if head.contains(&0) || control * 10 > head.len() {
+            format!("is a binary file, not text; give {expected}")
+        } else {
+            format!("is not UTF-8 text (byte {}); save it as UTF-8, or give {expected}", e.utf8_error().valid_up_to())
         };
         Error::input(path, "", why)
     })?;
@@ -109,5 +150,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("m.yaml: devices[0].copy_engines: invalid type: string \"two\", expected u32"), "{e}");
+    }
+
+    /// Nesting past serde_yaml's recursion limit is said as what to change, with the path cut short.
+    #[test]
+    fn deep_nesting_is_one_short_line() {
+        let mut text = String::from("type:\n");
+        let mut indent = String::from("  ");
+        for _ in 0..100 {
+            text += &format!("{indent}contiguous:\n{indent}  count: 1\n{indent}  of:\n");
+            indent += "    ";
+        }
+        text += &format!("{indent}double\n");
+        let e = crate::datatype::Datatype::from_text(&text, "dt.yaml").unwrap_err().to_string();
+        assert!(e.starts_with("dt.yaml: type.contiguous.of.contiguous.of.contiguous.…("), "{e}");
+        assert!(e.contains("nested more than 128 levels deep") && e.ends_with("flatten it") && e.len() < 250, "{e}");
     }
 }

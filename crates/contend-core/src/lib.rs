@@ -23,5 +23,6 @@ pub mod tools;
 pub mod topology;
 pub mod units;
 pub mod workload;
+mod yaml_bounds;
 
 pub use error::{Error, Result};

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["units"],
     &["keymap"],
+    &["yaml_bounds"],
     &["error"],
     &["params"],
     &["topology"],

@@ -9,11 +9,9 @@ import typer
 
 from contend import api
 from contend.cli.shared import (
-    TRACE_ROWS,
     Count,
     ForceOpt,
     MaxRowsOpt,
-    bound,
     err,
     new_file,
     output_path,
@@ -22,6 +20,7 @@ from contend.cli.shared import (
 )
 from contend.cli.tables import print_jobs, print_run_links
 from contend.output import write_text
+from contend.trace import RUN_EVENTS
 
 
 def run_(
@@ -40,7 +39,8 @@ def run_(
     replace: bool = typer.Option(False, "--replace", hidden=True, help="The old name of --force."),
     plot: Path | None = typer.Option(None, "--plot", help="Draw each job's computation and communication time (PNG)."),
     trace: Path | None = typer.Option(
-        None, "--trace", help="Perfetto trace: a track per rank, its computations and messages (JSON)."
+        None, "--trace", help="Perfetto trace: a track per rank, its computations and messages (JSON); past "
+        "250,000 events (--max-rows), counters per job and the tracks of as many whole ranks as fit."
     ),
     force: bool = typer.Option(
         False, "--force", "-f", help="Overwrite output files (--plot, --trace, --parquet's tables) that exist."
@@ -67,11 +67,6 @@ def run_(
     r = run_with_progress(lambda progress: api.run(scenario, detail=detail or bool(tr),
                                                    links=None if detail else links, progress=progress),
                           "messages delivered")
-    if tr:
-        # A run's operations are known only once it is lowered; the trace is refused before anything is printed.
-        events = 3 * len(r.raw["operations"]["job"])
-        bound("--trace", events, TRACE_ROWS, max_rows, "trace events (3 per message)",
-              "trace a smaller scenario, or keep the tables with --parquet DIR --detail")
     jobs = r.raw["jobs"]
     if as_json:
         sys.stdout.write(r.json + "\n")
@@ -97,7 +92,8 @@ def run_(
     if tr:
         from contend.trace import write_run_trace
 
-        write_run_trace(r.raw, tr)
+        # Bounded whatever the run's size (aggregated past the bound), so it is never refused after the work.
+        write_run_trace(r.raw, tr, max_rows or RUN_EVENTS)
         err().print(f"trace written to {tr} (open it in ui.perfetto.dev)")
 
 

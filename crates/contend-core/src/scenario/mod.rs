@@ -189,7 +189,15 @@ fn knobs(s: &ScenarioSpec, origin: &str) -> Result<(f64, Option<NicScheduling>)>
 
 fn build_machine(s: &ScenarioSpec, origin: &str) -> Result<Machine> {
     let (scale, nic) = knobs(s, origin)?;
-    Machine::load_adjusted(&beside(origin, &s.cluster), |c, _| match c {
+    let path = beside(origin, &s.cluster);
+    // A cluster that is neither a preset nor a file is the scenario's mistake: named by its field.
+    let named = |e: Error| match e {
+        Error::Input { file, field, problem } if file == path && field.is_empty() && problem.starts_with("is neither") => {
+            Error::input(origin, "cluster", format!("\"{}\" {problem}", s.cluster))
+        }
+        e => e,
+    };
+    Machine::load_adjusted(&path, |c, _| match c {
         Some(c) => {
             c.link.bandwidth.0 *= scale;
             if let Some(b) = &mut c.nodes.nic_bandwidth {
@@ -208,6 +216,7 @@ fn build_machine(s: &ScenarioSpec, origin: &str) -> Result<Machine> {
         }
         None => Ok(()),
     })
+    .map_err(named)
 }
 
 /// The GPUs of every node, node by node (`n12.GPU3` is node 12's; a single machine is one node).

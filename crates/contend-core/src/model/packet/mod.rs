@@ -24,8 +24,10 @@
 //! A host memory is one port for reads and writes, so a staged copy crosses it twice.
 //!
 //! Time inside the model is integer picoseconds, events ordered by (time, sequence): the same
-//! input gives the same output. Seconds appear only at the `EventModel` boundary.
+//! input gives the same output. Seconds appear only at the `EventModel` boundary. The clock's
+//! range (2^63 ps, about 106 days) is checked per workload before the run (`clock`).
 
+mod clock;
 mod engine;
 mod routing;
 
@@ -265,6 +267,7 @@ impl PacketPrepared {
             }
             net.last_bytes.push(if count == 0 { 0 } else { (volume - (count - 1) * params.packet) as u32 });
         }
+        clock::check(&net, &flows, w)?;
         Ok(PacketPrepared { flows, params, net })
     }
 

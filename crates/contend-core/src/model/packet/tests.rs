@@ -233,3 +233,52 @@ fn params_defaults_and_refusals() {
     let expect = 200_000 + 51_200 + 102_400 + 102_400 + 51_200 + 9 * 102_400;
     assert_eq!(o.finish[0], expect as f64 / 1e12);
 }
+
+/// Two GPUs on one PCIe switch whose links run at `bw` (the one PCIe link each way, no latency).
+fn slow_pair(bw: &str) -> Machine {
+    Machine::from_text(
+        &format!(
+            "name: slow\ndevices:\n  - {{name: RC, kind: root_complex}}\n  - {{name: GPU0, kind: gpu, latency: 0s}}\n  - {{name: GPU1, kind: gpu, latency: 0s}}\n\
+             links:\n  - {{a: RC, b: GPU0, kind: pcie, bandwidth: {bw}, latency: 0s}}\n  - {{a: RC, b: GPU1, kind: pcie, bandwidth: {bw}, latency: 0s}}\n"
+        ),
+        "slow",
+    )
+    .unwrap()
+}
+
+fn refusal(m: &Machine, text: &str) -> String {
+    let w = workload(m, text);
+    match PacketPrepared::new(m, &w, PacketParams::parse(m, &[]).unwrap()) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("ran: {text}"),
+    }
+}
+
+/// The clock's range is checked before the run: a copy that would pass 2^63 ps is refused in
+/// one line naming the link and the fix (it once wrapped: 1 MiB over 1e-6 B/s "took" 69 µs).
+#[test]
+fn a_run_past_the_clock_is_refused_before_it_starts() {
+    let m = slow_pair("0.000001B/s");
+    let e = refusal(&m, "transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB}\n");
+    assert!(e.starts_with("model packet does not apply: its clock counts whole picoseconds up to 2^63"), "{e}");
+    assert!(e.contains("carrying its bytes at 1.000e-6 B/s") && e.contains("bandwidth") && e.ends_with("or use --model maxmin"), "{e}");
+    assert!(!e.contains('\n'));
+    // A start 200 days out is the quantity named.
+    let m = slow_pair("10GB/s");
+    let e = refusal(&m, "transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB, start: 17280000s}\n");
+    assert!(e.contains("the latest start is 1.728e7 s (2.000e2 days)") && e.contains("start the transfers earlier"), "{e}");
+    let e = refusal(&m, "transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB, overhead: 17280000s}\n");
+    assert!(e.contains("setup delays, computations and teardowns add up to"), "{e}");
+}
+
+/// Inside the range the clock is exact however long the run: 1 MiB at 1 B/s takes 2^20 s over
+/// each of its two hops' pipeline (store and forward: the first packet crosses both links, the
+/// other 255 follow at the bottleneck's pace), about 12 days.
+#[test]
+fn a_long_run_inside_the_clock_is_exact() {
+    let m = slow_pair("1B/s");
+    let w = workload(&m, "transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB}\n");
+    let o = run(&m, &w, &[]);
+    let packet_s = 4096.0;
+    assert_eq!(o.finish[0], packet_s + 256.0 * packet_s);
+}
