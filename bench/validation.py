@@ -272,7 +272,8 @@ def leave_one_machine_out(staged_hosts: list[str]) -> None:
                 changed.append(f"{name} ({', '.join(f'{k}={v}' for k, v in params.items())}"
                                + (", latencies " + ", ".join(f"{k} {v}" for k, v in WITHOUT[name]["latency"].items())
                                   if "latency" in WITHOUT.get(name, {}) else "")
-                               + (f", NVSwitch hop {WITHOUT[name]['nvswitch_hop']}" if "nvswitch_hop" in WITHOUT.get(name, {}) else "")
+                               + (f", NVSwitch hop {WITHOUT[name]['nvswitch_hop']}"
+                                  if "nvswitch_hop" in WITHOUT.get(name, {}) else "")
                                + ")")
             base = score_case(name, data, contend.Machine.load(HERE / "machines" / f"{name}.yaml"), {}, {}, {})
             redo = name in WITHOUT or params
@@ -298,7 +299,7 @@ def leave_one_machine_out(staged_hosts: list[str]) -> None:
     print("|---|---|---|---|")
     for name, (a, b) in per_machine.items():
         print(f"| {name} | {len(a)} | {statistics.median(b):.1%} | {statistics.median(a):.1%} |")
-    every = [(x, y) for a, b in per_machine.values() for x, y in zip(a, b)]
+    every = [(x, y) for a, b in per_machine.values() for x, y in zip(a, b, strict=True)]
     print(f"| **all** | {len(every)} | {statistics.median(y for _, y in every):.1%} | "
           f"{statistics.median(x for x, _ in every):.1%} |")
 

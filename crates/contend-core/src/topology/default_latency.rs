@@ -68,8 +68,12 @@ pub fn generation(model: &str) -> Generation {
         Generation::Volta
     } else if starts("H100") || starts("H200") || starts("H800") || word("H20") || starts("GH10") || starts("GH20") {
         Generation::Hopper
-    } else if starts("A100") || starts("A800") || ["A10", "A10G", "A16", "A30", "A40"].iter().any(|w| word(w)) || starts("GA10")
-        || rtx("30") || (word("RTX") && words.iter().any(|w| w.len() == 5 && w.starts_with('A')))
+    } else if starts("A100")
+        || starts("A800")
+        || ["A10", "A10G", "A16", "A30", "A40"].iter().any(|w| word(w))
+        || starts("GA10")
+        || rtx("30")
+        || (word("RTX") && words.iter().any(|w| w.len() == 5 && w.starts_with('A')))
     {
         Generation::Ampere
     } else {
