@@ -46,7 +46,8 @@ pub fn engine(g: Generation) -> f64 {
         // 4 x RTX 6000 Ada on two Genoa sockets: peers 1.21-1.44 µs, less 0.3-0.4 µs of PCIe,
         // socket-fabric and xGMI hops.
         Generation::Ada => 1.0 * US,
-        // HGX H100 SXM: peers through NVSwitch 2.26-3.35 µs (median 2.77), less the switch's 1 µs.
+        // HGX H100 SXM: peers through NVSwitch 2.26-3.35 µs (median 2.77), less the copy engine's
+        // 1 µs through the switch (see NVSWITCH_HOP); the H100 host's fitted engine is 0.97 µs.
         Generation::Hopper => 1.75 * US,
     }
 }
@@ -97,10 +98,13 @@ pub fn link(kind: LinkKind, gen: Option<u8>, to_nvswitch: bool) -> f64 {
     }
 }
 
-/// One NVLink hop into or out of an NVSwitch, so that a copy through the switch pays 1 µs: the
-/// A100 SXM peers through NVSwitch (median 3.30 µs) against the NVLink-bridged A100 PCIe pairs
-/// (2.27 µs), same engine (docs/models.md, "Default latencies").
-pub const NVSWITCH_HOP: f64 = 0.5 * US;
+/// One NVLink hop into or out of an NVSwitch: a plain NVLink hop. The copy engine's peer copies
+/// through the switch cost about 1 µs more than over a direct NVLink (A100 SXM through NVSwitch,
+/// median 3.30 µs, against the NVLink-bridged A100 PCIe pairs' 2.27), but NCCL's kernels over the
+/// same switch do not pay it (its LL step is 0.6 µs in all), so it is the engine's completion of a
+/// copy, not the link's latency, and stays out of the default; `contend calibrate` fits this hop as
+/// its own unknown (`latency.hop.nvswitch`) where a user's data separate it (docs/models.md).
+pub const NVSWITCH_HOP: f64 = 0.05 * US;
 
 #[cfg(test)]
 mod tests {
@@ -143,11 +147,8 @@ mod tests {
     }
 
     #[test]
-    fn a_copy_through_an_nvswitch_pays_the_switch_once_each_way() {
-        // GPU -> switch -> GPU: two links into the switch, 1 µs in all, against 0.05 µs for a
-        // direct NVLink: the A100 SXM and A100 PCIe peer latencies differ by about that.
-        let through = 2.0 * link(LinkKind::Nvlink, None, true);
-        let direct = link(LinkKind::Nvlink, None, false);
-        assert!((through - direct - 0.95e-6).abs() < 1e-12);
+    fn a_copy_through_an_nvswitch_pays_two_nvlink_hops() {
+        // GPU -> switch -> GPU: two links into the switch, each a plain NVLink hop by default.
+        assert_eq!(link(LinkKind::Nvlink, None, true), link(LinkKind::Nvlink, None, false));
     }
 }
