@@ -34,6 +34,11 @@ CASES = [  # (machine file, measurement file)
     ("rtx-a6000x6", "rtx-a6000x6-nvbandwidth.txt"),
     ("h800x8", "h800x8-nvbandwidth.txt"),
     ("h100-host", "h100-host.csv"),
+    # Issue 24, second round: peer latency matrices of generations and fabrics not seen before.
+    ("dgx-a100-distserve", "dgx-a100-distserve.txt"),
+    ("hgx-h100-kr", "hgx-h100-kr.txt"),
+    ("rtx6000ada-x4-genoa", "rtx6000ada-x4-genoa.txt"),
+    ("v100x4-th2k", "v100x4-th2k.txt"),
 ]
 
 # One copy this small is timed by its fixed cost (4 KiB move in 0.1 µs of 2 µs on a Gen5 x16 link).
@@ -180,8 +185,18 @@ def staged_both_ways_from_other_hosts(hosts: list[tuple[str, str]]) -> None:
 #   measures a direct Gen4 copy (the A100 and RTX 4090 hosts' copies are staged): SC16's 0.79.
 # - eff_pcie5 0.876: the H100 host's and the H800's host copies; each without itself takes the
 #   other's: 55.28 / 63.02 = 0.877 for the H100, 55.2 / 63.02 = 0.876 for the H800.
+# - GPU engine latency per generation (topology/default_latency.rs): Volta 2.15 µs from v100x4-th2k, Ada
+#   1.0 µs from rtx6000ada-x4-genoa, Hopper 1.75 µs from hgx-h100-kr; without its machine a generation has
+#   no public peer latency here and takes the unknown generation's 2.2 µs. Ampere's 2.2 µs is the A100
+#   host's (above).
+# - NVSwitch hop 0.5 µs: dgx-a100-distserve's peers less the A100 host's; without it no machine here tells
+#   the switch from the Hopper engine, and a link into the switch is a plain NVLink hop, 0.05 µs.
 WITHOUT = {
     "a100-pcie-x4": {"latency": {"gpu": "2.05us", "host_memory": "11us"}, "params": {"duplex_nvlink": 0.010}},
+    "dgx-a100-distserve": {"nvswitch_hop": "0.05us"},
+    "hgx-h100-kr": {"latency": {"gpu": "2.2us"}},
+    "rtx6000ada-x4-genoa": {"latency": {"gpu": "2.2us"}},
+    "v100x4-th2k": {"latency": {"gpu": "2.2us"}},
     "rtx-a6000x6": {"params": {"eff_pcie4": 0.79}},
     "h100-host": {"params": {"eff_pcie5": 0.877}},
     "h800x8": {"params": {"eff_pcie5": 0.876}},
@@ -194,6 +209,9 @@ def left_out(name: str, folder: Path) -> contend.Machine:
     for kind_, value in WITHOUT.get(name, {}).get("latency", {}).items():
         assert f"kind: {kind_}" in text, f"{name}: no {kind_} written in flow style"
         text = re.sub(rf"kind: {kind_}(?=[,}}])", f"kind: {kind_}, latency: {value}", text)
+    if "nvswitch_hop" in WITHOUT.get(name, {}):
+        assert "b: NVS, kind: nvlink" in text, f"{name}: no link into NVS written in flow style"
+        text = text.replace("b: NVS, kind: nvlink", f"b: NVS, kind: nvlink, latency: {WITHOUT[name]['nvswitch_hop']}")
     path = folder / f"{name}.yaml"
     path.write_text(text)
     return contend.Machine.load(path)
@@ -243,6 +261,7 @@ def leave_one_machine_out(staged_hosts: list[str]) -> None:
               for name, data in CASES if name in staged_hosts}
     inside: dict[tuple[str, str, str], list[float]] = {}
     outside: dict[tuple[str, str, str], list[float]] = {}
+    per_machine: dict[str, tuple[list[float], list[float]]] = {}  # peer latency from the data sheet
     changed = []
     with tempfile.TemporaryDirectory() as folder:
         for name, data in CASES:
@@ -252,7 +271,10 @@ def leave_one_machine_out(staged_hosts: list[str]) -> None:
             if params or name in WITHOUT:
                 changed.append(f"{name} ({', '.join(f'{k}={v}' for k, v in params.items())}"
                                + (", latencies " + ", ".join(f"{k} {v}" for k, v in WITHOUT[name]["latency"].items())
-                                  if "latency" in WITHOUT.get(name, {}) else "") + ")")
+                                  if "latency" in WITHOUT.get(name, {}) else "")
+                               + (f", NVSwitch hop {WITHOUT[name]['nvswitch_hop']}"
+                                  if "nvswitch_hop" in WITHOUT.get(name, {}) else "")
+                               + ")")
             base = score_case(name, data, contend.Machine.load(HERE / "machines" / f"{name}.yaml"), {}, {}, {})
             redo = name in WITHOUT or params
             out = score_case(name, data, left_out(name, Path(folder)), params, {}, {}) if redo else base
@@ -260,6 +282,8 @@ def leave_one_machine_out(staged_hosts: list[str]) -> None:
                 inside.setdefault(key, []).extend(e)
             for key, e in out.items():
                 outside.setdefault(key, []).extend(e)
+            if ("latency", "peer", "data sheet") in base:
+                per_machine[name] = (base[("latency", "peer", "data sheet")], out[("latency", "peer", "data sheet")])
     print("Re-chosen without the machine scored: " + "; ".join(changed) + ".")
     print()
     print("| kind | copies | fitted or held out | n | median abs error, in-sample | leave one machine out | "
@@ -270,6 +294,14 @@ def leave_one_machine_out(staged_hosts: list[str]) -> None:
         share = [f"{sum(x <= 0.10 for x in e) / len(e):.0%}" for e in (a, b)]
         medians = [f"{statistics.median(e):.1%}" for e in (a, b)]
         print(f"| {key[0]} | {key[1]} | {key[2]} | {len(a)} | {medians[0]} | {medians[1]} | {share[0]} | {share[1]} |")
+    print()
+    print("| machine | peer latency cells | median abs error, leave one machine out | in-sample |")
+    print("|---|---|---|---|")
+    for name, (a, b) in per_machine.items():
+        print(f"| {name} | {len(a)} | {statistics.median(b):.1%} | {statistics.median(a):.1%} |")
+    every = [(x, y) for a, b in per_machine.values() for x, y in zip(a, b, strict=True)]
+    print(f"| **all** | {len(every)} | {statistics.median(y for _, y in every):.1%} | "
+          f"{statistics.median(x for x, _ in every):.1%} |")
 
 
 def main() -> None:

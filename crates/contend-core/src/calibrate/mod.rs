@@ -175,14 +175,28 @@ fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 8]) -> [Option<f64>
     fitted
 }
 
-/// Unknowns of the latency fit: GPU engine, host-memory hand-off, then one hop latency per kind.
+/// Unknowns of the latency fit: GPU engine, host-memory hand-off, one hop latency per kind, and
+/// last the NVLink hops into or out of an NVSwitch (their own default, `default_latency::NVSWITCH_HOP`).
 const GPU: usize = 0;
 const MEM: usize = 1;
+const NVSWITCH: usize = 2 + KINDS.len();
+const UNKNOWNS: usize = NVSWITCH + 1;
+
+/// The unknown a hop's latency belongs to.
+fn hop_unknown(m: &Machine, link: usize) -> usize {
+    let l = &m.links[link];
+    let switch = |d: usize| m.devices[d].kind == DeviceKind::Nvswitch;
+    if l.kind == LinkKind::Nvlink && (switch(l.a) || switch(l.b)) {
+        NVSWITCH
+    } else {
+        2 + kind_index(l.kind)
+    }
+}
 
 /// How many of each unknown a copy from `src` to `dst` pays, and what they cost it on the
 /// machine as written, seconds.
 fn latency_row(m: &Machine, p: &Plan, src: usize, dst: usize) -> (Vec<f64>, Vec<f64>) {
-    let (mut row, mut paid) = (vec![0.0; 2 + KINDS.len()], vec![0.0; 2 + KINDS.len()]);
+    let (mut row, mut paid) = (vec![0.0; UNKNOWNS], vec![0.0; UNKNOWNS]);
     let mut pay = |c: usize, seconds: f64| {
         row[c] += 1.0;
         paid[c] += seconds;
@@ -193,7 +207,7 @@ fn latency_row(m: &Machine, p: &Plan, src: usize, dst: usize) -> (Vec<f64>, Vec<
         pay(MEM, p.staging.map_or(0.0, |h| m.devices[h].latency));
     }
     for h in &p.hops {
-        pay(2 + kind_index(m.links[h.link].kind), m.links[h.link].latency);
+        pay(hop_unknown(m, h.link), m.links[h.link].latency);
     }
     (row, paid)
 }
@@ -205,13 +219,14 @@ fn latency_row(m: &Machine, p: &Plan, src: usize, dst: usize) -> (Vec<f64>, Vec<
 /// in the pattern fit; the sums the copies pay are fitted all the same. Returns the latencies
 /// and which unknowns were fitted; `paid` is what each copy pays of each unknown as written.
 fn fit_latencies(rows: &[Vec<f64>], paid: &[Vec<f64>], ys: &[f64], notes: &mut Vec<String>) -> (Vec<f64>, Vec<bool>) {
-    let k = 2 + KINDS.len();
+    let k = UNKNOWNS;
     if rows.is_empty() {
         return (vec![0.0; k], vec![false; k]);
     }
     let name = |c: usize| match c {
         GPU => "latency.gpu".to_string(),
         MEM => "latency.host_memory".to_string(),
+        NVSWITCH => "latency.hop.nvswitch".to_string(),
         _ => format!("latency.hop.{}", kind_name(KINDS[c - 2])),
     };
     // The hand-off first: where only staged copies are measured, the copies' fixed cost is the
@@ -351,9 +366,17 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
         fitted.insert("latency.host_memory".into(), format!("{}", time(lat[MEM])));
         spec.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.latency = Some(time(lat[MEM])));
     }
+    for (i, l) in spec.links.iter_mut().enumerate() {
+        let c = hop_unknown(m, i);
+        if observed[c] {
+            l.latency = Some(time(lat[c]));
+        }
+    }
     for (k, kind) in KINDS.iter().enumerate().filter(|&(k, _)| observed[2 + k]) {
         fitted.insert(format!("latency.hop.{}", kind_name(*kind)), format!("{}", time(lat[2 + k])));
-        spec.links.iter_mut().filter(|l| l.kind == *kind).for_each(|l| l.latency = Some(time(lat[2 + k])));
+    }
+    if observed[NVSWITCH] {
+        fitted.insert("latency.hop.nvswitch".into(), format!("{}", time(lat[NVSWITCH])));
     }
 
     // Duplex loss and read efficiency, on the links with their fitted efficiencies.

@@ -8,38 +8,103 @@ use super::{DeviceKind, LinkKind};
 const US: f64 = 1e-6;
 
 /// Fixed cost per copy at a device. GPUs: the copy engine's setup of one cudaMemcpy, which
-/// p2pBandwidthLatencyTest's one-element copies measure; Kepler-era engines are about three
-/// times slower than Pascal and later. Host memory: the CPU hand-off between the two halves of
-/// a staged copy. Transit devices and NICs: none (their cost is in their links, and network
-/// latencies are written by cluster descriptions).
+/// p2pBandwidthLatencyTest's one-element peer copies measure, per GPU generation (`Generation`);
+/// each value is a public peer-latency matrix less the hops of its path (docs/models.md, "Default
+/// latencies"). Host memory: the CPU hand-off between the two halves of a staged copy. Transit
+/// devices and NICs: none (their cost is in their links, and network latencies are written by
+/// cluster descriptions).
 pub fn device(kind: DeviceKind, model: Option<&str>) -> f64 {
     match kind {
-        DeviceKind::Gpu if model.is_some_and(kepler) => 7.5 * US,
-        DeviceKind::Gpu => 2.2 * US,
+        DeviceKind::Gpu => engine(model.map_or(Generation::Unknown, generation)),
         DeviceKind::HostMemory => 12.0 * US,
         _ => 0.0,
     }
 }
 
-/// Kepler GPUs (Tesla K10/K20/K40/K80, GK1xx chips), by their product name.
-fn kepler(model: &str) -> bool {
+/// GPU generations whose copy engines differ in fixed cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Generation {
+    Kepler,
+    Volta,
+    Ampere,
+    Ada,
+    Hopper,
+    /// Maxwell, Pascal, Turing, Blackwell and names not recognised: no public peer latency with
+    /// the stock driver was found for them, so they take the Ampere figure.
+    Unknown,
+}
+
+/// The copy engine's fixed cost of a generation.
+pub fn engine(g: Generation) -> f64 {
+    match g {
+        // Cirrascale's K40 p2pBandwidthLatencyTest: 7.7 µs for a same-switch pair, less 2 hops.
+        Generation::Kepler => 7.5 * US,
+        // TH2K's 4 x V100 SXM2: NVLink peers 1.80-2.27 µs (median 2.22), less one NVLink hop.
+        Generation::Volta => 2.15 * US,
+        // 4 x A100 PCIe, NVLink-bridged pairs: 2.22-2.32 µs, less one NVLink hop.
+        Generation::Ampere | Generation::Unknown => 2.2 * US,
+        // 4 x RTX 6000 Ada on two Genoa sockets: peers 1.21-1.44 µs, less 0.3-0.4 µs of PCIe,
+        // socket-fabric and xGMI hops.
+        Generation::Ada => 1.0 * US,
+        // HGX H100 SXM: peers through NVSwitch 2.26-3.35 µs (median 2.77), less the copy engine's
+        // 1 µs through the switch (see NVSWITCH_HOP); the H100 host's fitted engine is 0.97 µs.
+        Generation::Hopper => 1.75 * US,
+    }
+}
+
+/// A GPU's generation from its product name (`nvidia-smi`'s or the data sheet's), as far as the
+/// name tells; chip names (GK110, GA100, AD102, GH100) count too.
+pub fn generation(model: &str) -> Generation {
     let m = model.to_uppercase();
-    ["K10", "K20", "K40", "K80", "GK1", "GK2"].iter().any(|k| m.contains(k))
+    let words: Vec<&str> = m.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let word = |w: &str| words.contains(&w);
+    let starts = |p: &str| words.iter().any(|w| w.starts_with(p));
+    // GeForce / workstation series by their four-digit number (RTX 3090, RTX 4090) or A-number (RTX A6000).
+    let rtx = |series: &str| word("RTX") && words.iter().any(|w| w.len() == 4 && w.starts_with(series));
+    if ["K10", "K20", "K20X", "K40", "K80"].iter().any(|w| word(w)) || starts("GK1") || starts("GK2") {
+        Generation::Kepler
+    } else if word("ADA") || ["L4", "L20", "L40", "L40S"].iter().any(|w| word(w)) || starts("AD10") || rtx("40") {
+        Generation::Ada
+    } else if starts("V100") || starts("GV10") || (word("TITAN") && word("V")) {
+        Generation::Volta
+    } else if starts("H100") || starts("H200") || starts("H800") || word("H20") || starts("GH10") || starts("GH20") {
+        Generation::Hopper
+    } else if starts("A100")
+        || starts("A800")
+        || ["A10", "A10G", "A16", "A30", "A40"].iter().any(|w| word(w))
+        || starts("GA10")
+        || rtx("30")
+        || (word("RTX") && words.iter().any(|w| w.len() == 5 && w.starts_with('A')))
+    {
+        Generation::Ampere
+    } else {
+        Generation::Unknown
+    }
 }
 
 /// One-way latency of a hop. PCIe: a switch's cut-through forwarding (about 100 ns from Gen3 on,
-/// slower before); NVLink: a few tens of ns per hop; socket links and DRAM: about 100 ns;
-/// network links: none unless written (clusters write them).
-pub fn link(kind: LinkKind, gen: Option<u8>) -> f64 {
+/// slower before); NVLink: a few tens of ns per hop between two GPUs, `NVSWITCH_HOP` on a link into
+/// an NVSwitch; socket links and DRAM: about 100 ns; network links: none unless written (clusters
+/// write them).
+pub fn link(kind: LinkKind, gen: Option<u8>, to_nvswitch: bool) -> f64 {
     match kind {
         LinkKind::Pcie if gen.is_some_and(|g| g <= 2) => 0.15 * US,
         LinkKind::Pcie => 0.1 * US,
+        LinkKind::Nvlink if to_nvswitch => NVSWITCH_HOP,
         LinkKind::Nvlink => 0.05 * US,
         LinkKind::Qpi | LinkKind::Upi | LinkKind::Xgmi | LinkKind::Memory => 0.1 * US,
         LinkKind::Fabric => 0.05 * US,
         LinkKind::Network => 0.0,
     }
 }
+
+/// One NVLink hop into or out of an NVSwitch: a plain NVLink hop. The copy engine's peer copies
+/// through the switch cost about 1 µs more than over a direct NVLink (A100 SXM through NVSwitch,
+/// median 3.30 µs, against the NVLink-bridged A100 PCIe pairs' 2.27), but NCCL's kernels over the
+/// same switch do not pay it (its LL step is 0.6 µs in all), so it is the engine's completion of a
+/// copy, not the link's latency, and stays out of the default; `contend calibrate` fits this hop as
+/// its own unknown (`latency.hop.nvswitch`) where a user's data separate it (docs/models.md).
+pub const NVSWITCH_HOP: f64 = 0.05 * US;
 
 #[cfg(test)]
 mod tests {
@@ -51,7 +116,39 @@ mod tests {
         assert!(close(device(DeviceKind::Gpu, Some("Tesla K40")), 7.5e-6));
         assert!(close(device(DeviceKind::Gpu, Some("NVIDIA A100 80GB PCIe")), 2.2e-6));
         assert!(close(device(DeviceKind::Gpu, None), 2.2e-6));
+        assert!(close(device(DeviceKind::Gpu, Some("NVIDIA H100 80GB HBM3")), 1.75e-6));
+        assert!(close(device(DeviceKind::Gpu, Some("NVIDIA RTX 6000 Ada Generation")), 1.0e-6));
         assert_eq!(device(DeviceKind::PcieSwitch, None), 0.0);
-        assert!(link(LinkKind::Pcie, Some(2)) > link(LinkKind::Pcie, Some(5)));
+        assert!(link(LinkKind::Pcie, Some(2), false) > link(LinkKind::Pcie, Some(5), false));
+    }
+
+    #[test]
+    fn generations_from_product_names() {
+        use Generation::*;
+        for (name, g) in [
+            ("Tesla K80", Kepler),
+            ("Tesla V100-SXM2-16GB", Volta),
+            ("NVIDIA A100-SXM4-80GB", Ampere),
+            ("NVIDIA RTX A6000", Ampere),
+            ("NVIDIA GeForce RTX 3090", Ampere),
+            ("NVIDIA A10G", Ampere),
+            ("NVIDIA RTX 6000 Ada Generation", Ada),
+            ("NVIDIA GeForce RTX 4090", Ada),
+            ("NVIDIA L40S", Ada),
+            ("NVIDIA H100 80GB HBM3", Hopper),
+            ("NVIDIA H800", Hopper),
+            ("NVIDIA GH200 480GB", Hopper),
+            ("NVIDIA GeForce RTX 5090", Unknown),
+            ("NVIDIA B200", Unknown),
+            ("Tesla T4", Unknown),
+        ] {
+            assert_eq!(generation(name), g, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_copy_through_an_nvswitch_pays_two_nvlink_hops() {
+        // GPU -> switch -> GPU: two links into the switch, each a plain NVLink hop by default.
+        assert_eq!(link(LinkKind::Nvlink, None, true), link(LinkKind::Nvlink, None, false));
     }
 }
