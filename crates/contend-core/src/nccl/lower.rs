@@ -306,7 +306,21 @@ fn p2p(c: &Call, d: &mut Dag) {
         Coll::SendRecv => (0..n).map(|r| (r, (r + 1) % n, c.bytes)).collect(),
         _ => (0..n).flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b, c.bytes / n as u64))).collect(),
     };
-    for (a, b, bytes) in pairs {
+    pairs_p2p(c, &pairs, d);
+}
+
+/// One ncclSend of `bytes` from rank `a` to rank `b` (positions in `c.devices`) and its
+/// ncclRecv, as transfers: over the pair's channels, chunk by chunk in order.
+pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0 };
+    if a != b && bytes > 0 {
+        pairs_p2p(c, &[(a, b, bytes)], &mut d);
+    }
+    d.t
+}
+
+fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
+    for &(a, b, bytes) in pairs {
         let proto = if bytes <= tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple };
         let channels = c.p2p_channels[a][b].max(1);
         for (k, share) in split(bytes, channels).into_iter().enumerate().filter(|&(_, s)| s > 0) {

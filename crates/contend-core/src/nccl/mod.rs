@@ -4,6 +4,7 @@
 //! docs/nccl.md says what is modelled and what is not.
 
 pub mod lower;
+pub mod program;
 pub mod tests_tool;
 pub mod topo;
 pub mod tuning;
@@ -207,10 +208,11 @@ impl Comm {
                 (0..nodes).flat_map(|node| (0..ppn).map(move |k| node * ppn + local[(k + shift) % ppn])).collect()
             })
             .collect();
-        // Network bandwidth per channel between nodes: the node's NICs over the rings.
+        // Network bandwidth per channel between nodes: the first node's NICs over the rings.
+        let first = node_prefix(&m.devices[nodes_gpus[0][0]].name);
         let nic_bw: f64 = (0..m.links.len())
             .filter(|&l| m.links[l].kind == LinkKind::Network)
-            .filter(|&l| [m.links[l].a, m.links[l].b].iter().any(|&d| m.devices[d].kind == DeviceKind::Nic && m.devices[d].name.starts_with("n0.")))
+            .filter(|&l| [m.links[l].a, m.links[l].b].iter().any(|&d| m.devices[d].kind == DeviceKind::Nic && m.devices[d].name.starts_with(first)))
             .map(|l| m.links[l].bandwidth / 1e9)
             .sum();
         let bw_inter = if nodes > 1 { (nic_bw / searched as f64).min(graph.bw) } else { 0.0 };
@@ -282,6 +284,14 @@ impl Comm {
             p2p_channels: self.p2p_channels.clone(),
             p2p_chunk: self.p2p_chunk.clone(),
         }
+    }
+}
+
+/// The node part of a cluster device's name (`n12.` of `n12.GPU3`); empty on a single machine.
+pub fn node_prefix(name: &str) -> &str {
+    match name.split_once('.') {
+        Some((n, _)) if n.len() > 1 && n.starts_with('n') && n[1..].bytes().all(|b| b.is_ascii_digit()) => &name[..n.len() + 1],
+        _ => "",
     }
 }
 
