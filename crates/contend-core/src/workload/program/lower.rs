@@ -175,8 +175,12 @@ fn expand(p: &Program, rank: u32, origin: &str, job: &str) -> Result<Vec<Low>> {
                     ));
                 }
                 let root = c.root.unwrap_or(0);
-                if !group.contains(&root) {
-                    return Err(Error::input(origin, field(k), format!("root {root} is not in the group; give one of its ranks")));
+                if root as usize >= group.len() {
+                    return Err(Error::input(
+                        origin,
+                        field(k),
+                        format!("root {root} is not a rank of the communicator; give 0 to {} (its place in the group)", group.len() - 1),
+                    ));
                 }
                 let seq = nccl_calls.entry(group.clone()).or_insert(0);
                 out.push(Low::NcclCall { group, seq: *seq, op: k as u32 });
@@ -536,7 +540,7 @@ fn nccl_calls(ctx: &NcclCtx, out: &mut Vec<Transfer>, origins: &mut Vec<OpOrigin
         }
         let (kind, c) = first.nccl_collective().expect("collectives only");
         let devs: Vec<usize> = group.iter().map(|&g| ctx.devices[g as usize]).collect();
-        let root = group.iter().position(|&g| g == c.root.unwrap_or(0)).expect("checked in expand");
+        let root = c.root.unwrap_or(0) as usize;
         let ts = ctx.nccl.collective(kind, c, &devs, root).map_err(|e| Error::input(ctx.origin, ctx.field(r0, i0), e))?;
         let at: HashMap<usize, (u32, usize)> = members.iter().map(|&(r, i)| (ctx.devices[r as usize], (r, i))).collect();
         attach(ctx, ts, &at, &mut ends, out, origins);

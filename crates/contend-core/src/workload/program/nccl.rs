@@ -47,7 +47,8 @@ pub struct NcclCollective {
     /// ranks x size); nccl_reducescatter each rank's block of the result (it reduces ranks x
     /// size); nccl_alltoall what a rank sends each peer; nccl_broadcast the message.
     pub size: Bytes,
-    /// Root of an nccl_broadcast (default 0).
+    /// Root of an nccl_broadcast: a rank of the communicator, i.e. its place in `group`
+    /// (default 0), as NCCL numbers it.
     #[serde(default)]
     pub root: Option<u32>,
     /// The communicator's ranks, in its rank order; default: every rank of the job.
