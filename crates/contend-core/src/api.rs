@@ -616,6 +616,7 @@ pub fn nccl_tests(
     } else {
         (0..nodes).map(|k| tests_tool::node_gpus(&m, &format!("n{k}."), req)).collect::<Result<_>>()?
     };
-    let comm = Comm::new(&m, &per_node, req.channels)?;
+    let mut comm = Comm::new(&m, &per_node, req.channels)?;
+    comm.constants = crate::nccl::constants::split(&req.params)?.0;
     tests_tool::predict(&comm, req)
 }

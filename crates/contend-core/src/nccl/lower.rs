@@ -46,6 +46,21 @@ pub struct Call {
     /// Channels per peer for send/receive, and NCCL's p2p chunk per peer pair (bytes).
     pub p2p_channels: Vec<Vec<usize>>,
     pub p2p_chunk: Vec<Vec<u64>>,
+    /// Share of the links' bandwidth each protocol's kernels reach (NCCL's index; 1: all).
+    pub efficiency: [f64; 3],
+}
+
+impl Call {
+    /// Bytes a transfer carries for `data` bytes under `proto`: its wire format, over what its
+    /// kernels reach of the links.
+    fn wire(&self, data: u64, proto: Proto) -> u64 {
+        let e = self.efficiency[proto as usize];
+        if e == 1.0 {
+            wire(data, proto)
+        } else {
+            (wire(data, proto) as f64 / e).ceil() as u64
+        }
+    }
 }
 
 /// Data bytes a chunk of this protocol carries.
@@ -163,7 +178,7 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
     let dev = |p: usize| c.devices[order[p % n]];
     let mut last: Vec<Option<usize>> = vec![None; n];
     for (l, block) in loops(per_rank, chunk_bytes(c.coll, c.algo, c.proto)).into_iter().enumerate() {
-        let size = wire(block, c.proto);
+        let size = c.wire(block, c.proto);
         let mut prev: Vec<Option<usize>> = vec![None; n];
         for k in 0..steps {
             let mut now = vec![None; n];
@@ -200,16 +215,16 @@ fn send(
     if block <= 2 * chunk {
         let mut after: Vec<Option<usize>> = heads.iter().chain(feet).copied().collect();
         after.push(conn);
-        let i = d.push(src, dst, wire(block, c.proto), &after, over);
+        let i = d.push(src, dst, c.wire(block, c.proto), &after, over);
         return (i, i);
     }
     let mut after = heads.to_vec();
     after.push(conn);
-    let head = d.push(src, dst, wire(chunk, c.proto), &after, over);
-    let body = d.push(src, dst, wire(block - 2 * chunk, c.proto), &[Some(head)], 0.0);
+    let head = d.push(src, dst, c.wire(chunk, c.proto), &after, over);
+    let body = d.push(src, dst, c.wire(block - 2 * chunk, c.proto), &[Some(head)], 0.0);
     let mut after = feet.to_vec();
     after.push(Some(body));
-    let foot = d.push(src, dst, wire(chunk, c.proto), &after, 0.0);
+    let foot = d.push(src, dst, c.wire(chunk, c.proto), &after, 0.0);
     (head, foot)
 }
 
@@ -328,7 +343,7 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
             let mut last = None;
             for (l, block) in loops(share, c.p2p_chunk[a][b]).into_iter().enumerate() {
                 let over = if l == 0 { c.base + c.step } else { 0.0 };
-                last = Some(d.push(c.devices[a], c.devices[b], wire(block, proto), &[last], over));
+                last = Some(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[last], over));
             }
         }
     }

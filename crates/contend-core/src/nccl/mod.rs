@@ -3,6 +3,7 @@
 //! on the one executor (`lower`), and what nccl-tests would print (`tests_tool`).
 //! docs/nccl.md says what is modelled and what is not.
 
+pub mod constants;
 pub mod lower;
 pub mod program;
 pub mod tests_tool;
@@ -60,14 +61,9 @@ impl Coll {
         })
     }
 
-    /// nccl-tests' bus bandwidth factor (src/<op>.cu GetBw): algbw x factor = busbw.
+    /// nccl-tests' bus bandwidth factor: algbw x factor = busbw (tools::nccl_tests).
     pub fn busbw_factor(self, n: usize) -> f64 {
-        let n = n as f64;
-        match self {
-            Coll::AllReduce => 2.0 * (n - 1.0) / n,
-            Coll::AllGather | Coll::ReduceScatter | Coll::AllToAll => (n - 1.0) / n,
-            Coll::Broadcast | Coll::Reduce | Coll::SendRecv => 1.0,
-        }
+        crate::tools::nccl_tests::busbw_factor(self.name(), n)
     }
 
     pub fn reduces(self) -> bool {
@@ -173,6 +169,8 @@ pub struct Comm {
     pub tuning: tuning::Comm,
     pub p2p_channels: Vec<Vec<usize>>,
     pub p2p_chunk: Vec<Vec<u64>>,
+    /// Per-step latencies and efficiencies of the protocols (NCCL's, or fitted).
+    pub constants: constants::Constants,
 }
 
 impl Comm {
@@ -246,7 +244,7 @@ impl Comm {
         }
         let mut m = m.clone();
         m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = 0.0);
-        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk })
+        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk, constants: Default::default() })
     }
 
     /// NCCL's pick for `bytes` among the allowed algorithms and protocols.
@@ -270,6 +268,12 @@ impl Comm {
             Coll::AllToAll | Coll::SendRecv => (tuning::BASE_LATENCY_US[1][2], tuning::HW_LATENCY_US[hw as usize][1][2]),
             _ => (tuning::BASE_LATENCY_US[a][p], tuning::HW_LATENCY_US[hw as usize][a][p]),
         };
+        // A fitted per-step latency replaces NCCL's (send/receive runs Simple's steps).
+        let fitted = match coll {
+            Coll::AllToAll | Coll::SendRecv => self.constants.step[Proto::Simple as usize],
+            _ => self.constants.step[p],
+        };
+        let step = fitted.map_or(step, |s| s * 1e6);
         lower::Call {
             coll,
             algo,
@@ -283,6 +287,7 @@ impl Comm {
             ppn: self.ppn,
             p2p_channels: self.p2p_channels.clone(),
             p2p_chunk: self.p2p_chunk.clone(),
+            efficiency: self.constants.efficiency,
         }
     }
 }

@@ -192,6 +192,9 @@ fn count_of(coll: Coll, size: u64, word: u64, ranks: u64) -> (u64, u64) {
 
 /// Predict the sweep on `comm`.
 pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
+    // NCCL's constants (`nccl_*`) are the communicator's (`api::nccl_tests` set them); the rest
+    // are the model's.
+    let req = &Request { params: super::constants::split(&req.params)?.1, ..req.clone() };
     let coll = Coll::parse(&req.op)?;
     let word = dtype_size(&req.dtype)?;
     let (min, max) = (parse_size(&req.min_bytes, "-b")?, parse_size(&req.max_bytes, "-e")?);
