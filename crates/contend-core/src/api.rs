@@ -401,6 +401,7 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out:
             let graphs = calibrate::sc16_fit::parse_csv(&text, path)?;
             CalibrationReport::Graphs(calibrate::sc16_fit::fit(m, &graphs, &sc16::Sc16Params::parse(params)?, path)?)
         }
+        MeasurementFormat::NcclTests => CalibrationReport::NcclTests(calibrate::nccl_fit::fit(m, &text, path, "maxmin", params, hold_out)?),
         MeasurementFormat::ToolOutput => {
             let meas = calibrate::parse_measurements(&text, path)?;
             // The fit names the measurements "measurements"; the user knows them by their path.
@@ -412,12 +413,14 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out:
 
 /// What a measurements file is, told in this one place: a CSV of measured patterns (by its
 /// header), a CSV of transfer graphs (sc16's B and tau), or a tool's output
-/// (p2pBandwidthLatencyTest, nvbandwidth text or JSON: tools/).
+/// (p2pBandwidthLatencyTest, nvbandwidth text or JSON: tools/), or nccl-tests' output (its
+/// tables: NCCL's constants are fitted).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MeasurementFormat {
     Patterns,
     Graphs,
     ToolOutput,
+    NcclTests,
 }
 
 impl MeasurementFormat {
@@ -426,6 +429,9 @@ impl MeasurementFormat {
         // A CSV by its header (tools' outputs have commas in their lines too: "Device: 0, …", JSON).
         if header.is_some_and(calibrate::patterns::is_patterns) {
             return MeasurementFormat::Patterns;
+        }
+        if crate::tools::nccl_tests::detect(text) {
+            return MeasurementFormat::NcclTests;
         }
         let graph_column = header.is_some_and(|h| h.split(',').any(|c| c.trim().eq_ignore_ascii_case("graph")));
         if path.to_lowercase().ends_with(".csv") || graph_column {
@@ -446,6 +452,7 @@ pub enum CalibrationReport {
         yaml: String,
     },
     Graphs(calibrate::sc16_fit::Sc16Fit),
+    NcclTests(calibrate::nccl_fit::NcclFit),
     ToolOutput {
         #[serde(flatten)]
         calibration: calibrate::Calibration,
