@@ -25,8 +25,8 @@ pub mod general;
 pub mod kernels_fit;
 mod lm;
 mod lsq;
-pub mod patterns;
 pub mod nccl_fit;
+pub mod patterns;
 pub mod sc16_fit;
 
 pub use crate::tools::p2p_output::{parse as parse_p2p_output, P2pMeasurements, Tool};

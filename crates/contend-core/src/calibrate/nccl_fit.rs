@@ -91,10 +91,18 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     for (r, run) in runs.iter().enumerate() {
         let field = format!("line {}", run.line);
         if run.nodes > 1 {
-            return Err(Error::input(origin, field, format!("is a run on {} hosts; calibration reads single-node runs for now (give one node's output)", run.nodes)));
+            return Err(Error::input(
+                origin,
+                field,
+                format!("is a run on {} hosts; calibration reads single-node runs for now (give one node's output)", run.nodes),
+            ));
         }
         if run.ranks < 2 || run.ranks > gpus.len() {
-            return Err(Error::input(origin, field, format!("has {} ranks but {} has {} GPUs; calibrate on the machine measured", run.ranks, m.name, gpus.len())));
+            return Err(Error::input(
+                origin,
+                field,
+                format!("has {} ranks but {} has {} GPUs; calibrate on the machine measured", run.ranks, m.name, gpus.len()),
+            ));
         }
         if let (Some(g), Some(model_name)) = (&run.gpu, m.devices[gpus[0]].model.as_deref()) {
             let key = |s: &str| s.to_uppercase().replace([' ', '-'], "");
@@ -119,7 +127,19 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             let s0 = call.step;
             let steps = if s0 > 0.0 { ((with - path) / s0).max(0.0) } else { 0.0 };
             let held_out = hold_out && (r > 0 || k % 2 == 1);
-            points.push(Point { run: r, op: coll, bytes: row.size, proto, algo, measured_s: row.time_us * 1e-6, path, steps, bandwidth: (t - with).max(0.0), held_out, ranks: run.ranks });
+            points.push(Point {
+                run: r,
+                op: coll,
+                bytes: row.size,
+                proto,
+                algo,
+                measured_s: row.time_us * 1e-6,
+                path,
+                steps,
+                bandwidth: (t - with).max(0.0),
+                held_out,
+                ranks: run.ranks,
+            });
         }
         comms.push(comm);
     }
@@ -182,7 +202,10 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     }
     Ok(NcclFit {
         machine: m.name.clone(),
-        runs: runs.iter().map(|r| RunRead { op: r.op.clone(), op_from: r.op_from.clone(), ranks: r.ranks, nodes: r.nodes, gpu: r.gpu.clone(), rows: r.rows.len() }).collect(),
+        runs: runs
+            .iter()
+            .map(|r| RunRead { op: r.op.clone(), op_from: r.op_from.clone(), ranks: r.ranks, nodes: r.nodes, gpu: r.gpu.clone(), rows: r.rows.len() })
+            .collect(),
         params: fitted.iter().map(|(k, v)| format!("{k}={v}")).collect(),
         fitted,
         scores: scores(&residuals),
@@ -212,7 +235,13 @@ mod tests {
             let s = (1u64 << e) as f64;
             let us = (60e-6 + 1.75 * s / (0.8 * port)) * 1e6;
             let algbw = s / us / 1e3;
-            t.push_str(&format!("{:>12} {:>12} float sum -1 {us:.1} {algbw:.2} {:.2} 0 {us:.1} {algbw:.2} {:.2} 0\n", 1u64 << e, (1u64 << e) / 4, algbw * 1.75, algbw * 1.75));
+            t.push_str(&format!(
+                "{:>12} {:>12} float sum -1 {us:.1} {algbw:.2} {:.2} 0 {us:.1} {algbw:.2} {:.2} 0\n",
+                1u64 << e,
+                (1u64 << e) / 4,
+                algbw * 1.75,
+                algbw * 1.75
+            ));
         }
         t
     }

@@ -82,8 +82,9 @@ fn nccl_traffic_contends_with_other_messages() {
 #[test]
 fn nccl_group_sends_and_receives() {
     let s = (1u64 << 30) as f64;
-    let ranks: Vec<String> =
-        (0..8).map(|r| format!("[{{nccl_group: [{{send: {{peer: {}, size: 1GiB}}}}, {{recv: {{peer: {}, size: 1GiB}}}}]}}]", (r + 1) % 8, (r + 7) % 8)).collect();
+    let ranks: Vec<String> = (0..8)
+        .map(|r| format!("[{{nccl_group: [{{send: {{peer: {}, size: 1GiB}}}}, {{recv: {{peer: {}, size: 1GiB}}}}]}}]", (r + 1) % 8, (r + 7) % 8))
+        .collect();
     let r = run_ranks("group.yaml", "dgx-a100", &ranks, "maxmin").unwrap();
     let want = s * (1.0 + duplex()) / cap();
     let got = r.jobs.run_time_s[0];

@@ -233,7 +233,11 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
     }
     let runs: Vec<Open> = runs.into_iter().filter(|r| !r.rows.is_empty()).collect();
     if runs.is_empty() {
-        return Err(Error::input(origin, "", "has no nccl-tests table (rows of size, count, type, … time, algbw, busbw); paste the output of an <op>_perf run"));
+        return Err(Error::input(
+            origin,
+            "",
+            "has no nccl-tests table (rows of size, count, type, … time, algbw, busbw); paste the output of an <op>_perf run",
+        ));
     }
     // A run without its own Rank lines (a later run of the same job) keeps the first's.
     let first_ranks = runs.iter().find(|r| !r.ranks.is_empty()).map(|r| r.ranks.clone()).unwrap_or_default();

@@ -63,15 +63,35 @@ const COLLECTIVE_TAGS: u64 = 1 << 32;
 
 #[derive(Clone, Debug)]
 enum Low {
-    Compute { secs: f64, op: u32 },
-    Send { peer: u32, size: u64, tag: u64, req: Option<u32>, op: u32 },
-    Recv { peer: u32, tag: u64, req: Option<u32>, op: u32 },
+    Compute {
+        secs: f64,
+        op: u32,
+    },
+    Send {
+        peer: u32,
+        size: u64,
+        tag: u64,
+        req: Option<u32>,
+        op: u32,
+    },
+    Recv {
+        peer: u32,
+        tag: u64,
+        req: Option<u32>,
+        op: u32,
+    },
     Wait(u32),
     WaitAll,
     /// The `seq`-th NCCL collective of this rank on the communicator `group` (job ranks).
-    NcclCall { group: Vec<u32>, seq: u32, op: u32 },
+    NcclCall {
+        group: Vec<u32>,
+        seq: u32,
+        op: u32,
+    },
     /// An `nccl_group` of sends and receives.
-    NcclGroup { op: u32 },
+    NcclGroup {
+        op: u32,
+    },
 }
 
 fn describe(op: &Op) -> String {
@@ -534,7 +554,11 @@ fn nccl_calls(ctx: &NcclCtx, out: &mut Vec<Transfer>, origins: &mut Vec<OpOrigin
                 return Err(Error::input(
                     ctx.origin,
                     ctx.field(r, i),
-                    format!("{} meets rank {r0}'s {} on the same communicator; every rank makes the same calls in the same order", describe(this), describe(first)),
+                    format!(
+                        "{} meets rank {r0}'s {} on the same communicator; every rank makes the same calls in the same order",
+                        describe(this),
+                        describe(first)
+                    ),
                 ));
             }
         }
@@ -556,7 +580,11 @@ fn nccl_calls(ctx: &NcclCtx, out: &mut Vec<Transfer>, origins: &mut Vec<OpOrigin
                 ));
             };
             if want != size {
-                return Err(Error::input(ctx.origin, ctx.field(b, j), format!("receives {want} B from rank {a}, which sends {size} B; give both the same size")));
+                return Err(Error::input(
+                    ctx.origin,
+                    ctx.field(b, j),
+                    format!("receives {want} B from rank {a}, which sends {size} B; give both the same size"),
+                ));
             }
             let ts = ctx.nccl.send(ctx.devices, a as usize, b as usize, size).map_err(|e| Error::input(ctx.origin, ctx.field(a, i), e))?;
             let at = HashMap::from([(ctx.devices[a as usize], (a, i)), (ctx.devices[b as usize], (b, j))]);
@@ -566,7 +594,11 @@ fn nccl_calls(ctx: &NcclCtx, out: &mut Vec<Transfer>, origins: &mut Vec<OpOrigin
     for (&(a, b), got) in &recvs {
         let sent = sends.get(&(a, b)).map_or(0, Vec::len);
         if let Some(&(j, _)) = got.get(sent) {
-            return Err(Error::input(ctx.origin, ctx.field(b, j), format!("nccl_group's receive from rank {a} meets no NCCL send; give rank {a} an nccl_group sending to rank {b}")));
+            return Err(Error::input(
+                ctx.origin,
+                ctx.field(b, j),
+                format!("nccl_group's receive from rank {a} meets no NCCL send; give rank {a} an nccl_group sending to rank {b}"),
+            ));
         }
     }
     Ok(ends)
