@@ -58,6 +58,8 @@ struct Point {
     measured_s: f64,
     path: f64,
     steps: f64,
+    /// NCCL's own per-step latency for the row, seconds.
+    s0: f64,
     bandwidth: f64,
     held_out: bool,
     ranks: usize,
@@ -136,6 +138,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
                 measured_s: row.time_us * 1e-6,
                 path,
                 steps,
+                s0,
                 bandwidth: (t - with).max(0.0),
                 held_out,
                 ranks: run.ranks,
@@ -150,14 +153,17 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         if rows.is_empty() {
             continue;
         }
-        let a: Vec<Vec<f64>> = rows.iter().map(|x| vec![x.steps * 1e6, x.bandwidth * 1e6]).collect();
+        let a: Vec<Vec<f64>> = rows.iter().map(|x| vec![x.steps, x.bandwidth * 1e6]).collect();
         let b: Vec<f64> = rows.iter().map(|x| (x.measured_s - x.path) * 1e6).collect();
         let sol = super::lsq::nnls(&a, &b, 1e-9);
         let (s_us, x) = (sol[0], sol[1]);
-        let has_steps = rows.iter().any(|r| r.steps > 0.0);
+        // A latency is told only by rows where NCCL's steps are a fair share of the time.
+        let has_steps = rows.iter().any(|r| r.steps * r.s0 > 0.2 * r.measured_s);
         let has_bw = rows.iter().any(|r| r.bandwidth > 0.25 * (r.path + r.bandwidth));
         if has_steps {
             c.step[p as usize] = Some(s_us * 1e-6);
+        } else {
+            notes.push(format!("{}: no measured row is latency-bound, so its per-step latency stays NCCL's", p.name()));
         }
         if has_bw && x > 0.0 {
             c.efficiency[p as usize] = (1.0 / x).min(1.0);
@@ -260,6 +266,27 @@ mod tests {
         assert!(h.residuals.iter().all(|r| r.relative_error.unwrap().abs() < 0.02), "{:?}", h.residuals);
         // The fitted constants, given back to nccl-tests, predict the table.
         assert!(f.params.iter().any(|p| p.starts_with("nccl_eff_simple=")));
+    }
+
+    /// Small all-reduces are latency: on dgx-a100 NCCL's 8 to 32 B all-reduce is one LL ring
+    /// channel, NCCL's base latency (6.6 us) then 14 steps, each its per-step latency and two
+    /// NVLink hops (0.05 us each). Measured with a per-step latency of 1.0 us instead of NCCL's
+    /// 0.6, the fit finds 1.0.
+    #[test]
+    fn finds_the_per_step_latency_from_small_sizes() {
+        let mut t = String::from("# Collective test starting: all_reduce_perf\n");
+        for k in 0..8 {
+            t.push_str(&format!("#  Rank  {k} Group  0 Pid  1 on host device  {k} [0x07] NVIDIA A100-SXM4-80GB\n"));
+        }
+        let us = 6.6 + 14.0 * (1.0 + 0.1);
+        for size in [8u64, 16, 32] {
+            t.push_str(&format!("{size:>12} {:>12} float sum -1 {us:.2} 0.00 0.00 0 {us:.2} 0.00 0.00 0\n", size / 4));
+        }
+        let m = Machine::load("dgx-a100").unwrap();
+        let f = fit(&m, &t, "all_reduce_perf.txt", "maxmin", &[], false).unwrap();
+        assert!(f.residuals.iter().all(|r| r.dst == "Ring/LL"), "{:?}", f.residuals);
+        let step: f64 = f.fitted["nccl_step_ll"].trim_end_matches("us").parse().unwrap();
+        assert!((step - 1.0).abs() < 0.02, "{:?}", f.fitted);
     }
 
     #[test]
