@@ -104,3 +104,15 @@ def test_nccl_calls_in_a_rank_program_run_under_contend_run():
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
     assert rep["jobs"]["ranks"] == [16] and rep["jobs"]["run_time_s"][0] > 600e-6
+
+
+def test_plot_writes_a_picture_and_never_overwrites(tmp_path):
+    png = tmp_path / "busbw.png"
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "64M", "-f", "4", "--plot", str(png))
+    assert r.returncode == 0, r.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    before = png.stat().st_mtime_ns
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "--plot", str(png))
+    assert r.returncode == 2 and "--force" in r.stderr and png.stat().st_mtime_ns == before
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "--plot", str(png), "--force")
+    assert r.returncode == 0, r.stderr
