@@ -120,7 +120,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
                 continue;
             }
             let (algo, proto) = pick(&comm, coll, row.size, run.ranks);
-            let call = comm.call(coll, algo, proto, row.size, row.root.unwrap_or(0).max(0) as usize);
+            let call = comm.call(coll, algo, proto, row.size, row.root.unwrap_or(0).max(0) as usize).merged();
             let t = crate::nccl::run(&comm.m, &call, model, params, false)?.seconds;
             let with = latency_only(&comm, &call, model, params)?;
             let mut bare = call.clone();
@@ -176,7 +176,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     for x in &points {
         let comm = &comms[x.run];
         let call = {
-            let mut call = comm.call(x.op, x.algo, x.proto, x.bytes, 0);
+            let mut call = comm.call(x.op, x.algo, x.proto, x.bytes, 0).merged();
             if let Some(s) = c.step[if matches!(x.op, Coll::AllToAll | Coll::SendRecv) { Proto::Simple as usize } else { x.proto as usize }] {
                 call.step = s;
             }

@@ -48,9 +48,45 @@ pub struct Call {
     pub p2p_chunk: Vec<Vec<u64>>,
     /// Share of the links' bandwidth each protocol's kernels reach (NCCL's index; 1: all).
     pub efficiency: [f64; 3],
+    /// Each ring's channel number (the double binary tree mirrors odd channels' trees), and how
+    /// many identical channels each ring stands for (`merged`).
+    pub ids: Vec<usize>,
+    pub copies: u64,
 }
 
 impl Call {
+    /// The same call with identical channels run as one channel of `copies` times the bytes,
+    /// where every ring (with its tree's mirroring) repeats the same number of times: a call
+    /// alone on the machine runs identically (every flow of the max-min allocation scales with
+    /// its copies alike), with a fraction of the transfers — on 32 x dgx-a100, 24 channels are
+    /// 8 rings three times. Not for calls beside other traffic, whose flows would get a share
+    /// per merged channel instead of per channel.
+    pub fn merged(mut self) -> Call {
+        if matches!(self.coll, Coll::AllToAll | Coll::SendRecv) || self.copies != 1 {
+            return self;
+        }
+        let mut distinct: Vec<(usize, usize)> = Vec::new(); // (first channel, count)
+        for (k, r) in self.rings.iter().enumerate() {
+            match distinct.iter_mut().find(|(f, _)| self.rings[*f] == *r && self.ids[*f] % 2 == self.ids[k] % 2) {
+                Some(x) => x.1 += 1,
+                None => distinct.push((k, 1)),
+            }
+        }
+        let m = distinct[0].1;
+        if m < 2 || distinct.iter().any(|x| x.1 != m) {
+            return self;
+        }
+        self.rings = distinct.iter().map(|x| self.rings[x.0].clone()).collect();
+        self.ids = distinct.iter().map(|x| self.ids[x.0]).collect();
+        self.copies = m as u64;
+        self
+    }
+
+    /// Channels the call stands for.
+    pub fn channels(&self) -> usize {
+        self.rings.len() * self.copies as usize
+    }
+
     /// Bytes a transfer carries for `data` bytes under `proto`: its wire format, over what its
     /// kernels reach of the links.
     fn wire(&self, data: u64, proto: Proto) -> u64 {
@@ -113,12 +149,14 @@ struct Dag {
     /// Channel of each transfer.
     ch: Vec<u32>,
     cur: u32,
+    /// Identical channels each transfer stands for (its bytes are theirs together).
+    scale: u64,
 }
 
 impl Dag {
     fn push(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64) -> usize {
         let after: Vec<usize> = after.iter().flatten().copied().collect();
-        self.t.push(Transfer { src, dst, size: size.max(1), after, overhead, ..Default::default() });
+        self.t.push(Transfer { src, dst, size: size.max(1) * self.scale, after, overhead, ..Default::default() });
         self.ch.push(self.cur);
         self.t.len() - 1
     }
@@ -137,28 +175,34 @@ fn split(total: u64, parts: usize) -> Vec<u64> {
 
 /// The call as transfers, with the channel of each; none for an empty call.
 pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
-    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0 };
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1 };
     let n = c.devices.len();
     if n < 2 || c.bytes == 0 {
         return (d.t, d.ch);
     }
+    // Every channel carries the same share of the call (NCCL's split differs by at most one
+    // element between channels; equal shares keep the channels' flows in step, so that a merged
+    // ring standing for several channels runs exactly as they do).
+    d.scale = c.copies.max(1);
+    let share = c.bytes.div_ceil(c.channels() as u64);
+    let shares = vec![share; c.rings.len()];
     match c.coll {
         Coll::AllToAll | Coll::SendRecv => p2p(c, &mut d),
         Coll::AllReduce if c.algo == Algo::Tree => {
-            for (ch, share) in split(c.bytes, c.rings.len()).into_iter().enumerate() {
+            for (ch, share) in shares.iter().copied().enumerate() {
                 d.cur = ch as u32;
                 tree(c, ch, share, &mut d);
             }
         }
         Coll::AllReduce | Coll::AllGather | Coll::ReduceScatter => {
             let steps = if c.coll == Coll::AllReduce { 2 * (n - 1) } else { n - 1 };
-            for (ch, share) in split(c.bytes, c.rings.len()).into_iter().enumerate() {
+            for (ch, share) in shares.iter().copied().enumerate() {
                 d.cur = ch as u32;
                 ring(c, &c.rings[ch], share.div_ceil(n as u64), steps, &mut d);
             }
         }
         Coll::Broadcast | Coll::Reduce => {
-            for (ch, share) in split(c.bytes, c.rings.len()).into_iter().enumerate() {
+            for (ch, share) in shares.iter().copied().enumerate() {
                 d.cur = ch as u32;
                 let r = &c.rings[ch];
                 let at = r.iter().position(|&x| x == c.root).unwrap_or(0);
@@ -264,7 +308,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
         }
         heads.push(chain[0]);
     }
-    let mirrored = ch % 2 == 1;
+    let mirrored = c.ids[ch] % 2 == 1;
     for (k, &h) in heads.iter().enumerate() {
         let pos = if mirrored { nodes - 1 - k } else { k };
         if pos > 0 {
@@ -327,7 +371,7 @@ fn p2p(c: &Call, d: &mut Dag) {
 /// One ncclSend of `bytes` from rank `a` to rank `b` (positions in `c.devices`) and its
 /// ncclRecv, as transfers: over the pair's channels, chunk by chunk in order.
 pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
-    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0 };
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1 };
     if a != b && bytes > 0 {
         pairs_p2p(c, &[(a, b, bytes)], &mut d);
     }

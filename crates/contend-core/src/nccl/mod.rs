@@ -288,6 +288,8 @@ impl Comm {
             p2p_channels: self.p2p_channels.clone(),
             p2p_chunk: self.p2p_chunk.clone(),
             efficiency: self.constants.efficiency,
+            ids: (0..nc).collect(),
+            copies: 1,
         }
     }
 }
@@ -329,7 +331,7 @@ pub fn check_model(model: &str) -> Result<()> {
 pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, String)], bottlenecks: bool) -> Result<Ran> {
     check_model(model)?;
     let (transfers, channel) = lower::lower(call);
-    let channels = call.rings.len();
+    let channels = call.channels();
     if transfers.is_empty() {
         return Ok(Ran { seconds: 0.0, transfers: 0, channels, bottlenecks: Vec::new() });
     }

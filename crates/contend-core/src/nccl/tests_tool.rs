@@ -231,7 +231,8 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             } else {
                 comm.choose(coll, bytes.max(1), &algos, &protos).expect("checked above")
             };
-            let call = comm.call(coll, algo, proto, bytes, req.root);
+            // The call alone on the machine: identical channels run merged (exact, far fewer transfers).
+            let call = comm.call(coll, algo, proto, bytes, req.root).merged();
             let ran = super::run(&comm.m, &call, &req.model, &req.params, req.explain)?;
             let time_us = ran.seconds * 1e6;
             let algbw = if time_us > 0.0 { bytes as f64 / (time_us * 1e3) } else { 0.0 };
@@ -312,7 +313,7 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, pick: (Algo, 
                 let t = if (a, p) == pick {
                     time_us
                 } else {
-                    super::run(&comm.m, &comm.call(coll, a, p, bytes, req.root), &req.model, &req.params, false)?.seconds * 1e6
+                    super::run(&comm.m, &comm.call(coll, a, p, bytes, req.root).merged(), &req.model, &req.params, false)?.seconds * 1e6
                 };
                 alternatives.push(Alternative { algo: a, proto: p, time_us: t, nccl_model_us: model_us });
             }
@@ -322,8 +323,8 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, pick: (Algo, 
     }
     let best = alternatives.iter().min_by(|a, b| a.time_us.total_cmp(&b.time_us)).cloned().expect("the pick is among them");
     // Latency: the same transfers carrying one byte each.
-    let mut tiny = comm.call(coll, pick.0, pick.1, bytes, req.root);
-    tiny.bytes = (comm.devices.len() as u64 * tiny.rings.len() as u64 * 4).min(bytes);
+    let mut tiny = comm.call(coll, pick.0, pick.1, bytes, req.root).merged();
+    tiny.bytes = (comm.devices.len() as u64 * tiny.channels() as u64 * 4).min(bytes);
     let lat = if bytes == 0 { 0.0 } else { lat_only(comm, &tiny, req)? };
     let scale = |t: f64| if time_us > 0.0 { (t / time_us).min(1.0) } else { 0.0 };
     let bottlenecks = ran
