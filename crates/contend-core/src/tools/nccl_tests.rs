@@ -5,6 +5,7 @@
 //! one after another (`# Collective test starting: all_gather_perf`), and the footer.
 
 use crate::error::{Error, Result};
+use crate::units::Bytes;
 use serde::Serialize;
 
 /// The collectives nccl-tests measures, by the name of its binary (less `_perf`).
@@ -17,6 +18,99 @@ pub fn busbw_factor(op: &str, n: usize) -> f64 {
         "all_reduce" => 2.0 * (n - 1.0) / n,
         "all_gather" | "reduce_scatter" | "alltoall" => (n - 1.0) / n,
         _ => 1.0,
+    }
+}
+
+/// Most rows a sweep may have (nccl-tests' own sweeps have a few dozen).
+pub const MAX_ROWS: usize = 200;
+/// Largest call: 64 GiB.
+pub const MAX_BYTES: u64 = 64 << 30;
+
+/// nccl-tests' datatypes (-d) and their sizes.
+pub fn dtype_size(d: &str) -> Result<u64> {
+    Ok(match d {
+        "int8" | "uint8" | "char" => 1,
+        "half" | "bfloat16" | "float16" => 2,
+        "float" | "int32" | "uint32" | "int" | "float32" => 4,
+        "double" | "int64" | "uint64" | "float64" => 8,
+        _ => {
+            return Err(Error::input(
+                "--dtype",
+                d,
+                "is not an nccl-tests datatype; use int8, uint8, half, bfloat16, float, int32, uint32, double, int64 or uint64",
+            ))
+        }
+    })
+}
+
+/// The sizes nccl-tests runs: from min, times factor, while at most max.
+pub fn sizes(min: u64, max: u64, factor: u64) -> Result<Vec<u64>> {
+    if factor < 2 {
+        return Err(Error::input("-f", factor.to_string(), "must be at least 2 (nccl-tests multiplies the size by it)"));
+    }
+    if min == 0 || min > max {
+        return Err(Error::input("-b", min.to_string(), format!("must be positive and at most -e ({max} B)")));
+    }
+    if max > MAX_BYTES {
+        return Err(Error::input("-e", max.to_string(), format!("is above {} GiB; give at most 64G", MAX_BYTES >> 30)));
+    }
+    let mut v = vec![min];
+    while let Some(next) = v.last().unwrap().checked_mul(factor).filter(|&s| s <= max) {
+        v.push(next);
+    }
+    if v.len() > MAX_ROWS {
+        return Err(Error::input("-f", factor.to_string(), format!("gives {} sizes; at most {MAX_ROWS}: raise -f or narrow -b/-e", v.len())));
+    }
+    Ok(v)
+}
+
+pub fn parse_size(s: &str, flag: &str) -> Result<u64> {
+    // nccl-tests writes sizes as 8, 8K, 8M, 8G (powers of 1024).
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    if let Ok(n) = num.parse::<u64>() {
+        return n.checked_mul(mult).ok_or_else(|| Error::input(flag, s, "is too large"));
+    }
+    Bytes::parse(t).map(|b| b.0).map_err(|e| Error::input(flag, s, format!("{e}; write bytes as nccl-tests does (8, 64K, 8M, 8G)")))
+}
+
+/// nccl-tests' element count and bytes for a requested size.
+pub fn count_of(op: &str, size: u64, word: u64, ranks: u64) -> (u64, u64) {
+    let count = size / word;
+    let count = match op {
+        "all_gather" | "reduce_scatter" | "alltoall" => count / ranks * ranks,
+        _ => count,
+    };
+    (count, count * word)
+}
+
+/// nccl-tests' `getFloatStr`: two decimals where they fit the width, fewer, then exponent.
+pub fn float(v: f64, width: usize) -> String {
+    for prec in [2usize, 1, 0] {
+        let s = format!("{v:>width$.prec$}");
+        if s.len() <= width {
+            return s;
+        }
+    }
+    format!("{v:>width$.1e}")
+}
+
+/// C's %g (6 significant digits, trailing zeros dropped).
+pub fn g_format(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let digits = 6 - 1 - v.abs().log10().floor() as i32;
+    let s = format!("{:.*}", digits.max(0) as usize, v);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
     }
 }
 
