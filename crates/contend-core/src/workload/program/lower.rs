@@ -508,12 +508,15 @@ impl NcclCtx<'_> {
     }
 }
 
+/// A collective call: its communicator (job ranks) and its number there.
+type CallKey = (Vec<u32>, u32);
+
 /// Every NCCL call of the job lowered and appended to `out`: per (rank, position among its
 /// lowered operations), its `Ends`.
 fn nccl_calls(ctx: &NcclCtx, out: &mut Vec<Transfer>, origins: &mut Vec<OpOrigin>) -> Result<HashMap<(u32, usize), Ends>> {
     let mut ends: HashMap<(u32, usize), Ends> = HashMap::new();
     // Collectives: the seq-th call on a communicator, from each of its ranks.
-    let mut calls: BTreeMap<(Vec<u32>, u32), Vec<(u32, usize)>> = BTreeMap::new();
+    let mut calls: BTreeMap<CallKey, Vec<(u32, usize)>> = BTreeMap::new();
     // Sends and receives of nccl_group operations, per (source, destination), in program order.
     type Posts = BTreeMap<(u32, u32), Vec<(usize, u64)>>;
     let (mut sends, mut recvs): (Posts, Posts) = (BTreeMap::new(), BTreeMap::new());
