@@ -47,7 +47,8 @@ def calibrate(
     measurements: Path = typer.Argument(
         ...,
         help="Output of CUDA's p2pBandwidthLatencyTest or of nvbandwidth as they print it (nvbandwidth -j JSON too); "
-        "nccl-tests output (<op>_perf tables, as printed or pasted) to fit NCCL's per-step latency and kernel efficiency; "
+        "nccl-tests output (<op>_perf tables, as printed or pasted) to fit NCCL's per-step latency "
+        "and kernel efficiency; "
         "a CSV of measured patterns (pattern,src,dst,size,time or bandwidth[,access]) to fit every "
         "parameter the data identifies; or a CSV of transfer graphs (graph,src,dst,size,time) to fit sc16's B and tau.",
     ),

@@ -32,7 +32,9 @@ def nccl_tests(
     channels: int | None = typer.Option(
         None, "--channels", help="Channels (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS)."),
     model: str = typer.Option("maxmin", "--model", "-m", help="maxmin (default) or packet; sc16 does not apply."),
-    param: list[str] | None = typer.Option(None, "--param", "-p", help="Model parameter key=value, or NCCL's constants (nccl_step_simple=3us, nccl_eff_simple=0.85: what `contend calibrate` fits from nccl-tests output)."),
+    param: list[str] | None = typer.Option(
+        None, "--param", "-p", help="Model parameter key=value, or NCCL's constants (nccl_step_simple=3us, "
+        "nccl_eff_simple=0.85: what `contend calibrate` fits from nccl-tests output)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     explain: bool = typer.Option(False, "--explain", help="Rings, each channel's bottleneck link, latency vs "
                                  "bandwidth, and where NCCL's pick is more than 10% slower than another choice."),
