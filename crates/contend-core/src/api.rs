@@ -583,7 +583,8 @@ pub fn compare(
 }
 
 /// What nccl-tests (`<op>_perf -b -e -f -g`) would print on `machine`, or on `nodes` copies of
-/// it on one non-blocking switch of `network_bandwidth` per NIC (default 25 GB/s: 200 Gb/s),
+/// it on one non-blocking switch of `network_bandwidth` per NIC (default 25 GB/s: 200 Gb/s), or
+/// on the first `nodes` nodes of a cluster (`superpod-h100-su`: its own fabric),
 /// predicted by lowering NCCL's pick for every size onto the executor (docs/nccl.md).
 pub fn nccl_tests(
     machine: &str,
@@ -595,20 +596,16 @@ pub fn nccl_tests(
     if !(1..=1024).contains(&nodes) {
         return Err(Error::input("--nodes", nodes.to_string(), "is out of range; give 1 to 1024"));
     }
-    let m = if nodes == 1 {
+    let loaded = Machine::load(machine)?;
+    let cluster = loaded.spec.network.is_some();
+    let m = if nodes == 1 || cluster {
         if network_bandwidth.is_some() {
-            return Err(Error::input("--network-bandwidth", "", "applies to --nodes 2 or more"));
+            let why = if cluster { format!("{machine} is a cluster: its fabric says the bandwidth") } else { "applies to --nodes 2 or more".into() };
+            return Err(Error::input("--network-bandwidth", "", why));
         }
-        Machine::load(machine)?
+        loaded
     } else {
-        let single = Machine::load(machine)?;
-        if single.spec.network.is_some() {
-            return Err(Error::input(
-                "--nodes",
-                nodes.to_string(),
-                format!("builds a cluster of {machine}, which is a cluster already; give a node preset or file"),
-            ));
-        }
+        let single = loaded;
         let bw = network_bandwidth.unwrap_or("25GB/s");
         crate::units::Bandwidth::parse(bw).map_err(|e| Error::input("--network-bandwidth", bw, e))?;
         let hosts = vec!["S0"; nodes].join(", ");
@@ -618,7 +615,14 @@ pub fn nccl_tests(
         );
         Machine::from_text(&text, &format!("{nodes} x {machine}"))?
     };
-    let per_node: Vec<Vec<usize>> = if nodes == 1 {
+    // A cluster's first `nodes` nodes (n0., n1., …); a node machine, or its copies.
+    let per_node: Vec<Vec<usize>> = if cluster {
+        let have = m.gpus().iter().filter(|&&g| m.devices[g].name.ends_with(".GPU0")).count();
+        if m.device(&format!("n{}.GPU0", nodes - 1)).is_none() {
+            return Err(Error::input("--nodes", nodes.to_string(), format!("is more nodes than {machine} has ({have}); give at most that")));
+        }
+        (0..nodes).map(|k| tests_tool::node_gpus(&m, &format!("n{k}."), req)).collect::<Result<_>>()?
+    } else if nodes == 1 {
         vec![tests_tool::node_gpus(&m, "", req)?]
     } else {
         (0..nodes).map(|k| tests_tool::node_gpus(&m, &format!("n{k}."), req)).collect::<Result<_>>()?

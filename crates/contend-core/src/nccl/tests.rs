@@ -247,3 +247,19 @@ fn merging_identical_channels_changes_no_time() {
         }
     }
 }
+
+/// On a rail-optimised cluster (superpod-h100-su: NIC k of every node on rail k at 400 Gb/s,
+/// full-bisection spines) two nodes' ring all-reduce crosses the nodes' 8 NICs: busbw at most
+/// 8 x 50 GB/s, as on two hgx-h100 on one switch at the same NIC bandwidth.
+#[test]
+fn rail_optimised_cluster_runs_nccl_across_its_nodes() {
+    let r = tests_tool::Request { min_bytes: "1G".into(), max_bytes: "1G".into(), ..req("all_reduce") };
+    let rails = api::nccl_tests("superpod-h100-su", &r, 2, None).unwrap();
+    let flat = api::nccl_tests("hgx-h100", &r, 2, Some("50GB/s")).unwrap();
+    assert_eq!((rails.ranks, rails.nodes), (16, 2));
+    let (a, b) = (rails.rows[0].busbw, flat.rows[0].busbw);
+    assert!(a <= 8.0 * 50.0 * 1.001 && a > 0.5 * 8.0 * 50.0, "{a}");
+    assert!((a - b).abs() < 0.05 * b, "rails {a} vs one switch {b}");
+    let e = api::nccl_tests("superpod-h100-su", &r, 33, None).unwrap_err().to_string();
+    assert!(e.contains("--nodes") && e.contains("32") && !e.contains('\n'), "{e}");
+}
