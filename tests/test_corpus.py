@@ -563,6 +563,11 @@ EXAMPLE_COMMANDS = {
     "scenarios/seed003-mix.yaml": ["run", "{F}", "--check"],
     "scenarios/stencil4d-rr.yaml": ["run", "{F}", "--check"],
     "programs/pingpong.yaml": ["run", "scenarios/halo-program.yaml", "--check"],
+    "scenarios/nccl-training-step.yaml": ["run", "{F}"],
+    "programs/nccl-training-step.yaml": ["run", "scenarios/nccl-training-step.yaml"],
+    "clusters/dgx-a100-x2.yaml": ["run", "scenarios/nccl-training-step.yaml"],
+    "scenarios/nccl-calls.yaml": ["run", "{F}"],
+    "programs/nccl-calls.yaml": ["run", "scenarios/nccl-calls.yaml"],
     "studies/seed003-reduced.yaml": ["study", "{F}", "--dry-run"],
     "studies/seed003-nic.yaml": ["study", "{F}", "--dry-run"],
 }

@@ -63,3 +63,56 @@ def test_bad_input_is_one_line_exit_2(args, needle):
     assert r.returncode == 2, r.stdout
     msg = r.stderr.strip()
     assert needle in msg and "\n" not in msg and "Traceback" not in msg, msg
+
+
+def _closed_form_table(path, efficiency=0.8):
+    """A ring all-reduce table on dgx-a100 whose kernels reach `efficiency` of each GPU port
+    (12 x 25 GB/s x maxmin's NVLink efficiency 0.92, less its duplex loss 0.065 of the same
+    load back), 2(n-1)/n S over it plus 60 us, printed as nccl-tests prints it."""
+    port = 12 * 25e9 * 0.92 / 1.065
+    lines = ["# Collective test starting: all_reduce_perf"]
+    lines += [f"#  Rank  {k} Group  0 Pid  1 on host device  {k} [0x07] NVIDIA A100-SXM4-80GB" for k in range(8)]
+    for e in range(30, 34):
+        s = 2**e
+        us = (60e-6 + 1.75 * s / (efficiency * port)) * 1e6
+        algbw = s / us / 1e3
+        lines.append(f"{s:>12} {s // 4:>12} float sum -1 {us:.1f} {algbw:.2f} {algbw * 1.75:.2f} 0 "
+                     f"{us:.1f} {algbw:.2f} {algbw * 1.75:.2f} 0")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_calibrate_from_nccl_tests_output_fits_and_feeds_back(tmp_path):
+    table = _closed_form_table(tmp_path / "all_reduce_perf.txt")
+    r = run_cli("calibrate", "dgx-a100", str(table), "--json")
+    assert r.returncode == 0, r.stderr
+    fit = json.loads(r.stdout)
+    assert float(fit["fitted"]["nccl_eff_simple"]) == pytest.approx(0.8, abs=0.01)
+    # The fitted constants given back to nccl-tests predict the measured busbw.
+    params = [x for p in fit["params"] for x in ("--param", p)]
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "1G", "-e", "1G", "--json", *params)
+    assert r.returncode == 0, r.stderr
+    measured = fit["residuals"][0]["measured"]
+    assert json.loads(r.stdout)["rows"][0]["busbw"] == pytest.approx(measured, rel=0.01)
+    # A machine file cannot be written from it: one line says what to do instead.
+    r = run_cli("calibrate", "dgx-a100", str(table), "-o", str(tmp_path / "m.yaml"))
+    assert r.returncode == 2 and "--param" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_nccl_calls_in_a_rank_program_run_under_contend_run():
+    r = run_cli("run", "examples/scenarios/nccl-training-step.yaml", "--json")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["jobs"]["ranks"] == [16] and rep["jobs"]["run_time_s"][0] > 600e-6
+
+
+def test_plot_writes_a_picture_and_never_overwrites(tmp_path):
+    png = tmp_path / "busbw.png"
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "64M", "-f", "4", "--plot", str(png))
+    assert r.returncode == 0, r.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    before = png.stat().st_mtime_ns
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "--plot", str(png))
+    assert r.returncode == 2 and "--force" in r.stderr and png.stat().st_mtime_ns == before
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "--plot", str(png), "--force")
+    assert r.returncode == 0, r.stderr

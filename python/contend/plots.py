@@ -435,3 +435,59 @@ def stencil_gain(report: dict[str, Any], path: str | os.PathLike) -> None:
     fig.tight_layout()
     save(fig, path, dpi=130)
     plt.close(fig)
+
+
+# NCCL's algorithm/protocol pairs: one colour per protocol, one marker per algorithm.
+PROTO_COLOURS = {"LL": "#e15759", "LL128": "#f28e2b", "Simple": "#4e79a7"}
+ALGO_MARKERS = {"ring": "o", "tree": "^"}
+
+
+def nccl_busbw(report: dict[str, Any], path: str | os.PathLike) -> None:
+    """busbw against the size (log x): NCCL's pick per size, marked by its algorithm and protocol, and the fastest
+    choice contend ran beside it (from the report's explain: every algorithm and protocol run on the executor)."""
+    rows = [r for r in report["rows"] if r["time_us"] > 0]
+    if not rows:
+        raise ValueError("nothing to plot: every row has time 0")
+    n = report["ranks"]
+    factor = rows[0]["busbw"] / rows[0]["algbw"] if rows[0]["algbw"] > 0 else 1.0
+    fig, ax = plt.subplots(figsize=(9, 4.8))
+    sizes = [r["size"] for r in rows]
+    ax.plot(sizes, [r["busbw"] for r in rows], color="0.35", lw=1.4, zorder=1, label="NCCL's pick")
+    seen: set[tuple[str, str, str]] = set()
+
+    def mark(x: float, y: float, algo: str, proto: str, who: str, filled: bool) -> None:
+        key = (who, algo, proto)
+        label = f"{who}: {algo.capitalize()}/{proto}" if key not in seen else None
+        seen.add(key)
+        colour = PROTO_COLOURS.get(proto, "0.5")
+        ax.scatter([x], [y], marker=ALGO_MARKERS.get(algo, "s"), s=38 if filled else 70, zorder=3 if filled else 2,
+                   facecolors=colour if filled else "none", edgecolors=colour, linewidths=1.4, label=label)
+
+    best_x, best_y = [], []
+    for r in rows:
+        mark(r["size"], r["busbw"], r["algo"], r["proto"], "NCCL picks", True)
+        e = r.get("explain")
+        if e:
+            fastest = min(e["alternatives"], key=lambda a: a["time_us"])
+            y = r["size"] / (fastest["time_us"] * 1e3) * factor
+            best_x.append(r["size"])
+            best_y.append(y)
+            if (fastest["algo"], fastest["proto"]) != (r["algo"], r["proto"]):
+                mark(r["size"], y, fastest["algo"], fastest["proto"], "fastest contend ran", False)
+            if e["pick_slower_pct"] > 10:
+                ax.annotate(f"★ {e['pick_slower_pct']:.0f}%", (r["size"], y), textcoords="offset points", xytext=(0, 7),
+                            fontsize=7, ha="center", color="0.25")
+    if best_x:
+        ax.plot(best_x, best_y, color="0.6", lw=1, ls="--", zorder=0, label="fastest contend ran")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("size (bytes)")
+    ax.set_ylabel("busbw (GB/s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(color="0.92", which="both")
+    ax.set_axisbelow(True)
+    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title(f"{report['op']}_perf on {report['machine']}: {n} ranks, {report['nodes']} node(s), "
+                 f"model {report['model']} (NCCL {report['nccl_version']} constants); ★ pick >10% slower", fontsize=9)
+    fig.tight_layout()
+    save(fig, path, dpi=130)
+    plt.close(fig)

@@ -299,6 +299,7 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out:
             let graphs = calibrate::sc16_fit::parse_csv(&text, path)?;
             CalibrationReport::Graphs(calibrate::sc16_fit::fit(m, &graphs, &sc16::Sc16Params::parse(params)?, path)?)
         }
+        MeasurementFormat::NcclTests => CalibrationReport::NcclTests(calibrate::nccl_fit::fit(m, &text, path, "maxmin", params, hold_out)?),
         MeasurementFormat::ToolOutput => {
             let meas = calibrate::parse_measurements(&text, path)?;
             // The fit names the measurements "measurements"; the user knows them by their path.
@@ -310,12 +311,14 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out:
 
 /// What a measurements file is, told in this one place: a CSV of measured patterns (by its
 /// header), a CSV of transfer graphs (sc16's B and tau), or a tool's output
-/// (p2pBandwidthLatencyTest, nvbandwidth text or JSON: tools/).
+/// (p2pBandwidthLatencyTest, nvbandwidth text or JSON: tools/), or nccl-tests' output (its
+/// tables: NCCL's constants are fitted).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MeasurementFormat {
     Patterns,
     Graphs,
     ToolOutput,
+    NcclTests,
 }
 
 impl MeasurementFormat {
@@ -324,6 +327,9 @@ impl MeasurementFormat {
         // A CSV by its header (tools' outputs have commas in their lines too: "Device: 0, …", JSON).
         if header.is_some_and(calibrate::patterns::is_patterns) {
             return MeasurementFormat::Patterns;
+        }
+        if crate::tools::nccl_tests::detect(text) {
+            return MeasurementFormat::NcclTests;
         }
         let graph_column = header.is_some_and(|h| h.split(',').any(|c| c.trim().eq_ignore_ascii_case("graph")));
         if path.to_lowercase().ends_with(".csv") || graph_column {
@@ -344,6 +350,7 @@ pub enum CalibrationReport {
         yaml: String,
     },
     Graphs(calibrate::sc16_fit::Sc16Fit),
+    NcclTests(calibrate::nccl_fit::NcclFit),
     ToolOutput {
         #[serde(flatten)]
         calibration: calibrate::Calibration,
@@ -474,7 +481,8 @@ pub fn compare(
 }
 
 /// What nccl-tests (`<op>_perf -b -e -f -g`) would print on `machine`, or on `nodes` copies of
-/// it on one non-blocking switch of `network_bandwidth` per NIC (default 25 GB/s: 200 Gb/s),
+/// it on one non-blocking switch of `network_bandwidth` per NIC (default 25 GB/s: 200 Gb/s), or
+/// on the first `nodes` nodes of a cluster (`superpod-h100-su`: its own fabric),
 /// predicted by lowering NCCL's pick for every size onto the executor (docs/nccl.md).
 pub fn nccl_tests(
     machine: &str,
@@ -486,20 +494,16 @@ pub fn nccl_tests(
     if !(1..=1024).contains(&nodes) {
         return Err(Error::input("--nodes", nodes.to_string(), "is out of range; give 1 to 1024"));
     }
-    let m = if nodes == 1 {
+    let loaded = Machine::load(machine)?;
+    let cluster = loaded.spec.network.is_some();
+    let m = if nodes == 1 || cluster {
         if network_bandwidth.is_some() {
-            return Err(Error::input("--network-bandwidth", "", "applies to --nodes 2 or more"));
+            let why = if cluster { format!("{machine} is a cluster: its fabric says the bandwidth") } else { "applies to --nodes 2 or more".into() };
+            return Err(Error::input("--network-bandwidth", "", why));
         }
-        Machine::load(machine)?
+        loaded
     } else {
-        let single = Machine::load(machine)?;
-        if single.spec.network.is_some() {
-            return Err(Error::input(
-                "--nodes",
-                nodes.to_string(),
-                format!("builds a cluster of {machine}, which is a cluster already; give a node preset or file"),
-            ));
-        }
+        let single = loaded;
         let bw = network_bandwidth.unwrap_or("25GB/s");
         crate::units::Bandwidth::parse(bw).map_err(|e| Error::input("--network-bandwidth", bw, e))?;
         let hosts = vec!["S0"; nodes].join(", ");
@@ -509,11 +513,19 @@ pub fn nccl_tests(
         );
         Machine::from_text(&text, &format!("{nodes} x {machine}"))?
     };
-    let per_node: Vec<Vec<usize>> = if nodes == 1 {
+    // A cluster's first `nodes` nodes (n0., n1., …); a node machine, or its copies.
+    let per_node: Vec<Vec<usize>> = if cluster {
+        let have = m.gpus().iter().filter(|&&g| m.devices[g].name.ends_with(".GPU0")).count();
+        if m.device(&format!("n{}.GPU0", nodes - 1)).is_none() {
+            return Err(Error::input("--nodes", nodes.to_string(), format!("is more nodes than {machine} has ({have}); give at most that")));
+        }
+        (0..nodes).map(|k| tests_tool::node_gpus(&m, &format!("n{k}."), req)).collect::<Result<_>>()?
+    } else if nodes == 1 {
         vec![tests_tool::node_gpus(&m, "", req)?]
     } else {
         (0..nodes).map(|k| tests_tool::node_gpus(&m, &format!("n{k}."), req)).collect::<Result<_>>()?
     };
-    let comm = Comm::new(&m, &per_node, req.channels)?;
+    let mut comm = Comm::new(&m, &per_node, req.channels)?;
+    comm.constants = crate::nccl::constants::split(&req.params)?.0;
     tests_tool::predict(&comm, req)
 }

@@ -19,9 +19,12 @@ const LAYERS: &[&[&str]] = &[
     &["model"],
     &["sim"],
     &["report"],
-    // Beside the door: what contend knows of external benchmarks, the searches, the importers,
-    // scenarios, and the two commands built on the executor.
-    &["tools", "schedule", "import", "scenario", "datatype_report", "stencil", "compare", "nccl", "generate"],
+    // What contend knows of external benchmarks (their output, their definitions).
+    &["tools"],
+    // Beside the door: the searches, the importers, the commands built on the executor, the
+    // patterns `generate` writes, and NCCL's collectives (which rank programs of a scenario call).
+    &["schedule", "import", "datatype_report", "stencil", "compare", "nccl", "generate"],
+    &["scenario"],
     &["calibrate"],
     &["api"],
 ];

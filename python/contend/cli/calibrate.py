@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from contend import api
-from contend.cli.shared import ForceOpt, MachineArg, ParamOpt, load_machine, new_file, parse_params, written
+from contend.cli.shared import ForceOpt, MachineArg, ParamOpt, load_machine, new_file, out, parse_params, written
 from contend.cli.tables import print_calibration, print_p2p, print_sc16_fit
 from contend.errors import InputError
 from contend.output import write_text
@@ -47,6 +47,8 @@ def calibrate(
     measurements: Path = typer.Argument(
         ...,
         help="Output of CUDA's p2pBandwidthLatencyTest or of nvbandwidth as they print it (nvbandwidth -j JSON too); "
+        "nccl-tests output (<op>_perf tables, as printed or pasted) to fit NCCL's per-step latency "
+        "and kernel efficiency; "
         "a CSV of measured patterns (pattern,src,dst,size,time or bandwidth[,access]) to fit every "
         "parameter the data identifies; or a CSV of transfer graphs (graph,src,dst,size,time) to fit sc16's B and tau.",
     ),
@@ -81,6 +83,23 @@ def calibrate(
                 "--output: a sc16 fit gives two parameters, not a machine; "
                 "pass them as --param bandwidth=… --param tau=…"
             )
+        return
+    if "runs" in c:
+        # nccl-tests output: NCCL's constants, given back to `contend nccl-tests` as --param.
+        if target is not None:
+            raise InputError(
+                "--output: an NCCL fit gives NCCL's constants, not a machine; "
+                "pass them to contend nccl-tests as --param (printed below)"
+            )
+        if as_json:
+            sys.stdout.write(json.dumps(c, indent=2) + "\n")
+            return
+        for r in c["runs"]:
+            out().print(f"read {r['op']} ({r['op_from']}): {r['rows']} rows, {r['ranks']} ranks on {r['nodes']} node(s)"
+                        + (f", {r['gpu']}" if r.get("gpu") else ""))
+        print_calibration(c)
+        if c["params"]:
+            out().print("use: contend nccl-tests " + machine + " " + " ".join(f"--param {p}" for p in c["params"]))
         return
     if as_json:
         sys.stdout.write(json.dumps({k: v for k, v in c.items() if k not in ("yaml", "spec")}, indent=2) + "\n")

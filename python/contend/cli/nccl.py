@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import typer
 
 from contend import api
-from contend.cli.shared import out, parse_params
+from contend.cli.shared import err, out, parse_params, picture_path
 from contend.errors import InputError
 
 
@@ -31,10 +32,17 @@ def nccl_tests(
     channels: int | None = typer.Option(
         None, "--channels", help="Channels (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS)."),
     model: str = typer.Option("maxmin", "--model", "-m", help="maxmin (default) or packet; sc16 does not apply."),
-    param: list[str] | None = typer.Option(None, "--param", "-p", help="Model parameter key=value."),
+    param: list[str] | None = typer.Option(
+        None, "--param", "-p", help="Model parameter key=value, or NCCL's constants (nccl_step_simple=3us, "
+        "nccl_eff_simple=0.85: what `contend calibrate` fits from nccl-tests output)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     explain: bool = typer.Option(False, "--explain", help="Rings, each channel's bottleneck link, latency vs "
                                  "bandwidth, and where NCCL's pick is more than 10% slower than another choice."),
+    plot: Path | None = typer.Option(
+        None, "--plot", help="Draw busbw against the size (PNG, SVG or PDF), NCCL's algorithm/protocol per size "
+        "marked and the fastest choice contend ran beside it (runs every alternative, as --explain does)."),
+    # -f is nccl-tests' step factor here: --force has no short form.
+    force: bool = typer.Option(False, "--force", help="Overwrite the --plot file if it exists."),
 ) -> None:
     """Predict the table NVIDIA's nccl-tests prints (<op>_perf -b -e -f -g) on this machine, by running NCCL's
     collectives as point-to-point transfers on the rings NCCL's search would build."""
@@ -43,11 +51,17 @@ def nccl_tests(
         gpu_list = [g.strip() for g in gpus.split(",") if g.strip()]
         if not gpu_list:
             raise InputError('--gpus: is empty; list GPUs such as "GPU0,GPU1"')
+    target = picture_path(plot, [machine], "--plot", force)
     r = api.nccl_tests(
         machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpu_list, dtype=dtype, root=root, algo=algo,
-        proto=proto, channels=channels, model=model, explain=explain, nodes=nodes,
+        proto=proto, channels=channels, model=model, explain=explain or target is not None, nodes=nodes,
         network_bandwidth=network_bandwidth, **parse_params(param),
     )
+    if target is not None:
+        from contend.plots import nccl_busbw
+
+        nccl_busbw(r, target)
+        err().print(f"busbw chart written to {target}")
     if as_json:
         sys.stdout.write(json.dumps(r, indent=2) + "\n")
         return

@@ -25,6 +25,7 @@ pub mod general;
 pub mod kernels_fit;
 mod lm;
 mod lsq;
+pub mod nccl_fit;
 pub mod patterns;
 pub mod sc16_fit;
 

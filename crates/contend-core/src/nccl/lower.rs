@@ -46,6 +46,57 @@ pub struct Call {
     /// Channels per peer for send/receive, and NCCL's p2p chunk per peer pair (bytes).
     pub p2p_channels: Vec<Vec<usize>>,
     pub p2p_chunk: Vec<Vec<u64>>,
+    /// Share of the links' bandwidth each protocol's kernels reach (NCCL's index; 1: all).
+    pub efficiency: [f64; 3],
+    /// Each ring's channel number (the double binary tree mirrors odd channels' trees), and how
+    /// many identical channels each ring stands for (`merged`).
+    pub ids: Vec<usize>,
+    pub copies: u64,
+}
+
+impl Call {
+    /// The same call with identical channels run as one channel of `copies` times the bytes,
+    /// where every ring (with its tree's mirroring) repeats the same number of times: a call
+    /// alone on the machine runs identically (every flow of the max-min allocation scales with
+    /// its copies alike), with a fraction of the transfers — on 32 x dgx-a100, 24 channels are
+    /// 8 rings three times. Not for calls beside other traffic, whose flows would get a share
+    /// per merged channel instead of per channel.
+    pub fn merged(mut self) -> Call {
+        if matches!(self.coll, Coll::AllToAll | Coll::SendRecv) || self.copies != 1 {
+            return self;
+        }
+        let mut distinct: Vec<(usize, usize)> = Vec::new(); // (first channel, count)
+        for (k, r) in self.rings.iter().enumerate() {
+            match distinct.iter_mut().find(|(f, _)| self.rings[*f] == *r && self.ids[*f] % 2 == self.ids[k] % 2) {
+                Some(x) => x.1 += 1,
+                None => distinct.push((k, 1)),
+            }
+        }
+        let m = distinct[0].1;
+        if m < 2 || distinct.iter().any(|x| x.1 != m) {
+            return self;
+        }
+        self.rings = distinct.iter().map(|x| self.rings[x.0].clone()).collect();
+        self.ids = distinct.iter().map(|x| self.ids[x.0]).collect();
+        self.copies = m as u64;
+        self
+    }
+
+    /// Channels the call stands for.
+    pub fn channels(&self) -> usize {
+        self.rings.len() * self.copies as usize
+    }
+
+    /// Bytes a transfer carries for `data` bytes under `proto`: its wire format, over what its
+    /// kernels reach of the links.
+    fn wire(&self, data: u64, proto: Proto) -> u64 {
+        let e = self.efficiency[proto as usize];
+        if e == 1.0 {
+            wire(data, proto)
+        } else {
+            (wire(data, proto) as f64 / e).ceil() as u64
+        }
+    }
 }
 
 /// Data bytes a chunk of this protocol carries.
@@ -98,12 +149,14 @@ struct Dag {
     /// Channel of each transfer.
     ch: Vec<u32>,
     cur: u32,
+    /// Identical channels each transfer stands for (its bytes are theirs together).
+    scale: u64,
 }
 
 impl Dag {
     fn push(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64) -> usize {
         let after: Vec<usize> = after.iter().flatten().copied().collect();
-        self.t.push(Transfer { src, dst, size: size.max(1), after, overhead, ..Default::default() });
+        self.t.push(Transfer { src, dst, size: size.max(1) * self.scale, after, overhead, ..Default::default() });
         self.ch.push(self.cur);
         self.t.len() - 1
     }
@@ -122,28 +175,34 @@ fn split(total: u64, parts: usize) -> Vec<u64> {
 
 /// The call as transfers, with the channel of each; none for an empty call.
 pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
-    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0 };
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1 };
     let n = c.devices.len();
     if n < 2 || c.bytes == 0 {
         return (d.t, d.ch);
     }
+    // Every channel carries the same share of the call (NCCL's split differs by at most one
+    // element between channels; equal shares keep the channels' flows in step, so that a merged
+    // ring standing for several channels runs exactly as they do).
+    d.scale = c.copies.max(1);
+    let share = c.bytes.div_ceil(c.channels() as u64);
+    let shares = vec![share; c.rings.len()];
     match c.coll {
         Coll::AllToAll | Coll::SendRecv => p2p(c, &mut d),
         Coll::AllReduce if c.algo == Algo::Tree => {
-            for (ch, share) in split(c.bytes, c.rings.len()).into_iter().enumerate() {
+            for (ch, share) in shares.iter().copied().enumerate() {
                 d.cur = ch as u32;
                 tree(c, ch, share, &mut d);
             }
         }
         Coll::AllReduce | Coll::AllGather | Coll::ReduceScatter => {
             let steps = if c.coll == Coll::AllReduce { 2 * (n - 1) } else { n - 1 };
-            for (ch, share) in split(c.bytes, c.rings.len()).into_iter().enumerate() {
+            for (ch, share) in shares.iter().copied().enumerate() {
                 d.cur = ch as u32;
                 ring(c, &c.rings[ch], share.div_ceil(n as u64), steps, &mut d);
             }
         }
         Coll::Broadcast | Coll::Reduce => {
-            for (ch, share) in split(c.bytes, c.rings.len()).into_iter().enumerate() {
+            for (ch, share) in shares.iter().copied().enumerate() {
                 d.cur = ch as u32;
                 let r = &c.rings[ch];
                 let at = r.iter().position(|&x| x == c.root).unwrap_or(0);
@@ -163,7 +222,7 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
     let dev = |p: usize| c.devices[order[p % n]];
     let mut last: Vec<Option<usize>> = vec![None; n];
     for (l, block) in loops(per_rank, chunk_bytes(c.coll, c.algo, c.proto)).into_iter().enumerate() {
-        let size = wire(block, c.proto);
+        let size = c.wire(block, c.proto);
         let mut prev: Vec<Option<usize>> = vec![None; n];
         for k in 0..steps {
             let mut now = vec![None; n];
@@ -200,16 +259,16 @@ fn send(
     if block <= 2 * chunk {
         let mut after: Vec<Option<usize>> = heads.iter().chain(feet).copied().collect();
         after.push(conn);
-        let i = d.push(src, dst, wire(block, c.proto), &after, over);
+        let i = d.push(src, dst, c.wire(block, c.proto), &after, over);
         return (i, i);
     }
     let mut after = heads.to_vec();
     after.push(conn);
-    let head = d.push(src, dst, wire(chunk, c.proto), &after, over);
-    let body = d.push(src, dst, wire(block - 2 * chunk, c.proto), &[Some(head)], 0.0);
+    let head = d.push(src, dst, c.wire(chunk, c.proto), &after, over);
+    let body = d.push(src, dst, c.wire(block - 2 * chunk, c.proto), &[Some(head)], 0.0);
     let mut after = feet.to_vec();
     after.push(Some(body));
-    let foot = d.push(src, dst, wire(chunk, c.proto), &after, 0.0);
+    let foot = d.push(src, dst, c.wire(chunk, c.proto), &after, 0.0);
     (head, foot)
 }
 
@@ -249,7 +308,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
         }
         heads.push(chain[0]);
     }
-    let mirrored = ch % 2 == 1;
+    let mirrored = c.ids[ch] % 2 == 1;
     for (k, &h) in heads.iter().enumerate() {
         let pos = if mirrored { nodes - 1 - k } else { k };
         if pos > 0 {
@@ -306,7 +365,21 @@ fn p2p(c: &Call, d: &mut Dag) {
         Coll::SendRecv => (0..n).map(|r| (r, (r + 1) % n, c.bytes)).collect(),
         _ => (0..n).flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b, c.bytes / n as u64))).collect(),
     };
-    for (a, b, bytes) in pairs {
+    pairs_p2p(c, &pairs, d);
+}
+
+/// One ncclSend of `bytes` from rank `a` to rank `b` (positions in `c.devices`) and its
+/// ncclRecv, as transfers: over the pair's channels, chunk by chunk in order.
+pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1 };
+    if a != b && bytes > 0 {
+        pairs_p2p(c, &[(a, b, bytes)], &mut d);
+    }
+    d.t
+}
+
+fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
+    for &(a, b, bytes) in pairs {
         let proto = if bytes <= tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple };
         let channels = c.p2p_channels[a][b].max(1);
         for (k, share) in split(bytes, channels).into_iter().enumerate().filter(|&(_, s)| s > 0) {
@@ -314,7 +387,7 @@ fn p2p(c: &Call, d: &mut Dag) {
             let mut last = None;
             for (l, block) in loops(share, c.p2p_chunk[a][b]).into_iter().enumerate() {
                 let over = if l == 0 { c.base + c.step } else { 0.0 };
-                last = Some(d.push(c.devices[a], c.devices[b], wire(block, proto), &[last], over));
+                last = Some(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[last], over));
             }
         }
     }

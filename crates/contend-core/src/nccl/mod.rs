@@ -3,7 +3,9 @@
 //! on the one executor (`lower`), and what nccl-tests would print (`tests_tool`).
 //! docs/nccl.md says what is modelled and what is not.
 
+pub mod constants;
 pub mod lower;
+pub mod program;
 pub mod tests_tool;
 pub mod topo;
 pub mod tuning;
@@ -59,14 +61,9 @@ impl Coll {
         })
     }
 
-    /// nccl-tests' bus bandwidth factor (src/<op>.cu GetBw): algbw x factor = busbw.
+    /// nccl-tests' bus bandwidth factor: algbw x factor = busbw (tools::nccl_tests).
     pub fn busbw_factor(self, n: usize) -> f64 {
-        let n = n as f64;
-        match self {
-            Coll::AllReduce => 2.0 * (n - 1.0) / n,
-            Coll::AllGather | Coll::ReduceScatter | Coll::AllToAll => (n - 1.0) / n,
-            Coll::Broadcast | Coll::Reduce | Coll::SendRecv => 1.0,
-        }
+        crate::tools::nccl_tests::busbw_factor(self.name(), n)
     }
 
     pub fn reduces(self) -> bool {
@@ -172,6 +169,8 @@ pub struct Comm {
     pub tuning: tuning::Comm,
     pub p2p_channels: Vec<Vec<usize>>,
     pub p2p_chunk: Vec<Vec<u64>>,
+    /// Per-step latencies and efficiencies of the protocols (NCCL's, or fitted).
+    pub constants: constants::Constants,
 }
 
 impl Comm {
@@ -207,10 +206,11 @@ impl Comm {
                 (0..nodes).flat_map(|node| (0..ppn).map(move |k| node * ppn + local[(k + shift) % ppn])).collect()
             })
             .collect();
-        // Network bandwidth per channel between nodes: the node's NICs over the rings.
+        // Network bandwidth per channel between nodes: the first node's NICs over the rings.
+        let first = node_prefix(&m.devices[nodes_gpus[0][0]].name);
         let nic_bw: f64 = (0..m.links.len())
             .filter(|&l| m.links[l].kind == LinkKind::Network)
-            .filter(|&l| [m.links[l].a, m.links[l].b].iter().any(|&d| m.devices[d].kind == DeviceKind::Nic && m.devices[d].name.starts_with("n0.")))
+            .filter(|&l| [m.links[l].a, m.links[l].b].iter().any(|&d| m.devices[d].kind == DeviceKind::Nic && m.devices[d].name.starts_with(first)))
             .map(|l| m.links[l].bandwidth / 1e9)
             .sum();
         let bw_inter = if nodes > 1 { (nic_bw / searched as f64).min(graph.bw) } else { 0.0 };
@@ -244,7 +244,7 @@ impl Comm {
         }
         let mut m = m.clone();
         m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = 0.0);
-        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk })
+        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk, constants: Default::default() })
     }
 
     /// NCCL's pick for `bytes` among the allowed algorithms and protocols.
@@ -268,6 +268,12 @@ impl Comm {
             Coll::AllToAll | Coll::SendRecv => (tuning::BASE_LATENCY_US[1][2], tuning::HW_LATENCY_US[hw as usize][1][2]),
             _ => (tuning::BASE_LATENCY_US[a][p], tuning::HW_LATENCY_US[hw as usize][a][p]),
         };
+        // A fitted per-step latency replaces NCCL's (send/receive runs Simple's steps).
+        let fitted = match coll {
+            Coll::AllToAll | Coll::SendRecv => self.constants.step[Proto::Simple as usize],
+            _ => self.constants.step[p],
+        };
+        let step = fitted.map_or(step, |s| s * 1e6);
         lower::Call {
             coll,
             algo,
@@ -281,7 +287,18 @@ impl Comm {
             ppn: self.ppn,
             p2p_channels: self.p2p_channels.clone(),
             p2p_chunk: self.p2p_chunk.clone(),
+            efficiency: self.constants.efficiency,
+            ids: (0..nc).collect(),
+            copies: 1,
         }
+    }
+}
+
+/// The node part of a cluster device's name (`n12.` of `n12.GPU3`); empty on a single machine.
+pub fn node_prefix(name: &str) -> &str {
+    match name.split_once('.') {
+        Some((n, _)) if n.len() > 1 && n.starts_with('n') && n[1..].bytes().all(|b| b.is_ascii_digit()) => &name[..n.len() + 1],
+        _ => "",
     }
 }
 
@@ -314,7 +331,7 @@ pub fn check_model(model: &str) -> Result<()> {
 pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, String)], bottlenecks: bool) -> Result<Ran> {
     check_model(model)?;
     let (transfers, channel) = lower::lower(call);
-    let channels = call.rings.len();
+    let channels = call.channels();
     if transfers.is_empty() {
         return Ok(Ran { seconds: 0.0, transfers: 0, channels, bottlenecks: Vec::new() });
     }

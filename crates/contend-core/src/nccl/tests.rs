@@ -220,3 +220,46 @@ fn hopper_rings_and_nccl_pick_flagged_where_slower() {
     assert!(close(e.pick_slower_pct, (rep.rows[0].time_us / fastest - 1.0) * 100.0, 1e-9));
     assert_eq!(rep.explain.unwrap().contains('★'), e.pick_slower_pct > 10.0);
 }
+
+/// A call alone on the machine runs the same with its identical channels merged (each merged
+/// flow carries its copies' bytes at their summed max-min share): one node (24 channels of one
+/// ring order, two tree mirrorings) and two nodes (rings rotated per channel, double binary tree).
+#[test]
+fn merging_identical_channels_changes_no_time() {
+    let one = crate::topology::Machine::load("dgx-a100").unwrap();
+    let two = crate::topology::Machine::load(&format!("{}/../../examples/clusters/dgx-a100-x2.yaml", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let node = |m: &crate::topology::Machine, k: usize| m.gpus().into_iter().filter(|&g| m.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
+    let cases = [(&one, vec![one.gpus()]), (&two, vec![node(&two, 0), node(&two, 1)])];
+    for (m, nodes) in cases {
+        let comm = Comm::new(m, &nodes, None).unwrap();
+        for (coll, algo, proto, bytes) in [
+            (Coll::AllReduce, Algo::Ring, Proto::Ll, 1u64 << 20),
+            (Coll::AllReduce, Algo::Ring, Proto::Simple, 1 << 28),
+            (Coll::AllReduce, Algo::Tree, Proto::Simple, 1 << 27),
+            (Coll::AllGather, Algo::Ring, Proto::Ll128, 3 << 22),
+            (Coll::Broadcast, Algo::Ring, Proto::Simple, 1 << 26),
+        ] {
+            let call = comm.call(coll, algo, proto, bytes, 0);
+            let merged = call.clone().merged();
+            let (a, b) = (run(&comm.m, &call, "maxmin", &[], false).unwrap(), run(&comm.m, &merged, "maxmin", &[], false).unwrap());
+            assert!(merged.copies > 1 && b.transfers < a.transfers && a.channels == b.channels, "{coll:?} {algo:?}: {} copies", merged.copies);
+            assert!((a.seconds - b.seconds).abs() <= 1e-9 * a.seconds, "{coll:?} {algo:?} {proto:?} {bytes}: {} vs {} s", a.seconds, b.seconds);
+        }
+    }
+}
+
+/// On a rail-optimised cluster (superpod-h100-su: NIC k of every node on rail k at 400 Gb/s,
+/// full-bisection spines) two nodes' ring all-reduce crosses the nodes' 8 NICs: busbw at most
+/// 8 x 50 GB/s, as on two hgx-h100 on one switch at the same NIC bandwidth.
+#[test]
+fn rail_optimised_cluster_runs_nccl_across_its_nodes() {
+    let r = tests_tool::Request { min_bytes: "1G".into(), max_bytes: "1G".into(), ..req("all_reduce") };
+    let rails = api::nccl_tests("superpod-h100-su", &r, 2, None).unwrap();
+    let flat = api::nccl_tests("hgx-h100", &r, 2, Some("50GB/s")).unwrap();
+    assert_eq!((rails.ranks, rails.nodes), (16, 2));
+    let (a, b) = (rails.rows[0].busbw, flat.rows[0].busbw);
+    assert!(a <= 8.0 * 50.0 * 1.001 && a > 0.5 * 8.0 * 50.0, "{a}");
+    assert!((a - b).abs() < 0.05 * b, "rails {a} vs one switch {b}");
+    let e = api::nccl_tests("superpod-h100-su", &r, 33, None).unwrap_err().to_string();
+    assert!(e.contains("--nodes") && e.contains("32") && !e.contains('\n'), "{e}");
+}

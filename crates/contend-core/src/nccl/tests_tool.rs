@@ -3,11 +3,12 @@
 //! out-of-place and in-place), with its bus-bandwidth factors and its `# Avg bus bandwidth`
 //! (the mean busbw over every row, out-of-place and in-place). Each size is one call of NCCL's
 //! pick, lowered and run on the executor; the sizes are independent and run in parallel.
+//! nccl-tests' own definitions (sizes, counts, datatypes, number formats) are tools::nccl_tests'.
 
 use super::{lower, tuning, Algo, Coll, Comm, Proto, PROTOS};
 use crate::error::{Error, Result};
+use crate::tools::nccl_tests as nt;
 use crate::topology::Machine;
-use crate::units::Bytes;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -34,11 +35,6 @@ pub struct Request {
     pub params: Vec<(String, String)>,
     pub explain: bool,
 }
-
-/// Most rows a sweep may have (nccl-tests' own sweeps have a few dozen).
-pub const MAX_ROWS: usize = 200;
-/// Largest call: 64 GiB.
-pub const MAX_BYTES: u64 = 64 << 30;
 
 #[derive(Serialize, Debug, Clone)]
 pub struct Alternative {
@@ -127,75 +123,15 @@ pub struct Report {
     pub explain: Option<String>,
 }
 
-/// nccl-tests' datatypes (-d) and their sizes.
-fn dtype_size(d: &str) -> Result<u64> {
-    Ok(match d {
-        "int8" | "uint8" | "char" => 1,
-        "half" | "bfloat16" | "float16" => 2,
-        "float" | "int32" | "uint32" | "int" | "float32" => 4,
-        "double" | "int64" | "uint64" | "float64" => 8,
-        _ => {
-            return Err(Error::input(
-                "--dtype",
-                d,
-                "is not an nccl-tests datatype; use int8, uint8, half, bfloat16, float, int32, uint32, double, int64 or uint64",
-            ))
-        }
-    })
-}
-
-/// The sizes nccl-tests runs: from min, times factor, while at most max.
-pub fn sizes(min: u64, max: u64, factor: u64) -> Result<Vec<u64>> {
-    if factor < 2 {
-        return Err(Error::input("-f", factor.to_string(), "must be at least 2 (nccl-tests multiplies the size by it)"));
-    }
-    if min == 0 || min > max {
-        return Err(Error::input("-b", min.to_string(), format!("must be positive and at most -e ({max} B)")));
-    }
-    if max > MAX_BYTES {
-        return Err(Error::input("-e", max.to_string(), format!("is above {} GiB; give at most 64G", MAX_BYTES >> 30)));
-    }
-    let mut v = vec![min];
-    while let Some(next) = v.last().unwrap().checked_mul(factor).filter(|&s| s <= max) {
-        v.push(next);
-    }
-    if v.len() > MAX_ROWS {
-        return Err(Error::input("-f", factor.to_string(), format!("gives {} sizes; at most {MAX_ROWS}: raise -f or narrow -b/-e", v.len())));
-    }
-    Ok(v)
-}
-
-fn parse_size(s: &str, flag: &str) -> Result<u64> {
-    // nccl-tests writes sizes as 8, 8K, 8M, 8G (powers of 1024).
-    let t = s.trim();
-    let (num, mult) = match t.chars().last() {
-        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
-        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
-    };
-    if let Ok(n) = num.parse::<u64>() {
-        return n.checked_mul(mult).ok_or_else(|| Error::input(flag, s, "is too large"));
-    }
-    Bytes::parse(t).map(|b| b.0).map_err(|e| Error::input(flag, s, format!("{e}; write bytes as nccl-tests does (8, 64K, 8M, 8G)")))
-}
-
-/// nccl-tests' element count and bytes for a requested size.
-fn count_of(coll: Coll, size: u64, word: u64, ranks: u64) -> (u64, u64) {
-    let count = size / word;
-    let count = match coll {
-        Coll::AllGather | Coll::ReduceScatter | Coll::AllToAll => count / ranks * ranks,
-        _ => count,
-    };
-    (count, count * word)
-}
-
 /// Predict the sweep on `comm`.
 pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
+    // NCCL's constants (`nccl_*`) are the communicator's (`api::nccl_tests` set them); the rest
+    // are the model's.
+    let req = &Request { params: super::constants::split(&req.params)?.1, ..req.clone() };
     let coll = Coll::parse(&req.op)?;
-    let word = dtype_size(&req.dtype)?;
-    let (min, max) = (parse_size(&req.min_bytes, "-b")?, parse_size(&req.max_bytes, "-e")?);
-    let list = sizes(min, max, req.factor)?;
+    let word = nt::dtype_size(&req.dtype)?;
+    let (min, max) = (nt::parse_size(&req.min_bytes, "-b")?, nt::parse_size(&req.max_bytes, "-e")?);
+    let list = nt::sizes(min, max, req.factor)?;
     let n = comm.devices.len();
     if req.root >= n {
         return Err(Error::input("--root", req.root.to_string(), format!("is not a rank; give 0 to {}", n - 1)));
@@ -222,13 +158,14 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     let rows: Vec<Result<Row>> = list
         .par_iter()
         .map(|&size| {
-            let (count, bytes) = count_of(coll, size, word, n as u64);
+            let (count, bytes) = nt::count_of(coll.name(), size, word, n as u64);
             let (algo, proto, model_us) = if p2p {
                 (Algo::Ring, if bytes / n as u64 <= tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple }, f64::NAN)
             } else {
                 comm.choose(coll, bytes.max(1), &algos, &protos).expect("checked above")
             };
-            let call = comm.call(coll, algo, proto, bytes, req.root);
+            // The call alone on the machine: identical channels run merged (exact, far fewer transfers).
+            let call = comm.call(coll, algo, proto, bytes, req.root).merged();
             let ran = super::run(&comm.m, &call, &req.model, &req.params, req.explain)?;
             let time_us = ran.seconds * 1e6;
             let algbw = if time_us > 0.0 { bytes as f64 / (time_us * 1e3) } else { 0.0 };
@@ -309,7 +246,7 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, pick: (Algo, 
                 let t = if (a, p) == pick {
                     time_us
                 } else {
-                    super::run(&comm.m, &comm.call(coll, a, p, bytes, req.root), &req.model, &req.params, false)?.seconds * 1e6
+                    super::run(&comm.m, &comm.call(coll, a, p, bytes, req.root).merged(), &req.model, &req.params, false)?.seconds * 1e6
                 };
                 alternatives.push(Alternative { algo: a, proto: p, time_us: t, nccl_model_us: model_us });
             }
@@ -319,8 +256,8 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, pick: (Algo, 
     }
     let best = alternatives.iter().min_by(|a, b| a.time_us.total_cmp(&b.time_us)).cloned().expect("the pick is among them");
     // Latency: the same transfers carrying one byte each.
-    let mut tiny = comm.call(coll, pick.0, pick.1, bytes, req.root);
-    tiny.bytes = (comm.devices.len() as u64 * tiny.rings.len() as u64 * 4).min(bytes);
+    let mut tiny = comm.call(coll, pick.0, pick.1, bytes, req.root).merged();
+    tiny.bytes = (comm.devices.len() as u64 * tiny.channels() as u64 * 4).min(bytes);
     let lat = if bytes == 0 { 0.0 } else { lat_only(comm, &tiny, req)? };
     let scale = |t: f64| if time_us > 0.0 { (t / time_us).min(1.0) } else { 0.0 };
     let bottlenecks = ran
@@ -350,17 +287,6 @@ fn lat_only(comm: &Comm, call: &lower::Call, req: &Request) -> Result<f64> {
     Ok(crate::sim::run_prepared(&w, prepared.as_ref(), false)?.makespan())
 }
 
-/// nccl-tests' `getFloatStr`: two decimals where they fit the width, fewer, then exponent.
-fn float(v: f64, width: usize) -> String {
-    for prec in [2usize, 1, 0] {
-        let s = format!("{v:>width$.prec$}");
-        if s.len() <= width {
-            return s;
-        }
-    }
-    format!("{v:>width$.1e}")
-}
-
 /// The table nccl-tests prints (writeResultHeader, writeBenchmarkLine*, writeResultFooter).
 pub fn table(r: &Report) -> String {
     let mut s = String::new();
@@ -382,28 +308,14 @@ pub fn table(r: &Report) -> String {
     for row in &r.rows {
         s.push_str(&format!("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", row.size, row.count, row.dtype, row.redop, row.root));
         for (t, a, b) in [(row.time_us, row.algbw, row.busbw), (row.in_place_time_us, row.in_place_algbw, row.in_place_busbw)] {
-            s.push_str(&format!("  {}  {}  {}  {:>6}", float(t, 7), float(a, 6), float(b, 6), 0));
+            s.push_str(&format!("  {}  {}  {}  {:>6}", nt::float(t, 7), nt::float(a, 6), nt::float(b, 6), 0));
         }
         s.push('\n');
     }
     s.push_str(&format!("# {:<20} : {} {}\n", "Out of bounds values", 0, "OK"));
-    s.push_str(&format!("# {:<20} : {} \n", "Avg bus bandwidth", g_format(r.avg_busbw)));
+    s.push_str(&format!("# {:<20} : {} \n", "Avg bus bandwidth", nt::g_format(r.avg_busbw)));
     s.push_str("#\n");
     s
-}
-
-/// C's %g (6 significant digits, trailing zeros dropped).
-fn g_format(v: f64) -> String {
-    if v == 0.0 {
-        return "0".into();
-    }
-    let digits = 6 - 1 - v.abs().log10().floor() as i32;
-    let s = format!("{:.*}", digits.max(0) as usize, v);
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
 }
 
 /// `--explain` as text: the rings, each size's pick against the alternatives, bottlenecks.

@@ -141,8 +141,10 @@ fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<usize>], deta
     let scale = s.workload.compute_scale.unwrap_or(1.0);
     let slots = jobs::place(&sizes, nodes, s.workload.placement, s.workload.seed);
     let (mut ops, mut origins, mut lowered) = (Vec::new(), Vec::<OpOrigin>::new(), Vec::new());
+    // Rank programs' NCCL calls, lowered as `contend nccl-tests` lowers them.
+    let calls = crate::nccl::program::ProgramCalls::new(m);
     for (j, (job, devices)) in jobs.iter().zip(&slots).enumerate() {
-        lowered.push(program::lower(&job.program, devices, &s.mpi, scale, j as u32, &job.source, &mut ops, &mut origins)?);
+        lowered.push(program::lower(&job.program, devices, &s.mpi, scale, j as u32, &job.source, Some(&calls), &mut ops, &mut origins)?);
     }
     let mut rank_on = vec![u32::MAX; m.devices.len()];
     for devices in &slots {

@@ -441,6 +441,9 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     let mut taken = lowering::take(s, origin, &m, detail, opts.session)?;
     let low = taken.lowering.clone();
     let Lowering { jobs: progs, sizes, slots, workload: w, origins, lowered, rank_on } = &*low;
+    if progs.iter().any(|j| j.program.uses_nccl()) {
+        crate::nccl::check_model(entry.name)?;
+    }
     let total: u32 = sizes.iter().sum();
     if w.transfers.is_empty() {
         return Err(Error::input(origin, "workload", "does nothing: no job has an operation"));
@@ -528,5 +531,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
 
 #[cfg(test)]
 mod check_tests;
+#[cfg(test)]
+mod nccl_tests;
 #[cfg(test)]
 mod tests;

@@ -19,6 +19,7 @@ const PRESETS: &[(&str, &str)] = &[
     ("dragonfly-512x4", include_str!("../../presets/dragonfly-512x4.yaml")),
     ("dragonfly-256x8", include_str!("../../presets/dragonfly-256x8.yaml")),
     ("quartz", include_str!("../../presets/quartz.yaml")),
+    ("superpod-h100-su", include_str!("../../presets/superpod-h100-su.yaml")),
 ];
 
 pub fn preset_names() -> Vec<&'static str> {

@@ -90,7 +90,7 @@ pub(super) fn build(d: &DragonflySpec, b: &mut Builder, origin: &str) -> Result<
     for g in 0..groups {
         for r in 0..a {
             for _ in 0..p {
-                attach.push(name(g, r));
+                attach.push(vec![name(g, r)]);
             }
         }
     }

@@ -135,7 +135,7 @@ pub(super) fn build(f: &FatTreeSpec, b: &mut Builder, origin: &str) -> Result<At
     let mut attach = Vec::with_capacity((leaves * npl) as usize);
     for l in 0..leaves {
         for _ in 0..npl {
-            attach.push(format!("leaf{l}"));
+            attach.push(vec![format!("leaf{l}")]);
         }
     }
     Ok(attach)

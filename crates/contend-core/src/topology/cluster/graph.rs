@@ -1,5 +1,6 @@
 //! Any network graph: switches, links between them (bandwidth and latency of their own, or the
-//! cluster's), and the switch each node hangs off.
+//! cluster's), and the switch each node hangs off — or, rail-optimised, the switch of each of
+//! its NICs (NIC k of every node on rail switch k).
 
 use super::{Attach, Builder};
 use crate::error::{Error, Result};
@@ -14,8 +15,26 @@ use std::collections::{BTreeMap, VecDeque};
 pub struct GraphSpec {
     pub switches: Vec<GraphSwitch>,
     pub links: Vec<GraphLink>,
-    /// The switch of every node, in node order (a name may repeat).
-    pub hosts: Vec<String>,
+    /// The switch of every node, in node order (a name may repeat); or a list per node, the
+    /// switch of each of its NICs in order (rail-optimised: `[R0, R1, …, R7]`, NIC k on R k;
+    /// a node with more NICs than switches listed takes them in turn).
+    pub hosts: Vec<GraphHost>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum GraphHost {
+    One(String),
+    Rails(Vec<String>),
+}
+
+impl GraphHost {
+    fn switches(&self) -> Vec<String> {
+        match self {
+            GraphHost::One(s) => vec![s.clone()],
+            GraphHost::Rails(v) => v.clone(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -98,13 +117,17 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
     if g.hosts.is_empty() {
         return Err(Error::input(origin, "fabric.graph.hosts", "is empty; list the switch of every node"));
     }
-    for (i, h) in g.hosts.iter().enumerate() {
-        if !index.contains_key(h.as_str()) {
-            return Err(Error::input(origin, format!("fabric.graph.hosts[{i}]"), format!("\"{h}\" is not a switch; list it under switches or fix the name")));
+    let hosts: Vec<Vec<String>> = g.hosts.iter().map(GraphHost::switches).collect();
+    for (i, h) in hosts.iter().enumerate() {
+        if h.is_empty() {
+            return Err(Error::input(origin, format!("fabric.graph.hosts[{i}]"), "is an empty list; give the switch of each NIC of the node"));
+        }
+        if let Some(x) = h.iter().find(|x| !index.contains_key(x.as_str())) {
+            return Err(Error::input(origin, format!("fabric.graph.hosts[{i}]"), format!("\"{x}\" is not a switch; list it under switches or fix the name")));
         }
     }
     // Every switch that hosts a node must reach every other one.
-    let first = index[g.hosts[0].as_str()];
+    let first = index[hosts[0][0].as_str()];
     let mut seen = vec![false; g.switches.len()];
     let mut queue = VecDeque::from([first]);
     seen[first] = true;
@@ -116,13 +139,13 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
             }
         }
     }
-    if let Some(i) = g.hosts.iter().position(|h| !seen[index[h.as_str()]]) {
+    if let Some((i, x)) = hosts.iter().enumerate().find_map(|(i, h)| h.iter().find(|x| !seen[index[x.as_str()]]).map(|x| (i, x))) {
         return Err(Error::input(
             origin,
             format!("fabric.graph.hosts[{i}]"),
-            format!("{} cannot reach {}: the graph is disconnected; add links between its parts", g.hosts[i], g.hosts[0]),
+            format!("{x} cannot reach {}: the graph is disconnected; add links between its parts", hosts[0][0]),
         ));
     }
     b.summary.push(format!("network graph: {} switches, {} links, {} nodes", g.switches.len(), g.links.len(), g.hosts.len()));
-    Ok(g.hosts.clone())
+    Ok(hosts)
 }

@@ -168,8 +168,9 @@ impl Builder {
     }
 }
 
-/// Where node endpoints attach: switch name of every endpoint, in node order.
-pub(crate) type Attach = Vec<String>;
+/// Where node endpoints attach, in node order: the switch of each of the node's NICs (one for
+/// all of them, or one per NIC on a rail-optimised graph, taken in turn).
+pub(crate) type Attach = Vec<Vec<String>>;
 
 pub fn build(c: &ClusterSpec, origin: &str) -> Result<MachineSpec> {
     let mut b = Builder {
@@ -220,7 +221,7 @@ fn node_summary(c: &ClusterSpec, count: usize) -> String {
     }
 }
 
-fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> Result<()> {
+fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str) -> Result<()> {
     let nic_bw = c.nodes.nic_bandwidth.unwrap_or(c.link.bandwidth);
     let wire_nic = |b: &mut Builder, nic: String, switch: &str| {
         b.spec.links.push(LinkSpec {
@@ -258,15 +259,15 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
         if nics.is_empty() {
             return Err(Error::input(origin, "nodes.machine", format!("{source} has no nic device; add one (kind: nic) so the node can reach the network")));
         }
-        for (i, switch) in attach.iter().enumerate() {
+        for (i, switches) in attach.iter().enumerate() {
             for d in &m.spec.devices {
                 b.spec.devices.push(DeviceSpec { name: format!("n{i}.{}", d.name), ..d.clone() });
             }
             for l in &m.spec.links {
                 b.spec.links.push(LinkSpec { a: format!("n{i}.{}", l.a), b: format!("n{i}.{}", l.b), ..l.clone() });
             }
-            for nic in &nics {
-                wire_nic(b, format!("n{i}.{nic}"), switch);
+            for (k, nic) in nics.iter().enumerate() {
+                wire_nic(b, format!("n{i}.{nic}"), &switches[k % switches.len()]);
             }
         }
         return Ok(());
@@ -302,7 +303,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
             p2p: None,
         });
     };
-    for (i, switch) in attach.iter().enumerate() {
+    for (i, switches) in attach.iter().enumerate() {
         for g in 0..gpus {
             b.spec.devices.push(DeviceSpec {
                 name: format!("n{i}.GPU{g}"),
@@ -336,7 +337,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[String], origin: &str) -> R
             local(b, format!("n{i}.NIC{}", g % nic_count), format!("n{i}.GPU{g}"), LinkKind::Pcie);
         }
         for k in 0..nic_count {
-            wire_nic(b, format!("n{i}.NIC{k}"), switch);
+            wire_nic(b, format!("n{i}.NIC{k}"), &switches[k as usize % switches.len()]);
         }
     }
     Ok(())

@@ -3,8 +3,15 @@
 //! does it); every computation, and a sender's share of an eager send, becomes a compute
 //! operation; program order, matching and waits become `after` edges. Matching is MPI's: the
 //! k-th send from a to b with tag t meets the k-th receive at b from a with tag t.
+//!
+//! NCCL calls (`nccl`) are lowered by the layer that knows NCCL, through `NcclLowering`: a
+//! collective's k-th call on a communicator is one call whichever rank makes it, and an NCCL
+//! send meets the NCCL receive of the same pair in order. Each of the call's transfers waits for
+//! the program order of both its ranks (where none of its dependencies inside the call already
+//! does), and a rank goes on once its last sends and receives of the call are done.
 
 use super::collective::{steps, Kind};
+use super::nccl::{NcclLowering, NcclP2p};
 use super::{Collective, Message, MpiParams, Op, Program};
 use crate::error::{Error, Result};
 use crate::workload::Transfer;
@@ -56,11 +63,35 @@ const COLLECTIVE_TAGS: u64 = 1 << 32;
 
 #[derive(Clone, Debug)]
 enum Low {
-    Compute { secs: f64, op: u32 },
-    Send { peer: u32, size: u64, tag: u64, req: Option<u32>, op: u32 },
-    Recv { peer: u32, tag: u64, req: Option<u32>, op: u32 },
+    Compute {
+        secs: f64,
+        op: u32,
+    },
+    Send {
+        peer: u32,
+        size: u64,
+        tag: u64,
+        req: Option<u32>,
+        op: u32,
+    },
+    Recv {
+        peer: u32,
+        tag: u64,
+        req: Option<u32>,
+        op: u32,
+    },
     Wait(u32),
     WaitAll,
+    /// The `seq`-th NCCL collective of this rank on the communicator `group` (job ranks).
+    NcclCall {
+        group: Vec<u32>,
+        seq: u32,
+        op: u32,
+    },
+    /// An `nccl_group` of sends and receives.
+    NcclGroup {
+        op: u32,
+    },
 }
 
 fn describe(op: &Op) -> String {
@@ -75,6 +106,11 @@ fn describe(op: &Op) -> String {
         Op::Alltoall(_) => "alltoall".into(),
         Op::Allgather(_) => "allgather".into(),
         Op::Bcast(_) => "bcast".into(),
+        Op::NcclGroup(list) => format!("nccl_group of {} send(s) and receive(s)", list.len()),
+        op => match op.nccl_collective() {
+            Some((kind, c)) => format!("{} of {} B", kind.name(), c.size.0),
+            None => String::new(),
+        },
     }
 }
 
@@ -86,6 +122,8 @@ fn expand(p: &Program, rank: u32, origin: &str, job: &str) -> Result<Vec<Low>> {
     let mut names: HashMap<String, u32> = HashMap::new();
     let mut next_req = 0u32;
     let mut collectives = 0u64;
+    // NCCL collectives made so far on each communicator (by its ranks).
+    let mut nccl_calls: HashMap<Vec<u32>, u32> = HashMap::new();
     for (k, op) in p.ranks[rank as usize].iter().enumerate() {
         let mut message = |m: &Message, send: bool, nonblocking: bool, out: &mut Vec<Low>| -> Result<()> {
             if m.peer >= n || m.peer == rank {
@@ -125,6 +163,48 @@ fn expand(p: &Program, rank: u32, origin: &str, job: &str) -> Result<Vec<Low>> {
             Op::Waitall => {
                 names.clear();
                 out.push(Low::WaitAll);
+            }
+            Op::NcclGroup(list) => {
+                for (q, item) in list.iter().enumerate() {
+                    let (NcclP2p::Send(m) | NcclP2p::Recv(m)) = item;
+                    if m.peer >= n || m.peer == rank {
+                        let why = if m.peer == rank { "is the rank itself".to_string() } else { format!("is not a rank of this job (0 to {})", n - 1) };
+                        return Err(Error::input(origin, format!("{}.nccl_group[{q}]", field(k)), format!("peer {} {why}; name another rank", m.peer)));
+                    }
+                }
+                out.push(Low::NcclGroup { op: k as u32 });
+            }
+            op if op.is_nccl() => {
+                let (kind, c) = op.nccl_collective().expect("NCCL operations other than nccl_group are collectives");
+                let all: Vec<u32> = (0..n).collect();
+                let group = if c.group.is_empty() { all } else { c.group.clone() };
+                if let Some(&bad) = group.iter().find(|&&r| r >= n) {
+                    return Err(Error::input(origin, field(k), format!("group names rank {bad}, past the job's {n} ranks")));
+                }
+                let mut sorted = group.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                if sorted.len() != group.len() {
+                    return Err(Error::input(origin, field(k), format!("{} names a rank of its group twice; list each rank once", kind.name())));
+                }
+                if !group.contains(&rank) {
+                    return Err(Error::input(
+                        origin,
+                        field(k),
+                        format!("{} over a group without rank {rank}; a rank joins only its groups' collectives", kind.name()),
+                    ));
+                }
+                let root = c.root.unwrap_or(0);
+                if root as usize >= group.len() {
+                    return Err(Error::input(
+                        origin,
+                        field(k),
+                        format!("root {root} is not a rank of the communicator; give 0 to {} (its place in the group)", group.len() - 1),
+                    ));
+                }
+                let seq = nccl_calls.entry(group.clone()).or_insert(0);
+                out.push(Low::NcclCall { group, seq: *seq, op: k as u32 });
+                *seq += 1;
             }
             Op::Barrier | Op::Allreduce(_) | Op::Alltoall(_) | Op::Allgather(_) | Op::Bcast(_) => {
                 let (kind, c) = match op {
@@ -174,6 +254,7 @@ fn expand(p: &Program, rank: u32, origin: &str, job: &str) -> Result<Vec<Low>> {
                     out.push(Low::WaitAll);
                 }
             }
+            _ => unreachable!("every operation is lowered above"),
         }
     }
     Ok(out)
@@ -213,7 +294,8 @@ struct Pair {
     data: usize,
 }
 
-/// Lower `p`, whose rank r runs on device `devices[r]`, appending to `out` (and `origins`).
+/// Lower `p`, whose rank r runs on device `devices[r]`, appending to `out` (and `origins`);
+/// `nccl` lowers its NCCL calls (a program that makes some needs it).
 #[allow(clippy::too_many_arguments)]
 pub fn lower(
     p: &Program,
@@ -222,6 +304,7 @@ pub fn lower(
     compute_scale: f64,
     job: u32,
     origin: &str,
+    nccl: Option<&dyn NcclLowering>,
     out: &mut Vec<Transfer>,
     origins: &mut Vec<OpOrigin>,
 ) -> Result<Lowered> {
@@ -248,7 +331,7 @@ pub fn lower(
     out.reserve(lows.iter().map(Vec::len).sum::<usize>() + sends.len());
     origins.reserve(lows.iter().map(Vec::len).sum::<usize>() + sends.len());
     let op_of = |r: u32, i: usize| match lows[r as usize][i] {
-        Low::Send { op, .. } | Low::Recv { op, .. } | Low::Compute { op, .. } => op as usize,
+        Low::Send { op, .. } | Low::Recv { op, .. } | Low::Compute { op, .. } | Low::NcclCall { op, .. } | Low::NcclGroup { op } => op as usize,
         _ => 0,
     };
     let unmatched = |r: u32, i: usize, what: &str| {
@@ -308,6 +391,13 @@ pub fn lower(
             pair_of[b as usize][j] = Some(pair);
         }
     }
+    let calls = if lows.iter().flatten().any(|l| matches!(l, Low::NcclCall { .. } | Low::NcclGroup { .. })) {
+        let nccl = nccl.ok_or_else(|| Error::input(origin, "ranks", "calls NCCL, which needs a machine to lower on; run it in a scenario (contend run)"))?;
+        let ctx = NcclCtx { p, lows: &lows, devices, job, origin, prefix: &prefix, nccl };
+        nccl_calls(&ctx, out, origins)?
+    } else {
+        HashMap::new()
+    };
     // Walk every rank in program order.
     let mut lowered = Lowered { ends: Vec::with_capacity(n), compute: vec![0.0; n] };
     for (r, ops) in lows.iter().enumerate() {
@@ -365,6 +455,18 @@ pub fn lower(
                     cursor.extend(pending.values());
                     pending.clear();
                 }
+                Low::NcclCall { .. } | Low::NcclGroup { .. } => {
+                    // NCCL's stream order: the call starts after what the rank did before it,
+                    // and what follows waits for the rank's part of it.
+                    if let Some(ends) = calls.get(&(r32, i)) {
+                        for &t in &ends.first {
+                            out[t].after.extend_from_slice(&cursor);
+                        }
+                        if !ends.last.is_empty() {
+                            cursor = ends.last.clone();
+                        }
+                    }
+                }
             }
             cursor.sort_unstable();
             cursor.dedup();
@@ -373,6 +475,183 @@ pub fn lower(
         lowered.ends.push(cursor);
     }
     Ok(lowered)
+}
+
+/// A rank's part of an NCCL call: the call's transfers that must wait for the rank's program
+/// order, and those the rank waits for after it.
+#[derive(Default)]
+struct Ends {
+    first: Vec<usize>,
+    last: Vec<usize>,
+}
+
+struct NcclCtx<'a> {
+    p: &'a Program,
+    lows: &'a [Vec<Low>],
+    devices: &'a [usize],
+    job: u32,
+    origin: &'a str,
+    prefix: &'a str,
+    nccl: &'a dyn NcclLowering,
+}
+
+impl NcclCtx<'_> {
+    fn op(&self, r: u32, i: usize) -> usize {
+        match self.lows[r as usize][i] {
+            Low::NcclCall { op, .. } | Low::NcclGroup { op } => op as usize,
+            _ => unreachable!("only NCCL calls are passed"),
+        }
+    }
+
+    fn field(&self, r: u32, i: usize) -> String {
+        format!("{}ranks[{r}][{}]", self.prefix, self.op(r, i))
+    }
+}
+
+/// A collective call: its communicator (job ranks) and its number there.
+type CallKey = (Vec<u32>, u32);
+
+/// Every NCCL call of the job lowered and appended to `out`: per (rank, position among its
+/// lowered operations), its `Ends`.
+fn nccl_calls(ctx: &NcclCtx, out: &mut Vec<Transfer>, origins: &mut Vec<OpOrigin>) -> Result<HashMap<(u32, usize), Ends>> {
+    let mut ends: HashMap<(u32, usize), Ends> = HashMap::new();
+    // Collectives: the seq-th call on a communicator, from each of its ranks.
+    let mut calls: BTreeMap<CallKey, Vec<(u32, usize)>> = BTreeMap::new();
+    // Sends and receives of nccl_group operations, per (source, destination), in program order.
+    type Posts = BTreeMap<(u32, u32), Vec<(usize, u64)>>;
+    let (mut sends, mut recvs): (Posts, Posts) = (BTreeMap::new(), BTreeMap::new());
+    for (r, ops) in ctx.lows.iter().enumerate() {
+        let r = r as u32;
+        for (i, l) in ops.iter().enumerate() {
+            match l {
+                Low::NcclCall { group, seq, .. } => calls.entry((group.clone(), *seq)).or_default().push((r, i)),
+                Low::NcclGroup { op } => {
+                    let Op::NcclGroup(list) = &ctx.p.ranks[r as usize][*op as usize] else { unreachable!() };
+                    for item in list {
+                        match item {
+                            NcclP2p::Send(m) => sends.entry((r, m.peer)).or_default().push((i, m.size.0)),
+                            NcclP2p::Recv(m) => recvs.entry((m.peer, r)).or_default().push((i, m.size.0)),
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for ((group, _), members) in calls {
+        let (r0, i0) = members[0];
+        let first = &ctx.p.ranks[r0 as usize][ctx.op(r0, i0)];
+        if let Some(&missing) = group.iter().find(|&&g| !members.iter().any(|m| m.0 == g)) {
+            return Err(Error::input(
+                ctx.origin,
+                ctx.field(r0, i0),
+                format!(
+                    "{} has no counterpart on rank {missing}, which makes fewer NCCL collectives on this group; every rank of a communicator makes the same calls in the same order",
+                    describe(first)
+                ),
+            ));
+        }
+        for &(r, i) in &members[1..] {
+            let this = &ctx.p.ranks[r as usize][ctx.op(r, i)];
+            if this != first {
+                return Err(Error::input(
+                    ctx.origin,
+                    ctx.field(r, i),
+                    format!(
+                        "{} meets rank {r0}'s {} on the same communicator; every rank makes the same calls in the same order",
+                        describe(this),
+                        describe(first)
+                    ),
+                ));
+            }
+        }
+        let (kind, c) = first.nccl_collective().expect("collectives only");
+        let devs: Vec<usize> = group.iter().map(|&g| ctx.devices[g as usize]).collect();
+        let root = c.root.unwrap_or(0) as usize;
+        let ts = ctx.nccl.collective(kind, c, &devs, root).map_err(|e| Error::input(ctx.origin, ctx.field(r0, i0), e))?;
+        let at: HashMap<usize, (u32, usize)> = members.iter().map(|&(r, i)| (ctx.devices[r as usize], (r, i))).collect();
+        attach(ctx, ts, &at, &mut ends, out, origins);
+    }
+    for (&(a, b), sent) in &sends {
+        let got = recvs.get(&(a, b)).map(Vec::as_slice).unwrap_or(&[]);
+        for (k, &(i, size)) in sent.iter().enumerate() {
+            let Some(&(j, want)) = got.get(k) else {
+                return Err(Error::input(
+                    ctx.origin,
+                    ctx.field(a, i),
+                    format!("nccl_group's send {k} to rank {b} meets no NCCL receive from rank {a} there; give rank {b} an nccl_group with {{recv: {{peer: {a}, size: {size}B}}}}"),
+                ));
+            };
+            if want != size {
+                return Err(Error::input(
+                    ctx.origin,
+                    ctx.field(b, j),
+                    format!("receives {want} B from rank {a}, which sends {size} B; give both the same size"),
+                ));
+            }
+            let ts = ctx.nccl.send(ctx.devices, a as usize, b as usize, size).map_err(|e| Error::input(ctx.origin, ctx.field(a, i), e))?;
+            let at = HashMap::from([(ctx.devices[a as usize], (a, i)), (ctx.devices[b as usize], (b, j))]);
+            attach(ctx, ts, &at, &mut ends, out, origins);
+        }
+    }
+    for (&(a, b), got) in &recvs {
+        let sent = sends.get(&(a, b)).map_or(0, Vec::len);
+        if let Some(&(j, _)) = got.get(sent) {
+            return Err(Error::input(
+                ctx.origin,
+                ctx.field(b, j),
+                format!("nccl_group's receive from rank {a} meets no NCCL send; give rank {a} an nccl_group sending to rank {b}"),
+            ));
+        }
+    }
+    Ok(ends)
+}
+
+/// Append one call's transfers (`after` local to `ts`), and note each rank's ends: a transfer
+/// waits for the program order of each of its ranks that none of its dependencies has, and a
+/// rank's last transfers are those of its own that no other of its own waits for.
+fn attach(
+    ctx: &NcclCtx,
+    ts: Vec<Transfer>,
+    at: &HashMap<usize, (u32, usize)>,
+    ends: &mut HashMap<(u32, usize), Ends>,
+    out: &mut Vec<Transfer>,
+    origins: &mut Vec<OpOrigin>,
+) {
+    let base = out.len();
+    let touches = |t: &Transfer, d: usize| t.src == d || t.dst == d;
+    let mut followed = vec![[false; 2]; ts.len()];
+    for (x, t) in ts.iter().enumerate() {
+        for d in [t.src, t.dst] {
+            let Some(&member) = at.get(&d) else { continue };
+            if !t.after.iter().any(|&a| touches(&ts[a], d)) {
+                ends.entry(member).or_default().first.push(base + x);
+            }
+            for &a in &t.after {
+                if ts[a].src == d {
+                    followed[a][0] = true;
+                }
+                if ts[a].dst == d {
+                    followed[a][1] = true;
+                }
+            }
+        }
+    }
+    for (x, mut t) in ts.into_iter().enumerate() {
+        for (e, d) in [t.src, t.dst].into_iter().enumerate() {
+            if let (false, Some(&member)) = (followed[x][e], at.get(&d)) {
+                ends.entry(member).or_default().last.push(base + x);
+            }
+        }
+        let (rank, i) = at.get(&t.dst).copied().unwrap_or((0, 0));
+        let op = match ctx.lows[rank as usize].get(i) {
+            Some(Low::NcclCall { op, .. } | Low::NcclGroup { op }) => *op,
+            _ => 0,
+        };
+        t.after.iter_mut().for_each(|a| *a += base);
+        out.push(t);
+        origins.push(OpOrigin { job: ctx.job, rank, op, kind: OpKind::Message });
+    }
 }
 
 /// Name the operations of the DAG (lowering leaves them unnamed: millions of names cost
@@ -424,7 +703,7 @@ mod tests {
         let text = "ranks:\n  - [{allreduce: {size: 8B}}, {compute: 10us}, {send: {peer: 1, size: 1KiB}}]\n  - [{allreduce: {size: 8B}}, {compute: 10us}, {recv: {peer: 0, size: 1KiB}}]\n";
         let p = Program::from_text(text, "p.yaml").unwrap();
         let (mut out, mut origins) = (Vec::new(), Vec::new());
-        lower(&p, &[0, 1], &MpiParams::default(), 1.0, 0, "p.yaml", &mut out, &mut origins).unwrap();
+        lower(&p, &[0, 1], &MpiParams::default(), 1.0, 0, "p.yaml", None, &mut out, &mut origins).unwrap();
         let of = |kind: OpKind| -> Vec<(u32, u32)> { origins.iter().filter(|o| o.kind == kind).map(|o| (o.rank, o.op)).collect() };
         assert_eq!(of(OpKind::Compute), [(0, 1), (1, 1)]);
         assert!(of(OpKind::Overhead).contains(&(0, 2)));

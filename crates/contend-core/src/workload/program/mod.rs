@@ -8,10 +8,12 @@ pub mod apps;
 mod collective;
 pub mod jobs;
 mod lower;
+mod nccl;
 pub mod trace;
 
 pub use collective::Algorithm;
 pub use lower::{deadlock, lower, name_operations, Lowered, OpKind, OpOrigin};
+pub use nccl::{NcclCollective, NcclLowering, NcclOp, NcclP2p, NcclPeer};
 
 use crate::error::{parse_document, Error, Result};
 use crate::units::{Bytes, Time};
@@ -20,7 +22,9 @@ use serde::{Deserialize, Serialize};
 
 /// One operation of a rank. In a program file (`contend schema program`) an operation is a
 /// one-key mapping (`{compute: 10us}`, `{send: {peer: 1, size: 1MiB}}`) or a word (`barrier`,
-/// `waitall`).
+/// `waitall`). The `nccl_*` operations are NCCL's collectives and a group of NCCL sends and
+/// receives (docs/nccl.md, "Rank programs"): every rank of the communicator calls them in the
+/// same order, and a rank's later operations wait for its part of the call (NCCL's stream order).
 #[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
 #[serde(try_from = "OpForm")]
 #[schemars(with = "OpForm")]
@@ -40,6 +44,31 @@ pub enum Op {
     Alltoall(Collective),
     Allgather(Collective),
     Bcast(Collective),
+    NcclAllreduce(NcclCollective),
+    NcclAllgather(NcclCollective),
+    NcclReducescatter(NcclCollective),
+    NcclAlltoall(NcclCollective),
+    NcclBroadcast(NcclCollective),
+    /// ncclGroupStart, these sends and receives, ncclGroupEnd.
+    NcclGroup(Vec<NcclP2p>),
+}
+
+impl Op {
+    /// The NCCL collective and its call, where it is one.
+    pub fn nccl_collective(&self) -> Option<(NcclOp, &NcclCollective)> {
+        match self {
+            Op::NcclAllreduce(c) => Some((NcclOp::AllReduce, c)),
+            Op::NcclAllgather(c) => Some((NcclOp::AllGather, c)),
+            Op::NcclReducescatter(c) => Some((NcclOp::ReduceScatter, c)),
+            Op::NcclAlltoall(c) => Some((NcclOp::AllToAll, c)),
+            Op::NcclBroadcast(c) => Some((NcclOp::Broadcast, c)),
+            _ => None,
+        }
+    }
+
+    pub fn is_nccl(&self) -> bool {
+        self.nccl_collective().is_some() || matches!(self, Op::NcclGroup(_))
+    }
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -69,6 +98,12 @@ struct OpMap {
     alltoall: Option<Collective>,
     allgather: Option<Collective>,
     bcast: Option<Collective>,
+    nccl_allreduce: Option<NcclCollective>,
+    nccl_allgather: Option<NcclCollective>,
+    nccl_reducescatter: Option<NcclCollective>,
+    nccl_alltoall: Option<NcclCollective>,
+    nccl_broadcast: Option<NcclCollective>,
+    nccl_group: Option<Vec<NcclP2p>>,
 }
 
 impl TryFrom<OpForm> for Op {
@@ -90,6 +125,12 @@ impl TryFrom<OpForm> for Op {
             m.alltoall.map(Op::Alltoall),
             m.allgather.map(Op::Allgather),
             m.bcast.map(Op::Bcast),
+            m.nccl_allreduce.map(Op::NcclAllreduce),
+            m.nccl_allgather.map(Op::NcclAllgather),
+            m.nccl_reducescatter.map(Op::NcclReducescatter),
+            m.nccl_alltoall.map(Op::NcclAlltoall),
+            m.nccl_broadcast.map(Op::NcclBroadcast),
+            m.nccl_group.map(Op::NcclGroup),
         ]
         .into_iter()
         .flatten()
@@ -97,7 +138,7 @@ impl TryFrom<OpForm> for Op {
         match <[Op; 1]>::try_from(ops) {
             Ok([op]) => Ok(op),
             Err(_) => {
-                Err("an operation is one of compute, send, isend, recv, irecv, wait, allreduce, alltoall, allgather, bcast (one key), or barrier, waitall"
+                Err("an operation is one of compute, send, isend, recv, irecv, wait, allreduce, alltoall, allgather, bcast, nccl_allreduce, nccl_allgather, nccl_reducescatter, nccl_alltoall, nccl_broadcast, nccl_group (one key), or barrier, waitall"
                     .into())
             }
         }
@@ -143,6 +184,11 @@ pub struct Program {
 }
 
 impl Program {
+    /// Whether any rank calls NCCL.
+    pub fn uses_nccl(&self) -> bool {
+        self.ranks.iter().flatten().any(Op::is_nccl)
+    }
+
     pub fn from_text(text: &str, origin: &str) -> Result<Program> {
         let p: Program = parse_document(text, origin)?;
         if p.ranks.is_empty() {

@@ -3,7 +3,7 @@
 //! start becomes compute, as TraceR replays them. Requests of nonblocking calls become named
 //! requests, their completions waits.
 
-use super::{Collective, Message, Op, Program};
+use super::{Collective, Message, NcclP2p, Op, Program};
 use crate::error::{Error, Result};
 use crate::units::{Bytes, Time};
 use serde::Deserialize;
@@ -183,6 +183,32 @@ fn op_yaml(op: &Op) -> String {
         Op::Alltoall(c) => format!("{{alltoall: {}}}", coll_yaml(c)),
         Op::Allgather(c) => format!("{{allgather: {}}}", coll_yaml(c)),
         Op::Bcast(c) => format!("{{bcast: {}}}", coll_yaml(c)),
+        Op::NcclGroup(list) => {
+            let items: Vec<String> = list
+                .iter()
+                .map(|x| match x {
+                    NcclP2p::Send(m) => format!("{{send: {{peer: {}, size: {}B}}}}", m.peer, m.size.0),
+                    NcclP2p::Recv(m) => format!("{{recv: {{peer: {}, size: {}B}}}}", m.peer, m.size.0),
+                })
+                .collect();
+            format!("{{nccl_group: [{}]}}", items.join(", "))
+        }
+        op => {
+            let (kind, c) = op.nccl_collective().expect("the other operations are above");
+            let mut f = vec![format!("size: {}B", c.size.0)];
+            if let Some(r) = c.root {
+                f.push(format!("root: {r}"));
+            }
+            if !c.group.is_empty() {
+                f.push(format!("group: [{}]", c.group.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")));
+            }
+            for (k, v) in [("algo", &c.algo), ("proto", &c.proto)] {
+                if let Some(v) = v {
+                    f.push(format!("{k}: \"{v}\""));
+                }
+            }
+            format!("{{{}: {{{}}}}}", kind.name(), f.join(", "))
+        }
     }
 }
 

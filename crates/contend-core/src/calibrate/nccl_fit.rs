@@ -1,0 +1,301 @@
+//! Fit NCCL's per-protocol constants to nccl-tests output a user already has: each protocol's
+//! per-step latency (NCCL's `hwLatencies`) and the share of the links' bandwidth its kernels
+//! reach (`nccl::constants`). Every measured row is predicted by lowering NCCL's pick onto the
+//! executor, as `contend nccl-tests` does; the fit needs only three runs of each row:
+//!
+//! - the call as it is (NCCL's constants): T;
+//! - the same transfers of one byte each, with NCCL's per-step latency s0 and with none: their
+//!   difference over s0 is how many steps' latencies the call's critical chain pays (k), the
+//!   latter the path's own latencies (P); the bandwidth part is B = T - (P + k s0);
+//!
+//! so that a row predicts P + k s + B / e for a step latency s and an efficiency e: linear in
+//! s and 1/e, solved per protocol (the protocol NCCL picks for the row) by non-negative least
+//! squares, e at most 1. The rows are then run again with the fitted constants: the residuals
+//! are the executor's, not the linear model's. `hold_out` fits on every other size of the
+//! first collective in the file and scores the other sizes and every other collective.
+
+use super::{scores, Residual, Score};
+use crate::error::{Error, Result};
+use crate::nccl::constants::{self, Constants};
+use crate::nccl::{lower, tuning, Algo, Coll, Comm, Proto, PROTOS};
+use crate::tools::nccl_tests::{self, Run};
+use crate::topology::Machine;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct NcclFit {
+    pub machine: String,
+    /// Each run read: collective, ranks, nodes, rows.
+    pub runs: Vec<RunRead>,
+    /// "nccl_step_simple" -> "3.1us", …: what `contend nccl-tests --param` takes.
+    pub fitted: BTreeMap<String, String>,
+    /// The same as `--param` arguments.
+    pub params: Vec<String>,
+    pub residuals: Vec<Residual>,
+    pub rms_relative_error: BTreeMap<String, f64>,
+    pub scores: BTreeMap<String, Score>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunRead {
+    pub op: String,
+    pub op_from: String,
+    pub ranks: usize,
+    pub nodes: usize,
+    pub gpu: Option<String>,
+    pub rows: usize,
+}
+
+/// One measured row, with the parts of its prediction.
+struct Point {
+    run: usize,
+    op: Coll,
+    bytes: u64,
+    proto: Proto,
+    algo: Algo,
+    measured_s: f64,
+    path: f64,
+    steps: f64,
+    /// NCCL's own per-step latency for the row, seconds.
+    s0: f64,
+    bandwidth: f64,
+    held_out: bool,
+    ranks: usize,
+}
+
+/// The call's time with every transfer of one byte (its latency part).
+fn latency_only(comm: &Comm, call: &lower::Call, model: &str, params: &[(String, String)]) -> Result<f64> {
+    let (mut t, _) = lower::lower(call);
+    t.iter_mut().for_each(|x| x.size = 1);
+    let w = crate::workload::Workload { transfers: t, origin: "nccl latency".into(), ..Default::default() };
+    let entry = crate::model::registry::get(model)?;
+    let prepared = (entry.prepare)(&comm.m, &w, params)?;
+    Ok(crate::sim::run_prepared(&w, prepared.as_ref(), false)?.makespan())
+}
+
+fn pick(comm: &Comm, coll: Coll, bytes: u64, n: usize) -> (Algo, Proto) {
+    if matches!(coll, Coll::AllToAll | Coll::SendRecv) {
+        return (Algo::Ring, if bytes / n as u64 <= tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple });
+    }
+    let (a, p, _) = comm.choose(coll, bytes, coll.algos(), &PROTOS).expect("NCCL always has a ring");
+    (a, p)
+}
+
+pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String, String)], hold_out: bool) -> Result<NcclFit> {
+    crate::nccl::check_model(model)?;
+    let runs: Vec<Run> = nccl_tests::parse(text, origin)?;
+    let gpus = m.gpus();
+    let mut notes = Vec::new();
+    let mut points = Vec::new();
+    let mut comms = Vec::new();
+    for (r, run) in runs.iter().enumerate() {
+        let field = format!("line {}", run.line);
+        if run.nodes > 1 {
+            return Err(Error::input(
+                origin,
+                field,
+                format!("is a run on {} hosts; calibration reads single-node runs for now (give one node's output)", run.nodes),
+            ));
+        }
+        if run.ranks < 2 || run.ranks > gpus.len() {
+            return Err(Error::input(
+                origin,
+                field,
+                format!("has {} ranks but {} has {} GPUs; calibrate on the machine measured", run.ranks, m.name, gpus.len()),
+            ));
+        }
+        if let (Some(g), Some(model_name)) = (&run.gpu, m.devices[gpus[0]].model.as_deref()) {
+            let key = |s: &str| s.to_uppercase().replace([' ', '-'], "");
+            let family = |s: &str| ["A100", "H100", "H200", "B200", "V100", "4090", "3090", "A6000", "L40", "GB10"].into_iter().find(|f| key(s).contains(f));
+            if family(g).is_some() && family(g) != family(model_name) {
+                notes.push(format!("run at line {}: measured on {g}, but {} has {model_name}", run.line, m.name));
+            }
+        }
+        let coll = Coll::parse(&run.op)?;
+        let comm = Comm::new(m, &[gpus[..run.ranks].to_vec()], None)?;
+        for (k, row) in run.rows.iter().enumerate() {
+            if row.size == 0 || row.time_us <= 0.0 {
+                continue;
+            }
+            let (algo, proto) = pick(&comm, coll, row.size, run.ranks);
+            let call = comm.call(coll, algo, proto, row.size, row.root.unwrap_or(0).max(0) as usize).merged();
+            let t = crate::nccl::run(&comm.m, &call, model, params, false)?.seconds;
+            let with = latency_only(&comm, &call, model, params)?;
+            let mut bare = call.clone();
+            bare.step = 0.0;
+            let path = latency_only(&comm, &bare, model, params)?;
+            let s0 = call.step;
+            let steps = if s0 > 0.0 { ((with - path) / s0).max(0.0) } else { 0.0 };
+            let held_out = hold_out && (r > 0 || k % 2 == 1);
+            points.push(Point {
+                run: r,
+                op: coll,
+                bytes: row.size,
+                proto,
+                algo,
+                measured_s: row.time_us * 1e-6,
+                path,
+                steps,
+                s0,
+                bandwidth: (t - with).max(0.0),
+                held_out,
+                ranks: run.ranks,
+            });
+        }
+        comms.push(comm);
+    }
+    // Per protocol: y - P = k s + B x, x = 1 / e >= 1.
+    let mut c = Constants::default();
+    for p in PROTOS {
+        let rows: Vec<&Point> = points.iter().filter(|x| x.proto == p && !x.held_out).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let a: Vec<Vec<f64>> = rows.iter().map(|x| vec![x.steps, x.bandwidth * 1e6]).collect();
+        let b: Vec<f64> = rows.iter().map(|x| (x.measured_s - x.path) * 1e6).collect();
+        let sol = super::lsq::nnls(&a, &b, 1e-9);
+        let (s_us, x) = (sol[0], sol[1]);
+        // A latency is told only by rows where NCCL's steps are a fair share of the time.
+        let has_steps = rows.iter().any(|r| r.steps * r.s0 > 0.2 * r.measured_s);
+        let has_bw = rows.iter().any(|r| r.bandwidth > 0.25 * (r.path + r.bandwidth));
+        if has_steps {
+            c.step[p as usize] = Some(s_us * 1e-6);
+        } else {
+            notes.push(format!("{}: no measured row is latency-bound, so its per-step latency stays NCCL's", p.name()));
+        }
+        if has_bw && x > 0.0 {
+            c.efficiency[p as usize] = (1.0 / x).min(1.0);
+        } else if !has_bw {
+            notes.push(format!("{}: no measured row is bandwidth-bound, so its efficiency stays 1", p.name()));
+        }
+    }
+    // Run every row again with the fitted constants.
+    let mut residuals = Vec::new();
+    for x in &points {
+        let comm = &comms[x.run];
+        let call = {
+            let mut call = comm.call(x.op, x.algo, x.proto, x.bytes, 0).merged();
+            if let Some(s) = c.step[if matches!(x.op, Coll::AllToAll | Coll::SendRecv) { Proto::Simple as usize } else { x.proto as usize }] {
+                call.step = s;
+            }
+            call.efficiency = c.efficiency;
+            call
+        };
+        let t = crate::nccl::run(&comm.m, &call, model, params, false)?.seconds;
+        let factor = x.op.busbw_factor(x.ranks);
+        let busbw = |secs: f64| x.bytes as f64 / secs / 1e9 * factor;
+        let (measured, predicted) = (busbw(x.measured_s), busbw(t));
+        residuals.push(Residual {
+            matrix: format!("{} busbw_gbps", x.op.name()),
+            src: format!("{} B", x.bytes),
+            dst: format!("{}/{}", x.algo.name(), x.proto.name()),
+            measured,
+            predicted: Some(predicted),
+            relative_error: Some((predicted - measured) / measured),
+            held_out: x.held_out,
+        });
+    }
+    let mut rms: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for r in &residuals {
+        rms.entry(r.matrix.clone()).or_default().push(r.relative_error.unwrap_or(0.0));
+    }
+    let rms_relative_error = rms.into_iter().map(|(k, v)| (k, (v.iter().map(|e| e * e).sum::<f64>() / v.len() as f64).sqrt())).collect();
+    let fitted: BTreeMap<String, String> = constants::to_params(&c).into_iter().collect();
+    if fitted.is_empty() {
+        notes.push("nothing could be fitted: no measured row has a positive time".into());
+    }
+    Ok(NcclFit {
+        machine: m.name.clone(),
+        runs: runs
+            .iter()
+            .map(|r| RunRead { op: r.op.clone(), op_from: r.op_from.clone(), ranks: r.ranks, nodes: r.nodes, gpu: r.gpu.clone(), rows: r.rows.len() })
+            .collect(),
+        params: fitted.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        fitted,
+        scores: scores(&residuals),
+        residuals,
+        rms_relative_error,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::maxmin::MaxminParams;
+
+    /// A table measured on a machine whose kernels reach 80% of what maxmin's NVLink gives
+    /// (each dgx-a100 GPU port: 12 x 25 GB/s x efficiency, less the duplex loss of the same load
+    /// back), written from the ring all-reduce's closed form 2(n-1)/n S / (0.8 port) plus 60 us:
+    /// the fit finds Simple's efficiency 0.8.
+    fn table() -> String {
+        let p = MaxminParams::default();
+        let port = 12.0 * 25e9 * p.eff_nvlink / (1.0 + p.duplex_nvlink);
+        let mut t = String::from("# Collective test starting: all_reduce_perf\n");
+        for k in 0..8 {
+            t.push_str(&format!("#  Rank  {k} Group  0 Pid  1 on host device  {k} [0x07] NVIDIA A100-SXM4-80GB\n"));
+        }
+        for e in 30..=33 {
+            let s = (1u64 << e) as f64;
+            let us = (60e-6 + 1.75 * s / (0.8 * port)) * 1e6;
+            let algbw = s / us / 1e3;
+            t.push_str(&format!(
+                "{:>12} {:>12} float sum -1 {us:.1} {algbw:.2} {:.2} 0 {us:.1} {algbw:.2} {:.2} 0\n",
+                1u64 << e,
+                (1u64 << e) / 4,
+                algbw * 1.75,
+                algbw * 1.75
+            ));
+        }
+        t
+    }
+
+    #[test]
+    fn finds_the_kernels_efficiency_from_a_closed_form_table() {
+        let m = Machine::load("dgx-a100").unwrap();
+        let f = fit(&m, &table(), "all_reduce_perf.txt", "maxmin", &[], false).unwrap();
+        assert!(f.residuals.iter().all(|r| r.dst == "Ring/Simple"), "{:?}", f.residuals);
+        let e: f64 = f.fitted["nccl_eff_simple"].parse().unwrap();
+        assert!((e - 0.8).abs() < 0.01, "{:?}", f.fitted);
+        assert!(f.residuals.iter().all(|r| r.relative_error.unwrap().abs() < 0.01), "{:?}", f.residuals);
+        // Held out: every other size is predicted from the others.
+        let h = fit(&m, &table(), "all_reduce_perf.txt", "maxmin", &[], true).unwrap();
+        assert_eq!(h.residuals.iter().filter(|r| r.held_out).count(), 2);
+        assert!(h.residuals.iter().all(|r| r.relative_error.unwrap().abs() < 0.02), "{:?}", h.residuals);
+        // The fitted constants, given back to nccl-tests, predict the table.
+        assert!(f.params.iter().any(|p| p.starts_with("nccl_eff_simple=")));
+    }
+
+    /// Small all-reduces are latency: on dgx-a100 NCCL's 8 to 32 B all-reduce is one LL ring
+    /// channel, NCCL's base latency (6.6 us) then 14 steps, each its per-step latency and two
+    /// NVLink hops (0.05 us each). Measured with a per-step latency of 1.0 us instead of NCCL's
+    /// 0.6, the fit finds 1.0.
+    #[test]
+    fn finds_the_per_step_latency_from_small_sizes() {
+        let mut t = String::from("# Collective test starting: all_reduce_perf\n");
+        for k in 0..8 {
+            t.push_str(&format!("#  Rank  {k} Group  0 Pid  1 on host device  {k} [0x07] NVIDIA A100-SXM4-80GB\n"));
+        }
+        let us = 6.6 + 14.0 * (1.0 + 0.1);
+        for size in [8u64, 16, 32] {
+            t.push_str(&format!("{size:>12} {:>12} float sum -1 {us:.2} 0.00 0.00 0 {us:.2} 0.00 0.00 0\n", size / 4));
+        }
+        let m = Machine::load("dgx-a100").unwrap();
+        let f = fit(&m, &t, "all_reduce_perf.txt", "maxmin", &[], false).unwrap();
+        assert!(f.residuals.iter().all(|r| r.dst == "Ring/LL"), "{:?}", f.residuals);
+        let step: f64 = f.fitted["nccl_step_ll"].trim_end_matches("us").parse().unwrap();
+        assert!((step - 1.0).abs() < 0.02, "{:?}", f.fitted);
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_fit_in_one_line() {
+        let m = Machine::load("dgx-a100").unwrap();
+        let two_hosts = table().replacen("on host device  1", "on other device  1", 1);
+        let e = fit(&m, &two_hosts, "x.txt", "maxmin", &[], false).unwrap_err().to_string();
+        assert!(e.contains("x.txt") && e.contains("hosts") && !e.contains('\n'), "{e}");
+        let e = fit(&m, &table(), "x.txt", "sc16", &[], false).unwrap_err().to_string();
+        assert!(e.contains("sc16") && !e.contains('\n'), "{e}");
+    }
+}

@@ -1,0 +1,128 @@
+//! Rank programs' NCCL calls (`nccl_allreduce`, …, `nccl_group`) lowered as `contend
+//! nccl-tests` lowers a call: a communicator over the call's GPUs (NCCL's ring search on its
+//! first node, its channels), NCCL's choice of algorithm and protocol (or the call's own
+//! NCCL_ALGO / NCCL_PROTO), and the point-to-point transfers of `lower`. The transfers join the
+//! scenario's one DAG, so they contend with every other job's traffic on the same links.
+//!
+//! Unlike `contend nccl-tests`, the scenario's machine is used as it is: a GPU's copy-engine
+//! setup latency (where the machine has one) is paid by NCCL's transfers as by every other
+//! message of the scenario (docs/nccl.md, "Rank programs").
+
+use super::{lower, node_prefix, parse_algos, parse_protos, tuning, Algo, Coll, Comm, Proto, PROTOS};
+use crate::error::Error;
+use crate::topology::Machine;
+use crate::workload::program::{NcclCollective, NcclLowering, NcclOp};
+use crate::workload::Transfer;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// Communicators built so far (each is a ring search), by their GPUs in rank order.
+pub struct ProgramCalls<'m> {
+    m: &'m Machine,
+    comms: RefCell<HashMap<Vec<usize>, Rc<Built>>>,
+}
+
+/// A communicator, and where each of its ranks sits among the communicator's node-major ranks.
+struct Built {
+    comm: Comm,
+    position: Vec<usize>,
+}
+
+fn coll(op: NcclOp) -> Coll {
+    match op {
+        NcclOp::AllReduce => Coll::AllReduce,
+        NcclOp::AllGather => Coll::AllGather,
+        NcclOp::ReduceScatter => Coll::ReduceScatter,
+        NcclOp::AllToAll => Coll::AllToAll,
+        NcclOp::Broadcast => Coll::Broadcast,
+    }
+}
+
+/// The problem of an input error, without the flag it names (the program's field is named by
+/// the caller).
+fn problem(e: Error) -> String {
+    match e {
+        Error::Input { field, problem, .. } if field.is_empty() => problem,
+        Error::Input { field, problem, .. } => format!("{field} {problem}"),
+        e => e.to_string(),
+    }
+}
+
+impl<'m> ProgramCalls<'m> {
+    pub fn new(m: &'m Machine) -> Self {
+        ProgramCalls { m, comms: RefCell::new(HashMap::new()) }
+    }
+
+    /// The communicator of GPUs `devices` (rank order): its ranks grouped node by node, as NCCL
+    /// numbers a communicator's nodes, with the same number on every node.
+    fn comm(&self, devices: &[usize]) -> Result<Rc<Built>, String> {
+        if let Some(b) = self.comms.borrow().get(devices) {
+            return Ok(b.clone());
+        }
+        let m = self.m;
+        let mut nodes: Vec<(&str, Vec<usize>)> = Vec::new();
+        for &d in devices {
+            let key = node_prefix(&m.devices[d].name);
+            match nodes.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, v)) => v.push(d),
+                None => nodes.push((key, vec![d])),
+            }
+        }
+        if let Some((k, v)) = nodes.iter().find(|(_, v)| v.len() != nodes[0].1.len()) {
+            let name = |k: &str| if k.is_empty() { "the machine".to_string() } else { k.trim_end_matches('.').to_string() };
+            return Err(format!(
+                "has {} rank(s) on {} but {} on {}; NCCL's rings here need the same number of ranks on every node (choose the group or the placement so)",
+                nodes[0].1.len(),
+                name(nodes[0].0),
+                v.len(),
+                name(k)
+            ));
+        }
+        let nodes_gpus: Vec<Vec<usize>> = nodes.into_iter().map(|(_, v)| v).collect();
+        let comm = Comm::new(m, &nodes_gpus, None).map_err(problem)?;
+        let position = devices.iter().map(|d| comm.devices.iter().position(|x| x == d).expect("every GPU is in the communicator")).collect();
+        let b = Rc::new(Built { comm, position });
+        self.comms.borrow_mut().insert(devices.to_vec(), b.clone());
+        Ok(b)
+    }
+}
+
+impl NcclLowering for ProgramCalls<'_> {
+    fn collective(&self, op: NcclOp, call: &NcclCollective, devices: &[usize], root: usize) -> Result<Vec<Transfer>, String> {
+        if devices.len() < 2 || call.size.0 == 0 {
+            return Ok(Vec::new());
+        }
+        let b = self.comm(devices)?;
+        let c = coll(op);
+        let n = devices.len();
+        let bytes = op.call_bytes(call.size.0, n);
+        let (algo, proto) = if matches!(c, Coll::AllToAll) {
+            // Send/receive has no tuner: LL up to NCCL_P2P_LL_THRESHOLD per peer, else Simple.
+            (Algo::Ring, if bytes / n as u64 <= tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple })
+        } else {
+            let algos = match &call.algo {
+                Some(s) => parse_algos(s).map_err(problem)?,
+                None => c.algos().to_vec(),
+            };
+            let protos = match &call.proto {
+                Some(s) => parse_protos(s).map_err(problem)?,
+                None => PROTOS.to_vec(),
+            };
+            let algos: Vec<Algo> = algos.into_iter().filter(|a| c.algos().contains(a)).collect();
+            let (a, p, _) = b.comm.choose(c, bytes, &algos, &protos).ok_or_else(|| {
+                let have: Vec<&str> = c.algos().iter().map(|a| a.name()).collect();
+                format!("leaves NCCL no algorithm and protocol for {} here ({} has {}; LL128 needs rings on NVLink)", op.name(), op.name(), have.join(", "))
+            })?;
+            (a, p)
+        };
+        let call = b.comm.call(c, algo, proto, bytes, b.position[root]);
+        Ok(lower::lower(&call).0)
+    }
+
+    fn send(&self, devices: &[usize], a: usize, b: usize, bytes: u64) -> Result<Vec<Transfer>, String> {
+        let built = self.comm(devices)?;
+        let call = built.comm.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0);
+        Ok(lower::send_one(&call, built.position[a], built.position[b], bytes))
+    }
+}

@@ -1,0 +1,145 @@
+//! Rank programs calling NCCL, checked against closed forms of the links they cross: on
+//! dgx-a100 every GPU's NVSwitch port (12 NVLink 3 links of 25 GB/s) carries all its channels'
+//! flows, and whatever else the GPU sends shares that port with them.
+
+use super::*;
+use crate::model::maxmin::MaxminParams;
+use std::path::PathBuf;
+
+fn file(name: &str, text: &str) -> String {
+    let dir: PathBuf = std::env::temp_dir().join(format!("contend-nccl-program-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// `ranks` programs, one per line, on `cluster` under `model`.
+fn run_ranks(name: &str, cluster: &str, ranks: &[String], model: &str) -> Result<RunReport> {
+    let program = format!("ranks:\n{}", ranks.iter().map(|r| format!("  - {r}\n")).collect::<String>());
+    let prog = file(name, &program);
+    let text = format!("cluster: {cluster}\nmodel: {model}\nworkload:\n  jobs:\n    - program: {prog}\n");
+    run(&ScenarioSpec::from_text(&text, "s.yaml")?, "s.yaml", &RunOptions::default())
+}
+
+fn same(op: &str, n: usize) -> Vec<String> {
+    vec![format!("[{op}]"); n]
+}
+
+/// NVLink capacity of one dgx-a100 GPU port, each way (12 x 25 GB/s at maxmin's efficiency).
+fn cap() -> f64 {
+    12.0 * 25e9 * MaxminParams::default().eff_nvlink
+}
+
+fn duplex() -> f64 {
+    MaxminParams::default().duplex_nvlink
+}
+
+/// Per transfer on the chain: the GPU's copy-engine setup (2.2 us, the machine's default: a
+/// scenario's machine is used as it is) and two NVLink hops of 50 ns.
+const PATH: f64 = 2.2e-6 + 2.0 * 0.05e-6;
+
+fn close(got: f64, want: f64, rel: f64) -> bool {
+    (got - want).abs() <= rel * want
+}
+
+/// Ring all-reduce of 1 GiB on 8 GPUs: each port moves 2(n-1)/n S each way (duplex loss on
+/// the same load back), plus NCCL's base and per-step latencies (8.4 us, 14 x 3.4 us: NVLink
+/// Simple ring, NCCL 2.30.7) and the path of every step of the 3 loops of 2 MiB chunks.
+#[test]
+fn ring_allreduce_in_a_program_is_the_ports_capacity() {
+    let s = (1u64 << 30) as f64;
+    let n = 8.0;
+    let r = run_ranks("ar.yaml", "dgx-a100", &same("{nccl_allreduce: {size: 1GiB, algo: ring, proto: simple}}", 8), "maxmin").unwrap();
+    let bytes = 2.0 * (n - 1.0) / n * s;
+    let want = 8.4e-6 + 14.0 * 3.4e-6 + 3.0 * 14.0 * PATH + bytes * (1.0 + duplex()) / cap();
+    let got = r.jobs.run_time_s[0];
+    assert!(close(got, want, 0.005), "{} us, closed form {} us", got * 1e6, want * 1e6);
+}
+
+/// An MPI message of M bytes from GPU0 to GPU1 posted before the all-reduce shares GPU0's port
+/// with the ring: the port stays busy until both are done, so the job takes the port's load,
+/// (1 + duplex) R for the ring and M for the message one way, over its capacity.
+#[test]
+fn nccl_traffic_contends_with_other_messages() {
+    let s = (1u64 << 30) as f64;
+    let m = (256u64 << 20) as f64;
+    let ar = "{nccl_allreduce: {size: 1GiB, algo: ring, proto: simple}}";
+    let mut ranks = same(ar, 8);
+    ranks[0] = format!("[{{isend: {{peer: 1, size: 256MiB, req: a}}}}, {ar}, {{wait: a}}]");
+    ranks[1] = format!("[{{irecv: {{peer: 0, size: 256MiB, req: a}}}}, {ar}, {{wait: a}}]");
+    let r = run_ranks("contend.yaml", "dgx-a100", &ranks, "maxmin").unwrap();
+    let ring = 2.0 * 7.0 / 8.0 * s;
+    let want = (ring * (1.0 + duplex()) + m) / cap();
+    let got = r.jobs.run_time_s[0];
+    assert!(close(got, want, 0.02), "{} us, closed form {} us", got * 1e6, want * 1e6);
+    let alone = ring * (1.0 + duplex()) / cap();
+    assert!(got > alone + 0.8 * m / cap(), "{got} vs {alone} alone");
+}
+
+/// An nccl_group ring exchange (each GPU sends S to the next, receives from the one before):
+/// each port carries S each way.
+#[test]
+fn nccl_group_sends_and_receives() {
+    let s = (1u64 << 30) as f64;
+    let ranks: Vec<String> = (0..8)
+        .map(|r| format!("[{{nccl_group: [{{send: {{peer: {}, size: 1GiB}}}}, {{recv: {{peer: {}, size: 1GiB}}}}]}}]", (r + 1) % 8, (r + 7) % 8))
+        .collect();
+    let r = run_ranks("group.yaml", "dgx-a100", &ranks, "maxmin").unwrap();
+    let want = s * (1.0 + duplex()) / cap();
+    let got = r.jobs.run_time_s[0];
+    assert!(got > want && close(got, want, 0.01), "{} us, closed form {} us", got * 1e6, want * 1e6);
+    // One way only (GPU0 to GPU1): no load comes back, the port's whole capacity; each
+    // channel's chunks go one after another (NCCL's 512 KiB p2p chunk over NVLink, the lowering
+    // keeping 4 + 4 at the ends and merging the middle into 4: 12 transfers in a chain, each
+    // paying its path), after NCCL's base and per-step latency (8.4 + 3.4 us).
+    let mut one = vec!["[{compute: 1us}]".to_string(); 8];
+    one[0] = "[{nccl_group: [{send: {peer: 1, size: 1GiB}}]}]".into();
+    one[1] = "[{nccl_group: [{recv: {peer: 0, size: 1GiB}}]}]".into();
+    let r = run_ranks("one.yaml", "dgx-a100", &one, "maxmin").unwrap();
+    let got = r.jobs.run_time_s[0];
+    let want = 8.4e-6 + 3.4e-6 + 12.0 * PATH + s / cap();
+    assert!(close(got, want, 0.002), "{} us, closed form {} us", got * 1e6, want * 1e6);
+}
+
+/// All-gather, reduce-scatter and all-to-all take bytes per rank: each port moves (n-1) S per
+/// rank's block; broadcast moves S through every port of its chain.
+#[test]
+fn per_rank_sizes_follow_nccls_api() {
+    let s = (128u64 << 20) as f64;
+    for op in ["nccl_allgather", "nccl_reducescatter", "nccl_alltoall"] {
+        let algo = if op == "nccl_alltoall" { "" } else { ", algo: ring, proto: simple" };
+        let r = run_ranks(&format!("{op}.yaml"), "dgx-a100", &same(&format!("{{{op}: {{size: 128MiB{algo}}}}}"), 8), "maxmin").unwrap();
+        let want = 7.0 * s * (1.0 + duplex()) / cap();
+        let got = r.jobs.run_time_s[0];
+        assert!(got > want && close(got, want, 0.03), "{op}: {} us, closed form {} us", got * 1e6, want * 1e6);
+    }
+}
+
+#[test]
+fn mistakes_and_models_are_one_line() {
+    let ar = "{nccl_allreduce: {size: 1MiB}}";
+    let mut missing = same(ar, 8);
+    missing[3] = "[{compute: 1us}]".into();
+    let mut differ = same(ar, 8);
+    differ[2] = "[{nccl_allreduce: {size: 2MiB}}]".into();
+    let mut unmatched = vec!["[{compute: 1us}]".to_string(); 8];
+    unmatched[0] = "[{nccl_group: [{send: {peer: 1, size: 1MiB}}]}]".into();
+    let cases = [
+        (missing, "ranks[0][0]", "rank 3"),
+        (differ, "ranks[2][0]", "2097152"),
+        (unmatched, "ranks[0][0]", "recv"),
+        (same("{nccl_broadcast: {size: 1MiB, root: 9}}", 8), "ranks[0][0]", "root 9"),
+        (same("{nccl_allreduce: {size: 1MiB, algo: nvls}}", 8), "ranks[0][0]", "nvls"),
+    ];
+    for (k, (ranks, field, word)) in cases.into_iter().enumerate() {
+        let e = run_ranks(&format!("bad{k}.yaml"), "dgx-a100", &ranks, "maxmin").unwrap_err().to_string();
+        assert!(e.contains(field) && e.contains(word) && !e.contains('\n'), "{e}");
+    }
+    let e = run_ranks("sc16.yaml", "dgx-a100", &same(ar, 8), "sc16").unwrap_err().to_string();
+    assert!(e.contains("sc16") && e.contains("maxmin") && !e.contains('\n'), "{e}");
+    match run_ranks("packet.yaml", "dgx-a100", &same(ar, 8), "packet") {
+        Ok(r) => assert!(r.jobs.run_time_s[0] > 0.0),
+        Err(e) => assert!(!e.to_string().contains('\n'), "{e}"),
+    }
+}

@@ -1,0 +1,420 @@
+//! NVIDIA's nccl-tests (`all_reduce_perf`, …): its definitions, and its output read back as it
+//! is pasted — the `# nThread …` header, `#  Rank  0 Group  0 Pid … on HOST device 0 [0x07] NAME`
+//! lines, the table with or without the redop and root columns (older versions lack root, and
+//! print `error` where newer ones print `#wrong`), rows prefixed by MPI's `[0]`, several runs
+//! one after another (`# Collective test starting: all_gather_perf`), and the footer.
+
+use crate::error::{Error, Result};
+use crate::units::Bytes;
+use serde::Serialize;
+
+/// The collectives nccl-tests measures, by the name of its binary (less `_perf`).
+pub const OPS: &[&str] = &["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"];
+
+/// nccl-tests' bus-bandwidth factor (src/<op>.cu `GetBw`): busbw = algbw x factor on n ranks.
+pub fn busbw_factor(op: &str, n: usize) -> f64 {
+    let n = n as f64;
+    match op {
+        "all_reduce" => 2.0 * (n - 1.0) / n,
+        "all_gather" | "reduce_scatter" | "alltoall" => (n - 1.0) / n,
+        _ => 1.0,
+    }
+}
+
+/// Most rows a sweep may have (nccl-tests' own sweeps have a few dozen).
+pub const MAX_ROWS: usize = 200;
+/// Largest call: 64 GiB.
+pub const MAX_BYTES: u64 = 64 << 30;
+
+/// nccl-tests' datatypes (-d) and their sizes.
+pub fn dtype_size(d: &str) -> Result<u64> {
+    Ok(match d {
+        "int8" | "uint8" | "char" => 1,
+        "half" | "bfloat16" | "float16" => 2,
+        "float" | "int32" | "uint32" | "int" | "float32" => 4,
+        "double" | "int64" | "uint64" | "float64" => 8,
+        _ => {
+            return Err(Error::input(
+                "--dtype",
+                d,
+                "is not an nccl-tests datatype; use int8, uint8, half, bfloat16, float, int32, uint32, double, int64 or uint64",
+            ))
+        }
+    })
+}
+
+/// The sizes nccl-tests runs: from min, times factor, while at most max.
+pub fn sizes(min: u64, max: u64, factor: u64) -> Result<Vec<u64>> {
+    if factor < 2 {
+        return Err(Error::input("-f", factor.to_string(), "must be at least 2 (nccl-tests multiplies the size by it)"));
+    }
+    if min == 0 || min > max {
+        return Err(Error::input("-b", min.to_string(), format!("must be positive and at most -e ({max} B)")));
+    }
+    if max > MAX_BYTES {
+        return Err(Error::input("-e", max.to_string(), format!("is above {} GiB; give at most 64G", MAX_BYTES >> 30)));
+    }
+    let mut v = vec![min];
+    while let Some(next) = v.last().unwrap().checked_mul(factor).filter(|&s| s <= max) {
+        v.push(next);
+    }
+    if v.len() > MAX_ROWS {
+        return Err(Error::input("-f", factor.to_string(), format!("gives {} sizes; at most {MAX_ROWS}: raise -f or narrow -b/-e", v.len())));
+    }
+    Ok(v)
+}
+
+pub fn parse_size(s: &str, flag: &str) -> Result<u64> {
+    // nccl-tests writes sizes as 8, 8K, 8M, 8G (powers of 1024).
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    if let Ok(n) = num.parse::<u64>() {
+        return n.checked_mul(mult).ok_or_else(|| Error::input(flag, s, "is too large"));
+    }
+    Bytes::parse(t).map(|b| b.0).map_err(|e| Error::input(flag, s, format!("{e}; write bytes as nccl-tests does (8, 64K, 8M, 8G)")))
+}
+
+/// nccl-tests' element count and bytes for a requested size.
+pub fn count_of(op: &str, size: u64, word: u64, ranks: u64) -> (u64, u64) {
+    let count = size / word;
+    let count = match op {
+        "all_gather" | "reduce_scatter" | "alltoall" => count / ranks * ranks,
+        _ => count,
+    };
+    (count, count * word)
+}
+
+/// nccl-tests' `getFloatStr`: two decimals where they fit the width, fewer, then exponent.
+pub fn float(v: f64, width: usize) -> String {
+    for prec in [2usize, 1, 0] {
+        let s = format!("{v:>width$.prec$}");
+        if s.len() <= width {
+            return s;
+        }
+    }
+    format!("{v:>width$.1e}")
+}
+
+/// C's %g (6 significant digits, trailing zeros dropped).
+pub fn g_format(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let digits = 6 - 1 - v.abs().log10().floor() as i32;
+    let s = format!("{:.*}", digits.max(0) as usize, v);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// One row of the table: out-of-place and in-place.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Row {
+    pub size: u64,
+    pub count: u64,
+    #[serde(rename = "type")]
+    pub dtype: String,
+    pub redop: Option<String>,
+    pub root: Option<i64>,
+    pub time_us: f64,
+    pub algbw: f64,
+    pub busbw: f64,
+    pub in_place_time_us: f64,
+    pub in_place_algbw: f64,
+    pub in_place_busbw: f64,
+}
+
+/// One run of one binary.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Run {
+    /// The collective, and how it was told: "named" (the run's own line or the file's name) or
+    /// "from busbw/algbw" (the table's ratio against nccl-tests' factors).
+    pub op: String,
+    pub op_from: String,
+    /// Ranks (`Rank` lines), nodes (their distinct hosts), and the GPU's name as printed.
+    pub ranks: usize,
+    pub nodes: usize,
+    pub gpu: Option<String>,
+    pub rows: Vec<Row>,
+    /// Where its table starts (1-based line of the file).
+    pub line: usize,
+}
+
+/// Whether `text` is nccl-tests output.
+pub fn detect(text: &str) -> bool {
+    let has = |s: &str| text.contains(s);
+    (has("out-of-place") && has("busbw")) || has("# nThread") || has("Avg bus bandwidth") || has("Collective test starting")
+}
+
+/// MPI's per-rank prefixes (`[0]`, `[1,0]<stdout>:`) and markdown's quoting, off a line.
+fn clean(line: &str) -> String {
+    let mut s = line.trim().trim_start_matches('>').trim().to_string();
+    while let Some(rest) = s.strip_prefix('[').and_then(|r| r.split_once(']')) {
+        let inner = rest.0;
+        if !inner.chars().all(|c| c.is_ascii_digit() || c == ',') {
+            break;
+        }
+        s = rest.1.trim_start_matches("<stdout>:").trim().to_string();
+    }
+    // `[0]` also separates the out-of-place and in-place halves of a row under some launchers.
+    let mut out = String::new();
+    let mut rest = s.as_str();
+    while let Some(k) = rest.find('[') {
+        match rest[k + 1..].find(']') {
+            Some(e) if rest[k + 1..k + 1 + e].chars().all(|c| c.is_ascii_digit()) && e > 0 => {
+                out.push_str(&rest[..k]);
+                out.push(' ');
+                rest = &rest[k + 2 + e..];
+            }
+            _ => {
+                out.push_str(&rest[..=k]);
+                rest = &rest[k + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn number(t: &str) -> Option<f64> {
+    t.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// A table row, or None for any other line.
+fn row(line: &str) -> Option<Row> {
+    let t: Vec<&str> = line.split_whitespace().collect();
+    if t.len() < 10 {
+        return None;
+    }
+    let size = t[0].parse::<u64>().ok()?;
+    let count = t[1].parse::<u64>().ok()?;
+    let dtype = t[2];
+    if !dtype.chars().next()?.is_ascii_alphabetic() {
+        return None;
+    }
+    let mut k = 3;
+    let redop = t.get(k).filter(|x| x.chars().next().is_some_and(|c| c.is_ascii_alphabetic())).map(|x| x.to_string());
+    if redop.is_some() {
+        k += 1;
+    }
+    // time algbw busbw #wrong, twice: 8 fields, or 9 with root first.
+    let left = t.len() - k;
+    let root = match left {
+        9 => {
+            k += 1;
+            Some(t[k - 1].parse::<i64>().ok()?)
+        }
+        8 => None,
+        _ => return None,
+    };
+    let f = |i: usize| number(t[k + i]);
+    Some(Row {
+        size,
+        count,
+        dtype: dtype.to_string(),
+        redop,
+        root,
+        time_us: f(0)?,
+        algbw: f(1)?,
+        busbw: f(2)?,
+        in_place_time_us: f(4)?,
+        in_place_algbw: f(5)?,
+        in_place_busbw: f(6)?,
+    })
+}
+
+/// The op a run names (`Collective test starting: X_perf`, or a binary named on its command line).
+fn named(line: &str) -> Option<String> {
+    OPS.iter().find(|op| line.contains(&format!("{op}_perf"))).map(|op| op.to_string())
+}
+
+/// The op from the table: busbw / algbw against the factors, redop and root telling apart the
+/// ones with the same factor (all_gather and alltoall cannot be told apart: all_gather is taken).
+fn from_ratio(rows: &[Row], n: usize) -> Option<String> {
+    let r = rows.iter().filter(|r| r.algbw > 0.5).max_by(|a, b| a.size.cmp(&b.size))?;
+    let ratio = r.busbw / r.algbw;
+    let sum = r.redop.as_deref().is_some_and(|x| x != "none");
+    let rooted = r.root.is_some_and(|x| x >= 0);
+    let near = |f: f64| (ratio - f).abs() <= 0.02 * f + 0.01;
+    Some(
+        if n > 2 && near(busbw_factor("all_reduce", n)) {
+            "all_reduce"
+        } else if near(1.0) && rooted {
+            if sum {
+                "reduce"
+            } else {
+                "broadcast"
+            }
+        } else if n == 2 && near(1.0) && sum {
+            "all_reduce"
+        } else if near(1.0) {
+            "sendrecv"
+        } else if near(busbw_factor("all_gather", n)) {
+            if sum {
+                "reduce_scatter"
+            } else {
+                "all_gather"
+            }
+        } else {
+            return None;
+        }
+        .to_string(),
+    )
+}
+
+/// Every run in `text` (nccl-tests output as printed or pasted); `origin` names the file, whose
+/// name may say the collective (`all_gather_perf.txt`).
+pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
+    struct Open {
+        op: Option<String>,
+        ranks: Vec<(usize, String, String)>,
+        rows: Vec<Row>,
+        line: usize,
+    }
+    let by_name = named(&origin.to_lowercase().replace('-', "_"));
+    let mut runs: Vec<Open> = Vec::new();
+    let fresh = |line: usize| Open { op: None, ranks: Vec::new(), rows: Vec::new(), line };
+    for (i, raw) in text.lines().enumerate() {
+        let line = clean(raw);
+        let body = line.trim_start_matches('#').trim();
+        // A new run: its op line, or its parameters' line after a table.
+        let starts = body.starts_with("Collective test starting") || (body.starts_with("nThread") && runs.last().is_none_or(|r| !r.rows.is_empty()));
+        if starts && runs.last().is_none_or(|r| !r.rows.is_empty() || r.op.is_some() && body.starts_with("Collective")) {
+            runs.push(fresh(i + 1));
+        }
+        if let Some(op) = named(body).filter(|_| body.starts_with("Collective test starting") || body.contains("_perf ") || body.ends_with("_perf")) {
+            if runs.is_empty() {
+                runs.push(fresh(i + 1));
+            }
+            let r = runs.last_mut().unwrap();
+            if r.rows.is_empty() {
+                r.op = Some(op);
+            }
+        }
+        if let Some(rest) = body.strip_prefix("Rank") {
+            // "0 Group 0 Pid 123 on HOST device 0 [0x07] NVIDIA A100-SXM4-80GB"
+            let t: Vec<&str> = rest.split_whitespace().collect();
+            if let (Some(rank), Some(on)) = (t.first().and_then(|x| x.parse::<usize>().ok()), t.iter().position(|&x| x == "on")) {
+                let host = t.get(on + 1).unwrap_or(&"").to_string();
+                let gpu = t.iter().position(|x| x.starts_with('[')).map(|k| t[k + 1..].join(" ")).unwrap_or_default();
+                if runs.is_empty() {
+                    runs.push(fresh(i + 1));
+                }
+                let r = runs.last_mut().unwrap();
+                if !r.rows.is_empty() {
+                    runs.push(fresh(i + 1));
+                }
+                runs.last_mut().unwrap().ranks.push((rank, host, gpu));
+            }
+            continue;
+        }
+        if line.trim_start().starts_with('#') {
+            continue;
+        }
+        if let Some(row) = row(&line) {
+            if runs.is_empty() {
+                runs.push(fresh(i + 1));
+            }
+            runs.last_mut().unwrap().rows.push(row);
+        }
+    }
+    let runs: Vec<Open> = runs.into_iter().filter(|r| !r.rows.is_empty()).collect();
+    if runs.is_empty() {
+        return Err(Error::input(
+            origin,
+            "",
+            "has no nccl-tests table (rows of size, count, type, … time, algbw, busbw); paste the output of an <op>_perf run",
+        ));
+    }
+    // A run without its own Rank lines (a later run of the same job) keeps the first's.
+    let first_ranks = runs.iter().find(|r| !r.ranks.is_empty()).map(|r| r.ranks.clone()).unwrap_or_default();
+    let single = runs.len() == 1;
+    runs.into_iter()
+        .map(|r| {
+            let ranks = if r.ranks.is_empty() { first_ranks.clone() } else { r.ranks };
+            let n = ranks.iter().map(|x| x.0 + 1).max().unwrap_or(0);
+            if n == 0 {
+                return Err(Error::input(
+                    origin,
+                    format!("line {}", r.line),
+                    "has no `Rank N … on HOST device …` lines, so the number of ranks is unknown; paste the output from its first line",
+                ));
+            }
+            let mut hosts: Vec<&str> = ranks.iter().map(|x| x.1.as_str()).collect();
+            hosts.sort_unstable();
+            hosts.dedup();
+            let gpu = ranks.first().map(|x| x.2.clone()).filter(|g| !g.is_empty());
+            let (op, from) = match r.op.or(if single { by_name.clone() } else { None }) {
+                Some(op) => (op, "named"),
+                None => match from_ratio(&r.rows, n) {
+                    Some(op) => (op, "from busbw/algbw"),
+                    None => {
+                        return Err(Error::input(
+                            origin,
+                            format!("line {}", r.line),
+                            "does not say its collective and its busbw/algbw matches none of nccl-tests' factors; name the file after the binary (all_reduce_perf.txt)",
+                        ))
+                    }
+                },
+            };
+            Ok(Run { op, op_from: from.into(), ranks: n, nodes: hosts.len(), gpu, rows: r.rows, line: r.line })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> String {
+        std::fs::read_to_string(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    #[test]
+    fn factors_are_nccl_tests() {
+        assert_eq!(busbw_factor("all_reduce", 8), 1.75);
+        assert_eq!(busbw_factor("all_gather", 8), 0.875);
+        assert_eq!(busbw_factor("broadcast", 8), 1.0);
+    }
+
+    #[test]
+    fn reads_the_current_format_with_root_and_wrong() {
+        let runs = parse(&fixture("nccl-tests-2xgb10-spark.txt"), "out.txt").unwrap();
+        assert_eq!(runs.len(), 1);
+        let r = &runs[0];
+        assert_eq!((r.op.as_str(), r.op_from.as_str(), r.ranks, r.nodes), ("all_reduce", "named", 2, 2));
+        assert_eq!(r.gpu.as_deref(), Some("NVIDIA GB10"));
+        assert_eq!(r.rows.len(), 4);
+        assert_eq!((r.rows[0].size, r.rows[0].count, r.rows[0].root), (8192, 2048, Some(-1)));
+        assert_eq!((r.rows[3].time_us, r.rows[3].in_place_busbw), (67.93, 1.01));
+        // A paste cut inside its only row has no table to read: one line says so.
+        let e = parse(&fixture("nccl-tests-8x4090-tree.txt"), "tree.txt").unwrap_err().to_string();
+        assert!(e.contains("tree.txt") && e.contains("no nccl-tests table") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn reads_mpi_prefixes_and_tells_the_op_from_the_ratio() {
+        let text = "#  Rank  0 Group  0 Pid  1 on a device  0 [0x07] GPU\n#  Rank  1 Group  0 Pid  2 on a device  1 [0x08] GPU\n#  Rank  2 Group  0 Pid  3 on b device  0 [0x07] GPU\n#  Rank  3 Group  0 Pid  4 on b device  1 [0x08] GPU\n[0]      1048576        262144     float     sum      -1[0]    100.0   10.49   15.73      0[0]    100.0   10.49   15.73      0\n";
+        let r = &parse(text, "x.log").unwrap()[0];
+        assert_eq!((r.op.as_str(), r.op_from.as_str(), r.ranks, r.nodes), ("all_reduce", "from busbw/algbw", 4, 2));
+        assert_eq!(r.rows[0].busbw, 15.73);
+    }
+
+    #[test]
+    fn reads_the_old_format_without_root_and_several_runs() {
+        let text = "# nThread 1 nGpus 2 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n#   Rank  0 Pid 1 on h device  0 [0x00] Tesla V100\n#   Rank  1 Pid 1 on h device  1 [0x00] Tesla V100\n           8             2   float     sum    10.0    0.80    0.80  0e+00    10.0    0.80    0.80  0e+00\n# Collective test starting: all_gather_perf\n           16             4   float     none    10.0    0.00    0.00  0e+00    10.0    0.00    0.00  0e+00\n";
+        let runs = parse(text, "x.log").unwrap();
+        assert_eq!(runs.len(), 2);
+        assert_eq!((runs[0].rows[0].root, runs[0].rows[0].redop.as_deref()), (None, Some("sum")));
+        assert_eq!((runs[0].op.as_str(), runs[1].op.as_str(), runs[1].ranks), ("all_reduce", "all_gather", 2));
+        let e = parse("nothing here\n", "x.log").unwrap_err().to_string();
+        assert!(e.contains("x.log") && !e.contains('\n'), "{e}");
+    }
+}
