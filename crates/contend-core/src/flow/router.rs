@@ -381,7 +381,9 @@ impl<'m> Router<'m> {
         let gpu_nic =
             |a: usize, b: usize| (kind(a) == DeviceKind::Gpu && kind(b) == DeviceKind::Nic) || (kind(a) == DeviceKind::Nic && kind(b) == DeviceKind::Gpu);
         let staging_via = via.iter().copied().find(|&d| kind(d) == DeviceKind::HostMemory);
-        let peer_path = || self.path_via(src, via, dst, true);
+        // The peer path decides the mechanism and then is the route: found once.
+        let peer = std::cell::OnceCell::new();
+        let peer_path = || peer.get_or_init(|| self.path_via(src, via, dst, true)).clone();
         let mechanism = match choice {
             Some(m) => m,
             None if staging_via.is_some() && engine(kind(src)) && engine(kind(dst)) => Mechanism::Staged,

@@ -435,7 +435,12 @@ pub fn to_yaml(spec: &MachineSpec) -> String {
 /// Whether a description is a cluster's: a top-level `fabric` key.
 fn is_cluster(text: &str) -> bool {
     if text.trim_start().starts_with('{') {
-        return serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v.get("fabric").is_some());
+        // Skimmed, not built: the rest of the document is skipped without allocating.
+        #[derive(Deserialize)]
+        struct Top {
+            fabric: Option<serde::de::IgnoredAny>,
+        }
+        return serde_json::from_str::<Top>(text).is_ok_and(|t| t.fabric.is_some());
     }
     text.lines().any(|l| l.starts_with("fabric:"))
 }
