@@ -72,12 +72,7 @@ pub const PATTERNS: &[Pattern] = &[
         help: "ranks on a grid (--grid 16x16x8) send to their neighbours along every dimension",
         make: neighbours,
     },
-    Pattern {
-        name: "group-shift",
-        aliases: &[],
-        help: "every GPU of dragonfly group (or pod) i sends to its counterpart in group i + 1",
-        make: group_shift,
-    },
+    Pattern { name: "group-shift", aliases: &[], help: "every GPU of dragonfly group (or pod) i sends to its counterpart in group i + 1", make: group_shift },
 ];
 
 /// A transfer pattern among the peers of machine `m`.

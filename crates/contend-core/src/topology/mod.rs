@@ -14,8 +14,8 @@ pub use pcie_tree::{PcieTree, Route};
 pub use presets::{preset_names, preset_text};
 pub use render::{closes_cycle, render_tree};
 
-use crate::keymap::IntMap;
 use crate::error::{parse_document, read_user_file, Error, Result};
+use crate::keymap::IntMap;
 use crate::units::{Bandwidth, Bytes, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
