@@ -126,9 +126,11 @@ mod traffic {
         assert!((r.transfers.finish_s[0] - want).abs() < 1e-12, "{} vs {want}", r.transfers.finish_s[0]);
     }
 
-    /// A permutation on a full-bisection tree: spraying packets over every shortest path (the
-    /// fluid limit of per-packet adaptive routing) reaches the injection bandwidth; one path
-    /// per message chosen by load comes within 2x; one fixed path per pair (shortest) does not.
+    /// A permutation on a full-bisection tree: spraying packets over every shortest path
+    /// reaches the injection bandwidth (each leaf's k uplinks carry 1/k of its k messages), and
+    /// so does per-packet adaptive routing, whose fluid limit at flow level splits each message
+    /// over the same paths by load; one hashed path per message (ecmp) collides; one fixed path
+    /// per pair (shortest) collides more.
     #[test]
     fn permutation_reaches_injection_bandwidth_with_packet_spraying() {
         let mut t = String::from("transfers:\n");
@@ -141,12 +143,12 @@ mod traffic {
         let shortest = run(&ft("shortest", "rr"), &t).summary.makespan_s;
         let ideal = 100e6 / 10e9;
         assert!(spray < 1.001 * ideal, "spray {spray}");
-        assert!(adaptive <= ecmp && adaptive <= 2.0 * ideal * 1.001, "adaptive {adaptive} ecmp {ecmp}");
+        assert!(adaptive < 1.001 * ideal && ecmp > 1.5 * ideal, "adaptive {adaptive} ecmp {ecmp}");
         assert!(shortest > 1.5 * spray, "shortest {shortest} vs spray {spray}");
     }
 
-    /// On a larger tree (256 nodes), one path per message chosen by load still gives most
-    /// messages of a permutation the injection bandwidth (a few collide, and set the makespan).
+    /// On a larger tree (256 nodes), adaptive routing (split by load: its fluid limit) gives
+    /// the messages of a permutation the injection bandwidth.
     #[test]
     fn adaptive_gives_most_of_a_permutation_full_bandwidth() {
         let tree = "name: ft\nfabric:\n  fat_tree: {radix: 16, pods: 4}\nlink: {bandwidth: 10GB/s}\nnodes: {gpus: 1}\nnetwork: {routing: adaptive}\n";
@@ -156,7 +158,7 @@ mod traffic {
         }
         let d = run(tree, &t).transfers.duration_s;
         let full = d.iter().filter(|&&x| x < 1.001 * 100e6 / 10e9).count();
-        assert!(full * 100 >= d.len() * 97, "{full} of {} at full bandwidth", d.len());
+        assert_eq!(full, d.len(), "{full} of {} at full bandwidth", d.len());
     }
 
     #[test]
