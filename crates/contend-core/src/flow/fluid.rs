@@ -8,7 +8,7 @@
 //!   is first split evenly, then each refining pass re-splits it at every switch by
 //!   water-filling over the loads the other messages leave on the ports (capacity weighted),
 //!   so a symmetric load stays an even split and an uneven one is evened out;
-//! - `ugal`/`par` on a dragonfly: the minimal part is spread over the global links joining the
+//! - `ugal`/`par` on a dragonfly of three groups or more: the minimal part is spread over the global links joining the
 //!   two groups as under `adaptive`, the detour is the message's Valiant path, and the message
 //!   is split between them so that UGAL's two costs (switch hops × (1 + busiest load)) come out
 //!   equal, as a stream of per-packet UGAL choices does against a fixed background load.
@@ -68,7 +68,9 @@ impl NetworkRouter<'_> {
     pub fn fluid(&self) -> bool {
         match self.policy {
             Routing::Spray | Routing::Adaptive => true,
-            Routing::Ugal | Routing::Par => self.grouped.is_some(),
+            // As `packet`: with two groups there is no Valiant path, and UGAL/PAR keep the
+            // one path per message that the flow table chooses.
+            Routing::Ugal | Routing::Par => self.grouped.is_some() && self.groups.len() > 2,
             _ => false,
         }
     }

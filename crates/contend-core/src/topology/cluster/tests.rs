@@ -120,9 +120,12 @@ mod traffic {
     fn a_lone_message_pays_its_hops_and_the_bottleneck() {
         // n0 -> n31: NIC, leaf, aggregate, core, aggregate, leaf, NIC: 6 network hops at
         // 150 ns (wire + router delay; the NIC links have no router delay: 2 × 100 ns + 4 × 150 ns),
-        // then 100 MB at 10 GB/s (the node's links run at 20 GB/s).
+        // then 100 MB at 10 GB/s (the node's links run at 20 GB/s), and store and forward: one
+        // 4096 B packet's serialisation on every link but the slowest, 6 at 10 GB/s and 2 at
+        // 20 GB/s, less one at 10 GB/s.
         let r = run(&ft("ecmp", "rr"), "transfers:\n  - {src: n0.GPU0, dst: n31.GPU0, size: 100MB}\n");
-        let want = 2.0 * 100e-9 + 4.0 * 150e-9 + 100e6 / 10e9;
+        let forward = 5.0 * 4096.0 / 10e9 + 2.0 * 4096.0 / 20e9;
+        let want = 2.0 * 100e-9 + 4.0 * 150e-9 + forward + 100e6 / 10e9;
         assert!((r.transfers.finish_s[0] - want).abs() < 1e-12, "{} vs {want}", r.transfers.finish_s[0]);
     }
 
@@ -176,11 +179,14 @@ mod traffic {
     #[test]
     fn fcfs_serves_in_arrival_order_back_to_back() {
         let (far, near) = ("n31", "n1"); // 6 network hops, and 2 (same leaf)
+        // Hop latencies and store and forward (4096 B packets over the links but the slowest:
+        // the far path's 6 network links at 10 GB/s, the near one's 2, and 2 node links at 20 GB/s).
         let hops = |d: &str| -> f64 {
+            let node = 2.0 * 4096.0 / 20e9;
             if d == far {
-                2.0 * 100e-9 + 4.0 * 150e-9
+                2.0 * 100e-9 + 4.0 * 150e-9 + 5.0 * 4096.0 / 10e9 + node
             } else {
-                2.0 * 100e-9
+                2.0 * 100e-9 + 4096.0 / 10e9 + node
             }
         };
         for (a, b) in [(far, near), (near, far)] {
