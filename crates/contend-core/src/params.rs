@@ -85,7 +85,7 @@ impl NicRelease {
 /// through a NIC pays the store-and-forward of one packet at each device it crosses.
 pub const STORE_FORWARD: Param = Param {
     name: "store_forward",
-    default: "off",
+    default: "on",
     help: "a message through a NIC reaches its destination one packet's serialisation (network.packet) later per device it \
            crosses beyond its slowest link, as store-and-forward switches (and packet) move it; off: as through one wire",
 };

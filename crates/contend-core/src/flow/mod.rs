@@ -281,12 +281,33 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut Vec<P
         Error::input(&w.origin, format!("transfers[{i}]"), format!("there is no network path from {} to {}", m.devices[from].name, m.devices[to].name))
     };
     let mut routes: Vec<Vec<Hop>> = vec![Vec::new(); units.len()];
+    // Per-packet policies other than spray: each unit's fluid spread (network/fluid.rs), found
+    // by an even first pass and refined with the others' loads in place.
+    let fluid = net.fluid() && !net.sprays();
+    let mut spreads: Vec<network::Spread> = vec![Vec::new(); if fluid { units.len() } else { 0 }];
+    if fluid {
+        for pass in 0..1 + REFINE_PASSES {
+            let mut moved = false;
+            for (u, &(i, from, to, weight)) in units.iter().enumerate() {
+                if pass > 0 {
+                    net.charge_spread(&spreads[u], -(weight as f64));
+                }
+                let (spread, route) = net.fluid_route(i as u64, from, to, weight, pass > 0).ok_or_else(|| no_path(i, from, to))?;
+                moved |= pass == 0 || spread != spreads[u];
+                spreads[u] = spread;
+                routes[u] = route;
+            }
+            if !moved {
+                break;
+            }
+        }
+    }
     // UGAL and PAR choose between two paths that loads do not change: found once, and each
     // pass only re-decides (with whether the minimal one won).
     let two = net.chooses_between_two();
     let mut candidates: Vec<(Vec<Hop>, Vec<Hop>, bool)> = Vec::new();
     let passes = if net.adapts() { 1 + REFINE_PASSES } else { 1 };
-    for pass in 0..passes {
+    for pass in 0..if fluid { 0 } else { passes } {
         let mut moved = false;
         for (u, &(i, from, to, weight)) in units.iter().enumerate() {
             if two {
@@ -314,7 +335,7 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut Vec<P
             break; // a pass that moves nothing: the next would not either
         }
     }
-    if two {
+    if two && !fluid {
         routes = candidates.into_iter().map(|(minimal, detour, won)| if won { minimal } else { detour }).collect();
     }
     let latency = |hops: &[Hop]| hops.iter().map(|h| m.links[h.link].latency).sum::<f64>();
@@ -329,6 +350,11 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut Vec<P
             let plan = &plans[base as usize];
             let mut s: Vec<(Hop, f64)> = plan.hops[..first].iter().chain(&plan.hops[last + 1..]).map(|&h| (h, 1.0)).collect();
             s.extend(net.spray(from, to));
+            spread[i] = Some(s);
+        } else if fluid {
+            let plan = &plans[base as usize];
+            let mut s: Vec<(Hop, f64)> = plan.hops[..first].iter().chain(&plan.hops[last + 1..]).map(|&h| (h, 1.0)).collect();
+            s.extend(spreads[u].iter().copied());
             spread[i] = Some(s);
         }
         let mut make = || {

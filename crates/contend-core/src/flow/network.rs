@@ -51,6 +51,10 @@ pub struct NetworkRouter<'m> {
     switch: Vec<bool>,
     /// A grouped network (every switch in a group, two groups or more): dragonfly routing.
     grouped: Option<Groups>,
+    /// Fluid routing (fluid.rs): messages over each directed link so far, fractional, in units
+    /// of the fastest network link's bandwidth (`fastest`).
+    fluid_load: Vec<f64>,
+    fastest: f64,
 }
 
 /// A global link from one group to another: (link, router it leaves, router it reaches,
@@ -121,6 +125,8 @@ impl<'m> NetworkRouter<'m> {
             dag: Default::default(),
             switch: m.devices.iter().map(|d| d.kind == DeviceKind::Switch).collect(),
             grouped,
+            fluid_load: vec![0.0; 2 * m.links.len()],
+            fastest: m.links.iter().filter(|l| l.kind == LinkKind::Network).map(|l| l.bandwidth).fold(0.0, f64::max),
         }
     }
 
@@ -628,9 +634,10 @@ impl<'m> NetworkRouter<'m> {
 
     /// The network part of message `flow`'s path, from device `from` to device `to`.
     /// Whether one route serves every message between two NICs (a flow, `weight` messages):
-    /// adaptive routing, whose choice depends on the loads of all messages alike.
+    /// adaptive routing, whose choice depends on the loads of all messages alike, and the
+    /// fluid UGAL/PAR (a split per pair keeps one route per pair in the flow table).
     pub fn routes_per_pair(&self) -> bool {
-        self.policy == Routing::Adaptive
+        self.policy == Routing::Adaptive || (self.fluid() && !self.sprays())
     }
 
     /// The network part of the path of `weight` messages (message `flow`, or a pair's first).
@@ -652,6 +659,10 @@ impl<'m> NetworkRouter<'m> {
         Some(hops)
     }
 }
+
+#[path = "fluid.rs"]
+mod fluid;
+pub use fluid::Spread;
 
 #[cfg(test)]
 #[path = "network_tests.rs"]

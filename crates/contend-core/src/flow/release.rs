@@ -26,15 +26,16 @@ impl FlowTable {
     /// forwarding it (store and forward, as `packet` moves them; Dally and Towles, Principles
     /// and Practices of Interconnection Networks, §2.5 (store-and-forward latency): each hop
     /// adds a packet's serialisation, against the one of the slowest hop a wire would pay).
-    /// Zero for every other transfer.
+    /// A message smaller than a packet is one packet of its size. Zero for every other transfer.
     pub fn store_and_forward(&self, m: &Machine) -> Vec<f64> {
-        let packet = m.network.packet_bytes() as f64;
+        let full = m.network.packet_bytes() as f64;
         (0..self.len())
             .map(|f| {
                 let path = self.path(f);
                 if self.nic[f] == NO_NIC || path.is_empty() {
                     return 0.0;
                 }
+                let packet = full.min(self.volume[f]);
                 let (sum, slowest) = path.iter().map(|&r| packet / self.cap[r as usize]).fold((0.0, 0.0f64), |(s, w), x| (s + x, w.max(x)));
                 sum - slowest
             })

@@ -104,7 +104,7 @@ impl Default for MaxminParams {
             read_request: 0.047,
             // What credit-based flow control does (params.rs; docs/models.md, "NIC release").
             nic_release: NicRelease::Buffered,
-            store_forward: false,
+            store_forward: true,
         }
     }
 }
@@ -288,8 +288,10 @@ impl MaxminParams {
 pub struct MaxminPrepared {
     pub flows: FlowTable,
     pub params: MaxminParams,
-    /// Seconds of store and forward in each transfer's setup (kept to redo it for new capacities).
-    forwarding: Vec<f64>,
+    /// Each transfer's setup without store and forward (kept to redo it for new capacities:
+    /// base plus the new delay gives the same bits as a fresh preparation, which adding the
+    /// difference to the old sum would not).
+    unforwarded: Vec<f64>,
 }
 
 pub fn prepare(m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<Box<dyn Prepared>> {
@@ -319,7 +321,7 @@ impl MaxminPrepared {
         if params.nic_release == NicRelease::Buffered {
             flows.buffer_nic_releases(m);
         }
-        let mut prepared = MaxminPrepared { flows, params, forwarding: Vec::new() };
+        let mut prepared = MaxminPrepared { flows, params, unforwarded: Vec::new() };
         prepared.forward(m);
         Ok(prepared)
     }
@@ -330,11 +332,12 @@ impl MaxminPrepared {
         if !self.params.store_forward {
             return;
         }
-        let new = self.flows.store_and_forward(m);
-        for (f, &x) in new.iter().enumerate() {
-            self.flows.setup[f] += x - self.forwarding.get(f).copied().unwrap_or(0.0);
+        if self.unforwarded.is_empty() {
+            self.unforwarded = self.flows.setup.clone();
         }
-        self.forwarding = new;
+        for (f, x) in self.flows.store_and_forward(m).into_iter().enumerate() {
+            self.flows.setup[f] = self.unforwarded[f] + x;
+        }
     }
 }
 
