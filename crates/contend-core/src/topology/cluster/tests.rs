@@ -207,8 +207,8 @@ mod traffic {
     #[test]
     fn fcfs_serves_in_arrival_order_back_to_back() {
         let (far, near) = ("n31", "n1"); // 6 network hops, and 2 (same leaf)
-        // Hop latencies and store and forward (4096 B packets over the links but the slowest:
-        // the far path's 6 network links at 10 GB/s, the near one's 2, and 2 node links at 20 GB/s).
+                                         // Hop latencies and store and forward (4096 B packets over the links but the slowest:
+                                         // the far path's 6 network links at 10 GB/s, the near one's 2, and 2 node links at 20 GB/s).
         let hops = |d: &str| -> f64 {
             let node = 2.0 * 4096.0 / 20e9;
             if d == far {
