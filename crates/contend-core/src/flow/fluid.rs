@@ -66,6 +66,9 @@ impl NetworkRouter<'_> {
     /// Whether messages are routed as the fluid limit of per-packet routing: the policies that
     /// `packet` routes per packet on this network.
     pub fn fluid(&self) -> bool {
+        if !self.fluid_on {
+            return self.policy == Routing::Spray;
+        }
         match self.policy {
             Routing::Spray | Routing::Adaptive => true,
             // As `packet`: with two groups there is no Valiant path, and UGAL/PAR keep the

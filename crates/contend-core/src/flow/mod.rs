@@ -66,6 +66,8 @@ pub struct FlowRules<'a> {
     /// Whether the model shares a device's `capacity` among the copies through it; a model
     /// that cannot refuses workloads that meet one.
     pub device_capacity: bool,
+    /// Route per-packet policies as their fluid limit (network/fluid.rs), not one path per message.
+    pub fluid: bool,
 }
 
 /// Flows of no NIC queue (they do not enter a network through a NIC).
@@ -250,7 +252,7 @@ type Shares = Vec<(Hop, f64)>;
 /// with equal base and route shared). Where packets are sprayed, also each message's share of
 /// every link it may cross (its node parts whole, its network part split evenly over the
 /// shortest paths).
-fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut Vec<Plan>, plan_of: &mut [u32]) -> Result<Vec<Option<Shares>>> {
+fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut Vec<Plan>, plan_of: &mut [u32]) -> Result<(Vec<Shares>, Vec<u32>)> {
     // A plan's network part depends on the plan alone (its source is the pair's): once per plan.
     let mut part_of_plan: Vec<Option<Option<NetworkPart>>> = vec![None; plans.len()];
     let mut parts: Vec<Option<NetworkPart>> = Vec::with_capacity(plan_of.len());
@@ -339,23 +341,35 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut Vec<P
         routes = candidates.into_iter().map(|(minimal, detour, won)| if won { minimal } else { detour }).collect();
     }
     let latency = |hops: &[Hop]| hops.iter().map(|h| m.links[h.link].latency).sum::<f64>();
-    let mut spread = vec![None; plan_of.len()];
+    // Each distinct spread once (per base plan and pair of NICs, or fluid unit), and per message
+    // its index (NO_SPREAD: none): messages of one pair then compile once.
+    let mut spreads_out: Vec<Shares> = Vec::new();
+    let mut spread = vec![NO_SPREAD; plan_of.len()];
+    let mut spread_key: IntMap<(u32, usize, usize), u32> = IntMap::default();
     // One plan per (base plan, route): found by a fingerprint of both, checked against the
     // route of the unit that made the plan (a fingerprint that collides makes a plan anew).
     let mut rerouted: KeyMap<(u32, usize, u32)> = KeyMap::default();
     for (i, (part, &u)) in parts.iter().zip(&unit_of).enumerate() {
         let Some((first, last, from, to)) = *part else { continue };
         let base = plan_of[i];
-        if net.sprays() {
-            let plan = &plans[base as usize];
-            let mut s: Vec<(Hop, f64)> = plan.hops[..first].iter().chain(&plan.hops[last + 1..]).map(|&h| (h, 1.0)).collect();
-            s.extend(net.spray(from, to));
-            spread[i] = Some(s);
-        } else if fluid {
-            let plan = &plans[base as usize];
-            let mut s: Vec<(Hop, f64)> = plan.hops[..first].iter().chain(&plan.hops[last + 1..]).map(|&h| (h, 1.0)).collect();
-            s.extend(spreads[u].iter().copied());
-            spread[i] = Some(s);
+        if net.sprays() || fluid {
+            let key = if fluid { (base, u, usize::MAX) } else { (base, from, to) };
+            spread[i] = match spread_key.get(&key) {
+                Some(&k) => k,
+                None => {
+                    let plan = &plans[base as usize];
+                    let mut s: Vec<(Hop, f64)> = plan.hops[..first].iter().chain(&plan.hops[last + 1..]).map(|&h| (h, 1.0)).collect();
+                    if fluid {
+                        s.extend(spreads[u].iter().copied());
+                    } else {
+                        s.extend(net.spray(from, to));
+                    }
+                    spreads_out.push(s);
+                    let k = spreads_out.len() as u32 - 1;
+                    spread_key.insert(key, k);
+                    k
+                }
+            };
         }
         let mut make = || {
             let mut plan = plans[base as usize].clone();
@@ -381,8 +395,14 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut Vec<P
             }
         };
     }
-    Ok(spread)
+    Ok((spreads_out, spread))
 }
+
+/// Routes longer than this merge their crossings by sorting.
+const LONG_ROUTE: usize = 32;
+
+/// A message with no spread of its own (its plan's path is its route).
+const NO_SPREAD: u32 = u32::MAX;
 
 /// The NIC a path enters the network through: the device a network link is first left from,
 /// if that device is a NIC.
@@ -520,7 +540,8 @@ impl FlowTable {
             plan_of.push(plan);
         }
         let mut net = router.network();
-        let spread = if net.routes_per_message() { reroute(m, &mut net, w, &mut plans, &mut plan_of)? } else { vec![None; n] };
+        net.fluid_on = rules.fluid;
+        let (spreads, spread) = if net.routes_per_message() { reroute(m, &mut net, w, &mut plans, &mut plan_of)? } else { (Vec::new(), vec![NO_SPREAD; n]) };
         drop(net);
         let resource = |h: &Hop| dir[2 * h.link + usize::from(!h.forward)];
         let reverse = |h: &Hop| dir[2 * h.link + usize::from(h.forward)];
@@ -528,12 +549,12 @@ impl FlowTable {
         // What a transfer's plan and access decide (its route, path, hop latencies and NIC),
         // once per (plan, access) for the transfers that ask nothing more.
         let mut compiled: KeyMap<(u32, u32, f64, f64, u32)> = KeyMap::default();
-        for (i, (t, shares)) in w.transfers.iter().zip(spread).enumerate() {
+        for (i, (t, &shares)) in w.transfers.iter().zip(&spread).enumerate() {
             let p = plan_of[i];
             let plan = &plans[p as usize];
-            let plain = kernels[i].is_none() && shares.is_none() && t.compute.is_none();
+            let plain = kernels[i].is_none() && t.compute.is_none();
             let read = t.access == Access::Read;
-            let memo = (p as u64) << 1 | read as u64;
+            let memo = (p as u64) << 33 | (shares as u64) << 1 | read as u64;
             let (route, path_id, hops_latency, requests, nic) = match compiled.get(&memo) {
                 Some(&known_one) if plain => known_one,
                 _ => {
@@ -567,8 +588,8 @@ impl FlowTable {
                         });
                     }
                     let hops: Vec<(Hop, f64)> = match shares {
-                        Some(shares) => shares,
-                        None => plan.shares(),
+                        NO_SPREAD => plan.shares(),
+                        k => spreads[k as usize].clone(),
                     };
                     crossings.clear();
                     charges::coefficients(m, &hops, plan.staging, t.access, &rules.charges, |h| (resource(h), reverse(h)), &mut crossings);
@@ -591,7 +612,25 @@ impl FlowTable {
                     }
                     uniq.clear();
                     uniq_data.clear();
+                    if crossings.len() > LONG_ROUTE {
+                        // A spread route (hundreds of links on a large fat-tree): merge by sorting,
+                        // not by the search below, which is quadratic.
+                        crossings.sort_by_key(|c| c.0);
+                        crossings.dedup_by(|b, a| {
+                            let same = a.0 == b.0;
+                            if same {
+                                a.1 += b.1;
+                                a.2 += b.2;
+                            }
+                            same
+                        });
+                    }
                     for &(r, x, d) in &crossings {
+                        if crossings.len() > LONG_ROUTE {
+                            uniq.push((r, x));
+                            uniq_data.push(d);
+                            continue;
+                        }
                         match uniq.iter().position(|(y, _)| *y == r) {
                             Some(k) => {
                                 uniq[k].1 += x;

@@ -55,6 +55,8 @@ pub struct NetworkRouter<'m> {
     /// of the fastest network link's bandwidth (`fastest`).
     fluid_load: Vec<f64>,
     fastest: f64,
+    /// Whether the model asks for fluid routing (FlowRules::fluid); spray is spread whatever it says.
+    pub fluid_on: bool,
 }
 
 /// A global link from one group to another: (link, router it leaves, router it reaches,
@@ -127,6 +129,7 @@ impl<'m> NetworkRouter<'m> {
             grouped,
             fluid_load: vec![0.0; 2 * m.links.len()],
             fastest: m.links.iter().filter(|l| l.kind == LinkKind::Network).map(|l| l.bandwidth).fold(0.0, f64::max),
+            fluid_on: false,
         }
     }
 

@@ -21,7 +21,7 @@ use super::{on_off, param_error, unknown_param, EventModel, RateModel};
 use crate::error::Result;
 use crate::flow::charges::{Charges, ReadCost};
 use crate::flow::{FlowRules, FlowTable};
-use crate::params::{NicRelease, NIC_RELEASE, STORE_FORWARD};
+use crate::params::{NicRelease, FLUID_ROUTING, NIC_RELEASE, STORE_FORWARD};
 use crate::topology::{Link, LinkKind, Machine};
 use crate::units::{Bytes, Time};
 use crate::workload::Workload;
@@ -67,6 +67,8 @@ pub struct MaxminParams {
     pub nic_release: NicRelease,
     /// A message through a NIC pays each device's store-and-forward of one packet (params.rs; off by default).
     pub store_forward: bool,
+    /// Per-packet routing policies as their fluid limit (params.rs; off by default).
+    pub fluid_routing: bool,
 }
 
 impl Default for MaxminParams {
@@ -104,7 +106,8 @@ impl Default for MaxminParams {
             read_request: 0.047,
             // What credit-based flow control does (params.rs; docs/models.md, "NIC release").
             nic_release: NicRelease::Buffered,
-            store_forward: true,
+            store_forward: false,
+            fluid_routing: false,
         }
     }
 }
@@ -142,6 +145,7 @@ pub const PARAMS: &[Param] = &[
     Param { name: "read_request", default: "0.047", help: "bytes of read requests per byte read, charged to the opposite direction" },
     NIC_RELEASE,
     STORE_FORWARD,
+    FLUID_ROUTING,
 ];
 
 impl MaxminParams {
@@ -187,6 +191,7 @@ impl MaxminParams {
                 "read_request" => p.read_request = fraction()?,
                 "nic_release" => p.nic_release = NicRelease::parse(k, v)?,
                 "store_forward" => p.store_forward = on_off(k, v)?,
+                "fluid_routing" => p.fluid_routing = on_off(k, v)?,
                 _ => return Err(unknown_param("maxmin", k, PARAMS)),
             }
         }
@@ -229,6 +234,7 @@ impl MaxminParams {
         m.insert("staging_chunk".into(), format!("{}", Bytes(self.staging_chunk as u64)));
         m.insert("nic_release".into(), self.nic_release.name().into());
         m.insert("store_forward".into(), if self.store_forward { "on" } else { "off" }.into());
+        m.insert("fluid_routing".into(), if self.fluid_routing { "on" } else { "off" }.into());
         m.insert("p2p".into(), if self.p2p { "on" } else { "off" }.into());
         m.insert("quantum".into(), format!("{}", Time::from_secs(self.quantum)));
         m
@@ -315,6 +321,7 @@ impl MaxminPrepared {
             model: "maxmin",
             device_capacity: true,
             caps: true,
+            fluid: params.fluid_routing,
         };
         let mut flows = FlowTable::compile(m, w, &rules)?;
         flows.join_quantum = params.quantum;

@@ -522,6 +522,7 @@ impl Sc16Prepared {
                 model: "sc16",
                 device_capacity: false,
                 caps: false,
+                fluid: false,
             },
         )?;
         // sc16 has no latency: a copy moves bytes from its issue, plus the user's overhead.

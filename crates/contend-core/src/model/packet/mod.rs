@@ -181,6 +181,8 @@ impl PacketPrepared {
                 model: "packet",
                 device_capacity: false,
                 caps: false,
+                // Packets choose their own way: the flow table's spread would go unused.
+                fluid: false,
             },
         )?;
         let n = flows.len();

@@ -133,9 +133,13 @@ mod traffic {
     use crate::workload::WorkloadSpec;
 
     fn run(machine: &str, transfers: &str) -> crate::report::Report {
+        run_with(machine, transfers, &[])
+    }
+
+    fn run_with(machine: &str, transfers: &str, params: &[(String, String)]) -> crate::report::Report {
         let m = Machine::from_text(machine, "c.yaml").unwrap();
         let w = WorkloadSpec::from_text(transfers, "t.yaml").unwrap();
-        api::simulate(&m, &w, "t.yaml", "maxmin", &[], Detail::default()).unwrap()
+        api::simulate(&m, &w, "t.yaml", "maxmin", params, Detail::default()).unwrap()
     }
 
     const FT: &str = "name: ft\nfabric:\n  fat_tree: {radix: 8, pods: 2}\nlink: {bandwidth: 10GB/s, latency: 100ns, router_delay: 50ns}\nnodes: {gpus: 1}\nnetwork: {routing: ROUTING, nic_scheduling: NIC}\n";
@@ -148,20 +152,17 @@ mod traffic {
     fn a_lone_message_pays_its_hops_and_the_bottleneck() {
         // n0 -> n31: NIC, leaf, aggregate, core, aggregate, leaf, NIC: 6 network hops at
         // 150 ns (wire + router delay; the NIC links have no router delay: 2 × 100 ns + 4 × 150 ns),
-        // then 100 MB at 10 GB/s (the node's links run at 20 GB/s), and store and forward: one
-        // 4096 B packet's serialisation on every link but the slowest, 6 at 10 GB/s and 2 at
-        // 20 GB/s, less one at 10 GB/s.
+        // then 100 MB at 10 GB/s (the node's links run at 20 GB/s).
         let r = run(&ft("ecmp", "rr"), "transfers:\n  - {src: n0.GPU0, dst: n31.GPU0, size: 100MB}\n");
-        let forward = 5.0 * 4096.0 / 10e9 + 2.0 * 4096.0 / 20e9;
-        let want = 2.0 * 100e-9 + 4.0 * 150e-9 + forward + 100e6 / 10e9;
+        let want = 2.0 * 100e-9 + 4.0 * 150e-9 + 100e6 / 10e9;
         assert!((r.transfers.finish_s[0] - want).abs() < 1e-12, "{} vs {want}", r.transfers.finish_s[0]);
     }
 
     /// A permutation on a full-bisection tree: spraying packets over every shortest path
     /// reaches the injection bandwidth (each leaf's k uplinks carry 1/k of its k messages), and
-    /// so does per-packet adaptive routing, whose fluid limit at flow level splits each message
-    /// over the same paths by load; one hashed path per message (ecmp) collides; one fixed path
-    /// per pair (shortest) collides more.
+    /// so does per-packet adaptive routing as its fluid limit (`fluid_routing=on`: each message
+    /// split over the same paths by load); one path per message chosen by load comes within 2x,
+    /// one hashed path per message (ecmp) collides, one fixed path per pair (shortest) more.
     #[test]
     fn permutation_reaches_injection_bandwidth_with_packet_spraying() {
         let mut t = String::from("transfers:\n");
@@ -170,16 +171,18 @@ mod traffic {
         }
         let spray = run(&ft("spray", "rr"), &t).summary.makespan_s;
         let adaptive = run(&ft("adaptive", "rr"), &t).summary.makespan_s;
+        let fluid = run_with(&ft("adaptive", "rr"), &t, &[("fluid_routing".into(), "on".into())]).summary.makespan_s;
         let ecmp = run(&ft("ecmp", "rr"), &t).summary.makespan_s;
         let shortest = run(&ft("shortest", "rr"), &t).summary.makespan_s;
         let ideal = 100e6 / 10e9;
         assert!(spray < 1.001 * ideal, "spray {spray}");
-        assert!(adaptive < 1.001 * ideal && ecmp > 1.5 * ideal, "adaptive {adaptive} ecmp {ecmp}");
+        assert!(fluid < 1.001 * ideal && ecmp > 1.5 * ideal, "fluid adaptive {fluid} ecmp {ecmp}");
+        assert!(adaptive <= ecmp && adaptive <= 2.0 * ideal * 1.001, "adaptive {adaptive} ecmp {ecmp}");
         assert!(shortest > 1.5 * spray, "shortest {shortest} vs spray {spray}");
     }
 
-    /// On a larger tree (256 nodes), adaptive routing (split by load: its fluid limit) gives
-    /// the messages of a permutation the injection bandwidth.
+    /// On a larger tree (256 nodes), one path per message chosen by load still gives most
+    /// messages of a permutation the injection bandwidth (a few collide, and set the makespan).
     #[test]
     fn adaptive_gives_most_of_a_permutation_full_bandwidth() {
         let tree = "name: ft\nfabric:\n  fat_tree: {radix: 16, pods: 4}\nlink: {bandwidth: 10GB/s}\nnodes: {gpus: 1}\nnetwork: {routing: adaptive}\n";
@@ -189,7 +192,7 @@ mod traffic {
         }
         let d = run(tree, &t).transfers.duration_s;
         let full = d.iter().filter(|&&x| x < 1.001 * 100e6 / 10e9).count();
-        assert_eq!(full, d.len(), "{full} of {} at full bandwidth", d.len());
+        assert!(full * 100 >= d.len() * 97, "{full} of {} at full bandwidth", d.len());
     }
 
     #[test]
@@ -207,14 +210,11 @@ mod traffic {
     #[test]
     fn fcfs_serves_in_arrival_order_back_to_back() {
         let (far, near) = ("n31", "n1"); // 6 network hops, and 2 (same leaf)
-                                         // Hop latencies and store and forward (4096 B packets over the links but the slowest:
-                                         // the far path's 6 network links at 10 GB/s, the near one's 2, and 2 node links at 20 GB/s).
         let hops = |d: &str| -> f64 {
-            let node = 2.0 * 4096.0 / 20e9;
             if d == far {
-                2.0 * 100e-9 + 4.0 * 150e-9 + 5.0 * 4096.0 / 10e9 + node
+                2.0 * 100e-9 + 4.0 * 150e-9
             } else {
-                2.0 * 100e-9 + 4096.0 / 10e9 + node
+                2.0 * 100e-9
             }
         };
         for (a, b) in [(far, near), (near, far)] {
