@@ -209,8 +209,10 @@ impl NetworkRouter<'_> {
             let l = &r.m.links[h.link];
             r.switch[l.a] && r.switch[l.b]
         };
-        let min_links: Vec<(f64, f64)> = minimal.iter().filter(|(h, _)| inner(self, h)).map(|(h, x)| (self.fluid_load[Self::slot(h)], x / self.relative(h.link))).collect();
-        let det_links: Vec<(f64, f64)> = detour.iter().filter(|h| inner(self, h)).map(|h| (self.fluid_load[Self::slot(h)], 1.0 / self.relative(h.link))).collect();
+        let min_links: Vec<(f64, f64)> =
+            minimal.iter().filter(|(h, _)| inner(self, h)).map(|(h, x)| (self.fluid_load[Self::slot(h)], x / self.relative(h.link))).collect();
+        let det_links: Vec<(f64, f64)> =
+            detour.iter().filter(|h| inner(self, h)).map(|h| (self.fluid_load[Self::slot(h)], 1.0 / self.relative(h.link))).collect();
         let busiest = |links: &[(f64, f64)], x: f64| links.iter().map(|&(load, per)| load + x * weight * per).fold(0.0, f64::max);
         let (hm, hd) = (path.len() as f64, detour.len() as f64);
         // Positive when the minimal path, taking a share f, costs more than the detour taking the rest.

@@ -4,11 +4,11 @@
 //! states the rules; this module turns them into a path and a fixed cost per transfer.
 
 use super::network::NetworkRouter;
+use crate::keymap::IntMap;
 use crate::topology::{DeviceKind, LinkKind, Machine};
 use crate::workload::Mechanism;
 use std::cell::RefCell;
 use std::cmp::Reverse;
-use crate::keymap::IntMap;
 use std::collections::{BTreeMap, BinaryHeap};
 
 pub use crate::topology::Hop;

@@ -378,8 +378,7 @@ impl<'c> Engine<'c> {
                 return true;
             }
             let own = self.level_after(l as u32, x);
-            self.top[l] <= own * (1.0 + TIE)
-                && (own >= self.g.level[l] || self.groups_on(l).all(|(g, _)| self.level_after(g, x) <= own * (1.0 + TIE)))
+            self.top[l] <= own * (1.0 + TIE) && (own >= self.g.level[l] || self.groups_on(l).all(|(g, _)| self.level_after(g, x) <= own * (1.0 + TIE)))
         })
     }
 
