@@ -84,12 +84,13 @@ impl NicRelease {
 /// Whether a flow-level model routes the per-packet policies (adaptive; UGAL/PAR on dragonflies
 /// of three groups or more) as their fluid limit, a message split over its packets' paths
 /// (flow/fluid.rs), or one path per message. Off by default: a spread route lists every link
-/// its packets may cross (546 on fat-tree-2048x1), and the max-min engine's work grows with it.
+/// its packets may cross (546 on fat-tree-2048x1), and the max-min engine's work grows with it
+/// (docs/benchmarks.md, "Issue 23, fluid routing").
 pub const FLUID_ROUTING: Param = Param {
     name: "fluid_routing",
     default: "off",
     help: "route adaptive (and UGAL/PAR on dragonflies of 3+ groups) as the fluid limit of per-packet routing: each message \
-           split over its packets' paths by load, as packet spreads them; nearer packet, but far slower on large fat-trees",
+           split over its packets' paths by load, as packet spreads them; nearer packet, but slower (routes list every link their packets may cross)",
 };
 
 /// Every flow-level model with network paths declares this one parameter: whether a message
