@@ -383,7 +383,7 @@ impl<'m> Router<'m> {
         let staging_via = via.iter().copied().find(|&d| kind(d) == DeviceKind::HostMemory);
         // The peer path decides the mechanism and then is the route: found once.
         let peer = std::cell::OnceCell::new();
-        let peer_path = || peer.get_or_init(|| self.path_via(src, via, dst, true)).clone();
+        let peer_path = || peer.get_or_init(|| self.path_via(src, via, dst, true));
         let mechanism = match choice {
             Some(m) => m,
             None if staging_via.is_some() && engine(kind(src)) && engine(kind(dst)) => Mechanism::Staged,
@@ -416,7 +416,7 @@ impl<'m> Router<'m> {
                 if staging_via.is_some() {
                     return Err(format!("mechanism {} cannot pass through host memory; drop it from via or use staged", mechanism.name()));
                 }
-                let hops = peer_path().ok_or_else(|| {
+                let hops = peer_path().clone().ok_or_else(|| {
                     format!(
                         "{} (peer traffic cannot cross QPI/UPI or links marked p2p: false); use staged, or set p2p: true on the link if the platform allows it",
                         no_path("peer-to-peer")
