@@ -418,6 +418,17 @@ pub fn apps() -> Vec<AppSummary> {
 /// The kernel and load-store cost parameters of datatype methods (name, default, help).
 pub const KERNEL_PARAMS: &[crate::model::Param] = crate::datatype::cost::PARAMS;
 
+/// Every parameter table contend declares, with what owns it: each model's, NCCL's constants,
+/// the datatype kernels', the stencil's and each skeleton's (docs and checks read them all).
+pub fn param_tables() -> Vec<(String, &'static [crate::params::Param])> {
+    let mut tables: Vec<(String, &'static [crate::params::Param])> = registry::MODELS.iter().map(|m| (format!("model {}", m.name), m.params)).collect();
+    tables.push(("NCCL constants".into(), crate::nccl::constants::PARAMS));
+    tables.push(("datatype kernels".into(), KERNEL_PARAMS));
+    tables.push(("stencil".into(), crate::stencil::PARAMS));
+    tables.extend(crate::workload::program::apps::APPS.iter().map(|a| (format!("skeleton {}", a.name), a.params)));
+    tables
+}
+
 /// Datatype presets as (name, description, bytes, blocks).
 pub fn datatype_presets() -> Vec<(String, String, u64, u64)> {
     crate::datatype::preset_names()

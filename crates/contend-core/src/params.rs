@@ -1,42 +1,270 @@
 //! Parameters as every part of contend declares and reads them: a model's `--param`s, the
 //! kernel terms of datatype methods, the stream-ordered stencil's and the skeletons' knobs.
-//! One declaration (name, default, help), one way to refuse a value or a name, below every
-//! layer that has parameters, so that none of them borrows another's helpers.
+//! Each is declared once (name, kind, default, help) in its owner's table; one parser reads
+//! given values and the table's own defaults by kind, refuses a bad value or an unknown name in
+//! one line, and hands the owner typed values. `contend models` and the docs print the tables.
 
 use crate::error::{Error, Result};
-use serde::Serialize;
+use crate::units::{Bandwidth, Bytes, Time};
+use serde::{Serialize, Serializer};
+
+/// What values a parameter takes; the parser checks them, `contend models` prints them.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// A real number from `min` to `max`; an open end excludes itself.
+    Real { min: f64, max: f64, open_min: bool, open_max: bool },
+    /// A size of at least `min` bytes (below 2^64, as every size).
+    Bytes { min: u64 },
+    /// A time, zero or more (below 2^64 ps).
+    Time,
+    /// A rate above zero.
+    Bandwidth,
+    /// A whole number from `min` to `max`.
+    Count { min: u64, max: u64 },
+    /// on/true/yes/1 or off/false/no/0.
+    OnOff,
+    /// One of these words.
+    Choice(&'static [&'static str]),
+}
+
+impl Kind {
+    /// An efficiency: a share of a capacity that is reached, in (0, 1].
+    pub const EFFICIENCY: Kind = Kind::Real { min: 0.0, max: 1.0, open_min: true, open_max: false };
+    /// A loss or overhead per byte, in [0, 1).
+    pub const LOSS: Kind = Kind::Real { min: 0.0, max: 1.0, open_min: false, open_max: true };
+    /// A share, in [0, 1].
+    pub const SHARE: Kind = Kind::Real { min: 0.0, max: 1.0, open_min: false, open_max: false };
+    /// A positive finite number.
+    pub const POSITIVE: Kind = Kind::Real { min: 0.0, max: f64::INFINITY, open_min: true, open_max: true };
+
+    /// In words, for `contend models` and for a refusal.
+    pub fn describe(&self) -> String {
+        match *self {
+            Kind::Real { min, max, open_min, .. } if max.is_infinite() => {
+                format!("a number {} {min}", if open_min { "above" } else { "of at least" })
+            }
+            Kind::Real { min, max, open_min, open_max } => {
+                format!("a number in {}{min}, {max}{}", if open_min { "(" } else { "[" }, if open_max { ")" } else { "]" })
+            }
+            Kind::Bytes { min: 0 } => "a size".into(),
+            Kind::Bytes { min } => format!("a size of at least {}", Bytes(min)),
+            Kind::Time => "a time".into(),
+            Kind::Bandwidth => "a bandwidth".into(),
+            Kind::Count { min, max } => format!("a whole number from {min} to {max}"),
+            Kind::OnOff => "on or off".into(),
+            Kind::Choice(words) => format!("one of {}", words.join(", ")),
+        }
+    }
+
+    /// `text` as a value of this kind, or what is wrong with it (without the name).
+    fn parse(&self, text: &str, example: &str) -> std::result::Result<Value, String> {
+        let bad = || format!("\"{text}\" is not {}; e.g. {example}", self.describe());
+        match *self {
+            Kind::Real { min, max, open_min, open_max } => {
+                let x: f64 = text.parse().map_err(|_| bad())?;
+                let above = if open_min { x > min } else { x >= min };
+                let below = if open_max { x < max } else { x <= max };
+                (x.is_finite() && above && below).then_some(Value::Real(x)).ok_or_else(bad)
+            }
+            Kind::Bytes { min } => {
+                let b = Bytes::parse(text)?;
+                if b.0 < min {
+                    return Err(format!("\"{text}\" is below {}; e.g. {example}", Bytes(min)));
+                }
+                Ok(Value::Bytes(b.0))
+            }
+            Kind::Time => Ok(Value::Time(Time::parse(text)?.0)),
+            Kind::Bandwidth => Ok(Value::Bandwidth(Bandwidth::parse(text)?.bytes_per_sec())),
+            Kind::Count { min, max } => text.parse::<u64>().ok().filter(|n| (min..=max).contains(n)).map(Value::Count).ok_or_else(bad),
+            Kind::OnOff => match text {
+                "on" | "true" | "yes" | "1" => Ok(Value::On(true)),
+                "off" | "false" | "no" | "0" => Ok(Value::On(false)),
+                _ => Err(bad()),
+            },
+            Kind::Choice(words) => words.iter().position(|w| *w == text).map(Value::Choice).ok_or_else(bad),
+        }
+    }
+}
+
+impl Serialize for Kind {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.describe())
+    }
+}
 
 /// One parameter as its table declares it; `contend models` and the docs print these.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Param {
     pub name: &'static str,
+    pub kind: Kind,
+    /// The value it takes when not given, as a user would write it; where `derived`, a word for
+    /// where it comes from instead (NCCL's own constant, ...).
     pub default: &'static str,
     pub help: &'static str,
+    #[serde(skip)]
+    pub derived: bool,
+}
+
+impl Param {
+    pub const fn new(name: &'static str, kind: Kind, default: &'static str, help: &'static str) -> Param {
+        Param { name, kind, default, help, derived: false }
+    }
+
+    /// A parameter with no value of its own until given: its owner falls back on something it
+    /// knows (NCCL's constants, the machine's), which `default` names.
+    pub const fn derived(name: &'static str, kind: Kind, default: &'static str, help: &'static str) -> Param {
+        Param { name, kind, default, help, derived: true }
+    }
+}
+
+/// One typed value; the getters of `Values` unwrap them by kind.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Value {
+    Real(f64),
+    Bytes(u64),
+    /// Picoseconds.
+    Time(u64),
+    /// Bytes per second.
+    Bandwidth(f64),
+    Count(u64),
+    On(bool),
+    /// Index into the kind's words.
+    Choice(usize),
+}
+
+/// Where given values were written, so that a refusal names the field a user can fix.
+#[derive(Clone, Copy, Debug)]
+pub enum At<'a> {
+    /// `--param key=value` on the command line (or the API's params).
+    Flag,
+    /// A file's field holding the pairs (`params` of a scenario, a job's `params`).
+    File { origin: &'a str, field: &'a str },
+}
+
+impl At<'_> {
+    fn error(&self, key: &str, problem: impl Into<String>) -> Error {
+        match self {
+            At::Flag => param_error(key, problem),
+            At::File { origin, field } => Error::input(*origin, format!("{field}.{key}"), problem),
+        }
+    }
+}
+
+/// The values of one table, every default filled in and every given value checked by kind.
+#[derive(Clone, Debug)]
+pub struct Values {
+    table: &'static [Param],
+    values: Vec<Option<Value>>,
+    given: Vec<bool>,
+}
+
+impl Values {
+    /// The table's defaults (a table whose defaults do not parse is a bug the tests catch).
+    pub fn defaults(table: &'static [Param]) -> Values {
+        let values = table
+            .iter()
+            .map(|p| (!p.derived).then(|| p.kind.parse(p.default, p.default).unwrap_or_else(|e| panic!("default of {}: {e}", p.name))))
+            .collect();
+        Values { table, values, given: vec![false; table.len()] }
+    }
+
+    /// `pairs` read against `table` for `owner` ("maxmin", "the stencil"): an unknown name or a
+    /// value of the wrong kind is refused, naming the parameter where `at` says.
+    pub fn parse<'p>(owner: &str, table: &'static [Param], pairs: impl IntoIterator<Item = (&'p str, &'p str)>, at: At) -> Result<Values> {
+        let mut v = Values::defaults(table);
+        for (key, text) in pairs {
+            let Some(i) = table.iter().position(|p| p.name == key) else {
+                let known: Vec<&str> = table.iter().map(|p| p.name).collect();
+                return Err(at.error(key, format!("is not a parameter of {owner}; known: {}", known.join(", "))));
+            };
+            let p = &table[i];
+            let example = if p.derived { String::new() } else { format!("{key}={}", p.default) };
+            v.values[i] = Some(p.kind.parse(text.trim(), &example).map_err(|e| at.error(key, e))?);
+            v.given[i] = true;
+        }
+        Ok(v)
+    }
+
+    /// `--param` pairs as the API hands them.
+    pub fn flags(owner: &str, table: &'static [Param], pairs: &[(String, String)]) -> Result<Values> {
+        Values::parse(owner, table, pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())), At::Flag)
+    }
+
+    fn get(&self, name: &str) -> Option<Value> {
+        let i = self.table.iter().position(|p| p.name == name).unwrap_or_else(|| panic!("{name} is not in its table"));
+        self.values[i]
+    }
+
+    /// Whether the user gave it (rather than the default standing).
+    pub fn given(&self, name: &str) -> bool {
+        self.table.iter().position(|p| p.name == name).is_some_and(|i| self.given[i])
+    }
+
+    pub fn real(&self, name: &str) -> f64 {
+        match self.get(name) {
+            Some(Value::Real(x)) => x,
+            v => panic!("{name} is {v:?}, not a number"),
+        }
+    }
+
+    pub fn bytes(&self, name: &str) -> u64 {
+        match self.get(name) {
+            Some(Value::Bytes(b)) => b,
+            v => panic!("{name} is {v:?}, not a size"),
+        }
+    }
+
+    /// A time in picoseconds; `None` for a derived parameter not given.
+    pub fn time_opt(&self, name: &str) -> Option<u64> {
+        match self.get(name) {
+            Some(Value::Time(t)) => Some(t),
+            None => None,
+            v => panic!("{name} is {v:?}, not a time"),
+        }
+    }
+
+    pub fn ps(&self, name: &str) -> u64 {
+        self.time_opt(name).unwrap_or_else(|| panic!("{name} has no default"))
+    }
+
+    pub fn secs(&self, name: &str) -> f64 {
+        Time(self.ps(name)).secs()
+    }
+
+    pub fn bytes_per_sec(&self, name: &str) -> f64 {
+        match self.get(name) {
+            Some(Value::Bandwidth(b)) => b,
+            v => panic!("{name} is {v:?}, not a bandwidth"),
+        }
+    }
+
+    pub fn count(&self, name: &str) -> u64 {
+        match self.get(name) {
+            Some(Value::Count(n)) => n,
+            v => panic!("{name} is {v:?}, not a count"),
+        }
+    }
+
+    pub fn on(&self, name: &str) -> bool {
+        match self.get(name) {
+            Some(Value::On(b)) => b,
+            v => panic!("{name} is {v:?}, not on or off"),
+        }
+    }
+
+    /// The chosen word.
+    pub fn choice(&self, name: &str) -> &'static str {
+        let i = self.table.iter().position(|p| p.name == name).unwrap_or_else(|| panic!("{name} is not in its table"));
+        match (self.values[i], self.table[i].kind) {
+            (Some(Value::Choice(c)), Kind::Choice(words)) => words[c],
+            (v, _) => panic!("{name} is {v:?}, not a choice"),
+        }
+    }
 }
 
 /// A value that cannot be taken, naming the parameter.
 pub fn param_error(key: &str, problem: impl Into<String>) -> Error {
     Error::input("--param", key, problem)
-}
-
-/// A name that is not in `params`, listing the names that are.
-pub fn unknown_param(owner: &str, key: &str, params: &[Param]) -> Error {
-    let known: Vec<&str> = params.iter().map(|p| p.name).collect();
-    param_error(key, format!("is not a parameter of {owner}; known: {}", known.join(", ")))
-}
-
-/// A parameter that is a fraction in (0, 1] (an efficiency).
-pub fn fraction(key: &str, v: &str) -> Result<f64> {
-    v.parse::<f64>().ok().filter(|e| *e > 0.0 && *e <= 1.0).ok_or_else(|| param_error(key, format!("\"{v}\" is not a number in (0, 1]; e.g. {key}=0.8")))
-}
-
-/// A switch: on/true/yes/1 or off/false/no/0.
-pub fn on_off(key: &str, v: &str) -> Result<bool> {
-    match v {
-        "on" | "true" | "yes" | "1" => Ok(true),
-        "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(param_error(key, format!("\"{v}\" is not on or off"))),
-    }
 }
 
 /// When a FCFS or RR-N NIC takes its next message at flow level. A packet-level NIC moves on
@@ -56,20 +284,21 @@ pub enum NicRelease {
 }
 
 /// Every flow-level model with NIC queues declares this one parameter (`NicRelease`).
-pub const NIC_RELEASE: Param = Param {
-    name: "nic_release",
-    default: "buffered",
-    help: "when a FCFS or RR-N NIC takes its next message: buffered (once the head's bytes still to deliver fit in the \
+pub const NIC_RELEASE: Param = Param::new(
+    "nic_release",
+    Kind::Choice(&["buffered", "delivered"]),
+    "buffered",
+    "when a FCFS or RR-N NIC takes its next message: buffered (once the head's bytes still to deliver fit in the \
            network.buffer_packets x network.packet input buffers of the devices along its path, as credit-based flow control \
            lets its packets go) or delivered (once its last byte arrives)",
-};
+);
 
 impl NicRelease {
-    pub fn parse(key: &str, v: &str) -> Result<NicRelease> {
-        match v {
-            "buffered" => Ok(NicRelease::Buffered),
-            "delivered" => Ok(NicRelease::Delivered),
-            _ => Err(param_error(key, format!("\"{v}\" is not buffered or delivered"))),
+    /// The parameter's value (its table's words).
+    pub fn read(v: &Values) -> NicRelease {
+        match v.choice(NIC_RELEASE.name) {
+            "delivered" => NicRelease::Delivered,
+            _ => NicRelease::Buffered,
         }
     }
 
@@ -86,18 +315,77 @@ impl NicRelease {
 /// (flow/fluid.rs), or one path per message. Off by default: a spread route lists every link
 /// its packets may cross (546 on fat-tree-2048x1), and the max-min engine's work grows with it
 /// (docs/benchmarks.md, "Issue 23, fluid routing").
-pub const FLUID_ROUTING: Param = Param {
-    name: "fluid_routing",
-    default: "off",
-    help: "route adaptive (and UGAL/PAR on dragonflies of 3+ groups) as the fluid limit of per-packet routing: each message \
+pub const FLUID_ROUTING: Param = Param::new(
+    "fluid_routing",
+    Kind::OnOff,
+    "off",
+    "route adaptive (and UGAL/PAR on dragonflies of 3+ groups) as the fluid limit of per-packet routing: each message \
            split over its packets' paths by load, as packet spreads them; nearer packet, but slower (routes list every link their packets may cross)",
-};
+);
 
 /// Every flow-level model with network paths declares this one parameter: whether a message
 /// through a NIC pays the store-and-forward of one packet at each device it crosses.
-pub const STORE_FORWARD: Param = Param {
-    name: "store_forward",
-    default: "off",
-    help: "a message through a NIC reaches its destination one packet's serialisation (network.packet) later per device it \
+pub const STORE_FORWARD: Param = Param::new(
+    "store_forward",
+    Kind::OnOff,
+    "off",
+    "a message through a NIC reaches its destination one packet's serialisation (network.packet) later per device it \
            crosses beyond its slowest link, as store-and-forward switches (and packet) move it; off: as through one wire",
-};
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TABLE: &[Param] = &[
+        Param::new("eff", Kind::EFFICIENCY, "0.79", "an efficiency"),
+        Param::new("loss", Kind::LOSS, "0", "a loss"),
+        Param::new("chunk", Kind::Bytes { min: 1 }, "256KiB", "a size"),
+        Param::new("wait", Kind::Time, "1.5us", "a time"),
+        Param::new("rate", Kind::Bandwidth, "11.6GiB/s", "a rate"),
+        Param::new("n", Kind::Count { min: 1, max: 8 }, "8", "a count"),
+        Param::new("on", Kind::OnOff, "on", "a switch"),
+        Param::new("rule", Kind::Choice(&["literal", "mixed"]), "literal", "a choice"),
+        Param::derived("step", Kind::Time, "NCCL's", "from elsewhere"),
+    ];
+
+    fn flags(pairs: &[(&str, &str)]) -> Result<Values> {
+        Values::parse("t", TABLE, pairs.iter().copied(), At::Flag)
+    }
+
+    #[test]
+    fn defaults_are_the_table_read_by_kind() {
+        let v = Values::defaults(TABLE);
+        assert_eq!(v.real("eff"), 0.79);
+        assert_eq!(v.bytes("chunk"), 262_144);
+        assert_eq!(v.secs("wait"), 1.5e-6);
+        assert_eq!(v.bytes_per_sec("rate"), 11.6 * 1_073_741_824.0);
+        assert_eq!(v.count("n"), 8);
+        assert!(v.on("on"));
+        assert_eq!(v.choice("rule"), "literal");
+        assert_eq!(v.time_opt("step"), None);
+        assert!(!v.given("eff"));
+    }
+
+    #[test]
+    fn given_values_are_checked_at_the_ends_of_their_kind() {
+        let v = flags(&[("eff", "1"), ("loss", "0"), ("n", "1"), ("on", "off"), ("rule", "mixed"), ("step", "2us")]).unwrap();
+        assert_eq!((v.real("eff"), v.count("n"), v.on("on"), v.choice("rule")), (1.0, 1, false, "mixed"));
+        assert_eq!(v.time_opt("step"), Some(2_000_000));
+        assert!(v.given("eff") && !v.given("chunk"));
+        for (k, bad) in [("eff", "0"), ("eff", "1.01"), ("eff", "NaN"), ("loss", "1"), ("loss", "-0.1"), ("chunk", "0B"), ("n", "9"), ("n", "0"), ("on", "maybe"), ("rule", "prop"), ("rate", "0GB/s"), ("wait", "-1us")] {
+            let e = flags(&[(k, bad)]).unwrap_err().to_string();
+            assert!(e.contains(k) && e.contains(bad), "{k}={bad}: {e}");
+        }
+        let e = flags(&[("eff", "2")]).unwrap_err().to_string();
+        assert!(e.contains("(0, 1]") && e.contains("eff=0.79"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_name_lists_the_known_ones_where_it_was_written() {
+        let e = flags(&[("efff", "1")]).unwrap_err().to_string();
+        assert!(e.contains("--param") && e.contains("efff") && e.contains("known: eff, loss"), "{e}");
+        let e = Values::parse("t", TABLE, [("x", "1")], At::File { origin: "s.yaml", field: "params" }).unwrap_err().to_string();
+        assert!(e.contains("s.yaml") && e.contains("params.x"), "{e}");
+    }
+}

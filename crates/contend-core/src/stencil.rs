@@ -12,7 +12,7 @@
 //! path and the CPU's enqueueing.
 
 use crate::error::{Error, Result};
-use crate::params::{param_error, unknown_param, Param};
+use crate::params::{Kind, Param, Values};
 use crate::units::{Bandwidth, Bytes, Time};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -47,80 +47,52 @@ pub struct StencilParams {
 
 impl Default for StencilParams {
     fn default() -> Self {
-        StencilParams {
-            launch: 5e-6,
-            sync: 5e-6,
-            post: 1e-6,
-            enqueue: 2e-6,
-            trigger: 1e-6,
-            kernel_min: 2e-6,
-            point_rate: 12e9,
-            pack_bw: 100e9,
-            pack_block: 32.0,
-            net_latency: 1.5e-6,
-            net_bw: 6e9,
-            boundary: 16,
-            ghost: 1,
-            value_bytes: 8,
-        }
+        StencilParams::read(&Values::defaults(PARAMS))
     }
 }
 
+/// Grid widths and value sizes: whole numbers from 1 to 2^20.
+const GRID: Kind = Kind::Count { min: 1, max: 1 << 20 };
+
 pub const PARAMS: &[Param] = &[
-    Param { name: "launch", default: "5us", help: "CPU time to launch a kernel until it can run" },
-    Param { name: "sync", default: "5us", help: "stream synchronisation: last kernel's end until the host knows" },
-    Param { name: "post", default: "1us", help: "CPU time to post one MPI receive or send" },
-    Param { name: "enqueue", default: "2us", help: "CPU time to enqueue one stream-ordered operation" },
-    Param { name: "trigger", default: "1us", help: "GPU front-end time to trigger a queued send or pass a stream wait" },
-    Param { name: "kernel_min", default: "2us", help: "shortest GPU time of a kernel" },
-    Param { name: "point_rate", default: "12e9", help: "grid points a compute kernel updates per second" },
-    Param { name: "pack_bw", default: "100GB/s", help: "pack/unpack kernel throughput for large blocks" },
-    Param { name: "pack_block", default: "32B", help: "extra bytes each block costs a pack/unpack kernel" },
-    Param { name: "net_latency", default: "1.5us", help: "one message's network latency (GPUDirect RDMA)" },
-    Param { name: "net_bw", default: "6GB/s", help: "NIC bandwidth; it sends one message at a time" },
-    Param { name: "boundary", default: "16", help: "width of the boundary strips, grid points" },
-    Param { name: "ghost", default: "1", help: "halo width sent to each neighbour, grid points" },
-    Param { name: "value_bytes", default: "8", help: "bytes per grid value" },
+    Param::new("launch", Kind::Time, "5us", "CPU time to launch a kernel until it can run"),
+    Param::new("sync", Kind::Time, "5us", "stream synchronisation: last kernel's end until the host knows"),
+    Param::new("post", Kind::Time, "1us", "CPU time to post one MPI receive or send"),
+    Param::new("enqueue", Kind::Time, "2us", "CPU time to enqueue one stream-ordered operation"),
+    Param::new("trigger", Kind::Time, "1us", "GPU front-end time to trigger a queued send or pass a stream wait"),
+    Param::new("kernel_min", Kind::Time, "2us", "shortest GPU time of a kernel"),
+    Param::new("point_rate", Kind::POSITIVE, "12e9", "grid points a compute kernel updates per second"),
+    Param::new("pack_bw", Kind::Bandwidth, "100GB/s", "pack/unpack kernel throughput for large blocks"),
+    Param::new("pack_block", Kind::Bytes { min: 0 }, "32B", "extra bytes each block costs a pack/unpack kernel"),
+    Param::new("net_latency", Kind::Time, "1.5us", "one message's network latency (GPUDirect RDMA)"),
+    Param::new("net_bw", Kind::Bandwidth, "6GB/s", "NIC bandwidth; it sends one message at a time"),
+    Param::new("boundary", GRID, "16", "width of the boundary strips, grid points"),
+    Param::new("ghost", GRID, "1", "halo width sent to each neighbour, grid points"),
+    Param::new("value_bytes", GRID, "8", "bytes per grid value"),
 ];
 
 impl StencilParams {
     pub fn parse(pairs: &[(String, String)]) -> Result<StencilParams> {
-        let mut p = StencilParams::default();
-        for (k, v) in pairs {
-            let v = v.trim();
-            let time = || Time::parse(v).map(|t| t.secs()).map_err(|e| param_error(k, e));
-            let bw = || Bandwidth::parse(v).map(|b| b.bytes_per_sec()).map_err(|e| param_error(k, e));
-            let count = || {
-                v.parse::<u64>()
-                    .ok()
-                    .filter(|&n| (1..=1 << 20).contains(&n))
-                    .ok_or_else(|| param_error(k, format!("\"{v}\" is not a whole number from 1 to 2^20")))
-            };
-            match k.as_str() {
-                "launch" => p.launch = time()?,
-                "sync" => p.sync = time()?,
-                "post" => p.post = time()?,
-                "enqueue" => p.enqueue = time()?,
-                "trigger" => p.trigger = time()?,
-                "kernel_min" => p.kernel_min = time()?,
-                "point_rate" => {
-                    p.point_rate = v
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|r| *r > 0.0 && r.is_finite())
-                        .ok_or_else(|| param_error(k, format!("\"{v}\" is not a positive number of points per second, e.g. 12e9")))?
-                }
-                "pack_bw" => p.pack_bw = bw()?,
-                "pack_block" => p.pack_block = Bytes::parse(v).map(|b| b.as_f64()).map_err(|e| param_error(k, e))?,
-                "net_latency" => p.net_latency = time()?,
-                "net_bw" => p.net_bw = bw()?,
-                "boundary" => p.boundary = count()?,
-                "ghost" => p.ghost = count()?,
-                "value_bytes" => p.value_bytes = count()?,
-                _ => return Err(unknown_param("the stencil", k, PARAMS)),
-            }
+        Ok(StencilParams::read(&Values::flags("the stencil", PARAMS, pairs)?))
+    }
+
+    fn read(v: &Values) -> StencilParams {
+        StencilParams {
+            launch: v.secs("launch"),
+            sync: v.secs("sync"),
+            post: v.secs("post"),
+            enqueue: v.secs("enqueue"),
+            trigger: v.secs("trigger"),
+            kernel_min: v.secs("kernel_min"),
+            point_rate: v.real("point_rate"),
+            pack_bw: v.bytes_per_sec("pack_bw"),
+            pack_block: v.bytes("pack_block") as f64,
+            net_latency: v.secs("net_latency"),
+            net_bw: v.bytes_per_sec("net_bw"),
+            boundary: v.count("boundary"),
+            ghost: v.count("ghost"),
+            value_bytes: v.count("value_bytes"),
         }
-        Ok(p)
     }
 
     pub fn to_map(&self) -> BTreeMap<String, String> {

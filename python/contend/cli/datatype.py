@@ -36,7 +36,7 @@ def datatypes() -> None:
         table.add_row(d["name"], f"{d['bytes']:,}", f"{d['blocks']:,}", d["description"])
     out().print(table)
     for p in kernel_params():
-        out().print(f"  --kernel {p['name']}=…  {p['help']} (default {p['default']})")
+        out().print(f"  --kernel {p['name']}=…  {p['help']} ({p['kind']}; default {p['default']})")
 
 
 def datatype(

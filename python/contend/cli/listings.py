@@ -19,7 +19,7 @@ def models() -> None:
             out().print(f"  assumes: {a}")
         out().print(f"  source: {m['citation']}")
         for p in m["params"]:
-            out().print(f"  --param {p['name']}=…  {p['help']} (default {p['default']})")
+            out().print(f"  --param {p['name']}=…  {p['help']} ({p['kind']}; default {p['default']})")
 
 
 def apps() -> None:

@@ -5,7 +5,7 @@
 
 use super::stats::Message;
 use crate::error::Result;
-use crate::params::{fraction, param_error, unknown_param, Param};
+use crate::params::{Kind, Param, Values};
 use crate::units::{Bandwidth, Bytes, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -71,58 +71,41 @@ pub struct KernelParams {
 
 impl Default for KernelParams {
     fn default() -> Self {
-        KernelParams {
-            launch: 5e-6,
-            sync: 5e-6,
-            pack_bw: 250e9,
-            pack_block: 32.0,
-            unpack_bw: 250e9,
-            unpack_block: 32.0,
-            ls_eff_nvlink: 0.8,
-            ls_eff_pcie: 0.5,
-            ls_block_nvlink: 32.0,
-            ls_block_pcie: 64.0,
-        }
+        KernelParams::read(&Values::defaults(PARAMS))
     }
 }
 
 pub const PARAMS: &[Param] = &[
-    Param { name: "launch", default: "5us", help: "kernel launch: host call until the kernel runs" },
-    Param { name: "sync", default: "5us", help: "stream synchronisation: kernel end until the host knows" },
-    Param { name: "pack_bw", default: "250GB/s", help: "pack kernel throughput for large blocks (reads + writes GPU memory)" },
-    Param { name: "pack_block", default: "32B", help: "extra bytes each block costs a pack kernel (sector granularity)" },
-    Param { name: "unpack_bw", default: "250GB/s", help: "unpack kernel throughput for large blocks" },
-    Param { name: "unpack_block", default: "32B", help: "extra bytes each block costs an unpack kernel" },
-    Param { name: "ls_eff_nvlink", default: "0.8", help: "fraction of an NVLink path's capacity remote stores reach" },
-    Param { name: "ls_eff_pcie", default: "0.5", help: "fraction of a PCIe path's capacity remote stores reach" },
-    Param { name: "ls_block_nvlink", default: "32B", help: "extra bytes each block costs on NVLink (header, partial write)" },
-    Param { name: "ls_block_pcie", default: "64B", help: "extra bytes each block costs on PCIe (TLP header, partial write)" },
+    Param::new("launch", Kind::Time, "5us", "kernel launch: host call until the kernel runs"),
+    Param::new("sync", Kind::Time, "5us", "stream synchronisation: kernel end until the host knows"),
+    Param::new("pack_bw", Kind::Bandwidth, "250GB/s", "pack kernel throughput for large blocks (reads + writes GPU memory)"),
+    Param::new("pack_block", Kind::Bytes { min: 0 }, "32B", "extra bytes each block costs a pack kernel (sector granularity)"),
+    Param::new("unpack_bw", Kind::Bandwidth, "250GB/s", "unpack kernel throughput for large blocks"),
+    Param::new("unpack_block", Kind::Bytes { min: 0 }, "32B", "extra bytes each block costs an unpack kernel"),
+    Param::new("ls_eff_nvlink", Kind::EFFICIENCY, "0.8", "fraction of an NVLink path's capacity remote stores reach"),
+    Param::new("ls_eff_pcie", Kind::EFFICIENCY, "0.5", "fraction of a PCIe path's capacity remote stores reach"),
+    Param::new("ls_block_nvlink", Kind::Bytes { min: 0 }, "32B", "extra bytes each block costs on NVLink (header, partial write)"),
+    Param::new("ls_block_pcie", Kind::Bytes { min: 0 }, "64B", "extra bytes each block costs on PCIe (TLP header, partial write)"),
 ];
 
 impl KernelParams {
     pub fn parse(pairs: &[(String, String)]) -> Result<KernelParams> {
-        let mut p = KernelParams::default();
-        for (k, v) in pairs {
-            let v = v.trim();
-            let time = || Time::parse(v).map(|t| t.secs()).map_err(|e| param_error(k, e));
-            let bw = || Bandwidth::parse(v).map(|b| b.bytes_per_sec()).map_err(|e| param_error(k, e));
-            let bytes = || Bytes::parse(v).map(|b| b.as_f64()).map_err(|e| param_error(k, e));
-            let eff = || fraction(k, v);
-            match k.as_str() {
-                "launch" => p.launch = time()?,
-                "sync" => p.sync = time()?,
-                "pack_bw" => p.pack_bw = bw()?,
-                "pack_block" => p.pack_block = bytes()?,
-                "unpack_bw" => p.unpack_bw = bw()?,
-                "unpack_block" => p.unpack_block = bytes()?,
-                "ls_eff_nvlink" => p.ls_eff_nvlink = eff()?,
-                "ls_eff_pcie" => p.ls_eff_pcie = eff()?,
-                "ls_block_nvlink" => p.ls_block_nvlink = bytes()?,
-                "ls_block_pcie" => p.ls_block_pcie = bytes()?,
-                _ => return Err(unknown_param("the datatype costs", k, PARAMS)),
-            }
+        Ok(KernelParams::read(&Values::flags("the datatype costs", PARAMS, pairs)?))
+    }
+
+    fn read(v: &Values) -> KernelParams {
+        KernelParams {
+            launch: v.secs("launch"),
+            sync: v.secs("sync"),
+            pack_bw: v.bytes_per_sec("pack_bw"),
+            pack_block: v.bytes("pack_block") as f64,
+            unpack_bw: v.bytes_per_sec("unpack_bw"),
+            unpack_block: v.bytes("unpack_block") as f64,
+            ls_eff_nvlink: v.real("ls_eff_nvlink"),
+            ls_eff_pcie: v.real("ls_eff_pcie"),
+            ls_block_nvlink: v.bytes("ls_block_nvlink") as f64,
+            ls_block_pcie: v.bytes("ls_block_pcie") as f64,
         }
-        Ok(p)
     }
 
     pub fn to_map(&self) -> BTreeMap<String, String> {

@@ -16,12 +16,12 @@ mod queue;
 mod solve;
 mod spans;
 
-use super::registry::{Param, Prepared};
-use super::{on_off, param_error, unknown_param, EventModel, RateModel};
+use super::registry::Prepared;
+use super::{EventModel, RateModel};
 use crate::error::Result;
 use crate::flow::charges::{Charges, ReadCost};
 use crate::flow::{FlowRules, FlowTable};
-use crate::params::{NicRelease, FLUID_ROUTING, NIC_RELEASE, STORE_FORWARD};
+use crate::params::{Kind, NicRelease, Param, Values, FLUID_ROUTING, NIC_RELEASE, STORE_FORWARD};
 use crate::topology::{Link, LinkKind, Machine};
 use crate::units::{Bytes, Time};
 use crate::workload::Workload;
@@ -72,77 +72,63 @@ pub struct MaxminParams {
 }
 
 impl Default for MaxminParams {
+    /// The table's defaults (docs/models.md, "Parameters": basis and spread of each).
     fn default() -> Self {
-        MaxminParams {
-            // SC16's fitted B = 11.6 GiB/s over the Gen3 x16 nominal 15.754 GB/s.
-            eff_pcie: 0.79,
-            // RTX A6000 peers in one Gen4 switch: 26.3 GB/s of 31.51 (NVIDIA/nvbandwidth issue 50).
-            eff_pcie4: 0.835,
-            // H100 and H800 host copies: 55.2 and 55.3 GB/s of Gen5 x16's 63.02 (docs/validation.md).
-            eff_pcie5: 0.876,
-            // No public Gen6 GPU copy: Gen5's [ASSUMPTION] (flit mode keeps TLP overheads of that order).
-            eff_pcie6: 0.876,
-            // 18.4 GB/s of a 20 GB/s P100 link, one way (seed 004 bounds it at 94%).
-            eff_nvlink: 0.92,
-            eff_qpi: 1.0,
-            eff_upi: 1.0,
-            eff_xgmi: 1.0,
-            eff_fabric: 1.0,
-            eff_network: 1.0,
-            eff_memory: 1.0,
-            staging_chunk: 262144.0,
-            p2p: true,
-            quantum: 0.0,
-            // Gen4 pairs: 26.3 GB/s one way, 48.4-50.4 GB/s both ways (docs/models.md).
-            duplex_pcie: 0.06,
-            duplex_staged: 0.66,
-            // A100 NVLink pair: 275.1 GB/s one way, 516.2 GB/s both ways (fixture).
-            duplex_nvlink: 0.065,
-            duplex_socket: 0.0,
-            read_pcie: 1.0,
-            read_nvlink: 1.0,
-            read_socket: 1.0,
-            // One 24-byte read request per 512-byte read (PCIe max read request size).
-            read_request: 0.047,
-            // What credit-based flow control does (params.rs; docs/models.md, "NIC release").
-            nic_release: NicRelease::Buffered,
-            store_forward: false,
-            fluid_routing: false,
-        }
+        MaxminParams::read(&Values::defaults(PARAMS))
     }
 }
 
+/// The kinds of maxmin's terms: an efficiency a link reaches, a duplex loss or read overhead.
+const EFF: Kind = Kind::EFFICIENCY;
+const LOSS: Kind = Kind::LOSS;
+
 pub const PARAMS: &[Param] = &[
-    Param {
-        name: "eff_pcie",
-        default: "0.79",
-        help: "fraction of a Gen1-3 PCIe link's bandwidth (or of one with no gen written) a copy sustains; given alone, every generation's; a link's own efficiency wins",
-    },
-    Param { name: "eff_pcie4", default: "0.835", help: "same for PCIe Gen4 links" },
-    Param { name: "eff_pcie5", default: "0.876", help: "same for PCIe Gen5 links" },
-    Param { name: "eff_pcie6", default: "0.876", help: "same for PCIe Gen6 links [ASSUMPTION: Gen5's; no public Gen6 measurement]" },
-    Param { name: "eff_nvlink", default: "0.92", help: "same for NVLink" },
-    Param { name: "eff_qpi", default: "1", help: "same for QPI" },
-    Param { name: "eff_upi", default: "1", help: "same for UPI" },
-    Param { name: "eff_xgmi", default: "1", help: "same for AMD xGMI socket links" },
-    Param { name: "eff_fabric", default: "1", help: "same for the fabric between root complexes of one socket" },
-    Param { name: "eff_network", default: "1", help: "same for network links" },
-    Param { name: "eff_memory", default: "1", help: "same for host memory (reads and writes share it)" },
-    Param { name: "staging_chunk", default: "256KiB", help: "pipeline chunk of a staged copy; 0B turns the pipeline fill off" },
-    Param { name: "p2p", default: "on", help: "CUDA peer access: on, or off (every GPU-to-GPU copy is staged through host memory)" },
-    Param {
-        name: "quantum",
-        default: "0s",
-        help: "start moving bytes only at multiples of this time (e.g. 100ns): joins batch, busy networks simulate faster, each transfer starts up to one quantum late",
-    },
-    Param { name: "duplex_pcie", default: "0.06", help: "PCIe capacity one direction loses per byte moving the other way (bidirectional < 2 x unidirectional)" },
-    Param { name: "duplex_staged", default: "0.66", help: "duplex loss of a host-staged copy's GPU links where the host memory sets no staging_duplex [EMPIRICAL: median of four public hosts, 0.35-0.87; duplex_pcie's 0.06 gives the link's own]" },
-    Param { name: "duplex_nvlink", default: "0.065", help: "same for NVLink" },
-    Param { name: "duplex_socket", default: "0", help: "same for QPI, UPI and xGMI" },
-    Param { name: "read_pcie", default: "1", help: "read efficiency of PCIe: a pulled copy's data costs 1/read_pcie of its size" },
-    Param { name: "read_nvlink", default: "1", help: "same for NVLink" },
-    Param { name: "read_socket", default: "1", help: "same for QPI, UPI and xGMI" },
-    Param { name: "read_request", default: "0.047", help: "bytes of read requests per byte read, charged to the opposite direction" },
+    // SC16's fitted B = 11.6 GiB/s over the Gen3 x16 nominal 15.754 GB/s.
+    Param::new(
+        "eff_pcie",
+        EFF,
+        "0.79",
+        "fraction of a Gen1-3 PCIe link's bandwidth (or of one with no gen written) a copy sustains; given alone, every generation's; a link's own efficiency wins",
+    ),
+    // RTX A6000 peers in one Gen4 switch: 26.3 GB/s of 31.51 (NVIDIA/nvbandwidth issue 50).
+    Param::new("eff_pcie4", EFF, "0.835", "same for PCIe Gen4 links"),
+    // H100 and H800 host copies: 55.2 and 55.3 GB/s of Gen5 x16's 63.02 (docs/validation.md).
+    Param::new("eff_pcie5", EFF, "0.876", "same for PCIe Gen5 links"),
+    // No public Gen6 GPU copy: Gen5's [ASSUMPTION] (flit mode keeps TLP overheads of that order).
+    Param::new("eff_pcie6", EFF, "0.876", "same for PCIe Gen6 links [ASSUMPTION: Gen5's; no public Gen6 measurement]"),
+    // 18.4 GB/s of a 20 GB/s P100 link, one way (seed 004 bounds it at 94%).
+    Param::new("eff_nvlink", EFF, "0.92", "same for NVLink"),
+    Param::new("eff_qpi", EFF, "1", "same for QPI"),
+    Param::new("eff_upi", EFF, "1", "same for UPI"),
+    Param::new("eff_xgmi", EFF, "1", "same for AMD xGMI socket links"),
+    Param::new("eff_fabric", EFF, "1", "same for the fabric between root complexes of one socket"),
+    Param::new("eff_network", EFF, "1", "same for network links"),
+    Param::new("eff_memory", EFF, "1", "same for host memory (reads and writes share it)"),
+    Param::new("staging_chunk", Kind::Bytes { min: 0 }, "256KiB", "pipeline chunk of a staged copy; 0B turns the pipeline fill off"),
+    Param::new("p2p", Kind::OnOff, "on", "CUDA peer access: on, or off (every GPU-to-GPU copy is staged through host memory)"),
+    Param::new(
+        "quantum",
+        Kind::Time,
+        "0s",
+        "start moving bytes only at multiples of this time (e.g. 100ns): joins batch, busy networks simulate faster, each transfer starts up to one quantum late",
+    ),
+    // Gen4 pairs: 26.3 GB/s one way, 48.4-50.4 GB/s both ways (docs/models.md).
+    Param::new("duplex_pcie", LOSS, "0.06", "PCIe capacity one direction loses per byte moving the other way (bidirectional < 2 x unidirectional)"),
+    Param::new(
+        "duplex_staged",
+        LOSS,
+        "0.66",
+        "duplex loss of a host-staged copy's GPU links where the host memory sets no staging_duplex [EMPIRICAL: median of four public hosts, 0.35-0.87; duplex_pcie's 0.06 gives the link's own]",
+    ),
+    // A100 NVLink pair: 275.1 GB/s one way, 516.2 GB/s both ways (fixture).
+    Param::new("duplex_nvlink", LOSS, "0.065", "same for NVLink"),
+    Param::new("duplex_socket", LOSS, "0", "same for QPI, UPI and xGMI"),
+    Param::new("read_pcie", EFF, "1", "read efficiency of PCIe: a pulled copy's data costs 1/read_pcie of its size"),
+    Param::new("read_nvlink", EFF, "1", "same for NVLink"),
+    Param::new("read_socket", EFF, "1", "same for QPI, UPI and xGMI"),
+    // One 24-byte read request per 512-byte read (PCIe max read request size).
+    Param::new("read_request", LOSS, "0.047", "bytes of read requests per byte read, charged to the opposite direction"),
+    // What credit-based flow control does (params.rs; docs/models.md, "NIC release").
     NIC_RELEASE,
     STORE_FORWARD,
     FLUID_ROUTING,
@@ -150,60 +136,46 @@ pub const PARAMS: &[Param] = &[
 
 impl MaxminParams {
     pub fn parse(pairs: &[(String, String)]) -> Result<MaxminParams> {
-        let mut p = MaxminParams::default();
-        let given = |name: &str| pairs.iter().any(|(k, _)| k == name);
-        for (k, v) in pairs {
-            let v = v.trim();
-            let eff = || {
-                v.parse::<f64>()
-                    .ok()
-                    .filter(|e| *e > 0.0 && *e <= 1.0)
-                    .ok_or_else(|| param_error(k, format!("\"{v}\" is not a number in (0, 1]; e.g. {k}=0.8")))
-            };
-            let fraction = || {
-                v.parse::<f64>()
-                    .ok()
-                    .filter(|e| (0.0..1.0).contains(e))
-                    .ok_or_else(|| param_error(k, format!("\"{v}\" is not a number in [0, 1); e.g. {k}=0.05")))
-            };
-            match k.as_str() {
-                "eff_pcie" => p.eff_pcie = eff()?,
-                "eff_pcie4" => p.eff_pcie4 = eff()?,
-                "eff_pcie5" => p.eff_pcie5 = eff()?,
-                "eff_pcie6" => p.eff_pcie6 = eff()?,
-                "eff_nvlink" => p.eff_nvlink = eff()?,
-                "eff_qpi" => p.eff_qpi = eff()?,
-                "eff_upi" => p.eff_upi = eff()?,
-                "eff_xgmi" => p.eff_xgmi = eff()?,
-                "eff_fabric" => p.eff_fabric = eff()?,
-                "eff_network" => p.eff_network = eff()?,
-                "eff_memory" => p.eff_memory = eff()?,
-                "staging_chunk" => p.staging_chunk = Bytes::parse(v).map_err(|e| param_error(k, e))?.as_f64(),
-                "p2p" => p.p2p = on_off(k, v)?,
-                "quantum" => p.quantum = Time::parse(v).map_err(|e| param_error(k, e))?.secs(),
-                "duplex_pcie" => p.duplex_pcie = fraction()?,
-                "duplex_staged" => p.duplex_staged = fraction()?,
-                "duplex_nvlink" => p.duplex_nvlink = fraction()?,
-                "duplex_socket" => p.duplex_socket = fraction()?,
-                "read_pcie" => p.read_pcie = eff()?,
-                "read_nvlink" => p.read_nvlink = eff()?,
-                "read_socket" => p.read_socket = eff()?,
-                "read_request" => p.read_request = fraction()?,
-                "nic_release" => p.nic_release = NicRelease::parse(k, v)?,
-                "store_forward" => p.store_forward = on_off(k, v)?,
-                "fluid_routing" => p.fluid_routing = on_off(k, v)?,
-                _ => return Err(unknown_param("maxmin", k, PARAMS)),
-            }
-        }
+        Ok(MaxminParams::read(&Values::flags("maxmin", PARAMS, pairs)?))
+    }
+
+    fn read(v: &Values) -> MaxminParams {
+        let mut p = MaxminParams {
+            eff_pcie: v.real("eff_pcie"),
+            eff_pcie4: v.real("eff_pcie4"),
+            eff_pcie5: v.real("eff_pcie5"),
+            eff_pcie6: v.real("eff_pcie6"),
+            eff_nvlink: v.real("eff_nvlink"),
+            eff_qpi: v.real("eff_qpi"),
+            eff_upi: v.real("eff_upi"),
+            eff_xgmi: v.real("eff_xgmi"),
+            eff_fabric: v.real("eff_fabric"),
+            eff_network: v.real("eff_network"),
+            eff_memory: v.real("eff_memory"),
+            staging_chunk: v.bytes("staging_chunk") as f64,
+            p2p: v.on("p2p"),
+            quantum: v.secs("quantum"),
+            duplex_pcie: v.real("duplex_pcie"),
+            duplex_staged: v.real("duplex_staged"),
+            duplex_nvlink: v.real("duplex_nvlink"),
+            duplex_socket: v.real("duplex_socket"),
+            read_pcie: v.real("read_pcie"),
+            read_nvlink: v.real("read_nvlink"),
+            read_socket: v.real("read_socket"),
+            read_request: v.real("read_request"),
+            nic_release: NicRelease::read(v),
+            store_forward: v.on(STORE_FORWARD.name),
+            fluid_routing: v.on(FLUID_ROUTING.name),
+        };
         // eff_pcie given alone sets every generation, as it did before they had their own.
-        if given("eff_pcie") {
+        if v.given("eff_pcie") {
             for (name, e) in [("eff_pcie4", &mut p.eff_pcie4), ("eff_pcie5", &mut p.eff_pcie5), ("eff_pcie6", &mut p.eff_pcie6)] {
-                if !given(name) {
+                if !v.given(name) {
                     *e = p.eff_pcie;
                 }
             }
         }
-        Ok(p)
+        p
     }
 
     pub fn to_map(&self) -> BTreeMap<String, String> {

@@ -14,7 +14,6 @@ pub mod sc16;
 mod sc16_explain;
 
 pub use crate::params::Param;
-pub(crate) use crate::params::{on_off, param_error, unknown_param};
 pub use rate::{RateAdaptor, DONE};
 pub use registry::{ModelEntry, ModelKind, Prepared};
 

@@ -6,12 +6,12 @@
 //! one redistribution pass. docs/models.md states each rule, where it comes from, and the
 //! named options for the places where the slides admit two readings.
 
-use super::registry::{general_model_hint, Param, Prepared};
-use super::{on_off, param_error, unknown_param, EventModel, RateAdaptor, RateModel};
+use super::registry::{general_model_hint, Prepared};
+use super::{EventModel, RateAdaptor, RateModel};
 use crate::error::{Error, Result};
 use crate::flow::{FlowRules, FlowTable};
 use crate::topology::{LinkKind, Machine, PcieTree, Route};
-use crate::units::Bandwidth;
+use crate::params::{Kind, Param, Values};
 use crate::workload::Mechanism;
 use crate::workload::Workload;
 use std::collections::BTreeMap;
@@ -59,70 +59,42 @@ pub struct Sc16Params {
 }
 
 impl Default for Sc16Params {
+    /// The paper's fitted values (B = 11.6 GiB/s, tau = 0.1735) and its literal rules.
     fn default() -> Self {
-        Sc16Params {
-            bandwidth: 11.6 * 1073741824.0,
-            tau: 0.1735,
-            hol: HolRule::Proportional,
-            fill: true,
-            rc_scope: RcScope::Every,
-            rc_all: RcAllCrossing::Literal,
-            rc_rescale: true,
-        }
+        Sc16Params::read(&Values::defaults(PARAMS))
     }
 }
 
 pub const PARAMS: &[Param] = &[
-    Param { name: "bandwidth", default: "11.6GiB/s", help: "reference bandwidth B of every PCIe link, each direction" },
-    Param { name: "tau", default: "0.1735", help: "root-complex penalty, a number in [0, 1]" },
-    Param { name: "hol", default: "proportional", help: "head-of-line cap: proportional or min" },
-    Param { name: "fill", default: "on", help: "work-conserving redistribution of leftover port capacity: on or off" },
-    Param { name: "rc_scope", default: "every", help: "where a root-crossing copy pays tau: every congested port or first" },
-    Param { name: "rc_all", default: "literal", help: "when every group at a port crosses the root: literal (1/n - tau each) or mixed (plain 1/n)" },
-    Param { name: "rc_rescale", default: "on", help: "with 3 or more groups, scale local groups so the port is not over-allocated: on or off" },
+    Param::new("bandwidth", Kind::Bandwidth, "11.6GiB/s", "reference bandwidth B of every PCIe link, each direction"),
+    Param::new("tau", Kind::SHARE, "0.1735", "root-complex penalty"),
+    Param::new("hol", Kind::Choice(&["proportional", "min"]), "proportional", "head-of-line cap"),
+    Param::new("fill", Kind::OnOff, "on", "work-conserving redistribution of leftover port capacity"),
+    Param::new("rc_scope", Kind::Choice(&["every", "first"]), "every", "where a root-crossing copy pays tau: every congested port or the first"),
+    Param::new(
+        "rc_all",
+        Kind::Choice(&["literal", "mixed"]),
+        "literal",
+        "when every group at a port crosses the root: literal (1/n - tau each) or mixed (plain 1/n)",
+    ),
+    Param::new("rc_rescale", Kind::OnOff, "on", "with 3 or more groups, scale local groups so the port is not over-allocated"),
 ];
 
 impl Sc16Params {
     pub fn parse(pairs: &[(String, String)]) -> Result<Sc16Params> {
-        let mut p = Sc16Params::default();
-        for (k, v) in pairs {
-            let v = v.trim();
-            match k.as_str() {
-                "bandwidth" | "B" => p.bandwidth = Bandwidth::parse(v).map_err(|e| param_error(k, e))?.bytes_per_sec(),
-                "tau" => {
-                    p.tau = v
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|t| (0.0..=1.0).contains(t))
-                        .ok_or_else(|| param_error(k, format!("\"{v}\" is not a number in [0, 1]; e.g. tau=0.2")))?
-                }
-                "hol" => {
-                    p.hol = match v {
-                        "proportional" | "prop" => HolRule::Proportional,
-                        "min" => HolRule::Min,
-                        _ => return Err(param_error(k, format!("\"{v}\" is not proportional or min"))),
-                    }
-                }
-                "fill" => p.fill = on_off(k, v)?,
-                "rc_scope" => {
-                    p.rc_scope = match v {
-                        "every" => RcScope::Every,
-                        "first" => RcScope::First,
-                        _ => return Err(param_error(k, format!("\"{v}\" is not every or first"))),
-                    }
-                }
-                "rc_all" => {
-                    p.rc_all = match v {
-                        "literal" => RcAllCrossing::Literal,
-                        "mixed" => RcAllCrossing::Mixed,
-                        _ => return Err(param_error(k, format!("\"{v}\" is not literal or mixed"))),
-                    }
-                }
-                "rc_rescale" => p.rc_rescale = on_off(k, v)?,
-                _ => return Err(unknown_param("sc16", k, PARAMS)),
-            }
+        Ok(Sc16Params::read(&Values::flags("sc16", PARAMS, pairs)?))
+    }
+
+    fn read(v: &Values) -> Sc16Params {
+        Sc16Params {
+            bandwidth: v.bytes_per_sec("bandwidth"),
+            tau: v.real("tau"),
+            hol: if v.choice("hol") == "min" { HolRule::Min } else { HolRule::Proportional },
+            fill: v.on("fill"),
+            rc_scope: if v.choice("rc_scope") == "first" { RcScope::First } else { RcScope::Every },
+            rc_all: if v.choice("rc_all") == "mixed" { RcAllCrossing::Mixed } else { RcAllCrossing::Literal },
+            rc_rescale: v.on("rc_rescale"),
         }
-        Ok(p)
     }
 
     pub fn to_map(&self) -> BTreeMap<String, String> {

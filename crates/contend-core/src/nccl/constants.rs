@@ -7,16 +7,16 @@
 
 use super::{Proto, PROTOS};
 use crate::error::Result;
-use crate::params::{fraction, param_error, unknown_param, Param};
+use crate::params::{Kind, Param, Values};
 use crate::units::Time;
 
 pub const PARAMS: &[Param] = &[
-    Param { name: "nccl_step_ll", default: "NCCL's", help: "per-step latency of LL (NCCL's hwLatencies for the path type)" },
-    Param { name: "nccl_step_ll128", default: "NCCL's", help: "per-step latency of LL128" },
-    Param { name: "nccl_step_simple", default: "NCCL's", help: "per-step latency of Simple" },
-    Param { name: "nccl_eff_ll", default: "1", help: "share of the links' bandwidth LL's kernels reach (beyond its 8-of-16 wire format)" },
-    Param { name: "nccl_eff_ll128", default: "1", help: "same for LL128 (beyond its 120-of-128 wire format)" },
-    Param { name: "nccl_eff_simple", default: "1", help: "same for Simple" },
+    Param::derived("nccl_step_ll", Kind::Time, "NCCL's", "per-step latency of LL (NCCL's hwLatencies for the path type)"),
+    Param::derived("nccl_step_ll128", Kind::Time, "NCCL's", "per-step latency of LL128"),
+    Param::derived("nccl_step_simple", Kind::Time, "NCCL's", "per-step latency of Simple"),
+    Param::new("nccl_eff_ll", Kind::EFFICIENCY, "1", "share of the links' bandwidth LL's kernels reach (beyond its 8-of-16 wire format)"),
+    Param::new("nccl_eff_ll128", Kind::EFFICIENCY, "1", "same for LL128 (beyond its 120-of-128 wire format)"),
+    Param::new("nccl_eff_simple", Kind::EFFICIENCY, "1", "same for Simple"),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -28,7 +28,16 @@ pub struct Constants {
 
 impl Default for Constants {
     fn default() -> Self {
-        Constants { step: [None; 3], efficiency: [1.0; 3] }
+        Constants::read(&Values::defaults(PARAMS))
+    }
+}
+
+impl Constants {
+    fn read(v: &Values) -> Constants {
+        Constants {
+            step: PROTOS.map(|p| v.time_opt(&format!("nccl_step_{}", suffix(p))).map(|ps| Time(ps).secs())),
+            efficiency: PROTOS.map(|p| v.real(&format!("nccl_eff_{}", suffix(p)))),
+        }
     }
 }
 
@@ -42,24 +51,8 @@ fn suffix(p: Proto) -> &'static str {
 
 /// The `nccl_*` parameters of `params` read into constants; the others returned for the model.
 pub fn split(params: &[(String, String)]) -> Result<(Constants, Vec<(String, String)>)> {
-    let mut c = Constants::default();
-    let mut rest = Vec::new();
-    for (k, v) in params {
-        if !k.starts_with("nccl_") {
-            rest.push((k.clone(), v.clone()));
-            continue;
-        }
-        let Some(p) = PROTOS.iter().copied().find(|&p| k == &format!("nccl_step_{}", suffix(p)) || k == &format!("nccl_eff_{}", suffix(p))) else {
-            return Err(unknown_param("NCCL", k, PARAMS));
-        };
-        if k.starts_with("nccl_step_") {
-            let t = Time::parse(v).map_err(|e| param_error(k, format!("\"{v}\": {e}; e.g. {k}=2.5us")))?;
-            c.step[p as usize] = Some(t.secs());
-        } else {
-            c.efficiency[p as usize] = fraction(k, v)?;
-        }
-    }
-    Ok((c, rest))
+    let (nccl, rest): (Vec<_>, Vec<_>) = params.iter().cloned().partition(|(k, _)| k.starts_with("nccl_"));
+    Ok((Constants::read(&Values::flags("NCCL", PARAMS, &nccl)?), rest))
 }
 
 /// The constants as parameters (those that differ from the defaults), for a command line.

@@ -310,8 +310,8 @@ fn jobs_fitting(s: &ScenarioSpec, origin: &str, nodes: &[Vec<usize>]) -> Result<
     Ok((progs, sizes))
 }
 
-/// The scenario's model, and the names of its parameters checked against it (their values are
-/// read when it runs); mistakes name the scenario file's fields.
+/// The scenario's model, and its parameters checked against the model's table (names and
+/// values, before anything runs); mistakes name the scenario file's fields.
 fn model_entry(s: &ScenarioSpec, origin: &str) -> Result<&'static registry::ModelEntry> {
     let name = s.model.as_deref().unwrap_or("maxmin");
     // The registry's lookup, its mistake re-aimed at the scenario file's field.
@@ -319,10 +319,8 @@ fn model_entry(s: &ScenarioSpec, origin: &str) -> Result<&'static registry::Mode
         Error::Input { problem, .. } => Error::input(origin, "model", format!("\"{name}\" {problem}")),
         e => e,
     })?;
-    if let Some(key) = s.params.keys().find(|k| !entry.params.iter().any(|p| p.name == k.as_str())) {
-        let known: Vec<&str> = entry.params.iter().map(|p| p.name).collect();
-        return Err(Error::input(origin, format!("params.{key}"), format!("is not a parameter of {}; known: {}", entry.name, known.join(", "))));
-    }
+    let pairs = s.params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    crate::params::Values::parse(entry.name, entry.params, pairs, crate::params::At::File { origin, field: "params" })?;
     Ok(entry)
 }
 

@@ -33,11 +33,12 @@ mod routing;
 
 pub use engine::PacketEngine;
 
-use super::registry::{Param, Prepared};
-use super::{param_error, unknown_param, EventModel, RateModel};
+use super::registry::Prepared;
+use super::{EventModel, RateModel};
 use crate::error::{Error, Result};
 use crate::flow::{FlowRules, FlowTable, NO_NIC};
 use crate::topology::{DeviceKind, Link, Machine};
+use crate::params::{param_error, Kind, Param, Values};
 use crate::units::{Bytes, Time};
 use crate::workload::Workload;
 use std::collections::{BTreeMap, HashMap};
@@ -54,13 +55,15 @@ pub struct PacketParams {
 }
 
 pub const PARAMS: &[Param] = &[
-    Param { name: "packet", default: "4096B", help: "packet size; default: the machine's network.packet, else 4096B" },
-    Param {
-        name: "buffer",
-        default: "8",
-        help: "input buffer per port and virtual channel, in packets (at least 1); default: the machine's network.buffer_packets, else 8",
-    },
-    Param { name: "router_delay", default: "0s", help: "time a network switch needs to forward a packet's head, per switch hop" },
+    // The machine's network settings stand where these are not given (topology's defaults).
+    Param::derived("packet", Kind::Bytes { min: 1 }, "the machine's network.packet, else 4096B", "packet size"),
+    Param::derived(
+        "buffer",
+        Kind::Count { min: 1, max: MAX_BUFFER as u64 },
+        "the machine's network.buffer_packets, else 8",
+        "input buffer per port and virtual channel, in packets",
+    ),
+    Param::new("router_delay", Kind::Time, "0s", "time a network switch needs to forward a packet's head, per switch hop"),
 ];
 
 impl PacketParams {
@@ -69,35 +72,21 @@ impl PacketParams {
         PacketParams { packet: m.network.packet_bytes(), buffer: m.network.buffer(), router_delay: 0 }
     }
 
+    /// Given values, else the machine's network settings, else the table's defaults.
     pub fn parse(m: &Machine, pairs: &[(String, String)]) -> Result<PacketParams> {
-        let mut p = PacketParams::defaults(m);
-        for (k, v) in pairs {
-            let v = v.trim();
-            match k.as_str() {
-                "packet" => {
-                    p.packet = Bytes::parse(v).map_err(|e| param_error(k, e))?.0;
-                    if p.packet == 0 {
-                        return Err(param_error(k, format!("\"{v}\" is zero; a packet holds at least one byte, e.g. packet=4KiB")));
-                    }
-                }
-                "buffer" => {
-                    p.buffer = v
-                        .parse::<u32>()
-                        .ok()
-                        .filter(|b| (1..=MAX_BUFFER).contains(b))
-                        .ok_or_else(|| param_error(k, format!("\"{v}\" is not a whole number of packets from 1 to {MAX_BUFFER}; e.g. buffer=8")))?
-                }
-                "router_delay" => p.router_delay = Time::parse(v).map_err(|e| param_error(k, e))?.0,
-                _ => return Err(unknown_param("packet", k, PARAMS)),
-            }
-        }
-        if m.network.buffer_packets == Some(0) && !pairs.iter().any(|(k, _)| k == "buffer") {
+        let v = Values::flags("packet", PARAMS, pairs)?;
+        if m.network.buffer_packets == Some(0) && !v.given("buffer") {
             return Err(Error::input(&m.origin, "network.buffer_packets", "is 0; a buffer holds at least one packet"));
         }
-        if m.network.packet == Some(Bytes(0)) && !pairs.iter().any(|(k, _)| k == "packet") {
+        if m.network.packet == Some(Bytes(0)) && !v.given("packet") {
             return Err(Error::input(&m.origin, "network.packet", "is 0B; a packet holds at least one byte, e.g. 4096B"));
         }
-        Ok(p)
+        let machine = PacketParams::defaults(m);
+        Ok(PacketParams {
+            packet: if v.given("packet") { v.bytes("packet") } else { machine.packet },
+            buffer: if v.given("buffer") { v.count("buffer") as u32 } else { machine.buffer },
+            router_delay: v.ps("router_delay"),
+        })
     }
 
     pub fn to_map(&self) -> BTreeMap<String, String> {

@@ -3,7 +3,7 @@
 
 use super::{Collective, Message, Op, Program};
 use crate::error::{Error, Result};
-use crate::params::Param;
+use crate::params::{self, At, Kind, Param};
 use crate::units::{Bytes, Time};
 use std::collections::BTreeMap;
 
@@ -14,70 +14,79 @@ pub struct App {
     build: fn(u32, &Values) -> Program,
 }
 
-const fn p(name: &'static str, default: &'static str, help: &'static str) -> Param {
-    Param { name, default, help }
+/// A skeleton's message size, compute time, and its own count (AMG's levels, Kripke's sets).
+const fn size(default: &'static str, help: &'static str) -> Param {
+    Param::new("size", Kind::Bytes { min: 0 }, default, help)
 }
 
-const ITER: Param = p("iterations", "10", "outer iterations (time steps)");
+const fn compute(default: &'static str, help: &'static str) -> Param {
+    Param::new("compute", Kind::Time, default, help)
+}
+
+const fn iterations(default: &'static str, help: &'static str) -> Param {
+    Param::new("iterations", Kind::Count { min: 1, max: 100_000 }, default, help)
+}
+
+const ITER: Param = iterations("10", "outer iterations (time steps)");
 
 pub const APPS: &[App] = &[
     App {
         name: "stencil4d",
         summary: "TraceR's stencil4d: periodic 4D grid; per iteration compute, 8 irecv, 8 blocking sends to the ±x,±y,±z,±t neighbours, waitall, barrier",
-        params: &[ITER, p("size", "64000B", "bytes per neighbour message (eager, as MPI sends it at the default limit)"), p("compute", "20us", "compute per iteration")],
+        params: &[ITER, size("64000B", "bytes per neighbour message (eager, as MPI sends it at the default limit)"), compute("20us", "compute per iteration")],
         build: stencil4d,
     },
     App {
         name: "subcomm3d",
         summary: "3D grid; per iteration compute, then an alltoall (all messages posted at once) inside the rank's x line, y line and z line sub-communicators",
-        params: &[ITER, p("size", "256KiB", "bytes to each peer of an alltoall"), p("compute", "50us", "compute per iteration")],
+        params: &[ITER, size("256KiB", "bytes to each peer of an alltoall"), compute("50us", "compute per iteration")],
         build: subcomm3d,
     },
     App {
         name: "kripke",
         summary: "Kripke-like Sn sweep: 3D grid, per iteration 8 octant wavefronts, each cut into direction sets that pipeline (per set: receive the 3 upwind faces, compute, send the 3 downwind faces), each rank taking octants in the order their fronts reach it",
         params: &[
-            p("iterations", "3", "outer iterations (each sweeps all 8 octants: 16 ms of compute)"),
-            p("size", "64KiB", "bytes per face message of one octant (split over its sets)"),
-            p("compute", "2ms", "compute per octant (split over its sets)"),
-            p("sets", "16", "direction sets per octant, which pipeline"),
+            iterations("3", "outer iterations (each sweeps all 8 octants: 16 ms of compute)"),
+            size("64KiB", "bytes per face message of one octant (split over its sets)"),
+            compute("2ms", "compute per octant (split over its sets)"),
+            Param::new("sets", Kind::Count { min: 1, max: 256 }, "16", "direction sets per octant, which pipeline"),
         ],
         build: kripke,
     },
     App {
         name: "laghos",
         summary: "Laghos-like: 3D grid, per iteration compute, face exchange with the 6 neighbours, allreduce of the time step (8 B)",
-        params: &[ITER, p("size", "128KiB", "bytes per face message"), p("compute", "20ms", "compute per iteration")],
+        params: &[ITER, size("128KiB", "bytes per face message"), compute("20ms", "compute per iteration")],
         build: laghos,
     },
     App {
         name: "amg",
         summary: "AMG-like V-cycle: 3D grid, per level down and up a 6-neighbour exchange and compute shrinking 8x per level, allreduce per level",
-        params: &[ITER, p("size", "512KiB", "bytes per face message on the finest level"), p("compute", "2ms", "compute on the finest level"), p("levels", "4", "multigrid levels")],
+        params: &[ITER, size("512KiB", "bytes per face message on the finest level"), compute("2ms", "compute on the finest level"), Param::new("levels", Kind::Count { min: 1, max: 12 }, "4", "multigrid levels")],
         build: amg,
     },
     App {
         name: "sw4lite",
         summary: "SW4lite-like: 3D grid, per time step compute and a 6-neighbour halo exchange (two ghost layers)",
-        params: &[ITER, p("size", "1MiB", "bytes per face message"), p("compute", "3ms", "compute per time step")],
+        params: &[ITER, size("1MiB", "bytes per face message"), compute("3ms", "compute per time step")],
         build: sw4lite,
     },
     App {
         name: "ring",
         summary: "Seed 004's 1D ring exchange: per iteration compute, then send to both ring neighbours",
-        params: &[ITER, p("size", "1MiB", "bytes per message"), p("compute", "100us", "compute per iteration")],
+        params: &[ITER, size("1MiB", "bytes per message"), compute("100us", "compute per iteration")],
         build: ring,
     },
     App {
         name: "jacobi2d",
         summary: "2D Jacobi: non-periodic 2D grid, per iteration compute, 4-neighbour halo exchange, allreduce of the residual (8 B)",
-        params: &[ITER, p("size", "32KiB", "bytes per halo message"), p("compute", "200us", "compute per iteration")],
+        params: &[ITER, size("32KiB", "bytes per halo message"), compute("200us", "compute per iteration")],
         build: jacobi2d,
     },
     App {
         name: "cosmo",
         summary: "Seed 000's COSMO-style 2D halo: non-periodic 2D grid, per iteration compute and an exchange with the 8 neighbours (faces and corners)",
-        params: &[ITER, p("size", "256KiB", "bytes per face message (corners: 1/16 of it)"), p("compute", "500us", "compute per iteration")],
+        params: &[ITER, size("256KiB", "bytes per face message (corners: 1/16 of it)"), compute("500us", "compute per iteration")],
         build: cosmo,
     },
 ];
@@ -98,29 +107,12 @@ pub struct Values {
 impl App {
     /// The program of `ranks` ranks with `given` parameters (others at their defaults).
     pub fn program(&self, ranks: u32, given: &BTreeMap<String, String>, origin: &str, field: &str) -> Result<Program> {
-        let known: Vec<&str> = self.params.iter().map(|p| p.name).collect();
-        if let Some(k) = given.keys().find(|k| !known.contains(&k.as_str())) {
-            return Err(Error::input(origin, format!("{field}.{k}"), format!("is not a parameter of {}; its parameters: {}", self.name, known.join(", "))));
-        }
-        let get = |name: &str| given.get(name).map(String::as_str).or_else(|| self.params.iter().find(|p| p.name == name).map(|p| p.default));
-        let bad = |name: &str, e: String| Error::input(origin, format!("{field}.{name}"), e);
-        let iterations: u32 = get("iterations").unwrap_or("1").parse().map_err(|_| bad("iterations", "is not a whole number".into()))?;
-        if !(1..=100_000).contains(&iterations) {
-            return Err(bad("iterations", format!("is {iterations}; give 1 to 100000")));
-        }
-        let size = get("size").map(Bytes::parse).transpose().map_err(|e| bad("size", e))?.map(|b| b.0).unwrap_or(0);
-        let compute = get("compute").map(Time::parse).transpose().map_err(|e| bad("compute", e))?.map(|t| t.secs()).unwrap_or(0.0);
-        let levels: u32 = get("levels").unwrap_or("1").parse().map_err(|_| bad("levels", "is not a whole number".into()))?;
-        if !(1..=12).contains(&levels) {
-            return Err(bad("levels", format!("is {levels}; give 1 to 12")));
-        }
-        let count = match get("sets") {
-            Some(s) => match s.parse::<u32>() {
-                Ok(n) if (1..=256).contains(&n) => n,
-                _ => return Err(bad("sets", format!("is {s}; give a whole number from 1 to 256"))),
-            },
-            None => levels,
-        };
+        let v = params::Values::parse(self.name, self.params, given.iter().map(|(k, v)| (k.as_str(), v.as_str())), At::File { origin, field })?;
+        let has = |name: &str| self.params.iter().any(|p| p.name == name);
+        let iterations = v.count("iterations") as u32;
+        let size = v.bytes("size");
+        let compute = v.secs("compute");
+        let count = ["sets", "levels"].into_iter().find(|n| has(n)).map_or(1, |n| v.count(n) as u32);
         if ranks == 0 {
             return Err(Error::input(origin, field, "has 0 ranks; give a job at least one rank"));
         }
