@@ -161,10 +161,8 @@ pub struct Values {
 impl Values {
     /// The table's defaults (a table whose defaults do not parse is a bug the tests catch).
     pub fn defaults(table: &'static [Param]) -> Values {
-        let values = table
-            .iter()
-            .map(|p| (!p.derived).then(|| p.kind.parse(p.default, p.default).unwrap_or_else(|e| panic!("default of {}: {e}", p.name))))
-            .collect();
+        let values =
+            table.iter().map(|p| (!p.derived).then(|| p.kind.parse(p.default, p.default).unwrap_or_else(|e| panic!("default of {}: {e}", p.name)))).collect();
         Values { table, values, given: vec![false; table.len()] }
     }
 
@@ -373,7 +371,20 @@ mod tests {
         assert_eq!((v.real("eff"), v.count("n"), v.on("on"), v.choice("rule")), (1.0, 1, false, "mixed"));
         assert_eq!(v.time_opt("step"), Some(2_000_000));
         assert!(v.given("eff") && !v.given("chunk"));
-        for (k, bad) in [("eff", "0"), ("eff", "1.01"), ("eff", "NaN"), ("loss", "1"), ("loss", "-0.1"), ("chunk", "0B"), ("n", "9"), ("n", "0"), ("on", "maybe"), ("rule", "prop"), ("rate", "0GB/s"), ("wait", "-1us")] {
+        for (k, bad) in [
+            ("eff", "0"),
+            ("eff", "1.01"),
+            ("eff", "NaN"),
+            ("loss", "1"),
+            ("loss", "-0.1"),
+            ("chunk", "0B"),
+            ("n", "9"),
+            ("n", "0"),
+            ("on", "maybe"),
+            ("rule", "prop"),
+            ("rate", "0GB/s"),
+            ("wait", "-1us"),
+        ] {
             let e = flags(&[(k, bad)]).unwrap_err().to_string();
             assert!(e.contains(k) && e.contains(bad), "{k}={bad}: {e}");
         }
