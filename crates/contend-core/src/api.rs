@@ -403,16 +403,13 @@ pub fn check_scenario(text: &str, origin: &str, session: &Session) -> Result<()>
 pub struct AppSummary {
     pub name: &'static str,
     pub summary: &'static str,
-    /// (name, default, help) of each parameter.
-    pub params: Vec<(&'static str, &'static str, &'static str)>,
+    /// Its parameters as declared (name, kind, default, help), like a model's.
+    pub params: &'static [crate::params::Param],
 }
 
 /// The application skeletons a scenario's jobs can run.
 pub fn apps() -> Vec<AppSummary> {
-    crate::workload::program::apps::APPS
-        .iter()
-        .map(|a| AppSummary { name: a.name, summary: a.summary, params: a.params.iter().map(|p| (p.name, p.default, p.help)).collect() })
-        .collect()
+    crate::workload::program::apps::APPS.iter().map(|a| AppSummary { name: a.name, summary: a.summary, params: a.params }).collect()
 }
 
 /// The kernel and load-store cost parameters of datatype methods (name, default, help).

@@ -26,8 +26,8 @@ def apps() -> None:
     """List the application skeletons a scenario's jobs can run, with their parameters and defaults."""
     for a in api.apps():
         out().print(styled((a["name"], "bold"), f": {a['summary']}"))
-        for name, default, help_ in a["params"]:
-            out().print(f"  {name}: {help_} (default {default})")
+        for p in a["params"]:
+            out().print(f"  {p['name']}: {p['help']} ({p['kind']}; default {p['default']})")
 
 
 def schema(
