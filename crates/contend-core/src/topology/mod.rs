@@ -567,9 +567,7 @@ impl Machine {
                 b,
                 kind: l.kind,
                 bandwidth: per_link * count as f64,
-                latency: l
-                    .latency
-                    .map_or_else(|| default_latency::link(l.kind, l.gen, [a, b].iter().any(|&d| devices[d].kind == DeviceKind::Nvswitch)), |t| t.secs()),
+                latency: l.latency.map_or_else(|| default_latency::link(l.kind, l.gen), |t| t.secs()),
                 efficiency: l.efficiency,
                 duplex: l.duplex,
                 duplex_directed: resolve::directed_duplex(l, i, origin)?,
