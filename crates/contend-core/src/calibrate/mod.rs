@@ -25,6 +25,7 @@ pub mod general;
 pub mod kernels_fit;
 mod lm;
 mod lsq;
+mod memory_write;
 pub mod nccl_fit;
 pub mod patterns;
 pub mod sc16_fit;
@@ -452,6 +453,21 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
         _ => {}
     }
 
+    // Host memory's write efficiency from the all-GPU host writes (concurrent data: held out
+    // in hold-out validation, where the memories keep what the machine says).
+    let writes = if hold_out { Vec::new() } else { memory_write::tests(&meas.concurrent) };
+    match memory_write::fit(&spec, &m.origin, &writes, params) {
+        Ok(Some(w)) => {
+            let w = round(w);
+            fitted.insert("write_efficiency".into(), format!("{w}"));
+            spec.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.write_efficiency = Some(w));
+        }
+        Ok(None) if !writes.is_empty() => {
+            notes.push("write_efficiency: the all-GPU host writes run at the rate their links allow; the host memories keep their write efficiency".into())
+        }
+        Ok(None) => {}
+        Err(e) => notes.push(format!("write_efficiency: not fitted ({e})")),
+    }
     let calibrated = Machine::from_spec(spec.clone(), &format!("{} (calibrated)", m.origin))?;
     let mut predicted = p2p_matrices(&calibrated, params)?;
     if meas.tool == Tool::Nvbandwidth {
@@ -497,7 +513,8 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
     // Host copies one at a time and one GPU's both ways at once (fitted), and the concurrent
     // tests (never fitted), on the calibrated machine.
     let host = meas.host_copies.iter().map(|c| (c, "unidirectional", true)).chain(meas.host_bidirectional.iter().map(|c| (c, "bidirectional", true)));
-    for (c, kind, fitted) in host.chain(meas.concurrent.iter().map(|c| (c, "concurrent", false))) {
+    let concurrent_fitted = |c: &concurrent::Concurrent| writes.iter().any(|w| std::ptr::eq(*w, c)) && fitted.contains_key("write_efficiency");
+    for (c, kind, fitted) in host.chain(meas.concurrent.iter().map(|c| (c, "concurrent", concurrent_fitted(c)))) {
         let p = match concurrent::predict(&calibrated, c, params) {
             Ok(p) => p,
             Err(e) => {

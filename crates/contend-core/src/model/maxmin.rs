@@ -63,6 +63,8 @@ pub struct MaxminParams {
     pub read_socket: f64,
     /// Bytes of read requests per byte read, charged to the opposite direction.
     pub read_request: f64,
+    /// Share of a host memory's bandwidth that writes into it reach where it sets none.
+    pub write_memory: f64,
     /// When a FCFS or RR-N NIC takes its next message (params.rs).
     pub nic_release: NicRelease,
     /// A message through a NIC pays each device's store-and-forward of one packet (params.rs; off by default).
@@ -104,6 +106,9 @@ impl Default for MaxminParams {
             read_socket: 1.0,
             // One 24-byte read request per 512-byte read (PCIe max read request size).
             read_request: 0.047,
+            // Writes reach the memory's whole bandwidth unless a machine or calibration says less
+            // (docs/models.md, "Parameters").
+            write_memory: 1.0,
             // What credit-based flow control does (params.rs; docs/models.md, "NIC release").
             nic_release: NicRelease::Buffered,
             store_forward: false,
@@ -143,6 +148,11 @@ pub const PARAMS: &[Param] = &[
     Param { name: "read_nvlink", default: "1", help: "same for NVLink" },
     Param { name: "read_socket", default: "1", help: "same for QPI, UPI and xGMI" },
     Param { name: "read_request", default: "0.047", help: "bytes of read requests per byte read, charged to the opposite direction" },
+    Param {
+        name: "write_memory",
+        default: "1",
+        help: "write efficiency of host memory where a host_memory device sets no write_efficiency: a byte written into it (a GPU's copy to the host, a staged copy's first half) takes 1/write_memory of its bandwidth, a byte read 1 [fitted per machine by contend calibrate from all-GPU host writes; 0.584 on the one public host measured, h800x8]",
+    },
     NIC_RELEASE,
     STORE_FORWARD,
     FLUID_ROUTING,
@@ -189,6 +199,7 @@ impl MaxminParams {
                 "read_nvlink" => p.read_nvlink = eff()?,
                 "read_socket" => p.read_socket = eff()?,
                 "read_request" => p.read_request = fraction()?,
+                "write_memory" => p.write_memory = eff()?,
                 "nic_release" => p.nic_release = NicRelease::parse(k, v)?,
                 "store_forward" => p.store_forward = on_off(k, v)?,
                 "fluid_routing" => p.fluid_routing = on_off(k, v)?,
@@ -228,6 +239,7 @@ impl MaxminParams {
             ("read_nvlink", self.read_nvlink),
             ("read_socket", self.read_socket),
             ("read_request", self.read_request),
+            ("write_memory", self.write_memory),
         ] {
             m.insert(k.into(), format!("{v}"));
         }
@@ -317,7 +329,13 @@ impl MaxminPrepared {
             p2p: params.p2p,
             staging_chunk: params.staging_chunk,
             prepay_latency: true,
-            charges: Charges { duplex: &duplex, read: Some(&read), staging_duplex: Some(params.duplex_staged), directed: true },
+            charges: Charges {
+                duplex: &duplex,
+                read: Some(&read),
+                staging_duplex: Some(params.duplex_staged),
+                directed: true,
+                memory_write: Some(params.write_memory),
+            },
             model: "maxmin",
             device_capacity: true,
             caps: true,
