@@ -43,8 +43,9 @@ CASES = [  # (machine file, measurement file)
     # Issue 24, fourth round: a second A100 NVSwitch node, so the switch's copy-engine cost has a machine
     # left when either is scored.
     ("hgx-a100-a147", "hgx-a100-a147.txt"),
-    # and a second Ada machine, so the Ada engine has a machine left when either is scored.
+    # and two more Ada machines, so the Ada engine has machines left when one is scored.
     ("rtx6000ada-x2-wrx90", "rtx6000ada-x2-wrx90.txt"),
+    ("rtx6000ada-x2-trpro", "rtx6000ada-x2-trpro.txt"),
 ]
 
 # One copy this small is timed by its fixed cost (4 KiB move in 0.1 µs of 2 µs on a Gen5 x16 link).
