@@ -333,7 +333,8 @@ def write_cap(cases: list[tuple[str, str]]) -> None:
         for ho, c in runs.items():
             for r in c["residuals"]:
                 if r["matrix"].startswith("concurrent_") and r["relative_error"] is not None:
-                    tests.setdefault(r["matrix"].removeprefix("concurrent_"), {True: [], False: []})[ho].append(abs(r["relative_error"]))
+                    test = tests.setdefault(r["matrix"].removeprefix("concurrent_"), {True: [], False: []})
+                    test[ho].append(abs(r["relative_error"]))
         w = runs[False]["fitted"].get("write_efficiency", "")
         for test, e in tests.items():
             every[True] += e[True]
