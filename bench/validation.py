@@ -46,6 +46,8 @@ CASES = [  # (machine file, measurement file)
     # and two more Ada machines, so the Ada engine has machines left when one is scored.
     ("rtx6000ada-x2-wrx90", "rtx6000ada-x2-wrx90.txt"),
     ("rtx6000ada-x2-trpro", "rtx6000ada-x2-trpro.txt"),
+    # A Hopper pair over a direct NVLink: the one public Hopper peer latency without a switch.
+    ("h100pcie-x2-nvl", "h100pcie-x2-nvl.txt"),
 ]
 
 # One copy this small is timed by its fixed cost (4 KiB move in 0.1 µs of 2 µs on a Gen5 x16 link).
