@@ -25,6 +25,7 @@ pub mod general;
 pub mod kernels_fit;
 mod lm;
 mod lsq;
+mod memory_write;
 pub mod nccl_fit;
 pub mod patterns;
 pub mod sc16_fit;
@@ -177,7 +178,7 @@ fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 8]) -> [Option<f64>
 }
 
 /// Unknowns of the latency fit: GPU engine, host-memory hand-off, one hop latency per kind, and
-/// last the NVLink hops into or out of an NVSwitch (their own default, `default_latency::NVSWITCH_HOP`).
+/// last the copy engine's cost of passing an NVSwitch (`default_latency::NVSWITCH_TRAVERSAL`).
 const GPU: usize = 0;
 const MEM: usize = 1;
 const NVSWITCH: usize = 2 + KINDS.len();
@@ -185,13 +186,7 @@ const UNKNOWNS: usize = NVSWITCH + 1;
 
 /// The unknown a hop's latency belongs to.
 fn hop_unknown(m: &Machine, link: usize) -> usize {
-    let l = &m.links[link];
-    let switch = |d: usize| m.devices[d].kind == DeviceKind::Nvswitch;
-    if l.kind == LinkKind::Nvlink && (switch(l.a) || switch(l.b)) {
-        NVSWITCH
-    } else {
-        2 + kind_index(l.kind)
-    }
+    2 + kind_index(m.links[link].kind)
 }
 
 /// How many of each unknown a copy from `src` to `dst` pays, and what they cost it on the
@@ -209,6 +204,12 @@ fn latency_row(m: &Machine, p: &Plan, src: usize, dst: usize) -> (Vec<f64>, Vec<
     }
     for h in &p.hops {
         pay(hop_unknown(m, h.link), m.links[h.link].latency);
+        // The switch the hop arrives at, once per traversal, as the router charges it.
+        let l = &m.links[h.link];
+        let at = if h.forward { l.b } else { l.a };
+        if m.devices[at].kind == DeviceKind::Nvswitch {
+            pay(NVSWITCH, m.devices[at].latency);
+        }
     }
     (row, paid)
 }
@@ -227,7 +228,7 @@ fn fit_latencies(rows: &[Vec<f64>], paid: &[Vec<f64>], ys: &[f64], notes: &mut V
     let name = |c: usize| match c {
         GPU => "latency.gpu".to_string(),
         MEM => "latency.host_memory".to_string(),
-        NVSWITCH => "latency.hop.nvswitch".to_string(),
+        NVSWITCH => "latency.nvswitch".to_string(),
         _ => format!("latency.hop.{}", kind_name(KINDS[c - 2])),
     };
     // The hand-off first: where only staged copies are measured, the copies' fixed cost is the
@@ -377,7 +378,8 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
         fitted.insert(format!("latency.hop.{}", kind_name(*kind)), format!("{}", time(lat[2 + k])));
     }
     if observed[NVSWITCH] {
-        fitted.insert("latency.hop.nvswitch".into(), format!("{}", time(lat[NVSWITCH])));
+        fitted.insert("latency.nvswitch".into(), format!("{}", time(lat[NVSWITCH])));
+        spec.devices.iter_mut().filter(|d| d.kind == DeviceKind::Nvswitch).for_each(|d| d.latency = Some(time(lat[NVSWITCH])));
     }
 
     // Duplex loss and read efficiency, on the links with their fitted efficiencies.
@@ -451,6 +453,21 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
         _ => {}
     }
 
+    // Host memory's write efficiency from the all-GPU host writes (concurrent data: held out
+    // in hold-out validation, where the memories keep what the machine says).
+    let writes = if hold_out { Vec::new() } else { memory_write::tests(&meas.concurrent) };
+    match memory_write::fit(&spec, &m.origin, &writes, params) {
+        Ok(Some(w)) => {
+            let w = round(w);
+            fitted.insert("write_efficiency".into(), format!("{w}"));
+            spec.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.write_efficiency = Some(w));
+        }
+        Ok(None) if !writes.is_empty() => {
+            notes.push("write_efficiency: the all-GPU host writes run at the rate their links allow; the host memories keep their write efficiency".into())
+        }
+        Ok(None) => {}
+        Err(e) => notes.push(format!("write_efficiency: not fitted ({e})")),
+    }
     let calibrated = Machine::from_spec(spec.clone(), &format!("{} (calibrated)", m.origin))?;
     let mut predicted = p2p_matrices(&calibrated, params)?;
     if meas.tool == Tool::Nvbandwidth {
@@ -496,7 +513,8 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
     // Host copies one at a time and one GPU's both ways at once (fitted), and the concurrent
     // tests (never fitted), on the calibrated machine.
     let host = meas.host_copies.iter().map(|c| (c, "unidirectional", true)).chain(meas.host_bidirectional.iter().map(|c| (c, "bidirectional", true)));
-    for (c, kind, fitted) in host.chain(meas.concurrent.iter().map(|c| (c, "concurrent", false))) {
+    let concurrent_fitted = |c: &concurrent::Concurrent| writes.iter().any(|w| std::ptr::eq(*w, c)) && fitted.contains_key("write_efficiency");
+    for (c, kind, fitted) in host.chain(meas.concurrent.iter().map(|c| (c, "concurrent", concurrent_fitted(c)))) {
         let p = match concurrent::predict(&calibrated, c, params) {
             Ok(p) => p,
             Err(e) => {

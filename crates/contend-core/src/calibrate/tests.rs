@@ -219,6 +219,26 @@ fn recovers_a_machine_from_its_own_predicted_nvbandwidth_output() {
     assert!(c.residuals.iter().any(|r| r.matrix == "concurrent_all_to_one_read_ce" && r.held_out));
 }
 
+/// A host memory that takes writes at a fifth of its bandwidth: dgx-a100's eight GPUs writing to
+/// the host at once (per socket, two PCIe Gen4 switch uplinks of 26.3 GB/s) outrun 0.2 x 204.8
+/// GB/s of each socket's memory, so nvbandwidth's all_to_host test shows it, and calibrate
+/// (without hold-out) finds 0.2 again from the machine's own predicted output; with hold-out it
+/// leaves it alone.
+#[test]
+fn recovers_host_memory_write_efficiency_from_all_gpu_host_writes() {
+    let mut spec = Machine::load("dgx-a100").unwrap().spec;
+    spec.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.write_efficiency = Some(0.2));
+    let slow = Machine::from_spec(spec, "slow-writes").unwrap();
+    let p = MaxminParams::default();
+    let meas = parse_measurements(&crate::tools::nvbandwidth::predict(&slow, &p).unwrap().text(), "predicted.txt").unwrap();
+    let c = calibrate(&Machine::load("dgx-a100").unwrap(), &meas, &p, false).unwrap();
+    let w: f64 = c.fitted["write_efficiency"].parse().unwrap();
+    assert!((w - 0.2).abs() < 0.002, "{w}");
+    assert!(c.residuals.iter().any(|r| r.matrix == "concurrent_all_to_host_memcpy_ce" && !r.held_out));
+    let held = calibrate(&Machine::load("dgx-a100").unwrap(), &meas, &p, true).unwrap();
+    assert!(!held.fitted.contains_key("write_efficiency"));
+}
+
 /// Where the two directions of a pair differ (a PCIe link that loses more upstream), a both-way
 /// "Total" is the sum of the two copies' own rates, as nvbandwidth sums them, and calibrate
 /// scores the read Totals of the prediction against that same sum.

@@ -28,10 +28,14 @@ pub struct Charges<'a> {
     /// Whether the model takes a link's per-direction duplex loss off its capacities
     /// (`FlowTable::duplex_pairs`); such a link then charges no duplex to routes.
     pub directed: bool,
+    /// The share of a host memory's bandwidth that writes into it reach where the memory sets
+    /// no `write_efficiency` (a byte written takes 1/this of the memory); None: the model
+    /// charges writes and reads alike, and ignores the memory's own.
+    pub memory_write: Option<f64>,
 }
 
 /// No charge beyond the hops themselves, and no reads (sc16, packet).
-pub const NONE: Charges<'static> = Charges { duplex: &|_| 0.0, read: None, staging_duplex: None, directed: false };
+pub const NONE: Charges<'static> = Charges { duplex: &|_| 0.0, read: None, staging_duplex: None, directed: false, memory_write: None };
 
 /// A link with a duplex loss per direction, as the model sees it: each direction's capacity is
 /// what its copies share after the loss to the data moving the other way,
@@ -67,11 +71,16 @@ pub fn coefficients(
         };
         let data = x * read.data;
         let (forward, back_dir) = dirs(h);
-        out.push((forward, data, *x));
-        // A memory link is one resource for both directions: nothing crosses "back".
+        // A memory link is one resource for both directions: nothing crosses "back"; a write
+        // into the memory (the hop arrives at it) takes 1/its write efficiency of it.
         if l.kind == LinkKind::Memory {
+            let into = m.devices[if h.forward { l.b } else { l.a }].write_efficiency;
+            let write = charges.memory_write.map_or(1.0, |default| into.unwrap_or(default));
+            let arrives = m.devices[if h.forward { l.b } else { l.a }].kind == DeviceKind::HostMemory;
+            out.push((forward, if arrives { data / write } else { data }, *x));
             continue;
         }
+        out.push((forward, data, *x));
         // A staged copy's links lose what its staging memory says, if it says (see
         // `DeviceSpec::staging_duplex`); where it says nothing, the model's default applies to
         // the GPUs' own links only: it was measured on hosts where each GPU's link carries its

@@ -374,7 +374,9 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut Vec<P
         let mut make = || {
             let mut plan = plans[base as usize].clone();
             let segment = &routes[u];
-            plan.latency += latency(segment) - latency(&plan.hops[first..=last]);
+            let rerouted = latency(segment) - latency(&plan.hops[first..=last]);
+            plan.latency += rerouted;
+            plan.kernel_latency += rerouted;
             plan.hops.splice(first..=last, segment.iter().copied());
             plans.push(plan);
             plans.len() as u32 - 1
@@ -524,7 +526,7 @@ impl FlowTable {
             let chosen_by_cuda = t.mechanism.is_none() && t.via.is_empty();
             if t.compute.is_some() {
                 // No path: the executor ends it after its setup, the computation's duration.
-                plan_of.push(*no_hops.get_or_insert_with(|| add(Plan::new(Mechanism::Direct, Vec::new(), None, 0.0))));
+                plan_of.push(*no_hops.get_or_insert_with(|| add(Plan::new(m, Mechanism::Direct, Vec::new(), None, 0.0))));
                 continue;
             }
             let plan = match pair_plan.get(&(t.src, t.dst)) {
@@ -686,6 +688,8 @@ impl FlowTable {
                 (Some((before, latency, _)), _) => (before, latency),
                 // A computation's "latency" is its duration less its overhead (paid before it).
                 (None, Some(seconds)) => (0.0, seconds - t.overhead),
+                // NCCL's kernels pay no copy engine's wait through an NVSwitch.
+                (None, None) if t.kernel => (0.0, plan.kernel_latency),
                 (None, None) => (0.0, plan.latency),
             };
             c.setup.push(before + if rules.prepay_latency { latency + requests } else { (latency - hops_latency).max(0.0) } + t.overhead);

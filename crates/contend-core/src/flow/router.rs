@@ -11,6 +11,23 @@ use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
+/// What a copy engine's copy pays for the NVSwitches on its path: each one's latency, once per
+/// traversal (an NVSwitch's latency is the engine's wait for a write through it to complete,
+/// docs/models.md "Default latencies"). Other devices on the way charge nothing here: a PCIe
+/// switch's forwarding is in its links' latency, a NIC's latency is its own copies' (it drives
+/// them), and a network switch's delay is folded into its links' latency.
+pub fn switch_traversals(m: &Machine, hops: &[Hop]) -> f64 {
+    let into = |h: &Hop| {
+        let l = &m.links[h.link];
+        if h.forward {
+            l.b
+        } else {
+            l.a
+        }
+    };
+    hops.iter().map(into).filter(|&d| m.devices[d].kind == DeviceKind::Nvswitch).map(|d| m.devices[d].latency).sum()
+}
+
 pub use crate::topology::Hop;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -20,8 +37,12 @@ pub struct Plan {
     pub hops: Vec<Hop>,
     /// The host memory a staged copy passes through.
     pub staging: Option<usize>,
-    /// Seconds from issue until bytes move: engine setup, staging hand-off, hop latencies.
+    /// Seconds from issue until bytes move: engine setup, staging hand-off, hop latencies, and
+    /// the copy engine's wait through each NVSwitch passed (`switch_traversals`).
     pub latency: f64,
+    /// The same without the NVSwitches' wait, which a copy moved by GPU kernels does not pay
+    /// (`Transfer::kernel`); summed apart, so that it is exactly the path's other costs.
+    pub kernel_latency: f64,
     /// Where the hardware stripes the copy over parallel ways (the NVSwitch planes two GPUs
     /// share, parallel NVLinks): every hop of every way with the share of the copy's bytes that
     /// crosses it. Empty: every byte follows `hops`, which is otherwise one representative way
@@ -31,8 +52,10 @@ pub struct Plan {
 
 impl Plan {
     /// A plan with no stripes.
-    pub fn new(mechanism: Mechanism, hops: Vec<Hop>, staging: Option<usize>, latency: f64) -> Plan {
-        Plan { mechanism, hops, staging, latency, stripes: Vec::new() }
+    /// A plan whose copy pays `latency` before its bytes move, and the path's NVSwitches on top.
+    pub fn new(m: &Machine, mechanism: Mechanism, hops: Vec<Hop>, staging: Option<usize>, latency: f64) -> Plan {
+        let switches = switch_traversals(m, &hops);
+        Plan { mechanism, hops, staging, latency: latency + switches, kernel_latency: latency, stripes: Vec::new() }
     }
 
     /// Every hop the copy's bytes cross, with the share of them crossing it.
@@ -427,7 +450,7 @@ impl<'m> Router<'m> {
                 let driver = if mechanism == Mechanism::Rdma && kind(src) == DeviceKind::Gpu { dst } else { src };
                 let latency = lat(driver) + self.hop_latency(&hops);
                 let stripes = if via.is_empty() { self.stripes(src, dst, &hops) } else { Vec::new() };
-                Ok(Plan { mechanism, hops, staging: None, latency, stripes })
+                Ok(Plan { stripes, ..Plan::new(self.m, mechanism, hops, None, latency) })
             }
             Mechanism::Staged => {
                 if !engine(kind(src)) || !engine(kind(dst)) {
@@ -444,13 +467,13 @@ impl<'m> Router<'m> {
                 let latency = lat(src) + lat(mem) + lat(dst) + self.hop_latency(&into) + self.hop_latency(&out);
                 let mut hops = into;
                 hops.extend(out);
-                Ok(Plan::new(mechanism, hops, Some(mem), latency))
+                Ok(Plan::new(self.m, mechanism, hops, Some(mem), latency))
             }
             Mechanism::Direct => {
                 let hops = self.path_via(src, via, dst, false).ok_or_else(|| no_path("direct"))?;
                 let driver = [src, dst].into_iter().find(|&d| engine(kind(d)));
                 let latency = driver.map(lat).unwrap_or(0.0) + self.hop_latency(&hops);
-                Ok(Plan::new(mechanism, hops, None, latency))
+                Ok(Plan::new(self.m, mechanism, hops, None, latency))
             }
         }
     }

@@ -63,6 +63,8 @@ pub struct MaxminParams {
     pub read_socket: f64,
     /// Bytes of read requests per byte read, charged to the opposite direction.
     pub read_request: f64,
+    /// Share of a host memory's bandwidth that writes into it reach where it sets none.
+    pub write_memory: f64,
     /// When a FCFS or RR-N NIC takes its next message (params.rs).
     pub nic_release: NicRelease,
     /// A message through a NIC pays each device's store-and-forward of one packet (params.rs; off by default).
@@ -128,6 +130,14 @@ pub const PARAMS: &[Param] = &[
     Param::new("read_socket", EFF, "1", "same for QPI, UPI and xGMI"),
     // One 24-byte read request per 512-byte read (PCIe max read request size).
     Param::new("read_request", LOSS, "0.047", "bytes of read requests per byte read, charged to the opposite direction"),
+    // Writes reach the memory's whole bandwidth unless a machine or calibration says less
+    // (docs/models.md, "Parameters").
+    Param::new(
+        "write_memory",
+        EFF,
+        "1",
+        "write efficiency of host memory where a host_memory device sets no write_efficiency: a byte written into it (a GPU's copy to the host, a staged copy's first half) takes 1/write_memory of its bandwidth, a byte read 1 [fitted per machine by contend calibrate from all-GPU host writes; 0.584 on the one public host measured, h800x8]",
+    ),
     // What credit-based flow control does (params.rs; docs/models.md, "NIC release").
     NIC_RELEASE,
     STORE_FORWARD,
@@ -163,6 +173,7 @@ impl MaxminParams {
             read_nvlink: v.real("read_nvlink"),
             read_socket: v.real("read_socket"),
             read_request: v.real("read_request"),
+            write_memory: v.real("write_memory"),
             nic_release: NicRelease::read(v),
             store_forward: v.on(STORE_FORWARD.name),
             fluid_routing: v.on(FLUID_ROUTING.name),
@@ -200,6 +211,7 @@ impl MaxminParams {
             ("read_nvlink", self.read_nvlink),
             ("read_socket", self.read_socket),
             ("read_request", self.read_request),
+            ("write_memory", self.write_memory),
         ] {
             m.insert(k.into(), format!("{v}"));
         }
@@ -289,7 +301,13 @@ impl MaxminPrepared {
             p2p: params.p2p,
             staging_chunk: params.staging_chunk,
             prepay_latency: true,
-            charges: Charges { duplex: &duplex, read: Some(&read), staging_duplex: Some(params.duplex_staged), directed: true },
+            charges: Charges {
+                duplex: &duplex,
+                read: Some(&read),
+                staging_duplex: Some(params.duplex_staged),
+                directed: true,
+                memory_write: Some(params.write_memory),
+            },
             model: "maxmin",
             device_capacity: true,
             caps: true,

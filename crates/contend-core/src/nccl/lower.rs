@@ -156,7 +156,8 @@ struct Dag {
 impl Dag {
     fn push(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64) -> usize {
         let after: Vec<usize> = after.iter().flatten().copied().collect();
-        self.t.push(Transfer { src, dst, size: size.max(1) * self.scale, after, overhead, ..Default::default() });
+        // NCCL's kernels move the bytes (`Transfer::kernel`).
+        self.t.push(Transfer { src, dst, size: size.max(1) * self.scale, after, overhead, kernel: true, ..Default::default() });
         self.ch.push(self.cur);
         self.t.len() - 1
     }

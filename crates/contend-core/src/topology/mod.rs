@@ -205,6 +205,12 @@ pub struct DeviceSpec {
     /// fits it from the staged bidirectional matrix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staging_duplex: Option<f64>,
+    /// Host memory only: the share of its bandwidth that writes into it reach, in (0, 1]: a
+    /// byte a copy writes into this memory (a GPU's copy to the host, the first half of a staged
+    /// copy) takes 1/write_efficiency of its capacity, a byte read takes 1. Absent: maxmin's
+    /// `write_memory`. `contend calibrate` fits it from nvbandwidth's all-GPU host writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_efficiency: Option<f64>,
     /// GPU only: how many of its copies to or from host memory one direction moves at once
     /// (default 1: CUDA gives each direction one copy engine, so same-direction copies from
     /// several streams run one after another, in issue order; docs/models.md).
@@ -337,6 +343,8 @@ pub struct Device {
     pub acs_redirect: bool,
     /// See `DeviceSpec::staging_duplex`.
     pub staging_duplex: Option<f64>,
+    /// See `DeviceSpec::write_efficiency`.
+    pub write_efficiency: Option<f64>,
     /// See `DeviceSpec::copy_engines` (1 for devices that are not GPUs).
     pub copy_engines: u32,
 }
@@ -567,9 +575,7 @@ impl Machine {
                 b,
                 kind: l.kind,
                 bandwidth: per_link * count as f64,
-                latency: l
-                    .latency
-                    .map_or_else(|| default_latency::link(l.kind, l.gen, [a, b].iter().any(|&d| devices[d].kind == DeviceKind::Nvswitch)), |t| t.secs()),
+                latency: l.latency.map_or_else(|| default_latency::link(l.kind, l.gen), |t| t.secs()),
                 efficiency: l.efficiency,
                 duplex: l.duplex,
                 duplex_directed: resolve::directed_duplex(l, i, origin)?,

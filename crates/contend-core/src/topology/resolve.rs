@@ -34,6 +34,15 @@ pub(super) fn device(d: &DeviceSpec, i: usize, machine_acs: Option<Acs>, origin:
             }
             (x, _) => x,
         },
+        write_efficiency: match (d.write_efficiency, d.kind) {
+            (Some(_), k) if k != DeviceKind::HostMemory => {
+                return Err(Error::input(origin, format!("devices[{i}].write_efficiency"), "applies to host_memory devices only; drop it"))
+            }
+            (Some(x), _) if !(x > 0.0 && x <= 1.0) => {
+                return Err(Error::input(origin, format!("devices[{i}].write_efficiency"), format!("{x} is not in (0, 1]; e.g. 0.6")))
+            }
+            (x, _) => x,
+        },
         copy_engines: match (d.copy_engines, d.kind) {
             (Some(_), k) if k != DeviceKind::Gpu => return Err(Error::input(origin, format!("devices[{i}].copy_engines"), "applies to GPUs only; drop it")),
             (Some(n), _) if !(1..=MOST_COPY_ENGINES).contains(&n) => {
@@ -102,6 +111,8 @@ mod tests {
             ("{name: RC, kind: root_complex}", "{name: RC, kind: root_complex, acs: redirect}", "devices[0].acs"),
             ("{name: RC, kind: root_complex}", "{name: RC, kind: root_complex, staging_duplex: 0.5}", "devices[0].staging_duplex"),
             ("{name: RC, kind: root_complex}", "{name: RC, kind: root_complex, capacity: 0GB/s}", "devices[0].capacity"),
+            ("{name: RC, kind: root_complex}", "{name: RC, kind: root_complex, write_efficiency: 0.5}", "devices[0].write_efficiency"),
+            ("{name: G, kind: gpu}", "{name: G, kind: host_memory, write_efficiency: 1.5}", "devices[1].write_efficiency"),
             ("lanes: 16}", "lanes: 16, duplex: 1.2}", "links[0].duplex"),
             ("lanes: 16}", "lanes: 16, read_efficiency: 0}", "links[0].read_efficiency"),
             ("lanes: 16}", "lanes: 16, duplex_upstream: 0.4}", "links[0].duplex_downstream"),

@@ -149,6 +149,9 @@ pub struct Transfer {
     /// The method, when the message goes through kernels (see `flow::methods`).
     pub method: Option<Method>,
     pub access: Access,
+    /// Moved by GPU kernels' stores (NCCL's lowering), not by a copy engine: it pays nothing for
+    /// the copy engine's wait through an NVSwitch (`flow::router::switch_traversals`).
+    pub kernel: bool,
 }
 
 impl Transfer {
@@ -323,6 +326,7 @@ impl Workload {
                 layout,
                 method,
                 access: t.access.unwrap_or_default(),
+                kernel: false,
             });
         }
         if let Some(i) = find_cycle(&out) {

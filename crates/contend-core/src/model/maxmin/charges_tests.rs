@@ -113,3 +113,44 @@ fn equal_losses_per_direction_match_the_one_value_on_a_pair() {
     let alone = host_finish("duplex_upstream: 0.4, duplex_downstream: 0.1", "transfers:\n  - {src: GPU0, dst: MEM, size: 1GB}\n");
     assert!(close(alone[0], 0.01), "{alone:?}");
 }
+
+/// Two GPUs, each on its own 60 GB/s link to a root complex whose host memory moves 100 GB/s;
+/// no latency, efficiency 1, no duplex.
+fn host(memory: &str) -> Machine {
+    let text = format!(
+        "name: host
+devices:
+  - {{name: RC, kind: root_complex, latency: 0s}}
+  - {{name: MEM, kind: host_memory, latency: 0s{memory}}}
+  - {{name: GPU0, kind: gpu, latency: 0s}}
+  - {{name: GPU1, kind: gpu, latency: 0s}}
+links:
+  - {{a: RC, b: MEM, kind: memory, bandwidth: 100GB/s, efficiency: 1, latency: 0s}}
+  - {{a: RC, b: GPU0, kind: pcie, bandwidth: 60GB/s, efficiency: 1, duplex: 0, latency: 0s}}
+  - {{a: RC, b: GPU1, kind: pcie, bandwidth: 60GB/s, efficiency: 1, duplex: 0, latency: 0s}}
+"
+    );
+    Machine::from_text(&text, "host").unwrap()
+}
+
+fn run_on(m: &Machine, text: &str, p: &MaxminParams) -> Vec<f64> {
+    let w = Workload::resolve(&WorkloadSpec::from_text(text, "w").unwrap(), m, "w").unwrap();
+    sim::run_prepared(&w, &MaxminPrepared::new(m, &w, *p).unwrap(), false).unwrap().finish
+}
+
+#[test]
+fn writes_into_host_memory_take_its_write_efficiency_reads_do_not() {
+    let writes = "transfers:\n  - {src: GPU0, dst: MEM, size: 1GB}\n  - {src: GPU1, dst: MEM, size: 1GB}\n";
+    let reads = "transfers:\n  - {src: MEM, dst: GPU0, size: 1GB}\n  - {src: MEM, dst: GPU1, size: 1GB}\n";
+    let p = MaxminParams::default();
+    // Writes reach the whole memory by default: 50 GB/s each, the memory's 100 shared.
+    let m = host("");
+    assert!(run_on(&m, writes, &p).iter().all(|&t| close(t, 1.0 / 50.0)));
+    // At write efficiency 0.6 the two writes share 60 GB/s: 30 each; reads still 50 each.
+    let p = MaxminParams { write_memory: 0.6, ..Default::default() };
+    assert!(run_on(&m, writes, &p).iter().all(|&t| close(t, 1.0 / 30.0)));
+    assert!(run_on(&m, reads, &p).iter().all(|&t| close(t, 1.0 / 50.0)));
+    // The memory's own value wins over the parameter: 0.4 of 100 GB/s shared by two.
+    let own = host(", write_efficiency: 0.4");
+    assert!(run_on(&own, writes, &p).iter().all(|&t| close(t, 1.0 / 20.0)));
+}

@@ -77,6 +77,7 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
             capacity: None,
             acs: None,
             staging_duplex: None,
+            write_efficiency: None,
             copy_engines: None,
         });
     }

@@ -141,6 +141,7 @@ impl Builder {
             capacity: None,
             acs: None,
             staging_duplex: None,
+            write_efficiency: None,
             copy_engines: None,
         });
     }
@@ -314,6 +315,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
                 capacity: None,
                 acs: None,
                 staging_duplex: None,
+                write_efficiency: None,
                 copy_engines: None,
             });
         }
@@ -327,6 +329,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
                 capacity: None,
                 acs: None,
                 staging_duplex: None,
+                write_efficiency: None,
                 copy_engines: None,
             });
         }
