@@ -49,13 +49,14 @@ def tree() -> tuple[list[str], list[tuple[str, str]]]:
 
 
 def tree_spec() -> dict:
-    """The tree as a contend machine description: zero latency, so that sharing alone sets the times."""
+    """The tree as a contend machine description: zero latency on every link and device (a GPU's copy engine
+    included), so that sharing alone sets the times."""
     devices, links = tree()
 
     def kind(d: str) -> str:
         return "root_complex" if d == "RC" else "gpu" if d.startswith("GPU") else "pcie_switch"
 
-    return {"name": "tree64", "devices": [{"name": d, "kind": kind(d)} for d in devices],
+    return {"name": "tree64", "devices": [{"name": d, "kind": kind(d), "latency": "0s"} for d in devices],
             "links": [{"a": a, "b": b, "kind": "pcie", "gen": 3, "lanes": 16, "latency": "0s"} for a, b in links]}
 
 
