@@ -51,6 +51,9 @@ pub enum NicRelease {
     /// flight, fit in the buffers along its path, and not before its NIC could have sent them
     /// (its size at the path's narrowest capacity).
     Buffered,
+    /// As `Buffered`, counting at each device only the head's share of its input buffer: the
+    /// buffer divided by the messages crossing that input port now (release.rs).
+    Shared,
     /// Once the head's last byte has arrived.
     Delivered,
 }
@@ -61,21 +64,24 @@ pub const NIC_RELEASE: Param = Param {
     default: "buffered",
     help: "when a FCFS or RR-N NIC takes its next message: buffered (once the head's bytes still to deliver fit in the \
            network.buffer_packets x network.packet input buffers of the devices along its path, as credit-based flow control \
-           lets its packets go) or delivered (once its last byte arrives)",
+           lets its packets go), shared (as buffered, each device's buffer divided by the messages crossing that input port now) \
+           or delivered (once its last byte arrives)",
 };
 
 impl NicRelease {
     pub fn parse(key: &str, v: &str) -> Result<NicRelease> {
         match v {
             "buffered" => Ok(NicRelease::Buffered),
+            "shared" => Ok(NicRelease::Shared),
             "delivered" => Ok(NicRelease::Delivered),
-            _ => Err(param_error(key, format!("\"{v}\" is not buffered or delivered"))),
+            _ => Err(param_error(key, format!("\"{v}\" is not buffered, shared or delivered"))),
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
             NicRelease::Buffered => "buffered",
+            NicRelease::Shared => "shared",
             NicRelease::Delivered => "delivered",
         }
     }
