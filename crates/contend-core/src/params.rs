@@ -61,7 +61,7 @@ pub enum NicRelease {
 /// Every flow-level model with NIC queues declares this one parameter (`NicRelease`).
 pub const NIC_RELEASE: Param = Param {
     name: "nic_release",
-    default: "buffered",
+    default: "shared",
     help: "when a FCFS or RR-N NIC takes its next message: buffered (once the head's bytes still to deliver fit in the \
            network.buffer_packets x network.packet input buffers of the devices along its path, as credit-based flow control \
            lets its packets go), shared (as buffered, each device's buffer divided by the messages crossing that input port now) \

@@ -104,8 +104,9 @@ impl Default for MaxminParams {
             read_socket: 1.0,
             // One 24-byte read request per 512-byte read (PCIe max read request size).
             read_request: 0.047,
-            // What credit-based flow control does (params.rs; docs/models.md, "NIC release").
-            nic_release: NicRelease::Buffered,
+            // What credit-based flow control does with buffers that every message crossing a
+            // port shares (params.rs; docs/models.md, "NIC release"; docs/benchmarks.md, round 4).
+            nic_release: NicRelease::Shared,
             store_forward: false,
             fluid_routing: false,
         }
