@@ -277,6 +277,9 @@ pub enum NicRelease {
     /// flight, fit in the buffers along its path, and not before its NIC could have sent them
     /// (its size at the path's narrowest capacity).
     Buffered,
+    /// As `Buffered`, counting at each device only the head's share of its input buffer: the
+    /// buffer divided by the messages crossing that input port now (release.rs).
+    Shared,
     /// Once the head's last byte has arrived.
     Delivered,
 }
@@ -284,11 +287,12 @@ pub enum NicRelease {
 /// Every flow-level model with NIC queues declares this one parameter (`NicRelease`).
 pub const NIC_RELEASE: Param = Param::new(
     "nic_release",
-    Kind::Choice(&["buffered", "delivered"]),
-    "buffered",
+    Kind::Choice(&["shared", "buffered", "delivered"]),
+    "shared",
     "when a FCFS or RR-N NIC takes its next message: buffered (once the head's bytes still to deliver fit in the \
            network.buffer_packets x network.packet input buffers of the devices along its path, as credit-based flow control \
-           lets its packets go) or delivered (once its last byte arrives)",
+           lets its packets go), shared (as buffered, each device's buffer divided by the messages crossing that input port now) \
+           or delivered (once its last byte arrives)",
 );
 
 impl NicRelease {
@@ -296,13 +300,15 @@ impl NicRelease {
     pub fn read(v: &Values) -> NicRelease {
         match v.choice(NIC_RELEASE.name) {
             "delivered" => NicRelease::Delivered,
-            _ => NicRelease::Buffered,
+            "buffered" => NicRelease::Buffered,
+            _ => NicRelease::Shared,
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
             NicRelease::Buffered => "buffered",
+            NicRelease::Shared => "shared",
             NicRelease::Delivered => "delivered",
         }
     }

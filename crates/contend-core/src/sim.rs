@@ -205,7 +205,7 @@ impl Executor<'_> {
             left += model.remaining(g as usize, t).unwrap_or(0.0);
             r += model.rate(g as usize);
         }
-        let over = left - self.flows.nic_buffer[f];
+        let over = left - self.flows.nic_buffer_now(f, &self.in_flight);
         if over <= SAME_TIME * self.flows.volume[f] {
             self.ahead[q].push(f as u32);
             return self.release(f, t);

@@ -121,6 +121,9 @@ pub struct FlowTable {
     /// NIC takes its next message once its head's bytes still to deliver fit in them
     /// (`nic_release`, release.rs). Empty: the NIC waits until its head is delivered.
     pub nic_buffer: Vec<f64>,
+    /// Whether each device's buffer is shared by the messages crossing its input port now
+    /// (`nic_release = shared`, release.rs): a message counts on its share only.
+    pub nic_buffer_shared: bool,
     /// Per transfer: the copy engine that moves it, or NO_ENGINE. A GPU's copies to or from
     /// host memory queue, per direction, at one engine that moves `engine_slots` of them at
     /// once, in issue order (CUDA's copy engines; docs/models.md). Peer, staged and
@@ -467,6 +470,7 @@ impl FlowTable {
             nics: Vec::new(),
             nic_scheduling: m.network.nic_scheduling,
             nic_buffer: Vec::new(),
+            nic_buffer_shared: false,
             engine: Vec::with_capacity(n),
             engine_slots: Vec::new(),
             join_quantum: 0.0,

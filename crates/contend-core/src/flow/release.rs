@@ -1,5 +1,6 @@
 //! Where a flow-level NIC may take its next message before its head is delivered
-//! (`nic_release = buffered`, params.rs): the bytes the input buffers along each path hold.
+//! (`nic_release = buffered` or `shared`, params.rs): the bytes the input buffers along each
+//! path hold, whole or the head's share of them.
 //!
 //! At packet level (contend's `packet`, BookSim, SST/Merlin) a link sends a packet only into a
 //! free slot of the next device's input buffer, and a FCFS NIC moves on once its head's last
@@ -17,6 +18,29 @@ impl FlowTable {
         let per_device = m.network.buffer() as f64 * m.network.packet_bytes() as f64;
         self.nic_buffer =
             (0..self.len()).map(|f| if self.nic[f] == NO_NIC { 0.0 } else { self.plan(f).hops.len().saturating_sub(1) as f64 * per_device }).collect();
+    }
+}
+
+impl FlowTable {
+    /// Bytes of the buffers along transfer f's path that its NIC may count on now, `in_flight`
+    /// being the messages moving over each resource (f among them). Under `nic_release =
+    /// shared` a device's input buffer is one FIFO per port and virtual channel whose slots the
+    /// packets of every message arriving over that port take in turn (`packet`; BookSim's and
+    /// SST/Merlin's input-queued routers): where k messages cross the port, each holds about
+    /// 1/k of the slots, so f counts on buffer / k at each device, k read off the resource
+    /// that enters it. A spread route (fluid routing) counts along its plan's path.
+    pub fn nic_buffer_now(&self, f: usize, in_flight: &[u32]) -> f64 {
+        let whole = self.nic_buffer[f];
+        if !self.nic_buffer_shared {
+            return whole;
+        }
+        let path = self.path(f);
+        let entered = path.len().saturating_sub(1);
+        if entered == 0 {
+            return whole;
+        }
+        let per_device = whole / entered as f64;
+        path[..entered].iter().map(|&r| per_device / in_flight[r as usize].max(1) as f64).sum()
     }
 }
 

@@ -315,8 +315,9 @@ impl MaxminPrepared {
         };
         let mut flows = FlowTable::compile(m, w, &rules)?;
         flows.join_quantum = params.quantum;
-        if params.nic_release == NicRelease::Buffered {
+        if params.nic_release != NicRelease::Delivered {
             flows.buffer_nic_releases(m);
+            flows.nic_buffer_shared = params.nic_release == NicRelease::Shared;
         }
         let mut prepared = MaxminPrepared { flows, params, unforwarded: Vec::new() };
         prepared.forward(m);

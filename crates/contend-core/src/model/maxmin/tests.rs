@@ -356,3 +356,37 @@ fn fcfs_nic_moves_on_once_its_head_fits_in_the_buffers_ahead() {
     let f = at(NicRelease::Delivered, true);
     assert!(close(f[0], 20.1e-6, 1e-6), "{f:?}");
 }
+
+/// Under `nic_release = shared` the head counts on its share of each device's input buffer.
+/// NIC0 and NIC2 hang on SW0, NIC1 and NIC3 on SW1; every link 10 GB/s, buffers of 10 packets
+/// of 1000 B (10 kB). NIC0 sends a (100 kB to NIC1) then b (5 kB to NIC2); e (100 kB, NIC2 to
+/// NIC3) shares SW0→SW1 with a, and c (100 kB, NIC3 to NIC1) halves a's rate on SW1→NIC1 to
+/// 5 GB/s (so a is delivered at 20 µs). a's path enters SW0 (its own port: 10 kB) and SW1 over
+/// SW0→SW1, which a and e cross (5 kB of the 10 kB). Buffered: a's 20 kB are left at 16 µs, b
+/// moves at the 5 GB/s a leaves of NIC0→SW0 and is done at 17 µs; shared: 15 kB at 17 µs, b
+/// done at 18 µs.
+#[test]
+fn shared_release_counts_the_heads_share_of_each_buffer() {
+    let link = "kind: network, bandwidth: 10GB/s, latency: 0s";
+    let nic = |n: u32| format!("  - {{name: NIC{n}, kind: nic, latency: 0s}}\n");
+    let m = Machine::from_text(
+        &format!(
+            "name: two\nnetwork: {{nic_scheduling: fcfs, packet: 1000B, buffer_packets: 10}}\ndevices:\n{}{}{}{}  - {{name: SW0, kind: switch}}\n  - {{name: SW1, kind: switch}}\nlinks:\n  - {{a: NIC0, b: SW0, {link}}}\n  - {{a: NIC2, b: SW0, {link}}}\n  - {{a: NIC1, b: SW1, {link}}}\n  - {{a: NIC3, b: SW1, {link}}}\n  - {{a: SW0, b: SW1, {link}}}\n",
+            nic(0),
+            nic(1),
+            nic(2),
+            nic(3)
+        ),
+        "two",
+    )
+    .unwrap();
+    let w = workload(
+        &m,
+        "transfers:\n  - {src: NIC0, dst: NIC1, size: 100kB}\n  - {src: NIC0, dst: NIC2, size: 5kB}\n  - {src: NIC2, dst: NIC3, size: 100kB}\n  - {src: NIC3, dst: NIC1, size: 100kB}\n",
+    );
+    let at = |release: NicRelease| run(&m, &w, &MaxminParams { nic_release: release, ..Default::default() }, false).unwrap().finish;
+    let f = at(NicRelease::Buffered);
+    assert!(close(f[1], 17e-6, 1e-6) && close(f[0], 20e-6, 1e-6), "{f:?}");
+    let f = at(NicRelease::Shared);
+    assert!(close(f[1], 18e-6, 1e-6) && close(f[0], 20e-6, 1e-6), "{f:?}");
+}
