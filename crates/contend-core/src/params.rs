@@ -287,8 +287,8 @@ pub enum NicRelease {
 /// Every flow-level model with NIC queues declares this one parameter (`NicRelease`).
 pub const NIC_RELEASE: Param = Param::new(
     "nic_release",
-    Kind::Choice(&["shared", "buffered", "delivered"]),
-    "shared",
+    Kind::Choice(&["delivered", "shared", "buffered"]),
+    "delivered",
     "when a FCFS or RR-N NIC takes its next message: buffered (once the head's bytes still to deliver fit in the \
            network.buffer_packets x network.packet input buffers of the devices along its path, as credit-based flow control \
            lets its packets go), shared (as buffered, each device's buffer divided by the messages crossing that input port now) \
@@ -299,9 +299,9 @@ impl NicRelease {
     /// The parameter's value (its table's words).
     pub fn read(v: &Values) -> NicRelease {
         match v.choice(NIC_RELEASE.name) {
-            "delivered" => NicRelease::Delivered,
             "buffered" => NicRelease::Buffered,
-            _ => NicRelease::Shared,
+            "shared" => NicRelease::Shared,
+            _ => NicRelease::Delivered,
         }
     }
 

@@ -457,8 +457,13 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         }
         phase_start = t;
         let horizon = t + SAME_TIME * t;
+        // Whether a transfer joined or finished at t: only then can the model's rates and loads
+        // have changed. A NIC's release checks alone (most steps under `nic_release` other than
+        // delivered) leave them as they are, so they skip settling and the loads' scan.
+        let mut changed = false;
         loop {
             if model.next_finish().is_some_and(|at| at <= horizon) {
+                changed = true;
                 finished.clear();
                 model.finish(t, &mut finished);
                 for &f in &finished {
@@ -470,6 +475,7 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
                 }
                 done += finished.len();
             } else if x.joins.peek().is_some_and(|Reverse(j)| j.t <= horizon) {
+                changed = true;
                 let Reverse(j) = x.joins.pop().unwrap();
                 let f = (j.flow & !AT_QUEUE) as usize;
                 if j.flow & AT_QUEUE != 0 {
@@ -488,6 +494,9 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
             } else {
                 break;
             }
+        }
+        if !changed {
+            continue;
         }
         model.settle(t)?;
         loads.clear();
