@@ -17,6 +17,7 @@ pub const PARAMS: &[Param] = &[
     Param { name: "nccl_eff_ll", default: "1", help: "share of the links' bandwidth LL's kernels reach (beyond its 8-of-16 wire format)" },
     Param { name: "nccl_eff_ll128", default: "1", help: "same for LL128 (beyond its 120-of-128 wire format)" },
     Param { name: "nccl_eff_simple", default: "1", help: "same for Simple" },
+    Param { name: "nccl_eff_nvls", default: "NCCL's", help: "share of the NVLink bandwidth NVLS's multimem operations reach (NCCL's nvlsEfficiency: 0.85 Hopper, 0.74 Blackwell)" },
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -24,11 +25,13 @@ pub struct Constants {
     /// Seconds per step, by protocol (NCCL's index); None: NCCL's own.
     pub step: [Option<f64>; 3],
     pub efficiency: [f64; 3],
+    /// NVLS's share of the NVLink bandwidth; None: NCCL's `nvlsEfficiency` for the GPU.
+    pub nvls: Option<f64>,
 }
 
 impl Default for Constants {
     fn default() -> Self {
-        Constants { step: [None; 3], efficiency: [1.0; 3] }
+        Constants { step: [None; 3], efficiency: [1.0; 3], nvls: None }
     }
 }
 
@@ -47,6 +50,10 @@ pub fn split(params: &[(String, String)]) -> Result<(Constants, Vec<(String, Str
     for (k, v) in params {
         if !k.starts_with("nccl_") {
             rest.push((k.clone(), v.clone()));
+            continue;
+        }
+        if k == "nccl_eff_nvls" {
+            c.nvls = Some(fraction(k, v)?);
             continue;
         }
         let Some(p) = PROTOS.iter().copied().find(|&p| k == &format!("nccl_step_{}", suffix(p)) || k == &format!("nccl_eff_{}", suffix(p))) else {
@@ -74,6 +81,9 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
         if c.efficiency[p as usize] != 1.0 {
             out.push((format!("nccl_eff_{}", suffix(p)), format!("{:.4}", c.efficiency[p as usize])));
         }
+    }
+    if let Some(e) = c.nvls {
+        out.push(("nccl_eff_nvls".into(), format!("{e:.4}")));
     }
     out
 }

@@ -52,6 +52,10 @@ pub struct Call {
     /// many identical channels each ring stands for (`merged`).
     pub ids: Vec<usize>,
     pub copies: u64,
+    /// NVLS: the NVSwitch that reduces and multicasts, and the share of the NVLink bandwidth
+    /// multimem operations reach.
+    pub switch: Option<usize>,
+    pub nvls_efficiency: f64,
 }
 
 impl Call {
@@ -87,10 +91,19 @@ impl Call {
         self.rings.len() * self.copies as usize
     }
 
+    /// Data bytes of one chunk of this call.
+    fn chunk(&self) -> u64 {
+        if self.algo == Algo::Nvls {
+            tuning::nvls_chunk(self.bytes, self.channels(), self.devices.len())
+        } else {
+            chunk_bytes(self.coll, self.algo, self.proto)
+        }
+    }
+
     /// Bytes a transfer carries for `data` bytes under `proto`: its wire format, over what its
-    /// kernels reach of the links.
+    /// kernels reach of the links (and, for NVLS, what multimem operations reach of it).
     fn wire(&self, data: u64, proto: Proto) -> u64 {
-        let e = self.efficiency[proto as usize];
+        let e = self.efficiency[proto as usize] * if self.algo == Algo::Nvls { self.nvls_efficiency } else { 1.0 };
         if e == 1.0 {
             wire(data, proto)
         } else {
@@ -188,6 +201,12 @@ pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
     let shares = vec![share; c.rings.len()];
     match c.coll {
         Coll::AllToAll | Coll::SendRecv => p2p(c, &mut d),
+        Coll::AllReduce | Coll::AllGather | Coll::ReduceScatter if c.algo == Algo::Nvls => {
+            for (ch, share) in shares.iter().copied().enumerate() {
+                d.cur = ch as u32;
+                nvls(c, share, &mut d);
+            }
+        }
         Coll::AllReduce if c.algo == Algo::Tree => {
             for (ch, share) in shares.iter().copied().enumerate() {
                 d.cur = ch as u32;
@@ -221,7 +240,7 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
     let n = order.len();
     let dev = |p: usize| c.devices[order[p % n]];
     let mut last: Vec<Option<usize>> = vec![None; n];
-    for (l, block) in loops(per_rank, chunk_bytes(c.coll, c.algo, c.proto)).into_iter().enumerate() {
+    for (l, block) in loops(per_rank, c.chunk()).into_iter().enumerate() {
         let size = c.wire(block, c.proto);
         let mut prev: Vec<Option<usize>> = vec![None; n];
         for k in 0..steps {
@@ -255,7 +274,7 @@ fn send(
     conn: Option<usize>,
     over: f64,
 ) -> (usize, usize) {
-    let chunk = chunk_bytes(c.coll, c.algo, c.proto);
+    let chunk = c.chunk();
     if block <= 2 * chunk {
         let mut after: Vec<Option<usize>> = heads.iter().chain(feet).copied().collect();
         after.push(conn);
@@ -279,7 +298,7 @@ type Deps = Vec<Vec<Option<usize>>>;
 fn pipeline(c: &Call, chain: &[usize], bytes: u64, d: &mut Dag) {
     let n = chain.len();
     let mut last: Vec<Option<usize>> = vec![None; n - 1];
-    for (l, block) in loops(bytes, chunk_bytes(c.coll, c.algo, c.proto)).into_iter().enumerate() {
+    for (l, block) in loops(bytes, c.chunk()).into_iter().enumerate() {
         let (mut head, mut foot): (Option<usize>, Option<usize>) = (None, None);
         for h in 0..n - 1 {
             let over = if l == 0 { c.step + if h == 0 { c.base } else { 0.0 } } else { 0.0 };
@@ -330,7 +349,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
     let mut last_up: Vec<Option<usize>> = vec![None; c.devices.len()];
     let mut last_down: Vec<Option<usize>> = vec![None; c.devices.len()];
     let none = Vec::new;
-    for (l, block) in loops(bytes, chunk_bytes(c.coll, c.algo, c.proto)).into_iter().enumerate() {
+    for (l, block) in loops(bytes, c.chunk()).into_iter().enumerate() {
         // Up: a rank sends its partial sum as its children's arrive (heads and feet).
         let (mut got_h, mut got_f): (Deps, Deps) = (vec![none(); c.devices.len()], vec![none(); c.devices.len()]);
         for &r in &ranks {
@@ -353,6 +372,55 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
                 last_down[r] = Some(b);
                 have_h[r] = vec![Some(a)];
                 have_f[r] = vec![Some(b)];
+            }
+        }
+    }
+}
+
+/// NVLS on one node, one channel (NCCL's all_reduce.h / all_gather.h / reduce_scatter.h NVLS
+/// kernels without registered buffers): every loop, GPU h heads chunk h of the channel's data.
+/// Reduce (all-reduce, reduce-scatter): the switch reads chunk h from every GPU's copy of the
+/// multicast buffer, adds them up and returns the sum to head h (multimem.ld_reduce):
+/// transfers GPU j -> switch for every j, then switch -> GPU h once all have arrived.
+/// Multicast (all-reduce, all-gather): head h stores its chunk (the sum, or its own data) to
+/// the multicast address and the switch writes it to every GPU (multimem.st): GPU h -> switch,
+/// then switch -> GPU j for every j. The copies between a rank's buffers and its slots of the
+/// multicast buffer stay in its own memory and cross no link. Per byte of all-reduce, each
+/// GPU's link to the switch carries (n + 1) / n bytes each way, against 2 (n - 1) / n for a
+/// ring, which is NVLS's gain. Each stream keeps its order from loop to loop; a merged loop
+/// streams through the stages a chunk behind (`send`).
+fn nvls(c: &Call, share: u64, d: &mut Dag) {
+    let n = c.devices.len();
+    let sw = c.switch.expect("an NVLS call names its switch");
+    let reduce = matches!(c.coll, Coll::AllReduce | Coll::ReduceScatter);
+    let cast = matches!(c.coll, Coll::AllReduce | Coll::AllGather);
+    let mut last_in: Vec<Vec<Option<usize>>> = vec![vec![None; n]; n];
+    let mut last_red: Vec<Option<usize>> = vec![None; n];
+    let mut last_up: Vec<Option<usize>> = vec![None; n];
+    let mut last_out: Vec<Vec<Option<usize>>> = vec![vec![None; n]; n];
+    for (l, block) in loops(share.div_ceil(n as u64), c.chunk()).into_iter().enumerate() {
+        let over = if l == 0 { c.base + c.step } else { 0.0 };
+        for h in 0..n {
+            let (mut head, mut foot): (Vec<Option<usize>>, Vec<Option<usize>>) = (Vec::new(), Vec::new());
+            if reduce {
+                for j in 0..n {
+                    let (a, b) = send(d, c, c.devices[j], sw, block, &[], &[], last_in[h][j], over);
+                    last_in[h][j] = Some(b);
+                    head.push(Some(a));
+                    foot.push(Some(b));
+                }
+                let (a, b) = send(d, c, sw, c.devices[h], block, &head, &foot, last_red[h], 0.0);
+                last_red[h] = Some(b);
+                (head, foot) = (vec![Some(a)], vec![Some(b)]);
+            }
+            if cast {
+                let over = if reduce { 0.0 } else { over };
+                let (a, b) = send(d, c, c.devices[h], sw, block, &head, &foot, last_up[h], over);
+                last_up[h] = Some(b);
+                for j in 0..n {
+                    let (_, y) = send(d, c, sw, c.devices[j], block, &[Some(a)], &[Some(b)], last_out[h][j], 0.0);
+                    last_out[h][j] = Some(y);
+                }
             }
         }
     }

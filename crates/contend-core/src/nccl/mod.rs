@@ -12,6 +12,8 @@ pub mod tuning;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_nvls;
 
 use crate::error::{Error, Result};
 use crate::flow::router::Router;
@@ -77,18 +79,20 @@ impl Coll {
     /// Algorithms NCCL has for it, among those contend lowers.
     pub fn algos(self) -> &'static [Algo] {
         match self {
-            Coll::AllReduce => &[Algo::Ring, Algo::Tree],
+            Coll::AllReduce => &[Algo::Ring, Algo::Tree, Algo::Nvls],
+            Coll::AllGather | Coll::ReduceScatter => &[Algo::Ring, Algo::Nvls],
             _ => &[Algo::Ring],
         }
     }
 }
 
-/// Indices follow NCCL's (NCCL_ALGO_TREE = 0, NCCL_ALGO_RING = 1).
+/// Indices follow NCCL's (NCCL_ALGO_TREE = 0, NCCL_ALGO_RING = 1, NCCL_ALGO_NVLS = 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Algo {
     Tree = 0,
     Ring = 1,
+    Nvls = 4,
 }
 
 /// Indices follow NCCL's (NCCL_PROTO_LL = 0, LL128 = 1, SIMPLE = 2).
@@ -109,6 +113,7 @@ impl Algo {
         match self {
             Algo::Tree => "Tree",
             Algo::Ring => "Ring",
+            Algo::Nvls => "NVLS",
         }
     }
 }
@@ -123,20 +128,24 @@ impl Proto {
     }
 }
 
-/// NCCL_ALGO as a list ("ring", "tree", "ring,tree"); the algorithms NCCL lacks in contend
-/// (NVLS, CollNet, PAT) are named as such.
+/// NCCL_ALGO as a list ("ring", "tree", "nvls", "ring,tree"); the algorithms contend does not
+/// lower (NVLS-tree, CollNet, PAT) are named as such.
 pub fn parse_algos(s: &str) -> Result<Vec<Algo>> {
     s.split(',')
         .map(|a| match a.trim().to_lowercase().as_str() {
             "ring" => Ok(Algo::Ring),
             "tree" => Ok(Algo::Tree),
-            x @ ("nvls" | "nvlstree" | "collnet" | "collnetdirect" | "collnetchain" | "pat") => {
-                Err(Error::input("--algo", x, "is an NCCL algorithm contend does not lower yet; use ring or tree"))
+            "nvls" => Ok(Algo::Nvls),
+            x @ ("nvlstree" | "nvls_tree" | "collnet" | "collnetdirect" | "collnetchain" | "pat") => {
+                Err(Error::input("--algo", x, "is an NCCL algorithm contend does not lower yet; use ring, tree or nvls"))
             }
-            x => Err(Error::input("--algo", x, "is not an NCCL algorithm; use ring, tree or ring,tree")),
+            x => Err(Error::input("--algo", x, "is not an NCCL algorithm; use ring, tree, nvls or a comma list")),
         })
         .collect()
 }
+
+/// What the algorithms and protocols NCCL may refuse need, for a refusal's one line.
+pub const NEEDS: &str = "NVLS needs one node of Hopper or later GPUs on an NVSwitch that multicasts; LL128 needs rings on NVLink";
 
 /// NCCL_PROTO as a list ("LL", "LL128", "Simple").
 pub fn parse_protos(s: &str) -> Result<Vec<Proto>> {
@@ -171,6 +180,8 @@ pub struct Comm {
     pub p2p_chunk: Vec<Vec<u64>>,
     /// Per-step latencies and efficiencies of the protocols (NCCL's, or fitted).
     pub constants: constants::Constants,
+    /// The NVSwitch that reduces and multicasts for every GPU of a node (NVLS), if there is one.
+    pub switch: Option<usize>,
 }
 
 impl Comm {
@@ -215,7 +226,15 @@ impl Comm {
             .sum();
         let bw_inter = if nodes > 1 { (nic_bw / searched as f64).min(graph.bw) } else { 0.0 };
         let amd = m.devices.iter().any(|d| d.model.as_deref().is_some_and(|s| s.contains("AMD") || s.contains("EPYC")));
+        let (switch, nvls) = match nvls_switch(m, &nodes_gpus[0]) {
+            Some((sw, bw)) => (Some(sw), tuning::nvls_graph(topo.cc, ppn, bw)),
+            None => (None, None),
+        };
+        let (nvls_heads, nvls_bw_intra, nvls_bw_inter) = nvls.unwrap_or((0, 0.0, 0.0));
         let tuning = tuning::Comm {
+            nvls_heads,
+            nvls_bw_intra,
+            nvls_bw_inter,
             ranks: devices.len(),
             nodes,
             cc: topo.cc,
@@ -244,7 +263,7 @@ impl Comm {
         }
         let mut m = m.clone();
         m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = 0.0);
-        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk, constants: Default::default() })
+        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk, constants: Default::default(), switch })
     }
 
     /// NCCL's pick for `bytes` among the allowed algorithms and protocols.
@@ -255,6 +274,9 @@ impl Comm {
 
     /// The call as the executor runs it: `channels` channels (NCCL trims them for small calls).
     pub fn call(&self, coll: Coll, algo: Algo, proto: Proto, bytes: u64, root: usize) -> lower::Call {
+        if algo == Algo::Nvls {
+            return self.nvls_call(coll, bytes);
+        }
         let nc = tuning::channels_for(&self.tuning, algo, proto, bytes, self.channels);
         let (a, p) = (algo as usize, proto as usize);
         let hw = if self.nodes > 1 {
@@ -290,8 +312,77 @@ impl Comm {
             efficiency: self.constants.efficiency,
             ids: (0..nc).collect(),
             copies: 1,
+            switch: None,
+            nvls_efficiency: 1.0,
         }
     }
+
+    /// An NVLS call: NCCL's NVLS channels (never trimmed for small calls), each moving an equal
+    /// share through the switch (`lower::nvls`); its latency is NCCL's NVLS hardware latency,
+    /// paid once by the first loop.
+    fn nvls_call(&self, coll: Coll, bytes: u64) -> lower::Call {
+        let nc = tuning::nvls_channels(self.topo.cc, self.nodes);
+        let (a, p) = (Algo::Nvls as usize, Proto::Simple as usize);
+        let g = match self.topo.cc {
+            c if c >= 100 => 3,
+            c if c >= 90 => 2,
+            _ => 1,
+        };
+        let identity: Vec<usize> = (0..self.devices.len()).collect();
+        lower::Call {
+            coll,
+            algo: Algo::Nvls,
+            proto: Proto::Simple,
+            bytes,
+            devices: self.devices.clone(),
+            rings: vec![identity; nc],
+            root: 0,
+            base: tuning::BASE_LATENCY_US[a][p] * 1e-6,
+            step: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
+            ppn: self.ppn,
+            p2p_channels: Vec::new(),
+            p2p_chunk: Vec::new(),
+            efficiency: self.constants.efficiency,
+            // Every NVLS channel is alike: one tree parity, so that they merge.
+            ids: vec![0; nc],
+            copies: 1,
+            switch: self.switch,
+            nvls_efficiency: self.constants.nvls.unwrap_or(tuning::NVLS_EFFICIENCY[g]),
+        }
+    }
+}
+
+/// The NVSwitch every given GPU reaches over one NVLink link, if it reduces and multicasts
+/// (`multicast`), with NCCL's bandwidth of the narrowest of those links (GB/s). Several
+/// switches (NVLink planes) would split NVLS's traffic between them, which contend does not
+/// lower: there NCCL's other algorithms run.
+fn nvls_switch(m: &Machine, gpus: &[usize]) -> Option<(usize, f64)> {
+    let cc = gpus.iter().map(|&g| topo::compute_capability(m.devices[g].model.as_deref())).min()?;
+    let attached = |g: usize| -> Vec<(usize, usize)> {
+        (0..m.links.len())
+            .filter(|&l| m.links[l].kind == LinkKind::Nvlink)
+            .filter_map(|l| {
+                let (a, b) = (m.links[l].a, m.links[l].b);
+                let other = if a == g { b } else if b == g { a } else { return None };
+                (m.devices[other].kind == DeviceKind::Nvswitch).then_some((other, l))
+            })
+            .collect()
+    };
+    let first = attached(gpus[0]);
+    let [(sw, _)] = first[..] else { return None };
+    if !m.devices[sw].multicast {
+        return None;
+    }
+    let mut bw = f64::INFINITY;
+    for &g in gpus {
+        let links = attached(g);
+        let [(s, l)] = links[..] else { return None };
+        if s != sw {
+            return None;
+        }
+        bw = bw.min(topo::link_bw(m, l, cc));
+    }
+    Some((sw, bw))
 }
 
 /// The node part of a cluster device's name (`n12.` of `n12.GPU3`); empty on a single machine.

@@ -13,6 +13,7 @@ mod resolve;
 pub use pcie_tree::{PcieTree, Route};
 pub use presets::{preset_names, preset_text};
 pub use render::{closes_cycle, render_tree};
+pub use resolve::nvswitch_generation;
 
 use crate::error::{parse_document, read_user_file, Error, Result};
 use crate::keymap::IntMap;
@@ -210,6 +211,14 @@ pub struct DeviceSpec {
     /// several streams run one after another, in issue order; docs/models.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy_engines: Option<u32>,
+    /// NVSwitch only: whether the switch reduces and multicasts in the switch (NVLink SHARP,
+    /// which NCCL's NVLS algorithms use): GPUs push their data into the switch, the switch
+    /// adds it up and writes the result to every GPU. Absent: from the switch's `model`, by
+    /// generation: third-generation NVSwitch (HGX H100/H200) and later have it, second and
+    /// first (DGX A100, DGX-2) do not (NVIDIA NVSwitch / NVLink SHARP documentation;
+    /// docs/nccl.md, "NVLS").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multicast: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -339,6 +348,8 @@ pub struct Device {
     pub staging_duplex: Option<f64>,
     /// See `DeviceSpec::copy_engines` (1 for devices that are not GPUs).
     pub copy_engines: u32,
+    /// An NVSwitch that reduces and multicasts in the switch; see `DeviceSpec::multicast`.
+    pub multicast: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]

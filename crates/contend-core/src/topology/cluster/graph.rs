@@ -78,6 +78,7 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
             acs: None,
             staging_duplex: None,
             copy_engines: None,
+            multicast: None,
         });
     }
     let mut adj = vec![Vec::new(); g.switches.len()];

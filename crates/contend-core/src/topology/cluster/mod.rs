@@ -142,6 +142,7 @@ impl Builder {
             acs: None,
             staging_duplex: None,
             copy_engines: None,
+            multicast: None,
         });
     }
 
@@ -315,6 +316,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
                 acs: None,
                 staging_duplex: None,
                 copy_engines: None,
+                multicast: None,
             });
         }
         for k in 0..nic_count {
@@ -328,6 +330,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
                 acs: None,
                 staging_duplex: None,
                 copy_engines: None,
+                multicast: None,
             });
         }
         for g in 0..gpus {
