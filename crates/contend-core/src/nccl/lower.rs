@@ -381,45 +381,43 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
 /// kernels without registered buffers): every loop, GPU h heads chunk h of the channel's data.
 /// Reduce (all-reduce, reduce-scatter): the switch reads chunk h from every GPU's copy of the
 /// multicast buffer, adds them up and returns the sum to head h (multimem.ld_reduce):
-/// transfers GPU j -> switch for every j, then switch -> GPU h once all have arrived.
-/// Multicast (all-reduce, all-gather): head h stores its chunk (the sum, or its own data) to
-/// the multicast address and the switch writes it to every GPU (multimem.st): GPU h -> switch,
-/// then switch -> GPU j for every j. The copies between a rank's buffers and its slots of the
-/// multicast buffer stay in its own memory and cross no link. Per byte of all-reduce, each
-/// GPU's link to the switch carries (n + 1) / n bytes each way, against 2 (n - 1) / n for a
-/// ring, which is NVLS's gain. Each stream keeps its order from loop to loop; a merged loop
-/// streams through the stages a chunk behind (`send`).
+/// transfers GPU j -> switch for every j and switch -> GPU h. Multicast (all-reduce,
+/// all-gather): head h stores its chunk (the sum, or its own data) to the multicast address and
+/// the switch writes it to every GPU (multimem.st): GPU h -> switch and switch -> GPU j for every
+/// j. The copies between a rank's buffers and its slots of the multicast buffer stay in its own
+/// memory and cross no link. Per byte of all-reduce, each GPU's link to the switch carries
+/// (n + 1) / n bytes each way, against 2 (n - 1) / n for a ring, which is NVLS's gain.
+///
+/// Head h's reduce warps load-reduce and store a chunk in one pass, packet by packet through the
+/// switch (cut through, not stored and forwarded), and take the next chunk when it is done: so
+/// a head's transfers of a loop run together, each after its own stream's previous loop and after
+/// the head's previous loop (its sum returned and stored).
 fn nvls(c: &Call, share: u64, d: &mut Dag) {
     let n = c.devices.len();
     let sw = c.switch.expect("an NVLS call names its switch");
     let reduce = matches!(c.coll, Coll::AllReduce | Coll::ReduceScatter);
     let cast = matches!(c.coll, Coll::AllReduce | Coll::AllGather);
+    // Per head, the previous loop's transfers: in[j], sum back, store, out[j].
     let mut last_in: Vec<Vec<Option<usize>>> = vec![vec![None; n]; n];
     let mut last_red: Vec<Option<usize>> = vec![None; n];
     let mut last_up: Vec<Option<usize>> = vec![None; n];
     let mut last_out: Vec<Vec<Option<usize>>> = vec![vec![None; n]; n];
     for (l, block) in loops(share.div_ceil(n as u64), c.chunk()).into_iter().enumerate() {
         let over = if l == 0 { c.base + c.step } else { 0.0 };
+        let size = c.wire(block, Proto::Simple);
         for h in 0..n {
-            let (mut head, mut foot): (Vec<Option<usize>>, Vec<Option<usize>>) = (Vec::new(), Vec::new());
+            let done = [last_red[h], last_up[h]];
+            let dev = |j: usize| c.devices[j];
             if reduce {
                 for j in 0..n {
-                    let (a, b) = send(d, c, c.devices[j], sw, block, &[], &[], last_in[h][j], over);
-                    last_in[h][j] = Some(b);
-                    head.push(Some(a));
-                    foot.push(Some(b));
+                    last_in[h][j] = Some(d.push(dev(j), sw, size, &[last_in[h][j], done[0], done[1]], over));
                 }
-                let (a, b) = send(d, c, sw, c.devices[h], block, &head, &foot, last_red[h], 0.0);
-                last_red[h] = Some(b);
-                (head, foot) = (vec![Some(a)], vec![Some(b)]);
+                last_red[h] = Some(d.push(sw, dev(h), size, &[last_red[h], done[1]], over));
             }
             if cast {
-                let over = if reduce { 0.0 } else { over };
-                let (a, b) = send(d, c, c.devices[h], sw, block, &head, &foot, last_up[h], over);
-                last_up[h] = Some(b);
+                last_up[h] = Some(d.push(dev(h), sw, size, &[last_up[h], done[0]], over));
                 for j in 0..n {
-                    let (_, y) = send(d, c, sw, c.devices[j], block, &[Some(a)], &[Some(b)], last_out[h][j], 0.0);
-                    last_out[h][j] = Some(y);
+                    last_out[h][j] = Some(d.push(sw, dev(j), size, &[last_out[h][j], done[0], done[1]], over));
                 }
             }
         }
