@@ -17,6 +17,7 @@ pub const PARAMS: &[Param] = &[
     Param { name: "nccl_eff_ll", default: "1", help: "share of the links' bandwidth LL's kernels reach (beyond its 8-of-16 wire format)" },
     Param { name: "nccl_eff_ll128", default: "1", help: "same for LL128 (beyond its 120-of-128 wire format)" },
     Param { name: "nccl_eff_simple", default: "1", help: "same for Simple" },
+    Param { name: "nccl_pxn_disable", default: "0", help: "1: no PXN (NCCL_PXN_DISABLE): a send to another node leaves through the sender's own NIC" },
     Param { name: "nccl_eff_nvls", default: "NCCL's", help: "share of the NVLink bandwidth NVLS's multimem operations reach (NCCL's nvlsEfficiency: 0.85 Hopper, 0.74 Blackwell)" },
 ];
 
@@ -27,11 +28,13 @@ pub struct Constants {
     pub efficiency: [f64; 3],
     /// NVLS's share of the NVLink bandwidth; None: NCCL's `nvlsEfficiency` for the GPU.
     pub nvls: Option<f64>,
+    /// NCCL_PXN_DISABLE=1.
+    pub pxn_disable: bool,
 }
 
 impl Default for Constants {
     fn default() -> Self {
-        Constants { step: [None; 3], efficiency: [1.0; 3], nvls: None }
+        Constants { step: [None; 3], efficiency: [1.0; 3], nvls: None, pxn_disable: false }
     }
 }
 
@@ -50,6 +53,14 @@ pub fn split(params: &[(String, String)]) -> Result<(Constants, Vec<(String, Str
     for (k, v) in params {
         if !k.starts_with("nccl_") {
             rest.push((k.clone(), v.clone()));
+            continue;
+        }
+        if k == "nccl_pxn_disable" {
+            c.pxn_disable = match v.trim() {
+                "0" => false,
+                "1" => true,
+                _ => return Err(param_error(k, format!("\"{v}\" is not 0 or 1; e.g. {k}=1"))),
+            };
             continue;
         }
         if k == "nccl_eff_nvls" {
@@ -81,6 +92,9 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
         if c.efficiency[p as usize] != 1.0 {
             out.push((format!("nccl_eff_{}", suffix(p)), format!("{:.4}", c.efficiency[p as usize])));
         }
+    }
+    if c.pxn_disable {
+        out.push(("nccl_pxn_disable".into(), "1".into()));
     }
     if let Some(e) = c.nvls {
         out.push(("nccl_eff_nvls".into(), format!("{e:.4}")));

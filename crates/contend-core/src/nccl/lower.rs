@@ -56,6 +56,9 @@ pub struct Call {
     /// multimem operations reach.
     pub switch: Option<usize>,
     pub nvls_efficiency: f64,
+    /// PXN: per (sender, receiver) rank, the local rank that relays the message to the network
+    /// (empty: none).
+    pub pxn: Vec<Vec<Option<usize>>>,
 }
 
 impl Call {
@@ -274,20 +277,34 @@ fn send(
     conn: Option<usize>,
     over: f64,
 ) -> (usize, usize) {
-    let chunk = c.chunk();
+    send_in(d, c, (c.chunk(), c.proto), (src, dst), block, (heads, feet), conn, over)
+}
+
+/// `send` with its own chunk and protocol (send/receive's).
+#[allow(clippy::too_many_arguments)]
+fn send_in(
+    d: &mut Dag,
+    c: &Call,
+    (chunk, proto): (u64, Proto),
+    (src, dst): (usize, usize),
+    block: u64,
+    (heads, feet): (&[Option<usize>], &[Option<usize>]),
+    conn: Option<usize>,
+    over: f64,
+) -> (usize, usize) {
     if block <= 2 * chunk {
         let mut after: Vec<Option<usize>> = heads.iter().chain(feet).copied().collect();
         after.push(conn);
-        let i = d.push(src, dst, c.wire(block, c.proto), &after, over);
+        let i = d.push(src, dst, c.wire(block, proto), &after, over);
         return (i, i);
     }
     let mut after = heads.to_vec();
     after.push(conn);
-    let head = d.push(src, dst, c.wire(chunk, c.proto), &after, over);
-    let body = d.push(src, dst, c.wire(block - 2 * chunk, c.proto), &[Some(head)], 0.0);
+    let head = d.push(src, dst, c.wire(chunk, proto), &after, over);
+    let body = d.push(src, dst, c.wire(block - 2 * chunk, proto), &[Some(head)], 0.0);
     let mut after = feet.to_vec();
     after.push(Some(body));
-    let foot = d.push(src, dst, c.wire(chunk, c.proto), &after, 0.0);
+    let foot = d.push(src, dst, c.wire(chunk, proto), &after, 0.0);
     (head, foot)
 }
 
@@ -429,9 +446,34 @@ fn p2p(c: &Call, d: &mut Dag) {
     let n = c.devices.len();
     let pairs: Vec<(usize, usize, u64)> = match c.coll {
         Coll::SendRecv => (0..n).map(|r| (r, (r + 1) % n, c.bytes)).collect(),
-        _ => (0..n).flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b, c.bytes / n as u64))).collect(),
+        _ => schedule(n, c.ppn.clamp(1, n)).into_iter().map(|(a, b)| (a, b, c.bytes / n as u64)).collect(),
     };
     pairs_p2p(c, &pairs, d);
+}
+
+/// The (sender, receiver) pairs of an all-to-all in the order NCCL's p2p schedule issues them
+/// (init.cc, `p2pSchedule`, restated): rounds by node delta, in NCCL's quadratic order
+/// ((x² + x) / 2 mod the next power of two, dropping deltas past the node count), and within a
+/// node delta by local delta, local rank l sending to local rank l + delta of the node that far
+/// on. Every round is a permutation of the ranks, so that queues at NICs (`nic_scheduling`),
+/// which follow the issue order, do not make every sender's first message go to one receiver.
+pub fn schedule(n: usize, ppn: usize) -> Vec<(usize, usize)> {
+    let nodes = n / ppn;
+    let pow2 = nodes.next_power_of_two();
+    let deltas: Vec<usize> = (0..pow2).map(|x| (x * x + x) / 2 % pow2).filter(|&d| d < nodes).collect();
+    let mut out = Vec::with_capacity(n * (n - 1));
+    for &dn in &deltas {
+        for dl in 0..ppn {
+            for a in 0..n {
+                let (node, l) = (a / ppn, a % ppn);
+                let b = (node + dn) % nodes * ppn + (l + dl) % ppn;
+                if b != a {
+                    out.push((a, b));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// One ncclSend of `bytes` from rank `a` to rank `b` (positions in `c.devices`) and its
@@ -444,16 +486,28 @@ pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
     d.t
 }
 
+/// With PXN (`Call::pxn`), a message to another node goes first over NVLink to the local GPU
+/// that owns the NIC NCCL uses for that peer, then from it over the network: two sends per chunk,
+/// the second a chunk behind the first (`send_in`).
 fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
     for &(a, b, bytes) in pairs {
         let proto = if bytes <= tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple };
         let channels = c.p2p_channels[a][b].max(1);
+        let proxy = c.pxn.get(a).and_then(|v| v[b]);
+        let chunk = c.p2p_chunk[a][b];
         for (k, share) in split(bytes, channels).into_iter().enumerate().filter(|&(_, s)| s > 0) {
             d.cur = k as u32;
-            let mut last = None;
-            for (l, block) in loops(share, c.p2p_chunk[a][b]).into_iter().enumerate() {
+            let (mut last, mut relay) = (None, None);
+            for (l, block) in loops(share, chunk).into_iter().enumerate() {
                 let over = if l == 0 { c.base + c.step } else { 0.0 };
-                last = Some(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[last], over));
+                match proxy {
+                    None => last = Some(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[last], over)),
+                    Some(p) => {
+                        let (h, f) = send_in(d, c, (chunk, proto), (c.devices[a], c.devices[p]), block, (&[], &[]), last, over);
+                        let (_, y) = send_in(d, c, (chunk, proto), (c.devices[p], c.devices[b]), block, (&[Some(h)], &[Some(f)]), relay, 0.0);
+                        (last, relay) = (Some(f), Some(y));
+                    }
+                }
             }
         }
     }

@@ -14,6 +14,8 @@ pub mod tuning;
 mod tests;
 #[cfg(test)]
 mod tests_nvls;
+#[cfg(test)]
+mod tests_pxn;
 
 use crate::error::{Error, Result};
 use crate::flow::router::Router;
@@ -182,6 +184,8 @@ pub struct Comm {
     pub constants: constants::Constants,
     /// The NVSwitch that reduces and multicasts for every GPU of a node (NVLS), if there is one.
     pub switch: Option<usize>,
+    /// PXN relays of send/receive between nodes (`pxn_relays`).
+    pub pxn: Vec<Vec<Option<usize>>>,
 }
 
 impl Comm {
@@ -261,9 +265,10 @@ impl Comm {
                 p2p_chunk[a][b] = chunk;
             }
         }
+        let pxn = pxn_relays(m, &devices, ppn, &topo);
         let mut m = m.clone();
         m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = 0.0);
-        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk, constants: Default::default(), switch })
+        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk, constants: Default::default(), switch, pxn })
     }
 
     /// NCCL's pick for `bytes` among the allowed algorithms and protocols.
@@ -314,6 +319,7 @@ impl Comm {
             copies: 1,
             switch: None,
             nvls_efficiency: 1.0,
+            pxn: if self.constants.pxn_disable { Vec::new() } else { self.pxn.clone() },
         }
     }
 
@@ -348,8 +354,38 @@ impl Comm {
             copies: 1,
             switch: self.switch,
             nvls_efficiency: self.constants.nvls.unwrap_or(tuning::NVLS_EFFICIENCY[g]),
+            pxn: Vec::new(),
         }
     }
+}
+
+/// PXN (NCCL_PXN_DISABLE=0, NCCL's default since 2.12; NCCL_P2P_PXN_LEVEL=2): a send to a
+/// rank on another node leaves through the NIC of the local GPU with the receiver's device
+/// number (`ncclTopoGetNetDev` without a graph: the remote rank's preferred NIC), so that on a
+/// rail-optimised fabric both ends use the same rail; where that GPU is not the sender, and the
+/// two are NVLink peers, the data goes to it over NVLink first and it sends (search.cc,
+/// paths.cc). Returns, per (sender, receiver) rank, the relaying rank.
+fn pxn_relays(m: &Machine, devices: &[usize], ppn: usize, topo: &topo::Topo) -> Vec<Vec<Option<usize>>> {
+    let n = devices.len();
+    if n == ppn {
+        return Vec::new();
+    }
+    let local_name = |r: usize| {
+        let name = &m.devices[devices[r]].name;
+        &name[node_prefix(name).len()..]
+    };
+    let mut out = vec![vec![None; n]; n];
+    for a in 0..n {
+        for b in (0..n).filter(|&b| b / ppn != a / ppn) {
+            let node = a / ppn;
+            let Some(p) = (node * ppn..(node + 1) * ppn).find(|&p| local_name(p) == local_name(b)) else { continue };
+            let nvlink = topo.paths[a % ppn][p % ppn].as_ref().is_some_and(|x| x.kind == topo::PathType::Nvl);
+            if p != a && nvlink {
+                out[a][b] = Some(p);
+            }
+        }
+    }
+    out
 }
 
 /// The NVSwitch every given GPU reaches over one NVLink link, if it reduces and multicasts
