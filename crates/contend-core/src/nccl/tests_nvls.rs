@@ -132,3 +132,26 @@ fn nvls_needs_a_multicast_switch_and_every_model_runs_or_refuses() {
         }
     }
 }
+
+#[test]
+fn hopper_and_blackwell_presets_run_nvls_and_pcie_boxes_do_not() {
+    // H200's board is H100's: the same NVLS graph and NCCL model. B200: 18 NVLink 5 links at
+    // NCCL's 40.1 GB/s = 721.8 per GPU, 9 speeds of 80 fit (720), 90 does not; the inter speed
+    // stays at the top, 90, under twice 80; bus = 8 x min(80 x 0.74 x 7/8 x 2, 90) = 720 GB/s.
+    for (machine, intra, bus) in [("hgx-h200", 40.0, 476.0), ("hgx-b200", 80.0, 720.0)] {
+        let m = crate::topology::Machine::load(machine).unwrap();
+        let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+        assert_eq!((comm.tuning.nvls_heads, comm.tuning.nvls_bw_intra), (8, intra), "{machine}");
+        let (_, algbw) = tuning::model(&comm.tuning, Coll::AllReduce, Algo::Nvls, Proto::Simple).unwrap();
+        assert!((algbw * 14.0 / 8.0 - bus).abs() < 1e-6, "{machine}: {}", algbw * 14.0 / 8.0);
+        let row = one(machine, "all_reduce", "1G", None).unwrap();
+        assert_eq!(row.algo, Algo::Nvls, "{machine}");
+    }
+    // B200's port is twice H100's; its NVLS efficiency is 0.74: busbw = 2 x 0.74 / 0.85 of H100's.
+    let (h, b) = (one("hgx-h100", "all_reduce", "1G", None).unwrap(), one("hgx-b200", "all_reduce", "1G", None).unwrap());
+    assert!((b.busbw / h.busbw / (2.0 * 0.74 / 0.85) - 1.0).abs() < 0.02, "B200 {} H100 {}", b.busbw, h.busbw);
+    // No NVSwitch: no NVLS; rings over the PCIe switches.
+    let m = crate::topology::Machine::load("pcie-8gpu-ws").unwrap();
+    assert!(Comm::new(&m, &[m.gpus()], None).unwrap().switch.is_none());
+    assert!(one("pcie-8gpu-ws", "all_reduce", "1G", Some("nvls")).is_err());
+}

@@ -429,6 +429,10 @@ pub fn to_yaml(spec: &MachineSpec) -> String {
     if !spec.source.is_empty() {
         s.push_str(&format!("source: {}\n", serde_json::Value::String(spec.source.clone())));
     }
+    // The machine-wide ACS setting (a switch's own is on its device line).
+    if let Some(acs) = spec.acs {
+        s.push_str(&format!("acs: {}\n", serde_json::to_value(acs).expect("acs serialises").as_str().unwrap_or_default()));
+    }
     s.push_str("devices:\n");
     for d in &spec.devices {
         s.push_str(&line(serde_json::to_value(d).expect("devices serialise")));
