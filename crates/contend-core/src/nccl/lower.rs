@@ -52,9 +52,9 @@ pub struct Call {
     /// many identical channels each ring stands for (`merged`).
     pub ids: Vec<usize>,
     pub copies: u64,
-    /// NVLS: the NVSwitch that reduces and multicasts, and the share of the NVLink bandwidth
-    /// multimem operations reach.
-    pub switch: Option<usize>,
+    /// NVLS: each node's NVSwitch that reduces and multicasts, and the share of the NVLink
+    /// bandwidth multimem operations reach.
+    pub switches: Vec<usize>,
     pub nvls_efficiency: f64,
     /// PXN: per (sender, receiver) rank, the local rank that relays the message to the network
     /// (empty: none).
@@ -98,6 +98,9 @@ impl Call {
     fn chunk(&self) -> u64 {
         if self.algo == Algo::Nvls {
             tuning::nvls_chunk(self.bytes, self.channels(), self.devices.len())
+        } else if self.algo == Algo::NvlsTree {
+            let ppn = self.ppn.clamp(1, self.devices.len());
+            tuning::nvls_tree_chunk(self.bytes, self.channels(), ppn, self.devices.len() / ppn)
         } else {
             chunk_bytes(self.coll, self.algo, self.proto)
         }
@@ -106,7 +109,7 @@ impl Call {
     /// Bytes a transfer carries for `data` bytes under `proto`: its wire format, over what its
     /// kernels reach of the links (and, for NVLS, what multimem operations reach of it).
     fn wire(&self, data: u64, proto: Proto) -> u64 {
-        let e = self.efficiency[proto as usize] * if self.algo == Algo::Nvls { self.nvls_efficiency } else { 1.0 };
+        let e = self.efficiency[proto as usize] * if matches!(self.algo, Algo::Nvls | Algo::NvlsTree) { self.nvls_efficiency } else { 1.0 };
         if e == 1.0 {
             wire(data, proto)
         } else {
@@ -210,6 +213,12 @@ pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
                 nvls(c, share, &mut d);
             }
         }
+        Coll::AllReduce if c.algo == Algo::NvlsTree => {
+            for (ch, share) in shares.iter().copied().enumerate() {
+                d.cur = ch as u32;
+                nvls_tree(c, ch, share, &mut d);
+            }
+        }
         Coll::AllReduce if c.algo == Algo::Tree => {
             for (ch, share) in shares.iter().copied().enumerate() {
                 d.cur = ch as u32;
@@ -277,15 +286,14 @@ fn send(
     conn: Option<usize>,
     over: f64,
 ) -> (usize, usize) {
-    send_in(d, c, (c.chunk(), c.proto), (src, dst), block, (heads, feet), conn, over)
+    send_in(d, (c.chunk(), &|x| c.wire(x, c.proto)), (src, dst), block, (heads, feet), conn, over)
 }
 
-/// `send` with its own chunk and protocol (send/receive's).
+/// `send` with its own chunk and wire size (send/receive's, NVLS-tree's network steps).
 #[allow(clippy::too_many_arguments)]
 fn send_in(
     d: &mut Dag,
-    c: &Call,
-    (chunk, proto): (u64, Proto),
+    (chunk, size): (u64, &dyn Fn(u64) -> u64),
     (src, dst): (usize, usize),
     block: u64,
     (heads, feet): (&[Option<usize>], &[Option<usize>]),
@@ -295,16 +303,16 @@ fn send_in(
     if block <= 2 * chunk {
         let mut after: Vec<Option<usize>> = heads.iter().chain(feet).copied().collect();
         after.push(conn);
-        let i = d.push(src, dst, c.wire(block, proto), &after, over);
+        let i = d.push(src, dst, size(block), &after, over);
         return (i, i);
     }
     let mut after = heads.to_vec();
     after.push(conn);
-    let head = d.push(src, dst, c.wire(chunk, proto), &after, over);
-    let body = d.push(src, dst, c.wire(block - 2 * chunk, proto), &[Some(head)], 0.0);
+    let head = d.push(src, dst, size(chunk), &after, over);
+    let body = d.push(src, dst, size(block - 2 * chunk), &[Some(head)], 0.0);
     let mut after = feet.to_vec();
     after.push(Some(body));
-    let foot = d.push(src, dst, c.wire(chunk, proto), &after, 0.0);
+    let foot = d.push(src, dst, size(chunk), &after, 0.0);
     (head, foot)
 }
 
@@ -411,7 +419,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
 /// the head's previous loop (its sum returned and stored).
 fn nvls(c: &Call, share: u64, d: &mut Dag) {
     let n = c.devices.len();
-    let sw = c.switch.expect("an NVLS call names its switch");
+    let sw = c.switches[0];
     let reduce = matches!(c.coll, Coll::AllReduce | Coll::ReduceScatter);
     let cast = matches!(c.coll, Coll::AllReduce | Coll::AllGather);
     // Per head, the previous loop's transfers: in[j], sum back, store, out[j].
@@ -435,6 +443,119 @@ fn nvls(c: &Call, share: u64, d: &mut Dag) {
                 last_up[h] = Some(d.push(dev(h), sw, size, &[last_up[h], done[0]], over));
                 for j in 0..n {
                     last_out[h][j] = Some(d.push(sw, dev(j), size, &[last_out[h][j], done[0], done[1]], over));
+                }
+            }
+        }
+    }
+}
+
+/// NVLS-tree all-reduce on one channel (all_reduce.h, NVLS-tree kernels without registered
+/// buffers): every loop, GPU h of each node heads chunk h of the node's data. On each node the
+/// switch reads chunk h from every GPU and returns the node's sum to its head h (as `nvls`); the
+/// heads h of all nodes reduce their sums up a binary tree over the nodes (odd channels mirror it,
+/// as the double binary tree does) and send the total back down, over the network between GPU h
+/// of one node and GPU h of the next (each through its own NIC); each head then stores the total
+/// to its node's multicast address and the switch writes it to every GPU of the node. A stage's
+/// chunk waits for the one before it (stored and forwarded); each stream keeps its order.
+fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
+    let n = c.devices.len();
+    let ppn = c.ppn.clamp(1, n);
+    let nodes = n / ppn;
+    let mirrored = c.ids[ch] % 2 == 1;
+    // parent[k]: the tree's parent node of node k (None: the root).
+    let parent: Vec<Option<usize>> = (0..nodes)
+        .map(|k| {
+            let pos = if mirrored { nodes - 1 - k } else { k };
+            (pos > 0).then(|| {
+                let up = (pos - 1) / 2;
+                if mirrored {
+                    nodes - 1 - up
+                } else {
+                    up
+                }
+            })
+        })
+        .collect();
+    let depth = |mut k: usize| {
+        let mut x = 0;
+        while let Some(p) = parent[k] {
+            k = p;
+            x += 1;
+        }
+        x
+    };
+    let mut up_order: Vec<usize> = (0..nodes).collect();
+    up_order.sort_by_key(|&k| std::cmp::Reverse(depth(k)));
+    let dev = |k: usize, j: usize| c.devices[k * ppn + j];
+    let key = |k: usize, j: usize| k * ppn + j;
+    // Through the switch: multimem's wire bytes; over the network: Simple's.
+    let chunk = c.chunk();
+    let mc = |b: u64| c.wire(b, Proto::Simple);
+    let net = |b: u64| {
+        let e = c.efficiency[Proto::Simple as usize];
+        if e == 1.0 {
+            b
+        } else {
+            (b as f64 / e).ceil() as u64
+        }
+    };
+    let (mc, net): (&dyn Fn(u64) -> u64, &dyn Fn(u64) -> u64) = (&mc, &net);
+    // Per (node, head): the previous loop's transfer of each stream.
+    let mut last_in: Vec<Vec<Option<usize>>> = vec![vec![None; ppn]; n];
+    let mut last_red = vec![None; n];
+    let mut last_up = vec![None; n];
+    let mut last_down = vec![None; n];
+    let mut last_st = vec![None; n];
+    let mut last_out: Vec<Vec<Option<usize>>> = vec![vec![None; ppn]; n];
+    type Ends = (Vec<Option<usize>>, Vec<Option<usize>>);
+    for (l, block) in loops(share.div_ceil(ppn as u64), chunk).into_iter().enumerate() {
+        let first = |x: f64| if l == 0 { x } else { 0.0 };
+        for h in 0..ppn {
+            // Each node's sum of chunk h at its head, as (heads, feet) of its arrival.
+            let mut got: Vec<Ends> = vec![(Vec::new(), Vec::new()); nodes];
+            for k in 0..nodes {
+                let sw = c.switches[k];
+                let (mut hs, mut fs) = (Vec::with_capacity(ppn), Vec::with_capacity(ppn));
+                for j in 0..ppn {
+                    let (a, b) = send_in(d, (chunk, mc), (dev(k, j), sw), block, (&[], &[]), last_in[key(k, h)][j], first(c.step));
+                    last_in[key(k, h)][j] = Some(b);
+                    hs.push(Some(a));
+                    fs.push(Some(b));
+                }
+                let (a, b) = send_in(d, (chunk, mc), (sw, dev(k, h)), block, (&hs, &fs), last_red[key(k, h)], 0.0);
+                last_red[key(k, h)] = Some(b);
+                got[k] = (vec![Some(a)], vec![Some(b)]);
+            }
+            // Up the tree: a head sends once its own sum and its children's are arriving.
+            for &k in &up_order {
+                if let Some(p) = parent[k] {
+                    let (hs, fs) = got[k].clone();
+                    let (a, b) = send_in(d, (chunk, net), (dev(k, h), dev(p, h)), block, (&hs, &fs), last_up[key(k, h)], first(c.base));
+                    last_up[key(k, h)] = Some(b);
+                    got[p].0.push(Some(a));
+                    got[p].1.push(Some(b));
+                }
+            }
+            // Down the tree: the root has the total as every child's sum arrives; each head
+            // forwards it to its children and stores it to its node's GPUs.
+            let mut total: Vec<Ends> = vec![(Vec::new(), Vec::new()); nodes];
+            for &k in up_order.iter().rev() {
+                total[k] = match parent[k] {
+                    None => got[k].clone(),
+                    Some(p) => {
+                        let (hs, fs) = total[p].clone();
+                        let (a, b) = send_in(d, (chunk, net), (dev(p, h), dev(k, h)), block, (&hs, &fs), last_down[key(k, h)], first(c.base));
+                        last_down[key(k, h)] = Some(b);
+                        (vec![Some(a)], vec![Some(b)])
+                    }
+                };
+                let sw = c.switches[k];
+                let (hs, fs) = total[k].clone();
+                let (a, b) = send_in(d, (chunk, mc), (dev(k, h), sw), block, (&hs, &fs), last_st[key(k, h)], 0.0);
+                last_st[key(k, h)] = Some(b);
+                for j in 0..ppn {
+                    let (_, y) = send_in(d, (chunk, mc), (sw, dev(k, j)), block, (&[Some(a)], &[Some(b)]), last_out[key(k, h)][j], 0.0);
+                    last_out[key(k, h)][j] = Some(y);
                 }
             }
         }
@@ -503,8 +624,9 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
                 match proxy {
                     None => last = Some(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[last], over)),
                     Some(p) => {
-                        let (h, f) = send_in(d, c, (chunk, proto), (c.devices[a], c.devices[p]), block, (&[], &[]), last, over);
-                        let (_, y) = send_in(d, c, (chunk, proto), (c.devices[p], c.devices[b]), block, (&[Some(h)], &[Some(f)]), relay, 0.0);
+                        let size = |x: u64| c.wire(x, proto);
+                        let (h, f) = send_in(d, (chunk, &size), (c.devices[a], c.devices[p]), block, (&[], &[]), last, over);
+                        let (_, y) = send_in(d, (chunk, &size), (c.devices[p], c.devices[b]), block, (&[Some(h)], &[Some(f)]), relay, 0.0);
                         (last, relay) = (Some(f), Some(y));
                     }
                 }

@@ -81,20 +81,22 @@ impl Coll {
     /// Algorithms NCCL has for it, among those contend lowers.
     pub fn algos(self) -> &'static [Algo] {
         match self {
-            Coll::AllReduce => &[Algo::Ring, Algo::Tree, Algo::Nvls],
+            Coll::AllReduce => &[Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree],
             Coll::AllGather | Coll::ReduceScatter => &[Algo::Ring, Algo::Nvls],
             _ => &[Algo::Ring],
         }
     }
 }
 
-/// Indices follow NCCL's (NCCL_ALGO_TREE = 0, NCCL_ALGO_RING = 1, NCCL_ALGO_NVLS = 4).
+/// Indices follow NCCL's (NCCL_ALGO_TREE = 0, NCCL_ALGO_RING = 1, NCCL_ALGO_NVLS = 4,
+/// NCCL_ALGO_NVLS_TREE = 5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Algo {
     Tree = 0,
     Ring = 1,
     Nvls = 4,
+    NvlsTree = 5,
 }
 
 /// Indices follow NCCL's (NCCL_PROTO_LL = 0, LL128 = 1, SIMPLE = 2).
@@ -116,6 +118,7 @@ impl Algo {
             Algo::Tree => "Tree",
             Algo::Ring => "Ring",
             Algo::Nvls => "NVLS",
+            Algo::NvlsTree => "NVLSTree",
         }
     }
 }
@@ -130,24 +133,26 @@ impl Proto {
     }
 }
 
-/// NCCL_ALGO as a list ("ring", "tree", "nvls", "ring,tree"); the algorithms contend does not
-/// lower (NVLS-tree, CollNet, PAT) are named as such.
+/// NCCL_ALGO as a list ("ring", "tree", "nvls", "nvlstree", "ring,tree"); the algorithms
+/// contend does not lower (CollNet, PAT) are named as such.
 pub fn parse_algos(s: &str) -> Result<Vec<Algo>> {
     s.split(',')
         .map(|a| match a.trim().to_lowercase().as_str() {
             "ring" => Ok(Algo::Ring),
             "tree" => Ok(Algo::Tree),
             "nvls" => Ok(Algo::Nvls),
-            x @ ("nvlstree" | "nvls_tree" | "collnet" | "collnetdirect" | "collnetchain" | "pat") => {
-                Err(Error::input("--algo", x, "is an NCCL algorithm contend does not lower yet; use ring, tree or nvls"))
+            "nvlstree" | "nvls_tree" => Ok(Algo::NvlsTree),
+            x @ ("collnet" | "collnetdirect" | "collnetchain" | "pat") => {
+                Err(Error::input("--algo", x, "is an NCCL algorithm contend does not lower yet; use ring, tree, nvls or nvlstree"))
             }
-            x => Err(Error::input("--algo", x, "is not an NCCL algorithm; use ring, tree, nvls or a comma list")),
+            x => Err(Error::input("--algo", x, "is not an NCCL algorithm; use ring, tree, nvls, nvlstree or a comma list")),
         })
         .collect()
 }
 
 /// What the algorithms and protocols NCCL may refuse need, for a refusal's one line.
-pub const NEEDS: &str = "NVLS needs one node of Hopper or later GPUs on an NVSwitch that multicasts; LL128 needs rings on NVLink";
+pub const NEEDS: &str =
+    "NVLS needs one node, NVLS-tree several, of Hopper or later GPUs on an NVSwitch that multicasts; LL128 needs rings on NVLink";
 
 /// NCCL_PROTO as a list ("LL", "LL128", "Simple").
 pub fn parse_protos(s: &str) -> Result<Vec<Proto>> {
@@ -182,8 +187,9 @@ pub struct Comm {
     pub p2p_chunk: Vec<Vec<u64>>,
     /// Per-step latencies and efficiencies of the protocols (NCCL's, or fitted).
     pub constants: constants::Constants,
-    /// The NVSwitch that reduces and multicasts for every GPU of a node (NVLS), if there is one.
-    pub switch: Option<usize>,
+    /// Per node, the NVSwitch that reduces and multicasts for every GPU of the node (NVLS); empty
+    /// where some node has none.
+    pub switches: Vec<usize>,
     /// PXN relays of send/receive between nodes (`pxn_relays`).
     pub pxn: Vec<Vec<Option<usize>>>,
 }
@@ -230,11 +236,20 @@ impl Comm {
             .sum();
         let bw_inter = if nodes > 1 { (nic_bw / searched as f64).min(graph.bw) } else { 0.0 };
         let amd = m.devices.iter().any(|d| d.model.as_deref().is_some_and(|s| s.contains("AMD") || s.contains("EPYC")));
-        let (switch, nvls) = match nvls_switch(m, &nodes_gpus[0]) {
-            Some((sw, bw)) => (Some(sw), tuning::nvls_graph(topo.cc, ppn, bw)),
-            None => (None, None),
+        let found: Option<Vec<(usize, f64)>> = nodes_gpus.iter().map(|g| nvls_switch(m, g)).collect();
+        let (switches, nvls) = match found {
+            Some(v) => {
+                let bw = v.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+                (v.into_iter().map(|x| x.0).collect(), tuning::nvls_graph(topo.cc, ppn, bw))
+            }
+            None => (Vec::new(), None),
         };
-        let (nvls_heads, nvls_bw_intra, nvls_bw_inter) = nvls.unwrap_or((0, 0.0, 0.0));
+        let (nvls_heads, nvls_bw_intra, mut nvls_bw_inter) = nvls.unwrap_or((0, 0.0, 0.0));
+        if nodes > 1 && nvls_heads > 0 {
+            // Across nodes each head sends its share through a NIC: the NVLS graph's inter speed
+            // is the highest NCCL inter speed a head's share of the node's NICs carries.
+            nvls_bw_inter = tuning::inter_speed(topo.cc, nic_bw / nvls_heads as f64);
+        }
         let tuning = tuning::Comm {
             nvls_heads,
             nvls_bw_intra,
@@ -268,7 +283,7 @@ impl Comm {
         let pxn = pxn_relays(m, &devices, ppn, &topo);
         let mut m = m.clone();
         m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = 0.0);
-        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk, constants: Default::default(), switch, pxn })
+        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk, constants: Default::default(), switches, pxn })
     }
 
     /// NCCL's pick for `bytes` among the allowed algorithms and protocols.
@@ -279,8 +294,8 @@ impl Comm {
 
     /// The call as the executor runs it: `channels` channels (NCCL trims them for small calls).
     pub fn call(&self, coll: Coll, algo: Algo, proto: Proto, bytes: u64, root: usize) -> lower::Call {
-        if algo == Algo::Nvls {
-            return self.nvls_call(coll, bytes);
+        if matches!(algo, Algo::Nvls | Algo::NvlsTree) {
+            return self.nvls_call(coll, algo, bytes);
         }
         let nc = tuning::channels_for(&self.tuning, algo, proto, bytes, self.channels);
         let (a, p) = (algo as usize, proto as usize);
@@ -317,18 +332,19 @@ impl Comm {
             efficiency: self.constants.efficiency,
             ids: (0..nc).collect(),
             copies: 1,
-            switch: None,
+            switches: Vec::new(),
             nvls_efficiency: 1.0,
             pxn: if self.constants.pxn_disable { Vec::new() } else { self.pxn.clone() },
         }
     }
 
-    /// An NVLS call: NCCL's NVLS channels (never trimmed for small calls), each moving an equal
-    /// share through the switch (`lower::nvls`); its latency is NCCL's NVLS hardware latency,
-    /// paid once by the first loop.
-    fn nvls_call(&self, coll: Coll, bytes: u64) -> lower::Call {
+    /// An NVLS or NVLS-tree call: NCCL's NVLS channels (never trimmed for small calls), each
+    /// moving an equal share through the switches (`lower::nvls`, `lower::nvls_tree`); its
+    /// latency is NCCL's NVLS hardware latency, paid once by the first loop (NVLS-tree's network
+    /// steps pay NET's on top, `lower::nvls_tree`).
+    fn nvls_call(&self, coll: Coll, algo: Algo, bytes: u64) -> lower::Call {
         let nc = tuning::nvls_channels(self.topo.cc, self.nodes);
-        let (a, p) = (Algo::Nvls as usize, Proto::Simple as usize);
+        let (a, p) = (algo as usize, Proto::Simple as usize);
         let g = match self.topo.cc {
             c if c >= 100 => 3,
             c if c >= 90 => 2,
@@ -337,22 +353,24 @@ impl Comm {
         let identity: Vec<usize> = (0..self.devices.len()).collect();
         lower::Call {
             coll,
-            algo: Algo::Nvls,
+            algo,
             proto: Proto::Simple,
             bytes,
             devices: self.devices.clone(),
             rings: vec![identity; nc],
             root: 0,
-            base: tuning::BASE_LATENCY_US[a][p] * 1e-6,
+            // NVLS-tree: the base carries the network steps' latency (NET's NVLS-tree figure).
+            base: (tuning::BASE_LATENCY_US[a][p] + if algo == Algo::NvlsTree { tuning::HW_LATENCY_US[tuning::Hw::Net as usize][a][p] } else { 0.0 }) * 1e-6,
             step: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
             ppn: self.ppn,
             p2p_channels: Vec::new(),
             p2p_chunk: Vec::new(),
             efficiency: self.constants.efficiency,
-            // Every NVLS channel is alike: one tree parity, so that they merge.
-            ids: vec![0; nc],
+            // Every NVLS channel is alike (one parity, so that they merge); NVLS-tree's odd channels
+            // mirror the tree between nodes, as the double binary tree does.
+            ids: if algo == Algo::NvlsTree { (0..nc).collect() } else { vec![0; nc] },
             copies: 1,
-            switch: self.switch,
+            switches: self.switches.clone(),
             nvls_efficiency: self.constants.nvls.unwrap_or(tuning::NVLS_EFFICIENCY[g]),
             pxn: Vec::new(),
         }

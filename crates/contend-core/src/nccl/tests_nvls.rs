@@ -47,7 +47,7 @@ fn nvls_graph_and_nccl_model_on_hopper() {
     assert_eq!(tuning::nvls_graph(90, 1, 370.8), None);
     let m = crate::topology::Machine::load("hgx-h100").unwrap();
     let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
-    assert!(comm.switch.is_some());
+    assert_eq!(comm.switches.len(), 1);
     // NCCL's NVLS all-reduce bus bandwidth: 8 channels x 40 GB/s x 0.85 x 7/8 x 2 = 476 GB/s,
     // as algorithm bandwidth x 8 / 14; latency 25 us (hwLatencies NVLink NVLS Simple).
     let (lat, algbw) = tuning::model(&comm.tuning, Coll::AllReduce, Algo::Nvls, Proto::Simple).unwrap();
@@ -68,7 +68,7 @@ fn nvls_all_reduce_charges_n_plus_one_over_n_each_way() {
     let s: u64 = 1 << 30;
     let call = comm.call(Coll::AllReduce, Algo::Nvls, Proto::Simple, s, 0);
     assert_eq!(call.channels(), 16);
-    let sw = comm.switch.unwrap();
+    let sw = comm.switches[0];
     let (t, _) = lower::lower(&call);
     let e = tuning::NVLS_EFFICIENCY[2];
     for &g in &comm.devices {
@@ -152,6 +152,51 @@ fn hopper_and_blackwell_presets_run_nvls_and_pcie_boxes_do_not() {
     assert!((b.busbw / h.busbw / (2.0 * 0.74 / 0.85) - 1.0).abs() < 0.02, "B200 {} H100 {}", b.busbw, h.busbw);
     // No NVSwitch: no NVLS; rings over the PCIe switches.
     let m = crate::topology::Machine::load("pcie-8gpu-ws").unwrap();
-    assert!(Comm::new(&m, &[m.gpus()], None).unwrap().switch.is_none());
+    assert!(Comm::new(&m, &[m.gpus()], None).unwrap().switches.is_empty());
     assert!(one("pcie-8gpu-ws", "all_reduce", "1G", Some("nvls")).is_err());
 }
+
+#[test]
+fn nvls_tree_across_nodes_model_and_link_charges() {
+    // Two hgx-h100 on one switch at 400 Gb/s per NIC: each head's share of the NICs is 50 GB/s,
+    // NCCL's inter speed 48; intra 40 as on one node. Model: 8 x min(40 x 0.85 x 7/8 x 2, 48 x 2,
+    // perChMaxNVLSTreeBws 57.7) = 461.6 GB/s bus, algbw x 16/30; latency 25 + 2 x 20.9 us.
+    let r = tests_tool::Request { min_bytes: "1G".into(), max_bytes: "1G".into(), ..req("all_reduce", "1G", Some("nvlstree")) };
+    let rep = api::nccl_tests("hgx-h100", &r, 2, Some("50GB/s")).unwrap();
+    assert_eq!(rep.rows[0].algo, Algo::NvlsTree);
+    let two = crate::topology::Machine::from_text(
+        "name: two\nfabric:\n  graph: {switches: [{name: S0}], links: [], hosts: [S0, S0]}\nlink: {bandwidth: 50GB/s}\nnodes: {count: 2, machine: hgx-h100}\n",
+        "two.yaml",
+    )
+    .unwrap();
+    let node = |k: usize| two.gpus().into_iter().filter(|&g| two.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
+    let comm = Comm::new(&two, &[node(0), node(1)], None).unwrap();
+    assert_eq!((comm.tuning.nvls_heads, comm.tuning.nvls_bw_intra, comm.tuning.nvls_bw_inter), (8, 40.0, 48.0));
+    let (lat, algbw) = tuning::model(&comm.tuning, Coll::AllReduce, Algo::NvlsTree, Proto::Simple).unwrap();
+    assert!((lat - 66.8).abs() < 1e-9 && (algbw - 461.6 * 16.0 / 30.0).abs() < 1e-6, "{lat} {algbw}");
+    // NVLS alone needs CollNet across nodes: NCCL does not offer it.
+    assert!(tuning::model(&comm.tuning, Coll::AllReduce, Algo::Nvls, Proto::Simple).is_none());
+    // Large all-reduces: NVLS-tree beats the ring (NCCL's ring: 12 x 30 GB/s bus on two nodes).
+    let all = [Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree];
+    assert_eq!(comm.choose(Coll::AllReduce, 1 << 30, &all, &PROTOS).unwrap().0, Algo::NvlsTree);
+    // What moves: each node's GPUs move (n + 1)/n of the buffer each way through the switch, as
+    // NVLS on one node; between nodes GPU h of one node exchanges its eighth with GPU h of the
+    // other, up the tree on half the channels and down on the other half: S/8 each way.
+    let s: u64 = 1 << 30;
+    let call = comm.call(Coll::AllReduce, Algo::NvlsTree, Proto::Simple, s, 0);
+    let (t, _) = lower::lower(&call);
+    let e = tuning::NVLS_EFFICIENCY[2];
+    for (k, &sw) in comm.switches.iter().enumerate() {
+        for &g in &node(k) {
+            let up: u64 = t.iter().filter(|x| x.src == g && x.dst == sw).map(|x| x.size).sum();
+            let want = s as f64 * 9.0 / 8.0 / e;
+            assert!((up as f64 / want - 1.0).abs() < 1e-3, "{up} {want}");
+            let out: u64 = t.iter().filter(|x| x.src == g && comm.m.devices[x.dst].kind == DeviceKind::Gpu).map(|x| x.size).sum();
+            assert!((out as f64 / (s as f64 / 8.0) - 1.0).abs() < 1e-3, "{out}");
+            // Only to the GPU with the same number on the other node.
+            let local = &comm.m.devices[g].name[3..];
+            assert!(t.iter().filter(|x| x.src == g && comm.m.devices[x.dst].kind == DeviceKind::Gpu).all(|x| comm.m.devices[x.dst].name.ends_with(local)));
+        }
+    }
+}
+

@@ -46,6 +46,40 @@ pub fn nvls_channels(cc: u32, nodes: usize) -> usize {
         _ => 16,
     }
 }
+/// `perChMaxNVLSTreeBws` (GB/s per channel) by GPU generation x nodes class.
+pub const PER_CH_MAX_NVLS_TREE_BW: [[f64; 3]; 4] = [[26.5, 18.5, 10.0], [24.0, 23.6, 17.8], [0.0, 57.7, 45.5], [0.0, 96.0, 80.0]];
+
+/// NCCL's search speeds between nodes (search.cc `speedArrayInter`, `sm90SpeedArrayInter`,
+/// `sm100SpeedArrayInter`), GB/s per channel.
+pub fn inter_speeds(cc: u32) -> &'static [f64] {
+    if cc >= 100 {
+        &[96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12]
+    } else if cc >= 90 {
+        &[48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12]
+    } else {
+        &[48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.4, 1.2, 0.24, 0.12]
+    }
+}
+
+/// The highest inter-node search speed at most `bw` GB/s (the slowest where none is).
+pub fn inter_speed(cc: u32, bw: f64) -> f64 {
+    let s = inter_speeds(cc);
+    s.iter().copied().find(|&v| v <= bw + 1e-9).unwrap_or(s[s.len() - 1])
+}
+
+/// NVLS-tree's chunk (`calcCollChunking`: NCCL_NVLS_CHUNKSIZE capped by the tree's maximum, 64 KiB
+/// from 4 nodes on, smaller for calls too small to fill every head's pipeline).
+pub fn nvls_tree_chunk(bytes: u64, channels: usize, heads: usize, nodes: usize) -> u64 {
+    let ops = (channels * heads) as u64;
+    let mut chunk = NVLS_CHUNK.min(if nodes >= 4 { 65536 } else { NVLS_CHUNK });
+    for (times, cap) in [(32, 262144), (16, 131072), (4, 65536), (1, 32768)] {
+        if bytes < times * ops * chunk && chunk > cap {
+            chunk = cap;
+        }
+    }
+    chunk
+}
+
 /// NCCL_NVLS_CHUNKSIZE's default (nvls.cc), bytes.
 pub const NVLS_CHUNK: u64 = 128 * 1024;
 /// NCCL_MAX_NVLS_ARITY (device.h): most GPUs of a node in one NVLS group.
@@ -201,13 +235,16 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
         (Coll::AllToAll | Coll::SendRecv, _) => return None,
         (Coll::AllReduce, _) => {}
         (Coll::AllGather | Coll::ReduceScatter, Algo::Nvls) => {}
-        (_, Algo::Tree | Algo::Nvls) => return None,
+        (_, Algo::Tree | Algo::Nvls | Algo::NvlsTree) => return None,
         _ => {}
     }
     let p = proto as usize;
     let g = generation(c.cc);
     if algo == Algo::Nvls {
         return nvls_model(c, coll, proto, g, n, nsteps);
+    }
+    if algo == Algo::NvlsTree {
+        return nvls_tree_model(c, proto, g, n, nsteps);
     }
     let index2 = if c.nodes <= 2 { c.nodes - 1 } else { 2 };
     let index1 = if c.nodes == 1 {
@@ -277,7 +314,7 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
             let log2 = (c.nodes as f64).log2().floor();
             lat += 2.0 * ((ppn as f64 - 1.0) * intra + log2 * inter);
         }
-        Algo::Nvls => unreachable!("NVLS returns from nvls_model"),
+        Algo::Nvls | Algo::NvlsTree => unreachable!("NVLS and NVLS-tree return above"),
     }
     Some((lat, algbw))
 }
@@ -297,6 +334,26 @@ fn nvls_model(c: &Comm, coll: Coll, proto: Proto, g: usize, n: f64, nsteps: f64)
     let bus = heads * intra.min(c.nvls_bw_inter);
     let algbw = if coll == Coll::AllReduce { bus * n / nsteps } else { bus };
     Some((HW_LATENCY_US[Hw::Nvlink as usize][Algo::Nvls as usize][Proto::Simple as usize], algbw))
+}
+
+/// NVLS-tree in NCCL's model (all-reduce, Simple, several nodes): each channel's bandwidth is the
+/// least of the NVLS intra bandwidth (as NVLS's all-reduce), the inter speed (doubled on two
+/// nodes, where the tree's up and down use both directions of a NIC) and
+/// `perChMaxNVLSTreeBws`; latency: the NVLink NVLS-tree latency and 2 log2(nodes) NET ones.
+fn nvls_tree_model(c: &Comm, proto: Proto, g: usize, n: f64, nsteps: f64) -> Option<(f64, f64)> {
+    let heads = c.nvls_heads as f64;
+    if proto != Proto::Simple || c.nvls_heads < 2 || c.nodes < 2 {
+        return None;
+    }
+    let index2 = if c.nodes <= 2 { 1 } else { 2 };
+    let intra = c.nvls_bw_intra * NVLS_EFFICIENCY[g] * (heads - 1.0) / heads * 2.0;
+    let inter = c.nvls_bw_inter * if c.nodes <= 2 { 2.0 } else { 1.0 };
+    let bus = heads * intra.min(inter).min(PER_CH_MAX_NVLS_TREE_BW[g][index2]);
+    let a = Algo::NvlsTree as usize;
+    let p = Proto::Simple as usize;
+    let log2 = (c.nodes as f64).log2().floor();
+    let lat = BASE_LATENCY_US[a][p] + HW_LATENCY_US[Hw::Nvlink as usize][a][p] + 2.0 * log2 * HW_LATENCY_US[Hw::Net as usize][a][p];
+    Some((lat, bus * n / nsteps))
 }
 
 /// NCCL's predicted time (µs) of one call of `bytes` (the whole buffer for all-gather and
