@@ -18,7 +18,11 @@ pub const PARAMS: &[Param] = &[
     Param { name: "nccl_eff_ll128", default: "1", help: "same for LL128 (beyond its 120-of-128 wire format)" },
     Param { name: "nccl_eff_simple", default: "1", help: "same for Simple" },
     Param { name: "nccl_pxn_disable", default: "0", help: "1: no PXN (NCCL_PXN_DISABLE): a send to another node leaves through the sender's own NIC" },
-    Param { name: "nccl_eff_nvls", default: "NCCL's", help: "share of the NVLink bandwidth NVLS's multimem operations reach (NCCL's nvlsEfficiency: 0.85 Hopper, 0.74 Blackwell)" },
+    Param {
+        name: "nccl_eff_nvls",
+        default: "NCCL's",
+        help: "share of the NVLink bandwidth NVLS's multimem operations reach (NCCL's nvlsEfficiency: 0.85 Hopper, 0.74 Blackwell)",
+    },
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]

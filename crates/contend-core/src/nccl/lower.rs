@@ -434,15 +434,15 @@ fn nvls(c: &Call, share: u64, d: &mut Dag) {
             let done = [last_red[h], last_up[h]];
             let dev = |j: usize| c.devices[j];
             if reduce {
-                for j in 0..n {
-                    last_in[h][j] = Some(d.push(dev(j), sw, size, &[last_in[h][j], done[0], done[1]], over));
+                for (j, last) in last_in[h].iter_mut().enumerate() {
+                    *last = Some(d.push(dev(j), sw, size, &[*last, done[0], done[1]], over));
                 }
                 last_red[h] = Some(d.push(sw, dev(h), size, &[last_red[h], done[1]], over));
             }
             if cast {
                 last_up[h] = Some(d.push(dev(h), sw, size, &[last_up[h], done[0]], over));
-                for j in 0..n {
-                    last_out[h][j] = Some(d.push(sw, dev(j), size, &[last_out[h][j], done[0], done[1]], over));
+                for (j, last) in last_out[h].iter_mut().enumerate() {
+                    *last = Some(d.push(sw, dev(j), size, &[*last, done[0], done[1]], over));
                 }
             }
         }
@@ -516,9 +516,9 @@ fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
             for k in 0..nodes {
                 let sw = c.switches[k];
                 let (mut hs, mut fs) = (Vec::with_capacity(ppn), Vec::with_capacity(ppn));
-                for j in 0..ppn {
-                    let (a, b) = send_in(d, (chunk, mc), (dev(k, j), sw), block, (&[], &[]), last_in[key(k, h)][j], first(c.step));
-                    last_in[key(k, h)][j] = Some(b);
+                for (j, last) in last_in[key(k, h)].iter_mut().enumerate() {
+                    let (a, b) = send_in(d, (chunk, mc), (dev(k, j), sw), block, (&[], &[]), *last, first(c.step));
+                    *last = Some(b);
                     hs.push(Some(a));
                     fs.push(Some(b));
                 }
@@ -553,9 +553,9 @@ fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
                 let (hs, fs) = total[k].clone();
                 let (a, b) = send_in(d, (chunk, mc), (dev(k, h), sw), block, (&hs, &fs), last_st[key(k, h)], 0.0);
                 last_st[key(k, h)] = Some(b);
-                for j in 0..ppn {
-                    let (_, y) = send_in(d, (chunk, mc), (sw, dev(k, j)), block, (&[Some(a)], &[Some(b)]), last_out[key(k, h)][j], 0.0);
-                    last_out[key(k, h)][j] = Some(y);
+                for (j, last) in last_out[key(k, h)].iter_mut().enumerate() {
+                    let (_, y) = send_in(d, (chunk, mc), (sw, dev(k, j)), block, (&[Some(a)], &[Some(b)]), *last, 0.0);
+                    *last = Some(y);
                 }
             }
         }

@@ -13,9 +13,9 @@ pub mod tuning;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod tests_nvls;
+mod nvls_tests;
 #[cfg(test)]
-mod tests_pxn;
+mod pxn_tests;
 
 use crate::error::{Error, Result};
 use crate::flow::router::Router;
@@ -151,8 +151,7 @@ pub fn parse_algos(s: &str) -> Result<Vec<Algo>> {
 }
 
 /// What the algorithms and protocols NCCL may refuse need, for a refusal's one line.
-pub const NEEDS: &str =
-    "NVLS needs one node, NVLS-tree several, of Hopper or later GPUs on an NVSwitch that multicasts; LL128 needs rings on NVLink";
+pub const NEEDS: &str = "NVLS needs one node, NVLS-tree several, of Hopper or later GPUs on an NVSwitch that multicasts; LL128 needs rings on NVLink";
 
 /// NCCL_PROTO as a list ("LL", "LL128", "Simple").
 pub fn parse_protos(s: &str) -> Result<Vec<Proto>> {
@@ -392,18 +391,21 @@ fn pxn_relays(m: &Machine, devices: &[usize], ppn: usize, topo: &topo::Topo) -> 
         let name = &m.devices[devices[r]].name;
         &name[node_prefix(name).len()..]
     };
-    let mut out = vec![vec![None; n]; n];
-    for a in 0..n {
-        for b in (0..n).filter(|&b| b / ppn != a / ppn) {
+    (0..n)
+        .map(|a| {
             let node = a / ppn;
-            let Some(p) = (node * ppn..(node + 1) * ppn).find(|&p| local_name(p) == local_name(b)) else { continue };
-            let nvlink = topo.paths[a % ppn][p % ppn].as_ref().is_some_and(|x| x.kind == topo::PathType::Nvl);
-            if p != a && nvlink {
-                out[a][b] = Some(p);
-            }
-        }
-    }
-    out
+            (0..n)
+                .map(|b| {
+                    if b / ppn == node {
+                        return None;
+                    }
+                    let p = (node * ppn..(node + 1) * ppn).find(|&p| local_name(p) == local_name(b))?;
+                    let nvlink = topo.paths[a % ppn][p % ppn].as_ref().is_some_and(|x| x.kind == topo::PathType::Nvl);
+                    (p != a && nvlink).then_some(p)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The NVSwitch every given GPU reaches over one NVLink link, if it reduces and multicasts
@@ -417,7 +419,13 @@ fn nvls_switch(m: &Machine, gpus: &[usize]) -> Option<(usize, f64)> {
             .filter(|&l| m.links[l].kind == LinkKind::Nvlink)
             .filter_map(|l| {
                 let (a, b) = (m.links[l].a, m.links[l].b);
-                let other = if a == g { b } else if b == g { a } else { return None };
+                let other = if a == g {
+                    b
+                } else if b == g {
+                    a
+                } else {
+                    return None;
+                };
                 (m.devices[other].kind == DeviceKind::Nvswitch).then_some((other, l))
             })
             .collect()
