@@ -199,3 +199,4 @@ fn nvls_tree_across_nodes_model_and_link_charges() {
         }
     }
 }
+
