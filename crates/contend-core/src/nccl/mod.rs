@@ -11,11 +11,11 @@ pub mod topo;
 pub mod tuning;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod nvls_tests;
 #[cfg(test)]
 mod pxn_tests;
+#[cfg(test)]
+mod tests;
 
 use crate::error::{Error, Result};
 use crate::flow::router::Router;

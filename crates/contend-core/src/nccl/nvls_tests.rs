@@ -199,4 +199,3 @@ fn nvls_tree_across_nodes_model_and_link_charges() {
         }
     }
 }
-
