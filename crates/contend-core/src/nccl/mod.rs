@@ -282,6 +282,10 @@ impl Comm {
         let pxn = pxn_relays(m, &devices, ppn, &topo);
         let mut m = m.clone();
         m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = 0.0);
+        // NCCL's proxy progresses every connection at once, so its NICs interleave the messages
+        // of all of them (rr), whatever the cluster says its NICs do with MPI's messages: a FCFS
+        // NIC would send a tree's up and down chunks one message after another.
+        m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
         Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk, constants: Default::default(), switches, pxn })
     }
 
