@@ -568,6 +568,11 @@ EXAMPLE_COMMANDS = {
     "clusters/dgx-a100-x2.yaml": ["run", "scenarios/nccl-training-step.yaml"],
     "scenarios/nccl-calls.yaml": ["run", "{F}"],
     "programs/nccl-calls.yaml": ["run", "scenarios/nccl-calls.yaml"],
+    "scenarios/nccl-nvls.yaml": ["run", "{F}"],
+    "programs/nccl-nvls.yaml": ["run", "scenarios/nccl-nvls.yaml"],
+    "scenarios/nccl-nvls-two-nodes.yaml": ["run", "{F}"],
+    "programs/nccl-nvls-two-nodes.yaml": ["run", "scenarios/nccl-nvls-two-nodes.yaml"],
+    "clusters/hgx-h100-rails-x2.yaml": ["run", "scenarios/nccl-nvls-two-nodes.yaml"],
     "studies/seed003-reduced.yaml": ["study", "{F}", "--dry-run"],
     "studies/seed003-nic.yaml": ["study", "{F}", "--dry-run"],
 }

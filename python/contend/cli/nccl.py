@@ -27,7 +27,9 @@ def nccl_tests(
         None, "--network-bandwidth", help="Per NIC between nodes (default 25GB/s: 200 Gb/s)."),
     dtype: str = typer.Option("float", "--datatype", "-d", help="nccl-tests' datatype (float, half, bfloat16, ...)."),
     root: int = typer.Option(0, "--root", "-r", help="Root rank of broadcast and reduce."),
-    algo: str | None = typer.Option(None, "--algo", help="NCCL_ALGO: ring, tree or both (default: NCCL's pick)."),
+    algo: str | None = typer.Option(
+        None, "--algo", help="NCCL_ALGO: ring, tree, nvls, nvlstree or a comma list (default: NCCL's pick)."
+    ),
     proto: str | None = typer.Option(None, "--proto", help="NCCL_PROTO: LL, LL128, Simple or a comma list."),
     channels: int | None = typer.Option(
         None, "--channels", help="Channels (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS)."),

@@ -17,6 +17,13 @@ pub const PARAMS: &[Param] = &[
     Param::new("nccl_eff_ll", Kind::EFFICIENCY, "1", "share of the links' bandwidth LL's kernels reach (beyond its 8-of-16 wire format)"),
     Param::new("nccl_eff_ll128", Kind::EFFICIENCY, "1", "same for LL128 (beyond its 120-of-128 wire format)"),
     Param::new("nccl_eff_simple", Kind::EFFICIENCY, "1", "same for Simple"),
+    Param::new("nccl_pxn_disable", Kind::OnOff, "0", "1: no PXN (NCCL_PXN_DISABLE): a send to another node leaves through the sender's own NIC"),
+    Param::derived(
+        "nccl_eff_nvls",
+        Kind::EFFICIENCY,
+        "NCCL's",
+        "share of the NVLink bandwidth NVLS's multimem operations reach (NCCL's nvlsEfficiency: 0.85 Hopper, 0.74 Blackwell)",
+    ),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -24,6 +31,10 @@ pub struct Constants {
     /// Seconds per step, by protocol (NCCL's index); None: NCCL's own.
     pub step: [Option<f64>; 3],
     pub efficiency: [f64; 3],
+    /// NVLS's share of the NVLink bandwidth; None: NCCL's `nvlsEfficiency` for the GPU.
+    pub nvls: Option<f64>,
+    /// NCCL_PXN_DISABLE=1.
+    pub pxn_disable: bool,
 }
 
 impl Default for Constants {
@@ -37,6 +48,8 @@ impl Constants {
         Constants {
             step: PROTOS.map(|p| v.time_opt(&format!("nccl_step_{}", suffix(p))).map(|ps| Time(ps).secs())),
             efficiency: PROTOS.map(|p| v.real(&format!("nccl_eff_{}", suffix(p)))),
+            nvls: v.given("nccl_eff_nvls").then(|| v.real("nccl_eff_nvls")),
+            pxn_disable: v.on("nccl_pxn_disable"),
         }
     }
 }
@@ -67,6 +80,12 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
         if c.efficiency[p as usize] != 1.0 {
             out.push((format!("nccl_eff_{}", suffix(p)), format!("{:.4}", c.efficiency[p as usize])));
         }
+    }
+    if c.pxn_disable {
+        out.push(("nccl_pxn_disable".into(), "1".into()));
+    }
+    if let Some(e) = c.nvls {
+        out.push(("nccl_eff_nvls".into(), format!("{e:.4}")));
     }
     out
 }

@@ -52,6 +52,13 @@ pub struct Call {
     /// many identical channels each ring stands for (`merged`).
     pub ids: Vec<usize>,
     pub copies: u64,
+    /// NVLS: each node's NVSwitch that reduces and multicasts, and the share of the NVLink
+    /// bandwidth multimem operations reach.
+    pub switches: Vec<usize>,
+    pub nvls_efficiency: f64,
+    /// PXN: per (sender, receiver) rank, the local rank that relays the message to the network
+    /// (empty: none).
+    pub pxn: Vec<Vec<Option<usize>>>,
 }
 
 impl Call {
@@ -87,10 +94,22 @@ impl Call {
         self.rings.len() * self.copies as usize
     }
 
+    /// Data bytes of one chunk of this call.
+    fn chunk(&self) -> u64 {
+        if self.algo == Algo::Nvls {
+            tuning::nvls_chunk(self.bytes, self.channels(), self.devices.len())
+        } else if self.algo == Algo::NvlsTree {
+            let ppn = self.ppn.clamp(1, self.devices.len());
+            tuning::nvls_tree_chunk(self.bytes, self.channels(), ppn, self.devices.len() / ppn)
+        } else {
+            chunk_bytes(self.coll, self.algo, self.proto)
+        }
+    }
+
     /// Bytes a transfer carries for `data` bytes under `proto`: its wire format, over what its
-    /// kernels reach of the links.
+    /// kernels reach of the links (and, for NVLS, what multimem operations reach of it).
     fn wire(&self, data: u64, proto: Proto) -> u64 {
-        let e = self.efficiency[proto as usize];
+        let e = self.efficiency[proto as usize] * if matches!(self.algo, Algo::Nvls | Algo::NvlsTree) { self.nvls_efficiency } else { 1.0 };
         if e == 1.0 {
             wire(data, proto)
         } else {
@@ -189,6 +208,18 @@ pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
     let shares = vec![share; c.rings.len()];
     match c.coll {
         Coll::AllToAll | Coll::SendRecv => p2p(c, &mut d),
+        Coll::AllReduce | Coll::AllGather | Coll::ReduceScatter if c.algo == Algo::Nvls => {
+            for (ch, share) in shares.iter().copied().enumerate() {
+                d.cur = ch as u32;
+                nvls(c, share, &mut d);
+            }
+        }
+        Coll::AllReduce if c.algo == Algo::NvlsTree => {
+            for (ch, share) in shares.iter().copied().enumerate() {
+                d.cur = ch as u32;
+                nvls_tree(c, ch, share, &mut d);
+            }
+        }
         Coll::AllReduce if c.algo == Algo::Tree => {
             for (ch, share) in shares.iter().copied().enumerate() {
                 d.cur = ch as u32;
@@ -222,7 +253,7 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
     let n = order.len();
     let dev = |p: usize| c.devices[order[p % n]];
     let mut last: Vec<Option<usize>> = vec![None; n];
-    for (l, block) in loops(per_rank, chunk_bytes(c.coll, c.algo, c.proto)).into_iter().enumerate() {
+    for (l, block) in loops(per_rank, c.chunk()).into_iter().enumerate() {
         let size = c.wire(block, c.proto);
         let mut prev: Vec<Option<usize>> = vec![None; n];
         for k in 0..steps {
@@ -256,20 +287,33 @@ fn send(
     conn: Option<usize>,
     over: f64,
 ) -> (usize, usize) {
-    let chunk = chunk_bytes(c.coll, c.algo, c.proto);
+    send_in(d, (c.chunk(), &|x| c.wire(x, c.proto)), (src, dst), block, (heads, feet), conn, over)
+}
+
+/// `send` with its own chunk and wire size (send/receive's, NVLS-tree's network steps).
+#[allow(clippy::too_many_arguments)]
+fn send_in(
+    d: &mut Dag,
+    (chunk, size): (u64, &dyn Fn(u64) -> u64),
+    (src, dst): (usize, usize),
+    block: u64,
+    (heads, feet): (&[Option<usize>], &[Option<usize>]),
+    conn: Option<usize>,
+    over: f64,
+) -> (usize, usize) {
     if block <= 2 * chunk {
         let mut after: Vec<Option<usize>> = heads.iter().chain(feet).copied().collect();
         after.push(conn);
-        let i = d.push(src, dst, c.wire(block, c.proto), &after, over);
+        let i = d.push(src, dst, size(block), &after, over);
         return (i, i);
     }
     let mut after = heads.to_vec();
     after.push(conn);
-    let head = d.push(src, dst, c.wire(chunk, c.proto), &after, over);
-    let body = d.push(src, dst, c.wire(block - 2 * chunk, c.proto), &[Some(head)], 0.0);
+    let head = d.push(src, dst, size(chunk), &after, over);
+    let body = d.push(src, dst, size(block - 2 * chunk), &[Some(head)], 0.0);
     let mut after = feet.to_vec();
     after.push(Some(body));
-    let foot = d.push(src, dst, c.wire(chunk, c.proto), &after, 0.0);
+    let foot = d.push(src, dst, size(chunk), &after, 0.0);
     (head, foot)
 }
 
@@ -280,7 +324,7 @@ type Deps = Vec<Vec<Option<usize>>>;
 fn pipeline(c: &Call, chain: &[usize], bytes: u64, d: &mut Dag) {
     let n = chain.len();
     let mut last: Vec<Option<usize>> = vec![None; n - 1];
-    for (l, block) in loops(bytes, chunk_bytes(c.coll, c.algo, c.proto)).into_iter().enumerate() {
+    for (l, block) in loops(bytes, c.chunk()).into_iter().enumerate() {
         let (mut head, mut foot): (Option<usize>, Option<usize>) = (None, None);
         for h in 0..n - 1 {
             let over = if l == 0 { c.step + if h == 0 { c.base } else { 0.0 } } else { 0.0 };
@@ -331,7 +375,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
     let mut last_up: Vec<Option<usize>> = vec![None; c.devices.len()];
     let mut last_down: Vec<Option<usize>> = vec![None; c.devices.len()];
     let none = Vec::new;
-    for (l, block) in loops(bytes, chunk_bytes(c.coll, c.algo, c.proto)).into_iter().enumerate() {
+    for (l, block) in loops(bytes, c.chunk()).into_iter().enumerate() {
         // Up: a rank sends its partial sum as its children's arrive (heads and feet).
         let (mut got_h, mut got_f): (Deps, Deps) = (vec![none(); c.devices.len()], vec![none(); c.devices.len()]);
         for &r in &ranks {
@@ -359,14 +403,199 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
     }
 }
 
+/// NVLS on one node, one channel (NCCL's all_reduce.h / all_gather.h / reduce_scatter.h NVLS
+/// kernels without registered buffers): every loop, GPU h heads chunk h of the channel's data.
+/// Reduce (all-reduce, reduce-scatter): the switch reads chunk h from every GPU's copy of the
+/// multicast buffer, adds them up and returns the sum to head h (multimem.ld_reduce):
+/// transfers GPU j -> switch for every j and switch -> GPU h. Multicast (all-reduce,
+/// all-gather): head h stores its chunk (the sum, or its own data) to the multicast address and
+/// the switch writes it to every GPU (multimem.st): GPU h -> switch and switch -> GPU j for every
+/// j. The copies between a rank's buffers and its slots of the multicast buffer stay in its own
+/// memory and cross no link. Per byte of all-reduce, each GPU's link to the switch carries
+/// (n + 1) / n bytes each way, against 2 (n - 1) / n for a ring, which is NVLS's gain.
+///
+/// Head h's reduce warps load-reduce and store a chunk in one pass, packet by packet through the
+/// switch (cut through, not stored and forwarded), and take the next chunk when it is done: so
+/// a head's transfers of a loop run together, each after its own stream's previous loop and after
+/// the head's previous loop (its sum returned and stored).
+fn nvls(c: &Call, share: u64, d: &mut Dag) {
+    let n = c.devices.len();
+    let sw = c.switches[0];
+    let reduce = matches!(c.coll, Coll::AllReduce | Coll::ReduceScatter);
+    let cast = matches!(c.coll, Coll::AllReduce | Coll::AllGather);
+    // Per head, the previous loop's transfers: in[j], sum back, store, out[j].
+    let mut last_in: Vec<Vec<Option<usize>>> = vec![vec![None; n]; n];
+    let mut last_red: Vec<Option<usize>> = vec![None; n];
+    let mut last_up: Vec<Option<usize>> = vec![None; n];
+    let mut last_out: Vec<Vec<Option<usize>>> = vec![vec![None; n]; n];
+    for (l, block) in loops(share.div_ceil(n as u64), c.chunk()).into_iter().enumerate() {
+        let over = if l == 0 { c.base + c.step } else { 0.0 };
+        let size = c.wire(block, Proto::Simple);
+        for h in 0..n {
+            let done = [last_red[h], last_up[h]];
+            let dev = |j: usize| c.devices[j];
+            if reduce {
+                for (j, last) in last_in[h].iter_mut().enumerate() {
+                    *last = Some(d.push(dev(j), sw, size, &[*last, done[0], done[1]], over));
+                }
+                last_red[h] = Some(d.push(sw, dev(h), size, &[last_red[h], done[1]], over));
+            }
+            if cast {
+                last_up[h] = Some(d.push(dev(h), sw, size, &[last_up[h], done[0]], over));
+                for (j, last) in last_out[h].iter_mut().enumerate() {
+                    *last = Some(d.push(sw, dev(j), size, &[*last, done[0], done[1]], over));
+                }
+            }
+        }
+    }
+}
+
+/// NVLS-tree all-reduce on one channel (all_reduce.h, NVLS-tree kernels without registered
+/// buffers): every loop, GPU h of each node heads chunk h of the node's data. On each node the
+/// switch reads chunk h from every GPU and returns the node's sum to its head h (as `nvls`); the
+/// heads h of all nodes reduce their sums up a binary tree over the nodes (odd channels mirror it,
+/// as the double binary tree does) and send the total back down, over the network between GPU h
+/// of one node and GPU h of the next (each through its own NIC); each head then stores the total
+/// to its node's multicast address and the switch writes it to every GPU of the node. A stage's
+/// chunk waits for the one before it (stored and forwarded); each stream keeps its order.
+fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
+    let n = c.devices.len();
+    let ppn = c.ppn.clamp(1, n);
+    let nodes = n / ppn;
+    let mirrored = c.ids[ch] % 2 == 1;
+    // parent[k]: the tree's parent node of node k (None: the root).
+    let parent: Vec<Option<usize>> = (0..nodes)
+        .map(|k| {
+            let pos = if mirrored { nodes - 1 - k } else { k };
+            (pos > 0).then(|| {
+                let up = (pos - 1) / 2;
+                if mirrored {
+                    nodes - 1 - up
+                } else {
+                    up
+                }
+            })
+        })
+        .collect();
+    let depth = |mut k: usize| {
+        let mut x = 0;
+        while let Some(p) = parent[k] {
+            k = p;
+            x += 1;
+        }
+        x
+    };
+    let mut up_order: Vec<usize> = (0..nodes).collect();
+    up_order.sort_by_key(|&k| std::cmp::Reverse(depth(k)));
+    let dev = |k: usize, j: usize| c.devices[k * ppn + j];
+    let key = |k: usize, j: usize| k * ppn + j;
+    // Through the switch: multimem's wire bytes; over the network: Simple's.
+    let chunk = c.chunk();
+    let mc = |b: u64| c.wire(b, Proto::Simple);
+    let net = |b: u64| {
+        let e = c.efficiency[Proto::Simple as usize];
+        if e == 1.0 {
+            b
+        } else {
+            (b as f64 / e).ceil() as u64
+        }
+    };
+    let (mc, net): (&dyn Fn(u64) -> u64, &dyn Fn(u64) -> u64) = (&mc, &net);
+    // Per (node, head): the previous loop's transfer of each stream.
+    let mut last_in: Vec<Vec<Option<usize>>> = vec![vec![None; ppn]; n];
+    let mut last_red = vec![None; n];
+    let mut last_up = vec![None; n];
+    let mut last_down = vec![None; n];
+    let mut last_st = vec![None; n];
+    let mut last_out: Vec<Vec<Option<usize>>> = vec![vec![None; ppn]; n];
+    type Ends = (Vec<Option<usize>>, Vec<Option<usize>>);
+    for (l, block) in loops(share.div_ceil(ppn as u64), chunk).into_iter().enumerate() {
+        let first = |x: f64| if l == 0 { x } else { 0.0 };
+        for h in 0..ppn {
+            // Each node's sum of chunk h at its head, as (heads, feet) of its arrival.
+            let mut got: Vec<Ends> = vec![(Vec::new(), Vec::new()); nodes];
+            for k in 0..nodes {
+                let sw = c.switches[k];
+                let (mut hs, mut fs) = (Vec::with_capacity(ppn), Vec::with_capacity(ppn));
+                for (j, last) in last_in[key(k, h)].iter_mut().enumerate() {
+                    let (a, b) = send_in(d, (chunk, mc), (dev(k, j), sw), block, (&[], &[]), *last, first(c.step));
+                    *last = Some(b);
+                    hs.push(Some(a));
+                    fs.push(Some(b));
+                }
+                let (a, b) = send_in(d, (chunk, mc), (sw, dev(k, h)), block, (&hs, &fs), last_red[key(k, h)], 0.0);
+                last_red[key(k, h)] = Some(b);
+                got[k] = (vec![Some(a)], vec![Some(b)]);
+            }
+            // Up the tree: a head sends once its own sum and its children's are arriving.
+            for &k in &up_order {
+                if let Some(p) = parent[k] {
+                    let (hs, fs) = got[k].clone();
+                    let (a, b) = send_in(d, (chunk, net), (dev(k, h), dev(p, h)), block, (&hs, &fs), last_up[key(k, h)], first(c.base));
+                    last_up[key(k, h)] = Some(b);
+                    got[p].0.push(Some(a));
+                    got[p].1.push(Some(b));
+                }
+            }
+            // Down the tree: the root has the total as every child's sum arrives; each head
+            // forwards it to its children and stores it to its node's GPUs.
+            let mut total: Vec<Ends> = vec![(Vec::new(), Vec::new()); nodes];
+            for &k in up_order.iter().rev() {
+                total[k] = match parent[k] {
+                    None => got[k].clone(),
+                    Some(p) => {
+                        let (hs, fs) = total[p].clone();
+                        let (a, b) = send_in(d, (chunk, net), (dev(p, h), dev(k, h)), block, (&hs, &fs), last_down[key(k, h)], first(c.base));
+                        last_down[key(k, h)] = Some(b);
+                        (vec![Some(a)], vec![Some(b)])
+                    }
+                };
+                let sw = c.switches[k];
+                let (hs, fs) = total[k].clone();
+                let (a, b) = send_in(d, (chunk, mc), (dev(k, h), sw), block, (&hs, &fs), last_st[key(k, h)], 0.0);
+                last_st[key(k, h)] = Some(b);
+                for (j, last) in last_out[key(k, h)].iter_mut().enumerate() {
+                    let (_, y) = send_in(d, (chunk, mc), (sw, dev(k, j)), block, (&[Some(a)], &[Some(b)]), *last, 0.0);
+                    *last = Some(y);
+                }
+            }
+        }
+    }
+}
+
 /// All-to-all and send/receive: every pair's bytes over its channels, chunk by chunk in order.
 fn p2p(c: &Call, d: &mut Dag) {
     let n = c.devices.len();
     let pairs: Vec<(usize, usize, u64)> = match c.coll {
         Coll::SendRecv => (0..n).map(|r| (r, (r + 1) % n, c.bytes)).collect(),
-        _ => (0..n).flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b, c.bytes / n as u64))).collect(),
+        _ => schedule(n, c.ppn.clamp(1, n)).into_iter().map(|(a, b)| (a, b, c.bytes / n as u64)).collect(),
     };
     pairs_p2p(c, &pairs, d);
+}
+
+/// The (sender, receiver) pairs of an all-to-all in the order NCCL's p2p schedule issues them
+/// (init.cc, `p2pSchedule`, restated): rounds by node delta, in NCCL's quadratic order
+/// ((x² + x) / 2 mod the next power of two, dropping deltas past the node count), and within a
+/// node delta by local delta, local rank l sending to local rank l + delta of the node that far
+/// on. Every round is a permutation of the ranks, so that queues at NICs (`nic_scheduling`),
+/// which follow the issue order, do not make every sender's first message go to one receiver.
+pub fn schedule(n: usize, ppn: usize) -> Vec<(usize, usize)> {
+    let nodes = n / ppn;
+    let pow2 = nodes.next_power_of_two();
+    let deltas: Vec<usize> = (0..pow2).map(|x| (x * x + x) / 2 % pow2).filter(|&d| d < nodes).collect();
+    let mut out = Vec::with_capacity(n * (n - 1));
+    for &dn in &deltas {
+        for dl in 0..ppn {
+            for a in 0..n {
+                let (node, l) = (a / ppn, a % ppn);
+                let b = (node + dn) % nodes * ppn + (l + dl) % ppn;
+                if b != a {
+                    out.push((a, b));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// One ncclSend of `bytes` from rank `a` to rank `b` (positions in `c.devices`) and its
@@ -379,16 +608,29 @@ pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
     d.t
 }
 
+/// With PXN (`Call::pxn`), a message to another node goes first over NVLink to the local GPU
+/// that owns the NIC NCCL uses for that peer, then from it over the network: two sends per chunk,
+/// the second a chunk behind the first (`send_in`).
 fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
     for &(a, b, bytes) in pairs {
         let proto = if bytes <= tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple };
         let channels = c.p2p_channels[a][b].max(1);
+        let proxy = c.pxn.get(a).and_then(|v| v[b]);
+        let chunk = c.p2p_chunk[a][b];
         for (k, share) in split(bytes, channels).into_iter().enumerate().filter(|&(_, s)| s > 0) {
             d.cur = k as u32;
-            let mut last = None;
-            for (l, block) in loops(share, c.p2p_chunk[a][b]).into_iter().enumerate() {
+            let (mut last, mut relay) = (None, None);
+            for (l, block) in loops(share, chunk).into_iter().enumerate() {
                 let over = if l == 0 { c.base + c.step } else { 0.0 };
-                last = Some(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[last], over));
+                match proxy {
+                    None => last = Some(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[last], over)),
+                    Some(p) => {
+                        let size = |x: u64| c.wire(x, proto);
+                        let (h, f) = send_in(d, (chunk, &size), (c.devices[a], c.devices[p]), block, (&[], &[]), last, over);
+                        let (_, y) = send_in(d, (chunk, &size), (c.devices[p], c.devices[b]), block, (&[Some(h)], &[Some(f)]), relay, 0.0);
+                        (last, relay) = (Some(f), Some(y));
+                    }
+                }
             }
         }
     }

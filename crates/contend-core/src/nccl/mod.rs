@@ -11,6 +11,10 @@ pub mod topo;
 pub mod tuning;
 
 #[cfg(test)]
+mod nvls_tests;
+#[cfg(test)]
+mod pxn_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::error::{Error, Result};
@@ -77,18 +81,22 @@ impl Coll {
     /// Algorithms NCCL has for it, among those contend lowers.
     pub fn algos(self) -> &'static [Algo] {
         match self {
-            Coll::AllReduce => &[Algo::Ring, Algo::Tree],
+            Coll::AllReduce => &[Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree],
+            Coll::AllGather | Coll::ReduceScatter => &[Algo::Ring, Algo::Nvls],
             _ => &[Algo::Ring],
         }
     }
 }
 
-/// Indices follow NCCL's (NCCL_ALGO_TREE = 0, NCCL_ALGO_RING = 1).
+/// Indices follow NCCL's (NCCL_ALGO_TREE = 0, NCCL_ALGO_RING = 1, NCCL_ALGO_NVLS = 4,
+/// NCCL_ALGO_NVLS_TREE = 5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Algo {
     Tree = 0,
     Ring = 1,
+    Nvls = 4,
+    NvlsTree = 5,
 }
 
 /// Indices follow NCCL's (NCCL_PROTO_LL = 0, LL128 = 1, SIMPLE = 2).
@@ -109,6 +117,8 @@ impl Algo {
         match self {
             Algo::Tree => "Tree",
             Algo::Ring => "Ring",
+            Algo::Nvls => "NVLS",
+            Algo::NvlsTree => "NVLSTree",
         }
     }
 }
@@ -123,20 +133,25 @@ impl Proto {
     }
 }
 
-/// NCCL_ALGO as a list ("ring", "tree", "ring,tree"); the algorithms NCCL lacks in contend
-/// (NVLS, CollNet, PAT) are named as such.
+/// NCCL_ALGO as a list ("ring", "tree", "nvls", "nvlstree", "ring,tree"); the algorithms
+/// contend does not lower (CollNet, PAT) are named as such.
 pub fn parse_algos(s: &str) -> Result<Vec<Algo>> {
     s.split(',')
         .map(|a| match a.trim().to_lowercase().as_str() {
             "ring" => Ok(Algo::Ring),
             "tree" => Ok(Algo::Tree),
-            x @ ("nvls" | "nvlstree" | "collnet" | "collnetdirect" | "collnetchain" | "pat") => {
-                Err(Error::input("--algo", x, "is an NCCL algorithm contend does not lower yet; use ring or tree"))
+            "nvls" => Ok(Algo::Nvls),
+            "nvlstree" | "nvls_tree" => Ok(Algo::NvlsTree),
+            x @ ("collnet" | "collnetdirect" | "collnetchain" | "pat") => {
+                Err(Error::input("--algo", x, "is an NCCL algorithm contend does not lower yet; use ring, tree, nvls or nvlstree"))
             }
-            x => Err(Error::input("--algo", x, "is not an NCCL algorithm; use ring, tree or ring,tree")),
+            x => Err(Error::input("--algo", x, "is not an NCCL algorithm; use ring, tree, nvls, nvlstree or a comma list")),
         })
         .collect()
 }
+
+/// What the algorithms and protocols NCCL may refuse need, for a refusal's one line.
+pub const NEEDS: &str = "NVLS needs one node, NVLS-tree several, of Hopper or later GPUs on an NVSwitch that multicasts; LL128 needs rings on NVLink";
 
 /// NCCL_PROTO as a list ("LL", "LL128", "Simple").
 pub fn parse_protos(s: &str) -> Result<Vec<Proto>> {
@@ -171,6 +186,11 @@ pub struct Comm {
     pub p2p_chunk: Vec<Vec<u64>>,
     /// Per-step latencies and efficiencies of the protocols (NCCL's, or fitted).
     pub constants: constants::Constants,
+    /// Per node, the NVSwitch that reduces and multicasts for every GPU of the node (NVLS); empty
+    /// where some node has none.
+    pub switches: Vec<usize>,
+    /// PXN relays of send/receive between nodes (`pxn_relays`).
+    pub pxn: Vec<Vec<Option<usize>>>,
 }
 
 impl Comm {
@@ -215,7 +235,24 @@ impl Comm {
             .sum();
         let bw_inter = if nodes > 1 { (nic_bw / searched as f64).min(graph.bw) } else { 0.0 };
         let amd = m.devices.iter().any(|d| d.model.as_deref().is_some_and(|s| s.contains("AMD") || s.contains("EPYC")));
+        let found: Option<Vec<(usize, f64)>> = nodes_gpus.iter().map(|g| nvls_switch(m, g)).collect();
+        let (switches, nvls) = match found {
+            Some(v) => {
+                let bw = v.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+                (v.into_iter().map(|x| x.0).collect(), tuning::nvls_graph(topo.cc, ppn, bw))
+            }
+            None => (Vec::new(), None),
+        };
+        let (nvls_heads, nvls_bw_intra, mut nvls_bw_inter) = nvls.unwrap_or((0, 0.0, 0.0));
+        if nodes > 1 && nvls_heads > 0 {
+            // Across nodes each head sends its share through a NIC: the NVLS graph's inter speed
+            // is the highest NCCL inter speed a head's share of the node's NICs carries.
+            nvls_bw_inter = tuning::inter_speed(topo.cc, nic_bw / nvls_heads as f64);
+        }
         let tuning = tuning::Comm {
+            nvls_heads,
+            nvls_bw_intra,
+            nvls_bw_inter,
             ranks: devices.len(),
             nodes,
             cc: topo.cc,
@@ -242,9 +279,14 @@ impl Comm {
                 p2p_chunk[a][b] = chunk;
             }
         }
+        let pxn = pxn_relays(m, &devices, ppn, &topo);
         let mut m = m.clone();
         m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = 0.0);
-        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk, constants: Default::default() })
+        // NCCL's proxy progresses every connection at once, so its NICs interleave the messages
+        // of all of them (rr), whatever the cluster says its NICs do with MPI's messages: a FCFS
+        // NIC would send a tree's up and down chunks one message after another.
+        m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
+        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk, constants: Default::default(), switches, pxn })
     }
 
     /// NCCL's pick for `bytes` among the allowed algorithms and protocols.
@@ -255,6 +297,9 @@ impl Comm {
 
     /// The call as the executor runs it: `channels` channels (NCCL trims them for small calls).
     pub fn call(&self, coll: Coll, algo: Algo, proto: Proto, bytes: u64, root: usize) -> lower::Call {
+        if matches!(algo, Algo::Nvls | Algo::NvlsTree) {
+            return self.nvls_call(coll, algo, bytes);
+        }
         let nc = tuning::channels_for(&self.tuning, algo, proto, bytes, self.channels);
         let (a, p) = (algo as usize, proto as usize);
         let hw = if self.nodes > 1 {
@@ -290,8 +335,120 @@ impl Comm {
             efficiency: self.constants.efficiency,
             ids: (0..nc).collect(),
             copies: 1,
+            switches: Vec::new(),
+            nvls_efficiency: 1.0,
+            pxn: if self.constants.pxn_disable { Vec::new() } else { self.pxn.clone() },
         }
     }
+
+    /// An NVLS or NVLS-tree call: NCCL's NVLS channels (never trimmed for small calls), each
+    /// moving an equal share through the switches (`lower::nvls`, `lower::nvls_tree`); its
+    /// latency is NCCL's NVLS hardware latency, paid once by the first loop (NVLS-tree's network
+    /// steps pay NET's on top, `lower::nvls_tree`).
+    fn nvls_call(&self, coll: Coll, algo: Algo, bytes: u64) -> lower::Call {
+        let nc = tuning::nvls_channels(self.topo.cc, self.nodes);
+        let (a, p) = (algo as usize, Proto::Simple as usize);
+        let g = match self.topo.cc {
+            c if c >= 100 => 3,
+            c if c >= 90 => 2,
+            _ => 1,
+        };
+        let identity: Vec<usize> = (0..self.devices.len()).collect();
+        lower::Call {
+            coll,
+            algo,
+            proto: Proto::Simple,
+            bytes,
+            devices: self.devices.clone(),
+            rings: vec![identity; nc],
+            root: 0,
+            // NVLS-tree: the base carries the network steps' latency (NET's NVLS-tree figure).
+            base: (tuning::BASE_LATENCY_US[a][p] + if algo == Algo::NvlsTree { tuning::HW_LATENCY_US[tuning::Hw::Net as usize][a][p] } else { 0.0 }) * 1e-6,
+            step: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
+            ppn: self.ppn,
+            p2p_channels: Vec::new(),
+            p2p_chunk: Vec::new(),
+            efficiency: self.constants.efficiency,
+            // Every NVLS channel is alike (one parity, so that they merge); NVLS-tree's odd channels
+            // mirror the tree between nodes, as the double binary tree does.
+            ids: if algo == Algo::NvlsTree { (0..nc).collect() } else { vec![0; nc] },
+            copies: 1,
+            switches: self.switches.clone(),
+            nvls_efficiency: self.constants.nvls.unwrap_or(tuning::NVLS_EFFICIENCY[g]),
+            pxn: Vec::new(),
+        }
+    }
+}
+
+/// PXN (NCCL_PXN_DISABLE=0, NCCL's default since 2.12; NCCL_P2P_PXN_LEVEL=2): a send to a
+/// rank on another node leaves through the NIC of the local GPU with the receiver's device
+/// number (`ncclTopoGetNetDev` without a graph: the remote rank's preferred NIC), so that on a
+/// rail-optimised fabric both ends use the same rail; where that GPU is not the sender, and the
+/// two are NVLink peers, the data goes to it over NVLink first and it sends (search.cc,
+/// paths.cc). Returns, per (sender, receiver) rank, the relaying rank.
+fn pxn_relays(m: &Machine, devices: &[usize], ppn: usize, topo: &topo::Topo) -> Vec<Vec<Option<usize>>> {
+    let n = devices.len();
+    if n == ppn {
+        return Vec::new();
+    }
+    let local_name = |r: usize| {
+        let name = &m.devices[devices[r]].name;
+        &name[node_prefix(name).len()..]
+    };
+    (0..n)
+        .map(|a| {
+            let node = a / ppn;
+            (0..n)
+                .map(|b| {
+                    if b / ppn == node {
+                        return None;
+                    }
+                    let p = (node * ppn..(node + 1) * ppn).find(|&p| local_name(p) == local_name(b))?;
+                    let nvlink = topo.paths[a % ppn][p % ppn].as_ref().is_some_and(|x| x.kind == topo::PathType::Nvl);
+                    (p != a && nvlink).then_some(p)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The NVSwitch every given GPU reaches over one NVLink link, if it reduces and multicasts
+/// (`multicast`), with NCCL's bandwidth of the narrowest of those links (GB/s). Several
+/// switches (NVLink planes) would split NVLS's traffic between them, which contend does not
+/// lower: there NCCL's other algorithms run.
+fn nvls_switch(m: &Machine, gpus: &[usize]) -> Option<(usize, f64)> {
+    let cc = gpus.iter().map(|&g| topo::compute_capability(m.devices[g].model.as_deref())).min()?;
+    let attached = |g: usize| -> Vec<(usize, usize)> {
+        (0..m.links.len())
+            .filter(|&l| m.links[l].kind == LinkKind::Nvlink)
+            .filter_map(|l| {
+                let (a, b) = (m.links[l].a, m.links[l].b);
+                let other = if a == g {
+                    b
+                } else if b == g {
+                    a
+                } else {
+                    return None;
+                };
+                (m.devices[other].kind == DeviceKind::Nvswitch).then_some((other, l))
+            })
+            .collect()
+    };
+    let first = attached(gpus[0]);
+    let [(sw, _)] = first[..] else { return None };
+    if !m.devices[sw].multicast {
+        return None;
+    }
+    let mut bw = f64::INFINITY;
+    for &g in gpus {
+        let links = attached(g);
+        let [(s, l)] = links[..] else { return None };
+        if s != sw {
+            return None;
+        }
+        bw = bw.min(topo::link_bw(m, l, cc));
+    }
+    Some((sw, bw))
 }
 
 /// The node part of a cluster device's name (`n12.` of `n12.GPU3`); empty on a single machine.

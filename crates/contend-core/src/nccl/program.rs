@@ -112,7 +112,7 @@ impl NcclLowering for ProgramCalls<'_> {
             let algos: Vec<Algo> = algos.into_iter().filter(|a| c.algos().contains(a)).collect();
             let (a, p, _) = b.comm.choose(c, bytes, &algos, &protos).ok_or_else(|| {
                 let have: Vec<&str> = c.algos().iter().map(|a| a.name()).collect();
-                format!("leaves NCCL no algorithm and protocol for {} here ({} has {}; LL128 needs rings on NVLink)", op.name(), op.name(), have.join(", "))
+                format!("leaves NCCL no algorithm and protocol for {} here ({} has {}; {})", op.name(), op.name(), have.join(", "), super::NEEDS)
             })?;
             (a, p)
         };

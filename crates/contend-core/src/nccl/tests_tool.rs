@@ -152,7 +152,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         return Err(Error::input(
             "--algo/--proto",
             format!("{}/{}", req.algo.as_deref().unwrap_or("any"), req.proto.as_deref().unwrap_or("any")),
-            format!("leaves NCCL no algorithm for {} here ({} has {}; LL128 needs rings on NVLink)", coll.name(), coll.name(), have.join(", ")),
+            format!("leaves NCCL no algorithm for {} here ({} has {}; {})", coll.name(), coll.name(), have.join(", "), super::NEEDS),
         ));
     }
     let rows: Vec<Result<Row>> = list

@@ -21,15 +21,86 @@ pub enum Hw {
     Net,
 }
 
-/// `baseLatencies` (µs) per algorithm, protocol (LL, LL128, Simple): Tree, Ring.
-pub const BASE_LATENCY_US: [[f64; 3]; 2] = [[6.8, 14.0, 8.4], [6.6, 14.0, 8.4]];
+/// `baseLatencies` (µs) per algorithm (NCCL's order: Tree, Ring, CollNetDirect, CollNetChain,
+/// NVLS, NVLSTree) and protocol (LL, LL128, Simple).
+pub const BASE_LATENCY_US: [[f64; 3]; 6] = [[6.8, 14.0, 8.4], [6.6, 14.0, 8.4], [0.0; 3], [0.0; 3], [0.0; 3], [0.0; 3]];
 
-/// `hwLatencies` (µs) per hardware class, algorithm (Tree, Ring), protocol (LL, LL128, Simple).
-pub const HW_LATENCY_US: [[[f64; 3]; 2]; 3] = [
-    [[0.6, 1.25, 4.0], [0.6, 1.9, 3.4]],  // NVLink
-    [[1.0, 1.9, 4.0], [1.0, 2.5, 5.7]],   // PCI
-    [[5.0, 8.5, 14.0], [2.7, 4.0, 14.0]], // NET
+/// `hwLatencies` (µs) per hardware class, algorithm (as `BASE_LATENCY_US`), protocol.
+pub const HW_LATENCY_US: [[[f64; 3]; 6]; 3] = [
+    [[0.6, 1.25, 4.0], [0.6, 1.9, 3.4], [0.0, 0.0, 3.7], [0.0, 0.0, 2.8], [0.0, 0.0, 25.0], [0.0, 0.0, 25.0]], // NVLink
+    [[1.0, 1.9, 4.0], [1.0, 2.5, 5.7], [0.0, 0.0, 3.7], [0.0, 0.0, 2.8], [0.0; 3], [0.0; 3]],                  // PCI
+    [[5.0, 8.5, 14.0], [2.7, 4.0, 14.0], [0.0, 0.0, 31.0], [0.0, 0.0, 30.0], [0.0, 0.0, 18.0], [0.0, 0.0, 20.9]], // NET
 ];
+
+/// `nvlsEfficiency` by GPU generation (Volta, Ampere, Hopper, Blackwell): the share of its
+/// NVLS graph's bandwidth NCCL's model credits NVLS with. contend also takes it as the share of
+/// the NVLink bandwidth multimem operations reach (docs/nccl.md, "NVLS"); `nccl_eff_nvls`
+/// replaces it.
+pub const NVLS_EFFICIENCY: [f64; 4] = [0.0, 0.0, 0.85, 0.74];
+/// NVLS channels (CTAs) a communicator runs (transport/nvls.cc NVLS_NCHANNELS_SM90,
+/// NVLS_NCHANNELS_SM100_NVL on one node, NVLS_NCHANNELS_SM100 across nodes).
+pub fn nvls_channels(cc: u32, nodes: usize) -> usize {
+    match cc {
+        c if c >= 100 && nodes > 1 => 32,
+        c if c >= 100 => 24,
+        _ => 16,
+    }
+}
+/// `perChMaxNVLSTreeBws` (GB/s per channel) by GPU generation x nodes class.
+pub const PER_CH_MAX_NVLS_TREE_BW: [[f64; 3]; 4] = [[26.5, 18.5, 10.0], [24.0, 23.6, 17.8], [0.0, 57.7, 45.5], [0.0, 96.0, 80.0]];
+
+/// NCCL's search speeds between nodes (search.cc `speedArrayInter`, `sm90SpeedArrayInter`,
+/// `sm100SpeedArrayInter`), GB/s per channel.
+pub fn inter_speeds(cc: u32) -> &'static [f64] {
+    if cc >= 100 {
+        &[96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12]
+    } else if cc >= 90 {
+        &[48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12]
+    } else {
+        &[48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.4, 1.2, 0.24, 0.12]
+    }
+}
+
+/// The highest inter-node search speed at most `bw` GB/s (the slowest where none is).
+pub fn inter_speed(cc: u32, bw: f64) -> f64 {
+    let s = inter_speeds(cc);
+    s.iter().copied().find(|&v| v <= bw + 1e-9).unwrap_or(s[s.len() - 1])
+}
+
+/// NVLS-tree's chunk (`calcCollChunking`: NCCL_NVLS_CHUNKSIZE capped by the tree's maximum, 64 KiB
+/// from 4 nodes on, smaller for calls too small to fill every head's pipeline).
+pub fn nvls_tree_chunk(bytes: u64, channels: usize, heads: usize, nodes: usize) -> u64 {
+    let ops = (channels * heads) as u64;
+    let mut chunk = NVLS_CHUNK.min(if nodes >= 4 { 65536 } else { NVLS_CHUNK });
+    for (times, cap) in [(32, 262144), (16, 131072), (4, 65536), (1, 32768)] {
+        if bytes < times * ops * chunk && chunk > cap {
+            chunk = cap;
+        }
+    }
+    chunk
+}
+
+/// NCCL_NVLS_CHUNKSIZE's default (nvls.cc), bytes.
+pub const NVLS_CHUNK: u64 = 128 * 1024;
+/// NCCL_MAX_NVLS_ARITY (device.h): most GPUs of a node in one NVLS group.
+pub const MAX_NVLS_ARITY: usize = 32;
+
+/// NVLS's chunk for a call of `bytes` on `channels` channels and `heads` heads
+/// (`calcCollChunking`: smaller chunks for calls too small to fill every head's pipeline).
+pub fn nvls_chunk(bytes: u64, channels: usize, heads: usize) -> u64 {
+    let ops = (channels * heads) as u64;
+    let mut chunk = NVLS_CHUNK;
+    if bytes < 64 * ops * chunk && chunk > 65536 {
+        chunk = 65536;
+    }
+    if bytes < 8 * ops * chunk && chunk > 32768 {
+        chunk = 32768;
+    }
+    if bytes < 2 * ops * chunk && chunk > 16384 {
+        chunk = 16384;
+    }
+    chunk
+}
 
 /// `llMaxBws` (GB/s): [single node: by GPU generation Volta, Ampere, Hopper, Blackwell] x
 /// [1 node, 2 nodes, more]; multi-node rows are by CPU (Intel row 0, AMD row 1).
@@ -125,6 +196,30 @@ pub struct Comm {
     pub nvlink: bool,
     /// The CPUs are AMD's (for the multi-node LL row).
     pub amd: bool,
+    /// NVLS (the GPUs meet in an NVSwitch that reduces and multicasts): the NVLS graph's
+    /// channels (one head per GPU) and its intra- and inter-node bandwidth per channel, GB/s;
+    /// 0 channels: no NVLS.
+    pub nvls_heads: usize,
+    pub nvls_bw_intra: f64,
+    pub nvls_bw_inter: f64,
+}
+
+/// NCCL's NVLS graph on one node (search.cc, NVLS pattern, restated): one channel per GPU
+/// (each GPU heads one), at the highest search speed at which every GPU's link to the switch
+/// carries, both ways, one speed per channel and one more for the channel it heads. On one
+/// node the search then raises the inter-node speed while it is below twice the intra one.
+/// `link_bw`: the narrowest GPU-to-switch link, NCCL's GB/s. Returns (heads, intra, inter).
+pub fn nvls_graph(cc: u32, gpus: usize, link_bw: f64) -> Option<(usize, f64, f64)> {
+    if cc < 90 || !(2..=MAX_NVLS_ARITY).contains(&gpus) {
+        return None;
+    }
+    let s = speeds(cc);
+    // The search starts below the per-GPU total, which non-ring patterns inflate by n / (n - 1).
+    let total = link_bw * gpus as f64 / (gpus as f64 - 1.0);
+    let intra = s.iter().copied().find(|&v| v <= link_bw && v * gpus as f64 <= total && v * (gpus as f64 + 1.0) <= link_bw + 1e-9)?;
+    let k = s.iter().position(|&v| v == intra).unwrap_or(0);
+    let inter = s[..=k].iter().rev().copied().find(|&v| v >= 2.0 * intra).unwrap_or(s[0]);
+    Some((gpus, intra, inter))
 }
 
 /// Latency (µs) and bus bandwidth (GB/s, as algorithm bandwidth) NCCL assigns to a choice;
@@ -139,11 +234,18 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     match (coll, algo) {
         (Coll::AllToAll | Coll::SendRecv, _) => return None,
         (Coll::AllReduce, _) => {}
-        (_, Algo::Tree) => return None,
+        (Coll::AllGather | Coll::ReduceScatter, Algo::Nvls) => {}
+        (_, Algo::Tree | Algo::Nvls | Algo::NvlsTree) => return None,
         _ => {}
     }
     let p = proto as usize;
     let g = generation(c.cc);
+    if algo == Algo::Nvls {
+        return nvls_model(c, coll, proto, g, n, nsteps);
+    }
+    if algo == Algo::NvlsTree {
+        return nvls_tree_model(c, proto, g, n, nsteps);
+    }
     let index2 = if c.nodes <= 2 { c.nodes - 1 } else { 2 };
     let index1 = if c.nodes == 1 {
         g
@@ -212,8 +314,46 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
             let log2 = (c.nodes as f64).log2().floor();
             lat += 2.0 * ((ppn as f64 - 1.0) * intra + log2 * inter);
         }
+        Algo::Nvls | Algo::NvlsTree => unreachable!("NVLS and NVLS-tree return above"),
     }
     Some((lat, algbw))
+}
+
+/// NVLS in NCCL's model: Simple only, two channels at least, one node (across nodes NCCL needs
+/// CollNet for NVLS and runs NVLS-tree otherwise, which contend does not lower); all-reduce
+/// pipelines its reduce and its multicast (twice the bandwidth); all-gather and reduce-scatter
+/// keep their bus bandwidth as algorithm bandwidth. Latency: the NVLink NVLS hardware latency.
+fn nvls_model(c: &Comm, coll: Coll, proto: Proto, g: usize, n: f64, nsteps: f64) -> Option<(f64, f64)> {
+    let heads = c.nvls_heads as f64;
+    if proto != Proto::Simple || c.nvls_heads < 2 || c.nodes > 1 {
+        return None;
+    }
+    let ppn = n / c.nodes as f64;
+    let mut intra = c.nvls_bw_intra * NVLS_EFFICIENCY[g] * (heads - 1.0) / heads;
+    intra *= if coll == Coll::AllReduce { 2.0 } else { (ppn - 1.0) / ppn };
+    let bus = heads * intra.min(c.nvls_bw_inter);
+    let algbw = if coll == Coll::AllReduce { bus * n / nsteps } else { bus };
+    Some((HW_LATENCY_US[Hw::Nvlink as usize][Algo::Nvls as usize][Proto::Simple as usize], algbw))
+}
+
+/// NVLS-tree in NCCL's model (all-reduce, Simple, several nodes): each channel's bandwidth is the
+/// least of the NVLS intra bandwidth (as NVLS's all-reduce), the inter speed (doubled on two
+/// nodes, where the tree's up and down use both directions of a NIC) and
+/// `perChMaxNVLSTreeBws`; latency: the NVLink NVLS-tree latency and 2 log2(nodes) NET ones.
+fn nvls_tree_model(c: &Comm, proto: Proto, g: usize, n: f64, nsteps: f64) -> Option<(f64, f64)> {
+    let heads = c.nvls_heads as f64;
+    if proto != Proto::Simple || c.nvls_heads < 2 || c.nodes < 2 {
+        return None;
+    }
+    let index2 = if c.nodes <= 2 { 1 } else { 2 };
+    let intra = c.nvls_bw_intra * NVLS_EFFICIENCY[g] * (heads - 1.0) / heads * 2.0;
+    let inter = c.nvls_bw_inter * if c.nodes <= 2 { 2.0 } else { 1.0 };
+    let bus = heads * intra.min(inter).min(PER_CH_MAX_NVLS_TREE_BW[g][index2]);
+    let a = Algo::NvlsTree as usize;
+    let p = Proto::Simple as usize;
+    let log2 = (c.nodes as f64).log2().floor();
+    let lat = BASE_LATENCY_US[a][p] + HW_LATENCY_US[Hw::Nvlink as usize][a][p] + 2.0 * log2 * HW_LATENCY_US[Hw::Net as usize][a][p];
+    Some((lat, bus * n / nsteps))
 }
 
 /// NCCL's predicted time (µs) of one call of `bytes` (the whole buffer for all-gather and

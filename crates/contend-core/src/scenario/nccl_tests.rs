@@ -130,7 +130,7 @@ fn mistakes_and_models_are_one_line() {
         (differ, "ranks[2][0]", "2097152"),
         (unmatched, "ranks[0][0]", "recv"),
         (same("{nccl_broadcast: {size: 1MiB, root: 9}}", 8), "ranks[0][0]", "root 9"),
-        (same("{nccl_allreduce: {size: 1MiB, algo: nvls}}", 8), "ranks[0][0]", "nvls"),
+        (same("{nccl_allreduce: {size: 1MiB, algo: nvls}}", 8), "ranks[0][0]", "NVLS needs"),
     ];
     for (k, (ranks, field, word)) in cases.into_iter().enumerate() {
         let e = run_ranks(&format!("bad{k}.yaml"), "dgx-a100", &ranks, "maxmin").unwrap_err().to_string();

@@ -13,6 +13,7 @@ mod resolve;
 pub use pcie_tree::{PcieTree, Route};
 pub use presets::{preset_names, preset_text};
 pub use render::{closes_cycle, render_tree};
+pub use resolve::nvswitch_generation;
 
 use crate::error::{parse_document, read_user_file, Error, Result};
 use crate::keymap::IntMap;
@@ -216,6 +217,14 @@ pub struct DeviceSpec {
     /// several streams run one after another, in issue order; docs/models.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy_engines: Option<u32>,
+    /// NVSwitch only: whether the switch reduces and multicasts in the switch (NVLink SHARP,
+    /// which NCCL's NVLS algorithms use): GPUs push their data into the switch, the switch
+    /// adds it up and writes the result to every GPU. Absent: from the switch's `model`, by
+    /// generation: third-generation NVSwitch (HGX H100/H200) and later have it, second and
+    /// first (DGX A100, DGX-2) do not (NVIDIA NVSwitch / NVLink SHARP documentation;
+    /// docs/nccl.md, "NVLS").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multicast: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -347,6 +356,8 @@ pub struct Device {
     pub write_efficiency: Option<f64>,
     /// See `DeviceSpec::copy_engines` (1 for devices that are not GPUs).
     pub copy_engines: u32,
+    /// An NVSwitch that reduces and multicasts in the switch; see `DeviceSpec::multicast`.
+    pub multicast: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -425,6 +436,10 @@ pub fn to_yaml(spec: &MachineSpec) -> String {
     }
     if !spec.source.is_empty() {
         s.push_str(&format!("source: {}\n", serde_json::Value::String(spec.source.clone())));
+    }
+    // The machine-wide ACS setting (a switch's own is on its device line).
+    if let Some(acs) = spec.acs {
+        s.push_str(&format!("acs: {}\n", serde_json::to_value(acs).expect("acs serialises").as_str().unwrap_or_default()));
     }
     s.push_str("devices:\n");
     for d in &spec.devices {

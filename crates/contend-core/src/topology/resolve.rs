@@ -54,7 +54,35 @@ pub(super) fn device(d: &DeviceSpec, i: usize, machine_acs: Option<Acs>, origin:
             }
             (n, _) => n.unwrap_or(1),
         },
+        multicast: match (d.multicast, d.kind) {
+            (Some(_), k) if k != DeviceKind::Nvswitch => {
+                return Err(Error::input(origin, format!("devices[{i}].multicast"), "applies to NVSwitch devices only; drop it"))
+            }
+            (Some(x), _) => x,
+            (None, k) => k == DeviceKind::Nvswitch && nvswitch_generation(d.model.as_deref()).is_some_and(|g| g >= 3),
+        },
     })
+}
+
+/// An NVSwitch's generation from its model text, where it names one: "NVSwitch (third
+/// generation)", "NVSwitch gen 3", "NVLink 4" (whose switch is the third generation), or the
+/// GPUs of the board it sits on. NVIDIA's numbering: first generation DGX-2 (V100, NVLink 2),
+/// second DGX A100 (NVLink 3), third HGX H100/H200 (NVLink 4, adds NVLink SHARP), fourth HGX
+/// B200 (NVLink 5).
+pub fn nvswitch_generation(model: Option<&str>) -> Option<u8> {
+    let m = model?.to_lowercase().replace(['-', '_'], " ");
+    let has = |k: &[&str]| k.iter().any(|s| m.contains(s));
+    if has(&["fourth gen", "4th gen", "gen 4", "gen4", "nvlink 5", "nvlink5", "b200", "b100", "gb200", "b300", "blackwell"]) {
+        Some(4)
+    } else if has(&["third gen", "3rd gen", "gen 3", "gen3", "nvlink 4", "nvlink4", "h100", "h200", "h800", "hopper"]) {
+        Some(3)
+    } else if has(&["second gen", "2nd gen", "gen 2", "gen2", "nvlink 3", "nvlink3", "a100", "a800", "ampere"]) {
+        Some(2)
+    } else if has(&["first gen", "1st gen", "gen 1", "gen1", "nvlink 2", "nvlink2", "v100", "volta", "dgx 2"]) {
+        Some(1)
+    } else {
+        None
+    }
 }
 
 /// More concurrent same-direction host copies per GPU than any GPU has engines for.

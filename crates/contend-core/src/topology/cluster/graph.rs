@@ -79,6 +79,7 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
             staging_duplex: None,
             write_efficiency: None,
             copy_engines: None,
+            multicast: None,
         });
     }
     let mut adj = vec![Vec::new(); g.switches.len()];

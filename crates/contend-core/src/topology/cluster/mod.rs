@@ -143,6 +143,7 @@ impl Builder {
             staging_duplex: None,
             write_efficiency: None,
             copy_engines: None,
+            multicast: None,
         });
     }
 
@@ -317,6 +318,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
                 staging_duplex: None,
                 write_efficiency: None,
                 copy_engines: None,
+                multicast: None,
             });
         }
         for k in 0..nic_count {
@@ -331,6 +333,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
                 staging_duplex: None,
                 write_efficiency: None,
                 copy_engines: None,
+                multicast: None,
             });
         }
         for g in 0..gpus {

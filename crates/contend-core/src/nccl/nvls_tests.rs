@@ -1,0 +1,201 @@
+//! NVLS checked from first principles: on an NVSwitch that reduces and multicasts, all-reduce
+//! moves (n + 1) / n bytes per byte each way through every GPU's port (the switch reads every
+//! GPU's chunk and returns the sum to its head; the head's store is written to every GPU), at
+//! the share of the port multimem operations reach; NCCL picks it where its model says so.
+
+use super::*;
+use crate::api;
+use crate::model::maxmin::MaxminParams;
+
+fn req(op: &str, size: &str, algo: Option<&str>) -> tests_tool::Request {
+    tests_tool::Request {
+        op: op.into(),
+        min_bytes: size.into(),
+        max_bytes: size.into(),
+        factor: 2,
+        ngpus: None,
+        gpus: None,
+        dtype: "float".into(),
+        root: 0,
+        algo: algo.map(Into::into),
+        proto: None,
+        channels: None,
+        model: "maxmin".into(),
+        params: vec![],
+        explain: false,
+    }
+}
+
+fn one(machine: &str, op: &str, size: &str, algo: Option<&str>) -> Result<tests_tool::Row> {
+    Ok(api::nccl_tests(machine, &req(op, size, algo), 1, None)?.rows.remove(0))
+}
+
+/// A GPU port of hgx-h100 under maxmin's defaults, each direction, with equal load both ways:
+/// 18 x 25 GB/s x efficiency / (1 + duplex loss).
+fn port() -> f64 {
+    let p = MaxminParams::default();
+    18.0 * 25e9 * p.eff_nvlink / (1.0 + p.duplex_nvlink)
+}
+
+#[test]
+fn nvls_graph_and_nccl_model_on_hopper() {
+    // NCCL's link figure for Hopper NVLink is 20.6 GB/s: 18 links = 370.8 GB/s per GPU. With 8
+    // heads a GPU's port carries 9 channels' speed each way: 40 GB/s fits (360), 50 does not.
+    assert_eq!(tuning::nvls_graph(90, 8, 18.0 * 20.6), Some((8, 40.0, 60.0)));
+    // Ampere has no NVLS; nor does one GPU.
+    assert_eq!(tuning::nvls_graph(80, 8, 12.0 * 20.0), None);
+    assert_eq!(tuning::nvls_graph(90, 1, 370.8), None);
+    let m = crate::topology::Machine::load("hgx-h100").unwrap();
+    let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+    assert_eq!(comm.switches.len(), 1);
+    // NCCL's NVLS all-reduce bus bandwidth: 8 channels x 40 GB/s x 0.85 x 7/8 x 2 = 476 GB/s,
+    // as algorithm bandwidth x 8 / 14; latency 25 us (hwLatencies NVLink NVLS Simple).
+    let (lat, algbw) = tuning::model(&comm.tuning, Coll::AllReduce, Algo::Nvls, Proto::Simple).unwrap();
+    assert!((lat - 25.0).abs() < 1e-9 && (algbw - 476.0 * 8.0 / 14.0).abs() < 1e-6, "{lat} {algbw}");
+    assert!(tuning::model(&comm.tuning, Coll::AllReduce, Algo::Nvls, Proto::Ll).is_none());
+    // NCCL picks NVLS for large all-reduces, and a ring for small ones (25 us of latency).
+    let all = [Algo::Ring, Algo::Tree, Algo::Nvls];
+    assert_eq!(comm.choose(Coll::AllReduce, 1 << 30, &all, &PROTOS).unwrap().0, Algo::Nvls);
+    assert_eq!(comm.choose(Coll::AllReduce, 1 << 10, &all, &PROTOS).unwrap().0, Algo::Ring);
+    // All-gather through the switch gains nothing in bandwidth: NCCL keeps its ring.
+    assert_eq!(comm.choose(Coll::AllGather, 1 << 30, &[Algo::Ring, Algo::Nvls], &PROTOS).unwrap().0, Algo::Ring);
+}
+
+#[test]
+fn nvls_all_reduce_charges_n_plus_one_over_n_each_way() {
+    let m = crate::topology::Machine::load("hgx-h100").unwrap();
+    let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+    let s: u64 = 1 << 30;
+    let call = comm.call(Coll::AllReduce, Algo::Nvls, Proto::Simple, s, 0);
+    assert_eq!(call.channels(), 16);
+    let sw = comm.switches[0];
+    let (t, _) = lower::lower(&call);
+    let e = tuning::NVLS_EFFICIENCY[2];
+    for &g in &comm.devices {
+        let up: u64 = t.iter().filter(|x| x.src == g && x.dst == sw).map(|x| x.size).sum();
+        let down: u64 = t.iter().filter(|x| x.src == sw && x.dst == g).map(|x| x.size).sum();
+        let want = s as f64 * 9.0 / 8.0 / e;
+        assert!((up as f64 / want - 1.0).abs() < 1e-3 && (down as f64 / want - 1.0).abs() < 1e-3, "{up} {down} {want}");
+    }
+    // Nothing moves between GPUs directly.
+    assert!(t.iter().all(|x| x.src == sw || x.dst == sw));
+}
+
+#[test]
+fn nvls_all_reduce_time_is_its_port_load_over_the_port() {
+    let s = (1u64 << 30) as f64;
+    let row = one("hgx-h100", "all_reduce", "1G", None).unwrap();
+    assert_eq!((row.algo, row.proto, row.channels), (Algo::Nvls, Proto::Simple, 16));
+    let e = tuning::NVLS_EFFICIENCY[2];
+    let want = 25e-6 + s * 9.0 / 8.0 / e / port();
+    assert!((row.time_us * 1e-6 / want - 1.0).abs() < 0.005, "{} us, closed form {} us", row.time_us, want * 1e6);
+    // Against a ring's 2 (n - 1) / n: NVLS's busbw is 14/9 x 0.85 of the ring's.
+    let ring = one("hgx-h100", "all_reduce", "1G", Some("ring")).unwrap();
+    let gain = row.busbw / ring.busbw;
+    assert!((gain / (14.0 / 9.0 * e) - 1.0).abs() < 0.01, "NVLS {} ring {} GB/s", row.busbw, ring.busbw);
+}
+
+#[test]
+fn nvls_reduce_scatter_and_all_gather_move_their_halves() {
+    let s = (1u64 << 30) as f64;
+    let e = tuning::NVLS_EFFICIENCY[2];
+    // Reduce-scatter: every GPU's whole buffer goes up once and its sum comes back, an eighth;
+    // all-gather: every GPU's eighth goes up once and the whole buffer comes back. The busy
+    // direction of each port carries S (wire: S / e), the other S / 8, whose duplex loss it pays.
+    let p = MaxminParams::default();
+    let busy = 18.0 * 25e9 * p.eff_nvlink / (1.0 + p.duplex_nvlink / 8.0);
+    for op in ["reduce_scatter", "all_gather"] {
+        let row = one("hgx-h100", op, "1G", Some("nvls")).unwrap();
+        assert_eq!(row.algo, Algo::Nvls, "{op}");
+        let want = 25e-6 + s / e / busy;
+        assert!((row.time_us * 1e-6 / want - 1.0).abs() < 0.01, "{op}: {} us, closed form {} us", row.time_us, want * 1e6);
+    }
+}
+
+#[test]
+fn nvls_needs_a_multicast_switch_and_every_model_runs_or_refuses() {
+    // DGX A100's second-generation NVSwitch has no in-switch reduction: asking for NVLS there is
+    // one line naming the choice.
+    let e = one("dgx-a100", "all_reduce", "1G", Some("nvls")).unwrap_err().to_string();
+    assert!(e.contains("--algo") && !e.contains('\n'), "{e}");
+    // A machine file can say so either way; `multicast` on a GPU is refused.
+    let bad = "name: m\ndevices:\n  - {name: GPU0, kind: gpu, multicast: true}\nlinks: []\n";
+    let e = crate::topology::Machine::from_text(bad, "m.yaml").unwrap_err().to_string();
+    assert!(e.contains("devices[0].multicast") && e.contains("NVSwitch"), "{e}");
+    assert_eq!(crate::topology::nvswitch_generation(Some("4 x NVSwitch (third generation), as one crossbar")), Some(3));
+    assert_eq!(crate::topology::nvswitch_generation(Some("6 x NVSwitch (second generation)")), Some(2));
+    for model in crate::model::registry::MODELS {
+        let r = tests_tool::Request { model: model.name.into(), ..req("all_reduce", "64M", Some("nvls")) };
+        match api::nccl_tests("hgx-h100", &r, 1, None) {
+            Ok(rep) => assert!(rep.rows[0].busbw > 0.0 && rep.rows[0].algo == Algo::Nvls, "{}", model.name),
+            Err(e) => assert!(!e.to_string().contains('\n'), "{}: {e}", model.name),
+        }
+    }
+}
+
+#[test]
+fn hopper_and_blackwell_presets_run_nvls_and_pcie_boxes_do_not() {
+    // H200's board is H100's: the same NVLS graph and NCCL model. B200: 18 NVLink 5 links at
+    // NCCL's 40.1 GB/s = 721.8 per GPU, 9 speeds of 80 fit (720), 90 does not; the inter speed
+    // stays at the top, 90, under twice 80; bus = 8 x min(80 x 0.74 x 7/8 x 2, 90) = 720 GB/s.
+    for (machine, intra, bus) in [("hgx-h200", 40.0, 476.0), ("hgx-b200", 80.0, 720.0)] {
+        let m = crate::topology::Machine::load(machine).unwrap();
+        let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+        assert_eq!((comm.tuning.nvls_heads, comm.tuning.nvls_bw_intra), (8, intra), "{machine}");
+        let (_, algbw) = tuning::model(&comm.tuning, Coll::AllReduce, Algo::Nvls, Proto::Simple).unwrap();
+        assert!((algbw * 14.0 / 8.0 - bus).abs() < 1e-6, "{machine}: {}", algbw * 14.0 / 8.0);
+        let row = one(machine, "all_reduce", "1G", None).unwrap();
+        assert_eq!(row.algo, Algo::Nvls, "{machine}");
+    }
+    // B200's port is twice H100's; its NVLS efficiency is 0.74: busbw = 2 x 0.74 / 0.85 of H100's.
+    let (h, b) = (one("hgx-h100", "all_reduce", "1G", None).unwrap(), one("hgx-b200", "all_reduce", "1G", None).unwrap());
+    assert!((b.busbw / h.busbw / (2.0 * 0.74 / 0.85) - 1.0).abs() < 0.02, "B200 {} H100 {}", b.busbw, h.busbw);
+    // No NVSwitch: no NVLS; rings over the PCIe switches.
+    let m = crate::topology::Machine::load("pcie-8gpu-ws").unwrap();
+    assert!(Comm::new(&m, &[m.gpus()], None).unwrap().switches.is_empty());
+    assert!(one("pcie-8gpu-ws", "all_reduce", "1G", Some("nvls")).is_err());
+}
+
+#[test]
+fn nvls_tree_across_nodes_model_and_link_charges() {
+    // Two hgx-h100 on one switch at 400 Gb/s per NIC: each head's share of the NICs is 50 GB/s,
+    // NCCL's inter speed 48; intra 40 as on one node. Model: 8 x min(40 x 0.85 x 7/8 x 2, 48 x 2,
+    // perChMaxNVLSTreeBws 57.7) = 461.6 GB/s bus, algbw x 16/30; latency 25 + 2 x 20.9 us.
+    let r = tests_tool::Request { min_bytes: "1G".into(), max_bytes: "1G".into(), ..req("all_reduce", "1G", Some("nvlstree")) };
+    let rep = api::nccl_tests("hgx-h100", &r, 2, Some("50GB/s")).unwrap();
+    assert_eq!(rep.rows[0].algo, Algo::NvlsTree);
+    let two = crate::topology::Machine::from_text(
+        "name: two\nfabric:\n  graph: {switches: [{name: S0}], links: [], hosts: [S0, S0]}\nlink: {bandwidth: 50GB/s}\nnodes: {count: 2, machine: hgx-h100}\n",
+        "two.yaml",
+    )
+    .unwrap();
+    let node = |k: usize| two.gpus().into_iter().filter(|&g| two.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
+    let comm = Comm::new(&two, &[node(0), node(1)], None).unwrap();
+    assert_eq!((comm.tuning.nvls_heads, comm.tuning.nvls_bw_intra, comm.tuning.nvls_bw_inter), (8, 40.0, 48.0));
+    let (lat, algbw) = tuning::model(&comm.tuning, Coll::AllReduce, Algo::NvlsTree, Proto::Simple).unwrap();
+    assert!((lat - 66.8).abs() < 1e-9 && (algbw - 461.6 * 16.0 / 30.0).abs() < 1e-6, "{lat} {algbw}");
+    // NVLS alone needs CollNet across nodes: NCCL does not offer it.
+    assert!(tuning::model(&comm.tuning, Coll::AllReduce, Algo::Nvls, Proto::Simple).is_none());
+    // Large all-reduces: NVLS-tree beats the ring (NCCL's ring: 12 x 30 GB/s bus on two nodes).
+    let all = [Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree];
+    assert_eq!(comm.choose(Coll::AllReduce, 1 << 30, &all, &PROTOS).unwrap().0, Algo::NvlsTree);
+    // What moves: each node's GPUs move (n + 1)/n of the buffer each way through the switch, as
+    // NVLS on one node; between nodes GPU h of one node exchanges its eighth with GPU h of the
+    // other, up the tree on half the channels and down on the other half: S/8 each way.
+    let s: u64 = 1 << 30;
+    let call = comm.call(Coll::AllReduce, Algo::NvlsTree, Proto::Simple, s, 0);
+    let (t, _) = lower::lower(&call);
+    let e = tuning::NVLS_EFFICIENCY[2];
+    for (k, &sw) in comm.switches.iter().enumerate() {
+        for &g in &node(k) {
+            let up: u64 = t.iter().filter(|x| x.src == g && x.dst == sw).map(|x| x.size).sum();
+            let want = s as f64 * 9.0 / 8.0 / e;
+            assert!((up as f64 / want - 1.0).abs() < 1e-3, "{up} {want}");
+            let out: u64 = t.iter().filter(|x| x.src == g && comm.m.devices[x.dst].kind == DeviceKind::Gpu).map(|x| x.size).sum();
+            assert!((out as f64 / (s as f64 / 8.0) - 1.0).abs() < 1e-3, "{out}");
+            // Only to the GPU with the same number on the other node.
+            let local = &comm.m.devices[g].name[3..];
+            assert!(t.iter().filter(|x| x.src == g && comm.m.devices[x.dst].kind == DeviceKind::Gpu).all(|x| comm.m.devices[x.dst].name.ends_with(local)));
+        }
+    }
+}
