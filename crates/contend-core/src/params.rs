@@ -58,7 +58,8 @@ impl Kind {
 
     /// `text` as a value of this kind, or what is wrong with it (without the name).
     fn parse(&self, text: &str, example: &str) -> std::result::Result<Value, String> {
-        let bad = || format!("\"{text}\" is not {}; e.g. {example}", self.describe());
+        let eg = if example.is_empty() { String::new() } else { format!("; e.g. {example}") };
+        let bad = || format!("\"{text}\" is not {}{eg}", self.describe());
         match *self {
             Kind::Real { min, max, open_min, open_max } => {
                 let x: f64 = text.parse().map_err(|_| bad())?;
@@ -69,7 +70,7 @@ impl Kind {
             Kind::Bytes { min } => {
                 let b = Bytes::parse(text)?;
                 if b.0 < min {
-                    return Err(format!("\"{text}\" is below {}; e.g. {example}", Bytes(min)));
+                    return Err(format!("\"{text}\" is below {}{eg}", Bytes(min)));
                 }
                 Ok(Value::Bytes(b.0))
             }
@@ -176,7 +177,12 @@ impl Values {
                 return Err(at.error(key, format!("is not a parameter of {owner}; known: {}", known.join(", "))));
             };
             let p = &table[i];
-            let example = if p.derived { String::new() } else { format!("{key}={}", p.default) };
+            // As the user would write it where they wrote it: a flag's key=value, a file's key: value.
+            let example = match (p.derived, at) {
+                (true, _) => String::new(),
+                (false, At::Flag) => format!("{key}={}", p.default),
+                (false, At::File { .. }) => format!("{key}: {}", p.default),
+            };
             v.values[i] = Some(p.kind.parse(text.trim(), &example).map_err(|e| at.error(key, e))?);
             v.given[i] = true;
         }
@@ -404,5 +410,7 @@ mod tests {
         assert!(e.contains("--param") && e.contains("efff") && e.contains("known: eff, loss"), "{e}");
         let e = Values::parse("t", TABLE, [("x", "1")], At::File { origin: "s.yaml", field: "params" }).unwrap_err().to_string();
         assert!(e.contains("s.yaml") && e.contains("params.x"), "{e}");
+        let e = Values::parse("t", TABLE, [("n", "9")], At::File { origin: "s.yaml", field: "params" }).unwrap_err().to_string();
+        assert!(e.contains("s.yaml") && e.contains("params.n") && e.contains("e.g. n: 8"), "{e}");
     }
 }
