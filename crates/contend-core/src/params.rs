@@ -194,9 +194,13 @@ impl Values {
         Values::parse(owner, table, pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())), At::Flag)
     }
 
+    /// Where `name` sits in the table (a name not declared there is the owner's bug).
+    fn at(&self, name: &str) -> usize {
+        self.table.iter().position(|p| p.name == name).unwrap_or_else(|| panic!("{name} is not in its table"))
+    }
+
     fn get(&self, name: &str) -> Option<Value> {
-        let i = self.table.iter().position(|p| p.name == name).unwrap_or_else(|| panic!("{name} is not in its table"));
-        self.values[i]
+        self.values[self.at(name)]
     }
 
     /// Whether the user gave it (rather than the default standing).
@@ -258,7 +262,7 @@ impl Values {
 
     /// The chosen word.
     pub fn choice(&self, name: &str) -> &'static str {
-        let i = self.table.iter().position(|p| p.name == name).unwrap_or_else(|| panic!("{name} is not in its table"));
+        let i = self.at(name);
         match (self.values[i], self.table[i].kind) {
             (Some(Value::Choice(c)), Kind::Choice(words)) => words[c],
             (v, _) => panic!("{name} is {v:?}, not a choice"),

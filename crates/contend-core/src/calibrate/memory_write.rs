@@ -35,21 +35,6 @@ pub fn fit(spec: &MachineSpec, origin: &str, tests: &[&Concurrent], params: &Max
     };
     // Golden-section search on (0.05, 1]: the error falls as w falls until the memory binds at
     // the measured rate, and rises after, so it has one minimum.
-    let g = (5f64.sqrt() - 1.0) / 2.0;
-    let (mut a, mut b) = (0.05, 1.0);
-    let (mut x1, mut x2) = (b - g * (b - a), a + g * (b - a));
-    let (mut f1, mut f2) = (cost(x1)?, cost(x2)?);
-    while b - a > 1e-4 {
-        if f1 <= f2 {
-            (b, x2, f2) = (x2, x1, f1);
-            x1 = b - g * (b - a);
-            f1 = cost(x1)?;
-        } else {
-            (a, x1, f1) = (x1, x2, f2);
-            x2 = a + g * (b - a);
-            f2 = cost(x2)?;
-        }
-    }
-    let w = (a + b) / 2.0;
+    let w = super::golden::golden_min(0.05, 1.0, 1e-4, &cost)?;
     Ok((cost(w)? < cost(1.0)? * (1.0 - 1e-6)).then_some(w))
 }

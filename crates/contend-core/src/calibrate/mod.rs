@@ -22,6 +22,7 @@
 mod csv;
 mod duplex_read;
 pub mod general;
+mod golden;
 pub mod kernels_fit;
 mod lm;
 mod lsq;

@@ -19,9 +19,7 @@ impl FlowTable {
         self.nic_buffer =
             (0..self.len()).map(|f| if self.nic[f] == NO_NIC { 0.0 } else { self.plan(f).hops.len().saturating_sub(1) as f64 * per_device }).collect();
     }
-}
 
-impl FlowTable {
     /// Bytes of the buffers along transfer f's path that its NIC may count on now, `in_flight`
     /// being the messages moving over each resource (f among them). Under `nic_release =
     /// shared` a device's input buffer is one FIFO per port and virtual channel whose slots the
@@ -42,9 +40,7 @@ impl FlowTable {
         let per_device = whole / entered as f64;
         path[..entered].iter().map(|&r| per_device / in_flight[r as usize].max(1) as f64).sum()
     }
-}
 
-impl FlowTable {
     /// Per transfer through a NIC: seconds its last byte arrives after it would through one
     /// wire of its narrowest capacity, where every device it crosses stores a packet before
     /// forwarding it (store and forward, as `packet` moves them; Dally and Towles, Principles
