@@ -411,6 +411,17 @@ fn topo_m_pasted_from_a_terminal() {
     }
 }
 
+/// A real dump with the escapes nvidia-smi itself writes (driver 580 underlines the header row,
+/// also when the output goes to a file): one H200 on socket 0's root complex.
+#[test]
+fn topo_m_with_the_drivers_own_underline() {
+    let text = fixture("nvidia-smi-topo-1xh200-ansi.txt");
+    assert!(text.contains("\u{1b}[4mGPU0"), "the fixture keeps the escapes as written");
+    let (m, _) = machine("nvidia-smi-topo-1xh200-ansi.txt");
+    assert_eq!(m.gpus().len(), 1);
+    assert_eq!(m.devices[m.device(&parent(&m, "GPU0")).unwrap()].kind, DeviceKind::RootComplex);
+}
+
 /// A `topo -m` whose NIC rows are cut off (or cut short) while every GPU row is complete:
 /// imported, the NICs placed by the GPUs' rows, and a note naming what was missing. A GPU
 /// row missing is refused in one line that says what to paste.
@@ -455,6 +466,7 @@ fn importers_survive_damaged_dumps() {
         "nvidia-smi-k80-fdr.txt",
         "nvidia-smi-topo-4xa100-pcie.txt",
         "nvidia-smi-topo-8x4090-epyc7542-nps4.txt",
+        "nvidia-smi-topo-1xh200-ansi.txt",
         "nccl-topo-8xa100.xml",
         "nccl-ibm-h100-vsi.xml",
         "nccl-azure-ndv4.xml",
