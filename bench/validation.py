@@ -11,8 +11,9 @@ patterns (`--hold-out`) and each pattern scored by its kind (see `pattern_kinds`
 row runs every pattern on the machine as written.
 
 Usage: python bench/validation.py   (prints the markdown tables of docs/validation.md: leave-one-machine-out
-ones, where the defaults chosen from a scored machine are re-chosen without it (see WITHOUT), and last the
-concurrent tests with the host memories' write efficiency fitted, see write_cap)
+ones, where the defaults chosen from a scored machine are re-chosen without it (see WITHOUT), the
+concurrent tests with the host memories' write efficiency fitted, see write_cap, and last each run of the
+project's own hosts, see run_spread)
 """
 
 import csv
