@@ -221,8 +221,8 @@ def staged_both_ways_from_other_hosts(hosts: list[tuple[str, str]]) -> None:
 #   1.0 µs from rtx6000ada-x4-genoa; without its machine a generation has no public peer latency here and
 #   takes the unknown generation's 2.2 µs. Hopper 1.7 µs is the H200's own device-local copy
 #   (h200-engine-latency.txt, measured on the h200-host machine, no link in the way): without that machine,
-#   hgx-h100-kr's peers give it, 2.77 µs less the switch's 1 µs and two NVLink hops, 1.67 µs. Ampere's 2.2 µs is the A100
-#   host's (above). Ada has a second machine: without the Genoa host, rtx6000ada-x2-wrx90's peers (1.12 and
+#   hgx-h100-kr's peers give it, 2.77 µs less the switch's 1 µs and two NVLink hops, 1.67 µs. Ampere's 2.2 µs
+#   is the A100 host's (above). Ada has a second machine: without the Genoa host, rtx6000ada-x2-wrx90's peers (1.12 and
 #   1.14 µs) less their two PCIe hops (0.2 µs) give 0.93 µs; its own default (1.0 µs) is not chosen from it.
 # - NVSwitch traversal 1.0 µs (the copy engine's cost of a copy through the switch): an A100 NVSwitch node's
 #   median peer latency less the Ampere engine (2.2 µs) and two NVLink hops (0.1 µs). dgx-a100-distserve and
