@@ -218,9 +218,11 @@ def staged_both_ways_from_other_hosts(hosts: list[tuple[str, str]]) -> None:
 # - eff_pcie5 0.876: the H100 host's and the H800's host copies; each without itself takes the
 #   other's: 55.28 / 63.02 = 0.877 for the H100, 55.2 / 63.02 = 0.876 for the H800.
 # - GPU engine latency per generation (topology/default_latency.rs): Volta 2.15 µs from v100x4-th2k, Ada
-#   1.0 µs from rtx6000ada-x4-genoa, Hopper 1.75 µs from hgx-h100-kr; without its machine a generation has
-#   no public peer latency here and takes the unknown generation's 2.2 µs. Ampere's 2.2 µs is the A100
-#   host's (above). Ada has a second machine: without the Genoa host, rtx6000ada-x2-wrx90's peers (1.12 and
+#   1.0 µs from rtx6000ada-x4-genoa; without its machine a generation has no public peer latency here and
+#   takes the unknown generation's 2.2 µs. Hopper 1.7 µs is the H200's own device-local copy
+#   (h200-engine-latency.txt, measured on the h200-host machine, no link in the way): without that machine,
+#   hgx-h100-kr's peers give it, 2.77 µs less the switch's 1 µs and two NVLink hops, 1.67 µs. Ampere's 2.2 µs
+#   is the A100 host's (above). Ada has a second machine: without the Genoa host, rtx6000ada-x2-wrx90's peers (1.12 and
 #   1.14 µs) less their two PCIe hops (0.2 µs) give 0.93 µs; its own default (1.0 µs) is not chosen from it.
 # - NVSwitch traversal 1.0 µs (the copy engine's cost of a copy through the switch): an A100 NVSwitch node's
 #   median peer latency less the Ampere engine (2.2 µs) and two NVLink hops (0.1 µs). dgx-a100-distserve and
@@ -229,12 +231,12 @@ WITHOUT = {
     "a100-pcie-x4": {"latency": {"gpu": "2.05us", "host_memory": "11us"}, "params": {"duplex_nvlink": 0.010}},
     "dgx-a100-distserve": {"latency": {"nvswitch": "1.0us"}},
     "hgx-a100-a147": {"latency": {"nvswitch": "1.0us"}},
-    "hgx-h100-kr": {"latency": {"gpu": "2.2us"}},
     "rtx6000ada-x4-genoa": {"latency": {"gpu": "0.93us"}},
     "v100x4-th2k": {"latency": {"gpu": "2.2us"}},
     "rtx-a6000x6": {"params": {"eff_pcie4": 0.79}},
     "h100-host": {"params": {"eff_pcie5": 0.877}},
     "h800x8": {"params": {"eff_pcie5": 0.876}},
+    "h200-host": {"latency": {"gpu": "1.67us"}},
 }
 
 
