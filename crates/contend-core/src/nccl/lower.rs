@@ -12,7 +12,8 @@
 //! of transfers (docs/nccl.md).
 //!
 //! Latency: NCCL's per-step hardware latency (`hwLatencies`) is paid by every transfer of a
-//! call's first loop (the pipeline's fill: once per step, as NCCL's model counts it), its base
+//! call's first loop (the pipeline's fill: once per step, as NCCL's model counts it: a step
+//! inside a node at the NVLink or PCI figure, a step between nodes at the network's), its base
 //! latency by the first transfer of each chain; later loops stream behind them and pay only the
 //! path's own latency, which the router adds to every transfer.
 
@@ -38,9 +39,12 @@ pub struct Call {
     pub rings: Vec<Vec<usize>>,
     /// Root rank (broadcast, reduce).
     pub root: usize,
-    /// Seconds: NCCL's base latency of the call and its per-step hardware latency.
+    /// Seconds: NCCL's base latency of the call and its per-step hardware latency, of a step
+    /// inside a node (`step`) and of one between nodes (`step_net`), as NCCL's model counts them
+    /// (tuning.cc: intra-node steps at the NVLink or PCI latency, network steps at NET's).
     pub base: f64,
     pub step: f64,
+    pub step_net: f64,
     /// Ranks per node (chains of a tree stay inside a node).
     pub ppn: usize,
     /// Channels per peer for send/receive, and NCCL's p2p chunk per peer pair (bytes).
@@ -92,6 +96,16 @@ impl Call {
     /// Channels the call stands for.
     pub fn channels(&self) -> usize {
         self.rings.len() * self.copies as usize
+    }
+
+    /// The per-step latency of a step from rank `a` to rank `b` (positions in `devices`).
+    fn step_of(&self, a: usize, b: usize) -> f64 {
+        let ppn = self.ppn.clamp(1, self.devices.len().max(1));
+        if a / ppn == b / ppn {
+            self.step
+        } else {
+            self.step_net
+        }
     }
 
     /// Data bytes of one chunk of this call.
@@ -259,7 +273,7 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
         for k in 0..steps {
             let mut now = vec![None; n];
             for p in 0..n {
-                let over = if l == 0 { c.step + if k == 0 { c.base } else { 0.0 } } else { 0.0 };
+                let over = if l == 0 { c.step_of(order[p % n], order[(p + 1) % n]) + if k == 0 { c.base } else { 0.0 } } else { 0.0 };
                 let data = if k == 0 { None } else { prev[(p + n - 1) % n] };
                 let i = d.push(dev(p), dev(p + 1), size, &[last[p], data], over);
                 now[p] = Some(i);
@@ -327,7 +341,7 @@ fn pipeline(c: &Call, chain: &[usize], bytes: u64, d: &mut Dag) {
     for (l, block) in loops(bytes, c.chunk()).into_iter().enumerate() {
         let (mut head, mut foot): (Option<usize>, Option<usize>) = (None, None);
         for h in 0..n - 1 {
-            let over = if l == 0 { c.step + if h == 0 { c.base } else { 0.0 } } else { 0.0 };
+            let over = if l == 0 { c.step_of(chain[h], chain[h + 1]) + if h == 0 { c.base } else { 0.0 } } else { 0.0 };
             let (a, b) = send(d, c, c.devices[chain[h]], c.devices[chain[h + 1]], block, &[head], &[foot], last[h], over);
             last[h] = Some(b);
             (head, foot) = (Some(a), Some(b));
@@ -381,7 +395,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
         for &r in &ranks {
             if let Some(p) = parent[r] {
                 let leaf = got_h[r].is_empty();
-                let over = if l == 0 { c.step + if leaf { c.base } else { 0.0 } } else { 0.0 };
+                let over = if l == 0 { c.step_of(r, p) + if leaf { c.base } else { 0.0 } } else { 0.0 };
                 let (a, b) = send(d, c, c.devices[r], c.devices[p], block, &got_h[r].clone(), &got_f[r].clone(), last_up[r], over);
                 last_up[r] = Some(b);
                 got_h[p].push(Some(a));
@@ -393,7 +407,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
         for &r in ranks.iter().rev() {
             if let Some(p) = parent[r] {
                 let (hs, fs) = if parent[p].is_none() { (got_h[p].clone(), got_f[p].clone()) } else { (have_h[p].clone(), have_f[p].clone()) };
-                let over = if l == 0 { c.step } else { 0.0 };
+                let over = if l == 0 { c.step_of(p, r) } else { 0.0 };
                 let (a, b) = send(d, c, c.devices[p], c.devices[r], block, &hs, &fs, last_down[r], over);
                 last_down[r] = Some(b);
                 have_h[r] = vec![Some(a)];
@@ -621,7 +635,7 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
             d.cur = k as u32;
             let (mut last, mut relay) = (None, None);
             for (l, block) in loops(share, chunk).into_iter().enumerate() {
-                let over = if l == 0 { c.base + c.step } else { 0.0 };
+                let over = if l == 0 { c.base + c.step_of(a, b) } else { 0.0 };
                 match proxy {
                     None => last = Some(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[last], over)),
                     Some(p) => {
