@@ -17,7 +17,7 @@
 //! latency by the first transfer of each chain; later loops stream behind them and pay only the
 //! path's own latency, which the router adds to every transfer.
 
-use super::tuning::{self, BUFF_BYTES, LL128_EFFICIENCY, LL_EFFICIENCY, NCCL_STEPS, RING_CHUNK_STEPS};
+use super::tuning::{self, LL128_EFFICIENCY, LL_EFFICIENCY, NCCL_STEPS, RING_CHUNK_STEPS};
 use super::{Algo, Coll, Proto};
 use crate::workload::Transfer;
 
@@ -52,6 +52,8 @@ pub struct Call {
     pub p2p_chunk: Vec<Vec<u64>>,
     /// Share of the links' bandwidth each protocol's kernels reach (NCCL's index; 1: all).
     pub efficiency: [f64; 3],
+    /// Connection buffer per protocol (NCCL's index; NCCL_BUFFSIZE for Simple), wire bytes.
+    pub buff: [u64; 3],
     /// Each ring's channel number (the double binary tree mirrors odd channels' trees), and how
     /// many identical channels each ring stands for (`merged`).
     pub ids: Vec<usize>,
@@ -98,13 +100,18 @@ impl Call {
         self.rings.len() * self.copies as usize
     }
 
-    /// The per-step latency of a step from rank `a` to rank `b` (positions in `devices`).
-    fn step_of(&self, a: usize, b: usize) -> f64 {
+    /// Whether a step from rank `a` to rank `b` (positions in `devices`) leaves its node.
+    fn crosses(&self, a: usize, b: usize) -> bool {
         let ppn = self.ppn.clamp(1, self.devices.len().max(1));
-        if a / ppn == b / ppn {
-            self.step
-        } else {
+        a / ppn != b / ppn
+    }
+
+    /// The per-step latency of a step from rank `a` to rank `b`.
+    fn step_of(&self, a: usize, b: usize) -> f64 {
+        if self.crosses(a, b) {
             self.step_net
+        } else {
+            self.step
         }
     }
 
@@ -116,7 +123,7 @@ impl Call {
             let ppn = self.ppn.clamp(1, self.devices.len());
             tuning::nvls_tree_chunk(self.bytes, self.channels(), ppn, self.devices.len() / ppn)
         } else {
-            chunk_bytes(self.coll, self.algo, self.proto)
+            chunk_bytes(self.coll, self.algo, self.proto, self.buff)
         }
     }
 
@@ -133,8 +140,8 @@ impl Call {
 }
 
 /// Data bytes a chunk of this protocol carries.
-pub fn chunk_bytes(coll: Coll, algo: Algo, proto: Proto) -> u64 {
-    let step = BUFF_BYTES[proto as usize] / NCCL_STEPS;
+pub fn chunk_bytes(coll: Coll, algo: Algo, proto: Proto, buff: [u64; 3]) -> u64 {
+    let step = buff[proto as usize] / NCCL_STEPS;
     let ring_steps = algo == Algo::Ring && proto == Proto::Simple && matches!(coll, Coll::AllReduce | Coll::AllGather | Coll::ReduceScatter);
     let chunk = step * if ring_steps { RING_CHUNK_STEPS } else { 1 };
     match proto {
@@ -266,18 +273,28 @@ pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
 fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
     let n = order.len();
     let dev = |p: usize| c.devices[order[p % n]];
+    // A step waits for its data (the upstream rank's previous step) and for its own previous step:
+    // inside a node NCCL's kernel itself copies each step to the next GPU, one after another. A
+    // step that crosses nodes goes through the network's proxy, which keeps up to NCCL_STEPS in
+    // flight: it waits only for its connection's slot (the same step of the previous loop), so
+    // the network's latency delays the data that depends on it, not each of the boundary rank's
+    // 2(n - 1) sends in turn.
     let mut last: Vec<Option<usize>> = vec![None; n];
+    let mut slot: Vec<Vec<Option<usize>>> = vec![vec![None; steps]; n];
     for (l, block) in loops(per_rank, c.chunk()).into_iter().enumerate() {
         let size = c.wire(block, c.proto);
         let mut prev: Vec<Option<usize>> = vec![None; n];
         for k in 0..steps {
             let mut now = vec![None; n];
             for p in 0..n {
-                let over = if l == 0 { c.step_of(order[p % n], order[(p + 1) % n]) + if k == 0 { c.base } else { 0.0 } } else { 0.0 };
+                let (a, b) = (order[p % n], order[(p + 1) % n]);
+                let over = if l == 0 { c.step_of(a, b) + if k == 0 { c.base } else { 0.0 } } else { 0.0 };
                 let data = if k == 0 { None } else { prev[(p + n - 1) % n] };
-                let i = d.push(dev(p), dev(p + 1), size, &[last[p], data], over);
+                let own = if c.crosses(a, b) { slot[p][k] } else { last[p] };
+                let i = d.push(dev(p), dev(p + 1), size, &[own, data], over);
                 now[p] = Some(i);
                 last[p] = Some(i);
+                slot[p][k] = Some(i);
             }
             prev = now;
         }

@@ -295,6 +295,13 @@ impl Comm {
         tuning::choose(&self.tuning, coll, bytes, &allowed)
     }
 
+    /// Connection buffers per protocol: NCCL's, Simple's as NCCL_BUFFSIZE says.
+    fn buffers(&self) -> [u64; 3] {
+        let mut b = tuning::BUFF_BYTES;
+        b[Proto::Simple as usize] = self.constants.buffsize;
+        b
+    }
+
     /// The call as the executor runs it: `channels` channels (NCCL trims them for small calls).
     pub fn call(&self, coll: Coll, algo: Algo, proto: Proto, bytes: u64, root: usize) -> lower::Call {
         if matches!(algo, Algo::Nvls | Algo::NvlsTree) {
@@ -345,6 +352,7 @@ impl Comm {
             p2p_channels: self.p2p_channels.clone(),
             p2p_chunk: self.p2p_chunk.clone(),
             efficiency: self.constants.efficiency,
+            buff: self.buffers(),
             ids: (0..nc).collect(),
             copies: 1,
             switches: Vec::new(),
@@ -382,6 +390,7 @@ impl Comm {
             p2p_channels: Vec::new(),
             p2p_chunk: Vec::new(),
             efficiency: self.constants.efficiency,
+            buff: self.buffers(),
             // Every NVLS channel is alike (one parity, so that they merge); NVLS-tree's odd channels
             // mirror the tree between nodes, as the double binary tree does.
             ids: if algo == Algo::NvlsTree { (0..nc).collect() } else { vec![0; nc] },
