@@ -49,6 +49,16 @@ TABLES = [
     ("2 x 8 H100 (8 x 400 Gb/s InfiniBand NICs per node), all_reduce, NCCL_ALGO=Ring", "hgx-h100", 2, "50GB/s",
      dict(min_bytes="512M", max_bytes="8G", algo="ring"), "h100-2node-ib-wutz.txt",
      [("h100-2node-ib-wutz-command.txt", "-x NCCL_ALGO=Ring"), ("h100-2node-ib-wutz-command.txt", "-np 16")]),
+    ("2 x 8 A100 SXM4 (OCI BM.GPU4.8: 8 x 2 x 100 Gb/s RoCE per node), all_reduce", "dgx-a100", 2, "25GB/s",
+     dict(min_bytes="1M", max_bytes="8G"), "a100-2node-oci-oke.txt",
+     [("a100-2node-oci-oke-command.txt", "-np 16 -npernode 8"),
+      ("a100-2node-oci-oke-command.txt", "all_reduce_perf -b 8 -f 2 -g 1 -e 8G")]),
+    ("2 x 8 H200 (Dell XE9680: 8 x 400 Gb/s Spectrum-X RoCE rails per node), all_reduce", "hgx-h200", 2, "50GB/s",
+     dict(min_bytes="1M", max_bytes="16G"), "h200-2node-spx-float.txt",
+     [("h200-2node-spx-float.txt", "NCCL version 2.30.4"), ("h200-2node-spx-float.txt", "--datatype float")]),
+    ("2 x 8 H200 (Dell XE9680), all_reduce of int8 (NCCL runs no NVLS reduction on 8-bit types)", "hgx-h200", 2,
+     "50GB/s", dict(min_bytes="10G", max_bytes="40G", dtype="int8"), "h200-2node-spx-int8.txt",
+     [("h200-2node-spx-int8.txt", "NCCL version 2.30.4")]),
     ("4 of 8 A100 SXM4 (DGX A100, NVSwitch), all_reduce", "dgx-a100", 1, None,
      dict(min_bytes="1G", max_bytes="8G", gpus=["GPU4", "GPU5", "GPU6", "GPU7"]), "dgx-a100-4gpu-eugenesiow.txt",
      [("dgx-a100-4gpu-eugenesiow.txt", "--gpus='\"device=4,5,6,7\"'")]),
@@ -61,14 +71,15 @@ TABLES = [
 ]
 
 
-def measured_rows(file: str) -> dict[int, float]:
-    """Size -> out-of-place busbw of an nccl-tests table (the `root` column is absent before nccl-tests 2.11)."""
+def measured_rows(file: str, dtype: str | None = None) -> dict[int, float]:
+    """Size -> out-of-place busbw of an nccl-tests table (the `root` column is absent before nccl-tests 2.11), of
+    one datatype's rows where a run covers several."""
     rows, busbw_col = {}, 7
     for line in (DATA / file).read_text().splitlines():
         if line.startswith("#") and "redop" in line and "busbw" in line:
             busbw_col = 7 if "root" in line else 6
         cols = line.split()
-        if len(cols) > busbw_col and cols[0].isdigit() and cols[1].isdigit():
+        if len(cols) > busbw_col and cols[0].isdigit() and cols[1].isdigit() and dtype in (None, cols[2]):
             rows[int(cols[0])] = float(cols[busbw_col])
     return rows
 
@@ -105,7 +116,7 @@ def main() -> None:
         for source, text in settings:
             if text not in (DATA / source).read_text():
                 raise SystemExit(f"{source}: the table's settings quote {text!r}, which the stored source does not say")
-        measured_all = measured_rows(file)
+        measured_all = measured_rows(file, request.get("dtype"))
         measured = {size: b for size, b in measured_all.items() if size >= 1 << 20}
         request = dict(request)
         op = request.pop("op", "all_reduce")
