@@ -280,21 +280,22 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
     // the network's latency delays the data that depends on it, not each of the boundary rank's
     // 2(n - 1) sends in turn.
     let mut last: Vec<Option<usize>> = vec![None; n];
-    let mut slot: Vec<Vec<Option<usize>>> = vec![vec![None; steps]; n];
+    // slot[k][p]: rank p's send of step k in the previous loop.
+    let mut slot: Vec<Vec<Option<usize>>> = vec![vec![None; n]; steps];
     for (l, block) in loops(per_rank, c.chunk()).into_iter().enumerate() {
         let size = c.wire(block, c.proto);
         let mut prev: Vec<Option<usize>> = vec![None; n];
-        for k in 0..steps {
+        for (k, slot) in slot.iter_mut().enumerate() {
             let mut now = vec![None; n];
             for p in 0..n {
                 let (a, b) = (order[p % n], order[(p + 1) % n]);
                 let over = if l == 0 { c.step_of(a, b) + if k == 0 { c.base } else { 0.0 } } else { 0.0 };
                 let data = if k == 0 { None } else { prev[(p + n - 1) % n] };
-                let own = if c.crosses(a, b) { slot[p][k] } else { last[p] };
+                let own = if c.crosses(a, b) { slot[p] } else { last[p] };
                 let i = d.push(dev(p), dev(p + 1), size, &[own, data], over);
                 now[p] = Some(i);
                 last[p] = Some(i);
-                slot[p][k] = Some(i);
+                slot[p] = Some(i);
             }
             prev = now;
         }
