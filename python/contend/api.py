@@ -276,7 +276,7 @@ def calibrate(
 
     A CSV of measured patterns (header pattern,src,dst,size,time or bandwidth[,access]) fits every parameter the
     data identifies and lists the others under ``["unidentified"]``; a CSV of measured transfer graphs (header
-    graph,src,dst,size,time) fits sc16's B and tau instead. ``hold_out=True`` fits p2p outputs on single-pair data
+    graph,src,dst,size,time) fits sc16's bandwidth and tau instead. ``hold_out=True`` fits p2p outputs on single-pair data
     only and scores the rest (``["scores"]``).
     """
     return json.loads(_core.calibrate(machine.held, os.fspath(measurements), _params(params),

@@ -275,7 +275,7 @@ pub fn import(path: &str, name: &str, numa_per_socket: i64) -> Result<import::Im
 
 /// Fit a machine to measurements: a CSV of measured patterns (header
 /// pattern,src,dst,size,time|bandwidth[,access]) fits every node parameter the data identifies
-/// under maxmin; a CSV of measured transfer graphs (graph,src,dst,size,time) fits sc16's B and
+/// under maxmin; a CSV of measured transfer graphs (graph,src,dst,size,time) fits sc16's bandwidth and
 /// tau; p2pBandwidthLatencyTest or nvbandwidth output fits each link kind's efficiency, duplex
 /// loss, read efficiency and the latencies (the result's "yaml" is the calibrated machine);
 /// `hold_out` fits p2p outputs and patterns on single-pair data only and scores the rest (sc16
@@ -310,7 +310,7 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out:
 }
 
 /// What a measurements file is, told in this one place: a CSV of measured patterns (by its
-/// header), a CSV of transfer graphs (sc16's B and tau), or a tool's output
+/// header), a CSV of transfer graphs (sc16's bandwidth and tau), or a tool's output
 /// (p2pBandwidthLatencyTest, nvbandwidth text or JSON: tools/), or nccl-tests' output (its
 /// tables: NCCL's constants are fitted).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

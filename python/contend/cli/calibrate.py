@@ -50,7 +50,7 @@ def calibrate(
         "nccl-tests output (<op>_perf tables, as printed or pasted) to fit NCCL's per-step latency "
         "and kernel efficiency; "
         "a CSV of measured patterns (pattern,src,dst,size,time or bandwidth[,access]) to fit every "
-        "parameter the data identifies; or a CSV of transfer graphs (graph,src,dst,size,time) to fit sc16's B and tau.",
+        "parameter the data identifies; or a CSV of transfer graphs (graph,src,dst,size,time) to fit sc16's bandwidth and tau.",
     ),
     param: list[str] | None = ParamOpt,
     output: Path | None = typer.Option(

@@ -1,4 +1,4 @@
-//! Fitting the sc16 parameters B and tau to measured transfer graphs, as the SC16 authors did
+//! Fitting the sc16 parameters bandwidth (B) and tau to measured transfer graphs, as the SC16 authors did
 //! on 22,259 graphs. Under sc16 every duration scales exactly as 1/B, so for each tau the best B
 //! has a closed form; tau is found by a grid search refined by golden sections.
 

@@ -194,13 +194,30 @@ pub fn visits<'a>(m: &'a Machine, src: usize, plan: &'a Plan) -> impl Iterator<I
     }))
 }
 
-/// Seconds a read's requests take to reach the data before it can come back: each link of
-/// the path once more, the other way (a read is request + data: the H100 host link measures
-/// 2.2 µs for a read of host memory and 1.6 µs for a write, one more crossing of its 0.62 µs
-/// link; docs/validation.md). A memory link is one resource with no direction: its latency is
-/// the DRAM access, which a read pays once, with its data, not once more with its requests.
-pub fn request_latency(m: &Machine, hops: &[Hop]) -> f64 {
-    hops.iter().filter(|h| m.links[h.link].kind != LinkKind::Memory).map(|h| m.links[h.link].latency).sum()
+/// What a copy's access adds to its path's latency, seconds (docs/models.md, "What a copy's
+/// completion waits for"). A read is request + data: its requests cross each link of the path once
+/// more, the other way, and where they reach host memory the root complex turns them into a
+/// memory read and its completions (the root complex's `latency`); a memory link is one resource
+/// with no direction, whose latency (the DRAM access) a read pays once, with its data. A GPU's
+/// write into host memory is posted: its engine's copy is complete when the writes leave it (PCIe
+/// orders the engine's completion signal behind them), so it waits for none of its path's hops
+/// (negative: they come off). Any other write pays its path one way, as the hop latencies say.
+pub fn access_latency(m: &Machine, hops: &[Hop], access: Access, posted_to_host: bool) -> f64 {
+    match access {
+        Access::Read => hops
+            .iter()
+            .map(|h| {
+                let l = &m.links[h.link];
+                if l.kind != LinkKind::Memory {
+                    return l.latency;
+                }
+                // The root complex at the memory link's other end turns the read around.
+                [l.a, l.b].into_iter().filter(|&d| m.devices[d].kind == DeviceKind::RootComplex).map(|d| m.devices[d].latency).sum()
+            })
+            .sum(),
+        Access::Write if posted_to_host => -hops.iter().map(|h| m.links[h.link].latency).sum::<f64>(),
+        Access::Write => 0.0,
+    }
 }
 
 /// `visits` with the share of the copy that visits each device: a striped copy meets each
@@ -670,7 +687,10 @@ impl FlowTable {
                         }
                     };
                     let hops_latency: f64 = plan.hops.iter().map(|h| m.links[h.link].latency).sum();
-                    let requests = if read { request_latency(m, &plan.hops) } else { 0.0 };
+                    // A PCIe write into this node's host memory (a network message is no posted write).
+                    let posted = matches!(host_copy(m, t.src, t.dst, plan), Some((_, true)))
+                        && plan.hops.iter().all(|h| !matches!(m.links[h.link].kind, LinkKind::Network | LinkKind::Fabric));
+                    let requests = access_latency(m, &plan.hops, t.access, posted);
                     let nic = match injecting_nic(m, t.src, &plan.hops) {
                         None => NO_NIC,
                         Some(d) => *nic_of_device.entry(d).or_insert_with(|| {
@@ -776,8 +796,8 @@ mod tests {
     /// DRAM access) is paid once. From the latencies written: engine 1 µs, root port 0.3 µs,
     /// switch port 0.2 µs, memory 0.1 µs.
     #[test]
-    fn a_read_pays_each_link_once_per_direction_and_memory_once() {
-        let text = "name: r\ndevices:\n  - {name: RC, kind: root_complex, latency: 0s}\n  - {name: MEM, kind: host_memory, latency: 0s}\n  - {name: SW, kind: pcie_switch, latency: 0s}\n  - {name: GPU0, kind: gpu, latency: 1us}\n  - {name: GPU1, kind: gpu, latency: 1us}\nlinks:\n  - {a: RC, b: MEM, kind: memory, bandwidth: 100GB/s, latency: 0.1us}\n  - {a: RC, b: SW, kind: pcie, gen: 4, lanes: 16, latency: 0.3us}\n  - {a: SW, b: GPU0, kind: pcie, gen: 4, lanes: 16, latency: 0.2us}\n  - {a: SW, b: GPU1, kind: pcie, gen: 4, lanes: 16, latency: 0.2us}\n";
+    fn a_read_pays_each_link_once_per_direction_and_memory_once_and_a_write_to_host_is_posted() {
+        let text = "name: r\ndevices:\n  - {name: RC, kind: root_complex, latency: 0.25us}\n  - {name: MEM, kind: host_memory, latency: 0s}\n  - {name: SW, kind: pcie_switch, latency: 0s}\n  - {name: GPU0, kind: gpu, latency: 1us}\n  - {name: GPU1, kind: gpu, latency: 1us}\nlinks:\n  - {a: RC, b: MEM, kind: memory, bandwidth: 100GB/s, latency: 0.1us}\n  - {a: RC, b: SW, kind: pcie, gen: 4, lanes: 16, latency: 0.3us}\n  - {a: SW, b: GPU0, kind: pcie, gen: 4, lanes: 16, latency: 0.2us}\n  - {a: SW, b: GPU1, kind: pcie, gen: 4, lanes: 16, latency: 0.2us}\n";
         let m = Machine::from_text(text, "r").unwrap();
         let w = "transfers:\n  - {src: GPU0, dst: MEM, size: 4B}\n  - {src: MEM, dst: GPU0, size: 4B, access: read}\n  - {src: GPU1, dst: GPU0, size: 4B}\n  - {src: GPU1, dst: GPU0, size: 4B, access: read}\n";
         let w = Workload::resolve(&WorkloadSpec::from_text(w, "w").unwrap(), &m, "w").unwrap();
@@ -785,10 +805,10 @@ mod tests {
         let setup = &p.flows().setup;
         let us = |x: f64| x * 1e-6;
         let expected = [
-            us(1.0 + 0.2 + 0.3 + 0.1),         // write to host memory: the path once
-            us(1.0 + 2.0 * (0.2 + 0.3) + 0.1), // read of it: PCIe links both ways, DRAM once
-            us(1.0 + 0.2 + 0.2),               // peer write through the switch
-            us(1.0 + 2.0 * (0.2 + 0.2)),       // peer read: requests out, data back
+            us(1.0),                                  // write to host memory: posted, complete at the engine
+            us(1.0 + 2.0 * (0.2 + 0.3) + 0.1 + 0.25), // read of it: PCIe links both ways, DRAM and the root complex once
+            us(1.0 + 0.2 + 0.2),                      // peer write through the switch
+            us(1.0 + 2.0 * (0.2 + 0.2)),              // peer read: requests out, data back, no root complex
         ];
         for (i, (&got, &want)) in setup.iter().zip(&expected).enumerate() {
             assert!((got - want).abs() < 1e-15, "transfer {i}: {got} s, expected {want} s");

@@ -13,12 +13,14 @@ const US: f64 = 1e-6;
 /// latencies"). Host memory: the CPU hand-off between the two halves of a staged copy. NVSwitch:
 /// what a copy engine's copy pays to pass through it (`NVSWITCH_TRAVERSAL`). Other transit
 /// devices and NICs: none (their cost is in their links, and network latencies are written by
-/// cluster descriptions).
+/// cluster descriptions). Root complex: its turnaround of a read of host memory
+/// (`ROOT_COMPLEX_READ`), which only reads pay (`flow::access_latency`).
 pub fn device(kind: DeviceKind, model: Option<&str>) -> f64 {
     match kind {
         DeviceKind::Gpu => engine(model.map_or(Generation::Unknown, generation)),
         DeviceKind::HostMemory => 12.0 * US,
         DeviceKind::Nvswitch => NVSWITCH_TRAVERSAL,
+        DeviceKind::RootComplex => ROOT_COMPLEX_READ,
         _ => 0.0,
     }
 }
@@ -36,6 +38,14 @@ pub fn device(kind: DeviceKind, model: Option<&str>) -> f64 {
 /// (2.77 µs) costs only about 0.2 µs more than over a direct NVLink bridge (2 × H100 PCIe, 2.54 µs),
 /// so the value belongs per switch generation; not yet split (docs/validation.md).
 pub const NVSWITCH_TRAVERSAL: f64 = 1.0 * US;
+
+/// What a root complex adds to a device's read of host memory beyond the read's hops and the DRAM
+/// access: turning the request into a coherent memory read and the data into completions. A small
+/// DMA read's whole round trip is about 0.5 µs on Xeon hosts (Neugebauer et al., "Understanding
+/// PCIe performance for end host networking", SIGCOMM 2018, pcie-bench; Intel's TCC developer
+/// guide measures the same "PCIe from memory" stream and puts a posted write at half of it);
+/// less its two PCIe crossings (2 × 0.1 µs) and the DRAM access (0.1 µs) leaves 0.2 µs.
+pub const ROOT_COMPLEX_READ: f64 = 0.2 * US;
 
 /// GPU generations whose copy engines differ in fixed cost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,10 +72,12 @@ pub fn engine(g: Generation) -> f64 {
         // 4 x RTX 6000 Ada on two Genoa sockets: peers 1.21-1.44 µs, less 0.3-0.4 µs of PCIe,
         // socket-fabric and xGMI hops.
         Generation::Ada => 1.0 * US,
-        // HGX H100 SXM: peers through NVSwitch 2.26-3.35 µs (median 2.77), less the copy engine's
-        // 1 µs through the switch (NVSWITCH_TRAVERSAL) and two NVLink hops; the H100 host's fitted
-        // engine is 0.97 µs.
-        Generation::Hopper => 1.75 * US,
+        // The engine's own cost, measured without a link: an H200's device-local 1-byte copies,
+        // 1.69-1.86 µs per copy (median 1.71) in gated chains (bench/device/engine_latency.cu,
+        // bench/validation/data/h200-engine-latency.txt). It serves peers too: HGX H100 SXM peers
+        // through NVSwitch measure 2.26-3.35 µs (median 2.77) = 1.7 + the switch's 1 µs + two
+        // NVLink hops (2.8).
+        Generation::Hopper => 1.7 * US,
     }
 }
 
@@ -124,7 +136,7 @@ mod tests {
         assert!(close(device(DeviceKind::Gpu, Some("Tesla K40")), 7.5e-6));
         assert!(close(device(DeviceKind::Gpu, Some("NVIDIA A100 80GB PCIe")), 2.2e-6));
         assert!(close(device(DeviceKind::Gpu, None), 2.2e-6));
-        assert!(close(device(DeviceKind::Gpu, Some("NVIDIA H100 80GB HBM3")), 1.75e-6));
+        assert!(close(device(DeviceKind::Gpu, Some("NVIDIA H100 80GB HBM3")), 1.7e-6));
         assert!(close(device(DeviceKind::Gpu, Some("NVIDIA RTX 6000 Ada Generation")), 1.0e-6));
         assert_eq!(device(DeviceKind::PcieSwitch, None), 0.0);
         assert!(link(LinkKind::Pcie, Some(2)) > link(LinkKind::Pcie, Some(5)));
