@@ -1,11 +1,12 @@
 """Validation of `contend nccl-tests` (issue 25) against public nccl-tests results on machines whose topology is
 known: for each case the measured busbw per size (sizes >= 1 MiB), or the plateau a source states, beside the
 prediction of the machine as written (maxmin's defaults; nothing is fitted here, so there is no leave-one-machine-out
-to report), the error, and the share of rows within +-15%. Where a source gives a whole table, the size where busbw
-saturates (first size reaching 90% of the largest) is compared too, within one doubling.
+to report), the error, and the share of rows within +-15%. Where a source gives a whole table starting at 1 MiB or
+below, the size where busbw saturates (first size reaching 90% of the largest) is compared too, within one doubling.
 
 Every measured number is read from its stored source under bench/validation/data/nccl (PROVENANCE.txt says where each
-comes from); a case names the text it quotes, and the script refuses to run if the text is not there.
+comes from); a case names the text it quotes, a table the text that gives each NCCL setting it runs with, and the
+script refuses to run if the text is not there.
 
 Usage: python bench/nccl_validation.py   (prints the markdown table of docs/validation.md, issue 25)
 """
@@ -34,22 +35,51 @@ CASES = [
 ]
 
 
-# Whole tables: (label, machine, nodes, network bandwidth per NIC, nccl-tests request, source file). Rows of at
-# least 1 MiB are compared size by size (out-of-place busbw).
+# Whole tables: (label, machine, nodes, network bandwidth per NIC, nccl-tests request, source file, settings). Rows of
+# at least 1 MiB are compared size by size (out-of-place busbw). `settings` are the quotes (file, text) that give each
+# NCCL setting the request carries (NCCL_ALGO, NCCL_PROTO, NCCL_BUFFSIZE): the script refuses to run without them.
 TABLES = [
-    ("2 x 8 H100 (GCP A3 Mega: 8 x 200 Gb/s NICs per node), all_reduce", "hgx-h100", 2, "25GB/s",
-     dict(min_bytes="1M", max_bytes="8G"), "a3mega-2node-ztan.txt"),
+    ("2 x 8 H100 (GCP A3 Mega: 8 x 200 Gb/s GPUDirect-TCPXO NICs per node), all_reduce, Google's NCCL settings",
+     "hgx-h100", 2, "25GB/s", dict(min_bytes="1M", max_bytes="8G", algo="ring,tree", proto="simple",
+                                   nccl_buffsize="8MiB"), "a3mega-2node-ztan.txt",
+     [("a3mega-image-ztan.txt", "source /var/lib/tcpxo/lib64/nccl-env-profile.sh"),
+      ("a3mega-nccl-env-cluster-toolkit.txt", "NCCL_ALGO=Ring,Tree"),
+      ("a3mega-nccl-env-cluster-toolkit.txt", "NCCL_PROTO=Simple"),
+      ("a3mega-nccl-env-cluster-toolkit.txt", "NCCL_BUFFSIZE=8388608")]),
+    ("2 x 8 H100 (8 x 400 Gb/s InfiniBand NICs per node), all_reduce, NCCL_ALGO=Ring", "hgx-h100", 2, "50GB/s",
+     dict(min_bytes="512M", max_bytes="8G", algo="ring"), "h100-2node-ib-wutz.txt",
+     [("h100-2node-ib-wutz-command.txt", "-x NCCL_ALGO=Ring"), ("h100-2node-ib-wutz-command.txt", "-np 16")]),
+    ("2 x 8 A100 SXM4 (OCI BM.GPU4.8: 8 x 2 x 100 Gb/s RoCE per node), all_reduce", "dgx-a100", 2, "25GB/s",
+     dict(min_bytes="1M", max_bytes="8G"), "a100-2node-oci-oke.txt",
+     [("a100-2node-oci-oke-command.txt", "-np 16 -npernode 8"),
+      ("a100-2node-oci-oke-command.txt", "all_reduce_perf -b 8 -f 2 -g 1 -e 8G")]),
+    ("2 x 8 H200 (Dell XE9680: 8 x 400 Gb/s Spectrum-X RoCE rails per node), all_reduce", "hgx-h200", 2, "50GB/s",
+     dict(min_bytes="1M", max_bytes="16G"), "h200-2node-spx-float.txt",
+     [("h200-2node-spx-float.txt", "NCCL version 2.30.4"), ("h200-2node-spx-float.txt", "--datatype float")]),
+    ("2 x 8 H200 (Dell XE9680), all_reduce of int8 (NCCL runs no NVLS reduction on 8-bit types)", "hgx-h200", 2,
+     "50GB/s", dict(min_bytes="10G", max_bytes="40G", dtype="int8"), "h200-2node-spx-int8.txt",
+     [("h200-2node-spx-int8.txt", "NCCL version 2.30.4")]),
+    ("4 of 8 A100 SXM4 (DGX A100, NVSwitch), all_reduce", "dgx-a100", 1, None,
+     dict(min_bytes="1G", max_bytes="8G", gpus=["GPU4", "GPU5", "GPU6", "GPU7"]), "dgx-a100-4gpu-eugenesiow.txt",
+     [("dgx-a100-4gpu-eugenesiow.txt", "--gpus='\"device=4,5,6,7\"'")]),
+    ("2 x A40 joined by an NVLink bridge (NV4), all_reduce", str(MACHINES / "a40x8-nv4.yaml"), 1, None,
+     dict(min_bytes="1G", max_bytes="8G", gpus=["GPU0", "GPU1"]), "a40-pair-eugenesiow.txt",
+     [("a40-pair-eugenesiow.txt", "CUDA_VISIBLE_DEVICES=0,1 ./build/all_reduce_perf")]),
+    ("8 x A100 SXM4 (NVSwitch), sendrecv", "dgx-a100", 1, None,
+     dict(op="sendrecv", min_bytes="128M", max_bytes="1G"), "a100x8-sendrecv-li-plus.txt",
+     [("a100x8-sendrecv-li-plus.txt", "./build/sendrecv_perf -b 128M -e 1G -f 2 -g 8")]),
 ]
 
 
-def measured_rows(file: str) -> dict[int, float]:
-    """Size -> out-of-place busbw of an nccl-tests table (the `root` column is absent before nccl-tests 2.11)."""
+def measured_rows(file: str, dtype: str | None = None) -> dict[int, float]:
+    """Size -> out-of-place busbw of an nccl-tests table (the `root` column is absent before nccl-tests 2.11), of
+    one datatype's rows where a run covers several."""
     rows, busbw_col = {}, 7
     for line in (DATA / file).read_text().splitlines():
         if line.startswith("#") and "redop" in line and "busbw" in line:
             busbw_col = 7 if "root" in line else 6
         cols = line.split()
-        if len(cols) > busbw_col and cols[0].isdigit() and cols[1].isdigit():
+        if len(cols) > busbw_col and cols[0].isdigit() and cols[1].isdigit() and dtype in (None, cols[2]):
             rows[int(cols[0])] = float(cols[busbw_col])
     return rows
 
@@ -82,23 +112,33 @@ def main() -> None:
         cells = [label, f"`{name}` ({', '.join(algo)})", f"{measured:g} GB/s", f"{predicted:.1f} GB/s", f"{error:+.1%}"]
         print("| " + " | ".join(cells + ["yes" if ok else "no"]) + " |")
     total = len(CASES)
-    for label, machine, nodes, nic, request, file in TABLES:
-        measured = {size: b for size, b in measured_rows(file).items() if size >= 1 << 20}
-        report = api.nccl_tests(machine, "all_reduce", nodes=nodes, network_bandwidth=nic, **request)
+    for label, machine, nodes, nic, request, file, settings in TABLES:
+        for source, text in settings:
+            if text not in (DATA / source).read_text():
+                raise SystemExit(f"{source}: the table's settings quote {text!r}, which the stored source does not say")
+        measured_all = measured_rows(file, request.get("dtype"))
+        measured = {size: b for size, b in measured_all.items() if size >= 1 << 20}
+        request = dict(request)
+        op = request.pop("op", "all_reduce")
+        net = dict(nodes=nodes, network_bandwidth=nic) if nodes > 1 else {}
+        report = api.nccl_tests(machine, op, **net, **request)
         predicted = {r["size"]: r["busbw"] for r in report["rows"]}
+        where = f"`{Path(machine).stem}`" + (f" × {nodes} at {nic}" if nodes > 1 else "")
         for size in sorted(measured):
             error = predicted[size] / measured[size] - 1
             ok = abs(error) <= TOLERANCE
             inside += ok
             total += 1
             algo = next(f"{r['algo']}/{r['proto']}" for r in report["rows"] if r["size"] == size)
-            cells = [f"{label}, {size >> 20} MiB", f"`{machine}` × {nodes} at {nic} ({algo})",
+            cells = [f"{label}, {size >> 20} MiB", f"{where} ({algo})",
                      f"{measured[size]:g} GB/s", f"{predicted[size]:.1f} GB/s", f"{error:+.1%}"]
             print("| " + " | ".join(cells + ["yes" if ok else "no"]) + " |")
-        m, p = saturation(measured), saturation(predicted)
-        ratio = max(m, p) / min(m, p)
-        cells = [f"{label}: saturation size", "", f"{m >> 20} MiB", f"{p >> 20} MiB", f"×{ratio:g}"]
-        print("| " + " | ".join(cells + [("yes" if ratio <= 2 else "no") + " (one doubling)"]) + " |")
+        # A saturation size is told only by a table that starts below it.
+        if min(measured_all) <= 1 << 20:
+            m, p = saturation(measured), saturation(predicted)
+            ratio = max(m, p) / min(m, p)
+            cells = [f"{label}: saturation size", "", f"{m >> 20} MiB", f"{p >> 20} MiB", f"×{ratio:g}"]
+            print("| " + " | ".join(cells + [("yes" if ratio <= 2 else "no") + " (one doubling)"]) + " |")
     print(f"\n{inside} of {total} rows within ±{TOLERANCE:.0%} ({inside / total:.0%}).")
 
 

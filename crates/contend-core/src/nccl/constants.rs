@@ -17,6 +17,12 @@ pub const PARAMS: &[Param] = &[
     Param::new("nccl_eff_ll", Kind::EFFICIENCY, "1", "share of the links' bandwidth LL's kernels reach (beyond its 8-of-16 wire format)"),
     Param::new("nccl_eff_ll128", Kind::EFFICIENCY, "1", "same for LL128 (beyond its 120-of-128 wire format)"),
     Param::new("nccl_eff_simple", Kind::EFFICIENCY, "1", "same for Simple"),
+    Param::new(
+        "nccl_buffsize",
+        Kind::Bytes { min: 65536 },
+        "4MiB",
+        "NCCL_BUFFSIZE: Simple's buffer per connection (a step is an eighth; ring collectives move four steps a chunk)",
+    ),
     Param::new("nccl_pxn_disable", Kind::OnOff, "0", "1: no PXN (NCCL_PXN_DISABLE): a send to another node leaves through the sender's own NIC"),
     Param::derived(
         "nccl_eff_nvls",
@@ -35,6 +41,8 @@ pub struct Constants {
     pub nvls: Option<f64>,
     /// NCCL_PXN_DISABLE=1.
     pub pxn_disable: bool,
+    /// NCCL_BUFFSIZE: Simple's connection buffer, bytes.
+    pub buffsize: u64,
 }
 
 impl Default for Constants {
@@ -50,6 +58,7 @@ impl Constants {
             efficiency: PROTOS.map(|p| v.real(&format!("nccl_eff_{}", suffix(p)))),
             nvls: v.given("nccl_eff_nvls").then(|| v.real("nccl_eff_nvls")),
             pxn_disable: v.on("nccl_pxn_disable"),
+            buffsize: v.bytes("nccl_buffsize"),
         }
     }
 }
@@ -80,6 +89,9 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
         if c.efficiency[p as usize] != 1.0 {
             out.push((format!("nccl_eff_{}", suffix(p)), format!("{:.4}", c.efficiency[p as usize])));
         }
+    }
+    if c.buffsize != super::tuning::BUFF_BYTES[Proto::Simple as usize] {
+        out.push(("nccl_buffsize".into(), format!("{}B", c.buffsize)));
     }
     if c.pxn_disable {
         out.push(("nccl_pxn_disable".into(), "1".into()));

@@ -12,11 +12,12 @@
 //! of transfers (docs/nccl.md).
 //!
 //! Latency: NCCL's per-step hardware latency (`hwLatencies`) is paid by every transfer of a
-//! call's first loop (the pipeline's fill: once per step, as NCCL's model counts it), its base
+//! call's first loop (the pipeline's fill: once per step, as NCCL's model counts it: a step
+//! inside a node at the NVLink or PCI figure, a step between nodes at the network's), its base
 //! latency by the first transfer of each chain; later loops stream behind them and pay only the
 //! path's own latency, which the router adds to every transfer.
 
-use super::tuning::{self, BUFF_BYTES, LL128_EFFICIENCY, LL_EFFICIENCY, NCCL_STEPS, RING_CHUNK_STEPS};
+use super::tuning::{self, LL128_EFFICIENCY, LL_EFFICIENCY, NCCL_STEPS, RING_CHUNK_STEPS};
 use super::{Algo, Coll, Proto};
 use crate::workload::Transfer;
 
@@ -38,9 +39,12 @@ pub struct Call {
     pub rings: Vec<Vec<usize>>,
     /// Root rank (broadcast, reduce).
     pub root: usize,
-    /// Seconds: NCCL's base latency of the call and its per-step hardware latency.
+    /// Seconds: NCCL's base latency of the call and its per-step hardware latency, of a step
+    /// inside a node (`step`) and of one between nodes (`step_net`), as NCCL's model counts them
+    /// (tuning.cc: intra-node steps at the NVLink or PCI latency, network steps at NET's).
     pub base: f64,
     pub step: f64,
+    pub step_net: f64,
     /// Ranks per node (chains of a tree stay inside a node).
     pub ppn: usize,
     /// Channels per peer for send/receive, and NCCL's p2p chunk per peer pair (bytes).
@@ -48,6 +52,8 @@ pub struct Call {
     pub p2p_chunk: Vec<Vec<u64>>,
     /// Share of the links' bandwidth each protocol's kernels reach (NCCL's index; 1: all).
     pub efficiency: [f64; 3],
+    /// Connection buffer per protocol (NCCL's index; NCCL_BUFFSIZE for Simple), wire bytes.
+    pub buff: [u64; 3],
     /// Each ring's channel number (the double binary tree mirrors odd channels' trees), and how
     /// many identical channels each ring stands for (`merged`).
     pub ids: Vec<usize>,
@@ -94,6 +100,21 @@ impl Call {
         self.rings.len() * self.copies as usize
     }
 
+    /// Whether a step from rank `a` to rank `b` (positions in `devices`) leaves its node.
+    fn crosses(&self, a: usize, b: usize) -> bool {
+        let ppn = self.ppn.clamp(1, self.devices.len().max(1));
+        a / ppn != b / ppn
+    }
+
+    /// The per-step latency of a step from rank `a` to rank `b`.
+    fn step_of(&self, a: usize, b: usize) -> f64 {
+        if self.crosses(a, b) {
+            self.step_net
+        } else {
+            self.step
+        }
+    }
+
     /// Data bytes of one chunk of this call.
     fn chunk(&self) -> u64 {
         if self.algo == Algo::Nvls {
@@ -102,7 +123,7 @@ impl Call {
             let ppn = self.ppn.clamp(1, self.devices.len());
             tuning::nvls_tree_chunk(self.bytes, self.channels(), ppn, self.devices.len() / ppn)
         } else {
-            chunk_bytes(self.coll, self.algo, self.proto)
+            chunk_bytes(self.coll, self.algo, self.proto, self.buff)
         }
     }
 
@@ -119,8 +140,8 @@ impl Call {
 }
 
 /// Data bytes a chunk of this protocol carries.
-pub fn chunk_bytes(coll: Coll, algo: Algo, proto: Proto) -> u64 {
-    let step = BUFF_BYTES[proto as usize] / NCCL_STEPS;
+pub fn chunk_bytes(coll: Coll, algo: Algo, proto: Proto, buff: [u64; 3]) -> u64 {
+    let step = buff[proto as usize] / NCCL_STEPS;
     let ring_steps = algo == Algo::Ring && proto == Proto::Simple && matches!(coll, Coll::AllReduce | Coll::AllGather | Coll::ReduceScatter);
     let chunk = step * if ring_steps { RING_CHUNK_STEPS } else { 1 };
     match proto {
@@ -252,18 +273,29 @@ pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
 fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
     let n = order.len();
     let dev = |p: usize| c.devices[order[p % n]];
+    // A step waits for its data (the upstream rank's previous step) and for its own previous step:
+    // inside a node NCCL's kernel itself copies each step to the next GPU, one after another. A
+    // step that crosses nodes goes through the network's proxy, which keeps up to NCCL_STEPS in
+    // flight: it waits only for its connection's slot (the same step of the previous loop), so
+    // the network's latency delays the data that depends on it, not each of the boundary rank's
+    // 2(n - 1) sends in turn.
     let mut last: Vec<Option<usize>> = vec![None; n];
+    // slot[k][p]: rank p's send of step k in the previous loop.
+    let mut slot: Vec<Vec<Option<usize>>> = vec![vec![None; n]; steps];
     for (l, block) in loops(per_rank, c.chunk()).into_iter().enumerate() {
         let size = c.wire(block, c.proto);
         let mut prev: Vec<Option<usize>> = vec![None; n];
-        for k in 0..steps {
+        for (k, slot) in slot.iter_mut().enumerate() {
             let mut now = vec![None; n];
             for p in 0..n {
-                let over = if l == 0 { c.step + if k == 0 { c.base } else { 0.0 } } else { 0.0 };
+                let (a, b) = (order[p % n], order[(p + 1) % n]);
+                let over = if l == 0 { c.step_of(a, b) + if k == 0 { c.base } else { 0.0 } } else { 0.0 };
                 let data = if k == 0 { None } else { prev[(p + n - 1) % n] };
-                let i = d.push(dev(p), dev(p + 1), size, &[last[p], data], over);
+                let own = if c.crosses(a, b) { slot[p] } else { last[p] };
+                let i = d.push(dev(p), dev(p + 1), size, &[own, data], over);
                 now[p] = Some(i);
                 last[p] = Some(i);
+                slot[p] = Some(i);
             }
             prev = now;
         }
@@ -327,7 +359,7 @@ fn pipeline(c: &Call, chain: &[usize], bytes: u64, d: &mut Dag) {
     for (l, block) in loops(bytes, c.chunk()).into_iter().enumerate() {
         let (mut head, mut foot): (Option<usize>, Option<usize>) = (None, None);
         for h in 0..n - 1 {
-            let over = if l == 0 { c.step + if h == 0 { c.base } else { 0.0 } } else { 0.0 };
+            let over = if l == 0 { c.step_of(chain[h], chain[h + 1]) + if h == 0 { c.base } else { 0.0 } } else { 0.0 };
             let (a, b) = send(d, c, c.devices[chain[h]], c.devices[chain[h + 1]], block, &[head], &[foot], last[h], over);
             last[h] = Some(b);
             (head, foot) = (Some(a), Some(b));
@@ -381,7 +413,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
         for &r in &ranks {
             if let Some(p) = parent[r] {
                 let leaf = got_h[r].is_empty();
-                let over = if l == 0 { c.step + if leaf { c.base } else { 0.0 } } else { 0.0 };
+                let over = if l == 0 { c.step_of(r, p) + if leaf { c.base } else { 0.0 } } else { 0.0 };
                 let (a, b) = send(d, c, c.devices[r], c.devices[p], block, &got_h[r].clone(), &got_f[r].clone(), last_up[r], over);
                 last_up[r] = Some(b);
                 got_h[p].push(Some(a));
@@ -393,7 +425,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
         for &r in ranks.iter().rev() {
             if let Some(p) = parent[r] {
                 let (hs, fs) = if parent[p].is_none() { (got_h[p].clone(), got_f[p].clone()) } else { (have_h[p].clone(), have_f[p].clone()) };
-                let over = if l == 0 { c.step } else { 0.0 };
+                let over = if l == 0 { c.step_of(p, r) } else { 0.0 };
                 let (a, b) = send(d, c, c.devices[p], c.devices[r], block, &hs, &fs, last_down[r], over);
                 last_down[r] = Some(b);
                 have_h[r] = vec![Some(a)];
@@ -621,7 +653,7 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
             d.cur = k as u32;
             let (mut last, mut relay) = (None, None);
             for (l, block) in loops(share, chunk).into_iter().enumerate() {
-                let over = if l == 0 { c.base + c.step } else { 0.0 };
+                let over = if l == 0 { c.base + c.step_of(a, b) } else { 0.0 };
                 match proxy {
                     None => last = Some(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[last], over)),
                     Some(p) => {

@@ -295,30 +295,48 @@ impl Comm {
         tuning::choose(&self.tuning, coll, bytes, &allowed)
     }
 
+    /// Connection buffers per protocol: NCCL's, Simple's as NCCL_BUFFSIZE says.
+    fn buffers(&self) -> [u64; 3] {
+        let mut b = tuning::BUFF_BYTES;
+        b[Proto::Simple as usize] = self.constants.buffsize;
+        b
+    }
+
     /// The call as the executor runs it: `channels` channels (NCCL trims them for small calls).
     pub fn call(&self, coll: Coll, algo: Algo, proto: Proto, bytes: u64, root: usize) -> lower::Call {
         if matches!(algo, Algo::Nvls | Algo::NvlsTree) {
             return self.nvls_call(coll, algo, bytes);
         }
         let nc = tuning::channels_for(&self.tuning, algo, proto, bytes, self.channels);
-        let (a, p) = (algo as usize, proto as usize);
-        let hw = if self.nodes > 1 {
-            tuning::Hw::Net
-        } else if self.tuning.nvlink {
-            tuning::Hw::Nvlink
-        } else {
-            tuning::Hw::Pci
+        // Send/receive runs ring Simple's steps.
+        let (a, p) = match coll {
+            Coll::AllToAll | Coll::SendRecv => (Algo::Ring as usize, Proto::Simple as usize),
+            _ => (algo as usize, proto as usize),
         };
-        let (base, step) = match coll {
-            Coll::AllToAll | Coll::SendRecv => (tuning::BASE_LATENCY_US[1][2], tuning::HW_LATENCY_US[hw as usize][1][2]),
-            _ => (tuning::BASE_LATENCY_US[a][p], tuning::HW_LATENCY_US[hw as usize][a][p]),
-        };
-        // A fitted per-step latency replaces NCCL's (send/receive runs Simple's steps).
+        let intra = if self.tuning.nvlink { tuning::Hw::Nvlink } else { tuning::Hw::Pci };
+        let base = tuning::BASE_LATENCY_US[a][p];
+        let mut step = tuning::HW_LATENCY_US[intra as usize][a][p];
+        // NCCL's ring model charges a step inside a node at least the network's per-step overhead
+        // when the ring spans nodes (tuning.cc `netOverhead`: 3 µs Simple, 1 µs LL and LL128).
+        if self.nodes > 1 && algo == Algo::Ring && !matches!(coll, Coll::AllToAll | Coll::SendRecv) {
+            step = step.max(if proto == Proto::Simple { 3.0 } else { 1.0 });
+        }
+        // One rank per node: NCCL's model takes the tree's network latency for every algorithm.
+        let net_row = if self.ppn == 1 { Algo::Tree as usize } else { a };
+        let mut step_net = tuning::HW_LATENCY_US[tuning::Hw::Net as usize][net_row][p];
+        // A fitted per-step latency replaces NCCL's for the communicator's path type (the
+        // network's where it spans nodes).
         let fitted = match coll {
             Coll::AllToAll | Coll::SendRecv => self.constants.step[Proto::Simple as usize],
-            _ => self.constants.step[p],
+            _ => self.constants.step[proto as usize],
         };
-        let step = fitted.map_or(step, |s| s * 1e6);
+        if let Some(s) = fitted {
+            if self.nodes > 1 {
+                step_net = s * 1e6;
+            } else {
+                step = s * 1e6;
+            }
+        }
         lower::Call {
             coll,
             algo,
@@ -329,10 +347,12 @@ impl Comm {
             root,
             base: base * 1e-6,
             step: step * 1e-6,
+            step_net: step_net * 1e-6,
             ppn: self.ppn,
             p2p_channels: self.p2p_channels.clone(),
             p2p_chunk: self.p2p_chunk.clone(),
             efficiency: self.constants.efficiency,
+            buff: self.buffers(),
             ids: (0..nc).collect(),
             copies: 1,
             switches: Vec::new(),
@@ -365,10 +385,12 @@ impl Comm {
             // NVLS-tree: the base carries the network steps' latency (NET's NVLS-tree figure).
             base: (tuning::BASE_LATENCY_US[a][p] + if algo == Algo::NvlsTree { tuning::HW_LATENCY_US[tuning::Hw::Net as usize][a][p] } else { 0.0 }) * 1e-6,
             step: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
+            step_net: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
             ppn: self.ppn,
             p2p_channels: Vec::new(),
             p2p_chunk: Vec::new(),
             efficiency: self.constants.efficiency,
+            buff: self.buffers(),
             // Every NVLS channel is alike (one parity, so that they merge); NVLS-tree's odd channels
             // mirror the tree between nodes, as the double binary tree does.
             ids: if algo == Algo::NvlsTree { (0..nc).collect() } else { vec![0; nc] },

@@ -199,3 +199,20 @@ fn nvls_tree_across_nodes_model_and_link_charges() {
         }
     }
 }
+
+/// NCCL reduces 16-, 32- and 64-bit types on NVLS, never 8-bit ones (device.h
+/// `ncclNvlsSupported`): an int8 all-reduce on hgx-h100 runs a ring or tree where float picks
+/// NVLS, all-gather (no reduction) keeps NVLS, and asking for NVLS alone is refused in one line.
+#[test]
+fn nvls_reduces_no_eight_bit_type() {
+    let with = |op: &str, dtype: &str, algo: Option<&str>| {
+        let r = tests_tool::Request { dtype: dtype.into(), ..req(op, "1G", algo) };
+        api::nccl_tests("hgx-h100", &r, 1, None).map(|mut x| x.rows.remove(0))
+    };
+    assert_eq!(with("all_reduce", "float", None).unwrap().algo, Algo::Nvls);
+    assert!(!matches!(with("all_reduce", "int8", None).unwrap().algo, Algo::Nvls | Algo::NvlsTree));
+    assert_eq!(with("all_reduce", "bfloat16", None).unwrap().algo, Algo::Nvls);
+    assert_eq!(with("all_gather", "int8", Some("nvls")).unwrap().algo, Algo::Nvls);
+    let e = with("reduce_scatter", "uint8", Some("nvls")).unwrap_err().to_string();
+    assert!(e.contains("does not reduce uint8 on NVLS") && !e.contains('\n'), "{e}");
+}

@@ -243,7 +243,8 @@ fn merging_identical_channels_changes_no_time() {
             let merged = call.clone().merged();
             let (a, b) = (run(&comm.m, &call, "maxmin", &[], false).unwrap(), run(&comm.m, &merged, "maxmin", &[], false).unwrap());
             assert!(merged.copies > 1 && b.transfers < a.transfers && a.channels == b.channels, "{coll:?} {algo:?}: {} copies", merged.copies);
-            assert!((a.seconds - b.seconds).abs() <= 1e-9 * a.seconds, "{coll:?} {algo:?} {proto:?} {bytes}: {} vs {} s", a.seconds, b.seconds);
+            // Equal up to rounding: the merged run's events coincide in another order.
+            assert!((a.seconds - b.seconds).abs() <= 1e-8 * a.seconds, "{coll:?} {algo:?} {proto:?} {bytes}: {} vs {} s", a.seconds, b.seconds);
         }
     }
 }

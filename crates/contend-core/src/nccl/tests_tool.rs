@@ -141,7 +141,15 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         Some(s) => super::parse_algos(s)?,
         None => coll.algos().to_vec(),
     };
-    let algos: Vec<Algo> = algos.into_iter().filter(|a| coll.algos().contains(a)).collect();
+    let mut algos: Vec<Algo> = algos.into_iter().filter(|a| coll.algos().contains(a)).collect();
+    if coll.reduces() && !tuning::nvls_reduces(&req.dtype) {
+        // NCCL never picks NVLS for a reduction of this type; asked for alone, it cannot run it.
+        algos.retain(|a| !matches!(a, Algo::Nvls | Algo::NvlsTree));
+        if algos.is_empty() {
+            let why = format!("NCCL does not reduce {} on NVLS (its multimem reductions take 16-, 32- and 64-bit types); choose ring or tree", req.dtype);
+            return Err(Error::input("--algo", req.algo.clone().unwrap_or_default(), why));
+        }
+    }
     let protos = match &req.proto {
         Some(s) => super::parse_protos(s)?,
         None => PROTOS.to_vec(),
@@ -240,7 +248,9 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, pick: (Algo, 
     let p2p = matches!(coll, Coll::AllToAll | Coll::SendRecv);
     let mut alternatives = Vec::new();
     if !p2p {
-        for &a in coll.algos() {
+        // NCCL's alternatives: NVLS only where NCCL reduces the type on it.
+        let nvls_ok = !coll.reduces() || tuning::nvls_reduces(&req.dtype);
+        for &a in coll.algos().iter().filter(|&&a| nvls_ok || !matches!(a, Algo::Nvls | Algo::NvlsTree)) {
             for p in PROTOS {
                 let Some(model_us) = tuning::time_us(&comm.tuning, coll, a, p, bytes.max(1)) else { continue };
                 let t = if (a, p) == pick {

@@ -85,6 +85,13 @@ pub const NVLS_CHUNK: u64 = 128 * 1024;
 /// NCCL_MAX_NVLS_ARITY (device.h): most GPUs of a node in one NVLS group.
 pub const MAX_NVLS_ARITY: usize = 32;
 
+/// Whether NCCL reduces this nccl-tests datatype on NVLS with a sum (device.h `ncclNvlsSupported`:
+/// multimem reductions take 16-, 32- and 64-bit integers and floats; 8-bit types and fp8 are not
+/// among them, so NCCL runs their reductions on rings and trees).
+pub fn nvls_reduces(dtype: &str) -> bool {
+    !matches!(dtype, "int8" | "uint8" | "char")
+}
+
 /// NVLS's chunk for a call of `bytes` on `channels` channels and `heads` heads
 /// (`calcCollChunking`: smaller chunks for calls too small to fill every head's pipeline).
 pub fn nvls_chunk(bytes: u64, channels: usize, heads: usize) -> u64 {
