@@ -253,6 +253,7 @@ impl Executor<'_> {
                 self.busy_since[l] = t;
             }
             self.in_flight[l] += 1;
+            self.rel.counted(l);
         }
     }
 
@@ -292,6 +293,7 @@ impl Executor<'_> {
             if self.in_flight[l] == 0 {
                 self.out.busy[l] += t - self.busy_since[l];
             }
+            self.rel.counted(l);
         }
         self.release_dependents(f, done);
     }
@@ -371,7 +373,7 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         nic_waiting: vec![VecDeque::new(); flows.nics.len()],
         nic_count: vec![0; flows.nics.len()],
         holds: vec![false; n],
-        rel: Releases::new(!flows.nic_buffer.is_empty(), n, flows.nics.len(), nres),
+        rel: Releases::new(flows),
         engine_moving: vec![0; flows.engine_slots.len()],
         engine_waiting: vec![VecDeque::new(); flows.engine_slots.len()],
     };
