@@ -14,6 +14,9 @@ use crate::workload::Workload;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
+mod release;
+use release::Releases;
+
 /// A maximal interval in which no transfer joins or leaves, so every rate is constant.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Phase {
@@ -60,10 +63,6 @@ struct Join {
 
 const AT_QUEUE: u32 = 1 << 31;
 
-/// Looks at a NIC's head halve the distance to its release while it exceeds this fraction of
-/// the head's volume, then go straight to it.
-const NEAR: f64 = 1e-3;
-
 /// Most transfers a workload may have: their indices keep a bit free for `AT_QUEUE`, and each
 /// is queued at most twice, so the sequence numbers fit too.
 const MOST_TRANSFERS: usize = (AT_QUEUE - 1) as usize;
@@ -101,14 +100,10 @@ struct Executor<'a> {
     nic_moving: Vec<u32>,
     nic_waiting: Vec<VecDeque<usize>>,
     nic_count: Vec<u32>,
-    /// Per transfer: whether it holds one of its NIC's slots; and when each holder's NIC may
-    /// next be released early (`FlowTable::nic_buffer`: its bytes still to deliver fit in the
-    /// buffers along its path), by (time, sequence, flow).
+    /// Per transfer: whether it holds one of its NIC's slots; and when a holder's NIC may take
+    /// its next message before the holder is delivered (`FlowTable::nic_buffer`, release.rs).
     holds: Vec<bool>,
-    checks: BinaryHeap<Reverse<Join>>,
-    /// Per NIC: its messages released early and still in the network (their bytes left sit in
-    /// the same buffers ahead of the head's).
-    ahead: Vec<Vec<u32>>,
+    rel: Releases,
     /// Copy engines: copies each moves now, and those issued to it that wait, in issue order.
     engine_moving: Vec<u32>,
     engine_waiting: Vec<VecDeque<usize>>,
@@ -167,6 +162,9 @@ impl Executor<'_> {
             return;
         }
         self.holds[f] = false;
+        if self.rel.on {
+            self.hold_ended(f);
+        }
         match self.nic_waiting[q as usize].pop_front() {
             Some(g) => {
                 self.holds[g] = true;
@@ -181,51 +179,6 @@ impl Executor<'_> {
     /// Fastest flow f can move: its route's narrowest capacity (per crossing).
     fn alone(&self, f: usize) -> f64 {
         self.flows.route(f).iter().map(|&(l, x)| self.flows.cap[l as usize] / x).fold(f64::INFINITY, f64::min)
-    }
-
-    fn check_at(&mut self, f: usize, t: f64) {
-        self.seq += 1;
-        self.checks.push(Reverse(Join { t, seq: self.seq, flow: f as u32 }));
-    }
-
-    /// Whether f, holding its NIC, has so few bytes left to deliver, with those of its NIC's
-    /// messages released before it and still in flight, that they fit in the buffers along its
-    /// path: then its NIC takes the next message (params.rs, `NicRelease`). Else look again
-    /// when they would, at up to twice their rate now (rates only change at
-    /// events the executor does not see here, so a rate that doubles is still met in time, and
-    /// a steady one halves the distance each look).
-    fn check(&mut self, f: usize, t: f64, model: &dyn EventModel) {
-        if !self.holds[f] {
-            return;
-        }
-        let Some(mut left) = model.remaining(f, t) else { return };
-        let q = self.op[f].nic as usize;
-        let mut r = model.rate(f);
-        for &g in &self.ahead[q] {
-            left += model.remaining(g as usize, t).unwrap_or(0.0);
-            r += model.rate(g as usize);
-        }
-        let over = left - self.flows.nic_buffer_now(f, &self.in_flight);
-        if over <= SAME_TIME * self.flows.volume[f] {
-            self.ahead[q].push(f as u32);
-            return self.release(f, t);
-        }
-        let alone = self.alone(f);
-        // Close enough, the last look goes where the rate now says (a float's worth late at worst).
-        let pace = if r <= 0.0 {
-            alone
-        } else if over <= NEAR * self.flows.volume[f] {
-            r
-        } else {
-            (2.0 * r).min(alone)
-        };
-        let next = t + over / pace;
-        if next <= t {
-            // Too close to tell apart in time: it is the release.
-            self.ahead[q].push(f as u32);
-            return self.release(f, t);
-        }
-        self.check_at(f, next);
     }
 
     /// Copy f, done at t, frees its engine for the next copy waiting there (due already).
@@ -289,9 +242,8 @@ impl Executor<'_> {
     }
 
     fn joined(&mut self, f: usize, t: f64) {
-        // A NIC cannot have sent f before f's bytes at its fastest: the first look.
-        if self.holds[f] && !self.flows.nic_buffer.is_empty() {
-            self.check_at(f, t + self.flows.volume[f] / self.alone(f));
+        if self.holds[f] && self.rel.on {
+            self.hold_joined(f, t);
         }
         self.moving_at[f] = self.moving.len();
         self.moving.push(f);
@@ -301,6 +253,7 @@ impl Executor<'_> {
                 self.busy_since[l] = t;
             }
             self.in_flight[l] += 1;
+            self.rel.counted(l);
         }
     }
 
@@ -325,11 +278,8 @@ impl Executor<'_> {
     fn finished(&mut self, f: usize, t: f64) {
         let done = t + self.flows.teardown[f];
         self.out.finish[f] = done;
-        if self.op[f].nic != NO_NIC && !self.flows.nic_buffer.is_empty() {
-            let a = &mut self.ahead[self.op[f].nic as usize];
-            if let Some(k) = a.iter().position(|&g| g as usize == f) {
-                a.swap_remove(k);
-            }
+        if self.rel.on {
+            self.ahead_delivered(f);
         }
         self.count_at_nic(f, t, -1);
         let k = self.moving_at[f];
@@ -343,6 +293,7 @@ impl Executor<'_> {
             if self.in_flight[l] == 0 {
                 self.out.busy[l] += t - self.busy_since[l];
             }
+            self.rel.counted(l);
         }
         self.release_dependents(f, done);
     }
@@ -422,8 +373,7 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         nic_waiting: vec![VecDeque::new(); flows.nics.len()],
         nic_count: vec![0; flows.nics.len()],
         holds: vec![false; n],
-        checks: BinaryHeap::new(),
-        ahead: vec![Vec::new(); flows.nics.len()],
+        rel: Releases::new(flows),
         engine_moving: vec![0; flows.engine_slots.len()],
         engine_waiting: vec![VecDeque::new(); flows.engine_slots.len()],
     };
@@ -436,7 +386,7 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
     let mut loads = Vec::new();
     let mut phase_start = 0.0;
     loop {
-        let next_check = x.checks.peek().map(|Reverse(j)| j.t);
+        let next_check = x.rel.next();
         let next_join = match (x.joins.peek().map(|Reverse(j)| j.t), next_check) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -458,8 +408,7 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         phase_start = t;
         let horizon = t + SAME_TIME * t;
         // Whether a transfer joined or finished at t: only then can the model's rates and loads
-        // have changed. A NIC's release checks alone (most steps under `nic_release` other than
-        // delivered) leave them as they are, so they skip settling and the loads' scan.
+        // have changed. A NIC's early release alone leaves them as they are.
         let mut changed = false;
         loop {
             if model.next_finish().is_some_and(|at| at <= horizon) {
@@ -488,24 +437,28 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
                     model.join(f, t);
                     x.joined(f, t);
                 }
-            } else if x.checks.peek().is_some_and(|Reverse(j)| j.t <= horizon) {
-                let Reverse(j) = x.checks.pop().unwrap();
-                x.check(j.flow as usize, t, &*model);
+            } else if let Some(f) = x.rel.take(horizon) {
+                x.release_early(f, t);
             } else {
                 break;
             }
         }
-        if !changed {
-            continue;
-        }
-        model.settle(t)?;
-        loads.clear();
-        model.loads(&mut loads);
-        for &(l, load) in &loads {
-            let u = load / flows.cap[l as usize];
-            if u > x.out.peak[l as usize] {
-                x.out.peak[l as usize] = u;
+        if changed {
+            model.settle(t)?;
+            loads.clear();
+            model.loads(&mut loads);
+            for &(l, load) in &loads {
+                let u = load / flows.cap[l as usize];
+                if u > x.out.peak[l as usize] {
+                    x.out.peak[l as usize] = u;
+                }
             }
+            if x.rel.on {
+                x.rel.wake(&loads);
+            }
+        }
+        if x.rel.on {
+            x.look_again(t, &*model);
         }
     }
     let started = x.out.start.iter().filter(|s| !s.is_nan()).count();

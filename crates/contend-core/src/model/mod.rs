@@ -58,7 +58,9 @@ pub trait EventModel {
     fn remaining(&self, _flow: usize, _t: f64) -> Option<f64> {
         None
     }
-    /// After `settle`: every resource whose load may have changed, with its load in bytes/s.
+    /// After `settle`: every resource whose load may have changed, with its load in bytes/s;
+    /// among them every resource of each flow whose rate may have changed, and of each flow that
+    /// joined or finished (the executor's early NIC release moves its events only then).
     fn loads(&mut self, out: &mut Vec<(u32, f64)>);
 }
 

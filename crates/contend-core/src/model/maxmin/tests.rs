@@ -390,3 +390,53 @@ fn shared_release_counts_the_heads_share_of_each_buffer() {
     let f = at(NicRelease::Shared);
     assert!(close(f[1], 18e-6, 1e-6) && close(f[0], 20e-6, 1e-6), "{f:?}");
 }
+
+/// The early release is where its definition puts it, to float rounding: the first time at
+/// which the head's bytes left fit in the buffers it counts on (params.rs, `NicRelease`), found
+/// by the executor's one event per message, moved when a rate or a count it reads changes
+/// (sim/release.rs), never a look that could be late. The two-switch star of the test above
+/// (every link 10 GB/s, no latency, no store and forward, 10 kB per device buffer). NIC0 sends
+/// a (100 kB to NIC1) then b (5 kB to NIC2); e (NIC2 to NIC3) shares SW0→SW1 with a, so a and
+/// e move at 5 GB/s while both do.
+/// - e of 82.5 kB ends at 16.5 µs, when a has 17.5 kB left. Shared: a counts 10 kB at SW0 and
+///   5 kB at SW1 (two messages over SW0→SW1) until then, and 17.5 > 15; at 16.5 µs its share at
+///   SW1 becomes 10 kB, 17.5 ≤ 20, and b starts at once: b shares NIC0→SW0 with a (5 GB/s
+///   each), done at 17.5 µs; a has 12.5 kB left then, done at 18.75 µs. Buffered (20 kB
+///   throughout): a has 20 kB left at 16 µs, b starts then at 5 GB/s, done at 17 µs; a at 5
+///   GB/s to 17 µs (15 kB left), then alone, done at 18.5 µs. Delivered: a done at 16.5 +
+///   17.5/10 = 18.25 µs, b at 18.75 µs.
+/// - e of 40 kB ends at 8 µs, when a has 60 kB left; a then moves at 10 GB/s. Buffered: the
+///   release set at the start for 16 µs moves to 12 µs (20 kB left); b done at 13 µs, a at
+///   14.5 µs.
+#[test]
+fn early_release_is_where_its_definition_puts_it() {
+    let link = "kind: network, bandwidth: 10GB/s, latency: 0s";
+    let nic = |n: u32| format!("  - {{name: NIC{n}, kind: nic, latency: 0s}}\n");
+    let m = Machine::from_text(
+        &format!(
+            "name: two\nnetwork: {{nic_scheduling: fcfs, packet: 1000B, buffer_packets: 10}}\ndevices:\n{}{}{}{}  - {{name: SW0, kind: switch, latency: 0s}}\n  - {{name: SW1, kind: switch, latency: 0s}}\nlinks:\n  - {{a: NIC0, b: SW0, {link}}}\n  - {{a: NIC2, b: SW0, {link}}}\n  - {{a: NIC1, b: SW1, {link}}}\n  - {{a: NIC3, b: SW1, {link}}}\n  - {{a: SW0, b: SW1, {link}}}\n",
+            nic(0),
+            nic(1),
+            nic(2),
+            nic(3)
+        ),
+        "two",
+    )
+    .unwrap();
+    let at = |e: &str, release: NicRelease| {
+        let w = workload(
+            &m,
+            &format!(
+                "transfers:\n  - {{src: NIC0, dst: NIC1, size: 100kB}}\n  - {{src: NIC0, dst: NIC2, size: 5kB}}\n  - {{src: NIC2, dst: NIC3, size: {e}}}\n"
+            ),
+        );
+        run(&m, &w, &MaxminParams { nic_release: release, store_forward: false, ..Default::default() }, false).unwrap().finish
+    };
+    let exact = |f: Vec<f64>, a: f64, b: f64, e: f64| {
+        assert!(close(f[0], a * 1e-6, 1e-12) && close(f[1], b * 1e-6, 1e-12) && close(f[2], e * 1e-6, 1e-12), "{f:?} against {a} {b} {e} us");
+    };
+    exact(at("82.5kB", NicRelease::Shared), 18.75, 17.5, 16.5);
+    exact(at("82.5kB", NicRelease::Buffered), 18.5, 17.0, 16.5);
+    exact(at("82.5kB", NicRelease::Delivered), 18.25, 18.75, 16.5);
+    exact(at("40kB", NicRelease::Buffered), 14.5, 13.0, 8.0);
+}

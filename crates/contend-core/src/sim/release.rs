@@ -1,0 +1,290 @@
+//! A FCFS or RR-N NIC's early release (params.rs, `NicRelease`; flow/release.rs) as one event
+//! of the executor per message, scheduled where the rule says and moved only when what decides
+//! it changes.
+//!
+//! The rule: holder h of NIC q is released at the first time t, no earlier than its join plus
+//! its volume at its narrowest capacity, at which the bytes h and q's messages released before
+//! it (`ahead`) still have to deliver fit in the buffers h counts on along its path:
+//! left(t) ≤ B(t). Between two of the executor's instants every rate is constant and so is
+//! every resource's count of messages in flight, so left(t) = left(t₀) − r·(t − t₀), with r
+//! the sum of their rates, and B is constant: the release is at t₀ + (left(t₀) − B) / r.
+//! It can only move when r or B does, or the messages it sums do:
+//! - a rate of h or of a message ahead changes: the model then lists every resource of that
+//!   message's route among those whose load may have changed (`EventModel::loads`); a NIC
+//!   watches the first resource of each route its messages take, for the whole run;
+//! - under `shared`, a message joins or leaves a resource at which h counts its share of a
+//!   buffer: a NIC watches those of its holders' paths, woken where the executor counts a
+//!   message in or out;
+//! - a message joins or leaves the holders or `ahead`.
+//!
+//! Once the instant has settled, a NIC woken computes r and B again, and its holders' release
+//! times where either moved. Nothing else moves them.
+
+use super::{Executor, Join};
+use crate::flow::{FlowTable, NO_NIC};
+use crate::model::{EventModel, SAME_TIME};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// The early-release bookkeeping; every list empty when the NIC waits for delivery.
+#[derive(Default)]
+pub(super) struct Releases {
+    /// Whether an early-release rule is on (`FlowTable::nic_buffer` filled).
+    pub on: bool,
+    /// Per NIC: holders that move (joined), and its messages released early and still in
+    /// flight (their bytes left sit in the same buffers ahead of a holder's).
+    holders: Vec<Vec<u32>>,
+    pub ahead: Vec<Vec<u32>>,
+    /// Per NIC: whether its holders or `ahead` changed, whether a count it reads changed, since
+    /// it last looked; and the stamp of its live count watches.
+    moved: Vec<bool>,
+    recount: Vec<bool>,
+    stamp: Vec<u32>,
+    /// Per resource: the NICs whose messages' routes start there (rates; `rates[rates_at[l]..
+    /// rates_at[l + 1]]`), and under `shared` the (NIC, stamp) whose holders count messages
+    /// there; an entry with an old stamp is dropped when seen.
+    rates_at: Vec<u32>,
+    rates: Vec<u32>,
+    counts: Vec<Vec<(u32, u32)>>,
+    /// Per transfer: its earliest release (join plus its volume at its narrowest capacity);
+    /// the sequence number of its live release event (0: none) and that event's time.
+    earliest: Vec<f64>,
+    live: Vec<u32>,
+    due: Vec<f64>,
+    /// Per transfer: the rate (its own and its NIC's messages ahead) and buffer its release
+    /// time was computed from.
+    seen: Vec<(f64, f64)>,
+    /// NICs to look at again once the instant has settled, listed once each.
+    dirty: Vec<u32>,
+    marked: Vec<bool>,
+    /// Release events by (time, sequence, transfer); stale ones are dropped as they surface.
+    events: BinaryHeap<Reverse<Join>>,
+    /// The last release event's sequence number (its own count: the joins' stays as it was).
+    seq: u32,
+    /// Scratch: holders released by one look.
+    now: Vec<u32>,
+}
+
+impl Releases {
+    pub fn new(flows: &FlowTable) -> Releases {
+        if flows.nic_buffer.is_empty() {
+            return Releases::default();
+        }
+        let (n, nics, resources) = (flows.len(), flows.nics.len(), flows.cap.len());
+        let mut pairs: Vec<(u32, u32)> =
+            (0..n).filter(|&f| flows.nic[f] != NO_NIC).filter_map(|f| flows.route(f).first().map(|&(l, _)| (l, flows.nic[f]))).collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut rates_at = vec![0u32; resources + 1];
+        for &(l, _) in &pairs {
+            rates_at[l as usize + 1] += 1;
+        }
+        for l in 0..resources {
+            rates_at[l + 1] += rates_at[l];
+        }
+        Releases {
+            on: true,
+            holders: vec![Vec::new(); nics],
+            ahead: vec![Vec::new(); nics],
+            moved: vec![false; nics],
+            recount: vec![false; nics],
+            stamp: vec![0; nics],
+            rates_at,
+            rates: pairs.into_iter().map(|(_, q)| q).collect(),
+            counts: if flows.nic_buffer_shared { vec![Vec::new(); resources] } else { Vec::new() },
+            earliest: vec![0.0; n],
+            live: vec![0; n],
+            due: vec![f64::INFINITY; n],
+            seen: vec![(f64::NAN, f64::NAN); n],
+            dirty: Vec::new(),
+            marked: vec![false; nics],
+            events: BinaryHeap::new(),
+            seq: 0,
+            now: Vec::new(),
+        }
+    }
+
+    fn mark(&mut self, q: usize) {
+        if !self.marked[q] {
+            self.marked[q] = true;
+            self.dirty.push(q as u32);
+        }
+    }
+
+    /// NIC q's holders or `ahead` changed.
+    fn moved(&mut self, q: usize) {
+        self.moved[q] = true;
+        self.mark(q);
+    }
+
+    /// When the next live release event is due, dropping stale ones on the way.
+    pub fn next(&mut self) -> Option<f64> {
+        while let Some(Reverse(j)) = self.events.peek() {
+            if self.live[j.flow as usize] == j.seq {
+                return Some(j.t);
+            }
+            self.events.pop();
+        }
+        None
+    }
+
+    /// The live release event due by `horizon`, taken off the queue.
+    pub fn take(&mut self, horizon: f64) -> Option<usize> {
+        if self.next()? > horizon {
+            return None;
+        }
+        let Reverse(j) = self.events.pop().unwrap();
+        self.live[j.flow as usize] = 0;
+        Some(j.flow as usize)
+    }
+
+    /// Resources whose load may have changed this instant (the model's list): the NICs whose
+    /// routes start there look again.
+    pub fn wake(&mut self, loads: &[(u32, f64)]) {
+        for &(l, _) in loads {
+            for k in self.rates_at[l as usize]..self.rates_at[l as usize + 1] {
+                self.mark(self.rates[k as usize] as usize);
+            }
+        }
+    }
+
+    /// A message joined or left resource l: the NICs that count it look again.
+    #[inline]
+    pub fn counted(&mut self, l: usize) {
+        let Some(list) = self.counts.get_mut(l).filter(|c| !c.is_empty()) else { return };
+        let (stamp, marked, dirty, recount) = (&self.stamp, &mut self.marked, &mut self.dirty, &mut self.recount);
+        list.retain(|&(q, s)| {
+            let q = q as usize;
+            if s != stamp[q] {
+                return false;
+            }
+            recount[q] = true;
+            if !marked[q] {
+                marked[q] = true;
+                dirty.push(q as u32);
+            }
+            true
+        });
+    }
+}
+
+impl Executor<'_> {
+    /// Holder f starts moving at t: its NIC looks once the instant has settled.
+    pub(super) fn hold_joined(&mut self, f: usize, t: f64) {
+        let q = self.op[f].nic as usize;
+        self.rel.earliest[f] = t + self.flows.volume[f] / self.alone(f);
+        self.rel.seen[f] = (f64::NAN, f64::NAN);
+        self.rel.holders[q].push(f as u32);
+        self.rel.moved(q);
+    }
+
+    /// Holder f no longer holds its NIC (released or delivered): its event is void.
+    pub(super) fn hold_ended(&mut self, f: usize) {
+        let q = self.op[f].nic as usize;
+        let h = &mut self.rel.holders[q];
+        if let Some(k) = h.iter().position(|&g| g as usize == f) {
+            h.swap_remove(k);
+        }
+        self.rel.live[f] = 0;
+        self.rel.due[f] = f64::INFINITY;
+        self.rel.moved(q);
+    }
+
+    /// Transfer f was delivered: if its NIC released it early, it is no longer ahead there.
+    pub(super) fn ahead_delivered(&mut self, f: usize) {
+        let q = self.op[f].nic;
+        if q == NO_NIC {
+            return;
+        }
+        let a = &mut self.rel.ahead[q as usize];
+        if let Some(k) = a.iter().position(|&g| g as usize == f) {
+            a.swap_remove(k);
+            self.rel.moved(q as usize);
+        }
+    }
+
+    /// Holder f's release event came due at t: f's NIC takes its next message.
+    pub(super) fn release_early(&mut self, f: usize, t: f64) {
+        if !self.holds[f] {
+            return;
+        }
+        self.rel.ahead[self.op[f].nic as usize].push(f as u32);
+        self.release(f, t);
+    }
+
+    /// Under `shared`, NIC q's holders count messages at the devices their paths enter: it
+    /// watches those resources (its earlier watches void).
+    fn watch_counts(&mut self, q: usize) {
+        let r = &mut self.rel;
+        r.stamp[q] = r.stamp[q].wrapping_add(1);
+        let s = r.stamp[q];
+        for &h in &r.holders[q] {
+            let path = self.flows.path(h as usize);
+            for &l in &path[..path.len().saturating_sub(1)] {
+                r.counts[l as usize].push((q as u32, s));
+            }
+        }
+    }
+
+    /// After the instant t has settled: every NIC woken computes r and B again, and its
+    /// holders' release times where either moved; those due now are released, the others'
+    /// events scheduled (or kept, where the time is the same).
+    pub(super) fn look_again(&mut self, t: f64, model: &dyn EventModel) {
+        while let Some(q) = self.rel.dirty.pop() {
+            let q = q as usize;
+            self.rel.marked[q] = false;
+            let moved = std::mem::take(&mut self.rel.moved[q]);
+            if moved && self.flows.nic_buffer_shared {
+                self.watch_counts(q);
+            }
+            if self.rel.holders[q].is_empty() {
+                continue;
+            }
+            let recount = moved || std::mem::take(&mut self.rel.recount[q]);
+            let rate_ahead: f64 = self.rel.ahead[q].iter().map(|&g| model.rate(g as usize)).sum();
+            let mut left_ahead = None;
+            let mut now = std::mem::take(&mut self.rel.now);
+            for k in 0..self.rel.holders[q].len() {
+                let h = self.rel.holders[q][k] as usize;
+                let rate = model.rate(h) + rate_ahead;
+                // B moves only with a count it reads (or with the messages).
+                let buffer = if recount { self.flows.nic_buffer_now(h, &self.in_flight) } else { self.rel.seen[h].1 };
+                // The same r and B over the same messages: the release time stands.
+                if !moved && self.rel.seen[h] == (rate, buffer) {
+                    continue;
+                }
+                self.rel.seen[h] = (rate, buffer);
+                let Some(left) = model.remaining(h, t) else { continue };
+                let ahead = *left_ahead.get_or_insert_with(|| self.rel.ahead[q].iter().map(|&g| model.remaining(g as usize, t).unwrap_or(0.0)).sum::<f64>());
+                let over = left + ahead - buffer;
+                let fit = if over <= SAME_TIME * self.flows.volume[h] {
+                    t
+                } else if rate > 0.0 {
+                    t + over / rate
+                } else {
+                    f64::INFINITY
+                };
+                let due = fit.max(self.rel.earliest[h]);
+                if due <= t + SAME_TIME * t {
+                    now.push(h as u32);
+                } else if (due - self.rel.due[h]).abs() > SAME_TIME * due {
+                    // A time within one instant of the live event's keeps it.
+                    let r = &mut self.rel;
+                    r.due[h] = due;
+                    r.live[h] = 0;
+                    if due.is_finite() {
+                        // 0 means no live event; a wrapped count skips it.
+                        r.seq = r.seq.wrapping_add(1).max(1);
+                        r.live[h] = r.seq;
+                        r.events.push(Reverse(Join { t: due, seq: r.seq, flow: h as u32 }));
+                    }
+                }
+            }
+            for &h in &now {
+                self.release_early(h as usize, t);
+            }
+            now.clear();
+            self.rel.now = now;
+        }
+    }
+}
