@@ -339,8 +339,8 @@ def leave_one_machine_out(staged_hosts: list[str]) -> None:
 def write_cap(cases: list[tuple[str, str]]) -> None:
     """Concurrent tests with the host memories' write efficiency fitted (`contend calibrate` without
     --hold-out fits it from all_to_host, every GPU writing to the host at once) beside the held-out
-    prediction (the machine's memories as written: leave one machine out, since no other machine here
-    has all-GPU host tests); every other concurrent test is predicted in both."""
+    prediction (the machine's memories as written, else maxmin's write_memory, a default from public CPU
+    measurements: leave one machine out); every other concurrent test is predicted in both."""
     print("| machine | concurrent testcase | n | write_efficiency | median abs error, held out | with it fitted | "
           "within ±10%, held out | with it fitted |")
     print("|---|---|---|---|---|---|---|---|")

@@ -130,13 +130,14 @@ pub const PARAMS: &[Param] = &[
     Param::new("read_socket", EFF, "1", "same for QPI, UPI and xGMI"),
     // One 24-byte read request per 512-byte read (PCIe max read request size).
     Param::new("read_request", LOSS, "0.047", "bytes of read requests per byte read, charged to the opposite direction"),
-    // Writes reach the memory's whole bandwidth unless a machine or calibration says less
-    // (docs/models.md, "Parameters").
+    // A written byte costs a DRAM controller 1/0.81 of a read one: Intel MLC's peak-injection read/write
+    // mixes on two public Xeon hosts (Cascade Lake, Sapphire Rapids) give 0.79-0.83, median 0.81
+    // (docs/models.md, "Writes into host memory"). Not from any machine validation.py scores.
     Param::new(
         "write_memory",
         EFF,
-        "1",
-        "write efficiency of host memory where a host_memory device sets no write_efficiency: a byte written into it (a GPU's copy to the host, a staged copy's first half) takes 1/write_memory of its bandwidth, a byte read 1 [fitted per machine by contend calibrate from all-GPU host writes; 0.584 on the one public host measured, h800x8]",
+        "0.81",
+        "write efficiency of host memory where a host_memory device sets no write_efficiency: a byte written into it (a GPU's copy to the host, a staged copy's first half) takes 1/write_memory of its bandwidth, a byte read 1 [Intel MLC read/write mixes on two Xeon hosts, 0.79-0.83; contend calibrate fits it per machine from all-GPU host writes: 0.584 on h800x8]",
     ),
     // What credit-based flow control does (params.rs; docs/models.md, "NIC release").
     NIC_RELEASE,
