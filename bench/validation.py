@@ -303,10 +303,10 @@ def leave_one_machine_out(staged_hosts: list[str]) -> None:
             if name in fitted:
                 params["duplex_staged"] = round(statistics.median(v for k, v in fitted.items() if k != name), 3)
             if params or name in WITHOUT:
-                changed.append(f"{name} ({', '.join(f'{k}={v}' for k, v in params.items())}"
-                               + (", latencies " + ", ".join(f"{k} {v}" for k, v in WITHOUT[name]["latency"].items())
-                                  if "latency" in WITHOUT.get(name, {}) else "")
-                               + ")")
+                parts = [f"{k}={v}" for k, v in params.items()]
+                if "latency" in WITHOUT.get(name, {}):
+                    parts.append("latencies " + ", ".join(f"{k} {v}" for k, v in WITHOUT[name]["latency"].items()))
+                changed.append(f"{name} ({', '.join(parts)})")
             base = score_case(name, data, contend.Machine.load(HERE / "machines" / f"{name}.yaml"), {}, {}, {})
             redo = name in WITHOUT or params
             out = score_case(name, data, left_out(name, Path(folder)), params, {}, {}) if redo else base
