@@ -298,7 +298,7 @@ pub enum NicRelease {
 pub const NIC_RELEASE: Param = Param::new(
     "nic_release",
     Kind::Choice(&["delivered", "shared", "buffered"]),
-    "delivered",
+    "shared",
     "when a FCFS or RR-N NIC takes its next message: buffered (once the head's bytes still to deliver fit in the \
            network.buffer_packets x network.packet input buffers of the devices along its path, as credit-based flow control \
            lets its packets go), shared (as buffered, each device's buffer divided by the messages crossing that input port now) \
