@@ -282,6 +282,19 @@ impl Comm {
         let pxn = pxn_relays(m, &devices, ppn, &topo);
         let mut m = m.clone();
         m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = 0.0);
+        // NCCL's kernels move the bytes over NVLink with SM loads and stores, not copy engines,
+        // and reach less of a link than a copy engine: NCCL's own per-link figure for the GPU
+        // generation (topo.h SMxx_NVLINK_BW: 20 GB/s of NVLink 3's 25, 12 of an A40 bridge
+        // link's 14.06, 20.6 of NVLink 4's 25, 40.1 of NVLink 5's 50), each way while the other
+        // way is busy too (a ring's figure). So every NVLink carries that share of its bandwidth
+        // and no duplex loss, in place of the copy engine's efficiency and duplex loss.
+        for i in 0..m.links.len() {
+            if m.links[i].kind == LinkKind::Nvlink {
+                let share = topo::link_bw(&m, i, topo.cc) * 1e9 / m.links[i].bandwidth;
+                m.links[i].efficiency = Some(share.min(1.0));
+                m.links[i].duplex = Some(0.0);
+            }
+        }
         // NCCL's proxy progresses every connection at once, so its NICs interleave the messages
         // of all of them (rr), whatever the cluster says its NICs do with MPI's messages: a FCFS
         // NIC would send a tree's up and down chunks one message after another.
