@@ -1,12 +1,11 @@
 //! NCCL's lowering checked against closed forms derived from first principles: on an NVSwitch
 //! node every GPU's NVLink port carries all its channels' flows, so a call's bandwidth part is
-//! the bytes one port must move over the port's capacity (bandwidth x efficiency, less the
-//! duplex loss of the same load coming back), and its latency part is NCCL's per-step latencies
+//! the bytes one port must move over what NCCL's kernels reach of it (NCCL's per-link NVLink
+//! figure for the generation, each way at once), and its latency part is NCCL's per-step latencies
 //! plus the path latency of every transfer on the chain of dependencies.
 
 use super::*;
 use crate::api;
-use crate::model::maxmin::MaxminParams;
 
 fn req(op: &str) -> tests_tool::Request {
     tests_tool::Request {
@@ -40,11 +39,10 @@ fn one(op: &str, size: &str, algo: Option<&str>, proto: Option<&str>, model: &st
     Ok(api::nccl_tests("dgx-a100", &r, 1, None)?.rows.remove(0))
 }
 
-/// A GPU port of dgx-a100 under maxmin's defaults, each direction, with equal load both ways:
-/// 12 x 25 GB/s x efficiency / (1 + duplex loss).
+/// A GPU port of dgx-a100 as NCCL's kernels reach it, each direction, with equal load both
+/// ways: 12 links x NCCL's SM80_NVLINK_BW (20 GB/s of NVLink 3's 25), no duplex loss.
 fn port() -> f64 {
-    let p = MaxminParams::default();
-    12.0 * 25e9 * p.eff_nvlink / (1.0 + p.duplex_nvlink)
+    12.0 * 20e9
 }
 
 /// Path latency of a GPU -> NVSwitch -> GPU transfer: two NVLink hops (docs/models.md defaults).
