@@ -268,3 +268,31 @@ fn rail_optimised_cluster_runs_nccl_across_its_nodes() {
     let e = api::nccl_tests("superpod-h100-su", &r, 33, None).unwrap_err().to_string();
     assert!(e.contains("--nodes") && e.contains("32") && !e.contains('\n'), "{e}");
 }
+
+/// NCCL's kernels reach NCCL's per-link NVLink figure of a link, each way at once: two A40
+/// joined by a 4-link bridge (14.0625 GB/s per link and direction, A40 data sheet) run a 1 GiB
+/// ring all-reduce at 4 x SM86_NVLINK_BW = 48 GB/s busbw less latency (the copy engine's share
+/// would give 4 x 14.0625 x 0.92 / 1.065 = 48.6); a file that writes the bridge as one 56.25 GB/s
+/// link without `count` is read as the same four links.
+#[test]
+fn kernels_reach_nccl_nvlink_figure_however_the_link_is_written() {
+    let dir = std::env::temp_dir().join(format!("contend-nccl-nvlink-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pair = |link: &str| {
+        format!(
+            "name: a40-pair\ndevices:\n  - {{name: CPU0, kind: root_complex}}\n  - {{name: GPU0, kind: gpu, model: NVIDIA A40}}\n  - {{name: GPU1, kind: gpu, model: NVIDIA A40}}\nlinks:\n  - {{a: GPU0, b: GPU1, kind: nvlink, {link}}}\n  - {{a: CPU0, b: GPU0, kind: pcie, gen: 4, lanes: 16}}\n  - {{a: CPU0, b: GPU1, kind: pcie, gen: 4, lanes: 16}}\n"
+        )
+    };
+    let mut busbw = Vec::new();
+    for (k, link) in ["count: 4, bandwidth: 14.0625GB/s", "bandwidth: 56.25GB/s"].iter().enumerate() {
+        let path = dir.join(format!("pair{k}.yaml"));
+        std::fs::write(&path, pair(link)).unwrap();
+        let r = tests_tool::Request { min_bytes: "1G".into(), max_bytes: "1G".into(), ..req("all_reduce") };
+        let row = api::nccl_tests(path.to_str().unwrap(), &r, 1, None).unwrap().rows.remove(0);
+        assert_eq!(row.algo, Algo::Ring);
+        busbw.push(row.busbw);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(busbw[0] < 48.0 && busbw[0] > 0.98 * 48.0, "{busbw:?}");
+    assert!(close(busbw[1], busbw[0], 1e-9), "{busbw:?}");
+}
