@@ -358,7 +358,7 @@ impl Comm {
             devices: self.devices.clone(),
             rings: self.rings[..nc].to_vec(),
             root,
-            base: base * 1e-6,
+            base: base * 1e-6 + self.call_net(),
             step: step * 1e-6,
             step_net: step_net * 1e-6,
             ppn: self.ppn,
@@ -378,6 +378,16 @@ impl Comm {
     /// moving an equal share through the switches (`lower::nvls`, `lower::nvls_tree`); its
     /// latency is NCCL's NVLS hardware latency, paid once by the first loop (NVLS-tree's network
     /// steps pay NET's on top, `lower::nvls_tree`).
+    /// What a call spanning nodes takes beyond NCCL's model (`nccl_call_net`, empirical: two
+    /// RoCE tables, docs/validation.md), paid once with the base latency; none on one node.
+    fn call_net(&self) -> f64 {
+        if self.nodes > 1 {
+            self.constants.call_net
+        } else {
+            0.0
+        }
+    }
+
     fn nvls_call(&self, coll: Coll, algo: Algo, bytes: u64) -> lower::Call {
         let nc = tuning::nvls_channels(self.topo.cc, self.nodes);
         let (a, p) = (algo as usize, Proto::Simple as usize);
@@ -396,7 +406,8 @@ impl Comm {
             rings: vec![identity; nc],
             root: 0,
             // NVLS-tree: the base carries the network steps' latency (NET's NVLS-tree figure).
-            base: (tuning::BASE_LATENCY_US[a][p] + if algo == Algo::NvlsTree { tuning::HW_LATENCY_US[tuning::Hw::Net as usize][a][p] } else { 0.0 }) * 1e-6,
+            base: (tuning::BASE_LATENCY_US[a][p] + if algo == Algo::NvlsTree { tuning::HW_LATENCY_US[tuning::Hw::Net as usize][a][p] } else { 0.0 }) * 1e-6
+                + self.call_net(),
             step: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
             step_net: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
             ppn: self.ppn,
