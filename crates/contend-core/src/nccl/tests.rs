@@ -296,3 +296,18 @@ fn kernels_reach_nccl_nvlink_figure_however_the_link_is_written() {
     assert!(busbw[0] < 48.0 && busbw[0] > 0.98 * 48.0, "{busbw:?}");
     assert!(close(busbw[1], busbw[0], 1e-9), "{busbw:?}");
 }
+
+/// A call across nodes pays `nccl_call_net` once, with its base latency (docs/nccl.md,
+/// "Latency"): every chain starts that much later, so the whole call shifts by it; on one node
+/// nothing changes.
+#[test]
+fn a_call_across_nodes_pays_the_call_overhead_once() {
+    let run = |nodes: usize, value: &str| {
+        let r =
+            tests_tool::Request { min_bytes: "1M".into(), max_bytes: "1M".into(), params: vec![("nccl_call_net".into(), value.into())], ..req("all_reduce") };
+        api::nccl_tests("dgx-a100", &r, nodes, None).unwrap().rows.remove(0).time_us
+    };
+    let shift = run(2, "40us") - run(2, "0s");
+    assert!((shift - 40.0).abs() < 0.01, "{shift} us");
+    assert_eq!(run(1, "40us"), run(1, "0s"));
+}
