@@ -67,9 +67,9 @@ def test_bad_input_is_one_line_exit_2(args, needle):
 
 def _closed_form_table(path, efficiency=0.8):
     """A ring all-reduce table on dgx-a100 whose kernels reach `efficiency` of each GPU port
-    (12 x 25 GB/s x maxmin's NVLink efficiency 0.92, less its duplex loss 0.065 of the same
-    load back), 2(n-1)/n S over it plus 60 us, printed as nccl-tests prints it."""
-    port = 12 * 25e9 * 0.92 / 1.065
+    (12 links x NCCL's SM80_NVLINK_BW, 20 GB/s each way), 2(n-1)/n S over it plus 60 us,
+    printed as nccl-tests prints it."""
+    port = 12 * 20e9
     lines = ["# Collective test starting: all_reduce_perf"]
     lines += [f"#  Rank  {k} Group  0 Pid  1 on host device  {k} [0x07] NVIDIA A100-SXM4-80GB" for k in range(8)]
     for e in range(30, 34):

@@ -224,15 +224,13 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::maxmin::MaxminParams;
 
-    /// A table measured on a machine whose kernels reach 80% of what maxmin's NVLink gives
-    /// (each dgx-a100 GPU port: 12 x 25 GB/s x efficiency, less the duplex loss of the same load
-    /// back), written from the ring all-reduce's closed form 2(n-1)/n S / (0.8 port) plus 60 us:
-    /// the fit finds Simple's efficiency 0.8.
+    /// A table measured on a machine whose kernels reach 80% of what NCCL's NVLink figure gives
+    /// (each dgx-a100 GPU port: 12 x SM80_NVLINK_BW = 12 x 20 GB/s each way), written from the
+    /// ring all-reduce's closed form 2(n-1)/n S / (0.8 port) plus 60 us: the fit finds Simple's
+    /// efficiency 0.8.
     fn table() -> String {
-        let p = MaxminParams::default();
-        let port = 12.0 * 25e9 * p.eff_nvlink / (1.0 + p.duplex_nvlink);
+        let port = 12.0 * 20e9;
         let mut t = String::from("# Collective test starting: all_reduce_perf\n");
         for k in 0..8 {
             t.push_str(&format!("#  Rank  {k} Group  0 Pid  1 on host device  {k} [0x07] NVIDIA A100-SXM4-80GB\n"));

@@ -282,6 +282,19 @@ impl Comm {
         let pxn = pxn_relays(m, &devices, ppn, &topo);
         let mut m = m.clone();
         m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = 0.0);
+        // NCCL's kernels move the bytes over NVLink with SM loads and stores, not copy engines,
+        // and reach less of a link than a copy engine: NCCL's own per-link figure for the GPU
+        // generation (topo.h SMxx_NVLINK_BW: 20 GB/s of NVLink 3's 25, 12 of an A40 bridge
+        // link's 14.06, 20.6 of NVLink 4's 25, 40.1 of NVLink 5's 50), each way while the other
+        // way is busy too (a ring's figure). So every NVLink carries that share of its bandwidth
+        // and no duplex loss, in place of the copy engine's efficiency and duplex loss.
+        for i in 0..m.links.len() {
+            if m.links[i].kind == LinkKind::Nvlink {
+                let share = topo::link_bw(&m, i, topo.cc) * 1e9 / m.links[i].bandwidth;
+                m.links[i].efficiency = Some(share.min(1.0));
+                m.links[i].duplex = Some(0.0);
+            }
+        }
         // NCCL's proxy progresses every connection at once, so its NICs interleave the messages
         // of all of them (rr), whatever the cluster says its NICs do with MPI's messages: a FCFS
         // NIC would send a tree's up and down chunks one message after another.
@@ -345,7 +358,7 @@ impl Comm {
             devices: self.devices.clone(),
             rings: self.rings[..nc].to_vec(),
             root,
-            base: base * 1e-6,
+            base: base * 1e-6 + self.call_net(),
             step: step * 1e-6,
             step_net: step_net * 1e-6,
             ppn: self.ppn,
@@ -365,6 +378,16 @@ impl Comm {
     /// moving an equal share through the switches (`lower::nvls`, `lower::nvls_tree`); its
     /// latency is NCCL's NVLS hardware latency, paid once by the first loop (NVLS-tree's network
     /// steps pay NET's on top, `lower::nvls_tree`).
+    /// What a call spanning nodes takes beyond NCCL's model (`nccl_call_net`, empirical: two
+    /// RoCE tables, docs/validation.md), paid once with the base latency; none on one node.
+    fn call_net(&self) -> f64 {
+        if self.nodes > 1 {
+            self.constants.call_net
+        } else {
+            0.0
+        }
+    }
+
     fn nvls_call(&self, coll: Coll, algo: Algo, bytes: u64) -> lower::Call {
         let nc = tuning::nvls_channels(self.topo.cc, self.nodes);
         let (a, p) = (algo as usize, Proto::Simple as usize);
@@ -383,7 +406,8 @@ impl Comm {
             rings: vec![identity; nc],
             root: 0,
             // NVLS-tree: the base carries the network steps' latency (NET's NVLS-tree figure).
-            base: (tuning::BASE_LATENCY_US[a][p] + if algo == Algo::NvlsTree { tuning::HW_LATENCY_US[tuning::Hw::Net as usize][a][p] } else { 0.0 }) * 1e-6,
+            base: (tuning::BASE_LATENCY_US[a][p] + if algo == Algo::NvlsTree { tuning::HW_LATENCY_US[tuning::Hw::Net as usize][a][p] } else { 0.0 }) * 1e-6
+                + self.call_net(),
             step: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
             step_net: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
             ppn: self.ppn,

@@ -5,7 +5,6 @@
 
 use super::*;
 use crate::api;
-use crate::model::maxmin::MaxminParams;
 
 fn req(op: &str, size: &str, algo: Option<&str>) -> tests_tool::Request {
     tests_tool::Request {
@@ -30,11 +29,10 @@ fn one(machine: &str, op: &str, size: &str, algo: Option<&str>) -> Result<tests_
     Ok(api::nccl_tests(machine, &req(op, size, algo), 1, None)?.rows.remove(0))
 }
 
-/// A GPU port of hgx-h100 under maxmin's defaults, each direction, with equal load both ways:
-/// 18 x 25 GB/s x efficiency / (1 + duplex loss).
+/// A GPU port of hgx-h100 as NCCL's kernels reach it, each direction, whatever the other way
+/// carries: 18 links x NCCL's SM90_NVLINK_BW (20.6 GB/s of NVLink 4's 25), no duplex loss.
 fn port() -> f64 {
-    let p = MaxminParams::default();
-    18.0 * 25e9 * p.eff_nvlink / (1.0 + p.duplex_nvlink)
+    18.0 * 20.6e9
 }
 
 #[test]
@@ -101,9 +99,8 @@ fn nvls_reduce_scatter_and_all_gather_move_their_halves() {
     let e = tuning::NVLS_EFFICIENCY[2];
     // Reduce-scatter: every GPU's whole buffer goes up once and its sum comes back, an eighth;
     // all-gather: every GPU's eighth goes up once and the whole buffer comes back. The busy
-    // direction of each port carries S (wire: S / e), the other S / 8, whose duplex loss it pays.
-    let p = MaxminParams::default();
-    let busy = 18.0 * 25e9 * p.eff_nvlink / (1.0 + p.duplex_nvlink / 8.0);
+    // direction of each port carries S (wire: S / e), the other S / 8.
+    let busy = port();
     for op in ["reduce_scatter", "all_gather"] {
         let row = one("hgx-h100", op, "1G", Some("nvls")).unwrap();
         assert_eq!(row.algo, Algo::Nvls, "{op}");
@@ -147,9 +144,10 @@ fn hopper_and_blackwell_presets_run_nvls_and_pcie_boxes_do_not() {
         let row = one(machine, "all_reduce", "1G", None).unwrap();
         assert_eq!(row.algo, Algo::Nvls, "{machine}");
     }
-    // B200's port is twice H100's; its NVLS efficiency is 0.74: busbw = 2 x 0.74 / 0.85 of H100's.
+    // B200's port as NCCL's kernels reach it is 18 x 40.1 GB/s (SM100_NVLINK_BW), H100's 18 x
+    // 20.6; its NVLS efficiency is 0.74: busbw = 40.1 / 20.6 x 0.74 / 0.85 of H100's.
     let (h, b) = (one("hgx-h100", "all_reduce", "1G", None).unwrap(), one("hgx-b200", "all_reduce", "1G", None).unwrap());
-    assert!((b.busbw / h.busbw / (2.0 * 0.74 / 0.85) - 1.0).abs() < 0.02, "B200 {} H100 {}", b.busbw, h.busbw);
+    assert!((b.busbw / h.busbw / (40.1 / 20.6 * 0.74 / 0.85) - 1.0).abs() < 0.02, "B200 {} H100 {}", b.busbw, h.busbw);
     // No NVSwitch: no NVLS; rings over the PCIe switches.
     let m = crate::topology::Machine::load("pcie-8gpu-ws").unwrap();
     assert!(Comm::new(&m, &[m.gpus()], None).unwrap().switches.is_empty());

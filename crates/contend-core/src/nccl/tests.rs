@@ -1,12 +1,11 @@
 //! NCCL's lowering checked against closed forms derived from first principles: on an NVSwitch
 //! node every GPU's NVLink port carries all its channels' flows, so a call's bandwidth part is
-//! the bytes one port must move over the port's capacity (bandwidth x efficiency, less the
-//! duplex loss of the same load coming back), and its latency part is NCCL's per-step latencies
+//! the bytes one port must move over what NCCL's kernels reach of it (NCCL's per-link NVLink
+//! figure for the generation, each way at once), and its latency part is NCCL's per-step latencies
 //! plus the path latency of every transfer on the chain of dependencies.
 
 use super::*;
 use crate::api;
-use crate::model::maxmin::MaxminParams;
 
 fn req(op: &str) -> tests_tool::Request {
     tests_tool::Request {
@@ -40,11 +39,10 @@ fn one(op: &str, size: &str, algo: Option<&str>, proto: Option<&str>, model: &st
     Ok(api::nccl_tests("dgx-a100", &r, 1, None)?.rows.remove(0))
 }
 
-/// A GPU port of dgx-a100 under maxmin's defaults, each direction, with equal load both ways:
-/// 12 x 25 GB/s x efficiency / (1 + duplex loss).
+/// A GPU port of dgx-a100 as NCCL's kernels reach it, each direction, with equal load both
+/// ways: 12 links x NCCL's SM80_NVLINK_BW (20 GB/s of NVLink 3's 25), no duplex loss.
 fn port() -> f64 {
-    let p = MaxminParams::default();
-    12.0 * 25e9 * p.eff_nvlink / (1.0 + p.duplex_nvlink)
+    12.0 * 20e9
 }
 
 /// Path latency of a GPU -> NVSwitch -> GPU transfer: two NVLink hops (docs/models.md defaults).
@@ -269,4 +267,47 @@ fn rail_optimised_cluster_runs_nccl_across_its_nodes() {
     assert!(nvls.rows[0].busbw > 8.0 * 50.0, "{}", nvls.rows[0].busbw);
     let e = api::nccl_tests("superpod-h100-su", &r, 33, None).unwrap_err().to_string();
     assert!(e.contains("--nodes") && e.contains("32") && !e.contains('\n'), "{e}");
+}
+
+/// NCCL's kernels reach NCCL's per-link NVLink figure of a link, each way at once: two A40
+/// joined by a 4-link bridge (14.0625 GB/s per link and direction, A40 data sheet) run a 1 GiB
+/// ring all-reduce at 4 x SM86_NVLINK_BW = 48 GB/s busbw less latency (the copy engine's share
+/// would give 4 x 14.0625 x 0.92 / 1.065 = 48.6); a file that writes the bridge as one 56.25 GB/s
+/// link without `count` is read as the same four links.
+#[test]
+fn kernels_reach_nccl_nvlink_figure_however_the_link_is_written() {
+    let dir = std::env::temp_dir().join(format!("contend-nccl-nvlink-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pair = |link: &str| {
+        format!(
+            "name: a40-pair\ndevices:\n  - {{name: CPU0, kind: root_complex}}\n  - {{name: GPU0, kind: gpu, model: NVIDIA A40}}\n  - {{name: GPU1, kind: gpu, model: NVIDIA A40}}\nlinks:\n  - {{a: GPU0, b: GPU1, kind: nvlink, {link}}}\n  - {{a: CPU0, b: GPU0, kind: pcie, gen: 4, lanes: 16}}\n  - {{a: CPU0, b: GPU1, kind: pcie, gen: 4, lanes: 16}}\n"
+        )
+    };
+    let mut busbw = Vec::new();
+    for (k, link) in ["count: 4, bandwidth: 14.0625GB/s", "bandwidth: 56.25GB/s"].iter().enumerate() {
+        let path = dir.join(format!("pair{k}.yaml"));
+        std::fs::write(&path, pair(link)).unwrap();
+        let r = tests_tool::Request { min_bytes: "1G".into(), max_bytes: "1G".into(), ..req("all_reduce") };
+        let row = api::nccl_tests(path.to_str().unwrap(), &r, 1, None).unwrap().rows.remove(0);
+        assert_eq!(row.algo, Algo::Ring);
+        busbw.push(row.busbw);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(busbw[0] < 48.0 && busbw[0] > 0.98 * 48.0, "{busbw:?}");
+    assert!(close(busbw[1], busbw[0], 1e-9), "{busbw:?}");
+}
+
+/// A call across nodes pays `nccl_call_net` once, with its base latency (docs/nccl.md,
+/// "Latency"): every chain starts that much later, so the whole call shifts by it; on one node
+/// nothing changes.
+#[test]
+fn a_call_across_nodes_pays_the_call_overhead_once() {
+    let run = |nodes: usize, value: &str| {
+        let r =
+            tests_tool::Request { min_bytes: "1M".into(), max_bytes: "1M".into(), params: vec![("nccl_call_net".into(), value.into())], ..req("all_reduce") };
+        api::nccl_tests("dgx-a100", &r, nodes, None).unwrap().rows.remove(0).time_us
+    };
+    let shift = run(2, "40us") - run(2, "0s");
+    assert!((shift - 40.0).abs() < 0.01, "{shift} us");
+    assert_eq!(run(1, "40us"), run(1, "0s"));
 }

@@ -67,7 +67,13 @@ pub fn link_bw(m: &Machine, link: usize, cc: u32) -> f64 {
     let l = &m.links[link];
     match l.kind {
         LinkKind::Nvlink => {
-            let count = m.spec.links.get(link).and_then(|s| s.count).unwrap_or(1) as f64;
+            // NCCL counts links. A file that gives a ganged bandwidth without `count` is read as
+            // that many links of the generation's data-sheet rate, so that neither the search nor
+            // the kernels' share of the link (`Comm::new`) takes it for one link.
+            let count = match m.spec.links.get(link).and_then(|s| s.count) {
+                Some(c) => c as f64,
+                None => (l.bandwidth / 1e9 / tuning::nvlink_link_rate(cc)).round().max(1.0),
+            };
             count * tuning::nvlink_bw(cc)
         }
         LinkKind::Pcie => l.bandwidth / 15.753846e9 * PCI_BW,

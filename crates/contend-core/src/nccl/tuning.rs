@@ -179,6 +179,18 @@ pub fn nvlink_bw(cc: u32) -> f64 {
     }
 }
 
+/// One NVLink's data-sheet rate each way for the GPU generation, GB/s: NVLink 1 (P100) 20,
+/// NVLink 2 and 3 (V100, A100) 25, an A40 or RTX 30 bridge link 14.0625 (112.5 GB/s over 4 links
+/// both ways), NVLink 4 (H100, H200) 25, NVLink 5 (B200) 50.
+pub fn nvlink_link_rate(cc: u32) -> f64 {
+    match cc {
+        c if c >= 100 => 50.0,
+        86 => 14.0625,
+        c if c >= 70 => 25.0,
+        _ => 20.0,
+    }
+}
+
 fn generation(cc: u32) -> usize {
     match cc {
         c if c >= 100 => 3,
