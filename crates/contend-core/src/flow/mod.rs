@@ -181,6 +181,12 @@ fn resources(m: &Machine, capacity: &dyn Fn(&Link) -> f64) -> Resources {
     r
 }
 
+/// The resource of each directed link, numbered as every flow table numbers them: `[2i]` for
+/// link i's a -> b, `[2i + 1]` for b -> a (one resource for both where it is a memory link).
+pub fn directed_resources(m: &Machine) -> Vec<u32> {
+    resources(m, &|_| 1.0).dir
+}
+
 /// The devices a plan visits, in order, with repeats (a staged copy meets its root complex
 /// and host memory twice): the source, then the far end of every hop.
 pub fn visits<'a>(m: &'a Machine, src: usize, plan: &'a Plan) -> impl Iterator<Item = usize> + 'a {

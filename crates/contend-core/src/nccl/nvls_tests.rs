@@ -31,10 +31,10 @@ fn one(machine: &str, op: &str, size: &str, algo: Option<&str>) -> Result<tests_
 }
 
 /// A GPU port of hgx-h100 under maxmin's defaults, each direction, with equal load both ways:
-/// 18 x 25 GB/s x efficiency / (1 + duplex loss).
+/// 18 x 25 GB/s x efficiency / (1 + duplex loss), NVLink 4's (its GPUs are Hoppers).
 fn port() -> f64 {
     let p = MaxminParams::default();
-    18.0 * 25e9 * p.eff_nvlink / (1.0 + p.duplex_nvlink)
+    18.0 * 25e9 * p.eff_nvlink4 / (1.0 + p.duplex_nvlink4)
 }
 
 #[test]
@@ -103,7 +103,7 @@ fn nvls_reduce_scatter_and_all_gather_move_their_halves() {
     // all-gather: every GPU's eighth goes up once and the whole buffer comes back. The busy
     // direction of each port carries S (wire: S / e), the other S / 8, whose duplex loss it pays.
     let p = MaxminParams::default();
-    let busy = 18.0 * 25e9 * p.eff_nvlink / (1.0 + p.duplex_nvlink / 8.0);
+    let busy = 18.0 * 25e9 * p.eff_nvlink4 / (1.0 + p.duplex_nvlink4 / 8.0);
     for op in ["reduce_scatter", "all_gather"] {
         let row = one("hgx-h100", op, "1G", Some("nvls")).unwrap();
         assert_eq!(row.algo, Algo::Nvls, "{op}");

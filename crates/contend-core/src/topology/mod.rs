@@ -296,7 +296,8 @@ pub struct LinkSpec {
     pub a: String,
     pub b: String,
     pub kind: LinkKind,
-    /// PCIe generation (1-6); with `lanes` gives the nominal bandwidth when none is written.
+    /// PCIe generation (1-6); with `lanes` gives the nominal bandwidth when none is written. On an
+    /// NVLink, its generation (1-5), where its GPUs' model does not say it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gen: Option<u8>,
     /// PCIe lane count (1, 2, 4, 8, 16).
@@ -378,7 +379,9 @@ pub struct Link {
     pub read_efficiency: Option<f64>,
     pub p2p: bool,
     pub label: String,
-    /// A PCIe link's generation, where written (models take a default efficiency per generation).
+    /// A PCIe link's generation, where written; an NVLink's, written or from the model of a GPU
+    /// at its ends (`resolve::nvlink_generation`). Models take a default efficiency (and an NVLink
+    /// a duplex loss) per generation.
     pub gen: Option<u8>,
 }
 
@@ -597,7 +600,11 @@ impl Machine {
                 read_efficiency: l.read_efficiency,
                 p2p: l.p2p.unwrap_or(!matches!(l.kind, LinkKind::Qpi | LinkKind::Upi)),
                 label,
-                gen: if l.kind == LinkKind::Pcie { l.gen } else { None },
+                gen: match l.kind {
+                    LinkKind::Pcie => l.gen,
+                    LinkKind::Nvlink => resolve::nvlink_generation(l, i, [&devices[a], &devices[b]], origin)?,
+                    _ => None,
+                },
             });
         }
         Ok(Machine {
