@@ -697,4 +697,15 @@ mod tests {
         let m = Machine::from_text(text, "m.yaml").unwrap();
         assert!((m.links[0].bandwidth - 15.753846e9).abs() < 1e4);
     }
+
+    /// An NVLink's generation: written, else its GPUs' (NVIDIA's data sheets: V100 NVLink 2, A100
+    /// NVLink 3, H100 NVLink 4), else none; a generation NVLink never had is refused in one line.
+    #[test]
+    fn nvlink_generation_from_its_gpus_or_as_written() {
+        let text = "name: x\ndevices:\n  - {name: S, kind: nvswitch}\n  - {name: V, kind: gpu, model: Tesla V100-SXM2}\n  - {name: H, kind: gpu, model: NVIDIA H100 80GB HBM3}\n  - {name: G, kind: gpu}\nlinks:\n  - {a: V, b: S, kind: nvlink, bandwidth: 25GB/s}\n  - {a: S, b: H, kind: nvlink, bandwidth: 25GB/s}\n  - {a: G, b: S, kind: nvlink, bandwidth: 25GB/s}\n  - {a: G, b: S, kind: nvlink, bandwidth: 25GB/s, gen: 3}\n";
+        let m = Machine::from_text(text, "m.yaml").unwrap();
+        assert_eq!(m.links.iter().map(|l| l.gen).collect::<Vec<_>>(), [Some(2), Some(4), None, Some(3)]);
+        let e = Machine::from_text(&text.replace("gen: 3", "gen: 7"), "m.yaml").unwrap_err().to_string();
+        assert!(e.starts_with("m.yaml: links[3].gen: NVLink generation 7 is unknown; use 1 to 5") && !e.contains('\n'), "{e}");
+    }
 }
