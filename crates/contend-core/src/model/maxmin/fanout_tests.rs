@@ -72,3 +72,38 @@ fn the_rate_model_agrees_with_the_engine() {
     rates.rates(&[0], &mut out[..1]);
     assert!(close(out[0], 100e9), "{out:?}");
 }
+
+/// The event engine, which moves a served GPU's capacity at joins and finishes, against the full
+/// recomputation (the rate model refilled at every event): random workloads on an NVSwitch node,
+/// half of them reads, so that GPUs gain and lose second readers all the time.
+#[test]
+fn incremental_engine_matches_full_recomputation_with_readers() {
+    use crate::model::RateAdaptor;
+    use crate::units::{Bytes, Time};
+    use crate::workload::{generate_rng, random_graph, Access};
+    let m = Machine::load("dgx-a100").unwrap();
+    let p = MaxminParams { staging_chunk: 0.0, ..Default::default() };
+    let mut moved = false;
+    for seed in 0..10u64 {
+        let mut spec = WorkloadSpec { transfers: random_graph(&m.gpu_names(), 1 + (seed as usize * 17) % 80, Bytes(1), seed), ..Default::default() };
+        let mut rng = generate_rng(seed);
+        for t in spec.transfers.iter_mut() {
+            t.size = Bytes(1 + (rng.unit() * 64.0 * 1048576.0) as u64);
+            t.start = (rng.unit() < 0.5).then(|| Time::from_secs(rng.unit() * 0.002));
+            t.access = (rng.unit() < 0.5).then_some(Access::Read);
+        }
+        let w = Workload::resolve(&spec, &m, "random").unwrap();
+        let prepared = MaxminPrepared::new(&m, &w, p).unwrap();
+        assert!(!prepared.fanout.is_empty(), "seed {seed}: no GPU is read");
+        let fast = sim::run_prepared(&w, &prepared, false).unwrap();
+        let without = MaxminPrepared::new(&m, &w, MaxminParams { read_fanout: 1.0, ..p }).unwrap();
+        moved |= sim::run_prepared(&w, &without, false).unwrap().finish != fast.finish;
+        let mut full = RateAdaptor::new(prepared.rate_model().unwrap(), &prepared.flows);
+        let slow = sim::run(&w, &prepared.flows, &mut full, false, true).unwrap();
+        for i in 0..w.transfers.len() {
+            let (a, b) = (fast.finish[i], slow.finish[i]);
+            assert!((a - b).abs() <= 1e-9 * b.max(1e-12), "seed {seed} finish {i}: {a} vs {b}");
+        }
+    }
+    assert!(moved, "no workload had a GPU read by two at once");
+}
