@@ -4,7 +4,7 @@
 //! 2634.65 and 2636.80 GB/s against 9216.17 and 9222.82 over 12 pairs), where the same GPUs
 //! written to by all (`all_to_one_write_ce`) or pulling from all (`one_to_all_read_ce`) lose
 //! nothing. So the loss is the served GPU's, and it depends on how many read from it: while two
-//! or more devices read from a GPU, the links their data leaves it by keep `share` of their
+//! or more devices read from a GPU, the NVLinks their data leaves it by keep `share` of their
 //! capacity; with one reader, all of it. Under max-min sharing no fixed capacity can do that
 //! (one reader alone must still get the whole link), so the capacity moves with the set of
 //! readers, as a per-direction duplex loss moves with the other direction's load
@@ -12,7 +12,7 @@
 
 use crate::flow::{directed_resources, FlowTable};
 use crate::keymap::IntMap;
-use crate::topology::{DeviceKind, Machine};
+use crate::topology::{DeviceKind, LinkKind, Machine};
 use crate::workload::{Access, Workload};
 
 /// Per transfer, the resources its data leaves a served GPU by, and its reader.
@@ -28,8 +28,9 @@ pub struct Fanout {
 
 impl Fanout {
     /// The copy-engine reads of another GPU's memory in `w` (kernels' loads and computations are
-    /// not: the basis is the copy engine's), where `share` < 1. Resources whose capacity a
-    /// per-direction duplex loss already moves (PCIe host links) are left out.
+    /// not: the basis is the copy engine's), where `share` < 1, on the NVLinks their data leaves
+    /// the served GPU by (the basis is NVLink's; no public data show several readers of one GPU
+    /// over PCIe).
     pub fn new(m: &Machine, w: &Workload, flows: &FlowTable, share: f64) -> Fanout {
         let reads = |i: usize| {
             let t = &w.transfers[i];
@@ -39,7 +40,6 @@ impl Fanout {
             return Fanout { share: 1.0, ..Default::default() };
         }
         let dir = directed_resources(m);
-        let paired: Vec<u32> = flows.duplex_pairs.iter().flat_map(|p| [p.upstream, p.downstream]).collect();
         let mut f = Fanout { share, off: vec![0], res: Vec::new(), reader: Vec::new() };
         for (i, t) in w.transfers.iter().enumerate() {
             if reads(i) {
@@ -47,7 +47,8 @@ impl Fanout {
                     let l = &m.links[h.link];
                     let leaves = if h.forward { l.a == t.src } else { l.b == t.src };
                     let r = dir[2 * h.link + usize::from(!h.forward)];
-                    if leaves && !paired.contains(&r) && !f.res[f.off[i] as usize..].contains(&r) {
+                    // NVLinks take no per-direction duplex loss, whose capacities the engine moves too.
+                    if leaves && l.kind == LinkKind::Nvlink && !f.res[f.off[i] as usize..].contains(&r) {
                         f.res.push(r);
                         f.reader.push(t.dst as u32);
                     }
