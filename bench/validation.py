@@ -209,8 +209,10 @@ def staged_both_ways_from_other_hosts(hosts: list[tuple[str, str]]) -> None:
 #   NVIDIA/cuda-samples issue 230 (peers 1.8-2.3 µs, staged 11-20 µs). Without the A100: the issue's
 #   peer midpoint, 2.05 µs, and its staged midpoint 15.5 µs less two engines and a staged copy's four
 #   0.1 µs hops, 11 µs.
-# - duplex_nvlink 0.065: a100-pcie-x4's NVLink pair (275.07 GB/s one way, 516.19 both). Without it, the
-#   only other machine here that publishes one way and both ways, h800x8: 176.08 / 174.34 - 1 = 0.010.
+# - duplex_nvlink 0.065 (NVLink 3, and any generation without its own): a100-pcie-x4's NVLink pair (275.07 GB/s
+#   one way, 516.19 both). Without it no other NVLink 3 pair here is usable (the A100 NVSwitch nodes' both-ways
+#   cells differ by 25% between a pair's two cells), so it takes NVLink 4's (below), 0.010, as it took h800x8's
+#   176.08 / 174.34 - 1 = 0.010 before NVLink had a value per generation.
 # - duplex_staged 0.66: the median of the staged hosts' fitted staging_duplex; without one, the median
 #   of the others.
 # - eff_pcie4 0.835: rtx-a6000x6's peers (26.3 GB/s of 31.51). Without it, no other machine here
@@ -224,6 +226,12 @@ def staged_both_ways_from_other_hosts(hosts: list[tuple[str, str]]) -> None:
 #   hgx-h100-kr's peers give it, 2.77 µs less the switch's 1 µs and two NVLink hops, 1.67 µs. Ampere's 2.2 µs
 #   is the A100 host's (above). Ada has a second machine: without the Genoa host, rtx6000ada-x2-wrx90's peers (1.12 and
 #   1.14 µs) less their two PCIe hops (0.2 µs) give 0.93 µs; its own default (1.0 µs) is not chosen from it.
+# - NVLink 2 efficiency 0.967 and duplex loss 0.003 (eff_nvlink2, duplex_nvlink2): v100x4-th2k's NVLink pairs (48.34
+#   GB/s of 2 x 25 one way, 96.21-96.43 both ways). Without it no V100 machine here measures one way (the DGX
+#   Station and DGX-1 publish both ways only): the NVLink-wide 0.92 and 0.065.
+# - NVLink 4 efficiency 0.872 and duplex loss 0.010 (eff_nvlink4, duplex_nvlink4): the median of hgx-h100-kr (392.62
+#   of 450 GB/s one way; 2 x 392.62 / 774.23 - 1 = 0.014), h800x8 (176.08 of 200; 176.08 / 174.34 - 1 = 0.010) and
+#   h100pcie-x2-nvl (256.81 of 300; 2 x 256.81 / 509.25 - 1 = 0.009); each without itself takes the other two's mean.
 # - NVSwitch traversal 1.0 µs (the copy engine's cost of a copy through the switch): an A100 NVSwitch node's
 #   median peer latency less the Ampere engine (2.2 µs) and two NVLink hops (0.1 µs). dgx-a100-distserve and
 #   hgx-a100-a147 both have a median of 3.30 µs, so each without itself takes the other's, 1.0 µs.
@@ -232,11 +240,13 @@ WITHOUT = {
     "dgx-a100-distserve": {"latency": {"nvswitch": "1.0us"}},
     "hgx-a100-a147": {"latency": {"nvswitch": "1.0us"}},
     "rtx6000ada-x4-genoa": {"latency": {"gpu": "0.93us"}},
-    "v100x4-th2k": {"latency": {"gpu": "2.2us"}},
+    "v100x4-th2k": {"latency": {"gpu": "2.2us"}, "params": {"eff_nvlink2": 0.92, "duplex_nvlink2": 0.065}},
     "rtx-a6000x6": {"params": {"eff_pcie4": 0.79}},
     "h100-host": {"params": {"eff_pcie5": 0.877}},
-    "h800x8": {"params": {"eff_pcie5": 0.876}},
+    "h800x8": {"params": {"eff_pcie5": 0.876, "eff_nvlink4": 0.864, "duplex_nvlink4": 0.0114}},
     "h200-host": {"latency": {"gpu": "1.67us"}},
+    "hgx-h100-kr": {"params": {"eff_nvlink4": 0.868, "duplex_nvlink4": 0.0093}},
+    "h100pcie-x2-nvl": {"params": {"eff_nvlink4": 0.876, "duplex_nvlink4": 0.012}},
 }
 
 
@@ -318,13 +328,13 @@ def leave_one_machine_out(staged_hosts: list[str]) -> None:
                 per_machine[name] = (base[("latency", "peer", "data sheet")], out[("latency", "peer", "data sheet")])
     print("Re-chosen without the machine scored: " + "; ".join(changed) + ".")
     print()
-    print("| kind | copies | fitted or held out | n | median abs error, in-sample | leave one machine out | "
-          "within ±10%, in-sample | leave one machine out |")
+    print("| kind | copies | fitted or held out | n | median abs error, leave one machine out | in-sample | "
+          "within ±10%, leave one machine out | in-sample |")
     print("|---|---|---|---|---|---|---|---|")
     for key in sorted(inside):
         a, b = inside[key], outside[key]
-        share = [f"{sum(x <= 0.10 for x in e) / len(e):.0%}" for e in (a, b)]
-        medians = [f"{statistics.median(e):.1%}" for e in (a, b)]
+        share = [f"{sum(x <= 0.10 for x in e) / len(e):.0%}" for e in (b, a)]
+        medians = [f"{statistics.median(e):.1%}" for e in (b, a)]
         print(f"| {key[0]} | {key[1]} | {key[2]} | {len(a)} | {medians[0]} | {medians[1]} | {share[0]} | {share[1]} |")
     print()
     print("| machine | peer latency cells | median abs error, leave one machine out | in-sample |")

@@ -111,7 +111,7 @@ fn targets(m: &Machine, patterns: &[Pattern], p: &MaxminParams) -> Vec<(Target, 
         out.push((Target::Efficiency(k), p.link_efficiency(l)));
         if !matches!(k, LinkKind::Memory | LinkKind::Network | LinkKind::Fabric) {
             if let Some(l) = m.links.iter().find(|l| l.kind == k && l.duplex_directed.is_none()) {
-                out.push((Target::Duplex(k), l.duplex.unwrap_or_else(|| p.duplex(k))));
+                out.push((Target::Duplex(k), p.link_duplex(l)));
             }
             // Links that give a loss per direction are fitted per direction.
             if let Some(d) = m.links.iter().filter(|l| l.kind == k).find_map(|l| l.duplex_directed) {

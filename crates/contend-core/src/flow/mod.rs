@@ -137,6 +137,9 @@ pub struct FlowTable {
     /// Links whose duplex loss is per direction, where the model honours it (maxmin): their
     /// directions' capacities shrink with the data moving the other way.
     pub duplex_pairs: Vec<charges::DuplexPair>,
+    /// Per transfer: whether it is a GPU's posted write into its node's host memory, complete
+    /// when its data has left the engine (`completion_wait`); a packet-level model ends it there.
+    pub posted: Vec<bool>,
 }
 
 /// Resource of each directed link: 2i for a -> b, 2i + 1 for b -> a; a memory link's two
@@ -181,6 +184,12 @@ fn resources(m: &Machine, capacity: &dyn Fn(&Link) -> f64) -> Resources {
     r
 }
 
+/// The resource of each directed link, numbered as every flow table numbers them: `[2i]` for
+/// link i's a -> b, `[2i + 1]` for b -> a (one resource for both where it is a memory link).
+pub fn directed_resources(m: &Machine) -> Vec<u32> {
+    resources(m, &|_| 1.0).dir
+}
+
 /// The devices a plan visits, in order, with repeats (a staged copy meets its root complex
 /// and host memory twice): the source, then the far end of every hop.
 pub fn visits<'a>(m: &'a Machine, src: usize, plan: &'a Plan) -> impl Iterator<Item = usize> + 'a {
@@ -194,29 +203,30 @@ pub fn visits<'a>(m: &'a Machine, src: usize, plan: &'a Plan) -> impl Iterator<I
     }))
 }
 
-/// What a copy's access adds to its path's latency, seconds (docs/models.md, "What a copy's
-/// completion waits for"). A read is request + data: its requests cross each link of the path once
-/// more, the other way, and where they reach host memory the root complex turns them into a
+/// What of its path a copy's completion waits for, seconds (docs/models.md, "What a copy's
+/// completion waits for"); the copy pays it after its setup depth (its plan's costs at its
+/// devices: engine, hand-off, switches). A GPU's write into host memory is posted: its engine's
+/// copy is complete when the writes leave it (PCIe orders the engine's completion signal behind
+/// them), so it waits for none of its path. Any other write waits for its path one way, as the hop
+/// latencies say. A read is request + data: its requests cross each link of the path, its data
+/// crosses it back, and where the requests reach host memory the root complex turns them into a
 /// memory read and its completions (the root complex's `latency`); a memory link is one resource
-/// with no direction, whose latency (the DRAM access) a read pays once, with its data. A GPU's
-/// write into host memory is posted: its engine's copy is complete when the writes leave it (PCIe
-/// orders the engine's completion signal behind them), so it waits for none of its path's hops
-/// (negative: they come off). Any other write pays its path one way, as the hop latencies say.
-pub fn access_latency(m: &Machine, hops: &[Hop], access: Access, posted_to_host: bool) -> f64 {
+/// with no direction, whose latency (the DRAM access) a read pays once, with its data.
+pub fn completion_wait(m: &Machine, hops: &[Hop], access: Access, posted_to_host: bool) -> f64 {
     match access {
         Access::Read => hops
             .iter()
             .map(|h| {
                 let l = &m.links[h.link];
                 if l.kind != LinkKind::Memory {
-                    return l.latency;
+                    return 2.0 * l.latency;
                 }
                 // The root complex at the memory link's other end turns the read around.
-                [l.a, l.b].into_iter().filter(|&d| m.devices[d].kind == DeviceKind::RootComplex).map(|d| m.devices[d].latency).sum()
+                l.latency + [l.a, l.b].into_iter().filter(|&d| m.devices[d].kind == DeviceKind::RootComplex).map(|d| m.devices[d].latency).sum::<f64>()
             })
             .sum(),
-        Access::Write if posted_to_host => -hops.iter().map(|h| m.links[h.link].latency).sum::<f64>(),
-        Access::Write => 0.0,
+        Access::Write if posted_to_host => 0.0,
+        Access::Write => hops.iter().map(|h| m.links[h.link].latency).sum(),
     }
 }
 
@@ -492,6 +502,7 @@ impl FlowTable {
             engine_slots: Vec::new(),
             join_quantum: 0.0,
             duplex_pairs: Vec::new(),
+            posted: Vec::with_capacity(n),
         };
         if rules.charges.directed {
             for (i, l) in m.links.iter().enumerate() {
@@ -571,14 +582,14 @@ impl FlowTable {
         let mut crossings: Vec<(u32, f64, f64)> = Vec::new();
         // What a transfer's plan and access decide (its route, path, hop latencies and NIC),
         // once per (plan, access) for the transfers that ask nothing more.
-        let mut compiled: KeyMap<(u32, u32, f64, f64, u32)> = KeyMap::default();
+        let mut compiled: KeyMap<(u32, u32, f64, f64, bool, u32)> = KeyMap::default();
         for (i, (t, &shares)) in w.transfers.iter().zip(&spread).enumerate() {
             let p = plan_of[i];
             let plan = &plans[p as usize];
             let plain = kernels[i].is_none() && t.compute.is_none();
             let read = t.access == Access::Read;
             let memo = (p as u64) << 33 | (shares as u64) << 1 | read as u64;
-            let (route, path_id, hops_latency, requests, nic) = match compiled.get(&memo) {
+            let (route, path_id, hops_latency, wait, posted, nic) = match compiled.get(&memo) {
                 Some(&known_one) if plain => known_one,
                 _ => {
                     if read {
@@ -690,7 +701,7 @@ impl FlowTable {
                     // A PCIe write into this node's host memory (a network message is no posted write).
                     let posted = matches!(host_copy(m, t.src, t.dst, plan), Some((_, true)))
                         && plan.hops.iter().all(|h| !matches!(m.links[h.link].kind, LinkKind::Network | LinkKind::Fabric));
-                    let requests = access_latency(m, &plan.hops, t.access, posted);
+                    let wait = completion_wait(m, &plan.hops, t.access, posted);
                     let nic = match injecting_nic(m, t.src, &plan.hops) {
                         None => NO_NIC,
                         Some(d) => *nic_of_device.entry(d).or_insert_with(|| {
@@ -698,7 +709,7 @@ impl FlowTable {
                             c.nics.len() as u32 - 1
                         }),
                     };
-                    let this = (route, path_id, hops_latency, requests, nic);
+                    let this = (route, path_id, hops_latency, wait, posted, nic);
                     if plain {
                         compiled.insert(memo, this);
                     }
@@ -716,8 +727,13 @@ impl FlowTable {
                 (None, None) if t.kernel => (0.0, plan.kernel_latency),
                 (None, None) => (0.0, plan.latency),
             };
-            c.setup.push(before + if rules.prepay_latency { latency + requests } else { (latency - hops_latency).max(0.0) } + t.overhead);
+            // The setup depth: what the copy pays at its devices (its latency without its hops). A
+            // flow-level model then pays what of its path the completion waits for; a packet-level
+            // model's packets meet the hops as they cross them.
+            let depth = (latency - hops_latency).max(0.0);
+            c.setup.push(before + depth + if rules.prepay_latency { wait } else { 0.0 } + t.overhead);
             c.nic.push(nic);
+            c.posted.push(posted);
             c.engine.push(match host_copy(m, t.src, t.dst, plan) {
                 // A copy into another node's memory crosses a NIC: the NIC's queue is its queue.
                 Some((gpu, to_host)) if plain && nic == NO_NIC => *engine_of.entry((gpu, to_host)).or_insert_with(|| {

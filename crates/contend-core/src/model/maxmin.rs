@@ -10,6 +10,7 @@
 
 mod duplex;
 pub mod engine;
+mod fanout;
 mod fill;
 mod groups;
 mod queue;
@@ -26,6 +27,7 @@ use crate::topology::{Link, LinkKind, Machine};
 use crate::units::{Bytes, Time};
 use crate::workload::Workload;
 use engine::Engine;
+use fanout::Fanout;
 use fill::Filler;
 use std::collections::BTreeMap;
 
@@ -38,6 +40,8 @@ pub struct MaxminParams {
     pub eff_pcie5: f64,
     pub eff_pcie6: f64,
     pub eff_nvlink: f64,
+    pub eff_nvlink2: f64,
+    pub eff_nvlink4: f64,
     pub eff_qpi: f64,
     pub eff_upi: f64,
     pub eff_xgmi: f64,
@@ -55,6 +59,8 @@ pub struct MaxminParams {
     /// Duplex loss of a staged copy's GPU links where its host memory sets no `staging_duplex`.
     pub duplex_staged: f64,
     pub duplex_nvlink: f64,
+    pub duplex_nvlink2: f64,
+    pub duplex_nvlink4: f64,
     /// QPI, UPI and xGMI.
     pub duplex_socket: f64,
     /// Read efficiency: a pulled copy's data crosses a link at 1/read_* of its size.
@@ -65,6 +71,7 @@ pub struct MaxminParams {
     pub read_request: f64,
     /// Share of a host memory's bandwidth that writes into it reach where it sets none.
     pub write_memory: f64,
+    pub read_fanout: f64,
     /// When a FCFS or RR-N NIC takes its next message (params.rs).
     pub nic_release: NicRelease,
     /// A message through a NIC pays each device's store-and-forward of one packet (params.rs; off by default).
@@ -99,7 +106,11 @@ pub const PARAMS: &[Param] = &[
     // No public Gen6 GPU copy: Gen5's [ASSUMPTION] (flit mode keeps TLP overheads of that order).
     Param::new("eff_pcie6", EFF, "0.876", "same for PCIe Gen6 links [ASSUMPTION: Gen5's; no public Gen6 measurement]"),
     // 18.4 GB/s of a 20 GB/s P100 link, one way (seed 004 bounds it at 94%).
-    Param::new("eff_nvlink", EFF, "0.92", "same for NVLink"),
+    Param::new("eff_nvlink", EFF, "0.92", "same for NVLink of generation 1, 3, 5 or none known; given alone, every generation's"),
+    // V100 SXM2 NVLink 2 pairs: 48.34 GB/s of 2 x 25, 24.22 of 25 one way (v100x4-th2k, TH2K note).
+    Param::new("eff_nvlink2", EFF, "0.967", "same for NVLink 2 (Volta) [one public 4 x V100 host: 0.967-0.969]"),
+    // Hopper NVLink 4 one way: HGX H100 392.6 of 450 GB/s, HGX H800 176.1 of 200, 2 x H100 PCIe (NV12) 256.8 of 300.
+    Param::new("eff_nvlink4", EFF, "0.872", "same for NVLink 4 (Hopper) [three public Hopper machines: 0.856-0.880, median]"),
     Param::new("eff_qpi", EFF, "1", "same for QPI"),
     Param::new("eff_upi", EFF, "1", "same for UPI"),
     Param::new("eff_xgmi", EFF, "1", "same for AMD xGMI socket links"),
@@ -123,7 +134,11 @@ pub const PARAMS: &[Param] = &[
         "duplex loss of a host-staged copy's GPU links where the host memory sets no staging_duplex [EMPIRICAL: median of four public hosts, 0.35-0.87; duplex_pcie's 0.06 gives the link's own]",
     ),
     // A100 NVLink pair: 275.1 GB/s one way, 516.2 GB/s both ways (fixture).
-    Param::new("duplex_nvlink", LOSS, "0.065", "same for NVLink"),
+    Param::new("duplex_nvlink", LOSS, "0.065", "same for NVLink of generation 1, 3, 5 or none known; given alone, every generation's"),
+    // V100 NVLink 2 pairs: 48.34 GB/s one way, 96.21-96.43 both ways (v100x4-th2k).
+    Param::new("duplex_nvlink2", LOSS, "0.003", "same for NVLink 2 (Volta) [one public 4 x V100 host: 0.002-0.005]"),
+    // Hopper NVLink 4: one way over both ways' half, HGX H100 0.014, HGX H800 0.010, 2 x H100 PCIe 0.009.
+    Param::new("duplex_nvlink4", LOSS, "0.010", "same for NVLink 4 (Hopper) [three public Hopper machines: 0.009-0.014, median]"),
     Param::new("duplex_socket", LOSS, "0", "same for QPI, UPI and xGMI"),
     Param::new("read_pcie", EFF, "1", "read efficiency of PCIe: a pulled copy's data costs 1/read_pcie of its size"),
     Param::new("read_nvlink", EFF, "1", "same for NVLink"),
@@ -138,6 +153,14 @@ pub const PARAMS: &[Param] = &[
         EFF,
         "0.81",
         "write efficiency of host memory where a host_memory device sets no write_efficiency: a byte written into it (a GPU's copy to the host, a staged copy's first half) takes 1/write_memory of its bandwidth, a byte read 1 [Intel MLC read/write mixes on two Xeon hosts, 0.79-0.83; contend calibrate fits it per machine from all-GPU host writes: 0.584 on h800x8]",
+    ),
+    // nvbandwidth all_to_one_read_ce over one pair's read (device_to_device_memcpy_read_ce): OCI's GB200 and
+    // GB300 quick-start pages, 2634.65 / 4 against 9216.17 / 12 and 2636.80 / 4 against 9222.82 / 12 GB/s.
+    Param::new(
+        "read_fanout",
+        EFF,
+        "0.858",
+        "share of its outgoing links' capacity a GPU keeps while two or more GPUs' copy engines read from it at once (one reader: all) [OCI's public GB200 and GB300 nvbandwidth runs: 0.858 and 0.858]",
     ),
     // What credit-based flow control does (params.rs; docs/models.md, "NIC release").
     NIC_RELEASE,
@@ -157,6 +180,8 @@ impl MaxminParams {
             eff_pcie5: v.real("eff_pcie5"),
             eff_pcie6: v.real("eff_pcie6"),
             eff_nvlink: v.real("eff_nvlink"),
+            eff_nvlink2: v.real("eff_nvlink2"),
+            eff_nvlink4: v.real("eff_nvlink4"),
             eff_qpi: v.real("eff_qpi"),
             eff_upi: v.real("eff_upi"),
             eff_xgmi: v.real("eff_xgmi"),
@@ -169,12 +194,15 @@ impl MaxminParams {
             duplex_pcie: v.real("duplex_pcie"),
             duplex_staged: v.real("duplex_staged"),
             duplex_nvlink: v.real("duplex_nvlink"),
+            duplex_nvlink2: v.real("duplex_nvlink2"),
+            duplex_nvlink4: v.real("duplex_nvlink4"),
             duplex_socket: v.real("duplex_socket"),
             read_pcie: v.real("read_pcie"),
             read_nvlink: v.real("read_nvlink"),
             read_socket: v.real("read_socket"),
             read_request: v.real("read_request"),
             write_memory: v.real("write_memory"),
+            read_fanout: v.real("read_fanout"),
             nic_release: NicRelease::read(v),
             store_forward: v.on(STORE_FORWARD.name),
             fluid_routing: v.on(FLUID_ROUTING.name),
@@ -184,6 +212,18 @@ impl MaxminParams {
             for (name, e) in [("eff_pcie4", &mut p.eff_pcie4), ("eff_pcie5", &mut p.eff_pcie5), ("eff_pcie6", &mut p.eff_pcie6)] {
                 if !v.given(name) {
                     *e = p.eff_pcie;
+                }
+            }
+        }
+        // So do eff_nvlink and duplex_nvlink, for the NVLink generations with their own.
+        for (all, per) in [("eff_nvlink", ["eff_nvlink2", "eff_nvlink4"]), ("duplex_nvlink", ["duplex_nvlink2", "duplex_nvlink4"])] {
+            for name in per.into_iter().filter(|n| v.given(all) && !v.given(n)) {
+                let x = v.real(all);
+                match name {
+                    "eff_nvlink2" => p.eff_nvlink2 = x,
+                    "eff_nvlink4" => p.eff_nvlink4 = x,
+                    "duplex_nvlink2" => p.duplex_nvlink2 = x,
+                    _ => p.duplex_nvlink4 = x,
                 }
             }
         }
@@ -198,6 +238,8 @@ impl MaxminParams {
             ("eff_pcie5", self.eff_pcie5),
             ("eff_pcie6", self.eff_pcie6),
             ("eff_nvlink", self.eff_nvlink),
+            ("eff_nvlink2", self.eff_nvlink2),
+            ("eff_nvlink4", self.eff_nvlink4),
             ("eff_qpi", self.eff_qpi),
             ("eff_upi", self.eff_upi),
             ("eff_xgmi", self.eff_xgmi),
@@ -207,12 +249,15 @@ impl MaxminParams {
             ("duplex_pcie", self.duplex_pcie),
             ("duplex_staged", self.duplex_staged),
             ("duplex_nvlink", self.duplex_nvlink),
+            ("duplex_nvlink2", self.duplex_nvlink2),
+            ("duplex_nvlink4", self.duplex_nvlink4),
             ("duplex_socket", self.duplex_socket),
             ("read_pcie", self.read_pcie),
             ("read_nvlink", self.read_nvlink),
             ("read_socket", self.read_socket),
             ("read_request", self.read_request),
             ("write_memory", self.write_memory),
+            ("read_fanout", self.read_fanout),
         ] {
             m.insert(k.into(), format!("{v}"));
         }
@@ -236,7 +281,18 @@ impl MaxminParams {
             (LinkKind::Pcie, Some(4)) => self.eff_pcie4,
             (LinkKind::Pcie, Some(5)) => self.eff_pcie5,
             (LinkKind::Pcie, Some(6)) => self.eff_pcie6,
+            (LinkKind::Nvlink, Some(2)) => self.eff_nvlink2,
+            (LinkKind::Nvlink, Some(4)) => self.eff_nvlink4,
             (k, _) => self.efficiency(k),
+        })
+    }
+
+    /// A link's duplex loss: its own if written, else its kind's (and an NVLink's generation's).
+    pub fn link_duplex(&self, l: &Link) -> f64 {
+        l.duplex.unwrap_or_else(|| match (l.kind, l.gen) {
+            (LinkKind::Nvlink, Some(2)) => self.duplex_nvlink2,
+            (LinkKind::Nvlink, Some(4)) => self.duplex_nvlink4,
+            (k, _) => self.duplex(k),
         })
     }
 
@@ -279,6 +335,8 @@ impl MaxminParams {
 pub struct MaxminPrepared {
     pub flows: FlowTable,
     pub params: MaxminParams,
+    /// The served GPUs' loss to several readers (`read_fanout`).
+    fanout: Fanout,
     /// Each transfer's setup without store and forward (kept to redo it for new capacities:
     /// base plus the new delay gives the same bits as a fresh preparation, which adding the
     /// difference to the old sum would not).
@@ -292,7 +350,7 @@ pub fn prepare(m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<
 impl MaxminPrepared {
     pub fn new(m: &Machine, w: &Workload, params: MaxminParams) -> Result<MaxminPrepared> {
         let capacity = |l: &Link| params.capacity(l);
-        let duplex = |l: &Link| l.duplex.unwrap_or_else(|| params.duplex(l.kind));
+        let duplex = |l: &Link| params.link_duplex(l);
         let read = |l: &Link| match l.read_efficiency {
             Some(e) => ReadCost { data: 1.0 / e, request: params.read_request },
             None => params.read_cost(l.kind),
@@ -320,7 +378,8 @@ impl MaxminPrepared {
             flows.buffer_nic_releases(m);
             flows.nic_buffer_shared = params.nic_release == NicRelease::Shared;
         }
-        let mut prepared = MaxminPrepared { flows, params, unforwarded: Vec::new() };
+        let fanout = Fanout::new(m, w, &flows, params.read_fanout);
+        let mut prepared = MaxminPrepared { flows, params, fanout, unforwarded: Vec::new() };
         prepared.forward(m);
         Ok(prepared)
     }
@@ -348,10 +407,10 @@ impl Prepared for MaxminPrepared {
         self.params.to_map()
     }
     fn rate_model(&self) -> Option<Box<dyn RateModel + '_>> {
-        Some(Box::new(MaxminRates { flows: &self.flows, filler: Filler::new(self.flows.cap.len()), items: Vec::new() }))
+        Some(Box::new(MaxminRates { flows: &self.flows, fanout: &self.fanout, filler: Filler::new(self.flows.cap.len()), items: Vec::new() }))
     }
     fn event_model(&self) -> Box<dyn EventModel + '_> {
-        Box::new(Engine::new(&self.flows))
+        Box::new(Engine::new(&self.flows, &self.fanout))
     }
     fn take_capacities(&mut self, m: &Machine) -> Result<bool> {
         let params = &self.params;
@@ -366,6 +425,7 @@ impl Prepared for MaxminPrepared {
 /// maxmin as rates of an active set: one progressive filling per call, per route.
 pub struct MaxminRates<'f> {
     flows: &'f FlowTable,
+    fanout: &'f Fanout,
     filler: Filler,
     items: Vec<u32>,
 }
@@ -375,13 +435,16 @@ impl RateModel for MaxminRates<'_> {
         self.items.clear();
         self.items.extend(active.iter().map(|&i| self.flows.route_of[i]));
         let (routes, pairs) = (&self.flows.routes, &self.flows.duplex_pairs);
-        self.filler.fill(routes, &self.items, |_| 1.0, &self.flows.cap, out);
+        // A GPU read by several devices among these keeps its share (maxmin::fanout).
+        let fanned = self.fanout.capacities(active, &self.flows.cap);
+        let base = fanned.as_deref().unwrap_or(&self.flows.cap);
+        self.filler.fill(routes, &self.items, |_| 1.0, base, out);
         if pairs.is_empty() {
             return;
         }
         // Capacities less each direction's duplex loss to the load the other way, refilled
         // until they stop moving (maxmin::duplex).
-        let mut cap = self.flows.cap.clone();
+        let mut cap = base.to_vec();
         let mut load = vec![0.0; cap.len()];
         for _ in 0..duplex::ROUNDS {
             load.iter_mut().for_each(|x| *x = 0.0);
@@ -391,7 +454,7 @@ impl RateModel for MaxminRates<'_> {
                 }
             }
             let mut moved = false;
-            duplex::update(pairs, &self.flows.cap, &load, &mut cap, |_, _| moved = true);
+            duplex::update(pairs, base, &load, &mut cap, |_, _| moved = true);
             if !moved {
                 return;
             }
@@ -404,5 +467,7 @@ impl RateModel for MaxminRates<'_> {
 mod capacity_tests;
 #[cfg(test)]
 mod charges_tests;
+#[cfg(test)]
+mod fanout_tests;
 #[cfg(test)]
 mod tests;

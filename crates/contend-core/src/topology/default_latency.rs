@@ -14,7 +14,7 @@ const US: f64 = 1e-6;
 /// what a copy engine's copy pays to pass through it (`NVSWITCH_TRAVERSAL`). Other transit
 /// devices and NICs: none (their cost is in their links, and network latencies are written by
 /// cluster descriptions). Root complex: its turnaround of a read of host memory
-/// (`ROOT_COMPLEX_READ`), which only reads pay (`flow::access_latency`).
+/// (`ROOT_COMPLEX_READ`), which only reads pay (`flow::completion_wait`).
 pub fn device(kind: DeviceKind, model: Option<&str>) -> f64 {
     match kind {
         DeviceKind::Gpu => engine(model.map_or(Generation::Unknown, generation)),

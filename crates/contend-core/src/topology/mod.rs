@@ -296,7 +296,8 @@ pub struct LinkSpec {
     pub a: String,
     pub b: String,
     pub kind: LinkKind,
-    /// PCIe generation (1-6); with `lanes` gives the nominal bandwidth when none is written.
+    /// PCIe generation (1-6); with `lanes` gives the nominal bandwidth when none is written. On an
+    /// NVLink, its generation (1-5), where its GPUs' model does not say it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gen: Option<u8>,
     /// PCIe lane count (1, 2, 4, 8, 16).
@@ -378,7 +379,9 @@ pub struct Link {
     pub read_efficiency: Option<f64>,
     pub p2p: bool,
     pub label: String,
-    /// A PCIe link's generation, where written (models take a default efficiency per generation).
+    /// A PCIe link's generation, where written; an NVLink's, written or from the model of a GPU
+    /// at its ends (`resolve::nvlink_generation`). Models take a default efficiency (and an NVLink
+    /// a duplex loss) per generation.
     pub gen: Option<u8>,
 }
 
@@ -597,7 +600,11 @@ impl Machine {
                 read_efficiency: l.read_efficiency,
                 p2p: l.p2p.unwrap_or(!matches!(l.kind, LinkKind::Qpi | LinkKind::Upi)),
                 label,
-                gen: if l.kind == LinkKind::Pcie { l.gen } else { None },
+                gen: match l.kind {
+                    LinkKind::Pcie => l.gen,
+                    LinkKind::Nvlink => resolve::nvlink_generation(l, i, [&devices[a], &devices[b]], origin)?,
+                    _ => None,
+                },
             });
         }
         Ok(Machine {
@@ -689,5 +696,16 @@ mod tests {
             "name: x\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: G, kind: gpu}\nlinks:\n  - {a: RC, b: G, kind: pcie, gen: 3, lanes: 16}\n";
         let m = Machine::from_text(text, "m.yaml").unwrap();
         assert!((m.links[0].bandwidth - 15.753846e9).abs() < 1e4);
+    }
+
+    /// An NVLink's generation: written, else its GPUs' (NVIDIA's data sheets: V100 NVLink 2, A100
+    /// NVLink 3, H100 NVLink 4), else none; a generation NVLink never had is refused in one line.
+    #[test]
+    fn nvlink_generation_from_its_gpus_or_as_written() {
+        let text = "name: x\ndevices:\n  - {name: S, kind: nvswitch}\n  - {name: V, kind: gpu, model: Tesla V100-SXM2}\n  - {name: H, kind: gpu, model: NVIDIA H100 80GB HBM3}\n  - {name: G, kind: gpu}\nlinks:\n  - {a: V, b: S, kind: nvlink, bandwidth: 25GB/s}\n  - {a: S, b: H, kind: nvlink, bandwidth: 25GB/s}\n  - {a: G, b: S, kind: nvlink, bandwidth: 25GB/s}\n  - {a: G, b: S, kind: nvlink, bandwidth: 25GB/s, gen: 3}\n";
+        let m = Machine::from_text(text, "m.yaml").unwrap();
+        assert_eq!(m.links.iter().map(|l| l.gen).collect::<Vec<_>>(), [Some(2), Some(4), None, Some(3)]);
+        let e = Machine::from_text(&text.replace("gen: 3", "gen: 7"), "m.yaml").unwrap_err().to_string();
+        assert!(e.starts_with("m.yaml: links[3].gen: NVLink generation 7 is unknown; use 1 to 5") && !e.contains('\n'), "{e}");
     }
 }

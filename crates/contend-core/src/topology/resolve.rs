@@ -1,6 +1,7 @@
 //! The checks and defaults that turn a written device or link into the engine's: values in
 //! range, fields on the kinds they apply to, default latencies (docs/models.md).
 
+use super::default_latency::Generation;
 use super::{default_latency, Acs, Device, DeviceKind, DeviceSpec, DirectedDuplex, LinkKind, LinkSpec};
 use crate::error::{Error, Result};
 
@@ -83,6 +84,24 @@ pub fn nvswitch_generation(model: Option<&str>) -> Option<u8> {
     } else {
         None
     }
+}
+
+/// An NVLink's generation: as written (1-5), else the one its GPUs' generation has (Volta
+/// NVLink 2, Ampere NVLink 3, Hopper NVLink 4; NVIDIA's data sheets), from the first end whose
+/// model names one. None where neither says: the model's NVLink-wide defaults apply.
+pub(super) fn nvlink_generation(l: &LinkSpec, i: usize, ends: [&Device; 2], origin: &str) -> Result<Option<u8>> {
+    if let Some(g) = l.gen {
+        if !(1..=5).contains(&g) {
+            return Err(Error::input(origin, format!("links[{i}].gen"), format!("NVLink generation {g} is unknown; use 1 to 5")));
+        }
+        return Ok(Some(g));
+    }
+    Ok(ends.iter().filter(|d| d.kind == DeviceKind::Gpu).find_map(|d| match default_latency::generation(d.model.as_deref()?) {
+        Generation::Volta => Some(2),
+        Generation::Ampere => Some(3),
+        Generation::Hopper => Some(4),
+        _ => None,
+    }))
 }
 
 /// More concurrent same-direction host copies per GPU than any GPU has engines for.

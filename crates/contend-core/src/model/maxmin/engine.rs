@@ -21,7 +21,9 @@
 //! fixed groups leave, and regrouped by where they froze.
 
 mod duplex;
+mod fanout;
 
+use super::fanout::{Fanout, Readers};
 use super::fill::Filler;
 use super::groups::{Groups, Stamp, NONE};
 use super::queue::Finishes;
@@ -43,8 +45,14 @@ const WIDENINGS: usize = 6;
 
 pub struct Engine<'c> {
     c: &'c FlowTable,
-    /// Capacity of each resource now: the flow table's, less a per-direction duplex loss.
+    /// Capacity of each resource now: the flow table's, less a per-direction duplex loss or a
+    /// served GPU's loss to several readers (`fan`).
     cap: Vec<f64>,
+    fan: &'c Fanout,
+    /// Readers in flight per served resource, and the resources whose count of readers crossed
+    /// between one and two in the instant being processed.
+    readers: Readers,
+    fan_moved: Vec<u32>,
     /// Per resource, whether `settle_duplex` has listed it as touched (empty without pairs).
     duplex_seen: Vec<bool>,
     /// Routes (their transfers in flight) and bottleneck groups, and each group's resources.
@@ -625,12 +633,15 @@ impl<'c> Engine<'c> {
 }
 
 impl<'c> Engine<'c> {
-    pub fn new(c: &'c FlowTable) -> Engine<'c> {
+    pub fn new(c: &'c FlowTable, fan: &'c Fanout) -> Engine<'c> {
         let nres = c.cap.len();
         let nroutes = c.routes.len();
         Engine {
             c,
             cap: c.cap.clone(),
+            fan,
+            readers: Readers::default(),
+            fan_moved: Vec::new(),
             duplex_seen: if c.duplex_pairs.is_empty() { Vec::new() } else { vec![false; nres] },
             g: Groups::new(nres, nroutes),
             spans: Spans::new(nres),
@@ -675,6 +686,8 @@ impl<'c> Engine<'c> {
 impl EventModel for Engine<'_> {
     fn join(&mut self, flow: usize, t: f64) {
         self.add_flow(flow, t);
+        let moved = &mut self.fan_moved;
+        self.readers.count(self.fan, flow, 1, |r| moved.push(r));
         let r = self.c.route_of[flow];
         self.changed.push(r);
         self.gained.push(r);
@@ -697,6 +710,10 @@ impl EventModel for Engine<'_> {
                 self.regroup |= self.finish_group(b, t, &mut finished, &mut changed, true);
             }
             done.extend(finished.iter().map(|&f| f as usize));
+            for &f in &finished {
+                let moved = &mut self.fan_moved;
+                self.readers.count(self.fan, f as usize, -1, |r| moved.push(r));
+            }
         }
         self.finished = finished;
         self.changed = changed;
@@ -709,6 +726,11 @@ impl EventModel for Engine<'_> {
         if result.is_ok() && !changed.is_empty() && !self.c.duplex_pairs.is_empty() {
             let mut touched = Vec::new();
             result = self.settle_duplex(t, &mut touched);
+            self.touched = touched;
+        }
+        if result.is_ok() && !self.fan_moved.is_empty() {
+            let mut touched = std::mem::take(&mut self.touched);
+            result = self.settle_fanout(t, &mut touched);
             self.touched = touched;
         }
         (self.changed, self.gained) = (changed, gained);

@@ -262,6 +262,10 @@ fn staged_copies_both_ways_lose_the_staged_duplex() {
 fn params_parse_and_refuse() {
     let kv = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
     assert_eq!(MaxminParams::parse(&kv("eff_nvlink", "0.94")).unwrap().eff_nvlink, 0.94);
+    // Given alone, the NVLink-wide values set every generation's, as eff_pcie does PCIe's.
+    let p =
+        MaxminParams::parse(&[("eff_nvlink".into(), "0.94".into()), ("duplex_nvlink".into(), "0.05".into()), ("eff_nvlink4".into(), "0.9".into())]).unwrap();
+    assert_eq!((p.eff_nvlink2, p.eff_nvlink4, p.duplex_nvlink2, p.duplex_nvlink4), (0.94, 0.9, 0.05, 0.05));
     assert_eq!(MaxminParams::parse(&kv("staging_chunk", "1MiB")).unwrap().staging_chunk, MIB);
     assert!(!MaxminParams::parse(&kv("p2p", "off")).unwrap().p2p);
     assert!(MaxminParams::parse(&kv("eff_pcie", "1.5")).unwrap_err().to_string().contains("(0, 1]"));
@@ -440,4 +444,17 @@ fn early_release_is_where_its_definition_puts_it() {
     exact(at("82.5kB", NicRelease::Buffered), 18.5, 17.0, 16.5);
     exact(at("82.5kB", NicRelease::Delivered), 18.25, 18.75, 16.5);
     exact(at("40kB", NicRelease::Buffered), 14.5, 13.0, 8.0);
+}
+
+/// An NVLink takes its generation's efficiency and duplex loss, a link's own value wins, and a
+/// link of no known generation takes the NVLink-wide ones.
+#[test]
+fn nvlink_terms_by_generation() {
+    let text = "name: x\ndevices:\n  - {name: A, kind: gpu, model: Tesla V100-SXM2}\n  - {name: B, kind: gpu, model: Tesla V100-SXM2}\n  - {name: C, kind: gpu}\n  - {name: D, kind: gpu}\nlinks:\n  - {a: A, b: B, kind: nvlink, bandwidth: 25GB/s}\n  - {a: C, b: D, kind: nvlink, bandwidth: 25GB/s}\n  - {a: C, b: D, kind: nvlink, bandwidth: 25GB/s, gen: 4, efficiency: 0.5, duplex: 0.2}\n";
+    let m = Machine::from_text(text, "x").unwrap();
+    let p = MaxminParams::default();
+    let terms = |l: &Link| (p.link_efficiency(l), p.link_duplex(l));
+    assert_eq!(terms(&m.links[0]), (p.eff_nvlink2, p.duplex_nvlink2));
+    assert_eq!(terms(&m.links[1]), (p.eff_nvlink, p.duplex_nvlink));
+    assert_eq!(terms(&m.links[2]), (0.5, 0.2));
 }

@@ -89,6 +89,9 @@ fn to_secs(ps: u64) -> f64 {
 pub struct PacketEngine<'p> {
     net: &'p Net,
     cap: &'p [f64],
+    /// Per flow: a posted write into host memory, done when its last packet has left its first
+    /// port (the engine), not when it arrives (flow::completion_wait).
+    posted: &'p [bool],
     packet: u32,
     nvc: usize,
     now: u64,
@@ -152,6 +155,7 @@ impl<'p> PacketEngine<'p> {
         PacketEngine {
             net,
             cap: &flows.cap,
+            posted: &flows.posted,
             packet: params.packet as u32,
             nvc,
             now: 0,
@@ -319,6 +323,10 @@ impl<'p> PacketEngine<'p> {
         self.tx[port] = NONE;
         self.occ[port] -= 1;
         let p = self.pk[h as usize];
+        if p.idx == 0 && self.posted[p.flow as usize] {
+            // A posted write's packet has left the engine: as far as its copy is concerned, delivered.
+            self.delivered(p.flow as usize, p.bytes as u64);
+        }
         let d = match (p.idx, self.dynr) {
             (DYN, Some(d)) => d.latency_ps[p.res as usize] + self.router_delay,
             _ => self.net.hop_delay[self.net.hop_off[p.flow as usize] as usize + p.idx as usize],
@@ -330,6 +338,19 @@ impl<'p> PacketEngine<'p> {
         }
         if !self.active[port].is_empty() {
             self.wake.push(port as u32);
+        }
+    }
+
+    /// One packet of flow f, of `bytes`, is delivered now; the flow is done with its last.
+    fn delivered(&mut self, f: usize, bytes: u64) {
+        if self.epoch[f] != self.cur_epoch {
+            self.epoch[f] = self.cur_epoch;
+            self.recent[f] = 0;
+        }
+        self.recent[f] += bytes;
+        self.to_deliver[f] -= 1;
+        if self.to_deliver[f] == 0 {
+            self.done.push_back((self.now, f as u32));
         }
     }
 
@@ -367,14 +388,8 @@ impl<'p> PacketEngine<'p> {
             let bytes = p.bytes as u64;
             p.next = self.free;
             self.free = h;
-            if self.epoch[f] != self.cur_epoch {
-                self.epoch[f] = self.cur_epoch;
-                self.recent[f] = 0;
-            }
-            self.recent[f] += bytes;
-            self.to_deliver[f] -= 1;
-            if self.to_deliver[f] == 0 {
-                self.done.push_back((self.now, f as u32));
+            if !self.posted[f] {
+                self.delivered(f, bytes);
             }
             return;
         }

@@ -282,3 +282,23 @@ fn a_long_run_inside_the_clock_is_exact() {
     let packet_s = 4096.0;
     assert_eq!(o.finish[0], packet_s + 256.0 * packet_s);
 }
+
+/// A GPU's write into host memory is posted (flow::completion_wait): the copy is done when its
+/// last packet has left the engine's port, as maxmin has it, while its packets still cross the
+/// root complex into memory; a peer write through the same root complex is done when its last
+/// packet arrives. From the latencies written: engine 1 µs, each PCIe hop 0.3 µs, memory 0.1 µs;
+/// 4 B over 16 GB/s serialise in 0.25 ns per hop (maxmin moves them in one such time; the memory
+/// takes writes at its whole bandwidth here, as packet does).
+#[test]
+fn a_posted_host_write_completes_at_the_engine_as_under_maxmin() {
+    let text = "name: h\ndevices:\n  - {name: RC, kind: root_complex, latency: 0s}\n  - {name: MEM, kind: host_memory, latency: 0s, write_efficiency: 1}\n  - {name: GPU0, kind: gpu, latency: 1us}\n  - {name: GPU1, kind: gpu, latency: 1us}\nlinks:\n  - {a: RC, b: MEM, kind: memory, bandwidth: 16GB/s, efficiency: 1, latency: 0.1us}\n  - {a: RC, b: GPU0, kind: pcie, bandwidth: 16GB/s, efficiency: 1, latency: 0.3us}\n  - {a: RC, b: GPU1, kind: pcie, bandwidth: 16GB/s, efficiency: 1, latency: 0.3us}\n";
+    let m = Machine::from_text(text, "h").unwrap();
+    let w = workload(&m, "transfers:\n  - {src: GPU0, dst: MEM, size: 4B}\n  - {src: GPU1, dst: GPU0, size: 4B, start: 10us}\n");
+    let packet = run(&m, &w, &[]).finish;
+    let maxmin = sim::run_prepared(&w, &MaxminPrepared::new(&m, &w, MaxminParams::default()).unwrap(), false).unwrap().finish;
+    let hop = 4.0 / 16e9;
+    assert!((packet[0] - (1e-6 + hop)).abs() < 1e-12, "posted write: {} s", packet[0]);
+    assert!((packet[0] - maxmin[0]).abs() < 1e-12, "packet {} s, maxmin {} s", packet[0], maxmin[0]);
+    // The peer write pays its two hops' latency and serialisation on each (store and forward).
+    assert!((packet[1] - (10e-6 + 1e-6 + 0.6e-6 + 2.0 * hop)).abs() < 1e-12, "peer write: {} s", packet[1]);
+}
