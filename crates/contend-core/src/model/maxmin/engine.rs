@@ -26,7 +26,7 @@ use super::fill::Filler;
 use super::groups::{Groups, Stamp, NONE};
 use super::queue::Finishes;
 use super::solve::solve;
-use super::spans::Spans;
+use super::spans::{Spans, NO_SPAN};
 use crate::error::{Error, Result};
 use crate::flow::FlowTable;
 use crate::model::{EventModel, SAME_TIME};
@@ -50,6 +50,8 @@ pub struct Engine<'c> {
     /// Routes (their transfers in flight) and bottleneck groups, and each group's resources.
     g: Groups,
     spans: Spans,
+    /// Per route entry (hop): its handle to its group's span of that resource (spans.rs).
+    span_of: Vec<u32>,
     /// Next finish of each group.
     finishes: Finishes,
     seq: u64,
@@ -144,9 +146,10 @@ impl<'c> Engine<'c> {
         self.g.join(r, b, t);
         let count = self.g.route[r].count as f64;
         let k = count * self.g.level[b];
-        for &(l, a) in self.hops(r) {
+        for e in self.entries(r) {
+            let (l, a) = self.c.routes.hops[e];
             self.load[l as usize] += k * a;
-            self.spans.add(b as u32, l, count * a, 1);
+            self.spans.join(b as u32, l, count * a, &mut self.span_of[e]);
         }
     }
 
@@ -154,9 +157,10 @@ impl<'c> Engine<'c> {
         let b = self.g.route[r].group as usize;
         let count = self.g.route[r].count as f64;
         let k = count * self.g.level[b];
-        for &(l, a) in self.hops(r) {
+        for e in self.entries(r) {
+            let (l, a) = self.c.routes.hops[e];
             self.load[l as usize] -= k * a;
-            self.spans.add(b as u32, l, -count * a, -1);
+            self.spans.leave(b as u32, self.span_of[e], -count * a);
         }
         self.g.leave(r, t);
     }
@@ -165,11 +169,12 @@ impl<'c> Engine<'c> {
     fn recount(&mut self, r: usize, d: i32) {
         self.g.route[r].count = (self.g.route[r].count as i32 + d) as u32;
         let (rate, group) = (self.route_rate(r), self.g.route[r].group);
-        for &(l, a) in self.hops(r) {
+        for e in self.entries(r) {
+            let (l, a) = self.c.routes.hops[e];
             self.weight[l as usize] += d as f64 * a;
             self.load[l as usize] += d as f64 * a * rate;
             if group != NONE {
-                self.spans.add(group, l, d as f64 * a, 0);
+                self.spans.add(group, self.span_of[e], d as f64 * a);
             }
         }
     }
@@ -634,6 +639,7 @@ impl<'c> Engine<'c> {
             duplex_seen: if c.duplex_pairs.is_empty() { Vec::new() } else { vec![false; nres] },
             g: Groups::new(nres, nroutes),
             spans: Spans::new(nres),
+            span_of: vec![NO_SPAN; c.routes.hops.len()],
             finishes: Finishes::new(nres),
             seq: 0,
             users: vec![Vec::new(); nres],
