@@ -462,21 +462,19 @@ impl<'c> Engine<'c> {
         }
         // What the routes left fixed take: the load less the refilled routes' share (every
         // route of a refilled group is refilled: they share its level, hence the floor test).
+        // (The refilled routes' share is given back inside the fill, in its pass over their hops.)
         for &l in &self.touched {
             self.resid[l as usize] = self.cap[l as usize] - self.load[l as usize];
         }
-        for &r in &self.affected {
-            let k = self.g.route[r as usize].count as f64 * self.route_rate(r as usize);
-            if k > 0.0 {
-                for &(l, a) in self.hops(r as usize) {
-                    self.resid[l as usize] += k * a;
-                }
-            }
-        }
         self.new_rate.clear();
         self.new_rate.resize(self.affected.len(), 0.0);
-        let (routes, affected) = (&self.g.route, &self.affected);
-        self.filler.fill_on(&self.c.routes, affected, |k| routes[affected[k] as usize].count as f64, &self.touched, &mut self.resid, &mut self.new_rate);
+        let (routes, affected, level) = (&self.g.route, &self.affected, &self.g.level);
+        let count = |k: usize| routes[affected[k] as usize].count as f64;
+        let taken = |k: usize| match routes[affected[k] as usize].group {
+            NONE => 0.0,
+            b => count(k) * level[b as usize],
+        };
+        self.filler.fill_on(&self.c.routes, affected, count, taken, &self.touched, &mut self.resid, &mut self.new_rate);
     }
 
     /// Whether a narrowed fill is the max-min allocation: every refilled route is the fastest
@@ -490,17 +488,6 @@ impl<'c> Engine<'c> {
         }
         let mut opened = false;
         let level_of = |e: &Self, g: u32| e.g.level[g as usize];
-        // The highest new rate of a refilled route on each touched resource.
-        for &l in &self.touched {
-            self.top[l as usize] = 0.0;
-        }
-        for k in 0..self.affected.len() {
-            let r = self.affected[k] as usize;
-            for &(l, _) in self.hops(r) {
-                let top = &mut self.top[l as usize];
-                *top = top.max(self.new_rate[k]);
-            }
-        }
         for k in 0..self.affected.len() {
             let b = self.filler.at[k];
             if b == u32::MAX {
@@ -528,7 +515,8 @@ impl<'c> Engine<'c> {
             let l = l as usize;
             // A group that stays frozen here needs this resource full and no refilled route faster.
             let stays = self.g.len(l) > 0 && self.group_mark[l] != self.epoch;
-            if stays && (self.resid[l] > self.cap[l] * TIE || self.top[l] > self.g.level[l] * (1.0 + TIE)) {
+            // (`filler.top`: the highest new rate of a refilled route on each touched resource.)
+            if stays && (self.resid[l] > self.cap[l] * TIE || self.filler.top[l] > self.g.level[l] * (1.0 + TIE)) {
                 return None;
             }
         }
