@@ -247,13 +247,17 @@ impl Executor<'_> {
         }
         self.moving_at[f] = self.moving.len();
         self.moving.push(f);
+        // Only `shared` counts messages per resource: the check is made once, not per hop.
+        let counting = self.rel.counting();
         for &(l, _) in self.flows.route(f) {
             let l = l as usize;
             if self.in_flight[l] == 0 {
                 self.busy_since[l] = t;
             }
             self.in_flight[l] += 1;
-            self.rel.counted(l);
+            if counting {
+                self.rel.counted(l);
+            }
         }
     }
 
@@ -287,13 +291,16 @@ impl Executor<'_> {
         if let Some(&g) = self.moving.get(k) {
             self.moving_at[g] = k;
         }
+        let counting = self.rel.counting();
         for &(l, _) in self.flows.route(f) {
             let l = l as usize;
             self.in_flight[l] -= 1;
             if self.in_flight[l] == 0 {
                 self.out.busy[l] += t - self.busy_since[l];
             }
-            self.rel.counted(l);
+            if counting {
+                self.rel.counted(l);
+            }
         }
         self.release_dependents(f, done);
     }

@@ -148,6 +148,12 @@ impl Releases {
         }
     }
 
+    /// Whether NICs count messages per resource (`shared`): otherwise `counted` has nothing to do.
+    #[inline]
+    pub fn counting(&self) -> bool {
+        !self.counts.is_empty()
+    }
+
     /// A message joined or left resource l: the NICs that count it look again.
     #[inline]
     pub fn counted(&mut self, l: usize) {

@@ -28,7 +28,7 @@ use super::fill::Filler;
 use super::groups::{Groups, Stamp, NONE};
 use super::queue::Finishes;
 use super::solve::solve;
-use super::spans::Spans;
+use super::spans::{Spans, NO_SPAN};
 use crate::error::{Error, Result};
 use crate::flow::FlowTable;
 use crate::model::{EventModel, SAME_TIME};
@@ -58,6 +58,8 @@ pub struct Engine<'c> {
     /// Routes (their transfers in flight) and bottleneck groups, and each group's resources.
     g: Groups,
     spans: Spans,
+    /// Per route entry (hop): its handle to its group's span of that resource (spans.rs).
+    span_of: Vec<u32>,
     /// Next finish of each group.
     finishes: Finishes,
     seq: u64,
@@ -152,9 +154,10 @@ impl<'c> Engine<'c> {
         self.g.join(r, b, t);
         let count = self.g.route[r].count as f64;
         let k = count * self.g.level[b];
-        for &(l, a) in self.hops(r) {
+        for e in self.entries(r) {
+            let (l, a) = self.c.routes.hops[e];
             self.load[l as usize] += k * a;
-            self.spans.add(b as u32, l, count * a, 1);
+            self.spans.join(b as u32, l, count * a, &mut self.span_of[e]);
         }
     }
 
@@ -162,9 +165,10 @@ impl<'c> Engine<'c> {
         let b = self.g.route[r].group as usize;
         let count = self.g.route[r].count as f64;
         let k = count * self.g.level[b];
-        for &(l, a) in self.hops(r) {
+        for e in self.entries(r) {
+            let (l, a) = self.c.routes.hops[e];
             self.load[l as usize] -= k * a;
-            self.spans.add(b as u32, l, -count * a, -1);
+            self.spans.leave(b as u32, self.span_of[e], -count * a);
         }
         self.g.leave(r, t);
     }
@@ -173,11 +177,12 @@ impl<'c> Engine<'c> {
     fn recount(&mut self, r: usize, d: i32) {
         self.g.route[r].count = (self.g.route[r].count as i32 + d) as u32;
         let (rate, group) = (self.route_rate(r), self.g.route[r].group);
-        for &(l, a) in self.hops(r) {
+        for e in self.entries(r) {
+            let (l, a) = self.c.routes.hops[e];
             self.weight[l as usize] += d as f64 * a;
             self.load[l as usize] += d as f64 * a * rate;
             if group != NONE {
-                self.spans.add(group, l, d as f64 * a, 0);
+                self.spans.add(group, self.span_of[e], d as f64 * a);
             }
         }
     }
@@ -465,21 +470,19 @@ impl<'c> Engine<'c> {
         }
         // What the routes left fixed take: the load less the refilled routes' share (every
         // route of a refilled group is refilled: they share its level, hence the floor test).
+        // (The refilled routes' share is given back inside the fill, in its pass over their hops.)
         for &l in &self.touched {
             self.resid[l as usize] = self.cap[l as usize] - self.load[l as usize];
         }
-        for &r in &self.affected {
-            let k = self.g.route[r as usize].count as f64 * self.route_rate(r as usize);
-            if k > 0.0 {
-                for &(l, a) in self.hops(r as usize) {
-                    self.resid[l as usize] += k * a;
-                }
-            }
-        }
         self.new_rate.clear();
         self.new_rate.resize(self.affected.len(), 0.0);
-        let (routes, affected) = (&self.g.route, &self.affected);
-        self.filler.fill_on(&self.c.routes, affected, |k| routes[affected[k] as usize].count as f64, &self.touched, &mut self.resid, &mut self.new_rate);
+        let (routes, affected, level) = (&self.g.route, &self.affected, &self.g.level);
+        let count = |k: usize| routes[affected[k] as usize].count as f64;
+        let taken = |k: usize| match routes[affected[k] as usize].group {
+            NONE => 0.0,
+            b => count(k) * level[b as usize],
+        };
+        self.filler.fill_on(&self.c.routes, affected, count, taken, &self.touched, &mut self.resid, &mut self.new_rate);
     }
 
     /// Whether a narrowed fill is the max-min allocation: every refilled route is the fastest
@@ -493,17 +496,6 @@ impl<'c> Engine<'c> {
         }
         let mut opened = false;
         let level_of = |e: &Self, g: u32| e.g.level[g as usize];
-        // The highest new rate of a refilled route on each touched resource.
-        for &l in &self.touched {
-            self.top[l as usize] = 0.0;
-        }
-        for k in 0..self.affected.len() {
-            let r = self.affected[k] as usize;
-            for &(l, _) in self.hops(r) {
-                let top = &mut self.top[l as usize];
-                *top = top.max(self.new_rate[k]);
-            }
-        }
         for k in 0..self.affected.len() {
             let b = self.filler.at[k];
             if b == u32::MAX {
@@ -531,7 +523,8 @@ impl<'c> Engine<'c> {
             let l = l as usize;
             // A group that stays frozen here needs this resource full and no refilled route faster.
             let stays = self.g.len(l) > 0 && self.group_mark[l] != self.epoch;
-            if stays && (self.resid[l] > self.cap[l] * TIE || self.top[l] > self.g.level[l] * (1.0 + TIE)) {
+            // (`filler.top`: the highest new rate of a refilled route on each touched resource.)
+            if stays && (self.resid[l] > self.cap[l] * TIE || self.filler.top[l] > self.g.level[l] * (1.0 + TIE)) {
                 return None;
             }
         }
@@ -645,6 +638,7 @@ impl<'c> Engine<'c> {
             duplex_seen: if c.duplex_pairs.is_empty() { Vec::new() } else { vec![false; nres] },
             g: Groups::new(nres, nroutes),
             spans: Spans::new(nres),
+            span_of: vec![NO_SPAN; c.routes.hops.len()],
             finishes: Finishes::new(nres),
             seq: 0,
             users: vec![Vec::new(); nres],

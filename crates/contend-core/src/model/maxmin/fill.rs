@@ -23,6 +23,8 @@ pub struct Filler {
     mult: Vec<f64>,
     /// The resource each item froze at in the last fill: its bottleneck.
     pub at: Vec<u32>,
+    /// Per resource of the last fill, the highest rate it gave an item crossing it.
+    pub top: Vec<f64>,
     queue: Saturations,
 }
 
@@ -32,6 +34,7 @@ impl Filler {
             weight: vec![0.0; resources],
             mark: vec![0; resources],
             left: vec![0.0; resources],
+            top: vec![0.0; resources],
             begin: vec![0; resources],
             end: vec![0; resources],
             ..Default::default()
@@ -54,27 +57,43 @@ impl Filler {
             }
         }
         let mut left = std::mem::take(&mut self.left);
-        self.fill_on(routes, items, mult, &links, &mut left, out);
+        self.fill_on(routes, items, mult, |_| 0.0, &links, &mut left, out);
         (self.links, self.left) = (links, left);
     }
 
     /// The same on `left`, what each resource can still give these items (its capacity minus
-    /// what fixed flows take): `links` must list every resource the items use, once; `left`
-    /// is consumed.
+    /// what fixed flows take), plus `back(k)` × coefficient for each crossing of item k (what its
+    /// flows take now and give back: added here, in the pass that sums the weights, not in one
+    /// of its own): `links` must list every resource the items use, once; `left` is consumed.
     // Inlined into the engine's refill, its one hot caller: left to the compiler, whether it is
     // inlined varies with how unrelated code splits into codegen units (3% of a study point).
     #[inline(always)]
-    pub fn fill_on(&mut self, routes: &Routes, items: &[u32], mult: impl Fn(usize) -> f64, links: &[u32], left: &mut [f64], out: &mut [f64]) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill_on(
+        &mut self,
+        routes: &Routes,
+        items: &[u32],
+        mult: impl Fn(usize) -> f64,
+        back: impl Fn(usize) -> f64,
+        links: &[u32],
+        left: &mut [f64],
+        out: &mut [f64],
+    ) {
         for &l in links {
             self.weight[l as usize] = 0.0;
             self.end[l as usize] = 0;
+            self.top[l as usize] = 0.0;
         }
         self.mult.clear();
         self.mult.extend((0..items.len()).map(mult));
-        for (&r, &m) in items.iter().zip(&self.mult) {
+        for (k, (&r, &m)) in items.iter().zip(&self.mult).enumerate() {
+            let b = back(k);
             for &(l, a) in routes.of(r as usize) {
                 self.weight[l as usize] += m * a;
                 self.end[l as usize] += 1;
+                if b > 0.0 {
+                    left[l as usize] += b * a;
+                }
             }
         }
         let mut total = 0u32;
@@ -114,6 +133,9 @@ impl Filler {
                 // frozen at no resource (`at` stays u32::MAX).
                 for k in (0..items.len()).filter(|&k| !self.frozen[k]) {
                     out[k] = level;
+                    for &(l2, _) in routes.of(items[k] as usize) {
+                        self.top[l2 as usize] = self.top[l2 as usize].max(level);
+                    }
                 }
                 break;
             };
@@ -142,6 +164,7 @@ impl Filler {
                     let l2 = l2 as usize;
                     self.weight[l2] -= m * a;
                     left[l2] -= m * a * level;
+                    self.top[l2] = self.top[l2].max(level);
                 }
             }
             // Round-off may leave a trace of weight: the resource is done.
@@ -202,9 +225,9 @@ impl Saturations {
     fn rerank_lowest(&mut self, level: f64) {
         if self.scanning {
             self.few[self.at].0 = level;
-        } else {
-            let Reverse(s) = self.many.pop().unwrap();
-            self.many.push(Reverse(Saturation { level, resource: s.resource }));
+        } else if let Some(mut top) = self.many.peek_mut() {
+            // Moved in place: one sift from the top, not a pop and a push.
+            top.0.level = level;
         }
     }
 }

@@ -2,51 +2,117 @@
 //! transfers on each (Σ count × a over the group's routes there): a group's level moves the
 //! load of exactly these resources. A group of hundreds of routes crosses a few dozen
 //! resources, so level changes, marks and the fast path's checks walk spans, not routes.
+//!
+//! Every hop of a route in a group holds a handle to its span (a span id), so that a
+//! transfer joining or leaving the route, or the route leaving the group, reaches its span
+//! without a lookup. A span whose last route left is parked, not forgotten: its id keeps
+//! naming the same (group, resource), so a route that comes back to a group it was in (a
+//! cluster's routes carry one message at a time, and leave their group with it) finds its
+//! spans through its handles again. Only a hop joining a group it has no handle for looks its
+//! span up by hash, and the ids (one per pair of group and resource ever used) are never freed.
 
 use crate::keymap::KeyMap;
+
+/// A handle that names no span.
+pub const NO_SPAN: u32 = u32::MAX;
 
 /// A group's share of one resource.
 #[derive(Clone, Copy)]
 pub struct Span {
     pub res: u32,
-    /// Routes of the group that cross the resource: the span goes when the last one leaves.
+    /// Routes of the group that cross the resource: the span is parked when the last one leaves.
     routes: u32,
     pub weight: f64,
 }
 
+/// What span `id` stands for, and its place in `of[group]` (PARKED: not there).
+#[derive(Clone, Copy)]
+struct Slot {
+    group: u32,
+    res: u32,
+    place: u32,
+}
+
+const PARKED: u32 = u32::MAX;
+
 #[derive(Default)]
 pub struct Spans {
-    /// (group, resource) → the span's place in `of[group]`.
+    /// (group, resource) → the span's id.
     at: KeyMap<u32>,
+    /// Per group, its live spans (those with routes), in the order they were made live.
     of: Vec<Vec<Span>>,
+    /// Per group, the id of each span of `of[group]`, in the same places.
+    ids: Vec<Vec<u32>>,
+    slot: Vec<Slot>,
 }
 
 impl Spans {
     pub fn new(groups: usize) -> Spans {
-        Spans { at: KeyMap::default(), of: vec![Vec::new(); groups] }
+        Spans { at: KeyMap::default(), of: vec![Vec::new(); groups], ids: vec![Vec::new(); groups], slot: Vec::new() }
     }
 
     pub fn of(&self, g: usize) -> &[Span] {
         &self.of[g]
     }
 
-    /// Add `weight` to group g's span of resource `res`, and `routes` (±1 or 0) to its routes.
-    pub fn add(&mut self, g: u32, res: u32, weight: f64, routes: i32) {
-        let key = (g as u64) << 32 | res as u64;
+    /// A route joins group g with `weight` on resource `res`: its span there, made live if it
+    /// is the group's first route there, gains the weight and the route. `handle` is the
+    /// route's handle for this hop: kept if it names g's span of `res`, otherwise set to it.
+    #[inline]
+    pub fn join(&mut self, g: u32, res: u32, weight: f64, handle: &mut u32) {
+        let id = match self.slot.get(*handle as usize) {
+            Some(s) if s.group == g && s.res == res => *handle,
+            _ => {
+                *handle = self.lookup(g, res);
+                *handle
+            }
+        };
+        let slot = &mut self.slot[id as usize];
+        let of = &mut self.of[g as usize];
+        if slot.place == PARKED {
+            slot.place = of.len() as u32;
+            of.push(Span { res, routes: 0, weight: 0.0 });
+            self.ids[g as usize].push(id);
+        }
+        let s = &mut of[slot.place as usize];
+        s.routes += 1;
+        s.weight += weight;
+    }
+
+    /// The id of g's span of `res`, parked if it is new.
+    #[inline(never)]
+    fn lookup(&mut self, g: u32, res: u32) -> u32 {
+        let slot = &mut self.slot;
+        *self.at.entry((g as u64) << 32 | res as u64).or_insert_with(|| {
+            slot.push(Slot { group: g, res, place: PARKED });
+            slot.len() as u32 - 1
+        })
+    }
+
+    /// Add `weight` to the span of group g that `handle` names (a route of g gained or lost a
+    /// transfer).
+    #[inline]
+    pub fn add(&mut self, g: u32, handle: u32, weight: f64) {
+        self.of[g as usize][self.slot[handle as usize].place as usize].weight += weight;
+    }
+
+    /// A route leaves group g with `weight` (its negated share) on the span `handle` names;
+    /// the span is parked with its last route. The handle is kept for the route's next join.
+    #[inline]
+    pub fn leave(&mut self, g: u32, handle: u32, weight: f64) {
+        let place = self.slot[handle as usize].place as usize;
         let spans = &mut self.of[g as usize];
-        let at = *self.at.entry(key).or_insert_with(|| {
-            spans.push(Span { res, routes: 0, weight: 0.0 });
-            spans.len() as u32 - 1
-        }) as usize;
-        let s = &mut spans[at];
-        s.routes = (s.routes as i32 + routes) as u32;
+        let s = &mut spans[place];
+        s.routes -= 1;
         s.weight += weight;
         if s.routes == 0 {
-            self.at.remove(&key);
-            spans.swap_remove(at);
-            if let Some(moved) = spans.get(at) {
-                self.at.insert((g as u64) << 32 | moved.res as u64, at as u32);
+            spans.swap_remove(place);
+            let ids = &mut self.ids[g as usize];
+            ids.swap_remove(place);
+            if let Some(&moved) = ids.get(place) {
+                self.slot[moved as usize].place = place as u32;
             }
+            self.slot[handle as usize].place = PARKED;
         }
     }
 }
@@ -58,17 +124,49 @@ mod tests {
     #[test]
     fn spans_follow_their_routes() {
         let mut s = Spans::new(3);
-        s.add(2, 7, 1.5, 1);
-        s.add(2, 9, 1.0, 1);
-        s.add(2, 7, 2.0, 1);
-        s.add(2, 7, -1.5, -1);
+        // Two routes of group 2: A crosses 7 and 9, B crosses 7.
+        let (mut a7, mut a9, mut b7) = (NO_SPAN, NO_SPAN, NO_SPAN);
+        s.join(2, 7, 1.5, &mut a7);
+        s.join(2, 9, 1.0, &mut a9);
+        s.join(2, 7, 2.0, &mut b7);
+        assert_eq!(a7, b7);
+        s.leave(2, a7, -1.5);
         let mut got: Vec<(u32, f64)> = s.of(2).iter().map(|x| (x.res, x.weight)).collect();
         got.sort_by_key(|x| x.0);
         assert_eq!(got, vec![(7, 2.0), (9, 1.0)]);
-        // The last route leaving removes the span, and the one moved into its place stays findable.
-        s.add(2, 7, -2.0, -1);
-        s.add(2, 9, 0.5, 0);
+        // The last route leaving removes the span, and the one moved into its place stays
+        // reachable through its handle.
+        s.leave(2, b7, -2.0);
+        s.add(2, a9, 0.5);
         assert_eq!(s.of(2).iter().map(|x| (x.res, x.weight)).collect::<Vec<_>>(), vec![(9, 1.5)]);
         assert!(s.of(0).is_empty());
+        // A handle of another group's span is not trusted, and a parked span comes back
+        // with no weight left from before.
+        let mut c7 = a9;
+        s.join(1, 7, 3.0, &mut c7);
+        assert_ne!(c7, a9);
+        s.join(2, 7, 4.0, &mut b7);
+        assert_eq!(s.of(1).iter().map(|x| (x.res, x.weight)).collect::<Vec<_>>(), vec![(7, 3.0)]);
+        let mut got: Vec<(u32, f64)> = s.of(2).iter().map(|x| (x.res, x.weight)).collect();
+        got.sort_by_key(|x| x.0);
+        assert_eq!(got, vec![(7, 4.0), (9, 1.5)]);
+        // A handle kept across a leave finds its span again while another route keeps it.
+        let mut d9 = NO_SPAN;
+        s.join(2, 9, 0.5, &mut d9);
+        s.leave(2, a9, -1.5);
+        s.join(2, 9, 0.25, &mut a9);
+        assert_eq!(a9, d9);
+        assert_eq!(s.of(2).iter().find(|x| x.res == 9).map(|x| (x.routes, x.weight)), Some((2, 0.75)));
+        // A parked span comes back through the same handle with no weight left from before,
+        // round-off included (0.1 + 0.2 - 0.1 - 0.2 is 5.6e-17, not 0).
+        let (mut e, mut f) = (NO_SPAN, NO_SPAN);
+        s.join(0, 3, 0.1, &mut e);
+        s.join(0, 3, 0.2, &mut f);
+        s.leave(0, e, -0.1);
+        s.leave(0, f, -0.2);
+        assert!(s.of(0).is_empty());
+        let before = e;
+        s.join(0, 3, 1e-3, &mut e);
+        assert_eq!((e, s.of(0)[0].weight), (before, 1e-3));
     }
 }
