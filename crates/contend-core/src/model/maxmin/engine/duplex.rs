@@ -31,29 +31,37 @@ impl Engine<'_> {
         for _ in 0..duplex::ROUNDS {
             let mut moved: Vec<(u32, f64)> = Vec::new();
             duplex::update(&self.c.duplex_pairs, &self.c.cap, &self.load, &mut self.cap, |l, old| moved.push((l, old)));
-            // A lower bound on the level at which each moved resource fills, old or new:
-            // progressive filling runs the same below it, so the routes through it that are
-            // slower (frozen elsewhere, with their groups) keep their rates.
-            let mut theta = f64::INFINITY;
-            for &(l, old) in &moved {
-                let l = l as usize;
-                if !self.users[l].is_empty() {
-                    theta = theta.min(if self.weight[l] > 0.0 { old.min(self.cap[l]) / self.weight[l] } else { 0.0 });
-                }
-            }
-            let floor = theta * (1.0 - TIE);
-            let mut changed: Vec<u32> = Vec::new();
-            for &(l, _) in &moved {
-                changed.extend(self.users[l as usize].iter().map(|&(r, _)| r).filter(|&r| self.route_rate(r as usize) >= floor));
-            }
-            if changed.is_empty() {
+            if !self.rebalance_recapped(t, &moved)? {
                 return Ok(());
             }
-            changed.sort_unstable();
-            changed.dedup();
-            self.rebalance(t, &changed, &[], theta, true)?;
             add(touched, &self.touched);
         }
         Ok(())
+    }
+
+    /// Rebalance the routes through resources whose capacity moved at t (`moved`: each with its
+    /// old capacity); false where none can have changed. Below the lower of the old and new
+    /// level at which each moved resource fills, progressive filling runs the same, so the
+    /// routes through it that are slower (frozen elsewhere, with their groups) keep their rates.
+    pub(super) fn rebalance_recapped(&mut self, t: f64, moved: &[(u32, f64)]) -> Result<bool> {
+        let mut theta = f64::INFINITY;
+        for &(l, old) in moved {
+            let l = l as usize;
+            if !self.users[l].is_empty() {
+                theta = theta.min(if self.weight[l] > 0.0 { old.min(self.cap[l]) / self.weight[l] } else { 0.0 });
+            }
+        }
+        let floor = theta * (1.0 - TIE);
+        let mut changed: Vec<u32> = Vec::new();
+        for &(l, _) in moved {
+            changed.extend(self.users[l as usize].iter().map(|&(r, _)| r).filter(|&r| self.route_rate(r as usize) >= floor));
+        }
+        if changed.is_empty() {
+            return Ok(false);
+        }
+        changed.sort_unstable();
+        changed.dedup();
+        self.rebalance(t, &changed, &[], theta, true)?;
+        Ok(true)
     }
 }
