@@ -207,23 +207,17 @@ impl MaxminParams {
             store_forward: v.on(STORE_FORWARD.name),
             fluid_routing: v.on(FLUID_ROUTING.name),
         };
-        // eff_pcie given alone sets every generation, as it did before they had their own.
-        if v.given("eff_pcie") {
-            for (name, e) in [("eff_pcie4", &mut p.eff_pcie4), ("eff_pcie5", &mut p.eff_pcie5), ("eff_pcie6", &mut p.eff_pcie6)] {
-                if !v.given(name) {
-                    *e = p.eff_pcie;
-                }
-            }
-        }
-        // So do eff_nvlink and duplex_nvlink, for the NVLink generations with their own.
-        for (all, per) in [("eff_nvlink", ["eff_nvlink2", "eff_nvlink4"]), ("duplex_nvlink", ["duplex_nvlink2", "duplex_nvlink4"])] {
-            for name in per.into_iter().filter(|n| v.given(all) && !v.given(n)) {
-                let x = v.real(all);
-                match name {
-                    "eff_nvlink2" => p.eff_nvlink2 = x,
-                    "eff_nvlink4" => p.eff_nvlink4 = x,
-                    "duplex_nvlink2" => p.duplex_nvlink2 = x,
-                    _ => p.duplex_nvlink4 = x,
+        // A kind's parameter given alone sets every generation of it, as it did before the
+        // generations had their own (eff_pcie: PCIe 4-6; eff_nvlink, duplex_nvlink: NVLink 2 and 4).
+        let all = (p.eff_pcie, p.eff_nvlink, p.duplex_nvlink);
+        for (kind, x, per) in [
+            ("eff_pcie", all.0, vec![("eff_pcie4", &mut p.eff_pcie4), ("eff_pcie5", &mut p.eff_pcie5), ("eff_pcie6", &mut p.eff_pcie6)]),
+            ("eff_nvlink", all.1, vec![("eff_nvlink2", &mut p.eff_nvlink2), ("eff_nvlink4", &mut p.eff_nvlink4)]),
+            ("duplex_nvlink", all.2, vec![("duplex_nvlink2", &mut p.duplex_nvlink2), ("duplex_nvlink4", &mut p.duplex_nvlink4)]),
+        ] {
+            for (name, field) in per {
+                if v.given(kind) && !v.given(name) {
+                    *field = x;
                 }
             }
         }

@@ -458,3 +458,14 @@ fn nvlink_terms_by_generation() {
     assert_eq!(terms(&m.links[1]), (p.eff_nvlink, p.duplex_nvlink));
     assert_eq!(terms(&m.links[2]), (0.5, 0.2));
 }
+
+/// `eff_nvlink` and `duplex_nvlink` given alone set NVLink 2's and 4's too, unless those are
+/// given themselves (as `eff_pcie` does for PCIe's generations).
+#[test]
+fn nvlink_parameters_given_alone_set_every_generation() {
+    let parse = |pairs: &[(&str, &str)]| MaxminParams::parse(&pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>()).unwrap();
+    let p = parse(&[("eff_nvlink", "0.8"), ("duplex_nvlink", "0.1"), ("eff_nvlink4", "0.9")]);
+    assert_eq!((p.eff_nvlink2, p.eff_nvlink4, p.duplex_nvlink2, p.duplex_nvlink4), (0.8, 0.9, 0.1, 0.1));
+    let d = parse(&[]);
+    assert_eq!((d.eff_nvlink2, d.eff_nvlink4, d.duplex_nvlink2, d.duplex_nvlink4), (0.967, 0.872, 0.003, 0.010));
+}
