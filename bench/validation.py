@@ -52,11 +52,15 @@ CASES = [  # (machine file, measurement file)
     # Issue 24, fifth round: an H200's host link, measured by the project (2026-11-26) on a GPU no default was
     # chosen from: written from its data sheet and machine facts alone (h200-host.yaml), the cleanest unseen machine.
     ("h200-host", "h200-host.csv"),
+    # Issue 24, seventh round: a second H100 host measured by the project (2026-11-26, another lease), written as
+    # h100-host is; no default was chosen from it, so its score is out of sample as it stands.
+    ("h100b-host", "h100b-host.csv"),
 ]
 # The project's own measurements come in three runs one after the other (PROVENANCE.txt): the first is scored
 # above; run_spread scores each, to show how much of a miss is the host's run-to-run spread.
 RUNS = {"h100-host": ["h100-host.csv", "h100-host-run2.csv", "h100-host-run3.csv"],
-        "h200-host": ["h200-host.csv", "h200-host-run2.csv", "h200-host-run3.csv"]}
+        "h200-host": ["h200-host.csv", "h200-host-run2.csv", "h200-host-run3.csv"],
+        "h100b-host": ["h100b-host.csv", "h100b-host-run2.csv", "h100b-host-run3.csv"]}
 
 # One copy this small is timed by its fixed cost (4 KiB move in 0.1 µs of 2 µs on a Gen5 x16 link).
 LATENCY_BYTES = 4096
