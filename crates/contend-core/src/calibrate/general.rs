@@ -171,6 +171,16 @@ fn targets(m: &Machine, patterns: &[Pattern], p: &MaxminParams) -> Vec<(Target, 
             }
         }
     }
+    // Peer bandwidths the machine declares, one value per kind and field (the first link's). Rates
+    // come before latencies: where copies of one size cannot tell a fixed cost from a rate (the
+    // Jacobian names the later of two such columns), the latency keeps its value and the rate is fitted.
+    for &k in &kinds {
+        for side in [PeerSide::Both, PeerSide::Upstream, PeerSide::Downstream] {
+            if let Some(v) = m.spec.links.iter().filter(|l| l.kind == k).find_map(|l| side.get(l)) {
+                out.push((Target::Peer(k, side), v.bytes_per_sec()));
+            }
+        }
+    }
     let gpu = m.gpus().first().map_or(0.0, |&g| m.devices[g].latency);
     out.push((Target::GpuLatency, gpu));
     if let Some(d) = m.devices.iter().find(|d| d.kind == DeviceKind::HostMemory) {
@@ -181,14 +191,6 @@ fn targets(m: &Machine, patterns: &[Pattern], p: &MaxminParams) -> Vec<(Target, 
     }
     if let Some(d) = m.devices.iter().find(|d| d.kind == DeviceKind::HostMemory) {
         out.push((Target::StagingDuplex, d.staging_duplex.unwrap_or(p.duplex_staged)));
-    }
-    // Peer bandwidths the machine declares, one value per kind and field (the first link's).
-    for &k in &kinds {
-        for side in [PeerSide::Both, PeerSide::Upstream, PeerSide::Downstream] {
-            if let Some(v) = m.spec.links.iter().filter(|l| l.kind == k).find_map(|l| side.get(l)) {
-                out.push((Target::Peer(k, side), v.bytes_per_sec()));
-            }
-        }
     }
     out
 }
