@@ -1,14 +1,16 @@
 //! One least-squares fit of every node parameter that a set of measured patterns can identify:
 //! per link kind its efficiency, duplex loss (each direction's, on links that give one per
 //! direction) and read efficiency; the GPUs' engine latency,
-//! the host-memory hand-off and one hop latency per link kind; the staging duplex loss; and
-//! the value of every device capacity the machine declares. Predictions are maxmin runs of
+//! the host-memory hand-off and one hop latency per link kind; the staging duplex loss; the
+//! value of every device capacity the machine declares; and the peer bandwidth of the links
+//! that declare one (per kind and field). Predictions are maxmin runs of
 //! each pattern on the machine with the parameters written in; the residuals are relative
 //! errors of each transfer's time. Parameters no measurement depends on, or that the data
 //! cannot tell apart from others, are named and keep their starting values.
 
 use super::lm::{self, Unidentified};
 use super::patterns::{self, Pattern};
+use super::peer::{self, PeerSide};
 use super::Residual;
 use crate::error::{Error, Result};
 use crate::model::maxmin::{MaxminParams, MaxminPrepared};
@@ -39,50 +41,6 @@ enum Target {
     /// directions), or of their upstream or downstream direction alone: the machine says peer
     /// copies have a cap there; the fit finds its value.
     Peer(LinkKind, PeerSide),
-}
-
-/// Which of a link's peer bandwidth fields a `Target::Peer` fits.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum PeerSide {
-    Both,
-    Upstream,
-    Downstream,
-}
-
-impl PeerSide {
-    fn field(self) -> &'static str {
-        match self {
-            PeerSide::Both => "peer_bandwidth",
-            PeerSide::Upstream => "peer_upstream",
-            PeerSide::Downstream => "peer_downstream",
-        }
-    }
-
-    /// The field of a link spec this side writes.
-    fn of(self, l: &mut crate::topology::LinkSpec) -> &mut Option<Bandwidth> {
-        match self {
-            PeerSide::Both => &mut l.peer_bandwidth,
-            PeerSide::Upstream => &mut l.peer_upstream,
-            PeerSide::Downstream => &mut l.peer_downstream,
-        }
-    }
-
-    fn get(self, l: &crate::topology::LinkSpec) -> Option<Bandwidth> {
-        match self {
-            PeerSide::Both => l.peer_bandwidth,
-            PeerSide::Upstream => l.peer_upstream,
-            PeerSide::Downstream => l.peer_downstream,
-        }
-    }
-
-    /// The directions of a link (`Link::peer`'s order: a -> b, b -> a) it sets.
-    fn directions(self) -> &'static [usize] {
-        match self {
-            PeerSide::Both => &[0, 1],
-            PeerSide::Upstream => &[1],
-            PeerSide::Downstream => &[0],
-        }
-    }
 }
 
 impl Target {
@@ -174,13 +132,7 @@ fn targets(m: &Machine, patterns: &[Pattern], p: &MaxminParams) -> Vec<(Target, 
     // Peer bandwidths the machine declares, one value per kind and field (the first link's). Rates
     // come before latencies: where copies of one size cannot tell a fixed cost from a rate (the
     // Jacobian names the later of two such columns), the latency keeps its value and the rate is fitted.
-    for &k in &kinds {
-        for side in [PeerSide::Both, PeerSide::Upstream, PeerSide::Downstream] {
-            if let Some(v) = m.spec.links.iter().filter(|l| l.kind == k).find_map(|l| side.get(l)) {
-                out.push((Target::Peer(k, side), v.bytes_per_sec()));
-            }
-        }
-    }
+    out.extend(peer::declared(m).into_iter().map(|(k, side, v)| (Target::Peer(k, side), v)));
     let gpu = m.gpus().first().map_or(0.0, |&g| m.devices[g].latency);
     out.push((Target::GpuLatency, gpu));
     if let Some(d) = m.devices.iter().find(|d| d.kind == DeviceKind::HostMemory) {
@@ -252,12 +204,7 @@ fn apply(spec: &MachineSpec, targets: &[(Target, f64)], values: &[f64]) -> Machi
             Target::MemoryLatency => s.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.latency = Some(time(v))),
             Target::HopLatency(k) => s.links.iter_mut().filter(|l| l.kind == k).for_each(|l| l.latency = Some(time(v))),
             Target::Capacity(i) => s.devices[i].capacity = Some(Bandwidth(v)),
-            Target::Peer(k, side) => s.links.iter_mut().filter(|l| l.kind == k).for_each(|l| {
-                let f = side.of(l);
-                if f.is_some() {
-                    *f = Some(Bandwidth(v));
-                }
-            }),
+            Target::Peer(k, side) => peer::write(&mut s, k, side, v),
             Target::StagingDuplex => s.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.staging_duplex = Some(v)),
         }
     }
