@@ -108,7 +108,11 @@ fn a_socket_links_peer_bandwidth_is_shared_by_the_peer_copies_crossing_it_alone(
     // Two peer copies across share 20 GB/s (10 each: 20 GB in 2 s); GPU1's copy into the other
     // socket's memory is host traffic: it takes what GPU1's PCIe link leaves, 40 - 10 = 30 GB/s
     // (30 GB in 1 s), though it crosses the same xGMI.
-    let f = run_text(&m, "transfers:\n  - {src: GPU0, dst: GPU2, size: 20GB}\n  - {src: GPU1, dst: GPU3, size: 20GB}\n  - {src: GPU1, dst: MEM1, size: 30GB}\n", &p);
+    let f = run_text(
+        &m,
+        "transfers:\n  - {src: GPU0, dst: GPU2, size: 20GB}\n  - {src: GPU1, dst: GPU3, size: 20GB}\n  - {src: GPU1, dst: MEM1, size: 30GB}\n",
+        &p,
+    );
     assert!(close(f[0], 2.0) && close(f[1], 2.0) && close(f[2], 1.0), "{f:?}");
     // One each way: each direction has its own 20 GB/s.
     let f = run_text(&m, "transfers:\n  - {src: GPU0, dst: GPU2, size: 20GB}\n  - {src: GPU2, dst: GPU0, size: 20GB}\n", &p);
@@ -127,7 +131,10 @@ fn a_socket_links_peer_bandwidth_is_shared_by_the_peer_copies_crossing_it_alone(
 /// socket are capped, what arrives from the socket is not.
 #[test]
 fn a_fabric_links_peer_upstream_caps_one_direction() {
-    let text = AMD.replace("{a: SOCKET0, b: RC0, kind: fabric, bandwidth: 100GB/s, latency: 0s}", "{a: SOCKET0, b: RC0, kind: fabric, bandwidth: 100GB/s, latency: 0s, peer_upstream: 10GB/s}");
+    let text = AMD.replace(
+        "{a: SOCKET0, b: RC0, kind: fabric, bandwidth: 100GB/s, latency: 0s}",
+        "{a: SOCKET0, b: RC0, kind: fabric, bandwidth: 100GB/s, latency: 0s, peer_upstream: 10GB/s}",
+    );
     let m = Machine::from_text(&text.replace("capacity: 60GB/s", "latency: 0s"), "amd").unwrap();
     let p = MaxminParams { duplex_pcie: 0.0, duplex_socket: 0.0, ..Default::default() };
     // GPU0 -> GPU2 leaves RC0 upstream: 10 GB/s; GPU2 -> GPU0 arrives downstream: the xGMI's 32.
