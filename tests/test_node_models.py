@@ -349,9 +349,10 @@ def test_a_declared_cross_socket_peer_cap_is_fitted_written_and_refused_where_a_
     p = run_cli("calibrate", str(machine), str(patterns), "--hold-out", "--json", "-o", str(out))
     assert p.returncode == 0, p.stderr
     c = json.loads(p.stdout)
-    assert c["fitted"]["peer_bandwidth.xgmi"] == "40GB/s", c["fitted"]
+    # 1 GB in 25 ms, less the copy's fixed costs (a few microseconds, kept as written).
+    assert abs(float(c["fitted"]["peer_bandwidth.xgmi"].removesuffix("GB/s")) - 40) < 0.04, c["fitted"]
     assert all(abs(r["relative_error"]) < 0.01 for r in c["residuals"] if r["held_out"]), c["residuals"]
-    assert "peer_bandwidth: 40GB/s" in out.read_text()
+    assert "peer_bandwidth: 40.0" in out.read_text()
     transfers = tmp_path / "t.yaml"
     transfers.write_text("transfers:\n  - {src: GPU0, dst: GPU2, size: 1GB}\n")
     p = run_cli("simulate", str(machine), str(transfers), "--model", "packet")
