@@ -6,9 +6,11 @@ Every value there is a bandwidth of copies pushed at once (the page's PyTorch sc
 on its own stream, total bytes over the time until all are done). A pattern here is one 256 MiB copy per flow at the
 table's total over the number of flows (the 20 copies in a row of one stream are one copy's rate; their fixed costs,
 a few microseconds over tens of milliseconds, are below 0.1%). The single pairs come from the 8 x 8 unidirectional
-matrix. Left out: the rows the page marks as its switch's posted-write collapse (2.7, 7.4, 7.7 GB/s: an arbitration
-fault no bandwidth model predicts), the 56-flow all-to-all (measured after it), the reads, and rows that do not name
-their flows ("4 flows, all different GPU", "4 flows, all from GPU0").
+matrix [ASSUMPTION: measured with the same script; the page does not say, and its values, 36-40 GB/s across the
+sockets and 53-54 inside a chip, match the script's single-flow rows, 37.7 and 54.1]. Left out: the rows the page
+marks as its switch's posted-write collapse (2.7, 7.4, 7.7 GB/s: an arbitration fault no bandwidth model predicts),
+the 56-flow all-to-all (which the page puts down to the same collapse), the reads, and rows that do not name their
+flows ("4 flows, all different GPU", "4 flows, all from GPU0").
 
 Usage: python bench/validation/esc8000a_patterns.py   (writes data/esc8000a-e13p.csv)
 """
