@@ -1,14 +1,16 @@
 //! One least-squares fit of every node parameter that a set of measured patterns can identify:
 //! per link kind its efficiency, duplex loss (each direction's, on links that give one per
 //! direction) and read efficiency; the GPUs' engine latency,
-//! the host-memory hand-off and one hop latency per link kind; the staging duplex loss; and
-//! the value of every device capacity the machine declares. Predictions are maxmin runs of
+//! the host-memory hand-off and one hop latency per link kind; the staging duplex loss; the
+//! value of every device capacity the machine declares; and the peer bandwidth of the links
+//! that declare one (per kind and field). Predictions are maxmin runs of
 //! each pattern on the machine with the parameters written in; the residuals are relative
 //! errors of each transfer's time. Parameters no measurement depends on, or that the data
 //! cannot tell apart from others, are named and keep their starting values.
 
 use super::lm::{self, Unidentified};
 use super::patterns::{self, Pattern};
+use super::peer::{self, PeerSide};
 use super::Residual;
 use crate::error::{Error, Result};
 use crate::model::maxmin::{MaxminParams, MaxminPrepared};
@@ -35,6 +37,10 @@ enum Target {
     Capacity(usize),
     /// Host memories' staging duplex loss.
     StagingDuplex,
+    /// The peer bandwidth of the links of a kind that declare one (`peer_bandwidth`, both
+    /// directions), or of their upstream or downstream direction alone: the machine says peer
+    /// copies have a cap there; the fit finds its value.
+    Peer(LinkKind, PeerSide),
 }
 
 impl Target {
@@ -42,6 +48,7 @@ impl Target {
         match self {
             Target::Capacity(i) => format!("capacity.{}", spec.devices[i].name),
             Target::StagingDuplex => "staging_duplex".into(),
+            Target::Peer(k, side) => format!("{}.{}", side.field(), k.name()),
             Target::Efficiency(k) => format!("efficiency.{}", k.name()),
             Target::Duplex(k) => format!("duplex.{}", k.name()),
             Target::DuplexUpstream(k) => format!("duplex_upstream.{}", k.name()),
@@ -58,7 +65,7 @@ impl Target {
         match self {
             Target::GpuLatency | Target::MemoryLatency | Target::HopLatency(_) => 1e-6,
             // Capacities in GB/s.
-            Target::Capacity(_) => 1e9,
+            Target::Capacity(_) | Target::Peer(..) => 1e9,
             _ => 1.0,
         }
     }
@@ -67,7 +74,7 @@ impl Target {
         match self {
             Target::Efficiency(_) | Target::Read(_) => (1e-3, 1.0),
             Target::Duplex(_) | Target::DuplexUpstream(_) | Target::DuplexDownstream(_) | Target::StagingDuplex => (0.0, 0.99),
-            Target::Capacity(_) => (1e6, 1e15),
+            Target::Capacity(_) | Target::Peer(..) => (1e6, 1e15),
             _ => (0.0, 1e4),
         }
     }
@@ -122,6 +129,10 @@ fn targets(m: &Machine, patterns: &[Pattern], p: &MaxminParams) -> Vec<(Target, 
             }
         }
     }
+    // Peer bandwidths the machine declares, one value per kind and field (the first link's). Rates
+    // come before latencies: where copies of one size cannot tell a fixed cost from a rate (the
+    // Jacobian names the later of two such columns), the latency keeps its value and the rate is fitted.
+    out.extend(peer::declared(m).into_iter().map(|(k, side, v)| (Target::Peer(k, side), v)));
     let gpu = m.gpus().first().map_or(0.0, |&g| m.devices[g].latency);
     out.push((Target::GpuLatency, gpu));
     if let Some(d) = m.devices.iter().find(|d| d.kind == DeviceKind::HostMemory) {
@@ -134,6 +145,31 @@ fn targets(m: &Machine, patterns: &[Pattern], p: &MaxminParams) -> Vec<(Target, 
         out.push((Target::StagingDuplex, d.staging_duplex.unwrap_or(p.duplex_staged)));
     }
     out
+}
+
+/// The largest measured peer throughput in one fitted pattern through one direction of a link
+/// of kind `k` whose `side` declares a peer bandwidth: where that value starts (as a capacity's).
+fn busiest_peer(m: &Machine, k: LinkKind, side: PeerSide, patterns: &[Pattern], workloads: &[Workload], fitted: &[bool], p: &MaxminParams) -> Result<f64> {
+    let mut best: f64 = 0.0;
+    for ((x, w), _) in patterns.iter().zip(workloads).zip(fitted).filter(|(_, &f)| f) {
+        let flows = MaxminPrepared::new(m, w, *p)?.flows;
+        let mut through = vec![0.0; 2 * m.links.len()];
+        for (i, t) in w.transfers.iter().enumerate() {
+            let plan = flows.plan(i);
+            if !matches!(plan.mechanism, crate::workload::Mechanism::P2p | crate::workload::Mechanism::Rdma) {
+                continue;
+            }
+            for h in &plan.hops {
+                through[2 * h.link + usize::from(!h.forward)] += t.size as f64 / x.seconds[i];
+            }
+        }
+        for l in (0..m.links.len()).filter(|&l| m.links[l].kind == k && side.get(&m.spec.links[l]).is_some()) {
+            for &d in side.directions() {
+                best = best.max(through[2 * l + d]);
+            }
+        }
+    }
+    Ok(best)
 }
 
 /// The largest measured throughput through device `d` in any one fitted pattern: where a
@@ -168,6 +204,7 @@ fn apply(spec: &MachineSpec, targets: &[(Target, f64)], values: &[f64]) -> Machi
             Target::MemoryLatency => s.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.latency = Some(time(v))),
             Target::HopLatency(k) => s.links.iter_mut().filter(|l| l.kind == k).for_each(|l| l.latency = Some(time(v))),
             Target::Capacity(i) => s.devices[i].capacity = Some(Bandwidth(v)),
+            Target::Peer(k, side) => peer::write(&mut s, k, side, v),
             Target::StagingDuplex => s.devices.iter_mut().filter(|d| d.kind == DeviceKind::HostMemory).for_each(|d| d.staging_duplex = Some(v)),
         }
     }
@@ -208,6 +245,14 @@ pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str, ho
         return Err(Error::input(origin, "", "--hold-out fits on single-pair patterns (one copy, or one each way between two ends), and there are none"));
     }
     let mut targets = targets(m, patterns, p);
+    for (t, v) in targets.iter_mut() {
+        if let Target::Peer(k, side) = *t {
+            let load = busiest_peer(m, k, side, patterns, &workloads, &fitted_pattern, p)?;
+            if load > 0.0 {
+                *v = v.min(load);
+            }
+        }
+    }
     for (d, dev) in m.devices.iter().enumerate() {
         if let Some(c) = dev.capacity {
             let load = busiest(m, d, patterns, &workloads, &fitted_pattern, p)?;
@@ -236,7 +281,7 @@ pub fn fit(m: &Machine, patterns: &[Pattern], p: &MaxminParams, origin: &str, ho
         match &why[k] {
             None => {
                 let shown = if t.scale() < 1.0 { format!("{}", Time::from_secs((v * 1e9).round() / 1e9)) } else { format!("{}", (v * 1e4).round() / 1e4) };
-                let shown = if matches!(t, Target::Capacity(_)) { format!("{}", Bandwidth((v / 1e6).round() * 1e6)) } else { shown };
+                let shown = if matches!(t, Target::Capacity(_) | Target::Peer(..)) { format!("{}", Bandwidth((v / 1e6).round() * 1e6)) } else { shown };
                 fitted.insert(t.name(&m.spec), shown);
                 kept.push((*t, *v));
             }
@@ -370,6 +415,44 @@ mod tests {
         let f = fit(&declared, &patterns::parse(&csv, "m.csv").unwrap(), &p, "m.csv", false).unwrap();
         assert_eq!(f.fitted["capacity.SW"], "30GB/s", "{:?} {:?}", f.fitted, f.unidentified);
         assert!(f.rms_relative_error["patterns"] < 1e-3);
+    }
+
+    /// A dual-socket host whose xGMI passes 20 GB/s of peer copies a direction (the root
+    /// complexes' forwarding; host traffic is not capped): fitted on single copies alone from a
+    /// machine that declares 100 GB/s, the value comes back, and two copies across at once,
+    /// held out, are predicted at 10 GB/s each, as the definition gives.
+    #[test]
+    fn fits_a_declared_peer_bandwidth_from_single_copies_and_predicts_copies_sharing_it() {
+        let text = "name: two-sockets\ndevices:\n  - {name: CPU0, kind: root_complex}\n  - {name: CPU1, kind: root_complex}\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n  - {name: GPU2, kind: gpu}\n  - {name: GPU3, kind: gpu}\nlinks:\n  - {a: CPU0, b: CPU1, kind: xgmi, bandwidth: 100GB/s, peer_bandwidth: 20GB/s}\n  - {a: CPU0, b: GPU0, kind: pcie, gen: 4, lanes: 16}\n  - {a: CPU0, b: GPU1, kind: pcie, gen: 4, lanes: 16}\n  - {a: CPU1, b: GPU2, kind: pcie, gen: 4, lanes: 16}\n  - {a: CPU1, b: GPU3, kind: pcie, gen: 4, lanes: 16}\n";
+        let truth = Machine::from_text(text, "truth").unwrap();
+        let p = MaxminParams::default();
+        let mut csv = String::from("pattern,src,dst,size,time\n");
+        // Small copies tell the fixed costs (the xGMI hop's from the difference) from the rates.
+        let patterns = [
+            ("across", "1GB", vec![("GPU0", "GPU2")]),
+            ("across-small", "4KB", vec![("GPU0", "GPU2")]),
+            ("back", "1GB", vec![("GPU3", "GPU1")]),
+            ("inside", "1GB", vec![("GPU0", "GPU1")]),
+            ("inside-small", "4KB", vec![("GPU0", "GPU1")]),
+            ("two-across", "1GB", vec![("GPU0", "GPU2"), ("GPU1", "GPU3")]),
+        ];
+        for (name, size, pairs) in &patterns {
+            let w = pairs.iter().fold(String::from("transfers:\n"), |s, (a, b)| s + &format!("  - {{src: {a}, dst: {b}, size: {size}}}\n"));
+            let w = Workload::resolve(&crate::workload::WorkloadSpec::from_text(&w, "w").unwrap(), &truth, "w").unwrap();
+            let o = sim::run_prepared(&w, &MaxminPrepared::new(&truth, &w, p).unwrap(), false).unwrap();
+            for ((a, b), t) in pairs.iter().zip(&o.finish) {
+                csv.push_str(&format!("{name},{a},{b},{size},{}ns\n", (t * 1e9).round() as u64));
+            }
+        }
+        let declared = Machine::from_text(&text.replace("peer_bandwidth: 20GB/s", "peer_bandwidth: 100GB/s"), "declared").unwrap();
+        let f = fit(&declared, &patterns::parse(&csv, "m.csv").unwrap(), &p, "m.csv", true).unwrap();
+        assert_eq!(f.fitted.get("peer_bandwidth.xgmi").map(String::as_str), Some("20GB/s"), "{:?} {:?}", f.fitted, f.unidentified);
+        let held: Vec<&Residual> = f.residuals.iter().filter(|r| r.held_out).collect();
+        assert_eq!(held.len(), 2);
+        // 1 GB at 10 GB/s, plus the fixed costs the single copies fitted.
+        for r in held {
+            assert!(r.relative_error.unwrap().abs() < 1e-3 && (r.measured - 1e5).abs() < 0.01 * 1e5, "{r:?}");
+        }
     }
 
     /// The public A100 output rewritten as patterns (each bandwidth cell one 800 MB copy, each

@@ -29,6 +29,7 @@ mod lsq;
 mod memory_write;
 pub mod nccl_fit;
 pub mod patterns;
+mod peer;
 pub mod sc16_fit;
 
 pub use crate::tools::p2p_output::{parse as parse_p2p_output, P2pMeasurements, Tool};
@@ -123,11 +124,20 @@ fn kind_index(k: LinkKind) -> usize {
     KINDS.iter().position(|&x| x == k).unwrap()
 }
 
-/// One bandwidth measurement: the resources its copy crosses (link, direction, times crossed)
-/// and its rate, bytes/s.
+/// One bandwidth measurement: the resources its copy crosses (link, direction, times crossed),
+/// the declared peer bandwidths it crosses (an index into `peer::declared`, share), and its
+/// rate, bytes/s.
 struct Copy {
     resources: Vec<(usize, bool, f64)>,
+    peer: Vec<(usize, f64)>,
     per_copy: f64,
+}
+
+impl Copy {
+    fn new(m: &Machine, p: &Plan, caps: &[(LinkKind, peer::PeerSide, f64)], per_copy: f64) -> Copy {
+        let peer = peer::crossed(m, p).into_iter().map(|(k, s, x)| (caps.iter().position(|c| c.0 == k && c.1 == s).expect("declared"), x)).collect();
+        Copy { resources: resources_of(m, p), peer, per_copy }
+    }
 }
 
 fn resources_of(m: &Machine, p: &Plan) -> Vec<(usize, bool, f64)> {
@@ -143,17 +153,25 @@ fn resources_of(m: &Machine, p: &Plan) -> Vec<(usize, bool, f64)> {
     out
 }
 
-/// Efficiency of each link kind that limits some measured copy.
-fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 8]) -> [Option<f64>; 8] {
+/// Efficiency of each link kind that limits some measured copy, and the value of each declared
+/// peer bandwidth (`peer_start`, in `peer::declared`'s order) that limits some: a copy's
+/// tightest resource is a link (bandwidth × efficiency / times crossed) or a peer bandwidth
+/// (value / share crossing), and each unknown is solved by least squares through the origin on
+/// the copies it limits, until the choice of tightest resources stops changing.
+fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 8], peer_start: &[f64]) -> ([Option<f64>; 8], Vec<Option<f64>>) {
     let mut eff = start;
     let mut fitted = [None; 8];
+    let mut peer = peer_start.to_vec();
+    let mut peer_fitted = vec![None; peer.len()];
     let mut tightest: Vec<usize> = vec![usize::MAX; copies.len()];
     for _ in 0..50 {
+        // Indices past a copy's links are its peer bandwidths.
         let pick: Vec<usize> = copies
             .iter()
             .map(|c| {
-                let cap = |&(l, _, w): &(usize, bool, f64)| m.links[l].bandwidth * eff[kind_index(m.links[l].kind)] / w;
-                (0..c.resources.len()).min_by(|&a, &b| cap(&c.resources[a]).total_cmp(&cap(&c.resources[b]))).unwrap()
+                let link = c.resources.iter().map(|&(l, _, w)| m.links[l].bandwidth * eff[kind_index(m.links[l].kind)] / w);
+                let caps: Vec<f64> = link.chain(c.peer.iter().map(|&(p, x)| peer[p] / x)).collect();
+                (0..caps.len()).min_by(|&a, &b| caps[a].total_cmp(&caps[b])).unwrap()
             })
             .collect();
         if pick == tightest {
@@ -161,7 +179,13 @@ fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 8]) -> [Option<f64>
         }
         tightest = pick;
         let (mut num, mut den) = ([0.0; 8], [0.0; 8]);
+        let (mut peer_num, mut peer_den) = (vec![0.0; peer.len()], vec![0.0; peer.len()]);
         for (c, &k) in copies.iter().zip(&tightest) {
+            if let Some(&(p, share)) = k.checked_sub(c.resources.len()).map(|i| &c.peer[i]) {
+                peer_num[p] += c.per_copy / share;
+                peer_den[p] += 1.0 / (share * share);
+                continue;
+            }
             let (l, _, w) = c.resources[k];
             let x = m.links[l].bandwidth / w;
             let kind = kind_index(m.links[l].kind);
@@ -174,8 +198,14 @@ fn fit_efficiency(m: &Machine, copies: &[Copy], start: [f64; 8]) -> [Option<f64>
                 fitted[k] = Some(eff[k]);
             }
         }
+        for p in 0..peer.len() {
+            if peer_den[p] > 0.0 {
+                peer[p] = peer_num[p] / peer_den[p];
+                peer_fitted[p] = Some(peer[p]);
+            }
+        }
     }
-    fitted
+    (fitted, peer_fitted)
 }
 
 /// Unknowns of the latency fit: GPU engine, host-memory hand-off, one hop latency per kind, and
@@ -305,12 +335,15 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
     }
 
     let mut copies = Vec::new();
+    // Declared peer bandwidths start at the fastest measured copy through them (a cap above every
+    // copy limits none, and the fit could not see it).
+    let mut caps = peer::declared(m);
     for (matrix, mode) in [(&meas.unidirectional_p2p_gbps, 0), (&meas.unidirectional_staged_gbps, 1)] {
         let Some(matrix) = matrix else { continue };
         for i in 0..n {
             for j in (0..n).filter(|&j| j != i) {
                 if let (Some(p), Some(v)) = (&plans[i][j][mode], matrix[i][j]) {
-                    copies.push(Copy { resources: resources_of(m, p), per_copy: v * 1e9 });
+                    copies.push(Copy::new(m, p, &caps, v * 1e9));
                 }
             }
         }
@@ -320,13 +353,20 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
         let f = &c.flows[0];
         let ends = concurrent::device(m, &router, f.src).and_then(|s| Ok((s, concurrent::device(m, &router, f.dst)?)));
         match ends.and_then(|(s, d)| router.plan(s, d, None, &[], true)) {
-            Ok(p) => copies.push(Copy { resources: resources_of(m, &p), per_copy: c.gbps * 1e9 }),
+            Ok(p) => copies.push(Copy::new(m, &p, &caps, c.gbps * 1e9)),
             Err(e) if !notes.contains(&e) => notes.push(e),
             Err(_) => {}
         }
     }
     let start = KINDS.map(|k| params.efficiency(k));
-    let eff = fit_efficiency(m, &copies, start);
+    for (p, cap) in caps.iter_mut().enumerate() {
+        let fastest = copies.iter().flat_map(|c| c.peer.iter().filter(|q| q.0 == p).map(move |q| c.per_copy * q.1)).fold(0.0, f64::max);
+        if fastest > 0.0 {
+            cap.2 = cap.2.min(fastest);
+        }
+    }
+    let peer_start: Vec<f64> = caps.iter().map(|c| c.2).collect();
+    let (eff, peer_fit) = fit_efficiency(m, &copies, start, &peer_start);
 
     let (mut rows, mut paid, mut ys) = (Vec::new(), Vec::new(), Vec::new());
     for (matrix, mode) in [(&meas.latency_p2p_us, 0), (&meas.latency_staged_us, 1)] {
@@ -358,6 +398,17 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
             if e >= 1.0 {
                 notes.push(format!("{} links run at their full bandwidth in the fit: their bandwidth may be written too low", kind_name(KINDS[k])));
             }
+        }
+    }
+    for (&(k, side, _), v) in caps.iter().zip(&peer_fit) {
+        let name = format!("{}.{}", side.field(), kind_name(k));
+        match v {
+            Some(v) => {
+                let v = (v / 1e6).round() * 1e6;
+                fitted.insert(name, format!("{}", crate::units::Bandwidth(v)));
+                peer::write(&mut spec, k, side, v);
+            }
+            None => notes.push(format!("{name}: no measured copy is limited by it; kept as written")),
         }
     }
     let time = |s: f64| Time::from_secs((s * 1e9).round() / 1e9);

@@ -283,3 +283,44 @@ fn both_way_totals_are_sums_of_each_copy() {
         .collect();
     assert_eq!(cells, vec![("GPU0", "GPU1"), ("GPU1", "GPU0")]);
 }
+
+/// Two sockets whose xGMI passes 20 GB/s of peer copies a direction, Gen4 GPUs (26.3 GB/s a
+/// copy at the default efficiency): from the machine's own predicted nvbandwidth output, the
+/// matrix fit finds 20 GB/s on a machine that declares 60, from the peer copies across the
+/// sockets, while the copies inside a socket keep PCIe's efficiency.
+#[test]
+fn recovers_a_declared_peer_bandwidth_from_the_peer_matrix() {
+    let text = "name: two-sockets
+devices:
+  - {name: CPU0, kind: root_complex}
+  - {name: CPU1, kind: root_complex}
+  - {name: MEM0, kind: host_memory}
+  - {name: MEM1, kind: host_memory}
+  - {name: GPU0, kind: gpu}
+  - {name: GPU1, kind: gpu}
+  - {name: GPU2, kind: gpu}
+  - {name: GPU3, kind: gpu}
+links:
+  - {a: CPU0, b: CPU1, kind: xgmi, bandwidth: 100GB/s, peer_bandwidth: 20GB/s}
+  - {a: CPU0, b: MEM0, kind: memory, bandwidth: 400GB/s}
+  - {a: CPU1, b: MEM1, kind: memory, bandwidth: 400GB/s}
+  - {a: CPU0, b: GPU0, kind: pcie, gen: 4, lanes: 16}
+  - {a: CPU0, b: GPU1, kind: pcie, gen: 4, lanes: 16}
+  - {a: CPU1, b: GPU2, kind: pcie, gen: 4, lanes: 16}
+  - {a: CPU1, b: GPU3, kind: pcie, gen: 4, lanes: 16}
+";
+    let truth = Machine::from_text(text, "truth").unwrap();
+    let p = MaxminParams::default();
+    let meas = parse_measurements(&crate::tools::nvbandwidth::predict(&truth, &p).unwrap().text(), "predicted.txt").unwrap();
+    let declared = Machine::from_text(&text.replace("peer_bandwidth: 20GB/s", "peer_bandwidth: 60GB/s"), "declared").unwrap();
+    let c = calibrate(&declared, &meas, &p, true).unwrap();
+    assert_eq!(c.fitted.get("peer_bandwidth.xgmi").map(String::as_str), Some("20GB/s"), "{:?} {:?}", c.fitted, c.notes);
+    let eff: f64 = c.fitted["efficiency.pcie"].parse().unwrap();
+    assert!((eff - p.eff_pcie4).abs() < 0.002, "{eff}");
+    let across = rel(&c, "unidirectional_p2p_gbps", "GPU0", "GPU2");
+    assert!(across.abs() < 0.003, "{across}");
+    // Declared on no link the copies cross as peers: kept, and said.
+    let unused = Machine::from_text(&text.replace("peer_bandwidth: 20GB/s", "peer_bandwidth: 60GB/s").replace("kind: xgmi", "kind: upi"), "upi").unwrap();
+    let c = calibrate(&unused, &parse_measurements(&crate::tools::nvbandwidth::predict(&unused, &p).unwrap().text(), "upi.txt").unwrap(), &p, true).unwrap();
+    assert!(c.notes.iter().any(|n| n.starts_with("peer_bandwidth.upi: no measured copy is limited by it")), "{:?}", c.notes);
+}

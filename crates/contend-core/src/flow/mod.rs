@@ -63,8 +63,8 @@ pub struct FlowRules<'a> {
     pub charges: charges::Charges<'a>,
     /// The model's name, for a refusal of what its charges cannot express.
     pub model: &'a str,
-    /// Whether the model shares a device's `capacity` among the copies through it; a model
-    /// that cannot refuses workloads that meet one.
+    /// Whether the model shares a device's `capacity` (and a link's peer bandwidth) among the
+    /// copies through it; a model that cannot refuses workloads that meet one.
     pub device_capacity: bool,
     /// Route per-packet policies as their fluid limit (network/fluid.rs), not one path per message.
     pub fluid: bool,
@@ -148,13 +148,16 @@ struct Resources {
     dir: Vec<u32>,
     /// Resource of each device's capacity, or u32::MAX.
     device: Vec<u32>,
+    /// Resource of each directed link's peer bandwidth (`Link::peer`), numbered as `dir`, or u32::MAX.
+    peer: Vec<u32>,
     cap: Vec<f64>,
     name: Vec<String>,
     latency: Vec<f64>,
 }
 
 fn resources(m: &Machine, capacity: &dyn Fn(&Link) -> f64) -> Resources {
-    let mut r = Resources { dir: Vec::with_capacity(2 * m.links.len()), device: Vec::new(), cap: Vec::new(), name: Vec::new(), latency: Vec::new() };
+    let mut r =
+        Resources { dir: Vec::with_capacity(2 * m.links.len()), device: Vec::new(), peer: Vec::new(), cap: Vec::new(), name: Vec::new(), latency: Vec::new() };
     for l in &m.links {
         let c = capacity(l);
         let (a, b) = (&m.devices[l.a].name, &m.devices[l.b].name);
@@ -180,6 +183,22 @@ fn resources(m: &Machine, capacity: &dyn Fn(&Link) -> f64) -> Resources {
             }
             None => u32::MAX,
         });
+    }
+    // A socket or fabric link's peer bandwidth: one more resource per direction that has one,
+    // which only peer copies crossing the link use (the root complexes' peer forwarding).
+    for l in &m.links {
+        for (k, cap) in l.peer.iter().enumerate() {
+            r.peer.push(match cap {
+                Some(c) => {
+                    let (from, to) = if k == 0 { (l.a, l.b) } else { (l.b, l.a) };
+                    r.cap.push(*c);
+                    r.name.push(format!("{}→{} peer", m.devices[from].name, m.devices[to].name));
+                    r.latency.push(0.0);
+                    r.cap.len() as u32 - 1
+                }
+                None => u32::MAX,
+            });
+        }
     }
     r
 }
@@ -466,8 +485,9 @@ fn host_copy(m: &Machine, src: usize, dst: usize, plan: &Plan) -> Option<(usize,
 impl FlowTable {
     /// Compile `w` on `m`; a transfer's `mechanism` and `via` override CUDA's choice.
     pub fn compile(m: &Machine, w: &Workload, rules: &FlowRules) -> Result<FlowTable> {
-        let Resources { dir, device, cap, name, latency } = resources(m, rules.capacity);
+        let Resources { dir, device, peer, cap, name, latency } = resources(m, rules.capacity);
         let capped = device.iter().any(|&r| r != u32::MAX);
+        let peer_capped = peer.iter().any(|&r| r != u32::MAX);
         let router = Router::new(m);
         let mut nic_of_device: IntMap<usize, u32> = IntMap::default();
         let mut engine_of: IntMap<(usize, bool), u32> = IntMap::default();
@@ -642,6 +662,27 @@ impl FlowTable {
                                 });
                             }
                             crossings.push((device[d], share, share));
+                        }
+                    }
+                    // Peer copies (GPU to GPU, GPU to NIC) use a link's peer bandwidth where it
+                    // has one, for the share of their data crossing it; host traffic does not.
+                    if peer_capped && matches!(plan.mechanism, Mechanism::P2p | Mechanism::Rdma) {
+                        for (h, share) in &hops {
+                            let r = peer[2 * h.link + usize::from(!h.forward)];
+                            if r == u32::MAX {
+                                continue;
+                            }
+                            if !rules.device_capacity {
+                                let l = &m.links[h.link];
+                                return Err(Error::Unsupported {
+                                    model: rules.model.into(),
+                                    reason: format!(
+                                        "transfers[{i}] ({}) crosses {}–{}, whose peer traffic has a bandwidth of its own (peer_bandwidth); this model shares links only; use --model maxmin",
+                                        t.name, m.devices[l.a].name, m.devices[l.b].name
+                                    ),
+                                });
+                            }
+                            crossings.push((r, *share, *share));
                         }
                     }
                     uniq.clear();

@@ -130,8 +130,8 @@ fn machine_but_speeds(m: &Machine) -> String {
     for d in &m.devices {
         let _ = writeln!(k, "{d:?}");
     }
-    for Link { a, b, kind, bandwidth: _, latency, efficiency, duplex, duplex_directed, read_efficiency, p2p, label, gen } in &m.links {
-        let _ = writeln!(k, "{a} {b} {kind:?} {latency:e} {efficiency:?} {duplex:?} {duplex_directed:?} {read_efficiency:?} {p2p} {label} {gen:?}");
+    for Link { a, b, kind, bandwidth: _, latency, efficiency, duplex, duplex_directed, read_efficiency, p2p, label, gen, peer } in &m.links {
+        let _ = writeln!(k, "{a} {b} {kind:?} {latency:e} {efficiency:?} {duplex:?} {duplex_directed:?} {read_efficiency:?} {p2p} {label} {gen:?} {peer:?}");
     }
     k
 }

@@ -337,6 +337,20 @@ pub struct LinkSpec {
     /// (CUDA stages it through host memory); AMD platforms allow it over xGMI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p2p: Option<bool>,
+    /// Socket links (qpi, upi, xgmi) and fabric links only: the bandwidth of each direction that
+    /// peer copies crossing this link (GPU to GPU, GPU to NIC: the root complexes' peer-to-peer
+    /// forwarding) share, besides the link's own; copies to or from host memory do not use it.
+    /// Absent: no such cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_bandwidth: Option<Bandwidth>,
+    /// Fabric links only (whose `a` is the socket's side), instead of `peer_bandwidth`: the peer
+    /// bandwidth of the upstream direction (b to a: a root port's peer writes toward its socket)
+    /// alone; the other direction has none unless `peer_downstream` gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_upstream: Option<Bandwidth>,
+    /// Fabric links only: the peer bandwidth of the downstream direction (a to b); see `peer_upstream`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_downstream: Option<Bandwidth>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -383,6 +397,9 @@ pub struct Link {
     /// at its ends (`resolve::nvlink_generation`). Models take a default efficiency (and an NVLink
     /// a duplex loss) per generation.
     pub gen: Option<u8>,
+    /// Bytes/s that peer copies crossing the link share per direction, `[a -> b, b -> a]`, where
+    /// written (`LinkSpec::peer_bandwidth`); None: no cap of peer traffic there.
+    pub peer: [Option<f64>; 2],
 }
 
 /// A PCIe link's duplex loss per direction: what the upstream direction (b to a, toward the
@@ -605,6 +622,7 @@ impl Machine {
                     LinkKind::Nvlink => resolve::nvlink_generation(l, i, [&devices[a], &devices[b]], origin)?,
                     _ => None,
                 },
+                peer: resolve::peer_bandwidth(l, i, origin)?,
             });
         }
         Ok(Machine {

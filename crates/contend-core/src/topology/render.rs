@@ -100,6 +100,17 @@ fn describe(l: &super::Link) -> String {
     if l.latency > 0.0 {
         s.push_str(&format!(", {:.2} µs", l.latency * 1e6));
     }
+    // The cap of the peer copies crossing it (`peer_bandwidth`): both directions, or one.
+    match l.peer {
+        [Some(a), Some(b)] if a == b => s.push_str(&format!(", peer copies {:.2} GB/s per direction", a / 1e9)),
+        [down, up] => {
+            for (which, cap) in [("downstream", down), ("upstream", up)] {
+                if let Some(c) = cap {
+                    s.push_str(&format!(", peer copies {which} {:.2} GB/s", c / 1e9));
+                }
+            }
+        }
+    }
     s
 }
 
@@ -161,5 +172,14 @@ mod tests {
         // Traffic between the partitions stays inside the chip.
         let plan = crate::flow::router::Router::new(&m).plan(m.device("GPU0").unwrap(), m.device("GPU1").unwrap(), None, &[], true).unwrap();
         assert_eq!(plan.hops.len(), 3);
+    }
+
+    /// `contend show` says which links cap the peer copies crossing them, and which way.
+    #[test]
+    fn peer_bandwidth_is_shown_on_its_link() {
+        let text = "name: two\ndevices:\n  - {name: S0, kind: root_complex}\n  - {name: S1, kind: root_complex}\n  - {name: RP, kind: root_complex}\nlinks:\n  - {a: S0, b: S1, kind: xgmi, bandwidth: 64GB/s, peer_bandwidth: 30GB/s}\n  - {a: S0, b: RP, kind: fabric, bandwidth: 128GB/s, peer_upstream: 38GB/s}\n";
+        let s = render_tree(&Machine::from_text(text, "two").unwrap());
+        assert!(s.contains("S0 ↔ S1  xGMI, 64.00 GB/s per direction") && s.contains("peer copies 30.00 GB/s per direction"), "{s}");
+        assert!(s.contains("peer copies upstream 38.00 GB/s") && !s.contains("downstream"), "{s}");
     }
 }

@@ -146,6 +146,41 @@ pub(super) fn directed_duplex(l: &LinkSpec, i: usize, origin: &str) -> Result<Op
     }
 }
 
+/// A link's peer bandwidth per direction, `[a -> b, b -> a]`: `peer_bandwidth` for both, or
+/// `peer_upstream` / `peer_downstream` for one each on a fabric link (whose `a` is the socket's
+/// side); socket and fabric links only, positive.
+pub(super) fn peer_bandwidth(l: &LinkSpec, i: usize, origin: &str) -> Result<[Option<f64>; 2]> {
+    let fields = [("peer_bandwidth", l.peer_bandwidth), ("peer_upstream", l.peer_upstream), ("peer_downstream", l.peer_downstream)];
+    for (field, v) in fields {
+        let Some(v) = v else { continue };
+        if !matches!(l.kind, LinkKind::Qpi | LinkKind::Upi | LinkKind::Xgmi | LinkKind::Fabric) {
+            return Err(Error::input(
+                origin,
+                format!("links[{i}].{field}"),
+                format!("applies to socket links (qpi, upi, xgmi) and fabric links only, not {}; drop it or put it on the link between sockets", l.kind.name()),
+            ));
+        }
+        if !(v.bytes_per_sec() > 0.0 && v.bytes_per_sec().is_finite()) {
+            return Err(Error::input(origin, format!("links[{i}].{field}"), format!("{v} is not a positive bandwidth; e.g. 38GB/s")));
+        }
+    }
+    let bytes = |b: Option<crate::units::Bandwidth>| b.map(|x| x.bytes_per_sec());
+    match (l.peer_bandwidth, l.peer_upstream, l.peer_downstream) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => Err(Error::input(
+            origin,
+            format!("links[{i}].peer_bandwidth"),
+            "is written beside peer_upstream or peer_downstream; give peer_bandwidth for both directions, or one per direction",
+        )),
+        (None, up, down) if (up.is_some() || down.is_some()) && l.kind != LinkKind::Fabric => Err(Error::input(
+            origin,
+            format!("links[{i}].{}", if up.is_some() { "peer_upstream" } else { "peer_downstream" }),
+            format!("applies to fabric links only (a {} link has no socket side); give peer_bandwidth for both directions", l.kind.name()),
+        )),
+        (Some(both), _, _) => Ok([bytes(Some(both)); 2]),
+        (None, up, down) => Ok([bytes(down), bytes(up)]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::topology::Machine;
@@ -166,6 +201,10 @@ mod tests {
             ("lanes: 16}", "lanes: 16, duplex_downstream: 1}", "links[0].duplex_downstream"),
             ("lanes: 16}", "lanes: 16, duplex: 0.1, duplex_upstream: 0.4, duplex_downstream: 0.1}", "links[0].duplex"),
             ("kind: pcie, gen: 4, lanes: 16}", "kind: nvlink, bandwidth: 25GB/s, duplex_upstream: 0.4, duplex_downstream: 0.1}", "links[0].duplex_upstream"),
+            ("lanes: 16}", "lanes: 16, peer_bandwidth: 20GB/s}", "links[0].peer_bandwidth"),
+            ("kind: pcie, gen: 4, lanes: 16}", "kind: xgmi, bandwidth: 64GB/s, peer_bandwidth: 0GB/s}", "links[0].peer_bandwidth"),
+            ("kind: pcie, gen: 4, lanes: 16}", "kind: xgmi, bandwidth: 64GB/s, peer_upstream: 20GB/s}", "links[0].peer_upstream"),
+            ("kind: pcie, gen: 4, lanes: 16}", "kind: fabric, bandwidth: 64GB/s, peer_bandwidth: 20GB/s, peer_downstream: 9GB/s}", "links[0].peer_bandwidth"),
         ] {
             let e = Machine::from_text(&base.replace(from, to), "m.yaml").unwrap_err().to_string();
             assert!(e.starts_with(&format!("m.yaml: {field}:")), "{e}");
@@ -175,5 +214,10 @@ mod tests {
         assert_eq!((m.devices[1].capacity, m.links[0].duplex, m.links[0].read_efficiency), (Some(20e9), Some(0.1), Some(0.9)));
         let directed = Machine::from_text(&base.replace("lanes: 16}", "lanes: 16, duplex_upstream: 0.4, duplex_downstream: 0.05}"), "m.yaml").unwrap();
         assert_eq!(directed.links[0].duplex_directed, Some(crate::topology::DirectedDuplex { upstream: 0.4, downstream: 0.05 }));
+        // Peer bandwidth per direction, [a -> b, b -> a]: upstream runs b -> a, toward the socket.
+        let fabric = base.replace("kind: pcie, gen: 4, lanes: 16}", "kind: fabric, bandwidth: 64GB/s, peer_upstream: 20GB/s}");
+        assert_eq!(Machine::from_text(&fabric, "m.yaml").unwrap().links[0].peer, [None, Some(20e9)]);
+        let socket = base.replace("kind: pcie, gen: 4, lanes: 16}", "kind: xgmi, bandwidth: 64GB/s, peer_bandwidth: 30GB/s}");
+        assert_eq!(Machine::from_text(&socket, "m.yaml").unwrap().links[0].peer, [Some(30e9); 2]);
     }
 }

@@ -114,6 +114,9 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
             duplex_downstream: None,
             read_efficiency: None,
             p2p: None,
+            peer_bandwidth: None,
+            peer_upstream: None,
+            peer_downstream: None,
         });
     }
     if g.hosts.is_empty() {

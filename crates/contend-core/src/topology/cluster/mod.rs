@@ -166,6 +166,9 @@ impl Builder {
             duplex_downstream: None,
             read_efficiency: None,
             p2p: None,
+            peer_bandwidth: None,
+            peer_upstream: None,
+            peer_downstream: None,
         });
     }
 }
@@ -241,6 +244,9 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
             duplex_downstream: None,
             read_efficiency: None,
             p2p: None,
+            peer_bandwidth: None,
+            peer_upstream: None,
+            peer_downstream: None,
         });
     };
     if let Some(source) = &c.nodes.machine {
@@ -303,6 +309,9 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
             duplex_downstream: None,
             read_efficiency: None,
             p2p: None,
+            peer_bandwidth: None,
+            peer_upstream: None,
+            peer_downstream: None,
         });
     };
     for (i, switches) in attach.iter().enumerate() {
