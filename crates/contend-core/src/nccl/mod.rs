@@ -11,6 +11,8 @@ pub mod topo;
 pub mod tuning;
 
 #[cfg(test)]
+mod graph_tests;
+#[cfg(test)]
 mod nvls_tests;
 #[cfg(test)]
 mod pxn_tests;
@@ -484,7 +486,10 @@ fn pxn_relays(m: &Machine, devices: &[usize], ppn: usize, topo: &topo::Topo) -> 
 /// its network link, its PCIe link and the widest GPU's PCIe link, GB/s.
 fn nccl_nets(m: &Machine, prefix: &str, gpus: &[usize], cc: u32) -> Vec<f64> {
     let pcie = |d: usize| {
-        (0..m.links.len()).filter(|&l| m.links[l].kind == LinkKind::Pcie && (m.links[l].a == d || m.links[l].b == d)).map(|l| topo::link_bw(m, l, cc)).fold(0.0, f64::max)
+        (0..m.links.len())
+            .filter(|&l| m.links[l].kind == LinkKind::Pcie && (m.links[l].a == d || m.links[l].b == d))
+            .map(|l| topo::link_bw(m, l, cc))
+            .fold(0.0, f64::max)
     };
     let gpu = gpus.iter().map(|&g| pcie(g)).fold(0.0, f64::max);
     (0..m.devices.len())
@@ -495,7 +500,9 @@ fn nccl_nets(m: &Machine, prefix: &str, gpus: &[usize], cc: u32) -> Vec<f64> {
                 .map(|l| m.links[l].bandwidth / 1e9)
                 .fold(0.0, f64::max);
             let own = pcie(d);
-            (net > 0.0).then(|| [net, if own > 0.0 { own } else { f64::INFINITY }, if gpu > 0.0 { gpu } else { f64::INFINITY }].into_iter().fold(f64::INFINITY, f64::min))
+            (net > 0.0).then(|| {
+                [net, if own > 0.0 { own } else { f64::INFINITY }, if gpu > 0.0 { gpu } else { f64::INFINITY }].into_iter().fold(f64::INFINITY, f64::min)
+            })
         })
         .collect()
 }
