@@ -52,3 +52,31 @@ fn nccl_model_picks_tree_where_its_tree_graph_runs_faster_inside_the_node() {
     let all = [Algo::Ring, Algo::Tree];
     assert_eq!(a.choose(Coll::AllReduce, 1 << 33, &all, &PROTOS).unwrap().0, Algo::Ring);
 }
+
+#[test]
+fn a_nic_of_two_ports_is_two_network_devices_to_nccl_search() {
+    // OCI BM.GPU4.8 (dgx-a100's layout, each NIC two 100 Gb/s ports: 25 GB/s together): 16 network
+    // devices of 12.5 GB/s. Ring: 12 GB/s (the first Ampere inter speed at most 12.5), one channel per
+    // port, 16 channels (6 GB/s would give 32 x 6 = 192 too: not more). Tree: 16 chains, each GPU last
+    // in two, so 14 x speed leaves a GPU: 15 fits its 240 GB/s (210), 18 does not (252).
+    let m = Machine::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/machines/bm-gpu4-8.yaml")).unwrap();
+    assert!(m.devices.iter().filter(|d| d.kind == crate::topology::DeviceKind::Nic).all(|d| d.ports == 2));
+    let text =
+        "name: two\nfabric:\n  graph: {switches: [{name: S0}], links: [], hosts: [S0, S0]}\nlink: {bandwidth: 25GB/s}\nnodes: {count: 2, machine: MACHINE}\n"
+            .replace("MACHINE", concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/machines/bm-gpu4-8.yaml"));
+    let two = Machine::from_text(&text, "two.yaml").unwrap();
+    let node = |k: usize| two.gpus().into_iter().filter(|&g| two.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
+    let c = Comm::new(&two, &[node(0), node(1)], None).unwrap();
+    assert_eq!(graphs(&c), (16, 12.0, 16, 15.0, 12.0));
+    // NCCL's model: tree 16 x 15 x 0.92 = 220.8 (under 16 x 23.6), algbw 110.4, against the ring's
+    // 16 x 12 x 16/30 = 102.4: the tree takes large all-reduces, as the measured busbw past 200 says.
+    let all = [Algo::Ring, Algo::Tree];
+    assert_eq!(c.choose(Coll::AllReduce, 1 << 33, &all, &PROTOS).unwrap().0, Algo::Tree);
+}
+
+#[test]
+fn ports_belong_to_nics_and_are_counted() {
+    let bad = |dev: &str| Machine::from_text(&format!("name: h\ndevices:\n  - {dev}\nlinks: []\n"), "h.yaml").unwrap_err().to_string();
+    assert!(bad("{name: GPU0, kind: gpu, ports: 2}").starts_with("h.yaml: devices[0].ports: applies to NICs only"));
+    assert!(bad("{name: NIC0, kind: nic, ports: 0}").starts_with("h.yaml: devices[0].ports: 0 is not in 1..=16"));
+}

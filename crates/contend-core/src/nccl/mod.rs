@@ -481,9 +481,10 @@ fn pxn_relays(m: &Machine, devices: &[usize], ppn: usize, topo: &topo::Topo) -> 
         .collect()
 }
 
-/// NCCL's bandwidth of each NIC of a node (names starting `prefix`) as its graph search sees it
-/// (topo.cc: a NIC's speed / 8000 GB/s; a path's bandwidth is its narrowest link's): the least of
-/// its network link, its PCIe link and the widest GPU's PCIe link, GB/s.
+/// NCCL's bandwidth of each network device of a node (names starting `prefix`) as its graph
+/// search sees it (topo.cc: a port's speed / 8000 GB/s; a path's bandwidth is its narrowest
+/// link's): each port of a NIC (`Device::ports`) its share of the NIC's network link, capped by the
+/// NIC's PCIe link and the widest GPU's PCIe link, GB/s.
 fn nccl_nets(m: &Machine, prefix: &str, gpus: &[usize], cc: u32) -> Vec<f64> {
     let pcie = |d: usize| {
         (0..m.links.len())
@@ -494,15 +495,16 @@ fn nccl_nets(m: &Machine, prefix: &str, gpus: &[usize], cc: u32) -> Vec<f64> {
     let gpu = gpus.iter().map(|&g| pcie(g)).fold(0.0, f64::max);
     (0..m.devices.len())
         .filter(|&d| m.devices[d].kind == DeviceKind::Nic && m.devices[d].name.starts_with(prefix))
-        .filter_map(|d| {
+        .flat_map(|d| {
+            let ports = m.devices[d].ports.max(1);
             let net = (0..m.links.len())
                 .filter(|&l| m.links[l].kind == LinkKind::Network && (m.links[l].a == d || m.links[l].b == d))
                 .map(|l| m.links[l].bandwidth / 1e9)
-                .fold(0.0, f64::max);
+                .fold(0.0, f64::max)
+                / ports as f64;
             let own = pcie(d);
-            (net > 0.0).then(|| {
-                [net, if own > 0.0 { own } else { f64::INFINITY }, if gpu > 0.0 { gpu } else { f64::INFINITY }].into_iter().fold(f64::INFINITY, f64::min)
-            })
+            let bw = [net, if own > 0.0 { own } else { f64::INFINITY }, if gpu > 0.0 { gpu } else { f64::INFINITY }].into_iter().fold(f64::INFINITY, f64::min);
+            std::iter::repeat_n(bw, if net > 0.0 { ports as usize } else { 0 })
         })
         .collect()
 }

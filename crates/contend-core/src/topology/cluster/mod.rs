@@ -144,6 +144,7 @@ impl Builder {
             write_efficiency: None,
             copy_engines: None,
             multicast: None,
+            ports: None,
         });
     }
 
@@ -319,6 +320,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
                 write_efficiency: None,
                 copy_engines: None,
                 multicast: None,
+                ports: None,
             });
         }
         for k in 0..nic_count {
@@ -334,6 +336,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
                 write_efficiency: None,
                 copy_engines: None,
                 multicast: None,
+                ports: None,
             });
         }
         for g in 0..gpus {
