@@ -11,6 +11,8 @@ pub mod topo;
 pub mod tuning;
 
 #[cfg(test)]
+mod graph_tests;
+#[cfg(test)]
 mod nvls_tests;
 #[cfg(test)]
 mod pxn_tests;
@@ -234,6 +236,24 @@ impl Comm {
             .map(|l| m.links[l].bandwidth / 1e9)
             .sum();
         let bw_inter = if nodes > 1 { (nic_bw / searched as f64).min(graph.bw) } else { 0.0 };
+        // NCCL's own graphs for its cost model: across nodes the ring graph is searched through the
+        // NICs (`tuning::net_ring_graph`); the tree graph has the ring graph's channels and may run
+        // faster inside a node than between nodes (`tuning::tree_graph`).
+        let chains = |s: f64, want: usize| topo::chains_at(&topo, s, want);
+        let nets = nccl_nets(m, first, &nodes_gpus[0], topo.cc);
+        let total_bw = nodes_gpus[0].iter().map(|&g| gpu_total_bw(m, g, topo.cc)).fold(0.0, f64::max);
+        let (ring_channels, ring_bw) = match (nodes > 1).then(|| tuning::net_ring_graph(topo.cc, &nets, total_bw, &chains)).flatten() {
+            Some(r) => r,
+            None => (searched, graph.bw),
+        };
+        let (tree_speeds, tree_max) = if nodes > 1 {
+            (tuning::inter_speeds(topo.cc), nets.iter().copied().fold(0.0, f64::max))
+        } else {
+            (tuning::speeds(topo.cc), topo.paths.iter().flatten().flatten().map(|p| p.bw).fold(0.0, f64::max))
+        };
+        let on_nics = |s: f64| if nodes > 1 { nets.iter().map(|&b| ((b + 1e-9) / s).floor() as usize).sum() } else { usize::MAX };
+        let (tree_bw_intra, tree_bw_inter) =
+            tuning::tree_graph(tree_speeds, ring_channels, tree_max, &on_nics, &chains).unwrap_or((ring_bw, if nodes > 1 { ring_bw } else { 0.0 }));
         let amd = m.devices.iter().any(|d| d.model.as_deref().is_some_and(|s| s.contains("AMD") || s.contains("EPYC")));
         let found: Option<Vec<(usize, f64)>> = nodes_gpus.iter().map(|g| nvls_switch(m, g)).collect();
         let (switches, nvls) = match found {
@@ -256,9 +276,12 @@ impl Comm {
             ranks: devices.len(),
             nodes,
             cc: topo.cc,
-            graph_channels: searched,
-            bw_intra: graph.bw,
-            bw_inter,
+            graph_channels: if nodes > 1 { ring_channels } else { searched },
+            bw_intra: if nodes > 1 { ring_bw } else { graph.bw },
+            bw_inter: if nodes > 1 { ring_bw } else { bw_inter },
+            tree_channels: ring_channels,
+            tree_bw_intra,
+            tree_bw_inter,
             nvlink: graph.kind == topo::PathType::Nvl,
             amd,
         };
@@ -456,6 +479,49 @@ fn pxn_relays(m: &Machine, devices: &[usize], ppn: usize, topo: &topo::Topo) -> 
                 .collect()
         })
         .collect()
+}
+
+/// NCCL's bandwidth of each network device of a node (names starting `prefix`) as its graph
+/// search sees it (topo.cc: a port's speed / 8000 GB/s; a path's bandwidth is its narrowest
+/// link's): each port of a NIC (`Device::ports`) its share of the NIC's network link, capped by the
+/// NIC's PCIe link and the widest GPU's PCIe link, GB/s.
+fn nccl_nets(m: &Machine, prefix: &str, gpus: &[usize], cc: u32) -> Vec<f64> {
+    let pcie = |d: usize| {
+        (0..m.links.len())
+            .filter(|&l| m.links[l].kind == LinkKind::Pcie && (m.links[l].a == d || m.links[l].b == d))
+            .map(|l| topo::link_bw(m, l, cc))
+            .fold(0.0, f64::max)
+    };
+    let gpu = gpus.iter().map(|&g| pcie(g)).fold(0.0, f64::max);
+    (0..m.devices.len())
+        .filter(|&d| m.devices[d].kind == DeviceKind::Nic && m.devices[d].name.starts_with(prefix))
+        .flat_map(|d| {
+            let ports = m.devices[d].ports.max(1);
+            let net = (0..m.links.len())
+                .filter(|&l| m.links[l].kind == LinkKind::Network && (m.links[l].a == d || m.links[l].b == d))
+                .map(|l| m.links[l].bandwidth / 1e9)
+                .fold(0.0, f64::max)
+                / ports as f64;
+            let own = pcie(d);
+            let bw = [net, if own > 0.0 { own } else { f64::INFINITY }, if gpu > 0.0 { gpu } else { f64::INFINITY }].into_iter().fold(f64::INFINITY, f64::min);
+            std::iter::repeat_n(bw, if net > 0.0 { ports as usize } else { 0 })
+        })
+        .collect()
+}
+
+/// A GPU's own bandwidth as NCCL's search bounds it (`getTotalBw`): its NVLinks together, or its
+/// PCIe link where that is more, GB/s.
+fn gpu_total_bw(m: &Machine, g: usize, cc: u32) -> f64 {
+    let mut nvlink = 0.0;
+    let mut pcie: f64 = 0.0;
+    for l in (0..m.links.len()).filter(|&l| m.links[l].a == g || m.links[l].b == g) {
+        match m.links[l].kind {
+            LinkKind::Nvlink => nvlink += topo::link_bw(m, l, cc),
+            LinkKind::Pcie => pcie = pcie.max(topo::link_bw(m, l, cc)),
+            _ => {}
+        }
+    }
+    pcie.max(nvlink)
 }
 
 /// The NVSwitch every given GPU reaches over one NVLink link, if it reduces and multicasts

@@ -174,7 +174,7 @@ fn nvls_tree_across_nodes_model_and_link_charges() {
     assert!((lat - 66.8).abs() < 1e-9 && (algbw - 461.6 * 16.0 / 30.0).abs() < 1e-6, "{lat} {algbw}");
     // NVLS alone needs CollNet across nodes: NCCL does not offer it.
     assert!(tuning::model(&comm.tuning, Coll::AllReduce, Algo::Nvls, Proto::Simple).is_none());
-    // Large all-reduces: NVLS-tree beats the ring (NCCL's ring: 12 x 30 GB/s bus on two nodes).
+    // Large all-reduces: NVLS-tree beats the ring (NCCL's ring graph across nodes: 8 x 48 GB/s bus).
     let all = [Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree];
     assert_eq!(comm.choose(Coll::AllReduce, 1 << 30, &all, &PROTOS).unwrap().0, Algo::NvlsTree);
     // What moves: each node's GPUs move (n + 1)/n of the buffer each way through the switch, as

@@ -225,18 +225,34 @@ fn worst(t: &Topo, rings: &[Vec<usize>]) -> PathType {
 
 /// As many rings as fit at `speed` using paths of at most `kind`.
 fn rings_at(t: &Topo, speed: f64, kind: PathType) -> Vec<Vec<usize>> {
+    walks_at(t, speed, kind, false, tuning::MAX_CHANNELS / 2)
+}
+
+/// How many of `want` open chains through every GPU of the node fit at `speed` (at most `want`):
+/// a channel that spans nodes enters a node from the network at one GPU and leaves it at another,
+/// so inside the node it is a chain, not a ring (search.cc: NET n -> GPU a -> ... -> GPU x -> NET),
+/// and a tree's channel is a chain too. Chain k starts at GPU k, as NCCL's channels start at the GPU
+/// nearest each NIC, so that no GPU starts them all.
+pub fn chains_at(t: &Topo, speed: f64, want: usize) -> usize {
+    let (_, worst) = t.type_range();
+    walks_at(t, speed, worst, true, want).len()
+}
+
+fn walks_at(t: &Topo, speed: f64, kind: PathType, open: bool, most: usize) -> Vec<Vec<usize>> {
     // Bandwidth left per directed link: index 2 * link + (forward ? 0 : 1).
     let mut left: Vec<f64> = t.link_bw.iter().flat_map(|&b| [b, b]).collect();
-    let mut rings = Vec::new();
-    while rings.len() < tuning::MAX_CHANNELS / 2 {
-        let mut s = Dfs { t, speed, kind, left: &mut left, order: vec![0], used: vec![false; t.gpus.len()], budget: BUDGET };
-        s.used[0] = true;
+    let n = t.gpus.len();
+    let mut walks = Vec::new();
+    while walks.len() < most {
+        let start = if open { walks.len() % n } else { 0 };
+        let mut s = Dfs { t, speed, kind, left: &mut left, order: vec![start], used: vec![false; n], budget: BUDGET, open };
+        s.used[start] = true;
         if !s.extend() {
             break;
         }
-        rings.push(s.order);
+        walks.push(s.order);
     }
-    rings
+    walks
 }
 
 struct Dfs<'a> {
@@ -247,6 +263,8 @@ struct Dfs<'a> {
     order: Vec<usize>,
     used: Vec<bool>,
     budget: usize,
+    /// A chain: the last GPU does not return to the first.
+    open: bool,
 }
 
 impl Dfs<'_> {
@@ -274,6 +292,9 @@ impl Dfs<'_> {
         let n = self.t.gpus.len();
         let u = *self.order.last().unwrap();
         if self.order.len() == n {
+            if self.open {
+                return true;
+            }
             if self.fits(u, self.order[0]).is_some() {
                 self.take(u, self.order[0], 1.0);
                 return true;

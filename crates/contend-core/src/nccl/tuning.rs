@@ -211,6 +211,11 @@ pub struct Comm {
     pub bw_intra: f64,
     /// The network bandwidth per channel between nodes, GB/s (0 on one node).
     pub bw_inter: f64,
+    /// NCCL's tree graph (`Trees`): its channels (the ring graph's) and its intra- and inter-node
+    /// bandwidth per channel, GB/s (`tree_graph`).
+    pub tree_channels: usize,
+    pub tree_bw_intra: f64,
+    pub tree_bw_inter: f64,
     /// Rings travel NVLink only (typeIntra NVL): hardware latencies of NVLink, LL128 allowed.
     pub nvlink: bool,
     /// The CPUs are AMD's (for the multi-node LL row).
@@ -239,6 +244,73 @@ pub fn nvls_graph(cc: u32, gpus: usize, link_bw: f64) -> Option<(usize, f64, f64
     let k = s.iter().position(|&v| v == intra).unwrap_or(0);
     let inter = s[..=k].iter().rev().copied().find(|&v| v >= 2.0 * intra).unwrap_or(s[0]);
     Some((gpus, intra, inter))
+}
+
+/// NCCL's ring graph across nodes (search.cc with a network, restated): each channel enters a node
+/// from a NIC, crosses its GPUs as a chain and leaves by a NIC, so at a search speed a NIC carries
+/// as many channels as its bandwidth holds that speed (`nets`: NCCL's bandwidth of each NIC of a
+/// node, its path from a GPU included) and the GPUs as many chains as `chains(speed, want)` finds.
+/// The search starts at the highest inter-node speed the best NIC path carries, keeps going down
+/// while a speed is above 0.49 of the best found and keeps the most channels x speed (stopping
+/// once that reaches `total_bw`, a GPU's own bandwidth, or MAXCHANNELS / 2 channels), duplicates
+/// fast channels (`ncclTopoDupChannels`), then raises the speed while every channel still fits.
+/// Returns (channels, GB/s per channel).
+pub fn net_ring_graph(cc: u32, nets: &[f64], total_bw: f64, chains: &dyn Fn(f64, usize) -> usize) -> Option<(usize, f64)> {
+    let speeds = inter_speeds(cc);
+    let most = MAX_CHANNELS / 2;
+    let max_bw = nets.iter().copied().fold(0.0, f64::max);
+    let fit = |s: f64| {
+        let on_nics: usize = nets.iter().map(|&b| ((b + 1e-9) / s).floor() as usize).sum();
+        let want = on_nics.min(most);
+        if want == 0 {
+            0
+        } else {
+            chains(s, want)
+        }
+    };
+    let start = speeds.iter().position(|&s| s <= max_bw + 1e-9 && s <= total_bw + 1e-9)?;
+    let mut best: Option<(usize, f64)> = None;
+    for &s in &speeds[start..] {
+        if best.is_some_and(|b| s / b.1 <= 0.49) {
+            break;
+        }
+        let ch = fit(s);
+        if ch > 0 && best.is_none_or(|b| ch as f64 * s > b.0 as f64 * b.1 + 1e-9) {
+            best = Some((ch, s));
+        }
+        if best.is_some_and(|b| b.0 as f64 * b.1 >= total_bw - 1e-9 || b.0 == most) {
+            break;
+        }
+    }
+    let (mut ch, mut bw) = best?;
+    if bw >= 25.0 && !(cc > 80 && bw < 50.0 && ch > 4) {
+        let dup = (2 * ch).min(most);
+        bw /= dup.div_ceil(ch) as f64;
+        ch = dup;
+    }
+    // Pass 2: a higher speed for the same channels.
+    if let Some(s) = speeds.iter().rev().copied().filter(|&s| s > bw + 1e-9).take_while(|&s| fit(s) >= ch).last() {
+        bw = s;
+    }
+    Some((ch, bw))
+}
+
+/// NCCL's tree graph (search.cc, pattern BALANCED_TREE, restated): as many channels as the ring
+/// graph has (`channels`); its inter-node speed the highest of `speeds` at most `max_bw` at which
+/// they fit (`fit`: the channels the NICs carry at a speed, every one on one node); then the search's
+/// second pass raises the intra-node speed alone, speed by speed, while it is below twice the
+/// inter-node one and every channel's chain through the node still fits. Returns (intra, inter).
+pub fn tree_graph(speeds: &[f64], channels: usize, max_bw: f64, fit: &dyn Fn(f64) -> usize, chains: &dyn Fn(f64, usize) -> usize) -> Option<(f64, f64)> {
+    let k = speeds.iter().position(|&s| s <= max_bw + 1e-9 && fit(s) >= channels && chains(s, channels) >= channels)?;
+    let inter = speeds[k];
+    let mut intra = inter;
+    for &s in speeds[..k].iter().rev() {
+        if intra >= 2.0 * inter - 1e-9 || chains(s, channels) < channels {
+            break;
+        }
+        intra = s;
+    }
+    Some((intra, inter))
 }
 
 /// Latency (µs) and bus bandwidth (GB/s, as algorithm bandwidth) NCCL assigns to a choice;
@@ -274,8 +346,13 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
         0
     };
     let ll_max = LL_MAX_BW[index1][index2];
-    let ch = c.graph_channels as f64;
-    let bw = if c.nodes <= 2 { c.bw_intra } else { c.bw_inter };
+    // Each algorithm has its own graph: a tree's bandwidth is its tree graph's, whose intra-node
+    // figure the search may raise to twice the inter-node one (`tree_graph`); NCCL's model takes
+    // the intra figure on up to two nodes, the inter one beyond.
+    let (ch, bw) = match algo {
+        Algo::Tree => (c.tree_channels as f64, if c.nodes <= 2 { c.tree_bw_intra } else { c.tree_bw_inter }),
+        _ => (c.graph_channels as f64, if c.nodes <= 2 { c.bw_intra } else { c.bw_inter }),
+    };
     let mut bus = ch * bw;
     match (algo, proto) {
         (Algo::Ring, Proto::Ll) => bus = ll_max.min(bus * 0.5),

@@ -225,6 +225,12 @@ pub struct DeviceSpec {
     /// docs/nccl.md, "NVLS").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multicast: Option<bool>,
+    /// NIC only: its network ports (default 1). A port is a network device of its own to NCCL
+    /// (a dual-port 2 x 100 Gb/s NIC is two of 12.5 GB/s in NCCL's graph search, which sizes its
+    /// channels by them); the NIC's network link carries all its ports together, at their total
+    /// bandwidth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ports: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -373,6 +379,8 @@ pub struct Device {
     pub copy_engines: u32,
     /// An NVSwitch that reduces and multicasts in the switch; see `DeviceSpec::multicast`.
     pub multicast: bool,
+    /// A NIC's network ports; see `DeviceSpec::ports` (1 for every other device).
+    pub ports: u32,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -62,6 +62,13 @@ pub(super) fn device(d: &DeviceSpec, i: usize, machine_acs: Option<Acs>, origin:
             (Some(x), _) => x,
             (None, k) => k == DeviceKind::Nvswitch && nvswitch_generation(d.model.as_deref()).is_some_and(|g| g >= 3),
         },
+        ports: match (d.ports, d.kind) {
+            (Some(_), k) if k != DeviceKind::Nic => return Err(Error::input(origin, format!("devices[{i}].ports"), "applies to NICs only; drop it")),
+            (Some(n), _) if !(1..=MOST_NIC_PORTS).contains(&n) => {
+                return Err(Error::input(origin, format!("devices[{i}].ports"), format!("{n} is not in 1..={MOST_NIC_PORTS}; e.g. 2 (a dual-port NIC)")))
+            }
+            (n, _) => n.unwrap_or(1),
+        },
     })
 }
 
@@ -106,6 +113,8 @@ pub(super) fn nvlink_generation(l: &LinkSpec, i: usize, ends: [&Device; 2], orig
 
 /// More concurrent same-direction host copies per GPU than any GPU has engines for.
 const MOST_COPY_ENGINES: u32 = 64;
+/// Most ports a NIC may declare (a bound on typing mistakes; NICs have 1 to 4).
+const MOST_NIC_PORTS: u32 = 16;
 
 /// A link's efficiency, duplex loss and read efficiency, each in its range when written.
 pub(super) fn link_fractions(l: &LinkSpec, i: usize, origin: &str) -> Result<()> {

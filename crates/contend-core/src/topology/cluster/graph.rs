@@ -80,6 +80,7 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
             write_efficiency: None,
             copy_engines: None,
             multicast: None,
+            ports: None,
         });
     }
     let mut adj = vec![Vec::new(); g.switches.len()];

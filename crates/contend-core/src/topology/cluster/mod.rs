@@ -144,6 +144,7 @@ impl Builder {
             write_efficiency: None,
             copy_engines: None,
             multicast: None,
+            ports: None,
         });
     }
 
@@ -328,6 +329,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
                 write_efficiency: None,
                 copy_engines: None,
                 multicast: None,
+                ports: None,
             });
         }
         for k in 0..nic_count {
@@ -343,6 +345,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
                 write_efficiency: None,
                 copy_engines: None,
                 multicast: None,
+                ports: None,
             });
         }
         for g in 0..gpus {

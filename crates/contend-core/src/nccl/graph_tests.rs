@@ -1,0 +1,82 @@
+//! NCCL's own graphs across nodes, as its cost model sees them (search.cc restated in
+//! `tuning::net_ring_graph` and `tuning::tree_graph`), on two copies of a node: expected values
+//! from NCCL's speed arrays, its NIC figure (speed / 8000 GB/s) and its PCIe figure (PCI_BW per
+//! Gen3 x16: 24 GB/s Gen4 x16, 48 Gen5 x16), its NVLink figure per link, and the chains' arithmetic.
+
+use super::*;
+use crate::topology::Machine;
+
+fn two(machine: &str, nic: &str) -> Comm {
+    let text = format!("name: two\nfabric:\n  graph: {{switches: [{{name: S0}}], links: [], hosts: [S0, S0]}}\nlink: {{bandwidth: {nic}}}\nnodes: {{count: 2, machine: {machine}}}\n");
+    let m = Machine::from_text(&text, "two.yaml").unwrap();
+    let node = |k: usize| m.gpus().into_iter().filter(|&g| m.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
+    Comm::new(&m, &[node(0), node(1)], None).unwrap()
+}
+
+fn graphs(c: &Comm) -> (usize, f64, usize, f64, f64) {
+    let t = &c.tuning;
+    (t.graph_channels, t.bw_intra, t.tree_channels, t.tree_bw_intra, t.tree_bw_inter)
+}
+
+#[test]
+fn ring_and_tree_graphs_across_nodes_follow_the_nics() {
+    // 8 x 400 Gb/s NICs (50 GB/s) behind Gen5 x16 (48): a NIC path carries 48, the first Hopper inter
+    // speed; each NIC one channel each way: 8 channels. Chains through 8 GPUs of 18 x 20.6 = 370.8 GB/s
+    // NVLink: 7 x 48 = 336 out of each GPU fits. No duplication on Hopper below 50 GB/s with > 4
+    // channels. The tree cannot go faster inside: 48 is the highest inter speed.
+    assert_eq!(graphs(&two("hgx-h100", "50GB/s")), (8, 48.0, 8, 48.0, 48.0));
+    // 8 x 200 Gb/s NICs (25 GB/s, GCP A3 Mega's rate): 24 GB/s per channel, 8 channels; the tree's
+    // second pass raises its intra speed through 30, 40, 42, 45 to 48 = twice 24 (7 x 48 fits).
+    assert_eq!(graphs(&two("hgx-h100", "25GB/s")), (8, 24.0, 8, 48.0, 24.0));
+    // DGX A100 with 25 GB/s NICs behind Gen4 x16 (24): 24, 8 channels (no duplication below 25);
+    // the tree's intra speed rises to 30 (7 x 30 = 210 of 12 x 20 = 240 GB/s) but not to 48 (336).
+    assert_eq!(graphs(&two("dgx-a100", "25GB/s")), (8, 24.0, 8, 30.0, 24.0));
+}
+
+#[test]
+fn nccl_model_picks_tree_where_its_tree_graph_runs_faster_inside_the_node() {
+    // A3 Mega's rates, Simple only (Google's NCCL_PROTO): the ring's bus is 8 x 24 = 192 GB/s
+    // (algbw x 16/30 = 102.4); the tree's 8 x 48 x 0.92 = 353.3, capped at 8 x perChMaxTreeBws
+    // 41.4 = 331.2 (algbw x 0.5 = 165.6): NCCL's model picks the tree at every size.
+    let c = two("hgx-h100", "25GB/s");
+    let (_, ring) = tuning::model(&c.tuning, Coll::AllReduce, Algo::Ring, Proto::Simple).unwrap();
+    let (_, tree) = tuning::model(&c.tuning, Coll::AllReduce, Algo::Tree, Proto::Simple).unwrap();
+    assert!((ring - 192.0 * 16.0 / 30.0).abs() < 1e-9 && (tree - 331.2 * 0.5).abs() < 1e-9, "{ring} {tree}");
+    for bytes in [1u64 << 20, 1 << 27, 1 << 33] {
+        let pick = c.choose(Coll::AllReduce, bytes, &[Algo::Ring, Algo::Tree], &[Proto::Simple]).unwrap();
+        assert_eq!(pick.0, Algo::Tree, "{bytes}");
+    }
+    // DGX A100 at 25 GB/s: the tree's 8 x 30 x 0.92 = 220.8 is capped at 8 x 23.6 = 188.8 (algbw
+    // 94.4), under the ring's 102.4: large all-reduces stay on the ring.
+    let a = two("dgx-a100", "25GB/s");
+    let all = [Algo::Ring, Algo::Tree];
+    assert_eq!(a.choose(Coll::AllReduce, 1 << 33, &all, &PROTOS).unwrap().0, Algo::Ring);
+}
+
+#[test]
+fn a_nic_of_two_ports_is_two_network_devices_to_nccl_search() {
+    // OCI BM.GPU4.8 (dgx-a100's layout, each NIC two 100 Gb/s ports: 25 GB/s together): 16 network
+    // devices of 12.5 GB/s. Ring: 12 GB/s (the first Ampere inter speed at most 12.5), one channel per
+    // port, 16 channels (6 GB/s would give 32 x 6 = 192 too: not more). Tree: 16 chains, each GPU last
+    // in two, so 14 x speed leaves a GPU: 15 fits its 240 GB/s (210), 18 does not (252).
+    let m = Machine::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/machines/bm-gpu4-8.yaml")).unwrap();
+    assert!(m.devices.iter().filter(|d| d.kind == crate::topology::DeviceKind::Nic).all(|d| d.ports == 2));
+    let text =
+        "name: two\nfabric:\n  graph: {switches: [{name: S0}], links: [], hosts: [S0, S0]}\nlink: {bandwidth: 25GB/s}\nnodes: {count: 2, machine: MACHINE}\n"
+            .replace("MACHINE", concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/machines/bm-gpu4-8.yaml"));
+    let two = Machine::from_text(&text, "two.yaml").unwrap();
+    let node = |k: usize| two.gpus().into_iter().filter(|&g| two.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
+    let c = Comm::new(&two, &[node(0), node(1)], None).unwrap();
+    assert_eq!(graphs(&c), (16, 12.0, 16, 15.0, 12.0));
+    // NCCL's model: tree 16 x 15 x 0.92 = 220.8 (under 16 x 23.6), algbw 110.4, against the ring's
+    // 16 x 12 x 16/30 = 102.4: the tree takes large all-reduces, as the measured busbw past 200 says.
+    let all = [Algo::Ring, Algo::Tree];
+    assert_eq!(c.choose(Coll::AllReduce, 1 << 33, &all, &PROTOS).unwrap().0, Algo::Tree);
+}
+
+#[test]
+fn ports_belong_to_nics_and_are_counted() {
+    let bad = |dev: &str| Machine::from_text(&format!("name: h\ndevices:\n  - {dev}\nlinks: []\n"), "h.yaml").unwrap_err().to_string();
+    assert!(bad("{name: GPU0, kind: gpu, ports: 2}").starts_with("h.yaml: devices[0].ports: applies to NICs only"));
+    assert!(bad("{name: NIC0, kind: nic, ports: 0}").starts_with("h.yaml: devices[0].ports: 0 is not in 1..=16"));
+}
