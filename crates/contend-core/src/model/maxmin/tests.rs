@@ -25,7 +25,7 @@ fn close(a: f64, b: f64, rel: f64) -> bool {
 }
 
 /// Seeded random graphs with staggered starts and dependencies, on every GPU of `m`.
-fn random_workload(m: &Machine, seed: u64, count: usize) -> Workload {
+pub(super) fn random_workload(m: &Machine, seed: u64, count: usize) -> Workload {
     let mut spec = WorkloadSpec { transfers: random_graph(&m.gpu_names(), count, Bytes(1), seed), ..Default::default() };
     let mut rng = generate_rng(seed);
     for (i, t) in spec.transfers.iter_mut().enumerate() {
