@@ -462,6 +462,8 @@ mod capacity_tests;
 #[cfg(test)]
 mod charges_tests;
 #[cfg(test)]
+mod cluster_fill_tests;
+#[cfg(test)]
 mod fanout_tests;
 #[cfg(test)]
 mod tests;
