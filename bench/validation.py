@@ -55,6 +55,8 @@ CASES = [  # (machine file, measurement file)
     # Issue 24, seventh round: a second H100 host measured by the project (2026-11-26, another lease), written as
     # h100-host is; no default was chosen from it, so its score is out of sample as it stands.
     ("h100b-host", "h100b-host.csv"),
+    # and a second H200 box, the same way (2026-11-26, another lease).
+    ("h200b-host", "h200b-host.csv"),
     # Issue 24, seventh round: a dual-socket AMD host with peer access across the sockets (public page, measured
     # patterns generated from it by esc8000a_patterns.py): the cross-socket peer cap that calibrate fits.
     ("esc8000a-e13p", "esc8000a-e13p.csv"),
@@ -63,7 +65,8 @@ CASES = [  # (machine file, measurement file)
 # above; run_spread scores each, to show how much of a miss is the host's run-to-run spread.
 RUNS = {"h100-host": ["h100-host.csv", "h100-host-run2.csv", "h100-host-run3.csv"],
         "h200-host": ["h200-host.csv", "h200-host-run2.csv", "h200-host-run3.csv"],
-        "h100b-host": ["h100b-host.csv", "h100b-host-run2.csv", "h100b-host-run3.csv"]}
+        "h100b-host": ["h100b-host.csv", "h100b-host-run2.csv", "h100b-host-run3.csv"],
+        "h200b-host": ["h200b-host.csv", "h200b-host-run2.csv", "h200b-host-run3.csv"]}
 
 # Patterns files whose patterns were timed until their last copy ended (every copy carries the pattern's time):
 # scored once per pattern, by the last copy predicted.
