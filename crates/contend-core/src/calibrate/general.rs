@@ -156,15 +156,15 @@ fn busiest_peer(m: &Machine, k: LinkKind, side: PeerSide, patterns: &[Pattern], 
         let mut through = vec![0.0; 2 * m.links.len()];
         for (i, t) in w.transfers.iter().enumerate() {
             let plan = flows.plan(i);
-            if !matches!(plan.mechanism, crate::workload::Mechanism::P2p | crate::workload::Mechanism::Rdma) {
+            if !plan.mechanism.is_peer() {
                 continue;
             }
             for h in &plan.hops {
                 through[2 * h.link + usize::from(!h.forward)] += t.size as f64 / x.seconds[i];
             }
         }
-        for l in (0..m.links.len()).filter(|&l| m.links[l].kind == k && side.get(&m.spec.links[l]).is_some()) {
-            for &d in side.directions() {
+        for l in (0..m.links.len()).filter(|&l| m.links[l].kind == k) {
+            for d in (0..2).filter(|&d| PeerSide::declaring(&m.spec.links[l], d) == Some(side)) {
                 best = best.max(through[2 * l + d]);
             }
         }

@@ -5,7 +5,6 @@
 use crate::flow::router::Plan;
 use crate::topology::{LinkKind, LinkSpec, Machine, MachineSpec};
 use crate::units::Bandwidth;
-use crate::workload::Mechanism;
 
 /// Which of a link's peer bandwidth fields a fitted value belongs to.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,7 +43,7 @@ impl PeerSide {
     }
 
     /// The field that gives direction `d` of link `l` its peer bandwidth, if one does.
-    fn declaring(l: &LinkSpec, d: usize) -> Option<PeerSide> {
+    pub(super) fn declaring(l: &LinkSpec, d: usize) -> Option<PeerSide> {
         PeerSide::ALL.into_iter().find(|s| s.get(l).is_some() && s.directions().contains(&d))
     }
 }
@@ -67,7 +66,7 @@ pub(super) fn declared(m: &Machine) -> Vec<(LinkKind, PeerSide, f64)> {
 /// The declared peer bandwidths a peer copy's data crosses: (kind, side, share of the copy).
 /// Copies to or from host memory and staged copies cross none (they do not use them).
 pub(super) fn crossed(m: &Machine, plan: &Plan) -> Vec<(LinkKind, PeerSide, f64)> {
-    if !matches!(plan.mechanism, Mechanism::P2p | Mechanism::Rdma) {
+    if !plan.mechanism.is_peer() {
         return Vec::new();
     }
     let mut out: Vec<(LinkKind, PeerSide, f64)> = Vec::new();

@@ -666,7 +666,7 @@ impl FlowTable {
                     }
                     // Peer copies (GPU to GPU, GPU to NIC) use a link's peer bandwidth where it
                     // has one, for the share of their data crossing it; host traffic does not.
-                    if peer_capped && matches!(plan.mechanism, Mechanism::P2p | Mechanism::Rdma) {
+                    if peer_capped && plan.mechanism.is_peer() {
                         for (h, share) in &hops {
                             let r = peer[2 * h.link + usize::from(!h.forward)];
                             if r == u32::MAX {

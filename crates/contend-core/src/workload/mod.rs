@@ -46,6 +46,12 @@ impl Mechanism {
             Mechanism::Direct => "direct",
         }
     }
+
+    /// Device to device, forwarded peer to peer by the links between them (p2p, rdma): what a
+    /// link's peer bandwidth caps, and host-memory traffic does not.
+    pub fn is_peer(self) -> bool {
+        matches!(self, Mechanism::P2p | Mechanism::Rdma)
+    }
 }
 
 /// Who drives a copy: the source pushes (posted writes, as cudaMemcpy does) or the destination
