@@ -486,22 +486,13 @@ fn pxn_relays(m: &Machine, devices: &[usize], ppn: usize, topo: &topo::Topo) -> 
 /// link's): each port of a NIC (`Device::ports`) its share of the NIC's network link, capped by the
 /// NIC's PCIe link and the widest GPU's PCIe link, GB/s.
 fn nccl_nets(m: &Machine, prefix: &str, gpus: &[usize], cc: u32) -> Vec<f64> {
-    let pcie = |d: usize| {
-        (0..m.links.len())
-            .filter(|&l| m.links[l].kind == LinkKind::Pcie && (m.links[l].a == d || m.links[l].b == d))
-            .map(|l| topo::link_bw(m, l, cc))
-            .fold(0.0, f64::max)
-    };
+    let pcie = |d: usize| links_at(m, d).filter(|&l| m.links[l].kind == LinkKind::Pcie).map(|l| topo::link_bw(m, l, cc)).fold(0.0, f64::max);
     let gpu = gpus.iter().map(|&g| pcie(g)).fold(0.0, f64::max);
     (0..m.devices.len())
         .filter(|&d| m.devices[d].kind == DeviceKind::Nic && m.devices[d].name.starts_with(prefix))
         .flat_map(|d| {
             let ports = m.devices[d].ports.max(1);
-            let net = (0..m.links.len())
-                .filter(|&l| m.links[l].kind == LinkKind::Network && (m.links[l].a == d || m.links[l].b == d))
-                .map(|l| m.links[l].bandwidth / 1e9)
-                .fold(0.0, f64::max)
-                / ports as f64;
+            let net = links_at(m, d).filter(|&l| m.links[l].kind == LinkKind::Network).map(|l| m.links[l].bandwidth / 1e9).fold(0.0, f64::max) / ports as f64;
             let own = pcie(d);
             let bw = [net, if own > 0.0 { own } else { f64::INFINITY }, if gpu > 0.0 { gpu } else { f64::INFINITY }].into_iter().fold(f64::INFINITY, f64::min);
             std::iter::repeat_n(bw, if net > 0.0 { ports as usize } else { 0 })
@@ -509,12 +500,17 @@ fn nccl_nets(m: &Machine, prefix: &str, gpus: &[usize], cc: u32) -> Vec<f64> {
         .collect()
 }
 
+/// The links with device `d` at one end.
+fn links_at(m: &Machine, d: usize) -> impl Iterator<Item = usize> + '_ {
+    (0..m.links.len()).filter(move |&l| m.links[l].a == d || m.links[l].b == d)
+}
+
 /// A GPU's own bandwidth as NCCL's search bounds it (`getTotalBw`): its NVLinks together, or its
 /// PCIe link where that is more, GB/s.
 fn gpu_total_bw(m: &Machine, g: usize, cc: u32) -> f64 {
     let mut nvlink = 0.0;
     let mut pcie: f64 = 0.0;
-    for l in (0..m.links.len()).filter(|&l| m.links[l].a == g || m.links[l].b == g) {
+    for l in links_at(m, g) {
         match m.links[l].kind {
             LinkKind::Nvlink => nvlink += topo::link_bw(m, l, cc),
             LinkKind::Pcie => pcie = pcie.max(topo::link_bw(m, l, cc)),
