@@ -160,13 +160,16 @@ struct Report {
 
 #[pymethods]
 impl Report {
-    fn to_json(&self) -> String {
-        json(&self.r)
+    /// The report as JSON, UTF-8 bytes: a 100,000-transfer report is about 10 MB, which Python
+    /// writes to a file or standard output as it is (a str would be decoded here and encoded
+    /// again there).
+    fn to_json<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &serde_json::to_vec(&self.r).expect("reports serialise"))
     }
 
-    /// A table (transfers, links, devices) as CSV text.
-    fn csv(&self, table: &str) -> PyResult<String> {
-        self.r.csv(table).map_err(to_py)
+    /// A table (transfers, links, devices) as CSV, UTF-8 bytes.
+    fn csv<'py>(&self, py: Python<'py>, table: &str) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, self.r.csv(table).map_err(to_py)?.as_bytes()))
     }
 
     #[getter]

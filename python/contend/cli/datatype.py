@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from contend.cli.shared import (
     Count,
@@ -17,6 +16,7 @@ from contend.cli.shared import (
     ParamOpt,
     err,
     load_machine,
+    new_table,
     out,
     parse_params,
     picture_path,
@@ -29,7 +29,7 @@ from contend.errors import InputError
 
 def datatypes() -> None:
     """List the datatype presets and the kernel cost terms of the methods."""
-    table = Table(title="datatype presets")
+    table = new_table(title="datatype presets")
     for col in ("name", "bytes", "blocks", "description"):
         table.add_column(col, justify="right" if col in ("bytes", "blocks") else "left")
     for d in datatype_presets():
@@ -94,7 +94,7 @@ def calibrate_kernels_cmd(
     if as_json:
         sys.stdout.write(json.dumps(f, indent=2) + "\n")
         return
-    table = Table(title=f"residuals (rms {f['rms_relative_error']:.1%})", title_justify="left")
+    table = new_table(title=f"residuals (rms {f['rms_relative_error']:.1%})", title_justify="left")
     for col in ("kernel", "block", "bytes", "measured µs", "predicted µs", "error"):
         table.add_column(col, justify="left" if col == "kernel" else "right")
     for r in f["residuals"]:

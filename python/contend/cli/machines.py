@@ -6,16 +6,26 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from contend import api
-from contend.cli.shared import ForceOpt, MachineArg, err, load_machine, new_file, out, picture_path, styled, written
+from contend.cli.shared import (
+    ForceOpt,
+    MachineArg,
+    err,
+    load_machine,
+    new_file,
+    new_table,
+    out,
+    picture_path,
+    styled,
+    written,
+)
 from contend.output import Target, write_text
 
 
 def machines() -> None:
     """List the machine presets."""
-    table = Table(title="machine presets")
+    table = new_table(title="machine presets")
     for col in ("name", "GPUs", "description"):
         table.add_column(col)
     for row in api.preset_rows():

@@ -76,9 +76,9 @@ def simulate(
         bound("--nics", 2 * n, PHASE_ROWS, max_rows, "NIC queue samples", "drop --nics")
     r = api.simulate(m, t, model=model, phases=phases or bool(tl or tr), nics=nics or bool(tr and cluster), **params)
     if as_json:
-        sys.stdout.write(r.to_json() + "\n")
+        r.write_json(sys.stdout)
     elif as_csv:
-        sys.stdout.write(r.csv("transfers"))
+        r.write_csv(sys.stdout)
     else:
         print_transfers(r)
         if phases:
@@ -115,7 +115,7 @@ def explain(
               "trace fewer transfers")
     e = api.explain(m, t, model=model, **params)
     if as_json:
-        sys.stdout.write(e.to_json() + "\n")
+        e.write_json(sys.stdout)
     else:
         print_explanation(e)
     write_pictures(e.raw, tl, tr)

@@ -8,17 +8,20 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
-from rich.console import Console
-from rich.text import Text
 from typer._click import exceptions as click_errors  # typer vendors click; its exceptions are the ones raised
 from typer.core import Abort, TyperGroup
 
 from contend import api, output
 from contend.errors import ContendError, InputError
 from contend.output import Target
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
 
 
 class OneLineErrors(TyperGroup):
@@ -97,13 +100,26 @@ def _console(stream: TextIO, piped_width: int) -> Console:
     # (tests run the CLI in-process) gets the output. Piped output keeps whole lines: tables and notes are
     # read by people and by grep alike. No markup and no emoji codes: names, paths and notes are the user's
     # text and print as written ("[/]" or ":ab:" in a name is not a style or an emoji); styles are Text.
+    # rich is imported here and in the two helpers below, not at start-up: it is about a sixth of the CLI's fixed
+    # cost, and `simulate --json` or `run --json` print no table.
+    from rich.console import Console
+
     return Console(file=stream, highlight=False, markup=False, emoji=False,
                    width=None if stream.isatty() else piped_width)
 
 
 def styled(*parts: str | tuple[str, str]) -> Text:
     """A line with styled parts, e.g. ``styled(("error:", "bold red"), " ", message)``; text is never markup."""
+    from rich.text import Text
+
     return Text.assemble(*parts)
+
+
+def new_table(*columns: str, **options: Any) -> Table:
+    """A rich table (columns and options as ``rich.table.Table`` takes them)."""
+    from rich.table import Table
+
+    return Table(*columns, **options)
 
 
 def user_errors(fn: Callable) -> Callable:

@@ -5,10 +5,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from rich.table import Table
-
 from contend import api
-from contend.cli.shared import out, styled
+from contend.cli.shared import new_table, out, styled
 from contend.units import time_unit
 
 
@@ -27,7 +25,7 @@ TABLE_ROWS = 50
 def print_transfers(r: api.Result) -> None:
     raw = r.raw
     params = ", ".join(f"{k}={v}" for k, v in r.params.items())
-    table = Table(title=f"{raw['machine']} — {raw['model']} ({params})")
+    table = new_table(title=f"{raw['machine']} — {raw['model']} ({params})")
     unit, scale = time_unit(r.makespan_s)
     for col in ("transfer", "src→dst", "size", f"start {unit}", f"finish {unit}", f"duration {unit}", "GB/s", "GiB/s"):
         table.add_column(col, justify="left" if col in ("transfer", "src→dst") else "right")
@@ -62,7 +60,7 @@ def print_phases(raw: dict[str, Any]) -> None:
         return
     n = len(ph["start_s"])
     unit, scale = time_unit(max(ph["end_s"]) or 1.0)
-    table = Table(title=f"phases ({n:,}; --json lists every rate and link load)", title_justify="left")
+    table = new_table(title=f"phases ({n:,}; --json lists every rate and link load)", title_justify="left")
     for col in ("phase", f"start {unit}", f"end {unit}", "moving", "links loaded", "lowest share"):
         table.add_column(col, justify="right")
     for p in range(min(n, TABLE_ROWS)):
@@ -82,7 +80,7 @@ def print_nics(raw: dict[str, Any]) -> None:
     if not nics or not nics["name"]:
         return
     order = sorted(range(len(nics["name"])), key=lambda k: -nics["peak"][k])
-    table = Table(title=f"NIC queues ({nics['scheduling']}), fullest first", title_justify="left")
+    table = new_table(title=f"NIC queues ({nics['scheduling']}), fullest first", title_justify="left")
     for col in ("NIC", "peak messages", "changes"):
         table.add_column(col, justify="left" if col == "NIC" else "right")
     for k in order[:TABLE_ROWS]:
@@ -100,7 +98,7 @@ def print_links(raw: dict[str, Any]) -> None:
     if not order:
         return
     unit, scale = time_unit(max(links["busy_s"]) or 1.0)
-    table = Table(title="links, busiest first", title_justify="left")
+    table = new_table(title="links, busiest first", title_justify="left")
     for col in ("link", "bytes", f"busy {unit}", "peak load"):
         table.add_column(col, justify="left" if col == "link" else "right")
     for i in order:
@@ -124,7 +122,7 @@ def print_explanation(e: api.Explanation) -> None:
     for i, ph in enumerate(raw["explain"]):
         unit, scale = time_unit(raw["summary"]["makespan_s"])
         title = f"phase {i + 1}: {ph['start_s'] * scale:.2f} – {ph['end_s'] * scale:.2f} {unit}"
-        table = Table(title=title, title_justify="left")
+        table = new_table(title=title, title_justify="left")
         for col in ("comm", "A", "B", "C", "D (HOL)", "final"):
             table.add_column(col, justify="left" if col == "comm" else "right")
         notes = []
@@ -153,7 +151,7 @@ def print_schedule(s: api.Schedule) -> None:
     out().print(f"orders: {r['orders_total']:,} in all; {simulated}({r['symmetries']} symmetries), "
                 f"search {r['method']}")
     unit, scale = time_unit(r["best_s"])
-    table = Table()
+    table = new_table()
     table.add_column("order")
     table.add_column(f"time ({unit})", justify="right")
     table.add_column("× T_msg", justify="right")
@@ -193,7 +191,7 @@ def print_sc16_fit(c: dict[str, Any]) -> None:
     out().print(f"rms relative error {c['rms_relative_error']:.1%}; {c['within_15_percent']:.1%} of "
               f"{len(c['residuals'])} transfers within ±15%")
     worst = sorted(c["residuals"], key=lambda r: -abs(r["relative_error"]))[:10]
-    table = Table(title="largest residuals", title_justify="left")
+    table = new_table(title="largest residuals", title_justify="left")
     for col in ("graph", "transfer", "measured", "predicted", "error"):
         table.add_column(col, justify="left" if col in ("graph", "transfer") else "right")
     for r in worst:
@@ -208,7 +206,7 @@ JOB_COLUMNS = ("job", "app", "ranks", "run_time_s", "compute_s", "comm_s", "over
 
 def print_jobs(r: api.RunResult) -> None:
     jobs, s = r.raw["jobs"], r.summary
-    table = Table("job", "app", "ranks", "run time", "compute", "communication", "overlap", "messages", "bytes")
+    table = new_table("job", "app", "ranks", "run time", "compute", "communication", "overlap", "messages", "bytes")
     unit, scale = time_unit(max(jobs["run_time_s"], default=0.0))
     rows = list(zip(*(jobs[k] for k in JOB_COLUMNS), strict=True))
     for job, app_, ranks, run_t, comp, comm, over, msgs, nbytes in rows[:TABLE_ROWS]:
@@ -243,7 +241,7 @@ def print_run_links(r: api.RunResult) -> None:
     unit, scale = time_unit(max(links["busy_s"]) or 1.0)
     shown = len(links["name"])
     title = f"links, busiest first ({shown:,} of {total:,}{'' if shown == total else '; --links N or --detail'})"
-    table = Table(title=title, title_justify="left")
+    table = new_table(title=title, title_justify="left")
     for col in ("link", "bytes", f"busy {unit}", "busy share", "peak load"):
         table.add_column(col, justify="left" if col == "link" else "right")
     for name, nbytes, busy, share, peak in zip(
@@ -273,13 +271,13 @@ def print_p2p(r: dict[str, Any]) -> None:
 
 def print_calibration(c: dict[str, Any]) -> None:
     """A link-level fit: fitted parameters, the residual per pair, the scores."""
-    table = Table(title="fitted parameters", title_justify="left")
+    table = new_table(title="fitted parameters", title_justify="left")
     table.add_column("parameter")
     table.add_column("value", justify="right")
     for k, v in c["fitted"].items():
         table.add_row(k, v)
     out().print(table)
-    table = Table(title="residual per pair", title_justify="left")
+    table = new_table(title="residual per pair", title_justify="left")
     for col in ("matrix", "pair", "measured", "predicted", "error"):
         table.add_column(col, justify="left" if col in ("matrix", "pair") else "right")
     for r in c["residuals"]:
@@ -308,7 +306,7 @@ def print_comparison(r: dict[str, Any]) -> None:
                 f"blocks {st['min_block_bytes']:,}–{st['max_block_bytes']:,} B)"))
     times = [m["simulated_s"] for m in r["methods"] if m["simulated_s"] is not None]
     unit, scale = time_unit(min(times))
-    table = Table(title=f"{r['src']}→{r['dst']} on {r['machine']} — {r['model']}", title_justify="left")
+    table = new_table(title=f"{r['src']}→{r['dst']} on {r['machine']} — {r['model']}", title_justify="left")
     for col in ("method", f"total {unit}", f"kernels before {unit}", f"latency {unit}", f"bytes moving {unit}",
                 f"kernels after {unit}", "GB/s", "note"):
         table.add_column(col, justify="left" if col in ("method", "note") else "right")
@@ -331,7 +329,7 @@ def print_comparison(r: dict[str, Any]) -> None:
 def print_sweep(s: dict[str, Any]) -> None:
     every = [t for col in s["times"].values() for t in col if t is not None]
     unit, scale = time_unit(min(every))
-    table = Table(title="sweep over message sizes", title_justify="left")
+    table = new_table(title="sweep over message sizes", title_justify="left")
     methods = list(s["times"])
     for col in ("count", "size", "blocks", *(f"{m} {unit}" for m in methods), "winner"):
         table.add_column(col, justify="left" if col == "winner" else "right")
@@ -349,7 +347,7 @@ def print_methods(raw: dict[str, Any]) -> None:
     names = raw["transfers"]["name"]
     every = [x for col in ("pack_s", "zero_copy_s", "staged_s") for x in mt[col] if x is not None]
     unit, scale = time_unit(min(every))
-    table = Table(title="datatype methods (estimates alone on the path)", title_justify="left")
+    table = new_table(title="datatype methods (estimates alone on the path)", title_justify="left")
     times = (f"margin {unit}", f"pack {unit}", f"zero-copy {unit}", f"staged {unit}")
     for col in ("transfer", "blocks", "asked", "chosen", *times):
         table.add_column(col, justify="right" if col == "blocks" or col in times else "left")
@@ -370,7 +368,7 @@ SEED_MIX = {
 
 
 def print_iterations(r: dict) -> None:
-    table = Table(title="2D stencil, one iteration per GPU (4 neighbours)", title_justify="left")
+    table = new_table(title="2D stencil, one iteration per GPU (4 neighbours)", title_justify="left")
     for col in ("lattice", "halo message", "CPU-posted µs", "stream-ordered µs", "gain", "stream-ordered bound by"):
         table.add_column(col, justify="left" if col.startswith("stream-ordered bound") else "right")
     for it in r["iterations"]:
@@ -383,7 +381,7 @@ def print_iterations(r: dict) -> None:
         if seed is None:
             continue
         total = sum(it["kernels"].values())
-        mix = Table(title=f"kernel mix at {it['lattice']}² (share of GPU time)", title_justify="left")
+        mix = new_table(title=f"kernel mix at {it['lattice']}² (share of GPU time)", title_justify="left")
         for col in ("kernel", "model", "seed 004 (K40m)"):
             mix.add_column(col, justify="left" if col == "kernel" else "right")
         for k, v in sorted(it["kernels"].items(), key=lambda kv: -kv[1]):
@@ -394,7 +392,7 @@ def print_iterations(r: dict) -> None:
 
 def print_model_comparison(c: api.Comparison) -> None:
     raw = c.raw
-    table = Table(title=f"{raw['machine']} — {raw['transfers']:,} transfers under each model")
+    table = new_table(title=f"{raw['machine']} — {raw['transfers']:,} transfers under each model")
     for col in ("model", "wall s", "makespan", "note"):
         table.add_column(col, justify="left" if col in ("model", "note") else "right")
     for m in raw["models"]:
@@ -406,7 +404,7 @@ def print_model_comparison(c: api.Comparison) -> None:
             table.add_row(m["model"], "—", "—", f"does not apply: {m['refused']}")
     out().print(table)
     for d in raw["differences"]:
-        t = Table(title=f"{d['model']} against {d['reference']}: {d['compared']:,} transfers compared")
+        t = new_table(title=f"{d['model']} against {d['reference']}: {d['compared']:,} transfers compared")
         for col in ("median |Δ|", "p90 |Δ|", "max |Δ|", "mean Δ", "makespan Δ"):
             t.add_column(col, justify="right")
         t.add_row(*(f"{d[k]:+.2f}%" if k in ("mean_signed_pct", "makespan_diff_pct") else f"{d[k]:.2f}%"
@@ -415,7 +413,7 @@ def print_model_comparison(c: api.Comparison) -> None:
         if not d["worst"]:
             continue
         unit, scale = time_unit(max(w["reference_duration_s"] for w in d["worst"]))
-        w = Table(title=f"worst {len(d['worst'])}: {d['model']} against {d['reference']}")
+        w = new_table(title=f"worst {len(d['worst'])}: {d['model']} against {d['reference']}")
         for col in ("transfer", "src→dst", "size", f"{d['model']} {unit}", f"{d['reference']} {unit}", "Δ"):
             w.add_column(col, justify="left" if col in ("transfer", "src→dst") else "right")
         for x in d["worst"]:

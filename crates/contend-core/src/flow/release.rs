@@ -14,7 +14,12 @@ use crate::topology::Machine;
 
 impl FlowTable {
     /// Fill `nic_buffer` from the machine's network settings (packet size and buffer depth).
+    /// Left empty where no transfer leaves through a NIC (a node alone): the executor's release
+    /// bookkeeping then stays off instead of watching every resource for NICs that are not there.
     pub fn buffer_nic_releases(&mut self, m: &Machine) {
+        if self.nic.iter().all(|&q| q == NO_NIC) {
+            return;
+        }
         let per_device = m.network.buffer() as f64 * m.network.packet_bytes() as f64;
         self.nic_buffer =
             (0..self.len()).map(|f| if self.nic[f] == NO_NIC { 0.0 } else { self.plan(f).hops.len().saturating_sub(1) as f64 * per_device }).collect();
