@@ -50,7 +50,7 @@ const BIT_UNITS: &[(&str, f64)] = &[
 const TIME_UNITS: &[(&str, f64)] = &[("ps", 1e-12), ("ns", 1e-9), ("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0)];
 
 /// Split "300MiB" into (300.0, "MiB"). Errors are phrased to be shown after "field: ".
-fn split_number(text: &str, example: &str) -> Result<(f64, String), String> {
+fn split_number<'a>(text: &'a str, example: &str) -> Result<(f64, &'a str), String> {
     let t = text.trim();
     let end = t
         .char_indices()
@@ -74,7 +74,7 @@ fn split_number(text: &str, example: &str) -> Result<(f64, String), String> {
     if unit.is_empty() {
         return Err(format!("\"{text}\" has no unit; write it with one, e.g. \"{example}\""));
     }
-    Ok((value, unit.to_string()))
+    Ok((value, unit))
 }
 
 /// 2^64 as f64: the first value a u64 cannot hold.
@@ -91,8 +91,8 @@ fn unit_list(table: &[(&str, f64)]) -> String {
 impl Bytes {
     pub fn parse(text: &str) -> Result<Bytes, String> {
         let (v, unit) = split_number(text, "300MiB")?;
-        let f = lookup(SIZE_UNITS, &unit).ok_or_else(|| {
-            if lookup(BIT_UNITS, &unit).is_some() {
+        let f = lookup(SIZE_UNITS, unit).ok_or_else(|| {
+            if lookup(BIT_UNITS, unit).is_some() {
                 format!("\"{text}\" is in bits; sizes are in bytes, write e.g. \"{v}MB\" or \"{v}MiB\"")
             } else {
                 format!("\"{text}\" has an unknown size unit \"{unit}\"; use one of {}", unit_list(SIZE_UNITS))
@@ -116,7 +116,7 @@ impl Bytes {
 impl Time {
     pub fn parse(text: &str) -> Result<Time, String> {
         let (v, unit) = split_number(text, "7.7us")?;
-        let f = lookup(TIME_UNITS, &unit).ok_or_else(|| format!("\"{text}\" has an unknown time unit \"{unit}\"; use one of {}", unit_list(TIME_UNITS)))?;
+        let f = lookup(TIME_UNITS, unit).ok_or_else(|| format!("\"{text}\" has an unknown time unit \"{unit}\"; use one of {}", unit_list(TIME_UNITS)))?;
         if v < 0.0 {
             return Err(format!("\"{text}\" is negative; a time must be zero or positive"));
         }

@@ -84,7 +84,8 @@ fn transfer(text: &str) -> Option<TransferSpec> {
     let (mut src, mut dst, mut size) = (false, false, false);
     loop {
         rest = rest.trim_start_matches(' ');
-        let colon = rest.find(':')?;
+        // Byte searches: every delimiter is ASCII, which never occurs inside a UTF-8 sequence.
+        let colon = rest.bytes().position(|b| b == b':')?;
         let key = &rest[..colon];
         if key.is_empty() || !key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
             return None;
@@ -92,10 +93,10 @@ fn transfer(text: &str) -> Option<TransferSpec> {
         // `key:value` is one plain scalar in YAML, not a pair: a space must follow the colon.
         rest = rest[colon + 1..].strip_prefix(' ')?.trim_start_matches(' ');
         let (value, list, after) = if let Some(inner) = rest.strip_prefix('[') {
-            let close = inner.find(']')?;
+            let close = inner.bytes().position(|b| b == b']')?;
             (&inner[..close], true, &inner[close + 1..])
         } else {
-            let end = rest.find([',', '}'])?;
+            let end = rest.bytes().position(|b| b == b',' || b == b'}')?;
             (rest[..end].trim_end_matches(' '), false, &rest[end..])
         };
         let bit = 1u16
