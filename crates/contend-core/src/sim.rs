@@ -481,9 +481,10 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
                     x.load[l as usize] = load;
                 }
                 // Each message's wait from the ports' loads at its start (flow/queueing.rs).
-                for f in std::mem::take(&mut x.joined_now) {
+                for &f in &x.joined_now {
                     x.port_wait[f] = flows.port_wait(f, &x.load, model.rate(f));
                 }
+                x.joined_now.clear();
             }
         }
         if x.rel.on {
