@@ -347,6 +347,23 @@ pub const STORE_FORWARD: Param = Param::new(
            crosses beyond its slowest link, as store-and-forward switches (and packet) move it; off: as through one wire",
 );
 
+/// Every flow-level model with network paths declares this one parameter: the scale of the
+/// queueing excursion a message through a NIC meets at the busiest switch port of its route
+/// (flow/queueing.rs; docs/models.md, "Port queueing"). Max-min sharing gives a port's mean
+/// share; packets arriving from many sources (per-packet routing) also wait in the port's
+/// random backlog: at utilisation ρ by other messages a packet waits ρ / (2 (1 − ρ)) packet
+/// times on average (M/D/1, Pollaczek-Khinchine), and a message of n packets no more than its
+/// queue's excursion over those n packets at ρ → 1 (√n, a reflected random walk) nor the
+/// buffer a port's credits let fill. 1 is that term; 0 turns it off.
+pub const PORT_QUEUEING: Param = Param::new(
+    "port_queueing",
+    Kind::Real { min: 0.0, max: 4.0, open_min: false, open_max: false },
+    "0",
+    "scale of the wait a message through a NIC meets at the busiest switch port of its route, beyond max-min's share: 1 is \
+           min(rho / (2 (1 - rho)), sqrt(packets), network.buffer_packets) packet times at that port, rho its load by other \
+           messages when the message starts (M/D/1 wait, capped by a critically loaded queue's excursion); 0 turns it off",
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

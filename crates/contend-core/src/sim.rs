@@ -107,6 +107,13 @@ struct Executor<'a> {
     /// Copy engines: copies each moves now, and those issued to it that wait, in issue order.
     engine_moving: Vec<u32>,
     engine_waiting: Vec<VecDeque<usize>>,
+    /// Maxmin's `port_queueing` (flow/queueing.rs), where on: every resource's load as the model
+    /// last settled it, the transfers that joined this instant, and each transfer's wait at its
+    /// busiest switch port, paid after its last byte (it holds no resource: the port's
+    /// bandwidth went to other packets meanwhile). Empty where off.
+    load: Vec<f64>,
+    joined_now: Vec<usize>,
+    port_wait: Vec<f64>,
 }
 
 /// One operation as the executor sees it (copies of the workload's and flow table's columns).
@@ -247,6 +254,9 @@ impl Executor<'_> {
         }
         self.moving_at[f] = self.moving.len();
         self.moving.push(f);
+        if !self.port_wait.is_empty() {
+            self.joined_now.push(f);
+        }
         // Only `shared` counts messages per resource: the check is made once, not per hop.
         let counting = self.rel.counting();
         for &(l, _) in self.flows.route(f) {
@@ -280,7 +290,7 @@ impl Executor<'_> {
     /// Flow f's last byte arrived at t; the transfer is done after its teardown (a datatype's
     /// unpack kernel), which holds no resource but delays what depends on it.
     fn finished(&mut self, f: usize, t: f64) {
-        let done = t + self.flows.teardown[f];
+        let done = t + self.flows.teardown[f] + self.port_wait.get(f).copied().unwrap_or(0.0);
         self.out.finish[f] = done;
         if self.rel.on {
             self.ahead_delivered(f);
@@ -383,6 +393,9 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         rel: Releases::new(flows),
         engine_moving: vec![0; flows.engine_slots.len()],
         engine_waiting: vec![VecDeque::new(); flows.engine_slots.len()],
+        load: if flows.queueing.is_some() { vec![0.0; nres] } else { Vec::new() },
+        joined_now: Vec::new(),
+        port_wait: if flows.queueing.is_some() { vec![0.0; n] } else { Vec::new() },
     };
     for i in 0..n {
         if x.op[i].deps_left == 0 {
@@ -462,6 +475,16 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
             }
             if x.rel.on {
                 x.rel.wake(&loads);
+            }
+            if !x.port_wait.is_empty() {
+                for &(l, load) in &loads {
+                    x.load[l as usize] = load;
+                }
+                // Each message's wait from the ports' loads at its start (flow/queueing.rs).
+                for &f in &x.joined_now {
+                    x.port_wait[f] = flows.port_wait(f, &x.load, model.rate(f));
+                }
+                x.joined_now.clear();
             }
         }
         if x.rel.on {

@@ -7,8 +7,11 @@
 pub mod charges;
 pub mod methods;
 pub mod network;
+mod queueing;
 mod release;
 pub mod router;
+
+pub use queueing::PortQueueing;
 
 use crate::error::{Error, Result};
 use crate::keymap::{IntMap, KeyHasher, KeyMap};
@@ -124,6 +127,8 @@ pub struct FlowTable {
     /// Whether each device's buffer is shared by the messages crossing its input port now
     /// (`nic_release = shared`, release.rs): a message counts on its share only.
     pub nic_buffer_shared: bool,
+    /// The queueing excursion at switch ports (maxmin `port_queueing`, queueing.rs); None: off.
+    pub queueing: Option<PortQueueing>,
     /// Per transfer: the copy engine that moves it, or NO_ENGINE. A GPU's copies to or from
     /// host memory queue, per direction, at one engine that moves `engine_slots` of them at
     /// once, in issue order (CUDA's copy engines; docs/models.md). Peer, staged and
@@ -518,6 +523,7 @@ impl FlowTable {
             nic_scheduling: m.network.nic_scheduling,
             nic_buffer: Vec::new(),
             nic_buffer_shared: false,
+            queueing: None,
             engine: Vec::with_capacity(n),
             engine_slots: Vec::new(),
             join_quantum: 0.0,

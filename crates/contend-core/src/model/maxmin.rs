@@ -22,7 +22,7 @@ use super::{EventModel, RateModel};
 use crate::error::Result;
 use crate::flow::charges::{Charges, ReadCost};
 use crate::flow::{FlowRules, FlowTable};
-use crate::params::{Kind, NicRelease, Param, Values, FLUID_ROUTING, NIC_RELEASE, STORE_FORWARD};
+use crate::params::{Kind, NicRelease, Param, Values, FLUID_ROUTING, NIC_RELEASE, PORT_QUEUEING, STORE_FORWARD};
 use crate::topology::{Link, LinkKind, Machine};
 use crate::units::{Bytes, Time};
 use crate::workload::Workload;
@@ -78,6 +78,8 @@ pub struct MaxminParams {
     pub store_forward: bool,
     /// Per-packet routing policies as their fluid limit (params.rs; off by default).
     pub fluid_routing: bool,
+    /// Scale of the queueing excursion at a message's busiest switch port (params.rs; 0: off).
+    pub port_queueing: f64,
 }
 
 impl Default for MaxminParams {
@@ -166,6 +168,7 @@ pub const PARAMS: &[Param] = &[
     NIC_RELEASE,
     STORE_FORWARD,
     FLUID_ROUTING,
+    PORT_QUEUEING,
 ];
 
 impl MaxminParams {
@@ -206,6 +209,7 @@ impl MaxminParams {
             nic_release: NicRelease::read(v),
             store_forward: v.on(STORE_FORWARD.name),
             fluid_routing: v.on(FLUID_ROUTING.name),
+            port_queueing: v.real(PORT_QUEUEING.name),
         };
         // A kind's parameter given alone sets every generation of it, as it did before the
         // generations had their own (eff_pcie: PCIe 4-6; eff_nvlink, duplex_nvlink: NVLink 2 and 4).
@@ -252,6 +256,7 @@ impl MaxminParams {
             ("read_request", self.read_request),
             ("write_memory", self.write_memory),
             ("read_fanout", self.read_fanout),
+            ("port_queueing", self.port_queueing),
         ] {
             m.insert(k.into(), format!("{v}"));
         }
@@ -372,6 +377,9 @@ impl MaxminPrepared {
             flows.buffer_nic_releases(m);
             flows.nic_buffer_shared = params.nic_release == NicRelease::Shared;
         }
+        if params.port_queueing > 0.0 {
+            flows.queue_at_ports(m, params.port_queueing);
+        }
         let fanout = Fanout::new(m, w, &flows, params.read_fanout);
         let mut prepared = MaxminPrepared { flows, params, fanout, unforwarded: Vec::new() };
         prepared.forward(m);
@@ -465,5 +473,7 @@ mod charges_tests;
 mod cluster_fill_tests;
 #[cfg(test)]
 mod fanout_tests;
+#[cfg(test)]
+mod queueing_tests;
 #[cfg(test)]
 mod tests;
