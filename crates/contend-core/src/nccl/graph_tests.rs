@@ -80,3 +80,26 @@ fn ports_belong_to_nics_and_are_counted() {
     assert!(bad("{name: GPU0, kind: gpu, ports: 2}").starts_with("h.yaml: devices[0].ports: applies to NICs only"));
     assert!(bad("{name: NIC0, kind: nic, ports: 0}").starts_with("h.yaml: devices[0].ports: 0 is not in 1..=16"));
 }
+
+#[test]
+fn a_tree_simple_call_caps_each_transfer_at_nccl_per_channel_tree_figure() {
+    // Hopper across two nodes: perChMaxTreeBws 41.4 GB/s of bus bandwidth per channel; a tree's
+    // up and down each move the channel's share at its algorithm bandwidth, half of it: 20.7 GB/s,
+    // Simple's wire bytes being its data. A transfer standing for k merged channels moves k times that.
+    let c = two("hgx-h100", "25GB/s");
+    let call = c.call(Coll::AllReduce, Algo::Tree, Proto::Simple, 1 << 28, 0).merged();
+    let (t, _) = lower::lower(&call);
+    assert!(!t.is_empty());
+    for x in &t {
+        assert_eq!(x.max_rate, Some(20.7e9 * call.copies as f64), "{x:?}");
+    }
+    // Ampere: 23.6 / 2. Ring Simple and LL128 carry no cap (no per-channel figure for the first;
+    // LL128 forwards line by line, tuning::channel_rate).
+    let a = two("dgx-a100", "25GB/s");
+    let (t, _) = lower::lower(&a.call(Coll::AllReduce, Algo::Tree, Proto::Simple, 1 << 28, 0));
+    assert!(t.iter().all(|x| x.max_rate == Some(11.8e9)));
+    for (algo, proto) in [(Algo::Ring, Proto::Simple), (Algo::Tree, Proto::Ll128), (Algo::Ring, Proto::Ll128)] {
+        let (t, _) = lower::lower(&a.call(Coll::AllReduce, algo, proto, 1 << 24, 0));
+        assert!(t.iter().all(|x| x.max_rate.is_none()), "{algo:?} {proto:?}");
+    }
+}
