@@ -125,6 +125,9 @@ impl Call {
         } else if self.algo == Algo::NvlsTree {
             let ppn = self.ppn.clamp(1, self.devices.len());
             tuning::nvls_tree_chunk(self.bytes, self.channels(), ppn, self.devices.len() / ppn)
+        } else if self.algo == Algo::Tree && self.proto == Proto::Ll128 {
+            let ppn = self.ppn.clamp(1, self.devices.len());
+            tree_ll128_chunk(chunk_bytes(self.coll, self.algo, self.proto, self.buff), self.bytes, self.channels(), self.devices.len() / ppn, ppn)
         } else {
             chunk_bytes(self.coll, self.algo, self.proto, self.buff)
         }
@@ -152,6 +155,24 @@ pub fn chunk_bytes(coll: Coll, algo: Algo, proto: Proto, buff: [u64; 3]) -> u64 
         Proto::Ll128 => chunk / 16 * 15,
         Proto::Simple => chunk,
     }
+}
+
+/// A tree's LL128 chunk for a call of `bytes` on `channels` (NCCL 2.30.7 enqueue.cc,
+/// `calcCollChunking`, restated): halved while each channel would get fewer than
+/// 64 x nsteps / ppn chunks (down to 128 KiB), then fewer than 16 x nsteps / ppn (down to
+/// 32 KiB), nsteps = 1 + log2(nodes) + ppn / 10, so that a small call still fills the tree's
+/// pipeline. The counts are whole chunks (NCCL's integer division).
+pub fn tree_ll128_chunk(mut chunk: u64, bytes: u64, channels: usize, nodes: usize, ppn: usize) -> u64 {
+    let ppn_f = ppn.max(1) as f64;
+    let nsteps = 1.0 + (nodes.max(1) as f64).log2().floor() + 0.1 * ppn_f;
+    let per = |chunk: u64| (bytes / (channels.max(1) as u64 * chunk)) as f64;
+    while per(chunk) < nsteps * 64.0 / ppn_f && chunk > 131072 {
+        chunk /= 2;
+    }
+    while per(chunk) < nsteps * 16.0 / ppn_f && chunk > 32768 {
+        chunk /= 2;
+    }
+    chunk
 }
 
 /// Wire bytes of `data` bytes under a protocol (LL: 8 of 16; LL128: 120 of 128).
