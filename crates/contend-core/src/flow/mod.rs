@@ -773,7 +773,10 @@ impl FlowTable {
                     if !rules.rate_caps {
                         return Err(Error::Unsupported {
                             model: rules.model.into(),
-                            reason: format!("transfers[{i}] ({}) has a max_rate; this model cannot cap a transfer's rate; use --model maxmin or packet", t.label(i)),
+                            reason: format!(
+                                "transfers[{i}] ({}) has a max_rate; this model cannot cap a transfer's rate; use --model maxmin or packet",
+                                t.label(i)
+                            ),
                         });
                     }
                     if !(bps > 0.0 && bps.is_finite()) {
