@@ -79,3 +79,20 @@ fn sc16_refuses_a_cap_in_one_line() {
     let e = Sc16Prepared::new(&m, &w, Sc16Params::default()).err().unwrap().to_string();
     assert!(e.contains("max_rate") && e.contains("maxmin") && !e.contains('\n'), "{e}");
 }
+
+/// The same two messages from one source, through one NIC and its 10 GB/s link: the lane cuts
+/// the free message's packets while the capped one waits for its pace, so the link is shared as
+/// max-min shares it (a at 2 GB/s, b at the 8 left, then 10).
+#[test]
+fn a_paced_message_leaves_its_lane_to_the_others_meanwhile() {
+    let m = star(3, "{}");
+    let text = "transfers:\n  - {src: n0.GPU0, dst: n1.GPU0, size: 4MiB, max_rate: 2GB/s}\n  - {src: n0.GPU0, dst: n2.GPU0, size: 32MiB}\n";
+    let a = 4.0 * MIB / 2e9;
+    let b = a + 16.0 * MIB / 10e9;
+    let flow = maxmin(&m, text);
+    assert!((flow[0] - (a + 2e-7)).abs() < 1e-12 && (flow[1] - (b + 2e-7)).abs() < 1e-12, "maxmin {flow:?} vs {a}, {b}");
+    let pk = run(&m, &workload(&m, text), &[]).finish;
+    for (got, want) in pk.iter().zip([a, b]) {
+        assert!((got - want).abs() < 0.005 * want, "packet {pk:?} vs {a}, {b}");
+    }
+}
