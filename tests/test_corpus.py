@@ -573,6 +573,8 @@ EXAMPLE_COMMANDS = {
     "scenarios/nccl-nvls-two-nodes.yaml": ["run", "{F}"],
     "programs/nccl-nvls-two-nodes.yaml": ["run", "scenarios/nccl-nvls-two-nodes.yaml"],
     "clusters/hgx-h100-rails-x2.yaml": ["run", "scenarios/nccl-nvls-two-nodes.yaml"],
+    "scenarios/nccl-tree-two-nodes.yaml": ["run", "{F}"],
+    "programs/nccl-tree-two-nodes.yaml": ["run", "scenarios/nccl-tree-two-nodes.yaml"],
     "studies/seed003-reduced.yaml": ["study", "{F}", "--dry-run"],
     "studies/seed003-nic.yaml": ["study", "{F}", "--dry-run"],
 }

@@ -62,6 +62,9 @@ pub struct FlowRules<'a> {
     pub prepay_latency: bool,
     /// The model honours a resource of one flow's own (zero-copy's load-store cap).
     pub caps: bool,
+    /// The model honours a transfer's `max_rate` (maxmin: a resource of the transfer's own in
+    /// its route; packet: its source paces its packets); a model that cannot refuses it.
+    pub rate_caps: bool,
     /// Duplex loss and read costs (`charges::NONE` where the model has none).
     pub charges: charges::Charges<'a>,
     /// The model's name, for a refusal of what its charges cannot express.
@@ -606,6 +609,13 @@ impl FlowTable {
         let resource = |h: &Hop| dir[2 * h.link + usize::from(!h.forward)];
         let reverse = |h: &Hop| dir[2 * h.link + usize::from(h.forward)];
         let mut crossings: Vec<(u32, f64, f64)> = Vec::new();
+        // A transfer's `max_rate` is a resource of its own. One that waits for another of the
+        // same endpoints and rate, the latest to take that resource, takes it after it: the two
+        // never move at once, so sharing it caps each as its own would, with one route for a
+        // chain of them (an NCCL connection's chunks) where each would make one.
+        let mut rate_res: Vec<u32> = vec![u32::MAX; n];
+        let mut tail: IntMap<u32, usize> = IntMap::default();
+        let mut capped_route: IntMap<(u32, u32), u32> = IntMap::default();
         // What a transfer's plan and access decide (its route, path, hop latencies and NIC),
         // once per (plan, access) for the transfers that ask nothing more.
         let mut compiled: KeyMap<(u32, u32, f64, f64, bool, u32)> = KeyMap::default();
@@ -731,7 +741,7 @@ impl FlowTable {
                         c.name.push(format!("{} load-store ({})", m.devices[t.src].name, t.name));
                         c.latency.push(0.0);
                     }
-                    let next = known.len() as u32;
+                    let next = c.routes.len() as u32;
                     // Two routes with equal capacity use but different data shares are different routes.
                     let key: Vec<(u32, u64)> = uniq.iter().zip(&uniq_data).flat_map(|(&(r, x), d)| [(r, x.to_bits()), (u32::MAX, d.to_bits())]).collect();
                     let route = match known.get(&key) {
@@ -761,6 +771,46 @@ impl FlowTable {
                         compiled.insert(memo, this);
                     }
                     this
+                }
+            };
+            let route = match t.max_rate {
+                None => route,
+                Some(bps) => {
+                    if !rules.rate_caps {
+                        return Err(Error::Unsupported {
+                            model: rules.model.into(),
+                            reason: format!(
+                                "transfers[{i}] ({}) has a max_rate; this model cannot cap a transfer's rate; use --model maxmin or packet",
+                                t.label(i)
+                            ),
+                        });
+                    }
+                    if !(bps > 0.0 && bps.is_finite()) {
+                        return Err(Error::input(&w.origin, format!("transfers[{i}].max_rate"), "is not a positive rate; give one such as \"24GB/s\""));
+                    }
+                    let same = |j: usize| w.transfers[j].src == t.src && w.transfers[j].dst == t.dst && w.transfers[j].max_rate == t.max_rate;
+                    let shared = t.after.iter().copied().find(|&j| j < i && rate_res[j] != u32::MAX && same(j) && tail.get(&rate_res[j]) == Some(&j));
+                    let res = match shared {
+                        Some(j) => rate_res[j],
+                        None => {
+                            c.cap.push(bps);
+                            c.name.push(format!("{} rate cap ({})", m.devices[t.src].name, t.label(i)));
+                            c.latency.push(0.0);
+                            c.cap.len() as u32 - 1
+                        }
+                    };
+                    rate_res[i] = res;
+                    tail.insert(res, i);
+                    *capped_route.entry((route, res)).or_insert_with(|| {
+                        let r = route as usize;
+                        let (a, b) = (c.routes.off[r] as usize, c.routes.off[r + 1] as usize);
+                        c.routes.hops.extend_from_within(a..b);
+                        c.routes.hops.push((res, 1.0));
+                        c.routes.data.extend_from_within(a..b);
+                        c.routes.data.push(1.0);
+                        c.routes.off.push(c.routes.hops.len() as u32);
+                        c.routes.off.len() as u32 - 2
+                    })
                 }
             };
             c.route_of.push(route);

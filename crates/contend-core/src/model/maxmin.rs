@@ -369,6 +369,7 @@ impl MaxminPrepared {
             model: "maxmin",
             device_capacity: true,
             caps: true,
+            rate_caps: true,
             fluid: params.fluid_routing,
         };
         let mut flows = FlowTable::compile(m, w, &rules)?;

@@ -494,6 +494,7 @@ impl Sc16Prepared {
                 model: "sc16",
                 device_capacity: false,
                 caps: false,
+                rate_caps: false,
                 fluid: false,
             },
         )?;

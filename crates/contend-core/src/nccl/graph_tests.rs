@@ -80,3 +80,42 @@ fn ports_belong_to_nics_and_are_counted() {
     assert!(bad("{name: GPU0, kind: gpu, ports: 2}").starts_with("h.yaml: devices[0].ports: applies to NICs only"));
     assert!(bad("{name: NIC0, kind: nic, ports: 0}").starts_with("h.yaml: devices[0].ports: 0 is not in 1..=16"));
 }
+
+#[test]
+fn a_tree_simple_call_caps_each_transfer_at_nccl_per_channel_tree_figure() {
+    // Hopper across two nodes: perChMaxTreeBws 41.4 GB/s of bus bandwidth per channel; a tree's
+    // up and down each move the channel's share at its algorithm bandwidth, half of it: 20.7 GB/s,
+    // Simple's wire bytes being its data. A transfer standing for k merged channels moves k times that.
+    let c = two("hgx-h100", "25GB/s");
+    let call = c.call(Coll::AllReduce, Algo::Tree, Proto::Simple, 1 << 28, 0).merged();
+    let (t, _) = lower::lower(&call);
+    assert!(!t.is_empty());
+    for x in &t {
+        assert_eq!(x.max_rate, Some(20.7e9 * call.copies as f64), "{x:?}");
+    }
+    // Ampere: 23.6 / 2. LL128's: the least of 23.6 x 120/128 and perChMaxTreeLL128Bws 20, halved:
+    // 10 GB/s of data, 10 x 128/120 of LL128's wire bytes. Ring Simple and ring LL128 carry no cap
+    // (no per-channel figure for the first; the second's chunk does not shrink, tuning::channel_rate).
+    let a = two("dgx-a100", "25GB/s");
+    let (t, _) = lower::lower(&a.call(Coll::AllReduce, Algo::Tree, Proto::Simple, 1 << 28, 0));
+    assert!(t.iter().all(|x| x.max_rate == Some(11.8e9)));
+    let (t, _) = lower::lower(&a.call(Coll::AllReduce, Algo::Tree, Proto::Ll128, 1 << 24, 0));
+    // (The wire ratio is read off a GiB of data: exact to a byte in 2^30.)
+    assert!(t.iter().all(|x| (x.max_rate.unwrap() - 10e9 * 128.0 / 120.0).abs() < 1e-6 * 10e9), "{:?}", t[0].max_rate);
+    for (algo, proto) in [(Algo::Ring, Proto::Simple), (Algo::Ring, Proto::Ll128)] {
+        let (t, _) = lower::lower(&a.call(Coll::AllReduce, algo, proto, 1 << 24, 0));
+        assert!(t.iter().all(|x| x.max_rate.is_none()), "{algo:?} {proto:?}");
+    }
+}
+
+#[test]
+fn a_tree_ll128_chunk_shrinks_for_small_calls_as_nccl_does() {
+    // LL128's chunk: 614400 B a step, 15 of 16 lines data: 576000 B. 16 channels on two nodes of 8:
+    // nsteps = 1 + log2 2 + 0.8 = 2.8, so at least 22.4 chunks a channel down to 128 KiB, then 5.6
+    // down to 32 KiB (whole chunks counted). 1 MiB: 65536 B a channel is no whole chunk of
+    // 576000, 288000, 144000 or 72000 (stop: not above 128 KiB), nor 5.6 of 72000 or 36000: 18000.
+    // 8 MiB: 524288 B a channel, 3 of 144000 (halve), 7 of 72000 (enough): 72000. 128 MiB:
+    // 14 of 576000, 29 of 288000: 288000.
+    let c = |bytes| lower::tree_ll128_chunk(576000, bytes, 16, 2, 8);
+    assert_eq!((c(1 << 20), c(1 << 23), c(1 << 27)), (18000, 72000, 288000));
+}

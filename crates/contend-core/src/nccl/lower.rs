@@ -65,6 +65,9 @@ pub struct Call {
     /// PXN: per (sender, receiver) rank, the local rank that relays the message to the network
     /// (empty: none).
     pub pxn: Vec<Vec<Option<usize>>>,
+    /// Data bytes/s each transfer of one channel moves at most (`tuning::channel_rate`); None:
+    /// its links alone limit it.
+    pub rate: Option<f64>,
 }
 
 impl Call {
@@ -122,6 +125,9 @@ impl Call {
         } else if self.algo == Algo::NvlsTree {
             let ppn = self.ppn.clamp(1, self.devices.len());
             tuning::nvls_tree_chunk(self.bytes, self.channels(), ppn, self.devices.len() / ppn)
+        } else if self.algo == Algo::Tree && self.proto == Proto::Ll128 {
+            let ppn = self.ppn.clamp(1, self.devices.len());
+            tree_ll128_chunk(chunk_bytes(self.coll, self.algo, self.proto, self.buff), self.bytes, self.channels(), self.devices.len() / ppn, ppn)
         } else {
             chunk_bytes(self.coll, self.algo, self.proto, self.buff)
         }
@@ -149,6 +155,24 @@ pub fn chunk_bytes(coll: Coll, algo: Algo, proto: Proto, buff: [u64; 3]) -> u64 
         Proto::Ll128 => chunk / 16 * 15,
         Proto::Simple => chunk,
     }
+}
+
+/// A tree's LL128 chunk for a call of `bytes` on `channels` (NCCL 2.30.7 enqueue.cc,
+/// `calcCollChunking`, restated): halved while each channel would get fewer than
+/// 64 x nsteps / ppn chunks (down to 128 KiB), then fewer than 16 x nsteps / ppn (down to
+/// 32 KiB), nsteps = 1 + log2(nodes) + ppn / 10, so that a small call still fills the tree's
+/// pipeline. The counts are whole chunks (NCCL's integer division).
+pub fn tree_ll128_chunk(mut chunk: u64, bytes: u64, channels: usize, nodes: usize, ppn: usize) -> u64 {
+    let ppn_f = ppn.max(1) as f64;
+    let nsteps = 1.0 + (nodes.max(1) as f64).log2().floor() + 0.1 * ppn_f;
+    let per = |chunk: u64| (bytes / (channels.max(1) as u64 * chunk)) as f64;
+    while per(chunk) < nsteps * 64.0 / ppn_f && chunk > 131072 {
+        chunk /= 2;
+    }
+    while per(chunk) < nsteps * 16.0 / ppn_f && chunk > 32768 {
+        chunk /= 2;
+    }
+    chunk
 }
 
 /// Wire bytes of `data` bytes under a protocol (LL: 8 of 16; LL128: 120 of 128).
@@ -191,13 +215,15 @@ struct Dag {
     cur: u32,
     /// Identical channels each transfer stands for (its bytes are theirs together).
     scale: u64,
+    /// Wire bytes/s each transfer moves at most: the channel's rate, in wire bytes, times `scale`.
+    rate: Option<f64>,
 }
 
 impl Dag {
     fn push(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64) -> usize {
         let after: Vec<usize> = after.iter().flatten().copied().collect();
         // NCCL's kernels move the bytes (`Transfer::kernel`).
-        self.t.push(Transfer { src, dst, size: size.max(1) * self.scale, after, overhead, kernel: true, ..Default::default() });
+        self.t.push(Transfer { src, dst, size: size.max(1) * self.scale, after, overhead, kernel: true, max_rate: self.rate, ..Default::default() });
         self.ch.push(self.cur);
         self.t.len() - 1
     }
@@ -216,11 +242,14 @@ fn split(total: u64, parts: usize) -> Vec<u64> {
 
 /// The call as transfers, with the channel of each; none for an empty call.
 pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
-    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1 };
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None };
     let n = c.devices.len();
     if n < 2 || c.bytes == 0 {
         return (d.t, d.ch);
     }
+    // The channel's data rate in the wire bytes its transfers carry (protocol and kernel efficiency).
+    const PER: u64 = 1 << 30;
+    d.rate = c.rate.map(|r| r * c.copies.max(1) as f64 * c.wire(PER, c.proto) as f64 / PER as f64);
     // Every channel carries the same share of the call (NCCL's split differs by at most one
     // element between channels; equal shares keep the channels' flows in step, so that a merged
     // ring standing for several channels runs exactly as they do).
@@ -633,7 +662,7 @@ pub fn schedule(n: usize, ppn: usize) -> Vec<(usize, usize)> {
 /// One ncclSend of `bytes` from rank `a` to rank `b` (positions in `c.devices`) and its
 /// ncclRecv, as transfers: over the pair's channels, chunk by chunk in order.
 pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
-    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1 };
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None };
     if a != b && bytes > 0 {
         pairs_p2p(c, &[(a, b, bytes)], &mut d);
     }

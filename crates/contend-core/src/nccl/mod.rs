@@ -394,6 +394,7 @@ impl Comm {
             switches: Vec::new(),
             nvls_efficiency: 1.0,
             pxn: if self.constants.pxn_disable { Vec::new() } else { self.pxn.clone() },
+            rate: tuning::channel_rate(self.topo.cc, self.nodes, coll, algo, proto).map(|gbs| gbs * 1e9),
         }
     }
 
@@ -445,6 +446,7 @@ impl Comm {
             switches: self.switches.clone(),
             nvls_efficiency: self.constants.nvls.unwrap_or(tuning::NVLS_EFFICIENCY[g]),
             pxn: Vec::new(),
+            rate: None,
         }
     }
 }

@@ -313,6 +313,33 @@ pub fn tree_graph(speeds: &[f64], channels: usize, max_bw: f64, fit: &dyn Fn(f64
     Some((intra, inter))
 }
 
+/// GB/s of data one transfer of one channel moves at most: NCCL's per-channel bus-bandwidth
+/// ceiling for the algorithm and protocol (NCCL 2.30.7 tuning.cc, `ncclTopoTuneModel`:
+/// `perChMaxTreeBws`; for LL128 the least of it times LL128's 7/9 on one node or 120/128 across
+/// and `perChMaxTreeLL128Bws`), as the flows of the lowering carry it: a tree's up and down each
+/// move the channel's share once in the call's time, at its algorithm bandwidth, half the bus
+/// figure (NCCL's tree ratio 0.5).
+///
+/// Trees only. A tree's LL128 chunk shrinks for small calls as NCCL's does
+/// (`lower::tree_ll128_chunk`), so that its capped pipeline fill stays a few small chunks
+/// (whole 576 kB chunks stored and forwarded at the capped rate put 2 x 8 A100's tree/LL128
+/// 1-64 MiB at -38% .. -73%). The ring's LL128 chunk does not shrink in NCCL, and LL128 forwards
+/// line by line, so a capped ring would charge a fill NCCL does not pay: `perChMaxRingLL128Bws`
+/// waits for a lowering that splits LL128's chunks. LL (small calls) is left uncapped too. None
+/// where NCCL's model has no per-channel figure (ring Simple, NVLS, send/receive); NVLS-tree's
+/// (`perChMaxNVLSTreeBws`) is left to its NVLink and network links.
+pub fn channel_rate(cc: u32, nodes: usize, coll: Coll, algo: Algo, proto: Proto) -> Option<f64> {
+    let g = generation(cc);
+    let index2 = if nodes <= 2 { nodes.max(1) - 1 } else { 2 };
+    let tree = PER_CH_MAX_TREE_BW[g][index2];
+    match (coll, algo, proto) {
+        (Coll::AllToAll | Coll::SendRecv, _, _) => None,
+        (_, Algo::Tree, Proto::Simple) => Some(0.5 * tree),
+        (_, Algo::Tree, Proto::Ll128) => Some(0.5 * (tree * if nodes == 1 { 7.0 / 9.0 } else { 120.0 / 128.0 }).min(PER_CH_MAX_TREE_LL128_BW[g][index2])),
+        _ => None,
+    }
+}
+
 /// Latency (µs) and bus bandwidth (GB/s, as algorithm bandwidth) NCCL assigns to a choice;
 /// None where NCCL would not use it.
 pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64)> {

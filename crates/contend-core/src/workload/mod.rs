@@ -17,7 +17,7 @@ use crate::datatype::{Datatype, KernelParams, Message, Method, TypeSpec};
 use crate::error::{parse_document, read_user_file, Error, Result};
 use crate::keymap::IntMap;
 use crate::topology::{DeviceKind, Machine};
-use crate::units::{Bytes, Time};
+use crate::units::{Bandwidth, Bytes, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -124,6 +124,11 @@ pub struct TransferSpec {
     /// write (default: the source pushes, as CUDA copies do) or read (the destination pulls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access: Option<Access>,
+    /// The most this transfer's bytes move per second, whatever its links could give (a sender
+    /// that cannot produce data faster): maxmin gives it a resource of its own, packet's source
+    /// paces its packets (e.g. "24GB/s").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rate: Option<Bandwidth>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -158,6 +163,8 @@ pub struct Transfer {
     /// Moved by GPU kernels' stores (NCCL's lowering), not by a copy engine: it pays nothing for
     /// the copy engine's wait through an NVSwitch (`flow::router::switch_traversals`).
     pub kernel: bool,
+    /// Bytes/s this transfer moves at most (`TransferSpec::max_rate`; NCCL's per-channel rate).
+    pub max_rate: Option<f64>,
 }
 
 impl Transfer {
@@ -234,6 +241,9 @@ impl WorkloadSpec {
             }
             if let Some(m) = t.method {
                 fields.push(format!("method: {}", m.name()));
+            }
+            if let Some(r) = t.max_rate {
+                fields.push(format!("max_rate: {r}"));
             }
             s.push_str(&format!("  - {{{}}}\n", fields.join(", ")));
         }
@@ -333,6 +343,7 @@ impl Workload {
                 method,
                 access: t.access.unwrap_or_default(),
                 kernel: false,
+                max_rate: t.max_rate.map(|r| r.bytes_per_sec()),
             });
         }
         if let Some(i) = find_cycle(&out) {

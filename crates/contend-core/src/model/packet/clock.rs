@@ -4,7 +4,7 @@
 //! over a 1e-6 B/s link once "took" 69 µs).
 //!
 //! The bound: at every moment of a run some activity is under way (a packet serialising or
-//! travelling a hop, a setup delay, a computation, a teardown), else everything has finished,
+//! travelling a hop, a paced source waiting to cut its next packet, a setup delay, a computation, a teardown), else everything has finished,
 //! waits for a later start, or would deadlock (which the virtual channels rule out). So the run
 //! ends before the latest start plus the sum of every activity's length, however they overlap.
 //! That sum over-counts by the parallelism, which is harmless: it passes the clock only for
@@ -37,6 +37,8 @@ pub(super) fn check(net: &Net, flows: &FlowTable, w: &Workload) -> Result<()> {
         let (lo, hi) = (net.hop_off[f] as usize, net.hop_off[f + 1] as usize);
         let volume = flows.volume[f];
         let packets = net.packets[f] as f64;
+        // A paced source cuts its packets one pace apart: an activity of its own.
+        moving += volume * net.pace[f];
         // A packet routed hop by hop may take a longer path over any link: the worst of them.
         let hops = net.dynr.as_ref().map_or(hi - lo, |d| d.max_hops(f, hi - lo));
         let rerouted = hops != hi - lo || net.dynr.is_some();

@@ -23,6 +23,8 @@ const INDEX: u32 = (1 << TAG) - 1;
 const TX_DONE: u32 = 0;
 const ARRIVE: u32 = 1;
 const JOIN: u32 = 2;
+/// A lane's paced transfer may cut its next packet.
+const PACE: u32 = 3;
 /// A packet's static index while its hops are chosen per packet.
 const DYN: u16 = u16::MAX;
 
@@ -116,6 +118,10 @@ pub struct PacketEngine<'p> {
     /// Per lane: messages packetising in turn, and whether its one packet waits at the first port.
     ring: Vec<VecDeque<u32>>,
     pending: Vec<bool>,
+    /// Per flow: the earliest time its next packet may be cut (its `max_rate`); per lane: the
+    /// time of the PACE event due for it, or u64::MAX. Empty where no flow is paced.
+    next_cut: Vec<u64>,
+    pace_due: Vec<u64>,
     /// Per injector: messages queued behind the window, and messages in it.
     waiting: Vec<VecDeque<u32>>,
     in_window: Vec<u32>,
@@ -174,6 +180,8 @@ impl<'p> PacketEngine<'p> {
             epoch: vec![0; n],
             ring: vec![VecDeque::new(); net.lane_injector.len()],
             pending: vec![false; net.lane_injector.len()],
+            next_cut: if net.pace.iter().any(|&p| p > 0.0) { vec![0; n] } else { Vec::new() },
+            pace_due: if net.pace.iter().any(|&p| p > 0.0) { vec![u64::MAX; net.lane_injector.len()] } else { Vec::new() },
             waiting: vec![VecDeque::new(); net.window.len()],
             in_window: vec![0; net.window.len()],
             wake: Vec::new(),
@@ -535,12 +543,33 @@ impl<'p> PacketEngine<'p> {
         if self.pending[lane] {
             return;
         }
-        let Some(f) = self.ring[lane].pop_front() else { return };
+        let f = if self.next_cut.is_empty() {
+            let Some(f) = self.ring[lane].pop_front() else { return };
+            f
+        } else {
+            // The first message in turn whose pace lets it cut now; else wake the lane when the
+            // earliest may.
+            let now = self.now;
+            let ready = self.ring[lane].iter().position(|&f| self.next_cut[f as usize] <= now);
+            let Some(k) = ready else {
+                if let Some(due) = self.ring[lane].iter().map(|&f| self.next_cut[f as usize]).min() {
+                    if due < self.pace_due[lane] {
+                        self.pace_due[lane] = due;
+                        self.push(due, PACE, lane as u32);
+                    }
+                }
+                return;
+            };
+            self.ring[lane].remove(k).expect("index in range")
+        };
         let fi = f as usize;
         let left = self.to_make[fi];
         self.to_make[fi] = left - 1;
         let (off, end) = self.hop_range(fi);
         let bytes = if left == 1 { self.net.last_bytes[fi] } else { self.packet };
+        if !self.next_cut.is_empty() && self.net.pace[fi] > 0.0 {
+            self.next_cut[fi] = self.now + (bytes as f64 * self.net.pace[fi]).round() as u64;
+        }
         let serial = (self.net.packets[fi] - left) as u32;
         let h = self.alloc(Packet {
             flow: f,
@@ -608,7 +637,14 @@ impl<'p> PacketEngine<'p> {
         match ev.what >> TAG {
             TX_DONE => self.tx_done(i),
             ARRIVE => self.arrive(i as u32),
-            _ => self.join_now(i),
+            JOIN => self.join_now(i),
+            _ => {
+                // Only the latest PACE event of a lane is current; earlier ones found it served.
+                if self.pace_due[i] == ev.t {
+                    self.pace_due[i] = u64::MAX;
+                    self.wake_lanes.push(i as u32);
+                }
+            }
         }
         loop {
             if let Some(port) = self.wake.pop() {

@@ -23,6 +23,10 @@
 //! fill it and hold back other traffic over that link: congestion spreads upstream.
 //! A host memory is one port for reads and writes, so a staged copy crosses it twice.
 //!
+//! A transfer with a `max_rate` is paced at its source: its next packet is cut no earlier than
+//! its last one's cut plus that packet's bytes at the rate (a sender that makes data no faster),
+//! and the lane serves the other transfers meanwhile.
+//!
 //! Time inside the model is integer picoseconds, events ordered by (time, sequence): the same
 //! input gives the same output. Seconds appear only at the `EventModel` boundary. The clock's
 //! range (2^63 ps, about 106 days) is checked per workload before the run (`clock`).
@@ -134,6 +138,9 @@ pub(crate) struct Net {
     pub window: Vec<u32>,
     /// Per-packet routing, where the machine's policy routes packets (routing.rs).
     pub dynr: Option<routing::Dyn>,
+    /// Per flow: picoseconds per byte of its `max_rate` (0: none). Its source cuts its next
+    /// packet no earlier than the last one's cut plus that packet's bytes at this pace.
+    pub pace: Vec<f64>,
 }
 
 /// packet made ready for one workload: its flow table, parameters and compiled paths.
@@ -170,6 +177,7 @@ impl PacketPrepared {
                 model: "packet",
                 device_capacity: false,
                 caps: false,
+                rate_caps: true,
                 // Packets choose their own way: the flow table's spread would go unused.
                 fluid: false,
             },
@@ -190,6 +198,7 @@ impl PacketPrepared {
             lane_injector: Vec::new(),
             window: Vec::new(),
             dynr: routing::Dyn::build(m, w, &flows),
+            pace: w.transfers.iter().map(|t| t.max_rate.map_or(0.0, |r| 1e12 / r)).collect(),
         };
         net.hop_off.push(0);
         let mut total_packets = 0u64;
@@ -286,5 +295,7 @@ impl Prepared for PacketPrepared {
     }
 }
 
+#[cfg(test)]
+mod pace_tests;
 #[cfg(test)]
 mod tests;

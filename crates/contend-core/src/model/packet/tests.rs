@@ -7,7 +7,7 @@ const MIB: f64 = 1048576.0;
 /// Network links of the test machines: 10 GB/s, so a 4096 B packet takes 409.6 ns.
 const BW: f64 = 10e9;
 
-fn workload(m: &Machine, text: &str) -> Workload {
+pub(super) fn workload(m: &Machine, text: &str) -> Workload {
     Workload::resolve(&WorkloadSpec::from_text(text, "w").unwrap(), m, "w").unwrap()
 }
 
@@ -15,7 +15,7 @@ fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
     p.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
-fn run(m: &Machine, w: &Workload, p: &[(&str, &str)]) -> Outcome {
+pub(super) fn run(m: &Machine, w: &Workload, p: &[(&str, &str)]) -> Outcome {
     let prepared = PacketPrepared::new(m, w, PacketParams::parse(m, &pairs(p)).unwrap()).unwrap();
     sim::run_prepared(w, &prepared, false).unwrap()
 }
@@ -30,7 +30,7 @@ fn node(i: usize, switch: &str, devices: &mut String, links: &mut String) {
 }
 
 /// `nodes` nodes on one switch; `network` is the machine's network section (flow style).
-fn star(nodes: usize, network: &str) -> Machine {
+pub(super) fn star(nodes: usize, network: &str) -> Machine {
     let (mut devices, mut links) = ("  - {name: sw0, kind: switch}\n".to_string(), String::new());
     for i in 0..nodes {
         node(i, "sw0", &mut devices, &mut links);
