@@ -243,7 +243,9 @@ impl WorkloadSpec {
                 fields.push(format!("method: {}", m.name()));
             }
             if let Some(r) = t.max_rate {
-                fields.push(format!("max_rate: {r}"));
+                // In bytes/s: Rust prints the shortest decimal that reads back to the same f64,
+                // which "{}GB/s" of r / 1e9 would not (93.4e9 / 1e9 * 1e9 != 93.4e9).
+                fields.push(format!("max_rate: {}B/s", r.bytes_per_sec()));
             }
             s.push_str(&format!("  - {{{}}}\n", fields.join(", ")));
         }

@@ -20,7 +20,7 @@
 
 use super::{Access, Mechanism, TransferRef, TransferSpec, WorkloadSpec};
 use crate::datatype::Method;
-use crate::units::{Bytes, Time};
+use crate::units::{Bandwidth, Bytes, Time};
 use serde::de::value::{Error as ValueError, StrDeserializer};
 use serde::de::IntoDeserializer;
 use serde::Deserialize;
@@ -113,6 +113,7 @@ fn transfer(text: &str) -> Option<TransferSpec> {
                 "datatype" => 9,
                 "method" => 10,
                 "access" => 11,
+                "max_rate" => 12,
                 _ => return None,
             };
         if seen & bit != 0 {
@@ -129,6 +130,7 @@ fn transfer(text: &str) -> Option<TransferSpec> {
             ("mechanism", false) => t.mechanism = Some(named::<Mechanism>(value)?),
             ("method", false) => t.method = Some(named::<Method>(value)?),
             ("access", false) => t.access = Some(named::<Access>(value)?),
+            ("max_rate", false) => t.max_rate = Some(Bandwidth::parse(quantity(value)?).ok()?),
             ("datatype", false) => t.datatype = Some(string(value)?),
             ("after", true) => t.after = items(value)?.map(reference).collect::<Option<_>>()?,
             ("via", true) => t.via = items(value)?.map(string).collect::<Option<_>>()?,
@@ -171,14 +173,14 @@ fn string(v: &str) -> Option<String> {
     (plain && !special).then(|| v.to_string())
 }
 
-/// A quantity with its unit (`300MiB`, `2us`, `7.7µs`): starts with a digit, ends in a letter,
-/// and is no hexadecimal, octal or binary number, so YAML reads it as a string.
+/// A quantity with its unit (`300MiB`, `2us`, `7.7µs`, `24GB/s`): starts with a digit, ends in
+/// a letter, and is no hexadecimal, octal or binary number, so YAML reads it as a string.
 fn quantity(v: &str) -> Option<&str> {
     let b = v.as_bytes();
     let ok = b.first().is_some_and(u8::is_ascii_digit)
         && !(v.starts_with("0x") || v.starts_with("0o") || v.starts_with("0b"))
         && v.chars().last().is_some_and(char::is_alphabetic)
-        && v.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-' | 'µ'));
+        && v.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-' | '/' | 'µ'));
     ok.then_some(v)
 }
 

@@ -6,7 +6,7 @@ use super::regular;
 use super::{generate_rng, random_graph, Access, Mechanism, TransferRef, TransferSpec, WorkloadSpec};
 use crate::datatype::Method;
 use crate::error::parse_document;
-use crate::units::{Bytes, Time};
+use crate::units::{Bandwidth, Bytes, Time};
 
 /// Whether the fast path took `text`; when it did, the parser must read the same transfers.
 fn agree(text: &str) -> bool {
@@ -50,6 +50,9 @@ fn every_field(n: usize, seed: u64) -> WorkloadSpec {
         }
         if r.is_multiple_of(13) {
             t.datatype = Some("vector-64".into());
+        }
+        if r.is_multiple_of(17) {
+            t.max_rate = Some(Bandwidth((1 + r % 1000) as f64 * 1e8));
         }
     }
     // Names in `after` too, once some transfers have names.
