@@ -11,25 +11,37 @@ const NOWHERE: u32 = u32::MAX;
 #[derive(Default)]
 pub struct Due {
     heap: Vec<u32>,
-    /// Per transfer: its event's (time, sequence) while in the heap, and its place there.
-    key: Vec<(f64, u32)>,
+    /// Per transfer: its event's time and sequence while in the heap, and its place there
+    /// (apart, not as a pair, which alignment would pad to 16 bytes).
+    time: Vec<f64>,
+    seq: Vec<u32>,
     at: Vec<u32>,
 }
 
 impl Due {
     pub fn new(transfers: usize) -> Due {
-        Due { heap: Vec::new(), key: vec![(f64::NAN, 0); transfers], at: vec![NOWHERE; transfers] }
+        Due { heap: Vec::new(), time: vec![f64::NAN; transfers], seq: vec![0; transfers], at: vec![NOWHERE; transfers] }
+    }
+
+    /// When transfer f's event is due (infinite: it has none).
+    #[inline]
+    pub fn time(&self, f: usize) -> f64 {
+        if self.at[f] == NOWHERE {
+            f64::INFINITY
+        } else {
+            self.time[f]
+        }
     }
 
     /// The earliest event's time and transfer.
     #[inline]
     pub fn peek(&self) -> Option<(f64, usize)> {
-        self.heap.first().map(|&f| (self.key[f as usize].0, f as usize))
+        self.heap.first().map(|&f| (self.time[f as usize], f as usize))
     }
 
     /// Transfer f's event is due at t, scheduled as number `seq` (replacing any it had).
     pub fn set(&mut self, f: usize, t: f64, seq: u32) {
-        self.key[f] = (t, seq);
+        (self.time[f], self.seq[f]) = (t, seq);
         let p = self.at[f];
         if p == NOWHERE {
             self.heap.push(f as u32);
@@ -58,8 +70,8 @@ impl Due {
     }
 
     fn less(&self, a: u32, b: u32) -> bool {
-        let (x, y) = (self.key[a as usize], self.key[b as usize]);
-        x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)).is_lt()
+        let (a, b) = (a as usize, b as usize);
+        self.time[a].total_cmp(&self.time[b]).then(self.seq[a].cmp(&self.seq[b])).is_lt()
     }
 
     fn place(&mut self, p: usize, f: u32) {
@@ -128,6 +140,7 @@ mod tests {
             }
             let want = (0..8).filter_map(|g| live[g].map(|k| (k, g))).min_by(|a, b| a.0 .0.total_cmp(&b.0 .0).then(a.0 .1.cmp(&b.0 .1)));
             assert_eq!(d.peek(), want.map(|((t, _), g)| (t, g)));
+            assert_eq!(d.time(f), live[f].map_or(f64::INFINITY, |k| k.0));
         }
     }
 }

@@ -45,10 +45,8 @@ pub(super) struct Releases {
     rates_at: Vec<u32>,
     rates: Vec<u32>,
     counts: Vec<Vec<(u32, u32)>>,
-    /// Per transfer: its earliest release (join plus its volume at its narrowest capacity),
-    /// and its release event's time (infinite: none).
+    /// Per transfer: its earliest release (join plus its volume at its narrowest capacity).
     earliest: Vec<f64>,
-    due: Vec<f64>,
     /// Per transfer: the rate (its own and its NIC's messages ahead) and buffer its release
     /// time was computed from.
     seen: Vec<(f64, f64)>,
@@ -123,7 +121,6 @@ impl Releases {
             rates,
             counts: if flows.nic_buffer_shared { vec![Vec::new(); resources] } else { Vec::new() },
             earliest: vec![0.0; n],
-            due: vec![f64::INFINITY; n],
             seen: vec![(f64::NAN, f64::NAN); n],
             dirty: Vec::new(),
             marked: vec![false; nics],
@@ -215,7 +212,6 @@ impl Executor<'_> {
             h.swap_remove(k);
         }
         self.rel.events.remove(f);
-        self.rel.due[f] = f64::INFINITY;
         self.rel.moved(q);
     }
 
@@ -296,10 +292,9 @@ impl Executor<'_> {
                 let due = fit.max(self.rel.earliest[h]);
                 if due <= t + SAME_TIME * t {
                     now.push(h as u32);
-                } else if (due - self.rel.due[h]).abs() > SAME_TIME * due {
+                } else if (due - self.rel.events.time(h)).abs() > SAME_TIME * due {
                     // A time within one instant of the live event's keeps it.
                     let r = &mut self.rel;
-                    r.due[h] = due;
                     if due.is_finite() {
                         // Numbered as when 0 meant no live event: a wrapped count skips it.
                         r.seq = r.seq.wrapping_add(1).max(1);
