@@ -71,7 +71,8 @@ impl Due {
 
     fn less(&self, a: u32, b: u32) -> bool {
         let (a, b) = (a as usize, b as usize);
-        self.time[a].total_cmp(&self.time[b]).then(self.seq[a].cmp(&self.seq[b])).is_lt()
+        // The sequence is read only on a tie of times.
+        self.time[a].total_cmp(&self.time[b]).then_with(|| self.seq[a].cmp(&self.seq[b])).is_lt()
     }
 
     fn place(&mut self, p: usize, f: u32) {
@@ -128,7 +129,7 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             let f = (x % 8) as usize;
-            if (x >> 8) % 4 == 0 {
+            if (x >> 8).is_multiple_of(4) {
                 d.remove(f);
                 live[f] = None;
             } else {
