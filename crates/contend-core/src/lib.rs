@@ -9,6 +9,7 @@ pub mod datatype_report;
 pub mod error;
 pub mod flow;
 pub mod generate;
+mod heap;
 pub mod import;
 mod keymap;
 pub mod model;

@@ -14,7 +14,6 @@ use crate::workload::Workload;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
-mod due;
 mod release;
 use release::Releases;
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// one line are one layer and do not use each other.
 const LAYERS: &[&[&str]] = &[
     &["units"],
-    &["keymap"],
+    &["keymap", "heap"],
     &["yaml_bounds"],
     &["error"],
     &["params"],

@@ -13,7 +13,6 @@ pub mod engine;
 mod fanout;
 mod fill;
 mod groups;
-mod queue;
 mod solve;
 mod spans;
 

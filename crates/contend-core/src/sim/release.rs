@@ -20,9 +20,9 @@
 //! Once the instant has settled, a NIC woken computes r and B again, and its holders' release
 //! times where either moved. Nothing else moves them.
 
-use super::due::Due;
 use super::Executor;
 use crate::flow::{FlowTable, NO_NIC};
+use crate::heap::IndexHeap;
 use crate::model::{EventModel, SAME_TIME};
 
 /// The early-release bookkeeping; every list empty when the NIC waits for delivery.
@@ -54,7 +54,7 @@ pub(super) struct Releases {
     dirty: Vec<u32>,
     marked: Vec<bool>,
     /// Release events by (time, sequence), one per transfer at most.
-    events: Due,
+    events: IndexHeap,
     /// The last release event's sequence number (its own count: the joins' stays as it was).
     seq: u32,
     /// Scratch: holders released by one look.
@@ -124,7 +124,7 @@ impl Releases {
             seen: vec![(f64::NAN, f64::NAN); n],
             dirty: Vec::new(),
             marked: vec![false; nics],
-            events: Due::new(n),
+            events: IndexHeap::new(n),
             seq: 0,
             now: Vec::new(),
         }

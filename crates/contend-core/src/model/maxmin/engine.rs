@@ -26,11 +26,11 @@ mod fanout;
 use super::fanout::{Fanout, Readers};
 use super::fill::Filler;
 use super::groups::{Groups, Stamp, NONE};
-use super::queue::Finishes;
 use super::solve::solve;
 use super::spans::{Spans, NO_SPAN};
 use crate::error::{Error, Result};
 use crate::flow::FlowTable;
+use crate::heap::IndexHeap;
 use crate::model::{EventModel, SAME_TIME};
 use std::cmp::Reverse;
 
@@ -61,7 +61,7 @@ pub struct Engine<'c> {
     /// Per route entry (hop): its handle to its group's span of that resource (spans.rs).
     span_of: Vec<u32>,
     /// Next finish of each group.
-    finishes: Finishes,
+    finishes: IndexHeap,
     seq: u64,
     /// Per resource: routes in flight with the entry of the resource in each route's hops
     /// (`slot[e]`: where route entry e sits in its row), and the coefficient sum of their
@@ -617,8 +617,9 @@ impl<'c> Engine<'c> {
                 },
             };
             match self.g.next_finish(b as usize) {
-                Some(at) => self.finishes.set(b as usize, at),
-                None => self.finishes.remove(b as usize),
+                // A group's index breaks a tie of finishes, so that the earliest is one group.
+                Some(at) if !at.is_nan() => self.finishes.set(b as usize, at, b),
+                _ => self.finishes.remove(b as usize),
             }
         }
         Ok(())
@@ -639,7 +640,7 @@ impl<'c> Engine<'c> {
             g: Groups::new(nres, nroutes),
             spans: Spans::new(nres),
             span_of: vec![NO_SPAN; c.routes.hops.len()],
-            finishes: Finishes::new(nres),
+            finishes: IndexHeap::new(nres),
             seq: 0,
             users: vec![Vec::new(); nres],
             slot: vec![0; c.routes.hops.len()],
