@@ -114,7 +114,9 @@ impl<'a> Problem<'a> {
         // - the join quantum: modelled in sequential; refused in rounds (`check_semantics`),
         //   whose memoised round times assume every round starts at time 0;
         // - rates: only from a model that gives rates of an active set; event-only models refused;
-        // - NIC admission (FCFS, RR-N) and copy-engine queueing: refused where they would act.
+        // - NIC admission (FCFS, RR-N) and copy-engine queueing: refused where they would act;
+        // - the wait at a message's busiest switch port (maxmin `port_queueing`): refused where
+        //   it would act (messages through NICs).
         // A new executor feature belongs in this list, refused here until the search models it.
         if prepared.rate_model().is_none() {
             return Err(Error::Unsupported { model: entry.name.into(), reason: "the schedule search needs a model that gives rates of an active set".into() });
@@ -127,6 +129,12 @@ impl<'a> Problem<'a> {
                     "the schedule search does not model NIC scheduling {} (messages here cross NICs); set network.nic_scheduling: rr, or time a given order with contend simulate",
                     flows.nic_scheduling
                 ),
+            });
+        }
+        if flows.queueing.is_some() && flows.nic.iter().any(|&q| q != crate::flow::NO_NIC) {
+            return Err(Error::Unsupported {
+                model: entry.name.into(),
+                reason: "the schedule search does not model the wait at switch ports (port_queueing; messages here cross NICs); set port_queueing=0, or time a given order with contend simulate".into(),
             });
         }
         let mut per_engine = vec![0usize; flows.engine_slots.len()];
