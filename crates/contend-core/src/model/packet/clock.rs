@@ -4,8 +4,9 @@
 //! over a 1e-6 B/s link once "took" 69 µs).
 //!
 //! The bound: at every moment of a run some activity is under way (a packet serialising or
-//! travelling a hop, a paced source waiting to cut its next packet, a setup delay, a computation, a teardown), else everything has finished,
-//! waits for a later start, or would deadlock (which the virtual channels rule out). So the run
+//! travelling a hop, a paced source waiting to cut its next packet, a setup delay, a
+//! computation, a teardown), else everything has finished, waits for a later start, or would
+//! deadlock (which the virtual channels rule out). So the run
 //! ends before the latest start plus the sum of every activity's length, however they overlap.
 //! That sum over-counts by the parallelism, which is harmless: it passes the clock only for
 //! workloads whose links or times are absurd (days of traffic on one link).
@@ -30,6 +31,7 @@ pub(super) fn check(net: &Net, flows: &FlowTable, w: &Workload) -> Result<()> {
     let mut delays = 0.0f64; // picoseconds of setup, teardown and computation
     let mut moving = 0.0f64; // picoseconds of serialisation and hop delays
     let mut slowest: Option<(usize, f64)> = None; // (resource, its picoseconds for its bytes)
+    let mut slowest_paced: Option<(usize, f64)> = None; // (transfer, its picoseconds at its max_rate)
     for f in 0..n {
         let t = &w.transfers[f];
         latest_start = latest_start.max(t.start * 1e12);
@@ -38,7 +40,11 @@ pub(super) fn check(net: &Net, flows: &FlowTable, w: &Workload) -> Result<()> {
         let volume = flows.volume[f];
         let packets = net.packets[f] as f64;
         // A paced source cuts its packets one pace apart: an activity of its own.
-        moving += volume * net.pace[f];
+        let paced = volume * net.pace[f];
+        moving += paced;
+        if paced > 0.0 && slowest_paced.is_none_or(|(_, p)| paced > p) {
+            slowest_paced = Some((f, paced));
+        }
         // A packet routed hop by hop may take a longer path over any link: the worst of them.
         let hops = net.dynr.as_ref().map_or(hi - lo, |d| d.max_hops(f, hi - lo));
         let rerouted = hops != hi - lo || net.dynr.is_some();
@@ -66,12 +72,17 @@ pub(super) fn check(net: &Net, flows: &FlowTable, w: &Workload) -> Result<()> {
         return Ok(());
     }
     let (quantity, fix) = if moving >= delays.max(latest_start) || !moving.is_finite() {
-        match slowest {
-            Some((r, ps)) => (
+        match (slowest, slowest_paced) {
+            // A max_rate slower than every link is what to name: the links are not at fault.
+            (_, Some((f, ps))) if slowest.is_none_or(|(_, p)| ps > p) => (
+                format!("transfers[{f}] ({}) at its max_rate of {:.3e} B/s takes {}", w.transfers[f].name, 1e12 / net.pace[f], span(ps)),
+                format!("raise transfers[{f}]'s max_rate, or move fewer bytes"),
+            ),
+            (Some((r, ps)), _) => (
                 format!("{} carrying its bytes at {:.3e} B/s takes {}", flows.name[r], flows.cap[r], span(ps)),
                 format!("check {}'s bandwidth, or move fewer bytes", flows.name[r]),
             ),
-            None => (format!("moving the bytes takes {}", span(moving)), "move fewer bytes".to_string()),
+            (None, _) => (format!("moving the bytes takes {}", span(moving)), "move fewer bytes".to_string()),
         }
     } else if delays >= latest_start {
         (format!("setup delays, computations and teardowns add up to {}", span(delays)), "shorten the overheads, latencies and computations".to_string())

@@ -96,3 +96,13 @@ fn a_paced_message_leaves_its_lane_to_the_others_meanwhile() {
         assert!((got - want).abs() < 0.005 * want, "packet {pk:?} vs {a}, {b}");
     }
 }
+
+/// A max_rate so low that the run would pass the clock is refused naming the transfer and its
+/// max_rate, not a link that is not at fault.
+#[test]
+fn a_pace_past_the_clock_names_the_max_rate() {
+    let m = star(2, "{}");
+    let e = super::tests::refusal(&m, "transfers:\n  - {src: n0.GPU0, dst: n1.GPU0, size: 64MiB, max_rate: 0.000001B/s}\n");
+    assert!(e.contains("transfers[0] (t0) at its max_rate of 1.000e-6 B/s") && e.contains("raise transfers[0]'s max_rate"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+}

@@ -246,7 +246,7 @@ fn slow_pair(bw: &str) -> Machine {
     .unwrap()
 }
 
-fn refusal(m: &Machine, text: &str) -> String {
+pub(super) fn refusal(m: &Machine, text: &str) -> String {
     let w = workload(m, text);
     match PacketPrepared::new(m, &w, PacketParams::parse(m, &[]).unwrap()) {
         Err(e) => e.to_string(),
