@@ -396,10 +396,7 @@ class Result:
 
     def write_csv(self, stream: IO[str], table: str = "transfers") -> None:
         """Write a table as CSV to ``stream``."""
-        if self.held is None:
-            stream.write(self.csv(table))
-        else:
-            _write(stream, self.held.csv(table), newline=False)
+        _write(stream, self.held.csv(table) if self.held is not None else self.csv(table).encode(), newline=False)
 
     @property
     def transfers(self) -> pd.DataFrame:
