@@ -578,7 +578,8 @@ pub struct Ran {
     pub seconds: f64,
     pub transfers: usize,
     pub channels: usize,
-    /// Per channel: (resource name, its busy seconds, its capacity bytes/s) of its busiest resource.
+    /// Per channel: (resource name, its utilisation over the call, its capacity bytes/s) of its
+    /// most used resource: bytes carried / (capacity × the call's time).
     pub bottlenecks: Vec<(String, f64, f64)>,
 }
 
@@ -609,15 +610,24 @@ pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, Stri
     let o = sim::run_prepared(&w, prepared.as_ref(), false)?;
     let mut worst = Vec::new();
     if bottlenecks {
+        // The limit is the resource nearest full over the call, not the one busy longest: a
+        // GPU's PCIe link carries a trickle the whole call while its NIC's link runs full.
         let f = prepared.flows();
+        let mut carried = vec![0.0; f.cap.len()];
+        for (i, t) in w.transfers.iter().enumerate() {
+            for &r in &f.paths[f.path_of[i] as usize] {
+                carried[r as usize] += t.size as f64;
+            }
+        }
+        let span = o.makespan();
         let top = channel.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
         worst = vec![(String::new(), -1.0, 0.0); top];
         for (i, &c) in channel.iter().enumerate() {
             for &r in &f.paths[f.path_of[i] as usize] {
                 let r = r as usize;
-                let busy = o.busy.get(r).copied().unwrap_or(0.0);
-                if busy > worst[c as usize].1 {
-                    worst[c as usize] = (f.name[r].clone(), busy, f.cap[r]);
+                let used = if span > 0.0 && f.cap[r] > 0.0 { carried[r] / (f.cap[r] * span) } else { 0.0 };
+                if used > worst[c as usize].1 {
+                    worst[c as usize] = (f.name[r].clone(), used, f.cap[r]);
                 }
             }
         }

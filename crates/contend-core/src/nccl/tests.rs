@@ -221,6 +221,18 @@ fn explain_across_nodes_names_the_nics_and_the_whole_ring() {
     assert!(api::nccl_tests("hgx-h100", &r, 1, None).unwrap().search.across_nodes.is_none());
 }
 
+/// A channel's bottleneck is the link nearest full, not the one busy longest: on 2 x hgx-h100
+/// with 25 GB/s NICs a ring all-reduce is bound by the NICs' network links (PCIe Gen5 x16 and
+/// 18 NVLinks are two and fifteen times faster), which run nearly full.
+#[test]
+fn explain_bottleneck_is_the_link_nearest_full() {
+    let r = tests_tool::Request { min_bytes: "256M".into(), max_bytes: "256M".into(), explain: true, algo: Some("ring".into()), ..req("all_reduce") };
+    let rep = api::nccl_tests("hgx-h100", &r, 2, Some("25GB/s")).unwrap();
+    let b = &rep.rows[0].explain.as_ref().unwrap().bottlenecks;
+    assert!(!b.is_empty());
+    assert!(b.iter().all(|b| b.resource.contains("NIC") && b.resource.contains("S0") && b.utilisation > 0.85 && b.utilisation <= 1.0), "{b:?}");
+}
+
 #[test]
 fn explain_names_bottlenecks_and_alternatives() {
     let r = tests_tool::Request { min_bytes: "64M".into(), max_bytes: "64M".into(), explain: true, ..req("all_reduce") };

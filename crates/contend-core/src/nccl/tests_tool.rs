@@ -48,9 +48,10 @@ pub struct Alternative {
 #[derive(Serialize, Debug, Clone)]
 pub struct Bottleneck {
     pub channel: usize,
-    /// The channel's busiest link direction (or device) and its busy share of the call.
+    /// The channel's most used link direction (or device), and its utilisation over the call:
+    /// bytes it carried / (capacity × the call's time).
     pub resource: String,
-    pub busy_share: f64,
+    pub utilisation: f64,
     pub capacity_gbps: f64,
 }
 
@@ -292,7 +293,7 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, pick: (Algo, 
         .iter()
         .enumerate()
         .filter(|(_, b)| b.1 >= 0.0)
-        .map(|(c, b)| Bottleneck { channel: c, resource: b.0.clone(), busy_share: scale(b.1 * 1e6), capacity_gbps: b.2 / 1e9 })
+        .map(|(c, b)| Bottleneck { channel: c, resource: b.0.clone(), utilisation: b.1.min(1.0), capacity_gbps: b.2 / 1e9 })
         .collect();
     Ok(RowExplain {
         pick_slower_pct: if best.time_us > 0.0 { (time_us / best.time_us - 1.0) * 100.0 } else { 0.0 },
@@ -423,13 +424,13 @@ pub fn explain_text(r: &Report) -> String {
         let mut names: Vec<(String, f64)> = Vec::new();
         for b in &e.bottlenecks {
             if let Some(x) = names.iter_mut().find(|x| x.0 == b.resource) {
-                x.1 = x.1.max(b.busy_share);
+                x.1 = x.1.max(b.utilisation);
             } else {
-                names.push((b.resource.clone(), b.busy_share));
+                names.push((b.resource.clone(), b.utilisation));
             }
         }
         if !names.is_empty() {
-            let shown: Vec<String> = names.iter().take(6).map(|(n, b)| format!("{n} ({:.0}% busy)", b * 100.0)).collect();
+            let shown: Vec<String> = names.iter().take(6).map(|(n, b)| format!("{n} ({:.0}% used)", b * 100.0)).collect();
             s.push_str(&format!("    bottleneck of each channel: {}{}\n", shown.join(", "), if names.len() > 6 { ", …" } else { "" }));
         }
     }
