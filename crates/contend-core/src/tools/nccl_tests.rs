@@ -269,18 +269,37 @@ fn from_ratio(rows: &[Row], n: usize) -> Option<String> {
     )
 }
 
+/// The GPUs of an nccl-tests command line run as one process (`all_reduce_perf -b 8 -e 1G -g 4`,
+/// or `--ngpus 4`): None under an MPI or Slurm launcher, whose ranks and hosts the line does not
+/// say, or without the flag (nccl-tests' default is then one GPU, which a table of one rank
+/// would not be pasted for).
+fn launched_gpus(command: &str) -> Option<usize> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    if words.iter().any(|w| ["mpirun", "mpiexec", "srun", "orterun", "prun"].iter().any(|l| w.ends_with(l))) {
+        return None;
+    }
+    // getopt's spellings: `-g 4`, `-g4`, `--ngpus 4`, `--ngpus=4`.
+    let value = words.iter().enumerate().find_map(|(k, w)| match *w {
+        "-g" | "--ngpus" => words.get(k + 1).copied(),
+        _ => w.strip_prefix("--ngpus=").or_else(|| w.strip_prefix("-g").filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))),
+    })?;
+    value.parse().ok().filter(|&n: &usize| n >= 1)
+}
+
 /// Every run in `text` (nccl-tests output as printed or pasted); `origin` names the file, whose
 /// name may say the collective (`all_gather_perf.txt`).
 pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
     struct Open {
         op: Option<String>,
         ranks: Vec<(usize, String, String)>,
+        /// GPUs of a run launched without MPI (`<op>_perf … -g N`): one process, N ranks.
+        launched: Option<usize>,
         rows: Vec<Row>,
         line: usize,
     }
     let by_name = named(&origin.to_lowercase().replace('-', "_"));
     let mut runs: Vec<Open> = Vec::new();
-    let fresh = |line: usize| Open { op: None, ranks: Vec::new(), rows: Vec::new(), line };
+    let fresh = |line: usize| Open { op: None, ranks: Vec::new(), launched: None, rows: Vec::new(), line };
     for (i, raw) in text.lines().enumerate() {
         let line = clean(raw);
         let body = line.trim_start_matches('#').trim();
@@ -296,6 +315,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             let r = runs.last_mut().unwrap();
             if r.rows.is_empty() {
                 r.op = Some(op);
+                r.launched = launched_gpus(body).or(r.launched);
             }
         }
         if let Some(rest) = body.strip_prefix("Rank") {
@@ -338,13 +358,18 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
     let single = runs.len() == 1;
     runs.into_iter()
         .map(|r| {
-            let ranks = if r.ranks.is_empty() { first_ranks.clone() } else { r.ranks };
+            let mut ranks = if r.ranks.is_empty() { first_ranks.clone() } else { r.ranks };
+            if ranks.is_empty() {
+                // A pasted table under its command line, without the Rank lines: one process drives
+                // all N GPUs of one host.
+                ranks = (0..r.launched.unwrap_or(0)).map(|k| (k, "host".to_string(), String::new())).collect();
+            }
             let n = ranks.iter().map(|x| x.0 + 1).max().unwrap_or(0);
             if n == 0 {
                 return Err(Error::input(
                     origin,
                     format!("line {}", r.line),
-                    "has no `Rank N … on HOST device …` lines, so the number of ranks is unknown; paste the output from its first line",
+                    "has no `Rank N … on HOST device …` lines, so the number of ranks is unknown; paste the output from its first line (or the command line `<op>_perf … -g N` above the table, for one process on one host)",
                 ));
             }
             let mut hosts: Vec<&str> = ranks.iter().map(|x| x.1.as_str()).collect();
@@ -405,6 +430,22 @@ mod tests {
         let r = &parse(text, "x.log").unwrap()[0];
         assert_eq!((r.op.as_str(), r.op_from.as_str(), r.ranks, r.nodes), ("all_reduce", "from busbw/algbw", 4, 2));
         assert_eq!(r.rows[0].busbw, 15.73);
+    }
+
+    /// A blog's paste: the command line, then the table, no Rank lines (eugenesiow's DGX A100
+    /// post, bench/validation/data/nccl/dgx-a100-4gpu-eugenesiow.txt): `-g 4` is four ranks on one
+    /// host. Under mpirun the line does not say the ranks and hosts, so one line asks for them.
+    #[test]
+    fn a_command_line_without_mpi_gives_the_ranks() {
+        let table = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n  1073741824     268435456     float     sum      -1   8035.9  133.62  200.43      0   8034.4  133.64  200.46      0\n";
+        for cmd in ["./build/all_reduce_perf -b 1G -e 10G -f 2 -g 4", "all_reduce_perf -g4 -b 1G", "all_reduce_perf --ngpus=4"] {
+            let r = &parse(&format!("```\n{cmd}\n```\n{table}"), "blog.md").unwrap()[0];
+            assert_eq!((r.op.as_str(), r.ranks, r.nodes), ("all_reduce", 4, 1), "{cmd}");
+        }
+        let e = parse(&format!("mpirun -np 16 ./build/all_reduce_perf -b 1G -g 1\n{table}"), "blog.md").unwrap_err().to_string();
+        assert!(e.contains("number of ranks is unknown") && e.contains("-g N") && !e.contains('\n'), "{e}");
+        let blog = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/data/nccl/dgx-a100-4gpu-eugenesiow.txt")).unwrap();
+        assert_eq!(parse(&blog, "b.md").unwrap()[0].ranks, 4);
     }
 
     #[test]
