@@ -734,7 +734,8 @@ def nccl_tests(
     size, count, time (us), algbw and busbw (GB/s) for out-of-place and in-place; ``["table"]`` the text nccl-tests
     prints; with ``explain=True`` every row has the alternatives run, the latency share and each channel's
     bottleneck, and ``["explain"]`` says it in words. ``nodes`` > 1 puts that many copies of the machine on one
-    non-blocking switch with ``network_bandwidth`` per NIC (default 25 GB/s).
+    non-blocking switch with ``network_bandwidth`` per NIC (default: each NIC at
+    its own ``port_bandwidth`` × ``ports``; 25 GB/s where the machine gives none).
     """
     return json.loads(_core.nccl_tests(
         machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpus, dtype=dtype, root=root, algo=algo,

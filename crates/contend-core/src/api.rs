@@ -489,7 +489,8 @@ pub fn compare(
 }
 
 /// What nccl-tests (`<op>_perf -b -e -f -g`) would print on `machine`, or on `nodes` copies of
-/// it on one non-blocking switch of `network_bandwidth` per NIC (default 25 GB/s: 200 Gb/s), or
+/// it on one non-blocking switch of `network_bandwidth` per NIC (default: each NIC at its ports'
+/// line rate, `port_bandwidth`; 25 GB/s (200 Gb/s) where the machine does not give one), or
 /// on the first `nodes` nodes of a cluster (`superpod-h100-su`: its own fabric),
 /// predicted by lowering NCCL's pick for every size onto the executor (docs/nccl.md).
 pub fn nccl_tests(
@@ -512,7 +513,16 @@ pub fn nccl_tests(
         loaded
     } else {
         let single = loaded;
-        let bw = network_bandwidth.unwrap_or("25GB/s");
+        // The switch's links at the fastest NIC's rate: the cluster wires each NIC at the lower
+        // of its own rate and the link's, so every NIC runs at its own.
+        let own = single
+            .spec
+            .devices
+            .iter()
+            .filter_map(|d| d.port_bandwidth.map(|p| p.bytes_per_sec() * d.ports.unwrap_or(1) as f64))
+            .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
+        let default = own.map_or_else(|| "25GB/s".to_string(), |b| format!("{b}B/s"));
+        let bw = network_bandwidth.unwrap_or(&default);
         crate::units::Bandwidth::parse(bw).map_err(|e| Error::input("--network-bandwidth", bw, e))?;
         let hosts = vec!["S0"; nodes].join(", ");
         let text = format!(

@@ -79,6 +79,8 @@ fn ports_belong_to_nics_and_are_counted() {
     let bad = |dev: &str| Machine::from_text(&format!("name: h\ndevices:\n  - {dev}\nlinks: []\n"), "h.yaml").unwrap_err().to_string();
     assert!(bad("{name: GPU0, kind: gpu, ports: 2}").starts_with("h.yaml: devices[0].ports: applies to NICs only"));
     assert!(bad("{name: NIC0, kind: nic, ports: 0}").starts_with("h.yaml: devices[0].ports: 0 is not in 1..=16"));
+    assert!(bad("{name: GPU0, kind: gpu, port_bandwidth: 400Gb/s}").starts_with("h.yaml: devices[0].port_bandwidth: applies to NICs only"));
+    assert!(bad("{name: NIC0, kind: nic, port_bandwidth: 0Gb/s}").contains("port_bandwidth"));
 }
 
 #[test]

@@ -192,6 +192,35 @@ fn two_nodes_cross_the_network() {
     assert!(b < one.rows[0].busbw && b <= 8.0 * 25.0 * 1.001 && b > 4.0 * 25.0, "{b} vs {}", one.rows[0].busbw);
 }
 
+/// Without --network-bandwidth the network runs at the machine's own NICs: hgx-h100's eight
+/// 400 Gb/s ports (50 GB/s each) let a ring all-reduce's busbw pass the 8 x 25 = 200 GB/s that
+/// 200 Gb/s NICs would bound it at, and stay under 8 x 50 = 400.
+#[test]
+fn two_nodes_take_the_nics_own_rate() {
+    let r = tests_tool::Request { min_bytes: "256M".into(), max_bytes: "256M".into(), algo: Some("ring".into()), ..req("all_reduce") };
+    let own = api::nccl_tests("hgx-h100", &r, 2, None).unwrap();
+    let stated = api::nccl_tests("hgx-h100", &r, 2, Some("50GB/s")).unwrap();
+    let slow = api::nccl_tests("hgx-h100", &r, 2, Some("25GB/s")).unwrap();
+    let b = own.rows[0].busbw;
+    assert_eq!(b, stated.rows[0].busbw);
+    assert!(b > 200.0 && b <= 400.0 * 1.001 && slow.rows[0].busbw <= 200.0 * 1.001, "{b} vs {}", slow.rows[0].busbw);
+}
+
+/// --explain across nodes says how the rings cross the network: each ring visits every node's
+/// GPUs, and the NICs it names are the machine's (hgx-h100: eight of 400 Gb/s).
+#[test]
+fn explain_across_nodes_names_the_nics_and_the_whole_ring() {
+    let r = tests_tool::Request { min_bytes: "64M".into(), max_bytes: "64M".into(), explain: true, ..req("all_reduce") };
+    let rep = api::nccl_tests("hgx-h100", &r, 2, None).unwrap();
+    let a = rep.search.across_nodes.as_ref().unwrap();
+    assert_eq!(a.nics.len(), 8);
+    assert!(a.nics.iter().all(|n| n.0.starts_with("n0.NIC") && n.1 == 50.0), "{:?}", a.nics);
+    assert_eq!(a.ring.len(), 16);
+    assert_eq!(a.ring.iter().filter(|g| g.starts_with("n1.GPU")).count(), 8);
+    assert!(rep.explain.unwrap().contains("Across nodes: 8 NIC(s) per node at 50 GB/s each"));
+    assert!(api::nccl_tests("hgx-h100", &r, 1, None).unwrap().search.across_nodes.is_none());
+}
+
 #[test]
 fn explain_names_bottlenecks_and_alternatives() {
     let r = tests_tool::Request { min_bytes: "64M".into(), max_bytes: "64M".into(), explain: true, ..req("all_reduce") };

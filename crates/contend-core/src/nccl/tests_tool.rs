@@ -101,6 +101,22 @@ pub struct SearchSummary {
     /// Channels the communicator runs.
     pub channels: usize,
     pub compute_capability: u32,
+    /// Across nodes: how the rings leave a node, and the graphs NCCL's cost model reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub across_nodes: Option<AcrossNodes>,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct AcrossNodes {
+    /// Channel 0's ring over every rank (GPU names); channel c enters and leaves each node at
+    /// GPUs rotated by c.
+    pub ring: Vec<String>,
+    /// The first node's NICs and each one's network link, GB/s.
+    pub nics: Vec<(String, f64)>,
+    /// NCCL's ring graph through the NICs: channels and GB/s per channel.
+    pub ring_graph: (usize, f64),
+    /// NCCL's tree graph: channels, and GB/s per channel inside a node and between nodes.
+    pub tree_graph: (usize, f64, f64),
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -210,6 +226,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         path_type: comm.graph.kind.name().into(),
         channels: comm.channels,
         compute_capability: comm.topo.cc,
+        across_nodes: (comm.nodes > 1).then(|| across_nodes(comm)),
     };
     let mut notes =
         vec!["in-place and out-of-place move the same bytes in NCCL's lowering, so their columns agree; #wrong is 0 (nothing is computed)".to_string()];
@@ -328,6 +345,26 @@ pub fn table(r: &Report) -> String {
     s
 }
 
+fn across_nodes(comm: &Comm) -> AcrossNodes {
+    let m = &comm.m;
+    let first = m.devices[comm.devices[0]].name.split_once('.').map_or("", |(p, _)| p);
+    let nics = m
+        .links
+        .iter()
+        .filter(|l| l.kind == crate::topology::LinkKind::Network)
+        .flat_map(|l| [l.a, l.b].map(|d| (d, l.bandwidth)))
+        .filter(|&(d, _)| m.devices[d].kind == crate::topology::DeviceKind::Nic && m.devices[d].name.split_once('.').is_some_and(|(p, _)| p == first))
+        .map(|(d, bw)| (m.devices[d].name.clone(), bw / 1e9))
+        .collect();
+    let t = &comm.tuning;
+    AcrossNodes {
+        ring: comm.rings[0].iter().map(|&r| m.devices[comm.devices[r]].name.clone()).collect(),
+        nics,
+        ring_graph: (t.graph_channels, t.bw_intra),
+        tree_graph: (t.tree_channels, t.tree_bw_intra, t.tree_bw_inter),
+    }
+}
+
 /// `--explain` as text: the rings, each size's pick against the alternatives, bottlenecks.
 pub fn explain_text(r: &Report) -> String {
     let mut s = String::new();
@@ -346,6 +383,24 @@ pub fn explain_text(r: &Report) -> String {
             seen.push(ring);
             s.push_str(&format!("  ring: {} -> {}\n", ring.join(" -> "), ring[0]));
         }
+    }
+    if let Some(a) = &r.search.across_nodes {
+        let rates: Vec<String> = a.nics.iter().map(|n| format!("{} GB/s", nt::g_format(n.1))).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+        s.push_str(&format!(
+            "Across nodes: {} NIC(s) per node at {} each; each channel's ring leaves and enters a node at GPUs rotated by its index:\n  channel 0: {} -> {}\n",
+            a.nics.len(),
+            rates.join(" / "),
+            a.ring.join(" -> "),
+            a.ring[0]
+        ));
+        s.push_str(&format!(
+            "  NCCL's cost model reads its own graphs: ring {} channel(s) at {} GB/s through the NICs; tree {} channel(s) at {} GB/s inside a node, {} between nodes\n",
+            a.ring_graph.0,
+            nt::g_format(a.ring_graph.1),
+            a.tree_graph.0,
+            nt::g_format(a.tree_graph.1),
+            nt::g_format(a.tree_graph.2)
+        ));
     }
     for row in &r.rows {
         let Some(e) = &row.explain else { continue };

@@ -231,6 +231,12 @@ pub struct DeviceSpec {
     /// bandwidth.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ports: Option<u32>,
+    /// NIC only: the line rate of each network port (a ConnectX-7 port: 400 Gb/s). A cluster
+    /// wires the NIC at `ports` × this, or at the fabric's link rate where that is lower (a port
+    /// runs at the rate both ends support); `contend nccl-tests --nodes N` builds its network at
+    /// it. Absent: the cluster's link rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port_bandwidth: Option<Bandwidth>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -7,6 +7,14 @@ use crate::error::{Error, Result};
 
 /// Device `i` as written, with the machine-wide `acs` for switches that set none.
 pub(super) fn device(d: &DeviceSpec, i: usize, machine_acs: Option<Acs>, origin: &str) -> Result<Device> {
+    // Read only where a cluster wires the NIC (cluster/mod.rs), so checked here and not kept.
+    match (d.port_bandwidth.map(|b| b.bytes_per_sec()), d.kind) {
+        (Some(_), k) if k != DeviceKind::Nic => return Err(Error::input(origin, format!("devices[{i}].port_bandwidth"), "applies to NICs only; drop it")),
+        (Some(b), _) if !(b > 0.0 && b.is_finite()) => {
+            return Err(Error::input(origin, format!("devices[{i}].port_bandwidth"), "is not positive; give one port's line rate, e.g. 400Gb/s"))
+        }
+        _ => {}
+    }
     Ok(Device {
         name: d.name.clone(),
         kind: d.kind,

@@ -81,6 +81,7 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
             copy_engines: None,
             multicast: None,
             ports: None,
+            port_bandwidth: None,
         });
     }
     let mut adj = vec![Vec::new(); g.switches.len()];

@@ -145,6 +145,7 @@ impl Builder {
             copy_engines: None,
             multicast: None,
             ports: None,
+            port_bandwidth: None,
         });
     }
 
@@ -229,7 +230,7 @@ fn node_summary(c: &ClusterSpec, count: usize) -> String {
 
 fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str) -> Result<()> {
     let nic_bw = c.nodes.nic_bandwidth.unwrap_or(c.link.bandwidth);
-    let wire_nic = |b: &mut Builder, nic: String, switch: &str| {
+    let wire_nic = |b: &mut Builder, nic: String, switch: &str, nic_bw: Bandwidth| {
         b.spec.links.push(LinkSpec {
             a: switch.into(),
             b: nic,
@@ -264,7 +265,22 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
         }
         let n = attach.len() as u64;
         b.budget(origin, "nodes", n * m.devices.len() as u64, n * m.links.len() as u64)?;
-        let nics: Vec<&str> = m.devices.iter().filter(|d| d.kind == DeviceKind::Nic).map(|d| d.name.as_str()).collect();
+        // Each NIC at its ports' line rate where the machine gives one and the fabric's link is
+        // faster; a `nic_bandwidth` the cluster states is taken as written.
+        let nics: Vec<(&str, Bandwidth)> = m
+            .spec
+            .devices
+            .iter()
+            .filter(|d| d.kind == DeviceKind::Nic)
+            .map(|d| {
+                let own = d.port_bandwidth.map(|p| p.bytes_per_sec() * d.ports.unwrap_or(1) as f64);
+                let rate = match (c.nodes.nic_bandwidth, own) {
+                    (None, Some(own)) if own < nic_bw.bytes_per_sec() => Bandwidth(own),
+                    _ => nic_bw,
+                };
+                (d.name.as_str(), rate)
+            })
+            .collect();
         if nics.is_empty() {
             return Err(Error::input(origin, "nodes.machine", format!("{source} has no nic device; add one (kind: nic) so the node can reach the network")));
         }
@@ -275,8 +291,8 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
             for l in &m.spec.links {
                 b.spec.links.push(LinkSpec { a: format!("n{i}.{}", l.a), b: format!("n{i}.{}", l.b), ..l.clone() });
             }
-            for (k, nic) in nics.iter().enumerate() {
-                wire_nic(b, format!("n{i}.{nic}"), &switches[k % switches.len()]);
+            for (k, (nic, rate)) in nics.iter().enumerate() {
+                wire_nic(b, format!("n{i}.{nic}"), &switches[k % switches.len()], *rate);
             }
         }
         return Ok(());
@@ -330,6 +346,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
                 copy_engines: None,
                 multicast: None,
                 ports: None,
+                port_bandwidth: None,
             });
         }
         for k in 0..nic_count {
@@ -346,6 +363,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
                 copy_engines: None,
                 multicast: None,
                 ports: None,
+                port_bandwidth: None,
             });
         }
         for g in 0..gpus {
@@ -355,7 +373,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
             local(b, format!("n{i}.NIC{}", g % nic_count), format!("n{i}.GPU{g}"), LinkKind::Pcie);
         }
         for k in 0..nic_count {
-            wire_nic(b, format!("n{i}.NIC{k}"), &switches[k as usize % switches.len()]);
+            wire_nic(b, format!("n{i}.NIC{k}"), &switches[k as usize % switches.len()], nic_bw);
         }
     }
     Ok(())

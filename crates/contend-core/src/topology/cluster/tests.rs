@@ -1,5 +1,5 @@
 use super::*;
-use crate::topology::Machine;
+use crate::topology::{LinkKind, Machine};
 
 fn load(text: &str) -> Result<Machine> {
     Machine::from_text(text, "c.yaml")
@@ -96,6 +96,35 @@ fn machine_nodes_reach_the_network_through_their_nics() {
     let m = load("name: ft\nfabric:\n  fat_tree: {radix: 8, pods: 2}\nlink: {bandwidth: 12.5GB/s}\nnodes: {machine: typical-8gpu, count: 4}\n").unwrap();
     assert_eq!(m.gpus().len(), 32);
     assert!(m.device("n3.IB0").is_some() && m.device("n3.GPU7").is_some());
+}
+
+/// A NIC runs at the rate both ends of its cable support: its ports' line rate where the fabric's
+/// link is faster, the link's where it is slower; a `nodes.nic_bandwidth` is taken as written.
+#[test]
+fn a_machine_nodes_nic_runs_at_the_lower_of_its_ports_and_the_link() {
+    let nic_link = |m: &Machine, nic: &str| {
+        let d = m.device(nic).unwrap();
+        let l = m.links.iter().find(|l| l.kind == LinkKind::Network && (l.a == d || l.b == d)).unwrap();
+        l.bandwidth
+    };
+    let graph = "fabric:\n  graph: {switches: [{name: S0}], links: [], hosts: [S0, S0]}\n";
+    // hgx-h100: eight ConnectX-7 ports of 400 Gb/s = 50 GB/s (its data sheet).
+    let fast = load(&format!("name: c\n{graph}link: {{bandwidth: 100GB/s}}\nnodes: {{machine: hgx-h100}}\n")).unwrap();
+    assert_eq!(nic_link(&fast, "n1.NIC7"), 50e9);
+    let slow = load(&format!("name: c\n{graph}link: {{bandwidth: 25GB/s}}\nnodes: {{machine: hgx-h100}}\n")).unwrap();
+    assert_eq!(nic_link(&slow, "n0.NIC0"), 25e9);
+    let stated = load(&format!("name: c\n{graph}link: {{bandwidth: 100GB/s}}\nnodes: {{machine: hgx-h100, nic_bandwidth: 80GB/s}}\n")).unwrap();
+    assert_eq!(nic_link(&stated, "n0.NIC3"), 80e9);
+    // A machine whose NICs give no rate takes the link's.
+    let file = std::env::temp_dir().join(format!("contend-bare-nic-{}.yaml", std::process::id()));
+    std::fs::write(
+        &file,
+        "name: bare\ndevices:\n  - {name: GPU0, kind: gpu}\n  - {name: NIC0, kind: nic}\nlinks:\n  - {a: GPU0, b: NIC0, kind: pcie, gen: 4, lanes: 16}\n",
+    )
+    .unwrap();
+    let bare = load(&format!("name: c\n{graph}link: {{bandwidth: 100GB/s}}\nnodes: {{machine: \"{}\"}}\n", file.display()));
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(nic_link(&bare.unwrap(), "n0.NIC0"), 100e9);
 }
 
 /// Rail-optimised: NIC k of every node on rail switch k (the superpod preset: 8 rails of 32
