@@ -75,6 +75,27 @@ TABLES = [
 ]
 
 
+# The NCCL release each table ran, quoted from its stored source, and the restated release (`nccl_version`, whose cost
+# model chooses; crates/contend-core/src/nccl/versions.rs) it runs under. Tables whose source names no release, and
+# 2.16.2 (whose tuning.cc is not restated), run under the default (2.30).
+VERSIONS = {
+    "a100-2node-oci-oke.txt": ("2.19", "a100-2node-oci-oke-command.txt", "nccl-2.19.3-1"),
+    "a3mega-2node-ztan.txt": ("2.21", "a3mega-image-ztan.txt", "libnccl.so.2.21.5"),
+    "h200-2node-spx-float.txt": ("2.30", "h200-2node-spx-float.txt", "NCCL version 2.30.4"),
+    "h200-2node-spx-int8.txt": ("2.30", "h200-2node-spx-int8.txt", "NCCL version 2.30.4"),
+}
+
+
+def nccl_version(file: str) -> dict[str, str]:
+    """The request's nccl_version for a table's source, after checking the stored text names that release."""
+    if file not in VERSIONS:
+        return {}
+    version, source, text = VERSIONS[file]
+    if text not in (DATA / source).read_text():
+        raise SystemExit(f"{source}: the table's NCCL release quotes {text!r}, which the stored source does not say")
+    return {"nccl_version": version}
+
+
 def measured_rows(file: str, dtype: str | None = None, time: bool = False) -> dict[int, float]:
     """Size -> out-of-place busbw (or time, us) of an nccl-tests table (the `root` column is absent before
     nccl-tests 2.11), of one datatype's rows where a run covers several."""
@@ -100,7 +121,7 @@ def call_net_lomo() -> None:
         if any(k in label for k in CALL_NET_TABLES):
             times = measured_rows(file, time=True)
             report = api.nccl_tests(machine, "all_reduce", min_bytes="1K", max_bytes="4K", nodes=nodes,
-                                    network_bandwidth=nic, nccl_call_net="0s")
+                                    network_bandwidth=nic, nccl_call_net="0s", **nccl_version(file))
             fit = statistics.median(times[r["size"]] - r["time_us"] for r in report["rows"])
             fits[label] = (fit, machine, nodes, nic, request, file)
     print("\nLeave-one-machine-out of nccl_call_net (fitted on each table's 1-4 KiB rows):")
@@ -110,7 +131,7 @@ def call_net_lomo() -> None:
         counts = []
         for value in (others, own, 0.0):
             report = api.nccl_tests(machine, "all_reduce", **request, nodes=nodes, network_bandwidth=nic,
-                                    nccl_call_net=f"{value:.3f}us")
+                                    nccl_call_net=f"{value:.3f}us", **nccl_version(file))
             predicted = {r["size"]: r["busbw"] for r in report["rows"]}
             counts.append(sum(abs(predicted[s] / measured[s] - 1) <= TOLERANCE for s in measured))
         print(f"- {label}: own {own:.1f} us, others' {others:.1f} us; rows within ±{TOLERANCE:.0%}: {counts[0]} "
@@ -155,9 +176,10 @@ def main() -> None:
         request = dict(request)
         op = request.pop("op", "all_reduce")
         net = dict(nodes=nodes, network_bandwidth=nic) if nodes > 1 else {}
-        report = api.nccl_tests(machine, op, **net, **request)
+        report = api.nccl_tests(machine, op, **net, **request, **nccl_version(file))
         predicted = {r["size"]: r["busbw"] for r in report["rows"]}
         where = f"`{Path(machine).stem}`" + (f" × {nodes} at {nic}" if nodes > 1 else "")
+        where += f", NCCL {report['nccl_version']}" if file in VERSIONS else ""
         for size in sorted(measured):
             error = predicted[size] / measured[size] - 1
             ok = abs(error) <= TOLERANCE

@@ -48,6 +48,19 @@ def test_json_explain_and_overrides():
     assert four["gpus"] == ["GPU0", "GPU1", "GPU2", "GPU3"]
 
 
+def test_nccl_version_names_the_release_that_chooses():
+    # 2 x 8 A100 at 2 x 100 Gb/s per NIC, 512 MiB: NCCL 2.30.7's model picks tree/Simple, 2.19.3's tree/LL128
+    # (tree/Simple's latency 448 us there, 92.4 us in 2.30.7; crates/contend-core/src/nccl/versions_tests.rs).
+    args = ["nccl-tests", "bench/validation/machines/bm-gpu4-8.yaml", "-N", "2", "-b", "512M", "-e", "512M", "--json"]
+    picks = {}
+    for version in (None, "2.19"):
+        r = run_cli(*args, *(["--nccl-version", version] if version else []))
+        assert r.returncode == 0, r.stderr
+        rep = json.loads(r.stdout)
+        picks[rep["nccl_version"]] = rep["rows"][0]["proto"]
+    assert picks == {"2.30.7": "Simple", "2.19.3": "LL128"}
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--op", "scan"], "--op"),
     (["-f", "1"], "-f"),
@@ -57,6 +70,7 @@ def test_json_explain_and_overrides():
     (["--algo", "nvls"], "--algo"),
     (["--model", "sc16"], "sc16"),
     (["--nodes", "0"], "--nodes"),
+    (["--nccl-version", "2.18"], "nccl_version"),
 ])
 def test_bad_input_is_one_line_exit_2(args, needle):
     r = run_cli("nccl-tests", "dgx-a100", "-b", "8", "-e", "64", *args)

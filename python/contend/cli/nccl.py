@@ -34,6 +34,9 @@ def nccl_tests(
     channels: int | None = typer.Option(
         None, "--channels", help="Channels (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS)."),
     model: str = typer.Option("maxmin", "--model", "-m", help="maxmin (default) or packet; sc16 does not apply."),
+    nccl_version: str | None = typer.Option(
+        None, "--nccl-version", help="NCCL release whose cost model picks the algorithm and protocol: 2.19, 2.21 or "
+        "2.30 (default; the parameter nccl_version)."),
     param: list[str] | None = typer.Option(
         None, "--param", "-p", help="Model parameter key=value, or NCCL's constants (nccl_step_simple=3us, "
         "nccl_eff_simple=0.85: what `contend calibrate` fits from nccl-tests output)."),
@@ -54,10 +57,11 @@ def nccl_tests(
         if not gpu_list:
             raise InputError('--gpus: is empty; list GPUs such as "GPU0,GPU1"')
     target = picture_path(plot, [machine], "--plot", force)
+    version = {} if nccl_version is None else {"nccl_version": nccl_version}
     r = api.nccl_tests(
         machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpu_list, dtype=dtype, root=root, algo=algo,
         proto=proto, channels=channels, model=model, explain=explain or target is not None, nodes=nodes,
-        network_bandwidth=network_bandwidth, **parse_params(param),
+        network_bandwidth=network_bandwidth, **parse_params(param) | version,
     )
     if target is not None:
         from contend.plots import nccl_busbw

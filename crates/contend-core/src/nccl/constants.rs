@@ -5,6 +5,7 @@
 //! Given as `--param nccl_step_simple=…` beside the model's own parameters; unset, NCCL's
 //! values and an efficiency of 1 (the links' own efficiency stays the model's).
 
+use super::versions::Version;
 use super::{Proto, PROTOS};
 use crate::error::Result;
 use crate::params::{Kind, Param, Values};
@@ -34,6 +35,12 @@ pub const PARAMS: &[Param] = &[
         "time a call spanning nodes takes beyond NCCL's model [EMPIRICAL: two RoCE tables' 1-4 KiB rows, 15.4 and 16.1 us]; 0s: NCCL's model alone",
     ),
     Param::new("nccl_pxn_disable", Kind::OnOff, "0", "1: no PXN (NCCL_PXN_DISABLE): a send to another node leaves through the sender's own NIC"),
+    Param::new(
+        "nccl_version",
+        Kind::Choice(super::versions::NAMES),
+        "2.30",
+        "NCCL release whose cost model chooses the algorithm and protocol (tuning.cc of 2.19.3, 2.21.5, 2.30.7)",
+    ),
     Param::derived(
         "nccl_eff_nvls",
         Kind::EFFICIENCY,
@@ -55,6 +62,8 @@ pub struct Constants {
     pub buffsize: u64,
     /// Seconds a call spanning nodes takes beyond NCCL's model (`nccl_call_net`).
     pub call_net: f64,
+    /// The NCCL release whose cost model chooses (`nccl_version`).
+    pub version: Version,
 }
 
 impl Default for Constants {
@@ -72,6 +81,7 @@ impl Constants {
             pxn_disable: v.on("nccl_pxn_disable"),
             buffsize: v.bytes("nccl_buffsize"),
             call_net: v.secs("nccl_call_net"),
+            version: Version::parse(v.choice("nccl_version")).expect("nccl_version's words are the restated releases"),
         }
     }
 }
@@ -114,6 +124,9 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
     }
     if let Some(e) = c.nvls {
         out.push(("nccl_eff_nvls".into(), format!("{e:.4}")));
+    }
+    if c.version != Constants::default().version {
+        out.push(("nccl_version".into(), super::versions::NAMES[c.version as usize].into()));
     }
     out
 }

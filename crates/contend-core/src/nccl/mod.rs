@@ -9,6 +9,7 @@ pub mod program;
 pub mod tests_tool;
 pub mod topo;
 pub mod tuning;
+pub mod versions;
 
 #[cfg(test)]
 mod graph_tests;
@@ -18,6 +19,8 @@ mod nvls_tests;
 mod pxn_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod versions_tests;
 
 use crate::error::{Error, Result};
 use crate::flow::router::Router;
@@ -284,6 +287,7 @@ impl Comm {
             tree_bw_inter,
             nvlink: graph.kind == topo::PathType::Nvl,
             amd,
+            version: versions::Version::V2_30,
         };
         // Send/receive: channels per peer (two per NVLink, else two), and NCCL's p2p chunk.
         let n = devices.len();

@@ -247,7 +247,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         nodes: comm.nodes,
         gpus: comm.devices.iter().map(|&d| m.devices[d].name.clone()).collect(),
         model: req.model.clone(),
-        nccl_version: tuning::NCCL_VERSION.into(),
+        nccl_version: comm.tuning.version.tag().into(),
         search,
         rows,
         avg_busbw,

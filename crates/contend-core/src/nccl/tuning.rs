@@ -8,9 +8,10 @@
 //! This model only *chooses*; the times contend reports come from running the lowering on
 //! the executor.
 
+use super::versions::Version;
 use super::{Algo, Coll, Proto};
 
-/// The NCCL version whose constants these are.
+/// The NCCL version whose constants these are (`versions` says what older releases change).
 pub const NCCL_VERSION: &str = "2.30.7";
 
 /// Hardware classes of NCCL's latency table (NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET).
@@ -226,6 +227,8 @@ pub struct Comm {
     pub nvls_heads: usize,
     pub nvls_bw_intra: f64,
     pub nvls_bw_inter: f64,
+    /// The NCCL release whose cost model chooses (`nccl_version`).
+    pub version: Version,
 }
 
 /// NCCL's NVLS graph on one node (search.cc, NVLS pattern, restated): one channel per GPU
@@ -357,7 +360,11 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
         _ => {}
     }
     let p = proto as usize;
-    let g = generation(c.cc);
+    let v = c.version;
+    let g = v.generation(generation(c.cc));
+    if matches!(algo, Algo::Nvls | Algo::NvlsTree) && v.old() {
+        return nvls_model_old(c, coll, algo, proto);
+    }
     if algo == Algo::Nvls {
         return nvls_model(c, coll, proto, g, n, nsteps);
     }
@@ -372,7 +379,7 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     } else {
         0
     };
-    let ll_max = LL_MAX_BW[index1][index2];
+    let ll_max = if index1 == 2 { v.ll_max_hopper()[index2] } else { LL_MAX_BW[index1][index2] };
     // Each algorithm has its own graph: a tree's bandwidth is its tree graph's, whose intra-node
     // figure the search may raise to twice the inter-node one (`tree_graph`); NCCL's model takes
     // the intra figure on up to two nodes, the inter one beyond.
@@ -382,8 +389,8 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     };
     let mut bus = ch * bw;
     match (algo, proto) {
-        (Algo::Ring, Proto::Ll) => bus = ll_max.min(bus * 0.5),
-        (Algo::Ring, Proto::Ll128) => bus = (bus * 0.92).min(ch * PER_CH_MAX_RING_LL128_BW[g][index2]),
+        (Algo::Ring, Proto::Ll) => bus = ll_max.min(bus * v.ring_ll_share(c.nodes > 1, matches!(coll, Coll::AllReduce | Coll::Reduce))),
+        (Algo::Ring, Proto::Ll128) => bus = (bus * v.ring_ll128_share(c.ranks / c.nodes.max(1))).min(ch * PER_CH_MAX_RING_LL128_BW[g][index2]),
         _ => {}
     }
     if algo == Algo::Tree {
@@ -403,16 +410,18 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     }
     let a = algo as usize;
     let hw = if c.nvlink { Hw::Nvlink } else { Hw::Pci };
-    let intra = HW_LATENCY_US[hw as usize][a][p];
+    let hw_lat =
+        |hw: Hw, a: usize| if a == Algo::Tree as usize && proto == Proto::Simple { v.tree_simple_hw()[hw as usize] } else { HW_LATENCY_US[hw as usize][a][p] };
+    let intra = hw_lat(hw, a);
     let ppn = c.ranks / c.nodes.max(1);
-    let inter = if ppn == 1 { HW_LATENCY_US[Hw::Net as usize][Algo::Tree as usize][p] } else { HW_LATENCY_US[Hw::Net as usize][a][p] };
-    let mut lat = BASE_LATENCY_US[a][p];
+    let inter = if ppn == 1 && v.ppn1_tree_net() { hw_lat(Hw::Net, Algo::Tree as usize) } else { hw_lat(Hw::Net, a) };
+    let mut lat = if algo == Algo::Tree && proto == Proto::Simple { v.tree_simple_base() } else { BASE_LATENCY_US[a][p] };
     match algo {
         Algo::Ring => {
             if matches!(coll, Coll::Broadcast | Coll::Reduce) {
                 // The ring search keeps the same channels (sameChannels): one hop's latency.
                 let hw_here = if c.nodes == 1 { hw } else { Hw::Net };
-                lat += HW_LATENCY_US[hw_here as usize][a][p];
+                lat += hw_lat(hw_here, a);
             } else {
                 let net_overhead = if c.nodes > 1 {
                     if proto == Proto::Simple {
@@ -423,13 +432,7 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
                 } else {
                     0.0
                 };
-                let inter_steps = if c.nodes == 1 {
-                    0.0
-                } else if coll == Coll::AllReduce {
-                    2.0 * (c.nodes as f64 - 1.0)
-                } else {
-                    c.nodes as f64 - 1.0
-                };
+                let inter_steps = v.inter_steps(c.nodes, coll == Coll::AllReduce, matches!(coll, Coll::AllGather | Coll::ReduceScatter));
                 lat += (nsteps - inter_steps) * intra.max(net_overhead) + inter_steps * inter;
             }
         }
@@ -477,6 +480,25 @@ fn nvls_tree_model(c: &Comm, proto: Proto, g: usize, n: f64, nsteps: f64) -> Opt
     let log2 = (c.nodes as f64).log2().floor();
     let lat = BASE_LATENCY_US[a][p] + HW_LATENCY_US[Hw::Nvlink as usize][a][p] + 2.0 * log2 * HW_LATENCY_US[Hw::Net as usize][a][p];
     Some((lat, bus * n / nsteps))
+}
+
+/// NVLS and NVLS-tree in NCCL's model before 2.23 (`versions`): Simple only, NVLS on one node
+/// (across nodes it needs CollNet), NVLS-tree across nodes; each channel at min(intra, inter) of
+/// the NVLS graph (NVLS-tree's inter halved beyond two nodes), an algorithm ratio of 5/6; latency:
+/// the NVLink figure, NVLS-tree's plus 2 log2(nodes) network ones.
+fn nvls_model_old(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64)> {
+    let tree = algo == Algo::NvlsTree;
+    if proto != Proto::Simple || c.nvls_heads < 2 || (tree && c.nodes < 2) || (!tree && c.nodes > 1) {
+        return None;
+    }
+    if !tree && !matches!(coll, Coll::AllReduce | Coll::AllGather | Coll::ReduceScatter) {
+        return None;
+    }
+    let inter = if tree && c.nodes > 2 { c.nvls_bw_inter / 2.0 } else { c.nvls_bw_inter };
+    let bus = c.nvls_heads as f64 * c.nvls_bw_intra.min(inter);
+    let [nvl_nvls, nvl_tree, _, net_tree] = c.version.nvls_hw();
+    let lat = if tree { nvl_tree + 2.0 * (c.nodes as f64).log2().floor() * net_tree } else { nvl_nvls };
+    Some((lat, bus * 5.0 / 6.0))
 }
 
 /// NCCL's predicted time (µs) of one call of `bytes` (the whole buffer for all-gather and

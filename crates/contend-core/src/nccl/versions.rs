@@ -1,0 +1,145 @@
+//! The NCCL releases whose cost model contend restates, and what differs between them.
+//!
+//! NCCL's choice of algorithm and protocol (src/graph/tuning.cc) changed between releases; a
+//! public nccl-tests table is NCCL's choice under the release it ran. `nccl_version` picks the
+//! release whose constants `tuning::model` uses. Only the choice changes: the lowering's chunks,
+//! channels and per-step latencies stay NCCL 2.30.7's (tree/Simple's `hwLatencies` went 28 µs
+//! (2.16) -> 4 (2.18) -> 28 (2.19) -> 4 (2.23) with the same tree kernel, so they steer the choice
+//! rather than time a step).
+//!
+//! Restated from NVIDIA/nccl's tags (learned from, not copied), file src/graph/tuning.cc, by
+//! comparing each with v2.30.7-1 (v2.30.4-1's tuning.cc is v2.30.7-1's, formatting aside):
+//! - v2.19.3-1: tree/Simple base latency 0 and `hwLatencies` 28 µs (NVLink, PCI, network);
+//!   NVLS 23 µs and NVLS-tree 23 µs on NVLink, 18 and 14 µs on the network; `llMaxBws`' Hopper row
+//!   is Ampere's (87.7, 22.5, 19.0); ring LL's bus bandwidth is 1/4 of the graph's (1/3 for
+//!   all-gather, reduce-scatter and broadcast on one node); ring LL128 takes 0.7 of it with one
+//!   GPU per node; a ring all-reduce crosses the network 2 x nodes times (`nInterSteps`), other
+//!   collectives nodes times (all-gather, reduce-scatter nodes - 1); a lone GPU per node pays each
+//!   algorithm's own network latency; NVLS's bandwidth is min(intra, inter) per channel and
+//!   NVLS-tree's min(intra, inter, halved beyond two nodes), both at an algorithm ratio of 5/6, no
+//!   `nvlsEfficiency` and no `perChMaxNVLSTreeBws`; no Blackwell row (Blackwell takes Hopper's).
+//! - v2.21.5-1: as v2.19.3-1, but NVLS and NVLS-tree 25 µs on NVLink, `llMaxBws`' Hopper row
+//!   (141, 45, 35) and ring LL at half the graph's bandwidth, as in 2.30.7.
+//! - v2.30.7-1: `tuning.rs`' own constants.
+
+use crate::error::{Error, Result};
+
+/// A restated NCCL release (its minor version; the tag each restates is `tag`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Version {
+    V2_19,
+    V2_21,
+    V2_30,
+}
+
+/// `nccl_version`'s words, oldest first; the last is the default.
+pub const NAMES: &[&str] = &["2.19", "2.21", "2.30"];
+
+impl Version {
+    pub fn parse(s: &str) -> Result<Version> {
+        match s {
+            "2.19" => Ok(Version::V2_19),
+            "2.21" => Ok(Version::V2_21),
+            "2.30" => Ok(Version::V2_30),
+            _ => Err(Error::input("nccl_version", s, format!("is not a restated NCCL release; give one of {}", NAMES.join(", ")))),
+        }
+    }
+
+    /// The tag whose tuning.cc this restates.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Version::V2_19 => "2.19.3",
+            Version::V2_21 => "2.21.5",
+            Version::V2_30 => "2.30.7",
+        }
+    }
+
+    /// Releases before 2.23 (the ones restated here before 2.30).
+    pub fn old(self) -> bool {
+        self < Version::V2_30
+    }
+
+    /// Tree/Simple's base latency (µs); `baseLatencies` otherwise unchanged.
+    pub fn tree_simple_base(self) -> f64 {
+        if self.old() {
+            0.0
+        } else {
+            8.4
+        }
+    }
+
+    /// Tree/Simple's `hwLatencies` (µs) on NVLink, PCI, network.
+    pub fn tree_simple_hw(self) -> [f64; 3] {
+        if self.old() {
+            [28.0, 28.0, 28.0]
+        } else {
+            [4.0, 4.0, 14.0]
+        }
+    }
+
+    /// NVLS and NVLS-tree `hwLatencies` (µs): [NVLink NVLS, NVLink NVLS-tree, NET NVLS, NET NVLS-tree].
+    pub fn nvls_hw(self) -> [f64; 4] {
+        match self {
+            Version::V2_19 => [23.0, 23.0, 18.0, 14.0],
+            Version::V2_21 => [25.0, 25.0, 18.0, 14.0],
+            Version::V2_30 => [25.0, 25.0, 18.0, 20.9],
+        }
+    }
+
+    /// `llMaxBws`' Hopper row (single node / two nodes / more).
+    pub fn ll_max_hopper(self) -> [f64; 3] {
+        if self == Version::V2_19 {
+            [87.7, 22.5, 19.0]
+        } else {
+            [141.0, 45.0, 35.0]
+        }
+    }
+
+    /// Share of the graph's bus bandwidth ring LL keeps (before `llMaxBws`).
+    pub fn ring_ll_share(self, multi_node: bool, reduce_or_all_reduce: bool) -> f64 {
+        match self {
+            Version::V2_19 if multi_node || reduce_or_all_reduce => 1.0 / 4.0,
+            Version::V2_19 => 1.0 / 3.0,
+            _ => 0.5,
+        }
+    }
+
+    /// Share ring LL128 keeps: 0.92, or 0.7 in old releases with fewer than two GPUs per node.
+    pub fn ring_ll128_share(self, ppn: usize) -> f64 {
+        if self.old() && ppn < 2 {
+            0.7
+        } else {
+            0.92
+        }
+    }
+
+    /// Network steps of a ring collective (`nInterSteps`): all-reduce, all-gather/reduce-scatter,
+    /// other (broadcast, reduce).
+    pub fn inter_steps(self, nodes: usize, all_reduce: bool, gather_scatter: bool) -> f64 {
+        let n = nodes as f64;
+        if nodes <= 1 {
+            return 0.0;
+        }
+        match (self.old(), all_reduce, gather_scatter) {
+            (true, true, _) => 2.0 * n,
+            (true, false, true) => n - 1.0,
+            (true, false, false) => n,
+            (false, true, _) => 2.0 * (n - 1.0),
+            (false, false, _) => n - 1.0,
+        }
+    }
+
+    /// Whether one GPU per node pays the tree's network latency whatever the algorithm (2.30).
+    pub fn ppn1_tree_net(self) -> bool {
+        !self.old()
+    }
+
+    /// The GPU generation index of NCCL's tables (old releases have no Blackwell row).
+    pub fn generation(self, g: usize) -> usize {
+        if self.old() {
+            g.min(2)
+        } else {
+            g
+        }
+    }
+}

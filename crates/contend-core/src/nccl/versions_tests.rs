@@ -1,0 +1,88 @@
+//! NCCL's cost model under each restated release (`versions`): latencies worked out by hand from
+//! each tag's tuning.cc tables, on a communicator given directly.
+
+use super::tuning::{self, Comm};
+use super::versions::Version;
+use super::{Algo, Coll, Proto};
+
+/// 2 nodes x 8 Ampere GPUs on NVLink: 16 channels of 12 GB/s between nodes, the tree's 15 inside.
+fn comm(version: Version) -> Comm {
+    Comm {
+        ranks: 16,
+        nodes: 2,
+        cc: 80,
+        graph_channels: 16,
+        bw_intra: 12.0,
+        bw_inter: 12.0,
+        tree_channels: 16,
+        tree_bw_intra: 15.0,
+        tree_bw_inter: 12.0,
+        nvlink: true,
+        amd: false,
+        nvls_heads: 0,
+        nvls_bw_intra: 0.0,
+        nvls_bw_inter: 0.0,
+        version,
+    }
+}
+
+#[test]
+fn tree_simple_latency_follows_the_release() {
+    // 2.30.7: base 8.4 + 2 x (7 GPUs x 4.0 NVLink + log2(2) x 14 network) = 92.4 us.
+    let (lat, _) = tuning::model(&comm(Version::V2_30), Coll::AllReduce, Algo::Tree, Proto::Simple).unwrap();
+    assert!((lat - 92.4).abs() < 1e-9, "{lat}");
+    // 2.19.3 and 2.21.5: base 0 + 2 x (7 x 28 + 1 x 28) = 448 us.
+    for v in [Version::V2_19, Version::V2_21] {
+        let (lat, _) = tuning::model(&comm(v), Coll::AllReduce, Algo::Tree, Proto::Simple).unwrap();
+        assert!((lat - 448.0).abs() < 1e-9, "{v:?}: {lat}");
+    }
+}
+
+#[test]
+fn ring_crosses_the_network_as_the_release_counts() {
+    // Ring/Simple all-reduce on 16 ranks: 30 steps, each inside a node at max(3.4, 3 x 1 us).
+    // 2.30.7: 2 network steps of 14 us: 8.4 + 28 x 3.4 + 2 x 14 = 131.6 us.
+    let (lat, _) = tuning::model(&comm(Version::V2_30), Coll::AllReduce, Algo::Ring, Proto::Simple).unwrap();
+    assert!((lat - 131.6).abs() < 1e-9, "{lat}");
+    // 2.19.3: 2 x nodes = 4 network steps: 8.4 + 26 x 3.4 + 4 x 14 = 152.8 us.
+    let (lat, _) = tuning::model(&comm(Version::V2_19), Coll::AllReduce, Algo::Ring, Proto::Simple).unwrap();
+    assert!((lat - 152.8).abs() < 1e-9, "{lat}");
+}
+
+#[test]
+fn ring_ll_keeps_the_release_share() {
+    // Ring LL: 16 x 12 = 192 GB/s of graph; 2.19.3 keeps 1/4 (48), 2.30.7 1/2 (96); both under
+    // llMaxBws for Intel CPUs on two nodes, 39 GB/s; algorithm bandwidth x 16 / 30.
+    for v in [Version::V2_19, Version::V2_30] {
+        let (_, bw) = tuning::model(&comm(v), Coll::AllReduce, Algo::Ring, Proto::Ll).unwrap();
+        assert!((bw - 39.0 * 16.0 / 30.0).abs() < 1e-9, "{v:?}: {bw}");
+    }
+    // With one GPU per node the graph is 2 x 12 = 24 GB/s: 6 under 2.19.3, 12 under 2.30.7.
+    let one = |v| Comm { ranks: 2, graph_channels: 2, ..comm(v) };
+    let (_, old) = tuning::model(&one(Version::V2_19), Coll::AllReduce, Algo::Ring, Proto::Ll).unwrap();
+    let (_, new) = tuning::model(&one(Version::V2_30), Coll::AllReduce, Algo::Ring, Proto::Ll).unwrap();
+    assert!((old - 6.0).abs() < 1e-9 && (new - 12.0).abs() < 1e-9, "{old} {new}");
+}
+
+#[test]
+fn a_large_call_moves_from_tree_ll128_to_tree_simple_later_in_2_19() {
+    // Tree LL128: 16 x 15 x 0.92 x 120/128 = 207 GB/s of bus (under 16 x 20), algbw 103.5, latency
+    // 14 + 2 x (7 x 1.25 + 8.5) = 48.5 us. Tree Simple: 16 x 15 x 0.92 = 220.8, algbw 110.4.
+    // 512 MiB (past the correction table): LL128 48.5 + 5187.2 = 5235.7 us; Simple 92.4 + 4863.0
+    // under 2.30.7 (Simple wins), 448 + 4863.0 under 2.19.3 (LL128 wins).
+    let both = [(Algo::Tree, Proto::Ll128), (Algo::Tree, Proto::Simple)];
+    let bytes = 512 << 20;
+    let (_, p30, _) = tuning::choose(&comm(Version::V2_30), Coll::AllReduce, bytes, &both).unwrap();
+    let (_, p19, t19) = tuning::choose(&comm(Version::V2_19), Coll::AllReduce, bytes, &both).unwrap();
+    assert_eq!((p30, p19), (Proto::Simple, Proto::Ll128));
+    assert!((t19 - (48.5 + bytes as f64 / (1000.0 * 103.5))).abs() < 1e-6, "{t19}");
+}
+
+#[test]
+fn the_release_is_a_parameter_with_one_line_refusals() {
+    let c = |v: &str| super::constants::split(&[("nccl_version".into(), v.into())]);
+    assert_eq!(c("2.19").unwrap().0.version, Version::V2_19);
+    assert_eq!(super::constants::Constants::default().version, Version::V2_30);
+    let e = c("2.18").unwrap_err().to_string();
+    assert!(e.contains("nccl_version") && e.contains("2.19") && !e.contains('\n'), "{e}");
+}
