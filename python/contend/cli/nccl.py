@@ -24,7 +24,8 @@ def nccl_tests(
     gpus: str | None = typer.Option(None, "--gpus", help="Use these GPUs of the node, comma-separated, in rank order."),
     nodes: int = typer.Option(1, "--nodes", "-N", help="Copies of the node on one non-blocking switch."),
     network_bandwidth: str | None = typer.Option(
-        None, "--network-bandwidth", help="Per NIC between nodes (default: the NICs' own port_bandwidth × ports; 25GB/s where the machine gives none)."),
+        None, "--network-bandwidth",
+        help="Per NIC between nodes (default: the NICs' own port_bandwidth × ports; 25GB/s where none is given)."),
     dtype: str = typer.Option("float", "--datatype", "-d", help="nccl-tests' datatype (float, half, bfloat16, ...)."),
     root: int = typer.Option(0, "--root", "-r", help="Root rank of broadcast and reduce."),
     algo: str | None = typer.Option(
