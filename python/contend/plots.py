@@ -487,7 +487,7 @@ def nccl_busbw(report: dict[str, Any], path: str | os.PathLike) -> None:
     ax.set_axisbelow(True)
     ax.legend(fontsize=7, loc="upper left")
     ax.set_title(f"{report['op']}_perf on {report['machine']}: {n} ranks, {report['nodes']} node(s), "
-                 f"model {report['model']} (NCCL {report['nccl_version']} constants); ★ pick >10% slower", fontsize=9)
+                 f"model {report['model']} (NCCL {report['nccl_version']}'s choice); ★ pick >10% slower", fontsize=9)
     fig.tight_layout()
     save(fig, path, dpi=130)
     plt.close(fig)

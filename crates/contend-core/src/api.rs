@@ -513,20 +513,17 @@ pub fn nccl_tests(
         loaded
     } else {
         let single = loaded;
-        // The switch's links at the fastest NIC's rate: the cluster wires each NIC at the lower
-        // of its own rate and the link's, so every NIC runs at its own.
-        let own = single
-            .spec
-            .devices
-            .iter()
-            .filter_map(|d| d.port_bandwidth.map(|p| p.bytes_per_sec() * d.ports.unwrap_or(1) as f64))
-            .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
-        let default = own.map_or_else(|| "25GB/s".to_string(), |b| format!("{b}B/s"));
+        // Without the flag the switch's links run at the fastest NIC's rate, and the cluster wires
+        // each NIC at the lower of its own and the link's, so every NIC runs at its own; the flag
+        // sets every NIC's rate as written.
+        let fastest = single.spec.devices.iter().filter_map(|d| d.line_rate()).fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
+        let default = fastest.map_or_else(|| "25GB/s".to_string(), |b| format!("{b}B/s"));
         let bw = network_bandwidth.unwrap_or(&default);
         crate::units::Bandwidth::parse(bw).map_err(|e| Error::input("--network-bandwidth", bw, e))?;
         let hosts = vec!["S0"; nodes].join(", ");
+        let stated = if network_bandwidth.is_some() { format!(", nic_bandwidth: {bw}") } else { String::new() };
         let text = format!(
-            "name: {name}x{nodes}\ndescription: \"{nodes} x {machine} on one non-blocking switch\"\nfabric:\n  graph: {{switches: [{{name: S0}}], links: [], hosts: [{hosts}]}}\nlink: {{bandwidth: {bw}}}\nnodes: {{count: {nodes}, machine: \"{machine}\"}}\n",
+            "name: {name}x{nodes}\ndescription: \"{nodes} x {machine} on one non-blocking switch\"\nfabric:\n  graph: {{switches: [{{name: S0}}], links: [], hosts: [{hosts}]}}\nlink: {{bandwidth: {bw}}}\nnodes: {{count: {nodes}, machine: \"{machine}\"{stated}}}\n",
             name = single.name
         );
         Machine::from_text(&text, &format!("{nodes} x {machine}"))?
@@ -544,8 +541,6 @@ pub fn nccl_tests(
         (0..nodes).map(|k| tests_tool::node_gpus(&m, &format!("n{k}."), req)).collect::<Result<_>>()?
     };
     let mut comm = Comm::new(&m, &per_node, req.channels)?;
-    comm.constants = crate::nccl::constants::split(&req.params)?.0;
-    // NCCL's choice under the release the user names (`nccl_version`).
-    comm.tuning.version = comm.constants.version;
+    comm.set_constants(crate::nccl::constants::split(&req.params)?.0)?;
     tests_tool::predict(&comm, req)
 }

@@ -58,11 +58,14 @@ def nccl_tests(
         if not gpu_list:
             raise InputError('--gpus: is empty; list GPUs such as "GPU0,GPU1"')
     target = picture_path(plot, [machine], "--plot", force)
+    params = parse_params(param)
+    if nccl_version is not None and "nccl_version" in params:
+        raise InputError("--nccl-version: and --param nccl_version= are both given; give one")
     version = {} if nccl_version is None else {"nccl_version": nccl_version}
     r = api.nccl_tests(
         machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpu_list, dtype=dtype, root=root, algo=algo,
         proto=proto, channels=channels, model=model, explain=explain or target is not None, nodes=nodes,
-        network_bandwidth=network_bandwidth, **parse_params(param) | version,
+        network_bandwidth=network_bandwidth, **params | version,
     )
     if target is not None:
         from contend.plots import nccl_busbw

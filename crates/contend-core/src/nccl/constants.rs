@@ -126,7 +126,7 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
         out.push(("nccl_eff_nvls".into(), format!("{e:.4}")));
     }
     if c.version != Constants::default().version {
-        out.push(("nccl_version".into(), super::versions::NAMES[c.version as usize].into()));
+        out.push(("nccl_version".into(), c.version.name().into()));
     }
     out
 }

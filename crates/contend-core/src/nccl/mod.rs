@@ -329,6 +329,21 @@ impl Comm {
         Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk, constants: Default::default(), switches, pxn })
     }
 
+    /// NCCL's constants as given (`nccl_*` parameters), with the release whose cost model
+    /// chooses; a release older than the GPUs (2.19 or 2.21 on Blackwell) is refused in one line.
+    pub fn set_constants(&mut self, c: constants::Constants) -> Result<()> {
+        if c.version.old() && self.topo.cc >= 100 {
+            return Err(Error::input(
+                "nccl_version",
+                c.version.name(),
+                format!("predates these GPUs (compute capability {}): NCCL {} has no tables for them; give 2.30", self.topo.cc, c.version.tag()),
+            ));
+        }
+        self.tuning.version = c.version;
+        self.constants = c;
+        Ok(())
+    }
+
     /// NCCL's pick for `bytes` among the allowed algorithms and protocols.
     pub fn choose(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: &[Proto]) -> Option<(Algo, Proto, f64)> {
         let allowed: Vec<(Algo, Proto)> = algos.iter().flat_map(|&a| protos.iter().map(move |&p| (a, p))).collect();

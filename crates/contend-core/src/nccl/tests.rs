@@ -204,6 +204,10 @@ fn two_nodes_take_the_nics_own_rate() {
     let b = own.rows[0].busbw;
     assert_eq!(b, stated.rows[0].busbw);
     assert!(b > 200.0 && b <= 400.0 * 1.001 && slow.rows[0].busbw <= 200.0 * 1.001, "{b} vs {}", slow.rows[0].busbw);
+    // The flag sets the NICs' rate as written, above their own too (dgx-a100's are 200 Gb/s).
+    let a100 = api::nccl_tests("dgx-a100", &r, 2, Some("50GB/s")).unwrap();
+    let nics = &a100.search.across_nodes.as_ref().unwrap().nics;
+    assert!(nics.len() == 8 && nics.iter().all(|n| n.1 == 50.0), "{nics:?}");
 }
 
 /// --explain across nodes says how the rings cross the network: each ring visits every node's
@@ -223,7 +227,7 @@ fn explain_across_nodes_names_the_nics_and_the_whole_ring() {
 
 /// A channel's bottleneck is the link nearest full, not the one busy longest: on 2 x hgx-h100
 /// with 25 GB/s NICs a ring all-reduce is bound by the NICs' network links (PCIe Gen5 x16 and
-/// 18 NVLinks are two and fifteen times faster), which run nearly full.
+/// 18 NVLinks of 25 GB/s carry about 2.5 and 18 times as much), which run nearly full.
 #[test]
 fn explain_bottleneck_is_the_link_nearest_full() {
     let r = tests_tool::Request { min_bytes: "256M".into(), max_bytes: "256M".into(), explain: true, algo: Some("ring".into()), ..req("all_reduce") };

@@ -319,7 +319,7 @@ fn lat_only(comm: &Comm, call: &lower::Call, req: &Request) -> Result<f64> {
 pub fn table(r: &Report) -> String {
     let mut s = String::new();
     s.push_str(&format!(
-        "# contend prediction of nccl-tests {}_perf on {} ({} ranks, {} node(s), model {}, NCCL {} constants)\n",
+        "# contend prediction of nccl-tests {}_perf on {} ({} ranks, {} node(s), model {}, NCCL {}'s choice)\n",
         r.op, r.machine, r.ranks, r.nodes, r.model, r.nccl_version
     ));
     s.push_str(&format!("# Rings: {} channels at {} GB/s per channel ({})\n", r.search.channels, r.search.bw_per_channel, r.search.path_type));
@@ -386,7 +386,10 @@ pub fn explain_text(r: &Report) -> String {
         }
     }
     if let Some(a) = &r.search.across_nodes {
-        let rates: Vec<String> = a.nics.iter().map(|n| format!("{} GB/s", nt::g_format(n.1))).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+        let mut rates: Vec<f64> = a.nics.iter().map(|n| n.1).collect();
+        rates.sort_by(f64::total_cmp);
+        rates.dedup();
+        let rates: Vec<String> = rates.iter().map(|&r| format!("{} GB/s", nt::g_format(r))).collect();
         s.push_str(&format!(
             "Across nodes: {} NIC(s) per node at {} each; each channel's ring leaves and enters a node at GPUs rotated by its index:\n  channel 0: {} -> {}\n",
             a.nics.len(),

@@ -11,9 +11,6 @@
 use super::versions::Version;
 use super::{Algo, Coll, Proto};
 
-/// The NCCL version whose constants these are (`versions` says what older releases change).
-pub const NCCL_VERSION: &str = "2.30.7";
-
 /// Hardware classes of NCCL's latency table (NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Hw {
@@ -361,7 +358,7 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     }
     let p = proto as usize;
     let v = c.version;
-    let g = v.generation(generation(c.cc));
+    let g = generation(c.cc);
     if matches!(algo, Algo::Nvls | Algo::NvlsTree) && v.old() {
         return nvls_model_old(c, coll, algo, proto);
     }
@@ -404,8 +401,9 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     // Bus bandwidth to algorithm bandwidth.
     let ratio = if algo == Algo::Ring { n / nsteps } else { 0.5 };
     let algbw = bus * ratio;
-    // LL128 is on by default only where rings stay on NVLink (typeIntra <= PATH_NVB), Volta on.
-    if proto == Proto::Ll128 && (!c.nvlink || c.cc < 70) {
+    // LL128 is on by default only where rings stay on NVLink (typeIntra <= PATH_NVB), Volta on;
+    // before 2.23 only on the data-centre parts NCCL lists (compute capability 7.0, 8.0, 9.0).
+    if proto == Proto::Ll128 && (!c.nvlink || c.cc < 70 || !v.ll128_on(c.cc)) {
         return None;
     }
     let a = algo as usize;
@@ -432,7 +430,7 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
                 } else {
                     0.0
                 };
-                let inter_steps = v.inter_steps(c.nodes, coll == Coll::AllReduce, matches!(coll, Coll::AllGather | Coll::ReduceScatter));
+                let inter_steps = v.inter_steps(c.nodes, coll == Coll::AllReduce);
                 lat += (nsteps - inter_steps) * intra.max(net_overhead) + inter_steps * inter;
             }
         }

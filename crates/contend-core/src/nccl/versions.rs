@@ -4,7 +4,7 @@
 //! public nccl-tests table is NCCL's choice under the release it ran. `nccl_version` picks the
 //! release whose constants `tuning::model` uses. Only the choice changes: the lowering's chunks,
 //! channels and per-step latencies stay NCCL 2.30.7's (tree/Simple's `hwLatencies` went 28 µs
-//! (2.16) -> 4 (2.18) -> 28 (2.19) -> 4 (2.23) with the same tree kernel, so they steer the choice
+//! (2.16) -> 4 (2.18.3) -> 28 (2.19) -> 4 (2.23) with the same tree kernel, so they steer the choice
 //! rather than time a step).
 //!
 //! Restated from NVIDIA/nccl's tags (learned from, not copied), file src/graph/tuning.cc, by
@@ -17,7 +17,8 @@
 //!   collectives nodes times (all-gather, reduce-scatter nodes - 1); a lone GPU per node pays each
 //!   algorithm's own network latency; NVLS's bandwidth is min(intra, inter) per channel and
 //!   NVLS-tree's min(intra, inter, halved beyond two nodes), both at an algorithm ratio of 5/6, no
-//!   `nvlsEfficiency` and no `perChMaxNVLSTreeBws`; no Blackwell row (Blackwell takes Hopper's).
+//!   `nvlsEfficiency` and no `perChMaxNVLSTreeBws`; LL128 on by default for compute capability
+//!   7.0, 8.0 and 9.0 only; no Blackwell tables (refused on Blackwell, `Comm::set_constants`).
 //! - v2.21.5-1: as v2.19.3-1, but NVLS and NVLS-tree 25 µs on NVLink, `llMaxBws`' Hopper row
 //!   (141, 45, 35) and ring LL at half the graph's bandwidth, as in 2.30.7.
 //! - v2.30.7-1: `tuning.rs`' own constants.
@@ -32,17 +33,23 @@ pub enum Version {
     V2_30,
 }
 
-/// `nccl_version`'s words, oldest first; the last is the default.
+/// `nccl_version`'s words, oldest first, each `ALL`'s release at the same place; the last is
+/// the default.
 pub const NAMES: &[&str] = &["2.19", "2.21", "2.30"];
+const ALL: [Version; 3] = [Version::V2_19, Version::V2_21, Version::V2_30];
 
 impl Version {
     pub fn parse(s: &str) -> Result<Version> {
-        match s {
-            "2.19" => Ok(Version::V2_19),
-            "2.21" => Ok(Version::V2_21),
-            "2.30" => Ok(Version::V2_30),
-            _ => Err(Error::input("nccl_version", s, format!("is not a restated NCCL release; give one of {}", NAMES.join(", ")))),
-        }
+        NAMES
+            .iter()
+            .position(|&n| n == s)
+            .map(|k| ALL[k])
+            .ok_or_else(|| Error::input("nccl_version", s, format!("is not a restated NCCL release; give one of {}", NAMES.join(", "))))
+    }
+
+    /// The word `nccl_version` takes for it.
+    pub fn name(self) -> &'static str {
+        NAMES[self as usize]
     }
 
     /// The tag whose tuning.cc this restates.
@@ -113,18 +120,14 @@ impl Version {
         }
     }
 
-    /// Network steps of a ring collective (`nInterSteps`): all-reduce, all-gather/reduce-scatter,
-    /// other (broadcast, reduce).
-    pub fn inter_steps(self, nodes: usize, all_reduce: bool, gather_scatter: bool) -> f64 {
+    /// Network steps of a ring all-reduce, all-gather or reduce-scatter (`nInterSteps`; broadcast
+    /// and reduce keep one hop's latency and never ask).
+    pub fn inter_steps(self, nodes: usize, all_reduce: bool) -> f64 {
         let n = nodes as f64;
-        if nodes <= 1 {
-            return 0.0;
-        }
-        match (self.old(), all_reduce, gather_scatter) {
-            (true, true, _) => 2.0 * n,
-            (true, false, true) => n - 1.0,
-            (true, false, false) => n,
-            (false, true, _) => 2.0 * (n - 1.0),
+        match (nodes <= 1, all_reduce, self.old()) {
+            (true, _, _) => 0.0,
+            (false, true, true) => 2.0 * n,
+            (false, true, false) => 2.0 * (n - 1.0),
             (false, false, _) => n - 1.0,
         }
     }
@@ -134,12 +137,10 @@ impl Version {
         !self.old()
     }
 
-    /// The GPU generation index of NCCL's tables (old releases have no Blackwell row).
-    pub fn generation(self, g: usize) -> usize {
-        if self.old() {
-            g.min(2)
-        } else {
-            g
-        }
+    /// Whether LL128 may be on by default on GPUs of compute capability `cc`: 2.19.3 and 2.21.5
+    /// enable it for 7.0, 8.0 and 9.0 only (`switch (minCompCap)`, default off), so not on an A40
+    /// (8.6), a consumer card or Blackwell; 2.30.7 leaves it to the path rule alone.
+    pub fn ll128_on(self, cc: u32) -> bool {
+        !self.old() || matches!(cc, 70 | 80 | 90)
     }
 }

@@ -86,3 +86,35 @@ fn the_release_is_a_parameter_with_one_line_refusals() {
     let e = c("2.18").unwrap_err().to_string();
     assert!(e.contains("nccl_version") && e.contains("2.19") && !e.contains('\n'), "{e}");
 }
+
+#[test]
+fn ll128_is_off_before_2_23_where_nccl_did_not_list_the_gpu() {
+    // An A40 NVLink pair (compute capability 8.6, rings on NVLink): 2.30.7 leaves LL128 to the
+    // path rule; 2.19.3 and 2.21.5 enable it on 7.0, 8.0 and 9.0 only.
+    let a40 = |v| Comm { cc: 86, nodes: 1, ranks: 2, ..comm(v) };
+    assert!(tuning::model(&a40(Version::V2_30), Coll::AllReduce, Algo::Ring, Proto::Ll128).is_some());
+    for v in [Version::V2_19, Version::V2_21] {
+        assert!(tuning::model(&a40(v), Coll::AllReduce, Algo::Ring, Proto::Ll128).is_none(), "{v:?}");
+        assert!(tuning::model(&comm(v), Coll::AllReduce, Algo::Ring, Proto::Ll128).is_some(), "{v:?} on 8.0");
+    }
+}
+
+#[test]
+fn an_old_release_is_refused_on_blackwell() {
+    let machine = crate::topology::Machine::load("hgx-b200").unwrap();
+    let mut comm = super::Comm::new(&machine, &[machine.gpus()], None).unwrap();
+    let old = super::constants::split(&[("nccl_version".into(), "2.21".into())]).unwrap().0;
+    let e = comm.set_constants(old).unwrap_err().to_string();
+    assert!(e.contains("nccl_version") && e.contains("2.21") && e.contains("2.30") && !e.contains('\n'), "{e}");
+    comm.set_constants(Default::default()).unwrap();
+}
+
+#[test]
+fn ring_ll128_with_one_gpu_per_node_keeps_the_release_share() {
+    // One GPU per node, two nodes: graph 2 x 12 = 24 GB/s; ring LL128 keeps 0.92 (2.30.7) or 0.7
+    // (2.19.3) of it, both under perChMaxRingLL128Bws (2 x 20), so their algbws stand 0.92 : 0.7.
+    let one = |v| Comm { ranks: 2, graph_channels: 2, ..comm(v) };
+    let (_, new) = tuning::model(&one(Version::V2_30), Coll::AllReduce, Algo::Ring, Proto::Ll128).unwrap();
+    let (_, old) = tuning::model(&one(Version::V2_19), Coll::AllReduce, Algo::Ring, Proto::Ll128).unwrap();
+    assert!((new / old - 0.92 / 0.7).abs() < 1e-9, "{new} {old}");
+}

@@ -269,21 +269,32 @@ fn from_ratio(rows: &[Row], n: usize) -> Option<String> {
     )
 }
 
-/// The GPUs of an nccl-tests command line run as one process (`all_reduce_perf -b 8 -e 1G -g 4`,
-/// or `--ngpus 4`): None under an MPI or Slurm launcher, whose ranks and hosts the line does not
-/// say, or without the flag (nccl-tests' default is then one GPU, which a table of one rank
-/// would not be pasted for).
-fn launched_gpus(command: &str) -> Option<usize> {
+/// The ranks of an nccl-tests command line run as one process (`all_reduce_perf -b 8 -e 1G -g 4`,
+/// `--ngpus 4`; threads × GPUs with `-t`): None under an MPI or Slurm launcher, whose ranks and
+/// hosts the line does not say, or for one rank (`-g 1` is how MPI runs are launched, and a table
+/// of one rank is not pasted for its bandwidth).
+fn launched_ranks(command: &str) -> Option<usize> {
     let words: Vec<&str> = command.split_whitespace().collect();
     if words.iter().any(|w| ["mpirun", "mpiexec", "srun", "orterun", "prun"].iter().any(|l| w.ends_with(l))) {
         return None;
     }
     // getopt's spellings: `-g 4`, `-g4`, `--ngpus 4`, `--ngpus=4`.
-    let value = words.iter().enumerate().find_map(|(k, w)| match *w {
-        "-g" | "--ngpus" => words.get(k + 1).copied(),
-        _ => w.strip_prefix("--ngpus=").or_else(|| w.strip_prefix("-g").filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))),
-    })?;
-    value.parse().ok().filter(|&n: &usize| n >= 1)
+    let flag = |short: &str, long: &str| -> Option<usize> {
+        let eq = format!("{long}=");
+        words
+            .iter()
+            .enumerate()
+            .find_map(|(k, w)| {
+                if *w == short || *w == long {
+                    words.get(k + 1).copied()
+                } else {
+                    w.strip_prefix(eq.as_str()).or_else(|| w.strip_prefix(short).filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())))
+                }
+            })
+            .and_then(|v| v.parse().ok())
+    };
+    let ranks = flag("-g", "--ngpus")? * flag("-t", "--nthreads").unwrap_or(1);
+    (ranks > 1).then_some(ranks)
 }
 
 /// Every run in `text` (nccl-tests output as printed or pasted); `origin` names the file, whose
@@ -292,7 +303,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
     struct Open {
         op: Option<String>,
         ranks: Vec<(usize, String, String)>,
-        /// GPUs of a run launched without MPI (`<op>_perf … -g N`): one process, N ranks.
+        /// Ranks of a run launched without MPI (`<op>_perf … -g N`): one process on one host.
         launched: Option<usize>,
         rows: Vec<Row>,
         line: usize,
@@ -300,9 +311,13 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
     let by_name = named(&origin.to_lowercase().replace('-', "_"));
     let mut runs: Vec<Open> = Vec::new();
     let fresh = |line: usize| Open { op: None, ranks: Vec::new(), launched: None, rows: Vec::new(), line };
+    // A command continued over lines (`mpirun -np 16 … \` then `./all_reduce_perf …`) is read whole.
+    let mut command = String::new();
     for (i, raw) in text.lines().enumerate() {
         let line = clean(raw);
         let body = line.trim_start_matches('#').trim();
+        let whole = format!("{command}{body}");
+        command = whole.strip_suffix('\\').map(|c| format!("{c} ")).unwrap_or_default();
         // A new run: its op line, or its parameters' line after a table.
         let starts = body.starts_with("Collective test starting") || (body.starts_with("nThread") && runs.last().is_none_or(|r| !r.rows.is_empty()));
         if starts && runs.last().is_none_or(|r| !r.rows.is_empty() || r.op.is_some() && body.starts_with("Collective")) {
@@ -315,7 +330,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             let r = runs.last_mut().unwrap();
             if r.rows.is_empty() {
                 r.op = Some(op);
-                r.launched = launched_gpus(body).or(r.launched);
+                r.launched = launched_ranks(&whole).or(r.launched);
             }
         }
         if let Some(rest) = body.strip_prefix("Rank") {
@@ -438,12 +453,18 @@ mod tests {
     #[test]
     fn a_command_line_without_mpi_gives_the_ranks() {
         let table = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n  1073741824     268435456     float     sum      -1   8035.9  133.62  200.43      0   8034.4  133.64  200.46      0\n";
-        for cmd in ["./build/all_reduce_perf -b 1G -e 10G -f 2 -g 4", "all_reduce_perf -g4 -b 1G", "all_reduce_perf --ngpus=4"] {
+        for cmd in ["./build/all_reduce_perf -b 1G -e 10G -f 2 -g 4", "all_reduce_perf -g4 -b 1G", "all_reduce_perf --ngpus=4", "all_reduce_perf -t 2 -g 2"] {
             let r = &parse(&format!("```\n{cmd}\n```\n{table}"), "blog.md").unwrap()[0];
             assert_eq!((r.op.as_str(), r.ranks, r.nodes), ("all_reduce", 4, 1), "{cmd}");
         }
-        let e = parse(&format!("mpirun -np 16 ./build/all_reduce_perf -b 1G -g 1\n{table}"), "blog.md").unwrap_err().to_string();
-        assert!(e.contains("number of ranks is unknown") && e.contains("-g N") && !e.contains('\n'), "{e}");
+        for cmd in [
+            "mpirun -np 16 ./build/all_reduce_perf -b 1G -g 1",
+            "mpirun -np 16 -H a,b \\\n  ./build/all_reduce_perf -b 1G -g 2",
+            "./all_reduce_perf -b 1G -g 1",
+        ] {
+            let e = parse(&format!("{cmd}\n{table}"), "blog.md").unwrap_err().to_string();
+            assert!(e.contains("number of ranks is unknown") && e.contains("-g N") && !e.contains('\n'), "{cmd}: {e}");
+        }
         let blog = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/data/nccl/dgx-a100-4gpu-eugenesiow.txt")).unwrap();
         assert_eq!(parse(&blog, "b.md").unwrap()[0].ranks, 4);
     }

@@ -239,6 +239,13 @@ pub struct DeviceSpec {
     pub port_bandwidth: Option<Bandwidth>,
 }
 
+impl DeviceSpec {
+    /// A NIC's network rate, bytes/s: its ports' line rate together, where it gives one.
+    pub fn line_rate(&self) -> Option<f64> {
+        self.port_bandwidth.map(|p| p.bytes_per_sec() * self.ports.unwrap_or(1) as f64)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DeviceKind {

@@ -273,8 +273,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
             .iter()
             .filter(|d| d.kind == DeviceKind::Nic)
             .map(|d| {
-                let own = d.port_bandwidth.map(|p| p.bytes_per_sec() * d.ports.unwrap_or(1) as f64);
-                let rate = match (c.nodes.nic_bandwidth, own) {
+                let rate = match (c.nodes.nic_bandwidth, d.line_rate()) {
                     (None, Some(own)) if own < nic_bw.bytes_per_sec() => Bandwidth(own),
                     _ => nic_bw,
                 };
