@@ -72,12 +72,30 @@ TABLES = [
     ("8 x A100 SXM4 (NVSwitch), sendrecv", "dgx-a100", 1, None,
      dict(op="sendrecv", min_bytes="128M", max_bytes="1G"), "a100x8-sendrecv-li-plus.txt",
      [("a100x8-sendrecv-li-plus.txt", "./build/sendrecv_perf -b 128M -e 1G -f 2 -g 8")]),
+    # Round 9 (second part), by the inclusion rule of docs/validation.md: AWS's own example runs
+    # (aws-samples/awsome-distributed-training), EFA through aws-ofi-nccl.
+    ("2 x 8 A100 SXM4 (AWS p4de.24xlarge: 4 x 100 Gb/s EFA per node), all_reduce", str(MACHINES / "p4de-24xl.yaml"),
+     2, "12.5GB/s", dict(min_bytes="1M", max_bytes="2G", nccl_buffsize="8MiB"), "a100-2node-p4de-aws.txt",
+     [("a100-2node-p4de-aws.txt", "on 2x p4de.24xlarg"),
+      ("aws-nccl-tests-sbatch.txt", "#SBATCH --ntasks-per-node 8"),
+      ("aws-nccl-tests-sbatch.txt", "export NCCL_BUFFSIZE=8388608")]),
+    ("2 x 8 H100 (AWS p5.48xlarge: 32 x 100 Gb/s EFA per node, 4 per GPU), all_reduce", "hgx-h100", 2, "50GB/s",
+     dict(min_bytes="1M", max_bytes="16G", nccl_buffsize="8MiB"), "h100-2node-p5-aws.txt",
+     [("h100-2node-p5-aws.txt", "on 2x p5.48xlarge"),
+      ("aws-nccl-tests-sbatch.txt", "#SBATCH --ntasks-per-node 8"),
+      ("aws-nccl-tests-sbatch.txt", "export NCCL_BUFFSIZE=8388608")]),
+    ("2 x 8 H100 (AWS p5.48xlarge on EKS), all_reduce", "hgx-h100", 2, "50GB/s",
+     dict(min_bytes="64M", max_bytes="2G"), "h100-2node-p5-eks-aws.txt",
+     [("h100-2node-p5-eks-aws.txt", "two p5.48xlarge instances"),
+      ("h100-2node-p5-eks-aws-command.txt", "- \"16\""),
+      ("h100-2node-p5-eks-aws-command.txt", "NCCL_NVLS_ENABLE=1")]),
 ]
 
 
 # The NCCL release each table ran, quoted from its stored source, and the restated release (`nccl_version`, whose cost
 # model chooses; crates/contend-core/src/nccl/versions.rs) it runs under. Tables whose source names no release, and
-# 2.16.2 (whose tuning.cc is not restated), run under the default (2.30).
+# 2.16.2 (whose tuning.cc is not restated), run under the default (2.30); so do AWS's p5 run on EKS (NCCL 2.18.5, named
+# in its source) and AWS's Slurm runs (no release named beside them; the repository's image then built 2.20.3).
 VERSIONS = {
     "a100-2node-oci-oke.txt": ("2.19", "a100-2node-oci-oke-command.txt", "nccl-2.19.3-1"),
     "a3mega-2node-ztan.txt": ("2.21", "a3mega-image-ztan.txt", "libnccl.so.2.21.5"),
@@ -101,6 +119,8 @@ def measured_rows(file: str, dtype: str | None = None, time: bool = False) -> di
     nccl-tests 2.11), of one datatype's rows where a run covers several."""
     rows, busbw_col = {}, 7
     for line in (DATA / file).read_text().splitlines():
+        # A launcher's tag before each line (srun -l `0: `, mpirun --tag-output `[1,0]<stdout>:`) is not the table's.
+        line = re.sub(r"^\s*(\d+: |\[\d+,\d+\]<stdout>:)", "", line).strip()
         if line.startswith("#") and "redop" in line and "busbw" in line:
             busbw_col = 7 if "root" in line else 6
         cols = line.split()
@@ -190,7 +210,7 @@ def main() -> None:
                      f"{measured[size]:g} GB/s", f"{predicted[size]:.1f} GB/s", f"{error:+.1%}"]
             print("| " + " | ".join(cells + ["yes" if ok else "no"]) + " |")
         # A saturation size is told only by a table that starts below it.
-        if min(measured_all) <= 1 << 20:
+        if any(0 < size <= 1 << 20 for size in measured_all):
             m, p = saturation(measured), saturation(predicted)
             ratio = max(m, p) / min(m, p)
             cells = [f"{label}: saturation size", "", f"{m >> 20} MiB", f"{p >> 20} MiB", f"×{ratio:g}"]
