@@ -50,7 +50,7 @@ const BIT_UNITS: &[(&str, f64)] = &[
 const TIME_UNITS: &[(&str, f64)] = &[("ps", 1e-12), ("ns", 1e-9), ("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0)];
 
 /// Split "300MiB" into (300.0, "MiB"). Errors are phrased to be shown after "field: ".
-fn split_number<'a>(text: &'a str, example: &str) -> Result<(f64, &'a str), String> {
+fn split_number<'a>(text: &'a str, example: &'a str) -> Result<(f64, &'a str), String> {
     let t = text.trim();
     let end = t
         .char_indices()
@@ -72,6 +72,10 @@ fn split_number<'a>(text: &'a str, example: &str) -> Result<(f64, &'a str), Stri
         return Err(format!("\"{text}\" is not finite; write e.g. \"{example}\""));
     }
     if unit.is_empty() {
+        // Zero is zero in every unit: a bare "0" (`--gap 0`) reads in the example's unit.
+        if value == 0.0 {
+            return Ok((0.0, example.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.')));
+        }
         return Err(format!("\"{text}\" has no unit; write it with one, e.g. \"{example}\""));
     }
     Ok((value, unit))
@@ -198,12 +202,21 @@ macro_rules! string_quantity {
                         <$ty>::parse(v).map_err(E::custom)
                     }
                     fn visit_u64<E: de::Error>(self, v: u64) -> Result<$ty, E> {
+                        if v == 0 as u64 {
+                            return <$ty>::parse("0").map_err(E::custom);
+                        }
                         Err(E::custom(format!("{v} has no unit; write it with one, e.g. \"{}\"", $example)))
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
+                        if v == 0 as i64 {
+                            return <$ty>::parse("0").map_err(E::custom);
+                        }
                         Err(E::custom(format!("{v} has no unit; write it with one, e.g. \"{}\"", $example)))
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$ty, E> {
+                        if v == 0 as f64 {
+                            return <$ty>::parse("0").map_err(E::custom);
+                        }
                         Err(E::custom(format!("{v} has no unit; write it with one, e.g. \"{}\"", $example)))
                     }
                 }
@@ -271,6 +284,11 @@ mod tests {
         assert_eq!(Time::parse("0s").unwrap(), Time(0));
         assert_eq!(Time::parse("5 ns").unwrap(), Time(5000));
         assert!(Time::parse("7.7").unwrap_err().contains("no unit"));
+        // Zero needs no unit: it is zero in every one.
+        assert_eq!(Time::parse("0").unwrap(), Time(0));
+        assert_eq!(Bytes::parse("0").unwrap(), Bytes(0));
+        assert!(Bandwidth::parse("0").unwrap_err().contains("not positive"));
+        assert_eq!(serde_json::from_str::<Time>("0").unwrap(), Time(0));
         assert!(Time::parse("1e9s").unwrap_err().contains("2^64"));
     }
 
