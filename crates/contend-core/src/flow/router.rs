@@ -14,8 +14,9 @@ use std::collections::{BTreeMap, BinaryHeap};
 /// What a copy engine's copy pays for the NVSwitches on its path: each one's latency, once per
 /// traversal (an NVSwitch's latency is the engine's wait for a write through it to complete,
 /// docs/models.md "Default latencies"). Other devices on the way charge nothing here: a PCIe
-/// switch's forwarding is in its links' latency, a NIC's latency is its own copies' (it drives
-/// them), and a network switch's delay is folded into its links' latency.
+/// switch's forwarding is in its links' latency, a NIC's latency is paid by the copies it drives
+/// and those leaving the node through it (`network_entry`), and a network switch's delay is
+/// folded into its links' latency.
 pub fn switch_traversals(m: &Machine, hops: &[Hop]) -> f64 {
     let into = |h: &Hop| {
         let l = &m.links[h.link];
@@ -26,6 +27,30 @@ pub fn switch_traversals(m: &Machine, hops: &[Hop]) -> f64 {
         }
     };
     hops.iter().map(into).filter(|&d| m.devices[d].kind == DeviceKind::Nvswitch).map(|d| m.devices[d].latency).sum()
+}
+
+/// What a copy pays at the NIC it leaves its node through: that NIC's latency, once per copy
+/// (a NIC's per-message cost, the transport's work per message: verbs, or EFA's SRD through
+/// libfabric; docs/models.md, "Default latencies"). The NIC is the device a hop onto a network
+/// link leaves; the first such hop counts, and not where the copy starts at the NIC itself (it
+/// drives the copy and has paid its latency as the driver). The receiving NIC charges nothing:
+/// a written latency is the whole one-way cost of a message through the NICs, measured end to
+/// end (a ping-pong's half round trip, less the hops of its path).
+pub fn network_entry(m: &Machine, hops: &[Hop]) -> f64 {
+    let from = |h: &Hop| {
+        let l = &m.links[h.link];
+        if h.forward {
+            l.a
+        } else {
+            l.b
+        }
+    };
+    let start = hops.first().map(from);
+    hops.iter()
+        .find(|h| m.links[h.link].kind == LinkKind::Network && m.devices[from(h)].kind == DeviceKind::Nic)
+        .map(from)
+        .filter(|&nic| Some(nic) != start)
+        .map_or(0.0, |nic| m.devices[nic].latency)
 }
 
 pub use crate::topology::Hop;
@@ -51,10 +76,12 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// A plan with no stripes.
-    /// A plan whose copy pays `latency` before its bytes move, and the path's NVSwitches on top.
+    /// A plan with no stripes, whose copy pays `latency` before its bytes move, the NIC it
+    /// leaves its node through (`network_entry`, copy engines and kernels alike) and the path's
+    /// NVSwitches on top (copy engines only).
     pub fn new(m: &Machine, mechanism: Mechanism, hops: Vec<Hop>, staging: Option<usize>, latency: f64) -> Plan {
         let switches = switch_traversals(m, &hops);
+        let latency = latency + network_entry(m, &hops);
         Plan { mechanism, hops, staging, latency: latency + switches, kernel_latency: latency, stripes: Vec::new() }
     }
 

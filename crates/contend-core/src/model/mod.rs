@@ -7,6 +7,8 @@
 //! flow finishes. Either way the one loop that advances time is `sim::run`.
 
 pub mod maxmin;
+#[cfg(test)]
+mod nic_latency_tests;
 pub mod packet;
 mod rate;
 pub mod registry;

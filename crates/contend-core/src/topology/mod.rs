@@ -185,8 +185,10 @@ pub struct DeviceSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Fixed cost of a copy at this device: for a GPU or NIC, its DMA engine's setup per copy
-    /// it drives; for host memory, the CPU hand-off per copy staged through it. Absent: a
-    /// default per kind and generation (docs/models.md, "Default latencies").
+    /// it drives, and for a NIC also its transport's per-message cost, paid once by every copy
+    /// that leaves the node through it (`flow::router::network_entry`); for host memory, the
+    /// CPU hand-off per copy staged through it. Absent: a default per kind and generation
+    /// (docs/models.md, "Default latencies").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<Time>,
     /// The dragonfly group or fat-tree pod of a network switch.
