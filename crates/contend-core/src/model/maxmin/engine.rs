@@ -276,8 +276,13 @@ impl<'c> Engine<'c> {
         if self.group_mark[b as usize] != self.epoch {
             self.group_mark[b as usize] = self.epoch;
             self.hit.push(b);
-            for i in 0..self.spans.of(b as usize).len() {
-                self.mark_res(self.spans.of(b as usize)[i].res);
+            // The fields apart, so that the span list is walked once, not looked up per span.
+            let (epoch, marks, touched) = (self.epoch, &mut self.res_mark, &mut self.touched);
+            for s in self.spans.of(b as usize) {
+                if marks[s.res as usize] != epoch {
+                    marks[s.res as usize] = epoch;
+                    touched.push(s.res);
+                }
             }
         }
     }
@@ -375,11 +380,12 @@ impl<'c> Engine<'c> {
             self.shift[l as usize] = 0.0;
             self.top[l as usize] = 0.0;
         }
-        for (j, &g) in self.hit.iter().enumerate() {
-            let d = x[j] - self.g.level[g as usize];
+        let (shift, top) = (&mut self.shift, &mut self.top);
+        for (&g, &level) in self.hit.iter().zip(x) {
+            let d = level - self.g.level[g as usize];
             for s in self.spans.of(g as usize) {
-                self.shift[s.res as usize] += s.weight * d;
-                self.top[s.res as usize] = self.top[s.res as usize].max(x[j]);
+                shift[s.res as usize] += s.weight * d;
+                top[s.res as usize] = top[s.res as usize].max(level);
             }
         }
         self.touched.iter().all(|&l| {
@@ -391,7 +397,17 @@ impl<'c> Engine<'c> {
                 return true;
             }
             let own = self.level_after(l as u32, x);
-            self.top[l] <= own * (1.0 + TIE) && (own >= self.g.level[l] || self.groups_on(l).all(|(g, _)| self.level_after(g, x) <= own * (1.0 + TIE)))
+            self.top[l] <= own * (1.0 + TIE) && (own >= self.g.level[l] || self.none_faster(l, x, own * (1.0 + TIE)))
+        })
+    }
+
+    /// Whether no group crossing resource l runs faster than `bound` after the solution `x`.
+    /// (Read off l's routes, as `groups_on`, but only their groups: this runs for every user of
+    /// every resource whose own group slows down.)
+    fn none_faster(&self, l: usize, x: &[f64], bound: f64) -> bool {
+        self.users[l].iter().all(|&(r, _)| match self.g.route[r as usize].group {
+            NONE => true,
+            g => self.level_after(g, x) <= bound,
         })
     }
 
