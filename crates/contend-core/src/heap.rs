@@ -65,10 +65,27 @@ impl IndexHeap {
         self.at[i] = NOWHERE;
         let last = self.heap.pop().unwrap();
         if (p as usize) < self.heap.len() {
-            self.heap[p as usize] = last;
-            self.at[last as usize] = p;
-            let p = self.up(p as usize);
-            self.down(p);
+            // The hole goes down to a leaf by the earlier child (one comparison a level, not
+            // two), and the last item rises from there: it came from the bottom, so it seldom
+            // rises far. (Items are totally ordered, so the earliest is the same whatever the
+            // shape.)
+            let hole = self.hole_down(p as usize);
+            self.heap[hole] = last;
+            self.up(hole);
+        }
+    }
+
+    /// Move the hole at p down to a leaf, each step taking up the earlier child; its place.
+    fn hole_down(&mut self, mut p: usize) -> usize {
+        let n = self.heap.len();
+        loop {
+            let l = 2 * p + 1;
+            if l >= n {
+                return p;
+            }
+            let c = if l + 1 < n && self.less(self.heap[l + 1], self.heap[l]) { l + 1 } else { l };
+            self.place(p, self.heap[c]);
+            p = c;
         }
     }
 

@@ -276,8 +276,13 @@ impl<'c> Engine<'c> {
         if self.group_mark[b as usize] != self.epoch {
             self.group_mark[b as usize] = self.epoch;
             self.hit.push(b);
-            for i in 0..self.spans.of(b as usize).len() {
-                self.mark_res(self.spans.of(b as usize)[i].res);
+            // The fields apart, so that the span list is walked once, not looked up per span.
+            let (epoch, marks, touched) = (self.epoch, &mut self.res_mark, &mut self.touched);
+            for s in self.spans.of(b as usize) {
+                if marks[s.res as usize] != epoch {
+                    marks[s.res as usize] = epoch;
+                    touched.push(s.res);
+                }
             }
         }
     }
@@ -285,8 +290,12 @@ impl<'c> Engine<'c> {
     fn mark_route(&mut self, r: usize) {
         self.g.route[r].mark = self.epoch;
         self.affected.push(r as u32);
-        for &(l, _) in self.hops(r) {
-            self.mark_res(l);
+        let (epoch, marks, touched) = (self.epoch, &mut self.res_mark, &mut self.touched);
+        for &(l, _) in self.c.routes.of(r) {
+            if marks[l as usize] != epoch {
+                marks[l as usize] = epoch;
+                touched.push(l);
+            }
         }
     }
 
@@ -341,10 +350,11 @@ impl<'c> Engine<'c> {
         self.rhs.clear();
         // Row i: resource hit[i] full. Column j: group hit[j]'s weight there (its span); what
         // the groups that keep their levels take is the resource's load less the moving ones'.
+        let (system, marks, index) = (&mut self.system[..], &self.group_mark[..], &self.index[..]);
         for (j, &g) in self.hit.iter().enumerate() {
             for s in self.spans.of(g as usize) {
-                if self.group_mark[s.res as usize] == self.epoch {
-                    self.system[self.index[s.res as usize] as usize * n + j] += s.weight;
+                if marks[s.res as usize] == self.epoch {
+                    system[index[s.res as usize] as usize * n + j] += s.weight;
                 }
             }
         }
@@ -355,8 +365,9 @@ impl<'c> Engine<'c> {
         let mut x = std::mem::take(&mut self.rhs);
         let ok = solve(&mut self.system, &mut x).is_some() && x.iter().all(|&v| v > 0.0 && v.is_finite()) && self.holds(&x);
         if ok {
+            let (load, shift) = (&mut self.load[..], &self.shift[..]);
             for &l in &self.touched {
-                self.load[l as usize] += self.shift[l as usize];
+                load[l as usize] += shift[l as usize];
             }
             for (i, &level) in x.iter().enumerate() {
                 self.g.set_level(self.hit[i] as usize, t, level);
@@ -371,15 +382,16 @@ impl<'c> Engine<'c> {
     /// crosses, and the groups that keep their levels still are, unless that group slows down:
     /// only then are they looked at. Leaves in `shift` the load the new levels add.
     fn holds(&mut self, x: &[f64]) -> bool {
+        let (shift, top) = (&mut self.shift[..], &mut self.top[..]);
         for &l in &self.touched {
-            self.shift[l as usize] = 0.0;
-            self.top[l as usize] = 0.0;
+            shift[l as usize] = 0.0;
+            top[l as usize] = 0.0;
         }
-        for (j, &g) in self.hit.iter().enumerate() {
-            let d = x[j] - self.g.level[g as usize];
+        for (&g, &level) in self.hit.iter().zip(x) {
+            let d = level - self.g.level[g as usize];
             for s in self.spans.of(g as usize) {
-                self.shift[s.res as usize] += s.weight * d;
-                self.top[s.res as usize] = self.top[s.res as usize].max(x[j]);
+                shift[s.res as usize] += s.weight * d;
+                top[s.res as usize] = top[s.res as usize].max(level);
             }
         }
         self.touched.iter().all(|&l| {
@@ -391,7 +403,17 @@ impl<'c> Engine<'c> {
                 return true;
             }
             let own = self.level_after(l as u32, x);
-            self.top[l] <= own * (1.0 + TIE) && (own >= self.g.level[l] || self.groups_on(l).all(|(g, _)| self.level_after(g, x) <= own * (1.0 + TIE)))
+            self.top[l] <= own * (1.0 + TIE) && (own >= self.g.level[l] || self.none_faster(l, x, own * (1.0 + TIE)))
+        })
+    }
+
+    /// Whether no group crossing resource l runs faster than `bound` after the solution `x`.
+    /// (Read off l's routes, as `groups_on`, but only their groups: this runs for every user of
+    /// every resource whose own group slows down.)
+    fn none_faster(&self, l: usize, x: &[f64], bound: f64) -> bool {
+        self.users[l].iter().all(|&(r, _)| match self.g.route[r as usize].group {
+            NONE => true,
+            g => self.level_after(g, x) <= bound,
         })
     }
 

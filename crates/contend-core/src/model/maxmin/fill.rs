@@ -79,18 +79,23 @@ impl Filler {
         left: &mut [f64],
         out: &mut [f64],
     ) {
+        // The fields apart, as slices: a store through one of them cannot move another's
+        // buffer, so the loops below keep every buffer in a register instead of reloading it
+        // after each store (a refill runs this once per event on a busy network).
+        let Filler { weight, end, top, begin, users, frozen, mult: mults, at, queue, .. } = self;
+        let (weight, end, top, begin) = (&mut weight[..], &mut end[..], &mut top[..], &mut begin[..]);
         for &l in links {
-            self.weight[l as usize] = 0.0;
-            self.end[l as usize] = 0;
-            self.top[l as usize] = 0.0;
+            weight[l as usize] = 0.0;
+            end[l as usize] = 0;
+            top[l as usize] = 0.0;
         }
-        self.mult.clear();
-        self.mult.extend((0..items.len()).map(mult));
-        for (k, (&r, &m)) in items.iter().zip(&self.mult).enumerate() {
+        mults.clear();
+        mults.extend((0..items.len()).map(mult));
+        for (k, (&r, &m)) in items.iter().zip(mults.iter()).enumerate() {
             let b = back(k);
             for &(l, a) in routes.of(r as usize) {
-                self.weight[l as usize] += m * a;
-                self.end[l as usize] += 1;
+                weight[l as usize] += m * a;
+                end[l as usize] += 1;
                 if b > 0.0 {
                     left[l as usize] += b * a;
                 }
@@ -100,21 +105,22 @@ impl Filler {
         for &l in links {
             let l = l as usize;
             left[l] = left[l].max(0.0);
-            self.begin[l] = total;
-            total += self.end[l];
-            self.end[l] = self.begin[l];
+            begin[l] = total;
+            total += end[l];
+            end[l] = begin[l];
         }
-        self.users.resize(total as usize, 0);
+        users.resize(total as usize, 0);
         for (k, &r) in items.iter().enumerate() {
             for &(l, _) in routes.of(r as usize) {
-                self.users[self.end[l as usize] as usize] = k as u32;
-                self.end[l as usize] += 1;
+                users[end[l as usize] as usize] = k as u32;
+                end[l as usize] += 1;
             }
         }
-        self.frozen.clear();
-        self.frozen.resize(items.len(), false);
-        self.at.clear();
-        self.at.resize(items.len(), u32::MAX);
+        frozen.clear();
+        frozen.resize(items.len(), false);
+        at.clear();
+        at.resize(items.len(), u32::MAX);
+        let (users, frozen, at, mults) = (&users[..], &mut frozen[..], &mut at[..], &mults[..]);
         // Every resource saturates at the level left / weight (what fixed and frozen flows leave,
         // over the coefficient sum of the flows still rising). A freeze only raises the
         // saturation levels of the frozen flow's other resources (it leaves each at least the
@@ -123,54 +129,52 @@ impl Filler {
         // is ranked again by its current level; the one taken with its level current is the next
         // to saturate. Few resources (a refill's usual case) are ranked by a scan, many by a heap
         // (O((R + takes) log R) in all); both take resources in the same order.
-        let mut queue = std::mem::take(&mut self.queue);
-        queue.start(links.iter().map(|&l| l as usize).filter(|&l| self.weight[l] > WEIGHTLESS).map(|l| (left[l] / self.weight[l], l)));
+        queue.start(links.iter().map(|&l| l as usize).filter(|&l| weight[l] > WEIGHTLESS).map(|l| (left[l] / weight[l], l)));
         let mut level = 0.0f64;
         let mut unfrozen = items.len();
         while unfrozen > 0 {
             let Some((bound, l)) = queue.lowest() else {
                 // Round-off left weight on no resource; the remaining flows end at this level,
                 // frozen at no resource (`at` stays u32::MAX).
-                for k in (0..items.len()).filter(|&k| !self.frozen[k]) {
+                for k in (0..items.len()).filter(|&k| !frozen[k]) {
                     out[k] = level;
                     for &(l2, _) in routes.of(items[k] as usize) {
-                        self.top[l2 as usize] = self.top[l2 as usize].max(level);
+                        top[l2 as usize] = top[l2 as usize].max(level);
                     }
                 }
                 break;
             };
-            if self.weight[l] <= WEIGHTLESS {
+            if weight[l] <= WEIGHTLESS {
                 queue.drop_lowest(); // every flow through it froze elsewhere
                 continue;
             }
-            let now = (left[l].max(0.0) / self.weight[l]).max(level);
+            let now = (left[l].max(0.0) / weight[l]).max(level);
             if now != bound {
                 queue.rerank_lowest(now);
                 continue;
             }
             queue.drop_lowest();
             level = level.max(bound);
-            for u in self.begin[l]..self.end[l] {
-                let k = self.users[u as usize] as usize;
-                if self.frozen[k] {
+            for &k in &users[begin[l] as usize..end[l] as usize] {
+                let k = k as usize;
+                if frozen[k] {
                     continue;
                 }
-                self.frozen[k] = true;
-                self.at[k] = l as u32;
+                frozen[k] = true;
+                at[k] = l as u32;
                 unfrozen -= 1;
                 out[k] = level;
-                let m = self.mult[k];
+                let m = mults[k];
                 for &(l2, a) in routes.of(items[k] as usize) {
                     let l2 = l2 as usize;
-                    self.weight[l2] -= m * a;
+                    weight[l2] -= m * a;
                     left[l2] -= m * a * level;
-                    self.top[l2] = self.top[l2].max(level);
+                    top[l2] = top[l2].max(level);
                 }
             }
             // Round-off may leave a trace of weight: the resource is done.
-            self.weight[l] = 0.0;
+            weight[l] = 0.0;
         }
-        self.queue = queue;
     }
 }
 
