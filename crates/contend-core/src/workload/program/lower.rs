@@ -214,21 +214,29 @@ fn expand(p: &Program, rank: u32, origin: &str, job: &str) -> Result<Vec<Low>> {
                     Op::Bcast(c) => (Kind::Bcast, Some(c)),
                     _ => (Kind::Barrier, None),
                 };
-                let all: Vec<u32> = (0..n).collect();
+                // The whole job (no group) is ranks 0..n in order: rank r is member r, and
+                // nothing is listed or searched (a rank of n per collective call, n times).
                 let group: &[u32] = match c {
-                    Some(Collective { group, .. }) if !group.is_empty() => group,
-                    _ => &all,
+                    Some(Collective { group, .. }) => group,
+                    None => &[],
                 };
-                let Some(me) = group.iter().position(|&r| r == rank) else {
-                    return Err(Error::input(
-                        origin,
-                        field(k),
-                        format!("{} over a group without rank {rank}; a rank joins only its groups' collectives", kind.name()),
-                    ));
+                let members = if group.is_empty() { n } else { group.len() as u32 };
+                let member = |i: u32| if group.is_empty() { i } else { group[i as usize] };
+                let me = if group.is_empty() {
+                    rank as usize
+                } else {
+                    let Some(me) = group.iter().position(|&r| r == rank) else {
+                        return Err(Error::input(
+                            origin,
+                            field(k),
+                            format!("{} over a group without rank {rank}; a rank joins only its groups' collectives", kind.name()),
+                        ));
+                    };
+                    if let Some(&bad) = group.iter().find(|&&r| r >= n) {
+                        return Err(Error::input(origin, field(k), format!("group names rank {bad}, past the job's {n} ranks")));
+                    }
+                    me
                 };
-                if let Some(&bad) = group.iter().find(|&&r| r >= n) {
-                    return Err(Error::input(origin, field(k), format!("group names rank {bad}, past the job's {n} ranks")));
-                }
                 let size = c.map(|c| c.size.0).unwrap_or(8);
                 let allowed = kind.algorithms(size);
                 let algorithm = match c.and_then(|c| c.algorithm) {
@@ -242,13 +250,13 @@ fn expand(p: &Program, rank: u32, origin: &str, job: &str) -> Result<Vec<Low>> {
                 let root = c.and_then(|c| c.root).unwrap_or(0);
                 let tag = COLLECTIVE_TAGS + collectives;
                 collectives += 1;
-                for s in steps(kind, algorithm, me as u32, group.len() as u32, size, root) {
+                for s in steps(kind, algorithm, me as u32, members, size, root) {
                     for &(peer, _) in &s.recvs {
-                        out.push(Low::Recv { peer: group[peer as usize], tag, req: Some(next_req), op: k as u32 });
+                        out.push(Low::Recv { peer: member(peer), tag, req: Some(next_req), op: k as u32 });
                         next_req += 1;
                     }
                     for &(peer, bytes) in &s.sends {
-                        out.push(Low::Send { peer: group[peer as usize], size: bytes, tag, req: Some(next_req), op: k as u32 });
+                        out.push(Low::Send { peer: member(peer), size: bytes, tag, req: Some(next_req), op: k as u32 });
                         next_req += 1;
                     }
                     out.push(Low::WaitAll);
@@ -410,7 +418,10 @@ pub fn lower(
                     let secs = secs * compute_scale;
                     lowered.compute[r] += secs;
                     let t = Transfer { src: dev(r32), dst: dev(r32), after: cursor.clone(), compute: Some(secs), ..Default::default() };
-                    cursor = vec![node(out, origins, t, r32, op as usize, OpKind::Compute)];
+                    // The cursor's buffer is reused: one allocation less per operation.
+                    let x = node(out, origins, t, r32, op as usize, OpKind::Compute);
+                    cursor.clear();
+                    cursor.push(x);
                 }
                 Low::Send { size, req, op, .. } => {
                     let pair = pair_of[r][i].expect("every send is matched above");
@@ -420,7 +431,8 @@ pub fn lower(
                         let secs = mpi.soft_delay.secs() + size as f64 * mpi.copy_per_byte;
                         let t = Transfer { src: dev(r32), dst: dev(r32), after: cursor.clone(), compute: Some(secs), ..Default::default() };
                         let local = node(out, origins, t, r32, op as usize, OpKind::Overhead);
-                        cursor = vec![local];
+                        cursor.clear();
+                        cursor.push(local);
                         local
                     } else {
                         pair.data
@@ -429,7 +441,10 @@ pub fn lower(
                         Some(q) => {
                             pending.insert(q, done);
                         }
-                        None => cursor = vec![done],
+                        None => {
+                            cursor.clear();
+                            cursor.push(done);
+                        }
                     }
                 }
                 Low::Recv { req, .. } => {
@@ -463,7 +478,8 @@ pub fn lower(
                             out[t].after.extend_from_slice(&cursor);
                         }
                         if !ends.last.is_empty() {
-                            cursor = ends.last.clone();
+                            cursor.clear();
+                            cursor.extend_from_slice(&ends.last);
                         }
                     }
                 }
