@@ -457,6 +457,11 @@ impl<'m> NetworkRouter<'m> {
     /// Next hops from v that stay on a shortest path to the target of `dist`.
     fn next_hops(&self, dist: &Dist, v: usize, out: &mut Vec<(u32, u32)>) {
         out.clear();
+        self.append_next_hops(dist, v, out);
+    }
+
+    /// `next_hops`, appended to `out`.
+    fn append_next_hops(&self, dist: &Dist, v: usize, out: &mut Vec<(u32, u32)>) {
         // A switch other than the anchor of an endpoint's table: its list, kept with the table
         // (the same neighbours in the same order; see `Table`). With `plus` every distance but
         // the endpoint's is one more, which keeps "one hop closer" between the others, and only
@@ -516,14 +521,14 @@ impl<'m> NetworkRouter<'m> {
             while let Some(&v) = order.get(i) {
                 i += 1;
                 if v != to {
-                    self.next_hops(dist, v, &mut candidates);
-                    for &(w, _) in &candidates {
+                    let first = edges.len();
+                    self.append_next_hops(dist, v, &mut edges);
+                    for &(w, _) in &edges[first..] {
                         if self.visited[w as usize] != mark {
                             self.visited[w as usize] = mark;
                             order.push(w as usize);
                         }
                     }
-                    edges.extend_from_slice(&candidates);
                 }
                 starts.push(edges.len());
             }
