@@ -433,7 +433,8 @@ impl<'m> NetworkRouter<'m> {
                 let (mut closer_at, mut closer) = (vec![0u32], Vec::new());
                 for (v, near) in self.adj.iter().enumerate().filter(|&(v, _)| self.switch[v]) {
                     if d[v] != FAR {
-                        let one_closer = |&&(w, _): &&(u32, u32)| d[w as usize] != FAR && d[w as usize] + 1 == d[v] && (self.switch[w as usize] || w as usize == anchor);
+                        let one_closer =
+                            |&&(w, _): &&(u32, u32)| d[w as usize] != FAR && d[w as usize] + 1 == d[v] && (self.switch[w as usize] || w as usize == anchor);
                         closer.extend(near.iter().filter(one_closer));
                     }
                     closer_at.push(closer.len() as u32);
