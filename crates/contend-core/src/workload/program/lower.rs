@@ -214,29 +214,21 @@ fn expand(p: &Program, rank: u32, origin: &str, job: &str) -> Result<Vec<Low>> {
                     Op::Bcast(c) => (Kind::Bcast, Some(c)),
                     _ => (Kind::Barrier, None),
                 };
-                // The whole job (no group) is ranks 0..n in order: rank r is member r, and
-                // nothing is listed or searched (a rank of n per collective call, n times).
+                let all: Vec<u32> = (0..n).collect();
                 let group: &[u32] = match c {
-                    Some(Collective { group, .. }) => group,
-                    None => &[],
+                    Some(Collective { group, .. }) if !group.is_empty() => group,
+                    _ => &all,
                 };
-                let members = if group.is_empty() { n } else { group.len() as u32 };
-                let member = |i: u32| if group.is_empty() { i } else { group[i as usize] };
-                let me = if group.is_empty() {
-                    rank as usize
-                } else {
-                    let Some(me) = group.iter().position(|&r| r == rank) else {
-                        return Err(Error::input(
-                            origin,
-                            field(k),
-                            format!("{} over a group without rank {rank}; a rank joins only its groups' collectives", kind.name()),
-                        ));
-                    };
-                    if let Some(&bad) = group.iter().find(|&&r| r >= n) {
-                        return Err(Error::input(origin, field(k), format!("group names rank {bad}, past the job's {n} ranks")));
-                    }
-                    me
+                let Some(me) = group.iter().position(|&r| r == rank) else {
+                    return Err(Error::input(
+                        origin,
+                        field(k),
+                        format!("{} over a group without rank {rank}; a rank joins only its groups' collectives", kind.name()),
+                    ));
                 };
+                if let Some(&bad) = group.iter().find(|&&r| r >= n) {
+                    return Err(Error::input(origin, field(k), format!("group names rank {bad}, past the job's {n} ranks")));
+                }
                 let size = c.map(|c| c.size.0).unwrap_or(8);
                 let allowed = kind.algorithms(size);
                 let algorithm = match c.and_then(|c| c.algorithm) {
@@ -250,13 +242,13 @@ fn expand(p: &Program, rank: u32, origin: &str, job: &str) -> Result<Vec<Low>> {
                 let root = c.and_then(|c| c.root).unwrap_or(0);
                 let tag = COLLECTIVE_TAGS + collectives;
                 collectives += 1;
-                for s in steps(kind, algorithm, me as u32, members, size, root) {
+                for s in steps(kind, algorithm, me as u32, group.len() as u32, size, root) {
                     for &(peer, _) in &s.recvs {
-                        out.push(Low::Recv { peer: member(peer), tag, req: Some(next_req), op: k as u32 });
+                        out.push(Low::Recv { peer: group[peer as usize], tag, req: Some(next_req), op: k as u32 });
                         next_req += 1;
                     }
                     for &(peer, bytes) in &s.sends {
-                        out.push(Low::Send { peer: member(peer), size: bytes, tag, req: Some(next_req), op: k as u32 });
+                        out.push(Low::Send { peer: group[peer as usize], size: bytes, tag, req: Some(next_req), op: k as u32 });
                         next_req += 1;
                     }
                     out.push(Low::WaitAll);
@@ -418,10 +410,7 @@ pub fn lower(
                     let secs = secs * compute_scale;
                     lowered.compute[r] += secs;
                     let t = Transfer { src: dev(r32), dst: dev(r32), after: cursor.clone(), compute: Some(secs), ..Default::default() };
-                    // The cursor's buffer is reused: one allocation less per operation.
-                    let x = node(out, origins, t, r32, op as usize, OpKind::Compute);
-                    cursor.clear();
-                    cursor.push(x);
+                    cursor = vec![node(out, origins, t, r32, op as usize, OpKind::Compute)];
                 }
                 Low::Send { size, req, op, .. } => {
                     let pair = pair_of[r][i].expect("every send is matched above");
@@ -431,8 +420,7 @@ pub fn lower(
                         let secs = mpi.soft_delay.secs() + size as f64 * mpi.copy_per_byte;
                         let t = Transfer { src: dev(r32), dst: dev(r32), after: cursor.clone(), compute: Some(secs), ..Default::default() };
                         let local = node(out, origins, t, r32, op as usize, OpKind::Overhead);
-                        cursor.clear();
-                        cursor.push(local);
+                        cursor = vec![local];
                         local
                     } else {
                         pair.data
@@ -441,10 +429,7 @@ pub fn lower(
                         Some(q) => {
                             pending.insert(q, done);
                         }
-                        None => {
-                            cursor.clear();
-                            cursor.push(done);
-                        }
+                        None => cursor = vec![done],
                     }
                 }
                 Low::Recv { req, .. } => {
@@ -478,8 +463,7 @@ pub fn lower(
                             out[t].after.extend_from_slice(&cursor);
                         }
                         if !ends.last.is_empty() {
-                            cursor.clear();
-                            cursor.extend_from_slice(&ends.last);
+                            cursor = ends.last.clone();
                         }
                     }
                 }
