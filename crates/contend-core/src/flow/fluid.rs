@@ -18,7 +18,7 @@
 //! one-path routing. Fractions are rounded to 1/256 so that messages between like pairs
 //! share a route in the flow table (a route's key is its coefficients' bits).
 
-use super::{Dist, NetworkRouter};
+use super::NetworkRouter;
 use crate::topology::{Hop, Routing};
 use std::collections::BTreeMap;
 
@@ -124,7 +124,7 @@ impl NetworkRouter<'_> {
             return (!s.is_empty() || from == to).then_some(s);
         }
         let (table, anchor, plus) = self.take_dist(to);
-        let dist = Dist { base: &table, to, plus };
+        let dist = table.dist(to, anchor, plus);
         let mut share: BTreeMap<(u32, usize), f64> = BTreeMap::new(); // (hops to go, device) -> share
         let mut out = Vec::new();
         let (mut candidates, mut links, mut parts) = (Vec::new(), Vec::new(), Vec::new());

@@ -33,7 +33,12 @@ pub struct NetworkRouter<'m> {
     /// Hops to each anchor over the network, through switches only; computed when first asked.
     /// An endpoint hanging off a single switch is reached through that switch, so one table
     /// serves every endpoint of a leaf (see `anchor`).
-    dist: Vec<Option<Vec<u32>>>,
+    dist: Vec<Option<Table>>,
+    /// Per device: its number among the switches (u32::MAX for any other device).
+    switch_index: Vec<u32>,
+    /// Per link: its end `a` (read for every edge of the least-loaded walk's DAG; the link
+    /// records are large).
+    link_a: Vec<u32>,
     /// Messages routed over each directed link so far: 2l for a -> b, 2l + 1 for b -> a.
     load: Vec<u32>,
     /// The switches of every group (Valiant's intermediate routers).
@@ -74,11 +79,30 @@ struct Groups {
     local: Vec<Option<Vec<u32>>>,
 }
 
+/// An anchor's distance table, and per switch its next hops towards the anchor: the neighbours
+/// one hop closer that are switches or the anchor itself, in link order, as `next_hops` lists
+/// them (`closer[closer_at[s]..closer_at[s + 1]]` for switch number s). The least-loaded walk
+/// asks every switch of a shortest-path DAG for them, each pass over every pair of NICs: a
+/// fat-tree's core switch would scan all its links for the one that leads down.
+struct Table {
+    dist: Vec<u32>,
+    closer_at: Vec<u32>,
+    closer: Vec<(u32, u32)>,
+}
+
 /// Hops to one target: the anchor's table, plus one for an endpoint reached through its switch.
 struct Dist<'a> {
     base: &'a [u32],
     to: usize,
     plus: u32,
+    anchor: usize,
+    table: &'a Table,
+}
+
+impl Table {
+    fn dist<'a>(&'a self, to: usize, anchor: usize, plus: u32) -> Dist<'a> {
+        Dist { base: &self.dist, to, plus, anchor, table: self }
+    }
 }
 
 impl Dist<'_> {
@@ -117,7 +141,22 @@ impl<'m> NetworkRouter<'m> {
             policy: m.network.routing,
             seed: m.network.seed,
             adj,
-            dist: vec![None; n],
+            dist: (0..n).map(|_| None).collect(),
+            link_a: m.links.iter().map(|l| l.a as u32).collect(),
+            switch_index: {
+                let mut k = 0u32;
+                m.devices
+                    .iter()
+                    .map(|d| {
+                        if d.kind == DeviceKind::Switch {
+                            k += 1;
+                            k - 1
+                        } else {
+                            u32::MAX
+                        }
+                    })
+                    .collect()
+            },
             load: vec![0; 2 * m.links.len()],
             groups,
             ahead: vec![(0, 0); n],
@@ -372,7 +411,7 @@ impl<'m> NetworkRouter<'m> {
     }
 
     /// Take the distance table towards `to` out of the cache (give it back with `put_back`).
-    fn take_dist(&mut self, to: usize) -> (Vec<u32>, usize, u32) {
+    fn take_dist(&mut self, to: usize) -> (Table, usize, u32) {
         let (anchor, plus) = self.anchor(to);
         let table = match self.dist[anchor].take() {
             Some(t) => t,
@@ -391,7 +430,16 @@ impl<'m> NetworkRouter<'m> {
                         }
                     }
                 }
-                d
+                let (mut closer_at, mut closer) = (vec![0u32], Vec::new());
+                for (v, near) in self.adj.iter().enumerate().filter(|&(v, _)| self.switch[v]) {
+                    if d[v] != FAR {
+                        let one_closer =
+                            |&&(w, _): &&(u32, u32)| d[w as usize] != FAR && d[w as usize] + 1 == d[v] && (self.switch[w as usize] || w as usize == anchor);
+                        closer.extend(near.iter().filter(one_closer));
+                    }
+                    closer_at.push(closer.len() as u32);
+                }
+                Table { dist: d, closer_at, closer }
             }
         };
         (table, anchor, plus)
@@ -404,12 +452,27 @@ impl<'m> NetworkRouter<'m> {
     }
 
     fn dir(&self, link: u32, from: usize) -> usize {
-        2 * link as usize + usize::from(self.m.links[link as usize].a != from)
+        2 * link as usize + usize::from(self.link_a[link as usize] as usize != from)
     }
 
     /// Next hops from v that stay on a shortest path to the target of `dist`.
     fn next_hops(&self, dist: &Dist, v: usize, out: &mut Vec<(u32, u32)>) {
         out.clear();
+        self.append_next_hops(dist, v, out);
+    }
+
+    /// `next_hops`, appended to `out`.
+    fn append_next_hops(&self, dist: &Dist, v: usize, out: &mut Vec<(u32, u32)>) {
+        // A switch other than the anchor of an endpoint's table: its list, kept with the table
+        // (the same neighbours in the same order; see `Table`). With `plus` every distance but
+        // the endpoint's is one more, which keeps "one hop closer" between the others, and only
+        // the anchor is one hop from the endpoint.
+        let s = self.switch_index[v];
+        if s != u32::MAX && !(dist.plus == 1 && v == dist.anchor) {
+            let t = dist.table;
+            out.extend_from_slice(&t.closer[t.closer_at[s as usize] as usize..t.closer_at[s as usize + 1] as usize]);
+            return;
+        }
         let dv = dist.at(v);
         for &(w, l) in &self.adj[v] {
             let wu = w as usize;
@@ -431,7 +494,7 @@ impl<'m> NetworkRouter<'m> {
     /// shortest paths whose busiest link carries the fewest messages so far (ties by hash).
     fn walk(&mut self, flow: u64, salt: u64, from: usize, to: usize, least_loaded: bool) -> Option<Vec<Hop>> {
         let (table, anchor, plus) = self.take_dist(to);
-        let path = self.walk_on(&Dist { base: &table, to, plus }, flow, salt, from, least_loaded);
+        let path = self.walk_on(&table.dist(to, anchor, plus), flow, salt, from, least_loaded);
         self.dist[anchor] = Some(table);
         path
     }
@@ -459,14 +522,14 @@ impl<'m> NetworkRouter<'m> {
             while let Some(&v) = order.get(i) {
                 i += 1;
                 if v != to {
-                    self.next_hops(dist, v, &mut candidates);
-                    for &(w, _) in &candidates {
+                    let first = edges.len();
+                    self.append_next_hops(dist, v, &mut edges);
+                    for &(w, _) in &edges[first..] {
                         if self.visited[w as usize] != mark {
                             self.visited[w as usize] = mark;
                             order.push(w as usize);
                         }
                     }
-                    edges.extend_from_slice(&candidates);
                 }
                 starts.push(edges.len());
             }
@@ -560,7 +623,7 @@ impl<'m> NetworkRouter<'m> {
             }
         }
         let (table, anchor, plus) = self.take_dist(to);
-        let dist = Dist { base: &table, to, plus };
+        let dist = table.dist(to, anchor, plus);
         let mut share: BTreeMap<(u32, usize), f64> = BTreeMap::new(); // (hops to go, device) -> share
         let mut out = Vec::new();
         let mut candidates = Vec::new();
