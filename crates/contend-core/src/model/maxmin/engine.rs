@@ -365,17 +365,22 @@ impl<'c> Engine<'c> {
         self.rhs.clear();
         // Row i: resource hit[i] full. Column j: group hit[j]'s weight there (its span); what
         // the groups that keep their levels take is the resource's load less the moving ones'.
-        let (system, marks, index) = (&mut self.system[..], &self.group_mark[..], &self.index[..]);
+        // The moving groups' take of row i, Σ_j weight × level, is summed in the same walk, in
+        // the order of j as a sum over the row would (a group has one span per resource).
+        self.rhs.resize(n, 0.0);
+        let (system, moving, marks, index) = (&mut self.system[..], &mut self.rhs[..], &self.group_mark[..], &self.index[..]);
         for (j, &g) in self.hit.iter().enumerate() {
+            let level = self.g.level[g as usize];
             for s in self.spans.of(g as usize) {
                 if marks[s.res as usize] == self.epoch {
-                    system[index[s.res as usize] as usize * n + j] += s.weight;
+                    let i = index[s.res as usize] as usize;
+                    system[i * n + j] += s.weight;
+                    moving[i] += s.weight * level;
                 }
             }
         }
         for (i, &b) in self.hit.iter().enumerate() {
-            let moving: f64 = (0..n).map(|j| self.system[i * n + j] * self.g.level[self.hit[j] as usize]).sum();
-            self.rhs.push(self.cap[b as usize] - self.load[b as usize] + moving);
+            self.rhs[i] = self.cap[b as usize] - self.load[b as usize] + self.rhs[i];
         }
         let mut x = std::mem::take(&mut self.rhs);
         self.walked.clear();
