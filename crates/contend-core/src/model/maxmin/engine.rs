@@ -444,18 +444,24 @@ impl<'c> Engine<'c> {
     /// (Read off l's routes, as `groups_on`, but only their groups: this runs for every user of
     /// every resource whose own group slows down.)
     /// The walk finds the fastest of them other than l's own, which `others` takes if the
-    /// solution is kept.
+    /// solution is kept; it stops at the first one faster (the solution is then dropped).
     fn none_faster(&mut self, l: usize, x: &[f64], bound: f64) -> bool {
         let mut fastest = 0.0f64;
         for &(r, _) in &self.users[l] {
             match self.g.route[r as usize].group {
                 NONE => {}
                 g if g as usize == l => {}
-                g => fastest = fastest.max(self.level_after(g, x)),
+                g => {
+                    let level = self.level_after(g, x);
+                    if level > bound {
+                        return false;
+                    }
+                    fastest = fastest.max(level);
+                }
             }
         }
         self.walked.push((l as u32, fastest));
-        fastest <= bound
+        true
     }
 
     /// Progressive filling of the routes at `floor` or above that `changed` reaches, on what
