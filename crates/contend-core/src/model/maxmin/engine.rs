@@ -380,7 +380,8 @@ impl<'c> Engine<'c> {
             }
         }
         for (i, &b) in self.hit.iter().enumerate() {
-            self.rhs[i] = self.cap[b as usize] - self.load[b as usize] + self.rhs[i];
+            // (cap − load) + moving, as before: a sum of two is the same either way round.
+            self.rhs[i] += self.cap[b as usize] - self.load[b as usize];
         }
         let mut x = std::mem::take(&mut self.rhs);
         self.walked.clear();
