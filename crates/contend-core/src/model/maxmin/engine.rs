@@ -112,6 +112,14 @@ pub struct Engine<'c> {
     rhs: Vec<f64>,
     /// Per touched resource, the load the fast path's new levels add.
     shift: Vec<f64>,
+    /// Per resource l, at least the level of every group other than l's own that crosses it:
+    /// raised wherever a level rises or a route joins a group, set exactly where the fast path
+    /// walks l's routes. When l's own group slows down to no less than this, no group crossing
+    /// l can be faster, and the walk is not needed.
+    others: Vec<f64>,
+    /// The walks of this fast path: (resource, the fastest other group after it), kept if the
+    /// solution is.
+    walked: Vec<(u32, f64)>,
 }
 
 impl<'c> Engine<'c> {
@@ -143,8 +151,12 @@ impl<'c> Engine<'c> {
     fn set_level(&mut self, b: usize, t: f64, level: f64) {
         let delta = level - self.g.level[b];
         if delta != 0.0 {
+            let (load, others) = (&mut self.load[..], &mut self.others[..]);
             for s in self.spans.of(b) {
-                self.load[s.res as usize] += s.weight * delta;
+                load[s.res as usize] += s.weight * delta;
+                if delta > 0.0 && s.res as usize != b {
+                    others[s.res as usize] = others[s.res as usize].max(level);
+                }
             }
         }
         self.g.set_level(b, t, level);
@@ -157,6 +169,9 @@ impl<'c> Engine<'c> {
         for e in self.entries(r) {
             let (l, a) = self.c.routes.hops[e];
             self.load[l as usize] += k * a;
+            if l as usize != b {
+                self.others[l as usize] = self.others[l as usize].max(self.g.level[b]);
+            }
             self.spans.join(b as u32, l, count * a, &mut self.span_of[e]);
         }
     }
@@ -350,19 +365,26 @@ impl<'c> Engine<'c> {
         self.rhs.clear();
         // Row i: resource hit[i] full. Column j: group hit[j]'s weight there (its span); what
         // the groups that keep their levels take is the resource's load less the moving ones'.
-        let (system, marks, index) = (&mut self.system[..], &self.group_mark[..], &self.index[..]);
+        // The moving groups' take of row i, Σ_j weight × level, is summed in the same walk, in
+        // the order of j as a sum over the row would (a group has one span per resource).
+        self.rhs.resize(n, 0.0);
+        let (system, moving, marks, index) = (&mut self.system[..], &mut self.rhs[..], &self.group_mark[..], &self.index[..]);
         for (j, &g) in self.hit.iter().enumerate() {
+            let level = self.g.level[g as usize];
             for s in self.spans.of(g as usize) {
                 if marks[s.res as usize] == self.epoch {
-                    system[index[s.res as usize] as usize * n + j] += s.weight;
+                    let i = index[s.res as usize] as usize;
+                    system[i * n + j] += s.weight;
+                    moving[i] += s.weight * level;
                 }
             }
         }
         for (i, &b) in self.hit.iter().enumerate() {
-            let moving: f64 = (0..n).map(|j| self.system[i * n + j] * self.g.level[self.hit[j] as usize]).sum();
-            self.rhs.push(self.cap[b as usize] - self.load[b as usize] + moving);
+            // (cap − load) + moving, as before: a sum of two is the same either way round.
+            self.rhs[i] += self.cap[b as usize] - self.load[b as usize];
         }
         let mut x = std::mem::take(&mut self.rhs);
+        self.walked.clear();
         let ok = solve(&mut self.system, &mut x).is_some() && x.iter().all(|&v| v > 0.0 && v.is_finite()) && self.holds(&x);
         if ok {
             let (load, shift) = (&mut self.load[..], &self.shift[..]);
@@ -371,6 +393,9 @@ impl<'c> Engine<'c> {
             }
             for (i, &level) in x.iter().enumerate() {
                 self.g.set_level(self.hit[i] as usize, t, level);
+            }
+            for &(l, fastest) in &self.walked {
+                self.others[l as usize] = fastest;
             }
         }
         self.rhs = x;
@@ -382,7 +407,7 @@ impl<'c> Engine<'c> {
     /// crosses, and the groups that keep their levels still are, unless that group slows down:
     /// only then are they looked at. Leaves in `shift` the load the new levels add.
     fn holds(&mut self, x: &[f64]) -> bool {
-        let (shift, top) = (&mut self.shift[..], &mut self.top[..]);
+        let (shift, top, others) = (&mut self.shift[..], &mut self.top[..], &mut self.others[..]);
         for &l in &self.touched {
             shift[l as usize] = 0.0;
             top[l as usize] = 0.0;
@@ -392,29 +417,52 @@ impl<'c> Engine<'c> {
             for s in self.spans.of(g as usize) {
                 shift[s.res as usize] += s.weight * d;
                 top[s.res as usize] = top[s.res as usize].max(level);
+                // A raise that the solution may not keep leaves the bound above, still a bound.
+                if d > 0.0 && s.res != g {
+                    others[s.res as usize] = others[s.res as usize].max(level);
+                }
             }
         }
-        self.touched.iter().all(|&l| {
-            let l = l as usize;
+        for i in 0..self.touched.len() {
+            let l = self.touched[i] as usize;
             if self.load[l] + self.shift[l] > self.cap[l] * (1.0 + TIE) {
                 return false;
             }
             if self.g.len(l) == 0 {
-                return true;
+                continue;
             }
             let own = self.level_after(l as u32, x);
-            self.top[l] <= own * (1.0 + TIE) && (own >= self.g.level[l] || self.none_faster(l, x, own * (1.0 + TIE)))
-        })
+            // The moving groups on l are within `top`; the others keep levels within `others`.
+            let bound = own * (1.0 + TIE);
+            if !(self.top[l] <= bound && (own >= self.g.level[l] || self.others[l] <= bound || self.none_faster(l, x, bound))) {
+                return false;
+            }
+        }
+        true
     }
 
     /// Whether no group crossing resource l runs faster than `bound` after the solution `x`.
     /// (Read off l's routes, as `groups_on`, but only their groups: this runs for every user of
     /// every resource whose own group slows down.)
-    fn none_faster(&self, l: usize, x: &[f64], bound: f64) -> bool {
-        self.users[l].iter().all(|&(r, _)| match self.g.route[r as usize].group {
-            NONE => true,
-            g => self.level_after(g, x) <= bound,
-        })
+    /// The walk finds the fastest of them other than l's own, which `others` takes if the
+    /// solution is kept; it stops at the first one faster (the solution is then dropped).
+    fn none_faster(&mut self, l: usize, x: &[f64], bound: f64) -> bool {
+        let mut fastest = 0.0f64;
+        for &(r, _) in &self.users[l] {
+            match self.g.route[r as usize].group {
+                NONE => {}
+                g if g as usize == l => {}
+                g => {
+                    let level = self.level_after(g, x);
+                    if level > bound {
+                        return false;
+                    }
+                    fastest = fastest.max(level);
+                }
+            }
+        }
+        self.walked.push((l as u32, fastest));
+        true
     }
 
     /// Progressive filling of the routes at `floor` or above that `changed` reaches, on what
@@ -696,6 +744,8 @@ impl<'c> Engine<'c> {
             system: Vec::new(),
             rhs: Vec::new(),
             shift: vec![0.0; nres],
+            others: vec![0.0; nres],
+            walked: Vec::new(),
         }
     }
 }
