@@ -263,7 +263,7 @@ fn weighted_visits(m: &Machine, src: usize, plan: &Plan) -> Vec<(usize, f64)> {
     if plan.stripes.is_empty() {
         return visits(m, src, plan).map(|d| (d, 1.0)).collect();
     }
-    let far = |h: &Hop| if h.forward { m.links[h.link].b } else { m.links[h.link].a };
+    let far = |h: &Hop| h.to(m);
     let mut out: Vec<(usize, f64)> = vec![(src, 1.0)];
     for (h, x) in &plan.stripes {
         match out.iter_mut().find(|(d, _)| *d == far(h)) {

@@ -18,15 +18,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 /// and those leaving the node through it (`network_entry`), and a network switch's delay is
 /// folded into its links' latency.
 pub fn switch_traversals(m: &Machine, hops: &[Hop]) -> f64 {
-    let into = |h: &Hop| {
-        let l = &m.links[h.link];
-        if h.forward {
-            l.b
-        } else {
-            l.a
-        }
-    };
-    hops.iter().map(into).filter(|&d| m.devices[d].kind == DeviceKind::Nvswitch).map(|d| m.devices[d].latency).sum()
+    hops.iter().map(|h| h.to(m)).filter(|&d| m.devices[d].kind == DeviceKind::Nvswitch).map(|d| m.devices[d].latency).sum()
 }
 
 /// What a copy pays at the NIC it leaves its node through: that NIC's latency, once per copy
@@ -37,18 +29,10 @@ pub fn switch_traversals(m: &Machine, hops: &[Hop]) -> f64 {
 /// a written latency is the whole one-way cost of a message through the NICs, measured end to
 /// end (a ping-pong's half round trip, less the hops of its path).
 pub fn network_entry(m: &Machine, hops: &[Hop]) -> f64 {
-    let from = |h: &Hop| {
-        let l = &m.links[h.link];
-        if h.forward {
-            l.a
-        } else {
-            l.b
-        }
-    };
-    let start = hops.first().map(from);
+    let start = hops.first().map(|h| h.from(m));
     hops.iter()
-        .find(|h| m.links[h.link].kind == LinkKind::Network && m.devices[from(h)].kind == DeviceKind::Nic)
-        .map(from)
+        .find(|h| m.links[h.link].kind == LinkKind::Network && m.devices[h.from(m)].kind == DeviceKind::Nic)
+        .map(|h| h.from(m))
         .filter(|&nic| Some(nic) != start)
         .map_or(0.0, |nic| m.devices[nic].latency)
 }
@@ -256,7 +240,7 @@ impl<'m> Router<'m> {
     /// shortest upward chain to a root complex (`uplinks`).
     fn acs_redirect(&self, hops: Vec<Hop>) -> Vec<Hop> {
         let is_pcie = |h: &Hop| self.m.links[h.link].kind == LinkKind::Pcie;
-        let end = |h: &Hop| if h.forward { self.m.links[h.link].b } else { self.m.links[h.link].a };
+        let end = |h: &Hop| h.to(self.m);
         let turns = |k: usize| {
             let (h1, h2) = (&hops[k], &hops[k + 1]);
             let v = end(h1);

@@ -443,6 +443,28 @@ pub struct Hop {
     pub forward: bool,
 }
 
+impl Hop {
+    /// The device the hop leaves.
+    pub fn from(self, m: &Machine) -> usize {
+        let l = &m.links[self.link];
+        if self.forward {
+            l.a
+        } else {
+            l.b
+        }
+    }
+
+    /// The device the hop enters.
+    pub fn to(self, m: &Machine) -> usize {
+        let l = &m.links[self.link];
+        if self.forward {
+            l.b
+        } else {
+            l.a
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Machine {
     pub name: String,

@@ -122,6 +122,16 @@ pub struct Engine<'c> {
     walked: Vec<(u32, f64)>,
 }
 
+/// Mark resource l in this epoch, once. A function of the fields, not of the engine, so that a
+/// loop over a borrowed span or route list can call it.
+#[inline]
+fn mark(marks: &mut [u32], touched: &mut Vec<u32>, epoch: u32, l: u32) {
+    if marks[l as usize] != epoch {
+        marks[l as usize] = epoch;
+        touched.push(l);
+    }
+}
+
 impl<'c> Engine<'c> {
     fn entries(&self, r: usize) -> std::ops::Range<usize> {
         self.c.routes.off[r] as usize..self.c.routes.off[r + 1] as usize
@@ -281,10 +291,7 @@ impl<'c> Engine<'c> {
     }
 
     fn mark_res(&mut self, l: u32) {
-        if self.res_mark[l as usize] != self.epoch {
-            self.res_mark[l as usize] = self.epoch;
-            self.touched.push(l);
-        }
+        mark(&mut self.res_mark, &mut self.touched, self.epoch, l);
     }
 
     fn mark_group(&mut self, b: u32) {
@@ -292,12 +299,8 @@ impl<'c> Engine<'c> {
             self.group_mark[b as usize] = self.epoch;
             self.hit.push(b);
             // The fields apart, so that the span list is walked once, not looked up per span.
-            let (epoch, marks, touched) = (self.epoch, &mut self.res_mark, &mut self.touched);
             for s in self.spans.of(b as usize) {
-                if marks[s.res as usize] != epoch {
-                    marks[s.res as usize] = epoch;
-                    touched.push(s.res);
-                }
+                mark(&mut self.res_mark, &mut self.touched, self.epoch, s.res);
             }
         }
     }
@@ -305,12 +308,8 @@ impl<'c> Engine<'c> {
     fn mark_route(&mut self, r: usize) {
         self.g.route[r].mark = self.epoch;
         self.affected.push(r as u32);
-        let (epoch, marks, touched) = (self.epoch, &mut self.res_mark, &mut self.touched);
         for &(l, _) in self.c.routes.of(r) {
-            if marks[l as usize] != epoch {
-                marks[l as usize] = epoch;
-                touched.push(l);
-            }
+            mark(&mut self.res_mark, &mut self.touched, self.epoch, l);
         }
     }
 
