@@ -233,11 +233,7 @@ impl Comm {
             .collect();
         // Network bandwidth per channel between nodes: the first node's NICs over the rings.
         let first = node_prefix(&m.devices[nodes_gpus[0][0]].name);
-        let nic_bw: f64 = (0..m.links.len())
-            .filter(|&l| m.links[l].kind == LinkKind::Network)
-            .filter(|&l| [m.links[l].a, m.links[l].b].iter().any(|&d| m.devices[d].kind == DeviceKind::Nic && m.devices[d].name.starts_with(first)))
-            .map(|l| m.links[l].bandwidth / 1e9)
-            .sum();
+        let nic_bw: f64 = network_nics(m, first).map(|(_, bw)| bw / 1e9).sum();
         let bw_inter = if nodes > 1 { (nic_bw / searched as f64).min(graph.bw) } else { 0.0 };
         // NCCL's own graphs for its cost model: across nodes the ring graph is searched through the
         // NICs (`tuning::net_ring_graph`); the tree graph has the ring graph's channels and may run
@@ -578,6 +574,16 @@ fn nvls_switch(m: &Machine, gpus: &[usize]) -> Option<(usize, f64)> {
         bw = bw.min(topo::link_bw(m, l, cc));
     }
     Some((sw, bw))
+}
+
+/// The NICs of the node whose device names start with `prefix`, each with its network link's
+/// bandwidth (bytes/s).
+pub fn network_nics<'m>(m: &'m Machine, prefix: &'m str) -> impl Iterator<Item = (usize, f64)> + 'm {
+    m.links
+        .iter()
+        .filter(|l| l.kind == LinkKind::Network)
+        .flat_map(|l| [l.a, l.b].map(|d| (d, l.bandwidth)))
+        .filter(move |&(d, _)| m.devices[d].kind == DeviceKind::Nic && m.devices[d].name.starts_with(prefix))
 }
 
 /// The node part of a cluster device's name (`n12.` of `n12.GPU3`); empty on a single machine.

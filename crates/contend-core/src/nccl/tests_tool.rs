@@ -348,15 +348,8 @@ pub fn table(r: &Report) -> String {
 
 fn across_nodes(comm: &Comm) -> AcrossNodes {
     let m = &comm.m;
-    let first = m.devices[comm.devices[0]].name.split_once('.').map_or("", |(p, _)| p);
-    let nics = m
-        .links
-        .iter()
-        .filter(|l| l.kind == crate::topology::LinkKind::Network)
-        .flat_map(|l| [l.a, l.b].map(|d| (d, l.bandwidth)))
-        .filter(|&(d, _)| m.devices[d].kind == crate::topology::DeviceKind::Nic && m.devices[d].name.split_once('.').is_some_and(|(p, _)| p == first))
-        .map(|(d, bw)| (m.devices[d].name.clone(), bw / 1e9))
-        .collect();
+    let first = super::node_prefix(&m.devices[comm.devices[0]].name);
+    let nics = super::network_nics(m, first).map(|(d, bw)| (m.devices[d].name.clone(), bw / 1e9)).collect();
     let t = &comm.tuning;
     AcrossNodes {
         ring: comm.rings[0].iter().map(|&r| m.devices[comm.devices[r]].name.clone()).collect(),
