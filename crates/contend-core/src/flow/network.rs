@@ -18,9 +18,10 @@
 //! order of the transfers: adaptive choices are made once per message, at compile time, which
 //! is what a flow-level model can do (`packet` re-decides per packet: model/packet/routing.rs).
 
+use crate::keymap::IntMap;
 use crate::topology::Hop;
 use crate::topology::{DeviceKind, LinkKind, Machine, Routing};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 const FAR: u32 = u32::MAX;
 
@@ -62,6 +63,9 @@ pub struct NetworkRouter<'m> {
     fastest: f64,
     /// Whether the model asks for fluid routing (FlowRules::fluid); spray is spread whatever it says.
     pub fluid_on: bool,
+    /// Scratch of the least-loaded dragonfly minimal path: the links joining the two groups, and
+    /// the path tried over each.
+    minimal_scratch: (Vec<GlobalLink>, Vec<Hop>),
 }
 
 /// A global link from one group to another: (link, router it leaves, router it reaches,
@@ -74,9 +78,17 @@ struct Groups {
     of: Vec<u32>,
     /// Per ordered pair of groups (from, to): the links joining them, in link order, each as
     /// (link, router in `from`, router in `to`, physical links it stands for).
-    global: HashMap<(u32, u32), Vec<GlobalLink>>,
+    global: IntMap<(u32, u32), Vec<GlobalLink>>,
     /// Local hops to each router inside its group, computed when first asked.
     local: Vec<Option<Vec<u32>>>,
+    /// Per switch: its place among its group's switches, and where its row of `direct` starts.
+    place: Vec<u32>,
+    row: Vec<u32>,
+    /// Per switch and each switch of its group: the first link joining them in link order (as
+    /// a scan of the switch's links finds it), u32::MAX where none. UGAL's least-loaded minimal
+    /// path tries every global link joining two groups, each with its local hops on either side,
+    /// for every message: a row lookup where a dragonfly router would scan its 30-odd links.
+    direct: Vec<u32>,
 }
 
 /// An anchor's distance table, and per switch its next hops towards the anchor: the neighbours
@@ -169,6 +181,7 @@ impl<'m> NetworkRouter<'m> {
             fluid_load: vec![0.0; 2 * m.links.len()],
             fastest: m.links.iter().filter(|l| l.kind == LinkKind::Network).map(|l| l.bandwidth).fold(0.0, f64::max),
             fluid_on: false,
+            minimal_scratch: Default::default(),
         }
     }
 
@@ -179,7 +192,7 @@ impl<'m> NetworkRouter<'m> {
             return None;
         }
         let of: Vec<u32> = m.devices.iter().map(|d| if d.kind == DeviceKind::Switch { d.group.unwrap_or(u32::MAX) } else { u32::MAX }).collect();
-        let mut global: HashMap<(u32, u32), Vec<GlobalLink>> = HashMap::new();
+        let mut global: IntMap<(u32, u32), Vec<GlobalLink>> = IntMap::default();
         for (v, near) in adj.iter().enumerate() {
             for &(w, l) in near {
                 let (gv, gw) = (of[v], of[w as usize]);
@@ -192,7 +205,23 @@ impl<'m> NetworkRouter<'m> {
         for links in global.values_mut() {
             links.sort_unstable();
         }
-        Some(Groups { of, global, local: vec![None; m.devices.len()] })
+        let (mut place, mut row, mut direct) = (vec![u32::MAX; m.devices.len()], vec![u32::MAX; m.devices.len()], Vec::new());
+        for members in groups.values() {
+            for (k, &v) in members.iter().enumerate() {
+                place[v] = k as u32;
+            }
+            for &v in members {
+                row[v] = direct.len() as u32;
+                direct.resize(direct.len() + members.len(), u32::MAX);
+                for &(w, l) in adj[v].iter().filter(|&&(w, _)| of[w as usize] == of[v]) {
+                    let at = &mut direct[row[v] as usize + place[w as usize] as usize];
+                    if *at == u32::MAX {
+                        *at = l;
+                    }
+                }
+            }
+        }
+        Some(Groups { of, global, local: vec![None; m.devices.len()], place, row, direct })
     }
 
     /// Whether this network is routed by groups (a dragonfly).
@@ -209,7 +238,17 @@ impl<'m> NetworkRouter<'m> {
     }
 
     fn hop(&self, link: u32, from: usize) -> Hop {
-        Hop { link: link as usize, forward: self.m.links[link as usize].a == from }
+        Hop { link: link as usize, forward: self.link_a[link as usize] as usize == from }
+    }
+
+    /// The first link joining `a` and `b` in `a`'s link order, if any: `direct` for two switches
+    /// of one group, else a scan of `a`'s links.
+    fn link_between(&self, a: usize, b: usize) -> Option<u32> {
+        if let Some(g) = self.grouped.as_ref().filter(|g| g.of[a] != u32::MAX && g.of[a] == g.of[b]) {
+            let l = g.direct[g.row[a] as usize + g.place[b] as usize];
+            return (l != u32::MAX).then_some(l);
+        }
+        self.adj[a].iter().find(|&&(w, _)| w as usize == b).map(|&(_, l)| l)
     }
 
     /// The way from `a` to `b` inside their group: the first shortest path over the group's own
@@ -218,7 +257,7 @@ impl<'m> NetworkRouter<'m> {
         if a == b {
             return Some(());
         }
-        if let Some(&(_, l)) = self.adj[a].iter().find(|&&(w, _)| w as usize == b) {
+        if let Some(l) = self.link_between(a, b) {
             hops.push(self.hop(l, a));
             return Some(());
         }
@@ -315,9 +354,11 @@ impl<'m> NetworkRouter<'m> {
             None
         } else if least_loaded {
             let h = mix(self.seed ^ mix(flow ^ mix(salt ^ 0x6106A1)));
-            let links = self.globals(gs, gd).to_vec();
+            // Scratch kept between messages (this runs for every message under UGAL).
+            let (mut links, mut trial) = std::mem::take(&mut self.minimal_scratch);
+            links.clear();
+            links.extend_from_slice(self.globals(gs, gd));
             let mut best: Option<((u32, u32), u64, GlobalLink)> = None;
-            let mut trial = Vec::with_capacity(6);
             for (k, &l) in links.iter().enumerate() {
                 trial.clear();
                 self.via(rs, Some(l), rd, &mut trial)?;
@@ -330,6 +371,7 @@ impl<'m> NetworkRouter<'m> {
                     best = Some((cost, tie, l));
                 }
             }
+            self.minimal_scratch = (links, trial);
             Some(best?.2)
         } else {
             Some(self.hashed_global(gs, gd, mix(self.seed ^ mix(flow ^ mix(salt ^ 0x6106A1))))?)

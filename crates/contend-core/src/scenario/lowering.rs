@@ -14,7 +14,8 @@ use crate::error::Result;
 use crate::model::registry::Prepared;
 use crate::topology::{Link, Machine, NetworkSpec};
 use crate::workload::program::{self, jobs, Lowered, OpOrigin};
-use crate::workload::Workload;
+use crate::workload::{Transfer, Workload};
+use rayon::prelude::*;
 use std::sync::Arc;
 
 pub(super) struct Lowering {
@@ -113,11 +114,18 @@ impl Taken<'_> {
         }
     }
 
-    /// Keep the lowering and the prepared model for the next run, if this run asked to.
-    pub fn keep(self, model: &'static str, params: Vec<(String, String)>, prepared: Box<dyn Prepared>) {
+    /// Keep the lowering and the prepared model for the next run, if this run asked to; `run`
+    /// hands back its own reference to the lowering (`this`) with them. What is not kept is
+    /// freed on rayon's pool while the caller goes on to its report (hundreds of thousands of
+    /// operations' allocations: a tenth of a second on the one thread otherwise).
+    pub fn keep(self, model: &'static str, params: Vec<(String, String)>, prepared: Box<dyn Prepared>, this: Arc<Lowering>) {
         if let (Some(key), Some(machine), Some(session)) = (self.key, self.machine, self.session) {
+            drop(this);
             *kept(session) = Some((key, self.lowering, Some(KeptModel { model, params, machine, prepared })));
+            return;
         }
+        let lowering = self.lowering;
+        rayon::spawn(move || drop((this, lowering, prepared)));
     }
 }
 
@@ -140,11 +148,39 @@ fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<usize>], deta
     let (jobs, sizes) = jobs_fitting(s, origin, nodes)?;
     let scale = s.workload.compute_scale.unwrap_or(1.0);
     let slots = jobs::place(&sizes, nodes, s.workload.placement, s.workload.seed);
-    let (mut ops, mut origins, mut lowered) = (Vec::new(), Vec::<OpOrigin>::new(), Vec::new());
-    // Rank programs' NCCL calls, lowered as `contend nccl-tests` lowers them.
-    let calls = crate::nccl::program::ProgramCalls::new(m);
-    for (j, (job, devices)) in jobs.iter().zip(&slots).enumerate() {
-        lowered.push(program::lower(&job.program, devices, &s.mpi, scale, j as u32, &job.source, Some(&calls), &mut ops, &mut origins)?);
+    // Jobs lower independently (each on its own GPUs, its indices its own), so on rayon's pool:
+    // each into its own operations, then laid end to end in job order, every index shifted by
+    // the operations before the job's. The same DAG as lowering them one after another into one
+    // list, whatever the threads; the first job (in order) that fails names the mistake.
+    let parts: Vec<Result<(Vec<Transfer>, Vec<OpOrigin>, Lowered)>> = jobs
+        .par_iter()
+        .zip(&slots)
+        .enumerate()
+        .map(|(j, (job, devices))| {
+            let (mut ops, mut origins) = (Vec::new(), Vec::new());
+            // Rank programs' NCCL calls, lowered as `contend nccl-tests` lowers them (its cache
+            // of communicators is by GPUs, which no two jobs share: one per job).
+            let calls = crate::nccl::program::ProgramCalls::new(m);
+            let low = program::lower(&job.program, devices, &s.mpi, scale, j as u32, &job.source, Some(&calls), &mut ops, &mut origins)?;
+            Ok((ops, origins, low))
+        })
+        .collect();
+    let parts: Vec<(Vec<Transfer>, Vec<OpOrigin>, Lowered)> = parts.into_iter().collect::<Result<_>>()?;
+    let total = parts.iter().map(|p| p.0.len()).sum();
+    let (mut ops, mut origins, mut lowered) = (Vec::with_capacity(total), Vec::<OpOrigin>::with_capacity(total), Vec::with_capacity(parts.len()));
+    for (job_ops, job_origins, mut low) in parts {
+        let base = ops.len();
+        if base > 0 {
+            for e in low.ends.iter_mut().flatten() {
+                *e += base;
+            }
+        }
+        ops.extend(job_ops.into_iter().map(|mut t| {
+            t.after.iter_mut().for_each(|a| *a += base);
+            t
+        }));
+        origins.extend(job_origins);
+        lowered.push(low);
     }
     let mut rank_on = vec![u32::MAX; m.devices.len()];
     for devices in &slots {

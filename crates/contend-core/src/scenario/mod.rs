@@ -11,6 +11,7 @@ use crate::topology::{Machine, NicScheduling, Routing};
 use crate::workload::program::{self, apps, jobs, MpiParams, OpOrigin, Program};
 use crate::workload::Workload;
 use lowering::Lowering;
+use rayon::prelude::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -250,14 +251,16 @@ fn programs(s: &ScenarioSpec, origin: &str, gpus: u32) -> Result<Vec<Job>> {
             Some(k) if k < 20 => jobs::mix_set(mix.seed, 20, gpus, 4).0.swap_remove(k as usize),
             Some(k) => return Err(Error::input(origin, "workload.mix.index", format!("is {k}; seed 003's set has workloads 0 to 19"))),
         };
-        return drawn
-            .into_iter()
+        // Each job's program on rayon's pool (they are independent), in the mix's order.
+        let jobs: Vec<Result<Job>> = drawn
+            .into_par_iter()
             .enumerate()
             .map(|(i, (app, ranks))| {
                 let program = apps::app(app).unwrap().program(ranks, &BTreeMap::new(), origin, &format!("workload.mix job {i}"))?;
                 Ok(Job { name: app.to_string(), program, source: origin.to_string() })
             })
             .collect();
+        return jobs.into_iter().collect();
     }
     w.jobs
         .iter()
@@ -418,10 +421,13 @@ fn overlaps(w: &Workload, o: &sim::Outcome, origins: &[OpOrigin], slots: &[Vec<u
             compute[t.src].push(span);
         }
     }
+    // Each device's overlap on its own (sorting and merging its intervals) on rayon's pool,
+    // then each job's mean summed over its ranks in their order, as one thread would.
+    let per_device: Vec<f64> = compute.par_iter_mut().zip(messages.par_iter_mut()).map(|(c, m)| overlap::overlap(c, m)).collect();
     slots
         .iter()
         .map(|devs| {
-            let sum: f64 = devs.iter().map(|&d| overlap::overlap(&mut compute[d], &mut messages[d])).sum();
+            let sum: f64 = devs.iter().map(|&d| per_device[d]).sum();
             sum / devs.len().max(1) as f64
         })
         .collect()
@@ -474,7 +480,8 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
             bytes[o.job as usize] += t.size;
         }
     }
-    let overlap = overlaps(w, &o, origins, slots, m.devices.len());
+    // The overlaps and the links' table read the run's outcome alone: side by side.
+    let (overlap, (all_links, _)) = rayon::join(|| overlaps(w, &o, origins, slots, m.devices.len()), || report::link_table(w, prepared.flows(), &o));
     for (j, (Job { name: app, program: p, .. }, low)) in progs.iter().zip(lowered).enumerate() {
         let ends = low.ends.iter().map(|e| e.iter().map(|&i| o.finish[i]).fold(0.0, f64::max));
         let finish = ends.fold(0.0, f64::max);
@@ -492,7 +499,6 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
         table.messages.push(messages[j]);
         table.bytes.push(bytes[j]);
     }
-    let (all_links, _) = report::link_table(w, prepared.flows(), &o);
     let summary = RunSummary {
         makespan_s: o.makespan(),
         jobs: progs.len(),
@@ -523,7 +529,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     });
     let detail = detail.then(|| report::build(&m, w, entry.name, prepared.params(), prepared.flows(), &o, Detail::default()));
     let report = RunReport { scenario: s.clone(), machine: m.name.clone(), model: entry.name.to_string(), summary, jobs: table, links, detail, operations };
-    taken.keep(entry.name, pairs, prepared);
+    taken.keep(entry.name, pairs, prepared, low);
     Ok(report)
 }
 
