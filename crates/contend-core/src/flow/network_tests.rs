@@ -242,3 +242,25 @@ fn fat_tree_routes_up_then_down() {
         }
     }
 }
+
+/// The direct-link rows of a dragonfly's groups give, for every two switches of one group, the
+/// first network link joining them in the machine's link order (what a scan of a switch's
+/// links finds), and none where no link joins them.
+#[test]
+fn a_groups_direct_links_are_the_first_joining_each_two_switches() {
+    for preset in dragonflies() {
+        let m = with_routing(preset, "ugal");
+        let r = super::NetworkRouter::new(&m);
+        let g = r.grouped.as_ref().expect("a dragonfly is grouped");
+        let switches: Vec<usize> = (0..m.devices.len()).filter(|&d| m.devices[d].kind == DeviceKind::Switch).collect();
+        let mut pairs = 0;
+        for &a in &switches {
+            for &b in switches.iter().filter(|&&b| b != a && g.of[b] == g.of[a]) {
+                let first = m.links.iter().position(|l| l.kind == crate::topology::LinkKind::Network && ((l.a, l.b) == (a, b) || (l.a, l.b) == (b, a)));
+                assert_eq!(r.link_between(a, b).map(|l| l as usize), first, "{preset}: {} to {}", m.devices[a].name, m.devices[b].name);
+                pairs += usize::from(first.is_some());
+            }
+        }
+        assert!(pairs > 0, "{preset}: local links");
+    }
+}

@@ -144,7 +144,7 @@ fn machine_but_speeds(m: &Machine) -> String {
     k
 }
 
-fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<usize>], detail: bool) -> Result<Lowering> {
+pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<usize>], detail: bool) -> Result<Lowering> {
     let (jobs, sizes) = jobs_fitting(s, origin, nodes)?;
     let scale = s.workload.compute_scale.unwrap_or(1.0);
     let slots = jobs::place(&sizes, nodes, s.workload.placement, s.workload.seed);

@@ -253,3 +253,30 @@ fn a_kept_lowering_is_taken_by_its_group_alone_and_changes_nothing() {
     assert_eq!(json(&c, true), alone_c);
     assert_ne!(alone_b, alone_c);
 }
+
+/// Jobs lowered on rayon's pool give the DAG of lowering them one after another into one list
+/// (each job's operations after the previous job's, its `after` and ends counted from the
+/// list's start), on one thread and on several.
+#[test]
+fn jobs_lowered_side_by_side_are_the_jobs_lowered_one_after_another() {
+    let cluster = file("ft-side.yaml", FT);
+    let text = format!(
+        "cluster: {cluster}\nworkload:\n  jobs:\n    - {{app: stencil4d, ranks: 16, params: {{iterations: 2}}}}\n    - {{app: kripke, ranks: 8, params: {{iterations: 1}}}}\n    - {{app: laghos, ranks: 8, params: {{iterations: 2}}}}\n"
+    );
+    let s = ScenarioSpec::from_text(&text, "s.yaml").unwrap();
+    let m = build_machine(&s, "s.yaml").unwrap();
+    let nodes = gpus_by_node(&m);
+    let (jobs, sizes) = jobs_fitting(&s, "s.yaml", &nodes).unwrap();
+    let slots = jobs::place(&sizes, &nodes, s.workload.placement, s.workload.seed);
+    let (mut ops, mut origins, mut lowered) = (Vec::new(), Vec::new(), Vec::new());
+    for (j, (job, devices)) in jobs.iter().zip(&slots).enumerate() {
+        lowered.push(program::lower(&job.program, devices, &s.mpi, 1.0, j as u32, &job.source, None, &mut ops, &mut origins).unwrap());
+    }
+    assert!(ops.iter().any(|t| t.after.iter().any(|&a| a >= ops.len() / 2)), "later jobs' edges point past the first job's");
+    for threads in [1, 2, 3] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let low = pool.install(|| lowering::lower(&s, "s.yaml", &m, &nodes, false)).unwrap();
+        assert!(low.workload.transfers == ops, "{threads} threads");
+        assert_eq!((&low.origins, &low.lowered, &low.slots), (&origins, &lowered, &slots), "{threads} threads");
+    }
+}

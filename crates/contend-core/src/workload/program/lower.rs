@@ -52,7 +52,7 @@ impl OpKind {
 
 /// What a job's lowering tells the report: per rank, the operations its end waits for, and
 /// the seconds it computes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Lowered {
     pub ends: Vec<Vec<usize>>,
     pub compute: Vec<f64>,
