@@ -144,6 +144,9 @@ fn machine_but_speeds(m: &Machine) -> String {
     k
 }
 
+/// One job's operations, their origins and its ends, its indices counted from its first operation.
+type JobLowered = (Vec<Transfer>, Vec<OpOrigin>, Lowered);
+
 pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<usize>], detail: bool) -> Result<Lowering> {
     let (jobs, sizes) = jobs_fitting(s, origin, nodes)?;
     let scale = s.workload.compute_scale.unwrap_or(1.0);
@@ -152,7 +155,7 @@ pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<us
     // each into its own operations, then laid end to end in job order, every index shifted by
     // the operations before the job's. The same DAG as lowering them one after another into one
     // list, whatever the threads; the first job (in order) that fails names the mistake.
-    let parts: Vec<Result<(Vec<Transfer>, Vec<OpOrigin>, Lowered)>> = jobs
+    let parts: Vec<Result<JobLowered>> = jobs
         .par_iter()
         .zip(&slots)
         .enumerate()
@@ -165,7 +168,7 @@ pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<us
             Ok((ops, origins, low))
         })
         .collect();
-    let parts: Vec<(Vec<Transfer>, Vec<OpOrigin>, Lowered)> = parts.into_iter().collect::<Result<_>>()?;
+    let parts: Vec<JobLowered> = parts.into_iter().collect::<Result<_>>()?;
     let total = parts.iter().map(|p| p.0.len()).sum();
     let (mut ops, mut origins, mut lowered) = (Vec::with_capacity(total), Vec::<OpOrigin>::with_capacity(total), Vec::with_capacity(parts.len()));
     for (job_ops, job_origins, mut low) in parts {
