@@ -17,6 +17,7 @@
 //! latency by the first transfer of each chain; later loops stream behind them and pay only the
 //! path's own latency, which the router adds to every transfer.
 
+use super::p2p;
 use super::tuning::{self, LL128_EFFICIENCY, LL_EFFICIENCY, NCCL_STEPS, RING_CHUNK_STEPS};
 use super::{Algo, Coll, Proto};
 use crate::workload::Transfer;
@@ -47,9 +48,11 @@ pub struct Call {
     pub step_net: f64,
     /// Ranks per node (chains of a tree stay inside a node).
     pub ppn: usize,
-    /// Channels per peer for send/receive, and NCCL's p2p chunk per peer pair (bytes).
-    pub p2p_channels: Vec<Vec<usize>>,
-    pub p2p_chunk: Vec<Vec<u64>>,
+    /// Send/receive: NCCL's channels per peer and p2p channels (`p2p::per_peer`), and the
+    /// communicator's p2p chunk (`p2p::chunk`), bytes.
+    pub p2p_per_peer: usize,
+    pub p2p_total: usize,
+    pub p2p_chunk: u64,
     /// Share of the links' bandwidth each protocol's kernels reach (NCCL's index; 1: all).
     pub efficiency: [f64; 3],
     /// Connection buffer per protocol (NCCL's index; NCCL_BUFFSIZE for Simple), wire bytes.
@@ -378,6 +381,26 @@ fn send_in(
     (head, foot)
 }
 
+/// A loop's send over the network behind a stream arriving as (head, foot) (`send_in`'s ends):
+/// the proxy keeps NCCL_STEPS chunks in flight, so a merged loop's pieces wait for their data and
+/// the connection's slot, not for each other, and its per-message latency is paid alongside, not
+/// once per piece in turn. Returns the foot.
+fn send_net(
+    d: &mut Dag,
+    (chunk, size): (u64, &dyn Fn(u64) -> u64),
+    (src, dst): (usize, usize),
+    block: u64,
+    (head, foot): (usize, usize),
+    slot: Option<usize>,
+) -> usize {
+    if block <= 2 * chunk {
+        return d.push(src, dst, size(block), &[Some(head), Some(foot), slot], 0.0);
+    }
+    d.push(src, dst, size(chunk), &[Some(head), slot], 0.0);
+    d.push(src, dst, size(block - 2 * chunk), &[Some(head)], 0.0);
+    d.push(src, dst, size(chunk), &[Some(foot)], 0.0)
+}
+
 /// Per rank: the transfers it waits for.
 type Deps = Vec<Vec<Option<usize>>>;
 
@@ -669,27 +692,38 @@ pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
     d.t
 }
 
-/// With PXN (`Call::pxn`), a message to another node goes first over NVLink to the local GPU
-/// that owns the NIC NCCL uses for that peer, then from it over the network: two sends per chunk,
-/// the second a chunk behind the first (`send_in`).
+/// Each operation runs on the channels NCCL gives its size (`p2p::op_channels`), its part of
+/// each in chunks (`p2p::op_chunk`), in order. Inside a node a chunk follows the channel's
+/// previous one (the kernel copies them in turn); a chunk to another node waits only for the
+/// connection's slot (the chunk `p2p::STEPS` before it), since the proxy keeps NCCL_STEPS in
+/// flight and the network's per-message latency overlaps theirs. With PXN (`Call::pxn`), a
+/// message to another node goes first over NVLink to the local GPU that owns the NIC NCCL uses
+/// for that peer, then from it over the network: two sends per chunk, the second a chunk behind
+/// the first (`send_in`).
 fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
+    let n = c.devices.len();
+    let nodes = n / c.ppn.clamp(1, n.max(1));
     for &(a, b, bytes) in pairs {
-        let proto = if bytes <= tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple };
-        let channels = c.p2p_channels[a][b].max(1);
+        let channels = p2p::op_channels(bytes, c.p2p_per_peer, c.p2p_total, n, nodes, c.p2p_chunk);
+        let proto = if bytes <= channels as u64 * tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple };
         let proxy = c.pxn.get(a).and_then(|v| v[b]);
-        let chunk = c.p2p_chunk[a][b];
+        let net = c.crosses(a, b);
+        let chunk = p2p::op_chunk(bytes, c.p2p_chunk, net);
         for (k, share) in split(bytes, channels).into_iter().enumerate().filter(|&(_, s)| s > 0) {
             d.cur = k as u32;
-            let (mut last, mut relay) = (None, None);
+            // Per loop: the send (to the peer, or to the PXN relay) and the relay's.
+            let (mut sent, mut relayed): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
             for (l, block) in loops(share, chunk).into_iter().enumerate() {
                 let over = if l == 0 { c.base + c.step_of(a, b) } else { 0.0 };
+                let slot = |v: &[usize]| if net { l.checked_sub(p2p::STEPS).map(|j| v[j]) } else { v.last().copied() };
                 match proxy {
-                    None => last = Some(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[last], over)),
+                    None => sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[slot(&sent)], over)),
                     Some(p) => {
                         let size = |x: u64| c.wire(x, proto);
-                        let (h, f) = send_in(d, (chunk, &size), (c.devices[a], c.devices[p]), block, (&[], &[]), last, over);
-                        let (_, y) = send_in(d, (chunk, &size), (c.devices[p], c.devices[b]), block, (&[Some(h)], &[Some(f)]), relay, 0.0);
-                        (last, relay) = (Some(f), Some(y));
+                        let (h, f) = send_in(d, (chunk, &size), (c.devices[a], c.devices[p]), block, (&[], &[]), sent.last().copied(), over);
+                        let y = send_net(d, (chunk, &size), (c.devices[p], c.devices[b]), block, (h, f), slot(&relayed));
+                        sent.push(f);
+                        relayed.push(y);
                     }
                 }
             }
