@@ -381,24 +381,40 @@ fn send_in(
     (head, foot)
 }
 
-/// A loop's send over the network behind a stream arriving as (head, foot) (`send_in`'s ends):
+/// A loop's send over the network behind a stream arriving as (heads, feet) (`send_in`'s ends):
 /// the proxy keeps NCCL_STEPS chunks in flight, so a merged loop's pieces wait for their data and
-/// the connection's slot, not for each other, and its per-message latency is paid alongside, not
-/// once per piece in turn. Returns the foot.
+/// the connection's slot (`slot`: its send NCCL_STEPS loops before), not for each other, and the
+/// network's per-message latency is paid alongside, not once per piece in turn. Returns (head, foot).
+#[allow(clippy::too_many_arguments)]
 fn send_net(
     d: &mut Dag,
     (chunk, size): (u64, &dyn Fn(u64) -> u64),
     (src, dst): (usize, usize),
     block: u64,
-    (head, foot): (usize, usize),
+    (heads, feet): (&[Option<usize>], &[Option<usize>]),
     slot: Option<usize>,
-) -> usize {
+    over: f64,
+) -> (usize, usize) {
+    let with_slot = |v: &[Option<usize>]| v.iter().copied().chain([slot]).collect::<Vec<_>>();
     if block <= 2 * chunk {
-        return d.push(src, dst, size(block), &[Some(head), Some(foot), slot], 0.0);
+        let i = d.push(src, dst, size(block), &with_slot(&[heads, feet].concat()), over);
+        return (i, i);
     }
-    d.push(src, dst, size(chunk), &[Some(head), slot], 0.0);
-    d.push(src, dst, size(block - 2 * chunk), &[Some(head)], 0.0);
-    d.push(src, dst, size(chunk), &[Some(foot)], 0.0)
+    // Every piece pays the first loop's overhead (they start together).
+    let head = d.push(src, dst, size(chunk), &with_slot(heads), over);
+    d.push(src, dst, size(block - 2 * chunk), heads, over);
+    let foot = d.push(src, dst, size(chunk), feet, over);
+    (head, foot)
+}
+
+/// The send NCCL_STEPS loops before loop `l` on a connection whose sends are `sent` (one a loop).
+fn slot(sent: &[usize], l: usize) -> Option<usize> {
+    slot_at(sent, l, p2p::STEPS)
+}
+
+/// The send `depth` loops before loop `l`.
+fn slot_at(sent: &[usize], l: usize, depth: usize) -> Option<usize> {
+    l.checked_sub(depth).map(|j| sent[j])
 }
 
 /// Per rank: the transfers it waits for.
@@ -588,8 +604,9 @@ fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
     // Per (node, head): the previous loop's transfer of each stream.
     let mut last_in: Vec<Vec<Option<usize>>> = vec![vec![None; ppn]; n];
     let mut last_red = vec![None; n];
-    let mut last_up = vec![None; n];
-    let mut last_down = vec![None; n];
+    // Network connections (up and down the tree): every loop's send, for their slots.
+    let mut last_up: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut last_down: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut last_st = vec![None; n];
     let mut last_out: Vec<Vec<Option<usize>>> = vec![vec![None; ppn]; n];
     type Ends = (Vec<Option<usize>>, Vec<Option<usize>>);
@@ -615,8 +632,8 @@ fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
             for &k in &up_order {
                 if let Some(p) = parent[k] {
                     let (hs, fs) = got[k].clone();
-                    let (a, b) = send_in(d, (chunk, net), (dev(k, h), dev(p, h)), block, (&hs, &fs), last_up[key(k, h)], first(c.base));
-                    last_up[key(k, h)] = Some(b);
+                    let (a, b) = send_net(d, (chunk, net), (dev(k, h), dev(p, h)), block, (&hs, &fs), slot(&last_up[key(k, h)], l), first(c.base));
+                    last_up[key(k, h)].push(b);
                     got[p].0.push(Some(a));
                     got[p].1.push(Some(b));
                 }
@@ -629,8 +646,8 @@ fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
                     None => got[k].clone(),
                     Some(p) => {
                         let (hs, fs) = total[p].clone();
-                        let (a, b) = send_in(d, (chunk, net), (dev(p, h), dev(k, h)), block, (&hs, &fs), last_down[key(k, h)], first(c.base));
-                        last_down[key(k, h)] = Some(b);
+                        let (a, b) = send_net(d, (chunk, net), (dev(p, h), dev(k, h)), block, (&hs, &fs), slot(&last_down[key(k, h)], l), first(c.base));
+                        last_down[key(k, h)].push(b);
                         (vec![Some(a)], vec![Some(b)])
                     }
                 };
@@ -695,8 +712,8 @@ pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
 /// Each operation runs on the channels NCCL gives its size (`p2p::op_channels`), its part of
 /// each in chunks (`p2p::op_chunk`), in order. Inside a node a chunk follows the channel's
 /// previous one (the kernel copies them in turn); a chunk to another node waits only for the
-/// connection's slot (the chunk `p2p::STEPS` before it), since the proxy keeps NCCL_STEPS in
-/// flight and the network's per-message latency overlaps theirs. With PXN (`Call::pxn`), a
+/// connection's slot (the chunk `p2p::net_depth` before it: the proxy keeps that many in flight
+/// on each channel of a shared-buffer operation), so the network's per-message latency overlaps. With PXN (`Call::pxn`), a
 /// message to another node goes first over NVLink to the local GPU that owns the NIC NCCL uses
 /// for that peer, then from it over the network: two sends per chunk, the second a chunk behind
 /// the first (`send_in`).
@@ -709,19 +726,21 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
         let proxy = c.pxn.get(a).and_then(|v| v[b]);
         let net = c.crosses(a, b);
         let chunk = p2p::op_chunk(bytes, c.p2p_chunk, net);
+        let depth = p2p::net_depth(channels);
         for (k, share) in split(bytes, channels).into_iter().enumerate().filter(|&(_, s)| s > 0) {
             d.cur = k as u32;
             // Per loop: the send (to the peer, or to the PXN relay) and the relay's.
             let (mut sent, mut relayed): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
             for (l, block) in loops(share, chunk).into_iter().enumerate() {
                 let over = if l == 0 { c.base + c.step_of(a, b) } else { 0.0 };
-                let slot = |v: &[usize]| if net { l.checked_sub(p2p::STEPS).map(|j| v[j]) } else { v.last().copied() };
+                let after = |v: &[usize]| if net { slot_at(v, l, depth) } else { v.last().copied() };
                 match proxy {
-                    None => sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[slot(&sent)], over)),
+                    None => sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[after(&sent)], over)),
                     Some(p) => {
                         let size = |x: u64| c.wire(x, proto);
                         let (h, f) = send_in(d, (chunk, &size), (c.devices[a], c.devices[p]), block, (&[], &[]), sent.last().copied(), over);
-                        let y = send_net(d, (chunk, &size), (c.devices[p], c.devices[b]), block, (h, f), slot(&relayed));
+                        let (_, y) =
+                            send_net(d, (chunk, &size), (c.devices[p], c.devices[b]), block, (&[Some(h)], &[Some(f)]), slot_at(&relayed, l, depth), 0.0);
                         sent.push(f);
                         relayed.push(y);
                     }

@@ -23,6 +23,15 @@ pub const PER_CHANNEL_NET_BW: f64 = 14.0;
 pub const WORK_PER_BATCH: usize = 8;
 /// NCCL_STEPS (device.h): chunks a connection keeps in flight.
 pub const STEPS: usize = 8;
+/// NCCL_SHARED_STEPS (transport/net.cc): chunks in flight over all the channels of one p2p
+/// operation to a network peer, whose connections share their buffers (NCCL_NET_SHARED_BUFFERS,
+/// on by default for p2p): the send proxy posts at most min(NCCL_STEPS, 16 / channels) a channel.
+pub const SHARED_STEPS: usize = 16;
+
+/// Chunks one channel of an operation on `channels` channels keeps in flight to a network peer.
+pub fn net_depth(channels: usize) -> usize {
+    (SHARED_STEPS / channels.max(1)).clamp(1, STEPS)
+}
 
 /// The communicator's p2p chunk: the network's when it spans nodes, NVLink's when every GPU
 /// pair of the node is on NVLink, else PCI's; no more than a Simple step (NCCL_BUFFSIZE over

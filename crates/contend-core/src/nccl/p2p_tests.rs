@@ -96,3 +96,26 @@ fn a_network_send_pays_the_nic_latency_once_not_per_chunk() {
         assert!(with - without > 0.9 * l && with - without < 1.5 * l, "PXN {pxn}: {with} s with L, {without} s without");
     }
 }
+
+#[test]
+fn nvls_tree_pays_the_nic_latency_once_each_way() {
+    // NVLS-tree on two hgx-h100: each head's chunks go up to the other node and back down over the
+    // network; each connection keeps NCCL_STEPS chunks in flight, so a NIC latency L delays the
+    // call by about one L up and one L down (the pipeline's fill), not once per chunk or merged
+    // loop in turn: under 3 L (a latency far above a chunk's time, 400 µs, so that it shows).
+    let l = 400e-6;
+    let time = |lat: f64| {
+        let mut m = cluster("hgx-h100", 2, "50GB/s");
+        m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Nic).for_each(|d| d.latency = lat);
+        let c = comm_of(&m, 2);
+        run(&c.m, &c.call(Coll::AllReduce, Algo::NvlsTree, Proto::Simple, 256 << 20, 0), "maxmin", &[], false).unwrap().seconds
+    };
+    let (with, without) = (time(l), time(0.0));
+    assert!(with - without > 0.9 * l && with - without < 3.0 * l, "{with} s with L, {without} s without");
+}
+
+#[test]
+fn a_shared_buffer_operation_keeps_sixteen_chunks_in_flight() {
+    // NCCL_SHARED_STEPS = 16 over the operation's channels, NCCL_STEPS = 8 at most a channel.
+    assert_eq!([p2p::net_depth(1), p2p::net_depth(2), p2p::net_depth(4), p2p::net_depth(16), p2p::net_depth(32)], [8, 8, 4, 1, 1]);
+}
