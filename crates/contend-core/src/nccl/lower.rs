@@ -733,7 +733,9 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
             let (mut sent, mut relayed): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
             for (l, block) in loops(share, chunk).into_iter().enumerate() {
                 let over = if l == 0 { c.base + c.step_of(a, b) } else { 0.0 };
-                let after = |v: &[usize]| if net { slot_at(v, l, depth) } else { v.last().copied() };
+                // A connection keeps chunks in flight: NCCL_STEPS inside a node (the peer's
+                // buffer has that many slots), fewer to a network peer (shared buffers).
+                let after = |v: &[usize]| slot_at(v, l, if net { depth } else { p2p::STEPS });
                 match proxy {
                     None => sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[after(&sent)], over)),
                     Some(p) => {

@@ -119,3 +119,23 @@ fn a_shared_buffer_operation_keeps_sixteen_chunks_in_flight() {
     // NCCL_SHARED_STEPS = 16 over the operation's channels, NCCL_STEPS = 8 at most a channel.
     assert_eq!([p2p::net_depth(1), p2p::net_depth(2), p2p::net_depth(4), p2p::net_depth(16), p2p::net_depth(32)], [8, 8, 4, 1, 1]);
 }
+
+#[test]
+fn a_send_inside_a_node_pays_its_path_latency_once_not_per_chunk() {
+    // Inside a node a connection keeps NCCL_STEPS chunks in flight too (the peer's buffer has that
+    // many slots), so a path's latency delays a 64 MiB send/receive (512 chunks of 128 KiB over
+    // PCIe, merged to a dozen loops a channel) about as much as a one-chunk send: once, not once
+    // a chunk or a merged loop in turn (a chain would pay it about 12 times).
+    let l = 100e-6;
+    let time = |lat: f64, bytes: u64| {
+        let mut m = Machine::load("pcie-8gpu-ws").unwrap();
+        m.links.iter_mut().for_each(|k| k.latency = lat);
+        let g = m.gpus();
+        let c = Comm::new(&m, &[vec![g[0], g[1]]], None).unwrap();
+        run(&c.m, &c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0), "maxmin", &[], false).unwrap().seconds
+    };
+    let one = time(l, 64 << 10) - time(0.0, 64 << 10);
+    let big = time(l, 64 << 20) - time(0.0, 64 << 20);
+    assert!(one > 0.5 * l, "the path pays a latency: {one} s");
+    assert!(big < 1.5 * one, "64 MiB pays {big} s of latency, one chunk {one} s");
+}
