@@ -155,6 +155,14 @@ impl DeviceNames {
     }
 }
 
+/// `names[row]`: the row's device name, as a column of Strings reads.
+impl std::ops::Index<usize> for DeviceNames {
+    type Output = String;
+    fn index(&self, row: usize) -> &String {
+        &self.names[self.device[row] as usize]
+    }
+}
+
 impl Serialize for DeviceNames {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         s.collect_seq(self.iter())
