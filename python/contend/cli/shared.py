@@ -40,6 +40,9 @@ class LazyCommands(MutableMapping[str, Any]):
     def __init__(self, built: dict[str, Any]) -> None:
         self._where = {name: (module, function) for name, module, function in COMMANDS}
         self._built = dict(built)
+        # Commands registered on the app the usual way (none today) are listed too, after COMMANDS.
+        for name in built:
+            self._where.setdefault(name, ("", ""))
 
     def __getitem__(self, name: str) -> Any:
         if name not in self._built:
