@@ -115,8 +115,8 @@ pub fn difference(model: &str, r: &Report, reference: &str, base: &Report) -> Di
         .map(|&(i, s)| WorstTransfer {
             index: i,
             name: t.name[i].clone(),
-            src: t.src[i].clone(),
-            dst: t.dst[i].clone(),
+            src: t.src.get(i).to_string(),
+            dst: t.dst.get(i).to_string(),
             size_bytes: t.size_bytes[i],
             duration_s: d[i],
             reference_duration_s: b[i],

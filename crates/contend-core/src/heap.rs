@@ -89,6 +89,9 @@ impl IndexHeap {
         }
     }
 
+    // Inlined: a comparison is a few instructions, and a call to it (from every step of `up`,
+    // `down` and `hole_down`) cost as much again (47 M of 100k cs-storm's 5,040 M).
+    #[inline(always)]
     fn less(&self, a: u32, b: u32) -> bool {
         let (a, b) = (a as usize, b as usize);
         // The tie is read only on a tie of times.

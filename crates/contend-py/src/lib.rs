@@ -192,19 +192,23 @@ impl Report {
                     (name, "u64", vec![PyBytes::new(py, &v.iter().flat_map(|&x| (x as u64).to_le_bytes()).collect::<Vec<u8>>())])
                 }
                 Column::U128(v) => (name, "f64", vec![PyBytes::new(py, &v.iter().flat_map(|&x| (x as f64).to_le_bytes()).collect::<Vec<u8>>())]),
-                Column::Str(v) => {
-                    let mut offsets = Vec::with_capacity(8 * (v.len() + 1));
-                    let mut data = Vec::new();
-                    offsets.extend_from_slice(&0i64.to_le_bytes());
-                    for s in v {
-                        data.extend_from_slice(s.as_bytes());
-                        offsets.extend_from_slice(&(data.len() as i64).to_le_bytes());
-                    }
-                    (name, "str", vec![PyBytes::new(py, &offsets), PyBytes::new(py, &data)])
-                }
+                Column::Str(v) => (name, "str", arrow_text(py, v.len(), v.iter().map(String::as_str))),
+                Column::Names(v) => (name, "str", arrow_text(py, v.len(), v.iter())),
             })
             .collect())
     }
+}
+
+/// Text as Arrow's 64-bit offsets and UTF-8 data.
+fn arrow_text<'a, 'py>(py: Python<'py>, rows: usize, text: impl Iterator<Item = &'a str>) -> Vec<Bound<'py, PyBytes>> {
+    let mut offsets = Vec::with_capacity(8 * (rows + 1));
+    let mut data = Vec::new();
+    offsets.extend_from_slice(&0i64.to_le_bytes());
+    for s in text {
+        data.extend_from_slice(s.as_bytes());
+        offsets.extend_from_slice(&(data.len() as i64).to_le_bytes());
+    }
+    vec![PyBytes::new(py, &offsets), PyBytes::new(py, &data)]
 }
 
 /// `api::simulate`: the report, held.

@@ -35,7 +35,6 @@ from contend.cli.shared import (
     write_pictures,
     written,
 )
-from contend.cli.tables import print_explanation, print_nics, print_phases, print_transfers
 from contend.errors import InputError
 from contend.output import Target, io_error, write_text
 
@@ -80,6 +79,9 @@ def simulate(
     elif as_csv:
         r.write_csv(sys.stdout)
     else:
+        # The tables are imported where printed: `simulate --json` and `--csv` print none.
+        from contend.cli.tables import print_nics, print_phases, print_transfers
+
         print_transfers(r)
         if phases:
             print_phases(r.raw)
@@ -117,6 +119,8 @@ def explain(
     if as_json:
         e.write_json(sys.stdout)
     else:
+        from contend.cli.tables import print_explanation
+
         print_explanation(e)
     write_pictures(e.raw, tl, tr)
 
@@ -179,6 +183,8 @@ def demo(
         raise io_error(outdir, exc, "--out") from None
     tl = tl or Target(outdir / "timeline.png", "--out")
     tr = tr or Target(outdir / "trace.json", "--out")
+    from contend.cli.tables import print_explanation, print_transfers
+
     m, t = api.Machine.load("cs-storm-socket"), api.Transfers.example()
     out().print(styled(("The SC16 worked example", "bold"),
                        ": 0→2, 1→4, 3→2, 6→4, 300 MiB each, on one CS-Storm socket\n"))

@@ -4,15 +4,17 @@ several commands take, output paths checked before any work, and the progress ba
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
 from typer._click import exceptions as click_errors  # typer vendors click; its exceptions are the ones raised
 from typer.core import Abort, TyperGroup
+from typer.main import get_command_from_info
 
 from contend import api, output
 from contend.errors import ContendError, InputError
@@ -24,9 +26,63 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 
+# Every command as (name, module in contend.cli, function), in the order `contend --help` lists them; set by
+# contend.cli (its COMMANDS), read by the group when it is built.
+COMMANDS: list[tuple[str, str, str]] = []
+
+
+class LazyCommands(MutableMapping[str, Any]):
+    """The group's commands by name, in COMMANDS' order; each is built (its module imported, its options read
+    from its signature by typer) when first looked up. `contend simulate …` then imports and builds one
+    command, not all of them: a third of the CLI's fixed cost. Listing the names builds nothing; `--help`
+    builds every command it describes."""
+
+    def __init__(self, built: dict[str, Any]) -> None:
+        self._where = {name: (module, function) for name, module, function in COMMANDS}
+        self._built = dict(built)
+        # Commands registered on the app the usual way (none today) are listed too, after COMMANDS.
+        for name in built:
+            self._where.setdefault(name, ("", ""))
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            module, function = self._where[name]  # KeyError: no such command
+            fn = getattr(importlib.import_module(f"contend.cli.{module}"), function)
+            # The same CommandInfo as `app.command(name)(…)` gives, made into a click command as typer's
+            # group building does.
+            scratch = typer.Typer()
+            scratch.command(name)(user_errors(fn))
+            self._built[name] = get_command_from_info(
+                scratch.registered_commands[0], pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode)
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._built[name] = command
+        self._where.setdefault(name, ("", ""))
+
+    def __delitem__(self, name: str) -> None:
+        del self._where[name]
+        self._built.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._where
+
+
 class OneLineErrors(TyperGroup):
     """typer's group, but a mistake on the command line (an unknown option, a missing argument, a value out of
-    its range) is one line on stderr and exit code 2, like every other user error."""
+    its range) is one line on stderr and exit code 2, like every other user error. Its commands are COMMANDS,
+    built when looked up (LazyCommands)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = LazyCommands(dict(self.commands))
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:

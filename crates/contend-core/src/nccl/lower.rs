@@ -17,6 +17,7 @@
 //! latency by the first transfer of each chain; later loops stream behind them and pay only the
 //! path's own latency, which the router adds to every transfer.
 
+use super::p2p;
 use super::tuning::{self, LL128_EFFICIENCY, LL_EFFICIENCY, NCCL_STEPS, RING_CHUNK_STEPS};
 use super::{Algo, Coll, Proto};
 use crate::workload::Transfer;
@@ -47,9 +48,11 @@ pub struct Call {
     pub step_net: f64,
     /// Ranks per node (chains of a tree stay inside a node).
     pub ppn: usize,
-    /// Channels per peer for send/receive, and NCCL's p2p chunk per peer pair (bytes).
-    pub p2p_channels: Vec<Vec<usize>>,
-    pub p2p_chunk: Vec<Vec<u64>>,
+    /// Send/receive: NCCL's channels per peer and p2p channels (`p2p::per_peer`), and the
+    /// communicator's p2p chunk (`p2p::chunk`), bytes.
+    pub p2p_per_peer: usize,
+    pub p2p_total: usize,
+    pub p2p_chunk: u64,
     /// Share of the links' bandwidth each protocol's kernels reach (NCCL's index; 1: all).
     pub efficiency: [f64; 3],
     /// Connection buffer per protocol (NCCL's index; NCCL_BUFFSIZE for Simple), wire bytes.
@@ -378,6 +381,42 @@ fn send_in(
     (head, foot)
 }
 
+/// A loop's send over the network behind a stream arriving as (heads, feet) (`send_in`'s ends):
+/// the proxy keeps NCCL_STEPS chunks in flight, so a merged loop's pieces wait for their data and
+/// the connection's slot (`slot`: its send NCCL_STEPS loops before), not for each other, and the
+/// network's per-message latency is paid alongside, not once per piece in turn. Returns (head, foot).
+#[allow(clippy::too_many_arguments)]
+fn send_net(
+    d: &mut Dag,
+    (chunk, size): (u64, &dyn Fn(u64) -> u64),
+    (src, dst): (usize, usize),
+    block: u64,
+    (heads, feet): (&[Option<usize>], &[Option<usize>]),
+    slot: Option<usize>,
+    over: f64,
+) -> (usize, usize) {
+    let with_slot = |v: &[Option<usize>]| v.iter().copied().chain([slot]).collect::<Vec<_>>();
+    if block <= 2 * chunk {
+        let i = d.push(src, dst, size(block), &with_slot(&[heads, feet].concat()), over);
+        return (i, i);
+    }
+    // Every piece pays the first loop's overhead (they start together).
+    let head = d.push(src, dst, size(chunk), &with_slot(heads), over);
+    d.push(src, dst, size(block - 2 * chunk), heads, over);
+    let foot = d.push(src, dst, size(chunk), feet, over);
+    (head, foot)
+}
+
+/// The send NCCL_STEPS loops before loop `l` on a connection whose sends are `sent` (one a loop).
+fn slot(sent: &[usize], l: usize) -> Option<usize> {
+    slot_at(sent, l, p2p::STEPS)
+}
+
+/// The send `depth` loops before loop `l`.
+fn slot_at(sent: &[usize], l: usize, depth: usize) -> Option<usize> {
+    l.checked_sub(depth).map(|j| sent[j])
+}
+
 /// Per rank: the transfers it waits for.
 type Deps = Vec<Vec<Option<usize>>>;
 
@@ -565,8 +604,9 @@ fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
     // Per (node, head): the previous loop's transfer of each stream.
     let mut last_in: Vec<Vec<Option<usize>>> = vec![vec![None; ppn]; n];
     let mut last_red = vec![None; n];
-    let mut last_up = vec![None; n];
-    let mut last_down = vec![None; n];
+    // Network connections (up and down the tree): every loop's send, for their slots.
+    let mut last_up: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut last_down: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut last_st = vec![None; n];
     let mut last_out: Vec<Vec<Option<usize>>> = vec![vec![None; ppn]; n];
     type Ends = (Vec<Option<usize>>, Vec<Option<usize>>);
@@ -592,8 +632,8 @@ fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
             for &k in &up_order {
                 if let Some(p) = parent[k] {
                     let (hs, fs) = got[k].clone();
-                    let (a, b) = send_in(d, (chunk, net), (dev(k, h), dev(p, h)), block, (&hs, &fs), last_up[key(k, h)], first(c.base));
-                    last_up[key(k, h)] = Some(b);
+                    let (a, b) = send_net(d, (chunk, net), (dev(k, h), dev(p, h)), block, (&hs, &fs), slot(&last_up[key(k, h)], l), first(c.base));
+                    last_up[key(k, h)].push(b);
                     got[p].0.push(Some(a));
                     got[p].1.push(Some(b));
                 }
@@ -606,8 +646,8 @@ fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
                     None => got[k].clone(),
                     Some(p) => {
                         let (hs, fs) = total[p].clone();
-                        let (a, b) = send_in(d, (chunk, net), (dev(p, h), dev(k, h)), block, (&hs, &fs), last_down[key(k, h)], first(c.base));
-                        last_down[key(k, h)] = Some(b);
+                        let (a, b) = send_net(d, (chunk, net), (dev(p, h), dev(k, h)), block, (&hs, &fs), slot(&last_down[key(k, h)], l), first(c.base));
+                        last_down[key(k, h)].push(b);
                         (vec![Some(a)], vec![Some(b)])
                     }
                 };
@@ -669,27 +709,42 @@ pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
     d.t
 }
 
-/// With PXN (`Call::pxn`), a message to another node goes first over NVLink to the local GPU
-/// that owns the NIC NCCL uses for that peer, then from it over the network: two sends per chunk,
-/// the second a chunk behind the first (`send_in`).
+/// Each operation runs on the channels NCCL gives its size (`p2p::op_channels`), its part of
+/// each in chunks (`p2p::op_chunk`), in order. Inside a node a chunk follows the channel's
+/// previous one (the kernel copies them in turn); a chunk to another node waits only for the
+/// connection's slot (the chunk `p2p::net_depth` before it: the proxy keeps that many in flight
+/// on each channel of a shared-buffer operation), so the network's per-message latency overlaps. With PXN (`Call::pxn`), a
+/// message to another node goes first over NVLink to the local GPU that owns the NIC NCCL uses
+/// for that peer, then from it over the network: two sends per chunk, the second a chunk behind
+/// the first (`send_in`).
 fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
+    let n = c.devices.len();
+    let nodes = n / c.ppn.clamp(1, n.max(1));
     for &(a, b, bytes) in pairs {
-        let proto = if bytes <= tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple };
-        let channels = c.p2p_channels[a][b].max(1);
+        let channels = p2p::op_channels(bytes, c.p2p_per_peer, c.p2p_total, n, nodes, c.p2p_chunk);
+        let proto = if bytes <= channels as u64 * tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple };
         let proxy = c.pxn.get(a).and_then(|v| v[b]);
-        let chunk = c.p2p_chunk[a][b];
+        let net = c.crosses(a, b);
+        let chunk = p2p::op_chunk(bytes, c.p2p_chunk, net);
+        let depth = p2p::net_depth(channels);
         for (k, share) in split(bytes, channels).into_iter().enumerate().filter(|&(_, s)| s > 0) {
             d.cur = k as u32;
-            let (mut last, mut relay) = (None, None);
+            // Per loop: the send (to the peer, or to the PXN relay) and the relay's.
+            let (mut sent, mut relayed): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
             for (l, block) in loops(share, chunk).into_iter().enumerate() {
                 let over = if l == 0 { c.base + c.step_of(a, b) } else { 0.0 };
+                // A connection keeps chunks in flight: NCCL_STEPS inside a node (the peer's
+                // buffer has that many slots), fewer to a network peer (shared buffers).
+                let after = |v: &[usize]| slot_at(v, l, if net { depth } else { p2p::STEPS });
                 match proxy {
-                    None => last = Some(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[last], over)),
+                    None => sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[after(&sent)], over)),
                     Some(p) => {
                         let size = |x: u64| c.wire(x, proto);
-                        let (h, f) = send_in(d, (chunk, &size), (c.devices[a], c.devices[p]), block, (&[], &[]), last, over);
-                        let (_, y) = send_in(d, (chunk, &size), (c.devices[p], c.devices[b]), block, (&[Some(h)], &[Some(f)]), relay, 0.0);
-                        (last, relay) = (Some(f), Some(y));
+                        let (h, f) = send_in(d, (chunk, &size), (c.devices[a], c.devices[p]), block, (&[], &[]), sent.last().copied(), over);
+                        let (_, y) =
+                            send_net(d, (chunk, &size), (c.devices[p], c.devices[b]), block, (&[Some(h)], &[Some(f)]), slot_at(&relayed, l, depth), 0.0);
+                        sent.push(f);
+                        relayed.push(y);
                     }
                 }
             }

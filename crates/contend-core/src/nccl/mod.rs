@@ -5,6 +5,7 @@
 
 pub mod constants;
 pub mod lower;
+pub mod p2p;
 pub mod program;
 pub mod tests_tool;
 pub mod topo;
@@ -15,6 +16,8 @@ pub mod versions;
 mod graph_tests;
 #[cfg(test)]
 mod nvls_tests;
+#[cfg(test)]
+mod p2p_tests;
 #[cfg(test)]
 mod pxn_tests;
 #[cfg(test)]
@@ -187,8 +190,11 @@ pub struct Comm {
     /// Each channel's ring over all ranks.
     pub rings: Vec<Vec<usize>>,
     pub tuning: tuning::Comm,
-    pub p2p_channels: Vec<Vec<usize>>,
-    pub p2p_chunk: Vec<Vec<u64>>,
+    /// Send/receive: the least channels NCCL gives a peer on the node (`p2p::local_peer`), a
+    /// GPU's NICs (count, GB/s) and whether every GPU pair of the node is on NVLink.
+    pub p2p_local: usize,
+    pub p2p_net: (usize, f64),
+    pub all_nvlink: bool,
     /// Per-step latencies and efficiencies of the protocols (NCCL's, or fitted).
     pub constants: constants::Constants,
     /// Per node, the NVSwitch that reduces and multicasts for every GPU of the node (NVLS); empty
@@ -285,23 +291,22 @@ impl Comm {
             amd,
             version: versions::Version::V2_30,
         };
-        // Send/receive: channels per peer (two per NVLink, else two), and NCCL's p2p chunk.
-        let n = devices.len();
-        let local = |r: usize| r % ppn;
-        let mut p2p_channels = vec![vec![0; n]; n];
-        let mut p2p_chunk = vec![vec![tuning::P2P_PCI_CHUNK; n]; n];
-        let p2p_total = channels.next_power_of_two();
-        for a in 0..n {
-            for b in (0..n).filter(|&b| b != a) {
-                let path = if a / ppn == b / ppn { topo.paths[local(a)][local(b)].as_ref() } else { None };
-                let (per, chunk) = match path {
-                    Some(p) if p.kind == topo::PathType::Nvl => ((2.0 * p.bw / tuning::nvlink_bw(topo.cc)).round().max(2.0) as usize, tuning::P2P_NVL_CHUNK),
-                    _ => (2, tuning::P2P_PCI_CHUNK),
-                };
-                p2p_channels[a][b] = per.next_power_of_two().min(p2p_total);
-                p2p_chunk[a][b] = chunk;
+        // Send/receive (`p2p`): the least channels NCCL gives a peer on the node, whether every
+        // pair of the node is on NVLink (the p2p chunk), and the NICs a GPU drives (count and GB/s:
+        // the node's NICs spread evenly over its GPUs, as NCCL's search of the nearest NICs finds
+        // them on the presets).
+        let mut p2p_local = usize::MAX;
+        let mut all_nvlink = true;
+        for a in 0..ppn {
+            for b in (0..ppn).filter(|&b| b != a) {
+                let path = topo.paths[a][b].as_ref();
+                let nvl = path.filter(|p| p.kind == topo::PathType::Nvl).map(|p| p.bw);
+                all_nvlink &= nvl.is_some();
+                p2p_local = p2p_local.min(p2p::local_peer(nvl, tuning::nvlink_bw(topo.cc)));
             }
         }
+        let net_count = (nets.len() / ppn).max(1);
+        let p2p_net = (net_count, nets.iter().take(net_count).sum::<f64>());
         let pxn = pxn_relays(m, &devices, ppn, &topo);
         let mut m = m.clone();
         m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = 0.0);
@@ -322,7 +327,7 @@ impl Comm {
         // of all of them (rr), whatever the cluster says its NICs do with MPI's messages: a FCFS
         // NIC would send a tree's up and down chunks one message after another.
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
-        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_channels, p2p_chunk, constants: Default::default(), switches, pxn })
+        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_local, p2p_net, all_nvlink, constants: Default::default(), switches, pxn })
     }
 
     /// NCCL's constants as given (`nccl_*` parameters), with the release whose cost model
@@ -351,6 +356,24 @@ impl Comm {
         let mut b = tuning::BUFF_BYTES;
         b[Proto::Simple as usize] = self.constants.buffsize;
         b
+    }
+
+    /// NCCL's p2p channels: the communicator's channels, a power of two.
+    pub fn p2p_total(&self) -> usize {
+        self.channels.next_power_of_two().min(tuning::MAX_CHANNELS)
+    }
+
+    /// NCCL's channels per peer under the release that runs (`p2p::per_peer`): the least of the
+    /// node's peers and, across nodes, the network peers'.
+    pub fn p2p_per_peer(&self) -> usize {
+        let v = self.tuning.version;
+        let total = self.p2p_total();
+        let ranks = self.devices.len();
+        let mut least = if self.ppn > 1 { self.p2p_local } else { usize::MAX };
+        if self.nodes > 1 {
+            least = least.min(p2p::net_peer(v, self.p2p_net.0, self.p2p_net.1, ranks, total));
+        }
+        p2p::per_peer(v, least, self.nodes, ranks, total)
     }
 
     /// The call as the executor runs it: `channels` channels (NCCL trims them for small calls).
@@ -400,8 +423,9 @@ impl Comm {
             step: step * 1e-6,
             step_net: step_net * 1e-6,
             ppn: self.ppn,
-            p2p_channels: self.p2p_channels.clone(),
-            p2p_chunk: self.p2p_chunk.clone(),
+            p2p_per_peer: self.p2p_per_peer(),
+            p2p_total: self.p2p_total(),
+            p2p_chunk: p2p::chunk(self.nodes, self.all_nvlink, self.constants.buffsize),
             efficiency: self.constants.efficiency,
             buff: self.buffers(),
             ids: (0..nc).collect(),
@@ -450,8 +474,9 @@ impl Comm {
             step: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
             step_net: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
             ppn: self.ppn,
-            p2p_channels: Vec::new(),
-            p2p_chunk: Vec::new(),
+            p2p_per_peer: 1,
+            p2p_total: 1,
+            p2p_chunk: p2p::chunk(self.nodes, self.all_nvlink, self.constants.buffsize),
             efficiency: self.constants.efficiency,
             buff: self.buffers(),
             // Every NVLS channel is alike (one parity, so that they merge); NVLS-tree's odd channels
@@ -624,7 +649,11 @@ pub fn check_model(model: &str) -> Result<()> {
 pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, String)], bottlenecks: bool) -> Result<Ran> {
     check_model(model)?;
     let (transfers, channel) = lower::lower(call);
-    let channels = call.channels();
+    // Send/receive runs each operation on the channels its size gets (`p2p::op_channels`).
+    let channels = match call.coll {
+        Coll::AllToAll | Coll::SendRecv => channel.iter().max().map_or(0, |&c| c as usize + 1),
+        _ => call.channels(),
+    };
     if transfers.is_empty() {
         return Ok(Ran { seconds: 0.0, transfers: 0, channels, bottlenecks: Vec::new() });
     }

@@ -138,10 +138,7 @@ pub const BUFF_BYTES: [u64; 3] = [8 * 512 * 8 * 16, 120 * 640 * 8 * 8, 1 << 22];
 /// ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS = NCCL_STEPS / 2 (collectives.h); every other
 /// collective, and every non-Simple protocol, moves one step per chunk.
 pub const RING_CHUNK_STEPS: u64 = NCCL_STEPS / 2;
-/// NCCL_P2P_NVL_CHUNKSIZE (512 KiB) and NCCL_P2P_PCI_CHUNKSIZE / NET (128 KiB), init.cc.
-pub const P2P_NVL_CHUNK: u64 = 1 << 19;
-pub const P2P_PCI_CHUNK: u64 = 1 << 17;
-/// NCCL_P2P_LL_THRESHOLD: send/recv of at most this many bytes use LL (enqueue.cc).
+/// NCCL_P2P_LL_THRESHOLD: a send/recv of at most this many bytes a channel uses LL (enqueue.cc).
 pub const P2P_LL_THRESHOLD: u64 = 16384;
 /// MAXCHANNELS (device.h); a ring search keeps at most half of them.
 pub const MAX_CHANNELS: usize = 64;

@@ -1,0 +1,125 @@
+//! How NCCL splits a send/receive over channels and chunks (restated from NVIDIA/nccl, learned
+//! from, not copied): the communicator's p2p chunk (init.cc `computeBuffSizes`), its channels per
+//! peer (graph/paths.cc `ncclTopoGetNchannels`, `ncclTopoComputeP2pChannels`), and per operation
+//! the channels a size runs on and the chunk a network connection moves (enqueue.cc
+//! `scheduleP2pTasksToPlan`, `addP2pToPlan`; before 2.23 `calcP2pChunkSize` and proxy.cc
+//! `ncclProxyComputeP2p`, which give the same counts).
+//!
+//! NCCL gives one operation to one peer a few channels at small sizes and more as it grows: on
+//! 8 NVSwitch A100s (32 p2p channels, 32 per peer) a send of 128 MiB runs on 8 channels, 256 MiB
+//! on 16, 512 MiB and more on 32; each channel is one thread block whose warps send and receive
+//! its part, chunk by chunk, with NCCL_STEPS chunks in flight per connection.
+
+use super::versions::Version;
+
+/// NCCL_P2P_NET_CHUNKSIZE, NCCL_P2P_NVL_CHUNKSIZE, NCCL_P2P_PCI_CHUNKSIZE defaults (init.cc).
+pub const NET_CHUNK: u64 = 1 << 17;
+pub const NVL_CHUNK: u64 = 1 << 19;
+pub const PCI_CHUNK: u64 = 1 << 17;
+/// NCCL_P2P_PER_CHANNEL_NET_BW (paths.cc, 2.29 on): GB/s a channel to a network peer is
+/// counted to move when NCCL sizes the channels that drive a GPU's NICs.
+pub const PER_CHANNEL_NET_BW: f64 = 14.0;
+/// NCCL_MAX_DEV_WORK_P2P_PER_BATCH (device.h): p2p operations one channel runs at once.
+pub const WORK_PER_BATCH: usize = 8;
+/// NCCL_STEPS (device.h): chunks a connection keeps in flight.
+pub const STEPS: usize = 8;
+/// NCCL_SHARED_STEPS (transport/net.cc): chunks in flight over all the channels of one p2p
+/// operation to a network peer, whose connections share their buffers (NCCL_NET_SHARED_BUFFERS,
+/// on by default for p2p): the send proxy posts at most min(NCCL_STEPS, 16 / channels) a channel.
+pub const SHARED_STEPS: usize = 16;
+
+/// Chunks one channel of an operation on `channels` channels keeps in flight to a network peer.
+pub fn net_depth(channels: usize) -> usize {
+    (SHARED_STEPS / channels.max(1)).clamp(1, STEPS)
+}
+
+/// The communicator's p2p chunk: the network's when it spans nodes, NVLink's when every GPU
+/// pair of the node is on NVLink, else PCI's; no more than a Simple step (NCCL_BUFFSIZE over
+/// NCCL_STEPS). The same in 2.19, 2.21 and 2.30.
+pub fn chunk(nodes: usize, all_nvlink: bool, buffsize: u64) -> u64 {
+    let c = if nodes > 1 {
+        NET_CHUNK
+    } else if all_nvlink {
+        NVL_CHUNK
+    } else {
+        PCI_CHUNK
+    };
+    c.min(buffsize / STEPS as u64)
+}
+
+/// Channels NCCL gives a peer on the node: two per NVLink's worth of NCCL's per-link figure
+/// (`nvl_bw`, topo.h SMxx_NVLINK_BW) on the path, two over PCIe. `path_bw`: None for PCIe.
+pub fn local_peer(path_bw: Option<f64>, nvl_bw: f64) -> usize {
+    match path_bw {
+        Some(bw) => 2 * ((bw / nvl_bw + 1e-9).floor() as usize).max(1),
+        None => 2,
+    }
+}
+
+/// Channels NCCL gives a peer on another node, by release: 2.19 NCCL_NCHANNELS_PER_NET_PEER's
+/// 2; 2.21 the GPU's NICs (`net_count`, as many as its bandwidth needs) or 2, halved while
+/// 2 x ranks exceeds 4 x the p2p channels; 2.30 the NICs or as many channels of
+/// `PER_CHANNEL_NET_BW` as their bandwidth (`net_bw`, GB/s) needs.
+pub fn net_peer(v: Version, net_count: usize, net_bw: f64, ranks: usize, p2p_channels: usize) -> usize {
+    match v {
+        Version::V2_19 => 2,
+        Version::V2_21 => {
+            let mut n = 2;
+            while n * ranks > 4 * p2p_channels && n > 1 {
+                n /= 2;
+            }
+            net_count.max(n)
+        }
+        Version::V2_30 => net_count.max((net_bw / PER_CHANNEL_NET_BW).ceil() as usize).max(1),
+    }
+}
+
+/// The communicator's channels per peer: the least over its peers (`least`), a power of two; in
+/// 2.30 across nodes halved while a round of every peer would need more than the p2p channels
+/// (`WORK_PER_BATCH` operations a channel), else no more than the p2p channels.
+pub fn per_peer(v: Version, least: usize, nodes: usize, ranks: usize, p2p_channels: usize) -> usize {
+    let mut n = least.max(1).next_power_of_two();
+    if v == Version::V2_30 && nodes > 1 {
+        while n * ranks.div_ceil(WORK_PER_BATCH) > p2p_channels && n > 1 {
+            n /= 2;
+        }
+    }
+    n.min(p2p_channels)
+}
+
+/// Channels one operation of `bytes` runs on: starting from the per-peer channels halved until
+/// every rank's operation fits the p2p channels at once, doubled (up to `per_peer`) while each
+/// part would exceed 32 chunks on one node (one chunk across nodes); at least a part of 1/8 of a
+/// chunk on one node (1/2 across nodes).
+pub fn op_channels(bytes: u64, per_peer: usize, p2p_channels: usize, ranks: usize, nodes: usize, chunk: u64) -> usize {
+    if bytes == 0 {
+        return 1;
+    }
+    let mut min = per_peer.max(1);
+    while min * ranks > p2p_channels && min > 1 {
+        min /= 2;
+    }
+    let (min_part, max_part) = if nodes > 1 { (chunk / 2, chunk) } else { (chunk / 8, chunk * 32) };
+    let mut n = min.min(bytes.div_ceil(min_part.max(1)) as usize).max(1);
+    let mut part = min_part.max(bytes.div_ceil(n as u64));
+    while part > max_part && n <= per_peer / 2 {
+        n *= 2;
+        part = bytes.div_ceil(n as u64);
+    }
+    n
+}
+
+/// The chunk a connection to a network peer moves for an operation of `bytes` (Simple): a
+/// quarter of the p2p chunk below one chunk, half below eight; the p2p chunk otherwise and
+/// inside a node.
+pub fn op_chunk(bytes: u64, chunk: u64, network: bool) -> u64 {
+    if !network {
+        chunk
+    } else if bytes < chunk {
+        chunk / 4
+    } else if bytes < 8 * chunk {
+        chunk / 2
+    } else {
+        chunk
+    }
+}

@@ -1,0 +1,141 @@
+//! Send/receive split as NCCL splits it (`p2p`), with every expected number worked out from
+//! NCCL's rules (enqueue.cc, paths.cc, init.cc) and the machine's links.
+
+use super::*;
+use crate::topology::Machine;
+
+/// `nodes` copies of a preset on one switch, each NIC at `nic` (as `contend nccl-tests --nodes`).
+fn cluster(machine: &str, nodes: usize, nic: &str) -> Machine {
+    let hosts = vec!["S0"; nodes].join(", ");
+    let text = format!(
+        "name: c\nfabric:\n  graph: {{switches: [{{name: S0}}], links: [], hosts: [{hosts}]}}\nlink: {{bandwidth: {nic}}}\nnodes: {{count: {nodes}, machine: \"{machine}\", nic_bandwidth: {nic}}}\n"
+    );
+    Machine::from_text(&text, "c").unwrap()
+}
+
+fn comm_of(m: &Machine, nodes: usize) -> Comm {
+    let node = |k: usize| m.gpus().into_iter().filter(|&g| m.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
+    let groups: Vec<Vec<usize>> = if nodes == 1 { vec![m.gpus()] } else { (0..nodes).map(node).collect() };
+    Comm::new(m, &groups, None).unwrap()
+}
+
+#[test]
+fn an_operation_gets_more_channels_as_it_grows() {
+    // One NVSwitch node of 8 ranks, 32 p2p channels and 32 per peer: every rank's operation fits
+    // at once on 32 / 8 = 4 channels; a part may hold 32 chunks of 512 KiB (16 MiB), so the
+    // channels double while the parts are larger: 128 MiB on 8, 256 MiB on 16, then 32 at most.
+    let ch = |bytes: u64| p2p::op_channels(bytes, 32, 32, 8, 1, 1 << 19);
+    assert_eq!([ch(128 << 20), ch(256 << 20), ch(512 << 20), ch(1 << 30)], [8, 16, 32, 32]);
+    // Small: parts of at least 1/8 of a chunk (64 KiB): 64 KiB on one channel, 1 MiB on 4.
+    assert_eq!([ch(64 << 10), ch(1 << 20)], [1, 4]);
+    // Across nodes a part holds one chunk (128 KiB) and is at least half of one: 16 ranks and 4
+    // channels per peer on 32 start from 2, and 64 MiB doubles to all 4.
+    assert_eq!(p2p::op_channels(64 << 20, 4, 32, 16, 2, 1 << 17), 4);
+    assert_eq!(p2p::op_channels(64 << 10, 4, 32, 16, 2, 1 << 17), 1);
+    // A network connection's chunk: a quarter below one chunk, half below eight.
+    assert_eq!(
+        [p2p::op_chunk(100_000, 1 << 17, true), p2p::op_chunk(1 << 19, 1 << 17, true), p2p::op_chunk(1 << 19, 1 << 17, false)],
+        [1 << 15, 1 << 16, 1 << 17]
+    );
+}
+
+#[test]
+fn the_communicator_counts_nccl_s_channels_and_chunk() {
+    // dgx-a100: a peer through the NVSwitch has 12 NVLink 3 links at NCCL's 20 GB/s each: 2 x 12
+    // = 24 channels, rounded up to 32; the communicator's 24 channels give 32 p2p channels; every
+    // pair on NVLink on one node: NCCL_P2P_NVL_CHUNKSIZE, 512 KiB (4 MiB buffers / 8 steps allow it).
+    let m = Machine::load("dgx-a100").unwrap();
+    let c = comm_of(&m, 1);
+    assert_eq!((c.p2p_per_peer(), c.p2p_total()), (32, 32));
+    assert_eq!(p2p::chunk(1, c.all_nvlink, c.constants.buffsize), 1 << 19);
+    // A PCIe pair, or 1 MiB buffers, give 128 KiB.
+    assert_eq!((p2p::chunk(1, false, 4 << 20), p2p::chunk(1, true, 1 << 20)), (1 << 17, 1 << 17));
+    // Two hgx-h100 at 50 GB/s a NIC: a network peer gets, by release, 2 (2.19: NCCL_NCHANNELS_
+    // PER_NET_PEER), max(1 NIC, 2) = 2 (2.21), max(1 NIC, ceil(50 / 14)) = 4 (2.30); fewer than any
+    // NVLink peer's, so the communicator's; 2.30 keeps 4 since 4 x ceil(16 ranks / 8) <= 32.
+    let m = cluster("hgx-h100", 2, "50GB/s");
+    let mut c = comm_of(&m, 2);
+    let mut got = Vec::new();
+    for v in [versions::Version::V2_19, versions::Version::V2_21, versions::Version::V2_30] {
+        c.tuning.version = v;
+        got.push(c.p2p_per_peer());
+    }
+    assert_eq!(got, [2, 2, 4]);
+    assert_eq!(p2p::chunk(2, c.all_nvlink, c.constants.buffsize), 1 << 17);
+}
+
+#[test]
+fn sendrecv_runs_on_the_channels_its_size_gets() {
+    let m = Machine::load("dgx-a100").unwrap();
+    let c = comm_of(&m, 1);
+    for (bytes, want) in [(128u64 << 20, 8), (256 << 20, 16), (1 << 30, 32)] {
+        let call = c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0);
+        let (t, ch) = lower::lower(&call);
+        let used = ch.iter().max().map_or(0, |&x| x as usize + 1);
+        assert_eq!(used, want, "{bytes} B");
+        // Every rank sends its whole buffer once.
+        assert_eq!(t.iter().map(|x| x.size).sum::<u64>(), 8 * bytes);
+    }
+}
+
+#[test]
+fn a_network_send_pays_the_nic_latency_once_not_per_chunk() {
+    // The proxy keeps NCCL_STEPS chunks in flight, so a 64 MiB send/receive across two nodes
+    // pays a NIC's per-message latency L about once (the first chunks'), not once per chunk in
+    // turn: its time grows by L, well under 2 L, sent from the GPU's own NIC or relayed by PXN.
+    let l = 50e-6;
+    for pxn in [false, true] {
+        let time = |lat: f64| {
+            let mut m = cluster("dgx-a100", 2, "25GB/s");
+            m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Nic).for_each(|d| d.latency = lat);
+            let mut c = comm_of(&m, 2);
+            c.constants.pxn_disable = !pxn;
+            run(&c.m, &c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, 64 << 20, 0), "maxmin", &[], false).unwrap().seconds
+        };
+        let (with, without) = (time(l), time(0.0));
+        assert!(with - without > 0.9 * l && with - without < 1.5 * l, "PXN {pxn}: {with} s with L, {without} s without");
+    }
+}
+
+#[test]
+fn nvls_tree_pays_the_nic_latency_once_each_way() {
+    // NVLS-tree on two hgx-h100: each head's chunks go up to the other node and back down over the
+    // network; each connection keeps NCCL_STEPS chunks in flight, so a NIC latency L delays the
+    // call by about one L up and one L down (the pipeline's fill), not once per chunk or merged
+    // loop in turn: under 3 L (a latency far above a chunk's time, 400 µs, so that it shows).
+    let l = 400e-6;
+    let time = |lat: f64| {
+        let mut m = cluster("hgx-h100", 2, "50GB/s");
+        m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Nic).for_each(|d| d.latency = lat);
+        let c = comm_of(&m, 2);
+        run(&c.m, &c.call(Coll::AllReduce, Algo::NvlsTree, Proto::Simple, 256 << 20, 0), "maxmin", &[], false).unwrap().seconds
+    };
+    let (with, without) = (time(l), time(0.0));
+    assert!(with - without > 0.9 * l && with - without < 3.0 * l, "{with} s with L, {without} s without");
+}
+
+#[test]
+fn a_shared_buffer_operation_keeps_sixteen_chunks_in_flight() {
+    // NCCL_SHARED_STEPS = 16 over the operation's channels, NCCL_STEPS = 8 at most a channel.
+    assert_eq!([p2p::net_depth(1), p2p::net_depth(2), p2p::net_depth(4), p2p::net_depth(16), p2p::net_depth(32)], [8, 8, 4, 1, 1]);
+}
+
+#[test]
+fn a_send_inside_a_node_pays_its_path_latency_once_not_per_chunk() {
+    // Inside a node a connection keeps NCCL_STEPS chunks in flight too (the peer's buffer has that
+    // many slots), so a path's latency delays a 64 MiB send/receive (512 chunks of 128 KiB over
+    // PCIe, merged to a dozen loops a channel) about as much as a one-chunk send: once, not once
+    // a chunk or a merged loop in turn (a chain would pay it about 12 times).
+    let l = 100e-6;
+    let time = |lat: f64, bytes: u64| {
+        let mut m = Machine::load("pcie-8gpu-ws").unwrap();
+        m.links.iter_mut().for_each(|k| k.latency = lat);
+        let g = m.gpus();
+        let c = Comm::new(&m, &[vec![g[0], g[1]]], None).unwrap();
+        run(&c.m, &c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0), "maxmin", &[], false).unwrap().seconds
+    };
+    let one = time(l, 64 << 10) - time(0.0, 64 << 10);
+    let big = time(l, 64 << 20) - time(0.0, 64 << 20);
+    assert!(one > 0.5 * l, "the path pays a latency: {one} s");
+    assert!(big < 1.5 * one, "64 MiB pays {big} s of latency, one chunk {one} s");
+}
