@@ -731,11 +731,14 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
             d.cur = k as u32;
             // Per loop: the send (to the peer, or to the PXN relay) and the relay's.
             let (mut sent, mut relayed): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
+            // A connection keeps chunks in flight: NCCL_STEPS inside a node (the peer's buffer
+            // has that many slots), fewer to a network peer (shared buffers). The chunks that
+            // wait for no slot start with the call, so each pays its base and step latency.
+            let inflight = if net { depth } else { p2p::STEPS };
             for (l, block) in loops(share, chunk).into_iter().enumerate() {
-                let over = if l == 0 { c.base + c.step_of(a, b) } else { 0.0 };
-                // A connection keeps chunks in flight: NCCL_STEPS inside a node (the peer's
-                // buffer has that many slots), fewer to a network peer (shared buffers).
-                let after = |v: &[usize]| slot_at(v, l, if net { depth } else { p2p::STEPS });
+                let first = if proxy.is_some() { l == 0 } else { l < inflight };
+                let over = if first { c.base + c.step_of(a, b) } else { 0.0 };
+                let after = |v: &[usize]| slot_at(v, l, inflight);
                 match proxy {
                     None => sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[after(&sent)], over)),
                     Some(p) => {

@@ -90,15 +90,16 @@ fn nccl_group_sends_and_receives() {
     let got = r.jobs.run_time_s[0];
     assert!(got > want && close(got, want, 0.01), "{} us, closed form {} us", got * 1e6, want * 1e6);
     // One way only (GPU0 to GPU1): no load comes back, the port's whole capacity; each
-    // channel's chunks go one after another (NCCL's 512 KiB p2p chunk over NVLink, the lowering
-    // keeping 4 + 4 at the ends and merging the middle into 4: 12 transfers in a chain, each
-    // paying its path), after NCCL's base and per-step latency (8.4 + 3.4 us).
+    // channel keeps NCCL_STEPS chunks in flight (NCCL's 512 KiB p2p chunk over NVLink, the
+    // lowering keeping 4 + 4 at the ends and merging the middle into 4: 12 transfers, the 9th
+    // waiting for the 1st's slot), so the path's latency is paid once, after NCCL's base and
+    // per-step latency (8.4 + 3.4 us).
     let mut one = vec!["[{compute: 1us}]".to_string(); 8];
     one[0] = "[{nccl_group: [{send: {peer: 1, size: 1GiB}}]}]".into();
     one[1] = "[{nccl_group: [{recv: {peer: 0, size: 1GiB}}]}]".into();
     let r = run_ranks("one.yaml", "dgx-a100", &one, "maxmin").unwrap();
     let got = r.jobs.run_time_s[0];
-    let want = 8.4e-6 + 3.4e-6 + 12.0 * PATH + s / cap();
+    let want = 8.4e-6 + 3.4e-6 + PATH + s / cap();
     assert!(close(got, want, 0.002), "{} us, closed form {} us", got * 1e6, want * 1e6);
 }
 
