@@ -158,6 +158,8 @@ fn bad_input_is_one_line_naming_the_field() {
         (tests_tool::Request { ngpus: Some(9), ..req("all_reduce") }, "-g"),
         (tests_tool::Request { gpus: Some(vec!["GPU0".into(), "GPU0".into()]), ..req("all_reduce") }, "--gpus"),
         (tests_tool::Request { gpus: Some(vec!["GPU9".into()]), ..req("all_reduce") }, "--gpus"),
+        (tests_tool::Request { gpus: Some(vec!["8".into()]), ..req("all_reduce") }, "--gpus"),
+        (tests_tool::Request { gpus: Some(vec!["0".into(), "GPU0".into()]), ..req("all_reduce") }, "--gpus"),
         (tests_tool::Request { algo: Some("nvls".into()), ..req("all_reduce") }, "--algo"),
         (tests_tool::Request { proto: Some("fast".into()), ..req("all_reduce") }, "--proto"),
         (tests_tool::Request { algo: Some("tree".into()), ..req("all_gather") }, "--algo"),
@@ -175,6 +177,18 @@ fn bad_input_is_one_line_naming_the_field() {
             }
         }
     }
+}
+
+#[test]
+fn gpus_are_named_or_counted_from_zero() {
+    // An index is the node's k-th GPU (CUDA_VISIBLE_DEVICES' count): "0,4" is GPU0 and GPU4 of
+    // dgx-a100, in that rank order, the same run as the names.
+    let r = |g: &[&str]| tests_tool::Request { max_bytes: "64".into(), gpus: Some(g.iter().map(|x| x.to_string()).collect()), ..req("all_reduce") };
+    let by_index = api::nccl_tests("dgx-a100", &r(&["4", "0"]), 1, None).unwrap();
+    let by_name = api::nccl_tests("dgx-a100", &r(&["GPU4", "GPU0"]), 1, None).unwrap();
+    assert_eq!(by_index.ranks, 2);
+    assert_eq!(by_index.search.rings, by_name.search.rings);
+    assert_eq!(by_index.rows[0].time_us, by_name.rows[0].time_us);
 }
 
 #[test]

@@ -442,9 +442,15 @@ pub fn node_gpus(m: &Machine, prefix: &str, req: &Request) -> Result<Vec<usize>>
             .iter()
             .map(|n| {
                 let full = format!("{prefix}{n}");
-                m.device(&full)
-                    .filter(|&d| all.contains(&d))
-                    .ok_or_else(|| Error::input("--gpus", n, format!("is not a GPU of the node; {}", m.endpoint_hint())))
+                // A name, or a bare index k: the node's k-th GPU, as CUDA_VISIBLE_DEVICES counts.
+                let by_index = || n.parse::<usize>().ok().and_then(|k| all.get(k).copied());
+                m.device(&full).filter(|&d| all.contains(&d)).or_else(by_index).ok_or_else(|| {
+                    Error::input(
+                        "--gpus",
+                        n,
+                        format!("is not a GPU of the node; name one or give its index 0..{}; {}", all.len().saturating_sub(1), m.endpoint_hint()),
+                    )
+                })
             })
             .collect::<Result<Vec<usize>>>()?,
         (None, Some(g)) => {
