@@ -106,10 +106,14 @@ impl Call {
         self.rings.len() * self.copies as usize
     }
 
+    /// Ranks per node, at least one and at most every rank.
+    fn per_node(&self) -> usize {
+        self.ppn.clamp(1, self.devices.len().max(1))
+    }
+
     /// Whether a step from rank `a` to rank `b` (positions in `devices`) leaves its node.
     fn crosses(&self, a: usize, b: usize) -> bool {
-        let ppn = self.ppn.clamp(1, self.devices.len().max(1));
-        a / ppn != b / ppn
+        a / self.per_node() != b / self.per_node()
     }
 
     /// The per-step latency of a step from rank `a` to rank `b`.
@@ -710,19 +714,19 @@ pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
 }
 
 /// Each operation runs on the channels NCCL gives its size (`p2p::op_channels`), its part of
-/// each in chunks (`p2p::op_chunk`), in order. Inside a node a chunk follows the channel's
-/// previous one (the kernel copies them in turn); a chunk to another node waits only for the
-/// connection's slot (the chunk `p2p::net_depth` before it: the proxy keeps that many in flight
-/// on each channel of a shared-buffer operation), so the network's per-message latency overlaps. With PXN (`Call::pxn`), a
+/// each in chunks (`p2p::op_chunk`), in order. A chunk waits only for its connection's slot:
+/// inside a node the chunk NCCL_STEPS before it (the peer's buffer slots), to another node the
+/// chunk `p2p::net_depth` before it (the proxy keeps that many in flight on each channel of a
+/// shared-buffer operation), so a path's per-message latency overlaps. With PXN (`Call::pxn`), a
 /// message to another node goes first over NVLink to the local GPU that owns the NIC NCCL uses
 /// for that peer, then from it over the network: two sends per chunk, the second a chunk behind
 /// the first (`send_in`).
 fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
     let n = c.devices.len();
-    let nodes = n / c.ppn.clamp(1, n.max(1));
+    let nodes = n / c.per_node();
     for &(a, b, bytes) in pairs {
         let channels = p2p::op_channels(bytes, c.p2p_per_peer, c.p2p_total, n, nodes, c.p2p_chunk);
-        let proto = if bytes <= channels as u64 * tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple };
+        let proto = p2p::proto(bytes, channels);
         let proxy = c.pxn.get(a).and_then(|v| v[b]);
         let net = c.crosses(a, b);
         let chunk = p2p::op_chunk(bytes, c.p2p_chunk, net);

@@ -369,11 +369,19 @@ impl Comm {
         let v = self.tuning.version;
         let total = self.p2p_total();
         let ranks = self.devices.len();
-        let mut least = if self.ppn > 1 { self.p2p_local } else { usize::MAX };
+        // A node of one GPU has no local peer: start from the p2p channels, as NCCL does.
+        let mut least = if self.ppn > 1 { self.p2p_local } else { total };
         if self.nodes > 1 {
             least = least.min(p2p::net_peer(v, self.p2p_net.0, self.p2p_net.1, ranks, total));
         }
         p2p::per_peer(v, least, self.nodes, ranks, total)
+    }
+
+    /// The protocol a send/receive of `bytes` to one peer runs on the channels its size gets:
+    /// what the lowering runs (`lower::pairs_p2p`) and what `nccl-tests` prints.
+    pub fn p2p_proto(&self, bytes: u64) -> Proto {
+        let chunk = p2p::chunk(self.nodes, self.all_nvlink, self.constants.buffsize);
+        p2p::proto(bytes, p2p::op_channels(bytes, self.p2p_per_peer(), self.p2p_total(), self.devices.len(), self.nodes, chunk))
     }
 
     /// The call as the executor runs it: `channels` channels (NCCL trims them for small calls).

@@ -87,6 +87,16 @@ pub fn per_peer(v: Version, least: usize, nodes: usize, ranks: usize, p2p_channe
     n.min(p2p_channels)
 }
 
+/// NCCL_P2P_LL_THRESHOLD is per channel: a send/receive of `bytes` on `channels` runs LL up to
+/// channels times it, else Simple (enqueue.cc).
+pub fn proto(bytes: u64, channels: usize) -> super::Proto {
+    if bytes <= channels as u64 * super::tuning::P2P_LL_THRESHOLD {
+        super::Proto::Ll
+    } else {
+        super::Proto::Simple
+    }
+}
+
 /// Channels one operation of `bytes` runs on: starting from the per-peer channels halved until
 /// every rank's operation fits the p2p channels at once, doubled (up to `per_peer`) while each
 /// part would exceed 32 chunks on one node (one chunk across nodes); at least a part of 1/8 of a

@@ -8,7 +8,7 @@
 //! setup latency (where the machine has one) is paid by NCCL's transfers as by every other
 //! message of the scenario (docs/nccl.md, "Rank programs").
 
-use super::{lower, node_prefix, parse_algos, parse_protos, tuning, Algo, Coll, Comm, Proto, PROTOS};
+use super::{lower, node_prefix, parse_algos, parse_protos, Algo, Coll, Comm, Proto, PROTOS};
 use crate::error::Error;
 use crate::topology::Machine;
 use crate::workload::program::{NcclCollective, NcclLowering, NcclOp};
@@ -98,8 +98,8 @@ impl NcclLowering for ProgramCalls<'_> {
         let n = devices.len();
         let bytes = op.call_bytes(call.size.0, n);
         let (algo, proto) = if matches!(c, Coll::AllToAll) {
-            // Send/receive has no tuner: LL up to NCCL_P2P_LL_THRESHOLD per peer, else Simple.
-            (Algo::Ring, if bytes / n as u64 <= tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple })
+            // Send/receive has no tuner: the protocol of one peer's part, as the lowering runs it.
+            (Algo::Ring, b.comm.p2p_proto(bytes / n as u64))
         } else {
             let algos = match &call.algo {
                 Some(s) => parse_algos(s).map_err(problem)?,

@@ -192,6 +192,16 @@ fn gpus_are_named_or_counted_from_zero() {
 }
 
 #[test]
+fn one_gpu_runs_every_collective() {
+    // A communicator of one GPU has no peer: every collective runs (nothing crosses a link).
+    for op in ["all_reduce", "sendrecv", "alltoall", "all_gather"] {
+        let r = tests_tool::Request { max_bytes: "1M".into(), ngpus: Some(1), ..req(op) };
+        let got = api::nccl_tests("dgx-a100", &r, 1, None).unwrap_or_else(|e| panic!("{op}: {e}"));
+        assert_eq!(got.ranks, 1, "{op}");
+    }
+}
+
+#[test]
 fn two_nodes_cross_the_network() {
     let r = tests_tool::Request { min_bytes: "256M".into(), max_bytes: "256M".into(), ..req("all_reduce") };
     let two = api::nccl_tests("dgx-a100", &r, 2, Some("25GB/s")).unwrap();

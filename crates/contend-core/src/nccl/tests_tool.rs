@@ -185,7 +185,9 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         .map(|&size| {
             let (count, bytes) = nt::count_of(coll.name(), size, word, n as u64);
             let (algo, proto, model_us) = if p2p {
-                (Algo::Ring, if bytes / n as u64 <= tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple }, f64::NAN)
+                // Send/receive has no tuner: the protocol of one peer's part, as the lowering runs it.
+                let part = if coll == Coll::SendRecv { bytes } else { bytes / n as u64 };
+                (Algo::Ring, comm.p2p_proto(part), f64::NAN)
             } else {
                 comm.choose(coll, bytes.max(1), &algos, &protos).expect("checked above")
             };
