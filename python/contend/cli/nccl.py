@@ -21,7 +21,9 @@ def nccl_tests(
     max_bytes: str = typer.Option("128M", "--maxbytes", "-e", help="Largest size (e.g. 8G)."),
     factor: int = typer.Option(2, "--stepfactor", "-f", help="Multiply the size by this from one row to the next."),
     ngpus: int | None = typer.Option(None, "--ngpus", "-g", help="Use the node's first N GPUs (default: all)."),
-    gpus: str | None = typer.Option(None, "--gpus", help="Use these GPUs of the node, comma-separated, in rank order: names (GPU0) or indices (0, as CUDA_VISIBLE_DEVICES counts)."),
+    gpus: str | None = typer.Option(
+        None, "--gpus", help="Use these GPUs of the node in rank order, comma-separated: names (GPU0) or indices (0)."
+    ),
     nodes: int = typer.Option(1, "--nodes", "-N", help="Copies of the node on one non-blocking switch."),
     network_bandwidth: str | None = typer.Option(
         None, "--network-bandwidth",

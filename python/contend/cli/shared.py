@@ -26,9 +26,33 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 
-# Every command as (name, module in contend.cli, function), in the order `contend --help` lists them; set by
-# contend.cli (its COMMANDS), read by the group when it is built.
-COMMANDS: list[tuple[str, str, str]] = []
+# (command, its module in contend.cli, its function), in the order `contend --help` lists them. A module is
+# imported when its command is first looked up, not at start-up (shared.LazyCommands).
+COMMANDS = (
+    ("machines", "machines", "machines"),
+    ("show", "machines", "show"),
+    ("simulate", "predict", "simulate"),
+    ("explain", "predict", "explain"),
+    ("compare", "compare", "compare"),
+    ("generate", "predict", "generate"),
+    ("schedule", "schedule", "schedule"),
+    ("p2p", "calibrate", "p2p"),
+    ("nccl-tests", "nccl", "nccl_tests"),
+    ("calibrate", "calibrate", "calibrate"),
+    ("import", "machines", "import_"),
+    ("models", "listings", "models"),
+    ("run", "run", "run_"),
+    ("import-trace", "run", "import_trace"),
+    ("apps", "listings", "apps"),
+    ("schema", "listings", "schema"),
+    ("demo", "predict", "demo"),
+    ("datatypes", "datatype", "datatypes"),
+    ("datatype", "datatype", "datatype"),
+    ("calibrate-kernels", "datatype", "calibrate_kernels_cmd"),
+    ("stencil", "stencil", "stencil"),
+    ("study", "study", "study"),
+    ("report", "study", "report"),
+)
 
 
 class LazyCommands(MutableMapping[str, Any]):
