@@ -142,7 +142,7 @@ pub struct DeviceNames {
 
 impl DeviceNames {
     pub fn get(&self, row: usize) -> &str {
-        &self.names[self.device[row] as usize]
+        &self[row]
     }
     pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
         self.device.iter().map(|&d| self.names[d as usize].as_str())

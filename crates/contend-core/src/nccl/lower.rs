@@ -742,9 +742,8 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
             for (l, block) in loops(share, chunk).into_iter().enumerate() {
                 let first = if proxy.is_some() { l == 0 } else { l < inflight };
                 let over = if first { c.base + c.step_of(a, b) } else { 0.0 };
-                let after = |v: &[usize]| slot_at(v, l, inflight);
                 match proxy {
-                    None => sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[after(&sent)], over)),
+                    None => sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[slot_at(&sent, l, inflight)], over)),
                     Some(p) => {
                         let size = |x: u64| c.wire(x, proto);
                         let (h, f) = send_in(d, (chunk, &size), (c.devices[a], c.devices[p]), block, (&[], &[]), sent.last().copied(), over);

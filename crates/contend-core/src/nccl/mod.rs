@@ -377,11 +377,15 @@ impl Comm {
         p2p::per_peer(v, least, self.nodes, ranks, total)
     }
 
+    /// NCCL's p2p chunk for this communicator (`p2p::chunk`).
+    pub fn p2p_chunk(&self) -> u64 {
+        p2p::chunk(self.nodes, self.all_nvlink, self.constants.buffsize)
+    }
+
     /// The protocol a send/receive of `bytes` to one peer runs on the channels its size gets:
     /// what the lowering runs (`lower::pairs_p2p`) and what `nccl-tests` prints.
     pub fn p2p_proto(&self, bytes: u64) -> Proto {
-        let chunk = p2p::chunk(self.nodes, self.all_nvlink, self.constants.buffsize);
-        p2p::proto(bytes, p2p::op_channels(bytes, self.p2p_per_peer(), self.p2p_total(), self.devices.len(), self.nodes, chunk))
+        p2p::proto(bytes, p2p::op_channels(bytes, self.p2p_per_peer(), self.p2p_total(), self.devices.len(), self.nodes, self.p2p_chunk()))
     }
 
     /// The call as the executor runs it: `channels` channels (NCCL trims them for small calls).
@@ -433,7 +437,7 @@ impl Comm {
             ppn: self.ppn,
             p2p_per_peer: self.p2p_per_peer(),
             p2p_total: self.p2p_total(),
-            p2p_chunk: p2p::chunk(self.nodes, self.all_nvlink, self.constants.buffsize),
+            p2p_chunk: self.p2p_chunk(),
             efficiency: self.constants.efficiency,
             buff: self.buffers(),
             ids: (0..nc).collect(),
@@ -484,7 +488,7 @@ impl Comm {
             ppn: self.ppn,
             p2p_per_peer: 1,
             p2p_total: 1,
-            p2p_chunk: p2p::chunk(self.nodes, self.all_nvlink, self.constants.buffsize),
+            p2p_chunk: self.p2p_chunk(),
             efficiency: self.constants.efficiency,
             buff: self.buffers(),
             // Every NVLS channel is alike (one parity, so that they merge); NVLS-tree's odd channels

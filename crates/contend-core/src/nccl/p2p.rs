@@ -22,7 +22,7 @@ pub const PER_CHANNEL_NET_BW: f64 = 14.0;
 /// NCCL_MAX_DEV_WORK_P2P_PER_BATCH (device.h): p2p operations one channel runs at once.
 pub const WORK_PER_BATCH: usize = 8;
 /// NCCL_STEPS (device.h): chunks a connection keeps in flight.
-pub const STEPS: usize = 8;
+pub const STEPS: usize = super::tuning::NCCL_STEPS as usize;
 /// NCCL_SHARED_STEPS (transport/net.cc): chunks in flight over all the channels of one p2p
 /// operation to a network peer, whose connections share their buffers (NCCL_NET_SHARED_BUFFERS,
 /// on by default for p2p): the send proxy posts at most min(NCCL_STEPS, 16 / channels) a channel.
