@@ -24,7 +24,7 @@ mod duplex;
 mod fanout;
 
 use super::fanout::{Fanout, Readers};
-use super::fill::Filler;
+use super::fill::{raise, Filler};
 use super::groups::{Groups, Stamp, NONE};
 use super::solve::solve;
 use super::spans::{Spans, NO_SPAN};
@@ -165,7 +165,7 @@ impl<'c> Engine<'c> {
             for s in self.spans.of(b) {
                 load[s.res as usize] += s.weight * delta;
                 if delta > 0.0 && s.res as usize != b {
-                    others[s.res as usize] = others[s.res as usize].max(level);
+                    raise(&mut others[s.res as usize], level);
                 }
             }
         }
@@ -180,7 +180,7 @@ impl<'c> Engine<'c> {
             let (l, a) = self.c.routes.hops[e];
             self.load[l as usize] += k * a;
             if l as usize != b {
-                self.others[l as usize] = self.others[l as usize].max(self.g.level[b]);
+                raise(&mut self.others[l as usize], self.g.level[b]);
             }
             self.spans.join(b as u32, l, count * a, &mut self.span_of[e]);
         }
@@ -415,10 +415,10 @@ impl<'c> Engine<'c> {
             let d = level - self.g.level[g as usize];
             for s in self.spans.of(g as usize) {
                 shift[s.res as usize] += s.weight * d;
-                top[s.res as usize] = top[s.res as usize].max(level);
+                raise(&mut top[s.res as usize], level);
                 // A raise that the solution may not keep leaves the bound above, still a bound.
                 if d > 0.0 && s.res != g {
-                    others[s.res as usize] = others[s.res as usize].max(level);
+                    raise(&mut others[s.res as usize], level);
                 }
             }
         }
@@ -456,7 +456,7 @@ impl<'c> Engine<'c> {
                     if level > bound {
                         return false;
                     }
-                    fastest = fastest.max(level);
+                    raise(&mut fastest, level);
                 }
             }
         }
