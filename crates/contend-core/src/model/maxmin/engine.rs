@@ -367,7 +367,8 @@ impl<'c> Engine<'c> {
         // The moving groups' take of row i, Σ_j weight × level, is summed in the same walk, in
         // the order of j as a sum over the row would (a group has one span per resource).
         self.rhs.resize(n, 0.0);
-        let (system, moving, marks, index) = (&mut self.system[..], &mut self.rhs[..], &self.group_mark[..], &self.index[..]);
+        let nres = self.group_mark.len();
+        let (system, moving, marks, index) = (&mut self.system[..], &mut self.rhs[..], &self.group_mark[..], &self.index[..nres]);
         for (j, &g) in self.hit.iter().enumerate() {
             let level = self.g.level[g as usize];
             for s in self.spans.of(g as usize) {
@@ -406,7 +407,10 @@ impl<'c> Engine<'c> {
     /// crosses, and the groups that keep their levels still are, unless that group slows down:
     /// only then are they looked at. Leaves in `shift` the load the new levels add.
     fn holds(&mut self, x: &[f64]) -> bool {
-        let (shift, top, others) = (&mut self.shift[..], &mut self.top[..], &mut self.others[..]);
+        // Three slices of one length: a span's resource is checked against it once, not once
+        // per slice (the compiler cannot know that the three vectors are as long).
+        let nres = self.shift.len();
+        let (shift, top, others) = (&mut self.shift[..], &mut self.top[..nres], &mut self.others[..nres]);
         for &l in &self.touched {
             shift[l as usize] = 0.0;
             top[l as usize] = 0.0;
