@@ -132,6 +132,18 @@ fn mark(marks: &mut [u32], touched: &mut Vec<u32>, epoch: u32, l: u32) {
     }
 }
 
+/// `mark` for the fast path, which also clears the resource's `shift` and `top` for `holds`
+/// (here, where the resource is first touched, rather than in a walk of its own).
+#[inline]
+fn mark_clear(marks: &mut [u32], touched: &mut Vec<u32>, shift: &mut [f64], top: &mut [f64], epoch: u32, l: u32) {
+    if marks[l as usize] != epoch {
+        marks[l as usize] = epoch;
+        touched.push(l);
+        shift[l as usize] = 0.0;
+        top[l as usize] = 0.0;
+    }
+}
+
 impl<'c> Engine<'c> {
     fn entries(&self, r: usize) -> std::ops::Range<usize> {
         self.c.routes.off[r] as usize..self.c.routes.off[r + 1] as usize
@@ -299,8 +311,9 @@ impl<'c> Engine<'c> {
             self.group_mark[b as usize] = self.epoch;
             self.hit.push(b);
             // The fields apart, so that the span list is walked once, not looked up per span.
+            let (marks, touched, shift, top) = (&mut self.res_mark[..], &mut self.touched, &mut self.shift[..], &mut self.top[..]);
             for s in self.spans.of(b as usize) {
-                mark(&mut self.res_mark, &mut self.touched, self.epoch, s.res);
+                mark_clear(marks, touched, shift, top, self.epoch, s.res);
             }
         }
     }
@@ -331,8 +344,8 @@ impl<'c> Engine<'c> {
         for &r in changed {
             match self.g.route[r as usize].group {
                 NONE => {
-                    for &(l, _) in self.hops(r as usize) {
-                        self.mark_res(l);
+                    for &(l, _) in self.c.routes.of(r as usize) {
+                        mark_clear(&mut self.res_mark, &mut self.touched, &mut self.shift, &mut self.top, self.epoch, l);
                     }
                 }
                 b => self.mark_group(b),
@@ -410,11 +423,8 @@ impl<'c> Engine<'c> {
         // Three slices of one length: a span's resource is checked against it once, not once
         // per slice (the compiler cannot know that the three vectors are as long).
         let nres = self.shift.len();
+        // (`shift` and `top` were cleared where `solve_levels` marked each touched resource.)
         let (shift, top, others) = (&mut self.shift[..], &mut self.top[..nres], &mut self.others[..nres]);
-        for &l in &self.touched {
-            shift[l as usize] = 0.0;
-            top[l as usize] = 0.0;
-        }
         for (&g, &level) in self.hit.iter().zip(x) {
             let d = level - self.g.level[g as usize];
             for s in self.spans.of(g as usize) {
