@@ -24,7 +24,7 @@ mod duplex;
 mod fanout;
 
 use super::fanout::{Fanout, Readers};
-use super::fill::Filler;
+use super::fill::{raise, Filler};
 use super::groups::{Groups, Stamp, NONE};
 use super::solve::solve;
 use super::spans::{Spans, NO_SPAN};
@@ -132,6 +132,18 @@ fn mark(marks: &mut [u32], touched: &mut Vec<u32>, epoch: u32, l: u32) {
     }
 }
 
+/// `mark` for the fast path, which also clears the resource's `shift` and `top` for `holds`
+/// (here, where the resource is first touched, rather than in a walk of its own).
+#[inline]
+fn mark_clear(marks: &mut [u32], touched: &mut Vec<u32>, shift: &mut [f64], top: &mut [f64], epoch: u32, l: u32) {
+    if marks[l as usize] != epoch {
+        marks[l as usize] = epoch;
+        touched.push(l);
+        shift[l as usize] = 0.0;
+        top[l as usize] = 0.0;
+    }
+}
+
 impl<'c> Engine<'c> {
     fn entries(&self, r: usize) -> std::ops::Range<usize> {
         self.c.routes.off[r] as usize..self.c.routes.off[r + 1] as usize
@@ -165,7 +177,7 @@ impl<'c> Engine<'c> {
             for s in self.spans.of(b) {
                 load[s.res as usize] += s.weight * delta;
                 if delta > 0.0 && s.res as usize != b {
-                    others[s.res as usize] = others[s.res as usize].max(level);
+                    raise(&mut others[s.res as usize], level);
                 }
             }
         }
@@ -180,7 +192,7 @@ impl<'c> Engine<'c> {
             let (l, a) = self.c.routes.hops[e];
             self.load[l as usize] += k * a;
             if l as usize != b {
-                self.others[l as usize] = self.others[l as usize].max(self.g.level[b]);
+                raise(&mut self.others[l as usize], self.g.level[b]);
             }
             self.spans.join(b as u32, l, count * a, &mut self.span_of[e]);
         }
@@ -299,8 +311,9 @@ impl<'c> Engine<'c> {
             self.group_mark[b as usize] = self.epoch;
             self.hit.push(b);
             // The fields apart, so that the span list is walked once, not looked up per span.
+            let (marks, touched, shift, top) = (&mut self.res_mark[..], &mut self.touched, &mut self.shift[..], &mut self.top[..]);
             for s in self.spans.of(b as usize) {
-                mark(&mut self.res_mark, &mut self.touched, self.epoch, s.res);
+                mark_clear(marks, touched, shift, top, self.epoch, s.res);
             }
         }
     }
@@ -331,8 +344,8 @@ impl<'c> Engine<'c> {
         for &r in changed {
             match self.g.route[r as usize].group {
                 NONE => {
-                    for &(l, _) in self.hops(r as usize) {
-                        self.mark_res(l);
+                    for &(l, _) in self.c.routes.of(r as usize) {
+                        mark_clear(&mut self.res_mark, &mut self.touched, &mut self.shift, &mut self.top, self.epoch, l);
                     }
                 }
                 b => self.mark_group(b),
@@ -367,7 +380,8 @@ impl<'c> Engine<'c> {
         // The moving groups' take of row i, Σ_j weight × level, is summed in the same walk, in
         // the order of j as a sum over the row would (a group has one span per resource).
         self.rhs.resize(n, 0.0);
-        let (system, moving, marks, index) = (&mut self.system[..], &mut self.rhs[..], &self.group_mark[..], &self.index[..]);
+        let nres = self.group_mark.len();
+        let (system, moving, marks, index) = (&mut self.system[..], &mut self.rhs[..], &self.group_mark[..], &self.index[..nres]);
         for (j, &g) in self.hit.iter().enumerate() {
             let level = self.g.level[g as usize];
             for s in self.spans.of(g as usize) {
@@ -406,19 +420,19 @@ impl<'c> Engine<'c> {
     /// crosses, and the groups that keep their levels still are, unless that group slows down:
     /// only then are they looked at. Leaves in `shift` the load the new levels add.
     fn holds(&mut self, x: &[f64]) -> bool {
-        let (shift, top, others) = (&mut self.shift[..], &mut self.top[..], &mut self.others[..]);
-        for &l in &self.touched {
-            shift[l as usize] = 0.0;
-            top[l as usize] = 0.0;
-        }
+        // Three slices of one length: a span's resource is checked against it once, not once
+        // per slice (the compiler cannot know that the three vectors are as long).
+        let nres = self.shift.len();
+        // (`shift` and `top` were cleared where `solve_levels` marked each touched resource.)
+        let (shift, top, others) = (&mut self.shift[..], &mut self.top[..nres], &mut self.others[..nres]);
         for (&g, &level) in self.hit.iter().zip(x) {
             let d = level - self.g.level[g as usize];
             for s in self.spans.of(g as usize) {
                 shift[s.res as usize] += s.weight * d;
-                top[s.res as usize] = top[s.res as usize].max(level);
+                raise(&mut top[s.res as usize], level);
                 // A raise that the solution may not keep leaves the bound above, still a bound.
                 if d > 0.0 && s.res != g {
-                    others[s.res as usize] = others[s.res as usize].max(level);
+                    raise(&mut others[s.res as usize], level);
                 }
             }
         }
@@ -456,7 +470,7 @@ impl<'c> Engine<'c> {
                     if level > bound {
                         return false;
                     }
-                    fastest = fastest.max(level);
+                    raise(&mut fastest, level);
                 }
             }
         }
