@@ -306,6 +306,7 @@ impl Comm {
             nvlink: graph.kind == topo::PathType::Nvl,
             amd,
             version: versions::Version::V2_30,
+            net_latency: 0.0,
         };
         // Send/receive (`p2p`): the least channels NCCL gives a peer on the node, whether every
         // pair of the node is on NVLink (the p2p chunk), and the NICs a GPU drives (count and GB/s:
@@ -374,6 +375,7 @@ impl Comm {
             ));
         }
         self.tuning.version = c.version;
+        self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;
         Ok(())
     }
