@@ -206,7 +206,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             let time_us = ran.seconds * 1e6;
             let algbw = if time_us > 0.0 { bytes as f64 / (time_us * 1e3) } else { 0.0 };
             let busbw = algbw * coll.busbw_factor(n);
-            let explain = if req.explain { Some(explain_row(comm, coll, bytes, req, (algo, proto), &ran, time_us)?) } else { None };
+            let explain = if req.explain { Some(explain_row(comm, coll, bytes, req, &pick, &ran, time_us)?) } else { None };
             Ok(Row {
                 size: bytes,
                 count,
@@ -287,7 +287,8 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     Ok(r)
 }
 
-fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, pick: (Algo, Proto), ran: &super::Ran, time_us: f64) -> Result<RowExplain> {
+fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, chosen: &super::Pick, ran: &super::Ran, time_us: f64) -> Result<RowExplain> {
+    let pick = (chosen.algo, chosen.proto);
     let p2p = matches!(coll, Coll::AllToAll | Coll::SendRecv);
     let mut alternatives = Vec::new();
     if !p2p {
@@ -309,7 +310,8 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, pick: (Algo, 
     }
     let best = alternatives.iter().min_by(|a, b| a.time_us.total_cmp(&b.time_us)).cloned().expect("the pick is among them");
     // Latency: the same transfers carrying one byte each.
-    let mut tiny = comm.call(coll, pick.0, pick.1, bytes, req.root).merged();
+    // On the channels the call ran (a tuner line's, where one set them).
+    let mut tiny = comm.call_with(coll, pick.0, pick.1, bytes, req.root, chosen.channels).merged();
     tiny.bytes = (comm.devices.len() as u64 * tiny.channels() as u64 * 4).min(bytes);
     let lat = if bytes == 0 { 0.0 } else { lat_only(comm, &tiny, req)? };
     let scale = |t: f64| if time_us > 0.0 { (t / time_us).min(1.0) } else { 0.0 };
