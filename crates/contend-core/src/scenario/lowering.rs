@@ -179,10 +179,7 @@ pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<us
                 *e += base;
             }
         }
-        ops.extend(job_ops.into_iter().map(|mut t| {
-            t.after.iter_mut().for_each(|a| *a += base);
-            t
-        }));
+        ops.extend(job_ops.into_iter().map(|t| t.shifted(base)));
         origins.extend(job_origins);
         lowered.push(low);
     }
