@@ -247,27 +247,46 @@ impl Dag {
         self.t.len() - 1
     }
 
-    /// `send_net` with its pieces in the connection's rate group (`leader`: the group's first
-    /// member, set by the first call): the chunks a connection keeps in flight move through one
-    /// channel's kernel, whose rate (NCCL's per-channel cap) they share, not one cap each.
+    /// A loop's send over the network behind a stream arriving as (heads, feet), on a connection
+    /// whose sends so far are `sent` and whose rate group is `leader` (set by its first send).
+    /// The proxy keeps NCCL_STEPS chunks in flight: each piece (a merged loop's head, body and
+    /// foot, as `send_in` cuts it) waits for its data and for the piece holding the chunk
+    /// NCCL_STEPS before its own first chunk, so the network's per-message latency is paid
+    /// alongside, while a connection's chunks still leave in order. The chunks in flight are one
+    /// channel's kernel's output: they share its rate (one rate group), not one cap each.
     #[allow(clippy::too_many_arguments)]
-    fn send_net_grouped(
+    fn send_net_in_flight(
         &mut self,
-        leader: &mut Option<usize>,
-        sizes: (u64, &dyn Fn(u64) -> u64),
-        ends: (usize, usize),
+        (leader, sent): (&mut Option<usize>, &mut Pieces),
+        (chunk, size): (u64, &dyn Fn(u64) -> u64),
+        (src, dst): (usize, usize),
         block: u64,
-        deps: (&[Option<usize>], &[Option<usize>]),
-        slot: Option<usize>,
+        (heads, feet): (&[Option<usize>], &[Option<usize>]),
         over: f64,
     ) -> (usize, usize) {
         if self.rate.is_some() {
             self.group = Some(leader.unwrap_or(self.t.len()));
             *leader = self.group;
         }
-        let sent = send_net(self, sizes, ends, block, deps, slot, over);
+        let mut piece = |d: &mut Dag, bytes: u64, chunks: u64, deps: Vec<Option<usize>>| {
+            let first = sent.last().map_or(0, |p| p.1);
+            let slot = first.checked_sub(NCCL_STEPS).and_then(|want| sent.iter().find(|p| p.1 > want)).map(|p| p.0);
+            let after: Vec<Option<usize>> = deps.into_iter().chain([slot]).collect();
+            let i = d.push(src, dst, size(bytes), &after, over);
+            sent.push((i, first + chunks));
+            i
+        };
+        let ends = if block <= 2 * chunk {
+            let i = piece(self, block, block.div_ceil(chunk), [heads, feet].concat());
+            (i, i)
+        } else {
+            let head = piece(self, chunk, 1, heads.to_vec());
+            piece(self, block - 2 * chunk, (block - 2 * chunk).div_ceil(chunk), heads.to_vec());
+            let foot = piece(self, chunk, 1, feet.to_vec());
+            (head, foot)
+        };
         self.group = None;
-        sent
+        ends
     }
 }
 
@@ -460,26 +479,6 @@ fn slot_at(sent: &[usize], l: usize, depth: usize) -> Option<usize> {
 /// end (a merged loop's head, body and foot are 1, its chunks less 2, and 1).
 type Pieces = Vec<(usize, u64)>;
 
-/// Note a `send_net` of `block` bytes (its (head, foot); a merged loop's body is pushed between).
-fn note_pieces(sent: &mut Pieces, (head, foot): (usize, usize), block: u64, chunk: u64) {
-    let before = sent.last().map_or(0, |p| p.1);
-    let chunks = block.div_ceil(chunk);
-    if head == foot {
-        sent.push((head, before + chunks));
-    } else {
-        sent.extend([(head, before + 1), (head + 1, before + chunks - 1), (foot, before + chunks)]);
-    }
-}
-
-/// The piece the connection's next chunk waits for: the one holding the chunk NCCL_STEPS before
-/// it (the proxy keeps NCCL_STEPS in flight), counted in chunks, so that a merged loop, which
-/// stands for many chunks, waits for the loop before it as its chunks would.
-fn chunk_slot(sent: &Pieces) -> Option<usize> {
-    let next = sent.last()?.1;
-    let want = next.checked_sub(NCCL_STEPS)?; // 0-based index of that chunk
-    sent.iter().find(|p| p.1 > want).map(|p| p.0)
-}
-
 /// Per rank: the transfers it waits for.
 type Deps = Vec<Vec<Option<usize>>>;
 
@@ -556,10 +555,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
                 let over = if l == 0 { c.step_of(r, p) + if leaf { c.base } else { 0.0 } } else { 0.0 };
                 let (hs, fs) = (got_h[r].clone(), got_f[r].clone());
                 let (a, b) = if c.crosses(r, p) {
-                    let at = chunk_slot(&sent_up[r]);
-                    let sent = d.send_net_grouped(&mut group_up[r], (chunk, &size), (c.devices[r], c.devices[p]), block, (&hs, &fs), at, over);
-                    note_pieces(&mut sent_up[r], sent, block, chunk);
-                    sent
+                    d.send_net_in_flight((&mut group_up[r], &mut sent_up[r]), (chunk, &size), (c.devices[r], c.devices[p]), block, (&hs, &fs), over)
                 } else {
                     send(d, c, c.devices[r], c.devices[p], block, &hs, &fs, last_up[r], over)
                 };
@@ -575,10 +571,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
                 let (hs, fs) = if parent[p].is_none() { (got_h[p].clone(), got_f[p].clone()) } else { (have_h[p].clone(), have_f[p].clone()) };
                 let over = if l == 0 { c.step_of(p, r) } else { 0.0 };
                 let (a, b) = if c.crosses(p, r) {
-                    let at = chunk_slot(&sent_down[r]);
-                    let sent = d.send_net_grouped(&mut group_down[r], (chunk, &size), (c.devices[p], c.devices[r]), block, (&hs, &fs), at, over);
-                    note_pieces(&mut sent_down[r], sent, block, chunk);
-                    sent
+                    d.send_net_in_flight((&mut group_down[r], &mut sent_down[r]), (chunk, &size), (c.devices[p], c.devices[r]), block, (&hs, &fs), over)
                 } else {
                     send(d, c, c.devices[p], c.devices[r], block, &hs, &fs, last_down[r], over)
                 };
