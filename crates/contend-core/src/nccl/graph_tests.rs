@@ -83,6 +83,38 @@ fn ports_belong_to_nics_and_are_counted() {
     assert!(bad("{name: NIC0, kind: nic, port_bandwidth: 0Gb/s}").contains("port_bandwidth"));
 }
 
+/// A tree's sends between nodes keep NCCL_STEPS (8) chunks in flight per connection, sharing
+/// the channel's rate: every send of one connection (one channel's sender and receiver across the
+/// nodes) is in one rate group, its first send's; sends inside a node are chained as before (no
+/// group). A call's first loops are single chunks (`lower::loops` keeps KEEP = 4 of NCCL's chunk),
+/// so the first four sends of a connection wait for no earlier send of it; its later pieces each
+/// wait for the one piece holding the chunk 8 before their own first.
+#[test]
+fn a_trees_network_sends_are_in_flight_in_one_rate_group_per_connection() {
+    let a = two("dgx-a100", "25GB/s");
+    let call = a.call(Coll::AllReduce, Algo::Tree, Proto::Simple, 1 << 28, 0);
+    let (t, ch) = lower::lower(&call);
+    let node = |d: usize| call.devices.iter().position(|&x| x == d).unwrap() / call.ppn;
+    let mut conns: std::collections::BTreeMap<(u32, usize, usize), Vec<usize>> = Default::default();
+    for (i, x) in t.iter().enumerate() {
+        if node(x.src) == node(x.dst) {
+            assert_eq!(x.rate_group, None, "{x:?}");
+        } else {
+            conns.entry((ch[i], x.src, x.dst)).or_default().push(i);
+        }
+    }
+    assert_eq!(conns.len(), 2 * call.rings.len(), "one connection up and one down per channel");
+    for sends in conns.values() {
+        assert!(sends.len() > 4 + 2, "{}", sends.len());
+        for &i in sends {
+            assert_eq!(t[i].rate_group, Some(sends[0]));
+        }
+        let own = |i: usize| t[i].after.iter().filter(|a| sends.contains(a)).count();
+        assert!(sends[..4].iter().all(|&i| own(i) == 0));
+        assert!(sends[sends.len() - 4..].iter().all(|&i| own(i) == 1));
+    }
+}
+
 #[test]
 fn a_tree_simple_call_caps_each_transfer_at_nccl_per_channel_tree_figure() {
     // Hopper across two nodes: perChMaxTreeBws 41.4 GB/s of bus bandwidth per channel; a tree's
