@@ -41,6 +41,11 @@ CASES = [
 # Whole tables: (label, machine, nodes, network bandwidth per NIC, nccl-tests request, source file, settings). Rows of
 # at least 1 MiB are compared size by size (out-of-place busbw). `settings` are the quotes (file, text) that give each
 # NCCL setting the request carries (NCCL_ALGO, NCCL_PROTO, NCCL_BUFFSIZE): the script refuses to run without them.
+# aws-ofi-nccl's platform table (src/platform-aws.c): the latency it reports to NCCL on each instance type.
+P4DE_LATENCY = ('.name = "p4de.24xlarge",\n\t\t.topology = "p4de-24xl-topo.xml",\n\t\t.default_dup_conns = 0,\n'
+                '\t\t.latency = 75.0,')
+P5_LATENCY = ('.name = "p5.48xlarge",\n\t\t.topology = "p5.48xl-topo.xml",\n\t\t.default_dup_conns = 0,\n'
+              '\t\t.latency = 75.0,')
 TABLES = [
     ("2 x 8 H100 (GCP A3 Mega: 8 x 200 Gb/s GPUDirect-TCPXO NICs per node), all_reduce, Google's NCCL settings",
      "hgx-h100", 2, "25GB/s", dict(min_bytes="1M", max_bytes="8G", algo="ring,tree", proto="simple",
@@ -73,21 +78,26 @@ TABLES = [
      dict(op="sendrecv", min_bytes="128M", max_bytes="1G"), "a100x8-sendrecv-li-plus.txt",
      [("a100x8-sendrecv-li-plus.txt", "./build/sendrecv_perf -b 128M -e 1G -f 2 -g 8")]),
     # Round 9 (second part), by the inclusion rule of docs/validation.md: AWS's own example runs
-    # (aws-samples/awsome-distributed-training), EFA through aws-ofi-nccl.
+    # (aws-samples/awsome-distributed-training), EFA through aws-ofi-nccl. Round 11: the latency aws-ofi-nccl reports
+    # to NCCL on these instances (its platform table, `nccl_net_latency`), which NCCL's model adds to network steps.
     ("2 x 8 A100 SXM4 (AWS p4de.24xlarge: 4 x 100 Gb/s EFA per node), all_reduce", str(MACHINES / "p4de-24xl.yaml"),
-     2, "12.5GB/s", dict(min_bytes="1M", max_bytes="2G", nccl_buffsize="8MiB"), "a100-2node-p4de-aws.txt",
-     [("a100-2node-p4de-aws.txt", "on 2x p4de.24xlarg"),
+     2, "12.5GB/s", dict(min_bytes="1M", max_bytes="2G", nccl_buffsize="8MiB", nccl_net_latency="75us"),
+     "a100-2node-p4de-aws.txt",
+     [("a100-2node-p4de-aws.txt", "on 2x p4de.24xlarg"), ("aws-ofi-nccl-platform-latency.txt", P4DE_LATENCY),
+      ("aws-nccl-tests-dockerfile.txt", "ARG AWS_OFI_NCCL_VERSION=1.8.1"),
       ("aws-nccl-tests-sbatch.txt", "#SBATCH --ntasks-per-node 8"),
       ("aws-nccl-tests-sbatch.txt", "export NCCL_BUFFSIZE=8388608")]),
     ("2 x 8 H100 (AWS p5.48xlarge: 32 x 100 Gb/s EFA per node, 4 per GPU), all_reduce",
      str(MACHINES / "p5-48xl.yaml"), 2, "50GB/s",
-     dict(min_bytes="1M", max_bytes="16G", nccl_buffsize="8MiB"), "h100-2node-p5-aws.txt",
-     [("h100-2node-p5-aws.txt", "on 2x p5.48xlarge"),
+     dict(min_bytes="1M", max_bytes="16G", nccl_buffsize="8MiB", nccl_net_latency="75us"), "h100-2node-p5-aws.txt",
+     [("h100-2node-p5-aws.txt", "on 2x p5.48xlarge"), ("aws-ofi-nccl-platform-latency.txt", P5_LATENCY),
+      ("aws-nccl-tests-dockerfile.txt", "ARG AWS_OFI_NCCL_VERSION=1.8.1"),
       ("aws-nccl-tests-sbatch.txt", "#SBATCH --ntasks-per-node 8"),
       ("aws-nccl-tests-sbatch.txt", "export NCCL_BUFFSIZE=8388608")]),
     ("2 x 8 H100 (AWS p5.48xlarge on EKS), all_reduce", str(MACHINES / "p5-48xl.yaml"), 2, "50GB/s",
-     dict(min_bytes="64M", max_bytes="2G"), "h100-2node-p5-eks-aws.txt",
-     [("h100-2node-p5-eks-aws.txt", "two p5.48xlarge instances"),
+     dict(min_bytes="64M", max_bytes="2G", nccl_net_latency="75us"), "h100-2node-p5-eks-aws.txt",
+     [("h100-2node-p5-eks-aws.txt", "two p5.48xlarge instances"), ("aws-ofi-nccl-platform-latency.txt", P5_LATENCY),
+      ("aws-nccl-tests-eks-dockerfile.txt", "ARG AWS_OFI_NCCL_VERSION=v1.7.3-aws"),
       ("h100-2node-p5-eks-aws-command.txt", "- \"16\""),
       ("h100-2node-p5-eks-aws-command.txt", "NCCL_NVLS_ENABLE=1")]),
 ]

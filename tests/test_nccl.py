@@ -130,3 +130,20 @@ def test_plot_writes_a_picture_and_never_overwrites(tmp_path):
     assert r.returncode == 2 and "--force" in r.stderr and png.stat().st_mtime_ns == before
     r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "--plot", str(png), "--force")
     assert r.returncode == 0, r.stderr
+
+
+def test_tuner_file_picks_and_bad_lines_are_one_line_exit_2(tmp_path):
+    # NCCL's example tuner CSV: all-reduce of 1 KiB to 1 MiB on ring/LL with 2 channels; above,
+    # NCCL's own pick. The table's rows say which line picked.
+    conf = tmp_path / "tuner.conf"
+    conf.write_text("# collective,min,max,algo,proto,channels,nNodes,nRanks\nallreduce,1024,1048576,ring,ll,2,-1,8\n")
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "1K", "-e", "4M", "-f", "4", "--tuner", conf, "--json")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["rows"]
+    assert [(x["size"], x["algo"], x["proto"], x["channels"], x.get("tuner_line")) for x in rows[:3]] == [
+        (1024, "ring", "LL", 2, 2), (4096, "ring", "LL", 2, 2), (16384, "ring", "LL", 2, 2)]
+    assert rows[-1]["size"] == 4 << 20 and "tuner_line" not in rows[-1]
+    conf.write_text("allreduce,0,1024,ring,ll,2,-1\n")
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "8", "-e", "64", "--tuner", conf)
+    msg = r.stderr.strip()
+    assert r.returncode == 2 and "line 1" in msg and "8 to 10" in msg and "\n" not in msg, msg

@@ -167,4 +167,5 @@ def nccl_tests(
     explain: bool = False,
     nodes: int = 1,
     network_bandwidth: str | None = None,
+    tuner: str | None = None,
 ) -> str: ...

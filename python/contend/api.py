@@ -725,6 +725,7 @@ def nccl_tests(
     explain: bool = False,
     nodes: int = 1,
     network_bandwidth: str | None = None,
+    tuner: str | None = None,
     **params: Any,
 ) -> dict[str, Any]:
     """What nccl-tests' ``<op>_perf -b MIN -e MAX -f FACTOR`` would print on ``machine`` (a preset or file).
@@ -735,12 +736,13 @@ def nccl_tests(
     prints; with ``explain=True`` every row has the alternatives run, the latency share and each channel's
     bottleneck, and ``["explain"]`` says it in words. ``nodes`` > 1 puts that many copies of the machine on one
     non-blocking switch with ``network_bandwidth`` per NIC (default: each NIC at
-    its own ``port_bandwidth`` × ``ports``; 25 GB/s where the machine gives none).
+    its own ``port_bandwidth`` × ``ports``; 25 GB/s where the machine gives none). ``tuner``: the CSV file of
+    NCCL's example tuner plugin (``NCCL_TUNER_CONFIG_FILE``): its first applicable line picks before NCCL's model.
     """
     return json.loads(_core.nccl_tests(
         machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpus, dtype=dtype, root=root, algo=algo,
         proto=proto, channels=channels, model=model, params=_params(params), explain=explain, nodes=nodes,
-        network_bandwidth=network_bandwidth,
+        network_bandwidth=network_bandwidth, tuner=tuner,
     ))
 
 

@@ -542,5 +542,6 @@ pub fn nccl_tests(
     };
     let mut comm = Comm::new(&m, &per_node, req.channels)?;
     comm.set_constants(crate::nccl::constants::split(&req.params)?.0)?;
+    comm.tuner = req.tuner.as_deref().map(crate::nccl::tuner::Tuner::load).transpose()?;
     tests_tool::predict(&comm, req)
 }

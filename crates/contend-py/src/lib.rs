@@ -493,7 +493,7 @@ fn apps() -> String {
 
 /// `api::nccl_tests`: what nccl-tests would print (JSON; its "table" is the text nccl-tests prints).
 #[pyfunction]
-#[pyo3(signature = (machine, op, min_bytes, max_bytes, factor, ngpus=None, gpus=None, dtype="float", root=0, algo=None, proto=None, channels=None, model="maxmin", params=Vec::new(), explain=false, nodes=1, network_bandwidth=None))]
+#[pyo3(signature = (machine, op, min_bytes, max_bytes, factor, ngpus=None, gpus=None, dtype="float", root=0, algo=None, proto=None, channels=None, model="maxmin", params=Vec::new(), explain=false, nodes=1, network_bandwidth=None, tuner=None))]
 #[allow(clippy::too_many_arguments)]
 fn nccl_tests(
     py: Python<'_>,
@@ -514,6 +514,7 @@ fn nccl_tests(
     explain: bool,
     nodes: usize,
     network_bandwidth: Option<String>,
+    tuner: Option<String>,
 ) -> PyResult<String> {
     let req = contend_core::nccl::tests_tool::Request {
         op: op.into(),
@@ -527,6 +528,7 @@ fn nccl_tests(
         algo,
         proto,
         channels,
+        tuner,
         model: model.into(),
         params,
         explain,

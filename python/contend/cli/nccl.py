@@ -36,6 +36,10 @@ def nccl_tests(
     proto: str | None = typer.Option(None, "--proto", help="NCCL_PROTO: LL, LL128, Simple or a comma list."),
     channels: int | None = typer.Option(
         None, "--channels", help="Channels (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS)."),
+    tuner: Path | None = typer.Option(
+        None, "--tuner", help="An NCCL tuner plugin's CSV (NCCL_TUNER_CONFIG_FILE of NCCL's example plugin): "
+        "collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks[,numPipeOps,regBuff]; its first "
+        "applicable line picks before NCCL's model."),
     model: str = typer.Option("maxmin", "--model", "-m", help="maxmin (default) or packet; sc16 does not apply."),
     nccl_version: str | None = typer.Option(
         None, "--nccl-version", help="NCCL release whose cost model picks the algorithm and protocol: 2.19, 2.21 or "
@@ -67,7 +71,7 @@ def nccl_tests(
     r = api.nccl_tests(
         machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpu_list, dtype=dtype, root=root, algo=algo,
         proto=proto, channels=channels, model=model, explain=explain or target is not None, nodes=nodes,
-        network_bandwidth=network_bandwidth, **params | version,
+        network_bandwidth=network_bandwidth, tuner=None if tuner is None else str(tuner), **params | version,
     )
     if target is not None:
         from contend.plots import nccl_busbw

@@ -612,8 +612,11 @@ impl FlowTable {
         // A transfer's `max_rate` is a resource of its own. One that waits for another of the
         // same endpoints and rate, the latest to take that resource, takes it after it: the two
         // never move at once, so sharing it caps each as its own would, with one route for a
-        // chain of them (an NCCL connection's chunks) where each would make one.
+        // chain of them (an NCCL connection's chunks) where each would make one. The members of
+        // a rate group (`Transfer::rate_group`) share one such resource whether or not they move
+        // at once: the chunks a connection keeps in flight share its kernel's rate.
         let mut rate_res: Vec<u32> = vec![u32::MAX; n];
+        let mut group_res: IntMap<usize, u32> = IntMap::default();
         let mut tail: IntMap<u32, usize> = IntMap::default();
         let mut capped_route: IntMap<(u32, u32), u32> = IntMap::default();
         // What a transfer's plan and access decide (its route, path, hop latencies and NIC),
@@ -788,10 +791,28 @@ impl FlowTable {
                     if !(bps > 0.0 && bps.is_finite()) {
                         return Err(Error::input(&w.origin, format!("transfers[{i}].max_rate"), "is not a positive rate; give one such as \"24GB/s\""));
                     }
-                    let same = |j: usize| w.transfers[j].src == t.src && w.transfers[j].dst == t.dst && w.transfers[j].max_rate == t.max_rate;
-                    let shared = t.after.iter().copied().find(|&j| j < i && rate_res[j] != u32::MAX && same(j) && tail.get(&rate_res[j]) == Some(&j));
+                    let same = |j: usize| {
+                        let u = &w.transfers[j];
+                        u.src == t.src && u.dst == t.dst && u.max_rate == t.max_rate && u.rate_group.is_none()
+                    };
+                    let shared = match t.rate_group {
+                        Some(g) => group_res.get(&g).copied(),
+                        None => t
+                            .after
+                            .iter()
+                            .copied()
+                            .find(|&j| j < i && rate_res[j] != u32::MAX && same(j) && tail.get(&rate_res[j]) == Some(&j))
+                            .map(|j| rate_res[j]),
+                    };
                     let res = match shared {
-                        Some(j) => rate_res[j],
+                        Some(r) if c.cap[r as usize] == bps => r,
+                        Some(_) => {
+                            return Err(Error::input(
+                                &w.origin,
+                                format!("transfers[{i}].max_rate"),
+                                "differs from its rate group's; give every member of a group one max_rate",
+                            ));
+                        }
                         None => {
                             c.cap.push(bps);
                             c.name.push(format!("{} rate cap ({})", m.devices[t.src].name, t.label(i)));
@@ -799,6 +820,9 @@ impl FlowTable {
                             c.cap.len() as u32 - 1
                         }
                     };
+                    if let Some(g) = t.rate_group {
+                        group_res.insert(g, res);
+                    }
                     rate_res[i] = res;
                     tail.insert(res, i);
                     *capped_route.entry((route, res)).or_insert_with(|| {

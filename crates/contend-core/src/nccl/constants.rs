@@ -41,6 +41,15 @@ pub const PARAMS: &[Param] = &[
         "2.30",
         "NCCL release whose cost model chooses the algorithm and protocol (tuning.cc of 2.19.3, 2.21.5, 2.30.7)",
     ),
+    // A net plugin's `latency` property (ncclNetProperties_t): NCCL's IB and socket transports
+    // report 0 (net_ib/init.cc, net_socket.cc: "Not set"); aws-ofi-nccl reports 75 us on p4d,
+    // p4de and p5 (src/platform-aws.c, since d87d61e0 of 2023-05-31; 150 us elsewhere).
+    Param::new(
+        "nccl_net_latency",
+        Kind::Time,
+        "0s",
+        "latency the net plugin reports to NCCL (ncclNetProperties_t.latency; aws-ofi-nccl: 75us on p4d/p4de/p5): NCCL's model adds it to each network step, twice for Simple",
+    ),
     Param::derived(
         "nccl_eff_nvls",
         Kind::EFFICIENCY,
@@ -64,6 +73,8 @@ pub struct Constants {
     pub call_net: f64,
     /// The NCCL release whose cost model chooses (`nccl_version`).
     pub version: Version,
+    /// Seconds: the net plugin's reported latency (`nccl_net_latency`).
+    pub net_latency: f64,
 }
 
 impl Default for Constants {
@@ -82,6 +93,7 @@ impl Constants {
             buffsize: v.bytes("nccl_buffsize"),
             call_net: v.secs("nccl_call_net"),
             version: Version::parse(v.choice("nccl_version")).expect("nccl_version's words are the restated releases"),
+            net_latency: v.secs("nccl_net_latency"),
         }
     }
 }
@@ -124,6 +136,9 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
     }
     if let Some(e) = c.nvls {
         out.push(("nccl_eff_nvls".into(), format!("{e:.4}")));
+    }
+    if c.net_latency != 0.0 {
+        out.push(("nccl_net_latency".into(), format!("{:.3}us", c.net_latency * 1e6)));
     }
     if c.version != Constants::default().version {
         out.push(("nccl_version".into(), c.version.name().into()));

@@ -83,6 +83,38 @@ fn ports_belong_to_nics_and_are_counted() {
     assert!(bad("{name: NIC0, kind: nic, port_bandwidth: 0Gb/s}").contains("port_bandwidth"));
 }
 
+/// A tree's sends between nodes keep NCCL_STEPS (8) chunks in flight per connection, sharing
+/// the channel's rate: every send of one connection (one channel's sender and receiver across the
+/// nodes) is in one rate group, its first send's; sends inside a node are chained as before (no
+/// group). A call's first loops are single chunks (`lower::loops` keeps KEEP = 4 of NCCL's chunk),
+/// so the first four sends of a connection wait for no earlier send of it; its later pieces each
+/// wait for the one piece holding the chunk 8 before their own first.
+#[test]
+fn a_trees_network_sends_are_in_flight_in_one_rate_group_per_connection() {
+    let a = two("dgx-a100", "25GB/s");
+    let call = a.call(Coll::AllReduce, Algo::Tree, Proto::Simple, 1 << 28, 0);
+    let (t, ch) = lower::lower(&call);
+    let node = |d: usize| call.devices.iter().position(|&x| x == d).unwrap() / call.ppn;
+    let mut conns: std::collections::BTreeMap<(u32, usize, usize), Vec<usize>> = Default::default();
+    for (i, x) in t.iter().enumerate() {
+        if node(x.src) == node(x.dst) {
+            assert_eq!(x.rate_group, None, "{x:?}");
+        } else {
+            conns.entry((ch[i], x.src, x.dst)).or_default().push(i);
+        }
+    }
+    assert_eq!(conns.len(), 2 * call.rings.len(), "one connection up and one down per channel");
+    for sends in conns.values() {
+        assert!(sends.len() > 4 + 2, "{}", sends.len());
+        for &i in sends {
+            assert_eq!(t[i].rate_group, Some(sends[0]));
+        }
+        let own = |i: usize| t[i].after.iter().filter(|a| sends.contains(a)).count();
+        assert!(sends[..4].iter().all(|&i| own(i) == 0));
+        assert!(sends[sends.len() - 4..].iter().all(|&i| own(i) == 1));
+    }
+}
+
 #[test]
 fn a_tree_simple_call_caps_each_transfer_at_nccl_per_channel_tree_figure() {
     // Hopper across two nodes: perChMaxTreeBws 41.4 GB/s of bus bandwidth per channel; a tree's
@@ -120,4 +152,42 @@ fn a_tree_ll128_chunk_shrinks_for_small_calls_as_nccl_does() {
     // 14 of 576000, 29 of 288000: 288000.
     let c = |bytes| lower::tree_ll128_chunk(576000, bytes, 16, 2, 8);
     assert_eq!((c(1 << 20), c(1 << 23), c(1 << 27)), (18000, 72000, 288000));
+}
+
+#[test]
+fn the_net_plugins_latency_enters_each_network_step_of_nccls_model() {
+    // tuning.cc (2.12 on): a network step's latency is NET's hardware latency plus the net
+    // plugin's reported latency L (the graph's latencyInter), plus L again for Simple. On two
+    // nodes a ring all-reduce crosses the network 2 (nodes - 1) = 2 times; a tree's up and down
+    // each once (log2 2 = 1); NVLS-tree likewise. So with L = 75 us (aws-ofi-nccl on p5) the
+    // latency grows by 2 x 75 for LL and LL128, 2 x 150 for Simple, whatever the algorithm.
+    let mut c = two("hgx-h100", "50GB/s");
+    let before: Vec<Option<(f64, f64)>> =
+        [Algo::Ring, Algo::Tree, Algo::NvlsTree].iter().flat_map(|&a| PROTOS.map(|p| tuning::model(&c.tuning, Coll::AllReduce, a, p))).collect();
+    let constants = constants::split(&[("nccl_net_latency".into(), "75us".into())]).unwrap().0;
+    c.set_constants(constants).unwrap();
+    let after: Vec<Option<(f64, f64)>> =
+        [Algo::Ring, Algo::Tree, Algo::NvlsTree].iter().flat_map(|&a| PROTOS.map(|p| tuning::model(&c.tuning, Coll::AllReduce, a, p))).collect();
+    let mut checked = 0;
+    for (k, (b, a)) in before.iter().zip(&after).enumerate() {
+        let proto = PROTOS[k % 3];
+        match (b, a) {
+            (Some(b), Some(a)) => {
+                let extra = if proto == Proto::Simple { 300.0 } else { 150.0 };
+                assert!((a.0 - b.0 - extra).abs() < 1e-9, "{k}: {} -> {}", b.0, a.0);
+                assert_eq!(a.1, b.1, "bandwidth unchanged");
+                checked += 1;
+            }
+            (None, None) => {}
+            _ => panic!("{k}: the choice's availability changed"),
+        }
+    }
+    // Ring LL, LL128, Simple; tree LL, LL128, Simple; NVLS-tree Simple.
+    assert_eq!(checked, 7);
+    // On one node there is no network step: nothing changes.
+    let m = Machine::load("hgx-h100").unwrap();
+    let mut one = Comm::new(&m, &[m.gpus()], None).unwrap();
+    let plain = tuning::model(&one.tuning, Coll::AllReduce, Algo::Ring, Proto::Simple);
+    one.set_constants(constants).unwrap();
+    assert_eq!(tuning::model(&one.tuning, Coll::AllReduce, Algo::Ring, Proto::Simple), plain);
 }

@@ -224,15 +224,69 @@ struct Dag {
     scale: u64,
     /// Wire bytes/s each transfer moves at most: the channel's rate, in wire bytes, times `scale`.
     rate: Option<f64>,
+    /// The rate group of the transfers pushed now (`Transfer::rate_group`: its first member).
+    group: Option<usize>,
 }
 
 impl Dag {
     fn push(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64) -> usize {
         let after: Vec<usize> = after.iter().flatten().copied().collect();
         // NCCL's kernels move the bytes (`Transfer::kernel`).
-        self.t.push(Transfer { src, dst, size: size.max(1) * self.scale, after, overhead, kernel: true, max_rate: self.rate, ..Default::default() });
+        self.t.push(Transfer {
+            src,
+            dst,
+            size: size.max(1) * self.scale,
+            after,
+            overhead,
+            kernel: true,
+            max_rate: self.rate,
+            rate_group: self.group,
+            ..Default::default()
+        });
         self.ch.push(self.cur);
         self.t.len() - 1
+    }
+
+    /// A loop's send over the network behind a stream arriving as (heads, feet), on a connection
+    /// whose sends so far are `sent` and whose rate group is `leader` (set by its first send).
+    /// The proxy keeps NCCL_STEPS chunks in flight: each piece (a merged loop's head, body and
+    /// foot, as `send_in` cuts it) waits for its data and for the piece holding the chunk
+    /// NCCL_STEPS before its own first chunk, so the network's per-message latency is paid
+    /// alongside, while a connection's chunks still leave in order. The chunks in flight are one
+    /// channel's kernel's output: they share its rate (one rate group), not one cap each.
+    #[allow(clippy::too_many_arguments)]
+    fn send_net_in_flight(
+        &mut self,
+        (leader, sent): (&mut Option<usize>, &mut Pieces),
+        (chunk, size): (u64, &dyn Fn(u64) -> u64),
+        (src, dst): (usize, usize),
+        block: u64,
+        (heads, feet): (&[Option<usize>], &[Option<usize>]),
+        over: f64,
+    ) -> (usize, usize) {
+        if self.rate.is_some() {
+            self.group = Some(leader.unwrap_or(self.t.len()));
+            *leader = self.group;
+        }
+        let mut piece = |d: &mut Dag, bytes: u64, chunks: u64, deps: Vec<Option<usize>>| {
+            let first = sent.last().map_or(0, |p| p.1);
+            let slot = first.checked_sub(NCCL_STEPS).and_then(|want| sent.iter().find(|p| p.1 > want)).map(|p| p.0);
+            let after: Vec<Option<usize>> = deps.into_iter().chain([slot]).collect();
+            let i = d.push(src, dst, size(bytes), &after, over);
+            sent.push((i, first + chunks));
+            i
+        };
+        let ends = if block <= 2 * chunk {
+            let i = piece(self, block, block.div_ceil(chunk), [heads, feet].concat());
+            (i, i)
+        } else {
+            let head = piece(self, chunk, 1, heads.to_vec());
+            piece(self, block - 2 * chunk, (block - 2 * chunk).div_ceil(chunk), heads.to_vec());
+            let foot = piece(self, chunk, 1, feet.to_vec());
+            (head, foot)
+        };
+        self.group = None;
+        ends
     }
 }
 
@@ -249,7 +303,7 @@ fn split(total: u64, parts: usize) -> Vec<u64> {
 
 /// The call as transfers, with the channel of each; none for an empty call.
 pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
-    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None };
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None };
     let n = c.devices.len();
     if n < 2 || c.bytes == 0 {
         return (d.t, d.ch);
@@ -421,6 +475,10 @@ fn slot_at(sent: &[usize], l: usize, depth: usize) -> Option<usize> {
     l.checked_sub(depth).map(|j| sent[j])
 }
 
+/// A connection's network sends so far: each piece's transfer and the chunks sent through its
+/// end (a merged loop's head, body and foot are 1, its chunks less 2, and 1).
+type Pieces = Vec<(usize, u64)>;
+
 /// Per rank: the transfers it waits for.
 type Deps = Vec<Vec<Option<usize>>>;
 
@@ -478,15 +536,29 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
     ranks.sort_by_key(|&r| std::cmp::Reverse(depth(r)));
     let mut last_up: Vec<Option<usize>> = vec![None; c.devices.len()];
     let mut last_down: Vec<Option<usize>> = vec![None; c.devices.len()];
+    // Connections between nodes go through the network's proxy, which keeps NCCL_STEPS chunks
+    // in flight (`send_net`): per rank, every loop's send up and down, for their slots, and
+    // each connection's rate group.
+    let mut sent_up: Vec<Pieces> = vec![Vec::new(); c.devices.len()];
+    let mut sent_down: Vec<Pieces> = vec![Vec::new(); c.devices.len()];
+    let mut group_up: Vec<Option<usize>> = vec![None; c.devices.len()];
+    let mut group_down: Vec<Option<usize>> = vec![None; c.devices.len()];
+    let chunk = c.chunk();
+    let size = |x: u64| c.wire(x, c.proto);
     let none = Vec::new;
-    for (l, block) in loops(bytes, c.chunk()).into_iter().enumerate() {
+    for (l, block) in loops(bytes, chunk).into_iter().enumerate() {
         // Up: a rank sends its partial sum as its children's arrive (heads and feet).
         let (mut got_h, mut got_f): (Deps, Deps) = (vec![none(); c.devices.len()], vec![none(); c.devices.len()]);
         for &r in &ranks {
             if let Some(p) = parent[r] {
                 let leaf = got_h[r].is_empty();
                 let over = if l == 0 { c.step_of(r, p) + if leaf { c.base } else { 0.0 } } else { 0.0 };
-                let (a, b) = send(d, c, c.devices[r], c.devices[p], block, &got_h[r].clone(), &got_f[r].clone(), last_up[r], over);
+                let (hs, fs) = (got_h[r].clone(), got_f[r].clone());
+                let (a, b) = if c.crosses(r, p) {
+                    d.send_net_in_flight((&mut group_up[r], &mut sent_up[r]), (chunk, &size), (c.devices[r], c.devices[p]), block, (&hs, &fs), over)
+                } else {
+                    send(d, c, c.devices[r], c.devices[p], block, &hs, &fs, last_up[r], over)
+                };
                 last_up[r] = Some(b);
                 got_h[p].push(Some(a));
                 got_f[p].push(Some(b));
@@ -498,7 +570,11 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
             if let Some(p) = parent[r] {
                 let (hs, fs) = if parent[p].is_none() { (got_h[p].clone(), got_f[p].clone()) } else { (have_h[p].clone(), have_f[p].clone()) };
                 let over = if l == 0 { c.step_of(p, r) } else { 0.0 };
-                let (a, b) = send(d, c, c.devices[p], c.devices[r], block, &hs, &fs, last_down[r], over);
+                let (a, b) = if c.crosses(p, r) {
+                    d.send_net_in_flight((&mut group_down[r], &mut sent_down[r]), (chunk, &size), (c.devices[p], c.devices[r]), block, (&hs, &fs), over)
+                } else {
+                    send(d, c, c.devices[p], c.devices[r], block, &hs, &fs, last_down[r], over)
+                };
                 last_down[r] = Some(b);
                 have_h[r] = vec![Some(a)];
                 have_f[r] = vec![Some(b)];
@@ -706,7 +782,7 @@ pub fn schedule(n: usize, ppn: usize) -> Vec<(usize, usize)> {
 /// One ncclSend of `bytes` from rank `a` to rank `b` (positions in `c.devices`) and its
 /// ncclRecv, as transfers: over the pair's channels, chunk by chunk in order.
 pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
-    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None };
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None };
     if a != b && bytes > 0 {
         pairs_p2p(c, &[(a, b, bytes)], &mut d);
     }

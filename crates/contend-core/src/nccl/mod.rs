@@ -9,6 +9,7 @@ pub mod p2p;
 pub mod program;
 pub mod tests_tool;
 pub mod topo;
+pub mod tuner;
 pub mod tuning;
 pub mod versions;
 
@@ -22,6 +23,8 @@ mod p2p_tests;
 mod pxn_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tuner_tests;
 #[cfg(test)]
 mod versions_tests;
 
@@ -202,6 +205,19 @@ pub struct Comm {
     pub switches: Vec<usize>,
     /// PXN relays of send/receive between nodes (`pxn_relays`).
     pub pxn: Vec<Vec<Option<usize>>>,
+    /// A tuner plugin's rules (`tuner`): they pick before NCCL's model, as NCCL calls the plugin.
+    pub tuner: Option<tuner::Tuner>,
+}
+
+/// NCCL's choice for one call: algorithm, protocol, its model's time (µs), the channels a tuner
+/// rule sets (None: NCCL's own) and that rule's line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pick {
+    pub algo: Algo,
+    pub proto: Proto,
+    pub model_us: f64,
+    pub channels: Option<usize>,
+    pub tuner_line: Option<usize>,
 }
 
 impl Comm {
@@ -290,6 +306,7 @@ impl Comm {
             nvlink: graph.kind == topo::PathType::Nvl,
             amd,
             version: versions::Version::V2_30,
+            net_latency: 0.0,
         };
         // Send/receive (`p2p`): the least channels NCCL gives a peer on the node, whether every
         // pair of the node is on NVLink (the p2p chunk), and the NICs a GPU drives (count and GB/s:
@@ -327,7 +344,24 @@ impl Comm {
         // of all of them (rr), whatever the cluster says its NICs do with MPI's messages: a FCFS
         // NIC would send a tree's up and down chunks one message after another.
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
-        Ok(Comm { m, devices, nodes, ppn, graph, topo, channels, rings, tuning, p2p_local, p2p_net, all_nvlink, constants: Default::default(), switches, pxn })
+        Ok(Comm {
+            m,
+            devices,
+            nodes,
+            ppn,
+            graph,
+            topo,
+            channels,
+            rings,
+            tuning,
+            p2p_local,
+            p2p_net,
+            all_nvlink,
+            constants: Default::default(),
+            switches,
+            pxn,
+            tuner: None,
+        })
     }
 
     /// NCCL's constants as given (`nccl_*` parameters), with the release whose cost model
@@ -341,6 +375,7 @@ impl Comm {
             ));
         }
         self.tuning.version = c.version;
+        self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;
         Ok(())
     }
@@ -349,6 +384,20 @@ impl Comm {
     pub fn choose(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: &[Proto]) -> Option<(Algo, Proto, f64)> {
         let allowed: Vec<(Algo, Proto)> = algos.iter().flat_map(|&a| protos.iter().map(move |&p| (a, p))).collect();
         tuning::choose(&self.tuning, coll, bytes, &allowed)
+    }
+
+    /// NCCL's pick with its tuner plugin (`tuner`): the first rule that applies and whose choice
+    /// NCCL may run here (among `algos` x `protos`, and one its model allows) picks, with its
+    /// channels; else NCCL's model (`choose`). None: no choice is left.
+    pub fn pick(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: &[Proto]) -> Result<Option<Pick>> {
+        if let Some(t) = &self.tuner {
+            let enabled = |a: Algo, p: Proto| algos.contains(&a) && protos.contains(&p) && tuning::time_us(&self.tuning, coll, a, p, bytes).is_some();
+            if let Some(hit) = t.apply(coll, bytes, self.nodes, self.devices.len(), &enabled)? {
+                let model_us = tuning::time_us(&self.tuning, coll, hit.algo, hit.proto, bytes).unwrap_or(f64::NAN);
+                return Ok(Some(Pick { algo: hit.algo, proto: hit.proto, model_us, channels: hit.rule.channels, tuner_line: Some(hit.rule.line) }));
+            }
+        }
+        Ok(self.choose(coll, bytes, algos, protos).map(|(algo, proto, model_us)| Pick { algo, proto, model_us, channels: None, tuner_line: None }))
     }
 
     /// Connection buffers per protocol: NCCL's, Simple's as NCCL_BUFFSIZE says.
@@ -390,10 +439,25 @@ impl Comm {
 
     /// The call as the executor runs it: `channels` channels (NCCL trims them for small calls).
     pub fn call(&self, coll: Coll, algo: Algo, proto: Proto, bytes: u64, root: usize) -> lower::Call {
+        self.call_with(coll, algo, proto, bytes, root, None)
+    }
+
+    /// The call as `call`, on `channels` where a tuner rule sets them: NCCL takes the plugin's
+    /// count in place of its trimmed one, at most the channels the communicator has
+    /// (enqueue.cc `ncclGetAlgoInfo`, then the plan's per-kind maximum).
+    pub fn call_with(&self, coll: Coll, algo: Algo, proto: Proto, bytes: u64, root: usize, channels: Option<usize>) -> lower::Call {
         if matches!(algo, Algo::Nvls | Algo::NvlsTree) {
-            return self.nvls_call(coll, algo, bytes);
+            let mut call = self.nvls_call(coll, algo, bytes);
+            if let Some(c) = channels.filter(|&c| c < call.rings.len()) {
+                call.rings.truncate(c);
+                call.ids.truncate(c);
+            }
+            return call;
         }
-        let nc = tuning::channels_for(&self.tuning, algo, proto, bytes, self.channels);
+        let nc = match channels {
+            Some(c) => c.min(self.channels),
+            None => tuning::channels_for(&self.tuning, algo, proto, bytes, self.channels),
+        };
         // Send/receive runs ring Simple's steps.
         let (a, p) = match coll {
             Coll::AllToAll | Coll::SendRecv => (Algo::Ring as usize, Proto::Simple as usize),

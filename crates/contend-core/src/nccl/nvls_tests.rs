@@ -19,6 +19,7 @@ fn req(op: &str, size: &str, algo: Option<&str>) -> tests_tool::Request {
         algo: algo.map(Into::into),
         proto: None,
         channels: None,
+        tuner: None,
         model: "maxmin".into(),
         params: vec![],
         explain: false,

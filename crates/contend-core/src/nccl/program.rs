@@ -21,6 +21,8 @@ use std::rc::Rc;
 pub struct ProgramCalls<'m> {
     m: &'m Machine,
     comms: RefCell<HashMap<Vec<usize>, Rc<Built>>>,
+    /// The scenario's NCCL tuner file (`nccl_tuner`), consulted before NCCL's model on every call.
+    tuner: Option<&'m super::tuner::Tuner>,
 }
 
 /// A communicator, and where each of its ranks sits among the communicator's node-major ranks.
@@ -50,8 +52,8 @@ fn problem(e: Error) -> String {
 }
 
 impl<'m> ProgramCalls<'m> {
-    pub fn new(m: &'m Machine) -> Self {
-        ProgramCalls { m, comms: RefCell::new(HashMap::new()) }
+    pub fn new(m: &'m Machine, tuner: Option<&'m super::tuner::Tuner>) -> Self {
+        ProgramCalls { m, comms: RefCell::new(HashMap::new()), tuner }
     }
 
     /// The communicator of GPUs `devices` (rank order): its ranks grouped node by node, as NCCL
@@ -80,7 +82,8 @@ impl<'m> ProgramCalls<'m> {
             ));
         }
         let nodes_gpus: Vec<Vec<usize>> = nodes.into_iter().map(|(_, v)| v).collect();
-        let comm = Comm::new(m, &nodes_gpus, None).map_err(problem)?;
+        let mut comm = Comm::new(m, &nodes_gpus, None).map_err(problem)?;
+        comm.tuner = self.tuner.cloned();
         let position = devices.iter().map(|d| comm.devices.iter().position(|x| x == d).expect("every GPU is in the communicator")).collect();
         let b = Rc::new(Built { comm, position });
         self.comms.borrow_mut().insert(devices.to_vec(), b.clone());
@@ -97,9 +100,9 @@ impl NcclLowering for ProgramCalls<'_> {
         let c = coll(op);
         let n = devices.len();
         let bytes = op.call_bytes(call.size.0, n);
-        let (algo, proto) = if matches!(c, Coll::AllToAll) {
+        let (algo, proto, channels) = if matches!(c, Coll::AllToAll) {
             // Send/receive has no tuner: the protocol of one peer's part, as the lowering runs it.
-            (Algo::Ring, b.comm.p2p_proto(bytes / n as u64))
+            (Algo::Ring, b.comm.p2p_proto(bytes / n as u64), None)
         } else {
             let algos = match &call.algo {
                 Some(s) => parse_algos(s).map_err(problem)?,
@@ -110,13 +113,13 @@ impl NcclLowering for ProgramCalls<'_> {
                 None => PROTOS.to_vec(),
             };
             let algos: Vec<Algo> = algos.into_iter().filter(|a| c.algos().contains(a)).collect();
-            let (a, p, _) = b.comm.choose(c, bytes, &algos, &protos).ok_or_else(|| {
+            let pick = b.comm.pick(c, bytes, &algos, &protos).map_err(|e| e.to_string())?.ok_or_else(|| {
                 let have: Vec<&str> = c.algos().iter().map(|a| a.name()).collect();
                 format!("leaves NCCL no algorithm and protocol for {} here ({} has {}; {})", op.name(), op.name(), have.join(", "), super::NEEDS)
             })?;
-            (a, p)
+            (pick.algo, pick.proto, pick.channels)
         };
-        let call = b.comm.call(c, algo, proto, bytes, b.position[root]);
+        let call = b.comm.call_with(c, algo, proto, bytes, b.position[root], channels);
         Ok(lower::lower(&call).0)
     }
 

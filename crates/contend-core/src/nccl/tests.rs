@@ -20,6 +20,7 @@ fn req(op: &str) -> tests_tool::Request {
         algo: None,
         proto: None,
         channels: None,
+        tuner: None,
         model: "maxmin".into(),
         params: vec![],
         explain: false,

@@ -31,6 +31,8 @@ pub struct Request {
     pub algo: Option<String>,
     pub proto: Option<String>,
     pub channels: Option<usize>,
+    /// A tuner plugin's CSV file (NCCL_TUNER_CONFIG_FILE of NCCL's example plugin, `tuner`).
+    pub tuner: Option<String>,
     pub model: String,
     pub params: Vec<(String, String)>,
     pub explain: bool,
@@ -88,6 +90,9 @@ pub struct Row {
     pub in_place_busbw: f64,
     /// NCCL's own model's time for its pick (it has no contention).
     pub nccl_model_us: f64,
+    /// The tuner file's line that picked (None: NCCL's model picked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tuner_line: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<RowExplain>,
 }
@@ -129,6 +134,9 @@ pub struct Report {
     pub gpus: Vec<String>,
     pub model: String,
     pub nccl_version: String,
+    /// The tuner file that picked before NCCL's model, if one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tuner: Option<String>,
     pub search: SearchSummary,
     pub rows: Vec<Row>,
     pub avg_busbw: f64,
@@ -184,20 +192,21 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         .par_iter()
         .map(|&size| {
             let (count, bytes) = nt::count_of(coll.name(), size, word, n as u64);
-            let (algo, proto, model_us) = if p2p {
+            let pick = if p2p {
                 // Send/receive has no tuner: the protocol of one peer's part, as the lowering runs it.
                 let part = if coll == Coll::SendRecv { bytes } else { bytes / n as u64 };
-                (Algo::Ring, comm.p2p_proto(part), f64::NAN)
+                super::Pick { algo: Algo::Ring, proto: comm.p2p_proto(part), model_us: f64::NAN, channels: None, tuner_line: None }
             } else {
-                comm.choose(coll, bytes.max(1), &algos, &protos).expect("checked above")
+                comm.pick(coll, bytes.max(1), &algos, &protos)?.expect("checked above")
             };
+            let (algo, proto, model_us) = (pick.algo, pick.proto, pick.model_us);
             // The call alone on the machine: identical channels run merged (exact, far fewer transfers).
-            let call = comm.call(coll, algo, proto, bytes, req.root).merged();
+            let call = comm.call_with(coll, algo, proto, bytes, req.root, pick.channels).merged();
             let ran = super::run(&comm.m, &call, &req.model, &req.params, req.explain)?;
             let time_us = ran.seconds * 1e6;
             let algbw = if time_us > 0.0 { bytes as f64 / (time_us * 1e3) } else { 0.0 };
             let busbw = algbw * coll.busbw_factor(n);
-            let explain = if req.explain { Some(explain_row(comm, coll, bytes, req, (algo, proto), &ran, time_us)?) } else { None };
+            let explain = if req.explain { Some(explain_row(comm, coll, bytes, req, &pick, &ran, time_us)?) } else { None };
             Ok(Row {
                 size: bytes,
                 count,
@@ -215,6 +224,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
                 in_place_algbw: algbw,
                 in_place_busbw: busbw,
                 nccl_model_us: model_us,
+                tuner_line: pick.tuner_line,
                 explain,
             })
         })
@@ -239,6 +249,18 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     if rows.iter().any(|r| r.count == 0) {
         notes.push("rows of 0 elements launch nothing and are printed with time 0".into());
     }
+    if let Some(t) = &comm.tuner {
+        let lines: std::collections::BTreeSet<usize> = rows.iter().filter_map(|r| r.tuner_line).collect();
+        let used = if lines.is_empty() {
+            "no line applied: NCCL's model picked every size".to_string()
+        } else {
+            format!("lines {} picked where rows say so (tuner_line)", lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", "))
+        };
+        notes.push(format!(
+            "tuner {}: {used}; a line's -1 channels keep NCCL's own count, as the format says (NCCL's example plugin as compiled sets 1 channel before it matches, plugin.c, so with that plugin such sizes run on 1 channel)",
+            t.path
+        ));
+    }
     if p2p {
         notes.push("send/receive runs every peer pair at once over its channels; NCCL's own model has no time for it (nccl_model_us is empty)".into());
     }
@@ -250,6 +272,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         gpus: comm.devices.iter().map(|&d| m.devices[d].name.clone()).collect(),
         model: req.model.clone(),
         nccl_version: comm.tuning.version.tag().into(),
+        tuner: comm.tuner.as_ref().map(|t| t.path.clone()),
         search,
         rows,
         avg_busbw,
@@ -264,7 +287,8 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     Ok(r)
 }
 
-fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, pick: (Algo, Proto), ran: &super::Ran, time_us: f64) -> Result<RowExplain> {
+fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, chosen: &super::Pick, ran: &super::Ran, time_us: f64) -> Result<RowExplain> {
+    let pick = (chosen.algo, chosen.proto);
     let p2p = matches!(coll, Coll::AllToAll | Coll::SendRecv);
     let mut alternatives = Vec::new();
     if !p2p {
@@ -286,7 +310,8 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, pick: (Algo, 
     }
     let best = alternatives.iter().min_by(|a, b| a.time_us.total_cmp(&b.time_us)).cloned().expect("the pick is among them");
     // Latency: the same transfers carrying one byte each.
-    let mut tiny = comm.call(coll, pick.0, pick.1, bytes, req.root).merged();
+    // On the channels the call ran (a tuner line's, where one set them).
+    let mut tiny = comm.call_with(coll, pick.0, pick.1, bytes, req.root, chosen.channels).merged();
     tiny.bytes = (comm.devices.len() as u64 * tiny.channels() as u64 * 4).min(bytes);
     let lat = if bytes == 0 { 0.0 } else { lat_only(comm, &tiny, req)? };
     let scale = |t: f64| if time_us > 0.0 { (t / time_us).min(1.0) } else { 0.0 };
@@ -321,8 +346,14 @@ fn lat_only(comm: &Comm, call: &lower::Call, req: &Request) -> Result<f64> {
 pub fn table(r: &Report) -> String {
     let mut s = String::new();
     s.push_str(&format!(
-        "# contend prediction of nccl-tests {}_perf on {} ({} ranks, {} node(s), model {}, NCCL {}'s choice)\n",
-        r.op, r.machine, r.ranks, r.nodes, r.model, r.nccl_version
+        "# contend prediction of nccl-tests {}_perf on {} ({} ranks, {} node(s), model {}, NCCL {}'s choice{})\n",
+        r.op,
+        r.machine,
+        r.ranks,
+        r.nodes,
+        r.model,
+        r.nccl_version,
+        r.tuner.as_ref().map_or(String::new(), |t| format!(" with tuner {t}"))
     ));
     s.push_str(&format!("# Rings: {} channels at {} GB/s per channel ({})\n", r.search.channels, r.search.bw_per_channel, r.search.path_type));
     s.push_str("#\n");

@@ -223,6 +223,23 @@ pub struct Comm {
     pub nvls_bw_inter: f64,
     /// The NCCL release whose cost model chooses (`nccl_version`).
     pub version: Version,
+    /// µs: the latency the net plugin reports (ncclNetProperties_t.latency, `nccl_net_latency`):
+    /// its graphs' `latencyInter`, which NCCL's model adds to each network step's latency, and
+    /// once more for Simple ("the flush extra latency"; tuning.cc, since 2.12).
+    pub net_latency: f64,
+}
+
+impl Comm {
+    /// The net plugin's latency a network step of `proto` carries in NCCL's model (0 on one node).
+    fn net_extra(&self, proto: Proto) -> f64 {
+        if self.nodes <= 1 {
+            0.0
+        } else if proto == Proto::Simple {
+            2.0 * self.net_latency
+        } else {
+            self.net_latency
+        }
+    }
 }
 
 /// NCCL's NVLS graph on one node (search.cc, NVLS pattern, restated): one channel per GPU
@@ -409,7 +426,7 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
         |hw: Hw, a: usize| if a == Algo::Tree as usize && proto == Proto::Simple { v.tree_simple_hw()[hw as usize] } else { HW_LATENCY_US[hw as usize][a][p] };
     let intra = hw_lat(hw, a);
     let ppn = c.ranks / c.nodes.max(1);
-    let inter = if ppn == 1 && v.ppn1_tree_net() { hw_lat(Hw::Net, Algo::Tree as usize) } else { hw_lat(Hw::Net, a) };
+    let inter = if ppn == 1 && v.ppn1_tree_net() { hw_lat(Hw::Net, Algo::Tree as usize) } else { hw_lat(Hw::Net, a) } + c.net_extra(proto);
     let mut lat = if algo == Algo::Tree && proto == Proto::Simple { v.tree_simple_base() } else { BASE_LATENCY_US[a][p] };
     match algo {
         Algo::Ring => {
@@ -473,7 +490,7 @@ fn nvls_tree_model(c: &Comm, proto: Proto, g: usize, n: f64, nsteps: f64) -> Opt
     let a = Algo::NvlsTree as usize;
     let p = Proto::Simple as usize;
     let log2 = (c.nodes as f64).log2().floor();
-    let lat = BASE_LATENCY_US[a][p] + HW_LATENCY_US[Hw::Nvlink as usize][a][p] + 2.0 * log2 * HW_LATENCY_US[Hw::Net as usize][a][p];
+    let lat = BASE_LATENCY_US[a][p] + HW_LATENCY_US[Hw::Nvlink as usize][a][p] + 2.0 * log2 * (HW_LATENCY_US[Hw::Net as usize][a][p] + c.net_extra(proto));
     Some((lat, bus * n / nsteps))
 }
 
@@ -492,7 +509,7 @@ fn nvls_model_old(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64
     let inter = if tree && c.nodes > 2 { c.nvls_bw_inter / 2.0 } else { c.nvls_bw_inter };
     let bus = c.nvls_heads as f64 * c.nvls_bw_intra.min(inter);
     let [nvl_nvls, nvl_tree, _, net_tree] = c.version.nvls_hw();
-    let lat = if tree { nvl_tree + 2.0 * (c.nodes as f64).log2().floor() * net_tree } else { nvl_nvls };
+    let lat = if tree { nvl_tree + 2.0 * (c.nodes as f64).log2().floor() * (net_tree + c.net_extra(proto)) } else { nvl_nvls };
     Some((lat, bus * 5.0 / 6.0))
 }
 

@@ -23,6 +23,7 @@ fn comm(version: Version) -> Comm {
         nvls_bw_intra: 0.0,
         nvls_bw_inter: 0.0,
         version,
+        net_latency: 0.0,
     }
 }
 

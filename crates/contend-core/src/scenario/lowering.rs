@@ -150,6 +150,7 @@ type JobLowered = (Vec<Transfer>, Vec<OpOrigin>, Lowered);
 pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<usize>], detail: bool) -> Result<Lowering> {
     let (jobs, sizes) = jobs_fitting(s, origin, nodes)?;
     let scale = s.workload.compute_scale.unwrap_or(1.0);
+    let tuner = s.nccl_tuner.as_deref().map(|t| crate::nccl::tuner::Tuner::load(&super::beside(origin, t))).transpose()?;
     let slots = jobs::place(&sizes, nodes, s.workload.placement, s.workload.seed);
     // Jobs lower independently (each on its own GPUs, its indices its own), so on rayon's pool:
     // each into its own operations, then laid end to end in job order, every index shifted by
@@ -163,7 +164,7 @@ pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<us
             let (mut ops, mut origins) = (Vec::new(), Vec::new());
             // Rank programs' NCCL calls, lowered as `contend nccl-tests` lowers them (its cache
             // of communicators is by GPUs, which no two jobs share: one per job).
-            let calls = crate::nccl::program::ProgramCalls::new(m);
+            let calls = crate::nccl::program::ProgramCalls::new(m, tuner.as_ref());
             let low = program::lower(&job.program, devices, &s.mpi, scale, j as u32, &job.source, Some(&calls), &mut ops, &mut origins)?;
             Ok((ops, origins, low))
         })
@@ -178,10 +179,7 @@ pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<us
                 *e += base;
             }
         }
-        ops.extend(job_ops.into_iter().map(|mut t| {
-            t.after.iter_mut().for_each(|a| *a += base);
-            t
-        }));
+        ops.extend(job_ops.into_iter().map(|t| t.shifted(base)));
         origins.extend(job_origins);
         lowered.push(low);
     }

@@ -48,6 +48,11 @@ pub struct ScenarioSpec {
     /// MPI protocol costs (default: TraceR's).
     #[serde(default)]
     pub mpi: MpiParams,
+    /// An NCCL tuner plugin's CSV file (NCCL's example plugin, `NCCL_TUNER_CONFIG_FILE`), relative
+    /// to the scenario's folder: rank programs' NCCL calls take its first applicable line before
+    /// NCCL's model, as `contend nccl-tests --tuner` does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nccl_tuner: Option<String>,
     pub workload: ScenarioWorkload,
 }
 
@@ -170,7 +175,7 @@ impl ScenarioSpec {
 
 /// A file a scenario names: relative to the scenario's own folder where it is there, else as
 /// given (relative to where contend runs). Presets pass through.
-fn beside(origin: &str, path: &str) -> String {
+pub(super) fn beside(origin: &str, path: &str) -> String {
     let p = std::path::Path::new(path);
     match std::path::Path::new(origin).parent() {
         Some(dir) if p.is_relative() && dir.join(p).exists() => dir.join(p).to_string_lossy().into_owned(),

@@ -129,6 +129,11 @@ pub struct TransferSpec {
     /// paces its packets (e.g. "24GB/s").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rate: Option<Bandwidth>,
+    /// Transfers naming the same group share one `max_rate` between them, however many of them
+    /// move at once (the chunks in flight on one NCCL channel's connection: its kernel's rate
+    /// caps them together); every member gives the same max_rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_group: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -165,9 +170,23 @@ pub struct Transfer {
     pub kernel: bool,
     /// Bytes/s this transfer moves at most (`TransferSpec::max_rate`; NCCL's per-channel rate).
     pub max_rate: Option<f64>,
+    /// The transfer whose `max_rate` cap this one shares (its rate group's first member; an
+    /// index like `after`, so shifted with it): the group's members together move at most
+    /// `max_rate`. None: the cap is the transfer's own.
+    pub rate_group: Option<usize>,
 }
 
 impl Transfer {
+    /// The transfer as the `base`-th onward of a larger workload: its references to other
+    /// transfers (`after`, `rate_group`) shifted alike.
+    pub fn shifted(mut self, base: usize) -> Transfer {
+        self.after.iter_mut().for_each(|a| *a += base);
+        if let Some(g) = &mut self.rate_group {
+            *g += base;
+        }
+        self
+    }
+
     /// Its name for a message to the user; `operation i` where it has none (a rank program's
     /// operations are named only when a report lists them).
     pub fn label(&self, i: usize) -> String {
@@ -247,6 +266,9 @@ impl WorkloadSpec {
                 // which "{}GB/s" of r / 1e9 would not (93.4e9 / 1e9 * 1e9 != 93.4e9).
                 fields.push(format!("max_rate: {}B/s", r.bytes_per_sec()));
             }
+            if let Some(g) = &t.rate_group {
+                fields.push(format!("rate_group: {g}"));
+            }
             s.push_str(&format!("  - {{{}}}\n", fields.join(", ")));
         }
         s
@@ -298,6 +320,8 @@ impl Workload {
             .map_err(|e| Error::input(origin, "kernels", e.to_string()))?;
         let mut types: BTreeMap<String, Datatype> = BTreeMap::new();
         let mut out = Vec::with_capacity(spec.transfers.len());
+        // Each rate group by name: its first member, whose max_rate the others must give.
+        let mut groups: BTreeMap<&str, usize> = BTreeMap::new();
         for (i, t) in spec.transfers.iter().enumerate() {
             let field = |f: &str| format!("transfers[{i}].{f}");
             let endpoint = |name: &str, f: &str| -> Result<usize> {
@@ -350,6 +374,32 @@ impl Workload {
                 })
                 .collect::<Result<Vec<usize>>>()?;
             let (layout, method) = layout(spec, t, &mut types, origin, i)?;
+            let rate_group = match &t.rate_group {
+                None => None,
+                Some(g) => {
+                    let Some(rate) = t.max_rate else {
+                        return Err(Error::input(
+                            origin,
+                            field("rate_group"),
+                            format!("\"{g}\" shares a max_rate, and this transfer has none; give it the group's max_rate"),
+                        ));
+                    };
+                    let first = *groups.entry(g.as_str()).or_insert(i);
+                    let theirs = spec.transfers[first].max_rate.map(|r| r.bytes_per_sec());
+                    if theirs != Some(rate.bytes_per_sec()) {
+                        return Err(Error::input(
+                            origin,
+                            field("max_rate"),
+                            format!(
+                                "is {} B/s but rate group \"{g}\" has {} B/s (transfers[{first}]); give every member of a group one max_rate",
+                                rate.bytes_per_sec(),
+                                theirs.unwrap_or(0.0)
+                            ),
+                        ));
+                    }
+                    Some(first)
+                }
+            };
             out.push(Transfer {
                 name: t.name.clone().unwrap_or_else(|| default_name(i)),
                 src,
@@ -366,6 +416,7 @@ impl Workload {
                 access: t.access.unwrap_or_default(),
                 kernel: false,
                 max_rate: t.max_rate.map(|r| r.bytes_per_sec()),
+                rate_group,
             });
         }
         if let Some(i) = find_cycle(&out) {

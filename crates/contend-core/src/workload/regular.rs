@@ -114,6 +114,7 @@ fn transfer(text: &str) -> Option<TransferSpec> {
                 "method" => 10,
                 "access" => 11,
                 "max_rate" => 12,
+                "rate_group" => 13,
                 _ => return None,
             };
         if seen & bit != 0 {
@@ -132,6 +133,7 @@ fn transfer(text: &str) -> Option<TransferSpec> {
             ("access", false) => t.access = Some(named::<Access>(value)?),
             ("max_rate", false) => t.max_rate = Some(Bandwidth::parse(quantity(value)?).ok()?),
             ("datatype", false) => t.datatype = Some(string(value)?),
+            ("rate_group", false) => t.rate_group = Some(string(value)?),
             ("after", true) => t.after = items(value)?.map(reference).collect::<Option<_>>()?,
             ("via", true) => t.via = items(value)?.map(string).collect::<Option<_>>()?,
             _ => return None,

@@ -53,6 +53,9 @@ fn every_field(n: usize, seed: u64) -> WorkloadSpec {
         }
         if r.is_multiple_of(17) {
             t.max_rate = Some(Bandwidth((1 + r % 1000) as f64 * 1e8));
+            if r.is_multiple_of(2) {
+                t.rate_group = Some(format!("g{}", r % 5));
+            }
         }
     }
     // Names in `after` too, once some transfers have names.

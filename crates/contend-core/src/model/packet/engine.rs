@@ -118,7 +118,7 @@ pub struct PacketEngine<'p> {
     /// Per lane: messages packetising in turn, and whether its one packet waits at the first port.
     ring: Vec<VecDeque<u32>>,
     pending: Vec<bool>,
-    /// Per flow: the earliest time its next packet may be cut (its `max_rate`); per lane: the
+    /// Per pacer (`Net::pacer`): the earliest time its next packet may be cut (its `max_rate`); per lane: the
     /// time of the PACE event due for it, or u64::MAX. Empty where no flow is paced.
     next_cut: Vec<u64>,
     pace_due: Vec<u64>,
@@ -550,9 +550,10 @@ impl<'p> PacketEngine<'p> {
             // The first message in turn whose pace lets it cut now; else wake the lane when the
             // earliest may.
             let now = self.now;
-            let ready = self.ring[lane].iter().position(|&f| self.next_cut[f as usize] <= now);
+            let pacer = &self.net.pacer;
+            let ready = self.ring[lane].iter().position(|&f| self.next_cut[pacer[f as usize] as usize] <= now);
             let Some(k) = ready else {
-                if let Some(due) = self.ring[lane].iter().map(|&f| self.next_cut[f as usize]).min() {
+                if let Some(due) = self.ring[lane].iter().map(|&f| self.next_cut[pacer[f as usize] as usize]).min() {
                     if due < self.pace_due[lane] {
                         self.pace_due[lane] = due;
                         self.push(due, PACE, lane as u32);
@@ -568,7 +569,7 @@ impl<'p> PacketEngine<'p> {
         let (off, end) = self.hop_range(fi);
         let bytes = if left == 1 { self.net.last_bytes[fi] } else { self.packet };
         if !self.next_cut.is_empty() && self.net.pace[fi] > 0.0 {
-            self.next_cut[fi] = self.now + (bytes as f64 * self.net.pace[fi]).round() as u64;
+            self.next_cut[self.net.pacer[fi] as usize] = self.now + (bytes as f64 * self.net.pace[fi]).round() as u64;
         }
         let serial = (self.net.packets[fi] - left) as u32;
         let h = self.alloc(Packet {

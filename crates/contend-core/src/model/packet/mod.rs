@@ -25,7 +25,8 @@
 //!
 //! A transfer with a `max_rate` is paced at its source: its next packet is cut no earlier than
 //! its last one's cut plus that packet's bytes at the rate (a sender that makes data no faster),
-//! and the lane serves the other transfers meanwhile.
+//! and the lane serves the other transfers meanwhile. The transfers of a rate group are paced
+//! as one: the group's next packet, whichever member's, waits for the group's last cut.
 //!
 //! Time inside the model is integer picoseconds, events ordered by (time, sequence): the same
 //! input gives the same output. Seconds appear only at the `EventModel` boundary. The clock's
@@ -138,9 +139,12 @@ pub(crate) struct Net {
     pub window: Vec<u32>,
     /// Per-packet routing, where the machine's policy routes packets (routing.rs).
     pub dynr: Option<routing::Dyn>,
-    /// Per flow: picoseconds per byte of its `max_rate` (0: none). Its source cuts its next
-    /// packet no earlier than the last one's cut plus that packet's bytes at this pace.
+    /// Per flow: picoseconds per byte of its `max_rate` (0: none), and its pacer: the flow whose
+    /// clock of cuts it keeps (its rate group's first member, else itself). A pacer's next
+    /// packet is cut no earlier than its last one's cut plus that packet's bytes at this pace,
+    /// whichever of its flows cuts it.
     pub pace: Vec<f64>,
+    pub pacer: Vec<u32>,
 }
 
 /// packet made ready for one workload: its flow table, parameters and compiled paths.
@@ -199,6 +203,7 @@ impl PacketPrepared {
             window: Vec::new(),
             dynr: routing::Dyn::build(m, w, &flows),
             pace: w.transfers.iter().map(|t| t.max_rate.map_or(0.0, |r| 1e12 / r)).collect(),
+            pacer: w.transfers.iter().enumerate().map(|(i, t)| t.rate_group.unwrap_or(i) as u32).collect(),
         };
         net.hop_off.push(0);
         let mut total_packets = 0u64;
@@ -297,5 +302,7 @@ impl Prepared for PacketPrepared {
 
 #[cfg(test)]
 mod pace_tests;
+#[cfg(test)]
+mod rate_group_tests;
 #[cfg(test)]
 mod tests;

@@ -637,7 +637,7 @@ fn attach(
             }
         }
     }
-    for (x, mut t) in ts.into_iter().enumerate() {
+    for (x, t) in ts.into_iter().enumerate() {
         for (e, d) in [t.src, t.dst].into_iter().enumerate() {
             if let (false, Some(&member)) = (followed[x][e], at.get(&d)) {
                 ends.entry(member).or_default().last.push(base + x);
@@ -648,8 +648,7 @@ fn attach(
             Some(Low::NcclCall { op, .. } | Low::NcclGroup { op }) => *op,
             _ => 0,
         };
-        t.after.iter_mut().for_each(|a| *a += base);
-        out.push(t);
+        out.push(t.shifted(base));
         origins.push(OpOrigin { job: ctx.job, rank, op, kind: OpKind::Message });
     }
 }
