@@ -298,4 +298,6 @@ impl Prepared for PacketPrepared {
 #[cfg(test)]
 mod pace_tests;
 #[cfg(test)]
+mod small_message_tests;
+#[cfg(test)]
 mod tests;
