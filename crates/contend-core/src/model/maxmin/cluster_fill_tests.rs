@@ -60,6 +60,9 @@ impl EventModel for Checked<'_> {
     fn loads(&mut self, out: &mut Vec<(u32, f64)>) {
         self.e.loads(out);
     }
+    fn reroute(&mut self, flow: usize, t: f64) {
+        self.e.reroute(flow, t);
+    }
 }
 
 /// Random traffic with staggered starts on small clusters under FCFS and RR NICs and on a PCIe

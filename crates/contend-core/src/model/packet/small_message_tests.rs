@@ -116,3 +116,46 @@ fn a_released_head_no_longer_uses_its_nics_link_at_packet_level() {
     near(&packet[1..2], &[34.0 * TAU], 1e-6, "packet, b = 8");
     near(&flow[1..2], &[40.0 * TAU], 1e-9, "maxmin shared, b = 8");
 }
+
+/// Finish times (µs) under maxmin with `nic_release=shared`, `release_frees_nic=on` and store
+/// and forward `sf`.
+fn freed(m: &Machine, list: &[(usize, usize, usize)], sf: bool) -> Vec<f64> {
+    let mut text = String::from("transfers:\n");
+    for &(s, r, n) in list {
+        text += &format!("  - {{src: S{s}, dst: R{r}, size: {}B}}\n", n * 1000);
+    }
+    let w = workload(m, &text);
+    let p = MaxminParams { nic_release: NicRelease::Shared, release_frees_nic: true, store_forward: sf, ..Default::default() };
+    sim::run_prepared(&w, &MaxminPrepared::new(m, &w, p).unwrap(), false).unwrap().finish.iter().map(|f| f * 1e6).collect()
+}
+
+/// The case above under `release_frees_nic`: A is released at 2(n − b)τ as under `shared`, and
+/// its b packets left are then charged on the switch's port to R0 only (still half of it: A
+/// ends at 2nτ), so B has S0's link and its own port whole from 2(n − b)τ: B done at
+/// (3n − 2b)τ, 40τ with b = 4 (packet 42τ: the slot B waits for a credit and its last hop's
+/// pipeline) and 32τ with b = 8 (packet 34τ). Store and forward delays A's start, so its
+/// release and B, by one packet: 41τ.
+#[test]
+fn a_released_head_that_frees_its_nics_link_lets_the_next_message_have_it() {
+    let n = 16usize;
+    let nf = n as f64;
+    let list = [(0, 0, n), (0, 1, n), (1, 0, 4 * n)];
+    for b in [4u32, 8] {
+        let bf = b as f64;
+        let flow = freed(&star(2, b), &list, false);
+        near(&flow[..2], &[2.0 * nf * TAU, (3.0 * nf - 2.0 * bf) * TAU], 1e-9, "maxmin shared, release_frees_nic");
+        // C has half the port while A moves (n packets in 2nτ), then all of it for its other 3n: 5nτ.
+        near(&flow[2..], &[5.0 * nf * TAU], 1e-9, "maxmin shared, release_frees_nic: C");
+    }
+    let flow = freed(&star(2, 4), &list, true);
+    near(&flow[1..2], &[(3.0 * nf - 8.0 + 1.0) * TAU], 1e-9, "maxmin shared, release_frees_nic, store and forward");
+}
+
+/// With nothing released early there is nothing to move: the rule is refused in one line.
+#[test]
+fn release_frees_nic_needs_an_early_release() {
+    let pairs = |v: &str| vec![("nic_release".to_string(), v.to_string()), ("release_frees_nic".to_string(), "on".to_string())];
+    let e = MaxminParams::parse(&pairs("delivered")).unwrap_err().to_string();
+    assert!(e.contains("release_frees_nic") && e.contains("nic_release=shared"), "{e}");
+    assert!(MaxminParams::parse(&pairs("buffered")).unwrap().release_frees_nic);
+}
