@@ -249,7 +249,7 @@ impl<'c> Engine<'c> {
 
     /// Transfer f's route now.
     #[inline]
-    fn route_now(&self, f: usize) -> usize {
+    pub(in crate::model::maxmin) fn route_now(&self, f: usize) -> usize {
         match self.on_route.get(f) {
             Some(&r) => r as usize,
             None => self.c.route_of[f] as usize,
