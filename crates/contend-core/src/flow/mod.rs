@@ -9,8 +9,8 @@ pub mod methods;
 pub mod network;
 mod queueing;
 mod release;
-mod tail;
 pub mod router;
+mod tail;
 
 pub use queueing::PortQueueing;
 pub use tail::NO_TAIL;

@@ -50,8 +50,7 @@ impl FlowTable {
         let (before, after) = (&path[..=k], &path[k + 1..]);
         let dropped = |l: u32| before.contains(&l) && !after.contains(&l);
         let (hops, data) = (self.route(f), self.route_data(f));
-        let kept: Vec<(u32, u64, u64)> =
-            hops.iter().zip(data).filter(|((l, _), _)| !dropped(*l)).map(|(&(l, x), &d)| (l, x.to_bits(), d.to_bits())).collect();
+        let kept: Vec<(u32, u64, u64)> = hops.iter().zip(data).filter(|((l, _), _)| !dropped(*l)).map(|(&(l, x), &d)| (l, x.to_bits(), d.to_bits())).collect();
         if kept.is_empty() || kept.len() == hops.len() {
             return NO_TAIL;
         }

@@ -147,7 +147,11 @@ fn released_heads_moved_to_their_tails_keep_the_max_min_allocation() {
         )
         .unwrap()
     };
-    let machines = [fabric("dragonfly: {p: 2, a: 4, h: 2, groups: 5}", "fcfs"), fabric("fat_tree: {radix: 8, pods: 2}", "rr"), fabric("fat_tree: {radix: 8, pods: 2}", "fcfs")];
+    let machines = [
+        fabric("dragonfly: {p: 2, a: 4, h: 2, groups: 5}", "fcfs"),
+        fabric("fat_tree: {radix: 8, pods: 2}", "rr"),
+        fabric("fat_tree: {radix: 8, pods: 2}", "fcfs"),
+    ];
     let (mut instants, mut rerouted) = (0, 0);
     for m in &machines {
         for seed in 0..4u64 {
