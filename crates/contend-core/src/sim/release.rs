@@ -74,9 +74,13 @@ fn first_resources(flows: &FlowTable) -> (Vec<u32>, Vec<u32>) {
         Some(&r) if r != NO_TAIL => flows.routes.of(r as usize).first().map(|&(l, _)| l as usize),
         _ => None,
     };
+    let tails = !flows.tail_route.is_empty();
     let mut at = vec![0u32; resources + 1];
     for f in 0..flows.len() {
-        for l in [first(f), tail_first(f)].into_iter().flatten() {
+        if let Some(l) = first(f) {
+            at[l + 1] += 1;
+        }
+        if let Some(l) = tail_first(f).filter(|_| tails) {
             at[l + 1] += 1;
         }
     }
@@ -86,7 +90,11 @@ fn first_resources(flows: &FlowTable) -> (Vec<u32>, Vec<u32>) {
     let mut bucket = vec![0u32; at[resources] as usize];
     let mut fill = at.clone();
     for f in 0..flows.len() {
-        for l in [first(f), tail_first(f)].into_iter().flatten() {
+        if let Some(l) = first(f) {
+            bucket[fill[l] as usize] = flows.nic[f];
+            fill[l] += 1;
+        }
+        if let Some(l) = tail_first(f).filter(|_| tails) {
             bucket[fill[l] as usize] = flows.nic[f];
             fill[l] += 1;
         }

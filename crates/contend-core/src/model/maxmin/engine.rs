@@ -121,8 +121,9 @@ pub struct Engine<'c> {
     /// The walks of this fast path: (resource, the fastest other group after it), kept if the
     /// solution is.
     walked: Vec<(u32, f64)>,
-    /// Per transfer, the route it moves on now, where a transfer may change route mid-flight
-    /// (`release_frees_nic`, reroute.rs); empty otherwise: its flow table's route for life.
+    /// Per transfer, the route it moves on now: its flow table's, or its tail once moved there
+    /// (`release_frees_nic`, reroute.rs). A copy, so that reading it costs what reading the
+    /// flow table's did (no test of whether the rule is on).
     on_route: Vec<u32>,
 }
 
@@ -250,10 +251,7 @@ impl<'c> Engine<'c> {
     /// Transfer f's route now.
     #[inline]
     pub(in crate::model::maxmin) fn route_now(&self, f: usize) -> usize {
-        match self.on_route.get(f) {
-            Some(&r) => r as usize,
-            None => self.c.route_of[f] as usize,
-        }
+        self.on_route[f] as usize
     }
 
     fn add_flow(&mut self, f: usize, t: f64) {
@@ -763,7 +761,7 @@ impl<'c> Engine<'c> {
             shift: vec![0.0; nres],
             others: vec![0.0; nres],
             walked: Vec::new(),
-            on_route: if c.tail_route.is_empty() { Vec::new() } else { c.route_of.clone() },
+            on_route: c.route_of.clone(),
         }
     }
 }
