@@ -14,7 +14,7 @@ use crate::model::SAME_TIME;
 impl Engine<'_> {
     /// Move transfer f, in flight, to its tail route at t with its bytes left there; nothing
     /// where it has no tail route, is on it already, or is no longer in flight.
-    pub(super) fn to_tail(&mut self, f: usize, t: f64) {
+    pub(super) fn move_to_tail(&mut self, f: usize, t: f64) {
         let Some(&tail) = self.c.tail_route.get(f) else { return };
         let r = self.route_now(f);
         if tail == NO_TAIL || tail as usize == r {
