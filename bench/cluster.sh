@@ -3,11 +3,15 @@
 # Per case and model: wall seconds of the simulation (flow table included, machine build and
 # traffic generation not), median of R runs, and the peak memory of the whole process (KiB).
 # Then, per case, how far maxmin's per-message durations are from packet's.
-# Usage: bench/cluster.sh [R=3] [largest uniform count=100000]
+# With K > 0 each comparison also runs `packet` under K more routing seeds and reports maxmin
+# against their per-message mean, and packet's first run against that mean (packet's own noise:
+# the floor of any deterministic flow model). Today's figure (against one packet run) is unchanged.
+# Usage: bench/cluster.sh [R=3] [largest uniform count=100000] [K=0]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-3}"
 largest="${2:-100000}"
+seeds="${3:-0}"
 cargo build --release -q -p contend-core --example bench_cluster
 bin=target/release/examples/bench_cluster
 fabrics="fat-tree-2048x1 dragonfly-2048x1 fat-tree-256x8 dragonfly-256x8"
@@ -42,6 +46,10 @@ echo
 echo "per-message durations, |maxmin - packet| / packet:"
 for fabric in $fabrics; do
   for case in permutation-64KiB:1 permutation-1MiB:1 permutation-16MiB:1 uniform-64KiB:10000; do
-    "$bin" compare "$fabric" "${case%%:*}" "${case##*:}"
+    if [ "$seeds" -gt 0 ]; then
+      "$bin" compare "$fabric" "${case%%:*}" "${case##*:}" "seeds:$seeds"
+    else
+      "$bin" compare "$fabric" "${case%%:*}" "${case##*:}"
+    fi
   done
 done

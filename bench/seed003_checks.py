@@ -1,7 +1,8 @@
 """Seed 003's checks of NIC scheduling and GPUs per node (issue 9), on the 1D dragonfly at x:
 each job alone on the 2,048-GPU machine, its run time relative to 1 GPU per node with FCFS NICs.
 
-Usage: python bench/seed003_checks.py [model ...]   (default: maxmin packet)
+Usage: python bench/seed003_checks.py [model ...]   (default: maxmin packet; a model may carry
+its parameters as MODEL:k=v,k=v, e.g. maxmin:release_frees_nic=on)
 Prints one Markdown row per (model, application, ranks); docs/validation.md quotes them.
 """
 
@@ -19,10 +20,13 @@ CONFIGS = [("dragonfly-2048x1", "rr"), ("dragonfly-256x8", "fcfs"), ("dragonfly-
 
 
 def run_time(folder: Path, cluster: str, nic: str, app: str, ranks: int, model: str) -> float:
-    p = folder / f"{cluster}-{nic}-{app}-{ranks}-{model}.yaml"
+    name, _, params = model.partition(":")
+    pairs = dict(p.split("=", 1) for p in params.split(",") if p)
+    p = folder / f"{cluster}-{nic}-{app}-{ranks}-{name}.yaml"
     p.write_text(
-        f"cluster: {cluster}\nnic_scheduling: {nic}\nmodel: {model}\n"
-        f"workload:\n  jobs:\n    - {{app: {app}, ranks: {ranks}, params: {{iterations: 5}}}}\n"
+        f"cluster: {cluster}\nnic_scheduling: {nic}\nmodel: {name}\n"
+        + (f"params: {pairs}\n" if pairs else "")
+        + f"workload:\n  jobs:\n    - {{app: {app}, ranks: {ranks}, params: {{iterations: 5}}}}\n"
     )
     return api.run(p).raw["jobs"]["run_time_s"][0]
 

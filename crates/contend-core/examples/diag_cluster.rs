@@ -6,6 +6,10 @@
 //! SPEC is the reference. Per SPEC: per-message |x - ref| / ref (median, p90), signed median,
 //! makespan; and per SPEC the median and p90 of each message's time beyond its lone time
 //! (the same message alone on the machine under the reference), in units of the lone time.
+//!   diag_cluster FABRIC TRAFFIC COUNT queued SPEC [SPEC ...]
+//! splits the messages by whether, under the first SPEC, an earlier message of the same source
+//! node was still in flight when they were issued (they queued at a NIC), and gives per class
+//! each further SPEC's distance to the first.
 //! TRAFFIC as bench_cluster's.
 
 use contend_core::api::{self, GenerateRequest};
@@ -117,11 +121,55 @@ fn trace(base: &Machine, w: &WorkloadSpec, specs: &[String]) {
     }
 }
 
+/// Messages that found an earlier message of their source node in flight under the reference
+/// (they queue at a FCFS NIC) against those that did not: count, and per further SPEC the
+/// median and p90 of |x − ref| / ref and the signed median, per class.
+fn queued(fabric: &str, traffic: &str, base: &Machine, w: &WorkloadSpec, specs: &[String]) {
+    let run = |s: &str| {
+        let sp = spec(base, s);
+        api::simulate(&sp.machine, w, "diag", &sp.model, &sp.params, Detail::default()).unwrap().transfers
+    };
+    let r = run(&specs[0]);
+    let node = |d: &str| d.split('.').next().unwrap().to_string();
+    let mut busy_until: std::collections::HashMap<String, f64> = std::collections::HashMap::new();
+    let mut order: Vec<usize> = (0..r.duration_s.len()).collect();
+    order.sort_by(|&i, &j| r.start_s[i].total_cmp(&r.start_s[j]).then(i.cmp(&j)));
+    let mut held = vec![false; r.duration_s.len()];
+    for &i in &order {
+        let until = busy_until.entry(node(&r.src[i])).or_insert(f64::NEG_INFINITY);
+        held[i] = r.start_s[i] < *until;
+        *until = until.max(r.start_s[i] + r.duration_s[i]);
+    }
+    let nq = held.iter().filter(|&&x| x).count();
+    println!("{fabric} {traffic}: {nq} of {} messages queued behind an earlier one of their node under {}", held.len(), specs[0]);
+    for s in &specs[1..] {
+        let d = run(s).duration_s;
+        for class in [true, false] {
+            let mut rel: Vec<f64> = (0..d.len()).filter(|&i| held[i] == class).map(|i| (d[i] - r.duration_s[i]).abs() / r.duration_s[i] * 100.0).collect();
+            let mut signed: Vec<f64> = (0..d.len()).filter(|&i| held[i] == class).map(|i| (d[i] - r.duration_s[i]) / r.duration_s[i] * 100.0).collect();
+            if rel.is_empty() {
+                continue;
+            }
+            println!(
+                "  {s:<44} {:<10} n {:6} median {:5.1}% p90 {:5.1}% signed {:+6.1}%",
+                if class { "queued" } else { "not queued" },
+                rel.len(),
+                q(&mut rel, 0.5),
+                q(&mut rel, 0.9),
+                q(&mut signed, 0.5)
+            );
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [fabric, traffic, count, specs @ ..] = &args[..] else { panic!("usage: diag_cluster FABRIC TRAFFIC COUNT SPEC...") };
     let base = Machine::load(fabric).unwrap();
     let w = workload(&base, traffic, count.parse().unwrap());
+    if specs[0] == "queued" {
+        return queued(fabric, traffic, &base, &w, &specs[1..]);
+    }
     if specs[0] == "trace" {
         return trace(&base, &w, &specs[1..]);
     }

@@ -324,6 +324,22 @@ impl NicRelease {
     }
 }
 
+/// Whether a flow-level NIC's early release (`NicRelease::Shared` or `Buffered`) also takes the
+/// released head's bytes left off the NIC's link. At packet level the head's last packets wait
+/// in the first switch's input buffer, past the NIC's link, and the next message has that link
+/// at its full rate (credits permitting); under max-min sharing the head's bytes left would
+/// otherwise still take a share of it until they are delivered (docs/benchmarks.md, "Issue 23,
+/// eleventh round", third hand case). Its own on/off rather than a fourth `nic_release` choice:
+/// it composes with both early-release rules, and `delivered` releases nothing to move.
+pub const RELEASE_FREES_NIC: Param = Param::new(
+    "release_frees_nic",
+    Kind::OnOff,
+    "off",
+    "after a FCFS or RR-N NIC's early release (nic_release shared or buffered), charge the head's bytes left from the first \
+           switch on (its route without the NIC's link and the node links before it), so that the NIC's next message has \
+           the link, as packet's buffered packets leave it; off: the head keeps its whole route until delivered",
+);
+
 /// Whether a flow-level model routes the per-packet policies (adaptive; UGAL/PAR on dragonflies
 /// of three groups or more) as their fluid limit, a message split over its packets' paths
 /// (flow/fluid.rs), or one path per message. Off by default: a spread route lists every link

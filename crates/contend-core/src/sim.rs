@@ -104,6 +104,9 @@ struct Executor<'a> {
     /// its next message before the holder is delivered (`FlowTable::nic_buffer`, release.rs).
     holds: Vec<bool>,
     rel: Releases,
+    /// Heads released early at the current instant whose bytes left move to their tail route
+    /// (`release_frees_nic`; the model's `reroute`), taken before the instant settles.
+    tails: Vec<usize>,
     /// Copy engines: copies each moves now, and those issued to it that wait, in issue order.
     engine_moving: Vec<u32>,
     engine_waiting: Vec<VecDeque<usize>>,
@@ -391,6 +394,7 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         nic_count: vec![0; flows.nics.len()],
         holds: vec![false; n],
         rel: Releases::new(flows),
+        tails: Vec::new(),
         engine_moving: vec![0; flows.engine_slots.len()],
         engine_waiting: vec![VecDeque::new(); flows.engine_slots.len()],
         load: if flows.queueing.is_some() { vec![0.0; nres] } else { Vec::new() },
@@ -406,7 +410,8 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
     let mut loads = Vec::new();
     let mut phase_start = 0.0;
     loop {
-        let next_check = x.rel.next();
+        // Heads released after the last instant settled move to their tails at that instant.
+        let next_check = if x.tails.is_empty() { x.rel.next() } else { Some(phase_start) };
         let next_join = match (x.joins.peek().map(|Reverse(j)| j.t), next_check) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -459,6 +464,9 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
                 }
             } else if let Some(f) = x.rel.take(horizon) {
                 x.release_early(f, t);
+            } else if let Some(f) = x.tails.pop() {
+                changed = true;
+                model.reroute(f, t);
             } else {
                 break;
             }

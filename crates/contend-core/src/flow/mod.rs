@@ -10,8 +10,10 @@ pub mod network;
 mod queueing;
 mod release;
 pub mod router;
+mod tail;
 
 pub use queueing::PortQueueing;
+pub use tail::NO_TAIL;
 
 use crate::error::{Error, Result};
 use crate::keymap::{IntMap, KeyHasher, KeyMap};
@@ -130,6 +132,9 @@ pub struct FlowTable {
     /// Whether each device's buffer is shared by the messages crossing its input port now
     /// (`nic_release = shared`, release.rs): a message counts on its share only.
     pub nic_buffer_shared: bool,
+    /// Per transfer (empty: none): the route it moves on once its NIC released it early, its
+    /// route from the first switch on (`release_frees_nic`, tail.rs), or NO_TAIL.
+    pub tail_route: Vec<u32>,
     /// The queueing excursion at switch ports (maxmin `port_queueing`, queueing.rs); None: off.
     pub queueing: Option<PortQueueing>,
     /// Per transfer: the copy engine that moves it, or NO_ENGINE. A GPU's copies to or from
@@ -526,6 +531,7 @@ impl FlowTable {
             nic_scheduling: m.network.nic_scheduling,
             nic_buffer: Vec::new(),
             nic_buffer_shared: false,
+            tail_route: Vec::new(),
             queueing: None,
             engine: Vec::with_capacity(n),
             engine_slots: Vec::new(),

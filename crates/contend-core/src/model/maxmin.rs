@@ -21,7 +21,7 @@ use super::{EventModel, RateModel};
 use crate::error::Result;
 use crate::flow::charges::{Charges, ReadCost};
 use crate::flow::{FlowRules, FlowTable};
-use crate::params::{Kind, NicRelease, Param, Values, FLUID_ROUTING, NIC_RELEASE, PORT_QUEUEING, STORE_FORWARD};
+use crate::params::{param_error, Kind, NicRelease, Param, Values, FLUID_ROUTING, NIC_RELEASE, PORT_QUEUEING, RELEASE_FREES_NIC, STORE_FORWARD};
 use crate::topology::{Link, LinkKind, Machine};
 use crate::units::{Bytes, Time};
 use crate::workload::Workload;
@@ -73,6 +73,8 @@ pub struct MaxminParams {
     pub read_fanout: f64,
     /// When a FCFS or RR-N NIC takes its next message (params.rs).
     pub nic_release: NicRelease,
+    /// An early-released head's bytes left leave its NIC's link (params.rs; off by default).
+    pub release_frees_nic: bool,
     /// A message through a NIC pays each device's store-and-forward of one packet (params.rs; off by default).
     pub store_forward: bool,
     /// Per-packet routing policies as their fluid limit (params.rs; off by default).
@@ -165,6 +167,7 @@ pub const PARAMS: &[Param] = &[
     ),
     // What credit-based flow control does (params.rs; docs/models.md, "NIC release").
     NIC_RELEASE,
+    RELEASE_FREES_NIC,
     STORE_FORWARD,
     FLUID_ROUTING,
     PORT_QUEUEING,
@@ -172,7 +175,11 @@ pub const PARAMS: &[Param] = &[
 
 impl MaxminParams {
     pub fn parse(pairs: &[(String, String)]) -> Result<MaxminParams> {
-        Ok(MaxminParams::read(&Values::flags("maxmin", PARAMS, pairs)?))
+        let p = MaxminParams::read(&Values::flags("maxmin", PARAMS, pairs)?);
+        if p.release_frees_nic && p.nic_release == NicRelease::Delivered {
+            return Err(param_error(RELEASE_FREES_NIC.name, "is on, but nic_release=delivered releases no head early; use nic_release=shared or buffered"));
+        }
+        Ok(p)
     }
 
     fn read(v: &Values) -> MaxminParams {
@@ -206,6 +213,7 @@ impl MaxminParams {
             write_memory: v.real("write_memory"),
             read_fanout: v.real("read_fanout"),
             nic_release: NicRelease::read(v),
+            release_frees_nic: v.on(RELEASE_FREES_NIC.name),
             store_forward: v.on(STORE_FORWARD.name),
             fluid_routing: v.on(FLUID_ROUTING.name),
             port_queueing: v.real(PORT_QUEUEING.name),
@@ -261,6 +269,7 @@ impl MaxminParams {
         }
         m.insert("staging_chunk".into(), format!("{}", Bytes(self.staging_chunk as u64)));
         m.insert("nic_release".into(), self.nic_release.name().into());
+        m.insert("release_frees_nic".into(), if self.release_frees_nic { "on" } else { "off" }.into());
         m.insert("store_forward".into(), if self.store_forward { "on" } else { "off" }.into());
         m.insert("fluid_routing".into(), if self.fluid_routing { "on" } else { "off" }.into());
         m.insert("p2p".into(), if self.p2p { "on" } else { "off" }.into());
@@ -376,6 +385,9 @@ impl MaxminPrepared {
         if params.nic_release != NicRelease::Delivered {
             flows.buffer_nic_releases(m);
             flows.nic_buffer_shared = params.nic_release == NicRelease::Shared;
+            if params.release_frees_nic {
+                flows.tail_routes(m);
+            }
         }
         if params.port_queueing > 0.0 {
             flows.queue_at_ports(m, params.port_queueing);

@@ -64,6 +64,11 @@ pub trait EventModel {
     /// among them every resource of each flow whose rate may have changed, and of each flow that
     /// joined or finished (the executor's early NIC release moves its events only then).
     fn loads(&mut self, out: &mut Vec<(u32, f64)>);
+    /// Flow `flow`, moving, was released early by its NIC at `t`: where the flow table gives it a
+    /// tail route (`FlowTable::tail_route`, `release_frees_nic`), its bytes left move on that
+    /// route from now on. Required, so that a wrapper cannot drop it; a model without tail
+    /// routes has nothing to do.
+    fn reroute(&mut self, flow: usize, t: f64);
 }
 
 /// One transfer's factor after each step of a model that shows its steps (sc16's A-D and the

@@ -139,4 +139,6 @@ impl<M: RateModel> EventModel for RateAdaptor<'_, M> {
             out.push((l, std::mem::take(&mut self.load[l as usize])));
         }
     }
+    /// A rate model keeps a flow's route for life (no flow table it runs fills tail routes).
+    fn reroute(&mut self, _flow: usize, _t: f64) {}
 }

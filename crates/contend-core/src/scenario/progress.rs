@@ -62,4 +62,7 @@ impl EventModel for Counting<'_, '_> {
     fn loads(&mut self, out: &mut Vec<(u32, f64)>) {
         self.inner.loads(out)
     }
+    fn reroute(&mut self, flow: usize, t: f64) {
+        self.inner.reroute(flow, t)
+    }
 }

@@ -21,7 +21,7 @@
 //! times where either moved. Nothing else moves them.
 
 use super::Executor;
-use crate::flow::{FlowTable, NO_NIC};
+use crate::flow::{FlowTable, NO_NIC, NO_TAIL};
 use crate::heap::IndexHeap;
 use crate::model::{EventModel, SAME_TIME};
 
@@ -67,10 +67,20 @@ pub(super) struct Releases {
 /// message, was 0.7% of seed 003's study point.
 fn first_resources(flows: &FlowTable) -> (Vec<u32>, Vec<u32>) {
     let resources = flows.cap.len();
+    // A message's route's first resource, and its tail route's where it has one (it moves
+    // there once released, still ahead of its NIC's holders: `release_frees_nic`).
     let first = |f: usize| if flows.nic[f] == NO_NIC { None } else { flows.route(f).first().map(|&(l, _)| l as usize) };
+    let tail_first = |f: usize| match flows.tail_route.get(f) {
+        Some(&r) if r != NO_TAIL => flows.routes.of(r as usize).first().map(|&(l, _)| l as usize),
+        _ => None,
+    };
+    let tails = !flows.tail_route.is_empty();
     let mut at = vec![0u32; resources + 1];
     for f in 0..flows.len() {
         if let Some(l) = first(f) {
+            at[l + 1] += 1;
+        }
+        if let Some(l) = tail_first(f).filter(|_| tails) {
             at[l + 1] += 1;
         }
     }
@@ -81,6 +91,10 @@ fn first_resources(flows: &FlowTable) -> (Vec<u32>, Vec<u32>) {
     let mut fill = at.clone();
     for f in 0..flows.len() {
         if let Some(l) = first(f) {
+            bucket[fill[l] as usize] = flows.nic[f];
+            fill[l] += 1;
+        }
+        if let Some(l) = tail_first(f).filter(|_| tails) {
             bucket[fill[l] as usize] = flows.nic[f];
             fill[l] += 1;
         }
@@ -234,6 +248,9 @@ impl Executor<'_> {
             return;
         }
         self.rel.ahead[self.op[f].nic as usize].push(f as u32);
+        if !self.flows.tail_route.is_empty() {
+            self.tails.push(f);
+        }
         self.release(f, t);
     }
 

@@ -17,6 +17,8 @@ struct Checked<'c> {
     moving: Vec<usize>,
     filler: Filler,
     instants: usize,
+    /// Transfers moved to their tail route (`release_frees_nic`).
+    rerouted: usize,
 }
 
 impl EventModel for Checked<'_> {
@@ -38,7 +40,8 @@ impl EventModel for Checked<'_> {
 
     fn settle(&mut self, t: f64) -> Result<()> {
         self.e.settle(t)?;
-        let items: Vec<u32> = self.moving.iter().map(|&f| self.flows.route_of[f]).collect();
+        // Each flow on the route it moves on now (a released head's tail, `release_frees_nic`).
+        let items: Vec<u32> = self.moving.iter().map(|&f| self.e.route_now(f) as u32).collect();
         let mut full = vec![0.0; items.len()];
         self.filler.fill(&self.flows.routes, &items, |_| 1.0, &self.flows.cap, &mut full);
         for (k, &f) in self.moving.iter().enumerate() {
@@ -59,6 +62,11 @@ impl EventModel for Checked<'_> {
 
     fn loads(&mut self, out: &mut Vec<(u32, f64)>) {
         self.e.loads(out);
+    }
+    fn reroute(&mut self, flow: usize, t: f64) {
+        let before = self.e.route_now(flow);
+        self.e.reroute(flow, t);
+        self.rerouted += usize::from(self.e.route_now(flow) != before);
     }
 }
 
@@ -103,6 +111,7 @@ fn cluster_traffic_gets_the_max_min_allocation_at_every_instant() {
                 moving: Vec::new(),
                 filler: Filler::new(prepared.flows.cap.len()),
                 instants: 0,
+                rerouted: 0,
             };
             let checked = sim::run(&w, &prepared.flows, &mut model, false, true).unwrap();
             // The check changes nothing: the same finishes as the engine alone.
@@ -111,4 +120,56 @@ fn cluster_traffic_gets_the_max_min_allocation_at_every_instant() {
         }
     }
     assert!(instants > 1000, "only {instants} instants checked");
+}
+
+/// The same traffic with `release_frees_nic`: heads released early move to their tail routes
+/// mid-flight (a leave and a join with their bytes left in one instant), and the allocation is
+/// still max-min at every instant over the routes the flows move on then.
+#[test]
+fn released_heads_moved_to_their_tails_keep_the_max_min_allocation() {
+    let p = MaxminParams {
+        staging_chunk: 0.0,
+        duplex_pcie: 0.0,
+        duplex_staged: 0.0,
+        duplex_nvlink: 0.0,
+        duplex_nvlink2: 0.0,
+        duplex_nvlink4: 0.0,
+        duplex_socket: 0.0,
+        release_frees_nic: true,
+        ..Default::default()
+    };
+    let fabric = |f: &str, nic: &str| {
+        Machine::from_text(
+            &format!(
+                "name: c\nfabric:\n  {f}\nlink: {{bandwidth: 10GB/s, latency: 100ns}}\nnodes: {{gpus: 2}}\nnetwork: {{routing: ecmp, nic_scheduling: {nic}}}\n"
+            ),
+            "c",
+        )
+        .unwrap()
+    };
+    let machines = [
+        fabric("dragonfly: {p: 2, a: 4, h: 2, groups: 5}", "fcfs"),
+        fabric("fat_tree: {radix: 8, pods: 2}", "rr"),
+        fabric("fat_tree: {radix: 8, pods: 2}", "fcfs"),
+    ];
+    let (mut instants, mut rerouted) = (0, 0);
+    for m in &machines {
+        for seed in 0..4u64 {
+            let w = random_workload(m, seed, 40 + 40 * seed as usize);
+            let prepared = MaxminPrepared::new(m, &w, p).unwrap();
+            let mut model = Checked {
+                e: Engine::new(&prepared.flows, &prepared.fanout),
+                flows: &prepared.flows,
+                moving: Vec::new(),
+                filler: Filler::new(prepared.flows.cap.len()),
+                instants: 0,
+                rerouted: 0,
+            };
+            let checked = sim::run(&w, &prepared.flows, &mut model, false, true).unwrap();
+            assert_eq!(checked.finish, sim::run_prepared(&w, &prepared, false).unwrap().finish);
+            instants += model.instants;
+            rerouted += model.rerouted;
+        }
+    }
+    assert!(instants > 1000 && rerouted > 50, "only {instants} instants checked, {rerouted} heads moved");
 }

@@ -22,6 +22,7 @@
 
 mod duplex;
 mod fanout;
+mod reroute;
 
 use super::fanout::{Fanout, Readers};
 use super::fill::{raise, Filler};
@@ -120,6 +121,10 @@ pub struct Engine<'c> {
     /// The walks of this fast path: (resource, the fastest other group after it), kept if the
     /// solution is.
     walked: Vec<(u32, f64)>,
+    /// Per transfer, the route it moves on now: its flow table's, or its tail once moved there
+    /// (`release_frees_nic`, reroute.rs). A copy, so that reading it costs what reading the
+    /// flow table's did (no test of whether the rule is on).
+    on_route: Vec<u32>,
 }
 
 /// Mark resource l in this epoch, once. A function of the fields, not of the engine, so that a
@@ -239,6 +244,8 @@ impl<'c> Engine<'c> {
         }
     }
 
+    /// Always inlined: a second caller (reroute.rs) would otherwise make it a call on every finish.
+    #[inline(always)]
     fn detach(&mut self, r: usize) {
         for e in self.entries(r) {
             let l = self.c.routes.hops[e].0 as usize;
@@ -255,15 +262,27 @@ impl<'c> Engine<'c> {
         }
     }
 
+    /// Transfer f's route now.
+    #[inline]
+    pub(in crate::model::maxmin) fn route_now(&self, f: usize) -> usize {
+        self.on_route[f] as usize
+    }
+
     fn add_flow(&mut self, f: usize, t: f64) {
-        let r = self.c.route_of[f] as usize;
+        self.add_on(f, self.c.route_of[f] as usize, self.c.volume[f], t);
+    }
+
+    /// Transfer f starts moving at t on route r with `bytes` to go. Always inlined: a second
+    /// caller (reroute.rs) would otherwise make it a call on every join.
+    #[inline(always)]
+    fn add_on(&mut self, f: usize, r: usize, bytes: f64, t: f64) {
         let s = self.g.service(r, t);
         if self.g.route[r].count == 0 {
             self.attach(r);
         }
         self.recount(r, 1);
         self.seq += 1;
-        self.g.route[r].members.push(Reverse(Stamp { t: s + self.c.volume[f], seq: self.seq, flow: f as u32 }));
+        self.g.route[r].members.push(Reverse(Stamp { t: s + bytes, seq: self.seq, flow: f as u32 }));
         self.set_head(r);
     }
 
@@ -759,6 +778,7 @@ impl<'c> Engine<'c> {
             shift: vec![0.0; nres],
             others: vec![0.0; nres],
             walked: Vec::new(),
+            on_route: c.route_of.clone(),
         }
     }
 }
@@ -822,18 +842,22 @@ impl EventModel for Engine<'_> {
     }
 
     fn rate(&self, flow: usize) -> f64 {
-        self.route_rate(self.c.route_of[flow] as usize)
+        self.route_rate(self.route_now(flow))
     }
 
     /// The flow's finishing service less its route's service now: a look through the route's
     /// transfers in flight (few where a NIC queues them), for the executor's NIC release.
     fn remaining(&self, flow: usize, t: f64) -> Option<f64> {
-        let r = self.c.route_of[flow] as usize;
+        let r = self.route_now(flow);
         let end = self.g.route[r].members.iter().find(|m| m.0.flow == flow as u32)?.0.t;
         Some((end - self.g.service(r, t)).max(0.0))
     }
 
     fn loads(&mut self, out: &mut Vec<(u32, f64)>) {
         out.extend(self.touched.iter().map(|&l| (l, self.load[l as usize])));
+    }
+
+    fn reroute(&mut self, flow: usize, t: f64) {
+        self.move_to_tail(flow, t);
     }
 }

@@ -102,6 +102,7 @@ impl Groups {
     }
 
     /// The earliest time a transfer of group b finishes, if it has any.
+    #[inline(always)]
     pub fn next_finish(&self, b: usize) -> Option<f64> {
         let &r = self.heap[b].first()?;
         Some(self.since[b] + (self.route[r as usize].key - self.clock[b]) / self.level[b])

@@ -735,4 +735,6 @@ impl EventModel for PacketEngine<'_> {
             }
         }
     }
+    /// Packets leave a NIC's link by themselves once it has sent them: no route to change.
+    fn reroute(&mut self, _flow: usize, _t: f64) {}
 }

@@ -305,4 +305,6 @@ mod pace_tests;
 #[cfg(test)]
 mod rate_group_tests;
 #[cfg(test)]
+mod small_message_tests;
+#[cfg(test)]
 mod tests;

@@ -1,0 +1,161 @@
+//! Issue 23, round 11: the smallest cases where a 64 KiB-like message's time could differ
+//! between max-min sharing (maxmin: processor sharing of every port) and packet-by-packet
+//! service (packet: FIFO input buffers per port and virtual channel, output ports serving
+//! their inputs round-robin, store-and-forward hops, credit flow control). Every time is
+//! worked out by hand on one switch with zero latencies, 10 GB/s links and 1000 B packets
+//! (τ = 100 ns a packet at every port), messages of n packets; both models are checked
+//! against the hand figures, so the table in docs/benchmarks.md ("Issue 23, eleventh round")
+//! says which mechanism separates them and by how much.
+
+use super::tests::{run, workload};
+use crate::model::maxmin::{MaxminParams, MaxminPrepared};
+use crate::params::NicRelease;
+use crate::sim;
+use crate::topology::Machine;
+
+/// One packet's serialisation at every port, µs.
+const TAU: f64 = 0.1;
+
+/// Senders S0..S{k-1} and receivers R0..R{k-1}, all NICs on one switch; FCFS NICs.
+fn star(k: usize, buffer: u32) -> Machine {
+    let link = "kind: network, bandwidth: 10GB/s, latency: 0s";
+    let mut text = format!(
+        "name: hand\nnetwork: {{nic_scheduling: fcfs, packet: 1000B, buffer_packets: {buffer}}}\ndevices:\n  - {{name: SW, kind: switch, latency: 0s}}\n"
+    );
+    for i in 0..k {
+        text += &format!("  - {{name: S{i}, kind: nic, latency: 0s}}\n  - {{name: R{i}, kind: nic, latency: 0s}}\n");
+    }
+    text += "links:\n";
+    for i in 0..k {
+        text += &format!("  - {{a: S{i}, b: SW, {link}}}\n  - {{a: R{i}, b: SW, {link}}}\n");
+    }
+    Machine::from_text(&text, "hand").unwrap()
+}
+
+/// Finish times (µs) under packet and under maxmin with `release` and store and forward `sf`.
+fn both(m: &Machine, list: &[(usize, usize, usize)], release: NicRelease, sf: bool) -> (Vec<f64>, Vec<f64>) {
+    let mut text = String::from("transfers:\n");
+    for &(s, r, n) in list {
+        text += &format!("  - {{src: S{s}, dst: R{r}, size: {}B}}\n", n * 1000);
+    }
+    let w = workload(m, &text);
+    let packet = run(m, &w, &[]).finish.iter().map(|f| f * 1e6).collect();
+    let p = MaxminParams { nic_release: release, store_forward: sf, ..Default::default() };
+    let flow = sim::run_prepared(&w, &MaxminPrepared::new(m, &w, p).unwrap(), false).unwrap().finish.iter().map(|f| f * 1e6).collect();
+    (packet, flow)
+}
+
+fn near(got: &[f64], want: &[f64], tol: f64, what: &str) {
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() <= tol, "{what}: {got:?} against {want:?} µs");
+    }
+}
+
+/// Two senders, n = 16 packets each, into one receiver port at t = 0. Processor sharing: both
+/// at half the port, both done at 2nτ. Packet: the first packets reach the switch at τ (one
+/// store-and-forward hop), then the port takes the two inputs' packets in turn with no gap
+/// (each input refills faster than it is served), so the first message's last packet leaves
+/// at τ + (2n − 1)τ and the second's at τ + 2nτ. The sharing is the same; what differs is the
+/// pipeline's one packet (store_forward=on adds it: both at (2n + 1)τ, the mean of packet's).
+#[test]
+fn incast_is_processor_sharing_plus_one_packet() {
+    let n = 16;
+    let (packet, flow) = both(&star(2, 8), &[(0, 0, n), (1, 0, n)], NicRelease::Shared, false);
+    let mut sorted = packet.clone();
+    sorted.sort_by(f64::total_cmp);
+    near(&sorted, &[2.0 * n as f64 * TAU, (2 * n + 1) as f64 * TAU], 1e-6, "packet");
+    near(&flow, &[2.0 * n as f64 * TAU; 2], 1e-9, "maxmin");
+    let (_, flow) = both(&star(2, 8), &[(0, 0, n), (1, 0, n)], NicRelease::Shared, true);
+    near(&flow, &[(2 * n + 1) as f64 * TAU; 2], 1e-9, "maxmin, store and forward");
+}
+
+/// One FCFS NIC, two messages of n packets to two receivers at t = 0. Packet: the NIC cuts the
+/// first fully, then the second; each last packet reaches its receiver one hop after it
+/// leaves: (n + 1)τ and (2n + 1)τ. maxmin (`shared`): the head is released when its NIC could
+/// have sent it (nτ), so nτ and 2nτ; store and forward adds the one hop to each.
+#[test]
+fn fcfs_nic_serialises_and_both_models_agree_up_to_the_pipeline() {
+    let n = 16;
+    let (packet, flow) = both(&star(2, 8), &[(0, 0, n), (0, 1, n)], NicRelease::Shared, false);
+    near(&packet, &[(n + 1) as f64 * TAU, (2 * n + 1) as f64 * TAU], 1e-6, "packet");
+    near(&flow, &[n as f64 * TAU, 2.0 * n as f64 * TAU], 1e-9, "maxmin");
+    let (_, flow) = both(&star(2, 8), &[(0, 0, n), (0, 1, n)], NicRelease::Shared, true);
+    near(&flow, &[(n + 1) as f64 * TAU, (2 * n + 1) as f64 * TAU], 1e-9, "maxmin, store and forward");
+}
+
+/// Two hops with different bottlenecks behind one FCFS NIC: S0 sends A (n packets) to R0 and
+/// then B (n packets) to R1; S1 sends C (4n packets) to R0 from t = 0, so A gets every other
+/// slot of the port to R0 (A_k leaves the switch at 2kτ, A done at 2nτ) and B's path is free.
+/// Buffers of b packets at the switch's input from S0 (one count of credits for A and B: hop 1).
+/// - Packet: once A holds all b slots, S0 sends A_k when A_{k−b} leaves the buffer, at
+///   (2(k − b) − 1)τ; A_n goes at (2(n − b) − 1)τ and B_1 on the next freed slot, τ after A_n
+///   is sent. B's packets leave the buffer as they arrive (their port is free), returning
+///   their credits at once, so B goes at the link's rate from there: B done at
+///   (2(n − b) + 1)τ + nτ + τ = (3n − 2b + 2)τ. The NIC moved on while A's last b packets sat
+///   in the switch's buffer, and they no longer used its link.
+/// - maxmin `delivered` (B starts when A has arrived): 2nτ and 3nτ, b − 2 packets late.
+/// - maxmin `shared`: A is released when its bytes left fit its share of the switch's input
+///   buffer (b packets, A alone on that port), at 2(n − b)τ, but those b packets are still
+///   charged on S0's link: A held to half by the port to R0, B gets the other half until A
+///   ends at 2nτ (b packets), then runs alone for the other n − b: B done at (3n − b)τ, b − 2
+///   packets after packet's B. Under max-min sharing the released head's buffered bytes still
+///   take their share of every link up to the buffer they sit in, at packet level they are past it.
+#[test]
+fn a_released_head_no_longer_uses_its_nics_link_at_packet_level() {
+    let (n, b) = (16usize, 4u32);
+    let list = [(0, 0, n), (0, 1, n), (1, 0, 4 * n)];
+    let (nf, bf) = (n as f64, b as f64);
+    let (packet, flow) = both(&star(2, b), &list, NicRelease::Delivered, false);
+    near(&packet[..2], &[2.0 * nf * TAU, (3.0 * nf - 2.0 * bf + 2.0) * TAU], 1e-6, "packet");
+    near(&flow[..2], &[2.0 * nf * TAU, 3.0 * nf * TAU], 1e-9, "maxmin delivered");
+    let (_, flow) = both(&star(2, b), &list, NicRelease::Shared, false);
+    near(&flow[..2], &[2.0 * nf * TAU, (3.0 * nf - bf) * TAU], 1e-9, "maxmin shared");
+    // With b = 8 the gap is 6 packets: packet 34τ, shared 40τ, delivered 48τ.
+    let (packet, flow) = both(&star(2, 8), &list, NicRelease::Shared, false);
+    near(&packet[1..2], &[34.0 * TAU], 1e-6, "packet, b = 8");
+    near(&flow[1..2], &[40.0 * TAU], 1e-9, "maxmin shared, b = 8");
+}
+
+/// Finish times (µs) under maxmin with `nic_release=shared`, `release_frees_nic=on` and store
+/// and forward `sf`.
+fn freed(m: &Machine, list: &[(usize, usize, usize)], sf: bool) -> Vec<f64> {
+    let mut text = String::from("transfers:\n");
+    for &(s, r, n) in list {
+        text += &format!("  - {{src: S{s}, dst: R{r}, size: {}B}}\n", n * 1000);
+    }
+    let w = workload(m, &text);
+    let p = MaxminParams { nic_release: NicRelease::Shared, release_frees_nic: true, store_forward: sf, ..Default::default() };
+    sim::run_prepared(&w, &MaxminPrepared::new(m, &w, p).unwrap(), false).unwrap().finish.iter().map(|f| f * 1e6).collect()
+}
+
+/// The case above under `release_frees_nic`: A is released at 2(n − b)τ as under `shared`, and
+/// its b packets left are then charged on the switch's port to R0 only (still half of it: A
+/// ends at 2nτ), so B has S0's link and its own port whole from 2(n − b)τ: B done at
+/// (3n − 2b)τ, 40τ with b = 4 (packet 42τ: the slot B waits for a credit and its last hop's
+/// pipeline) and 32τ with b = 8 (packet 34τ). Store and forward delays A's start, so its
+/// release and B, by one packet: 41τ.
+#[test]
+fn a_released_head_that_frees_its_nics_link_lets_the_next_message_have_it() {
+    let n = 16usize;
+    let nf = n as f64;
+    let list = [(0, 0, n), (0, 1, n), (1, 0, 4 * n)];
+    for b in [4u32, 8] {
+        let bf = b as f64;
+        let flow = freed(&star(2, b), &list, false);
+        near(&flow[..2], &[2.0 * nf * TAU, (3.0 * nf - 2.0 * bf) * TAU], 1e-9, "maxmin shared, release_frees_nic");
+        // C has half the port while A moves (n packets in 2nτ), then all of it for its other 3n: 5nτ.
+        near(&flow[2..], &[5.0 * nf * TAU], 1e-9, "maxmin shared, release_frees_nic: C");
+    }
+    let flow = freed(&star(2, 4), &list, true);
+    near(&flow[1..2], &[(3.0 * nf - 8.0 + 1.0) * TAU], 1e-9, "maxmin shared, release_frees_nic, store and forward");
+}
+
+/// With nothing released early there is nothing to move: the rule is refused in one line.
+#[test]
+fn release_frees_nic_needs_an_early_release() {
+    let pairs = |v: &str| vec![("nic_release".to_string(), v.to_string()), ("release_frees_nic".to_string(), "on".to_string())];
+    let e = MaxminParams::parse(&pairs("delivered")).unwrap_err().to_string();
+    assert!(e.contains("release_frees_nic") && e.contains("nic_release=shared"), "{e}");
+    assert!(MaxminParams::parse(&pairs("buffered")).unwrap().release_frees_nic);
+}
