@@ -271,6 +271,22 @@ string_quantity!(Bandwidth, "a bandwidth", r"^\s*[0-9.eE+]+\s*([kKMGT]?i?B|[kKMG
 mod tests {
     use super::*;
 
+    /// Integers of 1 to 15 digits are exact in f64 (below 2^53): the digit loop must give the
+    /// integer itself, leading zeros included; 16 digits, signs, points and exponents are left
+    /// to the float parser.
+    #[test]
+    fn small_integers_are_read_exactly() {
+        for (text, want) in [("0", 0.0), ("1", 1.0), ("007", 7.0), ("300", 300.0), ("999999999999999", 999_999_999_999_999.0)] {
+            assert_eq!(small_integer(text), Some(want), "{text}");
+        }
+        for text in ["", "1000000000000000", "-1", "+1", "1.5", "1e3", "12a"] {
+            assert_eq!(small_integer(text), None, "{text}");
+        }
+        // Through the whole parse: 2^53 - 1 bytes (16 digits, the float parser) and 10^15 - 1 ps.
+        assert_eq!(Bytes::parse("9007199254740991B").unwrap(), Bytes((1u64 << 53) - 1));
+        assert_eq!(Time::parse("999999999999999ps").unwrap(), Time(999_999_999_999_999));
+    }
+
     #[test]
     fn sizes_binary_and_decimal() {
         assert_eq!(Bytes::parse("300MiB").unwrap(), Bytes(300 * 1048576));
