@@ -219,7 +219,10 @@ pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, St
         dst: DeviceNames { names, device: Vec::with_capacity(n) },
         ..Default::default()
     };
-    let mut sent: BTreeMap<usize, (u128, u128)> = BTreeMap::new();
+    // Bytes sent and received per device, indexed by device (a map's look-up per transfer, twice,
+    // cost more than the rest of the row); `seen`: the devices that take part, listed in order.
+    let mut sent = vec![(0u128, 0u128); m.devices.len()];
+    let mut seen = vec![false; m.devices.len()];
     for (i, x) in w.transfers.iter().enumerate() {
         let d = o.finish[i] - o.start[i];
         t.name.push(x.name.clone());
@@ -230,11 +233,12 @@ pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, St
         t.finish_s.push(o.finish[i]);
         t.duration_s.push(d);
         t.bandwidth_bps.push(if d > 0.0 { x.size as f64 / d } else { f64::INFINITY });
-        sent.entry(x.src).or_default().0 += u128::from(x.size);
-        sent.entry(x.dst).or_default().1 += u128::from(x.size);
+        sent[x.src].0 += u128::from(x.size);
+        sent[x.dst].1 += u128::from(x.size);
+        (seen[x.src], seen[x.dst]) = (true, true);
     }
     let mut devices = DeviceTable::default();
-    for (d, (s, r)) in sent {
+    for (d, (s, r)) in sent.into_iter().enumerate().filter(|&(d, _)| seen[d]) {
         devices.name.push(m.devices[d].name.clone());
         devices.sent_bytes.push(s);
         devices.received_bytes.push(r);

@@ -475,10 +475,13 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
             model.settle(t)?;
             loads.clear();
             model.loads(&mut loads);
+            // Both per resource and cut to one length: one bounds check per load, not two.
+            let (cap, peak) = (&flows.cap[..], &mut x.out.peak[..]);
+            let peak = &mut peak[..cap.len()];
             for &(l, load) in &loads {
-                let u = load / flows.cap[l as usize];
-                if u > x.out.peak[l as usize] {
-                    x.out.peak[l as usize] = u;
+                let u = load / cap[l as usize];
+                if u > peak[l as usize] {
+                    peak[l as usize] = u;
                 }
             }
             if x.rel.on {

@@ -713,8 +713,11 @@ impl<'c> Engine<'c> {
         for i in 0..self.hit.len() + changed.len() {
             let b = match self.hit.get(i) {
                 Some(&b) => b,
+                // A changed route's group that is in `hit` (marked in this epoch) was queued
+                // above: the same key again would leave the heap as it is.
                 None => match self.g.route[changed[i - self.hit.len()] as usize].group {
                     NONE => continue,
+                    b if self.group_mark[b as usize] == self.epoch => continue,
                     b => b,
                 },
             };
