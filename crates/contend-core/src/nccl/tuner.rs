@@ -73,6 +73,8 @@ impl Tuner {
 
     /// Parse the CSV text; a mistake is one line naming the file, the line and the field.
     pub fn parse(text: &str, path: &str) -> Result<Tuner> {
+        // A spreadsheet saving CSV as UTF-8 puts a byte-order mark before the first field.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut rules = Vec::new();
         for (i, raw) in text.lines().enumerate() {
             let line = raw.trim();

@@ -38,6 +38,13 @@ fn the_three_line_forms_and_comments_parse() {
 }
 
 #[test]
+fn a_file_saved_by_a_spreadsheet_parses_as_the_same_lines() {
+    let plain = Tuner::parse("allreduce,0,65536,tree,ll,4,1,8\nallgather,0,1,ring,simple,-1,-1,-1\n", "t.csv").unwrap();
+    let saved = Tuner::parse("\u{feff}allreduce,0,65536,tree,ll,4,1,8\r\nallgather,0,1,ring,simple,-1,-1,-1\r\n", "t.csv").unwrap();
+    assert_eq!(saved, plain);
+}
+
+#[test]
 fn mistakes_name_the_file_line_and_field() {
     assert!(err("allreduce,0,1,ring,simple,-1,-1\n").starts_with("t.conf: line 1: has 7 fields"), "{}", err("allreduce,0,1,ring,simple,-1,-1\n"));
     assert!(err("#\nallreduce,0,1,rings,simple,-1,-1,-1\n").starts_with("t.conf: line 2 algorithm: is \"rings\""));
