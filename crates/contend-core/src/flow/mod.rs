@@ -812,11 +812,16 @@ impl FlowTable {
                     };
                     let res = match shared {
                         Some(r) if c.cap[r as usize] == bps => r,
-                        Some(_) => {
+                        // Workload::resolve checks files; this is for workloads built in code.
+                        Some(r) => {
                             return Err(Error::input(
                                 &w.origin,
                                 format!("transfers[{i}].max_rate"),
-                                "differs from its rate group's; give every member of a group one max_rate",
+                                format!(
+                                    "is {bps} B/s where its rate group (index {}) has {} B/s; give every member of a group one max_rate",
+                                    t.rate_group.unwrap_or(0),
+                                    c.cap[r as usize]
+                                ),
                             ));
                         }
                         None => {

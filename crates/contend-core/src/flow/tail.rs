@@ -6,6 +6,10 @@
 //! buffers, and the NIC's next message has the link; so the head's bytes left are charged only
 //! on the resources past the NIC's injection link (the route less that link and the node links
 //! before it), and the next message no longer shares the link with them.
+//!
+//! Known approximation: a transfer with a `max_rate` keeps its cap resource on its tail, so a
+//! paced head is moved off its NIC's link as an unpaced one is, although at packet level a paced
+//! source has not yet cut the bytes it has left. The rule is opt-in; docs/models.md says so.
 
 use super::{FlowTable, NO_NIC};
 use crate::topology::{LinkKind, Machine};

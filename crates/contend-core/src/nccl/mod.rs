@@ -392,7 +392,15 @@ impl Comm {
     pub fn pick(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: &[Proto]) -> Result<Option<Pick>> {
         if let Some(t) = &self.tuner {
             let enabled = |a: Algo, p: Proto| algos.contains(&a) && protos.contains(&p) && tuning::time_us(&self.tuning, coll, a, p, bytes).is_some();
-            if let Some(hit) = t.apply(coll, bytes, self.nodes, self.devices.len(), &enabled)? {
+            // PAT is in NCCL's table only from 2.23 (here 2.30), on compute capability 6.0 and
+            // up, with Simple allowed; an algorithm list narrowed below ring and tree (NCCL_ALGO,
+            // which contend cannot make name PAT) leaves it out too.
+            let pat = self.tuning.version == versions::Version::V2_30
+                && self.tuning.cc >= 60
+                && protos.contains(&Proto::Simple)
+                && algos.contains(&Algo::Ring)
+                && algos.contains(&Algo::Tree);
+            if let Some(hit) = t.apply(coll, bytes, self.nodes, self.devices.len(), pat, &enabled)? {
                 let model_us = tuning::time_us(&self.tuning, coll, hit.algo, hit.proto, bytes).unwrap_or(f64::NAN);
                 return Ok(Some(Pick { algo: hit.algo, proto: hit.proto, model_us, channels: hit.rule.channels, tuner_line: Some(hit.rule.line) }));
             }

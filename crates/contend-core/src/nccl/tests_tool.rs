@@ -257,7 +257,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             format!("lines {} picked where rows say so (tuner_line)", lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", "))
         };
         notes.push(format!(
-            "tuner {}: {used}; a line's -1 channels keep NCCL's own count, as the format says (NCCL's example plugin as compiled sets 1 channel before it matches, plugin.c, so with that plugin such sizes run on 1 channel)",
+            "tuner {}: {used}; a line's -1 channels, and sizes no line matches, keep NCCL's own count, as the format says (NCCL's example plugin as compiled sets 1 channel before it matches, plugin.c, so with that plugin such sizes run on 1 channel)",
             t.path
         ));
     }

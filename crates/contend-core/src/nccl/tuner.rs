@@ -88,8 +88,9 @@ impl Tuner {
 
     /// The first rule that applies to a call of `coll` on `bytes` over `nodes` nodes and `ranks`
     /// ranks (one operation, buffers not registered) whose choice `enabled` says NCCL may run.
-    /// A first applicable rule naming PAT where NCCL would run it is refused in one line.
-    pub fn apply(&self, coll: Coll, bytes: u64, nodes: usize, ranks: usize, enabled: &dyn Fn(Algo, Proto) -> bool) -> Result<Option<Applied<'_>>> {
+    /// A first applicable rule naming PAT where NCCL would run it (`pat`: PAT is in NCCL's table
+    /// here) is refused in one line; where PAT is not, NCCL passes over it, and so does this.
+    pub fn apply(&self, coll: Coll, bytes: u64, nodes: usize, ranks: usize, pat: bool, enabled: &dyn Fn(Algo, Proto) -> bool) -> Result<Option<Applied<'_>>> {
         for r in &self.rules {
             let matches = r.coll == coll
                 && (r.min_bytes..=r.max_bytes).contains(&bytes)
@@ -102,7 +103,7 @@ impl Tuner {
             }
             match r.algo {
                 TunerAlgo::Lowered(a) if enabled(a, r.proto) => return Ok(Some(Applied { rule: r, algo: a, proto: r.proto })),
-                TunerAlgo::Pat if nodes == ranks && matches!(coll, Coll::AllGather | Coll::ReduceScatter) && r.proto == Proto::Simple => {
+                TunerAlgo::Pat if pat && nodes == ranks && matches!(coll, Coll::AllGather | Coll::ReduceScatter) && r.proto == Proto::Simple => {
                     return Err(Error::input(
                         &self.path,
                         format!("line {} algorithm", r.line),

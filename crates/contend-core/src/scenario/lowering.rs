@@ -10,7 +10,7 @@
 //! depend on is the same.
 
 use super::{gpus_by_node, jobs_fitting, Job, ScenarioSpec, Session};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::registry::Prepared;
 use crate::topology::{Link, Machine, NetworkSpec};
 use crate::workload::program::{self, jobs, Lowered, OpOrigin};
@@ -150,7 +150,11 @@ type JobLowered = (Vec<Transfer>, Vec<OpOrigin>, Lowered);
 pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<usize>], detail: bool) -> Result<Lowering> {
     let (jobs, sizes) = jobs_fitting(s, origin, nodes)?;
     let scale = s.workload.compute_scale.unwrap_or(1.0);
-    let tuner = s.nccl_tuner.as_deref().map(|t| crate::nccl::tuner::Tuner::load(&super::beside(origin, t))).transpose()?;
+    let tuner = s
+        .nccl_tuner
+        .as_deref()
+        .map(|t| crate::nccl::tuner::Tuner::load(&super::beside(origin, t)).map_err(|e| Error::input(origin, "nccl_tuner", e.to_string())))
+        .transpose()?;
     let slots = jobs::place(&sizes, nodes, s.workload.placement, s.workload.seed);
     // Jobs lower independently (each on its own GPUs, its indices its own), so on rayon's pool:
     // each into its own operations, then laid end to end in job order, every index shifted by

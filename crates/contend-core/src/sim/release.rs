@@ -248,7 +248,7 @@ impl Executor<'_> {
             return;
         }
         self.rel.ahead[self.op[f].nic as usize].push(f as u32);
-        if !self.flows.tail_route.is_empty() {
+        if self.flows.tail_route.get(f).is_some_and(|&r| r != NO_TAIL) {
             self.tails.push(f);
         }
         self.release(f, t);

@@ -267,7 +267,10 @@ impl WorkloadSpec {
                 fields.push(format!("max_rate: {}B/s", r.bytes_per_sec()));
             }
             if let Some(g) = &t.rate_group {
-                fields.push(format!("rate_group: {g}"));
+                // A group is the user's own string: quoted where it holds more than a plain
+                // word (a comma or a brace would end the field), plain otherwise.
+                let plain = !g.is_empty() && g.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
+                fields.push(if plain { format!("rate_group: {g}") } else { format!("rate_group: {}", serde_json::to_string(g).unwrap_or_default()) });
             }
             s.push_str(&format!("  - {{{}}}\n", fields.join(", ")));
         }

@@ -95,6 +95,12 @@ fn files_of_the_regular_shape_read_the_same_both_ways() {
         assert!(agree(&text), "to_yaml's output went to the parser:\n{text}");
         assert_eq!(regular::parse(&text).unwrap().transfers, spec.transfers);
     }
+    // A group name that is more than a plain word is written quoted and reads back the same.
+    let mut spec = every_field(3, 0);
+    spec.transfers[0].rate_group = Some("a,b {c}".into());
+    spec.transfers[0].max_rate = spec.transfers[1].max_rate.or(spec.transfers[0].max_rate);
+    let back = parse_document::<WorkloadSpec>(&spec.to_yaml(), "t.yaml").unwrap();
+    assert_eq!(back.transfers[0].rate_group.as_deref(), Some("a,b {c}"));
     // Spacing YAML allows, comments, CRLF line ends, entries at the key's indentation.
     for text in [
         "# a comment\n\ntransfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB}\n\n  # another\n  - {src: GPU1,dst: GPU0 , size:   2MiB }  \n",
