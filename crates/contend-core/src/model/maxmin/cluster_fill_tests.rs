@@ -70,11 +70,9 @@ impl EventModel for Checked<'_> {
     }
 }
 
-/// Random traffic with staggered starts on small clusters under FCFS and RR NICs and on a PCIe
-/// node without duplex losses: every instant max-min.
-#[test]
-fn cluster_traffic_gets_the_max_min_allocation_at_every_instant() {
-    let p = MaxminParams {
+/// Parameters without staging or duplex losses: max-min alone decides every rate.
+fn no_losses(p: MaxminParams) -> MaxminParams {
+    MaxminParams {
         staging_chunk: 0.0,
         duplex_pcie: 0.0,
         duplex_staged: 0.0,
@@ -82,17 +80,26 @@ fn cluster_traffic_gets_the_max_min_allocation_at_every_instant() {
         duplex_nvlink2: 0.0,
         duplex_nvlink4: 0.0,
         duplex_socket: 0.0,
-        ..Default::default()
-    };
-    let fabric = |f: &str, nic: &str| {
-        Machine::from_text(
-            &format!(
-                "name: c\nfabric:\n  {f}\nlink: {{bandwidth: 10GB/s, latency: 100ns}}\nnodes: {{gpus: 2}}\nnetwork: {{routing: ecmp, nic_scheduling: {nic}}}\n"
-            ),
-            "c",
-        )
-        .unwrap()
-    };
+        ..p
+    }
+}
+
+/// A small cluster of two-GPU nodes on `f` (a fabric's YAML) with NICs scheduled by `nic`.
+fn fabric(f: &str, nic: &str) -> Machine {
+    Machine::from_text(
+        &format!(
+            "name: c\nfabric:\n  {f}\nlink: {{bandwidth: 10GB/s, latency: 100ns}}\nnodes: {{gpus: 2}}\nnetwork: {{routing: ecmp, nic_scheduling: {nic}}}\n"
+        ),
+        "c",
+    )
+    .unwrap()
+}
+
+/// Random traffic with staggered starts on small clusters under FCFS and RR NICs and on a PCIe
+/// node without duplex losses: every instant max-min.
+#[test]
+fn cluster_traffic_gets_the_max_min_allocation_at_every_instant() {
+    let p = no_losses(MaxminParams::default());
     let machines = [
         fabric("dragonfly: {p: 2, a: 4, h: 2, groups: 5}", "fcfs"),
         fabric("fat_tree: {radix: 8, pods: 2}", "rr"),
@@ -127,26 +134,7 @@ fn cluster_traffic_gets_the_max_min_allocation_at_every_instant() {
 /// still max-min at every instant over the routes the flows move on then.
 #[test]
 fn released_heads_moved_to_their_tails_keep_the_max_min_allocation() {
-    let p = MaxminParams {
-        staging_chunk: 0.0,
-        duplex_pcie: 0.0,
-        duplex_staged: 0.0,
-        duplex_nvlink: 0.0,
-        duplex_nvlink2: 0.0,
-        duplex_nvlink4: 0.0,
-        duplex_socket: 0.0,
-        release_frees_nic: true,
-        ..Default::default()
-    };
-    let fabric = |f: &str, nic: &str| {
-        Machine::from_text(
-            &format!(
-                "name: c\nfabric:\n  {f}\nlink: {{bandwidth: 10GB/s, latency: 100ns}}\nnodes: {{gpus: 2}}\nnetwork: {{routing: ecmp, nic_scheduling: {nic}}}\n"
-            ),
-            "c",
-        )
-        .unwrap()
-    };
+    let p = no_losses(MaxminParams { release_frees_nic: true, ..Default::default() });
     let machines = [
         fabric("dragonfly: {p: 2, a: 4, h: 2, groups: 5}", "fcfs"),
         fabric("fat_tree: {radix: 8, pods: 2}", "rr"),
