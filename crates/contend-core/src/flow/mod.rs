@@ -622,7 +622,6 @@ impl FlowTable {
         // a rate group (`Transfer::rate_group`) share one such resource whether or not they move
         // at once: the chunks a connection keeps in flight share its kernel's rate.
         let mut rate_res: Vec<u32> = vec![u32::MAX; n];
-        let mut group_res: IntMap<usize, u32> = IntMap::default();
         let mut tail: IntMap<u32, usize> = IntMap::default();
         let mut capped_route: IntMap<(u32, u32), u32> = IntMap::default();
         // What a transfer's plan and access decide (its route, path, hop latencies and NIC),
@@ -802,7 +801,8 @@ impl FlowTable {
                         u.src == t.src && u.dst == t.dst && u.max_rate == t.max_rate && u.rate_group.is_none()
                     };
                     let shared = match t.rate_group {
-                        Some(g) => group_res.get(&g).copied(),
+                        // A group is named by its first member, which took the resource.
+                        Some(g) => rate_res.get(g).copied().filter(|&r| g < i && r != u32::MAX),
                         None => t
                             .after
                             .iter()
@@ -831,9 +831,6 @@ impl FlowTable {
                             c.cap.len() as u32 - 1
                         }
                     };
-                    if let Some(g) = t.rate_group {
-                        group_res.insert(g, res);
-                    }
                     rate_res[i] = res;
                     tail.insert(res, i);
                     *capped_route.entry((route, res)).or_insert_with(|| {

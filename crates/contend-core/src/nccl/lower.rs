@@ -270,7 +270,8 @@ impl Dag {
         }
         let mut piece = |d: &mut Dag, bytes: u64, chunks: u64, deps: Vec<Option<usize>>| {
             let first = sent.last().map_or(0, |p| p.1);
-            let slot = first.checked_sub(NCCL_STEPS).and_then(|want| sent.iter().find(|p| p.1 > want)).map(|p| p.0);
+            // `sent`'s chunk counts rise, so the piece holding chunk `want` is found by bisection.
+            let slot = first.checked_sub(NCCL_STEPS).and_then(|want| sent.get(sent.partition_point(|p| p.1 <= want))).map(|p| p.0);
             let after: Vec<Option<usize>> = deps.into_iter().chain([slot]).collect();
             let i = d.push(src, dst, size(bytes), &after, over);
             sent.push((i, first + chunks));
