@@ -17,7 +17,8 @@ def nccl_tests(
     machine: str = typer.Argument(..., help="A node preset (see `contend machines`) or a machine file."),
     op: str = typer.Option("all_reduce", "--op", "-o", help="all_reduce, all_gather, reduce_scatter, broadcast, "
                            "reduce, alltoall or sendrecv (nccl-tests' binary without _perf)."),
-    min_bytes: str = typer.Option("8", "--minbytes", "-b", help="Smallest size, as nccl-tests writes it (8, 64K, 8M)."),
+    min_bytes: str = typer.Option("8", "--minbytes", "-b", help="Smallest size, as nccl-tests reads it "
+                                  "(8, 64K, 1.5M: K, M and G are powers of 1024)."),
     max_bytes: str = typer.Option("128M", "--maxbytes", "-e", help="Largest size (e.g. 8G)."),
     factor: int = typer.Option(2, "--stepfactor", "-f", help="Multiply the size by this from one row to the next."),
     ngpus: int | None = typer.Option(None, "--ngpus", "-g", help="Use the node's first N GPUs (default: all)."),

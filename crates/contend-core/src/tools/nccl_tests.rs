@@ -65,18 +65,25 @@ pub fn sizes(min: u64, max: u64, factor: u64) -> Result<Vec<u64>> {
 }
 
 pub fn parse_size(s: &str, flag: &str) -> Result<u64> {
-    // nccl-tests writes sizes as 8, 8K, 8M, 8G (powers of 1024).
+    // As nccl-tests' `parsesize` (src/common.cu) reads -b/-e: `sscanf("%lf %1s")`, a number (fractions
+    // allowed), optional spaces, and a first letter K, M or G for powers of 1024; letters after the first
+    // are not read (so 8MB and 8MiB are both 8 MiB there), and the product is truncated to whole bytes.
     let t = s.trim();
-    let (num, mult) = match t.chars().last() {
-        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
-        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, rest) = (&t[..split], t[split..].trim_start());
+    let mult: u64 = match rest.chars().next() {
+        None => 1,
+        Some('K' | 'k') => 1 << 10,
+        Some('M' | 'm') => 1 << 20,
+        Some('G' | 'g') => 1 << 30,
+        Some(_) => 0,
     };
-    if let Ok(n) = num.parse::<u64>() {
-        return n.checked_mul(mult).ok_or_else(|| Error::input(flag, s, "is too large"));
+    if let (Ok(v), true) = (num.parse::<f64>(), mult > 0) {
+        let bytes = v * mult as f64;
+        return if bytes < 2f64.powi(64) { Ok(bytes as u64) } else { Err(Error::input(flag, s, "is too large")) };
     }
-    Bytes::parse(t).map(|b| b.0).map_err(|e| Error::input(flag, s, format!("{e}; write bytes as nccl-tests does (8, 64K, 8M, 8G)")))
+    // Not nccl-tests' form: contend's own sizes (8B, 1TB) still read; anything else is one error.
+    Bytes::parse(t).map(|b| b.0).map_err(|e| Error::input(flag, s, format!("{e}; write bytes as nccl-tests does (8, 64K, 1.5M, 8G)")))
 }
 
 /// nccl-tests' element count and bytes for a requested size.
@@ -415,6 +422,24 @@ mod tests {
 
     fn fixture(name: &str) -> String {
         std::fs::read_to_string(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    #[test]
+    fn sizes_are_read_as_nccl_tests_reads_them() {
+        // parsesize in nccl-tests' src/common.cu: a double, then K/M/G's powers of 1024, truncated.
+        assert_eq!(parse_size("8", "-b").unwrap(), 8);
+        assert_eq!(parse_size("64K", "-b").unwrap(), 64 << 10);
+        assert_eq!(parse_size("8m", "-b").unwrap(), 8 << 20);
+        assert_eq!(parse_size("8G", "-e").unwrap(), 8 << 30);
+        assert_eq!(parse_size("1.5M", "-b").unwrap(), 3 << 19);
+        assert_eq!(parse_size("0.3K", "-b").unwrap(), 307); // 307.2 truncated
+        assert_eq!(parse_size("8 M", "-b").unwrap(), 8 << 20);
+        assert_eq!(parse_size("2MiB", "-b").unwrap(), 2 << 20);
+        assert_eq!(parse_size("8MB", "-b").unwrap(), 8 << 20); // nccl-tests reads the M only
+        assert_eq!(parse_size("8B", "-b").unwrap(), 8); // refused by nccl-tests, read by contend
+        let e = parse_size("x", "-e").unwrap_err().to_string();
+        assert!(e.contains("-e") && e.contains("1.5M") && !e.contains('\n'), "{e}");
+        assert!(parse_size("99999999999G", "-e").unwrap_err().to_string().contains("too large"));
     }
 
     #[test]
