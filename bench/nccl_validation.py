@@ -82,7 +82,8 @@ TABLES = [
     # to NCCL on these instances (its platform table, `nccl_net_latency`), which NCCL's model adds to network steps.
     # Round 12: aws-ofi-nccl sets NCCL_PROTO=simple where the EFA endpoint lacks 128-byte ordered delivery, which it
     # asks for on the send/recv transport (p4de: 8 GPUs on 4 EFA, so not the RDMA one) and a p4d log shows lacking;
-    # p5 on RDMA skips the check, so NCCL may run LL128 there.
+    # p5 on RDMA skips the check, so NCCL may run LL128 there. The plugin also sets NCCL_NVLSTREE_MAX_CHUNKSIZE to
+    # 512 KiB, which NCCL reads from 2.20.3 (the p5 Slurm run's NVLS-tree chunks; 1.7.3, on EKS, does not set it).
     ("2 x 8 A100 SXM4 (AWS p4de.24xlarge: 4 x 100 Gb/s EFA per node), all_reduce", str(MACHINES / "p4de-24xl.yaml"),
      2, "12.5GB/s", dict(min_bytes="1M", max_bytes="2G", proto="simple", nccl_buffsize="8MiB", nccl_net_latency="75us"),
      "a100-2node-p4de-aws.txt",
@@ -96,10 +97,12 @@ TABLES = [
       ("aws-nccl-tests-sbatch.txt", "export NCCL_BUFFSIZE=8388608")]),
     ("2 x 8 H100 (AWS p5.48xlarge: 32 x 100 Gb/s EFA per node, 4 per GPU), all_reduce",
      str(MACHINES / "p5-48xl.yaml"), 2, "50GB/s",
-     dict(min_bytes="1M", max_bytes="16G", nccl_buffsize="8MiB", nccl_net_latency="75us"), "h100-2node-p5-aws.txt",
+     dict(min_bytes="1M", max_bytes="16G", nccl_buffsize="8MiB", nccl_net_latency="75us",
+          nccl_nvlstree_max_chunksize="512KiB"), "h100-2node-p5-aws.txt",
      [("h100-2node-p5-aws.txt", "on 2x p5.48xlarge"), ("aws-ofi-nccl-platform-latency.txt", P5_LATENCY),
       ("aws-nccl-tests-dockerfile.txt", "ARG AWS_OFI_NCCL_VERSION=1.8.1"),
       ("aws-ofi-nccl-proto.txt", "Skipping NCCL_PROTO checks on P5 + RDMA"),
+      ("aws-ofi-nccl-nvlstree-chunk.txt", 'ret = setenv("NCCL_NVLSTREE_MAX_CHUNKSIZE", "524288", 0);'),
       ("aws-nccl-tests-sbatch.txt", "#SBATCH --ntasks-per-node 8"),
       ("aws-nccl-tests-sbatch.txt", "export NCCL_BUFFSIZE=8388608")]),
     ("2 x 8 H100 (AWS p5.48xlarge on EKS), all_reduce", str(MACHINES / "p5-48xl.yaml"), 2, "50GB/s",

@@ -2,7 +2,8 @@
 //!
 //! NCCL's choice of algorithm and protocol (src/graph/tuning.cc) changed between releases; a
 //! public nccl-tests table is NCCL's choice under the release it ran. `nccl_version` picks the
-//! release whose constants `tuning::model` uses. Only the choice changes: the lowering's chunks,
+//! release whose constants `tuning::model` uses. Only the choice changes, but for NVLS-tree's
+//! first chunk (`tuning::nvls_tree_first`: a Simple step before 2.21): the lowering's chunks,
 //! channels and per-step latencies stay NCCL 2.30.7's (tree/Simple's `hwLatencies` went 28 µs
 //! (2.16) -> 4 (2.18.3) -> 28 (2.19) -> 4 (2.23) with the same tree kernel, so they steer the choice
 //! rather than time a step).
