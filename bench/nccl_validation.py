@@ -80,18 +80,29 @@ TABLES = [
     # Round 9 (second part), by the inclusion rule of docs/validation.md: AWS's own example runs
     # (aws-samples/awsome-distributed-training), EFA through aws-ofi-nccl. Round 11: the latency aws-ofi-nccl reports
     # to NCCL on these instances (its platform table, `nccl_net_latency`), which NCCL's model adds to network steps.
+    # Round 12: aws-ofi-nccl sets NCCL_PROTO=simple where the EFA endpoint lacks 128-byte ordered delivery, which it
+    # asks for on the send/recv transport (p4de: 8 GPUs on 4 EFA, so not the RDMA one) and a p4d log shows lacking;
+    # p5 on RDMA skips the check, so NCCL may run LL128 there. The plugin also sets NCCL_NVLSTREE_MAX_CHUNKSIZE to
+    # 512 KiB, which NCCL reads from 2.20.3 (the p5 Slurm run's NVLS-tree chunks; 1.7.3, on EKS, does not set it).
     ("2 x 8 A100 SXM4 (AWS p4de.24xlarge: 4 x 100 Gb/s EFA per node), all_reduce", str(MACHINES / "p4de-24xl.yaml"),
-     2, "12.5GB/s", dict(min_bytes="1M", max_bytes="2G", nccl_buffsize="8MiB", nccl_net_latency="75us"),
+     2, "12.5GB/s", dict(min_bytes="1M", max_bytes="2G", proto="simple", nccl_buffsize="8MiB", nccl_net_latency="75us"),
      "a100-2node-p4de-aws.txt",
      [("a100-2node-p4de-aws.txt", "on 2x p4de.24xlarg"), ("aws-ofi-nccl-platform-latency.txt", P4DE_LATENCY),
       ("aws-nccl-tests-dockerfile.txt", "ARG AWS_OFI_NCCL_VERSION=1.8.1"),
+      ("aws-ofi-nccl-proto.txt", "num_accelerators < ofi_ndevices &&"),
+      ("aws-ofi-nccl-proto.txt", 'ret = setenv("NCCL_PROTO", "simple", 0);'),
+      ("aws-ofi-nccl-proto.txt", "p4d.24xlarge platform"),
+      ("aws-ofi-nccl-proto.txt", "SENDRECV_IN_ORDER_ALIGNED_128_BYTES not supported."),
       ("aws-nccl-tests-sbatch.txt", "#SBATCH --ntasks-per-node 8"),
       ("aws-nccl-tests-sbatch.txt", "export NCCL_BUFFSIZE=8388608")]),
     ("2 x 8 H100 (AWS p5.48xlarge: 32 x 100 Gb/s EFA per node, 4 per GPU), all_reduce",
      str(MACHINES / "p5-48xl.yaml"), 2, "50GB/s",
-     dict(min_bytes="1M", max_bytes="16G", nccl_buffsize="8MiB", nccl_net_latency="75us"), "h100-2node-p5-aws.txt",
+     dict(min_bytes="1M", max_bytes="16G", nccl_buffsize="8MiB", nccl_net_latency="75us",
+          nccl_nvlstree_max_chunksize="512KiB"), "h100-2node-p5-aws.txt",
      [("h100-2node-p5-aws.txt", "on 2x p5.48xlarge"), ("aws-ofi-nccl-platform-latency.txt", P5_LATENCY),
       ("aws-nccl-tests-dockerfile.txt", "ARG AWS_OFI_NCCL_VERSION=1.8.1"),
+      ("aws-ofi-nccl-proto.txt", "Skipping NCCL_PROTO checks on P5 + RDMA"),
+      ("aws-ofi-nccl-nvlstree-chunk.txt", 'ret = setenv("NCCL_NVLSTREE_MAX_CHUNKSIZE", "524288", 0);'),
       ("aws-nccl-tests-sbatch.txt", "#SBATCH --ntasks-per-node 8"),
       ("aws-nccl-tests-sbatch.txt", "export NCCL_BUFFSIZE=8388608")]),
     ("2 x 8 H100 (AWS p5.48xlarge on EKS), all_reduce", str(MACHINES / "p5-48xl.yaml"), 2, "50GB/s",
@@ -105,9 +116,11 @@ TABLES = [
 
 # The NCCL release each table ran, quoted from its stored source, and the restated release (`nccl_version`, whose cost
 # model chooses; crates/contend-core/src/nccl/versions.rs) it runs under. Tables whose source names no release, and
-# 2.16.2 (whose tuning.cc is not restated), run under the default (2.30); so do AWS's p5 run on EKS (NCCL 2.18.5, named
-# in its source) and AWS's Slurm runs (no release named beside them; the repository's image then built 2.20.3).
+# 2.16.2 and 2.18.5 (whose tuning.cc are not restated: A40 and A100 pairs, AWS's p5 run on EKS), run under the
+# default (2.30). AWS's Slurm runs (round 12) under 2.20.3, the release the image their README builds names.
 VERSIONS = {
+    "a100-2node-p4de-aws.txt": ("2.20", "aws-nccl-tests-dockerfile.txt", "ARG NCCL_VERSION=2.20.3"),
+    "h100-2node-p5-aws.txt": ("2.20", "aws-nccl-tests-dockerfile.txt", "ARG NCCL_VERSION=2.20.3"),
     "a100-2node-oci-oke.txt": ("2.19", "a100-2node-oci-oke-command.txt", "nccl-2.19.3-1"),
     "a3mega-2node-ztan.txt": ("2.21", "a3mega-image-ztan.txt", "libnccl.so.2.21.5"),
     "h200-2node-spx-float.txt": ("2.30", "h200-2node-spx-float.txt", "NCCL version 2.30.4"),

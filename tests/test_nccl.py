@@ -61,6 +61,23 @@ def test_nccl_version_names_the_release_that_chooses():
     assert picks == {"2.30.7": "Simple", "2.19.3": "LL128"}
 
 
+def test_nvls_tree_chunk_follows_the_release_and_its_maximum():
+    # 2 x 8 H100 on NVLS-tree (16 channels x 8 heads), NCCL_BUFFSIZE 8 MiB: 2.20.3 starts from a Simple step
+    # (1 MiB), 2.30.7 from NCCL_NVLS_CHUNKSIZE's 128 KiB whatever the maximum (nvls_tests.rs). At 512 MiB 2.20.3
+    # runs 256 KiB chunks with or without aws-ofi-nccl's 512 KiB maximum; at 2 GiB 512 KiB with it, 256 KiB without.
+    def time_us(version, size="512M", **params):
+        rep = api.nccl_tests("hgx-h100", "all_reduce", size, size, 2, nodes=2, algo="nvlstree",
+                             nccl_buffsize="8MiB", nccl_version=version, **params)
+        assert rep["rows"][0]["algo"] == "nvls_tree"
+        return rep["rows"][0]["time_us"]
+
+    cap = dict(nccl_nvlstree_max_chunksize="512KiB")
+    assert time_us("2.30", **cap) == time_us("2.30")
+    assert time_us("2.21", **cap) == time_us("2.30")
+    assert time_us("2.20", **cap) == time_us("2.20") != time_us("2.30")
+    assert time_us("2.20", "2G") != time_us("2.20", "2G", **cap)
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--op", "scan"], "--op"),
     (["-f", "1"], "-f"),

@@ -39,7 +39,14 @@ pub const PARAMS: &[Param] = &[
         "nccl_version",
         Kind::Choice(super::versions::NAMES),
         "2.30",
-        "NCCL release whose cost model chooses the algorithm and protocol (tuning.cc of 2.19.3, 2.21.5, 2.30.7)",
+        "NCCL release whose cost model chooses the algorithm and protocol (tuning.cc of 2.19.3, 2.20.3, 2.21.5, 2.30.7)",
+    ),
+    // aws-ofi-nccl 1.8.1 sets it to 512 KiB on AWS (src/platform-aws.c); NCCL reads it from 2.20.3.
+    Param::derived(
+        "nccl_nvlstree_max_chunksize",
+        Kind::Bytes { min: 4096 },
+        "NCCL's",
+        "NCCL_NVLSTREE_MAX_CHUNKSIZE: largest NVLS-tree chunk, from NCCL 2.20 (unset: 64 KiB from 4 nodes on, else no cap; aws-ofi-nccl 1.8.1 sets 512KiB)",
     ),
     // A net plugin's `latency` property (ncclNetProperties_t): NCCL's IB and socket transports
     // report 0 (net_ib/init.cc, net_socket.cc: "Not set"); aws-ofi-nccl reports 75 us on p4d,
@@ -75,6 +82,8 @@ pub struct Constants {
     pub version: Version,
     /// Seconds: the net plugin's reported latency (`nccl_net_latency`).
     pub net_latency: f64,
+    /// NCCL_NVLSTREE_MAX_CHUNKSIZE, bytes; None: NCCL's own rule.
+    pub nvlstree_max: Option<u64>,
 }
 
 impl Default for Constants {
@@ -94,6 +103,7 @@ impl Constants {
             call_net: v.secs("nccl_call_net"),
             version: Version::parse(v.choice("nccl_version")).expect("nccl_version's words are the restated releases"),
             net_latency: v.secs("nccl_net_latency"),
+            nvlstree_max: v.given("nccl_nvlstree_max_chunksize").then(|| v.bytes("nccl_nvlstree_max_chunksize")),
         }
     }
 }
@@ -139,6 +149,9 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
     }
     if c.net_latency != 0.0 {
         out.push(("nccl_net_latency".into(), format!("{:.3}us", c.net_latency * 1e6)));
+    }
+    if let Some(b) = c.nvlstree_max {
+        out.push(("nccl_nvlstree_max_chunksize".into(), format!("{b}B")));
     }
     if c.version != Constants::default().version {
         out.push(("nccl_version".into(), c.version.name().into()));

@@ -65,6 +65,8 @@ pub struct Call {
     /// bandwidth multimem operations reach.
     pub switches: Vec<usize>,
     pub nvls_efficiency: f64,
+    /// NVLS-tree's chunk before its size rule (`tuning::nvls_tree_first`).
+    pub nvls_tree_first: u64,
     /// PXN: per (sender, receiver) rank, the local rank that relays the message to the network
     /// (empty: none).
     pub pxn: Vec<Vec<Option<usize>>>,
@@ -131,7 +133,7 @@ impl Call {
             tuning::nvls_chunk(self.bytes, self.channels(), self.devices.len())
         } else if self.algo == Algo::NvlsTree {
             let ppn = self.ppn.clamp(1, self.devices.len());
-            tuning::nvls_tree_chunk(self.bytes, self.channels(), ppn, self.devices.len() / ppn)
+            tuning::nvls_tree_chunk(self.bytes, self.channels(), ppn, self.nvls_tree_first)
         } else if self.algo == Algo::Tree && self.proto == Proto::Ll128 {
             let ppn = self.ppn.clamp(1, self.devices.len());
             tree_ll128_chunk(chunk_bytes(self.coll, self.algo, self.proto, self.buff), self.bytes, self.channels(), self.devices.len() / ppn, ppn)

@@ -516,6 +516,7 @@ impl Comm {
             copies: 1,
             switches: Vec::new(),
             nvls_efficiency: 1.0,
+            nvls_tree_first: 0,
             pxn: if self.constants.pxn_disable { Vec::new() } else { self.pxn.clone() },
             rate: tuning::channel_rate(self.topo.cc, self.nodes, coll, algo, proto).map(|gbs| gbs * 1e9),
         }
@@ -569,6 +570,12 @@ impl Comm {
             copies: 1,
             switches: self.switches.clone(),
             nvls_efficiency: self.constants.nvls.unwrap_or(tuning::NVLS_EFFICIENCY[g]),
+            nvls_tree_first: tuning::nvls_tree_first(
+                self.constants.version,
+                self.constants.buffsize / tuning::NCCL_STEPS,
+                self.constants.nvlstree_max,
+                self.nodes,
+            ),
             pxn: Vec::new(),
             rate: None,
         }

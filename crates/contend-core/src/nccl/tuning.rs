@@ -65,17 +65,27 @@ pub fn inter_speed(cc: u32, bw: f64) -> f64 {
     s.iter().copied().find(|&v| v <= bw + 1e-9).unwrap_or(s[s.len() - 1])
 }
 
-/// NVLS-tree's chunk (`calcCollChunking`: NCCL_NVLS_CHUNKSIZE capped by the tree's maximum, 64 KiB
-/// from 4 nodes on, smaller for calls too small to fill every head's pipeline).
-pub fn nvls_tree_chunk(bytes: u64, channels: usize, heads: usize, nodes: usize) -> u64 {
+/// NVLS-tree's chunk (`calcCollChunking`): `first` (`nvls_tree_first`), smaller for calls too
+/// small to fill every head's pipeline.
+pub fn nvls_tree_chunk(bytes: u64, channels: usize, heads: usize, first: u64) -> u64 {
     let ops = (channels * heads) as u64;
-    let mut chunk = NVLS_CHUNK.min(if nodes >= 4 { 65536 } else { NVLS_CHUNK });
+    let mut chunk = first;
     for (times, cap) in [(32, 262144), (16, 131072), (4, 65536), (1, 32768)] {
         if bytes < times * ops * chunk && chunk > cap {
             chunk = cap;
         }
     }
     chunk
+}
+
+/// The chunk NVLS-tree starts from before its size rule (`calcCollChunking`): a Simple step
+/// (`step`: NCCL_BUFFSIZE / NCCL_STEPS) in 2.19.3 and 2.20.3, NCCL_NVLS_CHUNKSIZE from 2.21.5;
+/// no more than NCCL_NVLSTREE_MAX_CHUNKSIZE (`max`: a parameter from 2.20.3, which aws-ofi-nccl
+/// 1.8.1 sets to 512 KiB; unset, and always in 2.19.3, 64 KiB from 4 nodes on).
+pub fn nvls_tree_first(v: Version, step: u64, max: Option<u64>, nodes: usize) -> u64 {
+    let first = if v < Version::V2_21 { step } else { NVLS_CHUNK };
+    let max = max.filter(|_| v >= Version::V2_20).unwrap_or(if nodes >= 4 { 65536 } else { first });
+    first.min(max)
 }
 
 /// NCCL_NVLS_CHUNKSIZE's default (nvls.cc), bytes.

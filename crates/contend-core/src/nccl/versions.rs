@@ -2,7 +2,8 @@
 //!
 //! NCCL's choice of algorithm and protocol (src/graph/tuning.cc) changed between releases; a
 //! public nccl-tests table is NCCL's choice under the release it ran. `nccl_version` picks the
-//! release whose constants `tuning::model` uses. Only the choice changes: the lowering's chunks,
+//! release whose constants `tuning::model` uses. Only the choice changes, but for NVLS-tree's
+//! first chunk (`tuning::nvls_tree_first`: a Simple step before 2.21): the lowering's chunks,
 //! channels and per-step latencies stay NCCL 2.30.7's (tree/Simple's `hwLatencies` went 28 µs
 //! (2.16) -> 4 (2.18.3) -> 28 (2.19) -> 4 (2.23) with the same tree kernel, so they steer the choice
 //! rather than time a step).
@@ -19,6 +20,9 @@
 //!   NVLS-tree's min(intra, inter, halved beyond two nodes), both at an algorithm ratio of 5/6, no
 //!   `nvlsEfficiency` and no `perChMaxNVLSTreeBws`; LL128 on by default for compute capability
 //!   7.0, 8.0 and 9.0 only; no Blackwell tables (refused on Blackwell, `Comm::set_constants`).
+//! - v2.20.3-1: as v2.19.3-1 on every machine contend builds (its tuning.cc differs only for
+//!   MNNVL and CollNet's all-gather and reduce-scatter); a network peer's send/receive channels
+//!   are 2.21.5's (paths.cc `ncclTopoGetNchannels`, the same rule in both).
 //! - v2.21.5-1: as v2.19.3-1, but NVLS and NVLS-tree 25 µs on NVLink, `llMaxBws`' Hopper row
 //!   (141, 45, 35) and ring LL at half the graph's bandwidth, as in 2.30.7.
 //! - v2.30.7-1: `tuning.rs`' own constants.
@@ -29,14 +33,15 @@ use crate::error::{Error, Result};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Version {
     V2_19,
+    V2_20,
     V2_21,
     V2_30,
 }
 
 /// `nccl_version`'s words, oldest first, each `ALL`'s release at the same place; the last is
 /// the default.
-pub const NAMES: &[&str] = &["2.19", "2.21", "2.30"];
-const ALL: [Version; 3] = [Version::V2_19, Version::V2_21, Version::V2_30];
+pub const NAMES: &[&str] = &["2.19", "2.20", "2.21", "2.30"];
+const ALL: [Version; 4] = [Version::V2_19, Version::V2_20, Version::V2_21, Version::V2_30];
 
 impl Version {
     pub fn parse(s: &str) -> Result<Version> {
@@ -56,6 +61,7 @@ impl Version {
     pub fn tag(self) -> &'static str {
         match self {
             Version::V2_19 => "2.19.3",
+            Version::V2_20 => "2.20.3",
             Version::V2_21 => "2.21.5",
             Version::V2_30 => "2.30.7",
         }
@@ -64,6 +70,11 @@ impl Version {
     /// Releases before 2.23 (the ones restated here before 2.30).
     pub fn old(self) -> bool {
         self < Version::V2_30
+    }
+
+    /// 2.19.3 and 2.20.3, whose tuning.cc is the same here.
+    fn before_2_21(self) -> bool {
+        self < Version::V2_21
     }
 
     /// Tree/Simple's base latency (µs); `baseLatencies` otherwise unchanged.
@@ -87,7 +98,7 @@ impl Version {
     /// NVLS and NVLS-tree `hwLatencies` (µs): [NVLink NVLS, NVLink NVLS-tree, NET NVLS, NET NVLS-tree].
     pub fn nvls_hw(self) -> [f64; 4] {
         match self {
-            Version::V2_19 => [23.0, 23.0, 18.0, 14.0],
+            Version::V2_19 | Version::V2_20 => [23.0, 23.0, 18.0, 14.0],
             Version::V2_21 => [25.0, 25.0, 18.0, 14.0],
             Version::V2_30 => [25.0, 25.0, 18.0, 20.9],
         }
@@ -95,7 +106,7 @@ impl Version {
 
     /// `llMaxBws`' Hopper row (single node / two nodes / more).
     pub fn ll_max_hopper(self) -> [f64; 3] {
-        if self == Version::V2_19 {
+        if self.before_2_21() {
             [87.7, 22.5, 19.0]
         } else {
             [141.0, 45.0, 35.0]
@@ -104,10 +115,10 @@ impl Version {
 
     /// Share of the graph's bus bandwidth ring LL keeps (before `llMaxBws`).
     pub fn ring_ll_share(self, multi_node: bool, reduce_or_all_reduce: bool) -> f64 {
-        match self {
-            Version::V2_19 if multi_node || reduce_or_all_reduce => 1.0 / 4.0,
-            Version::V2_19 => 1.0 / 3.0,
-            _ => 0.5,
+        match (self.before_2_21(), multi_node || reduce_or_all_reduce) {
+            (true, true) => 1.0 / 4.0,
+            (true, false) => 1.0 / 3.0,
+            (false, _) => 0.5,
         }
     }
 
@@ -137,7 +148,7 @@ impl Version {
         !self.old()
     }
 
-    /// Whether LL128 may be on by default on GPUs of compute capability `cc`: 2.19.3 and 2.21.5
+    /// Whether LL128 may be on by default on GPUs of compute capability `cc`: 2.19.3 to 2.21.5
     /// enable it for 7.0, 8.0 and 9.0 only (`switch (minCompCap)`, default off), so not on an A40
     /// (8.6), a consumer card or Blackwell; 2.30.7 leaves it to the path rule alone.
     pub fn ll128_on(self, cc: u32) -> bool {

@@ -119,3 +119,21 @@ fn ring_ll128_with_one_gpu_per_node_keeps_the_release_share() {
     let (_, old) = tuning::model(&one(Version::V2_19), Coll::AllReduce, Algo::Ring, Proto::Ll128).unwrap();
     assert!((new / old - 0.92 / 0.7).abs() < 1e-9, "{new} {old}");
 }
+
+#[test]
+fn release_2_20_chooses_as_2_19_and_splits_network_peers_as_2_21() {
+    // v2.20.3-1's tuning.cc is v2.19.3-1's but for MNNVL and CollNet (neither here): the same
+    // latency and bandwidth for every algorithm and protocol; paths.cc's network peer rule is
+    // v2.21.5-1's (2 channels a NIC, halved while 2 x ranks exceed 4 x the p2p channels).
+    for algo in [Algo::Ring, Algo::Tree] {
+        for proto in [Proto::Ll, Proto::Ll128, Proto::Simple] {
+            let a = tuning::model(&comm(Version::V2_19), Coll::AllReduce, algo, proto);
+            let b = tuning::model(&comm(Version::V2_20), Coll::AllReduce, algo, proto);
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{algo:?}/{proto:?}");
+        }
+    }
+    let peer = |v| super::p2p::net_peer(v, 4, 50.0, 16, 32);
+    assert_eq!(peer(Version::V2_20), peer(Version::V2_21));
+    assert_eq!(peer(Version::V2_20), 4);
+    assert_eq!(peer(Version::V2_19), 2);
+}
