@@ -15,6 +15,7 @@ Usage: python bench/nccl_validation.py   (prints the markdown table of docs/vali
 
 import re
 import statistics
+import tempfile
 from pathlib import Path
 
 from contend import api
@@ -104,14 +105,39 @@ TABLES = [
       ("aws-ofi-nccl-proto.txt", "Skipping NCCL_PROTO checks on P5 + RDMA"),
       ("aws-ofi-nccl-nvlstree-chunk.txt", 'ret = setenv("NCCL_NVLSTREE_MAX_CHUNKSIZE", "524288", 0);'),
       ("aws-nccl-tests-sbatch.txt", "#SBATCH --ntasks-per-node 8"),
-      ("aws-nccl-tests-sbatch.txt", "export NCCL_BUFFSIZE=8388608")]),
+      ("aws-nccl-tests-sbatch.txt", "export NCCL_BUFFSIZE=8388608"),
+      ("aws-ofi-nccl-round-robin.txt", '"ROUND_ROBIN_THRESHOLD", (256 * 1024)')]),
     ("2 x 8 H100 (AWS p5.48xlarge on EKS), all_reduce", str(MACHINES / "p5-48xl.yaml"), 2, "50GB/s",
      dict(min_bytes="64M", max_bytes="2G", nccl_net_latency="75us"), "h100-2node-p5-eks-aws.txt",
      [("h100-2node-p5-eks-aws.txt", "two p5.48xlarge instances"), ("aws-ofi-nccl-platform-latency.txt", P5_LATENCY),
       ("aws-nccl-tests-eks-dockerfile.txt", "ARG AWS_OFI_NCCL_VERSION=v1.7.3-aws"),
       ("h100-2node-p5-eks-aws-command.txt", "- \"16\""),
-      ("h100-2node-p5-eks-aws-command.txt", "NCCL_NVLS_ENABLE=1")]),
+      ("h100-2node-p5-eks-aws-command.txt", "NCCL_NVLS_ENABLE=1"),
+      ("aws-ofi-nccl-round-robin.txt", '"ROUND_ROBIN_THRESHOLD", 8192')]),
 ]
+
+# Round 12b: aws-ofi-nccl sends a message of at most OFI_NCCL_ROUND_ROBIN_THRESHOLD bytes over one of a GPU's four EFA
+# rails (`stripe_threshold` of p5-48xl.yaml's NICs: 256 KiB, v1.7.4-aws onwards). The EKS image's v1.7.3-aws has 8 KiB:
+# that table runs on the machine with its NICs' threshold replaced by the quoted default (file, text, value).
+STRIPE_THRESHOLD = {
+    "h100-2node-p5-eks-aws.txt": ("aws-ofi-nccl-round-robin.txt", '"ROUND_ROBIN_THRESHOLD", 8192', "8KiB"),
+}
+SCRATCH = tempfile.TemporaryDirectory()
+
+
+def machine_for(machine: str, file: str) -> str:
+    """The table's machine, with its NICs' stripe_threshold as the table's plugin release sets it."""
+    if file not in STRIPE_THRESHOLD:
+        return machine
+    source, text, value = STRIPE_THRESHOLD[file]
+    if text not in (DATA / source).read_text():
+        raise SystemExit(f"{source}: the table's stripe threshold quotes {text!r}, which the stored source does not say")
+    body = Path(machine).read_text()
+    if "stripe_threshold: 256KiB" not in body:
+        raise SystemExit(f"{machine}: no stripe_threshold of 256KiB to replace")
+    path = Path(SCRATCH.name) / Path(machine).name
+    path.write_text(body.replace("stripe_threshold: 256KiB", f"stripe_threshold: {value}"))
+    return str(path)
 
 
 # The NCCL release each table ran, quoted from its stored source, and the restated release (`nccl_version`, whose cost
@@ -220,7 +246,7 @@ def main() -> None:
         request = dict(request)
         op = request.pop("op", "all_reduce")
         net = dict(nodes=nodes, network_bandwidth=nic) if nodes > 1 else {}
-        report = api.nccl_tests(machine, op, **net, **request, **nccl_version(file))
+        report = api.nccl_tests(machine_for(machine, file), op, **net, **request, **nccl_version(file))
         predicted = {r["size"]: r["busbw"] for r in report["rows"]}
         where = f"`{Path(machine).stem}`" + (f" × {nodes} at {nic}" if nodes > 1 else "")
         where += f", NCCL {report['nccl_version']}" if file in VERSIONS else ""

@@ -8,6 +8,7 @@ pub mod charges;
 pub mod methods;
 pub mod network;
 mod queueing;
+mod rails;
 mod release;
 pub mod router;
 mod tail;
@@ -76,6 +77,9 @@ pub struct FlowRules<'a> {
     pub device_capacity: bool,
     /// Route per-packet policies as their fluid limit (network/fluid.rs), not one path per message.
     pub fluid: bool,
+    /// The model honours a NIC's ports scheduled per message (`Device::stripe_threshold`;
+    /// maxmin: a resource per port, rails.rs); a model that cannot refuses messages crossing one.
+    pub rails: bool,
 }
 
 /// Flows of no NIC queue (they do not enter a network through a NIC).
@@ -470,6 +474,27 @@ const NO_SPREAD: u32 = u32::MAX;
 
 /// The NIC a path enters the network through: the device a network link is first left from,
 /// if that device is a NIC.
+/// Routes made by `extend_route`: (route, its extra resources with their shares' bits) to the new route.
+type Extended = IntMap<(u32, Vec<(u32, u64)>), u32>;
+
+/// Route `r` with `extra` (resource, share of the transfer's bytes) added, made once per route
+/// and extra; `r` itself where there is none.
+fn extend_route(routes: &mut Routes, r: u32, extra: &[(u32, f64)], made: &mut Extended) -> u32 {
+    if extra.is_empty() {
+        return r;
+    }
+    let key = (r, extra.iter().map(|&(x, s)| (x, s.to_bits())).collect());
+    *made.entry(key).or_insert_with(|| {
+        let (a, b) = (routes.off[r as usize] as usize, routes.off[r as usize + 1] as usize);
+        routes.hops.extend_from_within(a..b);
+        routes.hops.extend_from_slice(extra);
+        routes.data.extend_from_within(a..b);
+        routes.data.extend(extra.iter().map(|&(_, s)| s));
+        routes.off.push(routes.hops.len() as u32);
+        routes.off.len() as u32 - 2
+    })
+}
+
 fn injecting_nic(m: &Machine, src: usize, hops: &[Hop]) -> Option<usize> {
     let mut at = src;
     for h in hops {
@@ -623,7 +648,10 @@ impl FlowTable {
         // at once: the chunks a connection keeps in flight share its kernel's rate.
         let mut rate_res: Vec<u32> = vec![u32::MAX; n];
         let mut tail: IntMap<u32, usize> = IntMap::default();
-        let mut capped_route: IntMap<(u32, u32), u32> = IntMap::default();
+        let mut extended: Extended = IntMap::default();
+        let mut rails = rails::Rails::default();
+        let has_rails = m.devices.iter().any(|d| d.stripe_threshold.is_some());
+        let mut crossed: Vec<(u32, f64)> = Vec::new();
         // What a transfer's plan and access decide (its route, path, hop latencies and NIC),
         // once per (plan, access) for the transfers that ask nothing more.
         let mut compiled: KeyMap<(u32, u32, f64, f64, bool, u32)> = KeyMap::default();
@@ -781,6 +809,30 @@ impl FlowTable {
                     this
                 }
             };
+            // The rails of the NICs the message crosses (rails.rs), one turn per message.
+            let route = if has_rails {
+                crossed.clear();
+                let (cap, name, lat) = (&mut c.cap, &mut c.name, &mut c.latency);
+                let new = |bps: f64, what: String| {
+                    cap.push(bps);
+                    name.push(what);
+                    lat.push(0.0);
+                    cap.len() as u32 - 1
+                };
+                rails.crossings(m, &plan.hops, t.size as f64, |h| (rules.capacity)(&m.links[h.link]), new, &mut crossed);
+                if !crossed.is_empty() && !rules.rails {
+                    return Err(Error::Unsupported {
+                        model: rules.model.into(),
+                        reason: format!(
+                            "transfers[{i}] ({}) crosses a NIC whose ports are scheduled per message (stripe_threshold), each port its own rate; this model cannot split a NIC into its ports; use --model maxmin",
+                            t.label(i)
+                        ),
+                    });
+                }
+                extend_route(&mut c.routes, route, &crossed, &mut extended)
+            } else {
+                route
+            };
             let route = match t.max_rate {
                 None => route,
                 Some(bps) => {
@@ -833,16 +885,7 @@ impl FlowTable {
                     };
                     rate_res[i] = res;
                     tail.insert(res, i);
-                    *capped_route.entry((route, res)).or_insert_with(|| {
-                        let r = route as usize;
-                        let (a, b) = (c.routes.off[r] as usize, c.routes.off[r + 1] as usize);
-                        c.routes.hops.extend_from_within(a..b);
-                        c.routes.hops.push((res, 1.0));
-                        c.routes.data.extend_from_within(a..b);
-                        c.routes.data.push(1.0);
-                        c.routes.off.push(c.routes.hops.len() as u32);
-                        c.routes.off.len() as u32 - 2
-                    })
+                    extend_route(&mut c.routes, route, &[(res, 1.0)], &mut extended)
                 }
             };
             c.route_of.push(route);

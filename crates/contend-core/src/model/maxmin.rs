@@ -376,6 +376,7 @@ impl MaxminPrepared {
             },
             model: "maxmin",
             device_capacity: true,
+            rails: true,
             caps: true,
             rate_caps: true,
             fluid: params.fluid_routing,

@@ -9,6 +9,8 @@
 pub mod maxmin;
 #[cfg(test)]
 mod nic_latency_tests;
+#[cfg(test)]
+mod nic_rails_tests;
 pub mod packet;
 mod rate;
 pub mod registry;

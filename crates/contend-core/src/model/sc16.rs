@@ -493,6 +493,7 @@ impl Sc16Prepared {
                 charges: crate::flow::charges::NONE,
                 model: "sc16",
                 device_capacity: false,
+                rails: false,
                 caps: false,
                 rate_caps: false,
                 fluid: false,

@@ -617,14 +617,16 @@ fn pxn_relays(m: &Machine, devices: &[usize], ppn: usize, topo: &topo::Topo) -> 
 /// NCCL's bandwidth of each network device of a node (names starting `prefix`) as its graph
 /// search sees it (topo.cc: a port's speed / 8000 GB/s; a path's bandwidth is its narrowest
 /// link's): each port of a NIC (`Device::ports`) its share of the NIC's network link, capped by the
-/// NIC's PCIe link and the widest GPU's PCIe link, GB/s.
+/// NIC's PCIe link and the widest GPU's PCIe link, GB/s. A NIC whose ports a net plugin schedules
+/// per message (`Device::stripe_threshold`) is one device of the whole link: the plugin reports
+/// its rails' speed summed (aws-ofi-nccl 1.8.1 src/nccl_ofi_rdma.c `get_properties`).
 fn nccl_nets(m: &Machine, prefix: &str, gpus: &[usize], cc: u32) -> Vec<f64> {
     let pcie = |d: usize| links_at(m, d).filter(|&l| m.links[l].kind == LinkKind::Pcie).map(|l| topo::link_bw(m, l, cc)).fold(0.0, f64::max);
     let gpu = gpus.iter().map(|&g| pcie(g)).fold(0.0, f64::max);
     (0..m.devices.len())
         .filter(|&d| m.devices[d].kind == DeviceKind::Nic && m.devices[d].name.starts_with(prefix))
         .flat_map(|d| {
-            let ports = m.devices[d].ports.max(1);
+            let ports = if m.devices[d].stripe_threshold.is_some() { 1 } else { m.devices[d].ports.max(1) };
             let net = links_at(m, d).filter(|&l| m.links[l].kind == LinkKind::Network).map(|l| m.links[l].bandwidth / 1e9).fold(0.0, f64::max) / ports as f64;
             let own = pcie(d);
             let bw = [net, if own > 0.0 { own } else { f64::INFINITY }, if gpu > 0.0 { gpu } else { f64::INFINITY }].into_iter().fold(f64::INFINITY, f64::min);

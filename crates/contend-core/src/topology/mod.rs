@@ -239,6 +239,14 @@ pub struct DeviceSpec {
     /// it. Absent: the cluster's link rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port_bandwidth: Option<Bandwidth>,
+    /// NIC only: its `ports` are rails of one network device, which the driver (a net plugin)
+    /// schedules per message: a message of at most this many bytes goes whole over one port,
+    /// the ports taken in turn (one turn per NIC, in the order messages are posted), a larger
+    /// one is split evenly over all of them (aws-ofi-nccl's threshold scheduler,
+    /// src/nccl_ofi_scheduler.c; OFI_NCCL_ROUND_ROBIN_THRESHOLD). NCCL then sees the NIC as one
+    /// device of all its ports' rate. Absent: each port is a network device of its own to NCCL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripe_threshold: Option<Bytes>,
 }
 
 impl DeviceSpec {
@@ -396,6 +404,9 @@ pub struct Device {
     pub multicast: bool,
     /// A NIC's network ports; see `DeviceSpec::ports` (1 for every other device).
     pub ports: u32,
+    /// Bytes: the largest message a NIC sends over one of its ports; see
+    /// `DeviceSpec::stripe_threshold` (None: its ports are not scheduled per message).
+    pub stripe_threshold: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

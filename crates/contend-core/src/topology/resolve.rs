@@ -77,6 +77,19 @@ pub(super) fn device(d: &DeviceSpec, i: usize, machine_acs: Option<Acs>, origin:
             }
             (n, _) => n.unwrap_or(1),
         },
+        stripe_threshold: match (d.stripe_threshold, d.kind, d.ports) {
+            (Some(_), k, _) if k != DeviceKind::Nic => {
+                return Err(Error::input(origin, format!("devices[{i}].stripe_threshold"), "applies to NICs only; drop it"))
+            }
+            (Some(_), _, None | Some(1)) => {
+                return Err(Error::input(
+                    origin,
+                    format!("devices[{i}].stripe_threshold"),
+                    "schedules messages over a NIC's ports; give the NIC ports: 2 or more, or drop it",
+                ))
+            }
+            (t, _, _) => t.map(|b| b.0 as f64),
+        },
     })
 }
 

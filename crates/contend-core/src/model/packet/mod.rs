@@ -180,6 +180,7 @@ impl PacketPrepared {
                 charges: crate::flow::charges::NONE,
                 model: "packet",
                 device_capacity: false,
+                rails: false,
                 caps: false,
                 rate_caps: true,
                 // Packets choose their own way: the flow table's spread would go unused.

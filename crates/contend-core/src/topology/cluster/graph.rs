@@ -82,6 +82,7 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
             multicast: None,
             ports: None,
             port_bandwidth: None,
+            stripe_threshold: None,
         });
     }
     let mut adj = vec![Vec::new(); g.switches.len()];

@@ -146,6 +146,7 @@ impl Builder {
             multicast: None,
             ports: None,
             port_bandwidth: None,
+            stripe_threshold: None,
         });
     }
 
@@ -346,6 +347,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
                 multicast: None,
                 ports: None,
                 port_bandwidth: None,
+                stripe_threshold: None,
             });
         }
         for k in 0..nic_count {
@@ -363,6 +365,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
                 multicast: None,
                 ports: None,
                 port_bandwidth: None,
+                stripe_threshold: None,
             });
         }
         for g in 0..gpus {
