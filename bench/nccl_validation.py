@@ -131,7 +131,7 @@ def machine_for(machine: str, file: str) -> str:
         return machine
     source, text, value = STRIPE_THRESHOLD[file]
     if text not in (DATA / source).read_text():
-        raise SystemExit(f"{source}: the table's stripe threshold quotes {text!r}, which the stored source does not say")
+        raise SystemExit(f"{source}: the stripe threshold quotes {text!r}, which the stored source does not say")
     body = Path(machine).read_text()
     if "stripe_threshold: 256KiB" not in body:
         raise SystemExit(f"{machine}: no stripe_threshold of 256KiB to replace")
