@@ -10,7 +10,8 @@
 //! of the NIC's network link: a message on one rail crosses that rail's resource once, a striped
 //! one crosses every rail's with a share of 1/ports. Turns are taken in the workload's order, the
 //! order a lowering posts its messages in; the plugin's own control messages, which take turns
-//! too, are not modelled (contend moves no control messages).
+//! too, are not modelled (contend moves no control messages). Under `release_frees_nic` a head
+//! released early keeps its rails on its tail route, as a `max_rate` keeps its cap (tail.rs).
 
 use crate::keymap::IntMap;
 use crate::topology::{DeviceKind, Hop, LinkKind, Machine};

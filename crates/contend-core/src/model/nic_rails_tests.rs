@@ -90,6 +90,11 @@ fn a_model_without_ports_refuses_in_one_line() {
     assert!(e.contains("stripe_threshold") && e.contains("use --model maxmin") && !e.contains('\n'), "{e}");
     // Without the scheduler packet runs as before.
     assert!(run("packet", &star(""), &[(0, 1, 1024)]).is_ok());
+    // sc16 refuses a message between nodes with or without it, as for any NIC.
+    for m in [rails(), star("")] {
+        let e = run("sc16", &m, &[(0, 1, 1024)]).err().unwrap();
+        assert!(e.contains("sc16") && !e.contains('\n'), "{e}");
+    }
 }
 
 #[test]
