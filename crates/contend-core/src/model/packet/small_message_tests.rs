@@ -32,6 +32,24 @@ fn star(k: usize, buffer: u32) -> Machine {
     Machine::from_text(&text, "hand").unwrap()
 }
 
+/// S0 and S1 on switches SW1 and SW2 (SW1 -> SW2 one link), receivers R0 and R1 on SW2; FCFS
+/// NICs, the same links as `star`.
+fn two_switches(buffer: u32) -> Machine {
+    let link = "kind: network, bandwidth: 10GB/s, latency: 0s";
+    let mut text = format!("name: hand2\nnetwork: {{nic_scheduling: fcfs, packet: 1000B, buffer_packets: {buffer}}}\ndevices:\n");
+    for d in ["SW1", "SW2"] {
+        text += &format!("  - {{name: {d}, kind: switch, latency: 0s}}\n");
+    }
+    for d in ["S0", "S1", "R0", "R1"] {
+        text += &format!("  - {{name: {d}, kind: nic, latency: 0s}}\n");
+    }
+    text += "links:\n";
+    for (a, b) in [("S0", "SW1"), ("SW1", "SW2"), ("S1", "SW2"), ("R0", "SW2"), ("R1", "SW2")] {
+        text += &format!("  - {{a: {a}, b: {b}, {link}}}\n");
+    }
+    Machine::from_text(&text, "hand2").unwrap()
+}
+
 /// Finish times (µs) under packet and under maxmin with `release` and store and forward `sf`.
 fn both(m: &Machine, list: &[(usize, usize, usize)], release: NicRelease, sf: bool) -> (Vec<f64>, Vec<f64>) {
     let mut text = String::from("transfers:\n");
@@ -206,4 +224,32 @@ fn a_head_keeps_priority_on_the_links_its_next_message_shares() {
         near(&flow(&m, &variant, on), &want, 1e-9, "head_priority, variant");
         near(&flow(&m, &variant, both_rules), &want, 1e-9, "both rules, variant");
     }
+}
+
+/// Round 12: the head's path and the next message's share a link past the NIC's, but the head's
+/// bottleneck is further on. S0 sends A (n packets) to R0 and then B (n) to R1, both over SW1
+/// and the link SW1 -> SW2; S1 (on SW2) sends C (4n) to R0, so A has half the port to R0 from
+/// the start. Buffers of b packets, 2b ≤ n.
+/// - Packet: A's packets cross SW1 -> SW2 as A's earlier ones leave SW2's input buffer from SW1
+///   (b slots), A_k when A_{k−b} leaves it at 2(k − b)τ: A's last crosses at 2(n − b)τ, and B's,
+///   behind it in SW1's FIFO, only from then, each into a slot A frees at half the port's rate
+///   until A ends at 2nτ (b packets), then at the link's rate: B at (3n − b)τ plus the pipeline
+///   of its three hops (packet: 43τ with n = 16, b = 4, against 44τ; A at 33τ, a hop's τ late).
+/// - maxmin `shared`: A is released when its bytes left fit the buffers of SW1 and SW2 (2b),
+///   at 2(n − 2b)τ; B shares S0's link and SW1 -> SW2 with A at half until 2nτ (2b packets),
+///   then runs alone: B at (3n − 2b)τ, b packets early (40τ).
+/// - `head_priority`: only SW2's buffer, past the last shared link, counts: A released at
+///   2(n − b)τ, B at half for b packets, then alone: B at (3n − b)τ, as packet's up to the
+///   pipeline.
+#[test]
+fn a_head_keeps_priority_up_to_the_last_link_it_shares() {
+    let (n, b) = (16usize, 4u32);
+    let (nf, bf) = (n as f64, b as f64);
+    let m = two_switches(b);
+    let list = [(0, 0, n), (0, 1, n), (1, 0, 4 * n)];
+    let (packet, shared) = both(&m, &list, NicRelease::Shared, false);
+    near(&packet[1..2], &[(3.0 * nf - bf) * TAU], 2.0 * TAU + 1e-6, "packet");
+    near(&shared[..2], &[2.0 * nf * TAU, (3.0 * nf - 2.0 * bf) * TAU], 1e-9, "maxmin shared");
+    let on = MaxminParams { nic_release: NicRelease::Shared, head_priority: true, ..Default::default() };
+    near(&flow(&m, &list, on)[..2], &[2.0 * nf * TAU, (3.0 * nf - bf) * TAU], 1e-9, "head_priority");
 }
