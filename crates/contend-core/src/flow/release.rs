@@ -63,25 +63,38 @@ impl FlowTable {
         }
     }
 
-    /// Bytes of the buffers along transfer f's path that its NIC may count on now, those of the
-    /// devices its path enters from entry `from` on (`past_shared`; 0: all), `in_flight` being
-    /// the messages moving over each resource (f among them). Under `nic_release =
+    /// Bytes of the buffers along transfer f's path that its NIC may count on now, `in_flight`
+    /// being the messages moving over each resource (f among them). Under `nic_release =
     /// shared` a device's input buffer is one FIFO per port and virtual channel whose slots the
     /// packets of every message arriving over that port take in turn (`packet`; BookSim's and
     /// SST/Merlin's input-queued routers): where k messages cross the port, each holds about
     /// 1/k of the slots, so f counts on buffer / k at each device, k read off the resource
     /// that enters it. A spread route (fluid routing) counts along its plan's path.
-    pub fn nic_buffer_now(&self, f: usize, from: usize, in_flight: &[u32]) -> f64 {
+    pub fn nic_buffer_now(&self, f: usize, in_flight: &[u32]) -> f64 {
         let whole = self.nic_buffer[f];
+        if !self.nic_buffer_shared {
+            return whole;
+        }
         let path = self.path(f);
         let entered = path.len().saturating_sub(1);
         if entered == 0 {
             return whole;
         }
         let per_device = whole / entered as f64;
+        path[..entered].iter().map(|&r| per_device / in_flight[r as usize].max(1) as f64).sum()
+    }
+
+    /// `nic_buffer_now` under `head_priority`: only the buffers of the devices f's path enters
+    /// from entry `from` on (`past_shared`; 0: all, the same value).
+    pub fn nic_buffer_past(&self, f: usize, from: usize, in_flight: &[u32]) -> f64 {
+        let path = self.path(f);
+        let entered = path.len().saturating_sub(1);
+        if from == 0 || entered == 0 {
+            return self.nic_buffer_now(f, in_flight);
+        }
+        let per_device = self.nic_buffer[f] / entered as f64;
         if !self.nic_buffer_shared {
-            // From 0 the whole, as computed (bit for bit the value without `head_priority`).
-            return if from == 0 { whole } else { per_device * entered.saturating_sub(from) as f64 };
+            return per_device * entered.saturating_sub(from) as f64;
         }
         path[from.min(entered)..entered].iter().map(|&r| per_device / in_flight[r as usize].max(1) as f64).sum()
     }

@@ -293,18 +293,19 @@ impl Executor<'_> {
             let rate_ahead: f64 = self.rel.ahead[q].iter().map(|&g| model.rate(g as usize)).sum();
             let mut left_ahead = None;
             let mut now = std::mem::take(&mut self.rel.now);
-            // `head_priority`: the message the NIC takes next, whose packets would queue behind
-            // its holders' on the links their paths share (flow/release.rs, `past_shared`).
-            let next = if self.flows.nic_hop.is_empty() { None } else { self.nic_waiting[q].front().copied() };
             for k in 0..self.rel.holders[q].len() {
                 let h = self.rel.holders[q][k] as usize;
                 let rate = model.rate(h) + rate_ahead;
                 // B moves only with a count it reads (or with the messages, or the next message).
-                let buffer = if recount {
-                    let from = next.map_or(0, |g| self.flows.past_shared(h, g));
-                    self.flows.nic_buffer_now(h, from, &self.in_flight)
-                } else {
+                let buffer = if !recount {
                     self.rel.seen[h].1
+                } else if self.flows.nic_hop.is_empty() {
+                    self.flows.nic_buffer_now(h, &self.in_flight)
+                } else {
+                    // `head_priority`: the message the NIC takes next queues behind h on the
+                    // links their paths share (flow/release.rs, `past_shared`).
+                    let from = self.nic_waiting[q].front().map_or(0, |&g| self.flows.past_shared(h, g));
+                    self.flows.nic_buffer_past(h, from, &self.in_flight)
                 };
                 // The same r and B over the same messages: the release time stands.
                 if !moved && self.rel.seen[h] == (rate, buffer) {
