@@ -340,6 +340,23 @@ pub const RELEASE_FREES_NIC: Param = Param::new(
            the link, as packet's buffered packets leave it; off: the head keeps its whole route until delivered",
 );
 
+/// Whether a flow-level NIC's early release (`NicRelease::Shared` or `Buffered`) waits for the
+/// buffers past the links its head shares with the NIC's next message. At packet level the next
+/// message's packets enter every FIFO of the path the two share from the NIC behind the head's
+/// (an output port serves each input FIFO in order), so they pass the last shared link only once
+/// the head's last packet has: once the head's bytes left fit in the buffers after that link.
+/// Under the early release alone they count the buffers of the head's whole path and then share
+/// those links fairly with it (docs/benchmarks.md, "Issue 23, twelfth round"). A next message
+/// that leaves the head's path at the NIC's first switch waits as before.
+pub const HEAD_PRIORITY: Param = Param::new(
+    "head_priority",
+    Kind::OnOff,
+    "off",
+    "with an early NIC release (nic_release shared or buffered), the head keeps priority over its NIC's next message on the \
+           links their paths share from the NIC: the next message starts once the head's bytes left fit in the buffers past the \
+           last of those links (its packets queue behind the head's there); off: the buffers of the head's whole path count",
+);
+
 /// Whether a flow-level model routes the per-packet policies (adaptive; UGAL/PAR on dragonflies
 /// of three groups or more) as their fluid limit, a message split over its packets' paths
 /// (flow/fluid.rs), or one path per message. Off by default: a spread route lists every link

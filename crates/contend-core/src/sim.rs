@@ -152,7 +152,11 @@ impl Executor<'_> {
         match self.nic_slots {
             Some(slots) if q != NO_NIC => {
                 if self.nic_moving[q as usize] >= slots {
-                    self.nic_waiting[q as usize].push_back(f);
+                    let waiting = &mut self.nic_waiting[q as usize];
+                    waiting.push_back(f);
+                    if waiting.len() == 1 && !self.flows.nic_hop.is_empty() {
+                        self.rel.next_changed(q as usize);
+                    }
                     return false;
                 }
                 self.nic_moving[q as usize] += 1;

@@ -14,6 +14,7 @@ pub mod router;
 mod tail;
 
 pub use queueing::PortQueueing;
+pub use release::NO_HOP;
 pub use tail::NO_TAIL;
 
 use crate::error::{Error, Result};
@@ -139,6 +140,10 @@ pub struct FlowTable {
     /// Per transfer (empty: none): the route it moves on once its NIC released it early, its
     /// route from the first switch on (`release_frees_nic`, tail.rs), or NO_TAIL.
     pub tail_route: Vec<u32>,
+    /// Per transfer (empty: `head_priority` off): where its NIC's injection link sits in its
+    /// path, or NO_HOP; its early release counts only the buffers past the links its path
+    /// shares with its NIC's next message from there (release.rs).
+    pub nic_hop: Vec<u32>,
     /// The queueing excursion at switch ports (maxmin `port_queueing`, queueing.rs); None: off.
     pub queueing: Option<PortQueueing>,
     /// Per transfer: the copy engine that moves it, or NO_ENGINE. A GPU's copies to or from
@@ -557,6 +562,7 @@ impl FlowTable {
             nic_buffer: Vec::new(),
             nic_buffer_shared: false,
             tail_route: Vec::new(),
+            nic_hop: Vec::new(),
             queueing: None,
             engine: Vec::with_capacity(n),
             engine_slots: Vec::new(),

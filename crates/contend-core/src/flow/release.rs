@@ -10,7 +10,10 @@
 //! input buffer of `buffer_packets` × `packet` bytes for it.
 
 use super::{FlowTable, NO_NIC};
-use crate::topology::Machine;
+use crate::topology::{LinkKind, Machine};
+
+/// No NIC injection link on a transfer's path (`nic_hop`).
+pub const NO_HOP: u32 = u32::MAX;
 
 impl FlowTable {
     /// Fill `nic_buffer` from the machine's network settings (packet size and buffer depth).
@@ -23,6 +26,41 @@ impl FlowTable {
         let per_device = m.network.buffer() as f64 * m.network.packet_bytes() as f64;
         self.nic_buffer =
             (0..self.len()).map(|f| if self.nic[f] == NO_NIC { 0.0 } else { self.plan(f).hops.len().saturating_sub(1) as f64 * per_device }).collect();
+    }
+
+    /// Fill `nic_hop` (`head_priority`, params.rs): per transfer through a NIC, where the NIC's
+    /// injection link (its plan's first network hop, as in tail.rs) sits in its path.
+    pub fn order_releases(&mut self, m: &Machine) {
+        if self.nic_buffer.is_empty() {
+            return;
+        }
+        self.nic_hop = (0..self.len())
+            .map(|f| {
+                if self.nic[f] == NO_NIC {
+                    return NO_HOP;
+                }
+                self.plan(f).hops.iter().position(|h| m.links[h.link].kind == LinkKind::Network).map_or(NO_HOP, |k| k as u32)
+            })
+            .collect();
+    }
+
+    /// Under `head_priority`, the first entry of head h's path whose buffer h's NIC may count on
+    /// while g is its next message: 0 where g's path leaves h's at the NIC's first switch (or
+    /// the rule is off); else the last link the two paths share in order from the NIC's link.
+    /// g's packets queue behind h's in each FIFO up to that link's port, so they pass it only
+    /// once h's bytes left fit in the buffers of the devices it enters and those after it.
+    pub fn past_shared(&self, h: usize, g: usize) -> usize {
+        let Some((&kh, &kg)) = self.nic_hop.get(h).zip(self.nic_hop.get(g)) else { return 0 };
+        if kh == NO_HOP || kg == NO_HOP {
+            return 0;
+        }
+        let (ph, pg) = (&self.path(h)[kh as usize..], &self.path(g)[kg as usize..]);
+        let shared = ph.iter().zip(pg).take_while(|(a, b)| a == b).count();
+        if shared < 2 {
+            0
+        } else {
+            kh as usize + shared - 1
+        }
     }
 
     /// Bytes of the buffers along transfer f's path that its NIC may count on now, `in_flight`
@@ -44,6 +82,21 @@ impl FlowTable {
         }
         let per_device = whole / entered as f64;
         path[..entered].iter().map(|&r| per_device / in_flight[r as usize].max(1) as f64).sum()
+    }
+
+    /// `nic_buffer_now` under `head_priority`: only the buffers of the devices f's path enters
+    /// from entry `from` on (`past_shared`; 0: all, the same value).
+    pub fn nic_buffer_past(&self, f: usize, from: usize, in_flight: &[u32]) -> f64 {
+        let path = self.path(f);
+        let entered = path.len().saturating_sub(1);
+        if from == 0 || entered == 0 {
+            return self.nic_buffer_now(f, in_flight);
+        }
+        let per_device = self.nic_buffer[f] / entered as f64;
+        if !self.nic_buffer_shared {
+            return per_device * entered.saturating_sub(from) as f64;
+        }
+        path[from.min(entered)..entered].iter().map(|&r| per_device / in_flight[r as usize].max(1) as f64).sum()
     }
 
     /// Per transfer through a NIC: seconds its last byte arrives after it would through one

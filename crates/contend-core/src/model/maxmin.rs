@@ -21,7 +21,7 @@ use super::{EventModel, RateModel};
 use crate::error::Result;
 use crate::flow::charges::{Charges, ReadCost};
 use crate::flow::{FlowRules, FlowTable};
-use crate::params::{param_error, Kind, NicRelease, Param, Values, FLUID_ROUTING, NIC_RELEASE, PORT_QUEUEING, RELEASE_FREES_NIC, STORE_FORWARD};
+use crate::params::{param_error, Kind, NicRelease, Param, Values, FLUID_ROUTING, HEAD_PRIORITY, NIC_RELEASE, PORT_QUEUEING, RELEASE_FREES_NIC, STORE_FORWARD};
 use crate::topology::{Link, LinkKind, Machine};
 use crate::units::{Bytes, Time};
 use crate::workload::Workload;
@@ -75,6 +75,8 @@ pub struct MaxminParams {
     pub nic_release: NicRelease,
     /// An early-released head's bytes left leave its NIC's link (params.rs; off by default).
     pub release_frees_nic: bool,
+    /// A released head keeps priority over its NIC's next message on the links they share (params.rs; off by default).
+    pub head_priority: bool,
     /// A message through a NIC pays each device's store-and-forward of one packet (params.rs; off by default).
     pub store_forward: bool,
     /// Per-packet routing policies as their fluid limit (params.rs; off by default).
@@ -168,6 +170,7 @@ pub const PARAMS: &[Param] = &[
     // What credit-based flow control does (params.rs; docs/models.md, "NIC release").
     NIC_RELEASE,
     RELEASE_FREES_NIC,
+    HEAD_PRIORITY,
     STORE_FORWARD,
     FLUID_ROUTING,
     PORT_QUEUEING,
@@ -178,6 +181,9 @@ impl MaxminParams {
         let p = MaxminParams::read(&Values::flags("maxmin", PARAMS, pairs)?);
         if p.release_frees_nic && p.nic_release == NicRelease::Delivered {
             return Err(param_error(RELEASE_FREES_NIC.name, "is on, but nic_release=delivered releases no head early; use nic_release=shared or buffered"));
+        }
+        if p.head_priority && p.nic_release == NicRelease::Delivered {
+            return Err(param_error(HEAD_PRIORITY.name, "is on, but nic_release=delivered releases no head early; use nic_release=shared or buffered"));
         }
         Ok(p)
     }
@@ -214,6 +220,7 @@ impl MaxminParams {
             read_fanout: v.real("read_fanout"),
             nic_release: NicRelease::read(v),
             release_frees_nic: v.on(RELEASE_FREES_NIC.name),
+            head_priority: v.on(HEAD_PRIORITY.name),
             store_forward: v.on(STORE_FORWARD.name),
             fluid_routing: v.on(FLUID_ROUTING.name),
             port_queueing: v.real(PORT_QUEUEING.name),
@@ -270,6 +277,7 @@ impl MaxminParams {
         m.insert("staging_chunk".into(), format!("{}", Bytes(self.staging_chunk as u64)));
         m.insert("nic_release".into(), self.nic_release.name().into());
         m.insert("release_frees_nic".into(), if self.release_frees_nic { "on" } else { "off" }.into());
+        m.insert("head_priority".into(), if self.head_priority { "on" } else { "off" }.into());
         m.insert("store_forward".into(), if self.store_forward { "on" } else { "off" }.into());
         m.insert("fluid_routing".into(), if self.fluid_routing { "on" } else { "off" }.into());
         m.insert("p2p".into(), if self.p2p { "on" } else { "off" }.into());
@@ -388,6 +396,9 @@ impl MaxminPrepared {
             flows.nic_buffer_shared = params.nic_release == NicRelease::Shared;
             if params.release_frees_nic {
                 flows.tail_routes(m);
+            }
+            if params.head_priority {
+                flows.order_releases(m);
             }
         }
         if params.port_queueing > 0.0 {

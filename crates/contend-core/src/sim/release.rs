@@ -182,6 +182,13 @@ impl Releases {
         }
     }
 
+    /// NIC q's next message changed (one queued where none waited): under `head_priority` its
+    /// holders' buffers depend on it, so they are read again.
+    pub fn next_changed(&mut self, q: usize) {
+        self.recount[q] = true;
+        self.mark(q);
+    }
+
     /// Whether NICs count messages per resource (`shared`): otherwise `counted` has nothing to do.
     #[inline]
     pub fn counting(&self) -> bool {
@@ -289,8 +296,17 @@ impl Executor<'_> {
             for k in 0..self.rel.holders[q].len() {
                 let h = self.rel.holders[q][k] as usize;
                 let rate = model.rate(h) + rate_ahead;
-                // B moves only with a count it reads (or with the messages).
-                let buffer = if recount { self.flows.nic_buffer_now(h, &self.in_flight) } else { self.rel.seen[h].1 };
+                // B moves only with a count it reads (or with the messages, or the next message).
+                let buffer = if !recount {
+                    self.rel.seen[h].1
+                } else if self.flows.nic_hop.is_empty() {
+                    self.flows.nic_buffer_now(h, &self.in_flight)
+                } else {
+                    // `head_priority`: the message the NIC takes next queues behind h on the
+                    // links their paths share (flow/release.rs, `past_shared`).
+                    let from = self.nic_waiting[q].front().map_or(0, |&g| self.flows.past_shared(h, g));
+                    self.flows.nic_buffer_past(h, from, &self.in_flight)
+                };
                 // The same r and B over the same messages: the release time stands.
                 if !moved && self.rel.seen[h] == (rate, buffer) {
                     continue;

@@ -32,6 +32,24 @@ fn star(k: usize, buffer: u32) -> Machine {
     Machine::from_text(&text, "hand").unwrap()
 }
 
+/// S0 and S1 on switches SW1 and SW2 (SW1 -> SW2 one link), receivers R0 and R1 on SW2; FCFS
+/// NICs, the same links as `star`.
+fn two_switches(buffer: u32) -> Machine {
+    let link = "kind: network, bandwidth: 10GB/s, latency: 0s";
+    let mut text = format!("name: hand2\nnetwork: {{nic_scheduling: fcfs, packet: 1000B, buffer_packets: {buffer}}}\ndevices:\n");
+    for d in ["SW1", "SW2"] {
+        text += &format!("  - {{name: {d}, kind: switch, latency: 0s}}\n");
+    }
+    for d in ["S0", "S1", "R0", "R1"] {
+        text += &format!("  - {{name: {d}, kind: nic, latency: 0s}}\n");
+    }
+    text += "links:\n";
+    for (a, b) in [("S0", "SW1"), ("SW1", "SW2"), ("S1", "SW2"), ("R0", "SW2"), ("R1", "SW2")] {
+        text += &format!("  - {{a: {a}, b: {b}, {link}}}\n");
+    }
+    Machine::from_text(&text, "hand2").unwrap()
+}
+
 /// Finish times (µs) under packet and under maxmin with `release` and store and forward `sf`.
 fn both(m: &Machine, list: &[(usize, usize, usize)], release: NicRelease, sf: bool) -> (Vec<f64>, Vec<f64>) {
     let mut text = String::from("transfers:\n");
@@ -117,16 +135,20 @@ fn a_released_head_no_longer_uses_its_nics_link_at_packet_level() {
     near(&flow[1..2], &[40.0 * TAU], 1e-9, "maxmin shared, b = 8");
 }
 
-/// Finish times (µs) under maxmin with `nic_release=shared`, `release_frees_nic=on` and store
-/// and forward `sf`.
-fn freed(m: &Machine, list: &[(usize, usize, usize)], sf: bool) -> Vec<f64> {
+/// Finish times (µs) under maxmin with parameters `p`.
+fn flow(m: &Machine, list: &[(usize, usize, usize)], p: MaxminParams) -> Vec<f64> {
     let mut text = String::from("transfers:\n");
     for &(s, r, n) in list {
         text += &format!("  - {{src: S{s}, dst: R{r}, size: {}B}}\n", n * 1000);
     }
     let w = workload(m, &text);
-    let p = MaxminParams { nic_release: NicRelease::Shared, release_frees_nic: true, store_forward: sf, ..Default::default() };
     sim::run_prepared(&w, &MaxminPrepared::new(m, &w, p).unwrap(), false).unwrap().finish.iter().map(|f| f * 1e6).collect()
+}
+
+/// Finish times (µs) under maxmin with `nic_release=shared`, `release_frees_nic=on` and store
+/// and forward `sf`.
+fn freed(m: &Machine, list: &[(usize, usize, usize)], sf: bool) -> Vec<f64> {
+    flow(m, list, MaxminParams { nic_release: NicRelease::Shared, release_frees_nic: true, store_forward: sf, ..Default::default() })
 }
 
 /// The case above under `release_frees_nic`: A is released at 2(n − b)τ as under `shared`, and
@@ -151,11 +173,83 @@ fn a_released_head_that_frees_its_nics_link_lets_the_next_message_have_it() {
     near(&flow[1..2], &[(3.0 * nf - 8.0 + 1.0) * TAU], 1e-9, "maxmin shared, release_frees_nic, store and forward");
 }
 
-/// With nothing released early there is nothing to move: the rule is refused in one line.
+/// With nothing released early there is nothing to move or order: each rule is refused in one line.
 #[test]
-fn release_frees_nic_needs_an_early_release() {
-    let pairs = |v: &str| vec![("nic_release".to_string(), v.to_string()), ("release_frees_nic".to_string(), "on".to_string())];
-    let e = MaxminParams::parse(&pairs("delivered")).unwrap_err().to_string();
-    assert!(e.contains("release_frees_nic") && e.contains("nic_release=shared"), "{e}");
-    assert!(MaxminParams::parse(&pairs("buffered")).unwrap().release_frees_nic);
+fn release_rules_need_an_early_release() {
+    for rule in ["release_frees_nic", "head_priority"] {
+        let pairs = |v: &str| vec![("nic_release".to_string(), v.to_string()), (rule.to_string(), "on".to_string())];
+        let e = MaxminParams::parse(&pairs("delivered")).unwrap_err().to_string();
+        assert!(e.contains(rule) && e.contains("nic_release=shared"), "{e}");
+        let p = MaxminParams::parse(&pairs("buffered")).unwrap();
+        assert!(p.release_frees_nic || p.head_priority);
+    }
+}
+
+/// Issue 23, round 12: `head_priority` on the third case (B leaves A's path at the switch: they
+/// share only S0's link, so nothing changes, B at (3n − 2b)τ with `release_frees_nic` and
+/// (3n − b)τ without) and on a variant where B follows A to R0, sharing the port to R0 that
+/// holds A to half (C's). Packet: the port serves S0's input FIFO and S1's in turn, and within
+/// S0's FIFO every packet of A before any of B, so A ends at 2nτ as before and B takes S0's
+/// turns after it: B at 4nτ. C takes the other turns, each τ after A's or B's (first packets
+/// at the switch at τ, A's served first), 2n packets by (4n + 1)τ, then the port alone for its
+/// other 2n: C at (6n + 1)τ, the pipeline's one packet (first case).
+/// - maxmin `shared`, with or without `release_frees_nic`: A is released at 2(n − b)τ with b
+///   packets left, then A, B and C share the port in thirds until A ends at (2n + b)τ, b
+///   packets late (B has b packets), and B and C halves: B at (4n − b)τ, b packets early;
+///   C at 6nτ. (`release_frees_nic` the same: S0's link binds neither A nor B here.)
+/// - `head_priority`: B's path shares both of A's links, so A's bytes left count on no buffer
+///   past the last (the destination takes packets at once) and B waits for A's delivery:
+///   A 2nτ, B 4nτ, as packet, and C 6nτ.
+#[test]
+fn a_head_keeps_priority_on_the_links_its_next_message_shares() {
+    let n = 16usize;
+    let nf = n as f64;
+    let off = MaxminParams { nic_release: NicRelease::Shared, ..Default::default() };
+    let on = MaxminParams { head_priority: true, ..off };
+    let both_rules = MaxminParams { release_frees_nic: true, ..on };
+    for b in [4u32, 8] {
+        let (m, bf) = (star(2, b), b as f64);
+        // The third case: nothing shared past S0's link, nothing changes.
+        let third = [(0, 0, n), (0, 1, n), (1, 0, 4 * n)];
+        near(&flow(&m, &third, on)[..2], &[2.0 * nf * TAU, (3.0 * nf - bf) * TAU], 1e-9, "head_priority, third case");
+        near(&flow(&m, &third, both_rules)[..2], &[2.0 * nf * TAU, (3.0 * nf - 2.0 * bf) * TAU], 1e-9, "both rules, third case");
+        // The variant: B to R0 behind A.
+        let variant = [(0, 0, n), (0, 0, n), (1, 0, 4 * n)];
+        let (packet, shared) = both(&m, &variant, NicRelease::Shared, false);
+        let want = [2.0 * nf * TAU, 4.0 * nf * TAU, 6.0 * nf * TAU];
+        near(&packet, &[want[0], want[1], want[2] + TAU], 1e-6, "packet, variant");
+        let early = [(2.0 * nf + bf) * TAU, (4.0 * nf - bf) * TAU, 6.0 * nf * TAU];
+        near(&shared, &early, 1e-9, "maxmin shared, variant");
+        near(&flow(&m, &variant, MaxminParams { release_frees_nic: true, ..off }), &early, 1e-9, "release_frees_nic, variant");
+        near(&flow(&m, &variant, on), &want, 1e-9, "head_priority, variant");
+        near(&flow(&m, &variant, both_rules), &want, 1e-9, "both rules, variant");
+    }
+}
+
+/// Round 12: the head's path and the next message's share a link past the NIC's, but the head's
+/// bottleneck is further on. S0 sends A (n packets) to R0 and then B (n) to R1, both over SW1
+/// and the link SW1 -> SW2; S1 (on SW2) sends C (4n) to R0, so A has half the port to R0 from
+/// the start. Buffers of b packets, 2b ≤ n.
+/// - Packet: A's packets cross SW1 -> SW2 as A's earlier ones leave SW2's input buffer from SW1
+///   (b slots), A_k when A_{k−b} leaves it at 2(k − b)τ: A's last crosses at 2(n − b)τ, and B's,
+///   behind it in SW1's FIFO, only from then, each into a slot A frees at half the port's rate
+///   until A ends at 2nτ (b packets), then at the link's rate: B at (3n − b)τ plus the pipeline
+///   of its three hops (packet: 43τ with n = 16, b = 4, against 44τ; A at 33τ, a hop's τ late).
+/// - maxmin `shared`: A is released when its bytes left fit the buffers of SW1 and SW2 (2b),
+///   at 2(n − 2b)τ; B shares S0's link and SW1 -> SW2 with A at half until 2nτ (2b packets),
+///   then runs alone: B at (3n − 2b)τ, b packets early (40τ).
+/// - `head_priority`: only SW2's buffer, past the last shared link, counts: A released at
+///   2(n − b)τ, B at half for b packets, then alone: B at (3n − b)τ, as packet's up to the
+///   pipeline.
+#[test]
+fn a_head_keeps_priority_up_to_the_last_link_it_shares() {
+    let (n, b) = (16usize, 4u32);
+    let (nf, bf) = (n as f64, b as f64);
+    let m = two_switches(b);
+    let list = [(0, 0, n), (0, 1, n), (1, 0, 4 * n)];
+    let (packet, shared) = both(&m, &list, NicRelease::Shared, false);
+    near(&packet[1..2], &[(3.0 * nf - bf) * TAU], 2.0 * TAU + 1e-6, "packet");
+    near(&shared[..2], &[2.0 * nf * TAU, (3.0 * nf - 2.0 * bf) * TAU], 1e-9, "maxmin shared");
+    let on = MaxminParams { nic_release: NicRelease::Shared, head_priority: true, ..Default::default() };
+    near(&flow(&m, &list, on)[..2], &[2.0 * nf * TAU, (3.0 * nf - bf) * TAU], 1e-9, "head_priority");
 }
