@@ -7,37 +7,36 @@
     >>> r.transfers[["src", "dst", "finish_s"]]
 """
 
-# Each name is imported from its module when first asked for (``contend.simulate``, ``from contend import
-# Machine``), so that `import contend.cli` and `contend simulate` import only what they use: the datatype and
-# stencil modules, for one, cost `simulate --json` a few milliseconds of start-up for nothing.
-_WHERE = {
-    **dict.fromkeys(["Explanation", "Machine", "Result", "Schedule", "Session", "Transfers", "calibrate", "explain",
-                     "halo_presets", "import_machine", "models", "nvbandwidth", "p2p", "p2p_frames", "presets",
-                     "schedule", "simulate"], "api"),
-    **dict.fromkeys(["calibrate_kernels", "datatype", "datatype_presets", "datatype_sweep", "kernel_params"],
-                    "datatype"),
-    **dict.fromkeys(["ContendError", "InputError", "UnsupportedError"], "errors"),
-    **dict.fromkeys(["stencil", "stencil_params"], "stencil"),
-}
-# The modules `import contend` used to import, still found as its attributes (``contend.api.run``).
-_MODULES = ("api", "datatype", "errors", "stencil")
+from contend.api import (
+    Explanation,
+    Machine,
+    Result,
+    Session,
+    Transfers,
+    calibrate,
+    explain,
+    halo_presets,
+    import_machine,
+    models,
+    nvbandwidth,
+    p2p,
+    p2p_frames,
+    presets,
+    simulate,
+)
+from contend.datatype import calibrate_kernels, datatype, datatype_presets, datatype_sweep, kernel_params
+from contend.errors import ContendError, InputError, UnsupportedError
+from contend.stencil import stencil, stencil_params
 
 
 def __getattr__(name: str) -> object:
-    import importlib
+    # Schedule and schedule are frozen dataclasses' (contend.results, through contend.api): imported when first
+    # asked for, so that `import contend` does not import dataclasses.
+    if name in ("Schedule", "schedule"):
+        from contend import api
 
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"contend.{_WHERE[name]}"), name)
-    elif name in _MODULES:
-        value = importlib.import_module(f"contend.{name}")
-    else:
-        raise AttributeError(f"module 'contend' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_WHERE, *_MODULES})
+        return getattr(api, name)
+    raise AttributeError(f"module 'contend' has no attribute {name!r}")
 
 
 __all__ = [
