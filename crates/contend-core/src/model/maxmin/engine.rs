@@ -331,10 +331,12 @@ impl<'c> Engine<'c> {
         if self.group_mark[b as usize] != self.epoch {
             self.group_mark[b as usize] = self.epoch;
             self.hit.push(b);
-            // The fields apart, so that the span list is walked once, not looked up per span.
+            // The fields apart, so that the span list is walked once, not looked up per span; the
+            // epoch a local, not read again from the engine after each span's stores.
             let (marks, touched, shift, top) = (&mut self.res_mark[..], &mut self.touched, &mut self.shift[..], &mut self.top[..]);
+            let epoch = self.epoch;
             for s in self.spans.of(b as usize) {
-                mark_clear(marks, touched, shift, top, self.epoch, s.res);
+                mark_clear(marks, touched, shift, top, epoch, s.res);
             }
         }
     }
@@ -403,10 +405,11 @@ impl<'c> Engine<'c> {
         self.rhs.resize(n, 0.0);
         let nres = self.group_mark.len();
         let (system, moving, marks, index) = (&mut self.system[..], &mut self.rhs[..], &self.group_mark[..], &self.index[..nres]);
+        let epoch = self.epoch;
         for (j, &g) in self.hit.iter().enumerate() {
             let level = self.g.level[g as usize];
             for s in self.spans.of(g as usize) {
-                if marks[s.res as usize] == self.epoch {
+                if marks[s.res as usize] == epoch {
                     let i = index[s.res as usize] as usize;
                     system[i * n + j] += s.weight;
                     moving[i] += s.weight * level;
