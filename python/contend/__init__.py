@@ -11,7 +11,6 @@ from contend.api import (
     Explanation,
     Machine,
     Result,
-    Schedule,
     Session,
     Transfers,
     calibrate,
@@ -23,12 +22,22 @@ from contend.api import (
     p2p,
     p2p_frames,
     presets,
-    schedule,
     simulate,
 )
 from contend.datatype import calibrate_kernels, datatype, datatype_presets, datatype_sweep, kernel_params
 from contend.errors import ContendError, InputError, UnsupportedError
 from contend.stencil import stencil, stencil_params
+
+
+def __getattr__(name: str) -> object:
+    # Schedule and schedule are frozen dataclasses' (contend.results, through contend.api): imported when first
+    # asked for, so that `import contend` does not import dataclasses.
+    if name in ("Schedule", "schedule"):
+        from contend import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'contend' has no attribute {name!r}")
+
 
 __all__ = [
     "ContendError",

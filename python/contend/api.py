@@ -9,17 +9,30 @@ import functools
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
 
 from contend import _core
 from contend.errors import InputError
 
+# typing's TYPE_CHECKING, without importing typing at run time (a twentieth of `simulate --json`'s start-up).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import IO, Any
+
     import pandas as pd  # imported where used: `import contend` and the CLI start without them
     import pyarrow as pa
+
+# A schedule search's and a comparison's results are frozen dataclasses, defined in contend.results so that
+# importing this module (every command) does not import dataclasses: they are found here when first asked for.
+_RESULTS = ("Comparison", "Schedule", "compare", "schedule")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RESULTS:
+        from contend import results
+
+        return getattr(results, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Built-in transfer sets that can be named wherever a transfers file is expected.
 BUILTIN_TRANSFERS = {"sc16-example": "sc16-example.yaml"}
@@ -118,6 +131,8 @@ class Transfers:
         """A YAML/JSON transfers file, or a built-in set such as ``sc16-example``."""
         path = os.fspath(path)
         if path in BUILTIN_TRANSFERS and not os.path.exists(path):
+            from importlib import resources  # here, not at start-up: a few milliseconds of every command's
+
             text = resources.files("contend.data").joinpath(BUILTIN_TRANSFERS[path]).read_text()
             return cls(_core.Transfers.parse(text, path))
         return cls(_core.Transfers.load(path))
@@ -487,61 +502,6 @@ def halo_presets() -> list[tuple[str, str]]:
     return [tuple(x) for x in json.loads(_core.halo_presets())]
 
 
-@dataclass(frozen=True)
-class Schedule:
-    """The result of a schedule search, and the best schedule as transfers."""
-
-    raw: dict[str, Any]
-    best: Transfers
-
-    @property
-    def best_order(self) -> dict[str, list[str]]:
-        """Per GPU, the destinations in the order of the best schedule."""
-        return {o["gpu"]: o["to"] for o in self.raw["best_order"]}
-
-    @property
-    def times(self) -> pd.Series:
-        """Makespan of every order, ascending (exhaustive search only)."""
-        import pandas as pd
-
-        return pd.Series(self.raw.get("times_s") or [], name="makespan_s", dtype=float)
-
-    def __getattr__(self, name: str) -> Any:
-        # best_s, median_s, orders_total, ... straight from the report
-        try:
-            return self.raw[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-def schedule(
-    machine: Machine,
-    halo: str | os.PathLike = "cosmo-2d",
-    semantics: str = "sequential",
-    search: str = "exhaustive",
-    model: str = "sc16",
-    alpha: str = "0s",
-    seed: int = 0,
-    iterations: int = 20_000,
-    threads: int = 0,
-    keep_times: bool = True,
-    progress: Any = None,
-    **params: Any,
-) -> Schedule:
-    """Search the fastest order of a halo exchange.
-
-    ``halo``: ``2d``/``3d`` (the COSMO presets), a preset name or a halo file. ``semantics``:
-    ``sequential`` or ``rounds``. ``search``: ``exhaustive``, ``bnb`` or ``anneal``. ``alpha``:
-    per-message overhead with unit, e.g. ``"5us"``. ``progress(done, total)`` is called now and then.
-    """
-    halo = os.fspath(halo)
-    report, best = _core.schedule(
-        machine.held, halo, semantics, search, model,
-        _params(params), alpha, seed, iterations, threads, keep_times, progress,
-    )
-    return Schedule(json.loads(report), Transfers(_core.Transfers.parse(best, "<best schedule>")))
-
-
 class RunResult:
     """What ``contend run`` reports: the scenario, a summary, one row per job, the busiest links,
     and with ``detail=True`` every operation."""
@@ -606,7 +566,8 @@ def _scenario_text(scenario: str | os.PathLike) -> tuple[str, str]:
     """A scenario file's path and text; a file that cannot be read or is not UTF-8 is one line."""
     path = os.fspath(scenario)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
     except UnicodeDecodeError as e:
         raise InputError(f"{path}: not UTF-8 text (byte {e.start}); give a scenario YAML file") from None
     except OSError as e:
@@ -648,63 +609,6 @@ class Session:
 def apps() -> list[dict[str, Any]]:
     """The application skeletons a scenario's jobs can run, with their parameters."""
     return json.loads(_core.apps())
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """The same transfers under several models, each against the most detailed one that ran
-    (``contend compare``): the engine's report and its JSON text."""
-
-    text: str
-
-    @functools.cached_property
-    def raw(self) -> dict[str, Any]:
-        return json.loads(self.text)
-
-    @property
-    def reference(self) -> str:
-        return self.raw["reference"]
-
-    @property
-    def models(self) -> pd.DataFrame:
-        """One row per model: whether it ran (else why not), wall time and makespan."""
-        import pandas as pd
-
-        rows = [{k: m.get(k) for k in ("model", "ran", "refused", "wall_s", "makespan_s")} for m in self.raw["models"]]
-        return pd.DataFrame(rows)
-
-    @property
-    def differences(self) -> pd.DataFrame:
-        """One row per model against the reference: per-message median, p90 and worst
-        differences (percent of the reference's durations) and the makespans."""
-        import pandas as pd
-
-        return pd.DataFrame([{k: v for k, v in d.items() if k != "worst"} for d in self.raw["differences"]])
-
-    def worst(self, model: str) -> pd.DataFrame:
-        """The transfers whose durations differ most between ``model`` and the reference."""
-        import pandas as pd
-
-        for d in self.raw["differences"]:
-            if d["model"] == model:
-                return pd.DataFrame(d["worst"])
-        ran = [d["model"] for d in self.raw["differences"]]
-        raise InputError(f"model: {model!r} was not compared with the reference; "
-                         f"choose one of {', '.join(ran) or 'none'}")
-
-
-def compare(
-    machine: Machine,
-    transfers: Transfers,
-    models: Iterable[str] = (),
-    params: Mapping[str, Mapping[str, Any]] | None = None,
-) -> Comparison:
-    """Run the same transfers under every model (or ``models``) and compare each, message by
-    message, with the most detailed one that ran (packet, else maxmin). ``params`` maps a model
-    to its parameters, e.g. ``{"packet": {"buffer": 16}}``; a model that does not apply to the
-    machine or transfers is listed with its reason."""
-    triples = [(model, k, str(v)) for model, ps in (params or {}).items() for k, v in ps.items()]
-    return Comparison(_core.compare(machine.held, transfers.held, list(models), triples))
 
 
 def nccl_tests(

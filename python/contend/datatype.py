@@ -6,10 +6,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from typing import Any
 
 from contend import _core
 from contend.api import Machine, _params
+
+# typing's TYPE_CHECKING, without importing typing at run time (see contend.api).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def datatype_presets() -> list[dict[str, Any]]:

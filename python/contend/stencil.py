@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
 
 from contend import _core
 from contend.api import _params
+
+# typing's TYPE_CHECKING, without importing typing at run time (see contend.api).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def stencil(lattices: Iterable[int] = tuple(2**k for k in range(3, 14)), **params: Any) -> dict[str, Any]:

@@ -411,7 +411,6 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         }
     }
     let (mut done, mut finished) = (0usize, Vec::new());
-    let mut loads = Vec::new();
     let mut phase_start = 0.0;
     loop {
         // Heads released after the last instant settled move to their tails at that instant.
@@ -477,23 +476,22 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         }
         if changed {
             model.settle(t)?;
-            loads.clear();
-            model.loads(&mut loads);
-            // Both per resource and cut to one length: one bounds check per load, not two.
+            let (touched, load) = model.loads();
+            // Per resource and cut to one length: one bounds check per load, not three.
             let (cap, peak) = (&flows.cap[..], &mut x.out.peak[..]);
-            let peak = &mut peak[..cap.len()];
-            for &(l, load) in &loads {
-                let u = load / cap[l as usize];
+            let (peak, load) = (&mut peak[..cap.len()], &load[..cap.len()]);
+            for &l in touched {
+                let u = load[l as usize] / cap[l as usize];
                 if u > peak[l as usize] {
                     peak[l as usize] = u;
                 }
             }
             if x.rel.on {
-                x.rel.wake(&loads);
+                x.rel.wake(touched);
             }
             if !x.port_wait.is_empty() {
-                for &(l, load) in &loads {
-                    x.load[l as usize] = load;
+                for &l in touched {
+                    x.load[l as usize] = load[l as usize];
                 }
                 // Each message's wait from the ports' loads at its start (flow/queueing.rs).
                 for &f in &x.joined_now {

@@ -8,10 +8,10 @@ from pathlib import Path
 import typer
 
 from contend import api
+from contend.cli import simulation
 from contend.cli.shared import (
     EXPLAIN_ROWS,
     GENERATE_TRANSFERS,
-    PHASE_ROWS,
     TRACE_ROWS,
     Count,
     ForceOpt,
@@ -23,7 +23,6 @@ from contend.cli.shared import (
     TraceOpt,
     TransfersArg,
     bound,
-    err,
     load_machine,
     new_file,
     out,
@@ -59,42 +58,8 @@ def simulate(
     max_rows: int | None = MaxRowsOpt,
 ) -> None:
     """Predict each transfer's start, finish, duration and effective bandwidth, and each link's load."""
-    m, t, params, tl, tr = prepare(machine, transfers, param, timeline, trace, force, max_rows)
-    fab = picture_path(fabric, [machine, transfers], "--fabric", force)
-    if fab and not m.spec.get("network"):
-        raise InputError(f"--fabric: {m.name} is one node, not a cluster; use --timeline or show --png")
-    cluster = bool(m.spec.get("network"))
-    n = len(t)
-    if phases:
-        bound("--phases", phase_rows(n), PHASE_ROWS, max_rows, "phase rows (transfers × phases)",
-              "drop --phases (the transfer and link tables need none)")
-    if tr:
-        bound("--trace", phase_rows(n), TRACE_ROWS, max_rows, "trace events (transfers × phases)",
-              "trace fewer transfers, or use --json")
-    if nics:
-        bound("--nics", 2 * n, PHASE_ROWS, max_rows, "NIC queue samples", "drop --nics")
-    r = api.simulate(m, t, model=model, phases=phases or bool(tl or tr), nics=nics or bool(tr and cluster), **params)
-    if as_json:
-        r.write_json(sys.stdout)
-    elif as_csv:
-        r.write_csv(sys.stdout)
-    else:
-        # The tables are imported where printed: `simulate --json` and `--csv` print none.
-        from contend.cli.tables import print_nics, print_phases, print_transfers
-
-        print_transfers(r)
-        if phases:
-            print_phases(r.raw)
-        if nics:
-            print_nics(r.raw)
-    if tl or tr:
-        write_pictures(r.raw, tl, tr)
-    if fab:
-        from contend.plots import fabric_diagram
-
-        links = r.arrow("links").to_pydict()
-        fabric_diagram(m.graph(), fab, dict(zip(links["name"], links["peak_utilisation"], strict=True)))
-        err().print(f"fabric written to {fab}")
+    simulation.simulate(machine, transfers, model, param, as_json, as_csv, phases, timeline, trace, fabric, nics,
+                        force, max_rows)
 
 
 def explain(

@@ -65,7 +65,9 @@ pub trait EventModel {
     /// After `settle`: every resource whose load may have changed, with its load in bytes/s;
     /// among them every resource of each flow whose rate may have changed, and of each flow that
     /// joined or finished (the executor's early NIC release moves its events only then).
-    fn loads(&mut self, out: &mut Vec<(u32, f64)>);
+    /// Given as the list of those resources and a per-resource array of loads, read at the
+    /// listed resources: a model that keeps both (maxmin) lends them, without a copy per settle.
+    fn loads(&mut self) -> (&[u32], &[f64]);
     /// Flow `flow`, moving, was released early by its NIC at `t`: where the flow table gives it a
     /// tail route (`FlowTable::tail_route`, `release_frees_nic`), its bytes left move on that
     /// route from now on. Required, so that a wrapper cannot drop it; a model without tail

@@ -126,7 +126,11 @@ impl<M: RateModel> EventModel for RateAdaptor<'_, M> {
         Some(left.max(0.0))
     }
 
-    fn loads(&mut self, out: &mut Vec<(u32, f64)>) {
+    fn loads(&mut self) -> (&[u32], &[f64]) {
+        // The last call's loads, cleared where they were listed.
+        for l in self.used.drain(..) {
+            self.load[l as usize] = 0.0;
+        }
         for (&i, &r) in self.active.iter().zip(&self.rates) {
             for &(l, times) in self.flows.route(i) {
                 if self.load[l as usize] == 0.0 {
@@ -135,9 +139,7 @@ impl<M: RateModel> EventModel for RateAdaptor<'_, M> {
                 self.load[l as usize] += r * times;
             }
         }
-        for l in self.used.drain(..) {
-            out.push((l, std::mem::take(&mut self.load[l as usize])));
-        }
+        (&self.used, &self.load)
     }
     /// A rate model keeps a flow's route for life (no flow table it runs fills tail routes).
     fn reroute(&mut self, _flow: usize, _t: f64) {}

@@ -59,8 +59,8 @@ impl EventModel for Counting<'_, '_> {
     fn remaining(&self, flow: usize, t: f64) -> Option<f64> {
         self.inner.remaining(flow, t)
     }
-    fn loads(&mut self, out: &mut Vec<(u32, f64)>) {
-        self.inner.loads(out)
+    fn loads(&mut self) -> (&[u32], &[f64]) {
+        self.inner.loads()
     }
     fn reroute(&mut self, flow: usize, t: f64) {
         self.inner.reroute(flow, t)

@@ -174,8 +174,8 @@ impl Releases {
 
     /// Resources whose load may have changed this instant (the model's list): the NICs whose
     /// routes start there look again.
-    pub fn wake(&mut self, loads: &[(u32, f64)]) {
-        for &(l, _) in loads {
+    pub fn wake(&mut self, resources: &[u32]) {
+        for &l in resources {
             for k in self.rates_at[l as usize]..self.rates_at[l as usize + 1] {
                 self.mark(self.rates[k as usize] as usize);
             }

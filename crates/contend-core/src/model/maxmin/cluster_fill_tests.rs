@@ -60,8 +60,8 @@ impl EventModel for Checked<'_> {
         self.e.remaining(flow, t)
     }
 
-    fn loads(&mut self, out: &mut Vec<(u32, f64)>) {
-        self.e.loads(out);
+    fn loads(&mut self) -> (&[u32], &[f64]) {
+        self.e.loads()
     }
     fn reroute(&mut self, flow: usize, t: f64) {
         let before = self.e.route_now(flow);

@@ -141,6 +141,8 @@ fn mark(marks: &mut [u32], touched: &mut Vec<u32>, epoch: u32, l: u32) {
 /// (here, where the resource is first touched, rather than in a walk of its own).
 #[inline]
 fn mark_clear(marks: &mut [u32], touched: &mut Vec<u32>, shift: &mut [f64], top: &mut [f64], epoch: u32, l: u32) {
+    // Cut to one length: the resource is checked against `marks` only, not once per slice.
+    let (shift, top) = (&mut shift[..marks.len()], &mut top[..marks.len()]);
     if marks[l as usize] != epoch {
         marks[l as usize] = epoch;
         touched.push(l);
@@ -329,10 +331,12 @@ impl<'c> Engine<'c> {
         if self.group_mark[b as usize] != self.epoch {
             self.group_mark[b as usize] = self.epoch;
             self.hit.push(b);
-            // The fields apart, so that the span list is walked once, not looked up per span.
+            // The fields apart, so that the span list is walked once, not looked up per span; the
+            // epoch a local, not read again from the engine after each span's stores.
             let (marks, touched, shift, top) = (&mut self.res_mark[..], &mut self.touched, &mut self.shift[..], &mut self.top[..]);
+            let epoch = self.epoch;
             for s in self.spans.of(b as usize) {
-                mark_clear(marks, touched, shift, top, self.epoch, s.res);
+                mark_clear(marks, touched, shift, top, epoch, s.res);
             }
         }
     }
@@ -401,10 +405,11 @@ impl<'c> Engine<'c> {
         self.rhs.resize(n, 0.0);
         let nres = self.group_mark.len();
         let (system, moving, marks, index) = (&mut self.system[..], &mut self.rhs[..], &self.group_mark[..], &self.index[..nres]);
+        let epoch = self.epoch;
         for (j, &g) in self.hit.iter().enumerate() {
             let level = self.g.level[g as usize];
             for s in self.spans.of(g as usize) {
-                if marks[s.res as usize] == self.epoch {
+                if marks[s.res as usize] == epoch {
                     let i = index[s.res as usize] as usize;
                     system[i * n + j] += s.weight;
                     moving[i] += s.weight * level;
@@ -419,7 +424,9 @@ impl<'c> Engine<'c> {
         self.walked.clear();
         let ok = solve(&mut self.system, &mut x).is_some() && x.iter().all(|&v| v > 0.0 && v.is_finite()) && self.holds(&x);
         if ok {
+            // One length: one bounds check per resource, not two.
             let (load, shift) = (&mut self.load[..], &self.shift[..]);
+            let shift = &shift[..load.len()];
             for &l in &self.touched {
                 load[l as usize] += shift[l as usize];
             }
@@ -457,7 +464,9 @@ impl<'c> Engine<'c> {
         }
         for i in 0..self.touched.len() {
             let l = self.touched[i] as usize;
-            if self.load[l] + self.shift[l] > self.cap[l] * (1.0 + TIE) {
+            // One length: `l` is checked against `shift` only.
+            let (load, cap) = (&self.load[..nres], &self.cap[..nres]);
+            if load[l] + self.shift[l] > cap[l] * (1.0 + TIE) {
                 return false;
             }
             if self.g.len(l) == 0 {
@@ -856,8 +865,8 @@ impl EventModel for Engine<'_> {
         Some((end - self.g.service(r, t)).max(0.0))
     }
 
-    fn loads(&mut self, out: &mut Vec<(u32, f64)>) {
-        out.extend(self.touched.iter().map(|&l| (l, self.load[l as usize])));
+    fn loads(&mut self) -> (&[u32], &[f64]) {
+        (&self.touched, &self.load)
     }
 
     fn reroute(&mut self, flow: usize, t: f64) {

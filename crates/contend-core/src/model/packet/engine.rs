@@ -138,6 +138,9 @@ pub struct PacketEngine<'p> {
     busy_end: Vec<u64>,
     touched: Vec<bool>,
     touched_list: Vec<u32>,
+    /// What `loads` last gave: the ports busy in the interval, and each one's load (bytes/s).
+    loads_list: Vec<u32>,
+    loads_now: Vec<f64>,
     loads_ps: u64,
     events: u64,
     hops: u64,
@@ -194,6 +197,8 @@ impl<'p> PacketEngine<'p> {
             busy_end: vec![0; nres],
             touched: vec![false; nres],
             touched_list: Vec::new(),
+            loads_list: Vec::new(),
+            loads_now: vec![0.0; nres],
             loads_ps: 0,
             events: 0,
             hops: 0,
@@ -710,10 +715,11 @@ impl EventModel for PacketEngine<'_> {
         self.recent[flow] as f64 / to_secs(self.seen - self.settle_ps)
     }
 
-    fn loads(&mut self, out: &mut Vec<(u32, f64)>) {
+    fn loads(&mut self) -> (&[u32], &[f64]) {
+        self.loads_list.clear();
         let end = self.settle_ps;
         if end <= self.loads_ps {
-            return;
+            return (&self.loads_list, &self.loads_now);
         }
         let span = (end - self.loads_ps) as f64;
         self.loads_ps = end;
@@ -725,7 +731,8 @@ impl EventModel for PacketEngine<'_> {
             let busy = self.busy[port] - carry;
             self.busy[port] = carry;
             if busy > 0 {
-                out.push((port as u32, self.cap[port] * (busy as f64 / span).min(1.0)));
+                self.loads_list.push(port as u32);
+                self.loads_now[port] = self.cap[port] * (busy as f64 / span).min(1.0);
             }
             if carry > 0 {
                 k += 1;
@@ -734,6 +741,7 @@ impl EventModel for PacketEngine<'_> {
                 self.touched_list.swap_remove(k);
             }
         }
+        (&self.loads_list, &self.loads_now)
     }
     /// Packets leave a NIC's link by themselves once it has sent them: no route to change.
     fn reroute(&mut self, _flow: usize, _t: f64) {}
