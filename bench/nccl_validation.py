@@ -142,11 +142,12 @@ def machine_for(machine: str, file: str) -> str:
 
 # The NCCL release each table ran, quoted from its stored source, and the restated release (`nccl_version`, whose cost
 # model chooses; crates/contend-core/src/nccl/versions.rs) it runs under. Tables whose source names no release, and
-# 2.16.2 and 2.18.5 (whose tuning.cc are not restated: A40 and A100 pairs, AWS's p5 run on EKS), run under the
-# default (2.30). AWS's Slurm runs (round 12) under 2.20.3, the release the image their README builds names.
+# 2.16.2 (whose tuning.cc is not restated: A40 and A100 pairs), run under the default (2.30). AWS's Slurm runs
+# (round 12) under 2.20.3, the release the image their README builds names; its p5 run on EKS (round 12c) under 2.18.5.
 VERSIONS = {
     "a100-2node-p4de-aws.txt": ("2.20", "aws-nccl-tests-dockerfile.txt", "ARG NCCL_VERSION=2.20.3"),
     "h100-2node-p5-aws.txt": ("2.20", "aws-nccl-tests-dockerfile.txt", "ARG NCCL_VERSION=2.20.3"),
+    "h100-2node-p5-eks-aws.txt": ("2.18", "aws-nccl-tests-eks-dockerfile.txt", "ARG NCCL_VERSION=2.18.5"),
     "a100-2node-oci-oke.txt": ("2.19", "a100-2node-oci-oke-command.txt", "nccl-2.19.3-1"),
     "a3mega-2node-ztan.txt": ("2.21", "a3mega-image-ztan.txt", "libnccl.so.2.21.5"),
     "h200-2node-spx-float.txt": ("2.30", "h200-2node-spx-float.txt", "NCCL version 2.30.4"),

@@ -43,8 +43,8 @@ def nccl_tests(
         "applicable line picks before NCCL's model."),
     model: str = typer.Option("maxmin", "--model", "-m", help="maxmin (default) or packet; sc16 does not apply."),
     nccl_version: str | None = typer.Option(
-        None, "--nccl-version", help="NCCL release whose cost model picks the algorithm and protocol: 2.19, 2.20, "
-        "2.21 or 2.30 (default; the parameter nccl_version)."),
+        None, "--nccl-version", help="NCCL release whose cost model picks the algorithm and protocol: 2.18, 2.19, "
+        "2.20, 2.21 or 2.30 (default; the parameter nccl_version)."),
     param: list[str] | None = typer.Option(
         None, "--param", "-p", help="Model parameter key=value, or NCCL's constants (nccl_step_simple=3us, "
         "nccl_eff_simple=0.85: what `contend calibrate` fits from nccl-tests output)."),

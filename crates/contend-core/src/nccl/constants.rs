@@ -39,7 +39,7 @@ pub const PARAMS: &[Param] = &[
         "nccl_version",
         Kind::Choice(super::versions::NAMES),
         "2.30",
-        "NCCL release whose cost model chooses the algorithm and protocol (tuning.cc of 2.19.3, 2.20.3, 2.21.5, 2.30.7)",
+        "NCCL release whose cost model chooses the algorithm and protocol (tuning.cc of 2.18.5, 2.19.3, 2.20.3, 2.21.5, 2.30.7)",
     ),
     // aws-ofi-nccl 1.8.1 sets it to 512 KiB on AWS (src/platform-aws.c); NCCL reads it from 2.20.3.
     Param::derived(

@@ -56,13 +56,13 @@ pub fn local_peer(path_bw: Option<f64>, nvl_bw: f64) -> usize {
     }
 }
 
-/// Channels NCCL gives a peer on another node, by release: 2.19 NCCL_NCHANNELS_PER_NET_PEER's
+/// Channels NCCL gives a peer on another node, by release: 2.18 and 2.19 NCCL_NCHANNELS_PER_NET_PEER's
 /// 2; 2.20 and 2.21 the GPU's NICs (`net_count`, as many as its bandwidth needs) or 2, halved while
 /// 2 x ranks exceeds 4 x the p2p channels; 2.30 the NICs or as many channels of
 /// `PER_CHANNEL_NET_BW` as their bandwidth (`net_bw`, GB/s) needs.
 pub fn net_peer(v: Version, net_count: usize, net_bw: f64, ranks: usize, p2p_channels: usize) -> usize {
     match v {
-        Version::V2_19 => 2,
+        Version::V2_18 | Version::V2_19 => 2,
         Version::V2_20 | Version::V2_21 => {
             let mut n = 2;
             while n * ranks > 4 * p2p_channels && n > 1 {

@@ -8,7 +8,7 @@
 //! This model only *chooses*; the times contend reports come from running the lowering on
 //! the executor.
 
-use super::versions::Version;
+use super::versions::{self, Version};
 use super::{Algo, Coll, Proto};
 
 /// Hardware classes of NCCL's latency table (NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET).
@@ -79,11 +79,15 @@ pub fn nvls_tree_chunk(bytes: u64, channels: usize, heads: usize, first: u64) ->
 }
 
 /// The chunk NVLS-tree starts from before its size rule (`calcCollChunking`): a Simple step
-/// (`step`: NCCL_BUFFSIZE / NCCL_STEPS) in 2.19.3 and 2.20.3, NCCL_NVLS_CHUNKSIZE from 2.21.5;
+/// (`step`: NCCL_BUFFSIZE / NCCL_STEPS) in 2.18.5 to 2.20.3, NCCL_NVLS_CHUNKSIZE from 2.21.5;
 /// no more than NCCL_NVLSTREE_MAX_CHUNKSIZE (`max`: a parameter from 2.20.3, which aws-ofi-nccl
-/// 1.8.1 sets to 512 KiB; unset, and always in 2.19.3, 64 KiB from 4 nodes on).
+/// 1.8.1 sets to 512 KiB; unset, and always in 2.19.3, 64 KiB from 4 nodes on; 2.18.5 has
+/// neither).
 pub fn nvls_tree_first(v: Version, step: u64, max: Option<u64>, nodes: usize) -> u64 {
     let first = if v < Version::V2_21 { step } else { NVLS_CHUNK };
+    if v.nvls_2_18() {
+        return first;
+    }
     let max = max.filter(|_| v >= Version::V2_20).unwrap_or(if nodes >= 4 { 65536 } else { first });
     first.min(max)
 }
@@ -516,8 +520,19 @@ fn nvls_model_old(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64
     if !tree && !matches!(coll, Coll::AllReduce | Coll::AllGather | Coll::ReduceScatter) {
         return None;
     }
+    let heads = c.nvls_heads as f64;
+    if c.version.nvls_2_18() {
+        if coll != Coll::AllReduce {
+            return None;
+        }
+        let n = c.nodes as f64;
+        let bw = if c.nodes <= 2 { c.nvls_bw_intra } else { c.nvls_bw_inter };
+        let (base, net) = (versions::NVLS_BASE_2_18, versions::NVLS_TREE_NET_2_18);
+        let (lat, ratio) = if tree { (base + 2.0 * (n - 1.0) * net, 0.7 * n / (2.0 * (n - 1.0))) } else { (base, 5.0 / 6.0) };
+        return Some((lat, heads * bw * ratio));
+    }
     let inter = if tree && c.nodes > 2 { c.nvls_bw_inter / 2.0 } else { c.nvls_bw_inter };
-    let bus = c.nvls_heads as f64 * c.nvls_bw_intra.min(inter);
+    let bus = heads * c.nvls_bw_intra.min(inter);
     let [nvl_nvls, nvl_tree, _, net_tree] = c.version.nvls_hw();
     let lat = if tree { nvl_tree + 2.0 * (c.nodes as f64).log2().floor() * (net_tree + c.net_extra(proto)) } else { nvl_nvls };
     Some((lat, bus * 5.0 / 6.0))

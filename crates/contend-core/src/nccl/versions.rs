@@ -10,6 +10,13 @@
 //!
 //! Restated from NVIDIA/nccl's tags (learned from, not copied), file src/graph/tuning.cc, by
 //! comparing each with v2.30.7-1 (v2.30.4-1's tuning.cc is v2.30.7-1's, formatting aside):
+//! - v2.18.5-1: as v2.19.3-1 (diffed: tuning.cc, enqueue.cc, paths.cc), but tree/Simple's
+//!   `hwLatencies` 4, 6 and 14 µs (NVLink, PCI, network); NVLS and NVLS-tree a base latency of
+//!   23 µs, NVLS-tree plus 2 x (nodes - 1) x 19 µs on the network (the plugin's latency not
+//!   added); NVLS and NVLS-tree at the NVLS graph's intra bandwidth on up to two nodes (inter
+//!   beyond), not the least of the two, NVLS-tree at an algorithm ratio of 0.7 x nodes /
+//!   (2 x (nodes - 1)); no NVLS all-gather or reduce-scatter; NVLS-tree's chunk a Simple step
+//!   on any number of nodes (no 64 KiB from 4 nodes, enqueue.cc).
 //! - v2.19.3-1: tree/Simple base latency 0 and `hwLatencies` 28 µs (NVLink, PCI, network);
 //!   NVLS 23 µs and NVLS-tree 23 µs on NVLink, 18 and 14 µs on the network; `llMaxBws`' Hopper row
 //!   is Ampere's (87.7, 22.5, 19.0); ring LL's bus bandwidth is 1/4 of the graph's (1/3 for
@@ -29,9 +36,14 @@
 
 use crate::error::{Error, Result};
 
+/// 2.18.5's NVLS and NVLS-tree `baseLat` and NVLS-tree's network `hwLat` (µs, tuning.cc).
+pub const NVLS_BASE_2_18: f64 = 23.0;
+pub const NVLS_TREE_NET_2_18: f64 = 19.0;
+
 /// A restated NCCL release (its minor version; the tag each restates is `tag`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Version {
+    V2_18,
     V2_19,
     V2_20,
     V2_21,
@@ -40,8 +52,8 @@ pub enum Version {
 
 /// `nccl_version`'s words, oldest first, each `ALL`'s release at the same place; the last is
 /// the default.
-pub const NAMES: &[&str] = &["2.19", "2.20", "2.21", "2.30"];
-const ALL: [Version; 4] = [Version::V2_19, Version::V2_20, Version::V2_21, Version::V2_30];
+pub const NAMES: &[&str] = &["2.18", "2.19", "2.20", "2.21", "2.30"];
+const ALL: [Version; 5] = [Version::V2_18, Version::V2_19, Version::V2_20, Version::V2_21, Version::V2_30];
 
 impl Version {
     pub fn parse(s: &str) -> Result<Version> {
@@ -60,6 +72,7 @@ impl Version {
     /// The tag whose tuning.cc this restates.
     pub fn tag(self) -> &'static str {
         match self {
+            Version::V2_18 => "2.18.5",
             Version::V2_19 => "2.19.3",
             Version::V2_20 => "2.20.3",
             Version::V2_21 => "2.21.5",
@@ -72,7 +85,7 @@ impl Version {
         self < Version::V2_30
     }
 
-    /// 2.19.3 and 2.20.3, whose tuning.cc is the same here.
+    /// 2.18.5 to 2.20.3, whose tuning.cc is the same here but for `nvls_2_18`.
     fn before_2_21(self) -> bool {
         self < Version::V2_21
     }
@@ -88,7 +101,9 @@ impl Version {
 
     /// Tree/Simple's `hwLatencies` (µs) on NVLink, PCI, network.
     pub fn tree_simple_hw(self) -> [f64; 3] {
-        if self.old() {
+        if self == Version::V2_18 {
+            [4.0, 6.0, 14.0]
+        } else if self.old() {
             [28.0, 28.0, 28.0]
         } else {
             [4.0, 4.0, 14.0]
@@ -98,10 +113,18 @@ impl Version {
     /// NVLS and NVLS-tree `hwLatencies` (µs): [NVLink NVLS, NVLink NVLS-tree, NET NVLS, NET NVLS-tree].
     pub fn nvls_hw(self) -> [f64; 4] {
         match self {
-            Version::V2_19 | Version::V2_20 => [23.0, 23.0, 18.0, 14.0],
+            Version::V2_18 | Version::V2_19 | Version::V2_20 => [23.0, 23.0, 18.0, 14.0],
             Version::V2_21 => [25.0, 25.0, 18.0, 14.0],
             Version::V2_30 => [25.0, 25.0, 18.0, 20.9],
         }
+    }
+
+    /// 2.18.5's NVLS model (`tuning::nvls_model_old`): per-channel bandwidth of the NVLS graph's
+    /// intra figure on up to two nodes, NVLS-tree's ratio 0.7 x nodes / (2 x (nodes - 1)), its
+    /// latency 23 + 2 x (nodes - 1) x 19 µs without the plugin's, no NVLS all-gather or
+    /// reduce-scatter.
+    pub fn nvls_2_18(self) -> bool {
+        self == Version::V2_18
     }
 
     /// `llMaxBws`' Hopper row (single node / two nodes / more).

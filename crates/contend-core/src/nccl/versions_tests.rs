@@ -84,8 +84,9 @@ fn the_release_is_a_parameter_with_one_line_refusals() {
     let c = |v: &str| super::constants::split(&[("nccl_version".into(), v.into())]);
     assert_eq!(c("2.19").unwrap().0.version, Version::V2_19);
     assert_eq!(super::constants::Constants::default().version, Version::V2_30);
-    let e = c("2.18").unwrap_err().to_string();
-    assert!(e.contains("nccl_version") && e.contains("2.19") && !e.contains('\n'), "{e}");
+    assert_eq!(c("2.18").unwrap().0.version, Version::V2_18);
+    let e = c("2.17").unwrap_err().to_string();
+    assert!(e.contains("nccl_version") && e.contains("2.18") && !e.contains('\n'), "{e}");
 }
 
 #[test]
@@ -136,4 +137,40 @@ fn release_2_20_chooses_as_2_19_and_splits_network_peers_as_2_21() {
     assert_eq!(peer(Version::V2_20), peer(Version::V2_21));
     assert_eq!(peer(Version::V2_20), 4);
     assert_eq!(peer(Version::V2_19), 2);
+}
+
+/// 2 nodes x 8 Hopper GPUs: the NVLS graph's 16 channels at 40 GB/s inside a node, 25 between.
+fn hopper(version: Version) -> Comm {
+    Comm { cc: 90, nvls_heads: 16, nvls_bw_intra: 40.0, nvls_bw_inter: 25.0, net_latency: 75.0, ..comm(version) }
+}
+
+#[test]
+fn release_2_18_models_tree_simple_and_nvls_from_its_own_tables() {
+    // v2.18.5-1 tuning.cc: tree/Simple base 0 + 2 x (7 x 4 NVLink + 1 x 14 network) = 84 us.
+    let (lat, _) = tuning::model(&comm(Version::V2_18), Coll::AllReduce, Algo::Tree, Proto::Simple).unwrap();
+    assert!((lat - 84.0).abs() < 1e-9, "{lat}");
+    // NVLS-tree on two nodes: 16 channels x the intra 40 GB/s x 0.7 x 2 / (2 x 1) = 448 GB/s;
+    // latency base 23 + 2 x (2 - 1) x 19 = 61 us, the plugin's 75 us not added.
+    let (lat, bw) = tuning::model(&hopper(Version::V2_18), Coll::AllReduce, Algo::NvlsTree, Proto::Simple).unwrap();
+    assert!((lat - 61.0).abs() < 1e-9 && (bw - 448.0).abs() < 1e-9, "{lat} {bw}");
+    // 2.19.3: 16 x min(40, 25) x 5/6 = 333.3 GB/s; 23 + 2 x log2(2) x (14 + 2 x 75) = 351 us.
+    let (lat, bw) = tuning::model(&hopper(Version::V2_19), Coll::AllReduce, Algo::NvlsTree, Proto::Simple).unwrap();
+    assert!((lat - 351.0).abs() < 1e-9 && (bw - 16.0 * 25.0 * 5.0 / 6.0).abs() < 1e-9, "{lat} {bw}");
+    // Four nodes: the inter 25 GB/s, ratio 0.7 x 4 / 6; latency 23 + 2 x 3 x 19 = 137 us.
+    let four = Comm { nodes: 4, ranks: 32, ..hopper(Version::V2_18) };
+    let (lat, bw) = tuning::model(&four, Coll::AllReduce, Algo::NvlsTree, Proto::Simple).unwrap();
+    assert!((lat - 137.0).abs() < 1e-9 && (bw - 16.0 * 25.0 * 0.7 * 4.0 / 6.0).abs() < 1e-9, "{lat} {bw}");
+    // One node: NVLS all-reduce at 16 x 40 x 5/6, 23 us; no NVLS all-gather (2.19.3 has one).
+    let one = |v| Comm { nodes: 1, ranks: 8, ..hopper(v) };
+    let (lat, bw) = tuning::model(&one(Version::V2_18), Coll::AllReduce, Algo::Nvls, Proto::Simple).unwrap();
+    assert!((lat - 23.0).abs() < 1e-9 && (bw - 16.0 * 40.0 * 5.0 / 6.0).abs() < 1e-9, "{lat} {bw}");
+    assert!(tuning::model(&one(Version::V2_18), Coll::AllGather, Algo::Nvls, Proto::Simple).is_none());
+    assert!(tuning::model(&one(Version::V2_19), Coll::AllGather, Algo::Nvls, Proto::Simple).is_some());
+    // Ring and LL models are 2.19.3's; a network peer gets NCCL_NCHANNELS_PER_NET_PEER's 2.
+    for (algo, proto) in [(Algo::Ring, Proto::Simple), (Algo::Ring, Proto::Ll), (Algo::Ring, Proto::Ll128), (Algo::Tree, Proto::Ll128)] {
+        let a = tuning::model(&comm(Version::V2_18), Coll::AllReduce, algo, proto);
+        let b = tuning::model(&comm(Version::V2_19), Coll::AllReduce, algo, proto);
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{algo:?}/{proto:?}");
+    }
+    assert_eq!(super::p2p::net_peer(Version::V2_18, 4, 50.0, 16, 32), 2);
 }
