@@ -69,3 +69,8 @@ __all__ = [
     "stencil_params",
 ]
 __version__ = "0.1.0"
+
+
+def __dir__() -> list[str]:
+    # The lazily found names are listed too, for introspection and tab completion.
+    return sorted(set(globals()) | set(__all__))

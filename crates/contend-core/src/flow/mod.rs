@@ -477,8 +477,6 @@ const LONG_ROUTE: usize = 32;
 /// A message with no spread of its own (its plan's path is its route).
 const NO_SPREAD: u32 = u32::MAX;
 
-/// The NIC a path enters the network through: the device a network link is first left from,
-/// if that device is a NIC.
 /// Routes made by `extend_route`: (route, its extra resources with their shares' bits) to the new route.
 type Extended = IntMap<(u32, Vec<(u32, u64)>), u32>;
 
@@ -500,6 +498,8 @@ fn extend_route(routes: &mut Routes, r: u32, extra: &[(u32, f64)], made: &mut Ex
     })
 }
 
+/// The NIC a path enters the network through: the device a network link is first left from,
+/// if that device is a NIC.
 fn injecting_nic(m: &Machine, src: usize, hops: &[Hop]) -> Option<usize> {
     let mut at = src;
     for h in hops {

@@ -10,8 +10,8 @@
 //! of the NIC's network link: a message on one rail crosses that rail's resource once, a striped
 //! one crosses every rail's with a share of 1/ports. Turns are taken in the workload's order, the
 //! order a lowering posts its messages in; the plugin's own control messages, which take turns
-//! too, are not modelled (contend moves no control messages). Under `release_frees_nic` a head
-//! released early keeps its rails on its tail route, as a `max_rate` keeps its cap (tail.rs).
+//! too, are not modelled (contend moves no control messages). maxmin's `release_frees_nic` and
+//! `head_priority`, which reason about a NIC's one injection link, are refused on such a NIC.
 
 use crate::keymap::IntMap;
 use crate::topology::{DeviceKind, Hop, LinkKind, Machine};
@@ -37,7 +37,8 @@ impl Rails {
     /// The rail resources (resource, share of the message) a message of `size` bytes along `hops`
     /// crosses, appended to `out`; none where neither NIC it crosses schedules its ports. `new`
     /// makes a resource (capacity in bytes/s, name) and returns its index; `link_cap` is a
-    /// network link's capacity in the direction given (`true`: away from the NIC).
+    /// network hop's capacity in the hop's direction (the ports' rate is read from the first hop
+    /// that meets the NIC, so both directions of a NIC's link are taken to have one capacity).
     pub(super) fn crossings(
         &mut self,
         m: &Machine,

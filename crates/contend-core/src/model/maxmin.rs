@@ -394,6 +394,12 @@ impl MaxminPrepared {
         if params.nic_release != NicRelease::Delivered {
             flows.buffer_nic_releases(m);
             flows.nic_buffer_shared = params.nic_release == NicRelease::Shared;
+            // Both rules reason about the NIC's one injection link; a NIC that schedules its ports
+            // per message (flow/rails.rs) has a resource per rail, which neither rule accounts for.
+            let refinement = [(params.release_frees_nic, RELEASE_FREES_NIC.name), (params.head_priority, HEAD_PRIORITY.name)];
+            if let (Some((_, name)), Some(nic)) = (refinement.iter().find(|(on, _)| *on), m.devices.iter().find(|d| d.stripe_threshold.is_some())) {
+                return Err(param_error(name, format!("is not modelled on a NIC that schedules its ports per message ({} has stripe_threshold); turn it off, or drop the NIC's stripe_threshold", nic.name)));
+            }
             if params.release_frees_nic {
                 flows.tail_routes(m);
             }

@@ -85,6 +85,21 @@ fn small_messages_posted_together_take_the_ports_in_turn() {
 }
 
 #[test]
+fn the_nic_release_refinements_are_refused_on_a_nic_with_rails() {
+    // Both reason about the NIC's one injection link, not its rails' resources.
+    let run_with = |m: &Machine, p: &str| {
+        let w = Workload::resolve(&WorkloadSpec::from_text("transfers:\n  - {src: n0.GPU0, dst: n1.GPU0, size: 1024B}\n", "w").unwrap(), m, "w").unwrap();
+        let pairs = [(p.to_string(), "on".to_string())];
+        (registry::get("maxmin").unwrap().prepare)(m, &w, &pairs).map(|_| ()).map_err(|e| e.to_string())
+    };
+    for p in ["release_frees_nic", "head_priority"] {
+        let e = run_with(&rails(), p).unwrap_err();
+        assert!(e.contains(p) && e.contains("stripe_threshold") && !e.contains('\n'), "{e}");
+        assert!(run_with(&star(""), p).is_ok(), "{p}");
+    }
+}
+
+#[test]
 fn a_model_without_ports_refuses_in_one_line() {
     let e = run("packet", &rails(), &[(0, 1, 1024)]).err().unwrap();
     assert!(e.contains("stripe_threshold") && e.contains("use --model maxmin") && !e.contains('\n'), "{e}");

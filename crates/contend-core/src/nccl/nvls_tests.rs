@@ -225,6 +225,9 @@ fn nvls_tree_starts_from_the_release_chunk_under_its_maximum() {
     // 8 MiB / 8 steps = 1 MiB); 2.19.3 cuts it to 64 KiB from 4 nodes, whatever the environment.
     assert_eq!(first(Version::V2_19, 1024 * K, Some(512 * K), 2), 1024 * K);
     assert_eq!(first(Version::V2_19, 1024 * K, Some(512 * K), 4), 64 * K);
+    // ... an assignment there, not a cap: a 32 KiB step (NCCL_BUFFSIZE 256 KiB) is raised to 64 KiB.
+    assert_eq!(first(Version::V2_19, 32 * K, None, 4), 64 * K);
+    assert_eq!(first(Version::V2_20, 32 * K, None, 4), 32 * K);
     // 2.18.5 has neither the 4-node cut nor the maximum: a step on any number of nodes.
     assert_eq!(first(Version::V2_18, 512 * K, Some(256 * K), 4), 512 * K);
     // 2.20.3 reads NCCL_NVLSTREE_MAX_CHUNKSIZE (aws-ofi-nccl's 512 KiB), else 64 KiB from 4 nodes.

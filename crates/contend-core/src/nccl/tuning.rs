@@ -81,12 +81,16 @@ pub fn nvls_tree_chunk(bytes: u64, channels: usize, heads: usize, first: u64) ->
 /// The chunk NVLS-tree starts from before its size rule (`calcCollChunking`): a Simple step
 /// (`step`: NCCL_BUFFSIZE / NCCL_STEPS) in 2.18.5 to 2.20.3, NCCL_NVLS_CHUNKSIZE from 2.21.5;
 /// no more than NCCL_NVLSTREE_MAX_CHUNKSIZE (`max`: a parameter from 2.20.3, which aws-ofi-nccl
-/// 1.8.1 sets to 512 KiB; unset, and always in 2.19.3, 64 KiB from 4 nodes on; 2.18.5 has
-/// neither).
+/// 1.8.1 sets to 512 KiB; unset, 64 KiB from 4 nodes on); 2.19.3 sets 64 KiB from 4 nodes on,
+/// whatever the step; 2.18.5 has neither.
 pub fn nvls_tree_first(v: Version, step: u64, max: Option<u64>, nodes: usize) -> u64 {
     let first = if v < Version::V2_21 { step } else { NVLS_CHUNK };
     if v.nvls_2_18() {
         return first;
+    }
+    if v == Version::V2_19 {
+        // 2.19.3 sets the chunk (enqueue.cc `chunkSize = 65536`), raising a smaller step too.
+        return if nodes >= 4 { 65536 } else { first };
     }
     let max = max.filter(|_| v >= Version::V2_20).unwrap_or(if nodes >= 4 { 65536 } else { first });
     first.min(max)

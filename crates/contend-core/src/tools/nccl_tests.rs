@@ -69,7 +69,7 @@ pub fn parse_size(s: &str, flag: &str) -> Result<u64> {
     // allowed), optional spaces, and a first letter K, M or G for powers of 1024; letters after the first
     // are not read (so 8MB and 8MiB are both 8 MiB there), and the product is truncated to whole bytes.
     let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = number_end(t);
     let (num, rest) = (&t[..split], t[split..].trim_start());
     let mult: u64 = match rest.chars().next() {
         None => 1,
@@ -80,10 +80,36 @@ pub fn parse_size(s: &str, flag: &str) -> Result<u64> {
     };
     if let (Ok(v), true) = (num.parse::<f64>(), mult > 0) {
         let bytes = v * mult as f64;
-        return if bytes < 2f64.powi(64) { Ok(bytes as u64) } else { Err(Error::input(flag, s, "is too large")) };
+        return match bytes {
+            b if b >= 2f64.powi(64) => Err(Error::input(flag, s, "is too large")),
+            b if b < 1.0 => Err(Error::input(flag, s, "is less than one byte; give at least 1")),
+            b => Ok(b as u64),
+        };
     }
     // Not nccl-tests' form: contend's own sizes (8B, 1TB) still read; anything else is one error.
     Bytes::parse(t).map(|b| b.0).map_err(|e| Error::input(flag, s, format!("{e}; write bytes as nccl-tests does (8, 64K, 1.5M, 8G)")))
+}
+
+/// Where the decimal number at the start of `t` ends (digits, a point, an exponent), as `%lf` reads it.
+fn number_end(t: &str) -> usize {
+    let b = t.as_bytes();
+    let digits = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        i
+    };
+    let mut i = digits(0);
+    if i < b.len() && b[i] == b'.' {
+        i = digits(i + 1);
+    }
+    if i > 0 && i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let j = if b.get(i + 1).is_some_and(|&c| c == b'+' || c == b'-') { i + 2 } else { i + 1 };
+        if digits(j) > j {
+            i = digits(j);
+        }
+    }
+    i
 }
 
 /// nccl-tests' element count and bytes for a requested size.
@@ -437,6 +463,10 @@ mod tests {
         assert_eq!(parse_size("2MiB", "-b").unwrap(), 2 << 20);
         assert_eq!(parse_size("8MB", "-b").unwrap(), 8 << 20); // nccl-tests reads the M only
         assert_eq!(parse_size("8B", "-b").unwrap(), 8); // refused by nccl-tests, read by contend
+        assert_eq!(parse_size("1e3", "-b").unwrap(), 1000);
+        assert_eq!(parse_size("2.5e1K", "-b").unwrap(), 25 << 10);
+        let e = parse_size("0.001", "-b").unwrap_err().to_string();
+        assert!(e.contains("0.001") && e.contains("less than one byte"), "{e}");
         let e = parse_size("x", "-e").unwrap_err().to_string();
         assert!(e.contains("-e") && e.contains("1.5M") && !e.contains('\n'), "{e}");
         assert!(parse_size("99999999999G", "-e").unwrap_err().to_string().contains("too large"));
