@@ -80,8 +80,7 @@ impl FlowTable {
         if entered == 0 {
             return whole;
         }
-        let per_device = whole / entered as f64;
-        path[..entered].iter().map(|&r| per_device / in_flight[r as usize].max(1) as f64).sum()
+        shares(&path[..entered], whole / entered as f64, in_flight)
     }
 
     /// `nic_buffer_now` under `head_priority`: only the buffers of the devices f's path enters
@@ -96,7 +95,7 @@ impl FlowTable {
         if !self.nic_buffer_shared {
             return per_device * entered.saturating_sub(from) as f64;
         }
-        path[from.min(entered)..entered].iter().map(|&r| per_device / in_flight[r as usize].max(1) as f64).sum()
+        shares(&path[from.min(entered)..entered], per_device, in_flight)
     }
 
     /// Per transfer through a NIC: seconds its last byte arrives after it would through one
@@ -119,4 +118,10 @@ impl FlowTable {
             })
             .collect()
     }
+}
+
+/// `per_device` bytes of buffer at each device the resources `entering` enter, shared among the
+/// messages crossing each (`nic_release = shared`: one FIFO per port, its slots taken in turn).
+fn shares(entering: &[u32], per_device: f64, in_flight: &[u32]) -> f64 {
+    entering.iter().map(|&r| per_device / in_flight[r as usize].max(1) as f64).sum()
 }
