@@ -172,6 +172,12 @@ def test_import_with_too_many_numa_nodes_per_socket(cli, tmp_path):
         assert_one_line(cli("import", str(dump), "--numa-per-socket", k), "--numa-per-socket", "give 1 to 8")
 
 
+def test_a_number_too_large_for_the_engine_is_one_line(cli):
+    # Integers the binding cannot hold (u64, usize) name the argument instead of a traceback.
+    for flag, field in (("-f", "factor"), ("-g", "ngpus"), ("--nodes", "nodes"), ("--root", "root")):
+        assert_one_line(cli("nccl-tests", "dgx-a100", flag, "99999999999999999999"), field, "too big")
+
+
 def test_p2p_of_an_unknown_tool(cli):
     assert_one_line(cli("p2p", "dgx-a100", "--tool", "nccl-tests"), "--tool", "nvbandwidth")
 

@@ -97,6 +97,16 @@ def run_command(body: Callable[[], Any]) -> tuple[Any, int | None]:
     except ContendError as e:
         err().print(styled(("failed:", "bold red"), " ", one_line(str(e))), soft_wrap=True)
         return None, 1
+    except OverflowError as e:
+        # A number the engine's argument cannot hold (PyO3 notes which: "while processing 'factor'"); any other
+        # overflow is not the user's and keeps its traceback.
+        field = next((n[len("while processing "):].strip("'") for n in getattr(e, "__notes__", [])
+                      if n.startswith("while processing ")), None)
+        if field is None:
+            raise
+        err().print(styled(("error:", "bold red"), " ", f"{field}: {e}; give a smaller, non-negative whole number"),
+                    soft_wrap=True)
+        return None, 2
     except BrokenPipeError:
         # `contend … | head`: the reader has gone; nothing left to say to it.
         sys.stderr.flush()

@@ -86,6 +86,9 @@ pub fn parse_size(s: &str, flag: &str) -> Result<u64> {
             b => Ok(b as u64),
         };
     }
+    if t.starts_with('-') {
+        return Err(Error::input(flag, s, "is negative; give a size of at least 1 byte"));
+    }
     // Not nccl-tests' form: contend's own sizes (8B, 1TB) still read; anything else is one error.
     Bytes::parse(t).map(|b| b.0).map_err(|e| Error::input(flag, s, format!("{e}; write bytes as nccl-tests does (8, 64K, 1.5M, 8G)")))
 }
@@ -467,6 +470,8 @@ mod tests {
         assert_eq!(parse_size("2.5e1K", "-b").unwrap(), 25 << 10);
         let e = parse_size("0.001", "-b").unwrap_err().to_string();
         assert!(e.contains("0.001") && e.contains("less than one byte"), "{e}");
+        let e = parse_size("-5", "-b").unwrap_err().to_string();
+        assert!(e.contains("-5") && e.contains("negative"), "{e}");
         let e = parse_size("x", "-e").unwrap_err().to_string();
         assert!(e.contains("-e") && e.contains("1.5M") && !e.contains('\n'), "{e}");
         assert!(parse_size("99999999999G", "-e").unwrap_err().to_string().contains("too large"));
