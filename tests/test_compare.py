@@ -1,9 +1,10 @@
-"""`contend compare` and `api.compare`: the fidelity ladder on a user's own traffic."""
+"""`contend compare` and `contend.compare`: the fidelity ladder on a user's own traffic."""
 
 import json
 
 import pytest
 
+import contend
 from contend import api
 from contend.errors import InputError
 
@@ -62,7 +63,7 @@ def test_compare_mistakes_are_one_line(cli, cluster):
 
 def test_compare_from_python(cluster):
     machine, transfers = cluster
-    c = api.compare(api.Machine.load(machine), api.Transfers.load(transfers), models=["maxmin", "packet"])
+    c = contend.compare(api.Machine.load(machine), api.Transfers.load(transfers), models=["maxmin", "packet"])
     assert c.reference == "packet"
     assert list(c.models["model"]) == ["maxmin", "packet"]
     assert c.differences.loc[0, "model"] == "maxmin"

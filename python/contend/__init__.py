@@ -30,16 +30,17 @@ from contend.stencil import stencil, stencil_params
 
 
 def __getattr__(name: str) -> object:
-    # Schedule and schedule are frozen dataclasses' (contend.results, through contend.api): imported when first
-    # asked for, so that `import contend` does not import dataclasses.
-    if name in ("Schedule", "schedule"):
-        from contend import api
+    # A schedule search's and a comparison's results are frozen dataclasses (contend.results, which builds on
+    # contend.api): imported when first asked for, so that `import contend` does not import dataclasses.
+    if name in ("Comparison", "Schedule", "compare", "schedule"):
+        from contend import results
 
-        return getattr(api, name)
+        return getattr(results, name)
     raise AttributeError(f"module 'contend' has no attribute {name!r}")
 
 
 __all__ = [
+    "Comparison",
     "ContendError",
     "Explanation",
     "InputError",
@@ -51,6 +52,7 @@ __all__ = [
     "UnsupportedError",
     "calibrate",
     "calibrate_kernels",
+    "compare",
     "datatype",
     "datatype_presets",
     "datatype_sweep",

@@ -21,19 +21,6 @@ if TYPE_CHECKING:
     import pandas as pd  # imported where used: `import contend` and the CLI start without them
     import pyarrow as pa
 
-# A schedule search's and a comparison's results are frozen dataclasses, defined in contend.results so that
-# importing this module (every command) does not import dataclasses: they are found here when first asked for.
-_RESULTS = ("Comparison", "Schedule", "compare", "schedule")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _RESULTS:
-        from contend import results
-
-        return getattr(results, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 # Built-in transfer sets that can be named wherever a transfers file is expected.
 BUILTIN_TRANSFERS = {"sc16-example": "sc16-example.yaml"}
 

@@ -8,7 +8,7 @@ import sys
 
 import typer
 
-from contend import api
+from contend import results
 from contend.cli.shared import MachineArg, TransfersArg, load_machine, load_transfers
 from contend.cli.tables import print_model_comparison
 from contend.errors import InputError
@@ -42,7 +42,7 @@ def compare(
     each model's wall time. Check the flow level on your own traffic before a study."""
     params = parse_model_params(param)
     m, t = load_machine(machine), load_transfers(transfers)
-    c = api.compare(m, t, models=model or [], params=params)
+    c = results.compare(m, t, models=model or [], params=params)
     if as_json:
         sys.stdout.write(c.text + "\n")
         return

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from contend import api
+from contend import results
 from contend.cli.shared import (
     Count,
     ForceOpt,
@@ -72,7 +72,7 @@ def schedule(
     if best is not None and best.stdout and as_json:
         raise InputError("--output: - and --json would both write to standard output; write one of them to a file")
     m = load_machine(machine)
-    s = run_with_progress(lambda progress: api.schedule(
+    s = run_with_progress(lambda progress: results.schedule(
         m, halo, semantics=semantics, search=search, model=model, alpha=alpha, seed=seed, iterations=iterations,
         threads=threads, keep_times=target is not None, progress=progress, **params))
     if s.raw["method"] == "bnb":

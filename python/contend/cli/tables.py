@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contend import api
 from contend.cli.shared import new_table, out, styled
 from contend.units import time_unit
+
+if TYPE_CHECKING:
+    from contend import results
 
 
 def fmt_factor(x: float) -> str:
@@ -141,7 +144,7 @@ def print_explanation(e: api.Explanation) -> None:
     print_transfers(e)
 
 
-def print_schedule(s: api.Schedule) -> None:
+def print_schedule(s: results.Schedule) -> None:
     r = s.raw
     params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
     out().print(styled((f"halo exchange on {r['machine']}", "bold"),
@@ -390,7 +393,7 @@ def print_iterations(r: dict) -> None:
     out().print("parameters: " + ", ".join(f"{k}={v}" for k, v in r["params"].items()))
 
 
-def print_model_comparison(c: api.Comparison) -> None:
+def print_model_comparison(c: results.Comparison) -> None:
     raw = c.raw
     table = new_table(title=f"{raw['machine']} — {raw['transfers']:,} transfers under each model")
     for col in ("model", "wall s", "makespan", "note"):
