@@ -127,3 +127,30 @@ def test_runs_in_a_session_equal_runs_without_one(tmp_path):
     s = contend.Session()
     assert s.run(scenario).raw == alone
     assert s.run(scenario).raw == alone  # the second run takes the kept lowering
+
+
+def test_every_function_takes_a_machine_its_name_or_its_file_and_refuses_anything_else(tmp_path):
+    m = contend.Machine.load(MACHINE)
+    t = contend.Transfers.parse(YAML)
+    path = tmp_path / "t.yaml"
+    path.write_text(YAML)
+    want = finish(contend.simulate(m, t, model="maxmin"))
+    assert finish(contend.simulate(MACHINE, t, model="maxmin")) == want
+    assert finish(contend.simulate(MACHINE, path, model="maxmin")) == want
+    assert contend.explain(MACHINE, t).factors.equals(contend.explain(m, t).factors)
+    best = contend.schedule(m, "2d", semantics="rounds").best_s
+    assert contend.schedule(MACHINE, "2d", semantics="rounds").best_s == best
+    with pytest.raises(TypeError, match="a contend.Machine, a preset name or a machine file, not int"):
+        contend.simulate(42, t)
+    with pytest.raises(TypeError, match="from_records"):
+        contend.simulate(m, [{"src": "GPU0", "dst": "GPU2", "size": 1}])
+
+
+def test_nccl_tests_takes_a_loaded_machine_and_sizes_as_numbers():
+    by_name = contend.nccl_tests("hgx-h100", min_bytes="1M", max_bytes="1M")
+    by_machine = contend.nccl_tests(contend.Machine.load("hgx-h100"), min_bytes=1 << 20, max_bytes=1 << 20)
+    assert by_machine["rows"] == by_name["rows"]
+    assert list(contend.nccl_tests_frame(by_name)["size"]) == [1 << 20]
+    in_memory = contend.Machine.from_dict(contend.Machine.load("hgx-h100").spec)
+    with pytest.raises(contend.InputError, match="built in memory"):
+        contend.nccl_tests(in_memory)

@@ -16,10 +16,13 @@ from contend.errors import InputError
 # typing's TYPE_CHECKING, without importing typing at run time (a twentieth of `simulate --json`'s start-up).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import IO, Any
+    from typing import IO, Any, TypeAlias
 
     import pandas as pd  # imported where used: `import contend` and the CLI start without them
     import pyarrow as pa
+
+    MachineLike: TypeAlias = "Machine | str | os.PathLike[str]"
+    TransfersLike: TypeAlias = "Transfers | str | os.PathLike[str]"
 
 # Built-in transfer sets that can be named wherever a transfers file is expected.
 BUILTIN_TRANSFERS = {"sc16-example": "sc16-example.yaml"}
@@ -186,7 +189,7 @@ class Transfers:
     def generate(
         cls,
         pattern: str,
-        machine: Machine,
+        machine: MachineLike,
         size: str,
         peers: list[str] | None = None,
         root: str | None = None,
@@ -200,7 +203,7 @@ class Transfers:
         (need ``root``), ``all-to-all``, seeded ``random`` with ``count`` pairs (distinct while any are left,
         then repeating), ``permutation``, ``neighbours`` on a rank ``grid`` such as ``"16x16x8"``, or
         ``group-shift``; ``gap`` (e.g. ``"2us"``) issues transfer k at k × gap."""
-        text = _core.generate(machine.held, pattern, peers, size, root, count, seed, gap, grid,
+        text = _core.generate(_machine(machine), pattern, peers, size, root, count, seed, gap, grid,
                               periodic)
         return cls(_core.Transfers.parse(text, f"<{pattern}>"))
 
@@ -213,15 +216,35 @@ class Transfers:
     def records(self) -> list[dict[str, Any]]:
         return json.loads(self.spec_json)["transfers"]
 
-    def check(self, machine: Machine) -> None:
+    def check(self, machine: MachineLike) -> None:
         """Raise InputError if a transfer names a device the machine lacks, or has a bad dependency."""
-        self.held.check(machine.held)
+        self.held.check(_machine(machine))
 
     def to_yaml(self) -> str:
         return self.held.to_yaml()
 
     def __len__(self) -> int:
         return len(self.held)
+
+
+def _machine(machine: MachineLike) -> _core.Machine:
+    """The engine's machine for a Machine, a preset name or a machine file: every function that takes a machine
+    takes any of the three, as ``Session.simulate`` does."""
+    if isinstance(machine, Machine):
+        return machine.held
+    if isinstance(machine, (str, os.PathLike)):
+        return Machine.load(machine).held
+    raise TypeError(f"machine: a contend.Machine, a preset name or a machine file, not {type(machine).__name__}")
+
+
+def _transfers(transfers: TransfersLike) -> _core.Transfers:
+    """The engine's transfers for a Transfers or a transfers file (or built-in set such as ``sc16-example``)."""
+    if isinstance(transfers, Transfers):
+        return transfers.held
+    if isinstance(transfers, (str, os.PathLike)):
+        return Transfers.load(transfers).held
+    raise TypeError(f"transfers: a contend.Transfers or a transfers file, not {type(transfers).__name__}; build one "
+                    "with Transfers.from_records, from_dataframe or from_columns")
 
 
 def _column(values: Any) -> Any:
@@ -251,14 +274,14 @@ def import_machine(
     return r["yaml"], r["assumptions"]
 
 
-def p2p(machine: Machine, **params: Any) -> dict[str, Any]:
+def p2p(machine: MachineLike, **params: Any) -> dict[str, Any]:
     """Predicted p2pBandwidthLatencyTest matrices (GB/s, µs), indexed by the machine's GPUs."""
-    return json.loads(_core.p2p(machine.held, _params(params)))
+    return json.loads(_core.p2p(_machine(machine), _params(params)))
 
 
-def nvbandwidth(machine: Machine, **params: Any) -> dict[str, Any]:
+def nvbandwidth(machine: MachineLike, **params: Any) -> dict[str, Any]:
     """Predicted nvbandwidth copy-engine testcases (GB/s); ``["text"]`` is the output as nvbandwidth prints it."""
-    report, text = _core.nvbandwidth(machine.held, _params(params))
+    report, text = _core.nvbandwidth(_machine(machine), _params(params))
     return {**json.loads(report), "text": text}
 
 
@@ -272,7 +295,7 @@ def p2p_frames(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
 
 
 def calibrate(
-    machine: Machine, measurements: str | os.PathLike, hold_out: bool = False, **params: Any
+    machine: MachineLike, measurements: str | os.PathLike, hold_out: bool = False, **params: Any
 ) -> dict[str, Any]:
     """Fit link parameters to p2pBandwidthLatencyTest or nvbandwidth output; ``["yaml"]`` is the calibrated machine.
 
@@ -281,7 +304,7 @@ def calibrate(
     graph,src,dst,size,time) fits sc16's bandwidth and tau instead. ``hold_out=True`` fits p2p outputs on
     single-pair data only and scores the rest (``["scores"]``).
     """
-    return json.loads(_core.calibrate(machine.held, os.fspath(measurements), _params(params),
+    return json.loads(_core.calibrate(_machine(machine), os.fspath(measurements), _params(params),
                                       hold_out))
 
 
@@ -470,18 +493,18 @@ class Explanation(Result):
 
 
 def simulate(
-    machine: Machine, transfers: Transfers, model: str = "sc16", phases: bool = False, nics: bool = False,
+    machine: MachineLike, transfers: TransfersLike, model: str = "sc16", phases: bool = False, nics: bool = False,
     **params: Any
 ) -> Result:
     """Predict each transfer's start and finish. ``params`` are model parameters, e.g. ``tau=0.2``;
     ``phases=True`` also keeps every phase's rates and link loads (their size grows with the transfers squared);
     ``nics=True`` every NIC's queue over time (clusters)."""
-    return Result(_core.simulate(machine.held, transfers.held, model, _params(params), phases, nics))
+    return Result(_core.simulate(_machine(machine), _transfers(transfers), model, _params(params), phases, nics))
 
 
-def explain(machine: Machine, transfers: Transfers, model: str = "sc16", **params: Any) -> Explanation:
+def explain(machine: MachineLike, transfers: TransfersLike, model: str = "sc16", **params: Any) -> Explanation:
     """Like ``simulate`` with the sc16 steps of every phase."""
-    return Explanation(text=_core.explain(machine.held, transfers.held, model, _params(params)))
+    return Explanation(text=_core.explain(_machine(machine), _transfers(transfers), model, _params(params)))
 
 
 def halo_presets() -> list[tuple[str, str]]:
@@ -599,10 +622,10 @@ def apps() -> list[dict[str, Any]]:
 
 
 def nccl_tests(
-    machine: str,
+    machine: MachineLike,
     op: str = "all_reduce",
-    min_bytes: str = "8",
-    max_bytes: str = "128M",
+    min_bytes: str | int = "8",
+    max_bytes: str | int = "128M",
     factor: int = 2,
     *,
     ngpus: int | None = None,
@@ -619,7 +642,8 @@ def nccl_tests(
     tuner: str | None = None,
     **params: Any,
 ) -> dict[str, Any]:
-    """What nccl-tests' ``<op>_perf -b MIN -e MAX -f FACTOR`` would print on ``machine`` (a preset or file).
+    """What nccl-tests' ``<op>_perf -b MIN -e MAX -f FACTOR`` would print on ``machine`` (a preset, a machine file,
+    or a Machine loaded from either). ``min_bytes``/``max_bytes``: bytes, or text as nccl-tests reads it (``"8M"``).
 
     Each size runs NCCL's own pick of algorithm and protocol (``algo``/``proto``: NCCL_ALGO/NCCL_PROTO lists),
     lowered to point-to-point transfers on the rings NCCL's search would build, under ``model``. ``["rows"]`` holds
@@ -631,10 +655,24 @@ def nccl_tests(
     NCCL's example tuner plugin (``NCCL_TUNER_CONFIG_FILE``): its first applicable line picks before NCCL's model.
     """
     return json.loads(_core.nccl_tests(
-        machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpus, dtype=dtype, root=root, algo=algo,
-        proto=proto, channels=channels, model=model, params=_params(params), explain=explain, nodes=nodes,
-        network_bandwidth=network_bandwidth, tuner=tuner,
+        _machine_source(machine), op, str(min_bytes), str(max_bytes), factor, ngpus=ngpus, gpus=gpus, dtype=dtype,
+        root=root, algo=algo, proto=proto, channels=channels, model=model, params=_params(params), explain=explain,
+        nodes=nodes, network_bandwidth=network_bandwidth, tuner=tuner,
     ))
+
+
+def _machine_source(machine: MachineLike) -> str:
+    """The preset name or file a machine was loaded from: nccl-tests builds its nodes' copies from it."""
+    if not isinstance(machine, Machine):
+        _machine(machine)  # the same TypeError for anything else
+        return os.fspath(machine)
+    origin = machine.origin
+    if origin.startswith("preset "):
+        return origin.removeprefix("preset ")
+    if os.path.exists(origin):
+        return origin
+    raise InputError(f"nccl_tests: machine: this Machine was built in memory ({origin}); nccl-tests needs a preset "
+                     "or a file: write machine.spec_json to a .json file and pass its path")
 
 
 def nccl_tests_frame(report: dict[str, Any]) -> pd.DataFrame:

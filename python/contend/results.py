@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from contend import _core
-from contend.api import Machine, Transfers, _params
+from contend.api import Transfers, _machine, _params, _transfers
 from contend.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from contend.api import MachineLike, TransfersLike
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class Schedule:
 
 
 def schedule(
-    machine: Machine,
+    machine: MachineLike,
     halo: str | os.PathLike = "cosmo-2d",
     semantics: str = "sequential",
     search: str = "exhaustive",
@@ -69,7 +71,7 @@ def schedule(
     """
     halo = os.fspath(halo)
     report, best = _core.schedule(
-        machine.held, halo, semantics, search, model,
+        _machine(machine), halo, semantics, search, model,
         _params(params), alpha, seed, iterations, threads, keep_times, progress,
     )
     return Schedule(json.loads(report), Transfers(_core.Transfers.parse(best, "<best schedule>")))
@@ -119,8 +121,8 @@ class Comparison:
 
 
 def compare(
-    machine: Machine,
-    transfers: Transfers,
+    machine: MachineLike,
+    transfers: TransfersLike,
     models: Iterable[str] = (),
     params: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Comparison:
@@ -129,4 +131,4 @@ def compare(
     to its parameters, e.g. ``{"packet": {"buffer": 16}}``; a model that does not apply to the
     machine or transfers is listed with its reason."""
     triples = [(model, k, str(v)) for model, ps in (params or {}).items() for k, v in ps.items()]
-    return Comparison(_core.compare(machine.held, transfers.held, list(models), triples))
+    return Comparison(_core.compare(_machine(machine), _transfers(transfers), list(models), triples))
