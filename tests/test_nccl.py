@@ -132,6 +132,20 @@ def test_calibrate_from_nccl_tests_output_fits_and_feeds_back(tmp_path):
     assert r.returncode == 2 and "--param" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+
+def test_a_table_pasted_from_a_coloured_terminal_reads_as_the_plain_one(tmp_path):
+    plain = _closed_form_table(tmp_path / "all_reduce_perf.txt")
+    lines = plain.read_text().splitlines()
+    # Colour codes before a row and in its middle, a window title, CRLF line ends.
+    lines[9] = "\x1b[0m" + lines[9]
+    lines[10] = lines[10].replace(" float ", " \x1b[1mfloat\x1b[0m ")
+    lines.insert(0, "\x1b]0;user@gpu59: ~/nccl-tests\x07\x1b[32m$ ./build/all_reduce_perf -g 8\x1b[0m")
+    coloured = tmp_path / "coloured.txt"
+    coloured.write_bytes("\r\n".join(lines).encode() + b"\r\n")
+    fits = [json.loads(run_cli("calibrate", "dgx-a100", str(f), "--json").stdout) for f in (plain, coloured)]
+    assert len(fits[1]["residuals"]) == len(fits[0]["residuals"]) == 4  # sizes 1, 2, 4 and 8 GiB
+    assert fits[1]["fitted"] == fits[0]["fitted"]
+
 def test_nccl_calls_in_a_rank_program_run_under_contend_run():
     r = run_cli("run", "examples/scenarios/nccl-training-step.yaml", "--json")
     assert r.returncode == 0, r.stderr

@@ -281,7 +281,9 @@ pub fn import(path: &str, name: &str, numa_per_socket: i64) -> Result<import::Im
 /// `hold_out` fits p2p outputs and patterns on single-pair data only and scores the rest (sc16
 /// fits refuse it).
 pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out: bool) -> Result<CalibrationReport> {
-    let text = read_user_file(path)?;
+    let raw = read_user_file(path)?;
+    // Pasted from a terminal or a log: colours and carriage returns are not part of the data.
+    let text = crate::terminal::strip_escapes(&raw);
     let format = MeasurementFormat::detect(&text, path);
     if hold_out && format == MeasurementFormat::Graphs {
         return Err(Error::input(

@@ -20,6 +20,7 @@ pub mod scenario;
 pub mod schedule;
 pub mod sim;
 pub mod stencil;
+pub mod terminal;
 pub mod tools;
 pub mod topology;
 pub mod units;

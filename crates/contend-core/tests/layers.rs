@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// Lowest first; a module may use its own layer's and those above it in this list. Modules on
 /// one line are one layer and do not use each other.
 const LAYERS: &[&[&str]] = &[
-    &["units"],
+    &["units", "terminal"],
     &["keymap", "heap"],
     &["yaml_bounds"],
     &["error"],

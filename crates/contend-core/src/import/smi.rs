@@ -50,36 +50,9 @@ struct Matrix {
 /// bars (`│`, `|`, `─`), and the `>` of a quoted paste. Prompt lines, the command and the legend
 /// need no cleaning: the matrix starts at the header line and rows are named by its columns.
 pub(super) fn clean(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => match chars.next() {
-                // CSI: parameters and intermediates, then one final byte in @..~.
-                Some('[') => {
-                    for d in chars.by_ref() {
-                        if ('@'..='~').contains(&d) {
-                            break;
-                        }
-                    }
-                }
-                // OSC (a title, a hyperlink): up to BEL or ESC \.
-                Some(']') => {
-                    while let Some(d) = chars.next() {
-                        if d == '\u{7}' || (d == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
-                            break;
-                        }
-                    }
-                }
-                _ => {}
-            },
-            '\n' | '\t' => out.push(c),
-            '|' | '\u{2500}'..='\u{257f}' => out.push(' '),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out.lines().map(|l| l.trim_start().trim_start_matches('>').trim_start()).collect::<Vec<_>>().join("\n")
+    let plain: String =
+        crate::terminal::strip_escapes(text).chars().map(|c| if c == '|' || ('\u{2500}'..='\u{257f}').contains(&c) { ' ' } else { c }).collect();
+    plain.lines().map(|l| l.trim_start().trim_start_matches('>').trim_start()).collect::<Vec<_>>().join("\n")
 }
 
 fn parse_matrix(text: &str, origin: &str, notes: &mut Vec<String>) -> Result<Matrix> {
