@@ -119,8 +119,15 @@ def test_size_bounds_refuse_before_running(tmp_path):
     # A transfers file too big to hold is refused by its size, before it is read (a sparse file: no disk used).
     huge = tmp_path / "huge.yaml"
     with open(huge, "wb") as f:
-        f.truncate(50_000_000)
-    one_line(run_cli("simulate", "cs-storm-socket", huge), "TRANSFERS", "1,250,000 transfers", "split")
+        f.truncate(500_000_000)
+    one_line(run_cli("simulate", "cs-storm-socket", huge), "TRANSFERS", "12,500,000 transfers", "split")
+    # One past the bound by its size alone, not by much, has its transfers counted: its 1,200 (about 41 bytes
+    # each) are taken under a bound just below what its size says, and refused under 1,100.
+    limit = big.stat().st_size // 40 - 1
+    assert limit >= 1200
+    assert run_cli("simulate", "cs-storm-socket", big, "--max-rows", str(limit), "--json").returncode == 0
+    one_line(run_cli("simulate", "cs-storm-socket", big, "--max-rows", "1100"), "TRANSFERS", "1,200 transfers",
+             "counted by their src fields")
     assert not (tmp_path / "t.json").exists()
     p = run_cli("simulate", "cs-storm-socket", big, "--phases", "--max-rows", "3000000", "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["phases"]

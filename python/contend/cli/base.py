@@ -186,8 +186,10 @@ TRACE_ROWS = 500_000
 # generate and transfers files: the engine holds about 1 kB per transfer (a file of them is read whole).
 GENERATE_TRANSFERS = 1_000_000
 # The shortest line a transfer takes in a file ("  - {src: GPU0, dst: GPU1, size: 1MiB}"): a file's size over
-# it bounds the transfers it holds.
+# it bounds the transfers it holds; a file past the bound by that measure, by at most COUNTED times, has its
+# transfers counted.
 TRANSFER_LINE_BYTES = 40
+COUNTED = 10
 
 def phase_rows(transfers: int) -> int:
     """Rows of a per-phase table, bounded above: at most 2n phases (every start and finish), each with at
@@ -243,10 +245,27 @@ def load_transfers(source: str, max_rows: int | None = None) -> api.Transfers:
         return api.Transfers.parse(read_stdin("transfers"), "<stdin>")
     if os.path.isfile(source):
         size = os.path.getsize(source)
-        bound("TRANSFERS", size // TRANSFER_LINE_BYTES, GENERATE_TRANSFERS, max_rows,
-              f"transfers ({size / 1e6:,.0f} MB at about {TRANSFER_LINE_BYTES} bytes each)",
+        limit, most = max_rows or GENERATE_TRANSFERS, size // TRANSFER_LINE_BYTES
+        how = f"at about {TRANSFER_LINE_BYTES} bytes each"
+        if limit < most <= COUNTED * limit:
+            # Past the bound by size alone, though not by much (generate writes its largest files at about 56
+            # bytes a transfer): count them, each transfer naming one src, before the engine reads the file whole.
+            most, how = src_keys(source), "counted by their src fields"
+        bound("TRANSFERS", most, GENERATE_TRANSFERS, max_rows, f"transfers ({size / 1e6:,.0f} MB, {how})",
               f"split {source}")
     return api.Transfers.load(source)
+
+
+def src_keys(path: str, chunk: int = 1 << 24) -> int:
+    """How often ``src`` occurs in a file, read in chunks (memory stays bounded whatever its size): at least the
+    number of transfers it holds."""
+    count, tail = 0, b""
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            data = tail + block
+            count += data.count(b"src")
+            tail = data[-2:]  # a key cut between two chunks is counted in the next; two bytes cannot hold one
+    return count
 
 
 def prepare(machine: str, transfers: str, param: list[str] | None, timeline: Path | None, trace: Path | None,
