@@ -70,8 +70,11 @@ pub fn parse_document<T: serde::de::DeserializeOwned>(text: &str, file: &str) ->
         let inner = e.into_inner().to_string();
         // serde_yaml appends " at line L column C"; keep it, it helps find the spot.
         let field = if path == "." { String::new() } else { short_path(&path) };
-        // serde_yaml names the path itself too: say it once.
-        let inner = inner.strip_prefix(&format!("{field}: ")).unwrap_or(&inner);
+        // serde_yaml names the path itself too (the field's, or its parent's): say it once.
+        let inner = match inner.split_once(": ") {
+            Some((named, rest)) if !named.is_empty() && field.starts_with(named) && !named.contains(' ') => rest,
+            _ => &inner,
+        };
         Error::input(file, field, tidy_serde_message(inner))
     })
 }
@@ -98,10 +101,49 @@ fn tidy_serde_message(m: &str) -> String {
         return format!("the YAML's aliases (*name) expand too many times{rest}; write the values out or use fewer aliases");
     }
     if let Some(rest) = m.strip_prefix("unknown field ") {
-        // "unknown field `x`, expected one of `a`, `b`" -> keep, it names the fix.
+        // "unknown field `x`, expected one of `a`, `b`" names the fix; the nearest known name first.
+        let names: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
+        if let Some((&typed, known)) = names.split_first() {
+            if let Some(near) = nearest(typed, known) {
+                let (body, at) = rest.rsplit_once(" at line ").map_or((rest, String::new()), |(b, a)| (b, format!(" at line {a}")));
+                let expected = body.split_once(", ").map_or("", |(_, e)| e);
+                return format!("unknown field `{typed}`; did you mean `{near}`? ({expected}){at}");
+            }
+        }
         return format!("unknown field {rest}");
     }
     m.to_string()
+}
+
+/// The known name a typo most likely meant: the one fewest single-letter edits (a letter
+/// added, dropped, changed, or two swapped) away, if that is at most a third of its length.
+fn nearest<'a>(typed: &str, known: &[&'a str]) -> Option<&'a str> {
+    let distance = |a: &str, b: &str| {
+        let (a, b): (Vec<char>, Vec<char>) = (a.to_lowercase().chars().collect(), b.to_lowercase().chars().collect());
+        let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+        for (i, row) in d.iter_mut().enumerate() {
+            row[0] = i;
+        }
+        for (j, cell) in d[0].iter_mut().enumerate() {
+            *cell = j;
+        }
+        for i in 1..=a.len() {
+            for j in 1..=b.len() {
+                let change = usize::from(a[i - 1] != b[j - 1]);
+                d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + change);
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+                }
+            }
+        }
+        d[a.len()][b.len()]
+    };
+    known
+        .iter()
+        .map(|&k| (distance(typed, k), k))
+        .filter(|&(d, k)| d > 0 && 3 * d <= k.chars().count().max(typed.chars().count()))
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, k)| k)
 }
 
 /// Read a file for a user, with a clear message when it cannot be read; a byte-order mark
@@ -150,6 +192,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("m.yaml: devices[0].copy_engines: invalid type: string \"two\", expected u32"), "{e}");
+    }
+
+    /// A misspelt field is named once, with the name it most likely meant and the others; a
+    /// name far from every known one gets the list alone.
+    #[test]
+    fn a_misspelt_field_is_named_once_with_the_likely_name() {
+        let w = |yaml: &str| crate::workload::WorkloadSpec::from_text(yaml, "t.yaml").unwrap_err().to_string();
+        let e = w("transfers:\n  - {src: GPU0, dst: GPU1, szie: 1MiB}\n");
+        assert!(e.starts_with("t.yaml: transfers[0].szie: unknown field `szie`; did you mean `size`? (expected one of `name`, `src`"), "{e}");
+        assert!(e.ends_with("`rate_group`) at line 2 column 28") && e.matches("transfers[0]").count() == 1, "{e}");
+        let e = w("transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB, colour: red}\n");
+        assert!(e.contains("transfers[0].colour: unknown field `colour`, expected one of") && !e.contains("did you mean"), "{e}");
+        let e = crate::topology::Machine::from_text("name: m\ndevcies: []\nlinks: []\n", "m.yaml").unwrap_err().to_string();
+        assert!(e.contains("unknown field `devcies`; did you mean `devices`?"), "{e}");
+        assert_eq!(super::nearest("lanse", &["a", "lanes", "latency"]), Some("lanes"));
+        assert_eq!(super::nearest("bw", &["bandwidth", "b"]), None);
     }
 
     /// Nesting past serde_yaml's recursion limit is said as what to change, with the path cut short.
