@@ -158,6 +158,10 @@ impl Time {
     }
 }
 
+/// Above any link, switch or memory built or announced (NVLink 5 moves 1.8 TB/s a GPU, a
+/// GB200 NVL72 domain 130 TB/s): a larger figure is a typo or a wrong unit.
+const MAX_BANDWIDTH: f64 = 1e15;
+
 impl Bandwidth {
     pub fn parse(text: &str) -> Result<Bandwidth, String> {
         let (v, unit) = split_number(text, "11.6GiB/s")?;
@@ -170,6 +174,9 @@ impl Bandwidth {
             .ok_or_else(|| format!("\"{text}\" has an unknown unit \"{per}\"; use one of {} or {} per second", unit_list(SIZE_UNITS), unit_list(BIT_UNITS)))?;
         if v <= 0.0 {
             return Err(format!("\"{text}\" is not positive; a bandwidth must be above zero"));
+        }
+        if v * f > MAX_BANDWIDTH {
+            return Err(format!("\"{text}\" is more than any link carries (1 PB/s; the fastest today carry a few TB/s); check the number and its unit"));
         }
         Ok(Bandwidth(v * f))
     }
@@ -311,6 +318,8 @@ mod tests {
         assert_eq!(Bandwidth::parse("10GBps").unwrap().0, 10e9);
         assert!(Bandwidth::parse("12GB").unwrap_err().contains("per second"));
         assert!(Bandwidth::parse("0GB/s").unwrap_err().contains("not positive"));
+        assert_eq!(Bandwidth::parse("130TB/s").unwrap().0, 130e12);
+        assert!(Bandwidth::parse("1e30GB/s").unwrap_err().contains("check the number and its unit"));
     }
 
     #[test]
