@@ -36,6 +36,9 @@ def test_usage_mistakes_are_one_line():
     one_line(run_cli("simulate", "cs-storm-socket"), "Missing argument", "contend simulate --help")
     one_line(run_cli("simulate", "cs-storm-socket", "sc16-example", "--colour"), "--colour")
     one_line(run_cli("teleport"), "teleport")
+    # generate names the option the user typed, and a GPU named twice is a mistake, not four copies.
+    one_line(run_cli("generate", "permutation", "dgx-a100", "--gpus", "GPU0"), "--gpus", "at least two")
+    one_line(run_cli("generate", "all-to-all", "dgx-a100", "--gpus", "GPU0,GPU0,GPU1"), "--gpus", "GPU0", "twice")
 
 
 def test_dash_is_standard_output_and_input(tmp_path):

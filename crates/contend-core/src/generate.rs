@@ -84,7 +84,11 @@ pub fn generate(m: &Machine, req: &GenerateRequest) -> Result<WorkloadSpec> {
     }
     let peers = req.peers.clone().unwrap_or_else(|| m.gpu_names());
     if peers.len() < 2 {
-        return Err(Error::input("--peers", "", "needs at least two devices"));
+        return Err(Error::input("--gpus", peers.join(","), "needs at least two devices"));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(twice) = peers.iter().find(|p| !seen.insert(p.as_str())) {
+        return Err(Error::input("--gpus", twice, "is named twice; name each device once"));
     }
     let name = req.pattern.as_str();
     let Some(pattern) = PATTERNS.iter().find(|p| p.name == name || p.aliases.contains(&name)) else {
@@ -129,7 +133,7 @@ fn group_shift(a: &Ask) -> Result<Vec<TransferSpec>> {
     let router = Router::new(a.m);
     let mut by_group: BTreeMap<u32, Vec<&String>> = BTreeMap::new();
     for p in a.peers {
-        let d = a.m.device(p).ok_or_else(|| Error::input("--peers", p, format!("is not a device of {}", a.m.name)))?;
+        let d = a.m.device(p).ok_or_else(|| Error::input("--gpus", p, format!("is not a device of {}", a.m.name)))?;
         let group = router.nearest_group(d).ok_or_else(|| {
             Error::input("pattern", "group-shift", format!("{p} reaches no switch with a group; group-shift needs a dragonfly or a fat-tree with pods"))
         })?;
