@@ -240,8 +240,14 @@ impl Values {
     }
 
     pub fn bytes_per_sec(&self, name: &str) -> f64 {
+        self.bytes_per_sec_opt(name).unwrap_or_else(|| panic!("{name} has no default"))
+    }
+
+    /// A bandwidth in bytes/s; `None` for a derived parameter not given.
+    pub fn bytes_per_sec_opt(&self, name: &str) -> Option<f64> {
         match self.get(name) {
-            Some(Value::Bandwidth(b)) => b,
+            Some(Value::Bandwidth(b)) => Some(b),
+            None => None,
             v => panic!("{name} is {v:?}, not a bandwidth"),
         }
     }

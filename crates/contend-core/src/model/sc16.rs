@@ -11,7 +11,7 @@ use super::{EventModel, RateAdaptor, RateModel};
 use crate::error::{Error, Result};
 use crate::flow::{FlowRules, FlowTable};
 use crate::params::{Kind, Param, Values};
-use crate::topology::{LinkKind, Machine, PcieTree, Route};
+use crate::topology::{LinkKind, Machine, PcieTree, Route, NOT_IN_TREE};
 use crate::workload::Mechanism;
 use crate::workload::Workload;
 use std::collections::BTreeMap;
@@ -46,8 +46,8 @@ pub enum RcAllCrossing {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sc16Params {
-    /// Reference bandwidth B in bytes/s.
-    pub bandwidth: f64,
+    /// Reference bandwidth B in bytes/s; `None`: the machine's (`reference_bandwidth`).
+    pub bandwidth: Option<f64>,
     pub tau: f64,
     pub hol: HolRule,
     /// Work-conserving fill of leftover port capacity.
@@ -59,14 +59,20 @@ pub struct Sc16Params {
 }
 
 impl Default for Sc16Params {
-    /// The paper's fitted values (B = 11.6 GiB/s, tau = 0.1735) and its literal rules.
+    /// The paper's fitted tau = 0.1735, its B scaled to the machine's PCIe links (exactly its
+    /// 11.6 GiB/s on Gen3 x16), and its literal rules.
     fn default() -> Self {
         Sc16Params::read(&Values::defaults(PARAMS))
     }
 }
 
 pub const PARAMS: &[Param] = &[
-    Param::new("bandwidth", Kind::Bandwidth, "11.6GiB/s", "reference bandwidth B of every PCIe link, each direction"),
+    Param::derived(
+        "bandwidth",
+        Kind::Bandwidth,
+        "11.6GiB/s on Gen3 x16, scaled to the copies' slowest PCIe link",
+        "reference bandwidth B of every PCIe link, each direction (SC16 fitted 11.6GiB/s on a Gen3 x16 tree)",
+    ),
     Param::new("tau", Kind::SHARE, "0.1735", "root-complex penalty"),
     Param::new("hol", Kind::Choice(&["proportional", "min"]), "proportional", "head-of-line cap"),
     Param::new("fill", Kind::OnOff, "on", "work-conserving redistribution of leftover port capacity"),
@@ -87,7 +93,7 @@ impl Sc16Params {
 
     fn read(v: &Values) -> Sc16Params {
         Sc16Params {
-            bandwidth: v.bytes_per_sec("bandwidth"),
+            bandwidth: v.bytes_per_sec_opt("bandwidth"),
             tau: v.real("tau"),
             hol: if v.choice("hol") == "min" { HolRule::Min } else { HolRule::Proportional },
             fill: v.on("fill"),
@@ -99,7 +105,9 @@ impl Sc16Params {
 
     pub fn to_map(&self) -> BTreeMap<String, String> {
         let mut m = BTreeMap::new();
-        m.insert("bandwidth".into(), format!("{}GiB/s", self.bandwidth / 1073741824.0));
+        if let Some(b) = self.bandwidth {
+            m.insert("bandwidth".into(), format!("{}GiB/s", b / 1073741824.0));
+        }
         m.insert("tau".into(), format!("{}", self.tau));
         m.insert("hol".into(), if self.hol == HolRule::Min { "min" } else { "proportional" }.into());
         m.insert("fill".into(), if self.fill { "on" } else { "off" }.into());
@@ -481,7 +489,8 @@ impl Sc16Prepared {
         endpoints.sort_unstable();
         endpoints.dedup();
         let tree = PcieTree::containing(m, &endpoints, "sc16", &general_model_hint())?;
-        let b = params.bandwidth;
+        let b = params.bandwidth.unwrap_or_else(|| reference_bandwidth(m, &tree, w));
+        let params = Sc16Params { bandwidth: Some(b), ..params };
         let mut flows = FlowTable::compile(
             m,
             w,
@@ -547,6 +556,40 @@ impl Prepared for Sc16Prepared {
     }
 }
 
+/// The paper's B, fitted on a PCIe Gen3 x16 tree.
+pub const SC16_B: f64 = 11.6 * 1073741824.0;
+
+/// SC16's B on this machine: the paper's 11.6 GiB/s, fitted on PCIe Gen3 x16, scaled by what the
+/// slowest PCIe link the copies cross sustains against Gen3 x16: its rate times its efficiency
+/// (its own, else maxmin's for its generation, whose Gen3 figure 0.79 is this B over Gen3 x16's
+/// rate). The model's "one B for every link" is the paper's; the slowest is the safe one where
+/// links differ. Exactly the paper's B on a Gen3 x16 tree.
+fn reference_bandwidth(m: &Machine, tree: &PcieTree, w: &Workload) -> f64 {
+    let eff = super::maxmin::MaxminParams::default();
+    let gen3_x16 = crate::topology::pcie_lane_bandwidth(3).expect("Gen3 has a rate") * 16.0;
+    let mut crossed = vec![false; tree.device.len()];
+    for t in &w.transfers {
+        for h in tree.route(t.src, t.dst).hops {
+            crossed[h as usize / 2] = true;
+        }
+    }
+    let slowest = m
+        .links
+        .iter()
+        .filter(|l| l.kind == LinkKind::Pcie)
+        .filter(|l| {
+            let (a, b) = (tree.node(l.a), tree.node(l.b));
+            a != NOT_IN_TREE && b != NOT_IN_TREE && ((tree.parent[a] == b && crossed[a]) || (tree.parent[b] == a && crossed[b]))
+        })
+        .map(|l| l.bandwidth * eff.link_efficiency(l))
+        .fold(f64::INFINITY, f64::min);
+    if slowest.is_finite() {
+        SC16_B * slowest / (gen3_x16 * eff.eff_pcie)
+    } else {
+        SC16_B
+    }
+}
+
 /// sc16 as a rate model: routes fixed per transfer, factors times B.
 pub struct Sc16Model {
     pub eval: Sc16,
@@ -573,7 +616,7 @@ impl RateModel for Sc16Model {
             }
             None => self.eval.factors(&self.routes, active, &mut self.factors, None),
         }
-        let b = self.eval.params.bandwidth;
+        let b = self.eval.params.bandwidth.expect("B is set where the model is prepared");
         for (o, f) in out.iter_mut().zip(&self.factors) {
             *o = f * b;
         }
@@ -697,11 +740,33 @@ mod tests {
         assert!(first[2] > every[2], "{every:?} {first:?}");
     }
 
+    /// B is the paper's on a Gen3 x16 tree and scales with what the copies' slowest link sustains
+    /// elsewhere: a Gen4 x16 workstation's GPUs (eff_pcie4 0.835 against Gen3's 0.79) get
+    /// 11.6 GiB/s × (31.51 × 0.835) / (15.75 × 0.79); a given B stands.
+    #[test]
+    fn b_follows_the_machines_pcie_links() {
+        let b = |machine: &str, pairs: &[(String, String)]| {
+            let m = Machine::load(machine).unwrap();
+            let w = Workload::resolve(&crate::workload::WorkloadSpec::from_text("transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n", "t").unwrap(), &m, "t")
+                .unwrap();
+            let p = Sc16Prepared::new(&m, &w, Sc16Params::parse(pairs).unwrap()).unwrap();
+            (p.params.bandwidth.unwrap(), p.params().get("bandwidth").cloned().unwrap())
+        };
+        assert_eq!(b("cs-storm-socket", &[]).0, SC16_B);
+        assert_eq!(b("cs-storm-socket", &[]).1, "11.6GiB/s");
+        let lane = |g| crate::topology::pcie_lane_bandwidth(g).unwrap();
+        let want = SC16_B * (lane(4) * 0.835) / (lane(3) * 0.79);
+        let got = b("pcie-8gpu-ws", &[]).0;
+        assert!((got / want - 1.0).abs() < 1e-12, "{got} vs {want}");
+        assert!((got / 26.3e9 - 1.0).abs() < 0.01, "{got}: the RTX A6000 peers measured 26.3 GB/s in one Gen4 switch");
+        assert_eq!(b("pcie-8gpu-ws", &[("bandwidth".to_string(), "12GB/s".to_string())]).0, 12e9);
+    }
+
     #[test]
     fn params_parse_and_refuse() {
         let kv = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
         assert_eq!(Sc16Params::parse(&kv("tau", "0.2")).unwrap().tau, 0.2);
-        assert_eq!(Sc16Params::parse(&kv("bandwidth", "12GB/s")).unwrap().bandwidth, 12e9);
+        assert_eq!(Sc16Params::parse(&kv("bandwidth", "12GB/s")).unwrap().bandwidth, Some(12e9));
         assert!(Sc16Params::parse(&kv("tau", "2")).unwrap_err().to_string().contains("[0, 1]"));
         assert!(Sc16Params::parse(&kv("bandwidth", "12")).unwrap_err().to_string().contains("no unit"));
         assert!(Sc16Params::parse(&kv("speed", "1")).unwrap_err().to_string().contains("known: bandwidth"));

@@ -2,7 +2,6 @@
 
 use super::*;
 use crate::model::registry;
-use crate::model::sc16::Sc16Params;
 use crate::sim;
 use crate::units::Bytes;
 use crate::workload::{SplitMix64, Workload};
@@ -44,7 +43,7 @@ fn hand_checked_sequential_against_rounds() {
     // Sequential: 1->2 starts at T at full rate beside the two halves, all end at 2T.
     let m = storm();
     let h = halo(&m, &HaloSpec::uniform(&[3], Bytes(300 << 20)));
-    let t = (300 << 20) as f64 / Sc16Params::default().bandwidth;
+    let t = (300 << 20) as f64 / crate::model::sc16::SC16_B;
     let seq = search(&m, &h, &opts(Semantics::Sequential, Method::Exhaustive)).unwrap();
     let rounds = search(&m, &h, &opts(Semantics::Rounds, Method::Exhaustive)).unwrap();
     assert_eq!(seq.orders_total, 2);
@@ -59,7 +58,7 @@ fn alpha_delays_every_message() {
     let h = halo(&m, &HaloSpec::uniform(&[2], Bytes(1 << 20)));
     let o = SearchOptions { alpha: 5e-6, ..opts(Semantics::Sequential, Method::Exhaustive) };
     let r = search(&m, &h, &o).unwrap();
-    assert!(close(r.best_s, 5e-6 + (1 << 20) as f64 / Sc16Params::default().bandwidth, 1e-12));
+    assert!(close(r.best_s, 5e-6 + (1 << 20) as f64 / crate::model::sc16::SC16_B, 1e-12));
     let bad = SearchOptions { alpha: -1.0, ..o };
     assert!(search(&m, &h, &bad).unwrap_err().to_string().starts_with("--alpha"));
 }
@@ -166,7 +165,7 @@ fn slide_example_orders() {
     let one = named([&[4, 1], &[0, 2, 5], &[1, 6, 3], &[7, 2], &[0, 5], &[4, 6, 1], &[2, 7, 5], &[6, 3]]);
     let two = named([&[1, 4], &[0, 5, 2], &[1, 6, 3], &[2, 7], &[0, 5], &[1, 6, 4], &[2, 5, 7], &[3, 6]]);
     let o = opts(Semantics::Sequential, Method::Exhaustive);
-    let tmsg = 251_520.0 / Sc16Params::default().bandwidth;
+    let tmsg = 251_520.0 / crate::model::sc16::SC16_B;
     for (order, golden) in [(&one, 6.88), (&two, 8.27)] {
         let t = evaluate(&m, &h, order, &o).unwrap();
         assert_eq!((t / tmsg * 100.0).round() / 100.0, golden);

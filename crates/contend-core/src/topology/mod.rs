@@ -10,7 +10,7 @@ mod presets;
 mod render;
 mod resolve;
 
-pub use pcie_tree::{PcieTree, Route};
+pub use pcie_tree::{PcieTree, Route, NOT_IN_TREE};
 pub use presets::{preset_names, preset_text};
 pub use render::{closes_cycle, render_tree};
 pub use resolve::nvswitch_generation;
@@ -545,7 +545,7 @@ fn is_cluster(text: &str) -> bool {
 }
 
 /// Nominal PCIe bandwidth per lane and direction after line coding, bytes/s.
-fn pcie_lane_bandwidth(gen: u8) -> Option<f64> {
+pub fn pcie_lane_bandwidth(gen: u8) -> Option<f64> {
     Some(match gen {
         1 => 0.25e9,
         2 => 0.5e9,

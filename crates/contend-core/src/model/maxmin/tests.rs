@@ -199,7 +199,7 @@ fn agrees_with_sc16_where_sc16_is_fair_sharing() {
     ];
     for text in scenarios {
         let w = workload(&m, text);
-        let s = sim::run_prepared(&w, &Sc16Prepared::new(&m, &w, Sc16Params { bandwidth: b, ..Default::default() }).unwrap(), false).unwrap();
+        let s = sim::run_prepared(&w, &Sc16Prepared::new(&m, &w, Sc16Params { bandwidth: Some(b), ..Default::default() }).unwrap(), false).unwrap();
         let p = MaxminParams { eff_pcie: 1.0, ..Default::default() };
         let x = run(&m, &w, &p, false).unwrap();
         for i in 0..w.transfers.len() {
