@@ -205,18 +205,40 @@ pub struct PhaseTable {
 /// `contend simulate` does, and what `compare` does once per model.
 pub fn simulate(m: &Machine, spec: &WorkloadSpec, origin: &str, model: &str, params: &[(String, String)], detail: Detail) -> Result<Report> {
     let entry = crate::model::registry::get(model)?;
-    let w = Workload::resolve(spec, m, origin)?;
+    let mut w = Workload::resolve(spec, m, origin)?;
     let prepared = (entry.prepare)(m, &w, params)?;
     let o = crate::sim::run_prepared(&w, prepared.as_ref(), detail.phases)?;
-    Ok(build(m, &w, entry.name, prepared.params(), prepared.flows(), &o, detail))
+    // The workload ends here: its names move into the report instead of being copied (a String
+    // made and one freed per transfer, about 15 M instructions on 100,000 transfers).
+    let names = w.transfers.iter_mut().map(|x| std::mem::take(&mut x.name)).collect();
+    Ok(build_named(m, &w, names, entry.name, prepared.params(), prepared.flows(), &o, detail))
 }
 
 pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, String>, flows: &FlowTable, o: &Outcome, detail: Detail) -> Report {
+    let names = w.transfers.iter().map(|x| x.name.clone()).collect();
+    build_named(m, w, names, model, params, flows, o, detail)
+}
+
+/// `build` with the transfers' names given, one per transfer in order (the workload's own are
+/// not read).
+#[allow(clippy::too_many_arguments)]
+fn build_named(
+    m: &Machine,
+    w: &Workload,
+    names: Vec<String>,
+    model: &str,
+    params: BTreeMap<String, String>,
+    flows: &FlowTable,
+    o: &Outcome,
+    detail: Detail,
+) -> Report {
     let n = w.transfers.len();
-    let names: Vec<String> = m.devices.iter().map(|d| d.name.clone()).collect();
+    debug_assert_eq!(names.len(), n);
+    let device_names: Vec<String> = m.devices.iter().map(|d| d.name.clone()).collect();
     let mut t = TransferTable {
-        src: DeviceNames { names: names.clone(), device: Vec::with_capacity(n) },
-        dst: DeviceNames { names, device: Vec::with_capacity(n) },
+        name: names,
+        src: DeviceNames { names: device_names.clone(), device: Vec::with_capacity(n) },
+        dst: DeviceNames { names: device_names, device: Vec::with_capacity(n) },
         ..Default::default()
     };
     // Bytes sent and received per device, indexed by device (a map's look-up per transfer, twice,
@@ -225,7 +247,6 @@ pub fn build(m: &Machine, w: &Workload, model: &str, params: BTreeMap<String, St
     let mut seen = vec![false; m.devices.len()];
     for (i, x) in w.transfers.iter().enumerate() {
         let d = o.finish[i] - o.start[i];
-        t.name.push(x.name.clone());
         t.src.device.push(x.src as u32);
         t.dst.device.push(x.dst as u32);
         t.size_bytes.push(x.size);

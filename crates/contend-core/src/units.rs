@@ -101,6 +101,22 @@ fn small_integer(num: &str) -> Option<f64> {
     Some(v as f64)
 }
 
+/// The common form of a quantity, 1 to 15 digits and then one of `table`'s units exactly
+/// ("1MiB", "2us"), as (value, the unit's factor); anything else: `None`, and the caller reads it
+/// with `split_number` as before. Where this answers, `split_number` gives the same pair: its
+/// scan for the number stops at the first character after the digits (no unit starts with a
+/// point, sign, digit or `e`/`E`), the unit has no spaces to trim, and `small_integer` reads the
+/// digits. About a fifth of the work of the general path on a transfers file's two quantities a line.
+fn integer_with_unit(text: &str, table: &[(&str, f64)]) -> Option<(f64, f64)> {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || digits > 15 {
+        return None;
+    }
+    let (num, unit) = text.split_at(digits);
+    let f = lookup(table, unit)?;
+    Some((small_integer(num)?, f))
+}
+
 /// 2^64 as f64: the first value a u64 cannot hold.
 const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
 
@@ -114,6 +130,9 @@ fn unit_list(table: &[(&str, f64)]) -> String {
 
 impl Bytes {
     pub fn parse(text: &str) -> Result<Bytes, String> {
+        if let Some((v, f)) = integer_with_unit(text, SIZE_UNITS) {
+            return Bytes::checked(text, v, f);
+        }
         let (v, unit) = split_number(text, "300MiB")?;
         let f = lookup(SIZE_UNITS, unit).ok_or_else(|| {
             if lookup(BIT_UNITS, unit).is_some() {
@@ -122,6 +141,10 @@ impl Bytes {
                 format!("\"{text}\" has an unknown size unit \"{unit}\"; use one of {}", unit_list(SIZE_UNITS))
             }
         })?;
+        Bytes::checked(text, v, f)
+    }
+    /// `v` of a unit of `f` bytes, refused where it is negative or 2^64 or more.
+    fn checked(text: &str, v: f64, f: f64) -> Result<Bytes, String> {
         if v < 0.0 {
             return Err(format!("\"{text}\" is negative; a size must be positive"));
         }
@@ -139,8 +162,15 @@ impl Bytes {
 
 impl Time {
     pub fn parse(text: &str) -> Result<Time, String> {
+        if let Some((v, f)) = integer_with_unit(text, TIME_UNITS) {
+            return Time::checked(text, v, f);
+        }
         let (v, unit) = split_number(text, "7.7us")?;
         let f = lookup(TIME_UNITS, unit).ok_or_else(|| format!("\"{text}\" has an unknown time unit \"{unit}\"; use one of {}", unit_list(TIME_UNITS)))?;
+        Time::checked(text, v, f)
+    }
+    /// `v` of a unit of `f` seconds in picoseconds, refused where it is negative or 2^64 ps or more.
+    fn checked(text: &str, v: f64, f: f64) -> Result<Time, String> {
         if v < 0.0 {
             return Err(format!("\"{text}\" is negative; a time must be zero or positive"));
         }
@@ -292,6 +322,31 @@ mod tests {
         // Through the whole parse: 2^53 - 1 bytes (16 digits, the float parser) and 10^15 - 1 ps.
         assert_eq!(Bytes::parse("9007199254740991B").unwrap(), Bytes((1u64 << 53) - 1));
         assert_eq!(Time::parse("999999999999999ps").unwrap(), Time(999_999_999_999_999));
+    }
+
+    /// The common form's shortcut answers only where the general path gives the same value and
+    /// factor: the digits and a unit exactly; every other form (a point, an exponent, a space, a
+    /// sign, no unit, an unknown unit, 16 digits) is left to `split_number`.
+    #[test]
+    fn integer_with_unit_agrees_with_the_general_path() {
+        let general = |text, table, example| {
+            let (v, unit) = split_number(text, example).unwrap();
+            (v, lookup(table, unit).unwrap())
+        };
+        for text in ["1MiB", "0B", "007KiB", "300MB", "999999999999999TiB", "4096B", "1kB"] {
+            assert_eq!(integer_with_unit(text, SIZE_UNITS), Some(general(text, SIZE_UNITS, "300MiB")), "{text}");
+        }
+        for text in ["2us", "0ps", "7µs", "15s", "100ns", "3ms"] {
+            assert_eq!(integer_with_unit(text, TIME_UNITS), Some(general(text, TIME_UNITS, "7.7us")), "{text}");
+        }
+        let others = ["", "0", "1.5MiB", "1e3B", "5eB", "1 MiB", " 1MiB", "1MiB ", "+1MiB", "-1MiB", "1Mb", "1parsec", "1000000000000000B", "MiB"];
+        for text in others {
+            assert_eq!(integer_with_unit(text, SIZE_UNITS), None, "{text}");
+        }
+        // Through the whole parse, the same value either way.
+        assert_eq!(Bytes::parse("1MiB").unwrap(), Bytes(1 << 20));
+        assert_eq!(Time::parse("2us").unwrap(), Time(2_000_000));
+        assert_eq!(Time::parse("7µs").unwrap(), Time::parse("7.0µs").unwrap());
     }
 
     #[test]
