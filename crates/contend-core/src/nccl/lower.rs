@@ -48,10 +48,9 @@ pub struct Call {
     pub step_net: f64,
     /// Ranks per node (chains of a tree stay inside a node).
     pub ppn: usize,
-    /// Send/receive: NCCL's channels per peer and p2p channels (`p2p::per_peer`), and the
-    /// communicator's p2p chunk (`p2p::chunk`), bytes.
-    pub p2p_per_peer: usize,
-    pub p2p_total: usize,
+    /// Send/receive: how NCCL's release splits one operation over channels (`p2p::op_split`),
+    /// and the communicator's p2p chunk (`p2p::chunk`), bytes.
+    pub p2p_split: p2p::OpSplit,
     pub p2p_chunk: u64,
     /// Share of the links' bandwidth each protocol's kernels reach (NCCL's index; 1: all).
     pub efficiency: [f64; 3],
@@ -801,10 +800,8 @@ pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
 /// for that peer, then from it over the network: two sends per chunk, the second a chunk behind
 /// the first (`send_in`).
 fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
-    let n = c.devices.len();
-    let nodes = n / c.per_node();
     for &(a, b, bytes) in pairs {
-        let channels = p2p::op_channels(bytes, c.p2p_per_peer, c.p2p_total, n, nodes, c.p2p_chunk);
+        let channels = p2p::op_channels(bytes, &c.p2p_split);
         let proto = p2p::proto(bytes, channels);
         let proxy = c.pxn.get(a).and_then(|v| v[b]);
         let net = c.crosses(a, b);

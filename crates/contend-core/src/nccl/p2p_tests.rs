@@ -1,6 +1,7 @@
 //! Send/receive split as NCCL splits it (`p2p`), with every expected number worked out from
 //! NCCL's rules (enqueue.cc, paths.cc, init.cc) and the machine's links.
 
+use super::versions::Version;
 use super::*;
 use crate::topology::Machine;
 
@@ -20,18 +21,42 @@ fn comm_of(m: &Machine, nodes: usize) -> Comm {
 }
 
 #[test]
+fn before_2_20_an_operation_on_one_node_takes_at_most_4_x_p2p_channels_over_ranks() {
+    // NCCL 2.14-2.19 enqueue.cc `scheduleP2pTasksToPlan`, on one node: the most channels an
+    // operation takes is the per-peer count halved while it x ranks exceeds 4 x the p2p channels:
+    // 32 x 8 = 256 > 128, so 16. The 8 NVSwitch A100s' 512 MiB and 1 GiB run on 16, not 32;
+    // 128 and 256 MiB as in 2.30 (8 and 16).
+    for v in [Version::V2_18, Version::V2_19] {
+        let one = p2p::op_split(v, 32, 32, 8, 1, 1 << 19);
+        assert_eq!((one.min, one.max), (4, 16));
+        let ch = |bytes: u64| p2p::op_channels(bytes, &one);
+        assert_eq!([ch(128 << 20), ch(256 << 20), ch(512 << 20), ch(1 << 30)], [8, 16, 16, 16]);
+    }
+    assert_eq!(p2p::op_split(Version::V2_20, 32, 32, 8, 1, 1 << 19).max, 32);
+    // Across nodes neither bound is cut before 2.20, and a part is at least 1/8 of a chunk: 16
+    // ranks and 4 per peer on 32 start from all 4 (2.20: from 2, with parts of half a chunk).
+    let old = p2p::op_split(Version::V2_19, 4, 32, 16, 2, 1 << 17);
+    assert_eq!((old.min, old.max, old.min_part, old.max_part), (4, 4, 1 << 14, 1 << 17));
+    let new = p2p::op_split(Version::V2_20, 4, 32, 16, 2, 1 << 17);
+    assert_eq!((new.min, new.max, new.min_part), (2, 4, 1 << 16));
+    assert_eq!([p2p::op_channels(64 << 10, &old), p2p::op_channels(64 << 10, &new)], [4, 1]);
+}
+
+#[test]
 fn an_operation_gets_more_channels_as_it_grows() {
     // One NVSwitch node of 8 ranks, 32 p2p channels and 32 per peer: every rank's operation fits
     // at once on 32 / 8 = 4 channels; a part may hold 32 chunks of 512 KiB (16 MiB), so the
     // channels double while the parts are larger: 128 MiB on 8, 256 MiB on 16, then 32 at most.
-    let ch = |bytes: u64| p2p::op_channels(bytes, 32, 32, 8, 1, 1 << 19);
+    let split = |v: Version, per_peer, ranks, nodes, chunk| p2p::op_split(v, per_peer, 32, ranks, nodes, chunk);
+    let one = split(Version::V2_30, 32, 8, 1, 1 << 19);
+    let ch = |bytes: u64| p2p::op_channels(bytes, &one);
     assert_eq!([ch(128 << 20), ch(256 << 20), ch(512 << 20), ch(1 << 30)], [8, 16, 32, 32]);
     // Small: parts of at least 1/8 of a chunk (64 KiB): 64 KiB on one channel, 1 MiB on 4.
     assert_eq!([ch(64 << 10), ch(1 << 20)], [1, 4]);
     // Across nodes a part holds one chunk (128 KiB) and is at least half of one: 16 ranks and 4
     // channels per peer on 32 start from 2, and 64 MiB doubles to all 4.
-    assert_eq!(p2p::op_channels(64 << 20, 4, 32, 16, 2, 1 << 17), 4);
-    assert_eq!(p2p::op_channels(64 << 10, 4, 32, 16, 2, 1 << 17), 1);
+    let two = split(Version::V2_30, 4, 16, 2, 1 << 17);
+    assert_eq!([p2p::op_channels(64 << 20, &two), p2p::op_channels(64 << 10, &two)], [4, 1]);
     // A network connection's chunk: a quarter below one chunk, half below eight.
     assert_eq!(
         [p2p::op_chunk(100_000, 1 << 17, true), p2p::op_chunk(1 << 19, 1 << 17, true), p2p::op_chunk(1 << 19, 1 << 17, false)],
@@ -68,13 +93,18 @@ fn the_communicator_counts_nccl_s_channels_and_chunk() {
 fn sendrecv_runs_on_the_channels_its_size_gets() {
     let m = Machine::load("dgx-a100").unwrap();
     let c = comm_of(&m, 1);
-    for (bytes, want) in [(128u64 << 20, 8), (256 << 20, 16), (1 << 30, 32)] {
-        let call = c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0);
-        let (t, ch) = lower::lower(&call);
-        let used = ch.iter().max().map_or(0, |&x| x as usize + 1);
-        assert_eq!(used, want, "{bytes} B");
-        // Every rank sends its whole buffer once.
-        assert_eq!(t.iter().map(|x| x.size).sum::<u64>(), 8 * bytes);
+    let mut old = comm_of(&m, 1);
+    old.tuning.version = Version::V2_19;
+    // 2.30 and 2.19 (which takes at most 16 on this node, `p2p::op_split`).
+    for (c, wants) in [(&c, [8, 16, 32]), (&old, [8, 16, 16])] {
+        for (bytes, want) in [128u64 << 20, 256 << 20, 1 << 30].into_iter().zip(wants) {
+            let call = c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0);
+            let (t, ch) = lower::lower(&call);
+            let used = ch.iter().max().map_or(0, |&x| x as usize + 1);
+            assert_eq!(used, want, "{bytes} B");
+            // Every rank sends its whole buffer once.
+            assert_eq!(t.iter().map(|x| x.size).sum::<u64>(), 8 * bytes);
+        }
     }
 }
 
