@@ -120,7 +120,11 @@ fn a_network_send_pays_the_nic_latency_once_not_per_chunk() {
             m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Nic).for_each(|d| d.latency = lat);
             let mut c = comm_of(&m, 2);
             c.constants.pxn_disable = !pxn;
-            run(&c.m, &c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, 64 << 20, 0), "maxmin", &[], false).unwrap().seconds
+            // Without the channels' own rate: the pairs inside a node, on the communicator's 2
+            // channels per peer at 12 GB/s each, would take longer than the pair across nodes.
+            let mut call = c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, 64 << 20, 0);
+            call.rate = None;
+            run(&c.m, &call, "maxmin", &[], false).unwrap().seconds
         };
         let (with, without) = (time(l), time(0.0));
         assert!(with - without > 0.9 * l && with - without < 1.5 * l, "PXN {pxn}: {with} s with L, {without} s without");
@@ -168,4 +172,27 @@ fn a_send_inside_a_node_pays_its_path_latency_once_not_per_chunk() {
     let big = time(l, 64 << 20) - time(0.0, 64 << 20);
     assert!(one > 0.5 * l, "the path pays a latency: {one} s");
     assert!(big < 1.5 * one, "64 MiB pays {big} s of latency, one chunk {one} s");
+}
+
+#[test]
+fn a_send_inside_a_node_moves_a_channel_at_the_tree_s_per_channel_figure() {
+    // Each channel's block copies its part at half NCCL's one-node `perChMaxTreeBws` (Ampere
+    // 24 GB/s: 12 GB/s), the tree's per-transfer figure: on 8 NVSwitch A100s under 2.19, 128 MiB
+    // on 8 channels moves 96 GB/s and 1 GiB on 16 moves 192 GB/s, under the NVLink's 240 GB/s
+    // (12 links at NCCL's 20 GB/s); under 2.30, 1 GiB on 32 channels is the link's again.
+    let m = Machine::load("dgx-a100").unwrap();
+    let rate = 0.5 * tuning::PER_CH_MAX_TREE_BW[1][0] * 1e9;
+    let time = |v: Version, bytes: u64| {
+        let mut c = comm_of(&m, 1);
+        c.tuning.version = v;
+        run(&c.m, &c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0), "maxmin", &[], false).unwrap().seconds
+    };
+    for (bytes, channels) in [(128u64 << 20, 8.0), (1 << 30, 16.0)] {
+        let want = bytes as f64 / (channels * rate);
+        let got = time(Version::V2_19, bytes);
+        assert!(got > want && got < 1.02 * want, "{bytes} B: {got} s, {want} s at {channels} channels");
+    }
+    let link = (1u64 << 30) as f64 / 240e9;
+    let got = time(Version::V2_30, 1 << 30);
+    assert!(got > link && got < 1.02 * link, "1 GiB under 2.30: {got} s, the link's {link} s");
 }
