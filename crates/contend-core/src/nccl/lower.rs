@@ -807,8 +807,8 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
         let proto = p2p::proto(bytes, channels);
         let net = c.crosses(a, b);
         // A channel's block copies its Simple chunks to a peer on its node at the channel's rate
-        // (`tuning::channel_rate`); to another node its NIC binds.
-        // `Call::rate` is in data bytes, which a Simple send's wire bytes are.
+        // (`tuning::channel_rate`, data bytes, which are a Simple send's wire bytes); to another
+        // node its NIC binds.
         let rate = if proto == Proto::Simple && !net { c.rate } else { None };
         let proxy = c.pxn.get(a).and_then(|v| v[b]);
         let chunk = p2p::op_chunk(bytes, c.p2p_chunk, net);
