@@ -144,6 +144,9 @@ def machine_for(machine: str, file: str) -> str:
 # model chooses; crates/contend-core/src/nccl/versions.rs) it runs under. Tables whose source names no release, and
 # 2.16.2 (whose tuning.cc is not restated: A40 and A100 pairs), run under the default (2.30). AWS's Slurm runs
 # (round 12) under 2.20.3, the release the image their README builds names; its p5 run on EKS (round 12c) under 2.18.5.
+# The A100 sendrecv table (round 13) names none, but its file was committed on 2023-10-19 (PROVENANCE.txt), before
+# NCCL 2.20.3 (2024-02-13): every release from 2.14 to 2.19 caps one operation's channels on a node (the quoted line,
+# which 2.20.3 drops), so it runs under 2.19, the newest release then (2.18 prints the same rows).
 VERSIONS = {
     "a100-2node-p4de-aws.txt": ("2.20", "aws-nccl-tests-dockerfile.txt", "ARG NCCL_VERSION=2.20.3"),
     "h100-2node-p5-aws.txt": ("2.20", "aws-nccl-tests-dockerfile.txt", "ARG NCCL_VERSION=2.20.3"),
@@ -152,6 +155,8 @@ VERSIONS = {
     "a3mega-2node-ztan.txt": ("2.21", "a3mega-image-ztan.txt", "libnccl.so.2.21.5"),
     "h200-2node-spx-float.txt": ("2.30", "h200-2node-spx-float.txt", "NCCL version 2.30.4"),
     "h200-2node-spx-int8.txt": ("2.30", "h200-2node-spx-int8.txt", "NCCL version 2.30.4"),
+    "a100x8-sendrecv-li-plus.txt": ("2.19", "nccl-p2p-channels.txt",
+                                    "while (nChannelsMax*nRanks > comm->p2pnChannels*4 && nChannelsMax > 1)"),
 }
 
 

@@ -48,10 +48,9 @@ pub struct Call {
     pub step_net: f64,
     /// Ranks per node (chains of a tree stay inside a node).
     pub ppn: usize,
-    /// Send/receive: NCCL's channels per peer and p2p channels (`p2p::per_peer`), and the
-    /// communicator's p2p chunk (`p2p::chunk`), bytes.
-    pub p2p_per_peer: usize,
-    pub p2p_total: usize,
+    /// Send/receive: how NCCL's release splits one operation over channels (`p2p::op_split`),
+    /// and the communicator's p2p chunk (`p2p::chunk`), bytes.
+    pub p2p_split: p2p::OpSplit,
     pub p2p_chunk: u64,
     /// Share of the links' bandwidth each protocol's kernels reach (NCCL's index; 1: all).
     pub efficiency: [f64; 3],
@@ -799,19 +798,26 @@ pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
 /// shared-buffer operation), so a path's per-message latency overlaps. With PXN (`Call::pxn`), a
 /// message to another node goes first over NVLink to the local GPU that owns the NIC NCCL uses
 /// for that peer, then from it over the network: two sends per chunk, the second a chunk behind
-/// the first (`send_in`).
+/// the first (`send_in`). A channel's Simple sends to a peer on its node share the channel's rate
+/// (`tuning::channel_rate`: one rate group a connection and channel).
 fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
-    let n = c.devices.len();
-    let nodes = n / c.per_node();
+    let all = d.rate;
     for &(a, b, bytes) in pairs {
-        let channels = p2p::op_channels(bytes, c.p2p_per_peer, c.p2p_total, n, nodes, c.p2p_chunk);
+        let channels = p2p::op_channels(bytes, &c.p2p_split);
         let proto = p2p::proto(bytes, channels);
-        let proxy = c.pxn.get(a).and_then(|v| v[b]);
         let net = c.crosses(a, b);
+        // A channel's block copies its Simple chunks to a peer on its node at the channel's rate
+        // (`tuning::channel_rate`, data bytes, which are a Simple send's wire bytes); to another
+        // node its NIC binds.
+        let rate = if proto == Proto::Simple && !net { c.rate } else { None };
+        let proxy = c.pxn.get(a).and_then(|v| v[b]);
         let chunk = p2p::op_chunk(bytes, c.p2p_chunk, net);
         let depth = p2p::net_depth(channels);
         for (k, share) in split(bytes, channels).into_iter().enumerate().filter(|&(_, s)| s > 0) {
             d.cur = k as u32;
+            // The chunks a connection keeps in flight are one block's copies: they share its rate.
+            d.rate = rate;
+            d.group = rate.map(|_| d.t.len());
             // Per loop: the send (to the peer, or to the PXN relay) and the relay's.
             let (mut sent, mut relayed): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
             // A connection keeps chunks in flight: NCCL_STEPS inside a node (the peer's buffer
@@ -835,4 +841,5 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
             }
         }
     }
+    (d.rate, d.group) = (all, None);
 }

@@ -442,7 +442,12 @@ impl Comm {
     /// The protocol a send/receive of `bytes` to one peer runs on the channels its size gets:
     /// what the lowering runs (`lower::pairs_p2p`) and what `nccl-tests` prints.
     pub fn p2p_proto(&self, bytes: u64) -> Proto {
-        p2p::proto(bytes, p2p::op_channels(bytes, self.p2p_per_peer(), self.p2p_total(), self.devices.len(), self.nodes, self.p2p_chunk()))
+        p2p::proto(bytes, p2p::op_channels(bytes, &self.p2p_split()))
+    }
+
+    /// How the release that runs splits one send/receive over channels (`p2p::op_split`).
+    pub fn p2p_split(&self) -> p2p::OpSplit {
+        p2p::op_split(self.tuning.version, self.p2p_per_peer(), self.p2p_total(), self.devices.len(), self.nodes, self.p2p_chunk())
     }
 
     /// The call as the executor runs it: `channels` channels (NCCL trims them for small calls).
@@ -507,8 +512,7 @@ impl Comm {
             step: step * 1e-6,
             step_net: step_net * 1e-6,
             ppn: self.ppn,
-            p2p_per_peer: self.p2p_per_peer(),
-            p2p_total: self.p2p_total(),
+            p2p_split: self.p2p_split(),
             p2p_chunk: self.p2p_chunk(),
             efficiency: self.constants.efficiency,
             buff: self.buffers(),
@@ -559,8 +563,7 @@ impl Comm {
             step: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
             step_net: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
             ppn: self.ppn,
-            p2p_per_peer: 1,
-            p2p_total: 1,
+            p2p_split: p2p::op_split(self.tuning.version, 1, 1, self.devices.len(), self.nodes, self.p2p_chunk()),
             p2p_chunk: self.p2p_chunk(),
             efficiency: self.constants.efficiency,
             buff: self.buffers(),

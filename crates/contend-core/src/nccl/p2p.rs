@@ -7,7 +7,7 @@
 //!
 //! NCCL gives one operation to one peer a few channels at small sizes and more as it grows: on
 //! 8 NVSwitch A100s (32 p2p channels, 32 per peer) a send of 128 MiB runs on 8 channels, 256 MiB
-//! on 16, 512 MiB and more on 32; each channel is one thread block whose warps send and receive
+//! on 16, 512 MiB and more on 32 (on 16 before 2.20); each channel is one thread block whose warps send and receive
 //! its part, chunk by chunk, with NCCL_STEPS chunks in flight per connection.
 
 use super::versions::Version;
@@ -97,22 +97,48 @@ pub fn proto(bytes: u64, channels: usize) -> super::Proto {
     }
 }
 
-/// Channels one operation of `bytes` runs on: starting from the per-peer channels halved until
-/// every rank's operation fits the p2p channels at once, doubled (up to `per_peer`) while each
-/// part would exceed 32 chunks on one node (one chunk across nodes); at least a part of 1/8 of a
-/// chunk on one node (1/2 across nodes).
-pub fn op_channels(bytes: u64, per_peer: usize, p2p_channels: usize, ranks: usize, nodes: usize, chunk: u64) -> usize {
+/// How one operation may be split (enqueue.cc `scheduleP2pTasksToPlan`): the channels it starts
+/// from (`min`) and may double to (`max`), and the least and most bytes of a part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpSplit {
+    pub min: usize,
+    pub max: usize,
+    pub min_part: u64,
+    pub max_part: u64,
+}
+
+/// The split of one operation under release `v`. Both bounds start at the per-peer channels.
+/// From 2.20 the start is halved until every rank's operation fits the p2p channels at once, and
+/// a part across nodes is half a chunk to one chunk. In 2.14 to 2.19 (2.18 and 2.19 here) both
+/// are cut on one node only: the start as from 2.20, and the most halved while it x ranks exceeds
+/// 4 x the p2p channels ("avoid overloading channels with 8+ operations", removed in 2.20.3); a
+/// part is at least 1/8 of a chunk on any number of nodes. On one node a part holds up to 32
+/// chunks in every release.
+pub fn op_split(v: Version, per_peer: usize, p2p_channels: usize, ranks: usize, nodes: usize, chunk: u64) -> OpSplit {
+    let per_peer = per_peer.max(1);
+    let halve = |mut n: usize, limit: usize| {
+        while n * ranks > limit && n > 1 {
+            n /= 2;
+        }
+        n
+    };
+    let old = v < Version::V2_20;
+    let min = if old && nodes > 1 { per_peer } else { halve(per_peer, p2p_channels) };
+    let max = if old && nodes == 1 { halve(per_peer, 4 * p2p_channels) } else { per_peer };
+    let min_part = if nodes > 1 && !old { chunk / 2 } else { chunk / 8 };
+    let max_part = if nodes > 1 { chunk } else { chunk * 32 };
+    OpSplit { min, max, min_part: min_part.max(1), max_part }
+}
+
+/// Channels one operation of `bytes` runs on: `split.min` (fewer where a part would be under
+/// `split.min_part`), doubled up to `split.max` while a part would exceed `split.max_part`.
+pub fn op_channels(bytes: u64, split: &OpSplit) -> usize {
     if bytes == 0 {
         return 1;
     }
-    let mut min = per_peer.max(1);
-    while min * ranks > p2p_channels && min > 1 {
-        min /= 2;
-    }
-    let (min_part, max_part) = if nodes > 1 { (chunk / 2, chunk) } else { (chunk / 8, chunk * 32) };
-    let mut n = min.min(bytes.div_ceil(min_part.max(1)) as usize).max(1);
-    let mut part = min_part.max(bytes.div_ceil(n as u64));
-    while part > max_part && n <= per_peer / 2 {
+    let mut n = split.min.min(bytes.div_ceil(split.min_part) as usize).max(1);
+    let mut part = split.min_part.max(bytes.div_ceil(n as u64));
+    while part > split.max_part && n <= split.max / 2 {
         n *= 2;
         part = bytes.div_ceil(n as u64);
     }

@@ -1,6 +1,7 @@
 //! Send/receive split as NCCL splits it (`p2p`), with every expected number worked out from
 //! NCCL's rules (enqueue.cc, paths.cc, init.cc) and the machine's links.
 
+use super::versions::Version;
 use super::*;
 use crate::topology::Machine;
 
@@ -20,18 +21,42 @@ fn comm_of(m: &Machine, nodes: usize) -> Comm {
 }
 
 #[test]
+fn before_2_20_an_operation_on_one_node_takes_at_most_4_x_p2p_channels_over_ranks() {
+    // NCCL 2.14-2.19 enqueue.cc `scheduleP2pTasksToPlan`, on one node: the most channels an
+    // operation takes is the per-peer count halved while it x ranks exceeds 4 x the p2p channels:
+    // 32 x 8 = 256 > 128, so 16. The 8 NVSwitch A100s' 512 MiB and 1 GiB run on 16, not 32;
+    // 128 and 256 MiB as in 2.30 (8 and 16).
+    for v in [Version::V2_18, Version::V2_19] {
+        let one = p2p::op_split(v, 32, 32, 8, 1, 1 << 19);
+        assert_eq!((one.min, one.max), (4, 16));
+        let ch = |bytes: u64| p2p::op_channels(bytes, &one);
+        assert_eq!([ch(128 << 20), ch(256 << 20), ch(512 << 20), ch(1 << 30)], [8, 16, 16, 16]);
+    }
+    assert_eq!(p2p::op_split(Version::V2_20, 32, 32, 8, 1, 1 << 19).max, 32);
+    // Across nodes neither bound is cut before 2.20, and a part is at least 1/8 of a chunk: 16
+    // ranks and 4 per peer on 32 start from all 4 (2.20: from 2, with parts of half a chunk).
+    let old = p2p::op_split(Version::V2_19, 4, 32, 16, 2, 1 << 17);
+    assert_eq!((old.min, old.max, old.min_part, old.max_part), (4, 4, 1 << 14, 1 << 17));
+    let new = p2p::op_split(Version::V2_20, 4, 32, 16, 2, 1 << 17);
+    assert_eq!((new.min, new.max, new.min_part), (2, 4, 1 << 16));
+    assert_eq!([p2p::op_channels(64 << 10, &old), p2p::op_channels(64 << 10, &new)], [4, 1]);
+}
+
+#[test]
 fn an_operation_gets_more_channels_as_it_grows() {
     // One NVSwitch node of 8 ranks, 32 p2p channels and 32 per peer: every rank's operation fits
     // at once on 32 / 8 = 4 channels; a part may hold 32 chunks of 512 KiB (16 MiB), so the
     // channels double while the parts are larger: 128 MiB on 8, 256 MiB on 16, then 32 at most.
-    let ch = |bytes: u64| p2p::op_channels(bytes, 32, 32, 8, 1, 1 << 19);
+    let split = |v: Version, per_peer, ranks, nodes, chunk| p2p::op_split(v, per_peer, 32, ranks, nodes, chunk);
+    let one = split(Version::V2_30, 32, 8, 1, 1 << 19);
+    let ch = |bytes: u64| p2p::op_channels(bytes, &one);
     assert_eq!([ch(128 << 20), ch(256 << 20), ch(512 << 20), ch(1 << 30)], [8, 16, 32, 32]);
     // Small: parts of at least 1/8 of a chunk (64 KiB): 64 KiB on one channel, 1 MiB on 4.
     assert_eq!([ch(64 << 10), ch(1 << 20)], [1, 4]);
     // Across nodes a part holds one chunk (128 KiB) and is at least half of one: 16 ranks and 4
     // channels per peer on 32 start from 2, and 64 MiB doubles to all 4.
-    assert_eq!(p2p::op_channels(64 << 20, 4, 32, 16, 2, 1 << 17), 4);
-    assert_eq!(p2p::op_channels(64 << 10, 4, 32, 16, 2, 1 << 17), 1);
+    let two = split(Version::V2_30, 4, 16, 2, 1 << 17);
+    assert_eq!([p2p::op_channels(64 << 20, &two), p2p::op_channels(64 << 10, &two)], [4, 1]);
     // A network connection's chunk: a quarter below one chunk, half below eight.
     assert_eq!(
         [p2p::op_chunk(100_000, 1 << 17, true), p2p::op_chunk(1 << 19, 1 << 17, true), p2p::op_chunk(1 << 19, 1 << 17, false)],
@@ -68,13 +93,18 @@ fn the_communicator_counts_nccl_s_channels_and_chunk() {
 fn sendrecv_runs_on_the_channels_its_size_gets() {
     let m = Machine::load("dgx-a100").unwrap();
     let c = comm_of(&m, 1);
-    for (bytes, want) in [(128u64 << 20, 8), (256 << 20, 16), (1 << 30, 32)] {
-        let call = c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0);
-        let (t, ch) = lower::lower(&call);
-        let used = ch.iter().max().map_or(0, |&x| x as usize + 1);
-        assert_eq!(used, want, "{bytes} B");
-        // Every rank sends its whole buffer once.
-        assert_eq!(t.iter().map(|x| x.size).sum::<u64>(), 8 * bytes);
+    let mut old = comm_of(&m, 1);
+    old.tuning.version = Version::V2_19;
+    // 2.30 and 2.19 (which takes at most 16 on this node, `p2p::op_split`).
+    for (c, wants) in [(&c, [8, 16, 32]), (&old, [8, 16, 16])] {
+        for (bytes, want) in [128u64 << 20, 256 << 20, 1 << 30].into_iter().zip(wants) {
+            let call = c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0);
+            let (t, ch) = lower::lower(&call);
+            let used = ch.iter().max().map_or(0, |&x| x as usize + 1);
+            assert_eq!(used, want, "{bytes} B");
+            // Every rank sends its whole buffer once.
+            assert_eq!(t.iter().map(|x| x.size).sum::<u64>(), 8 * bytes);
+        }
     }
 }
 
@@ -90,7 +120,11 @@ fn a_network_send_pays_the_nic_latency_once_not_per_chunk() {
             m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Nic).for_each(|d| d.latency = lat);
             let mut c = comm_of(&m, 2);
             c.constants.pxn_disable = !pxn;
-            run(&c.m, &c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, 64 << 20, 0), "maxmin", &[], false).unwrap().seconds
+            // Without the channels' own rate: the pairs inside a node, on the communicator's 2
+            // channels per peer at 12 GB/s each, would take longer than the pair across nodes.
+            let mut call = c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, 64 << 20, 0);
+            call.rate = None;
+            run(&c.m, &call, "maxmin", &[], false).unwrap().seconds
         };
         let (with, without) = (time(l), time(0.0));
         assert!(with - without > 0.9 * l && with - without < 1.5 * l, "PXN {pxn}: {with} s with L, {without} s without");
@@ -138,4 +172,27 @@ fn a_send_inside_a_node_pays_its_path_latency_once_not_per_chunk() {
     let big = time(l, 64 << 20) - time(0.0, 64 << 20);
     assert!(one > 0.5 * l, "the path pays a latency: {one} s");
     assert!(big < 1.5 * one, "64 MiB pays {big} s of latency, one chunk {one} s");
+}
+
+#[test]
+fn a_send_inside_a_node_moves_a_channel_at_the_tree_s_per_channel_figure() {
+    // Each channel's block copies its part at half NCCL's one-node `perChMaxTreeBws` (Ampere
+    // 24 GB/s: 12 GB/s), the tree's per-transfer figure: on 8 NVSwitch A100s under 2.19, 128 MiB
+    // on 8 channels moves 96 GB/s and 1 GiB on 16 moves 192 GB/s, under the NVLink's 240 GB/s
+    // (12 links at NCCL's 20 GB/s); under 2.30, 1 GiB on 32 channels is the link's again.
+    let m = Machine::load("dgx-a100").unwrap();
+    let rate = 0.5 * tuning::PER_CH_MAX_TREE_BW[1][0] * 1e9;
+    let time = |v: Version, bytes: u64| {
+        let mut c = comm_of(&m, 1);
+        c.tuning.version = v;
+        run(&c.m, &c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0), "maxmin", &[], false).unwrap().seconds
+    };
+    for (bytes, channels) in [(128u64 << 20, 8.0), (1 << 30, 16.0)] {
+        let want = bytes as f64 / (channels * rate);
+        let got = time(Version::V2_19, bytes);
+        assert!(got > want && got < 1.02 * want, "{bytes} B: {got} s, {want} s at {channels} channels");
+    }
+    let link = (1u64 << 30) as f64 / 240e9;
+    let got = time(Version::V2_30, 1 << 30);
+    assert!(got > link && got < 1.02 * link, "1 GiB under 2.30: {got} s, the link's {link} s");
 }

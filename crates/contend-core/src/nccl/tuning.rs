@@ -358,14 +358,25 @@ pub fn tree_graph(speeds: &[f64], channels: usize, max_bw: f64, fit: &dyn Fn(f64
 /// 1-64 MiB at -38% .. -73%). The ring's LL128 chunk does not shrink in NCCL, and LL128 forwards
 /// line by line, so a capped ring would charge a fill NCCL does not pay: `perChMaxRingLL128Bws`
 /// waits for a lowering that splits LL128's chunks. LL (small calls) is left uncapped too. None
-/// where NCCL's model has no per-channel figure (ring Simple, NVLS, send/receive); NVLS-tree's
+/// where NCCL's model has no per-channel figure (ring Simple, NVLS); NVLS-tree's
 /// (`perChMaxNVLSTreeBws`) is left to its NVLink and network links.
+///
+/// Send/receive and all-to-all (round 13): a p2p channel's connection inside a node at the tree's
+/// one-node Simple figure, whatever the call's protocol (the lowering caps a pair's Simple sends
+/// inside a node only, `lower::pairs_p2p`). NCCL's model has no p2p figure; this is the same
+/// Simple copy through a connection FIFO by one channel's block that the tree's figure times
+/// (device/sendrecv.h: `Primitives<ProtoSimple>` `directSend`/`directRecv`, a chunk a step).
+/// NVIDIA's word that it takes 2 blocks per NVLink to saturate it (NVIDIA/nccl issue 1703) puts
+/// a block between half an NVLink and one (10 to 20 GB/s on A100); 12 GB/s on Ampere is what the
+/// A100 sendrecv table's 16-channel rows move a channel, 12.0-12.2 GB/s (docs/validation.md,
+/// round 13). To another node the NIC binds: NCCL sizes those channels at 14 GB/s each
+/// (`p2p::PER_CHANNEL_NET_BW`), enough for its NIC, and they are not capped.
 pub fn channel_rate(cc: u32, nodes: usize, coll: Coll, algo: Algo, proto: Proto) -> Option<f64> {
     let g = generation(cc);
     let index2 = if nodes <= 2 { nodes.max(1) - 1 } else { 2 };
     let tree = PER_CH_MAX_TREE_BW[g][index2];
     match (coll, algo, proto) {
-        (Coll::AllToAll | Coll::SendRecv, _, _) => None,
+        (Coll::AllToAll | Coll::SendRecv, _, _) => Some(0.5 * PER_CH_MAX_TREE_BW[g][0]),
         (_, Algo::Tree, Proto::Simple) => Some(0.5 * tree),
         (_, Algo::Tree, Proto::Ll128) => Some(0.5 * (tree * if nodes == 1 { 7.0 / 9.0 } else { 120.0 / 128.0 }).min(PER_CH_MAX_TREE_LL128_BW[g][index2])),
         _ => None,
