@@ -154,3 +154,17 @@ def test_nccl_tests_takes_a_loaded_machine_and_sizes_as_numbers():
     in_memory = contend.Machine.from_dict(contend.Machine.load("hgx-h100").spec)
     with pytest.raises(contend.InputError, match="built in memory"):
         contend.nccl_tests(in_memory)
+
+
+def test_a_timedelta_start_column_is_seconds_and_missing_detail_is_said_not_empty():
+    df = pd.DataFrame({"src": ["GPU0", "GPU1"], "dst": ["GPU2", "GPU4"], "size": [1 << 20, 1 << 20],
+                       "start": pd.to_timedelta([0, 250], unit="us")})
+    by_seconds = df.assign(start=[0.0, 250e-6])
+    got, want = (contend.simulate(MACHINE, contend.Transfers.from_dataframe(d), model="maxmin")
+                 for d in (df, by_seconds))
+    assert finish(got) == finish(want)
+    for detail in (lambda r: r.phases, lambda r: r.link_loads(), lambda r: r.nic_queues()):
+        with pytest.raises(contend.InputError, match="=True"):
+            detail(got)
+    kept = contend.simulate(MACHINE, contend.Transfers.from_dataframe(df), model="maxmin", phases=True, nics=True)
+    assert len(kept.link_loads()) > 0 and len(kept.phases) > 0 and kept.nic_queues().empty  # no NIC on this machine

@@ -252,9 +252,12 @@ def _column(values: Any) -> Any:
     if values is None:
         return None
     dtype = getattr(values, "dtype", None)
-    if dtype is not None and dtype.kind in "iuf":
+    if dtype is not None and dtype.kind in "iufm":
         import numpy as np
 
+        if dtype.kind == "m":  # timedelta64 (a pandas Timedelta column): seconds, NaT as none
+            values = np.asarray(values) / np.timedelta64(1, "s")
+            dtype = values.dtype
         return np.ascontiguousarray(values, dtype={"i": np.int64, "u": np.uint64, "f": np.float64}[dtype.kind])
     return list(values)
 
@@ -438,17 +441,25 @@ class Result:
         """Bytes each device sent and received."""
         return self.arrow("devices").to_pandas()
 
+    def _kept(self, key: str, what: str) -> None:
+        """Refuse a detail the run did not keep, rather than answer with an empty table."""
+        if self.raw.get(key) is None:
+            raise InputError(f"{what}: this result was simulated without {key}=True; simulate(..., {key}=True) keeps "
+                             f"them (or --{key} on the command line)")
+
     @property
     def phases(self) -> pd.DataFrame:
         """One row per (phase, moving transfer): its rate and share of its narrowest link (needs phases=True)."""
         import pandas as pd
 
+        self._kept("phases", "phases")
         return pd.DataFrame(phase_rows(self.raw))
 
     def nic_queues(self) -> pd.DataFrame:
         """One row per change of a NIC's queue: time and messages at it (needs nics=True)."""
         import pandas as pd
 
+        self._kept("nics", "nic_queues")
         n = self.raw.get("nics") or {"name": [], "offset": [0], "time_s": [], "queued": []}
         off = n["offset"]
         names = [n["name"][k] for k in range(len(n["name"])) for _ in range(off[k], off[k + 1])]
@@ -458,6 +469,7 @@ class Result:
         """One row per (phase, loaded link): bytes/s carried and utilisation (needs phases=True)."""
         import pandas as pd
 
+        self._kept("phases", "link_loads")
         return pd.DataFrame(link_load_rows(self.raw))
 
     @property
