@@ -80,7 +80,9 @@ def report(
 
     if not results.is_dir():
         raise InputError(f"{results}: no such folder of study results; give the folder `contend study` wrote")
-    folder = check(output or results / "report", "--output", folder=True, force=force, inputs=[results])
+    # Named as the user gave it: the option, or the default folder it stands for.
+    folder = check(output or results / "report", "--output" if output else "the report folder (default of --output)",
+                   folder=True, force=force, inputs=[results])
     assert folder is not None
     written = write_report(results, folder)
     for path in written:
