@@ -165,3 +165,7 @@ impl FlowTable {
             .collect()
     }
 }
+
+#[cfg(test)]
+#[path = "branch_tests.rs"]
+mod tests;
