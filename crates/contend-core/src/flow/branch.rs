@@ -152,15 +152,15 @@ impl FlowTable {
                     };
                 }
                 let dist = tables.entry(rd).or_insert_with(|| net.distances(rd));
-                for k in first + 1..last {
-                    let v = hops[k].from(m);
+                // The first switch past rs with two next hops, or where the flow path leaves the
+                // one packet would take: the packets part there (the index of the link entering it).
+                let parts = hops[first + 1..last].iter().position(|h| {
+                    let v = h.from(m);
                     let mut next = net.adj[v].iter().filter(|&&(w, _)| net.switch[w] && dist[w] != u32::MAX && dist[w] + 1 == dist[v]);
                     let one = next.next();
-                    if next.next().is_some() || one.map(|&(w, _)| w) != Some(hops[k].to(m)) {
-                        return (k - 1) as u32;
-                    }
-                }
-                NO_HOP
+                    next.next().is_some() || one.map(|&(w, _)| w) != Some(h.to(m))
+                });
+                parts.map_or(NO_HOP, |j| (first + j) as u32)
             })
             .collect()
     }
