@@ -353,14 +353,17 @@ pub const RELEASE_FREES_NIC: Param = Param::new(
 /// the head's last packet has: once the head's bytes left fit in the buffers after that link.
 /// Under the early release alone they count the buffers of the head's whole path and then share
 /// those links fairly with it (docs/benchmarks.md, "Issue 23, twelfth round"). A next message
-/// that leaves the head's path at the NIC's first switch waits as before.
+/// that leaves the head's path at the NIC's first switch waits as before, and the shared path
+/// ends at the first switch where per-packet routing may part either message's packets
+/// (flow/branch.rs; "Issue 23, thirteenth round").
 pub const HEAD_PRIORITY: Param = Param::new(
     "head_priority",
     Kind::OnOff,
     "off",
     "with an early NIC release (nic_release shared or buffered), the head keeps priority over its NIC's next message on the \
-           links their paths share from the NIC: the next message starts once the head's bytes left fit in the buffers past the \
-           last of those links (its packets queue behind the head's there); off: the buffers of the head's whole path count",
+           links their paths share from the NIC, up to the first switch where per-packet routing may part their packets: the next \
+           message starts once the head's bytes left fit in the buffers past the last of those links (its packets queue behind \
+           the head's there); off: the buffers of the head's whole path count",
 );
 
 /// Whether a flow-level model routes the per-packet policies (adaptive; UGAL/PAR on dragonflies

@@ -4,6 +4,7 @@
 //!
 //! A route and a mechanism are decided here and nowhere else (by `router`, as CUDA would).
 
+mod branch;
 pub mod charges;
 pub mod methods;
 pub mod network;
@@ -144,6 +145,10 @@ pub struct FlowTable {
     /// path, or NO_HOP; its early release counts only the buffers past the links its path
     /// shares with its NIC's next message from there (release.rs).
     pub nic_hop: Vec<u32>,
+    /// Per transfer (empty: `head_priority` off): the index in its path of the link entering
+    /// the first switch where its packets may part under the per-packet routing policy, or
+    /// NO_HOP (branch.rs); the FIFO order behind its NIC's head ends there.
+    pub branch_hop: Vec<u32>,
     /// The queueing excursion at switch ports (maxmin `port_queueing`, queueing.rs); None: off.
     pub queueing: Option<PortQueueing>,
     /// Per transfer: the copy engine that moves it, or NO_ENGINE. A GPU's copies to or from
@@ -563,6 +568,7 @@ impl FlowTable {
             nic_buffer_shared: false,
             tail_route: Vec::new(),
             nic_hop: Vec::new(),
+            branch_hop: Vec::new(),
             queueing: None,
             engine: Vec::with_capacity(n),
             engine_slots: Vec::new(),

@@ -42,11 +42,14 @@ impl FlowTable {
                 self.plan(f).hops.iter().position(|h| m.links[h.link].kind == LinkKind::Network).map_or(NO_HOP, |k| k as u32)
             })
             .collect();
+        self.branch_hop = self.first_branches(m);
     }
 
     /// Under `head_priority`, the first entry of head h's path whose buffer h's NIC may count on
     /// while g is its next message: 0 where g's path leaves h's at the NIC's first switch (or
-    /// the rule is off); else the last link the two paths share in order from the NIC's link.
+    /// the rule is off); else the last link the two paths share in order from the NIC's link,
+    /// up to the one entering the first switch where either message's packets may part
+    /// (branch.rs: past it each packet takes its own next link, so the FIFO order ends there).
     /// g's packets queue behind h's in each FIFO up to that link's port, so they pass it only
     /// once h's bytes left fit in the buffers of the devices it enters and those after it.
     pub fn past_shared(&self, h: usize, g: usize) -> usize {
@@ -55,7 +58,12 @@ impl FlowTable {
             return 0;
         }
         let (ph, pg) = (&self.path(h)[kh as usize..], &self.path(g)[kg as usize..]);
-        let shared = ph.iter().zip(pg).take_while(|(a, b)| a == b).count();
+        let mut shared = ph.iter().zip(pg).take_while(|(a, b)| a == b).count();
+        for (k, b) in [(kh, self.branch_hop[h]), (kg, self.branch_hop[g])] {
+            if b != NO_HOP {
+                shared = shared.min(b.saturating_sub(k) as usize + 1);
+            }
+        }
         if shared < 2 {
             0
         } else {

@@ -253,3 +253,83 @@ fn a_head_keeps_priority_up_to_the_last_link_it_shares() {
     let on = MaxminParams { nic_release: NicRelease::Shared, head_priority: true, ..Default::default() };
     near(&flow(&m, &list, on)[..2], &[2.0 * nf * TAU, (3.0 * nf - bf) * TAU], 1e-9, "head_priority");
 }
+
+/// S0 (on SW1) and its two messages' ways, for round 13: SW1 reaches SW2 through X or Y (two
+/// shortest paths, so adaptive routing chooses per packet at SW1); R0 and S1 hang off X, R1
+/// off SW2, S2 off SW1 and R2 off Y. Adaptive routing; the same links as `star`.
+fn fork(buffer: u32) -> Machine {
+    let link = "kind: network, bandwidth: 10GB/s, latency: 0s";
+    let mut text = format!("name: fork\nnetwork: {{routing: adaptive, nic_scheduling: fcfs, packet: 1000B, buffer_packets: {buffer}}}\ndevices:\n");
+    for d in ["SW1", "X", "Y", "SW2"] {
+        text += &format!("  - {{name: {d}, kind: switch, latency: 0s}}\n");
+    }
+    for d in ["S0", "S1", "S2", "R0", "R1", "R2"] {
+        text += &format!("  - {{name: {d}, kind: nic, latency: 0s}}\n");
+    }
+    text += "links:\n";
+    for (a, b) in [("S0", "SW1"), ("S2", "SW1"), ("SW1", "X"), ("SW1", "Y"), ("X", "SW2"), ("Y", "SW2"), ("R0", "X"), ("S1", "X"), ("R1", "SW2"), ("R2", "Y")] {
+        text += &format!("  - {{a: {a}, b: {b}, {link}}}\n");
+    }
+    Machine::from_text(&text, "fork").unwrap()
+}
+
+/// Round 13: two messages of one NIC share its first switch, where adaptive routing chooses per
+/// packet. S0 sends A (n packets) to R0, then B (n) to R1; S1 sends C (4n) to R0, so A has half
+/// of X's port to R0 (the third case's bottleneck, one switch further). A's path is one
+/// (S0 → SW1 → X → R0); B has two (through X or Y). Two messages S2 → R2, 20 µs later (after
+/// the others in both models), load SW1 → Y in the flow level's per-run counts, so its adaptive
+/// choice puts B through X, behind A, as a large run's counts do where packets would not.
+/// Buffers of b packets, τ a packet, n = 16, b = 2 and 4 (4b ≤ n: S0 stalls on A).
+/// - Packet: A's packets back up from X's port to R0 (A_k leaves X at 2kτ) into X's buffer (b)
+///   and SW1's (b): A_k crosses SW1 → X at 2(k − b)τ and leaves S0 at 2(k − 2b)τ, so S0 sends
+///   A's last at 2(n − 2b)τ and moves on. B_1 waits for a slot of SW1's buffer, freed when
+///   A_{n−b+1} crosses SW1 → X at 2(n − 2b + 1)τ; at SW1 each packet of B takes the output with
+///   fewer packets queued, Y while A's wait at the port to X, and leaves SW1 at once, so B goes
+///   at the link's rate from there: B_n leaves S0 at (2(n − 2b + 1) + n − 1)τ and crosses four
+///   links, B at (3n − 4b + 5)τ if every packet takes Y. Once A's last packet has left the port
+///   to X, a tie may send a packet of B there, where it waits for a slot of X's buffer (A's
+///   leave it one per 2τ; one packet of B waits at a time, the others seeing it queued take Y):
+///   each packet of B reaches R1's port at most 2τ late, and a work-conserving port's last
+///   departure moves by no more than its arrivals: B in [(3n − 4b + 5)τ, (3n − 4b + 7)τ]
+///   (b = 4: 37–39τ). FIFO order behind A holds only up to SW1.
+/// - maxmin `shared`: A released when its bytes left fit SW1's and X's buffers (2b), at
+///   2(n − 2b)τ; B through X shares S0's link and SW1 → X with A at half until A ends at 2nτ
+///   (2b packets), then runs alone: B at (3n − 2b)τ (b = 4: 40τ).
+/// - Round 12's `head_priority` (the shared path up to SW1 → X): A released once its bytes
+///   left fit X's buffer, at 2(n − b)τ: B at (3n − b)τ (b = 4: 44τ; b = 2: 46τ).
+/// - `head_priority` now: B's packets may part at SW1, so the order ends at S0's link: B as
+///   under `shared`. Nearer packet than round 12's at b = 4 (40 against 44τ, packet 37–39τ),
+///   farther at b = 2 (44 against 46τ, packet 45–47τ: there the gap between the two rules, b,
+///   is below the pipeline's 5τ that neither flow figure carries).
+#[test]
+fn a_heads_priority_ends_where_its_next_messages_packets_may_part() {
+    let n = 16usize;
+    let nf = n as f64;
+    for b in [2u32, 4] {
+        let bf = b as f64;
+        let m = fork(b);
+        let size = n * 1000;
+        let text = format!(
+            "transfers:\n  - {{src: S2, dst: R2, size: {size}B, start: 20us}}\n  - {{src: S2, dst: R2, size: {size}B, start: 20us}}\n  - {{src: S0, dst: R0, size: {size}B}}\n  - {{src: S0, dst: R1, size: {size}B}}\n  - {{src: S1, dst: R0, size: {}B}}\n",
+            4 * size
+        );
+        let w = workload(&m, &text);
+        let us = |v: Vec<f64>| v.iter().skip(2).map(|f| f * 1e6).collect::<Vec<f64>>();
+        let packet = us(run(&m, &w, &[]).finish);
+        let low = (3.0 * nf - 4.0 * bf + 5.0) * TAU;
+        assert!(packet[1] >= low - 1e-6 && packet[1] <= low + 2.0 * TAU + 1e-6, "packet, b = {b}: B at {} µs against {low} µs (+ 2τ)", packet[1]);
+        let flow = |p: MaxminParams| us(sim::run_prepared(&w, &MaxminPrepared::new(&m, &w, p).unwrap(), false).unwrap().finish);
+        let off = MaxminParams { nic_release: NicRelease::Shared, ..Default::default() };
+        let shared = (3.0 * nf - 2.0 * bf) * TAU;
+        near(&flow(off)[..2], &[2.0 * nf * TAU, shared], 1e-9, "maxmin shared");
+        let on = MaxminParams { head_priority: true, ..off };
+        near(&flow(on)[..2], &[2.0 * nf * TAU, shared], 1e-9, "head_priority");
+        // The premise: the flow level routes B through X (A's first two links are B's), and B's
+        // packets may part at SW1, the switch S0's link (entry 0) enters; A's never do.
+        let prepared = MaxminPrepared::new(&m, &w, on).unwrap();
+        let (a, b_path) = (prepared.flows.path(2), prepared.flows.path(3));
+        assert_eq!(a[..2], b_path[..2], "B's path through X");
+        assert_eq!((prepared.flows.branch_hop[2], prepared.flows.branch_hop[3]), (crate::flow::NO_HOP, 0));
+        assert_eq!(prepared.flows.past_shared(2, 3), 0);
+    }
+}
