@@ -173,9 +173,12 @@ def connect(workers: int | None, scheduler: str | None) -> Any:
     # Workers busy with one engine call each, on as many cores as there are workers: what Dask samples
     # for its dashboard (a stack profile every 10 ms, system metrics every 0.5 s, worker memory every
     # 0.1 s) would take cores from the points; memory is still watched, once a second.
+    # Logs kept to the critical: a point's failure comes back through its future (the worker's error, or
+    # KilledWorker), while a heartbeat cut by the cluster's own shutdown logged a CommClosedError traceback
+    # after a study that had finished well.
     with dask.config.set(LOCAL_CLUSTER_CONFIG):
         cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=logging.ERROR)
+                               dashboard_address=":0", silence_logs=logging.CRITICAL)
     return Client(cluster)
 
 
