@@ -58,8 +58,6 @@ struct Point {
     measured_s: f64,
     path: f64,
     steps: f64,
-    /// NCCL's own per-step latency for the row, seconds.
-    s0: f64,
     bandwidth: f64,
     held_out: bool,
     ranks: usize,
@@ -138,7 +136,6 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
                 measured_s: row.time_us * 1e-6,
                 path,
                 steps,
-                s0,
                 bandwidth: (t - with).max(0.0),
                 held_out,
                 ranks: run.ranks,
@@ -157,8 +154,11 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         let b: Vec<f64> = rows.iter().map(|x| (x.measured_s - x.path) * 1e6).collect();
         let sol = super::lsq::nnls(&a, &b, 1e-9);
         let (s_us, x) = (sol[0], sol[1]);
-        // A latency is told only by rows where NCCL's steps are a fair share of the time.
-        let has_steps = rows.iter().any(|r| r.steps * r.s0 > 0.2 * r.measured_s);
+        // A latency is told by rows that have steps and whose measured time is mostly latency
+        // (their bandwidth part under a fifth of it), however far the measured time is above
+        // NCCL's own step latencies: 2 x T4 through host memory, 20 µs at 8 B where NCCL's two
+        // steps count 2 µs, is latency-bound.
+        let has_steps = rows.iter().any(|r| r.steps > 0.0 && r.bandwidth < 0.2 * r.measured_s);
         let has_bw = rows.iter().any(|r| r.bandwidth > 0.25 * (r.path + r.bandwidth));
         if has_steps {
             c.step[p as usize] = Some(s_us * 1e-6);
@@ -285,6 +285,27 @@ mod tests {
         assert!(f.residuals.iter().all(|r| r.dst == "Ring/LL"), "{:?}", f.residuals);
         let step: f64 = f.fitted["nccl_step_ll"].trim_end_matches("us").parse().unwrap();
         assert!((step - 1.0).abs() < 0.02, "{:?}", f.fitted);
+    }
+
+    /// A small all-reduce far slower than NCCL's step latencies is still latency-bound: on two
+    /// ranks NCCL's ring takes 2(n - 1) = 2 steps, so a measured 8 B time of 6.6 + 2 x (6.0 + 0.1)
+    /// us (per-step latency 6 us, ten times NCCL's 0.6; two NVLink hops a step) is 12% NCCL's
+    /// steps, yet the fit finds 6.0 from it (2 x T4 through host memory: 20 µs where NCCL's model
+    /// says 8.6).
+    #[test]
+    fn finds_a_per_step_latency_far_above_nccl_on_two_ranks() {
+        let mut t = String::from("# Collective test starting: all_reduce_perf\n");
+        for k in 0..2 {
+            t.push_str(&format!("#  Rank  {k} Group  0 Pid  1 on host device  {k} [0x07] NVIDIA A100-SXM4-80GB\n"));
+        }
+        let us = 6.6 + 2.0 * (6.0 + 0.1);
+        for size in [8u64, 16] {
+            t.push_str(&format!("{size:>12} {:>12} float sum -1 {us:.2} 0.00 0.00 0 {us:.2} 0.00 0.00 0\n", size / 4));
+        }
+        let m = Machine::load("dgx-a100").unwrap();
+        let f = fit(&m, &t, "all_reduce_perf.txt", "maxmin", &[], false).unwrap();
+        let step: f64 = f.fitted["nccl_step_ll"].trim_end_matches("us").parse().unwrap();
+        assert!((step - 6.0).abs() < 0.05, "{:?} {:?}", f.fitted, f.notes);
     }
 
     #[test]

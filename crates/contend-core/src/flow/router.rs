@@ -49,8 +49,9 @@ pub struct Plan {
     /// Seconds from issue until bytes move: engine setup, staging hand-off, hop latencies, and
     /// the copy engine's wait through each NVSwitch passed (`switch_traversals`).
     pub latency: f64,
-    /// The same without the NVSwitches' wait, which a copy moved by GPU kernels does not pay
-    /// (`Transfer::kernel`); summed apart, so that it is exactly the path's other costs.
+    /// The same without the NVSwitches' wait and a staged copy's host hand-off, which a copy
+    /// moved by GPU kernels does not pay (`Transfer::kernel`); summed apart, so that it is
+    /// exactly the path's other costs.
     pub kernel_latency: f64,
     /// Where the hardware stripes the copy over parallel ways (the NVSwitch planes two GPUs
     /// share, parallel NVLinks): every hop of every way with the share of the copy's bytes that
@@ -478,7 +479,14 @@ impl<'m> Router<'m> {
                 let latency = lat(src) + lat(mem) + lat(dst) + self.hop_latency(&into) + self.hop_latency(&out);
                 let mut hops = into;
                 hops.extend(out);
-                Ok(Plan::new(self.m, mechanism, hops, Some(mem), latency))
+                let plan = Plan::new(self.m, mechanism, hops, Some(mem), latency);
+                // GPU kernels (NCCL's SHM transport) store into the mapped host buffer and the
+                // reader's kernel loads from it, polling a flag there: no CPU hands the data from
+                // one copy to the next, so they pay no hand-off (NCCL 2.30.7 src/transport/shm.cc:
+                // the connection's buffers and head/tail live in host memory mapped into both GPUs,
+                // and the transport has no proxy progress; 2.19.3's CE-memcpy variant,
+                // NCCL_SHM_USE_CUDA_MEMCPY, is off by default).
+                Ok(Plan { kernel_latency: plan.kernel_latency - lat(mem), ..plan })
             }
             Mechanism::Direct => {
                 let hops = self.path_via(src, via, dst, false).ok_or_else(|| no_path("direct"))?;

@@ -22,6 +22,8 @@ mod p2p_tests;
 #[cfg(test)]
 mod pxn_tests;
 #[cfg(test)]
+mod shm_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tuner_tests;

@@ -1,0 +1,82 @@
+//! NCCL's steps through host memory (its SHM transport, where two GPUs have no peer path, or CUDA's
+//! peer access is off) cost what NCCL's kernels pay: they store into the mapped host buffer and the
+//! reader's kernel loads from it, so a step pays NCCL's per-step latency and its path's hops, not
+//! the copy engines' setup nor the CPU's hand-off of a staged cudaMemcpy (NCCL 2.30.7
+//! src/transport/shm.cc). Expected times are the definition: base + steps × per-step latency +
+//! the bytes over the bandwidth.
+
+use super::*;
+use crate::topology::Machine;
+
+/// Two sockets, two GPUs under each socket's PCIe switch, one host memory each. The host memory's
+/// hand-off (12 µs) and the GPUs' copy-engine setup (5 µs) are written, to show NCCL's kernels pay
+/// neither; every hop's latency is zero, so the latency is NCCL's alone.
+const TWO_SOCKETS: &str = "name: two-sockets
+devices:
+  - {name: RC0, kind: root_complex, latency: 0s}
+  - {name: RC1, kind: root_complex, latency: 0s}
+  - {name: SW0, kind: pcie_switch}
+  - {name: SW1, kind: pcie_switch}
+  - {name: MEM0, kind: host_memory, latency: 12us}
+  - {name: MEM1, kind: host_memory, latency: 12us}
+  - {name: GPU0, kind: gpu, latency: 5us}
+  - {name: GPU1, kind: gpu, latency: 5us}
+  - {name: GPU2, kind: gpu, latency: 5us}
+  - {name: GPU3, kind: gpu, latency: 5us}
+links:
+  - {a: RC0, b: SW0, kind: pcie, gen: 4, lanes: 16, latency: 0s}
+  - {a: RC1, b: SW1, kind: pcie, gen: 4, lanes: 16, latency: 0s}
+  - {a: SW0, b: GPU0, kind: pcie, gen: 4, lanes: 16, latency: 0s}
+  - {a: SW0, b: GPU1, kind: pcie, gen: 4, lanes: 16, latency: 0s}
+  - {a: SW1, b: GPU2, kind: pcie, gen: 4, lanes: 16, latency: 0s}
+  - {a: SW1, b: GPU3, kind: pcie, gen: 4, lanes: 16, latency: 0s}
+  - {a: RC0, b: MEM0, kind: memory, bandwidth: 100GB/s, latency: 0s}
+  - {a: RC1, b: MEM1, kind: memory, bandwidth: 100GB/s, latency: 0s}
+  - {a: RC0, b: RC1, kind: upi, bandwidth: 20GB/s, latency: 0s}
+";
+
+fn close(got: f64, want: f64, rel: f64) -> bool {
+    (got - want).abs() <= rel * want
+}
+
+fn time(params: &[(String, String)], proto: Proto, bytes: u64) -> f64 {
+    let m = Machine::from_text(TWO_SOCKETS, "two-sockets.yaml").unwrap();
+    let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+    let call = comm.call(Coll::AllReduce, Algo::Ring, proto, bytes, 0);
+    assert_eq!(call.channels(), 1, "8 B runs on one channel");
+    run(&comm.m, &call, "maxmin", params, false).unwrap().seconds
+}
+
+#[test]
+fn a_ring_step_through_host_memory_pays_nccl_step_not_a_staged_copy() {
+    // 4 ranks: 2(n - 1) = 6 steps, each at NCCL's PCI per-step latency for ring LL (1.0 µs,
+    // tuning.cc hwLat[NCCL_HW_PCI]), after the ring LL base latency (6.6 µs, baseLat). The ring
+    // crosses the sockets twice (GPU1 -> GPU2 and GPU3 -> GPU0), through host memory; 8 B as LL
+    // is 16 wire bytes, nanoseconds at these links' rates.
+    let want = 6.6e-6 + 6.0 * 1.0e-6;
+    let got = time(&[], Proto::Ll, 8);
+    assert!(close(got, want, 0.01), "ring LL over SHM: {} us, want {} us", got * 1e6, want * 1e6);
+    // With CUDA's peer access off every pair is staged, the pairs under one switch too (NCCL
+    // takes SHM): the same steps at the same cost.
+    let off = time(&[("p2p".into(), "off".into())], Proto::Ll, 8);
+    assert!(close(off, want, 0.01), "peer access off: {} us, want {} us", off * 1e6, want * 1e6);
+    // Simple: base 8.4 µs, 6 steps at 5.7 µs (hwLat PCI ring Simple).
+    let want = 8.4e-6 + 6.0 * 5.7e-6;
+    let got = time(&[], Proto::Simple, 8);
+    assert!(close(got, want, 0.01), "ring Simple over SHM: {} us, want {} us", got * 1e6, want * 1e6);
+}
+
+#[test]
+fn a_staged_cuda_copy_still_pays_the_engines_and_the_hand_off() {
+    // The same path moved by a copy engine (cudaMemcpy between GPUs without peer access): both
+    // engines' setup (5 µs each) and the host's hand-off (12 µs) before any byte moves.
+    let m = Machine::from_text(TWO_SOCKETS, "two-sockets.yaml").unwrap();
+    let r = crate::flow::router::Router::new(&m);
+    let (g1, g2) = (m.device("GPU1").unwrap(), m.device("GPU2").unwrap());
+    let p = r.plan(g1, g2, None, &[], true).unwrap();
+    assert_eq!(p.mechanism, crate::workload::Mechanism::Staged);
+    assert!(close(p.latency, 22e-6, 1e-9), "{}", p.latency);
+    // NCCL's kernels pay only the engines' part the machine writes (NCCL's communicator zeroes
+    // it, `Comm::m`), not the hand-off.
+    assert!(close(p.kernel_latency, 10e-6, 1e-9), "{}", p.kernel_latency);
+}
