@@ -152,7 +152,7 @@ def test_nccl_tests_takes_a_loaded_machine_and_sizes_as_numbers():
     assert by_machine["rows"] == by_name["rows"]
     assert list(contend.nccl_tests_frame(by_name)["size"]) == [1 << 20]
     in_memory = contend.Machine.from_dict(contend.Machine.load("hgx-h100").spec)
-    with pytest.raises(contend.InputError, match="built in memory"):
+    with pytest.raises(contend.InputError, match="neither a preset nor a file"):
         contend.nccl_tests(in_memory)
 
 

@@ -675,16 +675,18 @@ def nccl_tests(
 
 def _machine_source(machine: MachineLike) -> str:
     """The preset name or file a machine was loaded from: nccl-tests builds its nodes' copies from it."""
-    if not isinstance(machine, Machine):
-        _machine(machine)  # the same TypeError for anything else
+    if isinstance(machine, (str, os.PathLike)):
         return os.fspath(machine)
+    if not isinstance(machine, Machine):
+        _machine(machine)  # the same TypeError as every other function
     origin = machine.origin
     if origin.startswith("preset "):
         return origin.removeprefix("preset ")
     if os.path.exists(origin):
         return origin
-    raise InputError(f"nccl_tests: machine: this Machine was built in memory ({origin}); nccl-tests needs a preset "
-                     "or a file: write machine.spec_json to a .json file and pass its path")
+    raise InputError(f"nccl_tests: machine: {origin} is neither a preset nor a file here; nccl-tests builds its nodes "
+                     "from one: pass the preset's name or the file's path (a Machine built in memory: write "
+                     "machine.spec_json to a .json file)")
 
 
 def nccl_tests_frame(report: dict[str, Any]) -> pd.DataFrame:

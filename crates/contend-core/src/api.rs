@@ -462,7 +462,7 @@ pub const STENCIL_PARAMS: &[crate::model::Param] = crate::stencil::PARAMS;
 /// Fit the kernel terms of datatype methods to a CSV of measurements (kernel, block, bytes,
 /// time), load-store ones measured from `src` to `dst` on `m` (see `calibrate::kernels_fit`).
 pub fn calibrate_kernels(m: &Machine, src: &str, dst: &str, path: &str) -> Result<calibrate::kernels_fit::KernelFit> {
-    let points = calibrate::kernels_fit::parse_csv(&read_user_file(path)?, path)?;
+    let points = calibrate::kernels_fit::parse_csv(&crate::terminal::strip_escapes(&read_user_file(path)?), path)?;
     calibrate::kernels_fit::fit(m, src, dst, &points, path)
 }
 

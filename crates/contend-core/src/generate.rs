@@ -84,7 +84,8 @@ pub fn generate(m: &Machine, req: &GenerateRequest) -> Result<WorkloadSpec> {
     }
     let peers = req.peers.clone().unwrap_or_else(|| m.gpu_names());
     if peers.len() < 2 {
-        return Err(Error::input("--gpus", peers.join(","), "needs at least two devices"));
+        let field = if req.peers.is_some() { "--gpus" } else { "the machine's GPUs" };
+        return Err(Error::input(field, peers.join(","), "needs at least two devices"));
     }
     let mut seen = std::collections::BTreeSet::new();
     if let Some(twice) = peers.iter().find(|p| !seen.insert(p.as_str())) {

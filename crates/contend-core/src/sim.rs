@@ -573,7 +573,7 @@ mod tests {
         let w = Workload::resolve(&WorkloadSpec::from_text("transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB}\n", "w").unwrap(), &m, "w").unwrap();
         let p = Sc16Prepared::new(&m, &w, Sc16Params::default()).unwrap();
         let o = run_prepared(&w, &p, false).unwrap();
-        assert_eq!(o.finish[0], MIB / p.params.bandwidth.unwrap());
+        assert_eq!(o.finish[0], MIB / p.bandwidth[0]);
     }
 
     /// A tiny copy issued late: its rate interval rounds away against the issue time, and it
@@ -613,7 +613,7 @@ mod tests {
             let w = Workload::resolve(&spec, &m, "r").unwrap();
             let prepared = Sc16Prepared::new(&m, &w, Sc16Params::default()).unwrap();
             let o = run_prepared(&w, &prepared, true).unwrap();
-            let b = prepared.params.bandwidth.unwrap();
+            let b = prepared.bandwidth[0];
             let mut sent = vec![0.0; w.transfers.len()];
             for p in &o.phases {
                 assert!(p.end > p.start);

@@ -155,10 +155,11 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         let sol = super::lsq::nnls(&a, &b, 1e-9);
         let (s_us, x) = (sol[0], sol[1]);
         // A latency is told by rows that have steps and whose measured time is mostly latency
-        // (their bandwidth part under a fifth of it), however far the measured time is above
-        // NCCL's own step latencies: 2 x T4 through host memory, 20 µs at 8 B where NCCL's two
-        // steps count 2 µs, is latency-bound.
-        let has_steps = rows.iter().any(|r| r.steps > 0.0 && r.bandwidth < 0.2 * r.measured_s);
+        // (their bandwidth part, as fitted, under a fifth of it), however far the measured time is
+        // above NCCL's own step latencies: 2 x T4 through host memory, 20 µs at 8 B where NCCL's
+        // two steps count 2 µs, is latency-bound. The fitted part, so that a machine five times
+        // slower than NCCL's bandwidth does not count every row as latency.
+        let has_steps = rows.iter().any(|r| r.steps > 0.0 && r.bandwidth * x.max(1.0) < 0.2 * r.measured_s);
         let has_bw = rows.iter().any(|r| r.bandwidth > 0.25 * (r.path + r.bandwidth));
         if has_steps {
             c.step[p as usize] = Some(s_us * 1e-6);

@@ -37,8 +37,9 @@ pub struct ModelEntry {
     pub explain: Option<super::Explain>,
     /// Applies to any machine graph (not only to some shape of one, like sc16's PCIe tree).
     pub any_graph: bool,
-    /// Its rates depend on the PCIe tree's shape alone (not on link bandwidths or kinds), so the
-    /// tree's automorphisms are symmetries of the schedule search (schedule/symmetry.rs).
+    /// Its rates depend on the PCIe tree's shape and each copy's B alone, so where every link of
+    /// the tree has one B the tree's automorphisms are symmetries of the schedule search
+    /// (schedule/symmetry.rs).
     pub tree_symmetric: bool,
     #[serde(skip)]
     pub prepare: Prepare,

@@ -11,7 +11,7 @@ use super::{EventModel, RateAdaptor, RateModel};
 use crate::error::{Error, Result};
 use crate::flow::{FlowRules, FlowTable};
 use crate::params::{Kind, Param, Values};
-use crate::topology::{LinkKind, Machine, PcieTree, Route, NOT_IN_TREE};
+use crate::topology::{Link, LinkKind, Machine, PcieTree, Route, NOT_IN_TREE};
 use crate::workload::Mechanism;
 use crate::workload::Workload;
 use std::collections::BTreeMap;
@@ -467,6 +467,8 @@ pub struct Sc16Prepared {
     pub tree: PcieTree,
     routes: Vec<Route>,
     pub params: Sc16Params,
+    /// B of each transfer, bytes/s: the given B, else its route's slowest link's (`link_bandwidth`).
+    pub bandwidth: Vec<f64>,
 }
 
 pub fn prepare(m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<Box<dyn Prepared>> {
@@ -489,13 +491,13 @@ impl Sc16Prepared {
         endpoints.sort_unstable();
         endpoints.dedup();
         let tree = PcieTree::containing(m, &endpoints, "sc16", &general_model_hint())?;
-        let b = params.bandwidth.unwrap_or_else(|| reference_bandwidth(m, &tree, w));
-        let params = Sc16Params { bandwidth: Some(b), ..params };
+        let eff = super::maxmin::MaxminParams::default();
+        let b_of = |l: &Link| params.bandwidth.unwrap_or_else(|| link_bandwidth(l, &eff));
         let mut flows = FlowTable::compile(
             m,
             w,
             &FlowRules {
-                capacity: &|_| b,
+                capacity: &b_of,
                 p2p: true,
                 staging_chunk: 0.0,
                 prepay_latency: true,
@@ -532,12 +534,25 @@ impl Sc16Prepared {
             }
             routes.push(route);
         }
-        Ok(Sc16Prepared { flows, tree, routes, params })
+        // Each copy's B: its route's slowest link's (the paper's one B for every link, taken per copy).
+        let up_link = tree_links(m, &tree);
+        let bandwidth = routes
+            .iter()
+            .map(|r| r.hops.iter().filter_map(|&h| up_link[h as usize / 2]).map(|l| b_of(&m.links[l])).fold(f64::INFINITY, f64::min))
+            .map(|b| if b.is_finite() { b } else { params.bandwidth.unwrap_or(SC16_B) })
+            .collect();
+        Ok(Sc16Prepared { flows, tree, routes, params, bandwidth })
     }
 
     /// A fresh model instance (its scratch buffers are its own).
     pub fn model(&self) -> Sc16Model {
-        Sc16Model { eval: Sc16::new(self.tree.clone(), self.params), routes: self.routes.clone(), factors: Vec::new(), traces: None }
+        Sc16Model {
+            eval: Sc16::new(self.tree.clone(), self.params),
+            routes: self.routes.clone(),
+            bandwidth: self.bandwidth.clone(),
+            factors: Vec::new(),
+            traces: None,
+        }
     }
 }
 
@@ -546,7 +561,21 @@ impl Prepared for Sc16Prepared {
         &self.flows
     }
     fn params(&self) -> BTreeMap<String, String> {
-        self.params.to_map()
+        let mut map = self.params.to_map();
+        if self.params.bandwidth.is_none() {
+            let gib = |b: f64| format!("{:.4}", b / 1073741824.0).trim_end_matches('0').trim_end_matches('.').to_string();
+            let lo = self.bandwidth.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = self.bandwidth.iter().copied().fold(0.0, f64::max);
+            let shown = if self.bandwidth.is_empty() {
+                gib(SC16_B)
+            } else if lo == hi {
+                gib(hi)
+            } else {
+                format!("{}..{}", gib(lo), gib(hi))
+            };
+            map.insert("bandwidth".into(), format!("{shown}GiB/s"));
+        }
+        map
     }
     fn rate_model(&self) -> Option<Box<dyn RateModel + '_>> {
         Some(Box::new(self.model()))
@@ -559,41 +588,46 @@ impl Prepared for Sc16Prepared {
 /// The paper's B, fitted on a PCIe Gen3 x16 tree.
 pub const SC16_B: f64 = 11.6 * 1073741824.0;
 
-/// SC16's B on this machine: the paper's 11.6 GiB/s, fitted on PCIe Gen3 x16, scaled by what the
-/// slowest PCIe link the copies cross sustains against Gen3 x16: its rate times its efficiency
-/// (its own, else maxmin's for its generation, whose Gen3 figure 0.79 is this B over Gen3 x16's
-/// rate). The model's "one B for every link" is the paper's; the slowest is the safe one where
-/// links differ. Exactly the paper's B on a Gen3 x16 tree.
-fn reference_bandwidth(m: &Machine, tree: &PcieTree, w: &Workload) -> f64 {
-    let eff = super::maxmin::MaxminParams::default();
+/// SC16's B for one PCIe link: the paper's 11.6 GiB/s, fitted on Gen3 x16, scaled by what this
+/// link sustains against Gen3 x16: its rate times its efficiency (its own, else maxmin's for its
+/// generation, whose Gen3 figure 0.79 is this B over Gen3 x16's rate). Exactly the paper's B on
+/// a Gen3 x16 link.
+pub fn link_bandwidth(l: &Link, eff: &super::maxmin::MaxminParams) -> f64 {
     let gen3_x16 = crate::topology::pcie_lane_bandwidth(3).expect("Gen3 has a rate") * 16.0;
-    let mut crossed = vec![false; tree.device.len()];
-    for t in &w.transfers {
-        for h in tree.route(t.src, t.dst).hops {
-            crossed[h as usize / 2] = true;
+    SC16_B * (l.bandwidth * eff.link_efficiency(l)) / (gen3_x16 * eff.eff_pcie)
+}
+
+/// The machine's PCIe link between each tree node and its parent (None at the root).
+fn tree_links(m: &Machine, tree: &PcieTree) -> Vec<Option<usize>> {
+    let mut up = vec![None; tree.device.len()];
+    for (i, l) in m.links.iter().enumerate().filter(|(_, l)| l.kind == LinkKind::Pcie) {
+        let (a, b) = (tree.node(l.a), tree.node(l.b));
+        if a == NOT_IN_TREE || b == NOT_IN_TREE {
+            continue;
+        }
+        if tree.parent[a] == b && a != 0 {
+            up[a].get_or_insert(i);
+        } else if tree.parent[b] == a && b != 0 {
+            up[b].get_or_insert(i);
         }
     }
-    let slowest = m
-        .links
-        .iter()
-        .filter(|l| l.kind == LinkKind::Pcie)
-        .filter(|l| {
-            let (a, b) = (tree.node(l.a), tree.node(l.b));
-            a != NOT_IN_TREE && b != NOT_IN_TREE && ((tree.parent[a] == b && crossed[a]) || (tree.parent[b] == a && crossed[b]))
-        })
-        .map(|l| l.bandwidth * eff.link_efficiency(l))
-        .fold(f64::INFINITY, f64::min);
-    if slowest.is_finite() {
-        SC16_B * slowest / (gen3_x16 * eff.eff_pcie)
-    } else {
-        SC16_B
-    }
+    up
+}
+
+/// Whether every PCIe link of the tree has one B when B is not given: the schedule search's
+/// symmetries of the tree's shape hold for sc16 only then (schedule/symmetry.rs).
+pub fn links_alike(m: &Machine, tree: &PcieTree) -> bool {
+    let eff = super::maxmin::MaxminParams::default();
+    let mut b = tree_links(m, tree).into_iter().flatten().map(|l| link_bandwidth(&m.links[l], &eff));
+    b.next().is_none_or(|first| b.all(|x| x == first))
 }
 
 /// sc16 as a rate model: routes fixed per transfer, factors times B.
 pub struct Sc16Model {
     pub eval: Sc16,
     routes: Vec<Route>,
+    /// B of each transfer, bytes/s.
+    bandwidth: Vec<f64>,
     factors: Vec<f64>,
     /// When set, every evaluation's steps are appended here (for `contend explain`).
     pub traces: Option<Vec<StepTrace>>,
@@ -616,9 +650,8 @@ impl RateModel for Sc16Model {
             }
             None => self.eval.factors(&self.routes, active, &mut self.factors, None),
         }
-        let b = self.eval.params.bandwidth.expect("B is set where the model is prepared");
-        for (o, f) in out.iter_mut().zip(&self.factors) {
-            *o = f * b;
+        for ((o, f), &i) in out.iter_mut().zip(&self.factors).zip(active) {
+            *o = f * self.bandwidth[i];
         }
     }
 }
@@ -750,7 +783,7 @@ mod tests {
             let w = Workload::resolve(&crate::workload::WorkloadSpec::from_text("transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n", "t").unwrap(), &m, "t")
                 .unwrap();
             let p = Sc16Prepared::new(&m, &w, Sc16Params::parse(pairs).unwrap()).unwrap();
-            (p.params.bandwidth.unwrap(), p.params().get("bandwidth").cloned().unwrap())
+            (p.bandwidth[0], p.params().get("bandwidth").cloned().unwrap())
         };
         assert_eq!(b("cs-storm-socket", &[]).0, SC16_B);
         assert_eq!(b("cs-storm-socket", &[]).1, "11.6GiB/s");
@@ -760,6 +793,33 @@ mod tests {
         assert!((got / want - 1.0).abs() < 1e-12, "{got} vs {want}");
         assert!((got / 26.3e9 - 1.0).abs() < 0.01, "{got}: the RTX A6000 peers measured 26.3 GB/s in one Gen4 switch");
         assert_eq!(b("pcie-8gpu-ws", &[("bandwidth".to_string(), "12GB/s".to_string())]).0, 12e9);
+    }
+
+    /// Each copy's B is its own route's: on a tree of Gen3 x16 switch uplinks and Gen4 x16 GPU
+    /// links, a copy inside one switch moves at Gen4's B whatever else the workload holds, and one
+    /// across the root at Gen3's (the paper's 11.6 GiB/s).
+    #[test]
+    fn each_copys_b_is_its_routes_slowest_link() {
+        let m = Machine::from_text(
+            "name: mixed\ndevices:\n  - {name: RC0, kind: root_complex}\n  - {name: SW0, kind: pcie_switch}\n  - {name: SW1, kind: pcie_switch}\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n  - {name: GPU2, kind: gpu}\n  - {name: GPU3, kind: gpu}\nlinks:\n  - {a: RC0, b: SW0, kind: pcie, gen: 3, lanes: 16}\n  - {a: RC0, b: SW1, kind: pcie, gen: 3, lanes: 16}\n  - {a: SW0, b: GPU0, kind: pcie, gen: 4, lanes: 16}\n  - {a: SW0, b: GPU1, kind: pcie, gen: 4, lanes: 16}\n  - {a: SW1, b: GPU2, kind: pcie, gen: 4, lanes: 16}\n  - {a: SW1, b: GPU3, kind: pcie, gen: 4, lanes: 16}\n",
+            "mixed",
+        )
+        .unwrap();
+        let run = |yaml: &str| {
+            let w = Workload::resolve(&crate::workload::WorkloadSpec::from_text(yaml, "t").unwrap(), &m, "t").unwrap();
+            let p = Sc16Prepared::new(&m, &w, Sc16Params::default()).unwrap();
+            (crate::sim::run_prepared(&w, &p, false).unwrap().finish, p.bandwidth.clone(), p.params()["bandwidth"].clone())
+        };
+        let lane = |g| crate::topology::pcie_lane_bandwidth(g).unwrap();
+        let gen4 = SC16_B * (lane(4) * 0.835) / (lane(3) * 0.79);
+        let (alone, b, shown) = run("transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n");
+        assert!((b[0] / gen4 - 1.0).abs() < 1e-12 && (alone[0] * b[0] / 1073741824.0 - 1.0).abs() < 1e-12, "{b:?}");
+        assert_eq!(shown, format!("{:.4}GiB/s", gen4 / 1073741824.0).replace("0GiB", "GiB"));
+        let (both, b, shown) = run("transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n  - {src: GPU3, dst: GPU0, size: 1KiB, start: 1s}\n");
+        assert_eq!(both[0], alone[0]);
+        assert_eq!(b[1], SC16_B);
+        assert!(shown.starts_with("11.6..") && shown.ends_with("GiB/s"), "{shown}");
+        assert!(!links_alike(&m, &PcieTree::containing(&m, &m.gpus(), "sc16", "").unwrap()));
     }
 
     #[test]

@@ -524,7 +524,11 @@ impl Comm {
             nvls_efficiency: 1.0,
             nvls_tree_first: 0,
             pxn: if self.constants.pxn_disable { Vec::new() } else { self.pxn.clone() },
-            rate: tuning::channel_rate(self.topo.cc, self.nodes, coll, algo, proto).map(|gbs| gbs * 1e9),
+            // A p2p channel's rate is the NVLink A100 table's (docs/validation.md, round 13): no PCIe
+            // send/receive measurement says a PCIe pair's channels are capped, so there its links bind.
+            rate: tuning::channel_rate(self.topo.cc, self.nodes, coll, algo, proto)
+                .filter(|_| self.all_nvlink || !matches!(coll, Coll::AllToAll | Coll::SendRecv))
+                .map(|gbs| gbs * 1e9),
         }
     }
 

@@ -109,8 +109,8 @@ pub struct OpSplit {
 
 /// The split of one operation under release `v`. Both bounds start at the per-peer channels.
 /// From 2.20 the start is halved until every rank's operation fits the p2p channels at once, and
-/// a part across nodes is half a chunk to one chunk. In 2.14 to 2.19 (2.18 and 2.19 here) both
-/// are cut on one node only: the start as from 2.20, and the most halved while it x ranks exceeds
+/// a part across nodes is half a chunk to one chunk. In 2.18.3 to 2.19 (2.18 and 2.19 here) both
+/// are cut on one node only (2.14 to 2.18.1 cut them on any number of nodes): the start as from 2.20, and the most halved while it x ranks exceeds
 /// 4 x the p2p channels ("avoid overloading channels with 8+ operations", removed in 2.20.3); a
 /// part is at least 1/8 of a chunk on any number of nodes. On one node a part holds up to 32
 /// chunks in every release.

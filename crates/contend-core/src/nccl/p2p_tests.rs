@@ -22,7 +22,7 @@ fn comm_of(m: &Machine, nodes: usize) -> Comm {
 
 #[test]
 fn before_2_20_an_operation_on_one_node_takes_at_most_4_x_p2p_channels_over_ranks() {
-    // NCCL 2.14-2.19 enqueue.cc `scheduleP2pTasksToPlan`, on one node: the most channels an
+    // NCCL 2.18.3-2.19 enqueue.cc `scheduleP2pTasksToPlan`, on one node: the most channels an
     // operation takes is the per-peer count halved while it x ranks exceeds 4 x the p2p channels:
     // 32 x 8 = 256 > 128, so 16. The 8 NVSwitch A100s' 512 MiB and 1 GiB run on 16, not 32;
     // 128 and 256 MiB as in 2.30 (8 and 16).

@@ -42,6 +42,10 @@ pub struct Path {
 /// Compute capability from a GPU's model name (NCCL reads it from the driver).
 pub fn compute_capability(model: Option<&str>) -> u32 {
     let m = model.unwrap_or("").to_uppercase();
+    // An import of NCCL's topology XML names a GPU by the `sm` NCCL read ("sm 89 at 0000:17:00.0").
+    if let Some(sm) = m.strip_prefix("SM ").and_then(|r| r.split_whitespace().next()).and_then(|s| s.parse().ok()) {
+        return sm;
+    }
     let has = |k: &[&str]| k.iter().any(|s| m.contains(s));
     if has(&["B200", "B100", "GB200", "B300"]) {
         100
@@ -49,6 +53,9 @@ pub fn compute_capability(model: Option<&str>) -> u32 {
         90
     } else if has(&["A100", "A800", "A30"]) {
         80
+    } else if has(&["ADA", "RTX 40", "L40", "L4 ", "TESLA L4", "NVIDIA L4"]) || m.ends_with(" L4") {
+        // Ada Lovelace (8.9): NCCL has no NVLink or LL128 case for it; its PCIe rows are Ampere's.
+        89
     } else if has(&["A40", "A10", "A6000", "RTX 30", "RTX A"]) {
         86
     } else if has(&["V100", "TITAN V"]) {
@@ -322,5 +329,30 @@ impl Dfs<'_> {
             self.take(u, v, -1.0);
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compute_capability as cc;
+
+    /// The compute capability NCCL reads from the driver, from the names users and presets give,
+    /// and from the `sm` of an imported NCCL topology XML.
+    #[test]
+    fn compute_capability_by_name_and_by_imported_sm() {
+        for (model, want) in [
+            ("NVIDIA RTX 6000 Ada Generation", 89),
+            ("NVIDIA GeForce RTX 4090", 89),
+            ("NVIDIA L40S", 89),
+            ("NVIDIA L4", 89),
+            ("NVIDIA RTX A6000", 86),
+            ("NVIDIA A100-SXM4-80GB", 80),
+            ("NVIDIA H100 80GB HBM3", 90),
+            ("sm 89 at 0000:17:00.0", 89),
+            ("sm 90 at 0000:1b:00.0", 90),
+        ] {
+            assert_eq!(cc(Some(model)), want, "{model}");
+        }
+        assert_eq!(cc(None), 80);
     }
 }

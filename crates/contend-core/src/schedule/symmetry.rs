@@ -58,8 +58,10 @@ impl Symmetry {
     /// registry entry says so); other models get only the identity.
     pub fn find(p: &Problem, halo: &Halo) -> Symmetry {
         let m = p.machine();
+        // sc16 scales each copy by its route's slowest link: the shape's symmetries hold where every
+        // link of the tree has one B.
         let tree = match PcieTree::containing(m, &halo.device, "sc16", "") {
-            Ok(t) if p.model.tree_symmetric => t,
+            Ok(t) if p.model.tree_symmetric && crate::model::sc16::links_alike(m, &t) => t,
             _ => return Symmetry::trivial(p),
         };
         let n = p.ranks;
