@@ -146,6 +146,13 @@ def test_a_table_pasted_from_a_coloured_terminal_reads_as_the_plain_one(tmp_path
     assert len(fits[1]["residuals"]) == len(fits[0]["residuals"]) == 4  # sizes 1, 2, 4 and 8 GiB
     assert fits[1]["fitted"] == fits[0]["fitted"]
 
+
+def test_a_cluster_preset_says_how_many_of_its_nodes_ran():
+    first = run_cli("nccl-tests", "superpod-h100-su", "-b", "1M", "-e", "1M").stdout.splitlines()[0]
+    assert "8 ranks, 1 node(s) of its 32: --nodes 32 runs them all" in first, first
+    first = run_cli("nccl-tests", "hgx-h100", "-b", "1M", "-e", "1M", "--nodes", "2").stdout.splitlines()[0]
+    assert "2 node(s)," in first and "of its" not in first, first
+
 def test_nccl_calls_in_a_rank_program_run_under_contend_run():
     r = run_cli("run", "examples/scenarios/nccl-training-step.yaml", "--json")
     assert r.returncode == 0, r.stderr

@@ -545,5 +545,13 @@ pub fn nccl_tests(
     let mut comm = Comm::new(&m, &per_node, req.channels)?;
     comm.set_constants(crate::nccl::constants::split(&req.params)?.0)?;
     comm.tuner = req.tuner.as_deref().map(crate::nccl::tuner::Tuner::load).transpose()?;
-    tests_tool::predict(&comm, req)
+    let mut report = tests_tool::predict(&comm, req)?;
+    // A cluster preset runs the nodes asked for (one by default, as nccl-tests on one host): its
+    // table's first line says how many of how many.
+    let have = m.gpus().iter().filter(|&&g| m.devices[g].name.ends_with(".GPU0")).count();
+    if cluster && nodes < have {
+        report.of_nodes = Some(have);
+        report.table = tests_tool::table(&report);
+    }
+    Ok(report)
 }

@@ -131,6 +131,9 @@ pub struct Report {
     pub op: String,
     pub ranks: usize,
     pub nodes: usize,
+    /// A cluster's nodes, where the run took fewer of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub of_nodes: Option<usize>,
     pub gpus: Vec<String>,
     pub model: String,
     pub nccl_version: String,
@@ -269,6 +272,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         op: coll.name().into(),
         ranks: n,
         nodes: comm.nodes,
+        of_nodes: None,
         gpus: comm.devices.iter().map(|&d| m.devices[d].name.clone()).collect(),
         model: req.model.clone(),
         nccl_version: comm.tuning.version.tag().into(),
@@ -346,11 +350,12 @@ fn lat_only(comm: &Comm, call: &lower::Call, req: &Request) -> Result<f64> {
 pub fn table(r: &Report) -> String {
     let mut s = String::new();
     s.push_str(&format!(
-        "# contend prediction of nccl-tests {}_perf on {} ({} ranks, {} node(s), model {}, NCCL {}'s choice{})\n",
+        "# contend prediction of nccl-tests {}_perf on {} ({} ranks, {} node(s){}, model {}, NCCL {}'s choice{})\n",
         r.op,
         r.machine,
         r.ranks,
         r.nodes,
+        r.of_nodes.map_or(String::new(), |n| format!(" of its {n}: --nodes {n} runs them all")),
         r.model,
         r.nccl_version,
         r.tuner.as_ref().map_or(String::new(), |t| format!(" with tuner {t}"))
