@@ -465,7 +465,16 @@ pub fn explain_text(r: &Report) -> String {
         }
         if !names.is_empty() {
             let shown: Vec<String> = names.iter().take(6).map(|(n, b)| format!("{n} ({:.0}% used)", b * 100.0)).collect();
-            s.push_str(&format!("    bottleneck of each channel: {}{}\n", shown.join(", "), if names.len() > 6 { ", …" } else { "" }));
+            let more = if names.len() > 6 { ", …" } else { "" };
+            // A link under 90% busy over the call did not set its time: say what did instead.
+            if names.iter().all(|x| x.1 < 0.9) {
+                s.push_str(&format!(
+                    "    busiest link of each channel: {}{more}; no link is full, so the channels' chunks (a few in flight per connection) and steps set the time, not a link\n",
+                    shown.join(", ")
+                ));
+            } else {
+                s.push_str(&format!("    bottleneck of each channel: {}{more}\n", shown.join(", ")));
+            }
         }
     }
     s
