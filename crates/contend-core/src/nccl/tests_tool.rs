@@ -466,10 +466,11 @@ pub fn explain_text(r: &Report) -> String {
         if !names.is_empty() {
             let shown: Vec<String> = names.iter().take(6).map(|(n, b)| format!("{n} ({:.0}% used)", b * 100.0)).collect();
             let more = if names.len() > 6 { ", …" } else { "" };
-            // A link under 90% busy over the call did not set its time: say what did instead.
-            if names.iter().all(|x| x.1 < 0.9) {
+            // A link busy well under the call's bandwidth part (its time less the latency) did
+            // not set the time: say what did instead.
+            if names.iter().all(|x| x.1 < 0.8 * (1.0 - e.latency_share)) {
                 s.push_str(&format!(
-                    "    busiest link of each channel: {}{more}; no link is full, so the channels' chunks (a few in flight per connection) and steps set the time, not a link\n",
+                    "    busiest link of each channel: {}{more}; no link is full: the time is set elsewhere (the chunks a connection keeps in flight, a channel's rate, a device's capacity, the steps' latency)\n",
                     shown.join(", ")
                 ));
             } else {
