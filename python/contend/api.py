@@ -460,7 +460,7 @@ class Result:
         import pandas as pd
 
         self._kept("nics", "nic_queues")
-        n = self.raw.get("nics") or {"name": [], "offset": [0], "time_s": [], "queued": []}
+        n = self.raw["nics"]
         off = n["offset"]
         names = [n["name"][k] for k in range(len(n["name"])) for _ in range(off[k], off[k + 1])]
         return pd.DataFrame({"nic": names, "time_s": n["time_s"], "queued": n["queued"]})

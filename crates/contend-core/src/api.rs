@@ -530,9 +530,10 @@ pub fn nccl_tests(
         );
         Machine::from_text(&text, &format!("{nodes} x {machine}"))?
     };
+    // A cluster's nodes, each with a GPU0 (n0.GPU0, n1.GPU0, …).
+    let have = if cluster { m.gpus().iter().filter(|&&g| m.devices[g].name.ends_with(".GPU0")).count() } else { nodes };
     // A cluster's first `nodes` nodes (n0., n1., …); a node machine, or its copies.
     let per_node: Vec<Vec<usize>> = if cluster {
-        let have = m.gpus().iter().filter(|&&g| m.devices[g].name.ends_with(".GPU0")).count();
         if m.device(&format!("n{}.GPU0", nodes - 1)).is_none() {
             return Err(Error::input("--nodes", nodes.to_string(), format!("is more nodes than {machine} has ({have}); give at most that")));
         }
@@ -548,8 +549,7 @@ pub fn nccl_tests(
     let mut report = tests_tool::predict(&comm, req)?;
     // A cluster preset runs the nodes asked for (one by default, as nccl-tests on one host): its
     // table's first line says how many of how many.
-    let have = m.gpus().iter().filter(|&&g| m.devices[g].name.ends_with(".GPU0")).count();
-    if cluster && nodes < have {
+    if nodes < have {
         report.of_nodes = Some(have);
         report.table = tests_tool::table(&report);
     }
