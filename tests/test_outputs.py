@@ -78,6 +78,16 @@ def test_the_machine_diagram_hangs_numa_nodes_under_their_socket(tmp_path):
     assert p.returncode == 0, p.stderr
 
 
+def test_the_machine_diagram_tells_a_socket_link_from_nvlink():
+    from contend.plots import ARC_NAMES, arc_style
+
+    # dgx-a100 has both: UPI between the sockets, NVLink to the NVSwitch.
+    kinds = {link["kind"] for link in contend.Machine.load("dgx-a100").graph()["links"]}
+    assert {"upi", "nvlink"} <= kinds
+    assert arc_style("upi") == arc_style("qpi") == arc_style("xgmi") != arc_style("nvlink")
+    assert len(set(ARC_NAMES.values())) == len(ARC_NAMES)
+
+
 def test_machines_lists_every_preset():
     p = run_cli("machines")
     assert p.returncode == 0

@@ -87,6 +87,16 @@ def transfer_label(t: dict[str, Any]) -> str:
 
 
 SOCKET_LINKS = ("qpi", "upi", "xgmi")
+# Links drawn as arcs above the trees: a socket link must not look like NVLink (a tester read a
+# two-socket PCIe box's UPI as a GPU link).
+ARC_GROUPS = {**{k: "socket" for k in SOCKET_LINKS}, "nvlink": "nvlink"}
+ARC_STYLES = {"socket": ("#1f9eaa", "-", 2.2), "nvlink": ("#b07aa1", "--", 1.5), "other": ("0.35", ":", 1.5)}
+ARC_NAMES = {"socket": "socket link (QPI/UPI/xGMI)", "nvlink": "NVLink", "other": "other links"}
+
+
+def arc_style(kind: str) -> tuple[str, str, float]:
+    """Colour, line style and width of a link drawn as an arc, by its kind's group."""
+    return ARC_STYLES[ARC_GROUPS.get(kind, "other")]
 
 
 def socket_roots(graph: dict[str, Any], kind: dict[str, str]) -> list[str]:
@@ -201,11 +211,12 @@ def machine_diagram(graph: dict[str, Any], path: str | os.PathLike) -> None:
         ax.text((xa + xb) / 2, (ya + yb) / 2 - 0.3, f"⟲ {l['label']}", ha="center", fontsize=7, color=CYCLE_COLOUR)
     labelled: set[str] = set()
     for l, xs, ys in arcs:
-        ax.plot(xs, ys, ls="--", color="#b07aa1", lw=1.5, zorder=1)
+        colour, ls, lw = arc_style(l["kind"])
+        ax.plot(xs, ys, ls=ls, color=colour, lw=lw, zorder=1)
         text = f"{l['label']} {l['bandwidth_bps'] / 1e9:.1f} GB/s"
         if text not in labelled:  # a mesh or a switch star repeats one label many times
             labelled.add(text)
-            ax.text(xs[12], ys[12] + 0.06, text, ha="center", fontsize=7, color="#b07aa1")
+            ax.text(xs[12], ys[12] + 0.06, text, ha="center", fontsize=7, color=colour)
     for v, (x, y) in pos.items():
         box = FancyBboxPatch((x - 0.4, y - 0.18), 0.8, 0.36, boxstyle="round,pad=0.02",
                              fc=KIND_COLOURS.get(kind[v], "0.7"), ec="black", lw=0.6, zorder=2)
@@ -223,8 +234,10 @@ def machine_diagram(graph: dict[str, Any], path: str | os.PathLike) -> None:
     for k, name in (("pcie", "PCIe"), ("memory", "memory"), ("fabric", "socket fabric")):
         handles.append(plt.Line2D([], [], color=LINK_STYLES[k][0], lw=LINK_STYLES[k][1]))
         names.append(name)
-    handles.append(plt.Line2D([], [], color="#b07aa1", lw=1.5, ls="--"))
-    names.append("NVLink, socket and other links")
+    for group in dict.fromkeys(ARC_GROUPS.get(l["kind"], "other") for l, _, _ in arcs):
+        colour, ls, lw = ARC_STYLES[group]
+        handles.append(plt.Line2D([], [], color=colour, lw=lw, ls=ls))
+        names.append(ARC_NAMES[group])
     ax.legend(handles, names, loc="upper center", fontsize=7, ncol=10 if width > 16 else 5 if width > 9 else 3,
               frameon=False, bbox_to_anchor=(0.5, 0.0))
     fig.tight_layout()
