@@ -103,7 +103,8 @@ pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str,
         let spans = o.phases.iter().map(|p| PhaseSpan { start_s: p.start, end_s: p.end, active: p.active.clone() }).collect();
         outcome = Some(o);
         Ok(spans)
-    })?;
+    })
+    .map_err(|e| entry.refusal(e))?;
     let o = outcome.expect("the hook runs the executor");
     let report = report::build(m, &w, entry.name, explained.params, &explained.flows, &o, Detail { phases: true, nics: false });
     Ok(Explanation { report, explain: explained.phases })

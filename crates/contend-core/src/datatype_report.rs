@@ -74,14 +74,14 @@ pub fn compare(m: &Machine, dt: &Datatype, req: &DatatypeRequest) -> Result<Data
     }
     let msg = dt.stats.message(req.count);
     let w = one(m, req, msg, Method::Adaptive, kernels)?;
-    let prepared = (entry.prepare)(m, &w, &req.params)?;
+    let prepared = entry.prepare(m, &w, &req.params)?;
     let decision = prepared.flows().decisions[0].clone().expect("a datatype message has a decision");
     let mut methods = Vec::new();
     for e in decision.estimates {
         let simulated_s = match e.total_s {
             Some(_) => {
                 let w = one(m, req, msg, e.method, kernels)?;
-                let p = (entry.prepare)(m, &w, &req.params)?;
+                let p = entry.prepare(m, &w, &req.params)?;
                 Some(sim::run_prepared(&w, p.as_ref(), false)?.finish[0])
             }
             None => None,

@@ -206,7 +206,7 @@ pub struct PhaseTable {
 pub fn simulate(m: &Machine, spec: &WorkloadSpec, origin: &str, model: &str, params: &[(String, String)], detail: Detail) -> Result<Report> {
     let entry = crate::model::registry::get(model)?;
     let mut w = Workload::resolve(spec, m, origin)?;
-    let prepared = (entry.prepare)(m, &w, params)?;
+    let prepared = entry.prepare(m, &w, params)?;
     let o = crate::sim::run_prepared(&w, prepared.as_ref(), detail.phases)?;
     // The workload ends here: its names move into the report instead of being copied (a String
     // made and one freed per transfer, about 15 M instructions on 100,000 transfers).

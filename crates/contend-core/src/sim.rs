@@ -657,7 +657,7 @@ mod tests {
         for entry in crate::model::registry::MODELS {
             let m = machine("");
             let w = Workload::resolve(&WorkloadSpec::from_text(spec, "w").unwrap(), &m, "w").unwrap();
-            let prepared = match (entry.prepare)(&m, &w, &[]) {
+            let prepared = match entry.prepare(&m, &w, &[]) {
                 Ok(p) => p,
                 Err(e) => {
                     // A model that cannot take host copies says so in one line.
@@ -671,7 +671,7 @@ mod tests {
             assert!((o.finish[1] - (o.finish[0] + quarter)).abs() < 1e-3 * quarter, "{}: {:?}", entry.name, o.finish);
             assert!(quarter < 0.3 * one, "{}: the other direction does not wait: {:?}", entry.name, o.finish);
             let m2 = machine(", copy_engines: 2");
-            let o2 = run_prepared(&w, (entry.prepare)(&m2, &w, &[]).unwrap().as_ref(), false).unwrap();
+            let o2 = run_prepared(&w, entry.prepare(&m2, &w, &[]).unwrap().as_ref(), false).unwrap();
             assert!(o2.finish[1] < o.finish[0], "{}: two engines share: {:?}", entry.name, o2.finish);
             ran.push(entry.name);
         }
@@ -692,7 +692,7 @@ mod tests {
         let m = Machine::from_text(text, "h").unwrap();
         let run = |spec: &str| {
             let w = Workload::resolve(&WorkloadSpec::from_text(spec, "w").unwrap(), &m, "w").unwrap();
-            let o = run_prepared(&w, (crate::model::registry::get("maxmin").unwrap().prepare)(&m, &w, &[]).unwrap().as_ref(), false).unwrap();
+            let o = run_prepared(&w, crate::model::registry::get("maxmin").unwrap().prepare(&m, &w, &[]).unwrap().as_ref(), false).unwrap();
             for i in 0..w.transfers.len() {
                 assert!(o.finish[i] > o.start[i] && o.start[i] >= w.transfers[i].start, "{spec}: {:?} {:?}", o.start, o.finish);
             }

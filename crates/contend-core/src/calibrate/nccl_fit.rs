@@ -69,7 +69,7 @@ fn latency_only(comm: &Comm, call: &lower::Call, model: &str, params: &[(String,
     t.iter_mut().for_each(|x| x.size = 1);
     let w = crate::workload::Workload { transfers: t, origin: "nccl latency".into(), ..Default::default() };
     let entry = crate::model::registry::get(model)?;
-    let prepared = (entry.prepare)(&comm.m, &w, params)?;
+    let prepared = entry.prepare(&comm.m, &w, params)?;
     Ok(crate::sim::run_prepared(&w, prepared.as_ref(), false)?.makespan())
 }
 

@@ -567,7 +567,7 @@ mod tests {
             "w",
         )
         .unwrap();
-        let e = (crate::model::registry::get("sc16").unwrap().prepare)(&m, &w, &[]).err().unwrap().to_string();
+        let e = crate::model::registry::get("sc16").unwrap().prepare(&m, &w, &[]).err().unwrap().to_string();
         assert!(e.contains("ACS redirect"), "{e}");
     }
 

@@ -16,7 +16,7 @@ mod groups;
 mod solve;
 mod spans;
 
-use super::registry::Prepared;
+use super::Prepared;
 use super::{EventModel, RateModel};
 use crate::error::Result;
 use crate::flow::charges::{Charges, ReadCost};

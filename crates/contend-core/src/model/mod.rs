@@ -19,9 +19,12 @@ mod sc16_explain;
 
 pub use crate::params::Param;
 pub use rate::{RateAdaptor, DONE};
-pub use registry::{ModelEntry, ModelKind, Prepared};
+pub use registry::{ModelEntry, ModelKind};
 
 use crate::error::Result;
+use crate::flow::FlowTable;
+use crate::topology::Machine;
+use crate::workload::Workload;
 use std::collections::BTreeMap;
 
 /// Events this close after an instant's time (relative) belong to it: float ties.
@@ -107,21 +110,46 @@ pub struct PhaseSpan {
 /// What a model's explain hook gives back: its flow table and parameters (for the report) and
 /// every phase's steps.
 pub struct Explained {
-    pub flows: crate::flow::FlowTable,
+    pub flows: FlowTable,
     pub params: BTreeMap<String, String>,
     pub phases: Vec<ExplainPhase>,
 }
 
 /// Runs the executor over a flow table with a (tracing) rate model and returns its phases;
 /// the caller above `sim` provides it, so that a model never reaches up to the executor.
-pub type RunPhases<'a> = dyn FnMut(&crate::flow::FlowTable, &mut dyn RateModel) -> Result<Vec<PhaseSpan>> + 'a;
+pub type RunPhases<'a> = dyn FnMut(&FlowTable, &mut dyn RateModel) -> Result<Vec<PhaseSpan>> + 'a;
 
 /// A model's `contend explain`: prepare it for the workload, run it through `run` with its
 /// steps recorded, and word every phase's steps.
-pub type Explain = fn(&crate::topology::Machine, &crate::workload::Workload, &[(String, String)], &mut RunPhases) -> Result<Explained>;
+pub type Explain = fn(&Machine, &Workload, &[(String, String)], &mut RunPhases) -> Result<Explained>;
 
 impl<M: RateModel + ?Sized> RateModel for &mut M {
     fn rates(&mut self, active: &[usize], out: &mut [f64]) {
         (**self).rates(active, out)
+    }
+}
+
+/// Make a model ready for a workload: machine, workload, `--param` pairs.
+pub type Prepare = fn(&Machine, &Workload, &[(String, String)]) -> Result<Box<dyn Prepared>>;
+
+/// A model made ready for one workload on one machine: its flow table, the parameters in
+/// force, and fresh model instances (one per thread: models keep scratch buffers).
+pub trait Prepared: Send + Sync {
+    fn flows(&self) -> &FlowTable;
+    fn params(&self) -> BTreeMap<String, String>;
+    /// The model as rates of an active set, where it has that form (the search memoises it).
+    fn rate_model(&self) -> Option<Box<dyn RateModel + '_>>;
+    fn event_model(&self) -> Box<dyn EventModel + '_>;
+    /// Whether the executor applies the NIC scheduling discipline by admission (flow level:
+    /// FCFS lets one message of a NIC move at a time, RR-N the first N, RR all); a packet-level
+    /// model that packetises messages itself says no.
+    fn queues_at_nics(&self) -> bool {
+        true
+    }
+    /// Take the capacities of `m`, which differs from the prepared machine in its links'
+    /// bandwidths and NIC scheduling alone (the caller checks that), keeping everything else;
+    /// false where this model cannot, and is to be prepared anew.
+    fn take_capacities(&mut self, _m: &Machine) -> Result<bool> {
+        Ok(false)
     }
 }

@@ -27,7 +27,7 @@ fn star(nic0: &str, nic1: &str) -> Machine {
 fn run(model: &str, m: &Machine, transfer: &str) -> Outcome {
     let text = format!("transfers:\n  - {{{transfer}, size: 1MiB, overhead: 1us}}\n");
     let w = Workload::resolve(&WorkloadSpec::from_text(&text, "w").unwrap(), m, "w").unwrap();
-    let prepared = (registry::get(model).unwrap().prepare)(m, &w, &[]).unwrap();
+    let prepared = registry::get(model).unwrap().prepare(m, &w, &[]).unwrap();
     sim::run_prepared(&w, prepared.as_ref(), false).unwrap()
 }
 

@@ -38,7 +38,7 @@ fn run(model: &str, m: &Machine, transfers: &[(u32, u32, u64)]) -> Result<Outcom
         text.push_str(&format!("  - {{src: n{a}.GPU0, dst: n{b}.GPU0, size: {size}B}}\n"));
     }
     let w = Workload::resolve(&WorkloadSpec::from_text(&text, "w").unwrap(), m, "w").unwrap();
-    let prepared = (registry::get(model).unwrap().prepare)(m, &w, &[]).map_err(|e| e.to_string())?;
+    let prepared = registry::get(model).unwrap().prepare(m, &w, &[]).map_err(|e| e.to_string())?;
     Ok(sim::run_prepared(&w, prepared.as_ref(), false).unwrap())
 }
 
@@ -90,7 +90,7 @@ fn the_nic_release_refinements_are_refused_on_a_nic_with_rails() {
     let run_with = |m: &Machine, p: &str| {
         let w = Workload::resolve(&WorkloadSpec::from_text("transfers:\n  - {src: n0.GPU0, dst: n1.GPU0, size: 1024B}\n", "w").unwrap(), m, "w").unwrap();
         let pairs = [(p.to_string(), "on".to_string())];
-        (registry::get("maxmin").unwrap().prepare)(m, &w, &pairs).map(|_| ()).map_err(|e| e.to_string())
+        registry::get("maxmin").unwrap().prepare(m, &w, &pairs).map(|_| ()).map_err(|e| e.to_string())
     };
     for p in ["release_frees_nic", "head_priority"] {
         let e = run_with(&rails(), p).unwrap_err();

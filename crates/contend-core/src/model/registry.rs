@@ -2,9 +2,8 @@
 //! to, its parameters, and how to prepare it for a workload. Nothing else in contend compares
 //! a model's name.
 
-use super::{maxmin, sc16, EventModel, RateModel};
+use super::{maxmin, sc16, Prepare, Prepared};
 use crate::error::{Error, Result};
-use crate::flow::FlowTable;
 pub use crate::params::Param;
 use crate::topology::Machine;
 use crate::workload::Workload;
@@ -19,9 +18,6 @@ pub enum ModelKind {
     /// Told of every event; keeps its own state between events.
     Event,
 }
-
-/// Make a model ready for a workload: machine, workload, `--param` pairs.
-pub type Prepare = fn(&Machine, &Workload, &[(String, String)]) -> Result<Box<dyn Prepared>>;
 
 #[derive(Serialize)]
 pub struct ModelEntry {
@@ -41,29 +37,24 @@ pub struct ModelEntry {
     /// the tree has one B the tree's automorphisms are symmetries of the schedule search
     /// (schedule/symmetry.rs).
     pub tree_symmetric: bool,
+    /// Prepares the model; callers go through `ModelEntry::prepare`, which words a refusal.
     #[serde(skip)]
-    pub prepare: Prepare,
+    pub build: Prepare,
 }
 
-/// A model made ready for one workload on one machine: its flow table, the parameters in
-/// force, and fresh model instances (one per thread: models keep scratch buffers).
-pub trait Prepared: Send + Sync {
-    fn flows(&self) -> &FlowTable;
-    fn params(&self) -> BTreeMap<String, String>;
-    /// The model as rates of an active set, where it has that form (the search memoises it).
-    fn rate_model(&self) -> Option<Box<dyn RateModel + '_>>;
-    fn event_model(&self) -> Box<dyn EventModel + '_>;
-    /// Whether the executor applies the NIC scheduling discipline by admission (flow level:
-    /// FCFS lets one message of a NIC move at a time, RR-N the first N, RR all); a packet-level
-    /// model that packetises messages itself says no.
-    fn queues_at_nics(&self) -> bool {
-        true
+impl ModelEntry {
+    /// This model made ready for a workload on a machine (`--param` pairs).
+    pub fn prepare(&self, m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<Box<dyn Prepared>> {
+        (self.build)(m, w, pairs).map_err(|e| self.refusal(e))
     }
-    /// Take the capacities of `m`, which differs from the prepared machine in its links'
-    /// bandwidths and NIC scheduling alone (the caller checks that), keeping everything else;
-    /// false where this model cannot, and is to be prepared anew.
-    fn take_capacities(&mut self, _m: &Machine) -> Result<bool> {
-        Ok(false)
+
+    /// A refusal by a model that does not take every graph names the models that do (sc16 on a
+    /// machine that is not one PCIe tree, say); other errors pass as they are.
+    pub fn refusal(&self, e: Error) -> Error {
+        match e {
+            Error::Unsupported { model, reason } if !self.any_graph => Error::Unsupported { model, reason: format!("{reason}; {}", general_model_hint()) },
+            e => e,
+        }
     }
 }
 
@@ -85,7 +76,7 @@ pub static MODELS: &[ModelEntry] = &[
         explain: Some(super::sc16_explain::explain),
         any_graph: false,
         tree_symmetric: true,
-        prepare: sc16::prepare,
+        build: sc16::prepare,
     },
     ModelEntry {
         name: "maxmin",
@@ -103,7 +94,7 @@ pub static MODELS: &[ModelEntry] = &[
         explain: None,
         any_graph: true,
         tree_symmetric: false,
-        prepare: maxmin::prepare,
+        build: maxmin::prepare,
     },
     ModelEntry {
         name: "packet",
@@ -123,7 +114,7 @@ pub static MODELS: &[ModelEntry] = &[
         explain: None,
         any_graph: true,
         tree_symmetric: false,
-        prepare: super::packet::prepare,
+        build: super::packet::prepare,
     },
 ];
 
@@ -141,7 +132,7 @@ pub fn get(name: &str) -> Result<&'static ModelEntry> {
 
 /// What to tell a user whose machine or workload a model cannot handle: the models that
 /// take any graph.
-pub fn general_model_hint() -> String {
+fn general_model_hint() -> String {
     let general: Vec<&str> = MODELS.iter().filter(|m| m.any_graph).map(|m| m.name).collect();
     format!("use --model {}", general.join(" or --model "))
 }

@@ -6,7 +6,7 @@
 //! one redistribution pass. docs/models.md states each rule, where it comes from, and the
 //! named options for the places where the slides admit two readings.
 
-use super::registry::{general_model_hint, Prepared};
+use super::Prepared;
 use super::{EventModel, RateAdaptor, RateModel};
 use crate::error::{Error, Result};
 use crate::flow::{FlowRules, FlowTable};
@@ -477,7 +477,8 @@ pub fn prepare(m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<
 
 impl Sc16Prepared {
     pub fn new(m: &Machine, w: &Workload, params: Sc16Params) -> Result<Sc16Prepared> {
-        let refuse = |reason: String| Error::Unsupported { model: "sc16".into(), reason: format!("{reason}; {}", general_model_hint()) };
+        // The registry adds the models that take any graph to a refusal (`ModelEntry::refusal`).
+        let refuse = |reason: String| Error::Unsupported { model: "sc16".into(), reason };
         if let Some(i) = w.transfers.iter().position(|t| t.compute.is_some()) {
             return Err(refuse(format!(
                 "{} is a computation; sc16 models concurrent copies only (rank programs run under maxmin or packet)",
@@ -490,7 +491,7 @@ impl Sc16Prepared {
         let mut endpoints: Vec<usize> = w.transfers.iter().flat_map(|t| [t.src, t.dst]).collect();
         endpoints.sort_unstable();
         endpoints.dedup();
-        let tree = PcieTree::containing(m, &endpoints, "sc16", &general_model_hint())?;
+        let tree = PcieTree::containing(m, &endpoints, "sc16")?;
         let eff = super::maxmin::MaxminParams::default();
         let b_of = |l: &Link| params.bandwidth.unwrap_or_else(|| link_bandwidth(l, &eff));
         let mut flows = FlowTable::compile(
@@ -668,7 +669,7 @@ mod tests {
 
     fn fixture(params: Sc16Params) -> Fixture {
         let m = Machine::load("cs-storm-socket").unwrap();
-        let tree = PcieTree::containing(&m, &m.gpus(), "sc16", "").unwrap();
+        let tree = PcieTree::containing(&m, &m.gpus(), "sc16").unwrap();
         Fixture { sc: Sc16::new(tree, params), m }
     }
 
@@ -819,7 +820,7 @@ mod tests {
         assert_eq!(both[0], alone[0]);
         assert_eq!(b[1], SC16_B);
         assert!(shown.starts_with("11.6..") && shown.ends_with("GiB/s"), "{shown}");
-        assert!(!links_alike(&m, &PcieTree::containing(&m, &m.gpus(), "sc16", "").unwrap()));
+        assert!(!links_alike(&m, &PcieTree::containing(&m, &m.gpus(), "sc16").unwrap()));
     }
 
     #[test]

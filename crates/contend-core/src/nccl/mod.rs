@@ -762,7 +762,7 @@ pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, Stri
     let count = transfers.len();
     let w = Workload { transfers, origin: format!("nccl {}", call.coll.name()), ..Default::default() };
     let entry = registry::get(model)?;
-    let prepared = (entry.prepare)(m, &w, params)?;
+    let prepared = entry.prepare(m, &w, params)?;
     let o = sim::run_prepared(&w, prepared.as_ref(), false)?;
     let mut worst = Vec::new();
     if bottlenecks {

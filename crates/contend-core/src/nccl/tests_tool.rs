@@ -342,7 +342,7 @@ fn lat_only(comm: &Comm, call: &lower::Call, req: &Request) -> Result<f64> {
     t.iter_mut().for_each(|x| x.size = 1);
     let w = crate::workload::Workload { transfers: t, origin: "nccl latency".into(), ..Default::default() };
     let entry = crate::model::registry::get(&req.model)?;
-    let prepared = (entry.prepare)(&comm.m, &w, &req.params)?;
+    let prepared = entry.prepare(&comm.m, &w, &req.params)?;
     Ok(crate::sim::run_prepared(&w, prepared.as_ref(), false)?.makespan())
 }
 

@@ -11,7 +11,7 @@
 
 use super::{gpus_by_node, jobs_fitting, Job, ScenarioSpec, Session};
 use crate::error::{Error, Result};
-use crate::model::registry::Prepared;
+use crate::model::Prepared;
 use crate::topology::{Link, Machine, NetworkSpec};
 use crate::workload::program::{self, jobs, Lowered, OpOrigin};
 use crate::workload::{Transfer, Workload};

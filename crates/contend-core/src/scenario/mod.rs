@@ -461,7 +461,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     let prepared = match taken.prepared(&m, entry.name, &pairs)? {
         Some(kept) => kept,
         // A kept lowering names the point it was made for (mistakes in transfers name w.origin).
-        None => (entry.prepare)(&m, w, &pairs).map_err(|e| e.reaimed(&w.origin, origin))?,
+        None => entry.prepare(&m, w, &pairs).map_err(|e| e.reaimed(&w.origin, origin))?,
     };
     // Operations that never start are a deadlock of the programs: the executor finds them
     // in the same pass that runs everything else.

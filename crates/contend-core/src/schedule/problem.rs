@@ -107,7 +107,7 @@ impl<'a> Problem<'a> {
                 .checked_mul(d as u64 + 1)
                 .ok_or_else(|| Error::input(&halo.origin, "grid", "has too many ranks and neighbours for the schedule search (over 2^64 active sets)"))?;
         }
-        let prepared = (entry.prepare)(m, &workload, params)?;
+        let prepared = entry.prepare(m, &workload, params)?;
         // What the executor does that the search must model or refuse, one line each:
         // - issue after the rank's previous message (sequential) or a barrier (rounds): modelled;
         // - setup (latency, alpha, pack kernels) and teardown (unpack kernels): modelled;

@@ -60,7 +60,7 @@ impl Symmetry {
         let m = p.machine();
         // sc16 scales each copy by its route's slowest link: the shape's symmetries hold where every
         // link of the tree has one B.
-        let tree = match PcieTree::containing(m, &halo.device, "sc16", "") {
+        let tree = match PcieTree::containing(m, &halo.device, "sc16") {
             Ok(t) if p.model.tree_symmetric && crate::model::sc16::links_alike(m, &t) => t,
             _ => return Symmetry::trivial(p),
         };

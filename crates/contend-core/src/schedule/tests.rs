@@ -185,7 +185,7 @@ fn simulate_with(m: &Machine, spec: &crate::workload::WorkloadSpec, model: &str,
     let text = spec.to_yaml();
     let spec = crate::workload::WorkloadSpec::from_text(&text, "w").unwrap();
     let w = Workload::resolve(&spec, m, "w").unwrap();
-    let prepared = (registry::get(model).unwrap().prepare)(m, &w, params).unwrap();
+    let prepared = registry::get(model).unwrap().prepare(m, &w, params).unwrap();
     sim::run_prepared(&w, prepared.as_ref(), false).unwrap().makespan()
 }
 

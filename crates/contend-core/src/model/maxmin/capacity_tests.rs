@@ -66,7 +66,7 @@ fn a_device_capacity_is_shared_by_everything_through_it() {
     assert!(close(f[0], 1.0), "{f:?}");
     // Models that share links only say so in one line.
     let w = Workload::resolve(&WorkloadSpec::from_text("transfers:\n  - {src: GPU0, dst: GPU1, size: 1GB}\n", "w").unwrap(), &m, "w").unwrap();
-    let e = (registry::get("packet").unwrap().prepare)(&m, &w, &[]).err().unwrap().to_string();
+    let e = registry::get("packet").unwrap().prepare(&m, &w, &[]).err().unwrap().to_string();
     assert!(e.contains("passes SOCKET0, which has a capacity") && e.contains("--model maxmin"), "{e}");
 }
 
@@ -120,10 +120,10 @@ fn a_socket_links_peer_bandwidth_is_shared_by_the_peer_copies_crossing_it_alone(
     // Models that share links only say so in one line.
     let w = Workload::resolve(&WorkloadSpec::from_text("transfers:\n  - {src: GPU0, dst: GPU2, size: 1GB}\n", "w").unwrap(), &m, "w").unwrap();
     for model in ["packet", "sc16"] {
-        let e = (registry::get(model).unwrap().prepare)(&m, &w, &[]).err().unwrap().to_string();
+        let e = registry::get(model).unwrap().prepare(&m, &w, &[]).err().unwrap().to_string();
         assert!(e.lines().count() == 1 && e.contains("--model maxmin"), "{model}: {e}");
     }
-    let e = (registry::get("packet").unwrap().prepare)(&m, &w, &[]).err().unwrap().to_string();
+    let e = registry::get("packet").unwrap().prepare(&m, &w, &[]).err().unwrap().to_string();
     assert!(e.contains("crosses CPU0–CPU1, whose peer traffic has a bandwidth of its own (peer_bandwidth)"), "{e}");
 }
 

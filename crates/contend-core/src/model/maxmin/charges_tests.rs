@@ -53,7 +53,7 @@ fn models_without_reads_refuse_them_in_one_line() {
     let m = Machine::load("cs-storm-socket").unwrap();
     let w = Workload::resolve(&WorkloadSpec::from_text("transfers:\n  - {src: GPU0, dst: GPU1, size: 1MB, access: read}\n", "w").unwrap(), &m, "w").unwrap();
     for model in ["sc16", "packet"] {
-        let e = (registry::get(model).unwrap().prepare)(&m, &w, &[]).err().unwrap().to_string();
+        let e = registry::get(model).unwrap().prepare(&m, &w, &[]).err().unwrap().to_string();
         assert!(e.contains(&format!("model {model} does not apply")) && e.contains("is a read") && e.contains("--model maxmin"), "{e}");
     }
     let staged = Machine::load("typical-8gpu").unwrap();

@@ -276,8 +276,8 @@ fn params_parse_and_refuse() {
 fn registered_and_refusing_sc16_points_here() {
     let m = Machine::load("cs-storm").unwrap();
     let w = workload(&m, "transfers:\n  - {src: GPU0, dst: GPU8, size: 1MiB}\n");
-    assert!((registry::get("maxmin").unwrap().prepare)(&m, &w, &[]).is_ok());
-    let e = (registry::get("sc16").unwrap().prepare)(&m, &w, &[]).err().unwrap().to_string();
+    assert!(registry::get("maxmin").unwrap().prepare(&m, &w, &[]).is_ok());
+    let e = registry::get("sc16").unwrap().prepare(&m, &w, &[]).err().unwrap().to_string();
     assert!(e.contains("--model maxmin"), "{e}");
 }
 

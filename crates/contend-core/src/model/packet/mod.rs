@@ -38,7 +38,7 @@ mod routing;
 
 pub use engine::PacketEngine;
 
-use super::registry::Prepared;
+use super::Prepared;
 use super::{EventModel, RateModel};
 use crate::error::{Error, Result};
 use crate::flow::{FlowRules, FlowTable, NO_NIC};

@@ -224,7 +224,7 @@ fn params_defaults_and_refusals() {
     assert!(PacketParams::parse(&m, &pairs(&[("packet", "0B")])).is_err());
     // Through the registry, as the CLI goes.
     let w = workload(&m, &transfers(&[(0, 1, "10KiB")]));
-    let prepared = (crate::model::registry::get("packet").unwrap().prepare)(&m, &w, &[]).unwrap();
+    let prepared = crate::model::registry::get("packet").unwrap().prepare(&m, &w, &[]).unwrap();
     assert!(prepared.rate_model().is_none() && !prepared.queues_at_nics());
     assert_eq!(prepared.params()["packet"], "1KiB");
     // 10 packets of 1 KiB, no setup: 100 ns of latency on each network link, the first
