@@ -102,6 +102,19 @@ def test_a_folder_of_another_study_is_refused(cli, reference):
     assert r.returncode == 2 and "another baseline" in r.stderr
 
 
+def test_a_folder_of_another_base_or_name_is_refused_and_a_dry_run_checks_the_folder(cli, reference):
+    # Another base scenario or another study's name would mix two studies' points in one report.
+    changed = {"base": STUDY.replace("seed: 1", "seed: 2"), "name": STUDY.replace("name: small", "name: x")}
+    for name, text in changed.items():
+        (reference / f"{name}.yaml").write_text(text)
+        for dry in ((), ("--dry-run",)):
+            r = cli("study", reference / f"{name}.yaml", "-o", reference / "ref", *dry)
+            assert r.returncode == 2, r.stderr
+            assert ("another base scenario" if name == "base" else "study 'small'") in r.stderr
+    r = cli("study", reference / "s.yaml", "-o", reference / "ref", "--dry-run")
+    assert r.returncode == 0 and f"({POINTS} already done there)" in r.stdout, r.stderr
+
+
 @pytest.mark.parametrize("change,message", [
     (("  bandwidth_scale: [0.5, 1, 2]\n", "  bandwith_scale: [0.5, 1, 2]\n"), "unknown field `bandwith_scale`"),
     (("nic_scheduling: [fcfs, rr]", "nic_scheduling: [fcfs, rr-x]"), 'nic_scheduling: "rr-x" is not'),

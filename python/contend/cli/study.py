@@ -31,8 +31,12 @@ def study(
     s = studies.load(study_file)
     folder = output or Path(f"{study_file.stem}-results")
     if dry_run:
+        from contend.study.dataset import finished
+
+        done = len(finished(folder, s.meta()) & {p.hash for p in s.points})  # refuses another study's folder
         out().print(f"{study_file}: {len(s.points)} points over {', '.join(s.axes)}"
-                    f"{f' × {s.repetitions} repetitions' if s.repetitions > 1 else ''}; results would go to {folder}")
+                    f"{f' × {s.repetitions} repetitions' if s.repetitions > 1 else ''}; results would go to {folder}"
+                    f"{f' ({done} already done there)' if done else ''}")
         return
     outcome = run_with_bar(s, folder, workers, scheduler)
     err().print(f"{outcome.ran} points run, {outcome.skipped} already done; results in {folder} "

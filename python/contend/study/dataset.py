@@ -25,26 +25,45 @@ JOB_COLUMNS = ["job", "app", "ranks", "start_s", "finish_s", "run_time_s", "comm
 def open_folder(folder: str | os.PathLike, meta: dict[str, Any]) -> set[str]:
     """Create the folder or check that it holds the same study; the hashes of the points already finished."""
     folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise InputError(f"--output: {folder} is a file; give a folder for the study's results")
+    done = finished(folder, meta)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         from contend.output import io_error
 
         raise io_error(folder, e, "--output") from None
+    for stale in folder.glob(".*.tmp"):  # left by a run that was killed while writing; never renamed, never read
+        stale.unlink(missing_ok=True)
+    return done
+
+
+# What makes two studies one: a folder's points are read back as one study (its name in the report's title,
+# its baseline for the speed-ups), so a study whose points would mix with them differently is refused.
+# Axes may grow between runs (a new bandwidth value reuses the points already there).
+SAME_STUDY = ("baseline", "zips", "repetitions", "seed_key", "base", "name")
+
+
+def finished(folder: Path, meta: dict[str, Any]) -> set[str]:
+    """The hashes of the points of this study already in ``folder`` (none where it does not exist yet); a folder
+    holding another study's results is refused. Writes nothing, so ``--dry-run`` checks the same."""
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"--output: {folder} is a file; give a folder for the study's results")
+    if not folder.exists():
+        return set()
     # A point whose file cannot be read (cut short by a full disk, damaged since) is not done: it is run
     # again and its file replaced whole.
     done = {p.stem for p in folder.glob("*.parquet") if _readable(p)}
     if done:
         old = read_meta(folder / f"{min(done)}.parquet")
-        for key in ("baseline", "zips", "repetitions", "seed_key"):
-            if old.get(key) != meta.get(key):
-                raise InputError(f"--output: {folder} holds results of a study with another {key}; "
+        for key in SAME_STUDY:
+            if key in old and old.get(key) != meta.get(key):  # a folder from before a key was kept lacks it
+                what = f"study {old['name']!r}" if key == "name" else f"a study with another {_WORDS.get(key, key)}"
+                raise InputError(f"--output: {folder} holds the results of {what}; "
                                  "give a new folder, or the study file that wrote it")
-    for stale in folder.glob(".*.tmp"):  # left by a run that was killed while writing; never renamed, never read
-        stale.unlink(missing_ok=True)
     return done
+
+
+_WORDS = {"base": "base scenario", "zips": "set of zipped axes", "seed_key": "repetition seed key"}
 
 
 def rows(values: dict[str, Any], hash_: str, version: str, report: dict[str, Any]) -> dict[str, list[Any]]:

@@ -54,11 +54,12 @@ class Study:
     seed_key: str
     baseline: dict[str, Any]
     points: list[Point]
+    base: str  # the base scenario's hash: a results folder holds the points of one base
 
     def meta(self) -> dict[str, Any]:
         """What a report needs besides the rows: kept in every Parquet file of the dataset."""
         return {"name": self.name, "axes": self.axes, "zips": self.zips, "repetitions": self.repetitions,
-                "seed_key": self.seed_key, "baseline": self.baseline}
+                "seed_key": self.seed_key, "baseline": self.baseline, "base": self.base}
 
 
 def load(path: str | os.PathLike) -> Study:
@@ -102,7 +103,8 @@ def parse(text: str, origin: str, folder: str = ".") -> Study:
     if not isinstance(name, str) or not name:
         fail("name", "must be a non-empty string")
     points = _expand(base, groups, variables, reps, seed_key, fail)
-    study = Study(name, origin, axes, [list(g) for g in groups], reps, seed_key, baseline, points)
+    base_hash = hashlib.sha256(json.dumps(base, sort_keys=True, default=str).encode()).hexdigest()[:20]
+    study = Study(name, origin, axes, [list(g) for g in groups], reps, seed_key, baseline, points, base_hash)
     check(study)
     return study
 
