@@ -69,6 +69,9 @@ def test_a_trace_replays_as_a_rank_program(cli, tmp_path):
     # Each rank computes 10 + 0.1 + 10 us per iteration (the gaps between its MPI calls).
     assert abs(jobs["compute_s"][0] - 3 * 20.1e-6) < 1e-12
     assert api.run(scenario).jobs["messages"][0] > 0
+    # The folder Score-P wrote is taken too: its one anchor file is the trace.
+    r = cli("import-trace", tmp_path / "trace", "-o", tmp_path / "p2.yaml", "--iterations", "3")
+    assert r.returncode == 0 and (tmp_path / "p2.yaml").read_text() == text, r.stderr
 
 
 def test_a_file_that_is_not_a_trace_gets_one_line(cli, tmp_path):
@@ -80,3 +83,9 @@ def test_a_file_that_is_not_a_trace_gets_one_line(cli, tmp_path):
     r = cli("import-trace", tmp_path / "missing.otf2", "-o", tmp_path / "p.yaml")
     assert r.returncode == 2 and r.stderr.strip().endswith("does not exist; give the .otf2 anchor file Score-P wrote")
     assert len(r.stderr.strip().splitlines()) == 1
+    r = cli("import-trace", tmp_path, "-o", tmp_path / "p.yaml")  # a folder: its anchor file is traces.otf2
+    assert r.returncode == 2 and "is not an OTF2 trace" in r.stderr
+    (tmp_path / "empty").mkdir()
+    r = cli("import-trace", tmp_path / "empty", "-o", tmp_path / "p.yaml")
+    assert r.returncode == 2 and r.stderr.strip().endswith("a folder with no .otf2 file; give the .otf2 anchor file "
+                                                           "Score-P wrote")

@@ -29,14 +29,27 @@ KINDS = {
 }
 
 
+def anchor(path: str) -> str:
+    """The trace's .otf2 anchor file: ``path`` itself, or the one anchor in a folder (Score-P writes
+    ``traces.otf2`` beside ``traces/`` in its ``scorep-*`` folder, and users give the folder)."""
+    if os.path.isdir(path):
+        found = sorted(f for f in os.listdir(path) if f.endswith(".otf2") and os.path.isfile(os.path.join(path, f)))
+        if len(found) != 1:
+            what = "no .otf2 file" if not found else f"{len(found)} .otf2 files ({', '.join(found)})"
+            raise InputError(f"{path}: a folder with {what}; give the .otf2 anchor file Score-P wrote")
+        return os.path.join(path, found[0])
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: does not exist; give the .otf2 anchor file Score-P wrote")
+    return path
+
+
 def read(path: str) -> tuple[list[dict[str, Any]], int]:
     """The trace's MPI records in time order, and its number of ranks."""
     try:
         import otf2
     except ImportError:  # pragma: no cover - a dependency of the package
         raise InputError("reading OTF2 traces needs the otf2 package: pip install otf2") from None
-    if not os.path.isfile(path):
-        raise InputError(f"{path}: does not exist; give the .otf2 anchor file Score-P wrote")
+    path = anchor(path)
     try:
         with _quiet_stderr():  # the C library prints its own diagnostics before raising
             reader = otf2.reader.open(path)

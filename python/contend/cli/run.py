@@ -98,7 +98,9 @@ def run_(
 
 
 def import_trace(
-    trace: Path = typer.Argument(..., help="The .otf2 anchor file of a Score-P trace of an MPI program."),
+    trace: Path = typer.Argument(
+        ..., help="The .otf2 anchor file of a Score-P trace of an MPI program, or the folder holding it."
+    ),
     output: Path = typer.Option(
         ..., "-o", "--output", help="Rank program to write (YAML; `contend schema program`; - for standard output)."
     ),
