@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from contend.errors import InputError
+from contend.errors import ContendError, InputError
 from contend.study import dataset
 from contend.study.groups import Groups
 from contend.study.spec import Point, Study, origin_of
@@ -168,6 +168,8 @@ def connect(workers: int | None, scheduler: str | None) -> Any:
     # One single-threaded process per worker: a point holds one core for its whole run, and the engine's
     # memory is returned to the system when a worker ends. The scheduler's HTTP endpoints take any free
     # port (":0"), so that studies side by side do not fight over 8787.
+    import multiprocessing
+
     import dask
 
     # Workers busy with one engine call each, on as many cores as there are workers: what Dask samples
@@ -176,9 +178,19 @@ def connect(workers: int | None, scheduler: str | None) -> Any:
     # Logs kept to the critical: a point's failure comes back through its future (the worker's error, or
     # KilledWorker), while a heartbeat cut by the cluster's own shutdown logged a CommClosedError traceback
     # after a study that had finished well.
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        # A worker process re-imports the script that started it (multiprocessing's spawn, while it is
+        # "inheriting"); an unguarded study.run there would start a cluster of its own. The worker ends quietly
+        # and the parent says what to do.
+        raise SystemExit(2)
     with dask.config.set(LOCAL_CLUSTER_CONFIG):
-        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=logging.CRITICAL)
+        try:
+            cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                                   dashboard_address=":0", silence_logs=logging.CRITICAL)
+        except RuntimeError as e:
+            raise ContendError(f"the study's worker processes did not start ({e}); in a script, call "
+                               "contend.study.run under `if __name__ == \"__main__\":` (each worker re-imports the "
+                               "script), or pass client= a running Dask client") from None
     return Client(cluster)
 
 
