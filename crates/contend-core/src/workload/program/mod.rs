@@ -71,11 +71,35 @@ impl Op {
     }
 }
 
-#[derive(Deserialize, JsonSchema)]
+// Deserialised by hand, not as an untagged enum: serde's untagged form hides why no variant
+// matched ("data did not match any variant"), where a mapping's own error names the field and
+// the fix (an unknown key, a negative time).
+#[derive(JsonSchema)]
 #[serde(untagged)]
 enum OpForm {
     Word(Word),
     Map(Box<OpMap>),
+}
+
+impl<'de> Deserialize<'de> for OpForm {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<OpForm, D::Error> {
+        d.deserialize_any(OpFormVisitor)
+    }
+}
+
+struct OpFormVisitor;
+
+impl<'de> serde::de::Visitor<'de> for OpFormVisitor {
+    type Value = OpForm;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an operation: a one-key mapping such as {compute: 10us} or {send: {peer: 1, size: 1MiB}}, or the word barrier or waitall")
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<OpForm, E> {
+        Word::deserialize(serde::de::value::StrDeserializer::<E>::new(v)).map(OpForm::Word)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<OpForm, A::Error> {
+        OpMap::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(|m| OpForm::Map(Box::new(m)))
+    }
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -227,5 +251,32 @@ impl Default for MpiParams {
             rdma_delay: Time::from_secs(1000e-9),
             control_size: Bytes(16),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(op: &str) -> String {
+        Program::from_text(&format!("ranks:\n  - [{op}]\n"), "p.yaml").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_wrong_operation_says_which_field_and_why() {
+        // Each as a user writes it; the message names the key or the value, not serde's variants.
+        let e = error("{compute: -1us}");
+        assert!(e.contains("ranks[0][0].compute") && e.contains("negative"), "{e}");
+        let e = error("{sned: {peer: 1, size: 1MiB}}");
+        assert!(e.contains("unknown field `sned`") && e.contains("did you mean `send`"), "{e}");
+        let e = error("{send: {peer: 1, size: 1MiB, tga: 3}}");
+        assert!(e.contains("ranks[0][0].send.tga") && e.contains("did you mean `tag`"), "{e}");
+        let e = error("5");
+        assert!(e.contains("a one-key mapping such as {compute: 10us}"), "{e}");
+        let e = error("barier");
+        assert!(e.contains("unknown variant `barier`") && e.contains("barrier"), "{e}");
+        let e = error("{compute: 1e9s}");
+        assert!(e.contains("ranks[0][0].compute") && !e.contains("did not match any variant"), "{e}");
+        assert_eq!(Program::from_text("ranks:\n  - [barrier, {compute: 1us}, waitall]\n", "p.yaml").unwrap().ranks[0].len(), 3);
     }
 }
