@@ -56,6 +56,21 @@ def test_run_api_gives_a_dataframe(tmp_path):
     assert list(jobs["app"]) == ["ring"] and jobs["run_time_s"][0] > 0
 
 
+def test_run_takes_another_model_and_parameters_without_editing_the_file(cli, tmp_path):
+    s = scenario(tmp_path, "  jobs:\n    - {app: ring, ranks: 8, params: {iterations: 3}}\n")
+    maxmin = json.loads(cli("run", str(s), "--json").stdout)
+    packet = json.loads(cli("run", str(s), "--json", "--model", "packet").stdout)
+    assert (maxmin["model"], packet["model"]) == ("maxmin", "packet")
+    assert packet["jobs"] == api.run(s, model="packet").raw["jobs"]
+    # A parameter over the file's own: here a quantum that changes the result, named in the report.
+    q = json.loads(cli("run", str(s), "--json", "-p", "quantum=50us").stdout)
+    assert q["params"]["quantum"] == "50us" and q["jobs"]["run_time_s"] != maxmin["jobs"]["run_time_s"]
+    r = cli("run", str(s), "--model", "sc16x")
+    assert r.returncode == 2 and "is not a model" in r.stderr
+    r = cli("run", str(s), "--model", "packet", "-p", "quantum=1us")
+    assert r.returncode == 2 and "quantum" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
 def test_bad_scenarios_get_one_line_and_exit_2(cli, tmp_path):
     cases = [
         ("  jobs:\n    - {app: warp, ranks: 4}\n", "warp"),

@@ -566,15 +566,16 @@ class RunResult:
 
 def run(
     scenario: str | os.PathLike, detail: bool = False, links: int | None = 10, progress: Any = None,
-    session: Session | None = None,
+    session: Session | None = None, model: str | None = None, **params: Any,
 ) -> RunResult:
     """Run a scenario file (``contend schema scenario``): every job's time, compute, communication and
     their overlap, and the ``links`` busiest links (0 to 1000; ``None``: every link); ``detail=True`` also
     keeps every operation. ``progress(delivered, messages)`` is called now and then while it runs. With a
     ``session``, runs of the same jobs on the same cluster (another bandwidth, NIC policy or model) share
-    their lowering."""
+    their lowering. ``model`` runs it under another model than the file names, ``params`` over the file's."""
     path, text = _scenario_text(scenario)
-    return RunResult(_core.run(text, path, detail, links, progress, session.held if session else None))
+    return RunResult(_core.run(text, path, detail, links, progress, session.held if session else None, model,
+                               _params(params)))
 
 
 def check(scenario: str | os.PathLike, session: Session | None = None) -> None:
@@ -623,9 +624,9 @@ class Session:
         return simulate(m, transfers, model, phases, nics, **params)
 
     def run(self, scenario: str | os.PathLike, detail: bool = False, links: int | None = 10,
-            progress: Any = None) -> RunResult:
+            progress: Any = None, model: str | None = None, **params: Any) -> RunResult:
         """``run`` in this session."""
-        return run(scenario, detail, links, progress, self)
+        return run(scenario, detail, links, progress, self, model, **params)
 
 
 def apps() -> list[dict[str, Any]]:

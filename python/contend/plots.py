@@ -356,7 +356,7 @@ def fabric_diagram(graph: dict[str, Any], path: str | os.PathLike, utilisation: 
         fig.colorbar(sm, ax=ax, fraction=0.04, label="busiest link's peak utilisation")
     ax.set_axis_off()
     ax.margins(0.25)
-    ax.set_title(f"{graph['name']}: {graph['description']}"[:110], fontsize=9)
+    ax.set_title(textwrap.fill(f"{graph['name']}: {graph['description']}", width=110), fontsize=9)
     fig.tight_layout()
     save(fig, path, dpi=120)
     plt.close(fig)

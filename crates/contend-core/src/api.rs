@@ -382,7 +382,25 @@ pub fn schema(which: &str) -> Result<String> {
 /// Run a scenario (`contend schema scenario`): its jobs' rank programs on its cluster under its
 /// model, reported as `opts` asks (the busiest links, every operation, progress now and then).
 pub fn run(text: &str, origin: &str, opts: &crate::scenario::RunOptions) -> Result<crate::scenario::RunReport> {
-    let spec = crate::scenario::ScenarioSpec::from_text(text, origin)?;
+    run_as(text, origin, None, &[], opts)
+}
+
+/// `run` under another model than the scenario names, and with these parameters over its own
+/// (`contend run --model packet -p buffer=16`): comparing models on a scenario needs no edit of
+/// its file. The scenario's own parameters stay; one the other model does not take is refused,
+/// naming it.
+pub fn run_as(
+    text: &str,
+    origin: &str,
+    model: Option<&str>,
+    params: &[(String, String)],
+    opts: &crate::scenario::RunOptions,
+) -> Result<crate::scenario::RunReport> {
+    let mut spec = crate::scenario::ScenarioSpec::from_text(text, origin)?;
+    if let Some(m) = model {
+        spec.model = Some(m.to_string());
+    }
+    spec.params.extend(params.iter().cloned());
     crate::scenario::run(&spec, origin, opts)
 }
 

@@ -151,7 +151,7 @@ impl Bytes {
         let b = (v * f).round();
         // `as u64` would saturate at 16 EiB and every sum over it wrap: refused where it enters instead.
         if b >= TWO_TO_64 {
-            return Err(format!("\"{text}\" is 16 EiB (2^64 bytes) or more; a size must be below that"));
+            return Err(format!("\"{text}\" is 2^64 bytes or more (16,777,216 TiB); a size must be below that"));
         }
         Ok(Bytes(b as u64))
     }

@@ -443,7 +443,8 @@ impl Session {
 /// messages)` is called now and then; with a `session` the run keeps its lowered jobs there for
 /// the next run and takes the last run's where they are the same.
 #[pyfunction]
-#[pyo3(signature = (text, origin, detail, links=Some(contend_core::scenario::DEFAULT_TOP_LINKS), progress=None, session=None))]
+#[pyo3(signature = (text, origin, detail, links=Some(contend_core::scenario::DEFAULT_TOP_LINKS), progress=None, session=None, model=None, params=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     text: &str,
@@ -452,6 +453,8 @@ fn run(
     links: Option<usize>,
     progress: Option<Py<PyAny>>,
     session: Option<&Session>,
+    model: Option<String>,
+    params: Vec<(String, String)>,
 ) -> PyResult<String> {
     // Without a callback the engine runs its model unwrapped.
     let wanted = progress.is_some();
@@ -464,7 +467,7 @@ fn run(
     };
     let progress: Option<&(dyn Fn(u64, u64) + Sync)> = if wanted { Some(&report) } else { None };
     let opts = contend_core::scenario::RunOptions { detail, top_links: links, progress, session: session.map(|s| &s.s) };
-    py.detach(|| api::run(text, origin, &opts).map(|r| json(&r))).map_err(to_py)
+    py.detach(|| api::run_as(text, origin, model.as_deref(), &params, &opts).map(|r| json(&r))).map_err(to_py)
 }
 
 /// `api::program_from_trace`: a rank program's YAML from a trace's records (JSON).

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from contend import api
+from contend.cli.base import parse_params
 from contend.cli.shared import (
     Count,
     ForceOpt,
@@ -49,6 +50,12 @@ def run_(
     check: bool = typer.Option(
         False, "--check", help="Check the scenario (its cluster, every job and file it names) and run nothing."
     ),
+    model: str | None = typer.Option(
+        None, "--model", "-m", help="Run under this model instead of the scenario's (see `contend models`)."
+    ),
+    param: list[str] | None = typer.Option(
+        None, "--param", "-p", help="A model parameter key=value over the scenario's own (repeat)."
+    ),
 ) -> None:
     """Run a scenario's jobs (rank programs, application skeletons) on its cluster: each job's run time,
     computation, communication and their overlap, and the busiest links."""
@@ -64,8 +71,10 @@ def run_(
         from contend.run_parquet import targets
 
         tables = targets(parquet, detail, force, [str(scenario)])
+    params = parse_params(param)
     r = run_with_progress(lambda progress: api.run(scenario, detail=detail or bool(tr),
-                                                   links=None if detail else links, progress=progress),
+                                                   links=None if detail else links, progress=progress,
+                                                   model=model, **params),
                           "messages delivered")
     jobs = r.raw["jobs"]
     if as_json:

@@ -38,7 +38,12 @@ def study(
                     f"{f' × {s.repetitions} repetitions' if s.repetitions > 1 else ''}; results would go to {folder}"
                     f"{f' ({done} already done there)' if done else ''}")
         return
-    outcome = run_with_bar(s, folder, workers, scheduler)
+    try:
+        outcome = run_with_bar(s, folder, workers, scheduler)
+    except KeyboardInterrupt:
+        # Each finished point is already a whole file there; the rest are run by the same command again.
+        err().print(f"interrupted: the points finished are kept in {folder}; run the same command again to resume")
+        raise typer.Exit(130) from None
     err().print(f"{outcome.ran} points run, {outcome.skipped} already done; results in {folder} "
                 f"(try: contend report {folder})")
 

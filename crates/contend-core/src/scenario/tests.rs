@@ -73,6 +73,32 @@ fn a_deadlock_names_the_ranks_and_operations() {
 }
 
 #[test]
+fn a_program_that_mpi_would_refuse_is_refused() {
+    // A receive smaller than its message: MPI_ERR_TRUNCATE. A larger one is fine (MPI's count is
+    // an upper bound) and moves the sender's bytes.
+    let p = "ranks:\n  - [{send: {peer: 1, size: 2MiB}}]\n  - [{recv: {peer: 0, size: 1MiB}}]\n";
+    let e = run_program("trunc.yaml", p, "maxmin", "").unwrap_err().to_string();
+    assert!(e.contains("ranks[1][0]") && e.contains("smaller than the 2097152 B rank 0 sends") && e.contains("MPI_ERR_TRUNCATE"), "{e}");
+    let p = "ranks:\n  - [{send: {peer: 1, size: 1MiB}}]\n  - [{recv: {peer: 0, size: 2MiB}}]\n";
+    assert!(run_program("roomy.yaml", p, "maxmin", "").is_ok());
+    // The two sides of one collective call disagree on its size, or on what it is.
+    let p = "ranks:\n  - [{allreduce: {size: 64MiB}}]\n  - [{allreduce: {size: 1MiB}}]\n";
+    let e = run_program("sizes.yaml", p, "maxmin", "").unwrap_err().to_string();
+    assert!(e.contains("allreduce of 1048576 B meets rank 0's allreduce of 67108864 B") && e.contains("same size and root"), "{e}");
+    let p = "ranks:\n  - [{allreduce: {size: 1MiB}}]\n  - [{bcast: {size: 1MiB}}]\n";
+    let e = run_program("kinds.yaml", p, "maxmin", "").unwrap_err().to_string();
+    // (whichever side's steps find no partner first is named)
+    assert!(e.contains("meets rank") || e.contains("does rank 1 skip one"), "{e}");
+    // The same call named with its default algorithm on one side only is one call.
+    let p = "ranks:\n  - [{allreduce: {size: 1MiB, algorithm: ring}}]\n  - [{allreduce: {size: 1MiB}}]\n";
+    assert!(run_program("named.yaml", p, "maxmin", "").is_ok());
+    // A rank that skips a collective: the message says so.
+    let p = "ranks:\n  - [{allreduce: {size: 1MiB}}]\n  - [{compute: 1us}]\n";
+    let e = run_program("skip.yaml", p, "maxmin", "").unwrap_err().to_string();
+    assert!(e.contains("ranks[0][0]") && e.contains("does rank 1 skip one"), "{e}");
+}
+
+#[test]
 fn an_unmatched_receive_is_refused_with_its_place() {
     let p = "ranks:\n  - [{compute: 1us}]\n  - [{recv: {peer: 0, size: 8B, tag: 3}}]\n";
     let e = run_program("unmatched.yaml", p, "maxmin", "").unwrap_err().to_string();

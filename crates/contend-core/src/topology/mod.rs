@@ -611,6 +611,7 @@ impl Machine {
             devices.push(resolve::device(d, i, spec.acs, origin)?);
         }
         let mut links = Vec::with_capacity(spec.links.len());
+        let mut pairs: std::collections::HashMap<(usize, usize, u8), usize> = std::collections::HashMap::new();
         for (i, l) in spec.links.iter().enumerate() {
             let end = |name: &str, which: &str| {
                 index.get(name).copied().ok_or_else(|| {
@@ -624,6 +625,20 @@ impl Machine {
             let (a, b) = (end(&l.a, "a")?, end(&l.b, "b")?);
             if a == b {
                 return Err(Error::input(origin, format!("links[{i}]"), "joins a device to itself; link two different devices"));
+            }
+            if let Some(w @ (0 | 33..)) = l.lanes {
+                return Err(Error::input(origin, format!("links[{i}].lanes"), format!("is {w}; a PCIe link has 1 to 32 lanes (x16 is a GPU's slot)")));
+            }
+            // One PCIe (or memory) link joins two devices; a second is a copy-and-paste slip that
+            // would double the pair's bandwidth. NVLinks, socket links and cables may be parallel.
+            if matches!(l.kind, LinkKind::Pcie | LinkKind::Memory) {
+                if let Some(j) = pairs.insert((a.min(b), a.max(b), l.kind as u8), i) {
+                    return Err(Error::input(
+                        origin,
+                        format!("links[{i}]"),
+                        format!("joins {} and {} again (links[{j}]); give the pair one link, with `count` or the bandwidth of both", l.a, l.b),
+                    ));
+                }
             }
             let nominal = match (l.kind, l.gen, l.lanes) {
                 (LinkKind::Pcie, Some(g), Some(w)) => pcie_lane_bandwidth(g)
@@ -681,6 +696,22 @@ impl Machine {
                 peer: resolve::peer_bandwidth(l, i, origin)?,
             });
         }
+        // A device joined to nothing cannot send or receive; on a machine of more than one device
+        // it is a link left out (a NIC the tree never reaches), named here rather than where a
+        // transfer first fails to find a path.
+        if devices.len() > 1 {
+            let mut linked = vec![false; devices.len()];
+            for l in &links {
+                (linked[l.a], linked[l.b]) = (true, true);
+            }
+            if let Some(k) = linked.iter().position(|&x| !x) {
+                return Err(Error::input(
+                    origin,
+                    format!("devices[{k}]"),
+                    format!("{} is linked to nothing; add a link to it under links, or remove it", spec.devices[k].name),
+                ));
+            }
+        }
         Ok(Machine {
             network: spec.network.clone().unwrap_or_default(),
             name: spec.name.clone(),
@@ -735,6 +766,23 @@ mod tests {
         let text = "name: x\ndevices:\n  - {name: RC, kind: root_complex}\nlinks:\n  - {a: RC, b: GPU9, kind: pcie, gen: 3, lanes: 16}\n";
         let e = Machine::from_text(text, "m.yaml").unwrap_err().to_string();
         assert!(e.starts_with("m.yaml: links[0].b: \"GPU9\""), "{e}");
+    }
+
+    #[test]
+    fn slips_in_a_hand_written_machine_are_named() {
+        let ok = "name: x\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: G, kind: gpu}\n  - {name: N, kind: nic}\nlinks:\n  - {a: RC, b: G, kind: pcie, gen: 4, lanes: 16}\n  - {a: RC, b: N, kind: pcie, gen: 4, lanes: 16}\n";
+        assert!(Machine::from_text(ok, "m.yaml").is_ok());
+        // lanes: 0 (it said the bandwidth was missing)
+        let e = Machine::from_text(&ok.replacen("lanes: 16", "lanes: 0", 1), "m.yaml").unwrap_err().to_string();
+        assert!(e.starts_with("m.yaml: links[0].lanes: is 0; a PCIe link has 1 to 32 lanes"), "{e}");
+        // a NIC left unlinked (it failed later: "staging NIC0 to GPU1 needs a host_memory device")
+        let lone = ok.replace("  - {a: RC, b: N, kind: pcie, gen: 4, lanes: 16}\n", "");
+        let e = Machine::from_text(&lone, "m.yaml").unwrap_err().to_string();
+        assert!(e.starts_with("m.yaml: devices[2]: N is linked to nothing"), "{e}");
+        // the same link twice (it was taken, at twice the pair's bandwidth)
+        let twice = format!("{ok}  - {{a: G, b: RC, kind: pcie, gen: 4, lanes: 16}}\n");
+        let e = Machine::from_text(&twice, "m.yaml").unwrap_err().to_string();
+        assert!(e.starts_with("m.yaml: links[2]: joins G and RC again (links[0])"), "{e}");
     }
 
     #[test]

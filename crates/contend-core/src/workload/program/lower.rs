@@ -94,6 +94,23 @@ enum Low {
     },
 }
 
+fn is_mpi_collective(op: &Op) -> bool {
+    matches!(op, Op::Barrier | Op::Allreduce(_) | Op::Alltoall(_) | Op::Allgather(_) | Op::Bcast(_))
+}
+
+/// Two ranks' sides of one collective call agree: the same kind, size and root (an algorithm
+/// named on one side only is the default named).
+fn same_call(a: &Op, b: &Op) -> bool {
+    let same = |x: &Collective, y: &Collective| x.size == y.size && x.root.unwrap_or(0) == y.root.unwrap_or(0);
+    match (a, b) {
+        (Op::Barrier, Op::Barrier) => true,
+        (Op::Allreduce(x), Op::Allreduce(y)) | (Op::Alltoall(x), Op::Alltoall(y)) | (Op::Allgather(x), Op::Allgather(y)) | (Op::Bcast(x), Op::Bcast(y)) => {
+            same(x, y)
+        }
+        _ => false,
+    }
+}
+
 fn describe(op: &Op) -> String {
     match op {
         Op::Compute(t) => format!("compute {}s", t.secs()),
@@ -102,10 +119,10 @@ fn describe(op: &Op) -> String {
         Op::Wait(r) => format!("wait for {r}"),
         Op::Waitall => "waitall".into(),
         Op::Barrier => "barrier".into(),
-        Op::Allreduce(_) => "allreduce".into(),
-        Op::Alltoall(_) => "alltoall".into(),
-        Op::Allgather(_) => "allgather".into(),
-        Op::Bcast(_) => "bcast".into(),
+        Op::Allreduce(c) => format!("allreduce of {} B", c.size.0),
+        Op::Alltoall(c) => format!("alltoall of {} B", c.size.0),
+        Op::Allgather(c) => format!("allgather of {} B", c.size.0),
+        Op::Bcast(c) => format!("bcast of {} B from root {}", c.size.0, c.root.unwrap_or(0)),
         Op::NcclGroup(list) => format!("nccl_group of {} send(s) and receive(s)", list.len()),
         op => match op.nccl_collective() {
             Some((kind, c)) => format!("{} of {} B", kind.name(), c.size.0),
@@ -334,13 +351,39 @@ pub fn lower(
         Low::Send { op, .. } | Low::Recv { op, .. } | Low::Compute { op, .. } | Low::NcclCall { op, .. } | Low::NcclGroup { op } => op as usize,
         _ => 0,
     };
-    let unmatched = |r: u32, i: usize, what: &str| {
+    let unmatched = |r: u32, i: usize, peer: u32, what: &str| {
         let op = op_of(r, i);
-        Error::input(
-            origin,
-            format!("{prefix}ranks[{r}][{op}]"),
-            format!("{} {what}; every send needs a receive with the same source, destination and tag", describe(&p.ranks[r as usize][op])),
-        )
+        let call = &p.ranks[r as usize][op];
+        let fix = if is_mpi_collective(call) {
+            format!("every rank of a group calls its collectives in the same order: does rank {peer} skip one, or call one more?")
+        } else {
+            "every send needs a receive with the same source, destination and tag".to_string()
+        };
+        Error::input(origin, format!("{prefix}ranks[{r}][{op}]"), format!("{} {what}; {fix}", describe(call)))
+    };
+    // A matched pair is one message: a receive smaller than it is MPI_ERR_TRUNCATE; the two
+    // sides of a collective are the same call (kind, size, root), else the program is wrong
+    // (MPI leaves it undefined; contend would move the sender's bytes).
+    let mismatched = |(a, i): (u32, usize), (b, j): (u32, usize), size: u64| -> Option<Error> {
+        let (sop, rop) = (&p.ranks[a as usize][op_of(a, i)], &p.ranks[b as usize][op_of(b, j)]);
+        let at = format!("{prefix}ranks[{b}][{}]", op_of(b, j));
+        match (sop, rop) {
+            (Op::Send(_) | Op::Isend(_), Op::Recv(m) | Op::Irecv(m)) if m.size.0 < size => Some(Error::input(
+                origin,
+                at,
+                format!("{} is smaller than the {size} B rank {a} sends (MPI_ERR_TRUNCATE); give the receive at least {size} B", describe(rop)),
+            )),
+            _ if is_mpi_collective(sop) && !same_call(sop, rop) => Some(Error::input(
+                origin,
+                at,
+                format!(
+                    "{} meets rank {a}'s {} (the same call of each); every rank of a group calls its collectives in the same order, with the same size and root",
+                    describe(rop),
+                    describe(sop)
+                ),
+            )),
+            _ => None,
+        }
     };
     // The matched message of every send and receive, by rank and position.
     let mut pair_of: Vec<Vec<Option<Pair>>> = lows.iter().map(|ops| vec![None; ops.len()]).collect();
@@ -364,11 +407,14 @@ pub fn lower(
         let (s, r) = (&sends[si..s_end], &recvs[ri..r_end]);
         (si, ri) = (s_end, r_end);
         if s.len() != r.len() {
-            let (who, what) = if s.len() > r.len() { (s[r.len()].1, "matches no receive") } else { (r[s.len()].1, "matches no send") };
-            return Err(unmatched(who.0, who.1, what));
+            let (who, peer, what) = if s.len() > r.len() { (s[r.len()].1, key.1, "matches no receive") } else { (r[s.len()].1, key.0, "matches no send") };
+            return Err(unmatched(who.0, who.1, peer, what));
         }
         for (&(_, (a, i)), &(_, (b, j))) in s.iter().zip(r) {
             let Low::Send { size, .. } = lows[a as usize][i] else { unreachable!() };
+            if let Some(e) = mismatched((a, i), (b, j), size) {
+                return Err(e);
+            }
             let pair = if size <= mpi.eager_limit.0 {
                 let overhead = mpi.soft_delay.secs() + size as f64 * mpi.copy_per_byte + mpi.nic_delay.secs();
                 let t = Transfer { src: dev(a), dst: dev(b), size, overhead, ..Default::default() };

@@ -65,11 +65,30 @@ pub struct NcclCollective {
 /// One send or receive of an `nccl_group` (ncclGroupStart … ncclGroupEnd): `{send: {peer: 1,
 /// size: 1MiB}}` or `{recv: {peer: 0, size: 1MiB}}`. The k-th NCCL send from a to b meets the
 /// k-th NCCL receive at b from a (NCCL has no tags).
-#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum NcclP2p {
     Send(NcclPeer),
     Recv(NcclPeer),
+}
+
+// The one-key mapping read as a struct: YAML's own enum form wants a tag (`!send`), and an
+// operation is no longer read through serde's buffered untagged form, which took the mapping.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NcclP2pForm {
+    send: Option<NcclPeer>,
+    recv: Option<NcclPeer>,
+}
+
+impl<'de> Deserialize<'de> for NcclP2p {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<NcclP2p, D::Error> {
+        match NcclP2pForm::deserialize(d)? {
+            NcclP2pForm { send: Some(m), recv: None } => Ok(NcclP2p::Send(m)),
+            NcclP2pForm { send: None, recv: Some(m) } => Ok(NcclP2p::Recv(m)),
+            _ => Err(serde::de::Error::custom("an nccl_group item is {send: {peer, size}} or {recv: {peer, size}} (one key)")),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
