@@ -316,7 +316,7 @@ links:
     let c = calibrate(&declared, &meas, &p, true).unwrap();
     assert_eq!(c.fitted.get("peer_bandwidth.xgmi").map(String::as_str), Some("20GB/s"), "{:?} {:?}", c.fitted, c.notes);
     let eff: f64 = c.fitted["efficiency.pcie"].parse().unwrap();
-    assert!((eff - p.eff_pcie4).abs() < 0.002, "{eff}");
+    assert!((eff - p.rates.eff_pcie4).abs() < 0.002, "{eff}");
     let across = rel(&c, "unidirectional_p2p_gbps", "GPU0", "GPU2");
     assert!(across.abs() < 0.003, "{across}");
     // Declared on no link the copies cross as peers: kept, and said.

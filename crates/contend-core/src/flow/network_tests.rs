@@ -264,3 +264,55 @@ fn a_groups_direct_links_are_the_first_joining_each_two_switches() {
         assert!(pairs > 0, "{preset}: local links");
     }
 }
+
+/// A random permutation of 16 MiB on seed 003's full-bisection fat-tree (fat-tree-2048x1,
+/// 11.9 GB/s links, every node's links faster). Per-packet policies spread a message's packets
+/// over every up*/down* path, which on a full-bisection tree leaves no link more than one
+/// message's worth (each leaf's 16 uplinks carry 1/16 of its at most 16 messages, and so on up
+/// and down): `spray` (split evenly) and `adaptive` as its fluid limit (`fluid_routing=on`)
+/// reach the injection bound S / 11.9 GB/s. `ecmp` hashes one path per message: messages
+/// hashed onto one link share it, and with every message the same size and issued together
+/// the busiest link's k messages finish last, at k × S / 11.9 GB/s (max-min gives each 1/k of
+/// it, and no link holds more); k is counted from the routes the hash gave, not from a run.
+/// `adaptive` with one path per pair (the default, `fluid_routing=off`) chooses by load in
+/// transfer order and leaves some links with two messages, where no single message has a
+/// free way out: 2 × the bound (docs/benchmarks.md, issue 23 fourteenth round).
+#[test]
+fn a_random_permutation_on_the_full_bisection_fat_tree_meets_each_routings_bound() {
+    let size = 16.0 * 1048576.0;
+    let ideal = size / 11.9e9;
+    let n = 2048;
+    // A seeded random permutation (Fisher-Yates), messages to oneself dropped.
+    let mut to: Vec<usize> = (0..n).collect();
+    let mut x = 0x9E3779B97F4A7C15u64;
+    for i in (1..n).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        to.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    let pairs: Vec<(usize, usize)> = to.iter().enumerate().filter(|(s, d)| s != *d).map(|(s, &d)| (s, d)).collect();
+    let text = transfers(&pairs, "16MiB");
+    let spec = WorkloadSpec::from_text(&text, "t.yaml").unwrap();
+    let fluid = [("fluid_routing".to_string(), "on".to_string())];
+    for (routing, params) in [("spray", &[][..]), ("adaptive", &fluid[..]), ("ecmp", &[][..]), ("adaptive", &[][..])] {
+        let m = with_routing("fat-tree-2048x1", routing);
+        let makespan = api::simulate(&m, &spec, "t.yaml", "maxmin", params, Detail::default()).unwrap().summary.makespan_s;
+        let k = match (routing, params.is_empty()) {
+            ("ecmp", _) => {
+                let (_, p) = compile(&m, &text);
+                let mut on = vec![0u32; p.flows.cap.len()];
+                for f in 0..pairs.len() {
+                    for &(r, _) in p.flows.route(f) {
+                        on[r as usize] += 1;
+                    }
+                }
+                *on.iter().max().unwrap() as f64
+            }
+            ("adaptive", true) => 2.0,
+            _ => 1.0,
+        };
+        // Latencies: a few hops of 100 ns and 60 ns router delay, well under 0.5% of the bound.
+        assert!((makespan - k * ideal).abs() < 0.005 * ideal, "{routing} {params:?}: makespan {makespan} s, bound {k} x {ideal} s");
+    }
+}

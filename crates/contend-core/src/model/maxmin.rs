@@ -16,6 +16,7 @@ mod groups;
 mod solve;
 mod spans;
 
+use super::link_rate::{self, LinkRates};
 use super::Prepared;
 use super::{EventModel, RateModel};
 use crate::error::Result;
@@ -32,21 +33,8 @@ use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MaxminParams {
-    /// PCIe links of Gen3 and earlier, or of no written generation.
-    pub eff_pcie: f64,
-    /// PCIe Gen4, Gen5 and Gen6 links (docs/models.md, "Parameters": basis and spread).
-    pub eff_pcie4: f64,
-    pub eff_pcie5: f64,
-    pub eff_pcie6: f64,
-    pub eff_nvlink: f64,
-    pub eff_nvlink2: f64,
-    pub eff_nvlink4: f64,
-    pub eff_qpi: f64,
-    pub eff_upi: f64,
-    pub eff_xgmi: f64,
-    pub eff_fabric: f64,
-    pub eff_network: f64,
-    pub eff_memory: f64,
+    /// Each link kind's efficiency where a link writes none (link_rate.rs).
+    pub rates: LinkRates,
     /// Bytes of the first pipeline chunk a staged copy writes before it can read anything back.
     pub staging_chunk: f64,
     /// CUDA peer access; off stages every GPU-to-GPU copy through host memory.
@@ -96,32 +84,13 @@ impl Default for MaxminParams {
 const EFF: Kind = Kind::EFFICIENCY;
 const LOSS: Kind = Kind::LOSS;
 
-pub const PARAMS: &[Param] = &[
-    // SC16's fitted B = 11.6 GiB/s over the Gen3 x16 nominal 15.754 GB/s.
-    Param::new(
-        "eff_pcie",
-        EFF,
-        "0.79",
-        "fraction of a Gen1-3 PCIe link's bandwidth (or of one with no gen written) a copy sustains; given alone, every generation's; a link's own efficiency wins",
-    ),
-    // RTX A6000 peers in one Gen4 switch: 26.3 GB/s of 31.51 (NVIDIA/nvbandwidth issue 50).
-    Param::new("eff_pcie4", EFF, "0.835", "same for PCIe Gen4 links"),
-    // H100 and H800 host copies: 55.2 and 55.3 GB/s of Gen5 x16's 63.02 (docs/validation.md).
-    Param::new("eff_pcie5", EFF, "0.876", "same for PCIe Gen5 links"),
-    // No public Gen6 GPU copy: Gen5's [ASSUMPTION] (flit mode keeps TLP overheads of that order).
-    Param::new("eff_pcie6", EFF, "0.876", "same for PCIe Gen6 links [ASSUMPTION: Gen5's; no public Gen6 measurement]"),
-    // 18.4 GB/s of a 20 GB/s P100 link, one way (seed 004 bounds it at 94%).
-    Param::new("eff_nvlink", EFF, "0.92", "same for NVLink of generation 1, 3, 5 or none known; given alone, every generation's"),
-    // V100 SXM2 NVLink 2 pairs: 48.34 GB/s of 2 x 25, 24.22 of 25 one way (v100x4-th2k, TH2K note).
-    Param::new("eff_nvlink2", EFF, "0.967", "same for NVLink 2 (Volta) [one public 4 x V100 host: 0.967-0.969]"),
-    // Hopper NVLink 4 one way: HGX H100 392.6 of 450 GB/s, HGX H800 176.1 of 200, 2 x H100 PCIe (NV12) 256.8 of 300.
-    Param::new("eff_nvlink4", EFF, "0.872", "same for NVLink 4 (Hopper) [three public Hopper machines: 0.856-0.880, median]"),
-    Param::new("eff_qpi", EFF, "1", "same for QPI"),
-    Param::new("eff_upi", EFF, "1", "same for UPI"),
-    Param::new("eff_xgmi", EFF, "1", "same for AMD xGMI socket links"),
-    Param::new("eff_fabric", EFF, "1", "same for the fabric between root complexes of one socket"),
-    Param::new("eff_network", EFF, "1", "same for network links"),
-    Param::new("eff_memory", EFF, "1", "same for host memory (reads and writes share it)"),
+/// How many of its own parameters maxmin has.
+const OWN_LEN: usize = 21;
+
+pub const PARAMS: &[Param] = &link_rate::with_rates::<OWN_LEN, { link_rate::LEN + OWN_LEN }>(OWN);
+
+/// maxmin's own parameters; `PARAMS` puts the link rates' (link_rate.rs) before them.
+const OWN: [Param; OWN_LEN] = [
     Param::new("staging_chunk", Kind::Bytes { min: 0 }, "256KiB", "pipeline chunk of a staged copy; 0B turns the pipeline fill off"),
     Param::new("p2p", Kind::OnOff, "on", "CUDA peer access: on, or off (every GPU-to-GPU copy is staged through host memory)"),
     Param::new(
@@ -190,19 +159,7 @@ impl MaxminParams {
 
     fn read(v: &Values) -> MaxminParams {
         let mut p = MaxminParams {
-            eff_pcie: v.real("eff_pcie"),
-            eff_pcie4: v.real("eff_pcie4"),
-            eff_pcie5: v.real("eff_pcie5"),
-            eff_pcie6: v.real("eff_pcie6"),
-            eff_nvlink: v.real("eff_nvlink"),
-            eff_nvlink2: v.real("eff_nvlink2"),
-            eff_nvlink4: v.real("eff_nvlink4"),
-            eff_qpi: v.real("eff_qpi"),
-            eff_upi: v.real("eff_upi"),
-            eff_xgmi: v.real("eff_xgmi"),
-            eff_fabric: v.real("eff_fabric"),
-            eff_network: v.real("eff_network"),
-            eff_memory: v.real("eff_memory"),
+            rates: LinkRates::read(v),
             staging_chunk: v.bytes("staging_chunk") as f64,
             p2p: v.on("p2p"),
             quantum: v.secs("quantum"),
@@ -225,39 +182,19 @@ impl MaxminParams {
             fluid_routing: v.on(FLUID_ROUTING.name),
             port_queueing: v.real(PORT_QUEUEING.name),
         };
-        // A kind's parameter given alone sets every generation of it, as it did before the
-        // generations had their own (eff_pcie: PCIe 4-6; eff_nvlink, duplex_nvlink: NVLink 2 and 4).
-        let all = (p.eff_pcie, p.eff_nvlink, p.duplex_nvlink);
-        for (kind, x, per) in [
-            ("eff_pcie", all.0, vec![("eff_pcie4", &mut p.eff_pcie4), ("eff_pcie5", &mut p.eff_pcie5), ("eff_pcie6", &mut p.eff_pcie6)]),
-            ("eff_nvlink", all.1, vec![("eff_nvlink2", &mut p.eff_nvlink2), ("eff_nvlink4", &mut p.eff_nvlink4)]),
-            ("duplex_nvlink", all.2, vec![("duplex_nvlink2", &mut p.duplex_nvlink2), ("duplex_nvlink4", &mut p.duplex_nvlink4)]),
-        ] {
-            for (name, field) in per {
-                if v.given(kind) && !v.given(name) {
-                    *field = x;
-                }
+        // duplex_nvlink given alone sets every generation's, as it did before they had their
+        // own (the efficiencies do the same in link_rate.rs).
+        for (name, field) in [("duplex_nvlink2", &mut p.duplex_nvlink2), ("duplex_nvlink4", &mut p.duplex_nvlink4)] {
+            if v.given("duplex_nvlink") && !v.given(name) {
+                *field = p.duplex_nvlink;
             }
         }
         p
     }
 
     pub fn to_map(&self) -> BTreeMap<String, String> {
-        let mut m = BTreeMap::new();
+        let mut m = self.rates.to_map();
         for (k, v) in [
-            ("eff_pcie", self.eff_pcie),
-            ("eff_pcie4", self.eff_pcie4),
-            ("eff_pcie5", self.eff_pcie5),
-            ("eff_pcie6", self.eff_pcie6),
-            ("eff_nvlink", self.eff_nvlink),
-            ("eff_nvlink2", self.eff_nvlink2),
-            ("eff_nvlink4", self.eff_nvlink4),
-            ("eff_qpi", self.eff_qpi),
-            ("eff_upi", self.eff_upi),
-            ("eff_xgmi", self.eff_xgmi),
-            ("eff_fabric", self.eff_fabric),
-            ("eff_network", self.eff_network),
-            ("eff_memory", self.eff_memory),
             ("duplex_pcie", self.duplex_pcie),
             ("duplex_staged", self.duplex_staged),
             ("duplex_nvlink", self.duplex_nvlink),
@@ -287,19 +224,12 @@ impl MaxminParams {
 
     /// A link's bytes per second each way: its bandwidth times its efficiency.
     pub fn capacity(&self, l: &Link) -> f64 {
-        l.bandwidth * self.link_efficiency(l)
+        self.rates.capacity(l)
     }
 
-    /// A link's efficiency: its own if written, else its kind's (and a PCIe link's generation's).
+    /// A link's efficiency: its own if written, else its kind's (and generation's).
     pub fn link_efficiency(&self, l: &Link) -> f64 {
-        l.efficiency.unwrap_or_else(|| match (l.kind, l.gen) {
-            (LinkKind::Pcie, Some(4)) => self.eff_pcie4,
-            (LinkKind::Pcie, Some(5)) => self.eff_pcie5,
-            (LinkKind::Pcie, Some(6)) => self.eff_pcie6,
-            (LinkKind::Nvlink, Some(2)) => self.eff_nvlink2,
-            (LinkKind::Nvlink, Some(4)) => self.eff_nvlink4,
-            (k, _) => self.efficiency(k),
-        })
+        self.rates.link_efficiency(l)
     }
 
     /// A link's duplex loss: its own if written, else its kind's (and an NVLink's generation's).
@@ -312,16 +242,7 @@ impl MaxminParams {
     }
 
     pub fn efficiency(&self, kind: LinkKind) -> f64 {
-        match kind {
-            LinkKind::Pcie => self.eff_pcie,
-            LinkKind::Nvlink => self.eff_nvlink,
-            LinkKind::Qpi => self.eff_qpi,
-            LinkKind::Upi => self.eff_upi,
-            LinkKind::Xgmi => self.eff_xgmi,
-            LinkKind::Fabric => self.eff_fabric,
-            LinkKind::Network => self.eff_network,
-            LinkKind::Memory => self.eff_memory,
-        }
+        self.rates.efficiency(kind)
     }
 
     /// Duplex loss of a link kind (none for network and memory links).

@@ -6,6 +6,7 @@
 //! engine, a packet-level model) are told of every join and finish and say when the next
 //! flow finishes. Either way the one loop that advances time is `sim::run`.
 
+pub mod link_rate;
 pub mod maxmin;
 #[cfg(test)]
 mod nic_latency_tests;

@@ -18,7 +18,7 @@ fn star(nic0: &str, nic1: &str) -> Machine {
     }
     text.push_str("links:\n");
     for i in 0..2 {
-        text.push_str(&format!("  - {{a: n{i}.NIC0, b: n{i}.GPU0, kind: pcie, bandwidth: 20GB/s, latency: 0s}}\n"));
+        text.push_str(&format!("  - {{a: n{i}.NIC0, b: n{i}.GPU0, kind: pcie, bandwidth: 20GB/s, efficiency: 1, latency: 0s}}\n"));
         text.push_str(&format!("  - {{a: n{i}.NIC0, b: sw0, kind: network, bandwidth: 10GB/s, latency: 100ns}}\n"));
     }
     Machine::from_text(&text, "star").unwrap()

@@ -103,7 +103,7 @@ pub static MODELS: &[ModelEntry] = &[
                   credit-based flow control with one virtual channel per hop, and the NICs' packetisation order (FCFS, RR, RR-N)",
         assumptions: &[
             "a copy is cut into packets of one size (the last partial) after its setup (engine and software costs)",
-            "each directed link sends one packet at a time at bandwidth × its own efficiency (else 1), round-robin over its inputs",
+            "each directed link sends one packet at a time at bandwidth × efficiency (its own, else its kind's, as in maxmin), round-robin over its inputs",
             "a switch forwards a packet only once it has fully arrived, and only into a free slot of the next input buffer",
             "host memory is one port shared by reads and writes; a staged copy pipelines through it packet by packet",
         ],

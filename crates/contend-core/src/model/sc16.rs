@@ -595,7 +595,7 @@ pub const SC16_B: f64 = 11.6 * 1073741824.0;
 /// a Gen3 x16 link.
 pub fn link_bandwidth(l: &Link, eff: &super::maxmin::MaxminParams) -> f64 {
     let gen3_x16 = crate::topology::pcie_lane_bandwidth(3).expect("Gen3 has a rate") * 16.0;
-    SC16_B * (l.bandwidth * eff.link_efficiency(l)) / (gen3_x16 * eff.eff_pcie)
+    SC16_B * (l.bandwidth * eff.link_efficiency(l)) / (gen3_x16 * eff.rates.eff_pcie)
 }
 
 /// The machine's PCIe link between each tree node and its parent (None at the root).

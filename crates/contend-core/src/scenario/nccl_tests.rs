@@ -28,7 +28,7 @@ fn same(op: &str, n: usize) -> Vec<String> {
 
 /// NVLink capacity of one dgx-a100 GPU port, each way (12 x 25 GB/s at maxmin's efficiency).
 fn cap() -> f64 {
-    12.0 * 25e9 * MaxminParams::default().eff_nvlink
+    12.0 * 25e9 * MaxminParams::default().rates.eff_nvlink
 }
 
 fn duplex() -> f64 {

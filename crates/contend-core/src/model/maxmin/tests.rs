@@ -200,7 +200,7 @@ fn agrees_with_sc16_where_sc16_is_fair_sharing() {
     for text in scenarios {
         let w = workload(&m, text);
         let s = sim::run_prepared(&w, &Sc16Prepared::new(&m, &w, Sc16Params { bandwidth: Some(b), ..Default::default() }).unwrap(), false).unwrap();
-        let p = MaxminParams { eff_pcie: 1.0, ..Default::default() };
+        let p = MaxminParams { rates: LinkRates { eff_pcie: 1.0, ..Default::default() }, ..Default::default() };
         let x = run(&m, &w, &p, false).unwrap();
         for i in 0..w.transfers.len() {
             assert!(close(s.finish[i], x.finish[i], 1e-9), "{text}: {i}: sc16 {} maxmin {}", s.finish[i], x.finish[i]);
@@ -261,11 +261,11 @@ fn staged_copies_both_ways_lose_the_staged_duplex() {
 #[test]
 fn params_parse_and_refuse() {
     let kv = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
-    assert_eq!(MaxminParams::parse(&kv("eff_nvlink", "0.94")).unwrap().eff_nvlink, 0.94);
+    assert_eq!(MaxminParams::parse(&kv("eff_nvlink", "0.94")).unwrap().rates.eff_nvlink, 0.94);
     // Given alone, the NVLink-wide values set every generation's, as eff_pcie does PCIe's.
     let p =
         MaxminParams::parse(&[("eff_nvlink".into(), "0.94".into()), ("duplex_nvlink".into(), "0.05".into()), ("eff_nvlink4".into(), "0.9".into())]).unwrap();
-    assert_eq!((p.eff_nvlink2, p.eff_nvlink4, p.duplex_nvlink2, p.duplex_nvlink4), (0.94, 0.9, 0.05, 0.05));
+    assert_eq!((p.rates.eff_nvlink2, p.rates.eff_nvlink4, p.duplex_nvlink2, p.duplex_nvlink4), (0.94, 0.9, 0.05, 0.05));
     assert_eq!(MaxminParams::parse(&kv("staging_chunk", "1MiB")).unwrap().staging_chunk, MIB);
     assert!(!MaxminParams::parse(&kv("p2p", "off")).unwrap().p2p);
     assert!(MaxminParams::parse(&kv("eff_pcie", "1.5")).unwrap_err().to_string().contains("(0, 1]"));
@@ -454,8 +454,8 @@ fn nvlink_terms_by_generation() {
     let m = Machine::from_text(text, "x").unwrap();
     let p = MaxminParams::default();
     let terms = |l: &Link| (p.link_efficiency(l), p.link_duplex(l));
-    assert_eq!(terms(&m.links[0]), (p.eff_nvlink2, p.duplex_nvlink2));
-    assert_eq!(terms(&m.links[1]), (p.eff_nvlink, p.duplex_nvlink));
+    assert_eq!(terms(&m.links[0]), (p.rates.eff_nvlink2, p.duplex_nvlink2));
+    assert_eq!(terms(&m.links[1]), (p.rates.eff_nvlink, p.duplex_nvlink));
     assert_eq!(terms(&m.links[2]), (0.5, 0.2));
 }
 
@@ -465,7 +465,7 @@ fn nvlink_terms_by_generation() {
 fn nvlink_parameters_given_alone_set_every_generation() {
     let parse = |pairs: &[(&str, &str)]| MaxminParams::parse(&pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>()).unwrap();
     let p = parse(&[("eff_nvlink", "0.8"), ("duplex_nvlink", "0.1"), ("eff_nvlink4", "0.9")]);
-    assert_eq!((p.eff_nvlink2, p.eff_nvlink4, p.duplex_nvlink2, p.duplex_nvlink4), (0.8, 0.9, 0.1, 0.1));
+    assert_eq!((p.rates.eff_nvlink2, p.rates.eff_nvlink4, p.duplex_nvlink2, p.duplex_nvlink4), (0.8, 0.9, 0.1, 0.1));
     let d = parse(&[]);
-    assert_eq!((d.eff_nvlink2, d.eff_nvlink4, d.duplex_nvlink2, d.duplex_nvlink4), (0.967, 0.872, 0.003, 0.010));
+    assert_eq!((d.rates.eff_nvlink2, d.rates.eff_nvlink4, d.duplex_nvlink2, d.duplex_nvlink4), (0.967, 0.872, 0.003, 0.010));
 }

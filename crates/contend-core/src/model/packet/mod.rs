@@ -8,7 +8,8 @@
 //! from their source, round-robin among the transfers of that source on the same first link.
 //!
 //! Every directed resource is an output port that serialises one packet at a time (bytes over
-//! capacity, capacity = bandwidth × the link's own efficiency, else 1); the packet then travels
+//! capacity, capacity = bandwidth × efficiency, the link's own else its kind's as maxmin reads it:
+//! link_rate.rs); the packet then travels
 //! the link's latency, and a network switch needs `router_delay` to forward it. Store and
 //! forward: a packet moves on once it has fully arrived. Flow control is credit based: a port
 //! sends only if the next device's input buffer for that port and virtual channel has a free
@@ -38,6 +39,7 @@ mod routing;
 
 pub use engine::PacketEngine;
 
+use super::link_rate::{self, LinkRates};
 use super::Prepared;
 use super::{EventModel, RateModel};
 use crate::error::{Error, Result};
@@ -57,9 +59,14 @@ pub struct PacketParams {
     pub buffer: u32,
     /// Picoseconds a network switch needs to forward a packet after it has arrived.
     pub router_delay: u64,
+    /// Each link kind's efficiency where a link writes none: maxmin's (link_rate.rs).
+    pub rates: LinkRates,
 }
 
-pub const PARAMS: &[Param] = &[
+pub const PARAMS: &[Param] = &link_rate::with_rates::<3, { link_rate::LEN + 3 }>(OWN);
+
+/// packet's own parameters; `PARAMS` puts the link rates' before them.
+const OWN: [Param; 3] = [
     // The machine's network settings stand where these are not given (topology's defaults).
     Param::derived("packet", Kind::Bytes { min: 1 }, "the machine's network.packet, else 4096B", "packet size"),
     Param::derived(
@@ -74,7 +81,7 @@ pub const PARAMS: &[Param] = &[
 impl PacketParams {
     /// The machine's network settings, else the defaults.
     pub fn defaults(m: &Machine) -> PacketParams {
-        PacketParams { packet: m.network.packet_bytes(), buffer: m.network.buffer(), router_delay: 0 }
+        PacketParams { packet: m.network.packet_bytes(), buffer: m.network.buffer(), router_delay: 0, rates: LinkRates::default() }
     }
 
     /// Given values, else the machine's network settings, else the table's defaults.
@@ -91,11 +98,12 @@ impl PacketParams {
             packet: if v.given("packet") { v.bytes("packet") } else { machine.packet },
             buffer: if v.given("buffer") { v.count("buffer") as u32 } else { machine.buffer },
             router_delay: v.ps("router_delay"),
+            rates: LinkRates::read(&v),
         })
     }
 
     pub fn to_map(&self) -> BTreeMap<String, String> {
-        let mut m = BTreeMap::new();
+        let mut m = self.rates.to_map();
         m.insert("packet".into(), format!("{}", Bytes(self.packet)));
         m.insert("buffer".into(), format!("{}", self.buffer));
         m.insert("router_delay".into(), if self.router_delay == 0 { "0s".into() } else { format!("{}", Time(self.router_delay)) });
@@ -167,7 +175,7 @@ impl PacketPrepared {
         if params.packet > u32::MAX as u64 {
             return Err(param_error("packet", "is 4GiB or more; use a smaller packet"));
         }
-        let capacity = |l: &Link| l.bandwidth * l.efficiency.unwrap_or(1.0);
+        let capacity = |l: &Link| params.rates.capacity(l);
         // Packets pipeline through a staging buffer by themselves: no chunk to fill first.
         let flows = FlowTable::compile(
             m,

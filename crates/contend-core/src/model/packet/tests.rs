@@ -20,12 +20,13 @@ pub(super) fn run(m: &Machine, w: &Workload, p: &[(&str, &str)]) -> Outcome {
     sim::run_prepared(w, &prepared, false).unwrap()
 }
 
-/// Node i: GPU nI.GPU0 behind NIC nI.NIC0 (PCIe, 20 GB/s); the NIC on `switch` over a
+/// Node i: GPU nI.GPU0 behind NIC nI.NIC0 (PCIe, 20 GB/s, its efficiency written 1 so that the
+/// hand counts below run it at 20 GB/s); the NIC on `switch` over a
 /// 10 GB/s, 100 ns network link. The node's own latencies are written 0 so that the network's
 /// are the only ones (as in seed 003's generated nodes).
 fn node(i: usize, switch: &str, devices: &mut String, links: &mut String) {
     devices.push_str(&format!("  - {{name: n{i}.GPU0, kind: gpu, latency: 0s}}\n  - {{name: n{i}.NIC0, kind: nic}}\n"));
-    links.push_str(&format!("  - {{a: n{i}.NIC0, b: n{i}.GPU0, kind: pcie, bandwidth: 20GB/s, latency: 0s}}\n"));
+    links.push_str(&format!("  - {{a: n{i}.NIC0, b: n{i}.GPU0, kind: pcie, bandwidth: 20GB/s, efficiency: 1, latency: 0s}}\n"));
     links.push_str(&format!("  - {{a: n{i}.NIC0, b: {switch}, kind: network, bandwidth: 10GB/s, latency: 100ns}}\n"));
 }
 
@@ -217,9 +218,14 @@ fn params_defaults_and_refusals() {
     assert_eq!((p.packet, p.buffer, p.router_delay), (1024, 2, 0));
     let p = PacketParams::parse(&m, &pairs(&[("packet", "2KiB"), ("buffer", "4"), ("router_delay", "25ns")])).unwrap();
     assert_eq!((p.packet, p.buffer, p.router_delay), (2048, 4, 25_000));
-    assert_eq!(p.to_map().into_iter().collect::<Vec<_>>(), pairs(&[("buffer", "4"), ("packet", "2KiB"), ("router_delay", "25ns")]));
+    let own = |map: BTreeMap<String, String>| map.into_iter().filter(|(k, _)| !k.starts_with("eff_")).collect::<Vec<_>>();
+    assert_eq!(own(p.to_map()), pairs(&[("buffer", "4"), ("packet", "2KiB"), ("router_delay", "25ns")]));
+    // The link rates are maxmin's, declared once (link_rate.rs).
+    let p = PacketParams::parse(&m, &pairs(&[("eff_pcie", "0.5")])).unwrap();
+    assert_eq!((p.rates.eff_pcie, p.rates.eff_pcie5), (0.5, 0.5));
+    assert_eq!(p.rates, MaxminParams::parse(&pairs(&[("eff_pcie", "0.5")])).unwrap().rates);
     let e = PacketParams::parse(&m, &pairs(&[("mtu", "4KiB")])).unwrap_err().to_string();
-    assert!(e.contains("mtu") && e.contains("known: packet, buffer, router_delay"), "{e}");
+    assert!(e.contains("mtu") && e.contains("packet, buffer, router_delay"), "{e}");
     assert!(PacketParams::parse(&m, &pairs(&[("buffer", "0")])).is_err());
     assert!(PacketParams::parse(&m, &pairs(&[("packet", "0B")])).is_err());
     // Through the registry, as the CLI goes.
@@ -234,12 +240,13 @@ fn params_defaults_and_refusals() {
     assert_eq!(o.finish[0], expect as f64 / 1e12);
 }
 
-/// Two GPUs on one PCIe switch whose links run at `bw` (the one PCIe link each way, no latency).
+/// Two GPUs on one PCIe switch whose links run at `bw` (the one PCIe link each way, no latency;
+/// efficiency written 1).
 fn slow_pair(bw: &str) -> Machine {
     Machine::from_text(
         &format!(
             "name: slow\ndevices:\n  - {{name: RC, kind: root_complex}}\n  - {{name: GPU0, kind: gpu, latency: 0s}}\n  - {{name: GPU1, kind: gpu, latency: 0s}}\n\
-             links:\n  - {{a: RC, b: GPU0, kind: pcie, bandwidth: {bw}, latency: 0s}}\n  - {{a: RC, b: GPU1, kind: pcie, bandwidth: {bw}, latency: 0s}}\n"
+             links:\n  - {{a: RC, b: GPU0, kind: pcie, bandwidth: {bw}, efficiency: 1, latency: 0s}}\n  - {{a: RC, b: GPU1, kind: pcie, bandwidth: {bw}, efficiency: 1, latency: 0s}}\n"
         ),
         "slow",
     )
@@ -301,4 +308,28 @@ fn a_posted_host_write_completes_at_the_engine_as_under_maxmin() {
     assert!((packet[0] - maxmin[0]).abs() < 1e-12, "packet {} s, maxmin {} s", packet[0], maxmin[0]);
     // The peer write pays its two hops' latency and serialisation on each (store and forward).
     assert!((packet[1] - (10e-6 + 1e-6 + 0.6e-6 + 2.0 * hop)).abs() < 1e-12, "peer write: {} s", packet[1]);
+}
+
+/// Both models run a link at one rate: its bandwidth times its own efficiency, else its kind's
+/// and generation's (model/link_rate.rs), so a lone copy takes the same time under each, up to
+/// packetisation. Two PCIe Gen4 links of 32 GB/s with no efficiency written, and one of Gen5
+/// with 0.5 written: a lone 1 GiB copy over the Gen4 pair takes 2^30 / (32e9 × 0.835) s
+/// (eff_pcie4, the RTX A6000 peers' 26.3 of 31.51 GB/s), over a Gen5 one 2^30 / (32e9 × 0.5);
+/// `packet` adds the first packet's 4096 B on the first hop, a Gen4 link (store and forward:
+/// the second hop starts once it has fully arrived), to within the picoseconds each packet rounds to.
+#[test]
+fn a_lone_copy_runs_at_the_link_rate_the_machine_file_gives_under_both_models() {
+    let text = "name: r\ndevices:\n  - {name: RC, kind: root_complex, latency: 0s}\n  - {name: GPU0, kind: gpu, latency: 0s}\n  - {name: GPU1, kind: gpu, latency: 0s}\n  - {name: GPU2, kind: gpu, latency: 0s}\nlinks:\n  - {a: RC, b: GPU0, kind: pcie, gen: 4, bandwidth: 32GB/s, duplex: 0, latency: 0s}\n  - {a: RC, b: GPU1, kind: pcie, gen: 4, bandwidth: 32GB/s, duplex: 0, latency: 0s}\n  - {a: RC, b: GPU2, kind: pcie, gen: 5, bandwidth: 32GB/s, efficiency: 0.5, duplex: 0, latency: 0s}\n";
+    let m = Machine::from_text(text, "r").unwrap();
+    for (dst, eff) in [("GPU1", 0.835), ("GPU2", 0.5)] {
+        let w = workload(&m, &format!("transfers:\n  - {{src: GPU0, dst: {dst}, size: 1GiB}}\n"));
+        let maxmin = sim::run_prepared(&w, &MaxminPrepared::new(&m, &w, MaxminParams::default()).unwrap(), false).unwrap().finish[0];
+        let packet = run(&m, &w, &[]).finish[0];
+        // The slower of the path's two links sets the rate; the Gen5 link's own 0.5 wins.
+        let rate = 32e9 * eff;
+        let expected = 1073741824.0 / rate;
+        assert!((maxmin - expected).abs() < 1e-9 * expected, "{dst}: maxmin {maxmin} s, expected {expected} s");
+        let first_packet = 4096.0 / (32e9 * 0.835);
+        assert!((packet - (expected + first_packet)).abs() < 1e-5 * expected, "{dst}: packet {packet} s, expected {} s", expected + first_packet);
+    }
 }
