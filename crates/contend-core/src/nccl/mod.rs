@@ -209,6 +209,14 @@ pub struct Comm {
     pub pxn: Vec<Vec<Option<usize>>>,
     /// A tuner plugin's rules (`tuner`): they pick before NCCL's model, as NCCL calls the plugin.
     pub tuner: Option<tuner::Tuner>,
+    /// Seconds: the GDR flush of each Simple step a rank receives from another node (NCCL
+    /// v2.20.3 src/transport/net.cc `recvProxyProgress`: after a received Simple step the proxy
+    /// issues the net's `iflush`, a read of the GPU buffer through the NIC, and hands the step
+    /// to the GPU when it completes; `ncclTopoNeedFlush` (graph/paths.cc) requires it on compute
+    /// capability below 9.0). Its cost is the NIC's own per-message latency, the figure NCCL's
+    /// model charges for it ("the flush extra latency", tuning.cc). None on one node or on Hopper
+    /// and later.
+    pub flush: f64,
 }
 
 /// NCCL's choice for one call: algorithm, protocol, its model's time (µs), the channels a tuner
@@ -346,6 +354,7 @@ impl Comm {
         // of all of them (rr), whatever the cluster says its NICs do with MPI's messages: a FCFS
         // NIC would send a tree's up and down chunks one message after another.
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
+        let flush = if nodes > 1 && topo.cc < 90 { network_nics(&m, first).map(|(d, _)| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
         Ok(Comm {
             m,
             devices,
@@ -363,6 +372,7 @@ impl Comm {
             switches,
             pxn,
             tuner: None,
+            flush,
         })
     }
 
@@ -529,6 +539,8 @@ impl Comm {
             rate: tuning::channel_rate(self.topo.cc, self.nodes, coll, algo, proto)
                 .filter(|_| self.all_nvlink || !matches!(coll, Coll::AllToAll | Coll::SendRecv))
                 .map(|gbs| gbs * 1e9),
+            // Send/receive's lowering charges no flush yet (docs/nccl.md, "Not done yet").
+            flush: if proto == Proto::Simple && !matches!(coll, Coll::AllToAll | Coll::SendRecv) { self.flush } else { 0.0 },
         }
     }
 
@@ -587,6 +599,8 @@ impl Comm {
             ),
             pxn: Vec::new(),
             rate: None,
+            // NVLS runs on Hopper and later, which need no flush.
+            flush: 0.0,
         }
     }
 }
