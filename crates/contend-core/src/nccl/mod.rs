@@ -539,8 +539,7 @@ impl Comm {
             rate: tuning::channel_rate(self.topo.cc, self.nodes, coll, algo, proto)
                 .filter(|_| self.all_nvlink || !matches!(coll, Coll::AllToAll | Coll::SendRecv))
                 .map(|gbs| gbs * 1e9),
-            // Send/receive's lowering charges no flush yet (docs/nccl.md, "Not done yet").
-            flush: if proto == Proto::Simple && !matches!(coll, Coll::AllToAll | Coll::SendRecv) { self.flush } else { 0.0 },
+            flush: self.flush,
         }
     }
 

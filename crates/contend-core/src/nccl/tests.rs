@@ -395,14 +395,15 @@ fn a_simple_step_from_another_node_waits_for_the_gdr_flush() {
     let mut comm = Comm::new(&two, &[node(&two, 0), node(&two, 1)], None).unwrap();
     assert_eq!(comm.flush, nic);
     let bytes = 1 << 22;
-    let simple = comm.call(Coll::AllReduce, Algo::Tree, Proto::Simple, bytes, 0);
-    assert_eq!(simple.flush, nic);
-    assert_eq!(comm.call(Coll::AllReduce, Algo::Tree, Proto::Ll, bytes, 0).flush, 0.0);
-    assert_eq!(comm.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0).flush, 0.0);
-    let with = run(&comm.m, &simple, "maxmin", &[], false).unwrap().seconds;
+    let time = |comm: &Comm, algo: Algo, proto: Proto| run(&comm.m, &comm.call(Coll::AllReduce, algo, proto, bytes, 0), "maxmin", &[], false).unwrap().seconds;
+    let (simple, ll) = (time(&comm, Algo::Tree, Proto::Simple), time(&comm, Algo::Tree, Proto::Ll));
+    // A send of 4 MiB to the other node: its every chunk arrives one flush later.
+    let send = |comm: &Comm| run(&comm.m, &comm.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0), "maxmin", &[], false).unwrap().seconds;
+    let sent = send(&comm);
     comm.flush = 0.0;
-    let without = run(&comm.m, &comm.call(Coll::AllReduce, Algo::Tree, Proto::Simple, bytes, 0), "maxmin", &[], false).unwrap().seconds;
-    assert!(with >= without + 2.0 * nic - 1e-9, "{with} vs {without} s");
+    assert!(simple >= time(&comm, Algo::Tree, Proto::Simple) + 2.0 * nic - 1e-9, "{simple} s");
+    assert_eq!(ll, time(&comm, Algo::Tree, Proto::Ll));
+    assert!(sent >= send(&comm) + nic - 1e-9, "{sent} s");
     let one = crate::topology::Machine::load("dgx-a100").unwrap();
     assert_eq!(Comm::new(&one, &[one.gpus()], None).unwrap().flush, 0.0);
     let hopper = crate::topology::Machine::load(&format!("{}/../../examples/clusters/hgx-h100-rails-x2.yaml", env!("CARGO_MANIFEST_DIR"))).unwrap();
