@@ -214,8 +214,8 @@ pub struct Comm {
     /// issues the net's `iflush`, a read of the GPU buffer through the NIC, and hands the step
     /// to the GPU when it completes; `ncclTopoNeedFlush` (graph/paths.cc) requires it on compute
     /// capability below 9.0). Its cost is the NIC's own per-message latency, the figure NCCL's
-    /// model charges for it ("the flush extra latency", tuning.cc). None on one node or on Hopper
-    /// and later.
+    /// model charges for it ("the flush extra latency", tuning.cc). None on one node, on Hopper
+    /// and later, or where some GPU of the node has no NIC within PXB (no GDR, `topo::gdr`).
     pub flush: f64,
 }
 
@@ -354,7 +354,9 @@ impl Comm {
         // of all of them (rr), whatever the cluster says its NICs do with MPI's messages: a FCFS
         // NIC would send a tree's up and down chunks one message after another.
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
-        let flush = if nodes > 1 && topo.cc < 90 { network_nics(&m, first).map(|(d, _)| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
+        let nics: Vec<usize> = network_nics(&m, first).map(|(d, _)| d).collect();
+        let gdr = nodes_gpus[0].iter().all(|&g| topo::gdr(&m, &router, g, &nics));
+        let flush = if nodes > 1 && topo.cc < 90 && gdr { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
         Ok(Comm {
             m,
             devices,

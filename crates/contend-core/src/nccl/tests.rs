@@ -408,4 +408,10 @@ fn a_simple_step_from_another_node_waits_for_the_gdr_flush() {
     assert_eq!(Comm::new(&one, &[one.gpus()], None).unwrap().flush, 0.0);
     let hopper = crate::topology::Machine::load(&format!("{}/../../examples/clusters/hgx-h100-rails-x2.yaml", env!("CARGO_MANIFEST_DIR"))).unwrap();
     assert_eq!(Comm::new(&hopper, &[node(&hopper, 0), node(&hopper, 1)], None).unwrap().flush, 0.0);
+    // No GDR, no flush: a GPU reaches typical-8gpu's one HCA only through the host bridge (PHB),
+    // beyond NCCL_NET_GDR_LEVEL's default PXB; a dgx-a100 GPU shares a PCIe switch with its NICs.
+    let at = |m: &crate::topology::Machine, name: &str| m.devices.iter().position(|d| d.name == name).unwrap();
+    let pcie = crate::topology::Machine::load("typical-8gpu").unwrap();
+    assert!(!topo::gdr(&pcie, &crate::flow::router::Router::new(&pcie), at(&pcie, "GPU0"), &[at(&pcie, "IB0")]));
+    assert!(topo::gdr(&one, &crate::flow::router::Router::new(&one), at(&one, "GPU0"), &[at(&one, "NIC0")]));
 }
