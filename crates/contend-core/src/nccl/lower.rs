@@ -72,6 +72,9 @@ pub struct Call {
     /// Data bytes/s each transfer of one channel moves at most (`tuning::channel_rate`); None:
     /// its links alone limit it.
     pub rate: Option<f64>,
+    /// Seconds every Simple step received from another node waits before the receiving kernel
+    /// may use it: NCCL's GDR flush (`Comm::flush`; 0 where none is issued).
+    pub flush: f64,
 }
 
 impl Call {
@@ -115,6 +118,16 @@ impl Call {
     /// Whether a step from rank `a` to rank `b` (positions in `devices`) leaves its node.
     fn crosses(&self, a: usize, b: usize) -> bool {
         a / self.per_node() != b / self.per_node()
+    }
+
+    /// The flush a step of `proto` from rank `a` to rank `b` waits on after it arrives, every
+    /// loop: none inside a node, none for LL and LL128 (their flags say when a line has landed).
+    fn flush_of(&self, a: usize, b: usize, proto: Proto) -> f64 {
+        if proto == Proto::Simple && self.crosses(a, b) {
+            self.flush
+        } else {
+            0.0
+        }
     }
 
     /// The per-step latency of a step from rank `a` to rank `b`.
@@ -381,7 +394,7 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
             let mut now = vec![None; n];
             for p in 0..n {
                 let (a, b) = (order[p % n], order[(p + 1) % n]);
-                let over = if l == 0 { c.step_of(a, b) + if k == 0 { c.base } else { 0.0 } } else { 0.0 };
+                let over = c.flush_of(a, b, c.proto) + if l == 0 { c.step_of(a, b) + if k == 0 { c.base } else { 0.0 } } else { 0.0 };
                 let data = if k == 0 { None } else { prev[(p + n - 1) % n] };
                 let own = if c.crosses(a, b) { slot[p] } else { last[p] };
                 let i = d.push(dev(p), dev(p + 1), size, &[own, data], over);
@@ -554,7 +567,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
         for &r in &ranks {
             if let Some(p) = parent[r] {
                 let leaf = got_h[r].is_empty();
-                let over = if l == 0 { c.step_of(r, p) + if leaf { c.base } else { 0.0 } } else { 0.0 };
+                let over = c.flush_of(r, p, c.proto) + if l == 0 { c.step_of(r, p) + if leaf { c.base } else { 0.0 } } else { 0.0 };
                 let (hs, fs) = (got_h[r].clone(), got_f[r].clone());
                 let (a, b) = if c.crosses(r, p) {
                     d.send_net_in_flight((&mut group_up[r], &mut sent_up[r]), (chunk, &size), (c.devices[r], c.devices[p]), block, (&hs, &fs), over)
@@ -571,7 +584,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
         for &r in ranks.iter().rev() {
             if let Some(p) = parent[r] {
                 let (hs, fs) = if parent[p].is_none() { (got_h[p].clone(), got_f[p].clone()) } else { (have_h[p].clone(), have_f[p].clone()) };
-                let over = if l == 0 { c.step_of(p, r) } else { 0.0 };
+                let over = c.flush_of(p, r, c.proto) + if l == 0 { c.step_of(p, r) } else { 0.0 };
                 let (a, b) = if c.crosses(p, r) {
                     d.send_net_in_flight((&mut group_down[r], &mut sent_down[r]), (chunk, &size), (c.devices[p], c.devices[r]), block, (&hs, &fs), over)
                 } else {
@@ -827,13 +840,14 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
             for (l, block) in loops(share, chunk).into_iter().enumerate() {
                 let first = if proxy.is_some() { l == 0 } else { l < inflight };
                 let over = if first { c.base + c.step_of(a, b) } else { 0.0 };
+                let flush = c.flush_of(a, b, proto);
                 match proxy {
-                    None => sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[slot_at(&sent, l, inflight)], over)),
+                    None => sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[slot_at(&sent, l, inflight)], over + flush)),
                     Some(p) => {
                         let size = |x: u64| c.wire(x, proto);
                         let (h, f) = send_in(d, (chunk, &size), (c.devices[a], c.devices[p]), block, (&[], &[]), sent.last().copied(), over);
                         let (_, y) =
-                            send_net(d, (chunk, &size), (c.devices[p], c.devices[b]), block, (&[Some(h)], &[Some(f)]), slot_at(&relayed, l, depth), 0.0);
+                            send_net(d, (chunk, &size), (c.devices[p], c.devices[b]), block, (&[Some(h)], &[Some(f)]), slot_at(&relayed, l, depth), flush);
                         sent.push(f);
                         relayed.push(y);
                     }

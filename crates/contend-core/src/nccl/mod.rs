@@ -209,6 +209,14 @@ pub struct Comm {
     pub pxn: Vec<Vec<Option<usize>>>,
     /// A tuner plugin's rules (`tuner`): they pick before NCCL's model, as NCCL calls the plugin.
     pub tuner: Option<tuner::Tuner>,
+    /// Seconds: the GDR flush of each Simple step a rank receives from another node (NCCL
+    /// v2.20.3 src/transport/net.cc `recvProxyProgress`: after a received Simple step the proxy
+    /// issues the net's `iflush`, a read of the GPU buffer through the NIC, and hands the step
+    /// to the GPU when it completes; `ncclTopoNeedFlush` (graph/paths.cc) requires it on compute
+    /// capability below 9.0). Its cost is the NIC's own per-message latency, the figure NCCL's
+    /// model charges for it ("the flush extra latency", tuning.cc). None on one node, on Hopper
+    /// and later, or where some GPU of the node has no NIC within PXB (no GDR, `topo::gdr`).
+    pub flush: f64,
 }
 
 /// NCCL's choice for one call: algorithm, protocol, its model's time (µs), the channels a tuner
@@ -346,6 +354,9 @@ impl Comm {
         // of all of them (rr), whatever the cluster says its NICs do with MPI's messages: a FCFS
         // NIC would send a tree's up and down chunks one message after another.
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
+        let nics: Vec<usize> = network_nics(&m, first).map(|(d, _)| d).collect();
+        let gdr = nodes_gpus[0].iter().all(|&g| topo::gdr(&m, &router, g, &nics));
+        let flush = if nodes > 1 && topo.cc < 90 && gdr { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
         Ok(Comm {
             m,
             devices,
@@ -363,6 +374,7 @@ impl Comm {
             switches,
             pxn,
             tuner: None,
+            flush,
         })
     }
 
@@ -529,6 +541,7 @@ impl Comm {
             rate: tuning::channel_rate(self.topo.cc, self.nodes, coll, algo, proto)
                 .filter(|_| self.all_nvlink || !matches!(coll, Coll::AllToAll | Coll::SendRecv))
                 .map(|gbs| gbs * 1e9),
+            flush: self.flush,
         }
     }
 
@@ -587,6 +600,8 @@ impl Comm {
             ),
             pxn: Vec::new(),
             rate: None,
+            // NVLS runs on Hopper and later, which need no flush.
+            flush: 0.0,
         }
     }
 }

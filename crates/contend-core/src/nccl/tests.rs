@@ -381,3 +381,37 @@ fn a_call_across_nodes_pays_the_call_overhead_once() {
     assert!((shift - 40.0).abs() < 0.01, "{shift} us");
     assert_eq!(run(1, "40us"), run(1, "0s"));
 }
+
+/// The GDR flush (docs/nccl.md, "The GDR flush"): on Ampere across nodes every Simple step a
+/// rank receives from another node waits one more NIC latency, every loop; LL flushes nothing,
+/// one node and Hopper neither. A tree all-reduce's fill crosses the network once up and once
+/// down in series, so it takes at least two flushes longer than without them.
+#[test]
+fn a_simple_step_from_another_node_waits_for_the_gdr_flush() {
+    let mut two = crate::topology::Machine::load(&format!("{}/../../examples/clusters/dgx-a100-x2.yaml", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let nic = 10e-6;
+    two.devices.iter_mut().filter(|d| d.kind == DeviceKind::Nic).for_each(|d| d.latency = nic);
+    let node = |m: &crate::topology::Machine, k: usize| m.gpus().into_iter().filter(|&g| m.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
+    let mut comm = Comm::new(&two, &[node(&two, 0), node(&two, 1)], None).unwrap();
+    assert_eq!(comm.flush, nic);
+    let bytes = 1 << 22;
+    let time = |comm: &Comm, algo: Algo, proto: Proto| run(&comm.m, &comm.call(Coll::AllReduce, algo, proto, bytes, 0), "maxmin", &[], false).unwrap().seconds;
+    let (simple, ll) = (time(&comm, Algo::Tree, Proto::Simple), time(&comm, Algo::Tree, Proto::Ll));
+    // A send of 4 MiB to the other node: its every chunk arrives one flush later.
+    let send = |comm: &Comm| run(&comm.m, &comm.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0), "maxmin", &[], false).unwrap().seconds;
+    let sent = send(&comm);
+    comm.flush = 0.0;
+    assert!(simple >= time(&comm, Algo::Tree, Proto::Simple) + 2.0 * nic - 1e-9, "{simple} s");
+    assert_eq!(ll, time(&comm, Algo::Tree, Proto::Ll));
+    assert!(sent >= send(&comm) + nic - 1e-9, "{sent} s");
+    let one = crate::topology::Machine::load("dgx-a100").unwrap();
+    assert_eq!(Comm::new(&one, &[one.gpus()], None).unwrap().flush, 0.0);
+    let hopper = crate::topology::Machine::load(&format!("{}/../../examples/clusters/hgx-h100-rails-x2.yaml", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    assert_eq!(Comm::new(&hopper, &[node(&hopper, 0), node(&hopper, 1)], None).unwrap().flush, 0.0);
+    // No GDR, no flush: a GPU reaches typical-8gpu's one HCA only through the host bridge (PHB),
+    // beyond NCCL_NET_GDR_LEVEL's default PXB; a dgx-a100 GPU shares a PCIe switch with its NICs.
+    let at = |m: &crate::topology::Machine, name: &str| m.devices.iter().position(|d| d.name == name).unwrap();
+    let pcie = crate::topology::Machine::load("typical-8gpu").unwrap();
+    assert!(!topo::gdr(&pcie, &crate::flow::router::Router::new(&pcie), at(&pcie, "GPU0"), &[at(&pcie, "IB0")]));
+    assert!(topo::gdr(&one, &crate::flow::router::Router::new(&one), at(&one, "GPU0"), &[at(&one, "NIC0")]));
+}

@@ -129,6 +129,13 @@ impl Topo {
     }
 }
 
+/// Whether NCCL moves a GPU's network data straight between its memory and one of `nics`
+/// (GPUDirect RDMA): `ncclTopoCheckGdr` (graph/paths.cc) allows it where the path between them is
+/// at most PXB (NCCL_NET_GDR_LEVEL's default): PCIe switches only, no host bridge.
+pub fn gdr(m: &Machine, router: &Router, gpu: usize, nics: &[usize]) -> bool {
+    nics.iter().any(|&n| router.path(gpu, n, true).is_some_and(|h| classify(m, &[], h, true).kind <= PathType::Pxb))
+}
+
 fn classify(m: &Machine, bw: &[f64], hops: Vec<Hop>, peer: bool) -> Path {
     let kinds: Vec<LinkKind> = hops.iter().map(|h| m.links[h.link].kind).collect();
     let via: Vec<DeviceKind> = hops
@@ -150,7 +157,7 @@ fn classify(m: &Machine, bw: &[f64], hops: Vec<Hop>, peer: bool) -> Path {
     } else {
         PathType::Pix
     };
-    let b = hops.iter().map(|h| bw[h.link]).fold(f64::INFINITY, f64::min);
+    let b = hops.iter().filter_map(|h| bw.get(h.link).copied()).fold(f64::INFINITY, f64::min);
     Path { hops, kind, bw: if b.is_finite() { b } else { 0.0 } }
 }
 
