@@ -27,7 +27,7 @@ mod reroute;
 use super::fanout::{Fanout, Readers};
 use super::fill::{raise, Filler};
 use super::groups::{Groups, Stamp, NONE};
-use super::solve::solve;
+use super::solve::{solve, MOST_UNKNOWNS};
 use super::spans::{Spans, NO_SPAN};
 use crate::error::{Error, Result};
 use crate::flow::FlowTable;
@@ -40,6 +40,7 @@ use std::cmp::Reverse;
 const TIE: f64 = 1e-9;
 /// The fast path solves for at most this many group levels at once.
 const FAST_GROUPS: usize = 48;
+const _: () = assert!(FAST_GROUPS <= MOST_UNKNOWNS);
 /// Narrowed refills tried, each opening the resources where the last one was not max-min,
 /// before a refill through every resource.
 const WIDENINGS: usize = 6;
@@ -110,6 +111,8 @@ pub struct Engine<'c> {
     new_rate: Vec<f64>,
     index: Vec<u32>,
     system: Vec<f64>,
+    /// Per row of `system`, the columns that may be nonzero (`solve` walks only those).
+    system_rows: Vec<u64>,
     rhs: Vec<f64>,
     /// Per touched resource, the load the fast path's new levels add.
     shift: Vec<f64>,
@@ -397,6 +400,8 @@ impl<'c> Engine<'c> {
         }
         self.system.clear();
         self.system.resize(n * n, 0.0);
+        self.system_rows.clear();
+        self.system_rows.resize(n, 0);
         self.rhs.clear();
         // Row i: resource hit[i] full. Column j: group hit[j]'s weight there (its span); what
         // the groups that keep their levels take is the resource's load less the moving ones'.
@@ -404,7 +409,8 @@ impl<'c> Engine<'c> {
         // the order of j as a sum over the row would (a group has one span per resource).
         self.rhs.resize(n, 0.0);
         let nres = self.group_mark.len();
-        let (system, moving, marks, index) = (&mut self.system[..], &mut self.rhs[..], &self.group_mark[..], &self.index[..nres]);
+        let (system, pattern, moving) = (&mut self.system[..], &mut self.system_rows[..], &mut self.rhs[..n]);
+        let (marks, index) = (&self.group_mark[..], &self.index[..nres]);
         let epoch = self.epoch;
         for (j, &g) in self.hit.iter().enumerate() {
             let level = self.g.level[g as usize];
@@ -412,6 +418,7 @@ impl<'c> Engine<'c> {
                 if marks[s.res as usize] == epoch {
                     let i = index[s.res as usize] as usize;
                     system[i * n + j] += s.weight;
+                    pattern[i] |= 1 << j;
                     moving[i] += s.weight * level;
                 }
             }
@@ -422,7 +429,7 @@ impl<'c> Engine<'c> {
         }
         let mut x = std::mem::take(&mut self.rhs);
         self.walked.clear();
-        let ok = solve(&mut self.system, &mut x).is_some() && x.iter().all(|&v| v > 0.0 && v.is_finite()) && self.holds(&x);
+        let ok = solve(&mut self.system, &mut x, &mut self.system_rows).is_some() && x.iter().all(|&v| v > 0.0 && v.is_finite()) && self.holds(&x);
         if ok {
             // One length: one bounds check per resource, not two.
             let (load, shift) = (&mut self.load[..], &self.shift[..]);
@@ -786,6 +793,7 @@ impl<'c> Engine<'c> {
             new_rate: Vec::new(),
             index: vec![0; nres],
             system: Vec::new(),
+            system_rows: Vec::new(),
             rhs: Vec::new(),
             shift: vec![0.0; nres],
             others: vec![0.0; nres],
