@@ -469,32 +469,41 @@ impl<'c> Engine<'c> {
                 }
             }
         }
-        for i in 0..self.touched.len() {
-            let l = self.touched[i] as usize;
-            // One length: `l` is checked against `shift` only.
-            let (load, cap) = (&self.load[..nres], &self.cap[..nres]);
-            if load[l] + self.shift[l] > cap[l] * (1.0 + TIE) {
-                return false;
+        // The fields apart, each cut to one length: a touched resource is checked once, not once
+        // per field, and `none_faster` reads the engine while its walks are kept aside.
+        let epoch = self.epoch;
+        let (load, cap, shift, top, others) = (&self.load[..nres], &self.cap[..nres], &self.shift[..nres], &self.top[..nres], &self.others[..nres]);
+        let (level, members, marks, index) = (&self.g.level[..nres], &self.g.all_members()[..nres], &self.group_mark[..nres], &self.index[..nres]);
+        let mut walked = std::mem::take(&mut self.walked);
+        let mut ok = true;
+        for &l in &self.touched {
+            let l = l as usize;
+            if load[l] + shift[l] > cap[l] * (1.0 + TIE) {
+                ok = false;
+                break;
             }
-            if self.g.len(l) == 0 {
+            if members[l].is_empty() {
                 continue;
             }
-            let own = self.level_after(l as u32, x);
+            // `level_after`, on the slices.
+            let own = if marks[l] == epoch { x[index[l] as usize] } else { level[l] };
             // The moving groups on l are within `top`; the others keep levels within `others`.
             let bound = own * (1.0 + TIE);
-            if !(self.top[l] <= bound && (own >= self.g.level[l] || self.others[l] <= bound || self.none_faster(l, x, bound))) {
-                return false;
+            if !(top[l] <= bound && (own >= level[l] || others[l] <= bound || self.none_faster(l, x, bound, &mut walked))) {
+                ok = false;
+                break;
             }
         }
-        true
+        self.walked = walked;
+        ok
     }
 
     /// Whether no group crossing resource l runs faster than `bound` after the solution `x`.
     /// (Read off l's routes, as `groups_on`, but only their groups: this runs for every user of
     /// every resource whose own group slows down.)
     /// The walk finds the fastest of them other than l's own, which `others` takes if the
-    /// solution is kept; it stops at the first one faster (the solution is then dropped).
-    fn none_faster(&mut self, l: usize, x: &[f64], bound: f64) -> bool {
+    /// solution is kept (listed in `walked`); it stops at the first one faster (the solution is then dropped).
+    fn none_faster(&self, l: usize, x: &[f64], bound: f64, walked: &mut Vec<(u32, f64)>) -> bool {
         let mut fastest = 0.0f64;
         for &(r, _) in &self.users[l] {
             match self.g.route[r as usize].group {
@@ -509,7 +518,7 @@ impl<'c> Engine<'c> {
                 }
             }
         }
-        self.walked.push((l as u32, fastest));
+        walked.push((l as u32, fastest));
         true
     }
 
