@@ -28,7 +28,7 @@ use super::fanout::{Fanout, Readers};
 use super::fill::{raise, Filler};
 use super::groups::{Groups, Stamp, NONE};
 use super::solve::{solve, MOST_UNKNOWNS};
-use super::spans::{Spans, NO_SPAN};
+use super::spans::{Span, Spans, NO_SPAN};
 use crate::error::{Error, Result};
 use crate::flow::FlowTable;
 use crate::heap::IndexHeap;
@@ -151,6 +151,16 @@ fn mark_clear(marks: &mut [u32], touched: &mut Vec<u32>, shift: &mut [f64], top:
         touched.push(l);
         shift[l as usize] = 0.0;
         top[l as usize] = 0.0;
+    }
+}
+
+/// `mark_clear` each resource of a group's spans: the fields apart, so that the span list is
+/// walked once, not looked up per span, and the epoch a local, not read again from the engine
+/// after each span's stores.
+#[inline]
+fn mark_spans(spans: &[Span], marks: &mut [u32], touched: &mut Vec<u32>, shift: &mut [f64], top: &mut [f64], epoch: u32) {
+    for s in spans {
+        mark_clear(marks, touched, shift, top, epoch, s.res);
     }
 }
 
@@ -334,13 +344,7 @@ impl<'c> Engine<'c> {
         if self.group_mark[b as usize] != self.epoch {
             self.group_mark[b as usize] = self.epoch;
             self.hit.push(b);
-            // The fields apart, so that the span list is walked once, not looked up per span; the
-            // epoch a local, not read again from the engine after each span's stores.
-            let (marks, touched, shift, top) = (&mut self.res_mark[..], &mut self.touched, &mut self.shift[..], &mut self.top[..]);
-            let epoch = self.epoch;
-            for s in self.spans.of(b as usize) {
-                mark_clear(marks, touched, shift, top, epoch, s.res);
-            }
+            mark_spans(self.spans.of(b as usize), &mut self.res_mark, &mut self.touched, &mut self.shift, &mut self.top, self.epoch);
         }
     }
 
@@ -380,12 +384,21 @@ impl<'c> Engine<'c> {
         // A change reaches the group frozen at each resource it touches, not the groups that
         // merely cross it (their levels are set at their own resources); `holds` checks that
         // none of those ends up faster than the resource's new level.
+        // The fields apart, each cut to one length (a touched resource bounds-checked once, not
+        // once per field); `mark_spans` is `mark_group`'s walk.
+        let (epoch, nres) = (self.epoch, self.group_mark.len());
+        let (group_mark, res_mark, shift, top) = (&mut self.group_mark[..], &mut self.res_mark[..nres], &mut self.shift[..nres], &mut self.top[..nres]);
+        let (level, members) = (&self.g.level[..nres], &self.g.all_members()[..nres]);
+        let (touched, hit) = (&mut self.touched, &mut self.hit);
         let mut next = 0;
-        while let Some(&l) = self.touched.get(next) {
+        while let Some(&l) = touched.get(next) {
             next += 1;
-            if self.group_mark[l as usize] != self.epoch && self.g.len(l as usize) > 0 && self.g.level[l as usize] >= floor {
-                self.mark_group(l);
-                if self.hit.len() > FAST_GROUPS {
+            let l = l as usize;
+            if group_mark[l] != epoch && !members[l].is_empty() && level[l] >= floor {
+                group_mark[l] = epoch;
+                hit.push(l as u32);
+                mark_spans(self.spans.of(l), res_mark, touched, shift, top, epoch);
+                if hit.len() > FAST_GROUPS {
                     return false;
                 }
             }
