@@ -27,8 +27,8 @@ mod reroute;
 use super::fanout::{Fanout, Readers};
 use super::fill::{raise, Filler};
 use super::groups::{Groups, Stamp, NONE};
-use super::solve::solve;
-use super::spans::{Spans, NO_SPAN};
+use super::solve::{solve, MOST_UNKNOWNS};
+use super::spans::{Span, Spans, NO_SPAN};
 use crate::error::{Error, Result};
 use crate::flow::FlowTable;
 use crate::heap::IndexHeap;
@@ -40,6 +40,7 @@ use std::cmp::Reverse;
 const TIE: f64 = 1e-9;
 /// The fast path solves for at most this many group levels at once.
 const FAST_GROUPS: usize = 48;
+const _: () = assert!(FAST_GROUPS <= MOST_UNKNOWNS);
 /// Narrowed refills tried, each opening the resources where the last one was not max-min,
 /// before a refill through every resource.
 const WIDENINGS: usize = 6;
@@ -110,6 +111,8 @@ pub struct Engine<'c> {
     new_rate: Vec<f64>,
     index: Vec<u32>,
     system: Vec<f64>,
+    /// Per row of `system`, the columns that may be nonzero (`solve` walks only those).
+    system_rows: Vec<u64>,
     rhs: Vec<f64>,
     /// Per touched resource, the load the fast path's new levels add.
     shift: Vec<f64>,
@@ -148,6 +151,16 @@ fn mark_clear(marks: &mut [u32], touched: &mut Vec<u32>, shift: &mut [f64], top:
         touched.push(l);
         shift[l as usize] = 0.0;
         top[l as usize] = 0.0;
+    }
+}
+
+/// `mark_clear` each resource of a group's spans: the fields apart, so that the span list is
+/// walked once, not looked up per span, and the epoch a local, not read again from the engine
+/// after each span's stores.
+#[inline]
+fn mark_spans(spans: &[Span], marks: &mut [u32], touched: &mut Vec<u32>, shift: &mut [f64], top: &mut [f64], epoch: u32) {
+    for s in spans {
+        mark_clear(marks, touched, shift, top, epoch, s.res);
     }
 }
 
@@ -331,13 +344,7 @@ impl<'c> Engine<'c> {
         if self.group_mark[b as usize] != self.epoch {
             self.group_mark[b as usize] = self.epoch;
             self.hit.push(b);
-            // The fields apart, so that the span list is walked once, not looked up per span; the
-            // epoch a local, not read again from the engine after each span's stores.
-            let (marks, touched, shift, top) = (&mut self.res_mark[..], &mut self.touched, &mut self.shift[..], &mut self.top[..]);
-            let epoch = self.epoch;
-            for s in self.spans.of(b as usize) {
-                mark_clear(marks, touched, shift, top, epoch, s.res);
-            }
+            mark_spans(self.spans.of(b as usize), &mut self.res_mark, &mut self.touched, &mut self.shift, &mut self.top, self.epoch);
         }
     }
 
@@ -377,12 +384,21 @@ impl<'c> Engine<'c> {
         // A change reaches the group frozen at each resource it touches, not the groups that
         // merely cross it (their levels are set at their own resources); `holds` checks that
         // none of those ends up faster than the resource's new level.
+        // The fields apart, each cut to one length (a touched resource bounds-checked once, not
+        // once per field); `mark_spans` is `mark_group`'s walk.
+        let (epoch, nres) = (self.epoch, self.group_mark.len());
+        let (group_mark, res_mark, shift, top) = (&mut self.group_mark[..], &mut self.res_mark[..nres], &mut self.shift[..nres], &mut self.top[..nres]);
+        let (level, members) = (&self.g.level[..nres], &self.g.all_members()[..nres]);
+        let (touched, hit) = (&mut self.touched, &mut self.hit);
         let mut next = 0;
-        while let Some(&l) = self.touched.get(next) {
+        while let Some(&l) = touched.get(next) {
             next += 1;
-            if self.group_mark[l as usize] != self.epoch && self.g.len(l as usize) > 0 && self.g.level[l as usize] >= floor {
-                self.mark_group(l);
-                if self.hit.len() > FAST_GROUPS {
+            let l = l as usize;
+            if group_mark[l] != epoch && !members[l].is_empty() && level[l] >= floor {
+                group_mark[l] = epoch;
+                hit.push(l as u32);
+                mark_spans(self.spans.of(l), res_mark, touched, shift, top, epoch);
+                if hit.len() > FAST_GROUPS {
                     return false;
                 }
             }
@@ -397,6 +413,8 @@ impl<'c> Engine<'c> {
         }
         self.system.clear();
         self.system.resize(n * n, 0.0);
+        self.system_rows.clear();
+        self.system_rows.resize(n, 0);
         self.rhs.clear();
         // Row i: resource hit[i] full. Column j: group hit[j]'s weight there (its span); what
         // the groups that keep their levels take is the resource's load less the moving ones'.
@@ -404,7 +422,8 @@ impl<'c> Engine<'c> {
         // the order of j as a sum over the row would (a group has one span per resource).
         self.rhs.resize(n, 0.0);
         let nres = self.group_mark.len();
-        let (system, moving, marks, index) = (&mut self.system[..], &mut self.rhs[..], &self.group_mark[..], &self.index[..nres]);
+        let (system, pattern, moving) = (&mut self.system[..], &mut self.system_rows[..], &mut self.rhs[..n]);
+        let (marks, index) = (&self.group_mark[..], &self.index[..nres]);
         let epoch = self.epoch;
         for (j, &g) in self.hit.iter().enumerate() {
             let level = self.g.level[g as usize];
@@ -412,6 +431,7 @@ impl<'c> Engine<'c> {
                 if marks[s.res as usize] == epoch {
                     let i = index[s.res as usize] as usize;
                     system[i * n + j] += s.weight;
+                    pattern[i] |= 1 << j;
                     moving[i] += s.weight * level;
                 }
             }
@@ -422,7 +442,7 @@ impl<'c> Engine<'c> {
         }
         let mut x = std::mem::take(&mut self.rhs);
         self.walked.clear();
-        let ok = solve(&mut self.system, &mut x).is_some() && x.iter().all(|&v| v > 0.0 && v.is_finite()) && self.holds(&x);
+        let ok = solve(&mut self.system, &mut x, &mut self.system_rows).is_some() && x.iter().all(|&v| v > 0.0 && v.is_finite()) && self.holds(&x);
         if ok {
             // One length: one bounds check per resource, not two.
             let (load, shift) = (&mut self.load[..], &self.shift[..]);
@@ -462,32 +482,41 @@ impl<'c> Engine<'c> {
                 }
             }
         }
-        for i in 0..self.touched.len() {
-            let l = self.touched[i] as usize;
-            // One length: `l` is checked against `shift` only.
-            let (load, cap) = (&self.load[..nres], &self.cap[..nres]);
-            if load[l] + self.shift[l] > cap[l] * (1.0 + TIE) {
-                return false;
+        // The fields apart, each cut to one length: a touched resource is checked once, not once
+        // per field, and `none_faster` reads the engine while its walks are kept aside.
+        let epoch = self.epoch;
+        let (load, cap, shift, top, others) = (&self.load[..nres], &self.cap[..nres], &self.shift[..nres], &self.top[..nres], &self.others[..nres]);
+        let (level, members, marks, index) = (&self.g.level[..nres], &self.g.all_members()[..nres], &self.group_mark[..nres], &self.index[..nres]);
+        let mut walked = std::mem::take(&mut self.walked);
+        let mut ok = true;
+        for &l in &self.touched {
+            let l = l as usize;
+            if load[l] + shift[l] > cap[l] * (1.0 + TIE) {
+                ok = false;
+                break;
             }
-            if self.g.len(l) == 0 {
+            if members[l].is_empty() {
                 continue;
             }
-            let own = self.level_after(l as u32, x);
+            // `level_after`, on the slices.
+            let own = if marks[l] == epoch { x[index[l] as usize] } else { level[l] };
             // The moving groups on l are within `top`; the others keep levels within `others`.
             let bound = own * (1.0 + TIE);
-            if !(self.top[l] <= bound && (own >= self.g.level[l] || self.others[l] <= bound || self.none_faster(l, x, bound))) {
-                return false;
+            if !(top[l] <= bound && (own >= level[l] || others[l] <= bound || self.none_faster(l, x, bound, &mut walked))) {
+                ok = false;
+                break;
             }
         }
-        true
+        self.walked = walked;
+        ok
     }
 
     /// Whether no group crossing resource l runs faster than `bound` after the solution `x`.
     /// (Read off l's routes, as `groups_on`, but only their groups: this runs for every user of
     /// every resource whose own group slows down.)
     /// The walk finds the fastest of them other than l's own, which `others` takes if the
-    /// solution is kept; it stops at the first one faster (the solution is then dropped).
-    fn none_faster(&mut self, l: usize, x: &[f64], bound: f64) -> bool {
+    /// solution is kept (listed in `walked`); it stops at the first one faster (the solution is then dropped).
+    fn none_faster(&self, l: usize, x: &[f64], bound: f64, walked: &mut Vec<(u32, f64)>) -> bool {
         let mut fastest = 0.0f64;
         for &(r, _) in &self.users[l] {
             match self.g.route[r as usize].group {
@@ -502,7 +531,7 @@ impl<'c> Engine<'c> {
                 }
             }
         }
-        self.walked.push((l as u32, fastest));
+        walked.push((l as u32, fastest));
         true
     }
 
@@ -786,6 +815,7 @@ impl<'c> Engine<'c> {
             new_rate: Vec::new(),
             index: vec![0; nres],
             system: Vec::new(),
+            system_rows: Vec::new(),
             rhs: Vec::new(),
             shift: vec![0.0; nres],
             others: vec![0.0; nres],

@@ -93,6 +93,12 @@ impl Groups {
         self.heap[b].len()
     }
 
+    /// Every group's routes, by resource: for a walk over many resources that cuts the slice
+    /// to its other slices' length, so that a resource is bounds-checked once for all.
+    pub fn all_members(&self) -> &[Vec<u32>] {
+        &self.heap
+    }
+
     /// Route r's service at t; a route outside every group is served nothing.
     pub fn service(&self, r: usize, t: f64) -> f64 {
         match self.route[r].group {
