@@ -578,11 +578,12 @@ def run(
                                _params(params)))
 
 
-def check(scenario: str | os.PathLike, session: Session | None = None) -> None:
-    """Check a scenario file without running it (milliseconds): its cluster, knobs, jobs and model; raises
-    InputError naming the first mistake."""
+def check(scenario: str | os.PathLike, session: Session | None = None, model: str | None = None,
+          **params: Any) -> None:
+    """Check a scenario file without running it (milliseconds): its cluster, knobs, jobs and model (``model``
+    and ``params`` as ``run`` takes them); raises InputError naming the first mistake."""
     path, text = _scenario_text(scenario)
-    _core.check_scenario(text, path, (session or Session()).held)
+    _core.check_scenario(text, path, (session or Session()).held, model, _params(params))
 
 
 def _scenario_text(scenario: str | os.PathLike) -> tuple[str, str]:

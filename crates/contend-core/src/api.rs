@@ -396,12 +396,21 @@ pub fn run_as(
     params: &[(String, String)],
     opts: &crate::scenario::RunOptions,
 ) -> Result<crate::scenario::RunReport> {
+    crate::scenario::run(&spec_as(text, origin, model, params)?, origin, opts)
+}
+
+/// A scenario with a model and parameters given beside it (flags, the API's arguments): those are
+/// checked first, so that their mistakes name the flag, not the file.
+fn spec_as(text: &str, origin: &str, model: Option<&str>, params: &[(String, String)]) -> Result<crate::scenario::ScenarioSpec> {
     let mut spec = crate::scenario::ScenarioSpec::from_text(text, origin)?;
     if let Some(m) = model {
+        registry::get(m)?;
         spec.model = Some(m.to_string());
     }
+    let entry = registry::get(crate::scenario::model_name(&spec))?;
+    crate::params::Values::parse(entry.name, entry.params, params.iter().map(|(k, v)| (k.as_str(), v.as_str())), crate::params::At::Flag)?;
     spec.params.extend(params.iter().cloned());
-    crate::scenario::run(&spec, origin, opts)
+    Ok(spec)
 }
 
 /// Which scenarios can share their lowered jobs in a session (`RunOptions::session`): equal text for
@@ -415,9 +424,8 @@ pub use crate::scenario::Session;
 
 /// Check a scenario without running it (milliseconds): what a study does for every point first;
 /// clusters and workloads already checked in `session` are not built again.
-pub fn check_scenario(text: &str, origin: &str, session: &Session) -> Result<()> {
-    let spec = crate::scenario::ScenarioSpec::from_text(text, origin)?;
-    crate::scenario::check(&spec, origin, session)
+pub fn check_scenario(text: &str, origin: &str, model: Option<&str>, params: &[(String, String)], session: &Session) -> Result<()> {
+    crate::scenario::check(&spec_as(text, origin, model, params)?, origin, session)
 }
 
 #[derive(Serialize, Debug)]

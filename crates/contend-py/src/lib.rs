@@ -484,8 +484,9 @@ fn lowering_group(text: &str, origin: &str) -> PyResult<String> {
 
 /// `api::check_scenario`: nothing, or the scenario's first mistake as an exception.
 #[pyfunction]
-fn check_scenario(text: &str, origin: &str, session: &Session) -> PyResult<()> {
-    api::check_scenario(text, origin, &session.s).map_err(to_py)
+#[pyo3(signature = (text, origin, session, model=None, params=Vec::new()))]
+fn check_scenario(text: &str, origin: &str, session: &Session, model: Option<String>, params: Vec<(String, String)>) -> PyResult<()> {
+    api::check_scenario(text, origin, model.as_deref(), &params, &session.s).map_err(to_py)
 }
 
 /// The application skeletons as JSON.

@@ -13,6 +13,7 @@ from contend.cli.shared import (
     Count,
     ForceOpt,
     MaxRowsOpt,
+    ParamOpt,
     err,
     new_file,
     output_path,
@@ -53,15 +54,14 @@ def run_(
     model: str | None = typer.Option(
         None, "--model", "-m", help="Run under this model instead of the scenario's (see `contend models`)."
     ),
-    param: list[str] | None = typer.Option(
-        None, "--param", "-p", help="A model parameter key=value over the scenario's own (repeat)."
-    ),
+    param: list[str] | None = ParamOpt,
 ) -> None:
     """Run a scenario's jobs (rank programs, application skeletons) on its cluster: each job's run time,
     computation, communication and their overlap, and the busiest links."""
     force = force or replace
+    params = parse_params(param)
     if check:
-        api.check(scenario)
+        api.check(scenario, model=model, **params)
         err().print(f"{scenario}: checked; nothing run")
         return
     png = picture_path(plot, [str(scenario)], "--plot", force)
@@ -71,7 +71,6 @@ def run_(
         from contend.run_parquet import targets
 
         tables = targets(parquet, detail, force, [str(scenario)])
-    params = parse_params(param)
     r = run_with_progress(lambda progress: api.run(scenario, detail=detail or bool(tr),
                                                    links=None if detail else links, progress=progress,
                                                    model=model, **params),

@@ -188,7 +188,7 @@ def connect(workers: int | None, scheduler: str | None) -> Any:
             cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
                                    dashboard_address=":0", silence_logs=logging.CRITICAL)
         except RuntimeError as e:
-            raise ContendError(f"the study's worker processes did not start ({e}); in a script, call "
+            raise ContendError(f"the study's worker processes did not start ({e}); from a script of your own, call "
                                "contend.study.run under `if __name__ == \"__main__\":` (each worker re-imports the "
                                "script), or pass client= a running Dask client") from None
     return Client(cluster)

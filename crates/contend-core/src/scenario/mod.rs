@@ -318,10 +318,15 @@ fn jobs_fitting(s: &ScenarioSpec, origin: &str, nodes: &[Vec<usize>]) -> Result<
     Ok((progs, sizes))
 }
 
+/// The model a scenario runs under: its own, else maxmin (the flow level seed 003's studies use).
+pub fn model_name(s: &ScenarioSpec) -> &str {
+    s.model.as_deref().unwrap_or("maxmin")
+}
+
 /// The scenario's model, and its parameters checked against the model's table (names and
 /// values, before anything runs); mistakes name the scenario file's fields.
 fn model_entry(s: &ScenarioSpec, origin: &str) -> Result<&'static registry::ModelEntry> {
-    let name = s.model.as_deref().unwrap_or("maxmin");
+    let name = model_name(s);
     // The registry's lookup, its mistake re-aimed at the scenario file's field.
     let entry = registry::get(name).map_err(|e| match e {
         Error::Input { problem, .. } => Error::input(origin, "model", format!("\"{name}\" {problem}")),

@@ -704,7 +704,9 @@ impl Machine {
             for l in &links {
                 (linked[l.a], linked[l.b]) = (true, true);
             }
-            if let Some(k) = linked.iter().position(|&x| !x) {
+            // A network switch may stand idle (a fat-tree's spare core, a graph's spare router):
+            // it is the fabric's, and the fabric's own checks name its fields.
+            if let Some(k) = linked.iter().enumerate().position(|(k, &x)| !x && devices[k].kind != DeviceKind::Switch) {
                 return Err(Error::input(
                     origin,
                     format!("devices[{k}]"),

@@ -98,8 +98,9 @@ fn is_mpi_collective(op: &Op) -> bool {
     matches!(op, Op::Barrier | Op::Allreduce(_) | Op::Alltoall(_) | Op::Allgather(_) | Op::Bcast(_))
 }
 
-/// Two ranks' sides of one collective call agree: the same kind, size and root (an algorithm
-/// named on one side only is the default named).
+/// Two ranks' sides of one collective call agree: the same kind, size and root. The algorithm
+/// and the group are not compared here: sides that differ there leave steps unmatched, which
+/// the matching names.
 fn same_call(a: &Op, b: &Op) -> bool {
     let same = |x: &Collective, y: &Collective| x.size == y.size && x.root.unwrap_or(0) == y.root.unwrap_or(0);
     match (a, b) {
@@ -366,16 +367,16 @@ pub fn lower(
     // (MPI leaves it undefined; contend would move the sender's bytes).
     let mismatched = |(a, i): (u32, usize), (b, j): (u32, usize), size: u64| -> Option<Error> {
         let (sop, rop) = (&p.ranks[a as usize][op_of(a, i)], &p.ranks[b as usize][op_of(b, j)]);
-        let at = format!("{prefix}ranks[{b}][{}]", op_of(b, j));
+        let at = || format!("{prefix}ranks[{b}][{}]", op_of(b, j)); // only for an error: this runs per message
         match (sop, rop) {
             (Op::Send(_) | Op::Isend(_), Op::Recv(m) | Op::Irecv(m)) if m.size.0 < size => Some(Error::input(
                 origin,
-                at,
+                at(),
                 format!("{} is smaller than the {size} B rank {a} sends (MPI_ERR_TRUNCATE); give the receive at least {size} B", describe(rop)),
             )),
             _ if is_mpi_collective(sop) && !same_call(sop, rop) => Some(Error::input(
                 origin,
-                at,
+                at(),
                 format!(
                     "{} meets rank {a}'s {} (the same call of each); every rank of a group calls its collectives in the same order, with the same size and root",
                     describe(rop),

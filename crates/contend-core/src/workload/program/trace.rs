@@ -48,9 +48,10 @@ pub fn program(records: &[TraceRecord], ranks: u32, iterations: u32, origin: &st
             .ok_or_else(|| Error::input(origin, format!("event {i}"), format!("names rank {}, past the trace's {ranks} ranks", r.rank)))?;
         list.push(r);
     }
+    let mut loops: Vec<Vec<Op>> = per_rank.iter().enumerate().map(|(rank, recs)| rank_ops(recs, origin, rank)).collect::<Result<_>>()?;
+    one_size_per_call(&mut loops);
     let mut out = Program { ranks: Vec::with_capacity(ranks as usize) };
-    for (rank, recs) in per_rank.iter().enumerate() {
-        let one = rank_ops(recs, origin, rank)?;
+    for one in loops {
         let mut ops = Vec::with_capacity(one.len() * iterations as usize);
         for _ in 0..iterations {
             ops.extend(one.iter().cloned());
@@ -58,6 +59,36 @@ pub fn program(records: &[TraceRecord], ranks: u32, iterations: u32, origin: &st
         out.ranks.push(ops);
     }
     Ok(out)
+}
+
+/// Score-P counts a collective's bytes per rank (a bcast's root sent N × count, the others
+/// received count; a gather's root received N × count), while a program's call is one call of
+/// one size on every rank of its group: each call (the k-th collective of a group) takes the
+/// largest size any of its ranks traced.
+fn one_size_per_call(loops: &mut [Vec<Op>]) {
+    fn call(op: &mut Op) -> Option<&mut Collective> {
+        match op {
+            Op::Allreduce(c) | Op::Alltoall(c) | Op::Allgather(c) | Op::Bcast(c) => Some(c),
+            _ => None,
+        }
+    }
+    let mut largest: BTreeMap<(Vec<u32>, usize), u64> = BTreeMap::new();
+    for pass in [false, true] {
+        for ops in loops.iter_mut() {
+            let mut seen: BTreeMap<Vec<u32>, usize> = BTreeMap::new();
+            for c in ops.iter_mut().filter_map(call) {
+                let k = seen.entry(c.group.clone()).or_insert(0);
+                let key = (c.group.clone(), *k);
+                *k += 1;
+                if pass {
+                    c.size = Bytes(largest[&key]);
+                } else {
+                    let m = largest.entry(key).or_insert(0);
+                    *m = (*m).max(c.size.0);
+                }
+            }
+        }
+    }
 }
 
 fn rank_ops(recs: &[&TraceRecord], origin: &str, rank: usize) -> Result<Vec<Op>> {
@@ -239,6 +270,22 @@ mod tests {
         assert!(matches!(&p.ranks[1][2], Op::Wait(q) if q == "q9"));
         // The YAML form reads back as the same program.
         assert_eq!(Program::from_text(&p.to_yaml(), "p.yaml").unwrap(), p);
+    }
+
+    #[test]
+    fn a_traced_call_has_one_size_on_every_rank() {
+        // Score-P's bytes of one MPI_Bcast(8 doubles, root 0) on 4 ranks: the root sent 4 × 64 B,
+        // each other rank received 64 B. The program's call is one bcast of the largest.
+        let bcast = |rank: u32, size: u64| TraceRecord { op: Some("BCAST".into()), root: Some(0), size: Some(size), ..rec(rank, 0.0, "collective") };
+        let r: Vec<TraceRecord> = (0..4).map(|k| bcast(k, if k == 0 { 256 } else { 64 })).collect();
+        let p = program(&r, 4, 2, "t.otf2").unwrap();
+        for ops in &p.ranks {
+            assert!(ops.iter().all(|op| matches!(op, Op::Bcast(c) if c.size.0 == 256)), "{ops:?}");
+        }
+        // and it lowers: the two sides of each message are one call.
+        let devices: Vec<usize> = (0..4).collect();
+        let (mut out, mut origins) = (Vec::new(), Vec::new());
+        super::super::lower(&p, &devices, &Default::default(), 1.0, 0, "t.otf2", None, &mut out, &mut origins).unwrap();
     }
 
     #[test]
