@@ -129,7 +129,7 @@ impl Topo {
     }
 }
 
-fn classify(m: &Machine, bw: &[f64], hops: Vec<Hop>, peer: bool) -> Path {
+pub(super) fn classify(m: &Machine, bw: &[f64], hops: Vec<Hop>, peer: bool) -> Path {
     let kinds: Vec<LinkKind> = hops.iter().map(|h| m.links[h.link].kind).collect();
     let via: Vec<DeviceKind> = hops
         .iter()
