@@ -14,10 +14,12 @@
 //!   and an NVLink peer (paths.cc `ncclTopoComputePaths`, "PXN = PCI + NVLink", GPU to NIC
 //!   only): the leaving GPU writes its step over NVLink into that GPU's memory, whose NIC sends
 //!   it (net.cc: the proxy rank is the intermediate GPU, `ncclTopoGetIntermediateRank`).
+//!
 //! Here each channel takes, of the one-node search's rings, the ring and the rotation whose
 //! entry and leaving GPUs have the best path types to the channel's NIC (PXN counts between PXB
 //! and PHB, as NCCL's PATH_PXN does), each ring used by an equal share of the channels, so that
-//! the links inside a node carry what the search fitted.
+//! the links inside a node carry what the search fitted (on an NVSwitch node a ring may run
+//! reversed, which loads the same links alike).
 
 use super::topo::{self, PathType};
 use super::tuning;
@@ -50,6 +52,7 @@ const PXN: u8 = 6;
 
 /// The rails of `channels` channels over `rings` (the one-node search's, as local positions
 /// into each node's GPUs), NIC index (c mod `net_channels`) mod NICs; `pxn`: whether PXN runs.
+#[allow(clippy::too_many_arguments)]
 pub fn build(
     m: &Machine,
     router: &Router,
@@ -79,7 +82,10 @@ pub fn build(
             _ => (ty[k][i], None),
         }
     };
-    let cap = channels.div_ceil(searched);
+    // NCCL searches the ring graph's channels and copies channel c to c + channels, ring, NIC
+    // and all (`connectRings`); the copies also let identical channels run merged.
+    let searched_net = net_channels.clamp(1, channels.max(1));
+    let cap = searched_net.div_ceil(searched);
     let mut uses = vec![0usize; searched];
     // On an NVSwitch node (every pair of GPUs one hop through a switch) a ring runs either way at
     // the same link loads: each GPU sends one and receives one share through its own NVLinks. NCCL
@@ -96,7 +102,13 @@ pub fn build(
         .collect();
     let mut out = Rails::default();
     for c in 0..channels {
-        let i = (c % net_channels.max(1)) % count;
+        if c >= searched_net {
+            let (ring, exits) = (out.rings[c % searched_net].clone(), out.exits[c % searched_net].clone());
+            out.rings.push(ring);
+            out.exits.push(exits);
+            continue;
+        }
+        let i = c % count;
         let cost = |o: &[usize], s: usize| {
             let (entry, exit) = (o[s], o[(s + ppn - 1) % ppn]);
             let (a, b) = (ty[entry][i], leave(exit, i).0);

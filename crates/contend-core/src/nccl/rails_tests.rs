@@ -18,8 +18,11 @@ fn name(c: &Comm, d: usize) -> &str {
     &c.m.devices[d].name
 }
 
-/// Per channel and node: (NIC, entry GPU, leaving GPU, relay) by name.
-fn crossings(c: &Comm) -> Vec<Vec<(String, String, String, Option<String>)>> {
+/// One channel's crossing of one node: (NIC, entry GPU, leaving GPU, relay) by name.
+type Crossing = (String, String, String, Option<String>);
+
+/// Per channel and node, its crossing.
+fn crossings(c: &Comm) -> Vec<Vec<Crossing>> {
     let r = c.rails();
     assert_eq!(r.exits.len(), c.channels);
     (0..c.channels)
