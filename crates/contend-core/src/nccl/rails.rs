@@ -66,7 +66,22 @@ pub fn build(
     let (nodes, ppn, searched) = (nodes_gpus.len(), nodes_gpus[0].len(), rings.len());
     let global =
         |local: &[usize], shift: usize| -> Vec<usize> { (0..nodes).flat_map(|node| (0..ppn).map(move |k| node * ppn + local[(k + shift) % ppn])).collect() };
-    let nets: Vec<Vec<usize>> = if nodes > 1 { nodes_gpus.iter().map(|g| node_nets(m, router, topo, g)).collect() } else { Vec::new() };
+    // Every node alike (as the rings assume): the first node's order, each NIC by its name in
+    // the others (n3.NIC5 for n0.NIC5), searched afresh only where a name is missing.
+    let nets: Vec<Vec<usize>> = if nodes > 1 {
+        let first = node_nets(m, router, topo, &nodes_gpus[0]);
+        let from = super::node_prefix(&m.devices[nodes_gpus[0][0]].name);
+        nodes_gpus
+            .iter()
+            .map(|g| {
+                let to = super::node_prefix(&m.devices[g[0]].name);
+                let same: Option<Vec<usize>> = first.iter().map(|&d| m.device(&format!("{to}{}", &m.devices[d].name[from.len()..]))).collect();
+                same.unwrap_or_else(|| node_nets(m, router, topo, g))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     if nodes == 1 || nets.iter().any(|v| v.is_empty() || v.len() != nets[0].len()) {
         return Rails { rings: rotated(rings, nodes, ppn, channels), exits: Vec::new() };
     }
