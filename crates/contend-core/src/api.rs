@@ -407,9 +407,11 @@ fn spec_as(text: &str, origin: &str, model: Option<&str>, params: &[(String, Str
         registry::get(m)?;
         spec.model = Some(m.to_string());
     }
-    let entry = registry::get(crate::scenario::model_name(&spec))?;
-    crate::params::Values::parse(entry.name, entry.params, params.iter().map(|(k, v)| (k.as_str(), v.as_str())), crate::params::At::Flag)?;
-    spec.params.extend(params.iter().cloned());
+    // A model the file names wrongly is the file's mistake: the scenario's own check names it.
+    if let (false, Ok(entry)) = (params.is_empty(), registry::get(crate::scenario::model_name(&spec))) {
+        crate::params::Values::parse(entry.name, entry.params, params.iter().map(|(k, v)| (k.as_str(), v.as_str())), crate::params::At::Flag)?;
+        spec.params.extend(params.iter().cloned());
+    }
     Ok(spec)
 }
 

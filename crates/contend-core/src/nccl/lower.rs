@@ -38,6 +38,10 @@ pub struct Call {
     pub devices: Vec<usize>,
     /// Each channel's ring, as rank positions (a permutation of 0..ranks).
     pub rings: Vec<Vec<usize>>,
+    /// Across nodes, per ring channel and node, the NIC its steps between nodes cross and the
+    /// GPU that posts the leaving step (PXN), as NCCL's network search picks them
+    /// (`rails::build`); empty: the router's nearest NIC (trees, NVLS, send/receive).
+    pub exits: Vec<Vec<super::rails::Exit>>,
     /// Root rank (broadcast, reduce).
     pub root: usize,
     /// Seconds: NCCL's base latency of the call and its per-step hardware latency, of a step
@@ -90,7 +94,8 @@ impl Call {
         }
         let mut distinct: Vec<(usize, usize)> = Vec::new(); // (first channel, count)
         for (k, r) in self.rings.iter().enumerate() {
-            match distinct.iter_mut().find(|(f, _)| self.rings[*f] == *r && self.ids[*f] % 2 == self.ids[k] % 2) {
+            let same = |f: usize| self.rings[f] == *r && self.ids[f] % 2 == self.ids[k] % 2 && self.exits.get(f) == self.exits.get(k);
+            match distinct.iter_mut().find(|(f, _)| same(*f)) {
                 Some(x) => x.1 += 1,
                 None => distinct.push((k, 1)),
             }
@@ -100,6 +105,9 @@ impl Call {
             return self;
         }
         self.rings = distinct.iter().map(|x| self.rings[x.0].clone()).collect();
+        if !self.exits.is_empty() {
+            self.exits = distinct.iter().map(|x| self.exits[x.0].clone()).collect();
+        }
         self.ids = distinct.iter().map(|x| self.ids[x.0]).collect();
         self.copies = m as u64;
         self
@@ -240,11 +248,25 @@ struct Dag {
     rate: Option<f64>,
     /// The rate group of the transfers pushed now (`Transfer::rate_group`: its first member).
     group: Option<usize>,
+    /// Per node, where the transfers pushed now cross between nodes (`Call::exits` of the
+    /// channel), and each rank's device and node; empty: the router's nearest NIC.
+    exit: Vec<super::rails::Exit>,
+    node: std::collections::HashMap<usize, usize>,
 }
 
 impl Dag {
     fn push(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64) -> usize {
         let after: Vec<usize> = after.iter().flatten().copied().collect();
+        // Between nodes: leave by the channel's NIC (through its relay GPU with PXN), enter by
+        // the same NIC of the next node.
+        let via = match (self.node.get(&src), self.node.get(&dst)) {
+            (Some(&a), Some(&b)) if a != b && !self.exit.is_empty() => {
+                let (out, inn) = (self.exit[a], self.exit[b]);
+                let ends = [out.leave.then_some(out.nic), inn.enter.then_some(inn.nic)];
+                out.relay.into_iter().chain(ends.into_iter().flatten()).collect()
+            }
+            _ => Vec::new(),
+        };
         // NCCL's kernels move the bytes (`Transfer::kernel`).
         self.t.push(Transfer {
             src,
@@ -255,6 +277,7 @@ impl Dag {
             kernel: true,
             max_rate: self.rate,
             rate_group: self.group,
+            via,
             ..Default::default()
         });
         self.ch.push(self.cur);
@@ -318,7 +341,7 @@ fn split(total: u64, parts: usize) -> Vec<u64> {
 
 /// The call as transfers, with the channel of each; none for an empty call.
 pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
-    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None };
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None, exit: Vec::new(), node: Default::default() };
     let n = c.devices.len();
     if n < 2 || c.bytes == 0 {
         return (d.t, d.ch);
@@ -332,6 +355,10 @@ pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
     d.scale = c.copies.max(1);
     let share = c.bytes.div_ceil(c.channels() as u64);
     let shares = vec![share; c.rings.len()];
+    if !c.exits.is_empty() {
+        d.node = c.devices.iter().enumerate().map(|(r, &dev)| (dev, r / c.per_node())).collect();
+    }
+    let exit = |ch: usize| c.exits.get(ch).cloned().unwrap_or_default();
     match c.coll {
         Coll::AllToAll | Coll::SendRecv => p2p(c, &mut d),
         Coll::AllReduce | Coll::AllGather | Coll::ReduceScatter if c.algo == Algo::Nvls => {
@@ -356,12 +383,14 @@ pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
             let steps = if c.coll == Coll::AllReduce { 2 * (n - 1) } else { n - 1 };
             for (ch, share) in shares.iter().copied().enumerate() {
                 d.cur = ch as u32;
+                d.exit = exit(ch);
                 ring(c, &c.rings[ch], share.div_ceil(n as u64), steps, &mut d);
             }
         }
         Coll::Broadcast | Coll::Reduce => {
             for (ch, share) in shares.iter().copied().enumerate() {
                 d.cur = ch as u32;
+                d.exit = exit(ch);
                 let r = &c.rings[ch];
                 let at = r.iter().position(|&x| x == c.root).unwrap_or(0);
                 // Broadcast: the root heads the chain; reduce: the chain ends at the root.
@@ -797,7 +826,7 @@ pub fn schedule(n: usize, ppn: usize) -> Vec<(usize, usize)> {
 /// One ncclSend of `bytes` from rank `a` to rank `b` (positions in `c.devices`) and its
 /// ncclRecv, as transfers: over the pair's channels, chunk by chunk in order.
 pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
-    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None };
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None, exit: Vec::new(), node: Default::default() };
     if a != b && bytes > 0 {
         pairs_p2p(c, &[(a, b, bytes)], &mut d);
     }

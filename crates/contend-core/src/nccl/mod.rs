@@ -7,6 +7,7 @@ pub mod constants;
 pub mod lower;
 pub mod p2p;
 pub mod program;
+pub mod rails;
 pub mod tests_tool;
 pub mod topo;
 pub mod tuner;
@@ -21,6 +22,8 @@ mod nvls_tests;
 mod p2p_tests;
 #[cfg(test)]
 mod pxn_tests;
+#[cfg(test)]
+mod rails_tests;
 #[cfg(test)]
 mod shm_tests;
 #[cfg(test)]
@@ -192,8 +195,11 @@ pub struct Comm {
     pub topo: topo::Topo,
     /// Channels the communicator runs (NCCL doubles the search's rings when it connects them).
     pub channels: usize,
-    /// Each channel's ring over all ranks.
-    pub rings: Vec<Vec<usize>>,
+    /// Each channel's ring over all ranks and where it crosses between nodes, with PXN and
+    /// without (`rails`; `Comm::rails` picks).
+    pub rails: [rails::Rails; 2],
+    /// The trees' chains: each channel's ring rotated by its index (`rails::rotated`).
+    pub tree_rings: Vec<Vec<usize>>,
     pub tuning: tuning::Comm,
     /// Send/receive: the least channels NCCL gives a peer on the node (`p2p::local_peer`), a
     /// GPU's NICs (count, GB/s) and whether every GPU pair of the node is on NVLink.
@@ -253,16 +259,6 @@ impl Comm {
             Some(c) => c,
             None => (2 * searched).min(tuning::MAX_CHANNELS),
         };
-        // Across nodes, channel c enters and leaves each node at GPUs rotated by c, so that the
-        // channels spread over the GPUs (and the NICs nearest them) as NCCL's search spreads
-        // its rings over the NICs; on one node the rotation changes nothing.
-        let rings: Vec<Vec<usize>> = (0..channels)
-            .map(|c| {
-                let local = &graph.rings[c % searched];
-                let shift = if nodes > 1 { c % ppn } else { 0 };
-                (0..nodes).flat_map(|node| (0..ppn).map(move |k| node * ppn + local[(k + shift) % ppn])).collect()
-            })
-            .collect();
         // Network bandwidth per channel between nodes: the first node's NICs over the rings.
         let first = node_prefix(&m.devices[nodes_gpus[0][0]].name);
         let nic_bw: f64 = network_nics(m, first).map(|(_, bw)| bw / 1e9).sum();
@@ -277,6 +273,10 @@ impl Comm {
             Some(r) => r,
             None => (searched, graph.bw),
         };
+        // Each channel's ring and, across nodes, the NIC it crosses by (`rails`), with PXN and
+        // without (NCCL_PXN_DISABLE=1 is read when the call runs: `Comm::rails`).
+        let rails = [true, false].map(|pxn| rails::build(m, &router, &topo, nodes_gpus, &graph.rings, channels, ring_channels, pxn));
+        let tree_rings = rails::rotated(&graph.rings, nodes, ppn, channels);
         let (tree_speeds, tree_max) = if nodes > 1 {
             (tuning::inter_speeds(topo.cc), nets.iter().copied().fold(0.0, f64::max))
         } else {
@@ -365,7 +365,8 @@ impl Comm {
             graph,
             topo,
             channels,
-            rings,
+            rails,
+            tree_rings,
             tuning,
             p2p_local,
             p2p_net,
@@ -392,6 +393,11 @@ impl Comm {
         self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;
         Ok(())
+    }
+
+    /// The channels' rings and NICs as the constants run them: with PXN unless NCCL_PXN_DISABLE=1.
+    pub fn rails(&self) -> &rails::Rails {
+        &self.rails[usize::from(self.constants.pxn_disable)]
     }
 
     /// NCCL's pick for `bytes` among the allowed algorithms and protocols.
@@ -477,6 +483,7 @@ impl Comm {
             let mut call = self.nvls_call(coll, algo, bytes);
             if let Some(c) = channels.filter(|&c| c < call.rings.len()) {
                 call.rings.truncate(c);
+                call.exits.truncate(c);
                 call.ids.truncate(c);
             }
             return call;
@@ -520,7 +527,8 @@ impl Comm {
             proto,
             bytes,
             devices: self.devices.clone(),
-            rings: self.rings[..nc].to_vec(),
+            rings: if algo == Algo::Tree { self.tree_rings[..nc].to_vec() } else { self.rails().rings[..nc].to_vec() },
+            exits: if algo == Algo::Tree { Vec::new() } else { self.rails().exits.iter().take(nc).cloned().collect() },
             root,
             base: base * 1e-6 + self.call_net(),
             step: step * 1e-6,
@@ -575,6 +583,7 @@ impl Comm {
             bytes,
             devices: self.devices.clone(),
             rings: vec![identity; nc],
+            exits: Vec::new(),
             root: 0,
             // NVLS-tree: the base carries the network steps' latency (NET's NVLS-tree figure).
             base: (tuning::BASE_LATENCY_US[a][p] + if algo == Algo::NvlsTree { tuning::HW_LATENCY_US[tuning::Hw::Net as usize][a][p] } else { 0.0 }) * 1e-6

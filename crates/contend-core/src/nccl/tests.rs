@@ -209,10 +209,9 @@ fn two_nodes_cross_the_network() {
     assert_eq!((two.ranks, two.nodes), (16, 2));
     let one = api::nccl_tests("dgx-a100", &r, 1, None).unwrap();
     // Between nodes the rings cross 200 Gb/s (25 GB/s) NICs, far below NVSwitch: a ring
-    // all-reduce's busbw is at most what the node's 8 NICs carry out, 8 x 25 = 200 GB/s. The
-    // channels leave each node at different GPUs and each GPU of a PCIe switch takes its own
-    // NIC, so more than half the NICs carry them (4 of 8 NICs, all the first of each switch,
-    // capped it near 100 GB/s).
+    // all-reduce's busbw is at most what the node's 8 NICs carry out, 8 x 25 = 200 GB/s. Channel
+    // c crosses by NIC c mod 8, as NCCL's search assigns them (`rails`), so every NIC carries
+    // them (4 of 8 NICs, all the first of each switch, capped it near 100 GB/s).
     let b = two.rows[0].busbw;
     assert!(b < one.rows[0].busbw && b <= 8.0 * 25.0 * 1.001 && b > 4.0 * 25.0, "{b} vs {}", one.rows[0].busbw);
 }

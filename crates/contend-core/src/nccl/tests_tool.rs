@@ -114,9 +114,11 @@ pub struct SearchSummary {
 
 #[derive(Serialize, Debug, Clone)]
 pub struct AcrossNodes {
-    /// Channel 0's ring over every rank (GPU names); channel c enters and leaves each node at
-    /// GPUs rotated by c.
+    /// Channel 0's ring over every rank (GPU names).
     pub ring: Vec<String>,
+    /// Per channel, on the first node: the NIC it enters and leaves by and the GPU that posts
+    /// its leaving step with PXN, if any (`rails`); empty where the router's nearest NIC is taken.
+    pub crossings: Vec<(String, Option<String>)>,
     /// The first node's NICs and each one's network link, GB/s.
     pub nics: Vec<(String, f64)>,
     /// NCCL's ring graph through the NICs: channels and GB/s per channel.
@@ -390,7 +392,8 @@ fn across_nodes(comm: &Comm) -> AcrossNodes {
     let nics = super::network_nics(m, first).map(|(d, bw)| (m.devices[d].name.clone(), bw / 1e9)).collect();
     let t = &comm.tuning;
     AcrossNodes {
-        ring: comm.rings[0].iter().map(|&r| m.devices[comm.devices[r]].name.clone()).collect(),
+        ring: comm.rails().rings[0].iter().map(|&r| m.devices[comm.devices[r]].name.clone()).collect(),
+        crossings: comm.rails().exits.iter().map(|e| (m.devices[e[0].nic].name.clone(), e[0].relay.map(|g| m.devices[g].name.clone()))).collect(),
         nics,
         ring_graph: (t.graph_channels, t.bw_intra),
         tree_graph: (t.tree_channels, t.tree_bw_intra, t.tree_bw_inter),
@@ -422,12 +425,29 @@ pub fn explain_text(r: &Report) -> String {
         rates.dedup();
         let rates: Vec<String> = rates.iter().map(|&r| format!("{} GB/s", nt::g_format(r))).collect();
         s.push_str(&format!(
-            "Across nodes: {} NIC(s) per node at {} each; each channel's ring leaves and enters a node at GPUs rotated by its index:\n  channel 0: {} -> {}\n",
+            "Across nodes: {} NIC(s) per node at {} each; {}:\n  channel 0: {} -> {}\n",
             a.nics.len(),
             rates.join(" / "),
+            if a.crossings.is_empty() {
+                "each channel's ring leaves and enters a node at GPUs rotated by its index"
+            } else {
+                "each channel's ring enters and leaves every node by its NIC, as NCCL's search assigns them"
+            },
             a.ring.join(" -> "),
             a.ring[0]
         ));
+        if !a.crossings.is_empty() {
+            let each: Vec<String> = a
+                .crossings
+                .iter()
+                .enumerate()
+                .map(|(c, (nic, relay))| match relay {
+                    Some(g) => format!("{c}: {nic} (PXN via {g})"),
+                    None => format!("{c}: {nic}"),
+                })
+                .collect();
+            s.push_str(&format!("  channel NICs on the first node: {}\n", each.join(", ")));
+        }
         s.push_str(&format!(
             "  NCCL's cost model reads its own graphs: ring {} channel(s) at {} GB/s through the NICs; tree {} channel(s) at {} GB/s inside a node, {} between nodes\n",
             a.ring_graph.0,

@@ -136,7 +136,7 @@ pub fn gdr(m: &Machine, router: &Router, gpu: usize, nics: &[usize]) -> bool {
     nics.iter().any(|&n| router.path(gpu, n, true).is_some_and(|h| classify(m, &[], h, true).kind <= PathType::Pxb))
 }
 
-fn classify(m: &Machine, bw: &[f64], hops: Vec<Hop>, peer: bool) -> Path {
+pub(super) fn classify(m: &Machine, bw: &[f64], hops: Vec<Hop>, peer: bool) -> Path {
     let kinds: Vec<LinkKind> = hops.iter().map(|h| m.links[h.link].kind).collect();
     let via: Vec<DeviceKind> = hops
         .iter()

@@ -1,0 +1,258 @@
+//! Across nodes, the NIC each ring channel crosses between nodes by, and the GPU that posts its
+//! send there (PXN), as NCCL's ring search through the network picks them (search.cc,
+//! paths.cc; the same rule in v2.19.3, v2.20.5, v2.21.5 and v2.30.7):
+//! - the search lists the node's NICs GPU by GPU, each GPU's nearest first
+//!   (`ncclTopoSelectNets`), and starts channel c at NIC c mod NICs (`ncclTopoSearchRecNet`:
+//!   `nets[(nChannels + i) % netCount]`, i = 0 first); with crossNic 0, tried first, the ring
+//!   leaves each node by the NIC it entered by (`ncclTopoSearchRecGpu`), and `connectRings`
+//!   copies channel c to c + channels, NIC and all;
+//! - a ring enters a node at a GPU near the NIC (the NIC's local GPU first) and must leave it
+//!   from a GPU whose path to the NIC is no worse than the path type the search allows; it
+//!   allows PIX, PXB, then PXN, and goes past PXN only while it has no rings (`ncclTopoCompute`);
+//! - PXN (NCCL_PXN_DISABLE=0, the default since 2.12): a GPU whose own path to a NIC crosses a
+//!   CPU reaches it through the NIC's local GPU, when that GPU is on the NIC's PCIe switches
+//!   and an NVLink peer (paths.cc `ncclTopoComputePaths`, "PXN = PCI + NVLink", GPU to NIC
+//!   only): the leaving GPU writes its step over NVLink into that GPU's memory, whose NIC sends
+//!   it (net.cc: the proxy rank is the intermediate GPU, `ncclTopoGetIntermediateRank`).
+//!
+//! Here each channel takes, of the one-node search's rings, the ring and the rotation whose
+//! entry and leaving GPUs have the best path types to the channel's NIC (PXN counts between PXB
+//! and PHB, as NCCL's PATH_PXN does), each ring used by an equal share of the channels, so that
+//! the links inside a node carry what the search fitted (on an NVSwitch node a ring may run
+//! reversed, which loads the same links alike).
+
+use super::topo::{self, PathType};
+use super::tuning;
+use crate::flow::router::Router;
+use crate::topology::{LinkKind, Machine};
+
+/// Where a channel crosses a node's boundary: the NIC NCCL gives it, the local GPU whose NIC
+/// posts the leaving send for the channel's leaving GPU (PXN), if any, and whether the leaving
+/// GPU (or its relay) and the entry GPU reach that NIC by a peer path inside the node. Where
+/// one does not (a GPU on the other socket without PXN: NCCL would stage through host memory,
+/// which is not lowered), that end takes the router's nearest NIC, as before.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Exit {
+    pub nic: usize,
+    pub relay: Option<usize>,
+    pub leave: bool,
+    pub enter: bool,
+}
+
+/// Each channel's ring over all ranks and, across nodes, per node where it crosses (empty: the
+/// router's nearest NIC, as on one node or a node without NICs).
+#[derive(Clone, Debug, Default)]
+pub struct Rails {
+    pub rings: Vec<Vec<usize>>,
+    pub exits: Vec<Vec<Exit>>,
+}
+
+/// NCCL's PATH_PXN, between PXB (5) and PHB (7).
+const PXN: u8 = 6;
+
+/// The rails of `channels` channels over `rings` (the one-node search's, as local positions
+/// into each node's GPUs), NIC index (c mod `net_channels`) mod NICs; `pxn`: whether PXN runs.
+#[allow(clippy::too_many_arguments)]
+pub fn build(
+    m: &Machine,
+    router: &Router,
+    topo: &topo::Topo,
+    nodes_gpus: &[Vec<usize>],
+    rings: &[Vec<usize>],
+    channels: usize,
+    net_channels: usize,
+    pxn: bool,
+) -> Rails {
+    let (nodes, ppn, searched) = (nodes_gpus.len(), nodes_gpus[0].len(), rings.len());
+    let global =
+        |local: &[usize], shift: usize| -> Vec<usize> { (0..nodes).flat_map(|node| (0..ppn).map(move |k| node * ppn + local[(k + shift) % ppn])).collect() };
+    // Every node alike (as the rings assume): the first node's order, each NIC by its name in
+    // the others (n3.NIC5 for n0.NIC5), searched afresh only where a name is missing.
+    let nets: Vec<Vec<usize>> = if nodes > 1 {
+        let first = node_nets(m, router, topo, &nodes_gpus[0]);
+        let from = super::node_prefix(&m.devices[nodes_gpus[0][0]].name);
+        nodes_gpus
+            .iter()
+            .map(|g| {
+                let to = super::node_prefix(&m.devices[g[0]].name);
+                let same: Option<Vec<usize>> = first.iter().map(|&d| m.device(&format!("{to}{}", &m.devices[d].name[from.len()..]))).collect();
+                same.unwrap_or_else(|| node_nets(m, router, topo, g))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if nodes == 1 || nets.iter().any(|v| v.is_empty() || v.len() != nets[0].len()) {
+        return Rails { rings: rotated(rings, nodes, ppn, channels), exits: Vec::new() };
+    }
+    // Per NIC index, on the first node (every node alike): each local GPU's path type to it, the
+    // NIC's local GPU (PXN's relay, where within PXB), and each GPU's leaving type and relay.
+    let first = &nodes_gpus[0];
+    let count = nets[0].len();
+    let ty: Vec<Vec<u8>> = (0..ppn).map(|k| nets[0].iter().map(|&d| gpu_nic(m, router, topo, first[k], d).map_or(u8::MAX, |p| p.0 as u8)).collect()).collect();
+    let owner: Vec<Option<usize>> = (0..count).map(|i| local_gpu(m, router, topo, first, nets[0][i]).filter(|&k| ty[k][i] <= PathType::Pxb as u8)).collect();
+    let leave = |k: usize, i: usize| -> (u8, Option<usize>) {
+        match owner[i] {
+            Some(p) if pxn && ty[k][i] > PathType::Pxb as u8 && p != k && topo.paths[k][p].as_ref().is_some_and(|x| x.kind == PathType::Nvl) => (PXN, Some(p)),
+            _ => (ty[k][i], None),
+        }
+    };
+    // NCCL searches the ring graph's channels and copies channel c to c + channels, ring, NIC
+    // and all (`connectRings`); the copies also let identical channels run merged.
+    let searched_net = net_channels.clamp(1, channels.max(1));
+    let cap = searched_net.div_ceil(searched);
+    let mut uses = vec![0usize; searched];
+    // On an NVSwitch node (every pair of GPUs one hop through a switch) a ring runs either way at
+    // the same link loads: each GPU sends one and receives one share through its own NVLinks. NCCL
+    // searches each channel's chain afresh; here a ring may run reversed there, so that a NIC's
+    // channels can enter at its local GPU and leave from the GPU before it whichever way round
+    // the one-node search found it. Elsewhere (DGX-1's cube mesh) a reversed ring would load the
+    // other direction of links the search fitted, so rings keep their way.
+    let switched = topo.paths.iter().flatten().flatten().all(|p| p.kind == PathType::Nvl && p.hops.len() == 2);
+    let orders: Vec<(usize, bool, Vec<usize>)> = (0..searched)
+        .flat_map(|r| {
+            let back: Vec<usize> = rings[r].iter().rev().copied().collect();
+            std::iter::once((r, false, rings[r].clone())).chain(switched.then_some((r, true, back)))
+        })
+        .collect();
+    let mut out = Rails::default();
+    for c in 0..channels {
+        if c >= searched_net {
+            let (ring, exits) = (out.rings[c % searched_net].clone(), out.exits[c % searched_net].clone());
+            out.rings.push(ring);
+            out.exits.push(exits);
+            continue;
+        }
+        let i = c % count;
+        let cost = |o: &[usize], s: usize| {
+            let (entry, exit) = (o[s], o[(s + ppn - 1) % ppn]);
+            let (a, b) = (ty[entry][i], leave(exit, i).0);
+            // The worse end sets the path type the search needs; NCCL tries the NIC's local GPU
+            // as the entry first and keeps the first of equal rings (`ncclTopoCompareGraphs`).
+            (a.max(b), a as u16 + b as u16, Some(entry) != owner[i])
+        };
+        let (k, s) = (0..orders.len())
+            .filter(|&k| uses[orders[k].0] < cap)
+            .flat_map(|k| (0..ppn).map(move |s| (k, s)))
+            .min_by_key(|&(k, s)| {
+                let (r, rev, o) = &orders[k];
+                (cost(o, s), uses[*r], *rev, (r + searched - c % searched) % searched, (s + ppn - c % ppn) % ppn)
+            })
+            .unwrap_or((2 * (c % searched) * usize::from(switched) + (c % searched) * usize::from(!switched), c % ppn));
+        let (r, order) = (orders[k].0, &orders[k].2);
+        uses[r] += 1;
+        let (entry, exit) = (order[s], order[(s + ppn - 1) % ppn]);
+        let relay = leave(exit, i).1;
+        let peer = |g: usize, nic: usize| gpu_nic(m, router, topo, g, nic).is_some_and(|p| p.2);
+        out.rings.push(global(order, s));
+        out.exits.push(
+            (0..nodes)
+                .map(|node| {
+                    let (g, nic) = (&nodes_gpus[node], nets[node][i]);
+                    let relay = relay.map(|p| g[p]);
+                    Exit { nic, relay, leave: peer(relay.unwrap_or(g[exit]), nic), enter: peer(g[entry], nic) }
+                })
+                .collect(),
+        );
+    }
+    out
+}
+
+/// Channel c's ring enters and leaves each node at GPUs rotated by c, so that the channels
+/// spread over the GPUs and the NICs nearest them; on one node nothing rotates. The rails
+/// where a node has no NIC, and the trees' chains everywhere (their heads take the router's
+/// nearest NIC; NCCL's tree search gives each tree channel a NIC too, not lowered).
+pub fn rotated(rings: &[Vec<usize>], nodes: usize, ppn: usize, channels: usize) -> Vec<Vec<usize>> {
+    let searched = rings.len();
+    (0..channels)
+        .map(|c| {
+            let (local, shift) = (&rings[c % searched], if nodes > 1 { c % ppn } else { 0 });
+            (0..nodes).flat_map(|node| (0..ppn).map(move |k| node * ppn + local[(k + shift) % ppn])).collect()
+        })
+        .collect()
+}
+
+/// NCCL's path type and hop count from GPU `g` to NIC `nic` inside their node
+/// (`topo::classify`), and whether it is a peer path; None: no path.
+fn gpu_nic(m: &Machine, router: &Router, topo: &topo::Topo, g: usize, nic: usize) -> Option<(PathType, usize, bool)> {
+    // Inside the node only: where no peer path reaches the NIC in the node, the router's path
+    // would go out through the nearest NIC and over the network.
+    let inside = |peer: bool| router.path(g, nic, peer).filter(|h| h.iter().all(|h| m.links[h.link].kind != LinkKind::Network));
+    let (hops, peer) = match inside(true) {
+        Some(h) => (h, true),
+        None => (inside(false)?, false),
+    };
+    let n = hops.len();
+    Some((topo::classify(m, &topo.link_bw, hops, peer).kind, n, peer))
+}
+
+/// The nearest NICs of GPU `g` (best path type, then fewest hops), in machine order, among `nics`.
+fn nearest(m: &Machine, router: &Router, topo: &topo::Topo, g: usize, nics: &[usize]) -> Vec<usize> {
+    let key = |d: usize| gpu_nic(m, router, topo, g, d).map_or((u8::MAX, usize::MAX), |(t, h, _)| (t as u8, h));
+    let best = nics.iter().map(|&d| key(d)).min();
+    nics.iter().copied().filter(|&d| Some(key(d)) == best).collect()
+}
+
+/// NCCL's local GPU of a NIC (`ncclTopoGetLocalGpu`), as a position in `gpus`: channel by channel,
+/// the first GPU whose own NIC for that channel it is (`ncclTopoGetLocalNet`: of the g GPUs that
+/// share a GPU's n nearest NICs, GPU d starts at NIC d mod g, bit-mirrored where n is a power of
+/// two, and takes the next of its ceil(n / g) NICs each channel). On two GPUs and two NICs under
+/// one switch GPU 0 owns NIC 0 and GPU 1 NIC 1, so the channels of each NIC enter at a different GPU.
+fn local_gpu(m: &Machine, router: &Router, topo: &topo::Topo, gpus: &[usize], nic: usize) -> Option<usize> {
+    let prefix = super::node_prefix(&m.devices[nic].name);
+    let mut nics: Vec<usize> = super::network_nics(m, prefix).map(|(d, _)| d).collect();
+    nics.sort_unstable();
+    nics.dedup();
+    let near: Vec<Vec<usize>> = gpus.iter().map(|&g| nearest(m, router, topo, g, &nics)).collect();
+    let mirror = |v: usize, n: usize| (0..n.trailing_zeros()).filter(|b| v >> b & 1 == 1).map(|b| n >> 1 >> b).sum::<usize>();
+    let candidates: Vec<usize> = (0..gpus.len()).filter(|&k| near[k].contains(&nic)).collect();
+    (0..tuning::MAX_CHANNELS).find_map(|c| {
+        candidates.iter().copied().find(|&k| {
+            let own = &near[k];
+            let sharing = (0..gpus.len()).filter(|&j| near[j].first() == own.first()).count().max(1);
+            let per = own.len().div_ceil(sharing);
+            let mut net = k % sharing;
+            if own.len().is_power_of_two() {
+                net = mirror(net, own.len());
+            }
+            own[(net + c % per) % own.len()] == nic
+        })
+    })
+}
+
+/// A node's NICs in NCCL's order (`ncclTopoSelectNets`): GPU by GPU in rank order, each GPU's
+/// nearest NICs (best path type, then fewest hops), then the others in machine order; a NIC
+/// counted once a port (NCCL's network devices are ports; a NIC whose plugin stripes its ports
+/// is one). Where some NIC is within PXB of a GPU, NICs that are not carry no ring: the search
+/// stops widening the allowed path type at PXN once it has rings (`ncclTopoCompute`).
+fn node_nets(m: &Machine, router: &Router, topo: &topo::Topo, gpus: &[usize]) -> Vec<usize> {
+    let prefix = super::node_prefix(&m.devices[gpus[0]].name);
+    let mut nics: Vec<usize> = super::network_nics(m, prefix).map(|(d, _)| d).collect();
+    nics.sort_unstable();
+    nics.dedup();
+    nics.retain(|&d| gpus.iter().any(|&g| gpu_nic(m, router, topo, g, d).is_some()));
+    let key = |g: usize, d: usize| gpu_nic(m, router, topo, g, d).map_or((u8::MAX, usize::MAX), |(t, h, _)| (t as u8, h));
+    let near = nics.iter().any(|&d| gpus.iter().any(|&g| key(g, d).0 <= PathType::Pxb as u8));
+    let mut order: Vec<usize> = Vec::new();
+    for &g in gpus {
+        let best = nics.iter().map(|&d| key(g, d)).min();
+        for &d in nics.iter().filter(|&&d| Some(key(g, d)) == best) {
+            if !order.contains(&d) {
+                order.push(d);
+            }
+        }
+    }
+    for &d in &nics {
+        if !order.contains(&d) {
+            order.push(d);
+        }
+    }
+    order.retain(|&d| !near || gpus.iter().any(|&g| key(g, d).0 <= PathType::Pxb as u8));
+    order
+        .into_iter()
+        .flat_map(|d| {
+            let ports = if m.devices[d].stripe_threshold.is_some() { 1 } else { m.devices[d].ports.max(1) as usize };
+            std::iter::repeat_n(d, ports)
+        })
+        .collect()
+}

@@ -1,0 +1,179 @@
+//! The NIC each ring channel crosses between nodes by, and PXN for the GPU it leaves from, from
+//! NCCL's rule (`rails`: channel c at NIC c mod NICs in NCCL's GPU-by-GPU order, entering at a
+//! GPU on the NIC's PCIe switch and leaving from one on it or, with PXN, through the NIC's GPU
+//! over NVLink) and the machines' link rates: expected values never come from a run.
+
+use super::*;
+use crate::api;
+use crate::topology::Machine;
+
+fn two(machine: &str, nic: &str) -> Comm {
+    let text = format!("name: two\nfabric:\n  graph: {{switches: [{{name: S0}}], links: [], hosts: [S0, S0]}}\nlink: {{bandwidth: {nic}}}\nnodes: {{count: 2, machine: \"{machine}\"}}\n");
+    let m = Machine::from_text(&text, "two.yaml").unwrap();
+    let node = |k: usize| m.gpus().into_iter().filter(|&g| m.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
+    Comm::new(&m, &[node(0), node(1)], None).unwrap()
+}
+
+fn name(c: &Comm, d: usize) -> &str {
+    &c.m.devices[d].name
+}
+
+/// One channel's crossing of one node: (NIC, entry GPU, leaving GPU, relay) by name.
+type Crossing = (String, String, String, Option<String>);
+
+/// Per channel and node, its crossing.
+fn crossings(c: &Comm) -> Vec<Vec<Crossing>> {
+    let r = c.rails();
+    assert_eq!(r.exits.len(), c.channels);
+    (0..c.channels)
+        .map(|ch| {
+            (0..c.nodes)
+                .map(|node| {
+                    let ring = &r.rings[ch];
+                    let on: Vec<usize> = ring.iter().copied().filter(|&k| k / c.ppn == node).collect();
+                    let e = r.exits[ch][node];
+                    let dev = |k: usize| name(c, c.devices[k]).to_string();
+                    (name(c, e.nic).to_string(), dev(on[0]), dev(*on.last().unwrap()), e.relay.map(|g| name(c, g).to_string()))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn ring_busbw(machine: &str, nic: Option<&str>, params: Vec<(String, String)>) -> f64 {
+    let r = tests_tool::Request {
+        op: "all_reduce".into(),
+        min_bytes: "1G".into(),
+        max_bytes: "1G".into(),
+        factor: 2,
+        ngpus: None,
+        gpus: None,
+        dtype: "float".into(),
+        root: 0,
+        algo: Some("ring".into()),
+        proto: Some("simple".into()),
+        channels: None,
+        tuner: None,
+        model: "maxmin".into(),
+        params,
+        explain: false,
+    };
+    api::nccl_tests(machine, &r, 2, nic).unwrap().rows[0].busbw
+}
+
+/// DGX-1 (P100): 4 EDR NICs, IBk on PCIe switch SWk with GPU 2k and 2k + 1. NCCL lists the NICs
+/// GPU by GPU (IB0, IB1, IB2, IB3) and starts channel c at IB(c mod 4); each ring enters and
+/// leaves a node at the two GPUs of that NIC's switch (PIX both ways, so no PXN).
+#[test]
+fn dgx1_channels_take_each_nic_in_turn_at_its_switchs_gpus() {
+    let c = two("dgx1-p100", "12.5GB/s");
+    let nc = c.tuning.graph_channels;
+    for (ch, nodes) in crossings(&c).into_iter().enumerate() {
+        let k = (ch % nc) % 4;
+        for (node, (nic, entry, exit, relay)) in nodes.into_iter().enumerate() {
+            assert_eq!(nic, format!("n{node}.IB{k}"), "channel {ch}");
+            let pair = [format!("n{node}.GPU{}", 2 * k), format!("n{node}.GPU{}", 2 * k + 1)];
+            assert!(pair.contains(&entry) && pair.contains(&exit) && entry != exit && relay.is_none(), "channel {ch}: {entry} .. {exit} via {relay:?}");
+        }
+    }
+}
+
+/// With the four NICs evenly loaded, a ring all-reduce's busbw is bound by what they carry out of
+/// a node: 4 x 12.5 = 50 GB/s (each channel crosses each node boundary once each way with
+/// 2 (n - 1) / n of its share, as busbw counts it). NCCL's maintainer: "DGX-1 can get 48 GB/s
+/// because we have 4 IB adapters" (nccl-tests #29); NCCL's own model 47.6.
+#[test]
+fn dgx1_ring_across_two_nodes_reaches_its_four_nics() {
+    let b = ring_busbw("dgx1-p100", None, vec![]);
+    assert!(b > 0.85 * 4.0 * 12.5 && b <= 4.0 * 12.5 * 1.001, "{b}");
+}
+
+/// A node of the DGX H100 class with one NIC per GPU, each pair alone on its PCIe Gen5 switch
+/// (NVIDIA's DGX H100 layout), two sockets: GPU k reaches NIC k at PIX and every other NIC
+/// through a CPU (PHB or SYS).
+fn one_to_one() -> std::path::PathBuf {
+    let mut t =
+        String::from("name: pair8\ndevices:\n  - {name: RC0, kind: root_complex}\n  - {name: RC1, kind: root_complex}\n  - {name: NVS, kind: nvswitch}\n");
+    for k in 0..8 {
+        t += &format!("  - {{name: SW{k}, kind: pcie_switch}}\n  - {{name: GPU{k}, kind: gpu, model: H100-SXM5-80GB}}\n  - {{name: NIC{k}, kind: nic, port_bandwidth: 400Gb/s}}\n");
+    }
+    t += "links:\n  - {a: RC0, b: RC1, kind: upi, bandwidth: 22GB/s}\n";
+    for k in 0..8 {
+        t += &format!(
+            "  - {{a: RC{}, b: SW{k}, kind: pcie, gen: 5, lanes: 16}}\n  - {{a: SW{k}, b: GPU{k}, kind: pcie, gen: 5, lanes: 16}}\n  - {{a: SW{k}, b: NIC{k}, kind: pcie, gen: 5, lanes: 16}}\n  - {{a: NVS, b: GPU{k}, kind: nvlink, count: 18, bandwidth: 25GB/s}}\n",
+            k / 4
+        );
+    }
+    let file = std::env::temp_dir().join(format!("contend-pair8-{}-{:?}.yaml", std::process::id(), std::thread::current().id()));
+    std::fs::write(&file, t).unwrap();
+    file
+}
+
+/// On it NCCL's search enters each channel's node at the NIC's own GPU (PIX) and leaves from
+/// another GPU, which reaches that NIC only through a CPU: PXN relays the step over NVLink to
+/// the NIC's GPU (paths.cc: the peer is at PIX <= PXB, an NVLink peer, and our path is worse
+/// than PXN). With NCCL_PXN_DISABLE=1 the leaving GPU's own path is taken, through the CPU.
+#[test]
+fn one_nic_per_gpu_leaves_through_the_nics_gpu_with_pxn() {
+    let file = one_to_one();
+    let mut c = two(file.to_str().unwrap(), "25GB/s");
+    let nc = c.tuning.graph_channels;
+    for pxn in [true, false] {
+        c.constants.pxn_disable = !pxn;
+        for (ch, nodes) in crossings(&c).into_iter().enumerate() {
+            let k = (ch % nc) % 8;
+            for (node, (nic, entry, exit, relay)) in nodes.into_iter().enumerate() {
+                let own = format!("n{node}.GPU{k}");
+                assert_eq!(nic, format!("n{node}.NIC{k}"), "channel {ch}");
+                if pxn {
+                    assert!(entry == own && exit != own && relay == Some(own.clone()), "channel {ch}: {entry} .. {exit} via {relay:?}");
+                } else {
+                    // Without PXN both ends need a path no worse than PHB: GPUs of the NIC's socket.
+                    let socket = |g: &str| g[g.len() - 1..].parse::<usize>().unwrap() / 4;
+                    assert!(relay.is_none() && socket(&entry) == k / 4 && socket(&exit) == k / 4, "channel {ch}: {entry} .. {exit}");
+                }
+            }
+        }
+    }
+    // Bound with PXN: the 8 NICs at 25 GB/s each, 200 GB/s, evenly loaded; the relay's NVLink and
+    // Gen5 x16 carry more. Without PXN the steps that leave from the other socket cross the
+    // 22 GB/s UPI as well, so it can only be slower.
+    let path = file.to_str().unwrap();
+    let with = ring_busbw(path, Some("25GB/s"), vec![]);
+    let without = ring_busbw(path, Some("25GB/s"), vec![("nccl_pxn_disable".into(), "1".into())]);
+    std::fs::remove_file(&file).unwrap();
+    assert!(with > 0.9 * 8.0 * 25.0 && with <= 8.0 * 25.0 * 1.001, "{with}");
+    assert!(without < with, "without PXN {without}, with {with}");
+}
+
+/// hgx-h100 and dgx-a100 as written put two GPUs and two NICs on each PCIe switch: the GPU beside
+/// the entry GPU reaches the NIC at PIX too, so no channel needs PXN, and every NIC carries an
+/// equal share of the channels. NCCL's local GPU of NIC k is GPU k (`ncclTopoGetLocalNet`: GPU d
+/// of the two sharing a switch's two NICs takes NIC d mod 2), so NIC k's channels enter at GPU k
+/// and leave from its neighbour, and every GPU's PCIe link carries one NIC's way in and the other's
+/// way out.
+#[test]
+fn two_gpus_per_switch_need_no_pxn_and_share_the_nics_evenly() {
+    for machine in ["hgx-h100", "dgx-a100"] {
+        let c = two(machine, "25GB/s");
+        let x = crossings(&c);
+        assert!(x.iter().flatten().all(|e| e.3.is_none()), "{machine}");
+        for (ch, nodes) in x.iter().enumerate() {
+            let (nic, entry, exit, _) = &nodes[0];
+            let k: usize = nic["n0.NIC".len()..].parse().unwrap();
+            assert_eq!((entry.clone(), exit.clone()), (format!("n0.GPU{k}"), format!("n0.GPU{}", k ^ 1)), "{machine} channel {ch}");
+        }
+        let mut per = std::collections::BTreeMap::new();
+        for nodes in &x {
+            *per.entry(nodes[0].0.clone()).or_insert(0) += 1;
+        }
+        assert!(per.len() == 8 && per.values().all(|&n| n == c.channels / 8), "{machine}: {per:?}");
+    }
+}
+
+/// A PCIe box has no NVLink: no PXN anywhere, and the ring's ends are the GPUs of the NIC's socket.
+#[test]
+fn pcie_box_has_no_pxn() {
+    let c = two("gb5470-2ib", "6.8175GB/s");
+    assert!(crossings(&c).iter().flatten().all(|e| e.3.is_none()));
+}
