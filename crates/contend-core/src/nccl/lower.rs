@@ -251,7 +251,9 @@ struct Dag {
     /// Per node, where the transfers pushed now cross between nodes (`Call::exits` of the
     /// channel), and each rank's device and node; empty: the router's nearest NIC.
     exit: Vec<super::rails::Exit>,
-    node: std::collections::HashMap<usize, usize>,
+    /// The node of each machine device that is a rank's (`usize::MAX`: none), indexed by
+    /// device: read for every transfer pushed, so a slice, not a map.
+    node: Vec<usize>,
 }
 
 impl Dag {
@@ -259,8 +261,9 @@ impl Dag {
         let after: Vec<usize> = after.iter().flatten().copied().collect();
         // Between nodes: leave by the channel's NIC (through its relay GPU with PXN), enter by
         // the same NIC of the next node.
-        let via = match (self.node.get(&src), self.node.get(&dst)) {
-            (Some(&a), Some(&b)) if a != b && !self.exit.is_empty() => {
+        let node = |d: usize| self.node.get(d).copied().filter(|&k| k != usize::MAX);
+        let via = match (node(src), node(dst)) {
+            (Some(a), Some(b)) if a != b && !self.exit.is_empty() => {
                 let (out, inn) = (self.exit[a], self.exit[b]);
                 let ends = [out.leave.then_some(out.nic), inn.enter.then_some(inn.nic)];
                 out.relay.into_iter().chain(ends.into_iter().flatten()).collect()
@@ -341,7 +344,7 @@ fn split(total: u64, parts: usize) -> Vec<u64> {
 
 /// The call as transfers, with the channel of each; none for an empty call.
 pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
-    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None, exit: Vec::new(), node: Default::default() };
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None, exit: Vec::new(), node: Vec::new() };
     let n = c.devices.len();
     if n < 2 || c.bytes == 0 {
         return (d.t, d.ch);
@@ -356,7 +359,10 @@ pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
     let share = c.bytes.div_ceil(c.channels() as u64);
     let shares = vec![share; c.rings.len()];
     if !c.exits.is_empty() {
-        d.node = c.devices.iter().enumerate().map(|(r, &dev)| (dev, r / c.per_node())).collect();
+        d.node = vec![usize::MAX; c.devices.iter().max().map_or(0, |&x| x + 1)];
+        for (r, &dev) in c.devices.iter().enumerate() {
+            d.node[dev] = r / c.per_node();
+        }
     }
     let exit = |ch: usize| c.exits.get(ch).cloned().unwrap_or_default();
     match c.coll {
@@ -826,7 +832,7 @@ pub fn schedule(n: usize, ppn: usize) -> Vec<(usize, usize)> {
 /// One ncclSend of `bytes` from rank `a` to rank `b` (positions in `c.devices`) and its
 /// ncclRecv, as transfers: over the pair's channels, chunk by chunk in order.
 pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
-    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None, exit: Vec::new(), node: Default::default() };
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None, exit: Vec::new(), node: Vec::new() };
     if a != b && bytes > 0 {
         pairs_p2p(c, &[(a, b, bytes)], &mut d);
     }
