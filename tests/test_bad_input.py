@@ -138,6 +138,14 @@ def test_explain_needs_a_model_with_steps(cli, example_file):
     assert_one_line(p, "maxmin", "no steps to explain", "--model sc16")
 
 
+def test_explain_on_a_machine_sc16_refuses_does_not_send_the_user_round(cli, tmp_path):
+    # sc16's usual advice (use --model maxmin) would lead to the refusal above: explain points to simulate.
+    t = write(tmp_path, "t.yaml", "transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n")
+    p = cli("explain", "hgx-h100", t)
+    assert_one_line(p, "sc16", "explain shows sc16's steps only", "contend simulate")
+    assert "use --model maxmin" not in p.stderr
+
+
 def test_random_graphs_repeat_pairs_beyond_the_distinct_ones(cli, tmp_path):
     out = tmp_path / "r.yaml"
     p = cli("generate", "random", "cs-storm-socket", "--count", "100", "--gap", "1us", "-o", str(out))

@@ -13,7 +13,9 @@ EXAMPLES = Path(__file__).parent.parent / "examples"
 
 
 @pytest.mark.parametrize("machine,src,dst", [("dgx1-p100", "GPU0", "GPU1"), ("dgx-a100", "GPU0", "GPU5"),
-                                             ("cs-storm", "GPU0", "GPU1")])
+                                             ("cs-storm", "GPU0", "GPU1"),
+                                             # across nodes: GPUDirect RDMA sends the packed buffer NIC to NIC
+                                             ("superpod-h100-su", "n0.GPU0", "n1.GPU0")])
 @pytest.mark.parametrize("ty", ["milc-zdown", "cosmo-halo-ew", "jacobi-column", "jacobi-row"])
 def test_datatype_answers_for_presets(cli, machine, src, dst, ty):
     p = cli("datatype", machine, src, dst, ty, "--json")

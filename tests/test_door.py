@@ -53,6 +53,18 @@ def test_records_with_other_fields_take_the_file_path():
     assert t.records[1]["after"] == [0]
 
 
+def test_bare_numbers_mean_bytes_and_seconds_on_the_file_path_too():
+    # A record with a field beyond the columns' takes the file's path, which wants units: a bare number there
+    # is still bytes (size) or seconds (start, overhead), as the docstring promises.
+    plain = contend.Transfers.from_records([{"src": "GPU0", "dst": "GPU2", "size": 1 << 20, "start": 2e-6}])
+    other = contend.Transfers.from_records([{"src": "GPU0", "dst": "GPU2", "size": 1 << 20, "start": 2e-6,
+                                             "mechanism": "p2p"}])
+    assert other.records[0]["size"] == plain.records[0]["size"]
+    assert other.records[0]["start"] == plain.records[0]["start"]
+    with pytest.raises(contend.InputError, match="did you mean `start`"):
+        contend.Transfers.from_records([{"src": "GPU0", "dst": "GPU2", "size": 1 << 20, "strat": 1}])
+
+
 @pytest.mark.parametrize("kwargs, field", [
     ({"size": [1024, 0]}, "size[1]"),
     ({"size": np.array([1024.0, 1.5])}, "size[1]"),

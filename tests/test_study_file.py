@@ -1,5 +1,8 @@
 """Study files: expansion into points, and every mistake refused with one line and exit 2 before anything runs."""
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from contend import study
@@ -49,6 +52,19 @@ def test_base_scenario_from_a_file(tmp_path):
     s = study.load(tmp_path / "s.yaml")
     assert [p.scenario["nic_scheduling"] for p in s.points] == ["fcfs", "rr"]
     assert s.points[0].scenario["cluster"] == "fat-tree-2048x1"
+
+
+def test_a_base_file_elsewhere_resolves_its_own_relative_paths(tmp_path):
+    # The example scenario names its cluster and program relative to its own folder
+    # (../clusters, ../programs), not the study's.
+    shutil.copytree(Path(__file__).parent.parent / "examples", tmp_path / "examples")
+    (tmp_path / "studies").mkdir()
+    (tmp_path / "studies" / "st.yaml").write_text(
+        "base: ../examples/scenarios/nccl-training-step.yaml\naxes: {nic_scheduling: [fcfs, rr]}\n")
+    s = study.load(tmp_path / "studies" / "st.yaml")  # checks every point through the engine
+    assert len(s.points) == 2
+    origin = study.spec.origin_of(s, s.points[0])
+    assert origin.startswith(str(tmp_path / "studies" / "../examples/scenarios/nccl-training-step.yaml (study "))
 
 
 BAD = [

@@ -176,7 +176,8 @@ class Transfers:
         simple = {"src", "dst", "size", "start", "overhead", "name"}
         if not all(isinstance(r, Mapping) and r.keys() <= simple and "src" in r and "dst" in r and "size" in r
                    for r in records):
-            return cls(_core.Transfers.parse(json.dumps({"transfers": records}, default=str), origin))
+            return cls(_core.Transfers.parse(json.dumps({"transfers": [_with_units(r) for r in records]}, default=str),
+                                             origin))
 
         def column(key: str) -> list[Any] | None:
             return [r.get(key) for r in records] if any(key in r for r in records) else None
@@ -225,6 +226,16 @@ class Transfers:
 
     def __len__(self) -> int:
         return len(self.held)
+
+
+def _with_units(record: Any) -> Any:
+    """A record's bare numbers written with their unit (bytes for size, seconds for start and overhead), as the
+    transfers file's path wants them, so a record reads the same whichever path it takes."""
+    if not isinstance(record, Mapping):
+        return record
+    units = {"size": "B", "start": "s", "overhead": "s"}
+    return {k: f"{v!r}{units[k]}" if k in units and isinstance(v, (int, float)) and not isinstance(v, bool) else v
+            for k, v in record.items()}
 
 
 def _machine(machine: MachineLike) -> _core.Machine:

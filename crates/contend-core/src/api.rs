@@ -104,7 +104,14 @@ pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str,
         outcome = Some(o);
         Ok(spans)
     })
-    .map_err(|e| entry.refusal(e))?;
+    // Not `entry.refusal`: its advice (another model) leads back here, where only this model explains.
+    .map_err(|e| match e {
+        Error::Unsupported { model, reason } => {
+            let reason = format!("{reason}; explain shows {model}'s steps only: `contend simulate` with another --model predicts this case");
+            Error::Unsupported { model, reason }
+        }
+        e => e,
+    })?;
     let o = outcome.expect("the hook runs the executor");
     let report = report::build(m, &w, entry.name, explained.params, &explained.flows, &o, Detail { phases: true, nics: false });
     Ok(Explanation { report, explain: explained.phases })

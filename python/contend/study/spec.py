@@ -55,6 +55,7 @@ class Study:
     baseline: dict[str, Any]
     points: list[Point]
     base: str  # the base scenario's hash: a results folder holds the points of one base
+    scenario_file: str | None = None  # the base's file, where the study names one: its relative paths start there
 
     def meta(self) -> dict[str, Any]:
         """What a report needs besides the rows: kept in every Parquet file of the dataset."""
@@ -91,7 +92,7 @@ def parse(text: str, origin: str, folder: str = ".") -> Study:
     for key in doc:
         if key not in KEYS:
             fail(str(key), f"unknown key; a study has {', '.join(sorted(KEYS))}")
-    base = _base(doc.get("base"), origin, folder)
+    base, scenario_file = _base(doc.get("base"), origin, folder)
     groups = _groups(doc, fail)
     axes = {k: v for g in groups for k, v in g.items()}
     variables = _variables(base, fail)
@@ -104,7 +105,8 @@ def parse(text: str, origin: str, folder: str = ".") -> Study:
         fail("name", "must be a non-empty string")
     points = _expand(base, groups, variables, reps, seed_key, fail)
     base_hash = hashlib.sha256(json.dumps(base, sort_keys=True, default=str).encode()).hexdigest()[:20]
-    study = Study(name, origin, axes, [list(g) for g in groups], reps, seed_key, baseline, points, base_hash)
+    study = Study(name, origin, axes, [list(g) for g in groups], reps, seed_key, baseline, points, base_hash,
+                  scenario_file)
     check(study)
     return study
 
@@ -122,8 +124,11 @@ def check(study: Study) -> None:
 
 
 def origin_of(study: Study, p: Point) -> str:
-    """How errors name a point: the study file and the point's axis values."""
+    """How errors name a point: the scenario file it came from (the study's, or its base's, whose folder the
+    engine resolves the scenario's relative paths against) and the point's axis values."""
     values = ", ".join(f"{k}={v}" for k, v in p.values.items() if k != "repetition" or study.repetitions > 1)
+    if study.scenario_file:
+        return f"{study.scenario_file} (study {study.origin}, point {p.index}: {values})"
     return f"{study.origin} (point {p.index}: {values})"
 
 
@@ -134,11 +139,13 @@ def _failer(origin: str):
     return fail
 
 
-def _base(base: Any, origin: str, folder: str) -> dict[str, Any]:
+def _base(base: Any, origin: str, folder: str) -> tuple[dict[str, Any], str | None]:
+    """The base scenario and, where it is a file, that file's path."""
     import yaml
 
     from contend.study import safe_yaml
 
+    path = None
     if isinstance(base, str):
         path = base if os.path.isabs(base) else os.path.join(folder, base)
         try:
@@ -153,7 +160,7 @@ def _base(base: Any, origin: str, folder: str) -> dict[str, Any]:
             raise InputError(f"{origin}: base: {path} is not valid YAML; fix the scenario file") from None
     if not isinstance(base, dict) or not base:
         raise InputError(f"{origin}: base: give a scenario, inline as a mapping or as the path of a scenario file")
-    return base
+    return base, path
 
 
 def _values(key: str, values: Any, fail) -> list[Any]:

@@ -313,9 +313,11 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
     for i in 0..n {
         for j in (0..n).filter(|&j| j != i) {
             for (k, peer) in [true, false].into_iter().enumerate() {
+                // A staged path matters only where staged copies were measured.
+                let used = peer || meas.unidirectional_staged_gbps.is_some();
                 match router.plan(gpus[i], gpus[j], None, &[], peer) {
                     Ok(p) => plans[i][j][k] = Some(p),
-                    Err(e) if !notes.contains(&e) => notes.push(e),
+                    Err(e) if used && !notes.contains(&e) => notes.push(e),
                     Err(_) => {}
                 }
             }

@@ -324,3 +324,35 @@ links:
     let c = calibrate(&unused, &parse_measurements(&crate::tools::nvbandwidth::predict(&unused, &p).unwrap().text(), "upi.txt").unwrap(), &p, true).unwrap();
     assert!(c.notes.iter().any(|n| n.starts_with("peer_bandwidth.upi: no measured copy is limited by it")), "{:?}", c.notes);
 }
+
+/// Peer copies only (nvbandwidth's read matrix, NVIDIA/nvbandwidth#50) on a machine with no host
+/// memory: the staged paths are not needed, so their absence is not a note.
+#[test]
+fn a_peer_only_measurement_does_not_ask_for_host_memory() {
+    let text = "name: a6000x6
+devices:
+  - {name: RC0, kind: root_complex}
+  - {name: SW0, kind: pcie_switch}
+  - {name: SW1, kind: pcie_switch}
+  - {name: GPU0, kind: gpu, model: NVIDIA RTX A6000}
+  - {name: GPU1, kind: gpu, model: NVIDIA RTX A6000}
+  - {name: GPU2, kind: gpu, model: NVIDIA RTX A6000}
+  - {name: GPU3, kind: gpu, model: NVIDIA RTX A6000}
+  - {name: GPU4, kind: gpu, model: NVIDIA RTX A6000}
+  - {name: GPU5, kind: gpu, model: NVIDIA RTX A6000}
+links:
+  - {a: RC0, b: SW0, kind: pcie, gen: 4, lanes: 16}
+  - {a: RC0, b: SW1, kind: pcie, gen: 4, lanes: 16}
+  - {a: SW0, b: GPU0, kind: pcie, gen: 4, lanes: 16}
+  - {a: SW0, b: GPU1, kind: pcie, gen: 4, lanes: 16}
+  - {a: SW0, b: GPU2, kind: pcie, gen: 4, lanes: 16}
+  - {a: SW1, b: GPU3, kind: pcie, gen: 4, lanes: 16}
+  - {a: SW1, b: GPU4, kind: pcie, gen: 4, lanes: 16}
+  - {a: SW1, b: GPU5, kind: pcie, gen: 4, lanes: 16}
+";
+    let m = Machine::from_text(text, "a6000x6").unwrap();
+    let meas = parse_measurements(include_str!("../../tests/fixtures/nvbandwidth-6xa6000-read-ce.txt"), "nvb.txt").unwrap();
+    let c = calibrate(&m, &meas, &MaxminParams::default(), false).unwrap();
+    assert!(!c.notes.iter().any(|n| n.contains("host_memory")), "{:?}", c.notes);
+    assert!(!c.residuals.is_empty());
+}

@@ -150,12 +150,15 @@ pub fn apply(
         }
     };
     let estimates = vec![pack_e, zc_e, staged_e];
+    // Where CUDA stages the pair (no peer access), pack's copy is the staged one; across nodes
+    // with GPUDirect RDMA it is not: the packed buffer goes NIC to NIC.
+    let direct = cuda.mechanism != Mechanism::Staged;
     let chosen = match asked {
-        // Where CUDA stages the pair, pack's copy is the staged one: adaptive names it staged.
+        // Where CUDA stages the pair, adaptive names pack's copy staged.
         Method::Adaptive => {
             estimates
                 .iter()
-                .filter(|e| e.total_s.is_some() && (peer || e.method != Method::Pack))
+                .filter(|e| e.total_s.is_some() && (direct || e.method != Method::Pack))
                 .min_by(|a, b| a.total_s.unwrap().total_cmp(&b.total_s.unwrap()))
                 .ok_or("no method applies to this pair")?
                 .method
@@ -168,7 +171,7 @@ pub fn apply(
     }
     let best = mine.total_s.unwrap();
     // Against the other methods; where CUDA stages the pair, pack and staged are one.
-    let rival = |e: &&Estimate| e.method != chosen && (peer || ![Method::Pack, Method::Staged].contains(&e.method) || chosen == Method::ZeroCopy);
+    let rival = |e: &&Estimate| e.method != chosen && (direct || ![Method::Pack, Method::Staged].contains(&e.method) || chosen == Method::ZeroCopy);
     let margin_s = estimates.iter().filter(rival).filter_map(|e| e.total_s).map(|x| x - best).fold(f64::INFINITY, f64::min);
     let (before, after, latency, cap) = (mine.before_s, mine.after_s, mine.latency_s, (chosen == Method::ZeroCopy).then(|| zc_cap.unwrap()));
     let plan = match chosen {

@@ -295,6 +295,7 @@ pub fn parse(text: &str, origin: &str, numa_per_socket: u32) -> Result<Builder> 
     }
     nvlinks(&m, &mut b);
     b.assume("PCIe: every link Gen3 x16 (topo -m gives no generation or width; set gen and lanes per link)");
+    b.assume("GPU model: topo -m names none; NCCL's choices (nccl-tests, collectives) then take compute capability 8.0 (Ampere): set `model` on each GPU (e.g. H100-SXM5-80GB)");
     b.assume("PIX: devices one switch apart share a switch; PXB: they share an upper switch; PHB: they hang under the root complex on separate branches");
     if m.names.iter().any(|x| !is_gpu(x)) {
         b.assume("columns other than GPUn are NICs");
@@ -390,4 +391,10 @@ fn nvlinks(m: &Matrix, b: &mut Builder) {
         b.assume("NV#: direct NVLink bonds between GPU pairs");
     }
     b.assume("NVLink: 25 GB/s per link and direction (NVLink 2-4; P100 NVLink 1 has 20 GB/s)");
+    // Only SXM parts of NVLink 4 and 5 have 18 links per GPU; topo -m cannot tell them apart.
+    if (0..n).any(|i| (0..n).any(|j| nv(i, j) == 18)) {
+        b.assume(
+            "NV18: 18 NVLinks per GPU is NVLink 4 (H100/H200 SXM: 25 GB/s per link and direction, PCIe Gen5) or NVLink 5 (B200: 50 GB/s); set each GPU's model, the NVLink bandwidth and the PCIe gen to match",
+        );
+    }
 }

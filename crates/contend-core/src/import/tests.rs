@@ -574,3 +574,18 @@ fn importers_survive_damaged_dumps() {
     eprintln!("{ok} of {} damaged dumps imported", dumps.len() * 60);
     assert!(ok > 100, "{ok} of 540 imported");
 }
+
+/// topo -m names no GPU model and NV18 fits two NVLink generations: both are said, not guessed.
+#[test]
+fn an_nv18_dump_says_what_it_cannot_tell() {
+    let row = |i: usize| {
+        let cells: Vec<&str> = (0..4).map(|j| if i == j { "X" } else { "NV18" }).collect();
+        format!("GPU{i}\t{}\t0-47\t0\n", cells.join("\t"))
+    };
+    let text = format!("\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\n{}", (0..4).map(row).collect::<String>());
+    let r = import(&text, "h100ish", "topo.txt", 1).unwrap();
+    assert!(r.assumptions.iter().any(|a| a.contains("compute capability 8.0") && a.contains("`model`")), "{:?}", r.assumptions);
+    assert!(r.assumptions.iter().any(|a| a.contains("NV18") && a.contains("NVLink 4") && a.contains("NVLink 5")), "{:?}", r.assumptions);
+    let (_, dgx1) = machine("nvidia-smi-dgx1-v100.txt");
+    assert!(!dgx1.iter().any(|a| a.contains("NV18")));
+}

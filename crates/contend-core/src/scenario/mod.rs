@@ -174,10 +174,16 @@ impl ScenarioSpec {
 }
 
 /// A file a scenario names: relative to the scenario's own folder where it is there, else as
-/// given (relative to where contend runs). Presets pass through.
+/// given (relative to where contend runs). Presets pass through. An origin may name its file
+/// and then, in parentheses, where in it (a study's point: "base.yaml (study s.yaml, point 3:
+/// …)"); the folder is the file's, whatever the note holds.
 pub(super) fn beside(origin: &str, path: &str) -> String {
     let p = std::path::Path::new(path);
-    match std::path::Path::new(origin).parent() {
+    let file = match origin.split_once(" (") {
+        Some((file, _)) if !std::path::Path::new(origin).exists() => file,
+        _ => origin,
+    };
+    match std::path::Path::new(file).parent() {
         Some(dir) if p.is_relative() && dir.join(p).exists() => dir.join(p).to_string_lossy().into_owned(),
         _ => path.to_string(),
     }

@@ -39,8 +39,9 @@ fn size(c: &Cell, origin: &str, row: usize) -> Result<Bytes> {
     match c {
         Cell::Int(0) => Err(bad("is zero; give a positive size in bytes".into())),
         Cell::Int(n) => Ok(Bytes(*n)),
-        Cell::Real(x) if x.is_finite() && *x >= 1.0 && x.fract() == 0.0 && *x < 2f64.powi(63) => Ok(Bytes(*x as u64)),
-        Cell::Real(x) if x.is_finite() && *x >= 2f64.powi(63) => Err(bad(format!("{x:?} bytes is 2^63 or more (8 EiB); a size must be below that"))),
+        // The same bound as a size in a file (`Bytes::parse`): below 2^64, what a u64 holds.
+        Cell::Real(x) if x.is_finite() && *x >= 1.0 && x.fract() == 0.0 && *x < 2f64.powi(64) => Ok(Bytes(*x as u64)),
+        Cell::Real(x) if x.is_finite() && *x >= 2f64.powi(64) => Err(bad(format!("{x:?} bytes is 2^64 or more (16,777,216 TiB); a size must be below that"))),
         Cell::Real(x) => Err(bad(format!("{x:?} is not a whole positive number of bytes; give an integer such as 314572800 or a string such as \"300MiB\""))),
         Cell::Text(t) => Bytes::parse(t).map_err(bad),
         Cell::Missing => Err(bad("is missing; every transfer needs a size".into())),
@@ -120,7 +121,7 @@ mod tests {
         let e = |c: TransferColumns| c.into_spec("df").unwrap_err().to_string();
         assert!(e(cols(vec![Cell::Int(1), Cell::Int(0)], vec![Cell::Missing; 2])).contains("size[1]"));
         assert!(e(cols(vec![Cell::Real(1.5)], vec![Cell::Missing])).contains("whole positive number of bytes"));
-        assert!(e(cols(vec![Cell::Real(1e30)], vec![Cell::Missing])).contains("1e30 bytes is 2^63 or more"));
+        assert!(e(cols(vec![Cell::Real(1e30)], vec![Cell::Missing])).contains("1e30 bytes is 2^64 or more"));
         assert!(e(cols(vec![Cell::Int(1)], vec![Cell::Real(-1.0)])).contains("start[0]"));
         assert!(e(cols(vec![Cell::Int(1)], vec![Cell::Real(f64::INFINITY)])).contains("out of range"));
         assert!(e(cols(vec![Cell::Int(1)], vec![Cell::Real(1e9)])).contains("out of range"));
