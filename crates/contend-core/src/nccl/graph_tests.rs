@@ -128,14 +128,19 @@ fn a_tree_simple_call_caps_each_transfer_at_nccl_per_channel_tree_figure() {
         assert_eq!(x.max_rate, Some(20.7e9 * call.copies as f64), "{x:?}");
     }
     // Ampere: 23.6 / 2. LL128's: the least of 23.6 x 120/128 and perChMaxTreeLL128Bws 20, halved:
-    // 10 GB/s of data, 10 x 128/120 of LL128's wire bytes. Ring Simple and ring LL128 carry no cap
-    // (no per-channel figure for the first; the second's chunk does not shrink, tuning::channel_rate).
+    // 10 GB/s of data, 10 x 128/120 of LL128's wire bytes between nodes and 10 x 9/7 between the
+    // GPUs of a node (`TREE_LL128_NODE_SHARE`). Ring Simple and ring LL128 carry no cap (no
+    // per-channel figure for the first; the second's chunk does not shrink, tuning::channel_rate).
     let a = two("dgx-a100", "25GB/s");
     let (t, _) = lower::lower(&a.call(Coll::AllReduce, Algo::Tree, Proto::Simple, 1 << 28, 0));
     assert!(t.iter().all(|x| x.max_rate == Some(11.8e9)));
     let (t, _) = lower::lower(&a.call(Coll::AllReduce, Algo::Tree, Proto::Ll128, 1 << 24, 0));
     // (The wire ratio is read off a GiB of data: exact to a byte in 2^30.)
-    assert!(t.iter().all(|x| (x.max_rate.unwrap() - 10e9 * 128.0 / 120.0).abs() < 1e-6 * 10e9), "{:?}", t[0].max_rate);
+    let on = |d: usize| a.m.devices[d].name.starts_with("n0.");
+    for x in &t {
+        let wire = if on(x.src) == on(x.dst) { 9.0 / 7.0 } else { 128.0 / 120.0 };
+        assert!((x.max_rate.unwrap() - 10e9 * wire).abs() < 1e-6 * 10e9, "{:?}", x.max_rate);
+    }
     for (algo, proto) in [(Algo::Ring, Proto::Simple), (Algo::Ring, Proto::Ll128)] {
         let (t, _) = lower::lower(&a.call(Coll::AllReduce, algo, proto, 1 << 24, 0));
         assert!(t.iter().all(|x| x.max_rate.is_none()), "{algo:?} {proto:?}");

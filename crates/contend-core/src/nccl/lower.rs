@@ -18,7 +18,7 @@
 //! path's own latency, which the router adds to every transfer.
 
 use super::p2p;
-use super::tuning::{self, LL128_EFFICIENCY, LL_EFFICIENCY, NCCL_STEPS, RING_CHUNK_STEPS};
+use super::tuning::{self, LL128_EFFICIENCY, LL_EFFICIENCY, NCCL_STEPS, RING_CHUNK_STEPS, TREE_LL128_NODE_SHARE};
 use super::{Algo, Coll, Proto};
 use crate::workload::Transfer;
 
@@ -172,7 +172,17 @@ impl Call {
             (wire(data, proto) as f64 / e).ceil() as u64
         }
     }
+
+    /// Bytes a tree/LL128 send between two GPUs of a node carries for `data` bytes: the chain
+    /// moves `TREE_LL128_NODE_SHARE` of the links as data (in place of LL128's 120/128), over
+    /// what its kernels reach of them.
+    fn wire_tree_node(&self, data: u64) -> u64 {
+        (data as f64 / TREE_LL128_NODE_SHARE / self.efficiency[Proto::Ll128 as usize]).ceil() as u64
+    }
 }
+
+/// Data bytes over which a data rate is turned into a rate of wire bytes.
+const RATE_UNIT: u64 = 1 << 30;
 
 /// Data bytes a chunk of this protocol carries.
 pub fn chunk_bytes(coll: Coll, algo: Algo, proto: Proto, buff: [u64; 3]) -> u64 {
@@ -350,8 +360,7 @@ pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
         return (d.t, d.ch);
     }
     // The channel's data rate in the wire bytes its transfers carry (protocol and kernel efficiency).
-    const PER: u64 = 1 << 30;
-    d.rate = c.rate.map(|r| r * c.copies.max(1) as f64 * c.wire(PER, c.proto) as f64 / PER as f64);
+    d.rate = c.rate.map(|r| r * c.copies.max(1) as f64 * c.wire(RATE_UNIT, c.proto) as f64 / RATE_UNIT as f64);
     // Every channel carries the same share of the call (NCCL's split differs by at most one
     // element between channels; equal shares keep the channels' flows in step, so that a merged
     // ring standing for several channels runs exactly as they do).
@@ -595,6 +604,17 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
     let mut group_down: Vec<Option<usize>> = vec![None; c.devices.len()];
     let chunk = c.chunk();
     let size = |x: u64| c.wire(x, c.proto);
+    // Sends between GPUs of a node: LL128's chain moves `TREE_LL128_NODE_SHARE` of the links as
+    // data, at the channel's same data rate (so its cap, in wire bytes, scales with it).
+    let ll128 = c.proto == Proto::Ll128;
+    let node_size = |x: u64| if ll128 { c.wire_tree_node(x) } else { size(x) };
+    let node_rate = d.rate.map(|r| r * node_size(RATE_UNIT) as f64 / size(RATE_UNIT) as f64);
+    let in_node = |d: &mut Dag, (src, dst): (usize, usize), block: u64, (hs, fs): (&[Option<usize>], &[Option<usize>]), conn: Option<usize>, over: f64| {
+        let keep = std::mem::replace(&mut d.rate, node_rate);
+        let ends = send_in(d, (chunk, &node_size), (src, dst), block, (hs, fs), conn, over);
+        d.rate = keep;
+        ends
+    };
     let none = Vec::new;
     for (l, block) in loops(bytes, chunk).into_iter().enumerate() {
         // Up: a rank sends its partial sum as its children's arrive (heads and feet).
@@ -607,7 +627,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
                 let (a, b) = if c.crosses(r, p) {
                     d.send_net_in_flight((&mut group_up[r], &mut sent_up[r]), (chunk, &size), (c.devices[r], c.devices[p]), block, (&hs, &fs), over)
                 } else {
-                    send(d, c, c.devices[r], c.devices[p], block, &hs, &fs, last_up[r], over)
+                    in_node(d, (c.devices[r], c.devices[p]), block, (&hs, &fs), last_up[r], over)
                 };
                 last_up[r] = Some(b);
                 got_h[p].push(Some(a));
@@ -623,7 +643,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
                 let (a, b) = if c.crosses(p, r) {
                     d.send_net_in_flight((&mut group_down[r], &mut sent_down[r]), (chunk, &size), (c.devices[p], c.devices[r]), block, (&hs, &fs), over)
                 } else {
-                    send(d, c, c.devices[p], c.devices[r], block, &hs, &fs, last_down[r], over)
+                    in_node(d, (c.devices[p], c.devices[r]), block, (&hs, &fs), last_down[r], over)
                 };
                 last_down[r] = Some(b);
                 have_h[r] = vec![Some(a)];

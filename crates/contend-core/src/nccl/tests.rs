@@ -414,3 +414,38 @@ fn a_simple_step_from_another_node_waits_for_the_gdr_flush() {
     assert!(!topo::gdr(&pcie, &crate::flow::router::Router::new(&pcie), at(&pcie, "GPU0"), &[at(&pcie, "IB0")]));
     assert!(topo::gdr(&one, &crate::flow::router::Router::new(&one), at(&one, "GPU0"), &[at(&one, "NIC0")]));
 }
+
+#[test]
+fn a_tree_ll128_chain_moves_seven_ninths_of_the_port_as_data() {
+    // NCCL's model credits tree/LL128 on one node with 7/9 of the graph's bandwidth where
+    // tree/Simple keeps all of it (tuning.cc, `nNodes == 1 ? 7.0/9.0 : 120.0/128.0`): the chain's
+    // sends carry 9/7 of their data on the links, in place of LL128's 128/120. As the Simple tree
+    // above: 2 S each way through a middle GPU's port, and a drain of n - 2 chunks (LL128's
+    // 576000 data bytes a step) at a 48th of the port.
+    let s = (1u64 << 30) as f64;
+    let row = one("all_reduce", "1G", Some("tree"), Some("LL128"), "maxmin").unwrap();
+    assert_eq!((row.algo, row.proto), (Algo::Tree, Proto::Ll128));
+    let (n, wire) = (8.0, 9.0 / 7.0);
+    let chunk = 576000.0 * wire * 48.0 / port();
+    let want = 2.0 * s * wire / port() + (n - 2.0) * chunk;
+    assert!(close(row.time_us * 1e-6, want, 0.015), "tree/LL128 {} us, closed form {} us", row.time_us, want * 1e6);
+}
+
+#[test]
+fn a_tree_ll128_across_nodes_charges_seven_ninths_inside_a_node_and_the_wire_format_between() {
+    // Two dgx-a100: per channel each of the two nodes' chains sends its share 7 times up and 7
+    // times down between its GPUs (at 9/7 of the data, `TREE_LL128_NODE_SHARE`), and the share
+    // crosses between the nodes once up and once down (at LL128's 128/120): the bytes inside
+    // nodes over the bytes between them.
+    let two = crate::topology::Machine::load(&format!("{}/../../examples/clusters/dgx-a100-x2.yaml", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let node = |k: usize| two.gpus().into_iter().filter(|&g| two.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
+    let comm = Comm::new(&two, &[node(0), node(1)], None).unwrap();
+    let (t, _) = lower::lower(&comm.call(Coll::AllReduce, Algo::Tree, Proto::Ll128, 1 << 28, 0));
+    let on = |d: usize| two.devices[d].name.starts_with("n0.");
+    let (inside, between) = t.iter().fold((0.0, 0.0), |(i, b), x| if on(x.src) == on(x.dst) { (i + x.size as f64, b) } else { (i, b + x.size as f64) });
+    let want = (2.0 * 14.0 * 9.0 / 7.0) / (2.0 * 128.0 / 120.0);
+    assert!(close(inside / between, want, 1e-3), "inside / between {}, want {want}", inside / between);
+    // The channel's data rate is the same on both: each cap is its data rate in its own wire bytes.
+    let rate = |inside: bool| t.iter().find(|x| (on(x.src) == on(x.dst)) == inside).and_then(|x| x.max_rate).unwrap();
+    assert!(close(rate(true) / rate(false), (9.0 / 7.0) / (128.0 / 120.0), 1e-9), "{} {}", rate(true), rate(false));
+}

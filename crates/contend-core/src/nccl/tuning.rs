@@ -147,6 +147,16 @@ pub const TREE_CORRECTION: [[f64; 23]; 3] = [
 pub const LL_EFFICIENCY: f64 = 8.0 / 16.0;
 /// LL128: 120 bytes of data in every 128-byte line (NCCL_LL128_DATAELEMS / NCCL_LL128_LINEELEMS).
 pub const LL128_EFFICIENCY: f64 = 120.0 / 128.0;
+/// The share of the links a tree's LL128 chain inside a node moves as data: NCCL's model credits
+/// tree/LL128 on one node with 7/9 of the graph's bandwidth where tree/Simple keeps all of it and
+/// LL128 across nodes 120/128 (tuning.cc `ncclTopoTuneModel`, `nNodes == 1 ? 7.0/9.0 :
+/// 120.0/128.0`, the same in v2.18.5, v2.19.3, v2.20.3, v2.21.5 and v2.30.7). The kernel is the
+/// same in every node (all_reduce.h `runTreeSplit` with ProtoLL128: 70% of the block's threads
+/// reduce up, 30% broadcast down, where Simple splits about half and half), and on up to two
+/// nodes NCCL's model reads the same intra-node graph bandwidth, so contend charges 7/9 to the
+/// chain's sends between GPUs of a node on any number of nodes (in place of the wire format's
+/// 120/128, which the network steps keep).
+pub const TREE_LL128_NODE_SHARE: f64 = 7.0 / 9.0;
 /// NCCL_STEPS: slots of a connection's FIFO (device.h).
 pub const NCCL_STEPS: u64 = 8;
 /// Buffer of one connection per protocol (init.cc DEFAULT_LL_BUFFSIZE = 8 lines x 512 threads x
