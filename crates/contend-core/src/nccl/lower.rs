@@ -778,11 +778,14 @@ fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
                 last_red[key(k, h)] = Some(b);
                 got[k] = (vec![Some(a)], vec![Some(b)]);
             }
-            // Up the tree: a head sends once its own sum and its children's are arriving.
+            // Up the tree: a head sends once its own sum and its children's are arriving; a
+            // leaf's send starts the chain and pays the call's base as well.
             for &k in &up_order {
                 if let Some(p) = parent[k] {
                     let (hs, fs) = got[k].clone();
-                    let (a, b) = send_net(d, (chunk, net), (dev(k, h), dev(p, h)), block, (&hs, &fs), slot(&last_up[key(k, h)], l), first(c.base));
+                    let leaf = got[k].0.len() == 1;
+                    let over = first(c.step_net + if leaf { c.base } else { 0.0 });
+                    let (a, b) = send_net(d, (chunk, net), (dev(k, h), dev(p, h)), block, (&hs, &fs), slot(&last_up[key(k, h)], l), over);
                     last_up[key(k, h)].push(b);
                     got[p].0.push(Some(a));
                     got[p].1.push(Some(b));
@@ -796,7 +799,7 @@ fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
                     None => got[k].clone(),
                     Some(p) => {
                         let (hs, fs) = total[p].clone();
-                        let (a, b) = send_net(d, (chunk, net), (dev(p, h), dev(k, h)), block, (&hs, &fs), slot(&last_down[key(k, h)], l), first(c.base));
+                        let (a, b) = send_net(d, (chunk, net), (dev(p, h), dev(k, h)), block, (&hs, &fs), slot(&last_down[key(k, h)], l), first(c.step_net));
                         last_down[key(k, h)].push(b);
                         (vec![Some(a)], vec![Some(b)])
                     }

@@ -585,11 +585,12 @@ impl Comm {
             rings: vec![identity; nc],
             exits: Vec::new(),
             root: 0,
-            // NVLS-tree: the base carries the network steps' latency (NET's NVLS-tree figure).
-            base: (tuning::BASE_LATENCY_US[a][p] + if algo == Algo::NvlsTree { tuning::HW_LATENCY_US[tuning::Hw::Net as usize][a][p] } else { 0.0 }) * 1e-6
-                + self.call_net(),
+            // NVLS-tree: each network step of the first loop pays NET's NVLS-tree latency
+            // (`step_net`); the call's base, `nccl_call_net` included, is paid once, by the
+            // first network step of each chain (the leaves' sends up), as rings and trees pay it.
+            base: tuning::BASE_LATENCY_US[a][p] * 1e-6 + self.call_net(),
             step: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
-            step_net: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
+            step_net: tuning::HW_LATENCY_US[if algo == Algo::NvlsTree { tuning::Hw::Net } else { tuning::Hw::Nvlink } as usize][a][p] * 1e-6,
             ppn: self.ppn,
             p2p_split: p2p::op_split(self.tuning.version, 1, 1, self.devices.len(), self.nodes, self.p2p_chunk()),
             p2p_chunk: self.p2p_chunk(),

@@ -246,3 +246,22 @@ fn nvls_tree_starts_from_the_release_chunk_under_its_maximum() {
     assert_eq!(tuning::nvls_tree_chunk(2048 << 20, 16, 8, 512 * K), 512 * K);
     assert_eq!(tuning::nvls_tree_chunk(512 << 20, 16, 8, 128 * K), 128 * K);
 }
+
+/// NVLS-tree's latency as NCCL's model counts it (tuning.cc: NVLink's NVLS-tree latency, 25 us,
+/// and NET's, 20.9 us, for each of the 2 log2(nodes) network steps), plus what a call across nodes
+/// takes beyond the model (`nccl_call_net`), once per call as rings and trees pay it: the chain's
+/// first network step (a leaf's send up) carries it, not every step up and down.
+#[test]
+fn nvls_tree_pays_the_call_net_once() {
+    for nodes in [2, 4] {
+        let at = |call_net: &str| {
+            let r = tests_tool::Request { params: vec![("nccl_call_net".into(), call_net.into())], ..req("all_reduce", "8K", Some("nvlstree")) };
+            api::nccl_tests("hgx-h100", &r, nodes, Some("50GB/s")).unwrap().rows.remove(0).time_us
+        };
+        let (none, some) = (at("0s"), at("100us"));
+        assert!((some - none - 100.0).abs() < 0.5, "{nodes} nodes: {none} -> {some} us");
+        // 25 + 2 x log2(nodes) x 20.9 us, and the paths' own hop latencies (about a microsecond).
+        let model = 25.0 + 2.0 * (nodes as f64).log2() * 20.9;
+        assert!(none >= model && none < model + 2.0, "{nodes} nodes: {none} against NCCL's {model} us");
+    }
+}
