@@ -79,6 +79,9 @@ pub struct FlowRules<'a> {
     pub device_capacity: bool,
     /// Route per-packet policies as their fluid limit (network/fluid.rs), not one path per message.
     pub fluid: bool,
+    /// Choose adaptive's one path per pair for all pairs at once on a fat-tree's planes
+    /// (network/planes.rs), not pair by pair.
+    pub clos: bool,
     /// The model honours a NIC's ports scheduled per message (`Device::stripe_threshold`;
     /// maxmin: a resource per port, rails.rs); a model that cannot refuses messages crossing one.
     pub rails: bool,
@@ -385,7 +388,18 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut Vec<P
     let two = net.chooses_between_two();
     let mut candidates: Vec<(Vec<Hop>, Vec<Hop>, bool)> = Vec::new();
     let passes = if net.adapts() { 1 + REFINE_PASSES } else { 1 };
-    for pass in 0..if fluid { 0 } else { passes } {
+    // Adaptive on a fat-tree's planes: every pair at once (network/planes.rs). The colourings
+    // balance pairs, not messages: pairs of several messages are then refined as below.
+    let mut first = 0;
+    if !fluid {
+        let ends: Vec<(usize, usize)> = units.iter().map(|&(_, from, to, _)| (from, to)).collect();
+        let weights: Vec<u32> = units.iter().map(|u| u.3).collect();
+        if let Some(coloured) = net.clos_routes_all(&ends, &weights) {
+            routes = coloured;
+            first = if weights.iter().all(|&x| x == 1) { passes } else { 1 };
+        }
+    }
+    for pass in first..if fluid { 0 } else { passes } {
         let mut moved = false;
         for (u, &(i, from, to, weight)) in units.iter().enumerate() {
             if two {
@@ -647,6 +661,7 @@ impl FlowTable {
         }
         let mut net = router.network();
         net.fluid_on = rules.fluid;
+        net.clos_on = rules.clos;
         let (spreads, spread) = if net.routes_per_message() { reroute(m, &mut net, w, &mut plans, &mut plan_of)? } else { (Vec::new(), vec![NO_SPREAD; n]) };
         drop(net);
         let resource = |h: &Hop| dir[2 * h.link + usize::from(!h.forward)];
