@@ -198,7 +198,9 @@ impl NetworkRouter<'_> {
 
     /// One path per unit (from NIC, to NIC) by the two colourings; None where an endpoint does
     /// not hang off one leaf of `planes` (the caller then routes greedily).
-    pub(super) fn clos_routes(&mut self, planes: &Planes, units: &[(usize, usize)]) -> Option<Vec<Vec<Hop>>> {
+    /// Edges are coloured in order of `when` (each unit's estimated start): a vertex's first k
+    /// pairs in time get k different colours, so pairs that run together are apart.
+    pub(super) fn clos_routes(&mut self, planes: &Planes, units: &[(usize, usize)], when: &[f64]) -> Option<Vec<Vec<Hop>>> {
         let mut ends = Vec::with_capacity(units.len());
         for &(from, to) in units {
             let (a, b) = (self.router_of(from)?, self.router_of(to)?);
@@ -208,7 +210,8 @@ impl NetworkRouter<'_> {
             ends.push((a, b));
         }
         let leaves = planes.leaves;
-        let apart: Vec<usize> = (0..units.len()).filter(|&u| ends[u].0 != ends[u].1).collect();
+        let mut apart: Vec<usize> = (0..units.len()).filter(|&u| ends[u].0 != ends[u].1).collect();
+        apart.sort_by(|&a, &b| when[a].total_cmp(&when[b]).then(a.cmp(&b)));
         let edges: Vec<(u32, u32)> = apart.iter().map(|&u| (planes.leaf_number[ends[u].0], planes.leaf_number[ends[u].1])).collect();
         let plane_colours = planes.cores.len();
         let plane = equitable_colouring(&edges, leaves, leaves, plane_colours);
