@@ -149,10 +149,12 @@ fn uniform_traffic_loads_each_level_to_its_pigeonhole_bound() {
 }
 
 /// Quartz (parallel leaf-aggregate arcs, cores joining four aggregates of a pod) and the
-/// dragonflies are not fat-trees of planes: `clos_routing` leaves their routes as they were.
+/// dragonflies (routed `par`, and grouped) are not fat-trees of planes: `clos_routing` leaves
+/// their routes as they were.
 #[test]
 fn other_fabrics_keep_their_routes() {
-    for preset in ["quartz", "dragonfly-256x8"] {
+    let others = preset_names().into_iter().filter(|n| n.starts_with("dragonfly") || *n == "quartz");
+    for preset in others {
         let m = adaptive(preset);
         let pairs = permutation(nodes(&m).min(256), 5);
         let (a, b) = (compile(&m, &pairs, &[]), compile(&m, &pairs, &[("clos_routing", "on")]));
