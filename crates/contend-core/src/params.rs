@@ -379,6 +379,21 @@ pub const FLUID_ROUTING: Param = Param::new(
            split over its packets' paths by load, as packet spreads them; nearer packet, but slower (routes list every link their packets may cross)",
 );
 
+/// Whether a flow-level model chooses adaptive routing's one path per pair for all pairs at once
+/// on a 3-level fat-tree of the k-ary kind, by two equitable bipartite edge colourings (leaf ×
+/// leaf picks the aggregate, pod × pod in each plane the core: flow/planes.rs), as a rearrangeable
+/// Clos network allows; off: pair by pair, least loaded in transfer order, which leaves a
+/// permutation on a full-bisection tree at 2 × the injection bound where per-packet adaptive
+/// routing reaches it (docs/benchmarks.md, issue 23, fourteenth and fifteenth rounds).
+pub const CLOS_ROUTING: Param = Param::new(
+    "clos_routing",
+    Kind::OnOff,
+    "off",
+    "on a 3-level fat-tree whose cores each join one aggregate rank of every pod, choose adaptive's one path per pair for all pairs \
+           at once by two equitable edge colourings (leaf x leaf: aggregate; pod x pod per plane: core), so no link carries more pairs \
+           than its leaf or pod must; off: pair by pair, least loaded in transfer order",
+);
+
 /// Every flow-level model with network paths declares this one parameter: whether a message
 /// through a NIC pays the store-and-forward of one packet at each device it crosses.
 pub const STORE_FORWARD: Param = Param::new(

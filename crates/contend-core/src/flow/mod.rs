@@ -79,6 +79,9 @@ pub struct FlowRules<'a> {
     pub device_capacity: bool,
     /// Route per-packet policies as their fluid limit (network/fluid.rs), not one path per message.
     pub fluid: bool,
+    /// Choose adaptive's one path per pair for all pairs at once on a fat-tree's planes
+    /// (network/planes.rs), not pair by pair.
+    pub clos: bool,
     /// The model honours a NIC's ports scheduled per message (`Device::stripe_threshold`;
     /// maxmin: a resource per port, rails.rs); a model that cannot refuses messages crossing one.
     pub rails: bool,
@@ -320,6 +323,26 @@ fn network_part(m: &Machine, src: usize, plan: &Plan) -> Option<NetworkPart> {
 /// place (adaptive policies): a greedy first pass in transfer order leaves avoidable collisions.
 const REFINE_PASSES: usize = 3;
 
+/// When each unit (a pair's first message) would start if every NIC sent its messages one after
+/// another at its link's rate from their `start` (FCFS, alone on the network): which pairs run
+/// at the same time, for the colourings of network/planes.rs (pairs at once take different
+/// links, pairs far apart in time may share one). Messages that wait for others count from 0.
+fn nic_start_estimates(m: &Machine, w: &Workload, plans: &[Plan], plan_of: &[u32], parts: &[Option<NetworkPart>], unit_of: &[usize], units: usize) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..w.transfers.len()).filter(|&i| unit_of[i] != usize::MAX).collect();
+    order.sort_by(|&a, &b| w.transfers[a].start.total_cmp(&w.transfers[b].start).then(a.cmp(&b)));
+    let mut free: IntMap<usize, f64> = IntMap::default();
+    let mut when = vec![f64::INFINITY; units];
+    for i in order {
+        let Some((first, _, from, _)) = parts[i] else { continue };
+        let rate = m.links[plans[plan_of[i] as usize].hops[first].link].bandwidth.max(f64::MIN_POSITIVE);
+        let at = free.entry(from).or_insert(0.0);
+        let begin = at.max(w.transfers[i].start);
+        *at = begin + w.transfers[i].size as f64 / rate;
+        when[unit_of[i]] = when[unit_of[i]].min(begin);
+    }
+    when
+}
+
 /// Each link a sprayed message may cross, with the share of the message that crosses it.
 type Shares = Vec<(Hop, f64)>;
 
@@ -385,7 +408,18 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut Vec<P
     let two = net.chooses_between_two();
     let mut candidates: Vec<(Vec<Hop>, Vec<Hop>, bool)> = Vec::new();
     let passes = if net.adapts() { 1 + REFINE_PASSES } else { 1 };
-    for pass in 0..if fluid { 0 } else { passes } {
+    // Adaptive on a fat-tree's planes: every pair at once (network/planes.rs). The colourings
+    // balance pairs, not messages: pairs of several messages are then refined as below.
+    let mut first = 0;
+    if !fluid && net.clos_on && net.adapts() && !two {
+        let ends: Vec<(usize, usize)> = units.iter().map(|&(_, from, to, _)| (from, to)).collect();
+        let weights: Vec<u32> = units.iter().map(|u| u.3).collect();
+        if let Some(coloured) = net.clos_routes_all(&ends, &weights, &nic_start_estimates(m, w, plans, plan_of, &parts, &unit_of, units.len())) {
+            routes = coloured;
+            first = if weights.iter().all(|&x| x == 1) { passes } else { 1 };
+        }
+    }
+    for pass in first..if fluid { 0 } else { passes } {
         let mut moved = false;
         for (u, &(i, from, to, weight)) in units.iter().enumerate() {
             if two {
@@ -647,6 +681,7 @@ impl FlowTable {
         }
         let mut net = router.network();
         net.fluid_on = rules.fluid;
+        net.clos_on = rules.clos;
         let (spreads, spread) = if net.routes_per_message() { reroute(m, &mut net, w, &mut plans, &mut plan_of)? } else { (Vec::new(), vec![NO_SPREAD; n]) };
         drop(net);
         let resource = |h: &Hop| dir[2 * h.link + usize::from(!h.forward)];

@@ -63,6 +63,9 @@ pub struct NetworkRouter<'m> {
     fastest: f64,
     /// Whether the model asks for fluid routing (FlowRules::fluid); spray is spread whatever it says.
     pub fluid_on: bool,
+    /// Whether the model asks for adaptive's one path per pair chosen for all pairs at once on a
+    /// fat-tree's planes (FlowRules::clos, planes.rs).
+    pub clos_on: bool,
     /// Scratch of the least-loaded dragonfly minimal path: the links joining the two groups, and
     /// the path tried over each.
     minimal_scratch: (Vec<GlobalLink>, Vec<Hop>),
@@ -181,6 +184,7 @@ impl<'m> NetworkRouter<'m> {
             fluid_load: vec![0.0; 2 * m.links.len()],
             fastest: m.links.iter().filter(|l| l.kind == LinkKind::Network).map(|l| l.bandwidth).fold(0.0, f64::max),
             fluid_on: false,
+            clos_on: false,
             minimal_scratch: Default::default(),
         }
     }
@@ -748,6 +752,22 @@ impl<'m> NetworkRouter<'m> {
         self.policy == Routing::Adaptive || (self.fluid() && !self.sprays())
     }
 
+    /// Adaptive's one path per pair for every unit (from NIC, to NIC) at once, where the model
+    /// asks for it (`clos_on`) and the network is a fat-tree of planes (planes.rs); None
+    /// elsewhere (the caller routes unit by unit). Charges the routes, `weights` messages each.
+    /// `when`: each unit's estimated start, which orders the colourings (planes.rs).
+    pub fn clos_routes_all(&mut self, units: &[(usize, usize)], weights: &[u32], when: &[f64]) -> Option<Vec<Vec<Hop>>> {
+        if !self.clos_on || self.policy != Routing::Adaptive || self.fluid() {
+            return None;
+        }
+        let planes = self.planes()?;
+        let routes = self.clos_routes(&planes, units, when)?;
+        for (r, &w) in routes.iter().zip(weights) {
+            self.charge(r, w);
+        }
+        Some(routes)
+    }
+
     /// The network part of the path of `weight` messages (message `flow`, or a pair's first).
     pub fn route(&mut self, flow: u64, from: usize, to: usize, weight: u32) -> Option<Vec<Hop>> {
         let hops = match self.policy {
@@ -771,6 +791,9 @@ impl<'m> NetworkRouter<'m> {
 #[path = "fluid.rs"]
 mod fluid;
 pub use fluid::Spread;
+
+#[path = "planes.rs"]
+mod planes;
 
 #[cfg(test)]
 #[path = "network_tests.rs"]

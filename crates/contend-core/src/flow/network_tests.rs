@@ -276,7 +276,9 @@ fn a_groups_direct_links_are_the_first_joining_each_two_switches() {
 /// it, and no link holds more); k is counted from the routes the hash gave, not from a run.
 /// `adaptive` with one path per pair (the default, `fluid_routing=off`) chooses by load in
 /// transfer order and leaves some links with two messages, where no single message has a
-/// free way out: 2 × the bound (docs/benchmarks.md, issue 23 fourteenth round).
+/// free way out: 2 × the bound (docs/benchmarks.md, issue 23 fourteenth round); with
+/// `clos_routing=on` the pairs' paths are chosen together as the tree's two edge colourings
+/// (flow/planes.rs), one message per link, and it meets the bound.
 #[test]
 fn a_random_permutation_on_the_full_bisection_fat_tree_meets_each_routings_bound() {
     let size = 16.0 * 1048576.0;
@@ -295,7 +297,8 @@ fn a_random_permutation_on_the_full_bisection_fat_tree_meets_each_routings_bound
     let text = transfers(&pairs, "16MiB");
     let spec = WorkloadSpec::from_text(&text, "t.yaml").unwrap();
     let fluid = [("fluid_routing".to_string(), "on".to_string())];
-    for (routing, params) in [("spray", &[][..]), ("adaptive", &fluid[..]), ("ecmp", &[][..]), ("adaptive", &[][..])] {
+    let clos = [("clos_routing".to_string(), "on".to_string())];
+    for (routing, params) in [("spray", &[][..]), ("adaptive", &fluid[..]), ("adaptive", &clos[..]), ("ecmp", &[][..]), ("adaptive", &[][..])] {
         let m = with_routing("fat-tree-2048x1", routing);
         let makespan = api::simulate(&m, &spec, "t.yaml", "maxmin", params, Detail::default()).unwrap().summary.makespan_s;
         let k = match (routing, params.is_empty()) {

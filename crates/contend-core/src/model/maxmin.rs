@@ -22,7 +22,9 @@ use super::{EventModel, RateModel};
 use crate::error::Result;
 use crate::flow::charges::{Charges, ReadCost};
 use crate::flow::{FlowRules, FlowTable};
-use crate::params::{param_error, Kind, NicRelease, Param, Values, FLUID_ROUTING, HEAD_PRIORITY, NIC_RELEASE, PORT_QUEUEING, RELEASE_FREES_NIC, STORE_FORWARD};
+use crate::params::{
+    param_error, Kind, NicRelease, Param, Values, CLOS_ROUTING, FLUID_ROUTING, HEAD_PRIORITY, NIC_RELEASE, PORT_QUEUEING, RELEASE_FREES_NIC, STORE_FORWARD,
+};
 use crate::topology::{Link, LinkKind, Machine};
 use crate::units::{Bytes, Time};
 use crate::workload::Workload;
@@ -69,6 +71,8 @@ pub struct MaxminParams {
     pub store_forward: bool,
     /// Per-packet routing policies as their fluid limit (params.rs; off by default).
     pub fluid_routing: bool,
+    /// Adaptive's one path per pair chosen for all pairs at once on a fat-tree's planes (params.rs).
+    pub clos_routing: bool,
     /// Scale of the queueing excursion at a message's busiest switch port (params.rs; 0: off).
     pub port_queueing: f64,
 }
@@ -85,7 +89,7 @@ const EFF: Kind = Kind::EFFICIENCY;
 const LOSS: Kind = Kind::LOSS;
 
 /// How many of its own parameters maxmin has.
-const OWN_LEN: usize = 21;
+const OWN_LEN: usize = 22;
 
 pub const PARAMS: &[Param] = &link_rate::with_rates::<OWN_LEN, { link_rate::LEN + OWN_LEN }>(OWN);
 
@@ -142,6 +146,7 @@ const OWN: [Param; OWN_LEN] = [
     HEAD_PRIORITY,
     STORE_FORWARD,
     FLUID_ROUTING,
+    CLOS_ROUTING,
     PORT_QUEUEING,
 ];
 
@@ -180,6 +185,7 @@ impl MaxminParams {
             head_priority: v.on(HEAD_PRIORITY.name),
             store_forward: v.on(STORE_FORWARD.name),
             fluid_routing: v.on(FLUID_ROUTING.name),
+            clos_routing: v.on(CLOS_ROUTING.name),
             port_queueing: v.real(PORT_QUEUEING.name),
         };
         // duplex_nvlink given alone sets every generation's, as it did before they had their
@@ -217,6 +223,7 @@ impl MaxminParams {
         m.insert("head_priority".into(), if self.head_priority { "on" } else { "off" }.into());
         m.insert("store_forward".into(), if self.store_forward { "on" } else { "off" }.into());
         m.insert("fluid_routing".into(), if self.fluid_routing { "on" } else { "off" }.into());
+        m.insert("clos_routing".into(), if self.clos_routing { "on" } else { "off" }.into());
         m.insert("p2p".into(), if self.p2p { "on" } else { "off" }.into());
         m.insert("quantum".into(), format!("{}", Time::from_secs(self.quantum)));
         m
@@ -309,6 +316,7 @@ impl MaxminPrepared {
             caps: true,
             rate_caps: true,
             fluid: params.fluid_routing,
+            clos: params.clos_routing,
         };
         let mut flows = FlowTable::compile(m, w, &rules)?;
         flows.join_quantum = params.quantum;

@@ -509,6 +509,7 @@ impl Sc16Prepared {
                 caps: false,
                 rate_caps: false,
                 fluid: false,
+                clos: false,
             },
         )?;
         // sc16 has no latency: a copy moves bytes from its issue, plus the user's overhead.

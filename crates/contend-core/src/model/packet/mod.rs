@@ -193,6 +193,7 @@ impl PacketPrepared {
                 rate_caps: true,
                 // Packets choose their own way: the flow table's spread would go unused.
                 fluid: false,
+                clos: false,
             },
         )?;
         let n = flows.len();
