@@ -188,44 +188,63 @@ impl Filler {
     }
 }
 
-/// Resources by (saturation bound, index), lowest first: one entry per resource.
+/// Resources by (saturation bound, index), lowest first: one entry per resource. Each entry is
+/// kept as (`order(bound)`, resource), compared as integers: the order of `f64::total_cmp` then
+/// the index, with the bound's transform made once per entry, not twice per comparison (the
+/// heap's and the scan's comparisons were most of what a large refill spends on its queue).
 #[derive(Default)]
 struct Saturations {
     /// Up to `SCAN` resources: the entries, scanned for the lowest (`at`: its place).
-    few: Vec<(f64, usize)>,
+    few: Vec<(i64, u32)>,
     at: usize,
-    many: BinaryHeap<Reverse<Saturation>>,
+    many: BinaryHeap<Reverse<(i64, u32)>>,
     scanning: bool,
 }
 
 /// Below this many resources a scan finds the lowest faster than a heap keeps it.
 const SCAN: usize = 32;
 
+/// A bound as the integer that `f64::total_cmp` compares (the same transform, made once): two
+/// bounds compare as their `order`s do, and `bound_of` gives the bound back bit for bit.
+#[inline(always)]
+fn order(bound: f64) -> i64 {
+    let x = bound.to_bits() as i64;
+    x ^ (((x >> 63) as u64) >> 1) as i64
+}
+
+/// The bound whose `order` is `key` (the transform is its own inverse: the sign bit stays).
+#[inline(always)]
+fn bound_of(key: i64) -> f64 {
+    f64::from_bits((key ^ (((key >> 63) as u64) >> 1) as i64) as u64)
+}
+
 impl Saturations {
     fn start(&mut self, entries: impl Iterator<Item = (f64, usize)>) {
         self.few.clear();
         self.many.clear();
-        self.few.extend(entries);
+        self.few.extend(entries.map(|(bound, l)| (order(bound), l as u32)));
         self.scanning = self.few.len() <= SCAN;
         if !self.scanning {
-            self.many.extend(self.few.drain(..).map(|(level, l)| Reverse(Saturation { level, resource: l as u32 })));
+            self.many.extend(self.few.drain(..).map(Reverse));
         }
     }
 
     /// The lowest entry, left in place.
     fn lowest(&mut self) -> Option<(f64, usize)> {
-        if !self.scanning {
-            return self.many.peek().map(|Reverse(s)| (s.level, s.resource as usize));
-        }
-        let first = *self.few.first()?;
-        let (mut best, mut at) = (first, 0);
-        for (i, &e) in self.few.iter().enumerate().skip(1) {
-            if e.0.total_cmp(&best.0).then(e.1.cmp(&best.1)).is_lt() {
-                (best, at) = (e, i);
+        let (key, l) = if self.scanning {
+            let first = *self.few.first()?;
+            let (mut best, mut at) = (first, 0);
+            for (i, &e) in self.few.iter().enumerate().skip(1) {
+                if e < best {
+                    (best, at) = (e, i);
+                }
             }
-        }
-        self.at = at;
-        Some(best)
+            self.at = at;
+            best
+        } else {
+            self.many.peek()?.0
+        };
+        Some((bound_of(key), l as usize))
     }
 
     fn drop_lowest(&mut self) {
@@ -236,12 +255,12 @@ impl Saturations {
         }
     }
 
-    fn rerank_lowest(&mut self, level: f64) {
+    fn rerank_lowest(&mut self, bound: f64) {
         if self.scanning {
-            self.few[self.at].0 = level;
+            self.few[self.at].0 = order(bound);
         } else if let Some(mut top) = self.many.peek_mut() {
             // Moved in place: one sift from the top, not a pop and a push.
-            top.0.level = level;
+            top.0 .0 = order(bound);
         }
     }
 }
@@ -249,28 +268,21 @@ impl Saturations {
 /// Below this a resource's coefficient sum is round-off: no flow is left rising through it.
 const WEIGHTLESS: f64 = 1e-9;
 
-/// When a resource fills, in the heap of `fill_on`; ties go to the lower resource index.
-#[derive(PartialEq)]
-struct Saturation {
-    level: f64,
-    resource: u32,
-}
-
-impl Eq for Saturation {}
-impl PartialOrd for Saturation {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Saturation {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.level.total_cmp(&o.level).then(self.resource.cmp(&o.resource))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `order` compares as `f64::total_cmp` does, and `bound_of` undoes it bit for bit.
+    #[test]
+    fn order_is_total_cmp_as_an_integer() {
+        let values = [f64::NEG_INFINITY, -3.5, -1e-300, -0.0, 0.0, 1e-300, 2.0, 2.0000000000000004, 1e300, f64::INFINITY, f64::NAN, -f64::NAN];
+        for a in values {
+            assert_eq!(bound_of(order(a)).to_bits(), a.to_bits());
+            for b in values {
+                assert_eq!(order(a).cmp(&order(b)), a.total_cmp(&b), "{a} {b}");
+            }
+        }
+    }
 
     /// The scan and the heap take resources in the same order, bounds raised on the way included.
     #[test]
@@ -286,7 +298,7 @@ mod tests {
             let (mut scan, mut heap) = (Saturations::default(), Saturations::default());
             scan.start(entries.iter().copied());
             heap.start(entries.iter().copied());
-            heap.many.extend(heap.few.drain(..).map(|(level, l)| Reverse(Saturation { level, resource: l as u32 })));
+            heap.many.extend(heap.few.drain(..).map(Reverse));
             heap.scanning = false;
             while let Some(low) = scan.lowest() {
                 assert_eq!(heap.lowest(), Some(low));
