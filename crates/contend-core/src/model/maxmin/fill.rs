@@ -3,6 +3,7 @@
 //! an item standing for m flows with one route counts m times.
 
 use crate::flow::Routes;
+use crate::heap::{from_order_key, order_key};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -189,7 +190,7 @@ impl Filler {
 }
 
 /// Resources by (saturation bound, index), lowest first: one entry per resource. Each entry is
-/// kept as (`order(bound)`, resource), compared as integers: the order of `f64::total_cmp` then
+/// kept as (`order_key(bound)`, resource), compared as integers: the order of `f64::total_cmp` then
 /// the index, with the bound's transform made once per entry, not twice per comparison (the
 /// heap's and the scan's comparisons were most of what a large refill spends on its queue).
 #[derive(Default)]
@@ -204,25 +205,11 @@ struct Saturations {
 /// Below this many resources a scan finds the lowest faster than a heap keeps it.
 const SCAN: usize = 32;
 
-/// A bound as the integer that `f64::total_cmp` compares (the same transform, made once): two
-/// bounds compare as their `order`s do, and `bound_of` gives the bound back bit for bit.
-#[inline(always)]
-fn order(bound: f64) -> i64 {
-    let x = bound.to_bits() as i64;
-    x ^ (((x >> 63) as u64) >> 1) as i64
-}
-
-/// The bound whose `order` is `key` (the transform is its own inverse: the sign bit stays).
-#[inline(always)]
-fn bound_of(key: i64) -> f64 {
-    f64::from_bits((key ^ (((key >> 63) as u64) >> 1) as i64) as u64)
-}
-
 impl Saturations {
     fn start(&mut self, entries: impl Iterator<Item = (f64, usize)>) {
         self.few.clear();
         self.many.clear();
-        self.few.extend(entries.map(|(bound, l)| (order(bound), l as u32)));
+        self.few.extend(entries.map(|(bound, l)| (order_key(bound), l as u32)));
         self.scanning = self.few.len() <= SCAN;
         if !self.scanning {
             self.many.extend(self.few.drain(..).map(Reverse));
@@ -244,7 +231,7 @@ impl Saturations {
         } else {
             self.many.peek()?.0
         };
-        Some((bound_of(key), l as usize))
+        Some((from_order_key(key), l as usize))
     }
 
     fn drop_lowest(&mut self) {
@@ -257,10 +244,10 @@ impl Saturations {
 
     fn rerank_lowest(&mut self, bound: f64) {
         if self.scanning {
-            self.few[self.at].0 = order(bound);
+            self.few[self.at].0 = order_key(bound);
         } else if let Some(mut top) = self.many.peek_mut() {
             // Moved in place: one sift from the top, not a pop and a push.
-            top.0 .0 = order(bound);
+            top.0 .0 = order_key(bound);
         }
     }
 }
@@ -271,18 +258,6 @@ const WEIGHTLESS: f64 = 1e-9;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// `order` compares as `f64::total_cmp` does, and `bound_of` undoes it bit for bit.
-    #[test]
-    fn order_is_total_cmp_as_an_integer() {
-        let values = [f64::NEG_INFINITY, -3.5, -1e-300, -0.0, 0.0, 1e-300, 2.0, 2.0000000000000004, 1e300, f64::INFINITY, f64::NAN, -f64::NAN];
-        for a in values {
-            assert_eq!(bound_of(order(a)).to_bits(), a.to_bits());
-            for b in values {
-                assert_eq!(order(a).cmp(&order(b)), a.total_cmp(&b), "{a} {b}");
-            }
-        }
-    }
 
     /// The scan and the heap take resources in the same order, bounds raised on the way included.
     #[test]
