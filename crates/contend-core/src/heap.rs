@@ -7,28 +7,46 @@
 //! heap's shape: the engine's groups tie-break by their index, release events by the sequence
 //! in which they were scheduled.
 
+/// A time (or any f64) as the integer that `f64::total_cmp` compares it by: two values compare
+/// as their keys do, so a queue keyed by it takes items in the same order, with the transform
+/// made once per item instead of twice per comparison (a large refill's saturation queue and the
+/// executor's queue of joins compare keys millions of times). `from_order_key` gives the value
+/// back bit for bit (the transform keeps the sign bit, so it is its own inverse).
+#[inline(always)]
+pub fn order_key(x: f64) -> i64 {
+    let k = x.to_bits() as i64;
+    k ^ (((k >> 63) as u64) >> 1) as i64
+}
+
+/// The value whose `order_key` is `key`.
+#[inline(always)]
+pub fn from_order_key(key: i64) -> f64 {
+    f64::from_bits((key ^ (((key >> 63) as u64) >> 1) as i64) as u64)
+}
+
 /// Not in the heap.
 const NOWHERE: u32 = u32::MAX;
 
 #[derive(Default)]
 pub struct IndexHeap {
     heap: Vec<u32>,
-    /// Per item: its key while in the heap, and its place there (kept apart, not as a pair,
-    /// which alignment would pad to 16 bytes).
-    time: Vec<f64>,
+    /// Per item: its key while in the heap (the time as its `order_key`, compared as an
+    /// integer), and its place there (kept apart, not as a pair, which alignment would pad to
+    /// 16 bytes).
+    key: Vec<i64>,
     tie: Vec<u32>,
     at: Vec<u32>,
 }
 
 impl IndexHeap {
     pub fn new(items: usize) -> IndexHeap {
-        IndexHeap { heap: Vec::new(), time: vec![f64::NAN; items], tie: vec![0; items], at: vec![NOWHERE; items] }
+        IndexHeap { heap: Vec::new(), key: vec![order_key(f64::NAN); items], tie: vec![0; items], at: vec![NOWHERE; items] }
     }
 
     /// The earliest item's time and index.
     #[inline]
     pub fn peek(&self) -> Option<(f64, usize)> {
-        self.heap.first().map(|&i| (self.time[i as usize], i as usize))
+        self.heap.first().map(|&i| (from_order_key(self.key[i as usize]), i as usize))
     }
 
     /// Item i's time (infinite: not in the heap).
@@ -37,7 +55,7 @@ impl IndexHeap {
         if self.at[i] == NOWHERE {
             f64::INFINITY
         } else {
-            self.time[i]
+            from_order_key(self.key[i])
         }
     }
 
@@ -45,12 +63,13 @@ impl IndexHeap {
     pub fn set(&mut self, i: usize, t: f64, tie: u32) {
         let p = self.at[i];
         if p == NOWHERE {
-            (self.time[i], self.tie[i]) = (t, tie);
+            (self.key[i], self.tie[i]) = (order_key(t), tie);
             self.heap.push(i as u32);
             self.at[i] = self.heap.len() as u32 - 1;
             self.up(self.heap.len() - 1);
-        } else if self.time[i] != t || self.tie[i] != tie {
-            (self.time[i], self.tie[i]) = (t, tie);
+        } else if from_order_key(self.key[i]) != t || self.tie[i] != tie {
+            // (Compared as times, as before: 0.0 and -0.0 are the same time, and keep the key.)
+            (self.key[i], self.tie[i]) = (order_key(t), tie);
             let p = self.up(p as usize);
             self.down(p);
         }
@@ -95,7 +114,7 @@ impl IndexHeap {
     fn less(&self, a: u32, b: u32) -> bool {
         let (a, b) = (a as usize, b as usize);
         // The tie is read only on a tie of times.
-        self.time[a].total_cmp(&self.time[b]).then_with(|| self.tie[a].cmp(&self.tie[b])).is_lt()
+        self.key[a].cmp(&self.key[b]).then_with(|| self.tie[a].cmp(&self.tie[b])).is_lt()
     }
 
     fn place(&mut self, p: usize, i: u32) {
@@ -139,6 +158,18 @@ impl IndexHeap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `order_key` compares as `f64::total_cmp` does, and `from_order_key` undoes it bit for bit.
+    #[test]
+    fn order_is_total_cmp_as_an_integer() {
+        let values = [f64::NEG_INFINITY, -3.5, -1e-300, -0.0, 0.0, 1e-300, 2.0, 2.0000000000000004, 1e300, f64::INFINITY, f64::NAN, -f64::NAN];
+        for a in values {
+            assert_eq!(from_order_key(order_key(a)).to_bits(), a.to_bits());
+            for b in values {
+                assert_eq!(order_key(a).cmp(&order_key(b)), a.total_cmp(&b), "{a} {b}");
+            }
+        }
+    }
 
     #[test]
     fn yields_the_earliest_through_updates_and_removals() {

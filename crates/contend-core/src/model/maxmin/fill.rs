@@ -3,6 +3,7 @@
 //! an item standing for m flows with one route counts m times.
 
 use crate::flow::Routes;
+use crate::heap::{from_order_key, order_key};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -188,13 +189,16 @@ impl Filler {
     }
 }
 
-/// Resources by (saturation bound, index), lowest first: one entry per resource.
+/// Resources by (saturation bound, index), lowest first: one entry per resource. Each entry is
+/// kept as (`order_key(bound)`, resource), compared as integers: the order of `f64::total_cmp` then
+/// the index, with the bound's transform made once per entry, not twice per comparison (the
+/// heap's and the scan's comparisons were most of what a large refill spends on its queue).
 #[derive(Default)]
 struct Saturations {
     /// Up to `SCAN` resources: the entries, scanned for the lowest (`at`: its place).
-    few: Vec<(f64, usize)>,
+    few: Vec<(i64, u32)>,
     at: usize,
-    many: BinaryHeap<Reverse<Saturation>>,
+    many: BinaryHeap<Reverse<(i64, u32)>>,
     scanning: bool,
 }
 
@@ -205,27 +209,29 @@ impl Saturations {
     fn start(&mut self, entries: impl Iterator<Item = (f64, usize)>) {
         self.few.clear();
         self.many.clear();
-        self.few.extend(entries);
+        self.few.extend(entries.map(|(bound, l)| (order_key(bound), l as u32)));
         self.scanning = self.few.len() <= SCAN;
         if !self.scanning {
-            self.many.extend(self.few.drain(..).map(|(level, l)| Reverse(Saturation { level, resource: l as u32 })));
+            self.many.extend(self.few.drain(..).map(Reverse));
         }
     }
 
     /// The lowest entry, left in place.
     fn lowest(&mut self) -> Option<(f64, usize)> {
-        if !self.scanning {
-            return self.many.peek().map(|Reverse(s)| (s.level, s.resource as usize));
-        }
-        let first = *self.few.first()?;
-        let (mut best, mut at) = (first, 0);
-        for (i, &e) in self.few.iter().enumerate().skip(1) {
-            if e.0.total_cmp(&best.0).then(e.1.cmp(&best.1)).is_lt() {
-                (best, at) = (e, i);
+        let (key, l) = if self.scanning {
+            let first = *self.few.first()?;
+            let (mut best, mut at) = (first, 0);
+            for (i, &e) in self.few.iter().enumerate().skip(1) {
+                if e < best {
+                    (best, at) = (e, i);
+                }
             }
-        }
-        self.at = at;
-        Some(best)
+            self.at = at;
+            best
+        } else {
+            self.many.peek()?.0
+        };
+        Some((from_order_key(key), l as usize))
     }
 
     fn drop_lowest(&mut self) {
@@ -236,37 +242,18 @@ impl Saturations {
         }
     }
 
-    fn rerank_lowest(&mut self, level: f64) {
+    fn rerank_lowest(&mut self, bound: f64) {
         if self.scanning {
-            self.few[self.at].0 = level;
+            self.few[self.at].0 = order_key(bound);
         } else if let Some(mut top) = self.many.peek_mut() {
             // Moved in place: one sift from the top, not a pop and a push.
-            top.0.level = level;
+            top.0 .0 = order_key(bound);
         }
     }
 }
 
 /// Below this a resource's coefficient sum is round-off: no flow is left rising through it.
 const WEIGHTLESS: f64 = 1e-9;
-
-/// When a resource fills, in the heap of `fill_on`; ties go to the lower resource index.
-#[derive(PartialEq)]
-struct Saturation {
-    level: f64,
-    resource: u32,
-}
-
-impl Eq for Saturation {}
-impl PartialOrd for Saturation {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Saturation {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.level.total_cmp(&o.level).then(self.resource.cmp(&o.resource))
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -286,7 +273,7 @@ mod tests {
             let (mut scan, mut heap) = (Saturations::default(), Saturations::default());
             scan.start(entries.iter().copied());
             heap.start(entries.iter().copied());
-            heap.many.extend(heap.few.drain(..).map(|(level, l)| Reverse(Saturation { level, resource: l as u32 })));
+            heap.many.extend(heap.few.drain(..).map(Reverse));
             heap.scanning = false;
             while let Some(low) = scan.lowest() {
                 assert_eq!(heap.lowest(), Some(low));
