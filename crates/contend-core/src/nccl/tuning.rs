@@ -357,13 +357,11 @@ pub fn tree_graph(speeds: &[f64], channels: usize, max_bw: f64, fit: &dyn Fn(f64
 /// (whole 576 kB chunks stored and forwarded at the capped rate put 2 x 8 A100's tree/LL128
 /// 1-64 MiB at -38% .. -73%).
 ///
-/// Ring LL128 (round 15): `perChMaxRingLL128Bws` a channel, for all-reduce, all-gather and
-/// reduce-scatter. Every rank of such a ring sends every step, each step waiting for its
-/// upstream's previous one, so capped steps run in lockstep and the ring pays no fill for it:
-/// the channel's busbw is the cap (`ll_channel_rate` says why a send's rate is the channel's
-/// busbw). Broadcast and reduce are chains: there the ring's LL128 chunk (NCCL does not shrink
-/// it) stored and forwarded whole at the capped rate would charge a fill NCCL, which forwards
-/// LL128 line by line, does not pay, so they stay uncapped. LL: `ll_channel_rate`. None
+/// Ring LL128: `perChMaxRingLL128Bws` a channel fits rings (lockstep steps pay no fill) and was
+/// built in round 15, then dropped: with NCCL's channel counts it never binds on a preset (one
+/// hgx-h100 channel would need 36.7 GB/s), and its caps slowed the 32 x dgx-a100 sweep from 256 MiB
+/// up from 12.6 to 17.1 s (its 1 GiB ring LL128 row: 11532.41 -> 11529.99 us). Broadcast and
+/// reduce chains would also pay a capped chunk's fill. LL: `ll_channel_rate`. None
 /// where NCCL's model has no per-channel figure (ring Simple, NVLS); NVLS-tree's
 /// (`perChMaxNVLSTreeBws`) is left to its NVLink and network links.
 ///
@@ -385,7 +383,6 @@ pub fn channel_rate(cc: u32, nodes: usize, coll: Coll, algo: Algo, proto: Proto)
         (Coll::AllToAll | Coll::SendRecv, _, _) => Some(0.5 * PER_CH_MAX_TREE_BW[g][0]),
         (_, Algo::Tree, Proto::Simple) => Some(0.5 * tree),
         (_, Algo::Tree, Proto::Ll128) => Some(0.5 * (tree * if nodes == 1 { 7.0 / 9.0 } else { 120.0 / 128.0 }).min(PER_CH_MAX_TREE_LL128_BW[g][index2])),
-        (Coll::AllReduce | Coll::AllGather | Coll::ReduceScatter, Algo::Ring, Proto::Ll128) => Some(PER_CH_MAX_RING_LL128_BW[g][index2]),
         _ => None,
     }
 }
