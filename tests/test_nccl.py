@@ -87,6 +87,7 @@ def test_nvls_tree_chunk_follows_the_release_and_its_maximum():
     (["--gpus", "GPU0,GPU42"], "--gpus"),
     (["--proto", "fast"], "--proto"),
     (["--algo", "nvls"], "--algo"),
+    (["--op", "alltoall", "--algo", "tree"], "alltoall has p2p"),
     (["--model", "sc16"], "sc16"),
     (["--nodes", "0"], "--nodes"),
     (["--nccl-version", "2.17"], "nccl_version"),
@@ -170,6 +171,24 @@ def test_plot_writes_a_picture_and_never_overwrites(tmp_path):
     assert r.returncode == 2 and "--force" in r.stderr and png.stat().st_mtime_ns == before
     r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "--plot", str(png), "--force")
     assert r.returncode == 0, r.stderr
+
+
+def test_one_name_per_algorithm_in_json_and_plot_legend(monkeypatch, tmp_path):
+    # JSON: snake-case ids, "p2p" for all-to-all (NCCL runs it peer-to-peer, not as a ring); the legend:
+    # NCCL's names from the report's algo_names (docs/nccl.md, "Algorithm names").
+    from contend import plots
+    rep = api.nccl_tests("dgx-a100", "alltoall", "1M", "1M", 2)
+    assert rep["rows"][0]["algo"] == "p2p" and rep["algo_names"]["p2p"] == "P2P"
+    assert rep["algo_names"]["nvls_tree"] == "NVLSTree"
+    labels = []
+    real = plots.plt.Axes.scatter
+    def scatter(self, *a, **k):
+        labels.append(k.get("label"))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(plots.plt.Axes, "scatter", scatter)
+    plots.nccl_busbw(rep, tmp_path / "p.png")
+    assert "NCCL picks: P2P/Simple" in labels, labels
 
 
 def test_tuner_file_picks_and_bad_lines_are_one_line_exit_2(tmp_path):

@@ -452,7 +452,7 @@ def stencil_gain(report: dict[str, Any], path: str | os.PathLike) -> None:
 
 # NCCL's algorithm/protocol pairs: one colour per protocol, one marker per algorithm.
 PROTO_COLOURS = {"LL": "#e15759", "LL128": "#f28e2b", "Simple": "#4e79a7"}
-ALGO_MARKERS = {"ring": "o", "tree": "^", "nvls": "D", "nvls_tree": "v"}
+ALGO_MARKERS = {"ring": "o", "tree": "^", "nvls": "D", "nvls_tree": "v", "p2p": "s"}
 
 
 def nccl_busbw(report: dict[str, Any], path: str | os.PathLike) -> None:
@@ -467,10 +467,11 @@ def nccl_busbw(report: dict[str, Any], path: str | os.PathLike) -> None:
     sizes = [r["size"] for r in rows]
     ax.plot(sizes, [r["busbw"] for r in rows], color="0.35", lw=1.4, zorder=1, label="NCCL's pick")
     seen: set[tuple[str, str, str]] = set()
+    names = report.get("algo_names", {})  # NCCL's name of each algorithm id, from the report
 
     def mark(x: float, y: float, algo: str, proto: str, who: str, filled: bool) -> None:
         key = (who, algo, proto)
-        label = f"{who}: {algo.capitalize()}/{proto}" if key not in seen else None
+        label = f"{who}: {names.get(algo, algo)}/{proto}" if key not in seen else None
         seen.add(key)
         colour = PROTO_COLOURS.get(proto, "0.5")
         ax.scatter([x], [y], marker=ALGO_MARKERS.get(algo, "s"), s=38 if filled else 70, zorder=3 if filled else 2,

@@ -130,7 +130,8 @@ fn a_tree_simple_call_caps_each_transfer_at_nccl_per_channel_tree_figure() {
     // Ampere: 23.6 / 2. LL128's: the least of 23.6 x 120/128 and perChMaxTreeLL128Bws 20, halved:
     // 10 GB/s of data, 10 x 128/120 of LL128's wire bytes between nodes and 10 x 9/7 between the
     // GPUs of a node (`TREE_LL128_NODE_SHARE`). Ring Simple and ring LL128 carry no cap (no
-    // per-channel figure for the first; the second's chunk does not shrink, tuning::channel_rate).
+    // per-channel figure for the first; the second's never binds at NCCL's channel counts and
+    // cost time, tuning::channel_rate).
     let a = two("dgx-a100", "25GB/s");
     let (t, _) = lower::lower(&a.call(Coll::AllReduce, Algo::Tree, Proto::Simple, 1 << 28, 0));
     assert!(t.iter().all(|x| x.max_rate == Some(11.8e9)));
@@ -141,9 +142,9 @@ fn a_tree_simple_call_caps_each_transfer_at_nccl_per_channel_tree_figure() {
         let wire = if on(x.src) == on(x.dst) { 9.0 / 7.0 } else { 128.0 / 120.0 };
         assert!((x.max_rate.unwrap() - 10e9 * wire).abs() < 1e-6 * 10e9, "{:?}", x.max_rate);
     }
-    for (algo, proto) in [(Algo::Ring, Proto::Simple), (Algo::Ring, Proto::Ll128)] {
-        let (t, _) = lower::lower(&a.call(Coll::AllReduce, algo, proto, 1 << 24, 0));
-        assert!(t.iter().all(|x| x.max_rate.is_none()), "{algo:?} {proto:?}");
+    for (coll, proto) in [(Coll::AllReduce, Proto::Simple), (Coll::AllReduce, Proto::Ll128), (Coll::Broadcast, Proto::Ll128)] {
+        let (t, _) = lower::lower(&a.call(coll, Algo::Ring, proto, 1 << 24, 0));
+        assert!(t.iter().all(|x| x.max_rate.is_none()), "{coll:?} {proto:?}");
     }
 }
 

@@ -231,7 +231,11 @@ pub fn loops(total: u64, chunk: u64) -> Vec<u64> {
     }
     let n = total.div_ceil(chunk) as usize;
     let last = total - (n as u64 - 1) * chunk;
-    if n <= 2 * KEEP + MIDDLE {
+    // Merge only where each merged loop is more than two chunks, so that it streams as a head,
+    // a body and a foot (`send_in`); a merged loop of one to two chunks would be stored and
+    // forwarded whole, a step NCCL's chunks do not take (NVLS-tree on 4 x hgx-h100: 128 MiB ran
+    // at 64 MiB's busbw, its merged loops two chunks each).
+    if n <= 2 * KEEP + 2 * MIDDLE {
         let mut v = vec![chunk; n - 1];
         v.push(last);
         return v;
@@ -431,6 +435,10 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
     let mut last: Vec<Option<usize>> = vec![None; n];
     // slot[k][p]: rank p's send of step k in the previous loop.
     let mut slot: Vec<Vec<Option<usize>>> = vec![vec![None; n]; steps];
+    // A capped ring (LL, LL128: `Call::rate`): each rank's sends on the channel are one kernel's
+    // output and share its rate (one rate group a connection), also where sends that leave the
+    // node overlap.
+    let mut group: Vec<Option<usize>> = vec![None; n];
     for (l, block) in loops(per_rank, c.chunk()).into_iter().enumerate() {
         let size = c.wire(block, c.proto);
         let mut prev: Vec<Option<usize>> = vec![None; n];
@@ -441,6 +449,9 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
                 let over = c.flush_of(a, b, c.proto) + if l == 0 { c.step_of(a, b) + if k == 0 { c.base } else { 0.0 } } else { 0.0 };
                 let data = if k == 0 { None } else { prev[(p + n - 1) % n] };
                 let own = if c.crosses(a, b) { slot[p] } else { last[p] };
+                if d.rate.is_some() {
+                    d.group = Some(*group[p].get_or_insert(d.t.len()));
+                }
                 let i = d.push(dev(p), dev(p + 1), size, &[own, data], over);
                 now[p] = Some(i);
                 last[p] = Some(i);
@@ -449,6 +460,7 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
             prev = now;
         }
     }
+    d.group = None;
 }
 
 /// One loop's send on one connection. A loop of NCCL's chunk is one transfer; a merged loop is
@@ -616,6 +628,12 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
         ends
     };
     let none = Vec::new;
+    // LL's ceiling (`tuning::ll_channel_rate`) binds the root's connections only: every byte of the
+    // channel enters the root on each child's connection and leaves on each, so they bound the
+    // call as capping every hop would, while LL, forwarded line by line, pays no capped chunk's
+    // store-and-forward at the other hops (capping them all added 2-6 us a call at 1-4 KiB).
+    let rate = d.rate;
+    let capped = |x: usize| c.proto != Proto::Ll || parent[x].is_none();
     for (l, block) in loops(bytes, chunk).into_iter().enumerate() {
         // Up: a rank sends its partial sum as its children's arrive (heads and feet).
         let (mut got_h, mut got_f): (Deps, Deps) = (vec![none(); c.devices.len()], vec![none(); c.devices.len()]);
@@ -624,6 +642,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
                 let leaf = got_h[r].is_empty();
                 let over = c.flush_of(r, p, c.proto) + if l == 0 { c.step_of(r, p) + if leaf { c.base } else { 0.0 } } else { 0.0 };
                 let (hs, fs) = (got_h[r].clone(), got_f[r].clone());
+                d.rate = rate.filter(|_| capped(p));
                 let (a, b) = if c.crosses(r, p) {
                     d.send_net_in_flight((&mut group_up[r], &mut sent_up[r]), (chunk, &size), (c.devices[r], c.devices[p]), block, (&hs, &fs), over)
                 } else {
@@ -640,6 +659,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
             if let Some(p) = parent[r] {
                 let (hs, fs) = if parent[p].is_none() { (got_h[p].clone(), got_f[p].clone()) } else { (have_h[p].clone(), have_f[p].clone()) };
                 let over = c.flush_of(p, r, c.proto) + if l == 0 { c.step_of(p, r) } else { 0.0 };
+                d.rate = rate.filter(|_| capped(p));
                 let (a, b) = if c.crosses(p, r) {
                     d.send_net_in_flight((&mut group_down[r], &mut sent_down[r]), (chunk, &size), (c.devices[p], c.devices[r]), block, (&hs, &fs), over)
                 } else {
@@ -651,6 +671,7 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
             }
         }
     }
+    d.rate = rate;
 }
 
 /// NVLS on one node, one channel (NCCL's all_reduce.h / all_gather.h / reduce_scatter.h NVLS

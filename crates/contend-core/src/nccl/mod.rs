@@ -15,6 +15,8 @@ pub mod tuning;
 pub mod versions;
 
 #[cfg(test)]
+mod ceiling_tests;
+#[cfg(test)]
 mod graph_tests;
 #[cfg(test)]
 mod nvls_tests;
@@ -99,20 +101,23 @@ impl Coll {
         match self {
             Coll::AllReduce => &[Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree],
             Coll::AllGather | Coll::ReduceScatter => &[Algo::Ring, Algo::Nvls],
+            Coll::AllToAll | Coll::SendRecv => &[Algo::P2p],
             _ => &[Algo::Ring],
         }
     }
 }
 
 /// Indices follow NCCL's (NCCL_ALGO_TREE = 0, NCCL_ALGO_RING = 1, NCCL_ALGO_NVLS = 4,
-/// NCCL_ALGO_NVLS_TREE = 5).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// NCCL_ALGO_NVLS_TREE = 5). `P2p` is no NCCL algorithm: all-to-all and send/receive run as
+/// peer-to-peer operations outside them (no tuner, NCCL_ALGO does not apply); it names what
+/// such a call ran, and is lowered on ring Simple's steps and latencies (`Comm::call_with`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algo {
     Tree = 0,
     Ring = 1,
     Nvls = 4,
     NvlsTree = 5,
+    P2p = 7,
 }
 
 /// Indices follow NCCL's (NCCL_PROTO_LL = 0, LL128 = 1, SIMPLE = 2).
@@ -129,13 +134,35 @@ pub enum Proto {
 pub const PROTOS: [Proto; 3] = [Proto::Ll, Proto::Ll128, Proto::Simple];
 
 impl Algo {
+    /// NCCL's name (its `ncclAlgoStr`), printed in tables, `--explain` and plot legends.
     pub fn name(self) -> &'static str {
         match self {
             Algo::Tree => "Tree",
             Algo::Ring => "Ring",
             Algo::Nvls => "NVLS",
             Algo::NvlsTree => "NVLSTree",
+            Algo::P2p => "P2P",
         }
+    }
+
+    /// The name in JSON reports and for `--algo` (snake case): "ring", "tree", "nvls",
+    /// "nvls_tree", "p2p".
+    pub fn id(self) -> &'static str {
+        match self {
+            Algo::Tree => "tree",
+            Algo::Ring => "ring",
+            Algo::Nvls => "nvls",
+            Algo::NvlsTree => "nvls_tree",
+            Algo::P2p => "p2p",
+        }
+    }
+
+    pub const ALL: [Algo; 5] = [Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree, Algo::P2p];
+}
+
+impl Serialize for Algo {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.id())
     }
 }
 
@@ -158,6 +185,7 @@ pub fn parse_algos(s: &str) -> Result<Vec<Algo>> {
             "tree" => Ok(Algo::Tree),
             "nvls" => Ok(Algo::Nvls),
             "nvlstree" | "nvls_tree" => Ok(Algo::NvlsTree),
+            "p2p" => Ok(Algo::P2p),
             x @ ("collnet" | "collnetdirect" | "collnetchain" | "pat") => {
                 Err(Error::input("--algo", x, "is an NCCL algorithm contend does not lower yet; use ring, tree, nvls or nvlstree"))
             }
@@ -479,6 +507,8 @@ impl Comm {
     /// count in place of its trimmed one, at most the channels the communicator has
     /// (enqueue.cc `ncclGetAlgoInfo`, then the plan's per-kind maximum).
     pub fn call_with(&self, coll: Coll, algo: Algo, proto: Proto, bytes: u64, root: usize, channels: Option<usize>) -> lower::Call {
+        // Send/receive runs ring Simple's steps and latencies, whatever it is labelled.
+        let algo = if matches!(coll, Coll::AllToAll | Coll::SendRecv) { Algo::Ring } else { algo };
         if matches!(algo, Algo::Nvls | Algo::NvlsTree) {
             let mut call = self.nvls_call(coll, algo, bytes);
             if let Some(c) = channels.filter(|&c| c < call.rings.len()) {
@@ -546,9 +576,13 @@ impl Comm {
             pxn: if self.constants.pxn_disable { Vec::new() } else { self.pxn.clone() },
             // A p2p channel's rate is the NVLink A100 table's (docs/validation.md, round 13): no PCIe
             // send/receive measurement says a PCIe pair's channels are capped, so there its links bind.
-            rate: tuning::channel_rate(self.topo.cc, self.nodes, coll, algo, proto)
-                .filter(|_| self.all_nvlink || !matches!(coll, Coll::AllToAll | Coll::SendRecv))
-                .map(|gbs| gbs * 1e9),
+            // LL's ceiling is the call's (`tuning::ll_channel_rate`: `llMaxBws` over its channels).
+            rate: match proto {
+                Proto::Ll if !matches!(coll, Coll::AllToAll | Coll::SendRecv) => tuning::ll_channel_rate(&self.tuning, coll, algo, nc),
+                _ => tuning::channel_rate(self.topo.cc, self.nodes, coll, algo, proto)
+                    .filter(|_| self.all_nvlink || !matches!(coll, Coll::AllToAll | Coll::SendRecv)),
+            }
+            .map(|gbs| gbs * 1e9),
             flush: self.flush,
         }
     }

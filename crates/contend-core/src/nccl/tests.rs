@@ -80,11 +80,13 @@ fn small_all_reduce_is_latency_nccl_model_and_protocols() {
     assert!(close(row.time_us * 1e-6, want, 0.01), "{} us, want {} us", row.time_us, want * 1e6);
     // NCCL's own model: base 6.6 + 14 steps x 0.6 us, and 8 B at LL's bandwidth.
     assert!(close(row.nccl_model_us, 15.0, 0.01), "{}", row.nccl_model_us);
-    // LL moves twice the bytes of Simple: at 1 GiB, LL is about half as fast.
+    // LL moves twice the bytes of Simple: at 1 GiB, LL would be about half as fast, but NCCL's LL
+    // ceiling on one Ampere node (`llMaxBws`, 87.7 GB/s busbw) is below that (round 15).
     let ll = one("all_reduce", "1G", Some("ring"), Some("LL"), "maxmin").unwrap();
     let simple = one("all_reduce", "1G", Some("ring"), Some("simple"), "maxmin").unwrap();
     let ll128 = one("all_reduce", "1G", Some("ring"), Some("LL128"), "maxmin").unwrap();
-    assert!(close(ll.busbw, simple.busbw / 2.0, 0.02), "LL {} Simple {}", ll.busbw, simple.busbw);
+    assert!(simple.busbw / 2.0 > tuning::LL_MAX_BW[1][0]);
+    assert!(close(ll.busbw, tuning::LL_MAX_BW[1][0], 0.02), "LL {} Simple {}", ll.busbw, simple.busbw);
     assert!(close(ll128.busbw, simple.busbw * 120.0 / 128.0, 0.02), "LL128 {} Simple {}", ll128.busbw, simple.busbw);
 }
 

@@ -143,6 +143,8 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tuner: Option<String>,
     pub search: SearchSummary,
+    /// NCCL's name of each algorithm's id in `rows` (`Algo::name`), for tables and plot legends.
+    pub algo_names: std::collections::BTreeMap<&'static str, &'static str>,
     pub rows: Vec<Row>,
     pub avg_busbw: f64,
     pub notes: Vec<String>,
@@ -171,7 +173,18 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         Some(s) => super::parse_algos(s)?,
         None => coll.algos().to_vec(),
     };
+    // As NCCL_ALGO: a list may name algorithms the collective has not (NCCL keeps the rest); one
+    // that names none of them is refused, for every collective alike.
     let mut algos: Vec<Algo> = algos.into_iter().filter(|a| coll.algos().contains(a)).collect();
+    if algos.is_empty() {
+        let have: Vec<&str> = coll.algos().iter().map(|a| a.id()).collect();
+        let p2p = if coll.algos() == [Algo::P2p] { " (NCCL runs it peer-to-peer, outside its algorithms)" } else { "" };
+        return Err(Error::input(
+            "--algo",
+            req.algo.clone().unwrap_or_default(),
+            format!("is no algorithm NCCL runs {} with; {} has {}{p2p}", coll.name(), coll.name(), have.join(", ")),
+        ));
+    }
     if coll.reduces() && !tuning::nvls_reduces(&req.dtype) {
         // NCCL never picks NVLS for a reduction of this type; asked for alone, it cannot run it.
         algos.retain(|a| !matches!(a, Algo::Nvls | Algo::NvlsTree));
@@ -200,7 +213,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             let pick = if p2p {
                 // Send/receive has no tuner: the protocol of one peer's part, as the lowering runs it.
                 let part = if coll == Coll::SendRecv { bytes } else { bytes / n as u64 };
-                super::Pick { algo: Algo::Ring, proto: comm.p2p_proto(part), model_us: f64::NAN, channels: None, tuner_line: None }
+                super::Pick { algo: Algo::P2p, proto: comm.p2p_proto(part), model_us: f64::NAN, channels: None, tuner_line: None }
             } else {
                 comm.pick(coll, bytes.max(1), &algos, &protos)?.expect("checked above")
             };
@@ -280,6 +293,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         nccl_version: comm.tuning.version.tag().into(),
         tuner: comm.tuner.as_ref().map(|t| t.path.clone()),
         search,
+        algo_names: Algo::ALL.iter().map(|a| (a.id(), a.name())).collect(),
         rows,
         avg_busbw,
         notes,

@@ -362,12 +362,16 @@ pub fn tree_graph(speeds: &[f64], channels: usize, max_bw: f64, fit: &dyn Fn(f64
 /// move the channel's share once in the call's time, at its algorithm bandwidth, half the bus
 /// figure (NCCL's tree ratio 0.5).
 ///
-/// Trees only. A tree's LL128 chunk shrinks for small calls as NCCL's does
+/// Trees: a tree's LL128 chunk shrinks for small calls as NCCL's does
 /// (`lower::tree_ll128_chunk`), so that its capped pipeline fill stays a few small chunks
 /// (whole 576 kB chunks stored and forwarded at the capped rate put 2 x 8 A100's tree/LL128
-/// 1-64 MiB at -38% .. -73%). The ring's LL128 chunk does not shrink in NCCL, and LL128 forwards
-/// line by line, so a capped ring would charge a fill NCCL does not pay: `perChMaxRingLL128Bws`
-/// waits for a lowering that splits LL128's chunks. LL (small calls) is left uncapped too. None
+/// 1-64 MiB at -38% .. -73%).
+///
+/// Ring LL128: `perChMaxRingLL128Bws` a channel fits rings (lockstep steps pay no fill) and was
+/// built in round 15, then dropped: with NCCL's channel counts it never binds on a preset (one
+/// hgx-h100 channel would need 36.7 GB/s), and its caps slowed the 32 x dgx-a100 sweep from 256 MiB
+/// up from 12.6 to 17.1 s (its 1 GiB ring LL128 row: 11532.41 -> 11529.99 us). Broadcast and
+/// reduce chains would also pay a capped chunk's fill. LL: `ll_channel_rate`. None
 /// where NCCL's model has no per-channel figure (ring Simple, NVLS); NVLS-tree's
 /// (`perChMaxNVLSTreeBws`) is left to its NVLink and network links.
 ///
@@ -393,6 +397,48 @@ pub fn channel_rate(cc: u32, nodes: usize, coll: Coll, algo: Algo, proto: Proto)
     }
 }
 
+/// NCCL's LL ceiling for this communicator, bus bandwidth in GB/s (tuning.cc `llMaxBws`, indexed
+/// as NCCL indexes it: on one node by GPU generation, across nodes by CPU vendor, then by nodes
+/// 1 / 2 / more; the Hopper row by release).
+pub fn ll_max(c: &Comm) -> f64 {
+    let index2 = if c.nodes <= 2 { c.nodes.max(1) - 1 } else { 2 };
+    let index1 = if c.nodes <= 1 {
+        generation(c.cc)
+    } else if c.amd {
+        1
+    } else {
+        0
+    };
+    if index1 == 2 {
+        c.version.ll_max_hopper()[index2]
+    } else {
+        LL_MAX_BW[index1][index2]
+    }
+}
+
+/// GB/s of data one LL channel's connection moves at most: NCCL's LL ceiling (`ll_max`, a bus
+/// bandwidth for the whole call) split evenly over the call's `channels`. LL moves 8-byte lines
+/// (4 data bytes and a flag) that the GPU's threads write and poll one by one, so its rate is the
+/// threads', not the links', and `llMaxBws` is NCCL's figure for it. A ring's busbw is its
+/// channels times the data rate of each rank's send on a channel (a rank sends 2(n - 1)/n of its
+/// channel's share in the call's time for all-reduce, (n - 1)/n for all-gather and
+/// reduce-scatter: busbw's own factors), so a channel at `ll_max / channels` puts the call at
+/// `ll_max`; their capped steps run in lockstep and pay no fill (`channel_rate`'s ring LL128). A
+/// tree's up and down each move the channel's share once at its algorithm bandwidth, half the
+/// bus figure: the tree's root connections carry it (`lower::tree`; capping every hop stored and
+/// forwarded capped chunks down the chains, 2-6 us a call at 1-4 KiB, which moved the fitted
+/// `nccl_call_net` from 15.4 to 13.0 us). Broadcast and reduce chains are left uncapped (LL
+/// forwards line by line; small calls). None also for NVLS and NVLS-tree (Simple only) and
+/// send/receive (no tuner, no figure).
+pub fn ll_channel_rate(c: &Comm, coll: Coll, algo: Algo, channels: usize) -> Option<f64> {
+    let bus = ll_max(c) / channels.max(1) as f64;
+    match (coll, algo) {
+        (Coll::AllReduce | Coll::AllGather | Coll::ReduceScatter, Algo::Ring) => Some(bus),
+        (Coll::AllReduce, Algo::Tree) => Some(0.5 * bus),
+        _ => None,
+    }
+}
+
 /// Latency (µs) and bus bandwidth (GB/s, as algorithm bandwidth) NCCL assigns to a choice;
 /// None where NCCL would not use it.
 pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64)> {
@@ -403,7 +449,7 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
         _ => n,
     };
     match (coll, algo) {
-        (Coll::AllToAll | Coll::SendRecv, _) => return None,
+        (Coll::AllToAll | Coll::SendRecv, _) | (_, Algo::P2p) => return None,
         (Coll::AllReduce, _) => {}
         (Coll::AllGather | Coll::ReduceScatter, Algo::Nvls) => {}
         (_, Algo::Tree | Algo::Nvls | Algo::NvlsTree) => return None,
@@ -422,14 +468,7 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
         return nvls_tree_model(c, proto, g, n, nsteps);
     }
     let index2 = if c.nodes <= 2 { c.nodes - 1 } else { 2 };
-    let index1 = if c.nodes == 1 {
-        g
-    } else if c.amd {
-        1
-    } else {
-        0
-    };
-    let ll_max = if index1 == 2 { v.ll_max_hopper()[index2] } else { LL_MAX_BW[index1][index2] };
+    let ll_max = ll_max(c);
     // Each algorithm has its own graph: a tree's bandwidth is its tree graph's, whose intra-node
     // figure the search may raise to twice the inter-node one (`tree_graph`); NCCL's model takes
     // the intra figure on up to two nodes, the inter one beyond.
@@ -491,7 +530,7 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
             let log2 = (c.nodes as f64).log2().floor();
             lat += 2.0 * ((ppn as f64 - 1.0) * intra + log2 * inter);
         }
-        Algo::Nvls | Algo::NvlsTree => unreachable!("NVLS and NVLS-tree return above"),
+        Algo::Nvls | Algo::NvlsTree | Algo::P2p => unreachable!("NVLS, NVLS-tree and p2p return above"),
     }
     Some((lat, algbw))
 }
