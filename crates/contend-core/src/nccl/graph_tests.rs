@@ -197,3 +197,15 @@ fn the_net_plugins_latency_enters_each_network_step_of_nccls_model() {
     one.set_constants(constants).unwrap();
     assert_eq!(tuning::model(&one.tuning, Coll::AllReduce, Algo::Ring, Proto::Simple), plain);
 }
+
+/// LL's ceiling binds a tree at its root's connections only (`lower::tree`); a send between two
+/// GPUs of a node elsewhere in the chain runs uncapped, whatever the LL128 node share does to a
+/// capped send's rate.
+#[test]
+fn a_tree_ll_call_caps_only_the_roots_connections() {
+    let a = two("dgx-a100", "25GB/s");
+    let (t, _) = lower::lower(&a.call(Coll::AllReduce, Algo::Tree, Proto::Ll, 1 << 20, 0));
+    let on = |d: usize| a.m.devices[d].name.starts_with("n0.");
+    assert!(t.iter().any(|x| x.max_rate.is_some()), "the root's connections carry the ceiling");
+    assert!(t.iter().any(|x| on(x.src) == on(x.dst) && x.max_rate.is_none()), "a chain's other sends do not");
+}

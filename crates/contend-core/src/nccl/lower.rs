@@ -620,9 +620,11 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
     // data, at the channel's same data rate (so its cap, in wire bytes, scales with it).
     let ll128 = c.proto == Proto::Ll128;
     let node_size = |x: u64| if ll128 { c.wire_tree_node(x) } else { size(x) };
-    let node_rate = d.rate.map(|r| r * node_size(RATE_UNIT) as f64 / size(RATE_UNIT) as f64);
+    // The rate in force for this send (capped or not, below) in the node's wire bytes.
+    let node_share = node_size(RATE_UNIT) as f64 / size(RATE_UNIT) as f64;
     let in_node = |d: &mut Dag, (src, dst): (usize, usize), block: u64, (hs, fs): (&[Option<usize>], &[Option<usize>]), conn: Option<usize>, over: f64| {
-        let keep = std::mem::replace(&mut d.rate, node_rate);
+        let keep = d.rate;
+        d.rate = keep.map(|r| r * node_share);
         let ends = send_in(d, (chunk, &node_size), (src, dst), block, (hs, fs), conn, over);
         d.rate = keep;
         ends
