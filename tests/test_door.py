@@ -63,6 +63,11 @@ def test_bare_numbers_mean_bytes_and_seconds_on_the_file_path_too():
     assert other.records[0]["start"] == plain.records[0]["start"]
     with pytest.raises(contend.InputError, match="did you mean `start`"):
         contend.Transfers.from_records([{"src": "GPU0", "dst": "GPU2", "size": 1 << 20, "strat": 1}])
+    numpy = contend.Transfers.from_records([{"src": "GPU0", "dst": "GPU2", "size": np.int64(1 << 20),
+                                             "start": np.float64(2e-6), "mechanism": "p2p"}])
+    assert numpy.records == other.records
+    with pytest.raises(contend.InputError, match="whole number of bytes"):  # as the columns refuse 1.5
+        contend.Transfers.from_records([{"src": "GPU0", "dst": "GPU2", "size": 1.5, "mechanism": "p2p"}])
 
 
 @pytest.mark.parametrize("kwargs, field", [

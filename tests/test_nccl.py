@@ -87,7 +87,7 @@ def test_nvls_tree_chunk_follows_the_release_and_its_maximum():
     (["--gpus", "GPU0,GPU42"], "--gpus"),
     (["--proto", "fast"], "--proto"),
     (["--algo", "nvls"], "--algo"),
-    (["--op", "alltoall", "--algo", "tree"], "alltoall has p2p"),
+    (["--op", "all_gather", "--algo", "tree"], "all_gather has ring"),
     (["--model", "sc16"], "sc16"),
     (["--nodes", "0"], "--nodes"),
     (["--nccl-version", "2.17"], "nccl_version"),

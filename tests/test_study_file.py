@@ -65,6 +65,11 @@ def test_a_base_file_elsewhere_resolves_its_own_relative_paths(tmp_path):
     assert len(s.points) == 2
     origin = study.spec.origin_of(s, s.points[0])
     assert origin.startswith(str(tmp_path / "studies" / "../examples/scenarios/nccl-training-step.yaml (study "))
+    # An axis value is written in the study: a file it names starts at the study's folder.
+    shutil.copy(tmp_path / "examples" / "clusters" / "dgx-a100-x2.yaml", tmp_path / "studies" / "mine.yaml")
+    (tmp_path / "studies" / "st2.yaml").write_text(
+        "base: ../examples/scenarios/nccl-training-step.yaml\naxes: {cluster: [mine.yaml]}\n")
+    assert len(study.load(tmp_path / "studies" / "st2.yaml").points) == 1
 
 
 BAD = [

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import numbers
 import os
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -230,12 +231,18 @@ class Transfers:
 
 def _with_units(record: Any) -> Any:
     """A record's bare numbers written with their unit (bytes for size, seconds for start and overhead), as the
-    transfers file's path wants them, so a record reads the same whichever path it takes."""
+    transfers file's path wants them, so a record reads the same whichever path it takes (NumPy scalars too)."""
     if not isinstance(record, Mapping):
         return record
     units = {"size": "B", "start": "s", "overhead": "s"}
-    return {k: f"{v!r}{units[k]}" if k in units and isinstance(v, (int, float)) and not isinstance(v, bool) else v
-            for k, v in record.items()}
+    out = dict(record)
+    for key, unit in units.items():
+        v = out.get(key)
+        if isinstance(v, numbers.Real) and not isinstance(v, bool):
+            # A whole float is written as an integer: "1048576.0B" would read the same, but a size's text is
+            # what the file path's messages quote. A fractional byte count stays fractional and is refused there.
+            out[key] = f"{int(v)}{unit}" if unit == "B" and float(v).is_integer() else f"{float(v)!r}{unit}"
+    return out
 
 
 def _machine(machine: MachineLike) -> _core.Machine:

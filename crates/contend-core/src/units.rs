@@ -148,6 +148,10 @@ impl Bytes {
         if v < 0.0 {
             return Err(format!("\"{text}\" is negative; a size must be positive"));
         }
+        // A size in bytes is a count; in a larger unit ("1.3MiB") it rounds to the nearest byte.
+        if f == 1.0 && v.fract() != 0.0 {
+            return Err(format!("\"{text}\" is not a whole number of bytes; give an integer count of bytes"));
+        }
         let b = (v * f).round();
         // `as u64` would saturate at 16 EiB and every sum over it wrap: refused where it enters instead.
         if b >= TWO_TO_64 {
@@ -362,6 +366,9 @@ mod tests {
         // 2^64 bytes and more are refused, not saturated; just below is kept.
         assert!(Bytes::parse("16777216TiB").unwrap_err().contains("2^64"), "2^64 B");
         assert!(Bytes::parse("1e30B").unwrap_err().contains("2^64"), "1e30B");
+        // Bytes are counted whole; a larger unit rounds to the nearest byte.
+        assert!(Bytes::parse("1.5B").unwrap_err().contains("whole number of bytes"));
+        assert_eq!(Bytes::parse("1.5KiB"), Ok(Bytes(1536)));
         assert_eq!(Bytes::parse("15728640TiB").unwrap(), Bytes(15 << 60));
     }
 

@@ -174,15 +174,17 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         None => coll.algos().to_vec(),
     };
     // As NCCL_ALGO: a list may name algorithms the collective has not (NCCL keeps the rest); one
-    // that names none of them is refused, for every collective alike.
-    let mut algos: Vec<Algo> = algos.into_iter().filter(|a| coll.algos().contains(a)).collect();
+    // that names none of them is refused. Send/receive and all-to-all run peer-to-peer, which
+    // NCCL_ALGO does not govern: NCCL runs them whatever it says, and so does this (with a note).
+    let p2p_only = coll.algos() == [Algo::P2p];
+    let ignored_algo = p2p_only && req.algo.is_some();
+    let mut algos: Vec<Algo> = if p2p_only { vec![Algo::P2p] } else { algos.into_iter().filter(|a| coll.algos().contains(a)).collect() };
     if algos.is_empty() {
         let have: Vec<&str> = coll.algos().iter().map(|a| a.id()).collect();
-        let p2p = if coll.algos() == [Algo::P2p] { " (NCCL runs it peer-to-peer, outside its algorithms)" } else { "" };
         return Err(Error::input(
             "--algo",
             req.algo.clone().unwrap_or_default(),
-            format!("is no algorithm NCCL runs {} with; {} has {}{p2p}", coll.name(), coll.name(), have.join(", ")),
+            format!("is no algorithm NCCL runs {} with; {} has {}", coll.name(), coll.name(), have.join(", ")),
         ));
     }
     if coll.reduces() && !tuning::nvls_reduces(&req.dtype) {
@@ -281,6 +283,9 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     }
     if p2p {
         notes.push("send/receive runs every peer pair at once over its channels; NCCL's own model has no time for it (nccl_model_us is empty)".into());
+    }
+    if ignored_algo {
+        notes.push(format!("--algo (NCCL_ALGO) does not apply to {}: NCCL runs it peer-to-peer whatever the setting", coll.name()));
     }
     let mut r = Report {
         machine: m.name.clone(),

@@ -175,18 +175,28 @@ impl ScenarioSpec {
 
 /// A file a scenario names: relative to the scenario's own folder where it is there, else as
 /// given (relative to where contend runs). Presets pass through. An origin may name its file
-/// and then, in parentheses, where in it (a study's point: "base.yaml (study s.yaml, point 3:
-/// …)"); the folder is the file's, whatever the note holds.
+/// and then, in parentheses, where in it: a study's point is "s.yaml (point 3: …)" with its
+/// base inline, or "base.yaml (study s.yaml, point 3: …)" with its base in a file, whose own
+/// paths start at the base's folder and whose axis values, written in the study, at the study's.
 pub(super) fn beside(origin: &str, path: &str) -> String {
     let p = std::path::Path::new(path);
-    let file = match origin.split_once(" (") {
-        Some((file, _)) if !std::path::Path::new(origin).exists() => file,
-        _ => origin,
-    };
-    match std::path::Path::new(file).parent() {
-        Some(dir) if p.is_relative() && dir.join(p).exists() => dir.join(p).to_string_lossy().into_owned(),
-        _ => path.to_string(),
+    if p.is_absolute() {
+        return path.to_string();
     }
+    let mut files = vec![origin];
+    if !std::path::Path::new(origin).exists() {
+        if let Some((base, rest)) = origin.split_once(" (study ") {
+            files = vec![base, rest.split_once(", point ").map_or(rest, |(study, _)| study)];
+        } else if let Some((file, _)) = origin.split_once(" (") {
+            files = vec![file];
+        }
+    }
+    files
+        .iter()
+        .filter_map(|f| std::path::Path::new(f).parent())
+        .map(|dir| dir.join(p))
+        .find(|candidate| candidate.exists())
+        .map_or_else(|| path.to_string(), |c| c.to_string_lossy().into_owned())
 }
 
 /// The scenario's knobs on its cluster, checked: the bandwidth factor and the NIC scheduling.
