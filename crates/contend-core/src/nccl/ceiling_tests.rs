@@ -6,23 +6,7 @@ use super::*;
 use crate::api;
 
 fn req(op: &str, size: &str, algo: Option<&str>, proto: Option<&str>) -> tests_tool::Request {
-    tests_tool::Request {
-        op: op.into(),
-        min_bytes: size.into(),
-        max_bytes: size.into(),
-        factor: 2,
-        ngpus: None,
-        gpus: None,
-        dtype: "float".into(),
-        root: 0,
-        algo: algo.map(Into::into),
-        proto: proto.map(Into::into),
-        channels: None,
-        tuner: None,
-        model: "maxmin".into(),
-        params: vec![],
-        explain: false,
-    }
+    tests_tool::Request { algo: algo.map(Into::into), proto: proto.map(Into::into), ..tests_tool::Request::one(op, size) }
 }
 
 fn row(nodes: usize, r: &tests_tool::Request) -> tests_tool::Row {

@@ -38,6 +38,30 @@ pub struct Request {
     pub explain: bool,
 }
 
+#[cfg(test)]
+impl Request {
+    /// One size of `op` as nccl-tests runs it by default, under maxmin (for tests).
+    pub fn one(op: &str, size: &str) -> Request {
+        Request {
+            op: op.into(),
+            min_bytes: size.into(),
+            max_bytes: size.into(),
+            factor: 2,
+            ngpus: None,
+            gpus: None,
+            dtype: "float".into(),
+            root: 0,
+            algo: None,
+            proto: None,
+            channels: None,
+            tuner: None,
+            model: "maxmin".into(),
+            params: vec![],
+            explain: false,
+        }
+    }
+}
+
 #[derive(Serialize, Debug, Clone)]
 pub struct Alternative {
     pub algo: Algo,
