@@ -8,23 +8,7 @@ use super::*;
 use crate::api;
 
 fn req(op: &str) -> tests_tool::Request {
-    tests_tool::Request {
-        op: op.into(),
-        min_bytes: "8".into(),
-        max_bytes: "8G".into(),
-        factor: 2,
-        ngpus: None,
-        gpus: None,
-        dtype: "float".into(),
-        root: 0,
-        algo: None,
-        proto: None,
-        channels: None,
-        tuner: None,
-        model: "maxmin".into(),
-        params: vec![],
-        explain: false,
-    }
+    tests_tool::Request { min_bytes: "8".into(), max_bytes: "8G".into(), ..tests_tool::Request::one(op, "8") }
 }
 
 /// One size of `op` on dgx-a100 with the given overrides.
