@@ -411,10 +411,11 @@ fn reroute(m: &Machine, net: &mut NetworkRouter, w: &Workload, plans: &mut Vec<P
     // Adaptive on a fat-tree's planes: every pair at once (network/planes.rs). The colourings
     // balance pairs, not messages: pairs of several messages are then refined as below.
     let mut first = 0;
-    if !fluid && net.clos_on && net.adapts() && !two {
+    if net.clos_on {
         let ends: Vec<(usize, usize)> = units.iter().map(|&(_, from, to, _)| (from, to)).collect();
         let weights: Vec<u32> = units.iter().map(|u| u.3).collect();
-        if let Some(coloured) = net.clos_routes_all(&ends, &weights, &nic_start_estimates(m, w, plans, plan_of, &parts, &unit_of, units.len())) {
+        let when = || nic_start_estimates(m, w, plans, plan_of, &parts, &unit_of, units.len());
+        if let Some(coloured) = net.clos_routes_all(&ends, &weights, when) {
             routes = coloured;
             first = if weights.iter().all(|&x| x == 1) { passes } else { 1 };
         }

@@ -755,13 +755,14 @@ impl<'m> NetworkRouter<'m> {
     /// Adaptive's one path per pair for every unit (from NIC, to NIC) at once, where the model
     /// asks for it (`clos_on`) and the network is a fat-tree of planes (planes.rs); None
     /// elsewhere (the caller routes unit by unit). Charges the routes, `weights` messages each.
-    /// `when`: each unit's estimated start, which orders the colourings (planes.rs).
-    pub fn clos_routes_all(&mut self, units: &[(usize, usize)], weights: &[u32], when: &[f64]) -> Option<Vec<Vec<Hop>>> {
+    /// `when`: each unit's estimated start, which orders the colourings (planes.rs), computed
+    /// only where the colourings apply.
+    pub fn clos_routes_all(&mut self, units: &[(usize, usize)], weights: &[u32], when: impl FnOnce() -> Vec<f64>) -> Option<Vec<Vec<Hop>>> {
         if !self.clos_on || self.policy != Routing::Adaptive || self.fluid() {
             return None;
         }
         let planes = self.planes()?;
-        let routes = self.clos_routes(&planes, units, when)?;
+        let routes = self.clos_routes(&planes, units, &when())?;
         for (r, &w) in routes.iter().zip(weights) {
             self.charge(r, w);
         }

@@ -180,16 +180,19 @@ impl Proto {
 /// contend does not lower (CollNet, PAT) are named as such.
 pub fn parse_algos(s: &str) -> Result<Vec<Algo>> {
     s.split(',')
-        .map(|a| match a.trim().to_lowercase().as_str() {
-            "ring" => Ok(Algo::Ring),
-            "tree" => Ok(Algo::Tree),
-            "nvls" => Ok(Algo::Nvls),
-            "nvlstree" | "nvls_tree" => Ok(Algo::NvlsTree),
-            "p2p" => Ok(Algo::P2p),
-            x @ ("collnet" | "collnetdirect" | "collnetchain" | "pat") => {
-                Err(Error::input("--algo", x, "is an NCCL algorithm contend does not lower yet; use ring, tree, nvls or nvlstree"))
+        .map(|a| {
+            let x = a.trim().to_lowercase();
+            // NCCL_ALGO spells it NVLSTree; the JSON's id is nvls_tree.
+            let id = if x == "nvlstree" { "nvls_tree" } else { x.as_str() };
+            if let Some(&algo) = Algo::ALL.iter().find(|a| a.id() == id) {
+                return Ok(algo);
             }
-            x => Err(Error::input("--algo", x, "is not an NCCL algorithm; use ring, tree, nvls, nvlstree or a comma list")),
+            match id {
+                "collnet" | "collnetdirect" | "collnetchain" | "pat" => {
+                    Err(Error::input("--algo", id, "is an NCCL algorithm contend does not lower yet; use ring, tree, nvls or nvlstree"))
+                }
+                _ => Err(Error::input("--algo", id, "is not an NCCL algorithm; use ring, tree, nvls, nvlstree or a comma list")),
+            }
         })
         .collect()
 }

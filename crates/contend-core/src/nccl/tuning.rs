@@ -387,21 +387,28 @@ pub fn tree_graph(speeds: &[f64], channels: usize, max_bw: f64, fit: &dyn Fn(f64
 /// (`p2p::PER_CHANNEL_NET_BW`), enough for its NIC, and they are not capped.
 pub fn channel_rate(cc: u32, nodes: usize, coll: Coll, algo: Algo, proto: Proto) -> Option<f64> {
     let g = generation(cc);
-    let index2 = if nodes <= 2 { nodes.max(1) - 1 } else { 2 };
+    let index2 = nodes_index(nodes);
     let tree = PER_CH_MAX_TREE_BW[g][index2];
     match (coll, algo, proto) {
         (Coll::AllToAll | Coll::SendRecv, _, _) => Some(0.5 * PER_CH_MAX_TREE_BW[g][0]),
         (_, Algo::Tree, Proto::Simple) => Some(0.5 * tree),
-        (_, Algo::Tree, Proto::Ll128) => Some(0.5 * (tree * if nodes == 1 { 7.0 / 9.0 } else { 120.0 / 128.0 }).min(PER_CH_MAX_TREE_LL128_BW[g][index2])),
+        (_, Algo::Tree, Proto::Ll128) => {
+            Some(0.5 * (tree * if nodes == 1 { TREE_LL128_NODE_SHARE } else { LL128_EFFICIENCY }).min(PER_CH_MAX_TREE_LL128_BW[g][index2]))
+        }
         _ => None,
     }
+}
+
+/// The column of NCCL's per-node-count tables (`llMaxBws`, `perChMax*Bws`): 1, 2, more nodes.
+fn nodes_index(nodes: usize) -> usize {
+    nodes.clamp(1, 3) - 1
 }
 
 /// NCCL's LL ceiling for this communicator, bus bandwidth in GB/s (tuning.cc `llMaxBws`, indexed
 /// as NCCL indexes it: on one node by GPU generation, across nodes by CPU vendor, then by nodes
 /// 1 / 2 / more; the Hopper row by release).
 pub fn ll_max(c: &Comm) -> f64 {
-    let index2 = if c.nodes <= 2 { c.nodes.max(1) - 1 } else { 2 };
+    let index2 = nodes_index(c.nodes);
     let index1 = if c.nodes <= 1 {
         generation(c.cc)
     } else if c.amd {
@@ -467,7 +474,7 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     if algo == Algo::NvlsTree {
         return nvls_tree_model(c, proto, g, n, nsteps);
     }
-    let index2 = if c.nodes <= 2 { c.nodes - 1 } else { 2 };
+    let index2 = nodes_index(c.nodes);
     let ll_max = ll_max(c);
     // Each algorithm has its own graph: a tree's bandwidth is its tree graph's, whose intra-node
     // figure the search may raise to twice the inter-node one (`tree_graph`); NCCL's model takes
@@ -486,7 +493,7 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
         bus = (bus * 0.92).min(ch * PER_CH_MAX_TREE_BW[g][index2]);
         match proto {
             Proto::Ll => bus = (bus / 3.8).min(ll_max),
-            Proto::Ll128 => bus = (bus * if c.nodes == 1 { 7.0 / 9.0 } else { 120.0 / 128.0 }).min(ch * PER_CH_MAX_TREE_LL128_BW[g][index2]),
+            Proto::Ll128 => bus = (bus * if c.nodes == 1 { TREE_LL128_NODE_SHARE } else { LL128_EFFICIENCY }).min(ch * PER_CH_MAX_TREE_LL128_BW[g][index2]),
             Proto::Simple => {}
         }
     }
