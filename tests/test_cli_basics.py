@@ -214,7 +214,7 @@ def test_report_folders_are_not_overwritten(tmp_path):
 
     (tmp_path / "r").mkdir()
     pq.write_table(pa.table({"x": [1]}), tmp_path / "r" / "p.parquet")
-    (tmp_path / "r" / "report").mkdir()
-    (tmp_path / "r" / "report" / "mine.md").write_text("mine")
+    (tmp_path / "r" / "_report").mkdir()
+    (tmp_path / "r" / "_report" / "mine.md").write_text("mine")
     one_line(run_cli("report", tmp_path / "r"), "not empty", "--force")
-    assert (tmp_path / "r" / "report" / "mine.md").read_text() == "mine"
+    assert (tmp_path / "r" / "_report" / "mine.md").read_text() == "mine"

@@ -176,3 +176,20 @@ def test_each_worker_works_through_a_group_then_an_untouched_one_then_helps_the_
     assert [g.next("w2"), g.next("w2")] == ["b2", "c1"]  # b is done: c, which nobody started
     assert g.next("w2") == "a2"  # nothing untouched: the group with the most points left
     assert [g.next("w1"), g.next("w1"), g.next("w2"), len(g)] == ["a3", None, None, 0]
+
+
+def test_the_default_report_folder_leaves_the_dataset_readable(cli, reference, tmp_path):
+    # docs/studies.md promises `pd.read_parquet(RESULTS)` and `contend.study.read(RESULTS)` after `contend report`.
+    import shutil
+
+    results = tmp_path / "ref"
+    shutil.copytree(reference / "ref", results)
+    before = pd.read_parquet(results)
+    r = cli("report", results)
+    assert r.returncode == 0, r.stderr
+    assert (results / "_report" / "report.md").is_file()
+    assert len(pd.read_parquet(results)) == len(before)
+    code = f"import contend; print(len(contend.study.read({str(results)!r})[0]))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) == len(before)

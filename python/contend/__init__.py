@@ -38,6 +38,12 @@ def __getattr__(name: str) -> object:
         from contend import results
 
         return getattr(results, name)
+    # `contend.study` (studies, their datasets and reports; it imports pandas and pyarrow) is imported when first
+    # used, so that `import contend; contend.study.read(RESULTS)` works as docs/studies.md writes it.
+    if name == "study":
+        import importlib
+
+        return importlib.import_module("contend.study")
     raise AttributeError(f"module 'contend' has no attribute {name!r}")
 
 

@@ -77,7 +77,7 @@ def run_with_bar(s, folder: Path, workers: int | None, scheduler: str | None):
 def report(
     results: Path = typer.Argument(..., help="A study's results folder (written by `contend study`)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Folder for the tables and charts; "
-                                       "default: RESULTS/report."),
+                                       "default: RESULTS/_report."),
     force: bool = typer.Option(False, "--force", "-f", help="Write over the files of an earlier report there."),
 ) -> None:
     """Speed-ups against the study's baseline per application and job size, as seed 003 shows them:
@@ -89,8 +89,9 @@ def report(
 
     if not results.is_dir():
         raise InputError(f"{results}: no such folder of study results; give the folder `contend study` wrote")
-    # Named as the user gave it: the option, or the default folder it stands for.
-    folder = check(output or results / "report", "--output" if output else "the report folder (default of --output)",
+    # Named as the user gave it: the option, or the default folder it stands for. The default's leading `_` keeps
+    # it out of the dataset: Parquet readers (pyarrow, `pd.read_parquet(RESULTS)`) skip names starting with `_`.
+    folder = check(output or results / "_report", "--output" if output else "the report folder (default of --output)",
                    folder=True, force=force, inputs=[results])
     assert folder is not None
     written = write_report(results, folder)
