@@ -131,6 +131,9 @@ def test_calibrate_from_nccl_tests_output_fits_and_feeds_back(tmp_path):
     # A machine file cannot be written from it: one line says what to do instead.
     r = run_cli("calibrate", "dgx-a100", str(table), "-o", str(tmp_path / "m.yaml"))
     assert r.returncode == 2 and "--param" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    # ... and the fit it points to is there, above it; no file is written.
+    assert "use: contend nccl-tests dgx-a100 --param nccl_eff_simple=" in r.stdout and "above" in r.stderr
+    assert not (tmp_path / "m.yaml").exists()
 
 
 

@@ -86,21 +86,22 @@ def calibrate(
             )
         return
     if "runs" in c:
-        # nccl-tests output: NCCL's constants, given back to `contend nccl-tests` as --param.
+        # nccl-tests output: NCCL's constants, given back to `contend nccl-tests` as --param. The fit is printed
+        # before an --output is refused, as for sc16, so that the refusal's pointer to it holds.
+        if as_json:
+            sys.stdout.write(json.dumps(c, indent=2) + "\n")
+        else:
+            for r in c["runs"]:
+                out().print(f"read {r['op']} ({r['op_from']}): {r['rows']} rows, {r['ranks']} ranks on "
+                            f"{r['nodes']} node(s)" + (f", {r['gpu']}" if r.get("gpu") else ""))
+            print_calibration(c)
+            if c["params"]:
+                out().print("use: contend nccl-tests " + machine + " " + " ".join(f"--param {p}" for p in c["params"]))
         if target is not None:
             raise InputError(
                 "--output: an NCCL fit gives NCCL's constants, not a machine; "
-                "pass them to contend nccl-tests as --param (printed below)"
+                "pass them to contend nccl-tests as --param (printed above)"
             )
-        if as_json:
-            sys.stdout.write(json.dumps(c, indent=2) + "\n")
-            return
-        for r in c["runs"]:
-            out().print(f"read {r['op']} ({r['op_from']}): {r['rows']} rows, {r['ranks']} ranks on {r['nodes']} node(s)"
-                        + (f", {r['gpu']}" if r.get("gpu") else ""))
-        print_calibration(c)
-        if c["params"]:
-            out().print("use: contend nccl-tests " + machine + " " + " ".join(f"--param {p}" for p in c["params"]))
         return
     if as_json:
         sys.stdout.write(json.dumps({k: v for k, v in c.items() if k not in ("yaml", "spec")}, indent=2) + "\n")

@@ -189,9 +189,10 @@ pub fn detect(text: &str) -> bool {
     (has("out-of-place") && has("busbw")) || has("# nThread") || has("Avg bus bandwidth") || has("Collective test starting")
 }
 
-/// MPI's per-rank prefixes (`[0]`, `[1,0]<stdout>:`) and markdown's quoting, off a line.
+/// MPI's per-rank prefixes (`[0]`, `[1,0]<stdout>:`) and markdown's quoting and inline code
+/// (a command line pasted from a GitHub issue as `` `./all_reduce_perf … -g 2` ``), off a line.
 fn clean(line: &str) -> String {
-    let mut s = line.trim().trim_start_matches('>').trim().to_string();
+    let mut s = line.trim().trim_start_matches('>').trim().trim_matches('`').trim().to_string();
     while let Some(rest) = s.strip_prefix('[').and_then(|r| r.split_once(']')) {
         let inner = rest.0;
         if !inner.chars().all(|c| c.is_ascii_digit() || c == ',') {
@@ -525,6 +526,9 @@ mod tests {
             let e = parse(&format!("{cmd}\n{table}"), "blog.md").unwrap_err().to_string();
             assert!(e.contains("number of ranks is unknown") && e.contains("-g N") && !e.contains('\n'), "{cmd}: {e}");
         }
+        // As pasted in a GitHub issue (NVIDIA/nccl #1161): the command line as inline code.
+        let r = &parse(&format!("`./nccl-tests/build/all_reduce_perf -b 1G -e 8G -f 2 -g 2`\n{table}"), "issue.md").unwrap()[0];
+        assert_eq!((r.ranks, r.nodes), (2, 1));
         let blog = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/data/nccl/dgx-a100-4gpu-eugenesiow.txt")).unwrap();
         assert_eq!(parse(&blog, "b.md").unwrap()[0].ranks, 4);
     }
