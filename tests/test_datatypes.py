@@ -33,6 +33,18 @@ def test_datatype_table_names_the_winner(cli):
     assert "192KiB in 63 blocks" in p.stdout
 
 
+def test_where_cuda_stages_the_pair_pack_is_the_staged_copy(cli):
+    # DGX-1's GPU0 and GPU5 have no peer access (no NVLink between them, P2P off across QPI): pack's copy is the
+    # staged one, so the two rows are one copy and the table says so on pack's row.
+    p = cli("datatype", "dgx1-p100", "GPU0", "GPU5", "cosmo-halo-ew", "--json")
+    assert p.returncode == 0, p.stderr
+    est = {e["method"]: e for e in json.loads(p.stdout)["methods"]}
+    assert est["pack"]["total_s"] == est["staged"]["total_s"] and "staged" in est["pack"]["note"]
+    assert "note" not in est["staged"] and est["zero-copy"]["total_s"] is None
+    p = cli("datatype", "dgx1-p100", "GPU0", "GPU5", "cosmo-halo-ew")
+    assert "the staged copy: CUDA stages this pair" in p.stdout and "winner: staged" in p.stdout
+
+
 def test_sweep_draws_the_crossover_chart(cli, tmp_path):
     png = tmp_path / "x.png"
     p = cli("datatype", "cs-storm", "GPU0", "GPU1", "milc-zdown", "--sweep", "6", "--plot", png)

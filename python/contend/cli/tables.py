@@ -311,13 +311,13 @@ def print_comparison(r: dict[str, Any]) -> None:
     unit, scale = time_unit(min(times))
     table = new_table(title=f"{r['src']}→{r['dst']} on {r['machine']} — {r['model']}", title_justify="left")
     for col in ("method", f"total {unit}", f"kernels before {unit}", f"latency {unit}", f"bytes moving {unit}",
-                f"kernels after {unit}", "GB/s", "note"):
+                f"kernels after {unit}", "path GB/s", "note"):
         table.add_column(col, justify="left" if col in ("method", "note") else "right")
     for m in r["methods"]:
         if m["simulated_s"] is None:
             table.add_row(m["method"], "-", "", "", "", "", "", m.get("why_not") or "")
             continue
-        best = "winner" if m["method"] == r["winner"] else ""
+        best = "winner" if m["method"] == r["winner"] else (m.get("note") or "")
         parts = (f"{m[k] * scale:.2f}" for k in ("simulated_s", "before_s", "latency_s", "moving_s", "after_s"))
         table.add_row(m["method"], *parts, f"{m['rate_bps'] / 1e9:.2f}", best)
     out().print(table)

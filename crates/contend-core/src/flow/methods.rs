@@ -36,11 +36,15 @@ pub struct Estimate {
     /// Why the method is not offered, where it is not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why_not: Option<String>,
+    /// What a reader of the table needs beside the times (pack's copy is the staged one where
+    /// CUDA stages the pair).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Estimate {
     fn unavailable(method: Method, why: &str) -> Estimate {
-        Estimate { method, total_s: None, before_s: 0.0, latency_s: 0.0, moving_s: 0.0, after_s: 0.0, rate_bps: 0.0, why_not: Some(why.into()) }
+        Estimate { method, total_s: None, before_s: 0.0, latency_s: 0.0, moving_s: 0.0, after_s: 0.0, rate_bps: 0.0, why_not: Some(why.into()), note: None }
     }
 }
 
@@ -113,6 +117,7 @@ pub fn apply(
             after_s: unpack,
             rate_bps: r,
             why_not: None,
+            note: None,
         };
         (e, Some(plan.clone()))
     };
@@ -136,6 +141,7 @@ pub fn apply(
                 after_s: k.sync,
                 rate_bps: r,
                 why_not: None,
+                note: None,
             }
         }
         _ => {
@@ -149,10 +155,14 @@ pub fn apply(
             Estimate::unavailable(Method::ZeroCopy, why)
         }
     };
-    let estimates = vec![pack_e, zc_e, staged_e];
     // Where CUDA stages the pair (no peer access), pack's copy is the staged one; across nodes
     // with GPUDirect RDMA it is not: the packed buffer goes NIC to NIC.
     let direct = cuda.mechanism != Mechanism::Staged;
+    let mut pack_e = pack_e;
+    if !direct && pack_e.total_s.is_some() {
+        pack_e.note = Some("the staged copy: CUDA stages this pair".into());
+    }
+    let estimates = vec![pack_e, zc_e, staged_e];
     let chosen = match asked {
         // Where CUDA stages the pair, adaptive names pack's copy staged.
         Method::Adaptive => {
