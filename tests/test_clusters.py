@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 import contend
 
 SMALL = """name: small-ft
@@ -100,3 +102,17 @@ def test_nic_queues_and_their_trace(cli, tmp_path):
     assert p.returncode == 0, p.stderr
     events = json.loads(trace.read_text())["traceEvents"]
     assert any(e.get("name") == "n0.NIC0" and e["ph"] == "C" for e in events)
+
+
+@pytest.mark.parametrize("preset,top_down", [
+    ("fat-tree-512x4", ["core", "agg", "leaf", "nodes"]),
+    # Rail switches hold the nodes' NICs, spines join the rails: spines on top whatever their letters.
+    ("superpod-h100-su", ["S", "R", "nodes"]),
+])
+def test_fabric_pictures_stack_tiers_by_hops_from_the_nodes(preset, top_down):
+    from contend.plots import _tier, tier_order
+
+    g = contend.Machine.load(preset).graph()
+    tier = {d["name"]: _tier(d["name"], d["kind"]) for d in g["devices"]}
+    pairs = {(tier[lk["a"]], tier[lk["b"]]) for lk in g["links"] if lk["kind"] == "network"}
+    assert tier_order(set(tier.values()) - {"nodes"}, pairs) == top_down

@@ -6,6 +6,7 @@ import math
 import os
 import re
 import textwrap
+from collections.abc import Iterable
 from typing import Any
 
 import matplotlib
@@ -291,6 +292,20 @@ def _tier(name: str, kind: str) -> str:
     return re.sub(r"\d+$", "", name) or kind
 
 
+def tier_order(tiers: Iterable[str], pairs: Iterable[tuple[str, str]]) -> list[str]:
+    """A cluster's tiers top to bottom: by their hops from the nodes, farthest on top (fat-tree: core, aggregate,
+    leaf; a rail-optimised fabric: spines, rails), whatever its switches are named; the nodes last."""
+    pairs = list(pairs)
+    hops = {"nodes": 0}
+    while True:
+        reached = {y for a, b in pairs for x, y in ((a, b), (b, a)) if x in hops and y not in hops}
+        if not reached:
+            break
+        far = max(hops.values()) + 1
+        hops.update({t: far for t in reached})
+    return sorted((t for t in tiers if t != "nodes"), key=lambda t: (-hops.get(t, len(hops)), t)) + ["nodes"]
+
+
 def fabric_diagram(graph: dict[str, Any], path: str | os.PathLike, utilisation: dict[str, float] | None = None) -> None:
     """A cluster drawn by tiers (fat-tree: core, aggregate, leaf, nodes) or by groups (dragonfly),
     readable at thousands of endpoints: one box per tier or group, one line per pair of them,
@@ -325,9 +340,7 @@ def fabric_diagram(graph: dict[str, Any], path: str | os.PathLike, utilisation: 
         angle = {g: math.pi - 2 * math.pi * k / len(groups) for k, g in enumerate(groups)}
         pos = {g: (math.cos(a), math.sin(a)) for g, a in angle.items()}
     else:
-        order = [t for t in ("core", "agg", "leaf") if t in members] + sorted(
-            t for t in members if t not in ("core", "agg", "leaf", "nodes"))
-        order.append("nodes")
+        order = tier_order(members, pairs)
         pos = {t: (0.0, float(len(order) - 1 - k)) for k, t in enumerate(order)}
     cmap = plt.get_cmap("plasma")
     most = max((e[0] for e in pairs.values()), default=1)
@@ -356,6 +369,9 @@ def fabric_diagram(graph: dict[str, Any], path: str | os.PathLike, utilisation: 
         fig.colorbar(sm, ax=ax, fraction=0.04, label="busiest link's peak utilisation")
     ax.set_axis_off()
     ax.margins(0.25)
+    if not groups:
+        # One column of tiers: a fixed width, so that a label's offset from its line is small on the page.
+        ax.set_xlim(-1.0, 1.0)
     ax.set_title(textwrap.fill(f"{graph['name']}: {graph['description']}", width=110), fontsize=9)
     fig.tight_layout()
     save(fig, path, dpi=120)
