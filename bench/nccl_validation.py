@@ -148,10 +148,21 @@ TABLES = [
      [("a100-2node-oci-ocitutorials.txt", "mpirun -n 16 -npernode 8"),
       ("a100-2node-oci-ocitutorials.txt", "inst-edjui-gpu4")]),
 ]
+# Round 16, continued: the five 2-GPU tables of one AutoDL container (2 x RTX 2080 Ti under one PCIe switch, no peer
+# access), each collective as the post ran it (`<op>_perf -b 8 -e 1024M -f 2 -g2`), defaults.
+TABLES += [
+    (f"2 x RTX 2080 Ti (one PCIe Gen3 switch, no peer access: staged through host memory), {op}",
+     str(MACHINES / "autodl-2080ti-x2.yaml"), 1, None, dict(op=op, min_bytes="1M", max_bytes="1G"),
+     f"autodl-2080ti-x2-{op}.txt",
+     [(f"autodl-2080ti-x2-{op}.txt", f"./build/{op}_perf -b 8 -e 1024M -f 2 -g"),
+      ("autodl-2080ti-x2-topo.txt", " GPU0   X       NS")])
+    for op in ("all_reduce", "all_gather", "broadcast", "reduce", "alltoall")
+]
 # The tables added in round 16: the score is printed for the earlier set and for the widened one.
 ROUND16 = {"rtx4090x8-rome-stock-chlc.txt", "rtx4090x8-rome-p2p-chlc.txt", "a100x8-thanos-g8.txt",
            "a100x8-thanos-mpirun.txt", "a100x8-dkh.txt", "h100x8-nccl-tests-290.txt",
-           "h100-2node-oci-bm-gpu-h100-8-run.txt", "a100-2node-oci-ocitutorials.txt"}
+           "h100-2node-oci-bm-gpu-h100-8-run.txt", "a100-2node-oci-ocitutorials.txt"} | {
+    f"autodl-2080ti-x2-{op}.txt" for op in ("all_reduce", "all_gather", "broadcast", "reduce", "alltoall")}
 
 # Round 12b: aws-ofi-nccl sends a message of at most OFI_NCCL_ROUND_ROBIN_THRESHOLD bytes over one of a GPU's four EFA
 # rails (`stripe_threshold` of p5-48xl.yaml's NICs: 256 KiB, v1.7.4-aws onwards). The EKS image's v1.7.3-aws has 8 KiB:
