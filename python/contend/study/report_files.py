@@ -48,6 +48,7 @@ def write_report(results: str | os.PathLike, out: str | os.PathLike) -> list[Pat
             m = mean_speedup(at_baseline_except(part, meta, [axis]), [axis])
             written.append(_png(out / f"speedup-{axis}-{tag}.png", figures.bars_per_axis, m, axis,
                                 f"speed-up against {axis} ({where or 'all points'})"))
+            md += _axis_table(m, axis, where)
         if GPN in per_axis and BANDWIDTH in per_axis:  # Figure 7 and Table II
             m = mean_speedup(at_baseline_except(part, meta, [GPN, BANDWIDTH]), [GPN, BANDWIDTH])
             for g, mg in m.groupby(GPN, sort=True):
@@ -101,6 +102,15 @@ def _table_ii(part: pd.DataFrame, meta: dict[str, Any], out: Path, tag: str, whe
     title = f"Table II: minimum bandwidth reaching 90% of the baseline ({where or 'all points'})"
     written.append(_png(out / f"table-ii-{tag}.png", figures.table_image, wide, title))
     return [f"## {title}", "", _markdown(wide), ""]
+
+
+def _axis_table(m: pd.DataFrame, axis: str, where: str) -> list[str]:
+    """The numbers of a speed-up chart, for any study: a row per application and size, a column per value."""
+    wide = m.pivot_table(index=["app", "ranks"], columns=axis, values="speedup", aggfunc="first")
+    wide.columns = [f"{axis} = {v}" for v in wide.columns]
+    wide.index = [f"{a}, {r}" for a, r in wide.index]
+    wide = wide.map(lambda v: "" if v != v else f"{v:.3f}")
+    return [f"## Speed-up against {axis} ({where or 'all points'})", "", _markdown(wide), ""]
 
 
 def _nic_table(m: pd.DataFrame, where: str) -> list[str]:
