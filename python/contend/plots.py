@@ -390,9 +390,13 @@ def job_bars(jobs: dict[str, list[Any]], path: str | os.PathLike, title: str) ->
     comm = [c * scale for c in jobs["comm_s"]]
     fig, ax = plt.subplots(figsize=(8, max(2.5, 0.35 * n + 1.5)))
     ax.barh(range(n), alone, color="#76b900", label="computation (mean per rank)")
-    ax.barh(range(n), overlap, left=alone, color="#76b900", hatch="///", edgecolor="white", lw=0,
-            label="of which with messages in flight")
+    if any(o > 0 for o in overlap):  # a legend entry only for what the chart shows
+        ax.barh(range(n), overlap, left=alone, color="#76b900", hatch="///", edgecolor="white", lw=0,
+                label="of which with messages in flight")
     ax.barh(range(n), comm, left=compute, color="#4e79a7", label="communication and waiting")
+    # Each run time written at its bar's end: a job of a few µs beside one of 200 ms has no visible bar.
+    for k, (c, m) in enumerate(zip(compute, comm, strict=True)):
+        ax.text(c + m, k, f" {c + m:.3g} {unit}", va="center", fontsize=7)
     ax.set_yticks(range(n), labels, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel(f"run time ({unit})")
