@@ -217,7 +217,9 @@ def machine_diagram(graph: dict[str, Any], path: str | os.PathLike) -> None:
         text = f"{l['label']} {l['bandwidth_bps'] / 1e9:.1f} GB/s"
         if text not in labelled:  # a mesh or a switch star repeats one label many times
             labelled.add(text)
-            ax.text(xs[12], ys[12] + 0.06, text, ha="center", fontsize=7, color=colour)
+            # On a white ground above the lines: the label sits at its arc's apex, where other arcs cross.
+            ax.text(xs[12], ys[12] + 0.06, text, ha="center", fontsize=7, color=colour, zorder=3,
+                    bbox={"fc": "white", "ec": "none", "pad": 0.5, "alpha": 0.85})
     for v, (x, y) in pos.items():
         box = FancyBboxPatch((x - 0.4, y - 0.18), 0.8, 0.36, boxstyle="round,pad=0.02",
                              fc=KIND_COLOURS.get(kind[v], "0.7"), ec="black", lw=0.6, zorder=2)
