@@ -170,8 +170,9 @@ pub const RING_CHUNK_STEPS: u64 = NCCL_STEPS / 2;
 pub const P2P_LL_THRESHOLD: u64 = 16384;
 /// MAXCHANNELS (device.h); a ring search keeps at most half of them.
 pub const MAX_CHANNELS: usize = 64;
-/// The channels NCCL runs collectives on (connect.cc `ncclTopoPostset`, the same in v2.18.5,
-/// v2.19.3, v2.20.3, v2.21.5 and v2.30.7): the communicator takes the least of its tree and ring
+/// The channels NCCL runs collectives on (connect.cc `ncclTopoPostset`, read in v2.18.5, v2.19.3,
+/// v2.20.3, v2.21.5 and v2.30.7; only MAXCHANNELS and the Hopper rule differ between them, both
+/// `Version`'s): the communicator takes the least of its tree and ring
 /// graphs' channels (init.cc; the tree graph is searched for the ring graph's count), and
 /// `connectRings`/`connectTrees` copy each to a second channel (the copy's tree mirrored, the
 /// double binary tree), at most MAXCHANNELS; across Hopper nodes again (`Version::doubles_again`).
