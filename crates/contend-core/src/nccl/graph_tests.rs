@@ -33,6 +33,48 @@ fn ring_and_tree_graphs_across_nodes_follow_the_nics() {
     assert_eq!(graphs(&two("dgx-a100", "25GB/s")), (8, 24.0, 8, 30.0, 24.0));
 }
 
+/// The channels NCCL runs collectives on (connect.cc `ncclTopoPostset`): twice the graphs' channels,
+/// at most MAXCHANNELS (32 to 2.21.5, 64 in 2.30.7); across Hopper nodes whose ring graph runs above
+/// 45 GB/s a channel, twice again while 2.18.5/2.19.3 fit MAXCHANNELS, from 2.20.3 while under 16.
+#[test]
+fn collectives_run_twice_nccl_graph_channels() {
+    use versions::Version::*;
+    let with = |mut c: Comm, v: versions::Version| {
+        let k = constants::Constants { version: v, ..Default::default() };
+        c.set_constants(k).unwrap();
+        c.channels
+    };
+    // The graphs of `ring_and_tree_graphs_across_nodes_follow_the_nics`: 8 channels at 48 GB/s on
+    // Hopper: 16 (16 is not under 16), but 32 under 2.18.5 and 2.19.3 (2 x 16 fits 32).
+    for (v, n) in [(V2_18, 32), (V2_19, 32), (V2_20, 16), (V2_21, 16), (V2_30, 16)] {
+        assert_eq!(with(two("hgx-h100", "50GB/s"), v), n, "{v:?}");
+    }
+    // 8 at 24 GB/s (A3 Mega's NICs; DGX A100 at 25 GB/s): 16 under every release.
+    for v in versions::ALL {
+        assert_eq!(with(two("hgx-h100", "25GB/s"), v), 16, "{v:?}");
+        assert_eq!(with(two("dgx-a100", "25GB/s"), v), 16, "{v:?}");
+    }
+    // One node: the search's 12 rings (6 at 40 GB/s duplicated to 12 at 20 on A100), 24 channels.
+    let m = Machine::load("dgx-a100").unwrap();
+    assert_eq!(Comm::new(&m, &[m.gpus()], None).unwrap().channels, 24);
+    // The rule itself: 6 Hopper channels at 48 GB/s double to 12, then to 24 (2.20.3 on); 16 Ampere
+    // channels to 32, at MAXCHANNELS before 2.30 (an A100 is never doubled again).
+    assert_eq!(tuning::coll_channels(V2_20, 90, 2, 6, 48.0), 24);
+    assert_eq!(tuning::coll_channels(V2_20, 90, 2, 6, 24.0), 12);
+    assert_eq!(tuning::coll_channels(V2_20, 90, 1, 6, 48.0), 12);
+    assert_eq!(tuning::coll_channels(V2_19, 80, 2, 16, 12.0), 32);
+    assert_eq!(tuning::coll_channels(V2_19, 80, 2, 24, 12.0), 32);
+    assert_eq!(tuning::coll_channels(V2_30, 80, 2, 24, 12.0), 48);
+    assert_eq!(tuning::coll_channels(V2_21, 100, 2, 6, 48.0), 12);
+    assert_eq!(tuning::coll_channels(V2_30, 100, 2, 6, 48.0), 24);
+    // A count given (NCCL_MIN/MAX_NCHANNELS) stays whatever the release.
+    let text =
+        "name: two\nfabric:\n  graph: {switches: [{name: S0}], links: [], hosts: [S0, S0]}\nlink: {bandwidth: 50GB/s}\nnodes: {count: 2, machine: hgx-h100}\n";
+    let two_m = Machine::from_text(text, "two.yaml").unwrap();
+    let node = |k: usize| two_m.gpus().into_iter().filter(|&g| two_m.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
+    assert_eq!(with(Comm::new(&two_m, &[node(0), node(1)], Some(24)).unwrap(), V2_18), 24);
+}
+
 #[test]
 fn nccl_model_picks_tree_where_its_tree_graph_runs_faster_inside_the_node() {
     // A3 Mega's rates, Simple only (Google's NCCL_PROTO): the ring's bus is 8 x 24 = 192 GB/s

@@ -224,8 +224,11 @@ pub struct Comm {
     /// The ring search on the first node.
     pub graph: topo::RingGraph,
     pub topo: topo::Topo,
-    /// Channels the communicator runs (NCCL doubles the search's rings when it connects them).
+    /// Channels the communicator runs (`tuning::coll_channels`, or as given) and what gives them:
+    /// the count given (None: NCCL's) and NCCL's ring graph (channels, GB/s a channel).
     pub channels: usize,
+    pub channels_given: Option<usize>,
+    pub ring_graph: (usize, f64),
     /// Each channel's ring over all ranks and where it crosses between nodes, with PXN and
     /// without (`rails`; `Comm::rails` picks).
     pub rails: [rails::Rails; 2],
@@ -283,13 +286,9 @@ impl Comm {
             )
         })?;
         let searched = graph.rings.len();
-        let channels = match channels {
-            Some(c) if !(1..=tuning::MAX_CHANNELS).contains(&c) => {
-                return Err(Error::input("--channels", c.to_string(), format!("is out of range; give 1 to {}", tuning::MAX_CHANNELS)))
-            }
-            Some(c) => c,
-            None => (2 * searched).min(tuning::MAX_CHANNELS),
-        };
+        if let Some(c) = channels.filter(|c| !(1..=tuning::MAX_CHANNELS).contains(c)) {
+            return Err(Error::input("--channels", c.to_string(), format!("is out of range; give 1 to {}", tuning::MAX_CHANNELS)));
+        }
         // Network bandwidth per channel between nodes: the first node's NICs over the rings.
         let first = node_prefix(&m.devices[nodes_gpus[0][0]].name);
         let nic_bw: f64 = network_nics(m, first).map(|(_, bw)| bw / 1e9).sum();
@@ -304,10 +303,18 @@ impl Comm {
             Some(r) => r,
             None => (searched, graph.bw),
         };
+        // The channels NCCL runs: twice its graphs' (`tuning::coll_channels`; the release that runs
+        // is read with the constants, `Comm::set_constants`), or as given (NCCL_MIN/MAX_NCHANNELS).
+        let ring_graph = (ring_channels, ring_bw);
+        let channels_of = |v: versions::Version| channels.unwrap_or_else(|| tuning::coll_channels(v, topo.cc, nodes, ring_channels, ring_bw));
         // Each channel's ring and, across nodes, the NIC it crosses by (`rails`), with PXN and
-        // without (NCCL_PXN_DISABLE=1 is read when the call runs: `Comm::rails`).
-        let rails = [true, false].map(|pxn| rails::build(m, &router, &topo, nodes_gpus, &graph.rings, channels, ring_channels, pxn));
-        let tree_rings = rails::rotated(&graph.rings, nodes, ppn, channels);
+        // without (NCCL_PXN_DISABLE=1 is read when the call runs: `Comm::rails`), for as many
+        // channels as any release runs (a channel's rails do not depend on the count after it).
+        let most = versions::ALL.iter().map(|&v| channels_of(v)).max().unwrap_or(1);
+        let rails = [true, false].map(|pxn| rails::build(m, &router, &topo, nodes_gpus, &graph.rings, most, ring_channels, pxn));
+        let tree_rings = rails::rotated(&graph.rings, nodes, ppn, most);
+        let channels_given = channels;
+        let channels = channels_of(versions::Version::V2_30);
         let (tree_speeds, tree_max) = if nodes > 1 {
             (tuning::inter_speeds(topo.cc), nets.iter().copied().fold(0.0, f64::max))
         } else {
@@ -396,6 +403,8 @@ impl Comm {
             graph,
             topo,
             channels,
+            channels_given,
+            ring_graph,
             rails,
             tree_rings,
             tuning,
@@ -421,6 +430,8 @@ impl Comm {
             ));
         }
         self.tuning.version = c.version;
+        let (graph, bw) = self.ring_graph;
+        self.channels = self.channels_given.unwrap_or_else(|| tuning::coll_channels(c.version, self.topo.cc, self.nodes, graph, bw));
         self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;
         Ok(())

@@ -24,7 +24,7 @@ type Crossing = (String, String, String, Option<String>);
 /// Per channel and node, its crossing.
 fn crossings(c: &Comm) -> Vec<Vec<Crossing>> {
     let r = c.rails();
-    assert_eq!(r.exits.len(), c.channels);
+    assert!(r.exits.len() >= c.channels, "rails for every channel");
     (0..c.channels)
         .map(|ch| {
             (0..c.nodes)

@@ -170,6 +170,24 @@ pub const RING_CHUNK_STEPS: u64 = NCCL_STEPS / 2;
 pub const P2P_LL_THRESHOLD: u64 = 16384;
 /// MAXCHANNELS (device.h); a ring search keeps at most half of them.
 pub const MAX_CHANNELS: usize = 64;
+/// The channels NCCL runs collectives on (connect.cc `ncclTopoPostset`, read in v2.18.5, v2.19.3,
+/// v2.20.3, v2.21.5 and v2.30.7; only MAXCHANNELS and the Hopper rule differ between them, both
+/// `Version`'s): the communicator takes the least of its tree and ring
+/// graphs' channels (init.cc; the tree graph is searched for the ring graph's count), and
+/// `connectRings`/`connectTrees` copy each to a second channel (the copy's tree mirrored, the
+/// double binary tree), at most MAXCHANNELS; across Hopper nodes again (`Version::doubles_again`).
+/// `graph_channels`, `ring_bw`: the ring graph's channels and GB/s a channel, across nodes the one
+/// searched through the NICs (`net_ring_graph`), on one node the GPUs' (`topo::search`). Not
+/// restated: CollNet's extra half (no CollNet here) and 2.30.7's doubling for the unpack network
+/// device (GPUDirect-TCPX), which no machine here has.
+pub fn coll_channels(v: Version, cc: u32, nodes: usize, graph_channels: usize, ring_bw: f64) -> usize {
+    let mut n = (2 * graph_channels).min(v.max_channels());
+    if v.doubles_again(cc, nodes, ring_bw, n) {
+        n *= 2;
+    }
+    n.min(v.max_channels())
+}
+
 /// Thread thresholds (comm.h): bytes per thread below which channels are dropped.
 pub const THREAD_THRESHOLD: [u64; 3] = [8, 8, 64];
 /// Threads per channel (device.h): NCCL_LL_MAX_NTHREADS, NCCL_LL128_MAX_NTHREADS,

@@ -53,7 +53,7 @@ pub enum Version {
 /// `nccl_version`'s words, oldest first, each `ALL`'s release at the same place; the last is
 /// the default.
 pub const NAMES: &[&str] = &["2.18", "2.19", "2.20", "2.21", "2.30"];
-const ALL: [Version; 5] = [Version::V2_18, Version::V2_19, Version::V2_20, Version::V2_21, Version::V2_30];
+pub const ALL: [Version; 5] = [Version::V2_18, Version::V2_19, Version::V2_20, Version::V2_21, Version::V2_30];
 
 impl Version {
     pub fn parse(s: &str) -> Result<Version> {
@@ -169,6 +169,26 @@ impl Version {
     /// Whether one GPU per node pays the tree's network latency whatever the algorithm (2.30).
     pub fn ppn1_tree_net(self) -> bool {
         !self.old()
+    }
+
+    /// MAXCHANNELS (device.h): 32 to 2.21.5, 64 in 2.30.7.
+    pub fn max_channels(self) -> usize {
+        if self.old() {
+            32
+        } else {
+            64
+        }
+    }
+
+    /// Whether a communicator spanning nodes doubles its `channels` (already twice its graphs')
+    /// once more (connect.cc `ncclTopoPostset`, "Use 4 compute channels per search channel to
+    /// reach peak BW on <8 PPN"): where its GPUs are Hopper (2.30.7: Hopper or later) and the
+    /// ring graph runs above 45 GB/s a channel; 2.18.5 and 2.19.3 while twice the channels fit
+    /// MAXCHANNELS, from 2.20.3 while they are fewer than 16.
+    pub fn doubles_again(self, cc: u32, nodes: usize, ring_bw: f64, channels: usize) -> bool {
+        let hopper = if self.old() { cc == 90 } else { cc >= 90 };
+        let room = if self < Version::V2_20 { 2 * channels <= self.max_channels() } else { channels < 16 };
+        hopper && nodes > 1 && ring_bw > 45.0 && room
     }
 
     /// Whether LL128 may be on by default on GPUs of compute capability `cc`: 2.19.3 to 2.21.5
