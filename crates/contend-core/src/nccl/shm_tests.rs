@@ -80,3 +80,53 @@ fn a_staged_cuda_copy_still_pays_the_engines_and_the_hand_off() {
     // it, `Comm::m`), not the hand-off.
     assert!(close(p.kernel_latency, 10e-6, 1e-9), "{}", p.kernel_latency);
 }
+
+/// Two GPUs under one PCIe switch, each on a Gen3 x16 link at its data-sheet rate (efficiency 1:
+/// 8 GT/s x 128/130 x 16 lanes / 8 = 15.75 GB/s each way), host memory and the switch's uplink far
+/// wider; `p2p` says whether CUDA's peer access is on. Every latency zero.
+fn pair(p2p: bool) -> Machine {
+    let text = format!(
+        "name: shm-pair
+devices:
+  - {{name: RC0, kind: root_complex, latency: 0s}}
+  - {{name: SW0, kind: pcie_switch}}
+  - {{name: MEM0, kind: host_memory, latency: 0s}}
+  - {{name: GPU0, kind: gpu}}
+  - {{name: GPU1, kind: gpu}}
+links:
+  - {{a: RC0, b: MEM0, kind: memory, bandwidth: 1000GB/s, latency: 0s}}
+  - {{a: RC0, b: SW0, kind: pcie, gen: 5, lanes: 16, latency: 0s}}
+  - {{a: SW0, b: GPU0, kind: pcie, gen: 3, lanes: 16, efficiency: 1.0, latency: 0s, p2p: {p2p}}}
+  - {{a: SW0, b: GPU1, kind: pcie, gen: 3, lanes: 16, efficiency: 1.0, latency: 0s, p2p: {p2p}}}
+"
+    );
+    Machine::from_text(&text, "shm-pair.yaml").unwrap()
+}
+
+#[test]
+fn a_step_through_host_memory_streams_slot_by_slot_at_the_links_rate() {
+    // NCCL's SHM connection keeps NCCL_STEPS slots in host memory: the sender's kernel stores a
+    // slice, the receiver's kernel loads it once the tail flag says so, and the next slice is being
+    // stored meanwhile, so the two legs overlap and nothing is staged whole in host memory (NCCL
+    // 2.30.7 src/transport/shm.cc, "via SHM/direct"). A broadcast of 8 MiB from GPU0 (one hop,
+    // chunks of NCCL_BUFFSIZE / NCCL_STEPS = 512 KiB, Simple) then takes NCCL's base and step
+    // latency and the bytes over the narrower GPU link, as over a peer path: no chunk's fill.
+    let bytes: u64 = 8 << 20;
+    let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
+    for p2p in [false, true] {
+        let m = pair(p2p);
+        let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+        let call = comm.call(Coll::Broadcast, Algo::Ring, Proto::Simple, bytes, 0);
+        let want = call.base + call.step + bytes as f64 / (link * call.efficiency[Proto::Simple as usize]);
+        let got = run(&comm.m, &call, "maxmin", &[], false).unwrap().seconds;
+        assert!(close(got, want, 0.01), "peer access {p2p}: {} us, want {} us", got * 1e6, want * 1e6);
+    }
+    // The copy engines' staged pipeline is still the model's for a staged copy a user asks for
+    // (`staging_chunk`): given to the call, each 512 KiB chunk pays a 256 KiB fill.
+    let m = pair(false);
+    let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+    let call = comm.call(Coll::Broadcast, Algo::Ring, Proto::Simple, bytes, 0);
+    let staged = run(&comm.m, &call, "maxmin", &[("staging_chunk".into(), "256KiB".into())], false).unwrap().seconds;
+    let want = call.base + call.step + 1.5 * bytes as f64 / (link * call.efficiency[Proto::Simple as usize]);
+    assert!(close(staged, want, 0.01), "staging_chunk given: {} us, want {} us", staged * 1e6, want * 1e6);
+}

@@ -39,7 +39,13 @@ pub struct Path {
     pub bw: f64,
 }
 
-/// Compute capability from a GPU's model name (NCCL reads it from the driver).
+/// Compute capability from a GPU's model name (NCCL reads it from the driver). Each generation's
+/// figure is NVIDIA's list of CUDA GPUs (developer.nvidia.com/cuda-gpus, and the CUDA C++
+/// Programming Guide's table of compute capabilities): Blackwell data-centre 10.0 (B200, GB200;
+/// B300 10.3) and consumer/workstation 12.0 (RTX 50, RTX PRO Blackwell), Hopper 9.0, Ampere 8.0
+/// (A100, A800, A30) and 8.6 (A40, A10, RTX 30, RTX A), Ada 8.9, Turing 7.5 (RTX 20, GTX 16,
+/// TITAN RTX, Quadro RTX, T4), Volta 7.0, Pascal 6.x. NCCL reads 12.0 as Blackwell too
+/// (tuning.cc 2.30.7: `minCompCap >= 100`), and 7.5 as Volta (`VOLTA_COMPCAP_IDX` below 8.0).
 pub fn compute_capability(model: Option<&str>) -> u32 {
     let m = model.unwrap_or("").to_uppercase();
     // An import of NCCL's topology XML names a GPU by the `sm` NCCL read ("sm 89 at 0000:17:00.0").
@@ -47,7 +53,13 @@ pub fn compute_capability(model: Option<&str>) -> u32 {
         return sm;
     }
     let has = |k: &[&str]| k.iter().any(|s| m.contains(s));
-    if has(&["B200", "B100", "GB200", "B300"]) {
+    if has(&["RTX 50", "RTX PRO", "BLACKWELL"]) {
+        // Consumer and workstation Blackwell (GB20x): before the data-centre B-names, as an
+        // "RTX PRO 6000 Blackwell" holds none of them but "RTX 6000 Ada" must not match here.
+        120
+    } else if has(&["B300"]) {
+        103
+    } else if has(&["B200", "B100", "GB200"]) {
         100
     } else if has(&["H100", "H200", "H800", "H20", "GH200"]) {
         90
@@ -58,6 +70,9 @@ pub fn compute_capability(model: Option<&str>) -> u32 {
         89
     } else if has(&["A40", "A10", "A6000", "RTX 30", "RTX A"]) {
         86
+    } else if has(&["RTX 20", "GTX 16", "TITAN RTX", "QUADRO RTX", "T4", "RTX 6000", "RTX 8000", "T1000", "T400"]) {
+        // Turing (7.5); after Ada's and Ampere's names, which hold "RTX 6000 Ada" and "RTX A6000".
+        75
     } else if has(&["V100", "TITAN V"]) {
         70
     } else if has(&["P100", "P40", "K40", "K80", "M40", "M60", "P4"]) {
@@ -355,6 +370,17 @@ mod tests {
             ("NVIDIA RTX A6000", 86),
             ("NVIDIA A100-SXM4-80GB", 80),
             ("NVIDIA H100 80GB HBM3", 90),
+            ("NVIDIA GeForce RTX 2080 Ti", 75),
+            ("Tesla T4", 75),
+            ("Quadro RTX 6000", 75),
+            ("NVIDIA TITAN RTX", 75),
+            ("Tesla V100-SXM2-32GB", 70),
+            ("NVIDIA GeForce RTX 3090", 86),
+            ("NVIDIA A10G", 86),
+            ("NVIDIA A40", 86),
+            ("NVIDIA B200", 100),
+            ("NVIDIA GeForce RTX 5090", 120),
+            ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 120),
             ("sm 89 at 0000:17:00.0", 89),
             ("sm 90 at 0000:1b:00.0", 90),
         ] {
