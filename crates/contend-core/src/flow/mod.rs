@@ -937,7 +937,11 @@ impl FlowTable {
                 }
             };
             c.route_of.push(route);
-            let fill = if plan.staging.is_some() { (t.size as f64).min(rules.staging_chunk) } else { 0.0 };
+            // A staged cudaMemcpy fills a chunk in host memory before its second copy starts; NCCL's
+            // kernels stream a step through its SHM slots, the two legs overlapping slice by slice
+            // (NCCL 2.30.7 src/transport/shm.cc; docs/nccl.md, "Latency"), in `contend nccl-tests` and in
+            // rank programs alike.
+            let fill = if plan.staging.is_some() && !t.kernel { (t.size as f64).min(rules.staging_chunk) } else { 0.0 };
             c.volume.push(t.size as f64 + fill);
             let (before, latency) = match (kernels[i], t.compute) {
                 (Some((before, latency, _)), _) => (before, latency),

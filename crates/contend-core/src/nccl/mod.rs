@@ -820,26 +820,6 @@ pub fn check_model(model: &str) -> Result<()> {
     Ok(())
 }
 
-/// The model's parameters for a call's transfers: `params`, and no staging fill where the model
-/// has one and the user gave none. A step between GPUs without peer access goes through NCCL's SHM
-/// transport: the sender's kernel stores each slice into the connection's host buffer
-/// (NCCL_STEPS slots of NCCL_BUFFSIZE / NCCL_STEPS) and the receiver's kernel loads it as soon as
-/// the sender's tail flag says it is there, so the two legs through host memory overlap slice by
-/// slice, and the receiver waits for a step's data as over a peer path, which the lowering's steps
-/// already say. No copy engine fills a chunk in host memory before a second copy starts, the
-/// pipeline fill `staging_chunk` charges a staged copy (NCCL 2.30.7 src/transport/shm.cc: buffers
-/// and head/tail in host memory mapped into both GPUs, "via SHM/direct"; 2.18.5 to 2.21.5 the
-/// same by default: NCCL_SHM_USE_CUDA_MEMCPY=0). Every transfer of a call is a kernel's, so the
-/// parameter is set for the whole run.
-fn kernel_params(entry: &registry::ModelEntry, params: &[(String, String)]) -> Vec<(String, String)> {
-    const FILL: &str = "staging_chunk";
-    let mut out = params.to_vec();
-    if entry.params.iter().any(|p| p.name == FILL) && !params.iter().any(|(k, _)| k == FILL) {
-        out.push((FILL.into(), "0B".into()));
-    }
-    out
-}
-
 /// Run a call's lowering with the named model; `bottlenecks` names each channel's busiest resource.
 pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, String)], bottlenecks: bool) -> Result<Ran> {
     check_model(model)?;
@@ -855,7 +835,7 @@ pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, Stri
     let count = transfers.len();
     let w = Workload { transfers, origin: format!("nccl {}", call.coll.name()), ..Default::default() };
     let entry = registry::get(model)?;
-    let prepared = entry.prepare(m, &w, &kernel_params(entry, params))?;
+    let prepared = entry.prepare(m, &w, params)?;
     let o = sim::run_prepared(&w, prepared.as_ref(), false)?;
     let mut worst = Vec::new();
     if bottlenecks {
