@@ -25,7 +25,8 @@ def nccl_tests(
     gpus: str | None = typer.Option(
         None, "--gpus", help="Use these GPUs of the node in rank order, comma-separated: names (GPU0) or indices (0)."
     ),
-    nodes: int = typer.Option(1, "--nodes", "-N", help="Copies of the node on one non-blocking switch."),
+    nodes: int = typer.Option(1, "--nodes", "-N", help="Copies of the node on one non-blocking switch (1 to 1024; a "
+                              "ring or all-to-all call of more than 8 M transfers is refused)."),
     network_bandwidth: str | None = typer.Option(
         None, "--network-bandwidth",
         help="Per NIC between nodes (default: the NICs' own port_bandwidth × ports; 25GB/s where none is given)."),

@@ -349,7 +349,12 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, chosen: &supe
                 let t = if (a, p) == pick {
                     time_us
                 } else {
-                    super::run(&comm.m, &comm.call(coll, a, p, bytes, req.root).merged(), &req.model, &req.params, false)?.seconds * 1e6
+                    let call = comm.call(coll, a, p, bytes, req.root).merged();
+                    // An alternative too large to lower (`lower::MAX_TRANSFERS`) is left out.
+                    if super::lower::transfers_at_least(&call) > super::lower::MAX_TRANSFERS {
+                        continue;
+                    }
+                    super::run(&comm.m, &call, &req.model, &req.params, false)?.seconds * 1e6
                 };
                 alternatives.push(Alternative { algo: a, proto: p, time_us: t, nccl_model_us: model_us });
             }
