@@ -90,6 +90,12 @@ def test_nvls_tree_chunk_follows_the_release_and_its_maximum():
     (["--op", "all_gather", "--algo", "tree"], "all_gather has ring"),
     (["--model", "sc16"], "sc16"),
     (["--nodes", "0"], "--nodes"),
+    (["--nodes", "-3"], "--nodes: is -3; give 1 to 1024"),
+    (["--nodes", "99999999999999999999999"], "give 1 to 1024"),
+    (["-g", "-1"], "-g: is -1; give 1 or more"),
+    (["-f", "-2"], "-f: is -2; give 2 or more"),
+    (["--root", "-1"], "--root: is -1; give 0 or more"),
+    (["--channels", "-1"], "--channels: is -1; give 1 or more"),
     (["--nccl-version", "2.17"], "nccl_version"),
 ])
 def test_bad_input_is_one_line_exit_2(args, needle):
