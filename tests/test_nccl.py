@@ -212,3 +212,16 @@ def test_tuner_file_picks_and_bad_lines_are_one_line_exit_2(tmp_path):
     r = run_cli("nccl-tests", "dgx-a100", "-b", "8", "-e", "64", "--tuner", conf)
     msg = r.stderr.strip()
     assert r.returncode == 2 and "line 1" in msg and "8 to 10" in msg and "\n" not in msg, msg
+
+
+def test_table_mode_says_its_notes_on_stderr_and_keeps_stdout_the_table():
+    # One rank moves no data and --algo does not govern all-to-all: each is one "note:" line on stderr; stdout
+    # is the table alone, as --explain-less nccl-tests prints it.
+    r = run_cli("nccl-tests", "dgx-a100", "-g", "1", "-b", "8", "-e", "64")
+    assert r.returncode == 0, r.stderr
+    assert "note: one rank moves no data" in r.stderr and "note:" not in r.stdout
+    r = run_cli("nccl-tests", "dgx-a100", "--op", "alltoall", "--algo", "tree", "-b", "1M", "-e", "1M")
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if line.startswith("note:")]
+    assert any("--algo (NCCL_ALGO) does not apply to alltoall" in n for n in notes), r.stderr
+    assert not any("in-place and out-of-place" in n for n in notes)

@@ -84,6 +84,13 @@ def nccl_tests(
         sys.stdout.write(json.dumps(r, indent=2) + "\n")
         return
     sys.stdout.write(r["table"])
+    if not explain:
+        # What the table cannot say (one rank moves nothing, --algo ignored, a tuner line unused, …) goes to
+        # stderr, one line each, leaving the table on stdout as nccl-tests prints it; the note on in-place
+        # columns, true of every run, is left to --explain and --json.
+        for note in r["notes"]:
+            if not note.startswith("in-place and out-of-place"):
+                err().print(f"note: {note}", soft_wrap=True, highlight=False)
     if explain:
         out().print()
         sys.stdout.write(r["explain"])
