@@ -211,7 +211,7 @@ def Count(default: int | None, *names: str, lo: int, hi: int | None = None, help
 
     def check(value: int | None) -> int | None:
         if value is not None and not lo <= value <= top:
-            span = f"{lo} to {top}" if hi is not None else f"{lo} or more"
+            span = f"{lo} to {top}" if hi is not None or value > top else f"{lo} or more"
             raise InputError(f"{flag}: is {value}; give {span}")
         return value
 
