@@ -85,7 +85,7 @@ def nccl_tests(
         return
     sys.stdout.write(r["table"])
     if not explain:
-        # What the table cannot say (one rank moves nothing, --algo ignored, a tuner line unused, …) goes to
+        # What the table cannot say (--algo ignored for all-to-all, a tuner line unused, …) goes to
         # stderr, one line each, leaving the table on stdout as nccl-tests prints it; the note on in-place
         # columns, true of every run, is left to --explain and --json.
         for note in r["notes"]:
