@@ -223,3 +223,18 @@ def test_table_mode_says_its_notes_on_stderr_and_keeps_stdout_the_table():
     notes = [line for line in r.stderr.splitlines() if line.startswith("note:")]
     assert any("--algo (NCCL_ALGO) does not apply to alltoall" in n for n in notes), r.stderr
     assert not any("in-place and out-of-place" in n for n in notes) and "note:" not in r.stdout
+
+
+def test_an_assumed_compute_capability_is_a_note(tmp_path):
+    # A GPU model that names no generation runs NCCL's Ampere tables: said on stderr, once, with the model.
+    from pathlib import Path
+
+    preset = Path(__file__).resolve().parents[1] / "crates" / "contend-core" / "presets" / "dgx-a100.yaml"
+    text = preset.read_text().replace("A100-SXM4-40GB", "Mystery GPU")
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+    r = run_cli("nccl-tests", str(path), "-b", "1M", "-e", "1M")
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if line.startswith("note: compute capability 8.0")]
+    assert len(notes) == 1 and "Mystery GPU" in notes[0], r.stderr
+    assert "compute capability 8.0" not in run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M").stderr

@@ -299,6 +299,21 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     };
     let mut notes =
         vec!["in-place and out-of-place move the same bytes in NCCL's lowering, so their columns agree; #wrong is 0 (nothing is computed)".to_string()];
+    // A GPU whose model does not say its generation runs NCCL's Ampere tables (`topo::compute_capability`).
+    let unknown: std::collections::BTreeSet<&str> = comm
+        .devices
+        .iter()
+        .map(|&g| &comm.m.devices[g])
+        .filter(|d| super::topo::known_compute_capability(d.model.as_deref()).is_none())
+        .map(|d| d.model.as_deref().unwrap_or("none given"))
+        .collect();
+    if !unknown.is_empty() {
+        let models: Vec<&str> = unknown.into_iter().collect();
+        notes.push(format!(
+            "compute capability 8.0 (Ampere) assumed: the GPUs' model ({}) does not say their generation, so NCCL's Ampere tables choose and cap; give each GPU's model in the machine file (e.g. model: \"H100-SXM5-80GB\")",
+            models.join(", ")
+        ));
+    }
     if rows.iter().any(|r| r.count == 0) {
         notes.push("rows of 0 elements launch nothing and are printed with time 0".into());
     }

@@ -39,31 +39,37 @@ pub struct Path {
     pub bw: f64,
 }
 
-/// Compute capability from a GPU's model name (NCCL reads it from the driver).
+/// Compute capability from a GPU's model name (NCCL reads it from the driver); Ampere's 8.0 where
+/// the name does not say (`tests_tool` notes it).
 pub fn compute_capability(model: Option<&str>) -> u32 {
+    known_compute_capability(model).unwrap_or(80)
+}
+
+/// Compute capability where a GPU's model name says it.
+pub fn known_compute_capability(model: Option<&str>) -> Option<u32> {
     let m = model.unwrap_or("").to_uppercase();
     // An import of NCCL's topology XML names a GPU by the `sm` NCCL read ("sm 89 at 0000:17:00.0").
     if let Some(sm) = m.strip_prefix("SM ").and_then(|r| r.split_whitespace().next()).and_then(|s| s.parse().ok()) {
-        return sm;
+        return Some(sm);
     }
     let has = |k: &[&str]| k.iter().any(|s| m.contains(s));
     if has(&["B200", "B100", "GB200", "B300"]) {
-        100
+        Some(100)
     } else if has(&["H100", "H200", "H800", "H20", "GH200"]) {
-        90
+        Some(90)
     } else if has(&["A100", "A800", "A30"]) {
-        80
+        Some(80)
     } else if has(&["ADA", "RTX 40", "L40", "L4 ", "TESLA L4", "NVIDIA L4"]) || m.ends_with(" L4") {
         // Ada Lovelace (8.9): NCCL has no NVLink or LL128 case for it; its PCIe rows are Ampere's.
-        89
+        Some(89)
     } else if has(&["A40", "A10", "A6000", "RTX 30", "RTX A"]) {
-        86
+        Some(86)
     } else if has(&["V100", "TITAN V"]) {
-        70
+        Some(70)
     } else if has(&["P100", "P40", "K40", "K80", "M40", "M60", "P4"]) {
-        60
+        Some(60)
     } else {
-        80
+        None
     }
 }
 
