@@ -181,9 +181,12 @@ def test_import_with_too_many_numa_nodes_per_socket(cli, tmp_path):
 
 
 def test_a_number_too_large_for_the_engine_is_one_line(cli):
-    # Integers the binding cannot hold (u64, usize) name the argument instead of a traceback.
-    for flag, field in (("-f", "factor"), ("-g", "ngpus"), ("--nodes", "nodes"), ("--root", "root")):
-        assert_one_line(cli("nccl-tests", "dgx-a100", flag, "99999999999999999999"), field, "too big")
+    # Integers the binding cannot hold (u64, usize) are refused where they enter, naming the option and its range,
+    # instead of a traceback (or the binding's argument name).
+    for flag, span in (("-f", "give 2 to 18446744073709551615"), ("-g", "give 1 to 18446744073709551615"),
+                       ("--nodes", "give 1 to 1024"), ("--root", "give 0 to 18446744073709551615")):
+        assert_one_line(cli("nccl-tests", "dgx-a100", flag, "99999999999999999999"), f"{flag}: is 99999999999999999999",
+                        span)
 
 
 def test_p2p_of_an_unknown_tool(cli):

@@ -84,12 +84,19 @@ def test_nvls_tree_chunk_follows_the_release_and_its_maximum():
     (["--op", "scan"], "--op"),
     (["-f", "1"], "-f"),
     (["-g", "9"], "-g"),
+    (["-g", "1"], "-g: 1: one rank"),
     (["--gpus", "GPU0,GPU42"], "--gpus"),
     (["--proto", "fast"], "--proto"),
     (["--algo", "nvls"], "--algo"),
     (["--op", "all_gather", "--algo", "tree"], "all_gather has ring"),
     (["--model", "sc16"], "sc16"),
     (["--nodes", "0"], "--nodes"),
+    (["--nodes", "-3"], "--nodes: is -3; give 1 to 1024"),
+    (["--nodes", "99999999999999999999999"], "give 1 to 1024"),
+    (["-g", "-1"], "-g: is -1; give 1 or more"),
+    (["-f", "-2"], "-f: is -2; give 2 or more"),
+    (["--root", "-1"], "--root: is -1; give 0 or more"),
+    (["--channels", "-1"], "--channels: is -1; give 1 or more"),
     (["--nccl-version", "2.17"], "nccl_version"),
 ])
 def test_bad_input_is_one_line_exit_2(args, needle):
@@ -209,3 +216,28 @@ def test_tuner_file_picks_and_bad_lines_are_one_line_exit_2(tmp_path):
     r = run_cli("nccl-tests", "dgx-a100", "-b", "8", "-e", "64", "--tuner", conf)
     msg = r.stderr.strip()
     assert r.returncode == 2 and "line 1" in msg and "8 to 10" in msg and "\n" not in msg, msg
+
+
+def test_table_mode_says_its_notes_on_stderr_and_keeps_stdout_the_table():
+    # --algo does not govern all-to-all: one "note:" line on stderr; stdout is the table alone, as nccl-tests
+    # prints it.
+    r = run_cli("nccl-tests", "dgx-a100", "--op", "alltoall", "--algo", "tree", "-b", "1M", "-e", "1M")
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if line.startswith("note:")]
+    assert any("--algo (NCCL_ALGO) does not apply to alltoall" in n for n in notes), r.stderr
+    assert not any("in-place and out-of-place" in n for n in notes) and "note:" not in r.stdout
+
+
+def test_an_assumed_compute_capability_is_a_note(tmp_path):
+    # A GPU model that names no generation runs NCCL's Ampere tables: said on stderr, once, with the model.
+    from pathlib import Path
+
+    preset = Path(__file__).resolve().parents[1] / "crates" / "contend-core" / "presets" / "dgx-a100.yaml"
+    text = preset.read_text().replace("A100-SXM4-40GB", "Mystery GPU")
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+    r = run_cli("nccl-tests", str(path), "-b", "1M", "-e", "1M")
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if line.startswith("note: compute capability 8.0")]
+    assert len(notes) == 1 and "Mystery GPU" in notes[0], r.stderr
+    assert "compute capability 8.0" not in run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M").stderr

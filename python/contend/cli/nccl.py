@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from contend import api
-from contend.cli.shared import err, out, parse_params, picture_path
+from contend.cli.shared import Count, err, out, parse_params, picture_path
 from contend.errors import InputError
 
 
@@ -20,23 +20,24 @@ def nccl_tests(
     min_bytes: str = typer.Option("8", "--minbytes", "-b", help="Smallest size, as nccl-tests reads it "
                                   "(8, 64K, 1.5M: K, M and G are powers of 1024)."),
     max_bytes: str = typer.Option("128M", "--maxbytes", "-e", help="Largest size (e.g. 8G)."),
-    factor: int = typer.Option(2, "--stepfactor", "-f", help="Multiply the size by this from one row to the next."),
-    ngpus: int | None = typer.Option(None, "--ngpus", "-g", help="Use the node's first N GPUs (default: all)."),
+    factor: int = Count(2, "-f", "--stepfactor", lo=2, help="Multiply the size by this from one row to the next."),
+    ngpus: int | None = Count(None, "-g", "--ngpus", lo=1, help="Use the node's first N GPUs (default: all)."),
     gpus: str | None = typer.Option(
         None, "--gpus", help="Use these GPUs of the node in rank order, comma-separated: names (GPU0) or indices (0)."
     ),
-    nodes: int = typer.Option(1, "--nodes", "-N", help="Copies of the node on one non-blocking switch."),
+    # The bound is api.rs's (`api::nccl_tests`), checked here first so that a negative count is one line too.
+    nodes: int = Count(1, "--nodes", "-N", lo=1, hi=1024, help="Copies of the node on one non-blocking switch "
+                       "(1 to 1024; a ring or all-to-all call of more than 8 M transfers is refused)."),
     network_bandwidth: str | None = typer.Option(
         None, "--network-bandwidth",
         help="Per NIC between nodes (default: the NICs' own port_bandwidth × ports; 25GB/s where none is given)."),
     dtype: str = typer.Option("float", "--datatype", "-d", help="nccl-tests' datatype (float, half, bfloat16, ...)."),
-    root: int = typer.Option(0, "--root", "-r", help="Root rank of broadcast and reduce."),
+    root: int = Count(0, "--root", "-r", lo=0, help="Root rank of broadcast and reduce."),
     algo: str | None = typer.Option(
         None, "--algo", help="NCCL_ALGO: ring, tree, nvls, nvlstree or a comma list (default: NCCL's pick)."
     ),
     proto: str | None = typer.Option(None, "--proto", help="NCCL_PROTO: LL, LL128, Simple or a comma list."),
-    channels: int | None = typer.Option(
-        None, "--channels", help="Channels (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS)."),
+    channels: int | None = Count(None, "--channels", lo=1, help="Channels (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS)."),
     tuner: Path | None = typer.Option(
         None, "--tuner", help="An NCCL tuner plugin's CSV (NCCL_TUNER_CONFIG_FILE of NCCL's example plugin): "
         "collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks[,numPipeOps,regBuff]; its first "
@@ -83,6 +84,13 @@ def nccl_tests(
         sys.stdout.write(json.dumps(r, indent=2) + "\n")
         return
     sys.stdout.write(r["table"])
+    if not explain:
+        # What the table cannot say (--algo ignored for all-to-all, a tuner line unused, …) goes to
+        # stderr, one line each, leaving the table on stdout as nccl-tests prints it; the note on in-place
+        # columns, true of every run, is left to --explain and --json.
+        for note in r["notes"]:
+            if not note.startswith("in-place and out-of-place"):
+                err().print(f"note: {note}", soft_wrap=True, highlight=False)
     if explain:
         out().print()
         sys.stdout.write(r["explain"])

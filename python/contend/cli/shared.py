@@ -204,14 +204,15 @@ def user_errors(fn: Callable) -> Callable:
 
 def Count(default: int | None, *names: str, lo: int, hi: int | None = None, help: str) -> Any:  # noqa: N802
     """An integer option checked where it enters: outside ``lo`` … ``hi`` it is one line naming the option and
-    its range (never an overflow deep in the engine: its counts are unsigned 64-bit or narrower)."""
+    its range (never an overflow deep in the engine: its counts are unsigned 64-bit or narrower), by the first of
+    ``names`` (``-f`` where nccl-tests users know it so)."""
     flag = names[0]
     top = min(hi, 2**64 - 1) if hi is not None else 2**64 - 1
 
     def check(value: int | None) -> int | None:
         if value is not None and not lo <= value <= top:
-            span = f"{lo} to {top}" if hi is not None else f"{lo} or more"
-            raise InputError(f"--{flag.lstrip('-')}: is {value}; give {span}")
+            span = f"{lo} to {top}" if hi is not None or value > top else f"{lo} or more"
+            raise InputError(f"{flag}: is {value}; give {span}")
         return value
 
     return typer.Option(default, *names, callback=check, help=help)

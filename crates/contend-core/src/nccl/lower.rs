@@ -26,6 +26,30 @@ use crate::workload::Transfer;
 pub const KEEP: usize = 4;
 pub const MIDDLE: usize = 4;
 
+/// The most transfers one call is lowered to: about 520 bytes each as the call runs (lowered,
+/// routed and in the engine: 2.17 GB for 4.19 M of a ring all-reduce on 64 x hgx-h100, 3.46 GB
+/// for 6.54 M of NVLS-tree on 1024; docs/benchmarks.md, issue 25, sixteenth round), so about
+/// 4 GB.
+pub const MAX_TRANSFERS: u64 = 8_000_000;
+
+/// Transfers the lowering makes at least, counted before it runs: every rank of a ring sends at
+/// every step (2(n - 1) steps for all-reduce, n - 1 for all-gather and reduce-scatter) and an
+/// all-to-all sends between every pair, so these grow with the square of the ranks, as NCCL's
+/// own sends do; the other lowerings grow with the ranks.
+pub fn transfers_at_least(c: &Call) -> u64 {
+    let n = c.devices.len() as u64;
+    if n < 2 || c.bytes == 0 {
+        return 0;
+    }
+    let rings = c.rings.len() as u64;
+    match c.coll {
+        Coll::AllToAll if c.bytes / n > 0 => n * (n - 1),
+        Coll::AllReduce if c.algo == Algo::Ring => rings * n * 2 * (n - 1),
+        Coll::AllGather | Coll::ReduceScatter if c.algo == Algo::Ring => rings * n * (n - 1),
+        _ => 0,
+    }
+}
+
 /// What one call moves and how.
 #[derive(Clone, Debug)]
 pub struct Call {
@@ -70,9 +94,8 @@ pub struct Call {
     pub nvls_efficiency: f64,
     /// NVLS-tree's chunk before its size rule (`tuning::nvls_tree_first`).
     pub nvls_tree_first: u64,
-    /// PXN: per (sender, receiver) rank, the local rank that relays the message to the network
-    /// (empty: none).
-    pub pxn: Vec<Vec<Option<usize>>>,
+    /// PXN: the local rank that relays a message to another node's rank (default: none).
+    pub pxn: super::pxn::Pxn,
     /// Data bytes/s each transfer of one channel moves at most (`tuning::channel_rate`); None:
     /// its links alone limit it.
     pub rate: Option<f64>,
@@ -904,7 +927,7 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
         // (`tuning::channel_rate`, data bytes, which are a Simple send's wire bytes); to another
         // node its NIC binds.
         let rate = if proto == Proto::Simple && !net { c.rate } else { None };
-        let proxy = c.pxn.get(a).and_then(|v| v[b]);
+        let proxy = c.pxn.relay(a, b);
         let chunk = p2p::op_chunk(bytes, c.p2p_chunk, net);
         let depth = p2p::net_depth(channels);
         for (k, share) in split(bytes, channels).into_iter().enumerate().filter(|&(_, s)| s > 0) {

@@ -7,6 +7,7 @@ pub mod constants;
 pub mod lower;
 pub mod p2p;
 pub mod program;
+pub mod pxn;
 pub mod rails;
 pub mod tests_tool;
 pub mod topo;
@@ -26,6 +27,8 @@ mod p2p_tests;
 mod pxn_tests;
 #[cfg(test)]
 mod rails_tests;
+#[cfg(test)]
+mod scale_tests;
 #[cfg(test)]
 mod shm_tests;
 #[cfg(test)]
@@ -245,8 +248,8 @@ pub struct Comm {
     /// Per node, the NVSwitch that reduces and multicasts for every GPU of the node (NVLS); empty
     /// where some node has none.
     pub switches: Vec<usize>,
-    /// PXN relays of send/receive between nodes (`pxn_relays`).
-    pub pxn: Vec<Vec<Option<usize>>>,
+    /// PXN relays of send/receive between nodes.
+    pub pxn: pxn::Pxn,
     /// A tuner plugin's rules (`tuner`): they pick before NCCL's model, as NCCL calls the plugin.
     pub tuner: Option<tuner::Tuner>,
     /// Seconds: the GDR flush of each Simple step a rank receives from another node (NCCL
@@ -372,7 +375,7 @@ impl Comm {
         }
         let net_count = (nets.len() / ppn).max(1);
         let p2p_net = (net_count, nets.iter().take(net_count).sum::<f64>());
-        let pxn = pxn_relays(m, &devices, ppn, &topo);
+        let pxn = pxn::Pxn::new(m, &devices, ppn, &topo);
         let mut m = m.clone();
         m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Gpu).for_each(|d| d.latency = 0.0);
         // NCCL's kernels move the bytes over NVLink with SM loads and stores, not copy engines,
@@ -587,7 +590,7 @@ impl Comm {
             switches: Vec::new(),
             nvls_efficiency: 1.0,
             nvls_tree_first: 0,
-            pxn: if self.constants.pxn_disable { Vec::new() } else { self.pxn.clone() },
+            pxn: if self.constants.pxn_disable { pxn::Pxn::default() } else { self.pxn.clone() },
             // A p2p channel's rate is the NVLink A100 table's (docs/validation.md, round 13): no PCIe
             // send/receive measurement says a PCIe pair's channels are capped, so there its links bind.
             // LL's ceiling is the call's (`tuning::ll_channel_rate`: `llMaxBws` over its channels).
@@ -656,44 +659,12 @@ impl Comm {
                 self.constants.nvlstree_max,
                 self.nodes,
             ),
-            pxn: Vec::new(),
+            pxn: pxn::Pxn::default(),
             rate: None,
             // NVLS runs on Hopper and later, which need no flush.
             flush: 0.0,
         }
     }
-}
-
-/// PXN (NCCL_PXN_DISABLE=0, NCCL's default since 2.12; NCCL_P2P_PXN_LEVEL=2): a send to a
-/// rank on another node leaves through the NIC of the local GPU with the receiver's device
-/// number (`ncclTopoGetNetDev` without a graph: the remote rank's preferred NIC), so that on a
-/// rail-optimised fabric both ends use the same rail; where that GPU is not the sender, and the
-/// two are NVLink peers, the data goes to it over NVLink first and it sends (search.cc,
-/// paths.cc). Returns, per (sender, receiver) rank, the relaying rank.
-fn pxn_relays(m: &Machine, devices: &[usize], ppn: usize, topo: &topo::Topo) -> Vec<Vec<Option<usize>>> {
-    let n = devices.len();
-    if n == ppn {
-        return Vec::new();
-    }
-    let local_name = |r: usize| {
-        let name = &m.devices[devices[r]].name;
-        &name[node_prefix(name).len()..]
-    };
-    (0..n)
-        .map(|a| {
-            let node = a / ppn;
-            (0..n)
-                .map(|b| {
-                    if b / ppn == node {
-                        return None;
-                    }
-                    let p = (node * ppn..(node + 1) * ppn).find(|&p| local_name(p) == local_name(b))?;
-                    let nvlink = topo.paths[a % ppn][p % ppn].as_ref().is_some_and(|x| x.kind == topo::PathType::Nvl);
-                    (p != a && nvlink).then_some(p)
-                })
-                .collect()
-        })
-        .collect()
 }
 
 /// NCCL's bandwidth of each network device of a node (names starting `prefix`) as its graph
@@ -823,6 +794,19 @@ pub fn check_model(model: &str) -> Result<()> {
 /// Run a call's lowering with the named model; `bottlenecks` names each channel's busiest resource.
 pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, String)], bottlenecks: bool) -> Result<Ran> {
     check_model(model)?;
+    let least = lower::transfers_at_least(call);
+    if least > lower::MAX_TRANSFERS {
+        let why = format!(
+            "{} on {} ranks{} is at least {:.1} M transfers (NCCL's own sends: they grow with the square of the ranks), over the {} M (about 4 GB) contend lowers one call to; give fewer nodes{}",
+            call.coll.name(),
+            call.devices.len(),
+            if call.coll == Coll::AllToAll { String::new() } else { format!(" by {}", call.algo.name()) },
+            least as f64 / 1e6,
+            lower::MAX_TRANSFERS / 1_000_000,
+            if call.coll == Coll::AllToAll { "" } else { " or --algo tree / nvlstree (they grow with the ranks)" },
+        );
+        return Err(Error::input("--nodes", "", why));
+    }
     let (transfers, channel) = lower::lower(call);
     // Send/receive runs each operation on the channels its size gets (`p2p::op_channels`).
     let channels = match call.coll {

@@ -179,12 +179,16 @@ fn gpus_are_named_or_counted_from_zero() {
 }
 
 #[test]
-fn one_gpu_runs_every_collective() {
-    // A communicator of one GPU has no peer: every collective runs (nothing crosses a link).
+fn one_gpu_is_refused_in_one_line_and_one_gpu_a_node_runs() {
+    // A communicator of one rank: NCCL copies the buffer inside the GPU (ncclLaunchOneRank), whose time the
+    // machine does not describe, so every collective is refused in one line naming -g, not printed as 0 us.
     for op in ["all_reduce", "sendrecv", "alltoall", "all_gather"] {
         let r = tests_tool::Request { max_bytes: "1M".into(), ngpus: Some(1), ..req(op) };
-        let got = api::nccl_tests("dgx-a100", &r, 1, None).unwrap_or_else(|e| panic!("{op}: {e}"));
-        assert_eq!(got.ranks, 1, "{op}");
+        let Err(e) = api::nccl_tests("dgx-a100", &r, 1, None) else { panic!("{op}: ran") };
+        let e = e.to_string();
+        assert!(e.starts_with("-g: 1: one rank") && !e.contains('\n'), "{op}: {e}");
+        // One GPU on each of two nodes is two ranks, which cross the network.
+        assert_eq!(api::nccl_tests("dgx-a100", &r, 2, None).unwrap_or_else(|e| panic!("{op}: {e}")).ranks, 2, "{op}");
     }
 }
 

@@ -189,6 +189,18 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     let (min, max) = (nt::parse_size(&req.min_bytes, "-b")?, nt::parse_size(&req.max_bytes, "-e")?);
     let list = nt::sizes(min, max, req.factor)?;
     let n = comm.devices.len();
+    if n == 1 {
+        // NCCL runs a one-rank collective as no kernel of its own (2.30.7 src/enqueue.cc `taskAppend`:
+        // nRanks == 1 calls `ncclLaunchOneRank`, src/device/onerank.cu): out-of-place a device-to-device
+        // cudaMemcpyAsync of the buffer, in-place nothing. Its time is the GPU's own memory bandwidth, which a
+        // machine description does not hold (as nvbandwidth's device_local_copy, `tools::nvbandwidth`), so it
+        // is refused rather than printed as 0.
+        return Err(Error::input(
+            "-g",
+            "1",
+            "one rank: NCCL runs a one-rank collective as a copy inside the GPU (cudaMemcpyAsync device to device; in-place: nothing), timed by the GPU's memory, which the machine does not describe; give -g 2 or more, or --nodes 2",
+        ));
+    }
     if req.root >= n {
         return Err(Error::input("--root", req.root.to_string(), format!("is not a rank; give 0 to {}", n - 1)));
     }
@@ -287,8 +299,20 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     };
     let mut notes =
         vec!["in-place and out-of-place move the same bytes in NCCL's lowering, so their columns agree; #wrong is 0 (nothing is computed)".to_string()];
-    if n == 1 {
-        notes.push("one rank moves no data: NCCL copies the buffer inside the GPU, which a machine description does not time".into());
+    // A GPU whose model does not say its generation runs NCCL's Ampere tables (`topo::compute_capability`).
+    let unknown: std::collections::BTreeSet<&str> = comm
+        .devices
+        .iter()
+        .map(|&g| &comm.m.devices[g])
+        .filter(|d| super::topo::known_compute_capability(d.model.as_deref()).is_none())
+        .map(|d| d.model.as_deref().unwrap_or("none given"))
+        .collect();
+    if !unknown.is_empty() {
+        let models: Vec<&str> = unknown.into_iter().collect();
+        notes.push(format!(
+            "compute capability 8.0 (Ampere) assumed: the GPUs' model ({}) does not say their generation, so NCCL's Ampere tables choose and cap; give each GPU's model in the machine file (e.g. model: \"H100-SXM5-80GB\")",
+            models.join(", ")
+        ));
     }
     if rows.iter().any(|r| r.count == 0) {
         notes.push("rows of 0 elements launch nothing and are printed with time 0".into());
@@ -349,7 +373,12 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, chosen: &supe
                 let t = if (a, p) == pick {
                     time_us
                 } else {
-                    super::run(&comm.m, &comm.call(coll, a, p, bytes, req.root).merged(), &req.model, &req.params, false)?.seconds * 1e6
+                    let call = comm.call(coll, a, p, bytes, req.root).merged();
+                    // An alternative too large to lower (`lower::MAX_TRANSFERS`) is left out.
+                    if super::lower::transfers_at_least(&call) > super::lower::MAX_TRANSFERS {
+                        continue;
+                    }
+                    super::run(&comm.m, &call, &req.model, &req.params, false)?.seconds * 1e6
                 };
                 alternatives.push(Alternative { algo: a, proto: p, time_us: t, nccl_model_us: model_us });
             }

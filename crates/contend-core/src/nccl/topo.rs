@@ -39,7 +39,8 @@ pub struct Path {
     pub bw: f64,
 }
 
-/// Compute capability from a GPU's model name (NCCL reads it from the driver). Each generation's
+/// Compute capability from a GPU's model name (NCCL reads it from the driver); Ampere's 8.0 where
+/// the name does not say (`tests_tool` notes it). Each generation's
 /// figure is NVIDIA's list of CUDA GPUs (developer.nvidia.com/cuda-gpus, and the CUDA C++
 /// Programming Guide's table of compute capabilities): Blackwell data-centre 10.0 (B200, GB200;
 /// B300 10.3) and consumer/workstation 12.0 (RTX 50, RTX PRO Blackwell), Hopper 9.0, Ampere 8.0
@@ -47,38 +48,43 @@ pub struct Path {
 /// TITAN RTX, Quadro RTX, T4), Volta 7.0, Pascal 6.x. NCCL reads 12.0 as Blackwell too
 /// (tuning.cc 2.30.7: `minCompCap >= 100`), and 7.5 as Volta (`VOLTA_COMPCAP_IDX` below 8.0).
 pub fn compute_capability(model: Option<&str>) -> u32 {
+    known_compute_capability(model).unwrap_or(80)
+}
+
+/// Compute capability where a GPU's model name says it.
+pub fn known_compute_capability(model: Option<&str>) -> Option<u32> {
     let m = model.unwrap_or("").to_uppercase();
     // An import of NCCL's topology XML names a GPU by the `sm` NCCL read ("sm 89 at 0000:17:00.0").
     if let Some(sm) = m.strip_prefix("SM ").and_then(|r| r.split_whitespace().next()).and_then(|s| s.parse().ok()) {
-        return sm;
+        return Some(sm);
     }
     let has = |k: &[&str]| k.iter().any(|s| m.contains(s));
     if has(&["RTX 50", "RTX PRO", "BLACKWELL"]) {
         // Consumer and workstation Blackwell (GB20x): before the data-centre B-names, as an
         // "RTX PRO 6000 Blackwell" holds none of them but "RTX 6000 Ada" must not match here.
-        120
+        Some(120)
     } else if has(&["B300"]) {
-        103
+        Some(103)
     } else if has(&["B200", "B100", "GB200"]) {
-        100
+        Some(100)
     } else if has(&["H100", "H200", "H800", "H20", "GH200"]) {
-        90
+        Some(90)
     } else if has(&["A100", "A800", "A30"]) {
-        80
+        Some(80)
     } else if has(&["ADA", "RTX 40", "L40", "L4 ", "TESLA L4", "NVIDIA L4"]) || m.ends_with(" L4") {
         // Ada Lovelace (8.9): NCCL has no NVLink or LL128 case for it; its PCIe rows are Ampere's.
-        89
+        Some(89)
     } else if has(&["A40", "A10", "A6000", "RTX 30", "RTX A"]) {
-        86
+        Some(86)
     } else if has(&["RTX 20", "GTX 16", "TITAN RTX", "QUADRO RTX", "T4", "RTX 6000", "RTX 8000", "T1000", "T400"]) {
         // Turing (7.5); after Ada's and Ampere's names, which hold "RTX 6000 Ada" and "RTX A6000".
-        75
+        Some(75)
     } else if has(&["V100", "TITAN V"]) {
-        70
+        Some(70)
     } else if has(&["P100", "P40", "K40", "K80", "M40", "M60", "P4"]) {
-        60
+        Some(60)
     } else {
-        80
+        None
     }
 }
 
