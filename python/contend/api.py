@@ -145,8 +145,8 @@ class Transfers:
         name: Sequence[str | None] | None = None, origin: str = "<columns>",
     ) -> Transfers:
         """From columns: ``size`` in bytes (integers, or strings with a unit such as ``"300MiB"``), ``start`` and
-        ``overhead`` in seconds (numbers; None: none; NaN is refused, as -1 is) or strings with a unit. NumPy
-        arrays cross to the engine as whole buffers."""
+        ``overhead`` in seconds (numbers; None: none; NaN is refused, as -1 is) or strings with a unit. NumPy arrays cross to the engine
+        as whole buffers."""
         for column, values in (("src", src), ("dst", dst)):
             if isinstance(values, str):
                 raise InputError(f'{origin}: {column}: is one string; give one device name per transfer, e.g. ["GPU0"]')
