@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import numbers
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -145,7 +144,7 @@ class Transfers:
         name: Sequence[str | None] | None = None, origin: str = "<columns>",
     ) -> Transfers:
         """From columns: ``size`` in bytes (integers, or strings with a unit such as ``"300MiB"``), ``start`` and
-        ``overhead`` in seconds (numbers; None: none; NaN is refused, as -1 is) or strings with a unit. NumPy arrays cross to the engine
+        ``overhead`` in seconds (numbers; NaN or None: none) or strings with a unit. NumPy arrays cross to the engine
         as whole buffers."""
         for column, values in (("src", src), ("dst", dst)):
             if isinstance(values, str):
@@ -156,8 +155,7 @@ class Transfers:
     @classmethod
     def from_dataframe(cls, df: pd.DataFrame, origin: str = "<dataframe>") -> Transfers:
         """From a DataFrame with columns ``src``, ``dst``, ``size`` (bytes) and optionally ``start``, ``overhead``
-        (seconds; a NaN is refused: fill missing ones, e.g. ``fillna(0)``, or hold None in an object column) and
-        ``name``; other columns are refused, since they would be silently dropped."""
+        (seconds) and ``name``; other columns are refused, since they would be silently dropped."""
         known = {"src", "dst", "size", "start", "overhead", "name"}
         extra = [c for c in df.columns if c not in known]
         if extra or not {"src", "dst", "size"} <= set(df.columns):
@@ -240,9 +238,7 @@ def _with_units(record: Any) -> Any:
     out = dict(record)
     for key, unit in units.items():
         v = out.get(key)
-        if isinstance(v, numbers.Real) and not isinstance(v, bool) and not math.isfinite(v):
-            out[key] = repr(float(v))  # refused there as the columns refuse it: "nan" is not a finite number
-        elif isinstance(v, numbers.Real) and not isinstance(v, bool):
+        if isinstance(v, numbers.Real) and not isinstance(v, bool):
             # A whole float is written as an integer: "1048576.0B" would read the same, but a size's text is
             # what the file path's messages quote. A fractional byte count stays fractional and is refused there.
             out[key] = f"{int(v)}{unit}" if unit == "B" and float(v).is_integer() else f"{float(v)!r}{unit}"
@@ -277,7 +273,7 @@ def _column(values: Any) -> Any:
     if dtype is not None and dtype.kind in "iufm":
         import numpy as np
 
-        if dtype.kind == "m":  # timedelta64 (a pandas Timedelta column): seconds; NaT becomes NaN, refused
+        if dtype.kind == "m":  # timedelta64 (a pandas Timedelta column): seconds, NaT as none
             values = np.asarray(values) / np.timedelta64(1, "s")
             dtype = values.dtype
         return np.ascontiguousarray(values, dtype={"i": np.int64, "u": np.uint64, "f": np.float64}[dtype.kind])

@@ -65,10 +65,6 @@ fn split_number<'a>(text: &'a str, example: &'a str) -> Result<(f64, &'a str), S
     }
     let unit = unit.trim();
     if num.is_empty() {
-        let word = unit.trim_start_matches(['-', '+']).to_ascii_lowercase();
-        if word.starts_with("nan") || word.starts_with("inf") {
-            return Err(format!("\"{text}\" is not a finite number; write e.g. \"{example}\""));
-        }
         return Err(format!("\"{text}\" does not start with a number; write e.g. \"{example}\""));
     }
     let value: f64 = match small_integer(num) {

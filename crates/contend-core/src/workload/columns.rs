@@ -14,9 +14,8 @@ pub enum Cell {
     Int(u64),
     Real(f64),
     Text(String),
-    /// None in a column that may be empty for some rows (start, overhead). A NaN is not
-    /// missing: it is refused, as -1 and infinity are, since a NaN computed by mistake would
-    /// otherwise start at 0 unnoticed (a DataFrame's missing values are filled by the caller).
+    /// None in a column that may be empty for some rows (start, overhead); a NaN there,
+    /// pandas' missing value, means the same.
     Missing,
 }
 
@@ -53,12 +52,7 @@ fn time(c: &Cell, column: &str, origin: &str, row: usize) -> Result<Option<Time>
     let bad = |p: String| Error::input(origin, format!("{column}[{row}]"), p);
     let secs = match c {
         Cell::Missing => return Ok(None),
-        Cell::Real(x) if x.is_nan() => {
-            let fill = format!("df[\"{column}\"].fillna(0)");
-            return Err(bad(format!(
-                "is NaN; give seconds in [0, {MAX_SECONDS}], or None for none (0); a DataFrame's missing values are NaN: fill them, e.g. {fill}"
-            )));
-        }
+        Cell::Real(x) if x.is_nan() => return Ok(None),
         Cell::Text(t) => return Time::parse(t).map(Some).map_err(bad),
         Cell::Int(n) => *n as f64,
         Cell::Real(x) => *x,
@@ -131,13 +125,6 @@ mod tests {
         assert!(e(cols(vec![Cell::Int(1)], vec![Cell::Real(-1.0)])).contains("start[0]"));
         assert!(e(cols(vec![Cell::Int(1)], vec![Cell::Real(f64::INFINITY)])).contains("out of range"));
         assert!(e(cols(vec![Cell::Int(1)], vec![Cell::Real(1e9)])).contains("out of range"));
-        // NaN is refused where -1 and infinity are, naming its row and column; None is none.
-        let nan = e(cols(vec![Cell::Int(1), Cell::Int(1)], vec![Cell::Missing, Cell::Real(f64::NAN)]));
-        assert!(nan.contains("start[1]") && nan.contains("is NaN") && !nan.contains('\n'), "{nan}");
-        let mut over = cols(vec![Cell::Int(1)], vec![Cell::Missing]);
-        over.overhead = Some(vec![Cell::Real(f64::NAN)]);
-        assert!(e(over).contains("overhead[0]: is NaN"));
-        assert!(e(cols(vec![Cell::Real(f64::NAN)], vec![Cell::Missing])).contains("size[0]: NaN is not a whole positive number"));
         let mut short = cols(vec![Cell::Int(1); 2], vec![Cell::Missing; 2]);
         short.dst.pop();
         assert!(e(short).contains("dst: has 1 entries where src has 2"));
