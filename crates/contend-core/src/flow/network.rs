@@ -518,16 +518,26 @@ impl<'m> NetworkRouter<'m> {
         self.append_next_hops(dist, v, out);
     }
 
+    /// The next hops of switch v kept with the table (see `append_next_hops`); None for the
+    /// devices whose next hops are found by a scan of their links.
+    #[inline]
+    fn table_hops<'t>(&self, dist: &Dist<'t>, v: usize) -> Option<&'t [(u32, u32)]> {
+        let s = self.switch_index[v];
+        if s == u32::MAX || (dist.plus == 1 && v == dist.anchor) {
+            return None;
+        }
+        let t = dist.table;
+        Some(&t.closer[t.closer_at[s as usize] as usize..t.closer_at[s as usize + 1] as usize])
+    }
+
     /// `next_hops`, appended to `out`.
     fn append_next_hops(&self, dist: &Dist, v: usize, out: &mut Vec<(u32, u32)>) {
         // A switch other than the anchor of an endpoint's table: its list, kept with the table
         // (the same neighbours in the same order; see `Table`). With `plus` every distance but
         // the endpoint's is one more, which keeps "one hop closer" between the others, and only
         // the anchor is one hop from the endpoint.
-        let s = self.switch_index[v];
-        if s != u32::MAX && !(dist.plus == 1 && v == dist.anchor) {
-            let t = dist.table;
-            out.extend_from_slice(&t.closer[t.closer_at[s as usize] as usize..t.closer_at[s as usize + 1] as usize]);
+        if let Some(hops) = self.table_hops(dist, v) {
+            out.extend_from_slice(hops);
             return;
         }
         let dv = dist.at(v);
@@ -594,8 +604,16 @@ impl<'m> NetworkRouter<'m> {
                     if wu == to {
                         self.ahead[wu] = (0, 0);
                     } else {
-                        push(self, wu, &mut edges, &mut stack);
-                        continue;
+                        // A switch whose next hops are all settled is settled here, without a
+                        // frame (on a fat-tree, every core switch of the DAG but the first
+                        // reached through each aggregation switch).
+                        match self.table_hops(dist, wu).map(|hops| self.settled_best(hops, wu, mark)) {
+                            Some(Some(best)) => self.ahead[wu] = best,
+                            _ => {
+                                push(self, wu, &mut edges, &mut stack);
+                                continue;
+                            }
+                        }
                     }
                 }
                 let v = top.v as usize;
@@ -611,6 +629,21 @@ impl<'m> NetworkRouter<'m> {
         };
         self.dag = (edges, stack);
         reachable
+    }
+
+    /// The least cost over next hops `hops` of device v, if every one is settled in walk `mark`
+    /// (an empty list too: the frame then finds that v has no next hop).
+    #[inline]
+    fn settled_best(&self, hops: &[(u32, u32)], v: usize, mark: u32) -> Option<(u32, u32)> {
+        let mut best: Option<(u32, u32)> = None;
+        for &(w, l) in hops {
+            if self.visited[w as usize] != mark {
+                return None;
+            }
+            let c = self.cost(self.load[self.dir(l, v)], self.ahead[w as usize]);
+            best = Some(best.map_or(c, |b| b.min(c)));
+        }
+        best
     }
 
     fn walk_on(&mut self, dist: &Dist, flow: u64, salt: u64, from: usize, least_loaded: bool) -> Option<Vec<Hop>> {
