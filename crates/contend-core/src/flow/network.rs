@@ -540,6 +540,13 @@ impl<'m> NetworkRouter<'m> {
             out.extend_from_slice(hops);
             return;
         }
+        // The anchor of an endpoint's table: one hop from the endpoint only, over the links
+        // joining them, which the endpoint's list holds in the same (link) order (every link
+        // of the endpoint leads to the anchor, `anchor`); not a scan of the anchor's links.
+        if dist.plus == 1 && v == dist.anchor {
+            out.extend(self.adj[dist.to].iter().map(|&(_, l)| (dist.to as u32, l)));
+            return;
+        }
         let dv = dist.at(v);
         for &(w, l) in &self.adj[v] {
             let wu = w as usize;
@@ -568,11 +575,11 @@ impl<'m> NetworkRouter<'m> {
 
     /// `ahead` of every device of the shortest-path DAG from `from` (every edge goes one hop
     /// closer): the busiest link still ahead on the best path from it, the least over its next
-    /// hops. Depth first, each device once and each edge once, so that the DAG is walked once
-    /// and kept nowhere (a breadth-first list of it, then a pass back over that list, cost a
-    /// third more of the flow table's routing on a fat-tree: docs/benchmarks.md, issue 22's
-    /// sixteenth round). The least of a set does not depend on the order it is taken in: the
-    /// same values. False where a device of the DAG other than the target has no next hop.
+    /// hops. Depth first, each device once and each edge once, so that a device whose next
+    /// hops are all settled is settled where it is met, without listing it (most of a
+    /// fat-tree's DAG: docs/benchmarks.md, issue 22's sixteenth round). The least of a set does
+    /// not depend on the order it is taken in: the same values. False where a device of the
+    /// DAG other than the target has no next hop.
     fn settle_ahead(&mut self, dist: &Dist, from: usize) -> bool {
         self.walks = self.walks.wrapping_add(1).max(1);
         let mark = self.walks;
