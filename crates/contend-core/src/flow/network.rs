@@ -49,10 +49,10 @@ pub struct NetworkRouter<'m> {
     ahead: Vec<(u32, u32)>,
     visited: Vec<u32>,
     walks: u32,
-    /// Scratch of walks, kept between them: next hops, and the shortest-path DAG (devices in
-    /// breadth-first order, their next hops, where each device's start).
+    /// Scratch of walks, kept between them: next hops, and the depth-first settling of the
+    /// shortest-path DAG (the next hops of the devices being settled, their frames).
     candidates: Vec<(u32, u32)>,
-    dag: (Vec<usize>, Vec<(u32, u32)>, Vec<usize>),
+    dag: (Vec<(u32, u32)>, Vec<Frame>),
     /// Per device: whether it is a switch (read in the inner loops; the device records are large).
     switch: Vec<bool>,
     /// A grouped network (every switch in a group, two groups or more): dragonfly routing.
@@ -69,6 +69,17 @@ pub struct NetworkRouter<'m> {
     /// Scratch of the least-loaded dragonfly minimal path: the links joining the two groups, and
     /// the path tried over each.
     minimal_scratch: (Vec<GlobalLink>, Vec<Hop>),
+}
+
+/// A device being settled by `settle_ahead`: its next hops are `edges[first..end]`, `next` the
+/// one to take next, `best` the least cost of those taken.
+#[derive(Clone, Copy)]
+struct Frame {
+    v: u32,
+    next: u32,
+    end: u32,
+    first: u32,
+    best: Option<(u32, u32)>,
 }
 
 /// A global link from one group to another: (link, router it leaves, router it reaches,
@@ -507,16 +518,33 @@ impl<'m> NetworkRouter<'m> {
         self.append_next_hops(dist, v, out);
     }
 
+    /// The next hops of switch v kept with the table (see `append_next_hops`); None for the
+    /// devices whose next hops are found by a scan of their links.
+    #[inline]
+    fn table_hops<'t>(&self, dist: &Dist<'t>, v: usize) -> Option<&'t [(u32, u32)]> {
+        let s = self.switch_index[v];
+        if s == u32::MAX || (dist.plus == 1 && v == dist.anchor) {
+            return None;
+        }
+        let t = dist.table;
+        Some(&t.closer[t.closer_at[s as usize] as usize..t.closer_at[s as usize + 1] as usize])
+    }
+
     /// `next_hops`, appended to `out`.
     fn append_next_hops(&self, dist: &Dist, v: usize, out: &mut Vec<(u32, u32)>) {
         // A switch other than the anchor of an endpoint's table: its list, kept with the table
         // (the same neighbours in the same order; see `Table`). With `plus` every distance but
         // the endpoint's is one more, which keeps "one hop closer" between the others, and only
         // the anchor is one hop from the endpoint.
-        let s = self.switch_index[v];
-        if s != u32::MAX && !(dist.plus == 1 && v == dist.anchor) {
-            let t = dist.table;
-            out.extend_from_slice(&t.closer[t.closer_at[s as usize] as usize..t.closer_at[s as usize + 1] as usize]);
+        if let Some(hops) = self.table_hops(dist, v) {
+            out.extend_from_slice(hops);
+            return;
+        }
+        // The anchor of an endpoint's table: one hop from the endpoint only, over the links
+        // joining them, which the endpoint's list holds in the same (link) order (every link
+        // of the endpoint leads to the anchor, `anchor`); not a scan of the anchor's links.
+        if dist.plus == 1 && v == dist.anchor {
+            out.extend(self.adj[dist.to].iter().map(|&(_, l)| (dist.to as u32, l)));
             return;
         }
         let dv = dist.at(v);
@@ -545,59 +573,95 @@ impl<'m> NetworkRouter<'m> {
         path
     }
 
+    /// `ahead` of every device of the shortest-path DAG from `from` (every edge goes one hop
+    /// closer): the busiest link still ahead on the best path from it, the least over its next
+    /// hops. Depth first, each device once and each edge once, so that a device whose next
+    /// hops are all settled is settled where it is met, without listing it (most of a
+    /// fat-tree's DAG: docs/benchmarks.md, issue 22's sixteenth round). The least of a set does
+    /// not depend on the order it is taken in: the same values. False where a device of the
+    /// DAG other than the target has no next hop.
+    fn settle_ahead(&mut self, dist: &Dist, from: usize) -> bool {
+        self.walks = self.walks.wrapping_add(1).max(1);
+        let mark = self.walks;
+        let to = dist.to;
+        let (mut edges, mut stack) = std::mem::take(&mut self.dag);
+        edges.clear();
+        stack.clear();
+        self.visited[from] = mark;
+        if from == to {
+            self.ahead[from] = (0, 0);
+            self.dag = (edges, stack);
+            return true;
+        }
+        // A frame per device being settled: the device, its next edge, where its edges end,
+        // where they start, the best cost of its edges so far.
+        let push = |r: &Self, v: usize, edges: &mut Vec<(u32, u32)>, stack: &mut Vec<Frame>| {
+            let first = edges.len() as u32;
+            r.append_next_hops(dist, v, edges);
+            stack.push(Frame { v: v as u32, next: first, end: edges.len() as u32, first, best: None });
+        };
+        push(self, from, &mut edges, &mut stack);
+        let reachable = loop {
+            let Some(top) = stack.last_mut() else { break true };
+            if top.next < top.end {
+                let (w, l) = edges[top.next as usize];
+                let wu = w as usize;
+                if self.visited[wu] != mark {
+                    self.visited[wu] = mark;
+                    if wu == to {
+                        self.ahead[wu] = (0, 0);
+                    } else {
+                        // A switch whose next hops are all settled is settled here, without a
+                        // frame (on a fat-tree, every core switch of the DAG but the first
+                        // reached through each aggregation switch).
+                        match self.table_hops(dist, wu).map(|hops| self.settled_best(hops, wu, mark)) {
+                            Some(Some(best)) => self.ahead[wu] = best,
+                            _ => {
+                                push(self, wu, &mut edges, &mut stack);
+                                continue;
+                            }
+                        }
+                    }
+                }
+                let v = top.v as usize;
+                let c = self.cost(self.load[self.dir(l, v)], self.ahead[wu]);
+                top.best = Some(top.best.map_or(c, |b| b.min(c)));
+                top.next += 1;
+            } else {
+                let Frame { v, first, best, .. } = stack.pop().expect("a frame on top");
+                let Some(best) = best else { break false };
+                self.ahead[v as usize] = best;
+                edges.truncate(first as usize);
+            }
+        };
+        self.dag = (edges, stack);
+        reachable
+    }
+
+    /// The least cost over next hops `hops` of device v, if every one is settled in walk `mark`
+    /// (an empty list too: the frame then finds that v has no next hop).
+    #[inline]
+    fn settled_best(&self, hops: &[(u32, u32)], v: usize, mark: u32) -> Option<(u32, u32)> {
+        let mut best: Option<(u32, u32)> = None;
+        for &(w, l) in hops {
+            if self.visited[w as usize] != mark {
+                return None;
+            }
+            let c = self.cost(self.load[self.dir(l, v)], self.ahead[w as usize]);
+            best = Some(best.map_or(c, |b| b.min(c)));
+        }
+        best
+    }
+
     fn walk_on(&mut self, dist: &Dist, flow: u64, salt: u64, from: usize, least_loaded: bool) -> Option<Vec<Hop>> {
         let to = dist.to;
         if dist.at(from) == FAR {
             return None;
         }
         let mut candidates = std::mem::take(&mut self.candidates);
-        if least_loaded {
-            // The shortest-path DAG from `from`, breadth first (every edge goes one hop closer),
-            // then, backwards, the busiest link still ahead on the best path from each device.
-            self.walks = self.walks.wrapping_add(1).max(1);
-            let mark = self.walks;
-            let (mut order, mut edges, mut starts) = std::mem::take(&mut self.dag);
-            order.clear();
-            edges.clear();
-            starts.clear();
-            order.push(from);
-            // The next hops of order[k] are edges[starts[k]..starts[k + 1]].
-            starts.push(0);
-            self.visited[from] = mark;
-            let mut i = 0;
-            while let Some(&v) = order.get(i) {
-                i += 1;
-                if v != to {
-                    let first = edges.len();
-                    self.append_next_hops(dist, v, &mut edges);
-                    for &(w, _) in &edges[first..] {
-                        if self.visited[w as usize] != mark {
-                            self.visited[w as usize] = mark;
-                            order.push(w as usize);
-                        }
-                    }
-                }
-                starts.push(edges.len());
-            }
-            let mut reachable = true;
-            for (k, &v) in order.iter().enumerate().rev() {
-                self.ahead[v] = if v == to {
-                    (0, 0)
-                } else {
-                    match edges[starts[k]..starts[k + 1]].iter().map(|&(w, l)| self.cost(self.load[self.dir(l, v)], self.ahead[w as usize])).min() {
-                        Some(c) => c,
-                        None => {
-                            reachable = false;
-                            break;
-                        }
-                    }
-                };
-            }
-            self.dag = (order, edges, starts);
-            if !reachable {
-                self.candidates = candidates;
-                return None;
-            }
+        if least_loaded && !self.settle_ahead(dist, from) {
+            self.candidates = candidates;
+            return None;
         }
         let mut hops = Vec::with_capacity(dist.at(from) as usize);
         let mut v = from;
