@@ -96,7 +96,7 @@ def test_nvls_tree_chunk_follows_the_release_and_its_maximum():
     (["-g", "-1"], "-g: is -1; give 1 or more"),
     (["-f", "-2"], "-f: is -2; give 2 or more"),
     (["--root", "-1"], "--root: is -1; give 0 or more"),
-    (["--channels", "-1"], "--channels: is -1; give 1 or more"),
+    (["--channels", "-1"], "--channels: is -1; give 1 to 64"),
     (["--nccl-version", "2.17"], "nccl_version"),
 ])
 def test_bad_input_is_one_line_exit_2(args, needle):

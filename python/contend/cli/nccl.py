@@ -37,7 +37,8 @@ def nccl_tests(
         None, "--algo", help="NCCL_ALGO: ring, tree, nvls, nvlstree or a comma list (default: NCCL's pick)."
     ),
     proto: str | None = typer.Option(None, "--proto", help="NCCL_PROTO: LL, LL128, Simple or a comma list."),
-    channels: int | None = Count(None, "--channels", lo=1, help="Channels (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS)."),
+    channels: int | None = Count(None, "--channels", lo=1, hi=64,
+                                 help="Channels (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS; at most 64; 32 to 2.21)."),
     tuner: Path | None = typer.Option(
         None, "--tuner", help="An NCCL tuner plugin's CSV (NCCL_TUNER_CONFIG_FILE of NCCL's example plugin): "
         "collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks[,numPipeOps,regBuff]; its first "

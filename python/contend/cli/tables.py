@@ -317,7 +317,7 @@ def print_comparison(r: dict[str, Any]) -> None:
         if m["simulated_s"] is None:
             table.add_row(m["method"], "-", "", "", "", "", "", m.get("why_not") or "")
             continue
-        best = "winner" if m["method"] == r["winner"] else (m.get("note") or "")
+        best = "; ".join(x for x in ("winner" if m["method"] == r["winner"] else "", m.get("note") or "") if x)
         parts = (f"{m[k] * scale:.2f}" for k in ("simulated_s", "before_s", "latency_s", "moving_s", "after_s"))
         table.add_row(m["method"], *parts, f"{m['rate_bps'] / 1e9:.2f}", best)
     out().print(table)

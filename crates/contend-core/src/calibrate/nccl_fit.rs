@@ -66,6 +66,17 @@ struct Point {
 /// The call's time with every transfer of one byte (its latency part).
 fn latency_only(comm: &Comm, call: &lower::Call, model: &str, params: &[(String, String)]) -> Result<f64> {
     let (mut t, _) = lower::lower(call);
+    if lower::truncated(&t) {
+        return Err(Error::input(
+            "nccl-tests output",
+            "",
+            format!(
+                "a call on {} ranks is over the {} M transfers contend lowers one call to; fit a smaller run",
+                call.devices.len(),
+                lower::MAX_TRANSFERS / 1_000_000
+            ),
+        ));
+    }
     t.iter_mut().for_each(|x| x.size = 1);
     let w = crate::workload::Workload { transfers: t, origin: "nccl latency".into(), ..Default::default() };
     let entry = crate::model::registry::get(model)?;

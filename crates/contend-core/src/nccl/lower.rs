@@ -32,7 +32,13 @@ pub const MIDDLE: usize = 4;
 /// 4 GB.
 pub const MAX_TRANSFERS: u64 = 8_000_000;
 
-/// Transfers the lowering makes at least, counted before it runs: every rank of a ring sends at
+/// Whether a lowering reached `MAX_TRANSFERS` (and stopped there: `Dag::push`).
+pub fn truncated(transfers: &[Transfer]) -> bool {
+    transfers.len() as u64 >= MAX_TRANSFERS
+}
+
+/// Transfers the lowering makes at least, counted before it runs (a quick first check; the
+/// lowering itself stops at `MAX_TRANSFERS`): every rank of a ring sends at
 /// every step (2(n - 1) steps for all-reduce, n - 1 for all-gather and reduce-scatter) and an
 /// all-to-all sends between every pair, so these grow with the square of the ranks, as NCCL's
 /// own sends do; the other lowerings grow with the ranks.
@@ -291,10 +297,18 @@ struct Dag {
     /// The node of each machine device that is a rank's (`usize::MAX`: none), indexed by
     /// device: read for every transfer pushed, so a slice, not a map.
     node: Vec<usize>,
+    /// The most transfers this lowering makes (`MAX_TRANSFERS`).
+    limit: u64,
 }
 
 impl Dag {
     fn push(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64) -> usize {
+        // At `MAX_TRANSFERS` the lowering stops growing (memory stays bounded whatever the
+        // estimate missed) and its caller refuses the call: the last transfer stands in for the
+        // rest, so every index handed out stays valid.
+        if self.t.len() as u64 >= self.limit {
+            return self.t.len() - 1;
+        }
         let after: Vec<usize> = after.iter().flatten().copied().collect();
         // Between nodes: leave by the channel's NIC (through its relay GPU with PXN), enter by
         // the same NIC of the next node.
@@ -381,7 +395,12 @@ fn split(total: u64, parts: usize) -> Vec<u64> {
 
 /// The call as transfers, with the channel of each; none for an empty call.
 pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
-    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None, exit: Vec::new(), node: Vec::new() };
+    lower_within(c, MAX_TRANSFERS)
+}
+
+/// `lower`, stopping at `limit` transfers (`truncated` then says so).
+pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None, exit: Vec::new(), node: Vec::new(), limit: limit.max(1) };
     let n = c.devices.len();
     if n < 2 || c.bytes == 0 {
         return (d.t, d.ch);
@@ -901,7 +920,7 @@ pub fn schedule(n: usize, ppn: usize) -> Vec<(usize, usize)> {
 /// One ncclSend of `bytes` from rank `a` to rank `b` (positions in `c.devices`) and its
 /// ncclRecv, as transfers: over the pair's channels, chunk by chunk in order.
 pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
-    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None, exit: Vec::new(), node: Vec::new() };
+    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None, exit: Vec::new(), node: Vec::new(), limit: MAX_TRANSFERS };
     if a != b && bytes > 0 {
         pairs_p2p(c, &[(a, b, bytes)], &mut d);
     }

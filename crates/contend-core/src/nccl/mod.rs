@@ -434,7 +434,9 @@ impl Comm {
         }
         self.tuning.version = c.version;
         let (graph, bw) = self.ring_graph;
-        self.channels = self.channels_given.unwrap_or_else(|| tuning::coll_channels(c.version, self.topo.cc, self.nodes, graph, bw));
+        // A count given (NCCL_MIN/MAX_NCHANNELS) is still bound by the release's MAXCHANNELS.
+        self.channels =
+            self.channels_given.map_or_else(|| tuning::coll_channels(c.version, self.topo.cc, self.nodes, graph, bw), |n| n.min(c.version.max_channels()));
         self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;
         Ok(())
@@ -482,7 +484,7 @@ impl Comm {
 
     /// NCCL's p2p channels: the communicator's channels, a power of two.
     pub fn p2p_total(&self) -> usize {
-        self.channels.next_power_of_two().min(tuning::MAX_CHANNELS)
+        self.channels.next_power_of_two().min(self.tuning.version.max_channels())
     }
 
     /// NCCL's channels per peer under the release that runs (`p2p::per_peer`): the least of the
@@ -794,8 +796,7 @@ pub fn check_model(model: &str) -> Result<()> {
 /// Run a call's lowering with the named model; `bottlenecks` names each channel's busiest resource.
 pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, String)], bottlenecks: bool) -> Result<Ran> {
     check_model(model)?;
-    let least = lower::transfers_at_least(call);
-    if least > lower::MAX_TRANSFERS {
+    let too_many = |least: u64| {
         let why = format!(
             "{} on {} ranks{} is at least {:.1} M transfers (NCCL's own sends: they grow with the square of the ranks), over the {} M (about 4 GB) contend lowers one call to; give fewer nodes{}",
             call.coll.name(),
@@ -805,9 +806,16 @@ pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, Stri
             lower::MAX_TRANSFERS / 1_000_000,
             if call.coll == Coll::AllToAll { "" } else { " or --algo tree / nvlstree (they grow with the ranks)" },
         );
-        return Err(Error::input("--nodes", "", why));
+        Err(Error::input("--nodes", "", why))
+    };
+    let least = lower::transfers_at_least(call);
+    if least > lower::MAX_TRANSFERS {
+        return too_many(least);
     }
     let (transfers, channel) = lower::lower(call);
+    if lower::truncated(&transfers) {
+        return too_many(lower::MAX_TRANSFERS);
+    }
     // Send/receive runs each operation on the channels its size gets (`p2p::op_channels`).
     let channels = match call.coll {
         Coll::AllToAll | Coll::SendRecv => channel.iter().max().map_or(0, |&c| c as usize + 1),

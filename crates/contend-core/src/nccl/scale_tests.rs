@@ -57,3 +57,19 @@ fn a_rings_transfers_are_counted_before_lowering_and_too_many_are_refused_in_one
     let e = e.to_string();
     assert!(e.contains("--nodes") && e.contains("33.5 M transfers") && !e.contains('\n'), "{e}");
 }
+
+#[test]
+fn the_lowering_itself_stops_at_its_limit_whatever_the_estimate_missed() {
+    // An all-to-all's estimate counts one send per ordered pair; the lowering splits each pair's
+    // share over channels and loops (here 1 GiB over 32 ranks: many sends a pair), so the
+    // estimate is a lower bound only. The lowering stops at its limit and says so.
+    let c = comm(4);
+    let all = c.call(Coll::AllToAll, Algo::P2p, Proto::Simple, 1 << 30, 0);
+    let whole = lower::lower(&all).0.len() as u64;
+    assert!(whole > 2 * lower::transfers_at_least(&all), "{whole}");
+    let limit = whole / 2;
+    let (t, ch) = lower::lower_within(&all, limit);
+    assert_eq!((t.len() as u64, ch.len() as u64), (limit, limit));
+    assert!(t.iter().all(|x| x.after.iter().all(|&a| (a as u64) < limit)), "every dependency inside the kept part");
+    assert!(!lower::truncated(&lower::lower(&all).0));
+}

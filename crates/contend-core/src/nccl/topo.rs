@@ -59,25 +59,41 @@ pub fn known_compute_capability(model: Option<&str>) -> Option<u32> {
         return Some(sm);
     }
     let has = |k: &[&str]| k.iter().any(|s| m.contains(s));
-    if has(&["RTX 50", "RTX PRO", "BLACKWELL"]) {
-        // Consumer and workstation Blackwell (GB20x): before the data-centre B-names, as an
-        // "RTX PRO 6000 Blackwell" holds none of them but "RTX 6000 Ada" must not match here.
+    // A GeForce series ("RTX 50" + 50..90: 5050 to 5090), not a workstation card of the same
+    // digits ("RTX 5000 Ada", "Quadro RTX 4000").
+    let geforce = |series: &str| {
+        m.match_indices(series).any(|(at, _)| {
+            let rest = &m.as_bytes()[at + series.len()..];
+            rest.len() >= 2 && (b'5'..=b'9').contains(&rest[0]) && rest[1] == b'0' && rest.get(2).is_none_or(|c| !c.is_ascii_digit())
+        })
+    };
+    // Names that say their generation first ("RTX 5000 Ada", "RTX PRO 6000 Blackwell", "Quadro
+    // RTX 4000" is Turing), then the series and data-centre names, each before any name holding it
+    // ("RTX A3000" before A30, A100 before A10).
+    if has(&["BLACKWELL", "RTX PRO"]) || geforce("RTX 50") {
         Some(120)
+    } else if has(&["ADA"]) {
+        Some(89)
+    } else if has(&["QUADRO RTX", "TITAN RTX"]) {
+        Some(75)
     } else if has(&["B300"]) {
         Some(103)
     } else if has(&["B200", "B100", "GB200"]) {
         Some(100)
     } else if has(&["H100", "H200", "H800", "H20", "GH200"]) {
         Some(90)
+    } else if has(&["RTX A"]) || geforce("RTX 30") {
+        // Ampere workstation and GeForce 30 (8.6).
+        Some(86)
     } else if has(&["A100", "A800", "A30"]) {
         Some(80)
-    } else if has(&["ADA", "RTX 40", "L40", "L4 ", "TESLA L4", "NVIDIA L4"]) || m.ends_with(" L4") {
+    } else if geforce("RTX 40") || has(&["L40", "L4 ", "TESLA L4", "NVIDIA L4"]) || m.ends_with(" L4") {
         // Ada Lovelace (8.9): NCCL has no NVLink or LL128 case for it; its PCIe rows are Ampere's.
         Some(89)
-    } else if has(&["A40", "A10", "A6000", "RTX 30", "RTX A"]) {
+    } else if has(&["A40", "A10", "A16", "A2 "]) || m.ends_with(" A2") {
         Some(86)
-    } else if has(&["RTX 20", "GTX 16", "TITAN RTX", "QUADRO RTX", "T4", "RTX 6000", "RTX 8000", "T1000", "T400"]) {
-        // Turing (7.5); after Ada's and Ampere's names, which hold "RTX 6000 Ada" and "RTX A6000".
+    } else if geforce("RTX 20") || has(&["GTX 16", "T4", "RTX 6000", "RTX 8000", "T1000", "T400", "T600"]) {
+        // Turing (7.5): GeForce 20 and 16, Tesla T4, Quadro RTX and T-series.
         Some(75)
     } else if has(&["V100", "TITAN V"]) {
         Some(70)
@@ -387,6 +403,28 @@ mod tests {
             ("NVIDIA B200", 100),
             ("NVIDIA GeForce RTX 5090", 120),
             ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 120),
+            // Workstation cards of a series' digits, and names holding another's (a reviewer's list).
+            ("NVIDIA RTX 5000 Ada Generation", 89),
+            ("Quadro RTX 5000", 75),
+            ("Quadro RTX 4000", 75),
+            ("Quadro RTX 3000", 75),
+            ("Quadro RTX 8000", 75),
+            ("NVIDIA RTX A3000", 86),
+            ("NVIDIA RTX A4000", 86),
+            ("NVIDIA A30", 80),
+            ("NVIDIA H20", 90),
+            ("NVIDIA GH200 480GB", 90),
+            ("NVIDIA GB200", 100),
+            ("NVIDIA B300", 103),
+            ("NVIDIA RTX PRO 6000 Blackwell Server Edition", 120),
+            ("NVIDIA GeForce RTX 5080", 120),
+            ("NVIDIA GeForce RTX 4060 Ti", 89),
+            ("NVIDIA GeForce RTX 3060", 86),
+            ("NVIDIA GeForce RTX 2060 SUPER", 75),
+            ("NVIDIA GeForce GTX 1660", 75),
+            ("NVIDIA T1000", 75),
+            ("NVIDIA A16", 86),
+            ("Tesla P100-PCIE-16GB", 60),
             ("sm 89 at 0000:17:00.0", 89),
             ("sm 90 at 0000:1b:00.0", 90),
         ] {
