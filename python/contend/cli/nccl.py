@@ -86,12 +86,11 @@ def nccl_tests(
         return
     sys.stdout.write(r["table"])
     if not explain:
-        # What the table cannot say (--algo ignored for all-to-all, a tuner line unused, …) goes to
-        # stderr, one line each, leaving the table on stdout as nccl-tests prints it; the note on in-place
-        # columns, true of every run, is left to --explain and --json.
-        for note in r["notes"]:
-            if not note.startswith("in-place and out-of-place"):
-                err().print(f"note: {note}", soft_wrap=True, highlight=False)
+        # What the table cannot say (the core's caveats: an assumed GPU generation, --algo ignored for
+        # all-to-all, a tuner's lines) goes to stderr, one line each, leaving the table on stdout as
+        # nccl-tests prints it; the other notes are left to --explain and --json.
+        for note in r["caveats"]:
+            err().print(f"note: {note}", soft_wrap=True, highlight=False)
     if explain:
         out().print()
         sys.stdout.write(r["explain"])

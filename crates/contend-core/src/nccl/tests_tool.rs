@@ -172,6 +172,10 @@ pub struct Report {
     pub rows: Vec<Row>,
     pub avg_busbw: f64,
     pub notes: Vec<String>,
+    /// Of `notes`, those a reader of the table alone needs (an assumption that changes NCCL's
+    /// choice, a setting that did not apply, a tuner's lines): printed beside the table; the rest
+    /// (true of every run, or about the JSON's fields) only with `--explain` and in the JSON.
+    pub caveats: Vec<String>,
     /// The table as nccl-tests prints it.
     pub table: String,
     /// `--explain` as text.
@@ -307,9 +311,10 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         .filter(|d| super::topo::known_compute_capability(d.model.as_deref()).is_none())
         .map(|d| d.model.as_deref().unwrap_or("none given"))
         .collect();
+    let mut caveats = Vec::new();
     if !unknown.is_empty() {
         let models: Vec<&str> = unknown.into_iter().collect();
-        notes.push(format!(
+        caveats.push(format!(
             "compute capability 8.0 (Ampere) assumed: the GPUs' model ({}) does not say their generation, so NCCL's Ampere tables choose and cap; give each GPU's model in the machine file (e.g. model: \"H100-SXM5-80GB\")",
             models.join(", ")
         ));
@@ -324,7 +329,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         } else {
             format!("lines {} picked where rows say so (tuner_line)", lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", "))
         };
-        notes.push(format!(
+        caveats.push(format!(
             "tuner {}: {used}; a line's -1 channels, and sizes no line matches, keep NCCL's own count, as the format says (NCCL's example plugin as compiled sets 1 channel before it matches, plugin.c, so with that plugin such sizes run on 1 channel)",
             t.path
         ));
@@ -333,8 +338,9 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         notes.push("send/receive runs every peer pair at once over its channels; NCCL's own model has no time for it (nccl_model_us is empty)".into());
     }
     if ignored_algo {
-        notes.push(format!("--algo (NCCL_ALGO) does not apply to {}: NCCL runs it peer-to-peer whatever the setting", coll.name()));
+        caveats.push(format!("--algo (NCCL_ALGO) does not apply to {}: NCCL runs it peer-to-peer whatever the setting", coll.name()));
     }
+    notes.extend(caveats.iter().cloned());
     let mut r = Report {
         machine: m.name.clone(),
         op: coll.name().into(),
@@ -350,6 +356,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         rows,
         avg_busbw,
         notes,
+        caveats,
         table: String::new(),
         explain: None,
     };
