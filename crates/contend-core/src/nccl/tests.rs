@@ -190,6 +190,11 @@ fn one_gpu_is_refused_in_one_line_and_one_gpu_a_node_runs() {
         // One GPU on each of two nodes is two ranks, which cross the network.
         assert_eq!(api::nccl_tests("dgx-a100", &r, 2, None).unwrap_or_else(|e| panic!("{op}: {e}")).ranks, 2, "{op}");
     }
+    // The refusal names the option the rank came from (a reviewer found `-g` named for `--gpus`).
+    let r = tests_tool::Request { max_bytes: "1M".into(), gpus: Some(vec!["GPU3".into()]), ..req("all_reduce") };
+    let Err(e) = api::nccl_tests("dgx-a100", &r, 1, None) else { panic!("ran") };
+    let e = e.to_string();
+    assert!(e.starts_with("--gpus: GPU3: one rank") && e.contains("give two GPUs or more"), "{e}");
 }
 
 #[test]

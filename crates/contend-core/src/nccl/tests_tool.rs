@@ -199,10 +199,16 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         // cudaMemcpyAsync of the buffer, in-place nothing. Its time is the GPU's own memory bandwidth, which a
         // machine description does not hold (as nvbandwidth's device_local_copy, `tools::nvbandwidth`), so it
         // is refused rather than printed as 0.
+        // Named as the user chose the rank: `--gpus`, `-g`, or a machine of one GPU.
+        let (field, value, more) = match (&req.gpus, req.ngpus) {
+            (Some(g), _) => ("--gpus", g.join(","), "two GPUs or more"),
+            (None, Some(k)) => ("-g", k.to_string(), "-g 2 or more"),
+            (None, None) => ("machine", comm.m.name.clone(), "a machine of two GPUs or more"),
+        };
         return Err(Error::input(
-            "-g",
-            "1",
-            "one rank: NCCL runs a one-rank collective as a copy inside the GPU (cudaMemcpyAsync device to device; in-place: nothing), timed by the GPU's memory, which the machine does not describe; give -g 2 or more, or --nodes 2",
+            field,
+            value,
+            format!("one rank: NCCL runs a one-rank collective as a copy inside the GPU (cudaMemcpyAsync device to device; in-place: nothing), timed by the GPU's memory, which the machine does not describe; give {more}, or --nodes 2"),
         ));
     }
     if req.root >= n {
