@@ -302,6 +302,11 @@ struct Dag {
 }
 
 impl Dag {
+    /// An empty lowering of at most `limit` transfers.
+    fn new(limit: u64) -> Dag {
+        Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None, exit: Vec::new(), node: Vec::new(), limit: limit.max(1) }
+    }
+
     fn push(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64) -> usize {
         // At `MAX_TRANSFERS` the lowering stops growing (memory stays bounded whatever the
         // estimate missed) and its caller refuses the call: the last transfer stands in for the
@@ -400,7 +405,7 @@ pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
 
 /// `lower`, stopping at `limit` transfers (`truncated` then says so).
 pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
-    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None, exit: Vec::new(), node: Vec::new(), limit: limit.max(1) };
+    let mut d = Dag::new(limit);
     let n = c.devices.len();
     if n < 2 || c.bytes == 0 {
         return (d.t, d.ch);
@@ -920,7 +925,7 @@ pub fn schedule(n: usize, ppn: usize) -> Vec<(usize, usize)> {
 /// One ncclSend of `bytes` from rank `a` to rank `b` (positions in `c.devices`) and its
 /// ncclRecv, as transfers: over the pair's channels, chunk by chunk in order.
 pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
-    let mut d = Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None, exit: Vec::new(), node: Vec::new(), limit: MAX_TRANSFERS };
+    let mut d = Dag::new(MAX_TRANSFERS);
     if a != b && bytes > 0 {
         pairs_p2p(c, &[(a, b, bytes)], &mut d);
     }

@@ -309,7 +309,7 @@ impl Comm {
         // The channels NCCL runs: twice its graphs' (`tuning::coll_channels`; the release that runs
         // is read with the constants, `Comm::set_constants`), or as given (NCCL_MIN/MAX_NCHANNELS).
         let ring_graph = (ring_channels, ring_bw);
-        let channels_of = |v: versions::Version| channels.unwrap_or_else(|| tuning::coll_channels(v, topo.cc, nodes, ring_channels, ring_bw));
+        let channels_of = |v: versions::Version| run_channels(channels, v, topo.cc, nodes, ring_graph);
         // Each channel's ring and, across nodes, the NIC it crosses by (`rails`), with PXN and
         // without (NCCL_PXN_DISABLE=1 is read when the call runs: `Comm::rails`), for as many
         // channels as any release runs (a channel's rails do not depend on the count after it).
@@ -433,10 +433,7 @@ impl Comm {
             ));
         }
         self.tuning.version = c.version;
-        let (graph, bw) = self.ring_graph;
-        // A count given (NCCL_MIN/MAX_NCHANNELS) is still bound by the release's MAXCHANNELS.
-        self.channels =
-            self.channels_given.map_or_else(|| tuning::coll_channels(c.version, self.topo.cc, self.nodes, graph, bw), |n| n.min(c.version.max_channels()));
+        self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
         self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;
         Ok(())
@@ -667,6 +664,13 @@ impl Comm {
             flush: 0.0,
         }
     }
+}
+
+/// The channels a communicator runs under release `v`: NCCL's count from its ring graph (channels,
+/// GB/s a channel; `tuning::coll_channels`), or the count given (NCCL_MIN/MAX_NCHANNELS), which
+/// the release's MAXCHANNELS still bounds.
+fn run_channels(given: Option<usize>, v: versions::Version, cc: u32, nodes: usize, (graph, bw): (usize, f64)) -> usize {
+    given.map_or_else(|| tuning::coll_channels(v, cc, nodes, graph, bw), |n| n.min(v.max_channels()))
 }
 
 /// NCCL's bandwidth of each network device of a node (names starting `prefix`) as its graph
