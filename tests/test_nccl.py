@@ -98,12 +98,26 @@ def test_nvls_tree_chunk_follows_the_release_and_its_maximum():
     (["--root", "-1"], "--root: is -1; give 0 or more"),
     (["--channels", "-1"], "--channels: is -1; give 1 to 64"),
     (["--nccl-version", "2.17"], "nccl_version"),
+    (["--op", "all_reduce", "--op", "alltoall", "--plot", "busbw.png"], "--plot: draws one collective"),
 ])
 def test_bad_input_is_one_line_exit_2(args, needle):
     r = run_cli("nccl-tests", "dgx-a100", "-b", "8", "-e", "64", *args)
     assert r.returncode == 2, r.stdout
     msg = r.stderr.strip()
     assert needle in msg and "\n" not in msg and "Traceback" not in msg, msg
+
+
+def test_each_op_given_runs_in_turn():
+    # nccl-tests has one binary per collective; --op given twice runs both, in order, as the binaries one by one.
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "--op", "all_gather", "--op", "all_reduce")
+    assert r.returncode == 0, r.stderr
+    titles = [line.split(" of nccl-tests ")[1].split()[0] for line in r.stdout.splitlines() if "of nccl-tests" in line]
+    assert titles == ["all_gather_perf", "all_reduce_perf"]
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "-o", "alltoall", "-o", "broadcast", "--json")
+    reports = json.loads(r.stdout)
+    single = api.nccl_tests("dgx-a100", "broadcast", "1M", "1M", 2)
+    assert [rep["op"] for rep in reports] == ["alltoall", "broadcast"]
+    assert reports[1]["rows"] == single["rows"]
 
 
 def _closed_form_table(path, efficiency=0.8):

@@ -15,8 +15,9 @@ from contend.errors import InputError
 
 def nccl_tests(
     machine: str = typer.Argument(..., help="A node preset (see `contend machines`) or a machine file."),
-    op: str = typer.Option("all_reduce", "--op", "-o", help="all_reduce, all_gather, reduce_scatter, broadcast, "
-                           "reduce, alltoall or sendrecv (nccl-tests' binary without _perf)."),
+    ops: list[str] | None = typer.Option(
+        None, "--op", "-o", help="all_reduce (default), all_gather, reduce_scatter, broadcast, reduce, alltoall or "
+        "sendrecv (nccl-tests' binary without _perf); repeat it to run several in turn, as the binaries one by one."),
     min_bytes: str = typer.Option("8", "--minbytes", "-b", help="Smallest size, as nccl-tests reads it "
                                   "(8, 64K, 1.5M: K, M and G are powers of 1024)."),
     max_bytes: str = typer.Option("128M", "--maxbytes", "-e", help="Largest size (e.g. 8G)."),
@@ -66,24 +67,39 @@ def nccl_tests(
         gpu_list = [g.strip() for g in gpus.split(",") if g.strip()]
         if not gpu_list:
             raise InputError('--gpus: is empty; list GPUs such as "GPU0,GPU1"')
+    ops = ops or ["all_reduce"]
+    if plot is not None and len(ops) > 1:
+        raise InputError(f"--plot: draws one collective and --op is given {len(ops)} times ({', '.join(ops)}); "
+                         "give one --op per --plot")
     target = picture_path(plot, [machine], "--plot", force)
     params = parse_params(param)
     if nccl_version is not None and "nccl_version" in params:
         raise InputError("--nccl-version: and --param nccl_version= are both given; give one")
     version = {} if nccl_version is None else {"nccl_version": nccl_version}
-    r = api.nccl_tests(
-        machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpu_list, dtype=dtype, root=root, algo=algo,
-        proto=proto, channels=channels, model=model, explain=explain or target is not None, nodes=nodes,
-        network_bandwidth=network_bandwidth, tuner=None if tuner is None else str(tuner), **params | version,
-    )
+    reports = [
+        api.nccl_tests(
+            machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpu_list, dtype=dtype, root=root, algo=algo,
+            proto=proto, channels=channels, model=model, explain=explain or target is not None, nodes=nodes,
+            network_bandwidth=network_bandwidth, tuner=None if tuner is None else str(tuner), **params | version,
+        )
+        for op in ops
+    ]
     if target is not None:
         from contend.plots import nccl_busbw
 
-        nccl_busbw(r, target)
+        nccl_busbw(reports[0], target)
         err().print(f"busbw chart written to {target}")
     if as_json:
-        sys.stdout.write(json.dumps(r, indent=2) + "\n")
+        # One collective prints its report, as before; several print the list in --op's order.
+        sys.stdout.write(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2) + "\n")
         return
+    for i, r in enumerate(reports):
+        if i:
+            sys.stdout.write("\n")
+        _print_table(r, explain)
+
+
+def _print_table(r: dict, explain: bool) -> None:
     sys.stdout.write(r["table"])
     if not explain:
         # What the table cannot say (the core's caveats: an assumed GPU generation, --algo ignored for
