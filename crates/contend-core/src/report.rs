@@ -175,9 +175,11 @@ pub struct LinkTable {
     pub name: Vec<String>,
     /// Bytes/s the model lets through it.
     pub capacity_bps: Vec<f64>,
-    /// Bytes that crossed it (a staged copy crosses its host memory twice).
+    /// Bytes that crossed it (a staged copy crosses its host memory twice); under `packet`, the
+    /// packets' bytes where they went (per-packet routing parts a message over several links).
     pub bytes: Vec<f64>,
-    /// Seconds during which at least one transfer moved bytes through it.
+    /// Seconds during which at least one transfer moved bytes through it; under `packet`, the
+    /// seconds it spent sending packets (a fluid rate below capacity has no such gaps).
     pub busy_s: Vec<f64>,
     /// The highest load over capacity seen, in [0, 1].
     pub peak_utilisation: Vec<f64>,
@@ -284,12 +286,15 @@ fn build_named(
 /// in it (`u32::MAX`: none). Linear in the transfers' route lengths, so a run that reports no
 /// transfers can still afford it.
 pub fn link_table(w: &Workload, flows: &FlowTable, o: &Outcome) -> (LinkTable, Vec<u32>) {
-    let mut bytes = vec![0.0; flows.cap.len()];
-    for (i, x) in w.transfers.iter().enumerate() {
-        for (&(l, _), data) in flows.route(i).iter().zip(flows.route_data(i)) {
-            bytes[l as usize] += x.size as f64 * data;
+    let bytes = o.carried.clone().unwrap_or_else(|| {
+        let mut bytes = vec![0.0; flows.cap.len()];
+        for (i, x) in w.transfers.iter().enumerate() {
+            for (&(l, _), data) in flows.route(i).iter().zip(flows.route_data(i)) {
+                bytes[l as usize] += x.size as f64 * data;
+            }
         }
-    }
+        bytes
+    });
     let mut row = vec![u32::MAX; flows.cap.len()];
     let mut links = LinkTable::default();
     // A link busy only with the other direction's overhead (duplex loss, read requests) is

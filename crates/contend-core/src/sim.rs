@@ -40,6 +40,9 @@ pub struct Outcome {
     pub busy: Vec<f64>,
     /// Per resource: the highest load over capacity seen.
     pub peak: Vec<f64>,
+    /// Per resource: bytes moved, where the model routes below the flow table's route
+    /// (`EventModel::carried`); None: each transfer's route says it.
+    pub carried: Option<Vec<f64>>,
     /// Messages at each NIC (waiting there or on their way through the network) after every
     /// change: (time, NIC of the flow table, messages); two entries per message that crosses one.
     pub nic_queue: Vec<(f64, u32, u32)>,
@@ -374,6 +377,7 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
             finish: vec![f64::NAN; n],
             phases: Vec::new(),
             busy: vec![0.0; nres],
+            carried: None,
             peak: vec![0.0; nres],
             nic_queue: Vec::new(),
         },
@@ -511,6 +515,10 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         if x.rel.on {
             x.look_again(t, &*model);
         }
+    }
+    if let Some(c) = model.carried() {
+        x.out.busy = c.busy_s;
+        x.out.carried = Some(c.bytes);
     }
     let started = x.out.start.iter().filter(|s| !s.is_nan()).count();
     if done < started {

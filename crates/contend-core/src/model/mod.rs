@@ -77,6 +77,17 @@ pub trait EventModel {
     /// route from now on. Required, so that a wrapper cannot drop it; a model without tail
     /// routes has nothing to do.
     fn reroute(&mut self, flow: usize, t: f64);
+    /// After the run: what the model's own units moved on each resource, where they take other
+    /// links than the flow table's route (`packet` routes each packet; the flow table holds one
+    /// path per message). None: the routes say it. Required, so that a wrapper cannot drop it.
+    fn carried(&mut self) -> Option<Carried>;
+}
+
+/// Per resource of the flow table, what a model that routes below the message moved on it.
+pub struct Carried {
+    pub bytes: Vec<f64>,
+    /// Seconds the resource spent sending.
+    pub busy_s: Vec<f64>,
 }
 
 /// One transfer's factor after each step of a model that shows its steps (sc16's A-D and the

@@ -143,4 +143,7 @@ impl<M: RateModel> EventModel for RateAdaptor<'_, M> {
     }
     /// A rate model keeps a flow's route for life (no flow table it runs fills tail routes).
     fn reroute(&mut self, _flow: usize, _t: f64) {}
+    fn carried(&mut self) -> Option<super::Carried> {
+        None
+    }
 }

@@ -65,4 +65,7 @@ impl EventModel for Counting<'_, '_> {
     fn reroute(&mut self, flow: usize, t: f64) {
         self.inner.reroute(flow, t)
     }
+    fn carried(&mut self) -> Option<crate::model::Carried> {
+        self.inner.carried()
+    }
 }

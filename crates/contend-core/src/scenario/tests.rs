@@ -24,23 +24,24 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 /// Eager (1000 B): the sender's software, copy and NIC costs (200 ns + 10 ns + 400 ns), the two
-/// NIC links of one leaf (2 x 100 ns), then 1000 B at 10 GB/s (100 ns).
+/// NIC links of one leaf (2 x 100 ns) and the leaf's router delay (50 ns), then 1000 B at 10 GB/s
+/// (100 ns).
 #[test]
 fn an_eager_message_costs_tracer_overheads_and_the_path() {
     let p = "ranks:\n  - [{send: {peer: 1, size: 1000B}}]\n  - [{recv: {peer: 0, size: 1000B}}]\n";
     let r = run_program("eager.yaml", p, "maxmin", "").unwrap();
-    assert!(close(r.jobs.run_time_s[0], 910e-9), "{}", r.jobs.run_time_s[0]);
+    assert!(close(r.jobs.run_time_s[0], 960e-9), "{}", r.jobs.run_time_s[0]);
     assert_eq!((r.summary.messages, r.summary.bytes), (1, 1000));
 }
 
-/// Rendezvous (1 MB): the receiver's 16 B control message (600 ns of costs, 200 ns of hops,
-/// 1.6 ns of bytes), then the data (400 + 1000 ns of costs, 200 ns of hops, 100 us of bytes).
+/// Rendezvous (1 MB): the receiver's 16 B control message (600 ns of costs, 250 ns of hops and
+/// the leaf, 1.6 ns of bytes), then the data (400 + 1000 ns of costs, 250 ns, 100 us of bytes).
 #[test]
 fn a_rendezvous_waits_for_the_receivers_control_message() {
     let p = "ranks:\n  - [{send: {peer: 1, size: 1MB}}]\n  - [{compute: 1us}, {recv: {peer: 0, size: 1MB}}]\n";
     let r = run_program("rdv.yaml", p, "maxmin", "").unwrap();
     // The receive is posted after 1 us of compute.
-    let want = 1e-6 + 801.6e-9 + 1600e-9 + 100e-6;
+    let want = 1e-6 + 851.6e-9 + 1650e-9 + 100e-6;
     assert!(close(r.jobs.run_time_s[0], want), "{} vs {want}", r.jobs.run_time_s[0]);
     assert_eq!(r.summary.messages, 2);
     // The packet model meets the same costs hop by hop; its store-and-forward pipeline adds a little.
@@ -59,9 +60,9 @@ fn compute_scales_and_is_reported_apart_from_communication() {
         run(&ScenarioSpec::from_text(&text, "s.yaml")?, "s.yaml", &RunOptions::default())
     });
     let half = half.unwrap();
-    assert!(close(r.jobs.run_time_s[0], 2e-3 + 910e-9), "{}", r.jobs.run_time_s[0]);
-    assert!(close(half.jobs.run_time_s[0], 1e-3 + 910e-9), "{}", half.jobs.run_time_s[0]);
-    assert!(close(r.jobs.compute_s[0], 1e-3) && close(r.jobs.comm_s[0], 1e-3 + 910e-9));
+    assert!(close(r.jobs.run_time_s[0], 2e-3 + 960e-9), "{}", r.jobs.run_time_s[0]);
+    assert!(close(half.jobs.run_time_s[0], 1e-3 + 960e-9), "{}", half.jobs.run_time_s[0]);
+    assert!(close(r.jobs.compute_s[0], 1e-3) && close(r.jobs.comm_s[0], 1e-3 + 960e-9));
 }
 
 #[test]
@@ -139,39 +140,39 @@ fn applications_run_as_jobs_and_mixes_fill_the_cluster() {
 }
 
 /// Overlap, by hand. Rank 1 posts an irecv and computes 1 us while the eager message is on its
-/// way (0 to 910 ns): 910 ns of overlap. Rank 0 only sends: its CPU cost of the send (0 to
+/// way (0 to 960 ns): 960 ns of overlap. Rank 0 only sends: its CPU cost of the send (0 to
 /// 210 ns, which lowering runs as a computation) is communication and overlaps nothing. The
 /// job: their mean.
 #[test]
 fn overlap_is_computing_while_a_message_of_the_rank_is_in_flight() {
     let p = "ranks:\n  - [{send: {peer: 1, size: 1000B}}]\n  - [{irecv: {peer: 0, size: 1000B, req: a}}, {compute: 1us}, {wait: a}]\n";
     let r = run_program("overlap-eager.yaml", p, "maxmin", "").unwrap();
-    assert!(close(r.jobs.overlap_s[0], 910e-9 / 2.0), "{}", r.jobs.overlap_s[0]);
+    assert!(close(r.jobs.overlap_s[0], 960e-9 / 2.0), "{}", r.jobs.overlap_s[0]);
     assert!(close(r.jobs.compute_s[0], 0.5e-6) && close(r.jobs.run_time_s[0], 1e-6));
-    // Rendezvous: rank 0's messages are the receiver's control message (0 to 801.6 ns) and the
-    // data (801.6 ns to 102,401.6 ns), one unbroken span; rank 0 computes 50 us inside it.
+    // Rendezvous: rank 0's messages are the receiver's control message (0 to 851.6 ns) and the
+    // data (851.6 ns to 102,501.6 ns), one unbroken span; rank 0 computes 50 us inside it.
     let p = "ranks:\n  - [{isend: {peer: 1, size: 1MB, req: a}}, {compute: 50us}, {wait: a}]\n  - [{recv: {peer: 0, size: 1MB}}]\n";
     let r = run_program("overlap-rdv.yaml", p, "maxmin", "").unwrap();
     assert!(close(r.jobs.overlap_s[0], 25e-6), "{}", r.jobs.overlap_s[0]);
-    assert!(close(r.jobs.run_time_s[0], 102_401.6e-9), "{}", r.jobs.run_time_s[0]);
-    assert!(close(r.jobs.comm_s[0], 102_401.6e-9 - 25e-6));
+    assert!(close(r.jobs.run_time_s[0], 102_501.6e-9), "{}", r.jobs.run_time_s[0]);
+    assert!(close(r.jobs.comm_s[0], 102_501.6e-9 - 25e-6));
 }
 
 /// An eager blocking send returns after its CPU cost (210 ns); rank 0 then computes 1 us
-/// (210 to 1,210 ns) while its message is still on the wire (to 910 ns): 700 ns of overlap
-/// (counting the send's cost as computation would give 910). Rank 1 computes after the
-/// message has arrived: none. Mean 350 ns.
+/// (210 to 1,210 ns) while its message is still on the wire (to 960 ns): 750 ns of overlap
+/// (counting the send's cost as computation would give 960). Rank 1 computes after the
+/// message has arrived: none. Mean 375 ns.
 #[test]
 fn an_eager_send_overlaps_from_its_return_and_a_receive_after_arrival_not_at_all() {
     let p = "ranks:\n  - [{send: {peer: 1, size: 1000B}}, {compute: 1us}]\n  - [{recv: {peer: 0, size: 1000B}}, {compute: 2us}]\n";
     let r = run_program("overlap-blocking.yaml", p, "maxmin", "").unwrap();
-    assert!(close(r.jobs.overlap_s[0], 350e-9), "{}", r.jobs.overlap_s[0]);
+    assert!(close(r.jobs.overlap_s[0], 375e-9), "{}", r.jobs.overlap_s[0]);
     assert!(close(r.jobs.compute_s[0], 1.5e-6));
 }
 
 /// The busiest links of a run: the four links of a lone 1000 B message (GPU to NIC, NIC to
 /// leaf and back down) carry its bytes, each for the 100 ns they take at the NICs' 10 GB/s,
-/// out of the 910 ns run.
+/// out of the 960 ns run.
 #[test]
 fn a_run_reports_its_busiest_links_bounded() {
     let p = "ranks:\n  - [{send: {peer: 1, size: 1000B}}]\n  - [{recv: {peer: 0, size: 1000B}}]\n";
@@ -179,7 +180,7 @@ fn a_run_reports_its_busiest_links_bounded() {
     assert_eq!(r.summary.links, 4);
     assert_eq!(r.links.table.bytes, [1000.0; 4]);
     for (&busy, &share) in r.links.table.busy_s.iter().zip(&r.links.busy_share) {
-        assert!(close(busy, 100e-9) && close(share, 100.0 / 910.0), "{busy} {share}");
+        assert!(close(busy, 100e-9) && close(share, 100.0 / 960.0), "{busy} {share}");
     }
     let cluster = file("ft-links.yaml", FT);
     let text = format!("cluster: {cluster}\nworkload:\n  jobs:\n    - {{app: stencil4d, ranks: 16, params: {{iterations: 1}}}}\n");

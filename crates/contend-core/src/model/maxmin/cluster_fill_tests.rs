@@ -68,6 +68,9 @@ impl EventModel for Checked<'_> {
         self.e.reroute(flow, t);
         self.rerouted += usize::from(self.e.route_now(flow) != before);
     }
+    fn carried(&mut self) -> Option<crate::model::Carried> {
+        self.e.carried()
+    }
 }
 
 /// Parameters without staging or duplex losses: max-min alone decides every rate.

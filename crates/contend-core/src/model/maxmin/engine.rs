@@ -902,4 +902,7 @@ impl EventModel for Engine<'_> {
     fn reroute(&mut self, flow: usize, t: f64) {
         self.move_to_tail(flow, t);
     }
+    fn carried(&mut self) -> Option<crate::model::Carried> {
+        None
+    }
 }

@@ -136,6 +136,9 @@ pub struct PacketEngine<'p> {
     /// Per port: serialisation time booked since the last `loads`, and when its packet ends.
     busy: Vec<u64>,
     busy_end: Vec<u64>,
+    /// Per port over the whole run: serialisation time and bytes sent (the report's link table).
+    sent_ps: Vec<u64>,
+    sent_bytes: Vec<f64>,
     touched: Vec<bool>,
     touched_list: Vec<u32>,
     /// What `loads` last gave: the ports busy in the interval, and each one's load (bytes/s).
@@ -195,6 +198,8 @@ impl<'p> PacketEngine<'p> {
             seen: 0,
             busy: vec![0; nres],
             busy_end: vec![0; nres],
+            sent_ps: vec![0; nres],
+            sent_bytes: vec![0.0; nres],
             touched: vec![false; nres],
             touched_list: Vec::new(),
             loads_list: Vec::new(),
@@ -309,6 +314,8 @@ impl<'p> PacketEngine<'p> {
         let end = self.now + ser;
         self.busy[port] += ser;
         self.busy_end[port] = end;
+        self.sent_ps[port] += ser;
+        self.sent_bytes[port] += p.bytes as f64;
         if !self.touched[port] {
             self.touched[port] = true;
             self.touched_list.push(port as u32);
@@ -745,4 +752,10 @@ impl EventModel for PacketEngine<'_> {
     }
     /// Packets leave a NIC's link by themselves once it has sent them: no route to change.
     fn reroute(&mut self, _flow: usize, _t: f64) {}
+    /// Where the packets went: per-packet routing (spray, adaptive, PAR) parts a message's
+    /// packets over links its flow-table route does not list.
+    fn carried(&mut self) -> Option<crate::model::Carried> {
+        let busy_s = self.sent_ps.iter().map(|&ps| ps as f64 * 1e-12).collect();
+        Some(crate::model::Carried { bytes: std::mem::take(&mut self.sent_bytes), busy_s })
+    }
 }

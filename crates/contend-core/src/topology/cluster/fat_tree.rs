@@ -41,7 +41,16 @@ pub struct FatTreeSpec {
     pub cores: Option<u32>,
 }
 
-pub(super) fn build(f: &FatTreeSpec, b: &mut Builder, origin: &str) -> Result<Attach> {
+/// The nodes a leaf has room for: its ports left after the aggregate links, one per NIC of a node
+/// (more would leave the tree short of its stated radix). Zero where not even one node fits.
+pub(super) fn leaf_room(f: &FatTreeSpec, nics: u32) -> u32 {
+    let lpp = f.leaves_per_pod.unwrap_or(f.radix / 2);
+    let app = f.aggregates_per_pod.unwrap_or(lpp);
+    f.radix.saturating_sub(app * f.arc_links.unwrap_or(1)) / nics.max(1)
+}
+
+/// `nics`: the network ports each node takes on its leaf (one per NIC).
+pub(super) fn build(f: &FatTreeSpec, nics: u32, b: &mut Builder, origin: &str) -> Result<Attach> {
     let field = |name: &str| format!("fabric.fat_tree.{name}");
     let radix = bounded(origin, &field("radix"), f.radix, 4, 1024, "ports per switch")?;
     let pods = bounded(origin, &field("pods"), f.pods, 1, 4096, "pods of leaf and aggregate switches")?;
@@ -57,8 +66,20 @@ pub(super) fn build(f: &FatTreeSpec, b: &mut Builder, origin: &str) -> Result<At
             format!("{radix} ports cannot take {app} aggregates × {arc} links and any node; use a larger radix or fewer aggregates"),
         ));
     }
-    let npl =
-        bounded(origin, &field("nodes_per_leaf"), f.nodes_per_leaf.unwrap_or(radix - app * arc), 1, radix - app * arc, "ports left after the aggregate links")?;
+    let room = leaf_room(f, nics);
+    if room == 0 {
+        return Err(Error::input(
+            origin,
+            field("radix"),
+            format!(
+                "leaves {} ports after {app} aggregates × {arc} links, too few for one node of {nics} NICs; use a larger radix or fewer aggregates",
+                radix - app * arc
+            ),
+        ));
+    }
+    let what =
+        if nics > 1 { format!("leaf ports left after the aggregate links, at {nics} NICs a node") } else { "ports left after the aggregate links".to_string() };
+    let npl = bounded(origin, &field("nodes_per_leaf"), f.nodes_per_leaf.unwrap_or(room), 1, room, &what)?;
     let up = f.uplinks_per_aggregate.unwrap_or(lpp * arc);
     let up = bounded(origin, &field("uplinks_per_aggregate"), up, 0, radix.saturating_sub(lpp * arc), "ports left after the leaf links")?;
     let cores = if pods == 1 { 0 } else { f.cores.unwrap_or(app * up) };
@@ -128,7 +149,8 @@ pub(super) fn build(f: &FatTreeSpec, b: &mut Builder, origin: &str) -> Result<At
         if leaves < pods * lpp { " (the last pod part-built)" } else { "" }
     ));
     b.summary.push(format!(
-        "leaf: {npl} nodes down, {app} × {arc} links up; aggregate: {} up-links{}",
+        "leaf: {npl} nodes{} down, {app} × {arc} links up; aggregate: {} up-links{}",
+        if nics > 1 { format!(" × {nics} NIC ports") } else { String::new() },
         up,
         if cores > 0 { format!("; core wiring: up-port u of a pod's aggregate j → core (j × {up} + u) mod {cores}") } else { String::new() }
     ));

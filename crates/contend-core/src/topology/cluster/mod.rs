@@ -89,8 +89,7 @@ impl ClusterSpec {
     pub fn size(&self) -> Option<(u64, u64)> {
         let endpoints = if let Some(f) = &self.fabric.fat_tree {
             let lpp = f.leaves_per_pod.unwrap_or(f.radix / 2);
-            let app = f.aggregates_per_pod.unwrap_or(lpp);
-            let npl = f.nodes_per_leaf.unwrap_or(f.radix.saturating_sub(app * f.arc_links.unwrap_or(1)));
+            let npl = f.nodes_per_leaf.unwrap_or(fat_tree::leaf_room(f, self.nodes.nics.unwrap_or(1)));
             f.leaves.unwrap_or(f.pods * lpp) as u64 * npl as u64
         } else if let Some(d) = &self.fabric.dragonfly {
             d.groups as u64 * d.a as u64 * d.p as u64
@@ -199,8 +198,17 @@ pub fn build(c: &ClusterSpec, origin: &str) -> Result<MachineSpec> {
     if c.link.bandwidth.bytes_per_sec().partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
         return Err(Error::input(origin, "link.bandwidth", "is zero; give the network link's bandwidth, e.g. 11.9GB/s"));
     }
+    // A node given as a machine file is read once, here: its NICs take the fabric's ports.
+    let machine = match &c.nodes.machine {
+        Some(source) => Some(Machine::load(source).map_err(|e| Error::input(origin, "nodes.machine", e.to_string()))?),
+        None => None,
+    };
+    let nics = match &machine {
+        Some(m) => m.spec.devices.iter().filter(|d| d.kind == DeviceKind::Nic).count().max(1) as u32,
+        None => c.nodes.nics.unwrap_or(1).max(1),
+    };
     let attach = match (&c.fabric.fat_tree, &c.fabric.dragonfly, &c.fabric.graph) {
-        (Some(f), None, None) => fat_tree::build(f, &mut b, origin)?,
+        (Some(f), None, None) => fat_tree::build(f, nics, &mut b, origin)?,
         (None, Some(d), None) => dragonfly::build(d, &mut b, origin)?,
         (None, None, Some(g)) => graph::build(g, &mut b, origin)?,
         _ => return Err(Error::input(origin, "fabric", "needs exactly one of fat_tree, dragonfly or graph")),
@@ -209,7 +217,7 @@ pub fn build(c: &ClusterSpec, origin: &str) -> Result<MachineSpec> {
     if count == 0 || count > attach.len() {
         return Err(Error::input(origin, "nodes.count", format!("is {count}; the fabric has room for 1 to {} nodes", attach.len())));
     }
-    nodes(c, &mut b, &attach[..count], origin)?;
+    nodes(c, machine.as_ref(), &mut b, &attach[..count], origin)?;
     let mut network = c.network.clone();
     network.summary = b.summary.clone();
     network.summary.push(node_summary(c, count));
@@ -229,8 +237,14 @@ fn node_summary(c: &ClusterSpec, count: usize) -> String {
     }
 }
 
-fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str) -> Result<()> {
+fn nodes(c: &ClusterSpec, machine: Option<&Machine>, b: &mut Builder, attach: &[Vec<String>], origin: &str) -> Result<()> {
     let nic_bw = c.nodes.nic_bandwidth.unwrap_or(c.link.bandwidth);
+    // A message pays the router delay once per switch it crosses (CODES, SST/Merlin, BookSim). A
+    // switch-to-switch hop carries the delay of the switch it leaves; a path between NICs crosses one
+    // switch more than it has such hops, and begins and ends on a NIC hop, so each NIC hop carries
+    // half a delay (a link's latency is the same both ways). Half of an odd count of picoseconds
+    // rounds down: at most 1 ps short per path.
+    let nic_latency = Time(b.latency.0 + b.router_delay.0 / 2);
     let wire_nic = |b: &mut Builder, nic: String, switch: &str, nic_bw: Bandwidth| {
         b.spec.links.push(LinkSpec {
             a: switch.into(),
@@ -240,7 +254,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
             lanes: None,
             count: None,
             bandwidth: Some(nic_bw),
-            latency: Some(b.latency),
+            latency: Some(nic_latency),
             efficiency: None,
             duplex: None,
             duplex_upstream: None,
@@ -252,7 +266,7 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
             peer_downstream: None,
         });
     };
-    if let Some(source) = &c.nodes.machine {
+    if let (Some(source), Some(m)) = (&c.nodes.machine, machine) {
         if c.nodes.gpus.is_some() || c.nodes.intra_bandwidth.is_some() || c.nodes.nics.is_some() {
             return Err(Error::input(
                 origin,
@@ -260,7 +274,6 @@ fn nodes(c: &ClusterSpec, b: &mut Builder, attach: &[Vec<String>], origin: &str)
                 "gives a machine and plain-node fields (gpus, intra_bandwidth, nics); the machine describes the node, drop the others",
             ));
         }
-        let m = Machine::load(source).map_err(|e| Error::input(origin, "nodes.machine", e.to_string()))?;
         if m.spec.network.is_some() {
             return Err(Error::input(origin, "nodes.machine", format!("{source} is a cluster; a node must be one machine")));
         }

@@ -31,6 +31,33 @@ fn seed_003_fat_tree_with_eight_pods() {
     assert_eq!(ports[m.device("core0").unwrap()], 8);
 }
 
+/// Every NIC takes a leaf port: with 1, 2 or 4 NICs a node, a radix-8 tree's leaves (4 ports
+/// left after their 4 aggregate links) hold 4, 2 or 1 nodes, so no switch uses more than its 8
+/// ports; a nodes_per_leaf that would is refused by name.
+#[test]
+fn each_nic_takes_a_leaf_port() {
+    for nics in [1u32, 2, 4] {
+        let text = format!("name: ft\nfabric:\n  fat_tree: {{radix: 8, pods: 2}}\nlink: {{bandwidth: 10GB/s}}\nnodes: {{gpus: 4, nics: {nics}}}\n");
+        let m = load(&text).unwrap();
+        assert_eq!(m.gpus().len() as u32, count(&m, "leaf") as u32 * (4 / nics) * 4, "{nics} NICs");
+        let (nodes, gpus) = serde_yaml::from_str::<ClusterSpec>(&text).unwrap().size().unwrap();
+        assert_eq!((nodes * gpus) as usize, m.gpus().len(), "{nics} NICs: listings count what is built");
+        let mut ports = vec![0u32; m.devices.len()];
+        for (l, spec) in m.links.iter().zip(&m.spec.links) {
+            ports[l.a] += spec.count.unwrap_or(1);
+            ports[l.b] += spec.count.unwrap_or(1);
+        }
+        for (d, &p) in m.devices.iter().zip(&ports) {
+            assert!(d.kind != DeviceKind::Switch || p <= 8, "{nics} NICs: {} uses {p} ports", d.name);
+        }
+        assert_eq!(ports[m.device("leaf0").unwrap()], 8, "{nics} NICs");
+    }
+    let e = load("name: ft\nfabric:\n  fat_tree: {radix: 8, pods: 2, nodes_per_leaf: 4}\nlink: {bandwidth: 10GB/s}\nnodes: {gpus: 2, nics: 2}\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("fabric.fat_tree.nodes_per_leaf") && e.contains("give 1 to 2") && e.contains("2 NICs a node"), "{e}");
+}
+
 /// Listings count a cluster's GPUs from its description; the count must match the build.
 #[test]
 fn sizes_without_building_match_the_build() {
@@ -179,12 +206,68 @@ mod traffic {
 
     #[test]
     fn a_lone_message_pays_its_hops_and_the_bottleneck() {
-        // n0 -> n31: NIC, leaf, aggregate, core, aggregate, leaf, NIC: 6 network hops at
-        // 150 ns (wire + router delay; the NIC links have no router delay: 2 × 100 ns + 4 × 150 ns),
-        // then 100 MB at 10 GB/s (the node's links run at 20 GB/s).
+        // n0 -> n31: NIC, leaf, aggregate, core, aggregate, leaf, NIC: 6 wires of 100 ns and 5
+        // switches crossed at 50 ns each (as CODES, SST/Merlin and BookSim charge a router per
+        // traversal), then 100 MB at 10 GB/s (the node's links run at 20 GB/s).
         let r = run(&ft("ecmp", "rr"), "transfers:\n  - {src: n0.GPU0, dst: n31.GPU0, size: 100MB}\n");
-        let want = 2.0 * 100e-9 + 4.0 * 150e-9 + 100e6 / 10e9;
+        let want = 6.0 * 100e-9 + 5.0 * 50e-9 + 100e6 / 10e9;
         assert!((r.transfers.finish_s[0] - want).abs() < 1e-12, "{} vs {want}", r.transfers.finish_s[0]);
+    }
+
+    /// Every message between NICs pays one router delay per switch it crosses, under both models:
+    /// under one leaf (2 wires, 1 switch), across a pod (4 wires, 3 switches), across pods (6, 5);
+    /// on a dragonfly under one router (2, 1) and between groups by minimal routing (local,
+    /// global, local: 5 wires, 4 routers). maxmin: the wires, the delays and 8 B at 10 GB/s;
+    /// `packet` also serialises the packet per hop, so there the delays are what a zero delay
+    /// takes away.
+    #[test]
+    fn a_message_pays_one_router_delay_per_switch_it_crosses() {
+        let df = "name: df\nfabric:\n  dragonfly: {p: 2, a: 4, h: 2, groups: 5}\n\
+                  link: {bandwidth: 10GB/s, latency: 100ns, router_delay: 50ns}\nnodes: {gpus: 1}\nnetwork: {routing: minimal}\n";
+        let cases =
+            [(ft("ecmp", "rr"), 1, 2, 1), (ft("ecmp", "rr"), 8, 4, 3), (ft("ecmp", "rr"), 31, 6, 5), (df.to_string(), 1, 2, 1), (df.to_string(), 39, 5, 4)];
+        for (machine, dst, wires, switches) in cases {
+            let t = format!("transfers:\n  - {{src: n0.GPU0, dst: n{dst}.GPU0, size: 8B}}\n");
+            let w = WorkloadSpec::from_text(&t, "t.yaml").unwrap();
+            let finish = |text: &str, model: &str| {
+                let m = Machine::from_text(text, "c.yaml").unwrap();
+                api::simulate(&m, &w, "t.yaml", model, &[], Detail::default()).unwrap().transfers.finish_s[0]
+            };
+            let want = wires as f64 * 100e-9 + switches as f64 * 50e-9 + 8.0 / 10e9;
+            let got = finish(&machine, "maxmin");
+            assert!((got - want).abs() < 1e-12, "maxmin n0 -> n{dst}: {got} vs {want} ({wires} wires, {switches} switches)");
+            let delays = finish(&machine, "packet") - finish(&machine.replace("router_delay: 50ns", "router_delay: 0s"), "packet");
+            assert!((delays - switches as f64 * 50e-9).abs() < 1e-12, "packet n0 -> n{dst}: delays {delays} for {switches} switches");
+        }
+    }
+
+    /// Under `packet`, the links table says where the packets went, not the flow table's one path
+    /// per message: a lone 100 MB message n0 -> n31 sprayed (or routed adaptively) per packet
+    /// leaves its leaf on each of the 4 uplinks with a quarter of its bytes, give or take a
+    /// packet, the uplinks together carry it all, and no link is busy longer than its bytes take.
+    #[test]
+    fn packet_links_table_follows_the_packets() {
+        for routing in ["spray", "adaptive"] {
+            let m = Machine::from_text(&ft(routing, "rr"), "c.yaml").unwrap();
+            let w = WorkloadSpec::from_text("transfers:\n  - {src: n0.GPU0, dst: n31.GPU0, size: 100MB}\n", "t.yaml").unwrap();
+            let r = api::simulate(&m, &w, "t.yaml", "packet", &[], Detail::default()).unwrap();
+            let l = &r.links;
+            let up: Vec<usize> = (0..l.name.len()).filter(|&i| l.name[i].starts_with("leaf0→agg")).collect();
+            let total: f64 = up.iter().map(|&i| l.bytes[i]).sum();
+            assert!((total - 100e6).abs() < 1.0, "{routing}: uplinks carry {total}");
+            // Spray deals the packets round the uplinks; adaptive sends each where the queue is
+            // shortest, which for one message alone is as even give or take a few packets.
+            let slack = if routing == "spray" { 4096.0 } else { 1e6 };
+            assert_eq!(up.len(), 4, "{routing}: {:?}", l.name);
+            for &i in &up {
+                assert!((l.bytes[i] - 25e6).abs() <= slack, "{routing}: {} carries {}", l.name[i], l.bytes[i]);
+            }
+            for i in 0..l.name.len() {
+                let sending = l.bytes[i] / l.capacity_bps[i];
+                assert!(l.busy_s[i] <= r.summary.makespan_s + 1e-12, "{routing}: {} busy {} s", l.name[i], l.busy_s[i]);
+                assert!((l.busy_s[i] - sending).abs() <= 1e-9 * sending.max(1e-6), "{routing}: {} busy {} s for {} B", l.name[i], l.busy_s[i], l.bytes[i]);
+            }
+        }
     }
 
     /// A permutation on a full-bisection tree: spraying packets over every shortest path
@@ -238,12 +321,12 @@ mod traffic {
     /// (packets follow each other out of a NIC), but never starts before that one is done.
     #[test]
     fn fcfs_serves_in_arrival_order_back_to_back() {
-        let (far, near) = ("n31", "n1"); // 6 network hops, and 2 (same leaf)
+        let (far, near) = ("n31", "n1"); // 6 wires and 5 switches, and 2 and 1 (same leaf)
         let hops = |d: &str| -> f64 {
             if d == far {
-                2.0 * 100e-9 + 4.0 * 150e-9
+                6.0 * 100e-9 + 5.0 * 50e-9
             } else {
-                2.0 * 100e-9
+                2.0 * 100e-9 + 50e-9
             }
         };
         for (a, b) in [(far, near), (near, far)] {
