@@ -198,6 +198,10 @@ fn one_process_of_n_gpus_takes_at_least_n_launches_an_iteration() {
     assert!(ranks.rows[0].time_us < 40.0, "{}", ranks.rows[0].time_us);
     assert_eq!(one.rows[0].time_us, 8.0 * 5.0);
     assert!(one.notes.iter().any(|n| n.contains("-g 8") && n.contains("40.0 us")), "{:?}", one.notes);
+    // A row of 0 elements (8 B of all-to-all over 8 ranks) launches nothing: still time 0.
+    let empty = tests_tool::Request { ngpus: Some(8), max_bytes: "8".into(), ..req("alltoall") };
+    let empty = api::nccl_tests("dgx-a100", &empty, 1, None).unwrap();
+    assert_eq!((empty.rows[0].count, empty.rows[0].time_us), (0, 0.0));
     // Where the GPUs take longer than the launches, the host's work hides behind them.
     assert_eq!(at("64M", Some(8), None).rows[0].time_us, at("64M", None, None).rows[0].time_us);
     // `CUDA_VISIBLE_DEVICES=4,5 <op>_perf -g 2`: one process of the listed GPUs; -g naming another count is refused.

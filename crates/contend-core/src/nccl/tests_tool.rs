@@ -280,7 +280,8 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             // The call alone on the machine: identical channels run merged (exact, far fewer transfers).
             let call = comm.call_with(coll, algo, proto, bytes, req.root, pick.channels).merged();
             let ran = super::run(&comm.m, &call, &req.model, &req.params, req.explain)?;
-            let time_us = (ran.seconds * 1e6).max(host_floor_us);
+            // A row of 0 elements launches no kernel (its note below), so no launch sets its time.
+            let time_us = (ran.seconds * 1e6).max(if count > 0 { host_floor_us } else { 0.0 });
             let algbw = if time_us > 0.0 { bytes as f64 / (time_us * 1e3) } else { 0.0 };
             let busbw = algbw * coll.busbw_factor(n);
             let explain = if req.explain { Some(explain_row(comm, coll, bytes, req, &pick, &ran, time_us)?) } else { None };
@@ -337,7 +338,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         ));
     }
     if host_floor_us > 0.0 {
-        let at: Vec<u64> = rows.iter().filter(|r| r.time_us <= host_floor_us).map(|r| r.size).collect();
+        let at: Vec<u64> = rows.iter().filter(|r| r.count > 0 && r.time_us <= host_floor_us).map(|r| r.size).collect();
         if let (Some(first), Some(last)) = (at.first(), at.last()) {
             let g = req.ngpus.unwrap_or(0);
             notes.push(format!(
