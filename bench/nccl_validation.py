@@ -42,6 +42,9 @@ CASES = [
 # Whole tables: (label, machine, nodes, network bandwidth per NIC, nccl-tests request, source file, settings). Rows of
 # at least 1 MiB are compared size by size (out-of-place busbw). `settings` are the quotes (file, text) that give each
 # NCCL setting the request carries (NCCL_ALGO, NCCL_PROTO, NCCL_BUFFSIZE): the script refuses to run without them.
+# Round 17: `ngpus` is nccl-tests' -g where the source ran one process driving several GPUs (its command line or the
+# `nThread 1 nGpus N` header, quoted); runs under mpirun (-g 1) and the A100 pair's `-g 1 -t 2` (a thread per GPU)
+# leave it unset: a process per GPU.
 # aws-ofi-nccl's platform table (src/platform-aws.c): the latency it reports to NCCL on each instance type.
 P4DE_LATENCY = ('.name = "p4de.24xlarge",\n\t\t.topology = "p4de-24xl-topo.xml",\n\t\t.default_dup_conns = 0,\n'
                 '\t\t.latency = 75.0,')
@@ -70,13 +73,15 @@ TABLES = [
      "50GB/s", dict(min_bytes="10G", max_bytes="40G", dtype="int8"), "h200-2node-spx-int8.txt",
      [("h200-2node-spx-int8.txt", "NCCL version 2.30.4")]),
     ("4 of 8 A100 SXM4 (DGX A100, NVSwitch), all_reduce", "dgx-a100", 1, None,
-     dict(min_bytes="1G", max_bytes="8G", gpus=["GPU4", "GPU5", "GPU6", "GPU7"]), "dgx-a100-4gpu-eugenesiow.txt",
-     [("dgx-a100-4gpu-eugenesiow.txt", "--gpus='\"device=4,5,6,7\"'")]),
+     dict(min_bytes="1G", max_bytes="8G", gpus=["GPU4", "GPU5", "GPU6", "GPU7"], ngpus=4),
+     "dgx-a100-4gpu-eugenesiow.txt",
+     [("dgx-a100-4gpu-eugenesiow.txt", "--gpus='\"device=4,5,6,7\"'"),
+      ("dgx-a100-4gpu-eugenesiow.txt", "./build/all_reduce_perf -b 1G -e 10G -f 2 -g 4")]),
     ("2 x A40 joined by an NVLink bridge (NV4), all_reduce", str(MACHINES / "a40x8-nv4.yaml"), 1, None,
-     dict(min_bytes="1G", max_bytes="8G", gpus=["GPU0", "GPU1"]), "a40-pair-eugenesiow.txt",
-     [("a40-pair-eugenesiow.txt", "CUDA_VISIBLE_DEVICES=0,1 ./build/all_reduce_perf")]),
+     dict(min_bytes="1G", max_bytes="8G", gpus=["GPU0", "GPU1"], ngpus=2), "a40-pair-eugenesiow.txt",
+     [("a40-pair-eugenesiow.txt", "CUDA_VISIBLE_DEVICES=0,1 ./build/all_reduce_perf -b 1G -e 10G -f 2 -g 2")]),
     ("8 x A100 SXM4 (NVSwitch), sendrecv", "dgx-a100", 1, None,
-     dict(op="sendrecv", min_bytes="128M", max_bytes="1G"), "a100x8-sendrecv-li-plus.txt",
+     dict(op="sendrecv", min_bytes="128M", max_bytes="1G", ngpus=8), "a100x8-sendrecv-li-plus.txt",
      [("a100x8-sendrecv-li-plus.txt", "./build/sendrecv_perf -b 128M -e 1G -f 2 -g 8")]),
     # Round 9 (second part), by the inclusion rule of docs/validation.md: AWS's own example runs
     # (aws-samples/awsome-distributed-training), EFA through aws-ofi-nccl. Round 11: the latency aws-ofi-nccl reports
@@ -117,27 +122,27 @@ TABLES = [
     # Round 16, by the same inclusion rule (docs/validation.md, "Round 16"): every table a second, wider search found
     # that meets it. Each names its run as the source printed it; NCCL settings are the defaults unless quoted.
     ("8 x RTX 4090 (2 x EPYC 7542, a root complex each, stock driver: no peer access), all_reduce",
-     str(MACHINES / "rtx4090x8-rome.yaml"), 1, None, dict(min_bytes="1M", max_bytes="128M"),
+     str(MACHINES / "rtx4090x8-rome.yaml"), 1, None, dict(min_bytes="1M", max_bytes="128M", ngpus=8),
      "rtx4090x8-rome-stock-chlc.txt",
      [("rtx4090x8-rome-stock-chlc.txt", "# ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8")]),
     ("8 x RTX 4090 (the same box, tinygrad's P2P kernel modules: peer access on), all_reduce",
-     str(MACHINES / "rtx4090x8-rome-p2p.yaml"), 1, None, dict(min_bytes="1M", max_bytes="128M"),
+     str(MACHINES / "rtx4090x8-rome-p2p.yaml"), 1, None, dict(min_bytes="1M", max_bytes="128M", ngpus=8),
      "rtx4090x8-rome-p2p-chlc.txt",
-     [("rtx4090x8-rome-p2p-chlc.txt", "nGpus 8 minBytes 8 maxBytes 134217728"),
+     [("rtx4090x8-rome-p2p-chlc.txt", "nThread 1 nGpus 8 minBytes 8 maxBytes 134217728"),
       ("rtx4090x8-rome-p2p-chlc-connectivity.txt", "     7       1     1     1     1     1     1     1     1")]),
     ("8 x A100 SXM4 80GB (12 NVLinks of 25 GB/s each, one process), all_reduce", "dgx-a100", 1, None,
-     dict(min_bytes="1M", max_bytes="4G"), "a100x8-thanos-g8.txt",
+     dict(min_bytes="1M", max_bytes="4G", ngpus=8), "a100x8-thanos-g8.txt",
      [("a100x8-thanos-g8.txt", "./build/all_reduce_perf -b 8 -e 4G -f 2 -g 8"),
       ("a100x8-thanos-g8.txt", "Link 11: 25 GB/s")]),
     ("8 x A100 SXM4 80GB (the same node, 8 MPI ranks), all_reduce", "dgx-a100", 1, None,
      dict(min_bytes="1M", max_bytes="4G"), "a100x8-thanos-mpirun.txt",
      [("a100x8-thanos-mpirun.txt", "-np 8 -N 8 -host localhost ./build/all_reduce_perf -b 8 -e 4G -f 2 -g 1")]),
     ("8 x A100 SXM4 80GB (another node), all_reduce", "dgx-a100", 1, None,
-     dict(min_bytes="1M", max_bytes="128M"), "a100x8-dkh.txt",
+     dict(min_bytes="1M", max_bytes="128M", ngpus=8), "a100x8-dkh.txt",
      [("a100x8-dkh.txt", "./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8")]),
     ("8 x H100 SXM (HBM3 80GB, one node), all_reduce", "hgx-h100", 1, None,
-     dict(min_bytes="128M", max_bytes="4G"), "h100x8-nccl-tests-290.txt",
-     [("h100x8-nccl-tests-290.txt", "nGpus 8 minBytes 134217728 maxBytes 4294967296")]),
+     dict(min_bytes="128M", max_bytes="4G", ngpus=8), "h100x8-nccl-tests-290.txt",
+     [("h100x8-nccl-tests-290.txt", "nThread 1 nGpus 8 minBytes 134217728 maxBytes 4294967296")]),
     ("2 x 8 H100 (OCI BM.GPU.H100.8: 8 x 2 x 200 Gb/s RoCE per node), all_reduce", str(MACHINES / "bm-gpu-h100-8.yaml"),
      2, "50GB/s", dict(min_bytes="1G", max_bytes="16G"), "h100-2node-oci-bm-gpu-h100-8-run.txt",
      [("h100-2node-oci-bm-gpu-h100-8-run.txt", "-n 16 -H inst-xxxxx-h100-ol89:8,inst-yyyyy-h100-ol89:8"),
@@ -152,9 +157,10 @@ TABLES = [
 # access), each collective as the post ran it (`<op>_perf -b 8 -e 1024M -f 2 -g2`), defaults.
 TABLES += [
     (f"2 x RTX 2080 Ti (one PCIe Gen3 switch, no peer access: staged through host memory), {op}",
-     str(MACHINES / "autodl-2080ti-x2.yaml"), 1, None, dict(op=op, min_bytes="1M", max_bytes="1G"),
+     str(MACHINES / "autodl-2080ti-x2.yaml"), 1, None, dict(op=op, min_bytes="1M", max_bytes="1G", ngpus=2),
      f"autodl-2080ti-x2-{op}.txt",
      [(f"autodl-2080ti-x2-{op}.txt", f"./build/{op}_perf -b 8 -e 1024M -f 2 -g"),
+      (f"autodl-2080ti-x2-{op}.txt", "# nThread 1 nGpus 2 minBytes 8"),
       ("autodl-2080ti-x2-topo.txt", " GPU0   X       NS")])
     for op in ("all_reduce", "all_gather", "broadcast", "reduce", "alltoall")
 ]
@@ -268,6 +274,48 @@ def call_net_lomo() -> None:
               f"{counts[2]} without")
 
 
+# nccl_launch_host is fitted on the one-process 8-GPU tables that start at 8 B: each gives the median of its 8 B-4 KiB
+# rows' measured time over its GPUs (sizes the score does not use). Leave-one-machine-out scores each table with the
+# mean of the other machines' figures (the RTX 4090 box's two tables are one machine); in-sample with its own machine's.
+# Source file -> the machine (host) it ran on.
+LAUNCH_TABLES = {"a100x8-thanos-g8.txt": "thanos", "a100x8-dkh.txt": "dkh", "rtx4090x8-rome-stock-chlc.txt": "rome",
+                 "rtx4090x8-rome-p2p-chlc.txt": "rome"}
+
+
+def launch_host_lomo() -> None:
+    def fit(file: str, g: int) -> float:
+        times = measured_rows(file, time=True)
+        return statistics.median(t for size, t in times.items() if 8 <= size <= 4096) / g
+
+    tables = [t for t in TABLES if t[5] in LAUNCH_TABLES]
+    figures = {t[5]: fit(t[5], t[4]["ngpus"]) for t in tables}
+    by_machine: dict[str, list[float]] = {}
+    for t in tables:
+        by_machine.setdefault(LAUNCH_TABLES[t[5]], []).append(figures[t[5]])
+    machine_fit = {m: statistics.mean(v) for m, v in by_machine.items()}
+    print(f"\nLeave-one-machine-out of nccl_launch_host (fitted on each one-process table's 8 B-4 KiB rows; mean of "
+          f"the machines' figures {statistics.mean(machine_fit.values()):.2f} us):")
+    for label, machine, _nodes, _nic, request, file, _ in tables:
+        host = LAUNCH_TABLES[file]
+        own = machine_fit[host]
+        others = statistics.mean(v for m, v in machine_fit.items() if m != host)
+        times = measured_rows(file, time=True)
+        measured = {size: b for size, b in measured_rows(file).items() if size >= 1 << 20}
+        small = {size: t for size, t in times.items() if 8 <= size < 1 << 20}
+        counts, small_counts = [], []
+        for value in (others, own, 0.0):
+            report = api.nccl_tests(machine, "all_reduce", min_bytes="8", max_bytes=request["max_bytes"],
+                                    ngpus=request["ngpus"], nccl_launch_host=f"{value:.3f}us", **nccl_version(file))
+            busbw = {r["size"]: r["busbw"] for r in report["rows"]}
+            time = {r["size"]: r["time_us"] for r in report["rows"]}
+            counts.append(sum(abs(busbw[s] / measured[s] - 1) <= TOLERANCE for s in measured))
+            small_counts.append(sum(abs(time[s] / small[s] - 1) <= TOLERANCE for s in small))
+        print(f"- {label}: own {own:.2f} us, others' {others:.2f} us; rows from 1 MiB within ±{TOLERANCE:.0%}: "
+              f"{counts[0]} of {len(measured)} with the others' (leave-one-machine-out), {counts[1]} with its own, "
+              f"{counts[2]} without; rows of 8 B-512 KiB (time within ±{TOLERANCE:.0%}, not scored): "
+              f"{small_counts[0]}, {small_counts[1]}, {small_counts[2]} of {len(small)}")
+
+
 def saturation(rows: dict[int, float]) -> int:
     """The first size reaching 90% of the largest busbw."""
     top = max(rows.values())
@@ -334,6 +382,7 @@ def main() -> None:
     print(f"{both} of {rows} rows within ±{TOLERANCE:.0%} ({both / rows:.0%}): widened by round 16's tables "
           f"({new_inside} of {new_total} of theirs).")
     call_net_lomo()
+    launch_host_lomo()
 
 
 if __name__ == "__main__":

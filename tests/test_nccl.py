@@ -46,6 +46,12 @@ def test_json_explain_and_overrides():
     assert (forced["rows"][0]["algo"], forced["rows"][0]["proto"], forced["rows"][0]["channels"]) == ("tree", "LL", 4)
     four = api.nccl_tests("dgx-a100", "all_reduce", "8", "8", 2, ngpus=4)
     assert four["gpus"] == ["GPU0", "GPU1", "GPU2", "GPU3"]
+    # -g is nccl-tests' one process: its thread launches 4 GPUs' calls an iteration (nccl_launch_host each).
+    assert four["rows"][0]["time_us"] >= 4 * 4.9 - 1e-6
+    slow = api.nccl_tests("dgx-a100", "all_reduce", "8", "8", 2, ngpus=4, nccl_launch_host="10us")
+    assert slow["rows"][0]["time_us"] == pytest.approx(40.0)
+    ranks = api.nccl_tests("dgx-a100", "all_reduce", "8", "8", 2, gpus=["GPU0", "GPU1", "GPU2", "GPU3"])
+    assert ranks["rows"][0]["time_us"] < 40.0
 
 
 def test_nccl_version_names_the_release_that_chooses():
@@ -86,6 +92,7 @@ def test_nvls_tree_chunk_follows_the_release_and_its_maximum():
     (["-g", "9"], "-g"),
     (["-g", "1"], "-g: 1: one rank"),
     (["--gpus", "GPU0,GPU42"], "--gpus"),
+    (["--gpus", "GPU4,GPU5", "-g", "3"], "-g: 3: --gpus lists 2 GPUs; give -g 2"),
     (["--proto", "fast"], "--proto"),
     (["--algo", "nvls"], "--algo"),
     (["--op", "all_gather", "--algo", "tree"], "all_gather has ring"),

@@ -685,6 +685,8 @@ def nccl_tests(
     non-blocking switch with ``network_bandwidth`` per NIC (default: each NIC at
     its own ``port_bandwidth`` × ``ports``; 25 GB/s where the machine gives none). ``tuner``: the CSV file of
     NCCL's example tuner plugin (``NCCL_TUNER_CONFIG_FILE``): its first applicable line picks before NCCL's model.
+    ``ngpus`` is nccl-tests' ``-g``: one process drives the node's first N GPUs, its thread launching each in turn,
+    so an iteration takes at least N launches (``nccl_launch_host``); unset, every GPU is a process of its own.
     """
     return json.loads(_core.nccl_tests(
         _machine_source(machine), op, str(min_bytes), str(max_bytes), factor, ngpus=ngpus, gpus=gpus, dtype=dtype,

@@ -22,9 +22,12 @@ def nccl_tests(
                                   "(8, 64K, 1.5M: K, M and G are powers of 1024)."),
     max_bytes: str = typer.Option("128M", "--maxbytes", "-e", help="Largest size (e.g. 8G)."),
     factor: int = Count(2, "-f", "--stepfactor", lo=2, help="Multiply the size by this from one row to the next."),
-    ngpus: int | None = Count(None, "-g", "--ngpus", lo=1, help="Use the node's first N GPUs (default: all)."),
+    ngpus: int | None = Count(None, "-g", "--ngpus", lo=1, help="nccl-tests' -g: one process drives the node's "
+                              "first N GPUs, launching each in turn (default: every GPU, a process each, as "
+                              "mpirun -np N ... -g 1)."),
     gpus: str | None = typer.Option(
-        None, "--gpus", help="Use these GPUs of the node in rank order, comma-separated: names (GPU0) or indices (0)."
+        None, "--gpus", help="Use these GPUs of the node in rank order, comma-separated: names (GPU0) or indices (0); "
+        "with -g of their count, one process drives them."
     ),
     # The bound is api.rs's (`api::nccl_tests`), checked here first so that a negative count is one line too.
     nodes: int = Count(1, "--nodes", "-N", lo=1, hi=1024, help="Copies of the node on one non-blocking switch "

@@ -34,6 +34,18 @@ pub const PARAMS: &[Param] = &[
         "15.8us",
         "time a call spanning nodes takes beyond NCCL's model [EMPIRICAL: two RoCE tables' 1-4 KiB rows, 15.4 and 16.1 us]; 0s: NCCL's model alone",
     ),
+    // [EMPIRICAL] nccl-tests run as one process (`-g N`) has one thread issue every GPU's call of
+    // an iteration in turn (nccl-tests src/common.cu `startColl`; NCCL's group launch, src/group.cc
+    // `doLaunches`: per communicator cudaSetDevice, ncclLaunchPrepare's stream events, the kernel
+    // launch, ncclLaunchFinish), so an iteration takes at least N times one GPU's share. Public
+    // launch costs are 4-6 us (a CUDA runtime kernel launch, docs/nccl.md); the default is the mean
+    // of the per-GPU floors of one-process 8-GPU tables' 8 B-4 KiB rows, which the score does not use.
+    Param::new(
+        "nccl_launch_host",
+        Kind::Time,
+        "4.9us",
+        "host time one thread spends per GPU per call when one process drives several GPUs (nccl-tests -g N: an iteration takes at least N times it) [EMPIRICAL: 8-GPU one-process tables' 8 B-4 KiB rows]",
+    ),
     Param::new("nccl_pxn_disable", Kind::OnOff, "0", "1: no PXN (NCCL_PXN_DISABLE): a send to another node leaves through the sender's own NIC"),
     Param::new(
         "nccl_version",
@@ -78,6 +90,8 @@ pub struct Constants {
     pub buffsize: u64,
     /// Seconds a call spanning nodes takes beyond NCCL's model (`nccl_call_net`).
     pub call_net: f64,
+    /// Seconds of one thread's host work per GPU per call in a one-process group launch (`nccl_launch_host`).
+    pub launch_host: f64,
     /// The NCCL release whose cost model chooses (`nccl_version`).
     pub version: Version,
     /// Seconds: the net plugin's reported latency (`nccl_net_latency`).
@@ -101,6 +115,7 @@ impl Constants {
             pxn_disable: v.on("nccl_pxn_disable"),
             buffsize: v.bytes("nccl_buffsize"),
             call_net: v.secs("nccl_call_net"),
+            launch_host: v.secs("nccl_launch_host"),
             version: Version::parse(v.choice("nccl_version")).expect("nccl_version's words are the restated releases"),
             net_latency: v.secs("nccl_net_latency"),
             nvlstree_max: v.given("nccl_nvlstree_max_chunksize").then(|| v.bytes("nccl_nvlstree_max_chunksize")),
@@ -143,6 +158,9 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
     }
     if c.call_net != Constants::default().call_net {
         out.push(("nccl_call_net".into(), format!("{:.3}us", c.call_net * 1e6)));
+    }
+    if c.launch_host != Constants::default().launch_host {
+        out.push(("nccl_launch_host".into(), format!("{:.3}us", c.launch_host * 1e6)));
     }
     if let Some(e) = c.nvls {
         out.push(("nccl_eff_nvls".into(), format!("{e:.4}")));

@@ -179,6 +179,41 @@ fn gpus_are_named_or_counted_from_zero() {
 }
 
 #[test]
+fn one_process_of_n_gpus_takes_at_least_n_launches_an_iteration() {
+    // nccl-tests' `-g N` is one process whose thread issues each GPU's call in turn (src/common.cu
+    // `startColl`; NCCL's src/group.cc `doLaunches`) with no sync between iterations, so an
+    // iteration takes the longer of N launches and the GPUs' call; a process per GPU pays neither.
+    let at = |size: &str, ngpus: Option<usize>, gpus: Option<Vec<String>>| {
+        let r = tests_tool::Request {
+            min_bytes: size.into(),
+            max_bytes: size.into(),
+            ngpus,
+            gpus,
+            params: vec![("nccl_launch_host".into(), "5us".into())],
+            ..req("all_reduce")
+        };
+        api::nccl_tests("dgx-a100", &r, 1, None).unwrap()
+    };
+    let (ranks, one) = (at("8", None, None), at("8", Some(8), None));
+    assert!(ranks.rows[0].time_us < 40.0, "{}", ranks.rows[0].time_us);
+    assert_eq!(one.rows[0].time_us, 8.0 * 5.0);
+    assert!(one.notes.iter().any(|n| n.contains("-g 8") && n.contains("40.0 us")), "{:?}", one.notes);
+    // A row of 0 elements (8 B of all-to-all over 8 ranks) launches nothing: still time 0.
+    let empty = tests_tool::Request { ngpus: Some(8), max_bytes: "8".into(), ..req("alltoall") };
+    let empty = api::nccl_tests("dgx-a100", &empty, 1, None).unwrap();
+    assert_eq!((empty.rows[0].count, empty.rows[0].time_us), (0, 0.0));
+    // Where the GPUs take longer than the launches, the host's work hides behind them.
+    assert_eq!(at("64M", Some(8), None).rows[0].time_us, at("64M", None, None).rows[0].time_us);
+    // `CUDA_VISIBLE_DEVICES=4,5 <op>_perf -g 2`: one process of the listed GPUs; -g naming another count is refused.
+    let pair = Some(vec!["GPU4".to_string(), "GPU5".to_string()]);
+    assert_eq!(at("8", Some(2), pair.clone()).gpus, ["GPU4", "GPU5"]);
+    assert!(at("8", Some(2), pair.clone()).rows[0].time_us >= 10.0);
+    let r = tests_tool::Request { max_bytes: "64".into(), ngpus: Some(4), gpus: pair, ..req("all_reduce") };
+    let Err(e) = api::nccl_tests("dgx-a100", &r, 1, None) else { panic!("ran") };
+    assert!(e.to_string().starts_with("-g: 4: --gpus lists 2 GPUs"), "{e}");
+}
+
+#[test]
 fn one_gpu_is_refused_in_one_line_and_one_gpu_a_node_runs() {
     // A communicator of one rank: NCCL copies the buffer inside the GPU (ncclLaunchOneRank), whose time the
     // machine does not describe, so every collective is refused in one line naming -g, not printed as 0 us.

@@ -20,7 +20,8 @@ pub struct Request {
     pub max_bytes: String,
     /// -f: multiply the size by this (nccl-tests' stepfactor); 0 is refused.
     pub factor: u64,
-    /// -g: the first N GPUs of the node.
+    /// -g: nccl-tests' GPUs per process: one process (one thread) drives the node's first N GPUs,
+    /// as `<op>_perf -g N` runs; unset, each GPU is a process of its own (`mpirun -np N … -g 1`).
     pub ngpus: Option<usize>,
     /// --gpus: these GPUs of the node, in rank order.
     pub gpus: Option<Vec<String>>,
@@ -254,6 +255,16 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             format!("leaves NCCL no algorithm for {} here ({} has {}; {})", coll.name(), coll.name(), have.join(", "), super::NEEDS),
         ));
     }
+    // One process driving several GPUs (`-g N`): nccl-tests' thread issues each GPU's call of an
+    // iteration in turn (src/common.cu `startColl`, NCCL's src/group.cc `doLaunches`), and times
+    // 20 iterations enqueued back to back (-n 20, no sync between them), so the host's work
+    // overlaps the GPUs' and an iteration takes the longer of the two. The staggered start of the
+    // GPUs is paid once per timed loop, not per iteration (at most N × nccl_launch_host / 20), and
+    // is left out. With one GPU per process its one launch (about 5 us) is below any call's own time.
+    let host_floor_us = match req.ngpus {
+        Some(g) if g >= 2 => g as f64 * comm.constants.launch_host * 1e6,
+        _ => 0.0,
+    };
     let rows: Vec<Result<Row>> = list
         .par_iter()
         .map(|&size| {
@@ -269,7 +280,8 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             // The call alone on the machine: identical channels run merged (exact, far fewer transfers).
             let call = comm.call_with(coll, algo, proto, bytes, req.root, pick.channels).merged();
             let ran = super::run(&comm.m, &call, &req.model, &req.params, req.explain)?;
-            let time_us = ran.seconds * 1e6;
+            // A row of 0 elements launches no kernel (its note below), so no launch sets its time.
+            let time_us = (ran.seconds * 1e6).max(if count > 0 { host_floor_us } else { 0.0 });
             let algbw = if time_us > 0.0 { bytes as f64 / (time_us * 1e3) } else { 0.0 };
             let busbw = algbw * coll.busbw_factor(n);
             let explain = if req.explain { Some(explain_row(comm, coll, bytes, req, &pick, &ran, time_us)?) } else { None };
@@ -324,6 +336,17 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             "compute capability 8.0 (Ampere) assumed: the GPUs' model ({}) does not say their generation, so NCCL's Ampere tables choose and cap; give each GPU's model in the machine file (e.g. model: \"H100-SXM5-80GB\")",
             models.join(", ")
         ));
+    }
+    if host_floor_us > 0.0 {
+        let at: Vec<u64> = rows.iter().filter(|r| r.count > 0 && r.time_us <= host_floor_us).map(|r| r.size).collect();
+        if let (Some(first), Some(last)) = (at.first(), at.last()) {
+            let g = req.ngpus.unwrap_or(0);
+            notes.push(format!(
+                "one process drives {g} GPUs (-g {g}): an iteration takes at least its thread's {g} launches, {host_floor_us:.1} us (nccl_launch_host {:.2} us each), the time of {} rows ({first} to {last} B)",
+                comm.constants.launch_host * 1e6,
+                at.len()
+            ));
+        }
     }
     if rows.iter().any(|r| r.count == 0) {
         notes.push("rows of 0 elements launch nothing and are printed with time 0".into());
@@ -586,12 +609,20 @@ pub fn explain_text(r: &Report) -> String {
     s
 }
 
-/// The GPUs of one node as ranks: `--gpus` names, or the first `-g` GPUs, or all.
+/// The GPUs of one node as ranks: `--gpus` names (with `-g` of their count: one process), or the
+/// first `-g` GPUs, or all.
 pub fn node_gpus(m: &Machine, prefix: &str, req: &Request) -> Result<Vec<usize>> {
     let all: Vec<usize> = m.gpus().into_iter().filter(|&g| m.devices[g].name.starts_with(prefix)).collect();
     let list = match (&req.gpus, req.ngpus) {
-        (Some(_), Some(_)) => return Err(Error::input("-g", "", "give -g N or --gpus, not both")),
-        (Some(names), None) => names
+        // `CUDA_VISIBLE_DEVICES=4,5,6,7 <op>_perf -g 4`: one process of the listed GPUs.
+        (Some(names), Some(g)) if g != names.len() => {
+            return Err(Error::input(
+                "-g",
+                g.to_string(),
+                format!("--gpus lists {} GPUs; give -g {} (one process of them) or leave -g out", names.len(), names.len()),
+            ))
+        }
+        (Some(names), _) => names
             .iter()
             .map(|n| {
                 let full = format!("{prefix}{n}");
