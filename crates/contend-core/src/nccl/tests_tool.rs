@@ -413,17 +413,12 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, chosen: &supe
     })
 }
 
+/// The alternatives run, and those left out (over the transfer limit).
+type Compared = (Vec<Alternative>, Vec<(Algo, Proto)>);
+
 /// Every algorithm and protocol NCCL has for the call, run (the pick at its time, already run),
 /// and those left out: over `limit` transfers (`lower::MAX_TRANSFERS`; smaller in tests).
-pub(super) fn alternatives(
-    comm: &Comm,
-    coll: Coll,
-    bytes: u64,
-    req: &Request,
-    pick: (Algo, Proto),
-    time_us: f64,
-    limit: u64,
-) -> Result<(Vec<Alternative>, Vec<(Algo, Proto)>)> {
+pub(super) fn alternatives(comm: &Comm, coll: Coll, bytes: u64, req: &Request, pick: (Algo, Proto), time_us: f64, limit: u64) -> Result<Compared> {
     let p2p = matches!(coll, Coll::AllToAll | Coll::SendRecv);
     let mut alternatives = Vec::new();
     let mut left_out = Vec::new();

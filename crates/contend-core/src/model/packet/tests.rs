@@ -300,9 +300,7 @@ fn a_long_run_inside_the_clock_is_exact() {
 #[test]
 fn a_link_under_a_megabyte_a_second_is_refused_by_its_field() {
     let e = Machine::from_text(
-        &format!(
-            "name: slow\ndevices:\n  - {{name: A, kind: gpu}}\n  - {{name: B, kind: gpu}}\nlinks:\n  - {{a: A, b: B, kind: nvlink, bandwidth: 1e-30GB/s}}\n"
-        ),
+        "name: slow\ndevices:\n  - {name: A, kind: gpu}\n  - {name: B, kind: gpu}\nlinks:\n  - {a: A, b: B, kind: nvlink, bandwidth: 1e-30GB/s}\n",
         "m.yaml",
     )
     .unwrap_err()
