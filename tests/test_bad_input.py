@@ -262,3 +262,22 @@ def test_damaged_measurements_and_dumps_never_raise_anything_but_input_errors(tm
             contend.import_machine(dump, numa_per_socket=rng.choice([1, 2, 4]))
         except InputError:
             pass
+
+
+def test_a_link_under_a_megabyte_a_second_names_its_field(cli, tmp_path):
+    # 1e-30GB/s once printed a makespan of 1e29 s: links under 1 MB/s are refused on input (units.rs).
+    m = write(tmp_path, "c.yaml", "name: c\nfabric:\n  fat_tree: {radix: 8, pods: 3, leaves_per_pod: 4, "
+              "aggregates_per_pod: 4, nodes_per_leaf: 4}\nlink: {bandwidth: 1e-30GB/s, latency: 200ns}\n"
+              "nodes: {gpus: 1}\n")
+    t = write(tmp_path, "t.yaml", "transfers:\n  - {src: n0.GPU0, dst: n47.GPU0, size: 100MB}\n")
+    assert_one_line(cli("simulate", m, t, "--model", "maxmin"), "c.yaml", "link.bandwidth", "below 1 MB/s")
+
+
+def test_a_packet_run_past_its_bound_is_refused_before_it_starts(cli, tmp_path):
+    # 100 MB in 1 B packets over a fat-tree: 10^8 packets of 8 links each ran for minutes without a word.
+    m = write(tmp_path, "c.yaml", "name: c\nfabric:\n  fat_tree: {radix: 8, pods: 3, leaves_per_pod: 4, "
+              "aggregates_per_pod: 4, nodes_per_leaf: 4}\nlink: {bandwidth: 10GB/s, latency: 200ns}\n"
+              "nodes: {gpus: 1}\n")
+    t = write(tmp_path, "t.yaml", "transfers:\n  - {src: n0.GPU0, dst: n47.GPU0, size: 100MB}\n")
+    p = cli("simulate", m, t, "--model", "packet", "-p", "packet=1B")
+    assert_one_line(p, "packet-hops", "packets of 1B", "--param packet=")

@@ -70,3 +70,24 @@ def test_compare_from_python(cluster):
     assert len(c.worst("maxmin")) == 10
     with pytest.raises(InputError):
         c.worst("sc16")
+
+
+@pytest.mark.parametrize("routing,noted", [("valiant", True), ("ugal", True), ("adaptive", True), ("minimal", False),
+                                           ("spray", False)])
+def test_a_routing_chosen_per_message_and_per_packet_is_noted(cli, tmp_path, routing, noted):
+    # A dragonfly (2 nodes, 4 routers a group, 2 global links each, 5 groups): valiant, ugal and adaptive choose
+    # a message's way once under maxmin and every packet's under packet; minimal keeps one path under both and
+    # spray splits a message evenly at flow level as packets spread.
+    machine = tmp_path / "df.yaml"
+    machine.write_text("name: df\nfabric:\n  dragonfly: {p: 2, a: 4, h: 2, groups: 5}\n"
+                       "link: {bandwidth: 10GB/s, latency: 200ns}\nnodes: {gpus: 1}\n"
+                       f"network: {{routing: {routing}}}\n")
+    transfers = tmp_path / "t.yaml"
+    transfers.write_text("transfers:\n  - {src: n0.GPU0, dst: n39.GPU0, size: 1MiB}\n")
+    p = cli("compare", machine, transfers, "--json")
+    assert p.returncode == 0, p.stderr
+    notes = json.loads(p.stdout)["notes"]
+    assert (len(notes) == 1 and f"routing {routing}" in notes[0] and "packet decides at every packet" in notes[0]
+            if noted else notes == []), notes
+    p = cli("compare", machine, transfers)
+    assert ("note: routing" in p.stdout and "routes per message" in p.stdout) == noted, p.stdout

@@ -156,12 +156,15 @@ def test_calibrate_from_nccl_tests_output_fits_and_feeds_back(tmp_path):
     assert r.returncode == 0, r.stderr
     measured = fit["residuals"][0]["measured"]
     assert json.loads(r.stdout)["rows"][0]["busbw"] == pytest.approx(measured, rel=0.01)
-    # A machine file cannot be written from it: one line says what to do instead.
+    # A machine file cannot be written from it: one line says what to do instead, before any fitting (the
+    # README: outputs are checked first), found by the core's own reading of what the file is.
     r = run_cli("calibrate", "dgx-a100", str(table), "-o", str(tmp_path / "m.yaml"))
-    assert r.returncode == 2 and "--param" in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    # ... and the fit it points to is there, above it; no file is written.
-    assert "use: contend nccl-tests dgx-a100 --param nccl_eff_simple=" in r.stdout and "above" in r.stderr
-    assert not (tmp_path / "m.yaml").exists()
+    assert r.returncode == 2 and "--param" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert r.stderr.startswith("error: --output:") and "nccl-tests output" in r.stderr
+    assert "without --output" in r.stderr
+    assert r.stdout == "" and not (tmp_path / "m.yaml").exists()
+    with pytest.raises(api.InputError, match="--output"):
+        api.calibrate("dgx-a100", table, machine_out=True)
 
 
 
@@ -262,3 +265,57 @@ def test_an_assumed_compute_capability_is_a_note(tmp_path):
     notes = [line for line in r.stderr.splitlines() if line.startswith("note: compute capability 8.0")]
     assert len(notes) == 1 and "Mystery GPU" in notes[0], r.stderr
     assert "compute capability 8.0" not in run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M").stderr
+
+
+def _rows(*args, env=None):
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "4M", "--json", *args)
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    return [(x["algo"], x["proto"], x["channels"], x["time_us"]) for x in rep["rows"]], rep
+
+
+def test_nccl_environment_variables_are_read_where_no_flag_is_given(monkeypatch):
+    # NCCL_ALGO / NCCL_PROTO as nccl-tests users set them run as --algo / --proto, and the report says so.
+    flags, _ = _rows("--algo", "tree", "--proto", "LL")
+    monkeypatch.setenv("NCCL_ALGO", "Tree")
+    monkeypatch.setenv("NCCL_PROTO", "LL")
+    env, rep = _rows()
+    assert env == flags and {r[:2] for r in env} == {("tree", "LL")}
+    assert any("NCCL_ALGO=Tree" in n and "NCCL_PROTO=LL" in n for n in rep["caveats"]), rep["caveats"]
+    # A flag given wins over its variable (and the variable is not named as applied).
+    ring, rep = _rows("--algo", "ring")
+    assert {r[:2] for r in ring} == {("ring", "LL")}
+    assert not any("NCCL_ALGO" in n for n in rep["caveats"]) and any("NCCL_PROTO=LL" in n for n in rep["caveats"])
+    # The table's caveat line on stderr names them.
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M")
+    assert r.returncode == 0 and "NCCL_ALGO=Tree" in r.stderr, r.stderr
+    # NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS is --channels.
+    monkeypatch.delenv("NCCL_ALGO")
+    monkeypatch.delenv("NCCL_PROTO")
+    monkeypatch.setenv("NCCL_MIN_NCHANNELS", "4")
+    monkeypatch.setenv("NCCL_MAX_NCHANNELS", "4")
+    env, _ = _rows()
+    assert env == _rows("--channels", "4")[0] and {r[2] for r in env} == {4}
+
+
+@pytest.mark.parametrize("env,args,needles", [
+    ({"NCCL_ALGO": "bogus"}, [], ["NCCL_ALGO (environment)", "bogus", "unset NCCL_ALGO"]),
+    ({"NCCL_PROTO": "LL256"}, [], ["NCCL_PROTO (environment)", "ll256"]),
+    ({"NCCL_ALGO": "^ring"}, [], ["NCCL_ALGO (environment)", "exclusion form", "--algo"]),
+    ({"NCCL_MAX_NCHANNELS": "8"}, [], ["NCCL_MAX_NCHANNELS=8", "--channels"]),
+    ({"NCCL_MIN_NCHANNELS": "2", "NCCL_MAX_NCHANNELS": "8"}, [], ["NCCL_MIN_NCHANNELS=2", "set both to one value"]),
+    ({"NCCL_MIN_NCHANNELS": "x", "NCCL_MAX_NCHANNELS": "x"}, [], ["NCCL_MIN_NCHANNELS (environment)", "1 to 64"]),
+    ({}, ["-o", "sum"], ["--op: sum is nccl-tests' -o", "give the collective with --op"]),
+    ({}, ["-o", "avg"], ["--op: avg", "reduction"]),
+    ({}, ["-t", "2"], ["-t: 2", "-g N or --gpus"]),
+])
+def test_nccl_tests_habits_are_one_line(monkeypatch, env, args, needles):
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", *args)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and all(n in lines[0] for n in needles), lines
+    # A flag given wins over a variable that would be refused.
+    if "NCCL_MAX_NCHANNELS" in env:
+        assert run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "--channels", "4").returncode == 0

@@ -95,6 +95,27 @@ def test_sigkill_part_way_then_resume_gives_the_uninterrupted_dataset(cli, refer
     assert files(out) == files(reference / "ref")  # the temporary is gone, nothing is twice, nothing differs
 
 
+def test_ctrl_c_is_one_line_without_the_workers_tracebacks(reference, tmp_path):
+    # Ctrl-C reaches the whole process group: the workers ignore it, the parent stops them and says what to do
+    # (each worker printed a 30-line KeyboardInterrupt traceback before the useful line).
+    out = tmp_path / "interrupted"
+    cmd = [sys.executable, "-m", "contend.cli", "study", str(reference / "s.yaml"), "-o", str(out), "--workers", "1"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None and not list(out.glob("*.parquet")):
+            time.sleep(0.005)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    assert "KeyboardInterrupt" not in stderr and "Traceback" not in stderr, stderr
+    assert "interrupted: the points finished are kept in" in stderr
+
+
 def test_a_folder_of_another_study_is_refused(cli, reference):
     other = STUDY.replace("nic_scheduling: fcfs}", "nic_scheduling: rr}")
     (reference / "other.yaml").write_text(other)

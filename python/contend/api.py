@@ -316,17 +316,19 @@ def p2p_frames(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
 
 
 def calibrate(
-    machine: MachineLike, measurements: str | os.PathLike, hold_out: bool = False, **params: Any
+    machine: MachineLike, measurements: str | os.PathLike, hold_out: bool = False, machine_out: bool = False,
+    **params: Any,
 ) -> dict[str, Any]:
     """Fit link parameters to p2pBandwidthLatencyTest or nvbandwidth output; ``["yaml"]`` is the calibrated machine.
 
     A CSV of measured patterns (header pattern,src,dst,size,time or bandwidth[,access]) fits every parameter the
     data identifies and lists the others under ``["unidentified"]``; a CSV of measured transfer graphs (header
     graph,src,dst,size,time) fits sc16's bandwidth and tau instead. ``hold_out=True`` fits p2p outputs on
-    single-pair data only and scores the rest (``["scores"]``).
+    single-pair data only and scores the rest (``["scores"]``). ``machine_out=True`` (a machine file is wanted)
+    refuses, before fitting, measurements whose fit gives no machine (transfer graphs, nccl-tests output).
     """
     return json.loads(_core.calibrate(_machine(machine), os.fspath(measurements), _params(params),
-                                      hold_out))
+                                      hold_out, machine_out))
 
 
 def _params(params: Mapping[str, Any]) -> list[tuple[str, str]]:

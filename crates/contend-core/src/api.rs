@@ -287,12 +287,23 @@ pub fn import(path: &str, name: &str, numa_per_socket: i64) -> Result<import::Im
 /// tau; p2pBandwidthLatencyTest or nvbandwidth output fits each link kind's efficiency, duplex
 /// loss, read efficiency and the latencies (the result's "yaml" is the calibrated machine);
 /// `hold_out` fits p2p outputs and patterns on single-pair data only and scores the rest (sc16
-/// fits refuse it).
-pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out: bool) -> Result<CalibrationReport> {
+/// fits refuse it). `machine_out` (the CLI's `--output`): a fit that gives no machine file (sc16's
+/// two parameters, NCCL's constants) is refused before any fitting, as every output is checked first.
+pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out: bool, machine_out: bool) -> Result<CalibrationReport> {
     let raw = read_user_file(path)?;
     // Pasted from a terminal or a log: colours and carriage returns are not part of the data.
     let text = crate::terminal::strip_escapes(&raw);
     let format = MeasurementFormat::detect(&text, path);
+    if machine_out {
+        let why = match format {
+            MeasurementFormat::Graphs => Some(format!("{path} is a CSV of transfer graphs: its fit gives sc16's two parameters, not a machine; run without --output and pass them as --param bandwidth=… --param tau=…")),
+            MeasurementFormat::NcclTests => Some(format!("{path} is nccl-tests output: its fit gives NCCL's constants, not a machine; run without --output and pass the printed --param lines to contend nccl-tests")),
+            MeasurementFormat::Patterns | MeasurementFormat::ToolOutput => None,
+        };
+        if let Some(why) = why {
+            return Err(Error::input("--output", "", why));
+        }
+    }
     if hold_out && format == MeasurementFormat::Graphs {
         return Err(Error::input(
             path,

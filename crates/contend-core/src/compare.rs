@@ -30,6 +30,9 @@ pub struct CompareReport {
     pub models: Vec<ModelRun>,
     /// Each model that ran but the reference, against the reference.
     pub differences: Vec<Difference>,
+    /// What the reader of the makespans needs besides them: a routing decided per message at flow
+    /// level and per packet under packet (`routing_note`).
+    pub notes: Vec<String>,
 }
 
 #[derive(Serialize, JsonSchema, Debug)]
@@ -198,7 +201,37 @@ pub fn compare(m: &Machine, spec: &WorkloadSpec, origin: &str, models: &[String]
         }
         None => Vec::new(),
     };
-    Ok(CompareReport { machine: m.name.clone(), transfers, reference: reference.map(|k| reports[k].0.clone()).unwrap_or_default(), models: runs, differences })
+    let ran = |n: &str| reports.iter().any(|(name, _)| name == n);
+    let notes = if ran("packet") && reports.len() > 1 { routing_note(m).into_iter().collect() } else { Vec::new() };
+    Ok(CompareReport {
+        machine: m.name.clone(),
+        transfers,
+        reference: reference.map(|k| reports[k].0.clone()).unwrap_or_default(),
+        models: runs,
+        differences,
+        notes,
+    })
+}
+
+/// Where the machine's routing is chosen per message at flow level and per packet under packet
+/// (model/packet/routing.rs): adaptive on any network, valiant, ugal and par on a dragonfly (its
+/// switches in groups; elsewhere they keep one path per message under both). A message's one
+/// path (or one intermediate group) against its packets spread over many can differ by 2x on
+/// the same traffic, so the makespans differ by the routing as much as by the model.
+fn routing_note(m: &Machine) -> Option<String> {
+    use crate::topology::{DeviceKind, Routing};
+    let groups = m.devices.iter().any(|d| d.kind == DeviceKind::Switch && d.group.is_some());
+    let r = m.network.routing;
+    let per_message = match r {
+        Routing::Adaptive => "one path per message (the least loaded when it is placed)",
+        Routing::Valiant if groups => "one intermediate group per message",
+        Routing::Ugal | Routing::Par if groups => "minimal or Valiant once per message",
+        _ => return None,
+    };
+    Some(format!(
+        "routing {}: the flow-level models take {per_message}, packet decides at every packet, so their makespans differ by the routing as well as by the model (docs/models.md, packet: per-packet routing)",
+        format!("{r:?}").to_lowercase()
+    ))
 }
 
 #[cfg(test)]

@@ -192,6 +192,18 @@ impl Time {
     }
 }
 
+/// Below any link a machine or cluster file describes (the slowest, a PCIe Gen1 lane, moves
+/// 250 MB/s; a 1 Gb/s Ethernet port 125 MB/s): a smaller figure is a typo or a wrong unit, and
+/// 1e-30GB/s once printed a makespan of 1e29 s. Transfers' `max_rate` may go lower (a pace).
+pub const MIN_LINK_BANDWIDTH: f64 = 1e6;
+
+/// Why a link or device bandwidth (bytes/s) is refused, or None: under `MIN_LINK_BANDWIDTH`.
+pub fn below_link_floor(bytes_per_sec: f64) -> Option<String> {
+    (bytes_per_sec < MIN_LINK_BANDWIDTH).then(|| {
+        format!("{bytes_per_sec:.3e} B/s is below 1 MB/s, slower than any link (a PCIe Gen1 lane moves 250 MB/s); check the number and its unit, e.g. 11.9GB/s")
+    })
+}
+
 /// Above any link, switch or memory built or announced (NVLink 5 moves 1.8 TB/s a GPU, a
 /// GB200 NVL72 domain 130 TB/s): a larger figure is a typo or a wrong unit.
 const MAX_BANDWIDTH: f64 = 1e15;

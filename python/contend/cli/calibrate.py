@@ -73,21 +73,16 @@ def calibrate(
     target = new_file(output, [machine, str(measurements)], force)
     if target is not None and target.stdout and as_json:
         raise InputError("--output: - and --json would both write to standard output; write one of them to a file")
-    c = api.calibrate(load_machine(machine), measurements, hold_out=hold_out, **params)
+    # The core refuses --output before fitting where the measurements' fit gives no machine.
+    c = api.calibrate(load_machine(machine), measurements, hold_out=hold_out, machine_out=target is not None, **params)
     if "tau" in c:
         if as_json:
             sys.stdout.write(json.dumps(c, indent=2) + "\n")
         else:
             print_sc16_fit(c)
-        if target is not None:
-            raise InputError(
-                "--output: a sc16 fit gives two parameters, not a machine; "
-                "pass them as --param bandwidth=… --param tau=…"
-            )
         return
     if "runs" in c:
-        # nccl-tests output: NCCL's constants, given back to `contend nccl-tests` as --param. The fit is printed
-        # before an --output is refused, as for sc16, so that the refusal's pointer to it holds.
+        # nccl-tests output: NCCL's constants, given back to `contend nccl-tests` as --param.
         if as_json:
             sys.stdout.write(json.dumps(c, indent=2) + "\n")
         else:
@@ -97,11 +92,6 @@ def calibrate(
             print_calibration(c)
             if c["params"]:
                 out().print("use: contend nccl-tests " + machine + " " + " ".join(f"--param {p}" for p in c["params"]))
-        if target is not None:
-            raise InputError(
-                "--output: an NCCL fit gives NCCL's constants, not a machine; "
-                "pass them to contend nccl-tests as --param (printed above)"
-            )
         return
     if as_json:
         sys.stdout.write(json.dumps({k: v for k, v in c.items() if k not in ("yaml", "spec")}, indent=2) + "\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -62,9 +63,20 @@ def nccl_tests(
         "marked and the fastest choice contend ran beside it (runs every alternative, as --explain does)."),
     # -f is nccl-tests' step factor here: --force has no short form.
     force: bool = typer.Option(False, "--force", help="Overwrite the --plot file if it exists."),
+    # nccl-tests' -t (threads per process): refused in one line pointing to -g/--gpus, not "No such option".
+    threads: str | None = typer.Option(None, "-t", "--nthreads", hidden=True),
 ) -> None:
     """Predict the table NVIDIA's nccl-tests prints (<op>_perf -b -e -f -g) on this machine, by running NCCL's
     collectives as point-to-point transfers on the rings NCCL's search would build."""
+    if threads is not None:
+        raise InputError(f"-t: {threads} is nccl-tests' threads per process; contend's ranks are GPUs: "
+                         "give them with -g N or --gpus (nccl-tests' -t T -g G runs T x G GPUs a process)")
+    for op in ops or []:
+        if op.strip().lower() in _REDOPS:
+            raise InputError(f"--op: {op} is nccl-tests' -o, the reduction operator; contend's -o is --op, the "
+                             "collective, and the reduction does not change the time (the same bytes move): "
+                             "give the collective with --op (e.g. --op all_reduce) and leave the reduction out")
+    algo, proto, channels, applied = _nccl_environment(algo, proto, channels)
     gpu_list = None
     if gpus is not None:
         gpu_list = [g.strip() for g in gpus.split(",") if g.strip()]
@@ -79,14 +91,29 @@ def nccl_tests(
     if nccl_version is not None and "nccl_version" in params:
         raise InputError("--nccl-version: and --param nccl_version= are both given; give one")
     version = {} if nccl_version is None else {"nccl_version": nccl_version}
-    reports = [
-        api.nccl_tests(
-            machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpu_list, dtype=dtype, root=root, algo=algo,
-            proto=proto, channels=channels, model=model, explain=explain or target is not None, nodes=nodes,
-            network_bandwidth=network_bandwidth, tuner=None if tuner is None else str(tuner), **params | version,
-        )
-        for op in ops
-    ]
+    try:
+        reports = [
+            api.nccl_tests(
+                machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpu_list, dtype=dtype, root=root,
+                algo=algo, proto=proto, channels=channels, model=model, explain=explain or target is not None,
+                nodes=nodes, network_bandwidth=network_bandwidth, tuner=None if tuner is None else str(tuner),
+                **params | version,
+            )
+            for op in ops
+        ]
+    except InputError as e:
+        # A value read from the environment is named by its variable, not by the flag it stands for.
+        for flag, var in (("--algo", "NCCL_ALGO"), ("--proto", "NCCL_PROTO"), ("--channels", "NCCL_MIN_NCHANNELS")):
+            if str(e).startswith(flag + ":") and any(a.startswith(var + "=") for a in applied):
+                var = var.replace("MIN_", "MIN/MAX_")
+                raise InputError(f"{var} (environment){str(e)[len(flag):]}; or unset {var}, or give {flag}") from None
+        raise
+    if applied:
+        note = (f"from the environment, as NCCL reads it: {', '.join(applied)} (the header's 'choice' is NCCL's "
+                "within them; a flag given wins)")
+        for r in reports:
+            r["caveats"].append(note)
+            r["notes"].append(note)
     if target is not None:
         from contend.plots import nccl_busbw
 
@@ -115,3 +142,44 @@ def _print_table(r: dict, explain: bool) -> None:
         sys.stdout.write(r["explain"])
         for note in r["notes"]:
             sys.stdout.write(f"note: {note}\n")
+
+
+# nccl-tests' -o names (common.cu's test_opNames, and "all"): contend's -o is the collective.
+_REDOPS = ("sum", "prod", "max", "min", "avg", "mulsum", "all")
+
+
+def _nccl_environment(algo: str | None, proto: str | None, channels: int | None):
+    """NCCL_ALGO, NCCL_PROTO and NCCL_MIN/MAX_NCHANNELS as NCCL reads them, where the matching flag is not given.
+
+    Returns the algorithm, protocol and channel count to run and the ``VAR=value`` settings applied.
+    """
+    applied = []
+    env = {k: os.environ.get(k, "").strip() for k in ("NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS",
+                                                       "NCCL_MAX_NCHANNELS")}
+    if algo is None and env["NCCL_ALGO"]:
+        algo = env["NCCL_ALGO"]
+        applied.append(f"NCCL_ALGO={algo}")
+    if proto is None and env["NCCL_PROTO"]:
+        proto = env["NCCL_PROTO"]
+        applied.append(f"NCCL_PROTO={proto}")
+    for var, flag in (("NCCL_ALGO", "--algo"), ("NCCL_PROTO", "--proto")):
+        if f"{var}={env[var]}" in applied and env[var].startswith("^"):
+            raise InputError(f"{var} (environment): {env[var]} is NCCL's exclusion form, which contend does not read "
+                             f"yet; name the ones to keep (e.g. {var}={'Tree' if flag == '--algo' else 'Simple'}), "
+                             f"or give {flag}, or unset {var}")
+    bounds = {k: v for k, v in env.items() if k.endswith("NCHANNELS") and v}
+    if channels is None and bounds:
+        for k, v in bounds.items():
+            # --channels' range (NCCL's MAXCHANNELS is 64).
+            if not v.isdigit() or not 1 <= int(v) <= 64:
+                raise InputError(f"{k} (environment): {v} is not a channel count from 1 to 64; set one, or unset "
+                                 f"{k}, or give --channels")
+        lo, hi = bounds.get("NCCL_MIN_NCHANNELS"), bounds.get("NCCL_MAX_NCHANNELS")
+        if lo is None or hi is None or int(lo) != int(hi):
+            given = ", ".join(f"{k}={v}" for k, v in bounds.items())
+            raise InputError(f"NCCL_MIN_NCHANNELS/NCCL_MAX_NCHANNELS (environment): {given} bound NCCL's own count, "
+                             "and contend runs NCCL's count or one given: set both to one value, or give --channels "
+                             "N (a flag wins), or unset them")
+        channels = int(lo)
+        applied.extend(f"{k}={v}" for k, v in bounds.items())
+    return algo, proto, channels, applied

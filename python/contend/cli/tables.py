@@ -402,10 +402,14 @@ def print_model_comparison(c: results.Comparison) -> None:
         if m["ran"]:
             unit, scale = time_unit(m["makespan_s"])
             note = "reference" if m["model"] == raw["reference"] else ""
+            if raw.get("notes") and m["model"] != "packet":
+                note = "; ".join(x for x in (note, "routes per message (note below)") if x)
             table.add_row(m["model"], f"{m['wall_s']:.3f}", f"{m['makespan_s'] * scale:.4g} {unit}", note)
         else:
             table.add_row(m["model"], "—", "—", f"does not apply: {m['refused']}")
     out().print(table)
+    for n in raw.get("notes", []):
+        out().print(f"note: {n}", soft_wrap=True, highlight=False)
     for d in raw["differences"]:
         t = new_table(title=f"{d['model']} against {d['reference']}: {d['compared']:,} transfers compared")
         for col in ("median |Δ|", "p90 |Δ|", "max |Δ|", "mean Δ", "makespan Δ"):

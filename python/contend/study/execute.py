@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -183,6 +185,13 @@ def connect(workers: int | None, scheduler: str | None) -> Any:
         # "inheriting"); an unguarded study.run there would start a cluster of its own. The worker ends quietly
         # and the parent says what to do.
         raise SystemExit(2)
+    # Ctrl-C reaches the whole process group: the workers ignore it, and the parent stops them and says what
+    # to do in one line (each worker printed a 30-line KeyboardInterrupt traceback). A worker process inherits
+    # SIGINT ignored across its start, and Python installs its KeyboardInterrupt handler only where SIGINT is not
+    # ignored at start; the parent's own handler is back once the workers are up. (Only the main thread may set
+    # a handler: a study started from another thread leaves it as it is.)
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     with dask.config.set(LOCAL_CLUSTER_CONFIG):
         try:
             cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
@@ -191,6 +200,9 @@ def connect(workers: int | None, scheduler: str | None) -> Any:
             raise ContendError(f"the study's worker processes did not start ({e}); from a script of your own, call "
                                "contend.study.run under `if __name__ == \"__main__\":` (each worker re-imports the "
                                "script), or pass client= a running Dask client") from None
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous)
     return Client(cluster)
 
 

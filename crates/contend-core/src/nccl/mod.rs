@@ -798,27 +798,42 @@ pub fn check_model(model: &str) -> Result<()> {
 }
 
 /// Run a call's lowering with the named model; `bottlenecks` names each channel's busiest resource.
+/// A call over the transfers contend lowers one call to (`lower::MAX_TRANSFERS`) is refused in one line.
 pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, String)], bottlenecks: bool) -> Result<Ran> {
-    check_model(model)?;
-    let too_many = |least: u64| {
-        let why = format!(
-            "{} on {} ranks{} is at least {:.1} M transfers (NCCL's own sends: they grow with the square of the ranks), over the {} M (about 4 GB) contend lowers one call to; give fewer nodes{}",
-            call.coll.name(),
-            call.devices.len(),
-            if call.coll == Coll::AllToAll { String::new() } else { format!(" by {}", call.algo.name()) },
-            least as f64 / 1e6,
-            lower::MAX_TRANSFERS / 1_000_000,
-            if call.coll == Coll::AllToAll { "" } else { " or --algo tree / nvlstree (they grow with the ranks)" },
-        );
-        Err(Error::input("--nodes", "", why))
-    };
-    let least = lower::transfers_at_least(call);
-    if least > lower::MAX_TRANSFERS {
-        return too_many(least);
+    match run_within(m, call, model, params, bottlenecks, lower::MAX_TRANSFERS)? {
+        Some(ran) => Ok(ran),
+        None => {
+            // Over the limit by its lower bound, or by its lowering where the bound passed.
+            let least = lower::transfers_at_least(call).max(lower::MAX_TRANSFERS);
+            Err(Error::input("--nodes", "", too_many(call, least)))
+        }
     }
-    let (transfers, channel) = lower::lower(call);
-    if lower::truncated(&transfers) {
-        return too_many(lower::MAX_TRANSFERS);
+}
+
+/// Why a call is not run: it is over `lower::MAX_TRANSFERS` (`least` of them at least).
+pub fn too_many(call: &lower::Call, least: u64) -> String {
+    format!(
+        "{} on {} ranks{} is at least {:.1} M transfers (NCCL's own sends: they grow with the square of the ranks), over the {} M (about 4 GB) contend lowers one call to; give fewer nodes{}",
+        call.coll.name(),
+        call.devices.len(),
+        if call.coll == Coll::AllToAll { String::new() } else { format!(" by {}", call.algo.name()) },
+        least as f64 / 1e6,
+        lower::MAX_TRANSFERS / 1_000_000,
+        if call.coll == Coll::AllToAll { "" } else { " or --algo tree / nvlstree (they grow with the ranks)" },
+    )
+}
+
+/// `run`, with `None` where the call is over `limit` transfers (`lower::MAX_TRANSFERS` but in
+/// tests), by its count before lowering or by the lowering's own stop: `--explain` leaves such an
+/// alternative out (with a note) where `run` refuses NCCL's pick.
+pub fn run_within(m: &Machine, call: &lower::Call, model: &str, params: &[(String, String)], bottlenecks: bool, limit: u64) -> Result<Option<Ran>> {
+    check_model(model)?;
+    if lower::transfers_at_least(call) > limit {
+        return Ok(None);
+    }
+    let (transfers, channel) = lower::lower_within(call, limit);
+    if transfers.len() as u64 >= limit {
+        return Ok(None);
     }
     // Send/receive runs each operation on the channels its size gets (`p2p::op_channels`).
     let channels = match call.coll {
@@ -826,7 +841,7 @@ pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, Stri
         _ => call.channels(),
     };
     if transfers.is_empty() {
-        return Ok(Ran { seconds: 0.0, transfers: 0, channels, bottlenecks: Vec::new() });
+        return Ok(Some(Ran { seconds: 0.0, transfers: 0, channels, bottlenecks: Vec::new() }));
     }
     let count = transfers.len();
     let w = Workload { transfers, origin: format!("nccl {}", call.coll.name()), ..Default::default() };
@@ -857,5 +872,5 @@ pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, Stri
             }
         }
     }
-    Ok(Ran { seconds: o.makespan(), transfers: count, channels, bottlenecks: worst })
+    Ok(Some(Ran { seconds: o.makespan(), transfers: count, channels, bottlenecks: worst }))
 }

@@ -479,3 +479,39 @@ fn a_tree_ll128_across_nodes_charges_seven_ninths_inside_a_node_and_the_wire_for
     let rate = |inside: bool| t.iter().find(|x| (on(x.src) == on(x.dst)) == inside).and_then(|x| x.max_rate).unwrap();
     assert!(close(rate(true) / rate(false), (9.0 / 7.0) / (128.0 / 120.0), 1e-9), "{} {}", rate(true), rate(false));
 }
+
+/// --explain leaves out an alternative over the transfer limit, by its count before lowering or
+/// by the lowering's own stop, and runs the rest: 32 x dgx-a100 at 1 GiB was refused whole
+/// (NCCL's pick fits; an alternative's lowering stopped at the limit and its refusal ended the
+/// run). Here the limit is the smallest whole lowering among dgx-a100's alternatives at 64 MiB
+/// that its count before lowering does not catch, so the lowering's stop decides.
+#[test]
+fn explain_leaves_out_alternatives_over_the_transfer_limit() {
+    let r = tests_tool::Request { min_bytes: "64M".into(), max_bytes: "64M".into(), explain: true, ..req("all_reduce") };
+    let rep = api::nccl_tests("dgx-a100", &r, 1, None).unwrap();
+    let row = &rep.rows[0];
+    let pick = (row.algo, row.proto);
+    let m = crate::topology::Machine::load("dgx-a100").unwrap();
+    let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+    let sizes: Vec<((Algo, Proto), u64, u64)> = row
+        .explain
+        .as_ref()
+        .unwrap()
+        .alternatives
+        .iter()
+        .map(|a| (a.algo, a.proto))
+        .filter(|&x| x != pick)
+        .map(|(a, p)| {
+            let call = comm.call(Coll::AllReduce, a, p, row.size, 0).merged();
+            ((a, p), lower::transfers_at_least(&call), lower::lower(&call).0.len() as u64)
+        })
+        .collect();
+    let limit = sizes.iter().filter(|s| s.1 < s.2).map(|s| s.2).min().expect("an alternative whose count before lowering is below its lowering");
+    let (ran, left) = tests_tool::alternatives(&comm, Coll::AllReduce, row.size, &r, pick, row.time_us, limit).unwrap();
+    let want: Vec<(Algo, Proto)> = sizes.iter().filter(|s| s.1 > limit || s.2 >= limit).map(|s| s.0).collect();
+    assert!(!want.is_empty() && left == want, "{left:?} {want:?}");
+    assert_eq!(ran.len() + left.len(), sizes.len() + 1, "the pick and the others run");
+    assert!(ran.iter().any(|a| (a.algo, a.proto) == pick));
+    // The report's note and --explain's line say so where it happens.
+    assert!(rep.rows[0].explain.as_ref().unwrap().left_out.is_empty() && !rep.notes.iter().any(|n| n.contains("left out")));
+}

@@ -93,6 +93,9 @@ pub struct RowExplain {
     /// Share of the call's time that is latency: the same transfers with one byte each, over the call.
     pub latency_share: f64,
     pub bottlenecks: Vec<Bottleneck>,
+    /// Alternatives not run: over the transfers contend lowers one call to (`lower::MAX_TRANSFERS`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<(Algo, Proto)>,
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -369,6 +372,15 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     if ignored_algo {
         caveats.push(format!("--algo (NCCL_ALGO) does not apply to {}: NCCL runs it peer-to-peer whatever the setting", coll.name()));
     }
+    let left: std::collections::BTreeSet<String> =
+        rows.iter().filter_map(|r| r.explain.as_ref()).flat_map(|e| e.left_out.iter().map(|(a, p)| format!("{}/{}", a.name(), p.name()))).collect();
+    if !left.is_empty() {
+        caveats.push(format!(
+            "{} left out of the comparison where a row says so (left_out): over the {} M transfers contend lowers one call to (NCCL's own sends grow with the square of the ranks); the fastest shown is of those run",
+            left.into_iter().collect::<Vec<_>>().join(", "),
+            super::lower::MAX_TRANSFERS / 1_000_000
+        ));
+    }
     notes.extend(caveats.iter().cloned());
     let mut r = Report {
         machine: m.name.clone(),
@@ -398,30 +410,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
 
 fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, chosen: &super::Pick, ran: &super::Ran, time_us: f64) -> Result<RowExplain> {
     let pick = (chosen.algo, chosen.proto);
-    let p2p = matches!(coll, Coll::AllToAll | Coll::SendRecv);
-    let mut alternatives = Vec::new();
-    if !p2p {
-        // NCCL's alternatives: NVLS only where NCCL reduces the type on it.
-        let nvls_ok = !coll.reduces() || tuning::nvls_reduces(&req.dtype);
-        for &a in coll.algos().iter().filter(|&&a| nvls_ok || !matches!(a, Algo::Nvls | Algo::NvlsTree)) {
-            for p in PROTOS {
-                let Some(model_us) = tuning::time_us(&comm.tuning, coll, a, p, bytes.max(1)) else { continue };
-                let t = if (a, p) == pick {
-                    time_us
-                } else {
-                    let call = comm.call(coll, a, p, bytes, req.root).merged();
-                    // An alternative too large to lower (`lower::MAX_TRANSFERS`) is left out.
-                    if super::lower::transfers_at_least(&call) > super::lower::MAX_TRANSFERS {
-                        continue;
-                    }
-                    super::run(&comm.m, &call, &req.model, &req.params, false)?.seconds * 1e6
-                };
-                alternatives.push(Alternative { algo: a, proto: p, time_us: t, nccl_model_us: model_us });
-            }
-        }
-    } else {
-        alternatives.push(Alternative { algo: pick.0, proto: pick.1, time_us, nccl_model_us: f64::NAN });
-    }
+    let (alternatives, left_out) = alternatives(comm, coll, bytes, req, pick, time_us, super::lower::MAX_TRANSFERS)?;
     let best = alternatives.iter().min_by(|a, b| a.time_us.total_cmp(&b.time_us)).cloned().expect("the pick is among them");
     // Latency: the same transfers carrying one byte each.
     // On the channels the call ran (a tuner line's, where one set them).
@@ -443,7 +432,45 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, chosen: &supe
         alternatives,
         latency_share: scale(lat * 1e6),
         bottlenecks,
+        left_out,
     })
+}
+
+/// The alternatives run, and those left out (over the transfer limit).
+type Compared = (Vec<Alternative>, Vec<(Algo, Proto)>);
+
+/// Every algorithm and protocol NCCL has for the call, run (the pick at its time, already run),
+/// and those left out: over `limit` transfers (`lower::MAX_TRANSFERS`; smaller in tests).
+pub(super) fn alternatives(comm: &Comm, coll: Coll, bytes: u64, req: &Request, pick: (Algo, Proto), time_us: f64, limit: u64) -> Result<Compared> {
+    let p2p = matches!(coll, Coll::AllToAll | Coll::SendRecv);
+    let mut alternatives = Vec::new();
+    let mut left_out = Vec::new();
+    if !p2p {
+        // NCCL's alternatives: NVLS only where NCCL reduces the type on it.
+        let nvls_ok = !coll.reduces() || tuning::nvls_reduces(&req.dtype);
+        for &a in coll.algos().iter().filter(|&&a| nvls_ok || !matches!(a, Algo::Nvls | Algo::NvlsTree)) {
+            for p in PROTOS {
+                let Some(model_us) = tuning::time_us(&comm.tuning, coll, a, p, bytes.max(1)) else { continue };
+                let t = if (a, p) == pick {
+                    time_us
+                } else {
+                    let call = comm.call(coll, a, p, bytes, req.root).merged();
+                    // An alternative too large to lower is left out, with a note.
+                    match super::run_within(&comm.m, &call, &req.model, &req.params, false, limit)? {
+                        Some(ran) => ran.seconds * 1e6,
+                        None => {
+                            left_out.push((a, p));
+                            continue;
+                        }
+                    }
+                };
+                alternatives.push(Alternative { algo: a, proto: p, time_us: t, nccl_model_us: model_us });
+            }
+        }
+    } else {
+        alternatives.push(Alternative { algo: pick.0, proto: pick.1, time_us, nccl_model_us: f64::NAN });
+    }
+    Ok((alternatives, left_out))
 }
 
 /// The call's time with every transfer shrunk to one byte: its latency part.
@@ -580,6 +607,14 @@ pub fn explain_text(r: &Report) -> String {
         ));
         let alts: Vec<String> = e.alternatives.iter().map(|a| format!("{}/{} {:.2} us", a.algo.name(), a.proto.name(), a.time_us)).collect();
         s.push_str(&format!("    run: {}\n", alts.join(", ")));
+        if !e.left_out.is_empty() {
+            let names: Vec<String> = e.left_out.iter().map(|(a, p)| format!("{}/{}", a.name(), p.name())).collect();
+            s.push_str(&format!(
+                "    left out: {} (over the {} M transfers contend lowers one call to)\n",
+                names.join(", "),
+                super::lower::MAX_TRANSFERS / 1_000_000
+            ));
+        }
         if e.pick_slower_pct > 10.0 {
             s.push_str(&format!("    ★ NCCL's pick is {:.0}% slower than {}/{}\n", e.pick_slower_pct, e.fastest_algo.name(), e.fastest_proto.name()));
         }

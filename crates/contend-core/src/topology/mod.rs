@@ -657,6 +657,9 @@ impl Machine {
                     ))
                 }
             };
+            if let Some(why) = crate::units::below_link_floor(per_link) {
+                return Err(Error::input(origin, format!("links[{i}].bandwidth"), why));
+            }
             let count = l.count.unwrap_or(1);
             if count == 0 {
                 return Err(Error::input(origin, format!("links[{i}].count"), "is 0; a link has at least one lane group"));

@@ -13,6 +13,9 @@ pub(super) fn device(d: &DeviceSpec, i: usize, machine_acs: Option<Acs>, origin:
         (Some(b), _) if !(b > 0.0 && b.is_finite()) => {
             return Err(Error::input(origin, format!("devices[{i}].port_bandwidth"), "is not positive; give one port's line rate, e.g. 400Gb/s"))
         }
+        (Some(b), _) if crate::units::below_link_floor(b).is_some() => {
+            return Err(Error::input(origin, format!("devices[{i}].port_bandwidth"), crate::units::below_link_floor(b).unwrap_or_default()))
+        }
         _ => {}
     }
     Ok(Device {
@@ -24,6 +27,9 @@ pub(super) fn device(d: &DeviceSpec, i: usize, machine_acs: Option<Acs>, origin:
         capacity: match d.capacity.map(|c| c.bytes_per_sec()) {
             Some(c) if !(c > 0.0 && c.is_finite()) => {
                 return Err(Error::input(origin, format!("devices[{i}].capacity"), "is not positive; give the device's total bandwidth, e.g. 200GB/s"))
+            }
+            Some(c) if crate::units::below_link_floor(c).is_some() => {
+                return Err(Error::input(origin, format!("devices[{i}].capacity"), crate::units::below_link_floor(c).unwrap_or_default()))
             }
             c => c,
         },

@@ -117,6 +117,12 @@ pub const MAX_BUFFER: u32 = 1 << 20;
 /// The most packets one simulation may cut (about an hour of one core at 5 M packet-hops/s).
 pub const MAX_PACKETS: u64 = 2_000_000_000;
 
+/// The most packet-hops (each packet times the links of its message's path) one simulation may
+/// take: about a minute of one core at the 6.3-8.7 M packet-hops/s measured (docs/benchmarks.md,
+/// "Packet level"). 100 MB in 1 B packets over a fat-tree (10^8 packets, 8 links) ran for minutes
+/// with no word; past this the run is refused before it starts, naming the packet size.
+pub const MAX_PACKET_HOPS: u64 = 500_000_000;
+
 /// The most hops a path may have (a packet keeps its hop, its virtual channel, in 16 bits).
 pub const MAX_HOPS: usize = u16::MAX as usize;
 
@@ -217,6 +223,7 @@ impl PacketPrepared {
         };
         net.hop_off.push(0);
         let mut total_packets = 0u64;
+        let mut packet_hops = 0u64;
         // Numbered in flow order; the maps are only looked up, so numbering is deterministic.
         let mut injectors: HashMap<(bool, usize), u32> = HashMap::new();
         let mut lanes: HashMap<(u32, u32), u32> = HashMap::new();
@@ -271,6 +278,18 @@ impl PacketPrepared {
             let count = volume.div_ceil(params.packet);
             net.packets.push(count);
             total_packets += count;
+            packet_hops = packet_hops.saturating_add(count.saturating_mul(path.len() as u64));
+            if packet_hops > MAX_PACKET_HOPS {
+                return Err(Error::Unsupported {
+                    model: "packet".into(),
+                    reason: format!(
+                        "these transfers make over {} M packet-hops (packets of {} times the links each crosses), over the {} M (about a minute of one core) packet simulates; use a larger --param packet=…, fewer bytes, or --model maxmin",
+                        packet_hops / 1_000_000,
+                        Bytes(params.packet),
+                        MAX_PACKET_HOPS / 1_000_000
+                    ),
+                });
+            }
             if total_packets > MAX_PACKETS {
                 return Err(Error::Unsupported {
                     model: "packet".into(),

@@ -261,14 +261,18 @@ pub(super) fn refusal(m: &Machine, text: &str) -> String {
     }
 }
 
-/// The clock's range is checked before the run: a copy that would pass 2^63 ps is refused in
-/// one line naming the link and the fix (it once wrapped: 1 MiB over 1e-6 B/s "took" 69 µs).
+/// The clock's range is checked before the run: a copy that would pass 2^63 ps (9.2e6 s) is
+/// refused in one line naming the link and the fix (it once wrapped: 1 MiB over 1e-6 B/s "took"
+/// 69 µs; links that slow are refused on input now, `units::MIN_LINK_BANDWIDTH`, so 16 TB over
+/// the slowest link allowed, 1 MB/s, 1.6e7 s, in 1 GiB packets to stay under the packet bounds).
 #[test]
 fn a_run_past_the_clock_is_refused_before_it_starts() {
-    let m = slow_pair("0.000001B/s");
-    let e = refusal(&m, "transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB}\n");
+    let m = slow_pair("1MB/s");
+    let w = workload(&m, "transfers:\n  - {src: GPU0, dst: GPU1, size: 16TB}\n");
+    let Err(e) = PacketPrepared::new(&m, &w, PacketParams::parse(&m, &pairs(&[("packet", "1GiB")])).unwrap()) else { panic!("ran") };
+    let e = e.to_string();
     assert!(e.starts_with("model packet does not apply: its clock counts whole picoseconds up to 2^63"), "{e}");
-    assert!(e.contains("carrying its bytes at 1.000e-6 B/s") && e.contains("bandwidth") && e.ends_with("or use --model maxmin"), "{e}");
+    assert!(e.contains("carrying its bytes at 1.000e6 B/s") && e.contains("bandwidth") && e.ends_with("or use --model maxmin"), "{e}");
     assert!(!e.contains('\n'));
     // A start 200 days out is the quantity named.
     let m = slow_pair("10GB/s");
@@ -278,16 +282,50 @@ fn a_run_past_the_clock_is_refused_before_it_starts() {
     assert!(e.contains("setup delays, computations and teardowns add up to"), "{e}");
 }
 
-/// Inside the range the clock is exact however long the run: 1 MiB at 1 B/s takes 2^20 s over
-/// each of its two hops' pipeline (store and forward: the first packet crosses both links, the
-/// other 255 follow at the bottleneck's pace), about 12 days.
+/// Inside the range the clock is exact however long the run: 1 TiB at 1 MiB/s in 1 GiB packets
+/// takes 2^20 s over each of its two hops' pipeline (store and forward: the first packet crosses
+/// both links, the other 1023 follow at the bottleneck's pace), about 12 days. (It was 1 MiB at
+/// 1 B/s in 4 KiB packets, the same shape, before links under 1 MB/s were refused on input.)
 #[test]
 fn a_long_run_inside_the_clock_is_exact() {
-    let m = slow_pair("1B/s");
-    let w = workload(&m, "transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB}\n");
-    let o = run(&m, &w, &[]);
-    let packet_s = 4096.0;
-    assert_eq!(o.finish[0], packet_s + 256.0 * packet_s);
+    let m = slow_pair("1MiB/s");
+    let w = workload(&m, "transfers:\n  - {src: GPU0, dst: GPU1, size: 1TiB}\n");
+    let o = run(&m, &w, &[("packet", "1GiB")]);
+    let packet_s = 1024.0;
+    assert_eq!(o.finish[0], packet_s + 1024.0 * packet_s);
+}
+
+/// A link under 1 MB/s in a machine or cluster file is refused on input, naming its field
+/// (1e-30GB/s once printed a makespan of 1e29 s).
+#[test]
+fn a_link_under_a_megabyte_a_second_is_refused_by_its_field() {
+    let e = Machine::from_text(
+        "name: slow\ndevices:\n  - {name: A, kind: gpu}\n  - {name: B, kind: gpu}\nlinks:\n  - {a: A, b: B, kind: nvlink, bandwidth: 1e-30GB/s}\n",
+        "m.yaml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("links[0].bandwidth") && e.contains("below 1 MB/s") && !e.contains('\n'), "{e}");
+    let cluster = |link: &str| {
+        format!("name: c\nfabric:\n  fat_tree: {{radix: 8, pods: 3, leaves_per_pod: 4, aggregates_per_pod: 4, nodes_per_leaf: 4}}\nlink: {{bandwidth: {link}}}\nnodes: {{gpus: 1}}\n")
+    };
+    let e = Machine::from_text(&cluster("999kB/s"), "c.yaml").unwrap_err().to_string();
+    assert!(e.contains("link.bandwidth") && e.contains("below 1 MB/s"), "{e}");
+    assert!(Machine::from_text(&cluster("1MB/s"), "c.yaml").is_ok());
+}
+
+/// A run past `MAX_PACKET_HOPS` (5 x 10^8) is refused before it starts, naming the packet size:
+/// 300 MB in 1 B packets over two links is 6 x 10^8 packet-hops, 3 x 10^8 packets each crossing both.
+#[test]
+fn a_run_of_too_many_packet_hops_is_refused_before_it_starts() {
+    let m = slow_pair("10GB/s");
+    let w = workload(&m, "transfers:\n  - {src: GPU0, dst: GPU1, size: 300MB}\n");
+    let Err(e) = PacketPrepared::new(&m, &w, PacketParams::parse(&m, &pairs(&[("packet", "1B")])).unwrap()) else { panic!("ran") };
+    let e = e.to_string();
+    assert!(e.contains("packet-hops") && e.contains("packets of 1B") && e.contains("--param packet=") && !e.contains('\n'), "{e}");
+    // Under the bound it is prepared: 100 MB in 1 kB packets is 2 x 10^5 packet-hops.
+    let w = workload(&m, "transfers:\n  - {src: GPU0, dst: GPU1, size: 100MB}\n");
+    assert!(PacketPrepared::new(&m, &w, PacketParams::parse(&m, &pairs(&[("packet", "1kB")])).unwrap()).is_ok());
 }
 
 /// A GPU's write into host memory is posted (flow::completion_wait): the copy is done when its

@@ -99,6 +99,9 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
         if l.count == Some(0) {
             return Err(Error::input(origin, format!("fabric.graph.links[{i}].count"), "is 0; a link has at least one"));
         }
+        if let Some(why) = l.bandwidth.and_then(|b| crate::units::below_link_floor(b.bytes_per_sec())) {
+            return Err(Error::input(origin, format!("fabric.graph.links[{i}].bandwidth"), why));
+        }
         adj[x].push(y);
         adj[y].push(x);
         let latency = l.latency.unwrap_or(Time(b.latency.0 + b.router_delay.0));

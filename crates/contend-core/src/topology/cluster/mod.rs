@@ -198,6 +198,13 @@ pub fn build(c: &ClusterSpec, origin: &str) -> Result<MachineSpec> {
     if c.link.bandwidth.bytes_per_sec().partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
         return Err(Error::input(origin, "link.bandwidth", "is zero; give the network link's bandwidth, e.g. 11.9GB/s"));
     }
+    for (field, bw) in
+        [("link.bandwidth", Some(c.link.bandwidth)), ("nodes.nic_bandwidth", c.nodes.nic_bandwidth), ("nodes.intra_bandwidth", c.nodes.intra_bandwidth)]
+    {
+        if let Some(why) = bw.and_then(|b| crate::units::below_link_floor(b.bytes_per_sec())) {
+            return Err(Error::input(origin, field, why));
+        }
+    }
     // A node given as a machine file is read once, here: its NICs take the fabric's ports.
     let machine = match &c.nodes.machine {
         Some(source) => Some(Machine::load(source).map_err(|e| Error::input(origin, "nodes.machine", e.to_string()))?),
