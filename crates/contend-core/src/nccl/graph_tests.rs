@@ -251,3 +251,20 @@ fn a_tree_ll_call_caps_only_the_roots_connections() {
     assert!(t.iter().any(|x| x.max_rate.is_some()), "the root's connections carry the ceiling");
     assert!(t.iter().any(|x| on(x.src) == on(x.dst) && x.max_rate.is_none()), "a chain's other sends do not");
 }
+
+#[test]
+fn a_tree_simple_chunk_shrinks_with_the_trees_depth_as_nccl_2_19_does() {
+    // 2.18.5/2.19.3 enqueue.cc: a step of 1 MiB (NCCL_BUFFSIZE 8 MiB), 8 channels, 2 nodes of 8:
+    // depth 8 - 1 + log2 2 = 8. Halve while under 64 whole chunks a channel (down to 128 KiB),
+    // then under 32 (down to 64 KiB), then under 8 (down to 32 KiB). 1 MiB: 131072 B a channel,
+    // 1 chunk of 128 KiB, 2 of 64 KiB, 4 of 32 KiB: 32768. 4 MiB: 4 of 128 KiB, 8 of 64 KiB (not
+    // under 8): 65536. 64 MiB: 64 of 128 KiB: 131072. 1 GiB: 128 of 1 MiB: a whole step.
+    let c = |bytes| lower::tree_simple_chunk(1 << 20, bytes, 8, 2, 8);
+    assert_eq!((c(1 << 20), c(1 << 22), c(1 << 26), c(1 << 30)), (32768, 65536, 131072, 1 << 20));
+    // The releases that have the rule: 2.18.5 and 2.19.3; 2.20.3's computeCollChunkInfo has none.
+    let mut comm = two("dgx-a100", "25GB/s");
+    for (v, shrinks) in [("2.18", true), ("2.19", true), ("2.20", false), ("2.21", false), ("2.30", false)] {
+        comm.set_constants(constants::split(&[("nccl_version".into(), v.into())]).unwrap().0).unwrap();
+        assert_eq!(comm.call(Coll::AllReduce, Algo::Tree, Proto::Simple, 1 << 22, 0).tree_depth_chunk, shrinks, "{v}");
+    }
+}

@@ -100,6 +100,9 @@ pub struct Call {
     pub nvls_efficiency: f64,
     /// NVLS-tree's chunk before its size rule (`tuning::nvls_tree_first`).
     pub nvls_tree_first: u64,
+    /// Whether a tree/Simple all-reduce chunk shrinks with the tree's depth, as 2.18.5 and 2.19.3
+    /// shrink it (`tree_simple_chunk`; `Version::tree_simple_depth_chunk`).
+    pub tree_depth_chunk: bool,
     /// PXN: the local rank that relays a message to another node's rank (default: none).
     pub pxn: super::pxn::Pxn,
     /// Data bytes/s each transfer of one channel moves at most (`tuning::channel_rate`); None:
@@ -186,6 +189,9 @@ impl Call {
         } else if self.algo == Algo::Tree && self.proto == Proto::Ll128 {
             let ppn = self.ppn.clamp(1, self.devices.len());
             tree_ll128_chunk(chunk_bytes(self.coll, self.algo, self.proto, self.buff), self.bytes, self.channels(), self.devices.len() / ppn, ppn)
+        } else if self.algo == Algo::Tree && self.proto == Proto::Simple && self.tree_depth_chunk && self.coll == Coll::AllReduce {
+            let ppn = self.ppn.clamp(1, self.devices.len());
+            tree_simple_chunk(chunk_bytes(self.coll, self.algo, self.proto, self.buff), self.bytes, self.channels(), self.devices.len() / ppn, ppn)
         } else {
             chunk_bytes(self.coll, self.algo, self.proto, self.buff)
         }
@@ -239,6 +245,24 @@ pub fn tree_ll128_chunk(mut chunk: u64, bytes: u64, channels: usize, nodes: usiz
     }
     while per(chunk) < nsteps * 16.0 / ppn_f && chunk > 32768 {
         chunk /= 2;
+    }
+    chunk
+}
+
+/// A tree/Simple all-reduce's chunk for a call of `bytes` on `channels` under NCCL 2.18.5 and
+/// 2.19.3 (enqueue.cc `computeColl`, v2.19.3-1 lines 1334-1342, the same in v2.18.5-1; the tree
+/// kernel runs it as `lastChunkSize`, device/all_reduce.h `runTreeSplit`): halved while each
+/// channel would get fewer than 8 x depth chunks (down to 128 KiB), then fewer than 4 x depth
+/// (down to 64 KiB), then fewer than depth (down to 32 KiB), with connect.cc's depth estimate,
+/// ranks per node - 1 + log2(nodes), so that a call fills the tree's pipeline. The counts are
+/// whole chunks (integer division). 2.20.3's `computeCollChunkInfo` has no such rule: a step.
+pub fn tree_simple_chunk(mut chunk: u64, bytes: u64, channels: usize, nodes: usize, ppn: usize) -> u64 {
+    let depth = (ppn.max(1) - 1 + nodes.max(1).ilog2() as usize) as u64;
+    let per = |chunk: u64| bytes / (channels.max(1) as u64 * chunk);
+    for (times, floor) in [(8, 131072), (4, 65536), (1, 32768)] {
+        while per(chunk) < times * depth && chunk > floor {
+            chunk /= 2;
+        }
     }
     chunk
 }

@@ -589,6 +589,7 @@ impl Comm {
             switches: Vec::new(),
             nvls_efficiency: 1.0,
             nvls_tree_first: 0,
+            tree_depth_chunk: self.tuning.version.tree_simple_depth_chunk(),
             pxn: if self.constants.pxn_disable { pxn::Pxn::default() } else { self.pxn.clone() },
             // A p2p channel's rate is the NVLink A100 table's (docs/validation.md, round 13): no PCIe
             // send/receive measurement says a PCIe pair's channels are capped, so there its links bind.
@@ -658,6 +659,7 @@ impl Comm {
                 self.constants.nvlstree_max,
                 self.nodes,
             ),
+            tree_depth_chunk: false,
             pxn: pxn::Pxn::default(),
             rate: None,
             // NVLS runs on Hopper and later, which need no flush.

@@ -3,7 +3,8 @@
 //! NCCL's choice of algorithm and protocol (src/graph/tuning.cc) changed between releases; a
 //! public nccl-tests table is NCCL's choice under the release it ran. `nccl_version` picks the
 //! release whose constants `tuning::model` uses. Only the choice changes, but for NVLS-tree's
-//! first chunk (`tuning::nvls_tree_first`: a Simple step before 2.21): the lowering's chunks,
+//! first chunk (`tuning::nvls_tree_first`: a Simple step before 2.21) and tree/Simple's chunk
+//! (`lower::tree_simple_chunk`: shrunk by the tree's depth before 2.20): the lowering's chunks,
 //! channels and per-step latencies stay NCCL 2.30.7's (tree/Simple's `hwLatencies` went 28 µs
 //! (2.16) -> 4 (2.18.3) -> 28 (2.19) -> 4 (2.23) with the same tree kernel, so they steer the choice
 //! rather than time a step).
@@ -108,6 +109,12 @@ impl Version {
         } else {
             [4.0, 4.0, 14.0]
         }
+    }
+
+    /// Whether a tree/Simple all-reduce chunk shrinks with the tree's depth (`lower::tree_simple_chunk`):
+    /// 2.18.5 and 2.19.3 (enqueue.cc `computeColl`); 2.20.3's `computeCollChunkInfo` dropped the rule.
+    pub fn tree_simple_depth_chunk(self) -> bool {
+        self <= Version::V2_19
     }
 
     /// NVLS and NVLS-tree `hwLatencies` (µs): [NVLink NVLS, NVLink NVLS-tree, NET NVLS, NET NVLS-tree].
