@@ -202,6 +202,13 @@ fn one_process_of_n_gpus_takes_at_least_n_launches_an_iteration() {
     let empty = tests_tool::Request { ngpus: Some(8), max_bytes: "8".into(), ..req("alltoall") };
     let empty = api::nccl_tests("dgx-a100", &empty, 1, None).unwrap();
     assert_eq!((empty.rows[0].count, empty.rows[0].time_us), (0, 0.0));
+    // The launches bound every alternative --explain runs, not only NCCL's pick: at 8 B none is
+    // under 40 us, so NCCL's pick at 40 us is no slower than the fastest.
+    let r = tests_tool::Request { explain: true, ngpus: Some(8), params: vec![("nccl_launch_host".into(), "5us".into())], ..req("all_reduce") };
+    let r = tests_tool::Request { max_bytes: "8".into(), ..r };
+    let e = api::nccl_tests("dgx-a100", &r, 1, None).unwrap().rows.remove(0).explain.unwrap();
+    assert!(e.alternatives.iter().all(|a| a.time_us >= 40.0) && e.pick_slower_pct == 0.0, "{:?}", e.alternatives);
+    assert!(e.latency_share > 0.5, "the call's own time is mostly latency at 8 B: {}", e.latency_share);
     // Where the GPUs take longer than the launches, the host's work hides behind them.
     assert_eq!(at("64M", Some(8), None).rows[0].time_us, at("64M", None, None).rows[0].time_us);
     // `CUDA_VISIBLE_DEVICES=4,5 <op>_perf -g 2`: one process of the listed GPUs; -g naming another count is refused.
@@ -507,7 +514,7 @@ fn explain_leaves_out_alternatives_over_the_transfer_limit() {
         })
         .collect();
     let limit = sizes.iter().filter(|s| s.1 < s.2).map(|s| s.2).min().expect("an alternative whose count before lowering is below its lowering");
-    let (ran, left) = tests_tool::alternatives(&comm, Coll::AllReduce, row.size, &r, pick, row.time_us, limit).unwrap();
+    let (ran, left) = tests_tool::alternatives(&comm, Coll::AllReduce, row.size, &r, pick, row.time_us, 0.0, limit).unwrap();
     let want: Vec<(Algo, Proto)> = sizes.iter().filter(|s| s.1 > limit || s.2 >= limit).map(|s| s.0).collect();
     assert!(!want.is_empty() && left == want, "{left:?} {want:?}");
     assert_eq!(ran.len() + left.len(), sizes.len() + 1, "the pick and the others run");

@@ -284,10 +284,11 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             let call = comm.call_with(coll, algo, proto, bytes, req.root, pick.channels).merged();
             let ran = super::run(&comm.m, &call, &req.model, &req.params, req.explain)?;
             // A row of 0 elements launches no kernel (its note below), so no launch sets its time.
-            let time_us = (ran.seconds * 1e6).max(if count > 0 { host_floor_us } else { 0.0 });
+            let floor_us = if count > 0 { host_floor_us } else { 0.0 };
+            let time_us = (ran.seconds * 1e6).max(floor_us);
             let algbw = if time_us > 0.0 { bytes as f64 / (time_us * 1e3) } else { 0.0 };
             let busbw = algbw * coll.busbw_factor(n);
-            let explain = if req.explain { Some(explain_row(comm, coll, bytes, req, &pick, &ran, time_us)?) } else { None };
+            let explain = if req.explain { Some(explain_row(comm, coll, bytes, req, &pick, &ran, floor_us)?) } else { None };
             Ok(Row {
                 size: bytes,
                 count,
@@ -417,16 +418,20 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     Ok(r)
 }
 
-fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, chosen: &super::Pick, ran: &super::Ran, time_us: f64) -> Result<RowExplain> {
+/// `floor_us`: the host's launches under `-g` (`nccl_launch_host`), which bound every alternative
+/// alike; the latency share is of the call's own time, under the floor.
+fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, chosen: &super::Pick, ran: &super::Ran, floor_us: f64) -> Result<RowExplain> {
     let pick = (chosen.algo, chosen.proto);
-    let (alternatives, left_out) = alternatives(comm, coll, bytes, req, pick, time_us, super::lower::MAX_TRANSFERS)?;
+    let own_us = ran.seconds * 1e6;
+    let time_us = own_us.max(floor_us);
+    let (alternatives, left_out) = alternatives(comm, coll, bytes, req, pick, own_us, floor_us, super::lower::MAX_TRANSFERS)?;
     let best = alternatives.iter().min_by(|a, b| a.time_us.total_cmp(&b.time_us)).cloned().expect("the pick is among them");
     // Latency: the same transfers carrying one byte each.
     // On the channels the call ran (a tuner line's, where one set them).
     let mut tiny = comm.call_with(coll, pick.0, pick.1, bytes, req.root, chosen.channels).merged();
     tiny.bytes = (comm.devices.len() as u64 * tiny.channels() as u64 * 4).min(bytes);
     let lat = if bytes == 0 { 0.0 } else { lat_only(comm, &tiny, req)? };
-    let scale = |t: f64| if time_us > 0.0 { (t / time_us).min(1.0) } else { 0.0 };
+    let scale = |t: f64| if own_us > 0.0 { (t / own_us).min(1.0) } else { 0.0 };
     let bottlenecks = ran
         .bottlenecks
         .iter()
@@ -449,8 +454,19 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, chosen: &supe
 type Compared = (Vec<Alternative>, Vec<(Algo, Proto)>);
 
 /// Every algorithm and protocol NCCL has for the call, run (the pick at its time, already run),
-/// and those left out: over `limit` transfers (`lower::MAX_TRANSFERS`; smaller in tests).
-pub(super) fn alternatives(comm: &Comm, coll: Coll, bytes: u64, req: &Request, pick: (Algo, Proto), time_us: f64, limit: u64) -> Result<Compared> {
+/// and those left out: over `limit` transfers (`lower::MAX_TRANSFERS`; smaller in tests). Each at
+/// least `floor_us`, the host's launches under `-g`, as the pick's row.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn alternatives(
+    comm: &Comm,
+    coll: Coll,
+    bytes: u64,
+    req: &Request,
+    pick: (Algo, Proto),
+    time_us: f64,
+    floor_us: f64,
+    limit: u64,
+) -> Result<Compared> {
     let p2p = matches!(coll, Coll::AllToAll | Coll::SendRecv);
     let mut alternatives = Vec::new();
     let mut left_out = Vec::new();
@@ -461,12 +477,12 @@ pub(super) fn alternatives(comm: &Comm, coll: Coll, bytes: u64, req: &Request, p
             for p in PROTOS {
                 let Some(model_us) = tuning::time_us(&comm.tuning, coll, a, p, bytes.max(1)) else { continue };
                 let t = if (a, p) == pick {
-                    time_us
+                    time_us.max(floor_us)
                 } else {
                     let call = comm.call(coll, a, p, bytes, req.root).merged();
                     // An alternative too large to lower is left out, with a note.
                     match super::run_within(&comm.m, &call, &req.model, &req.params, false, limit)? {
-                        Some(ran) => ran.seconds * 1e6,
+                        Some(ran) => (ran.seconds * 1e6).max(floor_us),
                         None => {
                             left_out.push((a, p));
                             continue;
@@ -477,7 +493,7 @@ pub(super) fn alternatives(comm: &Comm, coll: Coll, bytes: u64, req: &Request, p
             }
         }
     } else {
-        alternatives.push(Alternative { algo: pick.0, proto: pick.1, time_us, nccl_model_us: f64::NAN });
+        alternatives.push(Alternative { algo: pick.0, proto: pick.1, time_us: time_us.max(floor_us), nccl_model_us: f64::NAN });
     }
     Ok((alternatives, left_out))
 }
