@@ -143,3 +143,81 @@ fn a_step_through_host_memory_streams_slot_by_slot_at_the_links_rate() {
     assert!(close(extra, (256 << 10) as f64 / link, 0.01), "a copy's fill: {} us", extra * 1e6);
     assert_eq!(copy(true, "256KiB"), copy(true, "0B"), "a kernel's transfer pays none");
 }
+
+/// `pair(false)` with the switch's uplink written: its PCIe generation, at its data-sheet rate.
+fn pair_under(uplink_gen: u32) -> Machine {
+    let text = format!(
+        "name: shm-pair
+devices:
+  - {{name: RC0, kind: root_complex, latency: 0s}}
+  - {{name: SW0, kind: pcie_switch}}
+  - {{name: MEM0, kind: host_memory, latency: 0s}}
+  - {{name: GPU0, kind: gpu}}
+  - {{name: GPU1, kind: gpu}}
+links:
+  - {{a: RC0, b: MEM0, kind: memory, bandwidth: 1000GB/s, latency: 0s}}
+  - {{a: RC0, b: SW0, kind: pcie, gen: {uplink_gen}, lanes: 16, efficiency: 1.0, latency: 0s}}
+  - {{a: SW0, b: GPU0, kind: pcie, gen: 3, lanes: 16, efficiency: 1.0, latency: 0s, p2p: false}}
+  - {{a: SW0, b: GPU1, kind: pcie, gen: 3, lanes: 16, efficiency: 1.0, latency: 0s, p2p: false}}
+"
+    );
+    Machine::from_text(&text, "shm-pair.yaml").unwrap()
+}
+
+#[test]
+fn a_two_gpu_all_gather_through_host_memory_takes_the_staged_duplex_loss_of_its_gpu_links() {
+    // Two ranks' all_gather: each GPU's kernel stores its half into the SHM slots in host memory
+    // (its link's upstream direction) while it loads the peer's half from them (its link's
+    // downstream direction; NCCL 2.30.7 shm.cc: the buffer is in host memory, mapped into both
+    // GPUs). Each GPU link carries one transfer each way at once: the situation of a staged copy
+    // both ways, whose loss maxmin charges the GPUs' links (`duplex_staged`, flow/charges.rs), so
+    // each way moves link / (1 + δ). A rank receives half the bytes: base + one step + S/2 over
+    // that rate in wire bytes (Simple's efficiency), whatever δ is given.
+    let bytes: u64 = 64 << 20;
+    let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
+    let ag = |m: &Machine, delta: &str| {
+        let comm = Comm::new(m, &[m.gpus()], None).unwrap();
+        let call = comm.call(Coll::AllGather, Algo::Ring, Proto::Simple, bytes, 0);
+        let got = run(&comm.m, &call, "maxmin", &[("duplex_staged".into(), delta.into())], false).unwrap().seconds;
+        (got, call.base + call.step, call.efficiency[Proto::Simple as usize])
+    };
+    // A Gen5 uplink is wide enough for both transfers both ways: the GPU links bind.
+    for delta in [0.66, 0.3] {
+        let (got, latency, e) = ag(&pair_under(5), &delta.to_string());
+        let want = latency + (bytes / 2) as f64 / (e * link / (1.0 + delta));
+        assert!(close(got, want, 0.01), "δ {delta}: {} us, want {} us", got * 1e6, want * 1e6);
+    }
+    // Behind one Gen3 uplink (the 2-GPU AutoDL box's layout) the uplink carries both transfers'
+    // stores up and both loads down; it is no GPU's link, so it keeps PCIe's own duplex loss
+    // (0.06) and binds first: each way 2 f (1 + 0.06) = link, below the GPU links'
+    // link / (1 + δ) for any δ under 1.12, so δ moves nothing.
+    for delta in [0.66, 0.3] {
+        let (got, latency, e) = ag(&pair_under(3), &delta.to_string());
+        let want = latency + (bytes / 2) as f64 / (e * link / (2.0 * 1.06));
+        assert!(close(got, want, 0.01), "δ {delta}: {} us, want {} us", got * 1e6, want * 1e6);
+    }
+}
+
+#[test]
+fn a_copy_and_an_nccl_step_both_ways_through_host_memory_take_one_duplex_charge() {
+    // The charge is the staged plan's, in one place (flow/charges.rs): a cudaMemcpy pair both ways
+    // (copy engines, no fill given), and the same pair moved by kernels (NCCL's steps, in
+    // `contend nccl-tests` and in rank programs alike), each move link / (1 + δ) each way once the
+    // links bind; the difference of two sizes leaves the rate alone.
+    let m = pair_under(5);
+    let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
+    let (g0, g1) = (m.device("GPU0").unwrap(), m.device("GPU1").unwrap());
+    let both = |kernel: bool, size: u64| {
+        let t = |src, dst| crate::workload::Transfer { src, dst, size, kernel, ..Default::default() };
+        let w = crate::workload::Workload { transfers: vec![t(g0, g1), t(g1, g0)], origin: "both".into(), ..Default::default() };
+        let params = vec![("staging_chunk".to_string(), "0B".to_string()), ("duplex_staged".to_string(), "0.66".to_string())];
+        let prepared = crate::model::registry::get("maxmin").unwrap().prepare(&m, &w, &params).unwrap();
+        crate::sim::run_prepared(&w, prepared.as_ref(), false).unwrap().makespan()
+    };
+    let size: u64 = 32 << 20;
+    let want = size as f64 / (link / 1.66);
+    for kernel in [false, true] {
+        let got = both(kernel, 2 * size) - both(kernel, size);
+        assert!(close(got, want, 0.001), "kernel {kernel}: {} us, want {} us", got * 1e6, want * 1e6);
+    }
+}
