@@ -577,6 +577,7 @@ impl FlowTable {
         // Plans depend on the endpoints alone unless a transfer asks for more: plan each pair
         // once (an index into `plans`); computations share one plan without hops.
         let mut pair_plan: IntMap<(usize, usize), u32> = IntMap::default();
+        let mut leg_plan: IntMap<(usize, usize), u32> = IntMap::default();
         let mut plans: Vec<Plan> = Vec::new();
         let mut plan_of: Vec<u32> = Vec::with_capacity(w.transfers.len());
         let mut no_hops: Option<u32> = None;
@@ -668,12 +669,23 @@ impl FlowTable {
                 plan_of.push(*no_hops.get_or_insert_with(|| add(Plan::new(m, Mechanism::Direct, Vec::new(), None, 0.0))));
                 continue;
             }
-            let plan = match pair_plan.get(&(t.src, t.dst)) {
+            // A kernel's store into host memory or load from it is one leg of NCCL's step through
+            // host memory (`nccl::lower`, shm): one half of a staged copy, it takes that copy's
+            // charges (its staging memory's duplex, `charges::coefficients`); planned apart from a
+            // copy between the same ends.
+            let host = |d: usize| m.devices[d].kind == DeviceKind::HostMemory;
+            let leg = (t.kernel && host(t.src) != host(t.dst)).then(|| if host(t.src) { t.src } else { t.dst });
+            let cache = if leg.is_some() { &mut leg_plan } else { &mut pair_plan };
+            let plan = match cache.get(&(t.src, t.dst)) {
                 Some(&plan) if chosen_by_cuda => plan,
                 _ => {
-                    let plan = add(router.plan(t.src, t.dst, t.mechanism, &t.via, rules.p2p).map_err(fail)?);
+                    let mut plan = router.plan(t.src, t.dst, t.mechanism, &t.via, rules.p2p).map_err(fail)?;
+                    if plan.mechanism == Mechanism::Direct {
+                        plan.staging = plan.staging.or(leg);
+                    }
+                    let plan = add(plan);
                     if chosen_by_cuda {
-                        pair_plan.insert((t.src, t.dst), plan);
+                        cache.insert((t.src, t.dst), plan);
                     }
                     plan
                 }
@@ -960,7 +972,8 @@ impl FlowTable {
             c.posted.push(posted);
             c.engine.push(match host_copy(m, t.src, t.dst, plan) {
                 // A copy into another node's memory crosses a NIC: the NIC's queue is its queue.
-                Some((gpu, to_host)) if plain && nic == NO_NIC => *engine_of.entry((gpu, to_host)).or_insert_with(|| {
+                // A kernel's store or load (NCCL's step through host memory) uses no engine.
+                Some((gpu, to_host)) if plain && nic == NO_NIC && !t.kernel => *engine_of.entry((gpu, to_host)).or_insert_with(|| {
                     c.engine_slots.push(m.devices[gpu].copy_engines);
                     c.engine_slots.len() as u32 - 1
                 }),

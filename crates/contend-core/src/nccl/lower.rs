@@ -22,6 +22,8 @@ use super::tuning::{self, LL128_EFFICIENCY, LL_EFFICIENCY, NCCL_STEPS, RING_CHUN
 use super::{Algo, Coll, Proto};
 use crate::workload::Transfer;
 
+mod shm;
+
 /// Loops at each end of a channel kept at NCCL's chunk; merged loops between.
 pub const KEEP: usize = 4;
 pub const MIDDLE: usize = 4;
@@ -108,6 +110,10 @@ pub struct Call {
     /// Data bytes/s each transfer of one channel moves at most (`tuning::channel_rate`); None:
     /// its links alone limit it.
     pub rate: Option<f64>,
+    /// The host memory each step between two GPUs of a node passes through, by (sending device,
+    /// receiving device), where NCCL takes its SHM transport (no peer path): such a ring's steps
+    /// are lowered as NCCL's kernels run them (`shm`).
+    pub shm: std::collections::BTreeMap<(usize, usize), usize>,
     /// Seconds every Simple step received from another node waits before the receiving kernel
     /// may use it: NCCL's GDR flush (`Comm::flush`; 0 where none is issued).
     pub flush: f64,
@@ -474,7 +480,11 @@ pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
             for (ch, share) in shares.iter().copied().enumerate() {
                 d.cur = ch as u32;
                 d.exit = exit(ch);
-                ring(c, &c.rings[ch], share.div_ceil(n as u64), steps, &mut d);
+                if shm::applies(c, &c.rings[ch]) {
+                    shm::ring(c, &c.rings[ch], share.div_ceil(n as u64), steps, &mut d);
+                } else {
+                    ring(c, &c.rings[ch], share.div_ceil(n as u64), steps, &mut d);
+                }
             }
         }
         Coll::Broadcast | Coll::Reduce => {

@@ -260,6 +260,9 @@ pub struct Comm {
     /// model charges for it ("the flush extra latency", tuning.cc). None on one node, on Hopper
     /// and later, or where some GPU of the node has no NIC within PXB (no GDR, `topo::gdr`).
     pub flush: f64,
+    /// The host memory each step between two GPUs of a node passes through where they have no
+    /// peer path (NCCL's SHM transport), by (sending device, receiving device) (`shm_steps`).
+    pub shm: std::collections::BTreeMap<(usize, usize), usize>,
 }
 
 /// NCCL's choice for one call: algorithm, protocol, its model's time (µs), the channels a tuner
@@ -397,6 +400,7 @@ impl Comm {
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
         let nics: Vec<usize> = network_nics(&m, first).map(|(d, _)| d).collect();
         let gdr = nodes_gpus[0].iter().all(|&g| topo::gdr(&m, &router, g, &nics));
+        let shm = shm_steps(&router, nodes_gpus);
         let flush = if nodes > 1 && topo.cc < 90 && gdr { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
         Ok(Comm {
             m,
@@ -419,6 +423,7 @@ impl Comm {
             pxn,
             tuner: None,
             flush,
+            shm,
         })
     }
 
@@ -601,6 +606,7 @@ impl Comm {
             }
             .map(|gbs| gbs * 1e9),
             flush: self.flush,
+            shm: self.shm.clone(),
         }
     }
 
@@ -664,8 +670,34 @@ impl Comm {
             rate: None,
             // NVLS runs on Hopper and later, which need no flush.
             flush: 0.0,
+            // NVLS's GPUs reach the switch; no step goes through host memory.
+            shm: Default::default(),
         }
     }
+}
+
+/// Per pair of GPUs of a node without a peer path, the host memory CUDA's staging (the router's
+/// staged plan) passes through: NCCL connects them with its SHM transport, a buffer in host memory
+/// that the sender's kernel stores into and the receiver's kernel loads from (NCCL 2.30.7
+/// src/transport/shm.cc). Every node is alike, so the pairs are looked for on the first node only
+/// where it has none. CUDA's peer access turned off (maxmin's `p2p=off`) is not read here: its
+/// steps stay one staged transfer each.
+fn shm_steps(router: &Router, nodes_gpus: &[Vec<usize>]) -> std::collections::BTreeMap<(usize, usize), usize> {
+    let mut out = std::collections::BTreeMap::new();
+    for (k, gpus) in nodes_gpus.iter().enumerate() {
+        for &a in gpus {
+            for &b in gpus.iter().filter(|&&b| b != a) {
+                if let Some(mem) = router.plan(a, b, None, &[], true).ok().filter(|p| p.mechanism == crate::workload::Mechanism::Staged).and_then(|p| p.staging)
+                {
+                    out.insert((a, b), mem);
+                }
+            }
+        }
+        if k == 0 && out.is_empty() {
+            break;
+        }
+    }
+    out
 }
 
 /// The channels a communicator runs under release `v`: NCCL's count from its ring graph (channels,

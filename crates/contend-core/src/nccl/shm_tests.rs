@@ -143,3 +143,118 @@ fn a_step_through_host_memory_streams_slot_by_slot_at_the_links_rate() {
     assert!(close(extra, (256 << 10) as f64 / link, 0.01), "a copy's fill: {} us", extra * 1e6);
     assert_eq!(copy(true, "256KiB"), copy(true, "0B"), "a kernel's transfer pays none");
 }
+
+/// `pair(false)` with the switch's uplink written: its PCIe generation, at its data-sheet rate.
+fn pair_under(uplink_gen: u32) -> Machine {
+    let text = format!(
+        "name: shm-pair
+devices:
+  - {{name: RC0, kind: root_complex, latency: 0s}}
+  - {{name: SW0, kind: pcie_switch}}
+  - {{name: MEM0, kind: host_memory, latency: 0s}}
+  - {{name: GPU0, kind: gpu}}
+  - {{name: GPU1, kind: gpu}}
+links:
+  - {{a: RC0, b: MEM0, kind: memory, bandwidth: 1000GB/s, latency: 0s}}
+  - {{a: RC0, b: SW0, kind: pcie, gen: {uplink_gen}, lanes: 16, efficiency: 1.0, latency: 0s}}
+  - {{a: SW0, b: GPU0, kind: pcie, gen: 3, lanes: 16, efficiency: 1.0, latency: 0s, p2p: false}}
+  - {{a: SW0, b: GPU1, kind: pcie, gen: 3, lanes: 16, efficiency: 1.0, latency: 0s, p2p: false}}
+"
+    );
+    Machine::from_text(&text, "shm-pair.yaml").unwrap()
+}
+
+/// Seconds of a two-rank ring call of `bytes` on `m` under maxmin with `duplex_staged` = `delta`,
+/// with its latency (base and one step a step of the first loop) and Simple's efficiency.
+fn two_ranks(m: &Machine, coll: Coll, bytes: u64, delta: f64) -> (f64, f64, f64) {
+    let comm = Comm::new(m, &[m.gpus()], None).unwrap();
+    let call = comm.call(coll, Algo::Ring, Proto::Simple, bytes, 0);
+    let got = run(&comm.m, &call, "maxmin", &[("duplex_staged".into(), delta.to_string())], false).unwrap().seconds;
+    let steps = if coll == Coll::AllReduce { 2.0 } else { 1.0 };
+    (got, call.base + steps * call.step, call.efficiency[Proto::Simple as usize])
+}
+
+#[test]
+fn a_two_gpu_all_gather_through_host_memory_stores_then_loads() {
+    // Two ranks' all_gather through host memory (NCCL 2.30.7 shm.cc: the buffer is host memory
+    // mapped into both GPUs). The ring kernel runs a chunk's send (`directCopySend`: the rank's
+    // kernel stores its chunk into the SHM slots) and then its receive (`directRecv`: it loads the
+    // peer's chunk from them) one after the other in one thread block (src/device/all_gather.h),
+    // the next chunk's send after that receive; a load waits for the peer's store of its slot, so
+    // the ranks keep in step. Each GPU link carries its stores up, then its loads down, never both
+    // at once: the staged duplex loss (charged to the other direction) binds nothing. A rank
+    // stores S/2 and loads S/2, one after the other.
+    let bytes: u64 = 64 << 20;
+    let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
+    // A Gen5 uplink is wide enough for both ranks' stores (and loads): the GPU links bind, each
+    // way in turn at the link's rate: S/2 / link + S/2 / link, whatever δ.
+    for delta in [0.66, 0.3] {
+        let (got, latency, e) = two_ranks(&pair_under(5), Coll::AllGather, bytes, delta);
+        let want = latency + bytes as f64 / (e * link);
+        assert!(close(got, want, 0.01), "δ {delta}: {} us, want {} us", got * 1e6, want * 1e6);
+    }
+    // Behind one Gen3 uplink (the 2-GPU AutoDL box's layout) the two ranks' stores share its
+    // upstream direction, then their loads its downstream: each phase 2 × S/2 over the link, 2S /
+    // link in all, so busbw (S/2 a rank over the time) is link / 4: the box's plateau by hand
+    // (docs/validation.md, round 17), where one transfer carrying a step's store and load at once
+    // gave link / 2.12.
+    for delta in [0.66, 0.3] {
+        let (got, latency, e) = two_ranks(&pair_under(3), Coll::AllGather, bytes, delta);
+        let want = latency + 2.0 * bytes as f64 / (e * link);
+        assert!(close(got, want, 0.01), "δ {delta}: {} us, want {} us", got * 1e6, want * 1e6);
+    }
+}
+
+#[test]
+fn a_two_gpu_all_reduce_through_host_memory_stores_and_loads_at_once_in_its_middle_step() {
+    // Two ranks' ring all_reduce runs three primitives a chunk in one thread block (NCCL 2.30.7
+    // src/device/all_reduce.h): `directSend` (stores only), `directRecvReduceCopyDirectSend`
+    // (loads the peer's chunk, stores the sum) and `directRecv` (loads only). The middle one
+    // works slice by slice (Simple: two slices a chunk, SLICESTEPS 2 of CHUNKSTEPS 4): it loads
+    // slice 0, then stores slice 0 while loading slice 1, then stores slice 1. Where the GPU links
+    // bind (a Gen5 uplink: each GPU's link its own, as on the stock RTX 4090 box, whose GPUs hang
+    // off root complexes of their own), the half where a store goes up and a load comes down each
+    // GPU link takes the staged duplex loss, link / (1 + δ) each way (flow/charges.rs); the rest
+    // moves one way at the link's rate. A rank's step is S/2; per byte of it: 1 (stores), then
+    // 1/2 + (1 + δ)/2 + 1/2 (the middle's three half-chunk phases), then 1 (loads): (7 + δ) / 2.
+    let bytes: u64 = 64 << 20;
+    let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
+    for delta in [0.66, 0.3] {
+        let (got, latency, e) = two_ranks(&pair_under(5), Coll::AllReduce, bytes, delta);
+        let want = latency + (bytes / 2) as f64 * (7.0 + delta) / 2.0 / (e * link);
+        assert!(close(got, want, 0.01), "δ {delta}: {} us, want {} us", got * 1e6, want * 1e6);
+    }
+    // Behind one Gen3 uplink both ranks' legs share it: stores (upstream) 2 × S/2, then the middle
+    // primitive's halves, 2 × S/4 down, 2 × S/4 each way at once under its own PCIe duplex loss
+    // (0.06, not a GPU link's), 2 × S/4 up, then loads 2 × S/2 down: S (1 + (1 + 1.06 + 1) / 2 +
+    // 1) / link = 3.53 S / link, busbw (S over the time for two ranks) link / 3.53.
+    for delta in [0.66, 0.3] {
+        let (got, latency, e) = two_ranks(&pair_under(3), Coll::AllReduce, bytes, delta);
+        let want = latency + bytes as f64 * (2.0 + 3.06 / 2.0) / (e * link);
+        assert!(close(got, want, 0.01), "δ {delta}: {} us, want {} us", got * 1e6, want * 1e6);
+    }
+}
+
+#[test]
+fn a_copy_and_an_nccl_step_both_ways_through_host_memory_take_one_duplex_charge() {
+    // The charge is the staged plan's, in one place (flow/charges.rs): a cudaMemcpy pair both ways
+    // (copy engines, no fill given), and the same pair moved by kernels (NCCL's steps, in
+    // `contend nccl-tests` and in rank programs alike), each move link / (1 + δ) each way once the
+    // links bind; the difference of two sizes leaves the rate alone.
+    let m = pair_under(5);
+    let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
+    let (g0, g1) = (m.device("GPU0").unwrap(), m.device("GPU1").unwrap());
+    let both = |kernel: bool, size: u64| {
+        let t = |src, dst| crate::workload::Transfer { src, dst, size, kernel, ..Default::default() };
+        let w = crate::workload::Workload { transfers: vec![t(g0, g1), t(g1, g0)], origin: "both".into(), ..Default::default() };
+        let params = vec![("staging_chunk".to_string(), "0B".to_string()), ("duplex_staged".to_string(), "0.66".to_string())];
+        let prepared = crate::model::registry::get("maxmin").unwrap().prepare(&m, &w, &params).unwrap();
+        crate::sim::run_prepared(&w, prepared.as_ref(), false).unwrap().makespan()
+    };
+    let size: u64 = 32 << 20;
+    let want = size as f64 / (link / 1.66);
+    for kernel in [false, true] {
+        let got = both(kernel, 2 * size) - both(kernel, size);
+        assert!(close(got, want, 0.001), "kernel {kernel}: {} us, want {} us", got * 1e6, want * 1e6);
+    }
+}
