@@ -15,6 +15,14 @@ EXAMPLE = """transfers:
 """
 
 
+@pytest.fixture(autouse=True)
+def _no_nccl_environment(monkeypatch):
+    """`contend nccl-tests` reads NCCL_ALGO, NCCL_PROTO and NCCL_MIN/MAX_NCHANNELS as NCCL does: a GPU node's
+    shell exports them, which must not change what the suite expects."""
+    for k in [k for k in os.environ if k.startswith("NCCL_")]:
+        monkeypatch.delenv(k)
+
+
 # A 32-node, 1-GPU-per-node fat-tree of radix-8 switches, for scenario tests.
 SMALL_CLUSTER = """name: ft
 fabric:

@@ -301,13 +301,10 @@ def test_nccl_environment_variables_are_read_where_no_flag_is_given(monkeypatch)
 @pytest.mark.parametrize("env,args,needles", [
     ({"NCCL_ALGO": "bogus"}, [], ["NCCL_ALGO (environment)", "bogus", "unset NCCL_ALGO"]),
     ({"NCCL_PROTO": "LL256"}, [], ["NCCL_PROTO (environment)", "ll256"]),
-    ({"NCCL_ALGO": "^ring"}, [], ["NCCL_ALGO (environment)", "exclusion form", "--algo"]),
-    ({"NCCL_MAX_NCHANNELS": "8"}, [], ["NCCL_MAX_NCHANNELS=8", "--channels"]),
-    ({"NCCL_MIN_NCHANNELS": "2", "NCCL_MAX_NCHANNELS": "8"}, [], ["NCCL_MIN_NCHANNELS=2", "set both to one value"]),
-    ({"NCCL_MIN_NCHANNELS": "x", "NCCL_MAX_NCHANNELS": "x"}, [], ["NCCL_MIN_NCHANNELS (environment)", "1 to 64"]),
     ({}, ["-o", "sum"], ["--op: sum is nccl-tests' -o", "give the collective with --op"]),
     ({}, ["-o", "avg"], ["--op: avg", "reduction"]),
-    ({}, ["-t", "2"], ["-t: 2", "-g N or --gpus"]),
+    ({}, ["-t", "2", "-g", "4"], ["-t: 2", "not both"]),
+    ({}, ["-t", "x"], ["-t: x"]),
 ])
 def test_nccl_tests_habits_are_one_line(monkeypatch, env, args, needles):
     for k, v in env.items():
@@ -316,6 +313,32 @@ def test_nccl_tests_habits_are_one_line(monkeypatch, env, args, needles):
     assert r.returncode == 2, (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and all(n in lines[0] for n in needles), lines
-    # A flag given wins over a variable that would be refused.
-    if "NCCL_MAX_NCHANNELS" in env:
-        assert run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "--channels", "4").returncode == 0
+
+
+@pytest.mark.parametrize("env,needle", [
+    ({"NCCL_ALGO": "^ring"}, "NCCL_ALGO=^ring (NCCL's exclusion form"),
+    ({"NCCL_PROTO": "^LL128"}, "NCCL_PROTO=^LL128"),
+    ({"NCCL_MAX_NCHANNELS": "8"}, "NCCL_MAX_NCHANNELS=8 (bounds on NCCL's own count"),
+    ({"NCCL_MIN_NCHANNELS": "2", "NCCL_MAX_NCHANNELS": "8"}, "NCCL_MIN_NCHANNELS=2, NCCL_MAX_NCHANNELS=8"),
+    ({"NCCL_MIN_NCHANNELS": "x", "NCCL_MAX_NCHANNELS": "x"}, "not a channel count"),
+])
+def test_a_shell_set_up_for_real_runs_still_runs(monkeypatch, env, needle):
+    # Forms contend does not read yet run NCCL's own choice, with a note naming what was ignored: a shell
+    # exported for real jobs must not stop every contend nccl-tests.
+    plain = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M").stdout
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M")
+    assert r.returncode == 0 and needle in r.stderr and "ignored from the environment" in r.stderr, r.stderr
+    assert r.stdout == plain
+
+
+def test_threads_of_one_gpu_each_are_ranks():
+    # nccl-tests -t 4 (-g 1): four threads, one GPU each, each launching its own: the node's first four GPUs
+    # as ranks, as --gpus 0,1,2,3 runs them; -t 1 is nccl-tests' default and changes nothing.
+    four = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "-t", "4", "--json")
+    assert four.returncode == 0, four.stderr
+    assert json.loads(four.stdout)["rows"] == json.loads(
+        run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "--gpus", "0,1,2,3", "--json").stdout)["rows"]
+    one = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "-t", "1", "-g", "2").stdout
+    assert one == run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "-g", "2").stdout

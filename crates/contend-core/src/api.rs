@@ -296,12 +296,13 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out:
     let format = MeasurementFormat::detect(&text, path);
     if machine_out {
         let why = match format {
-            MeasurementFormat::Graphs => Some(format!("{path} is a CSV of transfer graphs: its fit gives sc16's two parameters, not a machine; run without --output and pass them as --param bandwidth=… --param tau=…")),
-            MeasurementFormat::NcclTests => Some(format!("{path} is nccl-tests output: its fit gives NCCL's constants, not a machine; run without --output and pass the printed --param lines to contend nccl-tests")),
+            MeasurementFormat::Graphs => Some(format!("{path} is a CSV of transfer graphs: its fit gives sc16's two parameters, not a machine; ask for no machine file (no --output) and pass them as --param bandwidth=… --param tau=…")),
+            MeasurementFormat::NcclTests => Some(format!("{path} is nccl-tests output: its fit gives NCCL's constants, not a machine; ask for no machine file (no --output) and pass the printed --param lines to contend nccl-tests")),
             MeasurementFormat::Patterns | MeasurementFormat::ToolOutput => None,
         };
         if let Some(why) = why {
-            return Err(Error::input("--output", "", why));
+            // Named as the caller's option (`--output`, `machine_out=`): the machine it would write.
+            return Err(Error::input("machine output", "", why));
         }
     }
     if hold_out && format == MeasurementFormat::Graphs {

@@ -74,7 +74,14 @@ def calibrate(
     if target is not None and target.stdout and as_json:
         raise InputError("--output: - and --json would both write to standard output; write one of them to a file")
     # The core refuses --output before fitting where the measurements' fit gives no machine.
-    c = api.calibrate(load_machine(machine), measurements, hold_out=hold_out, machine_out=target is not None, **params)
+    try:
+        c = api.calibrate(load_machine(machine), measurements, hold_out=hold_out, machine_out=target is not None,
+                          **params)
+    except InputError as e:
+        # The core names the machine it was asked to write; here that is --output.
+        if str(e).startswith("machine output:"):
+            raise InputError("--output:" + str(e)[len("machine output:"):]) from None
+        raise
     if "tau" in c:
         if as_json:
             sys.stdout.write(json.dumps(c, indent=2) + "\n")

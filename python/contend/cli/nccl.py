@@ -63,20 +63,26 @@ def nccl_tests(
         "marked and the fastest choice contend ran beside it (runs every alternative, as --explain does)."),
     # -f is nccl-tests' step factor here: --force has no short form.
     force: bool = typer.Option(False, "--force", help="Overwrite the --plot file if it exists."),
-    # nccl-tests' -t (threads per process): refused in one line pointing to -g/--gpus, not "No such option".
+    # nccl-tests' -t (threads per process, each driving -g GPUs): -t T with one GPU a thread is T ranks each
+    # launching its own, as contend's ranks run; T threads of several GPUs each is refused in one line.
     threads: str | None = typer.Option(None, "-t", "--nthreads", hidden=True),
 ) -> None:
     """Predict the table NVIDIA's nccl-tests prints (<op>_perf -b -e -f -g) on this machine, by running NCCL's
     collectives as point-to-point transfers on the rings NCCL's search would build."""
-    if threads is not None:
-        raise InputError(f"-t: {threads} is nccl-tests' threads per process; contend's ranks are GPUs: "
-                         "give them with -g N or --gpus (nccl-tests' -t T -g G runs T x G GPUs a process)")
+    if threads is not None and threads.strip() != "1":
+        t = int(threads) if threads.strip().isdigit() else 0
+        if not 1 <= t <= 1024 or ngpus not in (None, 1):
+            raise InputError(f"-t: {threads} is nccl-tests' threads per process; contend runs -t T of one GPU a "
+                             "thread (T ranks, each launching its own) or -g N (one thread of N GPUs), not both: "
+                             "give -t T alone, or -g N, or --gpus")
+        # T threads of one GPU each: the node's first T GPUs, each rank launching its own kernel.
+        ngpus, gpus = None, gpus if gpus is not None else ",".join(str(i) for i in range(t))
     for op in ops or []:
         if op.strip().lower() in _REDOPS:
             raise InputError(f"--op: {op} is nccl-tests' -o, the reduction operator; contend's -o is --op, the "
                              "collective, and the reduction does not change the time (the same bytes move): "
                              "give the collective with --op (e.g. --op all_reduce) and leave the reduction out")
-    algo, proto, channels, applied = _nccl_environment(algo, proto, channels)
+    algo, proto, channels, applied, ignored = _nccl_environment(algo, proto, channels)
     gpu_list = None
     if gpus is not None:
         gpu_list = [g.strip() for g in gpus.split(",") if g.strip()]
@@ -108,9 +114,13 @@ def nccl_tests(
                 var = var.replace("MIN_", "MIN/MAX_")
                 raise InputError(f"{var} (environment){str(e)[len(flag):]}; or unset {var}, or give {flag}") from None
         raise
+    notes = []
     if applied:
-        note = (f"from the environment, as NCCL reads it: {', '.join(applied)} (the header's 'choice' is NCCL's "
-                "within them; a flag given wins)")
+        notes.append(f"from the environment, as NCCL reads it: {', '.join(applied)} (the header's 'choice' is NCCL's "
+                     "within them; a flag given wins)")
+    if ignored:
+        notes.append(f"ignored from the environment: {'; '.join(ignored)}")
+    for note in notes:
         for r in reports:
             r["caveats"].append(note)
             r["notes"].append(note)
@@ -151,35 +161,34 @@ _REDOPS = ("sum", "prod", "max", "min", "avg", "mulsum", "all")
 def _nccl_environment(algo: str | None, proto: str | None, channels: int | None):
     """NCCL_ALGO, NCCL_PROTO and NCCL_MIN/MAX_NCHANNELS as NCCL reads them, where the matching flag is not given.
 
-    Returns the algorithm, protocol and channel count to run and the ``VAR=value`` settings applied.
+    Returns the algorithm, protocol and channel count to run, the ``VAR=value`` settings applied, and those
+    ignored with why: a shell set up for real runs (NCCL_PROTO=^LL128, NCCL_MIN_NCHANNELS alone) still runs.
     """
-    applied = []
+    applied, ignored = [], []
     env = {k: os.environ.get(k, "").strip() for k in ("NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS",
                                                        "NCCL_MAX_NCHANNELS")}
-    if algo is None and env["NCCL_ALGO"]:
-        algo = env["NCCL_ALGO"]
-        applied.append(f"NCCL_ALGO={algo}")
-    if proto is None and env["NCCL_PROTO"]:
-        proto = env["NCCL_PROTO"]
-        applied.append(f"NCCL_PROTO={proto}")
-    for var, flag in (("NCCL_ALGO", "--algo"), ("NCCL_PROTO", "--proto")):
-        if f"{var}={env[var]}" in applied and env[var].startswith("^"):
-            raise InputError(f"{var} (environment): {env[var]} is NCCL's exclusion form, which contend does not read "
-                             f"yet; name the ones to keep (e.g. {var}={'Tree' if flag == '--algo' else 'Simple'}), "
-                             f"or give {flag}, or unset {var}")
+    for var, given in (("NCCL_ALGO", algo), ("NCCL_PROTO", proto)):
+        if given is not None or not env[var]:
+            continue
+        if env[var].startswith("^"):
+            ignored.append(f"{var}={env[var]} (NCCL's exclusion form, not read yet: NCCL's own choice runs)")
+        elif var == "NCCL_ALGO":
+            algo = env[var]
+            applied.append(f"{var}={algo}")
+        else:
+            proto = env[var]
+            applied.append(f"{var}={proto}")
     bounds = {k: v for k, v in env.items() if k.endswith("NCHANNELS") and v}
     if channels is None and bounds:
-        for k, v in bounds.items():
-            # --channels' range (NCCL's MAXCHANNELS is 64).
-            if not v.isdigit() or not 1 <= int(v) <= 64:
-                raise InputError(f"{k} (environment): {v} is not a channel count from 1 to 64; set one, or unset "
-                                 f"{k}, or give --channels")
         lo, hi = bounds.get("NCCL_MIN_NCHANNELS"), bounds.get("NCCL_MAX_NCHANNELS")
-        if lo is None or hi is None or int(lo) != int(hi):
-            given = ", ".join(f"{k}={v}" for k, v in bounds.items())
-            raise InputError(f"NCCL_MIN_NCHANNELS/NCCL_MAX_NCHANNELS (environment): {given} bound NCCL's own count, "
-                             "and contend runs NCCL's count or one given: set both to one value, or give --channels "
-                             "N (a flag wins), or unset them")
-        channels = int(lo)
-        applied.extend(f"{k}={v}" for k, v in bounds.items())
-    return algo, proto, channels, applied
+        given = ", ".join(f"{k}={v}" for k, v in bounds.items())
+        # --channels' range (NCCL's MAXCHANNELS is 64).
+        if not all(v.isdigit() and 1 <= int(v) <= 64 for v in bounds.values()):
+            ignored.append(f"{given} (not a channel count from 1 to 64: NCCL's own count runs)")
+        elif lo is None or hi is None or int(lo) != int(hi):
+            ignored.append(f"{given} (bounds on NCCL's own count, which contend does not apply yet; equal MIN and "
+                           "MAX, or --channels, fix the count)")
+        else:
+            channels = int(lo)
+            applied.extend(f"{k}={v}" for k, v in bounds.items())
+    return algo, proto, channels, applied, ignored

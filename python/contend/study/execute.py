@@ -201,7 +201,8 @@ def connect(workers: int | None, scheduler: str | None) -> Any:
                                "contend.study.run under `if __name__ == \"__main__\":` (each worker re-imports the "
                                "script), or pass client= a running Dask client") from None
         finally:
-            if main:
+            # `previous` is None where a handler not installed from Python was in place: leave it.
+            if main and previous is not None:
                 signal.signal(signal.SIGINT, previous)
     return Client(cluster)
 

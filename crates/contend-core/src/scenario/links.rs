@@ -15,7 +15,7 @@ pub struct RunLinks {
     #[serde(flatten)]
     pub table: LinkTable,
     /// busy_s over the run's makespan, in [0, 1]: the share of the run during which at least
-    /// one message moved bytes through the link.
+    /// one message moved bytes through the link (under `packet`, the share spent sending).
     pub busy_share: Vec<f64>,
 }
 

@@ -199,6 +199,9 @@ pub(super) fn peer_bandwidth(l: &LinkSpec, i: usize, origin: &str) -> Result<[Op
         if !(v.bytes_per_sec() > 0.0 && v.bytes_per_sec().is_finite()) {
             return Err(Error::input(origin, format!("links[{i}].{field}"), format!("{v} is not a positive bandwidth; e.g. 38GB/s")));
         }
+        if let Some(why) = crate::units::below_link_floor(v.bytes_per_sec()) {
+            return Err(Error::input(origin, format!("links[{i}].{field}"), why));
+        }
     }
     let bytes = |b: Option<crate::units::Bandwidth>| b.map(|x| x.bytes_per_sec());
     match (l.peer_bandwidth, l.peer_upstream, l.peer_downstream) {

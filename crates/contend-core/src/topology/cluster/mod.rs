@@ -212,7 +212,17 @@ pub fn build(c: &ClusterSpec, origin: &str) -> Result<MachineSpec> {
     };
     let nics = match &machine {
         Some(m) => m.spec.devices.iter().filter(|d| d.kind == DeviceKind::Nic).count().max(1) as u32,
-        None => c.nodes.nics.unwrap_or(1).max(1),
+        None => {
+            // Checked before the fabric, whose leaves count each NIC as a port.
+            let (gpus, nics) = (c.nodes.gpus.unwrap_or(1), c.nodes.nics.unwrap_or(1));
+            if !(1..=64).contains(&gpus) {
+                return Err(Error::input(origin, "nodes.gpus", format!("is {gpus}; give 1 to 64 GPUs per node")));
+            }
+            if !(1..=gpus).contains(&nics) {
+                return Err(Error::input(origin, "nodes.nics", format!("is {nics}; give 1 to {gpus} (at most one per GPU)")));
+            }
+            nics
+        }
     };
     let attach = match (&c.fabric.fat_tree, &c.fabric.dragonfly, &c.fabric.graph) {
         (Some(f), None, None) => fat_tree::build(f, nics, &mut b, origin)?,
@@ -317,14 +327,7 @@ fn nodes(c: &ClusterSpec, machine: Option<&Machine>, b: &mut Builder, attach: &[
         }
         return Ok(());
     }
-    let gpus = c.nodes.gpus.unwrap_or(1);
-    let nic_count = c.nodes.nics.unwrap_or(1);
-    if !(1..=64).contains(&gpus) {
-        return Err(Error::input(origin, "nodes.gpus", format!("is {gpus}; give 1 to 64 GPUs per node")));
-    }
-    if !(1..=gpus.max(1)).contains(&nic_count) {
-        return Err(Error::input(origin, "nodes.nics", format!("is {nic_count}; give 1 to {gpus} (at most one per GPU)")));
-    }
+    let (gpus, nic_count) = (c.nodes.gpus.unwrap_or(1), c.nodes.nics.unwrap_or(1));
     let (n, g, k) = (attach.len() as u64, gpus as u64, nic_count as u64);
     b.budget(origin, "nodes", n * (g + k), n * (g * (g - 1) / 2 + g + k))?;
     let intra = c.nodes.intra_bandwidth.unwrap_or(Bandwidth(2.0 * c.link.bandwidth.bytes_per_sec()));

@@ -111,6 +111,7 @@ fn mistakes_name_the_field() {
         ("fabric:\n  graph: {switches: [{name: a}, {name: b}], links: [], hosts: [a, b]}\nlink: {bandwidth: 10GB/s}\nnodes: {}\n", "disconnected"),
         ("fabric:\n  graph: {switches: [{name: a}], links: [{a: a, b: z}], hosts: [a]}\nlink: {bandwidth: 10GB/s}\nnodes: {}\n", "fabric.graph.links[0].b"),
         ("fabric:\n  fat_tree: {radix: 8, pods: 2}\nlink: {bandwidth: 10GB/s}\nnodes: {machine: cs-storm-socket}\n", "has no nic"),
+        ("fabric:\n  fat_tree: {radix: 8, pods: 2}\nlink: {bandwidth: 10GB/s}\nnodes: {gpus: 1, nics: 8}\n", "nodes.nics"),
     ];
     for (body, needle) in cases {
         let e = load(&format!("name: x\n{body}")).unwrap_err().to_string();
