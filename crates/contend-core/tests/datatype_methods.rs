@@ -141,11 +141,12 @@ fn bad_methods_and_datatypes_get_one_line() {
     }
 }
 
-/// Between nodes a GPU cannot store into another's memory: zero-copy is not offered there.
+/// Between nodes a GPU cannot store into another's memory: zero-copy is not offered there. (A
+/// DGX-1 has 4 NICs, each a leaf port: radix 12 leaves 6 ports after 6 aggregates, one node a leaf.)
 #[test]
 fn zero_copy_stays_inside_a_node() {
     let cluster =
-        "name: c\nfabric:\n  fat_tree: {radix: 4, pods: 2}\nlink: {bandwidth: 11.9GB/s, latency: 100ns, router_delay: 60ns}\nnodes: {machine: dgx1-p100}\n";
+        "name: c\nfabric:\n  fat_tree: {radix: 12, pods: 2}\nlink: {bandwidth: 11.9GB/s, latency: 100ns, router_delay: 60ns}\nnodes: {machine: dgx1-p100, count: 4}\n";
     let m = Machine::from_text(cluster, "c.yaml").unwrap();
     let dt = Datatype::load("milc-zdown").unwrap();
     let r = compare(&m, &dt, &req("n0.GPU0", "n1.GPU0", 1)).unwrap();
