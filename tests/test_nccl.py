@@ -161,7 +161,7 @@ def test_calibrate_from_nccl_tests_output_fits_and_feeds_back(tmp_path):
     r = run_cli("calibrate", "dgx-a100", str(table), "-o", str(tmp_path / "m.yaml"))
     assert r.returncode == 2 and "--param" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert r.stderr.startswith("error: --output:") and "nccl-tests output" in r.stderr
-    assert "without --output" in r.stderr
+    assert "no --output" in r.stderr
     assert r.stdout == "" and not (tmp_path / "m.yaml").exists()
     with pytest.raises(api.InputError, match="--output"):
         api.calibrate("dgx-a100", table, machine_out=True)
