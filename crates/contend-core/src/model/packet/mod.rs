@@ -75,7 +75,7 @@ const OWN: [Param; 3] = [
         "the machine's network.buffer_packets, else 8",
         "input buffer per port and virtual channel, in packets",
     ),
-    Param::new("router_delay", Kind::Time, "0s", "time a network switch needs to forward a packet's head, per switch hop"),
+    Param::new("router_delay", Kind::Time, "0s", "time a network switch needs to forward a packet's head, per switch hop, on top of a cluster file's own router_delay (which both models pay in its hop latencies)"),
 ];
 
 impl PacketParams {
