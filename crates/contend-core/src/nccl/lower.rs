@@ -112,8 +112,9 @@ pub struct Call {
     pub rate: Option<f64>,
     /// The host memory each step between two GPUs of a node passes through, by (sending device,
     /// receiving device), where NCCL takes its SHM transport (no peer path): such a ring's steps
-    /// are lowered as NCCL's kernels run them (`shm`).
-    pub shm: std::collections::BTreeMap<(usize, usize), usize>,
+    /// are lowered as NCCL's kernels run them (`shm`). Shared with the communicator, not copied
+    /// into every call (it grows with the nodes).
+    pub shm: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
     /// Seconds every Simple step received from another node waits before the receiving kernel
     /// may use it: NCCL's GDR flush (`Comm::flush`; 0 where none is issued).
     pub flush: f64,

@@ -262,7 +262,7 @@ pub struct Comm {
     pub flush: f64,
     /// The host memory each step between two GPUs of a node passes through where they have no
     /// peer path (NCCL's SHM transport), by (sending device, receiving device) (`shm_steps`).
-    pub shm: std::collections::BTreeMap<(usize, usize), usize>,
+    pub shm: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
 }
 
 /// NCCL's choice for one call: algorithm, protocol, its model's time (µs), the channels a tuner
@@ -400,7 +400,7 @@ impl Comm {
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
         let nics: Vec<usize> = network_nics(&m, first).map(|(d, _)| d).collect();
         let gdr = nodes_gpus[0].iter().all(|&g| topo::gdr(&m, &router, g, &nics));
-        let shm = shm_steps(&router, nodes_gpus);
+        let shm = std::sync::Arc::new(shm_steps(&router, nodes_gpus));
         let flush = if nodes > 1 && topo.cc < 90 && gdr { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
         Ok(Comm {
             m,
