@@ -49,9 +49,9 @@ pub struct Plan {
     /// Seconds from issue until bytes move: engine setup, staging hand-off, hop latencies, and
     /// the copy engine's wait through each NVSwitch passed (`switch_traversals`).
     pub latency: f64,
-    /// The same without the NVSwitches' wait and a staged copy's host hand-off, which a copy
-    /// moved by GPU kernels does not pay (`Transfer::kernel`); summed apart, so that it is
-    /// exactly the path's other costs.
+    /// The same without the NVSwitches' wait, a staged copy's host hand-off and the GPUs' copy
+    /// engine setup, which a copy moved by GPU kernels does not pay (`Transfer::kernel`); summed
+    /// apart, so that it is exactly the path's other costs.
     pub kernel_latency: f64,
     /// Where the hardware stripes the copy over parallel ways (the NVSwitch planes two GPUs
     /// share, parallel NVLinks): every hop of every way with the share of the copy's bytes that
@@ -441,6 +441,9 @@ impl<'m> Router<'m> {
         let (a, b) = (self.name(src), self.name(dst));
         let no_path = |what: &str| format!("there is no {what} path from {a} to {b}");
         let lat = |d: usize| self.m.devices[d].latency;
+        // A GPU's latency is its copy engine's setup of one cudaMemcpy (topology/default_latency.rs);
+        // a copy moved by GPU kernels (NCCL's) starts no copy engine, so its plan leaves it out.
+        let engine_setup = |d: usize| if kind(d) == DeviceKind::Gpu { lat(d) } else { 0.0 };
         match mechanism {
             Mechanism::P2p | Mechanism::Rdma => {
                 let ok = if mechanism == Mechanism::P2p { kind(src) == DeviceKind::Gpu && kind(dst) == DeviceKind::Gpu } else { gpu_nic(src, dst) };
@@ -462,7 +465,8 @@ impl<'m> Router<'m> {
                 let driver = if mechanism == Mechanism::Rdma && kind(src) == DeviceKind::Gpu { dst } else { src };
                 let latency = lat(driver) + self.hop_latency(&hops);
                 let stripes = if via.is_empty() { self.stripes(src, dst, &hops) } else { Vec::new() };
-                Ok(Plan { stripes, ..Plan::new(self.m, mechanism, hops, None, latency) })
+                let plan = Plan::new(self.m, mechanism, hops, None, latency);
+                Ok(Plan { stripes, kernel_latency: plan.kernel_latency - engine_setup(driver), ..plan })
             }
             Mechanism::Staged => {
                 if !engine(kind(src)) || !engine(kind(dst)) {
@@ -486,13 +490,14 @@ impl<'m> Router<'m> {
                 // the connection's buffers and head/tail live in host memory mapped into both GPUs,
                 // and the transport has no proxy progress; 2.19.3's CE-memcpy variant,
                 // NCCL_SHM_USE_CUDA_MEMCPY, is off by default).
-                Ok(Plan { kernel_latency: plan.kernel_latency - lat(mem), ..plan })
+                Ok(Plan { kernel_latency: plan.kernel_latency - lat(mem) - engine_setup(src) - engine_setup(dst), ..plan })
             }
             Mechanism::Direct => {
                 let hops = self.path_via(src, via, dst, false).ok_or_else(|| no_path("direct"))?;
                 let driver = [src, dst].into_iter().find(|&d| engine(kind(d)));
                 let latency = driver.map(lat).unwrap_or(0.0) + self.hop_latency(&hops);
-                Ok(Plan::new(self.m, mechanism, hops, None, latency))
+                let plan = Plan::new(self.m, mechanism, hops, None, latency);
+                Ok(Plan { kernel_latency: plan.kernel_latency - driver.map(engine_setup).unwrap_or(0.0), ..plan })
             }
         }
     }

@@ -76,9 +76,9 @@ fn a_staged_cuda_copy_still_pays_the_engines_and_the_hand_off() {
     let p = r.plan(g1, g2, None, &[], true).unwrap();
     assert_eq!(p.mechanism, crate::workload::Mechanism::Staged);
     assert!(close(p.latency, 22e-6, 1e-9), "{}", p.latency);
-    // NCCL's kernels pay only the engines' part the machine writes (NCCL's communicator zeroes
-    // it, `Comm::m`), not the hand-off.
-    assert!(close(p.kernel_latency, 10e-6, 1e-9), "{}", p.kernel_latency);
+    // NCCL's kernels pay neither: they start no copy engine and no CPU hands their steps on (in
+    // a rank program too, where the machine keeps its engines' setup for the MPI copies).
+    assert!(p.kernel_latency.abs() < 1e-15, "{}", p.kernel_latency);
 }
 
 /// Two GPUs under one PCIe switch, each on a Gen3 x16 link at its data-sheet rate (efficiency 1:

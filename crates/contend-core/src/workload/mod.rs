@@ -166,8 +166,8 @@ pub struct Transfer {
     pub method: Option<Method>,
     pub access: Access,
     /// Moved by GPU kernels' stores (NCCL's lowering), not by a copy engine: it pays nothing for
-    /// the copy engine's wait through an NVSwitch (`flow::router::switch_traversals`), nor, staged
-    /// through host memory, for the CPU's hand-off (`flow::router::Plan::kernel_latency`).
+    /// the copy engine's setup or its wait through an NVSwitch (`flow::router::switch_traversals`),
+    /// nor, staged through host memory, for the CPU's hand-off (`flow::router::Plan::kernel_latency`).
     pub kernel: bool,
     /// Bytes/s this transfer moves at most (`TransferSpec::max_rate`; NCCL's per-channel rate).
     pub max_rate: Option<f64>,
