@@ -129,11 +129,12 @@ def run_trace_events(raw: dict[str, Any], max_events: int = RUN_EVENTS) -> list[
             name = "compute" if kind == "compute" else "send overhead"
             events.append({"ph": "X", "pid": job + 1, "tid": rank, "ts": ts, "dur": dur, "name": name, "cat": kind})
             continue
-        name = f"{kind} → rank {peer}"
+        # peer -1: an NCCL NVLS message, between the rank's GPU and the NVSwitch (no rank's track).
+        name = f"{kind} → rank {peer}" if peer >= 0 else f"{kind} via NVSwitch (NVLS)"
         events.append({"ph": "X", "pid": job + 1, "tid": rank, "ts": ts, "dur": dur, "name": name, "cat": kind,
                        "args": {"bytes": nbytes}})
         # A flow arrow from the send to the receiver's track at arrival (where the receiver's track is shown).
-        if keep is None or (job, peer) in keep:
+        if peer >= 0 and (keep is None or (job, peer) in keep):
             events.append({"ph": "s", "pid": job + 1, "tid": rank, "ts": ts, "id": i, "name": kind, "cat": kind})
             events.append({"ph": "f", "bp": "e", "pid": job + 1, "tid": peer, "ts": ts + dur, "id": i, "name": kind,
                            "cat": kind})

@@ -131,7 +131,8 @@ pub struct OperationTable {
     /// compute, message, control (a rendezvous's request from the receiver) or overhead (the
     /// sender's CPU cost of an eager send: MPI's software, communication).
     pub kind: Vec<&'static str>,
-    /// The receiving rank of a message; -1 for a computation.
+    /// The receiving rank of a message; -1 for a computation, and for an NCCL NVLS message
+    /// into or out of an NVSwitch (its `rank` is then the GPU's end).
     pub peer: Vec<i64>,
     pub bytes: Vec<u64>,
     pub start_s: Vec<f64>,
@@ -221,10 +222,7 @@ fn build_machine(s: &ScenarioSpec, origin: &str) -> Result<Machine> {
     };
     Machine::load_adjusted(&path, |c, _| match c {
         Some(c) => {
-            c.link.bandwidth.0 *= scale;
-            if let Some(b) = &mut c.nodes.nic_bandwidth {
-                b.0 *= scale;
-            }
+            c.scale(scale);
             if let Some(n) = nic {
                 c.network.nic_scheduling = n;
             }
@@ -539,9 +537,12 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
         let mut ops = OperationTable::default();
         for (i, (t, org)) in w.transfers.iter().zip(origins).enumerate() {
             // A computation (or an eager send's CPU share) is the rank's own; a message names both ends.
-            let (rank, peer) = match t.compute {
-                Some(_) => (org.rank, -1),
-                None => (rank_on[t.src], rank_on[t.dst] as i64),
+            let (rank, peer) = match (t.compute, rank_on[t.src], rank_on[t.dst]) {
+                (Some(_), ..) => (org.rank, -1),
+                // NVLS: one end is the NVSwitch, which holds no rank.
+                (None, u32::MAX, to) => (to, -1),
+                (None, from, u32::MAX) => (from, -1),
+                (None, from, to) => (from, to as i64),
             };
             ops.job.push(org.job);
             ops.rank.push(rank);

@@ -33,6 +33,10 @@ pub struct ClusterSpec {
     pub nodes: NodesSpec,
     #[serde(default)]
     pub network: NetworkSpec,
+    /// A scenario's `bandwidth_scale` (`ClusterSpec::scale`), not a file field: it multiplies the
+    /// own line rate of a machine node's NICs, which the file does not state.
+    #[serde(skip)]
+    pub nic_line_scale: Option<f64>,
 }
 
 /// Exactly one of these.
@@ -84,6 +88,17 @@ pub struct NodesSpec {
 }
 
 impl ClusterSpec {
+    /// Every network link and NIC `factor` times as fast (a scenario's `bandwidth_scale`): the
+    /// fabric's links, a stated `nic_bandwidth`, and a machine node's NICs at their own line rate.
+    /// A plain node's GPU links follow the network link where the file leaves them at its default.
+    pub fn scale(&mut self, factor: f64) {
+        self.link.bandwidth.0 *= factor;
+        if let Some(b) = &mut self.nodes.nic_bandwidth {
+            b.0 *= factor;
+        }
+        self.nic_line_scale = Some(factor);
+    }
+
     /// Nodes and GPUs per node, without building anything (for listings); None for machine
     /// nodes, whose GPU count needs the machine.
     pub fn size(&self) -> Option<(u64, u64)> {
@@ -304,7 +319,7 @@ fn nodes(c: &ClusterSpec, machine: Option<&Machine>, b: &mut Builder, attach: &[
             .iter()
             .filter(|d| d.kind == DeviceKind::Nic)
             .map(|d| {
-                let rate = match (c.nodes.nic_bandwidth, d.line_rate()) {
+                let rate = match (c.nodes.nic_bandwidth, d.line_rate().map(|own| own * c.nic_line_scale.unwrap_or(1.0))) {
                     (None, Some(own)) if own < nic_bw.bytes_per_sec() => Bandwidth(own),
                     _ => nic_bw,
                 };

@@ -153,6 +153,16 @@ fn a_machine_nodes_nic_runs_at_the_lower_of_its_ports_and_the_link() {
     let bare = load(&format!("name: c\n{graph}link: {{bandwidth: 100GB/s}}\nnodes: {{machine: \"{}\"}}\n", file.display()));
     std::fs::remove_file(&file).unwrap();
     assert_eq!(nic_link(&bare.unwrap(), "n0.NIC0"), 100e9);
+    // A scenario's bandwidth_scale multiplies every network link and NIC: at 2x a 50 GB/s link
+    // and a 50 GB/s NIC become 100 GB/s (the NIC's own rate held it at 50: a bandwidth study of
+    // machine nodes came out flat above 1x), at x/2 25.
+    let scaled = |factor: f64| {
+        let mut c: ClusterSpec = serde_yaml::from_str(&format!("name: c\n{graph}link: {{bandwidth: 50GB/s}}\nnodes: {{machine: hgx-h100}}\n")).unwrap();
+        c.scale(factor);
+        Machine::from_spec(build(&c, "c.yaml").unwrap(), "c.yaml").unwrap()
+    };
+    assert_eq!(nic_link(&scaled(2.0), "n1.NIC5"), 100e9);
+    assert_eq!(nic_link(&scaled(0.5), "n0.NIC0"), 25e9);
 }
 
 /// Rail-optimised: NIC k of every node on rail switch k (the superpod preset: 8 rails of 32
