@@ -282,7 +282,10 @@ fn explain_across_nodes_names_the_nics_and_the_whole_ring() {
     assert!(a.nics.iter().all(|n| n.0.starts_with("n0.NIC") && n.1 == 50.0), "{:?}", a.nics);
     assert_eq!(a.ring.len(), 16);
     assert_eq!(a.ring.iter().filter(|g| g.starts_with("n1.GPU")).count(), 8);
-    assert!(rep.explain.unwrap().contains("Across nodes: 8 NIC(s) per node at 50 GB/s each"));
+    assert!(rep.explain.as_ref().unwrap().contains("Across nodes: 8 NIC(s) per node at 50 GB/s each"));
+    // One NIC per channel the communicator runs (it listed 32 where 16 run).
+    let runs = rep.search.channels;
+    assert!(runs > 0 && a.crossings.len() == runs, "{} NICs listed, {runs} channels", a.crossings.len());
     assert!(api::nccl_tests("hgx-h100", &r, 1, None).unwrap().search.across_nodes.is_none());
 }
 

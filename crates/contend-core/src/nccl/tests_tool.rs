@@ -553,7 +553,14 @@ fn across_nodes(comm: &Comm) -> AcrossNodes {
     let t = &comm.tuning;
     AcrossNodes {
         ring: comm.rails().rings[0].iter().map(|&r| m.devices[comm.devices[r]].name.clone()).collect(),
-        crossings: comm.rails().exits.iter().map(|e| (m.devices[e[0].nic].name.clone(), e[0].relay.map(|g| m.devices[g].name.clone()))).collect(),
+        // The channels the communicator runs: `rails` holds as many as any release would run.
+        crossings: comm
+            .rails()
+            .exits
+            .iter()
+            .take(comm.channels)
+            .map(|e| (m.devices[e[0].nic].name.clone(), e[0].relay.map(|g| m.devices[g].name.clone())))
+            .collect(),
         nics,
         ring_graph: (t.graph_channels, t.bw_intra),
         tree_graph: (t.tree_channels, t.tree_bw_intra, t.tree_bw_inter),
