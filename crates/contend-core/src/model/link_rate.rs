@@ -19,6 +19,7 @@ pub struct LinkRates {
     pub eff_nvlink: f64,
     pub eff_nvlink2: f64,
     pub eff_nvlink4: f64,
+    pub eff_nvlink5: f64,
     pub eff_qpi: f64,
     pub eff_upi: f64,
     pub eff_xgmi: f64,
@@ -30,7 +31,7 @@ pub struct LinkRates {
 const EFF: Kind = Kind::EFFICIENCY;
 
 /// How many parameters `PARAMS` holds.
-pub const LEN: usize = 13;
+pub const LEN: usize = 14;
 
 pub const PARAMS: [Param; LEN] = [
     // SC16's fitted B = 11.6 GiB/s over the Gen3 x16 nominal 15.754 GB/s.
@@ -47,11 +48,14 @@ pub const PARAMS: [Param; LEN] = [
     // No public Gen6 GPU copy: Gen5's [ASSUMPTION] (flit mode keeps TLP overheads of that order).
     Param::new("eff_pcie6", EFF, "0.876", "same for PCIe Gen6 links [ASSUMPTION: Gen5's; no public Gen6 measurement]"),
     // 18.4 GB/s of a 20 GB/s P100 link, one way (seed 004 bounds it at 94%).
-    Param::new("eff_nvlink", EFF, "0.92", "same for NVLink of generation 1, 3, 5 or none known; given alone, every generation's"),
+    Param::new("eff_nvlink", EFF, "0.92", "same for NVLink of generation 1, 3 or none known; given alone, every generation's"),
     // V100 SXM2 NVLink 2 pairs: 48.34 GB/s of 2 x 25, 24.22 of 25 one way (v100x4-th2k, TH2K note).
     Param::new("eff_nvlink2", EFF, "0.967", "same for NVLink 2 (Volta) [one public 4 x V100 host: 0.967-0.969]"),
     // Hopper NVLink 4 one way: HGX H100 392.6 of 450 GB/s, HGX H800 176.1 of 200, 2 x H100 PCIe (NV12) 256.8 of 300.
     Param::new("eff_nvlink4", EFF, "0.872", "same for NVLink 4 (Hopper) [three public Hopper machines: 0.856-0.880, median]"),
+    // GB200 and GB300 pairs' copy-engine reads: 768.0 and 768.6 GB/s of 18 x 50 (OCI's nvbandwidth runs,
+    // docs/models.md "NVLink by generation"); the GB200's writes 775 (0.861).
+    Param::new("eff_nvlink5", EFF, "0.853", "same for NVLink 5 (Blackwell) [two public GB200/GB300 nodes' pair reads: 0.853-0.854]"),
     Param::new("eff_qpi", EFF, "1", "same for QPI"),
     Param::new("eff_upi", EFF, "1", "same for UPI"),
     Param::new("eff_xgmi", EFF, "1", "same for AMD xGMI socket links"),
@@ -90,6 +94,7 @@ impl LinkRates {
             eff_nvlink: v.real("eff_nvlink"),
             eff_nvlink2: v.real("eff_nvlink2"),
             eff_nvlink4: v.real("eff_nvlink4"),
+            eff_nvlink5: v.real("eff_nvlink5"),
             eff_qpi: v.real("eff_qpi"),
             eff_upi: v.real("eff_upi"),
             eff_xgmi: v.real("eff_xgmi"),
@@ -98,11 +103,11 @@ impl LinkRates {
             eff_memory: v.real("eff_memory"),
         };
         // A kind's efficiency given alone sets every generation of it, as it did before the
-        // generations had their own (eff_pcie: PCIe 4-6; eff_nvlink: NVLink 2 and 4).
+        // generations had their own (eff_pcie: PCIe 4-6; eff_nvlink: NVLink 2, 4 and 5).
         let all = (r.eff_pcie, r.eff_nvlink);
         for (kind, x, per) in [
             ("eff_pcie", all.0, vec![("eff_pcie4", &mut r.eff_pcie4), ("eff_pcie5", &mut r.eff_pcie5), ("eff_pcie6", &mut r.eff_pcie6)]),
-            ("eff_nvlink", all.1, vec![("eff_nvlink2", &mut r.eff_nvlink2), ("eff_nvlink4", &mut r.eff_nvlink4)]),
+            ("eff_nvlink", all.1, vec![("eff_nvlink2", &mut r.eff_nvlink2), ("eff_nvlink4", &mut r.eff_nvlink4), ("eff_nvlink5", &mut r.eff_nvlink5)]),
         ] {
             for (name, field) in per {
                 if v.given(kind) && !v.given(name) {
@@ -122,6 +127,7 @@ impl LinkRates {
             self.eff_nvlink,
             self.eff_nvlink2,
             self.eff_nvlink4,
+            self.eff_nvlink5,
             self.eff_qpi,
             self.eff_upi,
             self.eff_xgmi,
@@ -145,6 +151,7 @@ impl LinkRates {
             (LinkKind::Pcie, Some(6)) => self.eff_pcie6,
             (LinkKind::Nvlink, Some(2)) => self.eff_nvlink2,
             (LinkKind::Nvlink, Some(4)) => self.eff_nvlink4,
+            (LinkKind::Nvlink, Some(5)) => self.eff_nvlink5,
             (k, _) => self.efficiency(k),
         })
     }

@@ -50,6 +50,7 @@ pub struct MaxminParams {
     pub duplex_nvlink: f64,
     pub duplex_nvlink2: f64,
     pub duplex_nvlink4: f64,
+    pub duplex_nvlink5: f64,
     /// QPI, UPI and xGMI.
     pub duplex_socket: f64,
     /// Read efficiency: a pulled copy's data crosses a link at 1/read_* of its size.
@@ -89,7 +90,7 @@ const EFF: Kind = Kind::EFFICIENCY;
 const LOSS: Kind = Kind::LOSS;
 
 /// How many of its own parameters maxmin has.
-const OWN_LEN: usize = 22;
+const OWN_LEN: usize = 23;
 
 pub const PARAMS: &[Param] = &link_rate::with_rates::<OWN_LEN, { link_rate::LEN + OWN_LEN }>(OWN);
 
@@ -112,11 +113,12 @@ const OWN: [Param; OWN_LEN] = [
         "duplex loss of a host-staged copy's GPU links where the host memory sets no staging_duplex [EMPIRICAL: median of four public hosts, 0.35-0.87; duplex_pcie's 0.06 gives the link's own]",
     ),
     // A100 NVLink pair: 275.1 GB/s one way, 516.2 GB/s both ways (fixture).
-    Param::new("duplex_nvlink", LOSS, "0.065", "same for NVLink of generation 1, 3, 5 or none known; given alone, every generation's"),
+    Param::new("duplex_nvlink", LOSS, "0.065", "same for NVLink of generation 1, 3 or none known; given alone, every generation's"),
     // V100 NVLink 2 pairs: 48.34 GB/s one way, 96.21-96.43 both ways (v100x4-th2k).
     Param::new("duplex_nvlink2", LOSS, "0.003", "same for NVLink 2 (Volta) [one public 4 x V100 host: 0.002-0.005]"),
     // Hopper NVLink 4: one way over both ways' half, HGX H100 0.014, HGX H800 0.010, 2 x H100 PCIe 0.009.
     Param::new("duplex_nvlink4", LOSS, "0.010", "same for NVLink 4 (Hopper) [three public Hopper machines: 0.009-0.014, median]"),
+    Param::new("duplex_nvlink5", LOSS, "0.010", "same for NVLink 5 (Blackwell) [ASSUMPTION: NVLink 4's; no public NVLink 5 copy both ways]"),
     Param::new("duplex_socket", LOSS, "0", "same for QPI, UPI and xGMI"),
     Param::new("read_pcie", EFF, "1", "read efficiency of PCIe: a pulled copy's data costs 1/read_pcie of its size"),
     Param::new("read_nvlink", EFF, "1", "same for NVLink"),
@@ -173,6 +175,7 @@ impl MaxminParams {
             duplex_nvlink: v.real("duplex_nvlink"),
             duplex_nvlink2: v.real("duplex_nvlink2"),
             duplex_nvlink4: v.real("duplex_nvlink4"),
+            duplex_nvlink5: v.real("duplex_nvlink5"),
             duplex_socket: v.real("duplex_socket"),
             read_pcie: v.real("read_pcie"),
             read_nvlink: v.real("read_nvlink"),
@@ -190,7 +193,7 @@ impl MaxminParams {
         };
         // duplex_nvlink given alone sets every generation's, as it did before they had their
         // own (the efficiencies do the same in link_rate.rs).
-        for (name, field) in [("duplex_nvlink2", &mut p.duplex_nvlink2), ("duplex_nvlink4", &mut p.duplex_nvlink4)] {
+        for (name, field) in [("duplex_nvlink2", &mut p.duplex_nvlink2), ("duplex_nvlink4", &mut p.duplex_nvlink4), ("duplex_nvlink5", &mut p.duplex_nvlink5)] {
             if v.given("duplex_nvlink") && !v.given(name) {
                 *field = p.duplex_nvlink;
             }
@@ -206,6 +209,7 @@ impl MaxminParams {
             ("duplex_nvlink", self.duplex_nvlink),
             ("duplex_nvlink2", self.duplex_nvlink2),
             ("duplex_nvlink4", self.duplex_nvlink4),
+            ("duplex_nvlink5", self.duplex_nvlink5),
             ("duplex_socket", self.duplex_socket),
             ("read_pcie", self.read_pcie),
             ("read_nvlink", self.read_nvlink),
@@ -244,6 +248,7 @@ impl MaxminParams {
         l.duplex.unwrap_or_else(|| match (l.kind, l.gen) {
             (LinkKind::Nvlink, Some(2)) => self.duplex_nvlink2,
             (LinkKind::Nvlink, Some(4)) => self.duplex_nvlink4,
+            (LinkKind::Nvlink, Some(5)) => self.duplex_nvlink5,
             (k, _) => self.duplex(k),
         })
     }

@@ -626,8 +626,14 @@ impl Machine {
             if a == b {
                 return Err(Error::input(origin, format!("links[{i}]"), "joins a device to itself; link two different devices"));
             }
-            if let Some(w @ (0 | 33..)) = l.lanes {
-                return Err(Error::input(origin, format!("links[{i}].lanes"), format!("is {w}; a PCIe link has 1 to 32 lanes (x16 is a GPU's slot)")));
+            // The link widths PCIe defines (PCI Express Base Specification: x1, x2, x4, x8, x12, x16,
+            // x32); a link trained narrower than its slot reports one of them too.
+            if let Some(w) = l.lanes.filter(|w| ![1, 2, 4, 8, 12, 16, 32].contains(w)) {
+                return Err(Error::input(
+                    origin,
+                    format!("links[{i}].lanes"),
+                    format!("is {w}; a PCIe link has 1, 2, 4, 8, 12, 16 or 32 lanes (x16 is a GPU's slot)"),
+                ));
             }
             // One PCIe (or memory) link joins two devices; a second is a copy-and-paste slip that
             // would double the pair's bandwidth. NVLinks, socket links and cables may be parallel.
@@ -779,7 +785,10 @@ mod tests {
         assert!(Machine::from_text(ok, "m.yaml").is_ok());
         // lanes: 0 (it said the bandwidth was missing)
         let e = Machine::from_text(&ok.replacen("lanes: 16", "lanes: 0", 1), "m.yaml").unwrap_err().to_string();
-        assert!(e.starts_with("m.yaml: links[0].lanes: is 0; a PCIe link has 1 to 32 lanes"), "{e}");
+        assert!(e.starts_with("m.yaml: links[0].lanes: is 0; a PCIe link has 1, 2, 4, 8, 12, 16 or 32 lanes"), "{e}");
+        // a width PCIe does not define (it printed "PCIe Gen4 x17")
+        let e = Machine::from_text(&ok.replacen("lanes: 16", "lanes: 17", 1), "m.yaml").unwrap_err().to_string();
+        assert!(e.starts_with("m.yaml: links[0].lanes: is 17;"), "{e}");
         // a NIC left unlinked (it failed later: "staging NIC0 to GPU1 needs a host_memory device")
         let lone = ok.replace("  - {a: RC, b: N, kind: pcie, gen: 4, lanes: 16}\n", "");
         let e = Machine::from_text(&lone, "m.yaml").unwrap_err().to_string();
@@ -834,5 +843,9 @@ mod tests {
         assert_eq!(m.links.iter().map(|l| l.gen).collect::<Vec<_>>(), [Some(2), Some(4), None, Some(3)]);
         let e = Machine::from_text(&text.replace("gen: 3", "gen: 7"), "m.yaml").unwrap_err().to_string();
         assert!(e.starts_with("m.yaml: links[3].gen: NVLink generation 7 is unknown; use 1 to 5") && !e.contains('\n'), "{e}");
+        // Data-centre Blackwell is NVLink 5 (it took the NVLink-wide defaults); GeForce Blackwell has none.
+        let b = text.replace("Tesla V100-SXM2", "B200-SXM-180GB").replace("NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 5090");
+        let m = Machine::from_text(&b, "m.yaml").unwrap();
+        assert_eq!(m.links.iter().map(|l| l.gen).collect::<Vec<_>>(), [Some(5), None, None, Some(3)]);
     }
 }

@@ -121,8 +121,9 @@ pub fn nvswitch_generation(model: Option<&str>) -> Option<u8> {
 }
 
 /// An NVLink's generation: as written (1-5), else the one its GPUs' generation has (Volta
-/// NVLink 2, Ampere NVLink 3, Hopper NVLink 4; NVIDIA's data sheets), from the first end whose
-/// model names one. None where neither says: the model's NVLink-wide defaults apply.
+/// NVLink 2, Ampere NVLink 3, Hopper NVLink 4, data-centre Blackwell NVLink 5; NVIDIA's data
+/// sheets), from the first end whose model names one. None where neither says: the model's
+/// NVLink-wide defaults apply.
 pub(super) fn nvlink_generation(l: &LinkSpec, i: usize, ends: [&Device; 2], origin: &str) -> Result<Option<u8>> {
     if let Some(g) = l.gen {
         if !(1..=5).contains(&g) {
@@ -131,11 +132,20 @@ pub(super) fn nvlink_generation(l: &LinkSpec, i: usize, ends: [&Device; 2], orig
         return Ok(Some(g));
     }
     Ok(ends.iter().filter(|d| d.kind == DeviceKind::Gpu).find_map(|d| match default_latency::generation(d.model.as_deref()?) {
+        // Blackwell's copy engine has no figure of its own (`Generation::Unknown`), its NVLink does.
+        _ if nvlink5(d.model.as_deref()?) => Some(5),
         Generation::Volta => Some(2),
         Generation::Ampere => Some(3),
         Generation::Hopper => Some(4),
         _ => None,
     }))
+}
+
+/// A data-centre Blackwell GPU (B100, B200, B300, GB200, GB300): NVLink 5 (NVIDIA's data sheets).
+/// Consumer and workstation Blackwell (RTX 50, RTX PRO) has no NVLink.
+fn nvlink5(model: &str) -> bool {
+    let m = model.to_uppercase();
+    m.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| ["B100", "B200", "B300", "GB200", "GB300"].iter().any(|p| w.starts_with(p)))
 }
 
 /// More concurrent same-direction host copies per GPU than any GPU has engines for.
