@@ -174,7 +174,7 @@ def test_report_from_the_parquet_files(cli, reference, tmp_path):
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "## Table II" in md and "| kripke |" in md
     # Every chart's numbers are in the Markdown too, for any study (not only seed 003's Table II and NIC study).
-    assert "## Speed-up against gpus_per_node (all points)" in md and "| gpus_per_node = 1 |" in md
+    assert "## Speed-up against gpus_per_node (other axes at the baseline)" in md and "| gpus_per_node = 1 |" in md
 
 
 def test_a_bad_parameter_value_names_the_point_before_any_runs(cli, reference, tmp_path):

@@ -47,19 +47,19 @@ def write_report(results: str | os.PathLike, out: str | os.PathLike) -> list[Pat
         for axis in per_axis:  # Figures 5-6 (and the same for every other baseline axis)
             m = mean_speedup(at_baseline_except(part, meta, [axis]), [axis])
             written.append(_png(out / f"speedup-{axis}-{tag}.png", figures.bars_per_axis, m, axis,
-                                f"speed-up against {axis} ({where or 'all points'})"))
+                                f"speed-up against {axis} ({_held(where)})"))
             md += _axis_table(m, axis, where)
         if GPN in per_axis and BANDWIDTH in per_axis:  # Figure 7 and Table II
             m = mean_speedup(at_baseline_except(part, meta, [GPN, BANDWIDTH]), [GPN, BANDWIDTH])
             for g, mg in m.groupby(GPN, sort=True):
                 if g != meta["baseline"][GPN]:
                     written.append(_png(out / f"bandwidth-{tag}-{g}gpn.png", figures.bandwidth_lines, mg, BANDWIDTH,
-                                        f"bandwidth sweep at {g} GPUs per node ({where or 'all points'})"))
+                                        f"bandwidth sweep at {g} GPUs per node ({_held(where)})"))
             md += _table_ii(part, meta, out, tag, where, written)
         if GPN in per_axis and NIC in per_axis:  # Figures 8-11
             m = mean_speedup(at_baseline_except(part, meta, [GPN, NIC]), [GPN, NIC])
             written.append(_png(out / f"nic-{tag}.png", figures.nic_bars, m, NIC, GPN,
-                                f"NIC scheduling ({where or 'all points'})"))
+                                f"NIC scheduling ({_held(where)})"))
             md += _nic_table(m, where)
     all_means = mean_speedup(sp, [k for g in groups(meta) for k in g])
     written.append(_csv(all_means, out / "speedups.csv"))
@@ -67,6 +67,11 @@ def write_report(results: str | os.PathLike, out: str | os.PathLike) -> list[Pat
     write_text(path, "\n".join(md) + "\n")
     written.append(path)
     return written
+
+
+def _held(where: str) -> str:
+    """What a chart's points are: the swept axes vary, every other axis stays at its baseline value."""
+    return "other axes at the baseline" + (f"; {where}" if where else "")
 
 
 def _by_facet(sp: pd.DataFrame, fs: list[str]):
@@ -110,7 +115,7 @@ def _axis_table(m: pd.DataFrame, axis: str, where: str) -> list[str]:
     wide.columns = [f"{axis} = {v}" for v in wide.columns]
     wide.index = [f"{a}, {r}" for a, r in wide.index]
     wide = wide.map(lambda v: "" if v != v else f"{v:.3f}")
-    return [f"## Speed-up against {axis} ({where or 'all points'})", "", _markdown(wide), ""]
+    return [f"## Speed-up against {axis} ({_held(where)})", "", _markdown(wide), ""]
 
 
 def _nic_table(m: pd.DataFrame, where: str) -> list[str]:
@@ -119,7 +124,7 @@ def _nic_table(m: pd.DataFrame, where: str) -> list[str]:
     wide.columns = [f"{g} GPU/node {p}" for g, p in wide.columns]
     wide.index = [f"{a}, {r}" for a, r in wide.index]
     wide = wide.map(lambda v: "" if v != v else f"{v:.2f}")
-    return [f"## NIC scheduling speed-ups ({where or 'all points'})", "", _markdown(wide), ""]
+    return [f"## NIC scheduling speed-ups ({_held(where)})", "", _markdown(wide), ""]
 
 
 def _markdown(wide: pd.DataFrame) -> str:
