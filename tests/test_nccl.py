@@ -1,6 +1,7 @@
 """`contend nccl-tests`: nccl-tests' table, its busbw definitions, JSON, --explain, and one-line errors."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -342,3 +343,19 @@ def test_threads_of_one_gpu_each_are_ranks():
         run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "--gpus", "0,1,2,3", "--json").stdout)["rows"]
     one = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "-t", "1", "-g", "2").stdout
     assert one == run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "-g", "2").stdout
+
+
+def test_a_ring_across_the_rome_sockets_runs_at_their_peer_forwarding_rate():
+    # rtx4090x8-rome-p2p: the post's p2pBandwidthLatencyTest moves 38.93-41.93 GB/s both ways for each pair across
+    # the sockets (median 41.59, 20.8 a direction: the machine's peer_bandwidth) and 49.75-50.66 within one socket.
+    rome = Path(__file__).resolve().parents[1] / "bench" / "validation" / "machines" / "rtx4090x8-rome-p2p.yaml"
+    r = api.p2p(api.Machine.load(str(rome)))
+    both = r["bidirectional_p2p_gbps"]
+    g = r["gpus"]
+    across, within = both[g.index("GPU0")][g.index("GPU4")], both[g.index("GPU0")][g.index("GPU1")]
+    assert across == pytest.approx(2 * 20.8, rel=0.005)
+    assert 38.93 <= across <= 41.93 and 49.75 * 0.98 <= within <= 50.66
+    # A ring all-reduce's busbw is each rank's send rate (nccl-tests' 2(n-1)/n factor), which its slowest hop sets:
+    # the ring crosses the sockets both ways at once, each crossing at the peer rate; at 128 MiB the fill is small.
+    rep = api.nccl_tests(str(rome), "all_reduce", "128M", "128M", ngpus=8)
+    assert rep["rows"][0]["busbw"] == pytest.approx(20.8, rel=0.02)
