@@ -131,5 +131,5 @@ def test_a_bandwidth_scale_outside_x16_either_way_is_refused_by_a_dry_run(tmp_pa
     p = run_cli("study", f, "--dry-run")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert "wide.yaml" in p.stderr and "bandwidth_scale" in p.stderr and "[0.0625, 16]" in p.stderr, p.stderr
-    f.write_text(GOOD.replace("bandwidth_scale: [0.5, 1, 2]", "bandwidth_scale: [0.0625, 16]"))
+    f.write_text(GOOD.replace("bandwidth_scale: [0.5, 1, 2]", "bandwidth_scale: [0.0625, 1, 16]"))
     assert run_cli("study", f, "--dry-run").returncode == 0

@@ -501,8 +501,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
                         format!("runs {} ranks on hosts its command line does not name (a hostfile, or srun without -N); paste the output from its first line, with its `Rank N … on HOST` lines", l.ranks),
                     ));
                 };
-                let per_host = l.ranks.div_ceil(hosts);
-                ranks = (0..l.ranks).map(|k| (k, format!("host{}", k / per_host), String::new())).collect();
+                ranks = (0..l.ranks).map(|k| (k, format!("host{}", k * hosts / l.ranks), String::new())).collect();
             }
             let n = ranks.iter().map(|x| x.0 + 1).max().unwrap_or(0);
             if n == 0 {
@@ -657,6 +656,7 @@ mod tests {
             ("mpirun -np 16 -H a,b \\\n  ./build/all_reduce_perf -b 1G -g 2", 32, 2),
             ("srun -N 2 -n 16 ./all_reduce_perf_mpi -g 1", 16, 2),
             ("srun --ntasks=16 --ntasks-per-node=8 all_reduce_perf", 16, 2),
+            ("mpirun -np 5 -H a:1,b:1,c:1,d:2 ./all_reduce_perf", 5, 4),
         ] {
             // nccl-tests 2.x prints `# Collective test starting` first: the line above is still the run's.
             for header in ["", "# nccl-tests version 2.17.1 nccl-headers=22703 nccl-library=22703\n# Collective test starting: all_reduce_perf\n"] {
