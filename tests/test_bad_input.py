@@ -126,7 +126,7 @@ def test_output_over_an_input_is_refused(cli, example_file):
     (["generate", "random", "cs-storm", "--count", "0"], ["--count", "1 to 10000000"]),
     (["generate", "random", "cs-storm", "--count", "20000000"], ["--count", "1 to 10000000"]),
     (["generate", "random", "cs-storm", "--gap", "2"], ["--gap", "no unit"]),
-    (["schema", "circuit"], ["circuit", "machine, transfers, halo, report"]),
+    (["schema", "circuit"], ["circuit", "machine, cluster, transfers, halo, report"]),
     (["simulate", "cs-storm-socket", "sc16-example", "--model", "packets"], ["--model", "packets", "sc16, maxmin"]),
 ])
 def test_options_out_of_bounds(cli, args, needles):

@@ -116,3 +116,49 @@ def test_fabric_pictures_stack_tiers_by_hops_from_the_nodes(preset, top_down):
     tier = {d["name"]: _tier(d["name"], d["kind"]) for d in g["devices"]}
     pairs = {(tier[lk["a"]], tier[lk["b"]]) for lk in g["links"] if lk["kind"] == "network"}
     assert tier_order(set(tier.values()) - {"nodes"}, pairs) == top_down
+
+
+def test_the_default_model_follows_the_machine(cli, tmp_path, example_file):
+    """No --model: maxmin on a cluster (sc16 takes no network), sc16 on one node, as the registry declares;
+    the values are those of the same model named, and the report says which ran (round 17's tester)."""
+    machine = tmp_path / "small.yaml"
+    machine.write_text(SMALL)
+    transfers = tmp_path / "perm.yaml"
+    assert cli("generate", "permutation", str(machine), "--size", "1MiB", "-o", str(transfers)).returncode == 0
+    for m, t, model in [(str(machine), str(transfers), "maxmin"), ("cs-storm-socket", example_file, "sc16")]:
+        plain = cli("simulate", m, t, "--json")
+        assert plain.returncode == 0, plain.stderr
+        named = cli("simulate", m, t, "--model", model, "--json")
+        assert json.loads(plain.stdout) == json.loads(named.stdout)
+        assert json.loads(plain.stdout)["model"] == model
+        table = cli("simulate", m, t)
+        assert f" — {model} (" in table.stdout, table.stdout
+        api = contend.simulate(m, t)
+        assert api.raw["model"] == model and api.raw["summary"] == json.loads(named.stdout)["summary"]
+    # --model still wins, and sc16 on a cluster is still refused in one line.
+    p = cli("simulate", str(machine), str(transfers), "--model", "sc16")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "sc16" in p.stderr
+    # The registry declares the rule; `--help`, `contend models` and the docs say it.
+    from contend.cli.shared import MODEL_DEFAULT_RULE
+
+    defaults = {k: m["name"] for m in contend.models() for k in m["default_on"]}
+    assert defaults == {"node": "sc16", "cluster": "maxmin"}
+    assert MODEL_DEFAULT_RULE == f"{defaults['node']} on one node, {defaults['cluster']} on a cluster"
+    for command in ("simulate", "schedule", "explain"):
+        assert MODEL_DEFAULT_RULE in " ".join(cli(command, "--help").stdout.split()), command
+    assert "default on: a cluster" in cli("models").stdout
+
+
+def test_schedule_takes_the_machines_default_model():
+    """A schedule search without a model runs the machine's default (sc16 on one PCIe tree)."""
+    s = contend.schedule("cs-storm-socket", search="exhaustive")
+    named = contend.schedule("cs-storm-socket", search="exhaustive", model="sc16")
+    assert s.raw["model"] == "sc16" and s.raw["best_s"] == named.raw["best_s"]
+
+
+def test_the_cluster_schema_is_printed_and_lists_every_key(cli):
+    p = cli("schema", "cluster")
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert {"name", "fabric", "link", "nodes"} <= set(s["required"]) and "network" in s["properties"]
+    assert "cluster" in " ".join(cli("schema", "--help").stdout.split())

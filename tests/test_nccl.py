@@ -169,6 +169,23 @@ def test_calibrate_from_nccl_tests_output_fits_and_feeds_back(tmp_path):
 
 
 
+def test_a_pasted_mpirun_line_gives_the_ranks_the_rank_lines_would(tmp_path):
+    """Round 17's tester: `mpirun -np 8 ... -g 1` above the table and no Rank lines was refused "ranks unknown";
+    the launcher's 8 processes of one GPU each are the 8 Rank lines' ranks, so the fit is the same."""
+    full = _closed_form_table(tmp_path / "all_reduce_perf.txt")
+    lines = [x for x in full.read_text().splitlines() if "Rank" not in x]
+    pasted = tmp_path / "pasted.txt"
+    pasted.write_text("$ mpirun -np 8 -x NCCL_DEBUG=WARN ./build/all_reduce_perf -b 1G -e 8G -f 2 -g 1\n"
+                      + "\n".join(lines) + "\n")
+    fits = [json.loads(run_cli("calibrate", "dgx-a100", str(f), "--json").stdout) for f in (full, pasted)]
+    assert fits[1]["fitted"] == fits[0]["fitted"]
+    assert [(r["ranks"], r["nodes"]) for r in fits[1]["runs"]] == [(8, 1)]
+    # Hosts from a hostfile are not on the line: one line asks for the Rank lines.
+    pasted.write_text("mpirun -np 8 --hostfile hosts ./build/all_reduce_perf -g 1\n" + "\n".join(lines) + "\n")
+    r = run_cli("calibrate", "dgx-a100", str(pasted))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Rank N" in r.stderr, r.stderr
+
+
 def test_a_table_pasted_from_a_coloured_terminal_reads_as_the_plain_one(tmp_path):
     plain = _closed_form_table(tmp_path / "all_reduce_perf.txt")
     lines = plain.read_text().splitlines()

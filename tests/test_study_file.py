@@ -119,3 +119,17 @@ def test_absurd_worker_counts_are_refused_before_anything_starts(cli, tmp_path, 
     assert r.returncode == 2 and f"--workers: is {workers}; give 1 to" in r.stderr, r.stderr
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_bandwidth_scale_outside_x16_either_way_is_refused_by_a_dry_run(tmp_path):
+    """README: bandwidth_scale runs from x/16 to 16x; 400 (round 17's tester) stops the dry run in one line that
+    names the study file and the axis."""
+    from conftest import run_cli
+
+    f = tmp_path / "wide.yaml"
+    f.write_text(GOOD.replace("bandwidth_scale: [0.5, 1, 2]", "bandwidth_scale: [1, 400]"))
+    p = run_cli("study", f, "--dry-run")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "wide.yaml" in p.stderr and "bandwidth_scale" in p.stderr and "[0.0625, 16]" in p.stderr, p.stderr
+    f.write_text(GOOD.replace("bandwidth_scale: [0.5, 1, 2]", "bandwidth_scale: [0.0625, 1, 16]"))
+    assert run_cli("study", f, "--dry-run").returncode == 0

@@ -59,18 +59,18 @@ def render_machine(machine: Machine) -> str: ...
 def simulate(
     machine: Machine,
     transfers: Transfers,
-    model: str,
-    params: list[tuple[str, str]],
+    model: str | None = None,
+    params: list[tuple[str, str]] = ...,
     phases: bool = False,
     nics: bool = False,
 ) -> Report: ...
-def explain(machine: Machine, transfers: Transfers, model: str, params: list[tuple[str, str]]) -> str: ...
+def explain(machine: Machine, transfers: Transfers, model: str | None, params: list[tuple[str, str]]) -> str: ...
 def schedule(
     machine: Machine,
     halo: str,
     semantics: str,
     search: str,
-    model: str,
+    model: str | None,
     params: list[tuple[str, str]],
     alpha: str,
     seed: int,

@@ -525,17 +525,18 @@ class Explanation(Result):
 
 
 def simulate(
-    machine: MachineLike, transfers: TransfersLike, model: str = "sc16", phases: bool = False, nics: bool = False,
-    **params: Any
+    machine: MachineLike, transfers: TransfersLike, model: str | None = None, phases: bool = False,
+    nics: bool = False, **params: Any
 ) -> Result:
-    """Predict each transfer's start and finish. ``params`` are model parameters, e.g. ``tau=0.2``;
+    """Predict each transfer's start and finish under ``model``; None: the machine's default (sc16 on one node,
+    maxmin on a cluster; the report's ``model`` says which ran). ``params`` are model parameters, e.g. ``tau=0.2``;
     ``phases=True`` also keeps every phase's rates and link loads (their size grows with the transfers squared);
     ``nics=True`` every NIC's queue over time (clusters)."""
     return Result(_core.simulate(_machine(machine), _transfers(transfers), model, _params(params), phases, nics))
 
 
-def explain(machine: MachineLike, transfers: TransfersLike, model: str = "sc16", **params: Any) -> Explanation:
-    """Like ``simulate`` with the sc16 steps of every phase."""
+def explain(machine: MachineLike, transfers: TransfersLike, model: str | None = None, **params: Any) -> Explanation:
+    """Like ``simulate`` with the sc16 steps of every phase (``model`` None: the machine's default, as there)."""
     return Explanation(text=_core.explain(_machine(machine), _transfers(transfers), model, _params(params)))
 
 
@@ -638,7 +639,7 @@ class Session:
             self._machines[key] = Machine.load(source)
         return self._machines[key]
 
-    def simulate(self, machine: Machine | str | os.PathLike, transfers: Transfers, model: str = "sc16",
+    def simulate(self, machine: Machine | str | os.PathLike, transfers: Transfers, model: str | None = None,
                  phases: bool = False, nics: bool = False, **params: Any) -> Result:
         """``simulate`` with the machine taken from this session when named by its source."""
         m = machine if isinstance(machine, Machine) else self.machine(machine)

@@ -54,7 +54,7 @@ def schedule(
     halo: str | os.PathLike = "cosmo-2d",
     semantics: str = "sequential",
     search: str = "exhaustive",
-    model: str = "sc16",
+    model: str | None = None,
     alpha: str = "0s",
     seed: int = 0,
     iterations: int = 20_000,

@@ -31,7 +31,7 @@ fn workload(m: &Machine, traffic: &str, count: usize) -> contend_core::workload:
 
 fn run(m: &Machine, w: &contend_core::workload::WorkloadSpec, model: &str, params: &[(String, String)]) -> (Report, f64) {
     let t = Instant::now();
-    let r = api::simulate(m, w, "bench", model, params, Detail::default()).unwrap();
+    let r = api::simulate(m, w, "bench", Some(model), params, Detail::default()).unwrap();
     (r, t.elapsed().as_secs_f64())
 }
 

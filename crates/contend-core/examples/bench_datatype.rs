@@ -46,7 +46,7 @@ fn main() {
         let sim: Vec<f64> = (0..runs.min(21))
             .map(|_| {
                 let t = Instant::now();
-                std::hint::black_box(api::simulate(&m, &spec, "bench", "maxmin", &[], Detail::default()).unwrap());
+                std::hint::black_box(api::simulate(&m, &spec, "bench", Some("maxmin"), &[], Detail::default()).unwrap());
                 t.elapsed().as_secs_f64()
             })
             .collect();

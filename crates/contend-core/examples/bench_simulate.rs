@@ -16,7 +16,7 @@ fn main() {
     let m = api::load_machine(machine).unwrap();
     let w = api::load_transfers(file).unwrap();
     let t = Instant::now();
-    let r = api::simulate(&m, &w, file, model, &[], Detail::default()).unwrap();
+    let r = api::simulate(&m, &w, file, Some(model), &[], Detail::default()).unwrap();
     let sum: f64 = r.transfers.duration_s.iter().sum();
     println!("{:.3} s  {} transfers: makespan {:.15e} s, summed durations {:.15e} s", t.elapsed().as_secs_f64(), w.transfers.len(), r.summary.makespan_s, sum);
 }

@@ -63,7 +63,7 @@ fn oracle(fabric: &str, traffic: &str, base: &Machine, w: &WorkloadSpec, k: u64,
     let at = |seed: u64| {
         let mut m = base.clone();
         m.network.seed = seed;
-        api::simulate(&m, w, "diag", "packet", &[], Detail::default()).unwrap().transfers.duration_s
+        api::simulate(&m, w, "diag", Some("packet"), &[], Detail::default()).unwrap().transfers.duration_s
     };
     let run0 = at(base.network.seed);
     let others: Vec<Vec<f64>> = (1..=k).map(|s| at(base.network.seed + s)).collect();
@@ -79,7 +79,7 @@ fn oracle(fabric: &str, traffic: &str, base: &Machine, w: &WorkloadSpec, k: u64,
     }
     for s in specs {
         let sp = spec(base, s);
-        let d = api::simulate(&sp.machine, w, "diag", &sp.model, &sp.params, Detail::default()).unwrap().transfers.duration_s;
+        let d = api::simulate(&sp.machine, w, "diag", Some(sp.model.as_str()), &sp.params, Detail::default()).unwrap().transfers.duration_s;
         row(&format!("{s} vs packet"), &d, &run0);
         row(&format!("{s} vs seed mean"), &d, &mean);
     }
@@ -90,7 +90,7 @@ fn oracle(fabric: &str, traffic: &str, base: &Machine, w: &WorkloadSpec, k: u64,
 fn trace(base: &Machine, w: &WorkloadSpec, specs: &[String]) {
     let run = |s: &str| {
         let sp = spec(base, s);
-        api::simulate(&sp.machine, w, "diag", &sp.model, &sp.params, Detail::default()).unwrap().transfers
+        api::simulate(&sp.machine, w, "diag", Some(sp.model.as_str()), &sp.params, Detail::default()).unwrap().transfers
     };
     let (a, b) = (run(&specs[0]), run(&specs[1]));
     let mut order: Vec<usize> = (0..a.duration_s.len()).collect();
@@ -127,7 +127,7 @@ fn trace(base: &Machine, w: &WorkloadSpec, specs: &[String]) {
 fn queued(fabric: &str, traffic: &str, base: &Machine, w: &WorkloadSpec, specs: &[String]) {
     let run = |s: &str| {
         let sp = spec(base, s);
-        api::simulate(&sp.machine, w, "diag", &sp.model, &sp.params, Detail::default()).unwrap().transfers
+        api::simulate(&sp.machine, w, "diag", Some(sp.model.as_str()), &sp.params, Detail::default()).unwrap().transfers
     };
     let r = run(&specs[0]);
     let node = |d: &str| d.split('.').next().unwrap().to_string();
@@ -177,7 +177,7 @@ fn main() {
         return oracle(fabric, traffic, &base, &w, k.parse().unwrap(), &specs[1..]);
     }
     let specs: Vec<Spec> = specs.iter().map(|s| spec(&base, s)).collect();
-    let runs: Vec<_> = specs.iter().map(|s| api::simulate(&s.machine, &w, "diag", &s.model, &s.params, Detail::default()).unwrap()).collect();
+    let runs: Vec<_> = specs.iter().map(|s| api::simulate(&s.machine, &w, "diag", Some(s.model.as_str()), &s.params, Detail::default()).unwrap()).collect();
     // Lone times under the reference: each distinct (src, dst) once, with the message alone.
     let r0 = &specs[0];
     // At most 256 messages, evenly spaced (each lone run rebuilds the flow table).
@@ -189,7 +189,7 @@ fn main() {
         let key = (t.src.clone(), t.dst.clone(), t.size.0);
         let d = *memo.entry(key).or_insert_with(|| {
             let one = WorkloadSpec { transfers: vec![contend_core::workload::TransferSpec { start: None, ..t.clone() }], ..Default::default() };
-            api::simulate(&r0.machine, &one, "diag", &r0.model, &r0.params, Detail::default()).unwrap().transfers.duration_s[0]
+            api::simulate(&r0.machine, &one, "diag", Some(r0.model.as_str()), &r0.params, Detail::default()).unwrap().transfers.duration_s[0]
         });
         lone.push(d);
     }

@@ -74,9 +74,10 @@ pub fn check_transfers(m: &Machine, spec: &WorkloadSpec, origin: &str) -> Result
     Workload::resolve(spec, m, origin).map(|_| ())
 }
 
-/// Predict every transfer's start and finish with the named model (`report::simulate`).
-pub fn simulate(m: &Machine, spec: &WorkloadSpec, origin: &str, model: &str, params: &[(String, String)], detail: Detail) -> Result<Report> {
-    report::simulate(m, spec, origin, model, params, detail)
+/// Predict every transfer's start and finish with the named model, else the machine's default
+/// (`registry::chosen`; the report names the model that ran) (`report::simulate`).
+pub fn simulate(m: &Machine, spec: &WorkloadSpec, origin: &str, model: Option<&str>, params: &[(String, String)], detail: Detail) -> Result<Report> {
+    report::simulate(m, spec, origin, registry::chosen(model, m.kind())?.name, params, detail)
 }
 
 #[derive(Serialize, Debug)]
@@ -89,8 +90,9 @@ pub struct Explanation {
 /// Run a model that can show its steps (its registry entry has an `explain` hook) and keep, per
 /// phase, every transfer's factor after each step and why it changed. The hook owns the
 /// model's wording; this runs the executor for it.
-pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model_name: &str, params: &[(String, String)]) -> Result<Explanation> {
-    let entry = registry::get(model_name)?;
+pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model: Option<&str>, params: &[(String, String)]) -> Result<Explanation> {
+    let entry = registry::chosen(model, m.kind())?;
+    let model_name = entry.name;
     let Some(hook) = entry.explain else {
         let can: Vec<&str> = registry::MODELS.iter().filter(|e| e.explain.is_some()).map(|e| e.name).collect();
         return Err(Error::input("--model", model_name, format!("has no steps to explain; explain works with --model {}", can.join(" or --model "))));
@@ -205,7 +207,8 @@ pub struct ScheduleRequest {
     pub halo: String,
     pub semantics: String,
     pub search: String,
-    pub model: String,
+    /// None: the machine's default (`registry::chosen`).
+    pub model: Option<String>,
     pub params: Vec<(String, String)>,
     pub alpha: String,
     pub seed: u64,
@@ -231,7 +234,7 @@ pub fn schedule(m: &Machine, req: &ScheduleRequest, progress: schedule::Progress
     let opts = schedule::SearchOptions {
         semantics: schedule::Semantics::parse(&req.semantics)?,
         method: schedule::Method::parse(&req.search)?,
-        model: req.model.clone(),
+        model: registry::chosen(req.model.as_deref(), m.kind())?.name.to_string(),
         params: req.params.clone(),
         alpha,
         seed: req.seed,
@@ -381,12 +384,14 @@ pub enum CalibrationReport {
 }
 
 /// The kinds of document `schema` describes.
-pub const SCHEMAS: &[&str] = &["machine", "transfers", "halo", "report", "scenario", "program", "datatype"];
+pub const SCHEMAS: &[&str] = &["machine", "cluster", "transfers", "halo", "report", "scenario", "program", "datatype"];
 
 /// JSON Schema of a machine, transfers or halo file, or of a simulation report.
 pub fn schema(which: &str) -> Result<String> {
     let s = match which {
         "machine" => schemars::schema_for!(MachineSpec),
+        // The type `Machine::from_text` reads a file with a `fabric` into.
+        "cluster" => schemars::schema_for!(crate::topology::cluster::ClusterSpec),
         "transfers" => schemars::schema_for!(WorkloadSpec),
         "halo" => schemars::schema_for!(schedule::HaloSpec),
         "report" => schemars::schema_for!(Report),

@@ -96,7 +96,7 @@ fn simulate_honours_methods_and_reports_decisions() {
     let m = Machine::load("dgx1-p100").unwrap();
     let text = "transfers:\n  - {name: a, src: GPU0, dst: GPU1, size: 98304B, datatype: milc-zdown, method: adaptive}\n  - {name: b, src: GPU0, dst: GPU1, size: 98304B, datatype: milc-zdown, method: pack}\n  - {name: c, src: GPU2, dst: GPU3, size: 64MiB}\n  - {name: d, src: GPU2, dst: GPU3, size: 64MiB, datatype: jacobi-row, method: zero-copy}\n";
     let spec = WorkloadSpec::from_text(text, "w.yaml").unwrap();
-    let r = api::simulate(&m, &spec, "w.yaml", "maxmin", &[], Detail::default()).unwrap();
+    let r = api::simulate(&m, &spec, "w.yaml", Some("maxmin"), &[], Detail::default()).unwrap();
     let methods = r.methods.as_ref().unwrap();
     assert_eq!(methods.transfer, vec![0, 1, 3]);
     assert_eq!(methods.chosen, vec!["zero-copy", "pack", "zero-copy"]);
@@ -106,14 +106,14 @@ fn simulate_honours_methods_and_reports_decisions() {
         &m,
         &WorkloadSpec::from_text("transfers:\n  - {src: GPU2, dst: GPU3, size: 64MiB}\n", "w").unwrap(),
         "w",
-        "maxmin",
+        Some("maxmin"),
         &[],
         Detail::default(),
     )
     .unwrap();
     assert!(r.transfers.duration_s[2] > alone.transfers.duration_s[0] * 1.2);
     // sc16 cannot cap a flow: zero-copy is refused in one line, pack runs.
-    let e = api::simulate(&m, &spec, "w.yaml", "sc16", &[], Detail::default()).unwrap_err().to_string();
+    let e = api::simulate(&m, &spec, "w.yaml", Some("sc16"), &[], Detail::default()).unwrap_err().to_string();
     assert!(!e.contains('\n'));
 }
 
@@ -133,8 +133,10 @@ fn bad_methods_and_datatypes_get_one_line() {
         ),
     ];
     for (text, needle) in cases {
-        let e =
-            WorkloadSpec::from_text(text, "w.yaml").and_then(|s| api::simulate(&m, &s, "w.yaml", "maxmin", &[], Detail::default())).unwrap_err().to_string();
+        let e = WorkloadSpec::from_text(text, "w.yaml")
+            .and_then(|s| api::simulate(&m, &s, "w.yaml", Some("maxmin"), &[], Detail::default()))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("w.yaml: "), "{e}");
         assert!(e.contains(needle), "{needle}: {e}");
         assert!(!e.contains('\n'), "{e}");

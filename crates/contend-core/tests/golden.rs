@@ -41,7 +41,7 @@ fn transfers_case(case: &Value, origin: &str) -> String {
     for model in MODELS {
         let params = params_of(case, model.name);
         writeln!(out, "== {}", model.name).unwrap();
-        match api::simulate(&m, &spec, origin, model.name, &params, Detail::default()) {
+        match api::simulate(&m, &spec, origin, Some(model.name), &params, Detail::default()) {
             Err(e) => writeln!(out, "refused: {e}").unwrap(),
             Ok(r) => {
                 writeln!(out, "makespan_us {}", us(r.summary.makespan_s)).unwrap();
@@ -79,7 +79,7 @@ fn schedule_case(case: &Value, origin: &str) -> String {
                     halo: s["halo"].as_str().unwrap().into(),
                     semantics: semantics.clone(),
                     search: "exhaustive".into(),
-                    model: model.name.into(),
+                    model: Some(model.name.into()),
                     params: params_of(case, model.name),
                     alpha: s["alpha"].as_str().unwrap_or("0s").into(),
                     seed: 0,
@@ -92,7 +92,7 @@ fn schedule_case(case: &Value, origin: &str) -> String {
                     Ok((r, best)) => {
                         // Through YAML, as a user's `-o best.yaml` then `contend simulate` would go.
                         let spec = WorkloadSpec::from_text(&best.to_yaml(), origin).unwrap();
-                        let sim = api::simulate(&m, &spec, origin, model.name, &req.params, Detail::default()).unwrap();
+                        let sim = api::simulate(&m, &spec, origin, Some(model.name), &req.params, Detail::default()).unwrap();
                         let (a, b) = (r.best_s, sim.summary.makespan_s);
                         assert!((a - b).abs() <= 1e-9 * a, "{machine} {} {semantics}: search {a} s, simulate {b} s", model.name);
                         format!("best_us {} median_us {} simulated_us {}", us(a), us(r.median_s.unwrap()), us(b))

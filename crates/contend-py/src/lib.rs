@@ -213,12 +213,12 @@ fn arrow_text<'a, 'py>(py: Python<'py>, rows: usize, text: impl Iterator<Item = 
 
 /// `api::simulate`: the report, held.
 #[pyfunction]
-#[pyo3(signature = (machine, transfers, model, params, phases=false, nics=false))]
+#[pyo3(signature = (machine, transfers, model=None, params=Vec::new(), phases=false, nics=false))]
 fn simulate(
     py: Python<'_>,
     machine: &Machine,
     transfers: &Transfers,
-    model: &str,
+    model: Option<&str>,
     params: Vec<(String, String)>,
     phases: bool,
     nics: bool,
@@ -246,7 +246,7 @@ fn render_machine(machine: &Machine) -> String {
 
 /// The report of `api::explain` as JSON: `simulate`'s with phases, and every step per phase.
 #[pyfunction]
-fn explain(py: Python<'_>, machine: &Machine, transfers: &Transfers, model: &str, params: Vec<(String, String)>) -> PyResult<String> {
+fn explain(py: Python<'_>, machine: &Machine, transfers: &Transfers, model: Option<&str>, params: Vec<(String, String)>) -> PyResult<String> {
     py.detach(|| api::explain(&machine.m, &transfers.spec, &transfers.origin, model, &params).map(|r| json(&r))).map_err(to_py)
 }
 
@@ -261,7 +261,7 @@ fn schedule(
     halo: String,
     semantics: String,
     search: String,
-    model: String,
+    model: Option<String>,
     params: Vec<(String, String)>,
     alpha: String,
     seed: u64,

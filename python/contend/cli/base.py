@@ -25,10 +25,6 @@ if TYPE_CHECKING:
 
     from contend.output import Target
 
-# The model a command predicts with when no --model is given.
-DEFAULT_MODEL = "sc16"
-
-
 def out() -> Console:
     """The console of reports and tables: ``sys.stdout``, or ``sys.stderr`` while an output file goes to
     standard output (``-o -``)."""

@@ -15,6 +15,9 @@ def models() -> None:
     for m in api.models():
         out().print(styled((m["name"], "bold"), f" ({m['kind']} model): {m['summary']}"))
         out().print(f"  applies to: {m['applies_to']}")
+        if m["default_on"]:
+            kinds = " and ".join("one node" if k == "node" else "a cluster" for k in m["default_on"])
+            out().print(f"  default on: {kinds} (where no --model is given)")
         for a in m["assumptions"]:
             out().print(f"  assumes: {a}")
         out().print(f"  source: {m['citation']}")
@@ -31,7 +34,10 @@ def apps() -> None:
 
 
 def schema(
-    which: str = typer.Argument("machine", help="machine, transfers, halo, report, scenario, program or datatype"),
+    which: str = typer.Argument(
+        "machine", help="machine, cluster, transfers, halo, report, scenario, program or datatype"
+    ),
 ) -> None:
-    """Print the JSON Schema of machine, transfers, halo, scenario, program or datatype files, or of a report."""
+    """Print the JSON Schema of machine, cluster, transfers, halo, scenario, program or datatype files, or of a
+    report."""
     sys.stdout.write(api.schema(which) + "\n")

@@ -41,7 +41,7 @@ from contend.output import Target, io_error, write_text
 def simulate(
     machine: str = MachineArg,
     transfers: str = TransfersArg,
-    model: str = ModelOpt,
+    model: str | None = ModelOpt,
     param: list[str] | None = ParamOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON (`contend schema report`)."),
     as_csv: bool = typer.Option(False, "--csv", help="Print one CSV row per transfer."),
@@ -65,7 +65,7 @@ def simulate(
 def explain(
     machine: str = MachineArg,
     transfers: str = TransfersArg,
-    model: str = ModelOpt,
+    model: str | None = ModelOpt,
     param: list[str] | None = ParamOpt,
     as_json: bool = typer.Option(False, "--json", help="Print factors and causes as JSON."),
     timeline: Path | None = TimelineOpt,

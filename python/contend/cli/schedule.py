@@ -43,7 +43,7 @@ def schedule(
         "--search",
         help="exhaustive, bnb (branch and bound: proves the optimum) or anneal (heuristic, with a lower bound).",
     ),
-    model: str = ModelOpt,
+    model: str | None = ModelOpt,
     param: list[str] | None = ParamOpt,
     alpha: str = typer.Option("0s", "--alpha", help="Per-message overhead with unit, e.g. 5us."),
     seed: int = Count(0, "--seed", lo=0, hi=2**64 - 1, help="Seed of the annealing."),

@@ -7,7 +7,6 @@ import sys
 
 from contend import api
 from contend.cli.base import (
-    DEFAULT_MODEL,
     PHASE_ROWS,
     TRACE_ROWS,
     bound,
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def simulate(
-    machine: str, transfers: str, model: str = DEFAULT_MODEL, param: list[str] | None = None, as_json: bool = False,
+    machine: str, transfers: str, model: str | None = None, param: list[str] | None = None, as_json: bool = False,
     as_csv: bool = False, phases: bool = False, timeline: Path | None = None, trace: Path | None = None,
     fabric: Path | None = None, nics: bool = False, force: bool = False, max_rows: int | None = None,
 ) -> None:

@@ -44,7 +44,7 @@ fn compile(m: &Machine, text: &str) -> (Workload, MaxminPrepared) {
 
 fn run(m: &Machine, text: &str) -> Report {
     let spec = WorkloadSpec::from_text(text, "t.yaml").unwrap();
-    api::simulate(m, &spec, "t.yaml", "maxmin", &[], Detail::default()).unwrap()
+    api::simulate(m, &spec, "t.yaml", Some("maxmin"), &[], Detail::default()).unwrap()
 }
 
 /// The groups of the switches a path crosses, in order, and its global hops (links joining
@@ -300,7 +300,7 @@ fn a_random_permutation_on_the_full_bisection_fat_tree_meets_each_routings_bound
     let clos = [("clos_routing".to_string(), "on".to_string())];
     for (routing, params) in [("spray", &[][..]), ("adaptive", &fluid[..]), ("adaptive", &clos[..]), ("ecmp", &[][..]), ("adaptive", &[][..])] {
         let m = with_routing("fat-tree-2048x1", routing);
-        let makespan = api::simulate(&m, &spec, "t.yaml", "maxmin", params, Detail::default()).unwrap().summary.makespan_s;
+        let makespan = api::simulate(&m, &spec, "t.yaml", Some("maxmin"), params, Detail::default()).unwrap().summary.makespan_s;
         let k = match (routing, params.is_empty()) {
             ("ecmp", _) => {
                 let (_, p) = compile(&m, &text);

@@ -176,7 +176,7 @@ fn a_permutation_meets_the_injection_bound_on_the_full_bisection_tree() {
     }
     let spec = WorkloadSpec::from_text(&text, "t.yaml").unwrap();
     let params = [("clos_routing".to_string(), "on".to_string())];
-    let makespan = api::simulate(&m, &spec, "t.yaml", "maxmin", &params, Detail::default()).unwrap().summary.makespan_s;
+    let makespan = api::simulate(&m, &spec, "t.yaml", Some("maxmin"), &params, Detail::default()).unwrap().summary.makespan_s;
     let ideal = 16.0 * 1048576.0 / 11.9e9;
     assert!((makespan - ideal).abs() < 0.005 * ideal, "makespan {makespan} s, bound {ideal} s");
 }

@@ -5,7 +5,7 @@
 use super::{maxmin, sc16, Prepare, Prepared};
 use crate::error::{Error, Result};
 pub use crate::params::Param;
-use crate::topology::Machine;
+use crate::topology::{Machine, MachineKind};
 use crate::workload::Workload;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -33,6 +33,11 @@ pub struct ModelEntry {
     pub explain: Option<super::Explain>,
     /// Applies to any machine graph (not only to some shape of one, like sc16's PCIe tree).
     pub any_graph: bool,
+    /// The kinds of machine it applies to (one node, a network of nodes).
+    pub machines: &'static [MachineKind],
+    /// The kinds of machine on which it runs where no model is named (`default_for`): one
+    /// model per kind, checked by a test.
+    pub default_on: &'static [MachineKind],
     /// Its rates depend on the PCIe tree's shape and each copy's B alone, so where every link of
     /// the tree has one B the tree's automorphisms are symmetries of the schedule search
     /// (schedule/symmetry.rs).
@@ -75,6 +80,9 @@ pub static MODELS: &[ModelEntry] = &[
         params: sc16::PARAMS,
         explain: Some(super::sc16_explain::explain),
         any_graph: false,
+        machines: &[MachineKind::Node],
+        // The model of the paper this project starts from, for the PCIe trees it describes.
+        default_on: &[MachineKind::Node],
         tree_symmetric: true,
         build: sc16::prepare,
     },
@@ -93,6 +101,9 @@ pub static MODELS: &[ModelEntry] = &[
         params: maxmin::PARAMS,
         explain: None,
         any_graph: true,
+        machines: &[MachineKind::Node, MachineKind::Cluster],
+        // The flow level seed 003's network studies use; sc16 does not apply to a network.
+        default_on: &[MachineKind::Cluster],
         tree_symmetric: false,
         build: maxmin::prepare,
     },
@@ -113,6 +124,8 @@ pub static MODELS: &[ModelEntry] = &[
         params: super::packet::PARAMS,
         explain: None,
         any_graph: true,
+        machines: &[MachineKind::Node, MachineKind::Cluster],
+        default_on: &[],
         tree_symmetric: false,
         build: super::packet::prepare,
     },
@@ -130,6 +143,26 @@ pub fn get(name: &str) -> Result<&'static ModelEntry> {
         .ok_or_else(|| Error::input("--model", name, format!("is not a model; choose one of {}", MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", "))))
 }
 
+/// The model named, else the one the registry runs on this kind of machine where none is named
+/// (sc16 on one node, maxmin on a cluster).
+pub fn chosen(name: Option<&str>, kind: MachineKind) -> Result<&'static ModelEntry> {
+    match name {
+        Some(n) => get(n),
+        None => Ok(default_for(kind)),
+    }
+}
+
+/// The model that runs on this kind of machine where none is named.
+pub fn default_for(kind: MachineKind) -> &'static ModelEntry {
+    MODELS.iter().find(|m| m.default_on.contains(&kind)).expect("every machine kind has a default model (tested)")
+}
+
+/// The rule `default_for` follows, in words, for `--help` and refusals.
+pub fn default_rule() -> String {
+    let per_kind = |kind: MachineKind, what: &str| format!("{} on {what}", default_for(kind).name);
+    format!("{}, {}", per_kind(MachineKind::Node, "one node"), per_kind(MachineKind::Cluster, "a cluster"))
+}
+
 /// What to tell a user whose machine or workload a model cannot handle: the models that
 /// take any graph.
 fn general_model_hint() -> String {
@@ -140,4 +173,21 @@ fn general_model_hint() -> String {
 /// The parameters in force as "name" -> "value", defaults filled in.
 pub fn defaults(params: &[Param]) -> BTreeMap<String, String> {
     params.iter().map(|p| (p.name.to_string(), p.default.to_string())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_machine_kind_has_one_default_model_that_applies_to_it() {
+        for kind in [MachineKind::Node, MachineKind::Cluster] {
+            let defaults: Vec<&str> = MODELS.iter().filter(|m| m.default_on.contains(&kind)).map(|m| m.name).collect();
+            assert_eq!(defaults.len(), 1, "{kind:?}: {defaults:?}");
+            assert!(default_for(kind).machines.contains(&kind), "{kind:?}");
+        }
+        // A network of nodes is no PCIe tree: its default takes any graph.
+        assert!(default_for(MachineKind::Cluster).any_graph);
+        assert_eq!(default_rule(), "sc16 on one node, maxmin on a cluster");
+    }
 }

@@ -20,6 +20,12 @@ fn a_good_scenario_passes_the_check_without_running() {
 fn the_check_names_the_field_of_each_mistake() {
     assert!(message(&format!("cluster: fat-tree-512x4\nnic_scheduling: rr-x\n{JOBS}")).contains("s.yaml: nic_scheduling:"));
     assert!(message(&format!("cluster: fat-tree-512x4\nbandwidth_scale: 0\n{JOBS}")).contains("s.yaml: bandwidth_scale:"));
+    // x/16 .. 16x, as the README says: 400 (the round-17 tester's) and just past either end.
+    for scale in ["400", "16.5", "0.06"] {
+        let e = message(&format!("cluster: fat-tree-512x4\nbandwidth_scale: {scale}\n{JOBS}"));
+        assert!(e.contains("s.yaml: bandwidth_scale:") && e.contains("[0.0625, 16]") && !e.contains('\n'), "{e}");
+    }
+    check_text(&format!("cluster: fat-tree-512x4\nbandwidth_scale: 16\n{JOBS}")).unwrap();
     assert!(message(&format!("cluster: fat-tree-512x4\nmodel: fluid\n{JOBS}")).contains("s.yaml: model: \"fluid\" is not a model"));
     assert!(message(&format!("cluster: fat-tree-512x4\nparams: {{quantom: 1us}}\n{JOBS}")).contains("s.yaml: params.quantom: is not a parameter of maxmin"));
     assert!(message("cluster: fat-tree-512x4\nworkload:\n  jobs:\n    - {app: kripke, ranks: 4096}\n").contains("needs 4096 ranks"));

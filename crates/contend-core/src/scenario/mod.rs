@@ -200,12 +200,17 @@ pub(super) fn beside(origin: &str, path: &str) -> String {
         .map_or_else(|| path.to_string(), |c| c.to_string_lossy().into_owned())
 }
 
+/// What `bandwidth_scale` takes: x/16 to 16x, the range seed 003's studies sweep (README,
+/// docs/workloads.md), declared as a parameter kind so that a refusal words it as every other.
+pub const BANDWIDTH_SCALE: crate::params::Kind = crate::params::Kind::Real { min: 0.0625, max: 16.0, open_min: false, open_max: false };
+
 /// The scenario's knobs on its cluster, checked: the bandwidth factor and the NIC scheduling.
 fn knobs(s: &ScenarioSpec, origin: &str) -> Result<(f64, Option<NicScheduling>)> {
     let nic = s.nic_scheduling.as_deref().map(NicScheduling::parse).transpose().map_err(|e| Error::input(origin, "nic_scheduling", e))?;
     let scale = s.bandwidth_scale.unwrap_or(1.0);
-    if !(scale > 0.0 && scale <= 1e3) {
-        return Err(Error::input(origin, "bandwidth_scale", format!("is {scale}; give a factor above 0 and at most 1000 (e.g. 0.0625 for x/16)")));
+    let crate::params::Kind::Real { min, max, .. } = BANDWIDTH_SCALE else { unreachable!("a real range") };
+    if !(min..=max).contains(&scale) {
+        return Err(Error::input(origin, "bandwidth_scale", format!("is {scale}; give {} (x/16 .. 16x)", BANDWIDTH_SCALE.describe())));
     }
     Ok((scale, nic))
 }
@@ -332,9 +337,11 @@ fn jobs_fitting(s: &ScenarioSpec, origin: &str, nodes: &[Vec<usize>]) -> Result<
     Ok((progs, sizes))
 }
 
-/// The model a scenario runs under: its own, else maxmin (the flow level seed 003's studies use).
+/// The model a scenario runs under: its own, else the registry's default on a cluster (maxmin,
+/// the flow level seed 003's studies use). A scenario runs rank programs on its `cluster`, a
+/// node preset there being a cluster of one node: sc16, one node's default, runs copies only.
 pub fn model_name(s: &ScenarioSpec) -> &str {
-    s.model.as_deref().unwrap_or("maxmin")
+    s.model.as_deref().unwrap_or(registry::default_for(crate::topology::MachineKind::Cluster).name)
 }
 
 /// The scenario's model, and its parameters checked against the model's table (names and

@@ -306,32 +306,108 @@ fn from_ratio(rows: &[Row], n: usize) -> Option<String> {
     )
 }
 
-/// The ranks of an nccl-tests command line run as one process (`all_reduce_perf -b 8 -e 1G -g 4`,
-/// `--ngpus 4`; threads × GPUs with `-t`): None under an MPI or Slurm launcher, whose ranks and
-/// hosts the line does not say, or for one rank (`-g 1` is how MPI runs are launched, and a table
-/// of one rank is not pasted for its bandwidth).
-fn launched_ranks(command: &str) -> Option<usize> {
+/// What a pasted command line says of its run: ranks, and hosts where the line says them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Launch {
+    ranks: usize,
+    /// None where the launcher places its processes on hosts the line does not name (a hostfile,
+    /// `srun -n N` without `-N`).
+    hosts: Option<usize>,
+}
+
+/// Where the nccl-tests binary is among a command line's words: `all_reduce_perf`, or the MPI
+/// build's `all_reduce_perf_mpi` (nccl-tests' Makefile, `NAME_SUFFIX=_mpi`), by any path.
+fn binary_at(words: &[&str]) -> Option<usize> {
+    words.iter().position(|w| {
+        let w = w.trim_matches(|c| c == '`' || c == '"' || c == '\'');
+        let base = w.rsplit('/').next().unwrap_or(w);
+        let base = base.strip_suffix("_mpi").unwrap_or(base);
+        OPS.iter().any(|op| base.strip_prefix(op).is_some_and(|rest| rest == "_perf"))
+    })
+}
+
+/// An option's value among `words`, as getopt and the launchers spell it: `-g 4`, `--ngpus 4`,
+/// `--ngpus=4`, and glued short options (`-g4`) where `glued`.
+fn option<'a>(words: &[&'a str], names: &[&str], glued: bool) -> Option<&'a str> {
+    words.iter().enumerate().find_map(|(k, w)| {
+        names.iter().find_map(|name| {
+            if w == name {
+                words.get(k + 1).copied()
+            } else if let Some(v) = w.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
+                Some(v)
+            } else if glued && !name.starts_with("--") {
+                w.strip_prefix(name).filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+            } else {
+                None
+            }
+        })
+    })
+}
+
+/// The ranks (and hosts) of an nccl-tests command line as pasted: nccl-tests' own `-g`/`--ngpus`
+/// GPUs and `-t`/`--nthreads` threads per process (src/common.cu; 1 each by default), times the
+/// processes its launcher starts. Open MPI's and MPICH's `mpirun`/`mpiexec` (`-np`/`-n`/`--np` N;
+/// else hosts × `-N`/`--npernode`/`-ppn` N, or the slots of `-H host:slots,…`), and Slurm's
+/// `srun` (`-n`/`--ntasks` N; else `-N`/`--nodes` × `--ntasks-per-node`). Only the launcher's
+/// words before the binary are read as its options (nccl-tests' `-n` and `-N` are iterations and
+/// cycles). torchrun is no launcher of nccl-tests: its workers are not MPI ranks, and a binary
+/// built without MPI is a communicator of its own `-g` GPUs in every process. None where the line
+/// does not say the processes, or for one rank (a table of one rank is not pasted for its bandwidth).
+fn launched(command: &str) -> Option<Launch> {
     let words: Vec<&str> = command.split_whitespace().collect();
-    if words.iter().any(|w| ["mpirun", "mpiexec", "srun", "orterun", "prun"].iter().any(|l| w.ends_with(l))) {
-        return None;
-    }
-    // getopt's spellings: `-g 4`, `-g4`, `--ngpus 4`, `--ngpus=4`.
-    let flag = |short: &str, long: &str| -> Option<usize> {
-        let eq = format!("{long}=");
-        words
+    let at = binary_at(&words)?;
+    let (launcher, tool) = (&words[..at], &words[at + 1..]);
+    let number = |v: Option<&str>| v.and_then(|v| v.parse::<usize>().ok()).filter(|&n| n > 0);
+    let per_process = number(option(tool, &["-g", "--ngpus"], true)).unwrap_or(1) * number(option(tool, &["-t", "--nthreads"], true)).unwrap_or(1);
+    let is = |names: &[&str]| launcher.iter().any(|w| names.iter().any(|l| w.rsplit('/').next() == Some(l)));
+    let launch = if is(&["mpirun", "mpiexec", "orterun", "mpiexec.hydra"]) {
+        // `-H a:8,b:8` (or `--host`, repeated or not): each host's slots, 1 where none is given.
+        let hosts: Vec<usize> = launcher
             .iter()
             .enumerate()
-            .find_map(|(k, w)| {
-                if *w == short || *w == long {
-                    words.get(k + 1).copied()
-                } else {
-                    w.strip_prefix(eq.as_str()).or_else(|| w.strip_prefix(short).filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())))
-                }
-            })
-            .and_then(|v| v.parse().ok())
+            .filter(|(_, w)| ["-H", "-host", "--host"].contains(w))
+            .filter_map(|(k, _)| launcher.get(k + 1))
+            .flat_map(|list| list.split(','))
+            .filter(|h| !h.is_empty())
+            .map(|h| h.rsplit_once(':').and_then(|(_, n)| n.parse().ok()).unwrap_or(1))
+            .collect();
+        let per_node = number(option(launcher, &["-N", "-npernode", "--npernode", "-ppn", "--ppn", "-perhost"], false));
+        let hostfile = option(launcher, &["-hostfile", "--hostfile", "-machinefile", "--machinefile", "-f"], false).is_some();
+        let np = number(option(launcher, &["-np", "--np", "-n", "--n"], false))
+            .or_else(|| per_node.filter(|_| !hosts.is_empty()).map(|p| p * hosts.len()))
+            .or_else(|| (!hosts.is_empty()).then(|| hosts.iter().sum()))?;
+        // Processes fill hosts in order, slot by slot (the launchers' default mapping); without
+        // hosts named they run where mpirun runs.
+        let filled = || {
+            let mut left = np;
+            hosts
+                .iter()
+                .take_while(|&&slots| {
+                    let some = left > 0;
+                    left = left.saturating_sub(slots);
+                    some
+                })
+                .count()
+                .max(1)
+        };
+        let hosts = match (per_node, hosts.is_empty(), hostfile) {
+            (Some(p), _, _) => Some(np.div_ceil(p)),
+            (None, false, _) => Some(filled()),
+            (None, true, true) => None,
+            (None, true, false) => Some(1),
+        };
+        Launch { ranks: np * per_process, hosts }
+    } else if is(&["srun"]) {
+        let nodes = number(option(launcher, &["-N", "--nodes"], false));
+        let per_node = number(option(launcher, &["--ntasks-per-node"], false));
+        let np = number(option(launcher, &["-n", "--ntasks"], false)).or_else(|| Some(nodes? * per_node?))?;
+        Launch { ranks: np * per_process, hosts: nodes.or_else(|| per_node.map(|p| np.div_ceil(p))) }
+    } else if launcher.iter().any(|w| ["prun", "jsrun", "aprun", "torchrun"].iter().any(|l| w.ends_with(l))) {
+        return None;
+    } else {
+        Launch { ranks: per_process, hosts: Some(1) }
     };
-    let ranks = flag("-g", "--ngpus")? * flag("-t", "--nthreads").unwrap_or(1);
-    (ranks > 1).then_some(ranks)
+    (launch.ranks > 1).then_some(launch)
 }
 
 /// Every run in `text` (nccl-tests output as printed or pasted); `origin` names the file, whose
@@ -340,8 +416,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
     struct Open {
         op: Option<String>,
         ranks: Vec<(usize, String, String)>,
-        /// Ranks of a run launched without MPI (`<op>_perf … -g N`): one process on one host.
-        launched: Option<usize>,
+        /// What its pasted command line says of its ranks and hosts (`launched`).
+        launched: Option<Launch>,
         rows: Vec<Row>,
         line: usize,
     }
@@ -358,16 +434,20 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
         // A new run: its op line, or its parameters' line after a table.
         let starts = body.starts_with("Collective test starting") || (body.starts_with("nThread") && runs.last().is_none_or(|r| !r.rows.is_empty()));
         if starts && runs.last().is_none_or(|r| !r.rows.is_empty() || r.op.is_some() && body.starts_with("Collective")) {
-            runs.push(fresh(i + 1));
+            // The command line above a run's first line (`# Collective test starting`) is that
+            // run's: what it says of the ranks moves with it.
+            let launched = runs.last().filter(|r| r.rows.is_empty()).and_then(|r| r.launched);
+            runs.push(Open { launched, ..fresh(i + 1) });
         }
-        if let Some(op) = named(body).filter(|_| body.starts_with("Collective test starting") || body.contains("_perf ") || body.ends_with("_perf")) {
+        let command_line = binary_at(&body.split_whitespace().collect::<Vec<_>>()).is_some();
+        if let Some(op) = named(body).filter(|_| body.starts_with("Collective test starting") || command_line) {
             if runs.is_empty() {
                 runs.push(fresh(i + 1));
             }
             let r = runs.last_mut().unwrap();
             if r.rows.is_empty() {
                 r.op = Some(op);
-                r.launched = launched_ranks(&whole).or(r.launched);
+                r.launched = launched(&whole).or(r.launched);
             }
         }
         if let Some(rest) = body.strip_prefix("Rank") {
@@ -411,17 +491,24 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
     runs.into_iter()
         .map(|r| {
             let mut ranks = if r.ranks.is_empty() { first_ranks.clone() } else { r.ranks };
-            if ranks.is_empty() {
-                // A pasted table under its command line, without the Rank lines: one process drives
-                // all N GPUs of one host.
-                ranks = (0..r.launched.unwrap_or(0)).map(|k| (k, "host".to_string(), String::new())).collect();
+            if let (true, Some(l)) = (ranks.is_empty(), r.launched) {
+                // A pasted table under its command line, without the Rank lines: the line's ranks,
+                // on the hosts it names, in order.
+                let Some(hosts) = l.hosts else {
+                    return Err(Error::input(
+                        origin,
+                        format!("line {}", r.line),
+                        format!("runs {} ranks on hosts its command line does not name (a hostfile, or srun without -N); paste the output from its first line, with its `Rank N … on HOST` lines", l.ranks),
+                    ));
+                };
+                ranks = (0..l.ranks).map(|k| (k, format!("host{}", k * hosts / l.ranks), String::new())).collect();
             }
             let n = ranks.iter().map(|x| x.0 + 1).max().unwrap_or(0);
             if n == 0 {
                 return Err(Error::input(
                     origin,
                     format!("line {}", r.line),
-                    "has no `Rank N … on HOST device …` lines, so the number of ranks is unknown; paste the output from its first line (or the command line `<op>_perf … -g N` above the table, for one process on one host)",
+                    "has no `Rank N … on HOST device …` lines, so the number of ranks is unknown; paste the output from its first line (or its command line above the table: `<op>_perf … -g N`, `mpirun -np N …`, `srun -N NODES -n N …`)",
                 ));
             }
             let mut hosts: Vec<&str> = ranks.iter().map(|x| x.1.as_str()).collect();
@@ -518,11 +605,7 @@ mod tests {
             let r = &parse(&format!("```\n{cmd}\n```\n{table}"), "blog.md").unwrap()[0];
             assert_eq!((r.op.as_str(), r.ranks, r.nodes), ("all_reduce", 4, 1), "{cmd}");
         }
-        for cmd in [
-            "mpirun -np 16 ./build/all_reduce_perf -b 1G -g 1",
-            "mpirun -np 16 -H a,b \\\n  ./build/all_reduce_perf -b 1G -g 2",
-            "./all_reduce_perf -b 1G -g 1",
-        ] {
+        for cmd in ["./all_reduce_perf -b 1G -g 1", "mpirun -np 1 ./all_reduce_perf -g 1", "prun ./all_reduce_perf -g 1"] {
             let e = parse(&format!("{cmd}\n{table}"), "blog.md").unwrap_err().to_string();
             assert!(e.contains("number of ranks is unknown") && e.contains("-g N") && !e.contains('\n'), "{cmd}: {e}");
         }
@@ -531,6 +614,61 @@ mod tests {
         assert_eq!((r.ranks, r.nodes), (2, 1));
         let blog = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/data/nccl/dgx-a100-4gpu-eugenesiow.txt")).unwrap();
         assert_eq!(parse(&blog, "b.md").unwrap()[0].ranks, 4);
+    }
+
+    /// Launcher lines as pasted in public issues, decoration kept (shell prompts, environment
+    /// assignments, inline code): each issue's own Rank lines say the ranks and hosts, which the
+    /// line alone must give once they are cut (as a user pasting the command and the table does).
+    #[test]
+    fn a_launcher_line_gives_the_ranks_and_hosts() {
+        let table = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n  1073741824     268435456     float     sum      -1   8035.9  133.62  200.43      0   8034.4  133.64  200.46      0\n";
+        let rank = |k: usize, host: &str| format!("#  Rank {k:2} Group  0 Pid {} on {host:>10} device  {} [0x07] NVIDIA A100-SXM4-80GB\n", 100 + k, k % 8);
+        let cases: &[(&str, &[&str], usize)] = &[
+            // NVIDIA/nccl#583 (8 ranks on AI-A100-Beethoven01): no -g, one GPU per process.
+            ("mpirun -np 8 all_reduce_perf -b 32 -f 2 -e 8G", &["AI-A100-Beethoven01"], 8),
+            // NVIDIA/nccl-tests#100, with its shell prompt: `-H localhost:8`.
+            ("root@node2:/nccl-tests# mpirun -np 8 -H localhost:8 -bind-to none -map-by slot -x LD_LIBRARY_PATH -x PATH -mca orte_base_help_aggregate 0 -mca btl_tcp_if_include enp103s0f0 --allow-run-as-root ./build/alltoall_perf -b 128M -e 16G -f 2", &["node2"], 8),
+            // NVIDIA/nccl-tests#309: 32 ranks on four hosts of 8 slots, the MPI build's binary.
+            ("/mnt/nfs/openmpi-4.1.8/ompi_install/bin/mpirun --np 32 -H spt01:8,spt02:8,pt01:8,pt02:8   -x NCCL_TOPO_FILE=/mnt/nfs/vm_topo_mod.xml   -x NCCL_DEBUG=VERSION   --mca pml ucx   /home/vmware/nccl-tests/build/all_reduce_perf_mpi -b 8 -e 16g -f 2 -g 1", &["spt01", "spt02", "pt01", "pt02"], 8),
+            // nebius/soperator#428, as inline code after an environment assignment: 2 nodes x 8.
+            ("`OMPI_MCA_btl_tcp_if_include=eth0 srun --exclusive --mem=0 --nodes=2 --ntasks-per-node=8 --gpus-per-node=8 --mpi=pmix all_reduce_perf_mpi -b 512M -e 8G -f 2 -g 1`", &["worker-1", "worker-0"], 8),
+            // NVIDIA/nccl-tests#107: two hosts of one slot each.
+            ("ih@ip-172-31-22-230:~/nccl-tests/src$ mpirun -host localhost,172.31.20.228 -np 2 -verbose /home/ih/nccl-tests/build/all_reduce_perf -b 1250M -e 1250M -g 1", &["ip-172-31-22-230", "ip-172-31-20-228"], 1),
+        ];
+        for (cmd, hosts, per_host) in cases {
+            let ranks: String = hosts.iter().enumerate().flat_map(|(h, host)| (0..*per_host).map(move |k| rank(h * per_host + k, host))).collect();
+            let whole = &parse(
+                &format!("{cmd}\n# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\n#\n# Using devices\n{ranks}#\n{table}"),
+                "issue.md",
+            )
+            .unwrap()[0];
+            let cut = &parse(&format!("{cmd}\n{table}"), "issue.md").unwrap()[0];
+            assert_eq!((whole.ranks, whole.nodes), (hosts.len() * per_host, hosts.len()), "{cmd}");
+            assert_eq!((cut.ranks, cut.nodes), (whole.ranks, whole.nodes), "{cmd}");
+        }
+        // The tester's line (round 17): one process per GPU under mpirun; -g and -t multiply.
+        for (cmd, ranks, nodes) in [
+            ("mpirun -np 8 ./build/all_reduce_perf -b 8 -e 1G -f 2 -g 1", 8, 1),
+            ("mpirun -n 4 ./all_reduce_perf -g 2", 8, 1),
+            ("mpiexec -ppn 4 -H a,b ./all_reduce_perf -t 2", 16, 2),
+            ("mpirun -N 8 -H a,b ./all_reduce_perf", 16, 2),
+            ("mpirun -H a:4,b:4 ./all_reduce_perf -n 50 -N 3", 8, 2),
+            ("mpirun -np 16 -H a,b \\\n  ./build/all_reduce_perf -b 1G -g 2", 32, 2),
+            ("srun -N 2 -n 16 ./all_reduce_perf_mpi -g 1", 16, 2),
+            ("srun --ntasks=16 --ntasks-per-node=8 all_reduce_perf", 16, 2),
+            ("mpirun -np 5 -H a:1,b:1,c:1,d:2 ./all_reduce_perf", 5, 4),
+        ] {
+            // nccl-tests 2.x prints `# Collective test starting` first: the line above is still the run's.
+            for header in ["", "# nccl-tests version 2.17.1 nccl-headers=22703 nccl-library=22703\n# Collective test starting: all_reduce_perf\n"] {
+                let r = &parse(&format!("{cmd}\n{header}{table}"), "x.txt").unwrap()[0];
+                assert_eq!((r.ranks, r.nodes), (ranks, nodes), "{cmd}");
+            }
+        }
+        // Hosts the line does not name: one line asking for the Rank lines.
+        for cmd in ["mpirun -np 16 --hostfile hosts ./all_reduce_perf -g 1", "srun -n 16 ./all_reduce_perf"] {
+            let e = parse(&format!("{cmd}\n{table}"), "x.txt").unwrap_err().to_string();
+            assert!(e.contains("16 ranks") && e.contains("Rank N") && !e.contains('\n'), "{cmd}: {e}");
+        }
     }
 
     #[test]

@@ -75,6 +75,15 @@ pub struct NetworkSpec {
     pub summary: Vec<String>,
 }
 
+/// What a machine is, for choosing a model where none is named (the registry's `default_on`):
+/// one node, or a network of nodes (a cluster file, or a machine file with `network` settings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MachineKind {
+    Node,
+    Cluster,
+}
+
 /// Packet size where a machine gives none (the packet model's, and the flow level's NIC buffers).
 pub const DEFAULT_PACKET: u64 = 4096;
 /// Switch input buffer in packets where a machine gives none.
@@ -558,6 +567,16 @@ pub fn pcie_lane_bandwidth(gen: u8) -> Option<f64> {
 }
 
 impl Machine {
+    /// One node, or a network of nodes: the builder writes `network` for every cluster, and a
+    /// machine file gives it only for a network.
+    pub fn kind(&self) -> MachineKind {
+        if self.spec.network.is_some() {
+            MachineKind::Cluster
+        } else {
+            MachineKind::Node
+        }
+    }
+
     /// A preset name or a path to a YAML/JSON file.
     pub fn load(source: &str) -> Result<Machine> {
         if let Some(text) = preset_text(source) {

@@ -206,7 +206,7 @@ mod traffic {
     fn run_with(machine: &str, transfers: &str, params: &[(String, String)]) -> crate::report::Report {
         let m = Machine::from_text(machine, "c.yaml").unwrap();
         let w = WorkloadSpec::from_text(transfers, "t.yaml").unwrap();
-        api::simulate(&m, &w, "t.yaml", "maxmin", params, Detail::default()).unwrap()
+        api::simulate(&m, &w, "t.yaml", Some("maxmin"), params, Detail::default()).unwrap()
     }
 
     const FT: &str = "name: ft\nfabric:\n  fat_tree: {radix: 8, pods: 2}\nlink: {bandwidth: 10GB/s, latency: 100ns, router_delay: 50ns}\nnodes: {gpus: 1}\nnetwork: {routing: ROUTING, nic_scheduling: NIC}\n";
@@ -242,7 +242,7 @@ mod traffic {
             let w = WorkloadSpec::from_text(&t, "t.yaml").unwrap();
             let finish = |text: &str, model: &str| {
                 let m = Machine::from_text(text, "c.yaml").unwrap();
-                api::simulate(&m, &w, "t.yaml", model, &[], Detail::default()).unwrap().transfers.finish_s[0]
+                api::simulate(&m, &w, "t.yaml", Some(model), &[], Detail::default()).unwrap().transfers.finish_s[0]
             };
             let want = wires as f64 * 100e-9 + switches as f64 * 50e-9 + 8.0 / 10e9;
             let got = finish(&machine, "maxmin");
@@ -261,7 +261,7 @@ mod traffic {
         for routing in ["spray", "adaptive"] {
             let m = Machine::from_text(&ft(routing, "rr"), "c.yaml").unwrap();
             let w = WorkloadSpec::from_text("transfers:\n  - {src: n0.GPU0, dst: n31.GPU0, size: 100MB}\n", "t.yaml").unwrap();
-            let r = api::simulate(&m, &w, "t.yaml", "packet", &[], Detail::default()).unwrap();
+            let r = api::simulate(&m, &w, "t.yaml", Some("packet"), &[], Detail::default()).unwrap();
             let l = &r.links;
             let up: Vec<usize> = (0..l.name.len()).filter(|&i| l.name[i].starts_with("leaf0→agg")).collect();
             let total: f64 = up.iter().map(|&i| l.bytes[i]).sum();
