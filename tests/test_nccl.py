@@ -1,6 +1,7 @@
 """`contend nccl-tests`: nccl-tests' table, its busbw definitions, JSON, --explain, and one-line errors."""
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -130,14 +131,16 @@ def test_each_op_given_runs_in_turn():
 
 def _closed_form_table(path, efficiency=0.8):
     """A ring all-reduce table on dgx-a100 whose kernels reach `efficiency` of each GPU port
-    (12 links x NCCL's SM80_NVLINK_BW, 20 GB/s each way), 2(n-1)/n S over it plus 60 us,
-    printed as nccl-tests prints it."""
+    (12 links x NCCL's SM80_NVLINK_BW, 20 GB/s each way), 2(n-1)/n S over it plus its latency (NCCL's
+    base, then on each of the 14 steps of every loop of 2 MiB chunks of each rank's share of 24 channels
+    two slices' handshakes at 3.4 us and two NVLink hops: docs/nccl.md), printed as nccl-tests prints it."""
     port = 12 * 20e9
     lines = ["# Collective test starting: all_reduce_perf"]
     lines += [f"#  Rank  {k} Group  0 Pid  1 on host device  {k} [0x07] NVIDIA A100-SXM4-80GB" for k in range(8)]
     for e in range(30, 34):
         s = 2**e
-        us = (60e-6 + 1.75 * s / (efficiency * port)) * 1e6
+        loops = math.ceil(s / (24 * 8) / 2**21)
+        us = (8.4e-6 + loops * 14 * (2 * 3.4e-6 + 0.1e-6) + 1.75 * s / (efficiency * port)) * 1e6
         algbw = s / us / 1e3
         lines.append(f"{s:>12} {s // 4:>12} float sum -1 {us:.1f} {algbw:.2f} {algbw * 1.75:.2f} 0 "
                      f"{us:.1f} {algbw:.2f} {algbw * 1.75:.2f} 0")

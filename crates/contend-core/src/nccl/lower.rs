@@ -15,7 +15,9 @@
 //! call's first loop (the pipeline's fill: once per step, as NCCL's model counts it: a step
 //! inside a node at the NVLink or PCI figure, a step between nodes at the network's), its base
 //! latency by the first transfer of each chain; later loops stream behind them and pay only the
-//! path's own latency, which the router adds to every transfer.
+//! path's own latency, which the router adds to every transfer. A ring's Simple step inside a
+//! node is the exception (round 18): it pays the per-step figure once per slice of every loop,
+//! where its thread block synchronises (`simple_slices`).
 
 use super::p2p;
 use super::tuning::{self, LL128_EFFICIENCY, LL_EFFICIENCY, NCCL_STEPS, RING_CHUNK_STEPS, TREE_LL128_NODE_SHARE};
@@ -508,6 +510,13 @@ pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
 fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
     let n = order.len();
     let dev = |p: usize| c.devices[order[p % n]];
+    // A Simple step inside a node pays NCCL's per-step latency once per slice, in every loop: the
+    // kernel moves a chunk slice by slice (prims_simple.h `genericOp`), each slice a wait on the
+    // peer's flag, the block's copy and a barrier of the whole block before its flag is posted
+    // (the fence overlaps the next slice on a warp of its own; the barrier does not), so a block's
+    // slices run one after another with a handshake between them that no later loop streams
+    // behind. Steps that leave the node (the proxy keeps NCCL_STEPS in flight) and LL and LL128
+    // (a flag in every line, no barrier) pay it in the first loop only, as NCCL's model does.
     // A step waits for its data (the upstream rank's previous step) and for its own previous step:
     // inside a node NCCL's kernel itself copies each step to the next GPU, one after another. A
     // step that crosses nodes goes through the network's proxy, which keeps up to NCCL_STEPS in
@@ -521,14 +530,22 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
     // output and share its rate (one rate group a connection), also where sends that leave the
     // node overlap.
     let mut group: Vec<Option<usize>> = vec![None; n];
-    for (l, block) in loops(per_rank, c.chunk()).into_iter().enumerate() {
+    let chunk = c.chunk();
+    for (l, block) in loops(per_rank, chunk).into_iter().enumerate() {
         let size = c.wire(block, c.proto);
         let mut prev: Vec<Option<usize>> = vec![None; n];
         for (k, slot) in slot.iter_mut().enumerate() {
             let mut now = vec![None; n];
             for p in 0..n {
                 let (a, b) = (order[p % n], order[(p + 1) % n]);
-                let over = c.flush_of(a, b, c.proto) + if l == 0 { c.step_of(a, b) + if k == 0 { c.base } else { 0.0 } } else { 0.0 };
+                let over = c.flush_of(a, b, c.proto)
+                    + if c.proto == Proto::Simple && !c.crosses(a, b) {
+                        c.step * simple_slices(block, chunk) + if l == 0 && k == 0 { c.base } else { 0.0 }
+                    } else if l == 0 {
+                        c.step_of(a, b) + if k == 0 { c.base } else { 0.0 }
+                    } else {
+                        0.0
+                    };
                 let data = if k == 0 { None } else { prev[(p + n - 1) % n] };
                 let own = if c.crosses(a, b) { slot[p] } else { last[p] };
                 if d.rate.is_some() {
@@ -544,6 +561,24 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
     }
     d.group = None;
 }
+
+/// Slices a ring's Simple loop of `block` data bytes is moved in, each its own handshake
+/// (prims_simple.h `genericOp`, v2.19.3 as v2.30.7: `sliceSize = max(divUp(nelem, 16 *
+/// SlicePerChunk) * 16, stepSize * StepPerSlice / 32)`, at most SlicePerChunk a chunk): two a
+/// whole chunk, a partial loop's chunk halved, but no slice under 1/64 of a whole chunk; a merged
+/// loop (`loops`) two for each chunk's worth of its bytes.
+pub fn simple_slices(block: u64, chunk: u64) -> f64 {
+    if block >= chunk {
+        (RING_SLICES * block) as f64 / chunk as f64
+    } else {
+        let slice = block.div_ceil(RING_SLICES).max(chunk / RING_SLICES / 32).max(1);
+        block.div_ceil(slice).clamp(1, RING_SLICES) as f64
+    }
+}
+
+/// Slices of a ring Simple chunk: SLICESTEPS 2 of CHUNKSTEPS 4 (collectives.h, `ALLREDUCE_SLICESTEPS`
+/// and `ALLREDUCE_CHUNKSTEPS`, NCCL_STEPS / 4 of NCCL_STEPS / 2).
+pub const RING_SLICES: u64 = (NCCL_STEPS / 2) / (NCCL_STEPS / 4);
 
 /// One loop's send on one connection. A loop of NCCL's chunk is one transfer; a merged loop is
 /// its first chunk (head), the rest but its last chunk (body) and its last chunk (foot): the

@@ -43,16 +43,42 @@ fn ring_all_reduce_on_nvswitch_matches_the_closed_form() {
     let s = (1u64 << 30) as f64;
     let row = one("all_reduce", "1G", Some("ring"), Some("simple"), "maxmin").unwrap();
     assert_eq!((row.algo, row.proto, row.channels), (Algo::Ring, Proto::Simple, 24));
-    // Per channel each rank moves 1 GiB / (24 x 8) in 2 MiB chunks: 3 loops of 14 steps.
+    // Per channel each rank moves 1 GiB / (24 x 8) in 2 MiB chunks: 3 loops of 14 steps, each
+    // step two slices (the last loop's 1.33 MiB chunk halved too), each slice NCCL's per-step
+    // NVLink latency (docs/nccl.md, "A Simple slice's handshake").
     let per_rank = s / (24.0 * n);
     let loops = (per_rank / (2.0 * 1048576.0)).ceil();
     let steps = 2.0 * (n - 1.0);
-    let latency = 8.4e-6 + steps * 3.4e-6 + loops * steps * HOPS;
+    let latency = 8.4e-6 + loops * steps * (2.0 * 3.4e-6 + HOPS);
     let want = latency + 2.0 * (n - 1.0) / n * s / port();
     assert!(close(row.time_us * 1e-6, want, 0.002), "ring all-reduce {} us, closed form {} us", row.time_us, want * 1e6);
     // busbw = algbw x 2(n-1)/n: the port's capacity, less latency.
     assert!(close(row.busbw, row.algbw * 2.0 * (n - 1.0) / n, 1e-12));
     assert!(row.busbw * 1e9 < port() && row.busbw * 1e9 > 0.9 * port(), "{}", row.busbw);
+}
+
+/// A partial loop (every rank's share of a channel under one chunk) is one loop of 14 steps; a
+/// step's slices are its chunk halved (two handshakes), or one where half the chunk would be under
+/// 1/64 of a whole 2 MiB chunk (prims_simple.h `genericOp`): 32 MiB gives each rank 170.7 KiB a
+/// channel, two slices; 4 MiB 21.3 KiB, one (under 32 KiB).
+#[test]
+fn a_partial_ring_loop_pays_a_handshake_per_slice() {
+    let n = 8.0;
+    let steps = 2.0 * (n - 1.0);
+    for (size, bytes, slices) in [("32M", 32.0 * 1048576.0, 2.0), ("4M", 4.0 * 1048576.0, 1.0)] {
+        let row = one("all_reduce", size, Some("ring"), Some("simple"), "maxmin").unwrap();
+        assert_eq!((row.algo, row.proto, row.channels), (Algo::Ring, Proto::Simple, 24));
+        let want = 8.4e-6 + steps * (slices * 3.4e-6 + HOPS) + 2.0 * (n - 1.0) / n * bytes / port();
+        assert!(close(row.time_us * 1e-6, want, 0.01), "{size}: {} us, closed form {} us", row.time_us, want * 1e6);
+    }
+    // The slice count itself, from its definition (2 MiB chunk: a slice at least 32 KiB).
+    let mib = 1u64 << 20;
+    assert_eq!(lower::simple_slices(2 * mib, 2 * mib), 2.0);
+    assert_eq!(lower::simple_slices(7 * mib, 2 * mib), 7.0);
+    assert_eq!(lower::simple_slices(174_763, 2 * mib), 2.0);
+    assert_eq!(lower::simple_slices(40_000, 2 * mib), 2.0);
+    assert_eq!(lower::simple_slices(32_768, 2 * mib), 1.0);
+    assert_eq!(lower::simple_slices(21_845, 2 * mib), 1.0);
 }
 
 #[test]
@@ -71,7 +97,11 @@ fn small_all_reduce_is_latency_nccl_model_and_protocols() {
     let ll128 = one("all_reduce", "1G", Some("ring"), Some("LL128"), "maxmin").unwrap();
     assert!(simple.busbw / 2.0 > tuning::LL_MAX_BW[1][0]);
     assert!(close(ll.busbw, tuning::LL_MAX_BW[1][0], 0.02), "LL {} Simple {}", ll.busbw, simple.busbw);
-    assert!(close(ll128.busbw, simple.busbw * 120.0 / 128.0, 0.02), "LL128 {} Simple {}", ll128.busbw, simple.busbw);
+    // LL128 carries 128 bytes for 120 and pays no slice handshakes beyond the first loop, which
+    // Simple pays twice a step in each of its 3 loops (42 x 2 slices, where NCCL's model counts 14).
+    let handshakes = (3.0 * 14.0 * 2.0 - 14.0) * 3.4e-6;
+    let simple_bw = simple.busbw * simple.time_us * 1e-6 / (simple.time_us * 1e-6 - handshakes);
+    assert!(close(ll128.busbw, simple_bw * 120.0 / 128.0, 0.02), "LL128 {} Simple {}", ll128.busbw, simple.busbw);
 }
 
 #[test]
@@ -393,6 +423,7 @@ fn kernels_reach_nccl_nvlink_figure_however_the_link_is_written() {
         )
     };
     let mut busbw = Vec::new();
+    let mut rows_channels = Vec::new();
     for (k, link) in ["count: 4, bandwidth: 14.0625GB/s", "bandwidth: 56.25GB/s"].iter().enumerate() {
         let path = dir.join(format!("pair{k}.yaml"));
         std::fs::write(&path, pair(link)).unwrap();
@@ -400,9 +431,15 @@ fn kernels_reach_nccl_nvlink_figure_however_the_link_is_written() {
         let row = api::nccl_tests(path.to_str().unwrap(), &r, 1, None).unwrap().rows.remove(0);
         assert_eq!(row.algo, Algo::Ring);
         busbw.push(row.busbw);
+        rows_channels.push(row.channels);
     }
     std::fs::remove_dir_all(&dir).ok();
-    assert!(busbw[0] < 48.0 && busbw[0] > 0.98 * 48.0, "{busbw:?}");
+    // Less the slices' handshakes: each rank's share of a channel in 2 MiB chunks, two slices a
+    // chunk, each at NCCL's per-step NVLink latency, on the 2 steps of a 2-GPU ring.
+    let channels = rows_channels[0] as f64;
+    let handshakes = 2.0 * 2.0 * ((1u64 << 30) as f64 / (channels * 2.0) / 2097152.0).ceil() * 3.4e-6;
+    let bound = 48.0 / (1.0 + handshakes / ((1u64 << 30) as f64 / 48e9));
+    assert!(busbw[0] < bound && busbw[0] > 0.98 * bound, "{busbw:?} {bound}");
     assert!(close(busbw[1], busbw[0], 1e-9), "{busbw:?}");
 }
 

@@ -10,7 +10,7 @@
 //! `directRecvReduceSend` ..., `directRecv`): step 0 only sends, each later step receives the step
 //! before and sends it on, and a last primitive only receives. So a rank's next primitive starts
 //! once its previous one is done, the next loop's send after the loop's last receive. Inside a
-//! primitive the data moves slice by slice (`SIMPLE_SLICES`): a slice is loaded once its sender
+//! primitive the data moves slice by slice (`RING_SLICES`): a slice is loaded once its sender
 //! has stored it whole, and stored on once loaded, while the next slice is loaded. On two GPUs
 //! under one PCIe uplink, two ranks in step first both store (the uplink's upstream direction),
 //! then both load (its downstream), where one transfer carrying the store and the load at once
@@ -22,15 +22,8 @@
 //! proxy keeps its slots in flight); so do send/receive, all-to-all (a rank's sends and receives
 //! run in warps of their own, concurrently) and the pipelines of broadcast and reduce.
 
-use super::{loops, Call, Dag};
-use crate::nccl::{tuning, Proto};
-
-/// Slices of a ring chunk under Simple: NCCL's flags say a slice is there, SLICESTEPS of the
-/// chunk's CHUNKSTEPS steps (src/device/all_reduce.h, all_gather.h: NCCL_STEPS / 4 of
-/// NCCL_STEPS / 2), so a receiver loads a slice once its sender has stored it whole, and stores
-/// it on once it has loaded it, while the next slice is loaded. LL and LL128 flag every line; their
-/// chunk (one step) is taken here as one slice, a coarser wait than theirs.
-const SIMPLE_SLICES: u64 = (tuning::NCCL_STEPS / 2) / (tuning::NCCL_STEPS / 4);
+use super::{loops, Call, Dag, RING_SLICES};
+use crate::nccl::Proto;
 
 /// The host memory a step from rank `a` to rank `b` passes through, if any.
 fn through(c: &Call, a: usize, b: usize) -> Option<usize> {
@@ -51,7 +44,11 @@ pub(super) fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &m
     let n = order.len();
     let dev = |p: usize| c.devices[order[p % n]];
     let mem = |p: usize| through(c, order[p % n], order[(p + 1) % n]);
-    let slices = if c.proto == Proto::Simple { SIMPLE_SLICES } else { 1 };
+    // Slices of a chunk under Simple (`RING_SLICES`): NCCL's flags say a slice is there, so a
+    // receiver loads a slice once its sender has stored it whole, and stores it on once it has
+    // loaded it, while the next slice is loaded. LL and LL128 flag every line; their chunk (one
+    // step) is taken here as one slice, a coarser wait than theirs.
+    let slices = if c.proto == Proto::Simple { RING_SLICES } else { 1 };
     // Per rank position: the transfers of its previous primitive (the next waits for them all),
     // and its send of the previous step, slice by slice (the stores, or the transfers over a
     // peer path).
