@@ -94,8 +94,10 @@ pub struct Call {
     pub efficiency: [f64; 3],
     /// Connection buffer per protocol (NCCL's index; NCCL_BUFFSIZE for Simple), wire bytes.
     pub buff: [u64; 3],
-    /// Each ring's channel number (the double binary tree mirrors odd channels' trees), and how
-    /// many identical channels each ring stands for (`merged`).
+    /// Each channel's id, whose parity says which tree of the double binary tree it runs (odd:
+    /// the mirrored one; a tree's ids are 0 and 1, `tree_mirrored`; NVLS-tree's are the channel
+    /// numbers, whose odd channels NCCL mirrors), and how many identical channels each ring
+    /// stands for (`merged`).
     pub ids: Vec<usize>,
     pub copies: u64,
     /// NVLS: each node's NVSwitch that reduces and multicasts, and the share of the NVLink
@@ -274,6 +276,20 @@ pub fn tree_simple_chunk(mut chunk: u64, bytes: u64, channels: usize, nodes: usi
         }
     }
     chunk
+}
+
+/// Whether channel `k` of a tree all-reduce runs the second, mirrored tree of NCCL's double
+/// binary tree. NCCL builds the trees on its graph's `graph` channels and then duplicates them
+/// (connect.cc `connectTrees`, `ncclTopoPostset`; NCCL v2.30.7 as v2.19.3): channel c runs tree 0
+/// and its copy c + `graph`, on the same graph channel and so the same NIC, tree 1; later copies
+/// (`copyChannels`: Hopper's doubling, NCCL_MIN_NCHANNELS) repeat the first `base` channels, and
+/// NCCL_MAX_NCHANNELS keeps the first ones, so `base` is the least of twice the graph's channels,
+/// MAXCHANNELS and the communicator's channels. A node interior in one tree is a leaf in the
+/// other, so each NIC carries one interior and one leaf role: mirroring odd channels instead put
+/// both copies of a graph channel in one tree, and a node interior there carried three shares on
+/// that NIC each way and one on the next (round 17, fifth part).
+pub fn tree_mirrored(k: usize, graph: usize, base: usize) -> bool {
+    k % base.max(1) >= graph.max(1)
 }
 
 /// Wire bytes of `data` bytes under a protocol (LL: 8 of 16; LL128: 120 of 128).
@@ -475,6 +491,7 @@ pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
         Coll::AllReduce if c.algo == Algo::Tree => {
             for (ch, share) in shares.iter().copied().enumerate() {
                 d.cur = ch as u32;
+                d.exit = exit(ch);
                 tree(c, ch, share, &mut d);
             }
         }
@@ -685,9 +702,28 @@ fn pipeline(c: &Call, chain: &[usize], bytes: u64, d: &mut Dag) {
     }
 }
 
+/// The parent of node `k` of `nodes` in NCCL's binary tree (trees.cc `ncclGetBtree`, NCCL
+/// v2.30.7 as v2.19.3): node 0 is the root, with the highest power of two below `nodes` as its
+/// one child; any other node k, with lowest set bit b, hangs under k - b + 2b (its bit cleared,
+/// the next set), or under k - b where that is past the last node. Odd nodes are leaves and even
+/// ones interior, so in the second tree (`mirrored`, `ncclGetDtree`: node k is node nodes - 1 - k
+/// of the first where `nodes` is even, node k - 1 where it is odd) each interior node of the first
+/// is a leaf. None: the root.
+pub fn dtree_parent(nodes: usize, k: usize, mirrored: bool) -> Option<usize> {
+    let up = |r: usize| {
+        let b = r & r.wrapping_neg();
+        (r > 0).then(|| Some((r ^ b) | (b << 1)).filter(|&p| p < nodes).unwrap_or(r ^ b))
+    };
+    match (mirrored, nodes % 2) {
+        (false, _) => up(k),
+        (true, 0) => up(nodes - 1 - k).map(|p| nodes - 1 - p),
+        (true, _) => up((k + nodes - 1) % nodes).map(|p| (p + 1) % nodes),
+    }
+}
+
 /// Tree all-reduce on one channel: within a node a chain (the channel's ring order from its
-/// first rank there); across nodes a binary tree of the nodes' chain heads (double: odd
-/// channels use the mirrored tree). Reduce up, then broadcast down, chunk by chunk.
+/// first rank there); across nodes a binary tree of the nodes' chain heads, NCCL's
+/// (`dtree_parent`; double: a channel whose id is odd uses the mirrored tree, `tree_mirrored`). Reduce up, then broadcast down, chunk by chunk.
 fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
     let order = &c.rings[ch];
     let n = order.len();
@@ -705,10 +741,8 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
     }
     let mirrored = c.ids[ch] % 2 == 1;
     for (k, &h) in heads.iter().enumerate() {
-        let pos = if mirrored { nodes - 1 - k } else { k };
-        if pos > 0 {
-            let up = (pos - 1) / 2;
-            parent[h] = Some(heads[if mirrored { nodes - 1 - up } else { up }]);
+        if let Some(up) = dtree_parent(nodes, k, mirrored) {
+            parent[h] = Some(heads[up]);
         }
     }
     let depth = |mut r: usize| {

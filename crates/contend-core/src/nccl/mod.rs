@@ -18,6 +18,8 @@ pub mod versions;
 #[cfg(test)]
 mod ceiling_tests;
 #[cfg(test)]
+mod dtree_tests;
+#[cfg(test)]
 mod graph_tests;
 #[cfg(test)]
 mod nvls_tests;
@@ -235,8 +237,6 @@ pub struct Comm {
     /// Each channel's ring over all ranks and where it crosses between nodes, with PXN and
     /// without (`rails`; `Comm::rails` picks).
     pub rails: [rails::Rails; 2],
-    /// The trees' chains: each channel's ring rotated by its index (`rails::rotated`).
-    pub tree_rings: Vec<Vec<usize>>,
     pub tuning: tuning::Comm,
     /// Send/receive: the least channels NCCL gives a peer on the node (`p2p::local_peer`), a
     /// GPU's NICs (count, GB/s) and whether every GPU pair of the node is on NVLink.
@@ -318,7 +318,6 @@ impl Comm {
         // channels as any release runs (a channel's rails do not depend on the count after it).
         let most = versions::ALL.iter().map(|&v| channels_of(v)).max().unwrap_or(1);
         let rails = [true, false].map(|pxn| rails::build(m, &router, &topo, nodes_gpus, &graph.rings, most, ring_channels, pxn));
-        let tree_rings = rails::rotated(&graph.rings, nodes, ppn, most);
         let channels_given = channels;
         let channels = channels_of(versions::Version::V2_30);
         let (tree_speeds, tree_max) = if nodes > 1 {
@@ -413,7 +412,6 @@ impl Comm {
             channels_given,
             ring_graph,
             rails,
-            tree_rings,
             tuning,
             p2p_local,
             p2p_net,
@@ -442,6 +440,11 @@ impl Comm {
         self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;
         Ok(())
+    }
+
+    /// The channels a tree all-reduce's later channels copy (`lower::tree_mirrored`).
+    fn tree_base(&self) -> usize {
+        (2 * self.tuning.tree_channels).min(self.tuning.version.max_channels()).min(self.channels)
     }
 
     /// The channels' rings and NICs as the constants run them: with PXN unless NCCL_PXN_DISABLE=1.
@@ -578,8 +581,14 @@ impl Comm {
             proto,
             bytes,
             devices: self.devices.clone(),
-            rings: if algo == Algo::Tree { self.tree_rings[..nc].to_vec() } else { self.rails().rings[..nc].to_vec() },
-            exits: if algo == Algo::Tree { Vec::new() } else { self.rails().exits.iter().take(nc).cloned().collect() },
+            // A tree channel's chain on a node is its graph channel's ring from the GPU its NIC
+            // enters by, which sends and receives between nodes through that NIC (`Rails::tree_exits`).
+            rings: self.rails().rings[..nc].to_vec(),
+            exits: if algo == Algo::Tree {
+                self.rails().tree_exits().into_iter().take(nc).collect()
+            } else {
+                self.rails().exits.iter().take(nc).cloned().collect()
+            },
             root,
             base: base * 1e-6 + self.call_net(),
             step: step * 1e-6,
@@ -589,7 +598,11 @@ impl Comm {
             p2p_chunk: self.p2p_chunk(),
             efficiency: self.constants.efficiency,
             buff: self.buffers(),
-            ids: (0..nc).collect(),
+            ids: if algo == Algo::Tree {
+                (0..nc).map(|k| usize::from(lower::tree_mirrored(k, self.tuning.tree_channels, self.tree_base()))).collect()
+            } else {
+                (0..nc).collect()
+            },
             copies: 1,
             switches: Vec::new(),
             nvls_efficiency: 1.0,

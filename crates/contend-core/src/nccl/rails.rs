@@ -158,10 +158,27 @@ pub fn build(
     out
 }
 
+impl Rails {
+    /// Where a tree channel crosses between nodes: NCCL's tree graph is searched as the ring's,
+    /// through the same NICs (search.cc `ncclTopoSearchRecNet`: channel c starts at NIC c mod
+    /// NICs), each channel's chain on a node entering at the GPU the search reached from its NIC
+    /// (the ring's entry GPU, first on the node in `rings`), which also goes back to that NIC
+    /// (`ncclTopoSearchParams`: backToNet 0 for the tree patterns; with crossNic 0 the same
+    /// NIC, `ncclTopoSearchCheckNet`), and every send of the channel to another node takes the
+    /// graph channel's NIC (`ncclTopoGetNetDev`: channel mod the graph's channels), NCCL
+    /// v2.30.7. So the head both leaves and enters by the NIC, with no relay; where it has no
+    /// peer path to it, the router's nearest NIC, as a ring's end. (BALANCED_TREE's second GPU
+    /// sends to one child through the same NIC: the NIC's load is the same; its PCIe hop is
+    /// the head's here.)
+    pub fn tree_exits(&self) -> Vec<Vec<Exit>> {
+        self.exits.iter().map(|e| e.iter().map(|x| Exit { nic: x.nic, relay: None, leave: x.enter, enter: x.enter }).collect()).collect()
+    }
+}
+
 /// Channel c's ring enters and leaves each node at GPUs rotated by c, so that the channels
 /// spread over the GPUs and the NICs nearest them; on one node nothing rotates. The rails
-/// where a node has no NIC, and the trees' chains everywhere (their heads take the router's
-/// nearest NIC; NCCL's tree search gives each tree channel a NIC too, not lowered).
+/// where a node has no NIC (the trees' chains too: their heads then take the router's
+/// nearest NIC).
 pub fn rotated(rings: &[Vec<usize>], nodes: usize, ppn: usize, channels: usize) -> Vec<Vec<usize>> {
     let searched = rings.len();
     (0..channels)

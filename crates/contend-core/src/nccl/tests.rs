@@ -368,7 +368,10 @@ fn merging_identical_channels_changes_no_time() {
     let node = |m: &crate::topology::Machine, k: usize| m.gpus().into_iter().filter(|&g| m.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
     let cases = [(&one, vec![one.gpus()]), (&two, vec![node(&two, 0), node(&two, 1)])];
     for (m, nodes) in cases {
+        // A tree's channels are its graph's channels on the first tree and their copies on the
+        // second (`lower::tree_mirrored`): four times the graph's (NCCL_MIN_NCHANNELS) repeat them.
         let comm = Comm::new(m, &nodes, None).unwrap();
+        let comm32 = Comm::new(m, &nodes, Some((4 * comm.tuning.tree_channels).min(tuning::MAX_CHANNELS))).unwrap();
         for (coll, algo, proto, bytes) in [
             (Coll::AllReduce, Algo::Ring, Proto::Ll, 1u64 << 20),
             (Coll::AllReduce, Algo::Ring, Proto::Simple, 1 << 28),
@@ -376,6 +379,7 @@ fn merging_identical_channels_changes_no_time() {
             (Coll::AllGather, Algo::Ring, Proto::Ll128, 3 << 22),
             (Coll::Broadcast, Algo::Ring, Proto::Simple, 1 << 26),
         ] {
+            let comm = if algo == Algo::Tree { &comm32 } else { &comm };
             let call = comm.call(coll, algo, proto, bytes, 0);
             let merged = call.clone().merged();
             let (a, b) = (run(&comm.m, &call, "maxmin", &[], false).unwrap(), run(&comm.m, &merged, "maxmin", &[], false).unwrap());

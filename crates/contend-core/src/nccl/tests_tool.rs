@@ -370,15 +370,6 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     if p2p {
         notes.push("send/receive runs every peer pair at once over its channels; NCCL's own model has no time for it (nccl_model_us is empty)".into());
     }
-    // A known fault, found in round 17 and not yet fixed (docs/nccl.md, "Trees across nodes"):
-    // contend runs a graph channel's two copies on the same tree where NCCL mirrors the copy, so
-    // beyond two nodes one NIC of a node carries 6 channel shares where NCCL's carries 4.
-    if comm.nodes > 2 && rows.iter().any(|r| r.algo == Algo::Tree) {
-        caveats.push(format!(
-            "tree rows on {} nodes run long: contend runs a channel's two copies on one tree where NCCL mirrors the second, loading a NIC with 6/16 of the call where NCCL's trees load 4/16 (up to 1.4x the time at 8-64 nodes; docs/nccl.md, \"Trees across nodes\")",
-            comm.nodes
-        ));
-    }
     if ignored_algo {
         caveats.push(format!("--algo (NCCL_ALGO) does not apply to {}: NCCL runs it peer-to-peer whatever the setting", coll.name()));
     }
