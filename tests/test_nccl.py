@@ -394,6 +394,7 @@ def test_a_ring_across_the_rome_sockets_runs_at_their_peer_forwarding_rate():
     assert across == pytest.approx(2 * 20.8, rel=0.005)
     assert 38.93 <= across <= 41.93 and 49.75 * 0.98 <= within <= 50.66
     # A ring all-reduce's busbw is each rank's send rate (nccl-tests' 2(n-1)/n factor), which its slowest hop sets:
-    # the ring crosses the sockets both ways at once, each crossing at the peer rate; at 128 MiB the fill is small.
+    # the ring crosses the sockets both ways at once, each crossing at the peer rate; at 128 MiB the fill and the
+    # Simple slices' handshakes (docs/nccl.md) take a few percent. Without the cap it ran at 24.6 GB/s.
     rep = api.nccl_tests(str(rome), "all_reduce", "128M", "128M", ngpus=8)
-    assert rep["rows"][0]["busbw"] == pytest.approx(20.8, rel=0.02)
+    assert 0.95 * 20.8 < rep["rows"][0]["busbw"] <= 20.8
