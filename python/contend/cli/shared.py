@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
 import sys
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from typing import Any
@@ -227,8 +228,18 @@ MaxRowsOpt = Count(
 ForceOpt = typer.Option(False, "--force", "-f", help="Overwrite output files that exist (never one the run reads).")
 MachineArg = typer.Argument(..., help="A preset (see `contend machines`) or a machine file (YAML/JSON).")
 TransfersArg = typer.Argument(..., help="A transfers file (YAML/JSON), or the built-in `sc16-example`.")
-# No default here: the engine's registry picks by machine (`contend models`' default_on); a test holds this help to it.
-MODEL_DEFAULT_RULE = "sc16 on one node, maxmin on a cluster"
+
+
+def _model_default_rule() -> str:
+    """The registry's default model per kind of machine, as the help says it (no model is named here)."""
+    from contend import _core  # the binding; imported for every command anyway
+
+    on = {kind: m["name"] for m in json.loads(_core.models()) for kind in m["default_on"]}
+    return f"{on['node']} on one node, {on['cluster']} on a cluster"
+
+
+# No default here: the engine's registry picks by machine (`contend models`' default_on).
+MODEL_DEFAULT_RULE = _model_default_rule()
 ModelOpt = typer.Option(
     None, "--model", "-m", help=f"Model to predict with (see `contend models`); default: {MODEL_DEFAULT_RULE}."
 )

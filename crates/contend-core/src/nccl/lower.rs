@@ -877,8 +877,8 @@ fn nvls(c: &Call, share: u64, d: &mut Dag) {
 /// NVLS-tree all-reduce on one channel (all_reduce.h, NVLS-tree kernels without registered
 /// buffers): every loop, GPU h of each node heads chunk h of the node's data. On each node the
 /// switch reads chunk h from every GPU and returns the node's sum to its head h (as `nvls`); the
-/// heads h of all nodes reduce their sums up a binary tree over the nodes (odd channels mirror it,
-/// as the double binary tree does) and send the total back down, over the network between GPU h
+/// heads h of all nodes reduce their sums up NCCL's double binary tree over the nodes (connect.cc
+/// `connectNvls`: channel c takes tree c mod 2 of `ncclGetDtree`; `dtree_parent`) and send the total back down, over the network between GPU h
 /// of one node and GPU h of the next (each through its own NIC); each head then stores the total
 /// to its node's multicast address and the switch writes it to every GPU of the node. A stage's
 /// chunk waits for the one before it (stored and forwarded); each stream keeps its order.
@@ -888,19 +888,7 @@ fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
     let nodes = n / ppn;
     let mirrored = c.ids[ch] % 2 == 1;
     // parent[k]: the tree's parent node of node k (None: the root).
-    let parent: Vec<Option<usize>> = (0..nodes)
-        .map(|k| {
-            let pos = if mirrored { nodes - 1 - k } else { k };
-            (pos > 0).then(|| {
-                let up = (pos - 1) / 2;
-                if mirrored {
-                    nodes - 1 - up
-                } else {
-                    up
-                }
-            })
-        })
-        .collect();
+    let parent: Vec<Option<usize>> = (0..nodes).map(|k| dtree_parent(nodes, k, mirrored)).collect();
     let depth = |mut k: usize| {
         let mut x = 0;
         while let Some(p) = parent[k] {

@@ -370,6 +370,14 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     if p2p {
         notes.push("send/receive runs every peer pair at once over its channels; NCCL's own model has no time for it (nccl_model_us is empty)".into());
     }
+    // What is left of round 17's fault after round 18's fix (docs/nccl.md, "Trees across nodes"): the
+    // NICs' loads are NCCL's, but the tree's pipeline leaves them idle part of the time.
+    if comm.nodes > 2 && rows.iter().any(|r| r.algo == Algo::Tree) {
+        caveats.push(format!(
+            "tree rows on {} nodes: contend's tree pipeline leaves the NICs idle part of the time, about 14-24% over NCCL's NIC bound at 8-64 nodes (docs/nccl.md, \"Trees across nodes\")",
+            comm.nodes
+        ));
+    }
     if ignored_algo {
         caveats.push(format!("--algo (NCCL_ALGO) does not apply to {}: NCCL runs it peer-to-peer whatever the setting", coll.name()));
     }

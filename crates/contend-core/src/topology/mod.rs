@@ -567,10 +567,11 @@ pub fn pcie_lane_bandwidth(gen: u8) -> Option<f64> {
 }
 
 impl Machine {
-    /// One node, or a network of nodes: the builder writes `network` for every cluster, and a
-    /// machine file gives it only for a network.
+    /// One node, or a network of nodes: a machine with a network link (the cluster builder's
+    /// switch and NIC cables, or a file's `kind: network` links). A `network:` section alone, which
+    /// a node file may carry for the packet model's settings, does not make a cluster.
     pub fn kind(&self) -> MachineKind {
-        if self.spec.network.is_some() {
+        if self.links.iter().any(|l| l.kind == LinkKind::Network) {
             MachineKind::Cluster
         } else {
             MachineKind::Node
@@ -796,6 +797,19 @@ mod tests {
         let text = "name: x\ndevices:\n  - {name: RC, kind: root_complex}\nlinks:\n  - {a: RC, b: GPU9, kind: pcie, gen: 3, lanes: 16}\n";
         let e = Machine::from_text(text, "m.yaml").unwrap_err().to_string();
         assert!(e.starts_with("m.yaml: links[0].b: \"GPU9\""), "{e}");
+    }
+
+    /// A cluster is a machine with network links; a node file's `network:` section (the packet
+    /// model's settings) leaves it a node, so its default model stays sc16.
+    #[test]
+    fn a_machine_is_a_cluster_by_its_network_links() {
+        let node =
+            "name: x\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: G, kind: gpu}\nlinks:\n  - {a: RC, b: G, kind: pcie, gen: 4, lanes: 16}\n";
+        assert_eq!(Machine::from_text(node, "m.yaml").unwrap().kind(), MachineKind::Node);
+        let with_settings = format!("{node}network: {{nic_scheduling: rr}}\n");
+        assert_eq!(Machine::from_text(&with_settings, "m.yaml").unwrap().kind(), MachineKind::Node);
+        assert_eq!(Machine::load("fat-tree-256x8").unwrap().kind(), MachineKind::Cluster);
+        assert_eq!(Machine::load("hgx-h100").unwrap().kind(), MachineKind::Node);
     }
 
     #[test]
