@@ -344,6 +344,10 @@ fn option<'a>(words: &[&'a str], names: &[&str], glued: bool) -> Option<&'a str>
     })
 }
 
+/// The most ranks a pasted command line is taken to start: a bound on typing mistakes (`-np
+/// 99999999999999` asked for a table of that many ranks), above the largest GPU clusters built.
+const MOST_LAUNCHED_RANKS: usize = 1 << 20;
+
 /// The ranks (and hosts) of an nccl-tests command line as pasted: nccl-tests' own `-g`/`--ngpus`
 /// GPUs and `-t`/`--nthreads` threads per process (src/common.cu; 1 each by default), times the
 /// processes its launcher starts. Open MPI's and MPICH's `mpirun`/`mpiexec` (`-np`/`-n`/`--np` N;
@@ -396,12 +400,12 @@ fn launched(command: &str) -> Option<Launch> {
             (None, true, true) => None,
             (None, true, false) => Some(1),
         };
-        Launch { ranks: np * per_process, hosts }
+        Launch { ranks: np.saturating_mul(per_process), hosts }
     } else if is(&["srun"]) {
         let nodes = number(option(launcher, &["-N", "--nodes"], false));
         let per_node = number(option(launcher, &["--ntasks-per-node"], false));
         let np = number(option(launcher, &["-n", "--ntasks"], false)).or_else(|| Some(nodes? * per_node?))?;
-        Launch { ranks: np * per_process, hosts: nodes.or_else(|| per_node.map(|p| np.div_ceil(p))) }
+        Launch { ranks: np.saturating_mul(per_process), hosts: nodes.or_else(|| per_node.map(|p| np.div_ceil(p))) }
     } else if launcher.iter().any(|w| ["prun", "jsrun", "aprun", "torchrun"].iter().any(|l| w.ends_with(l))) {
         return None;
     } else {
@@ -494,6 +498,13 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             if let (true, Some(l)) = (ranks.is_empty(), r.launched) {
                 // A pasted table under its command line, without the Rank lines: the line's ranks,
                 // on the hosts it names, in order.
+                if l.ranks > MOST_LAUNCHED_RANKS {
+                    return Err(Error::input(
+                        origin,
+                        format!("line {}", r.line),
+                        format!("starts {} ranks; a command line is read for at most {MOST_LAUNCHED_RANKS} (check -np / -g), or paste the output with its `Rank N … on HOST` lines", l.ranks),
+                    ));
+                }
                 let Some(hosts) = l.hosts else {
                     return Err(Error::input(
                         origin,
@@ -614,6 +625,11 @@ mod tests {
         assert_eq!((r.ranks, r.nodes), (2, 1));
         let blog = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/data/nccl/dgx-a100-4gpu-eugenesiow.txt")).unwrap();
         assert_eq!(parse(&blog, "b.md").unwrap()[0].ranks, 4);
+        // A slip in -np (or -g) is one line, not a table of that many ranks (it aborted out of memory).
+        for cmd in ["mpirun -np 99999999999999 ./all_reduce_perf -g 1", "mpirun -np 4 ./all_reduce_perf -g 18446744073709551615"] {
+            let e = parse(&format!("{cmd}\n{table}"), "huge.md").unwrap_err().to_string();
+            assert!(e.contains("huge.md: line") && e.contains("at most 1048576") && !e.contains('\n'), "{cmd}: {e}");
+        }
     }
 
     /// Launcher lines as pasted in public issues, decoration kept (shell prompts, environment
