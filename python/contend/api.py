@@ -56,6 +56,11 @@ def models() -> list[dict[str, Any]]:
     return json.loads(_core.models())
 
 
+def model_default_rule() -> str:
+    """Which model runs where none is named, in words: the registry's rule (sc16 on one node, …)."""
+    return _core.model_default_rule()
+
+
 class Machine:
     """A validated machine description (devices and dual-simplex links), built once by the engine and held there."""
 

@@ -184,6 +184,11 @@ pub fn models() -> &'static [ModelEntry] {
     registry::MODELS
 }
 
+/// Which model runs where none is named, in words (`--help`): the registry's rule.
+pub fn model_default_rule() -> String {
+    registry::default_rule()
+}
+
 /// Halo presets as (name, description).
 pub fn halo_presets() -> &'static [(&'static str, &'static str)] {
     schedule::PRESETS

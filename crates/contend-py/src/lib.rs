@@ -424,6 +424,12 @@ fn models() -> String {
     json(api::models())
 }
 
+/// Which model runs where none is named, in words (the registry's rule, for `--help`).
+#[pyfunction]
+fn model_default_rule() -> String {
+    api::model_default_rule()
+}
+
 /// What a sequence of calls shares (`api::Session`): the last run's lowered jobs and prepared
 /// model, the clusters and workloads already checked. `contend.Session` holds one.
 #[pyclass(frozen, module = "contend._core")]
@@ -566,6 +572,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(schemas, m)?)?;
     m.add_function(wrap_pyfunction!(models, m)?)?;
+    m.add_function(wrap_pyfunction!(model_default_rule, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(check_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(lowering_group, m)?)?;

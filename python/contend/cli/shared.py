@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import json
 import sys
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from typing import Any
@@ -16,6 +15,7 @@ from typer._click import exceptions as click_errors  # typer vendors click; its 
 from typer.core import Abort, TyperGroup
 from typer.main import get_command_from_info
 
+from contend import api
 from contend.cli.base import (
     EXPLAIN_ROWS,
     GENERATE_TRANSFERS,
@@ -230,16 +230,8 @@ MachineArg = typer.Argument(..., help="A preset (see `contend machines`) or a ma
 TransfersArg = typer.Argument(..., help="A transfers file (YAML/JSON), or the built-in `sc16-example`.")
 
 
-def _model_default_rule() -> str:
-    """The registry's default model per kind of machine, as the help says it (no model is named here)."""
-    from contend import _core  # the binding; imported for every command anyway
-
-    on = {kind: m["name"] for m in json.loads(_core.models()) for kind in m["default_on"]}
-    return f"{on['node']} on one node, {on['cluster']} on a cluster"
-
-
-# No default here: the engine's registry picks by machine (`contend models`' default_on).
-MODEL_DEFAULT_RULE = _model_default_rule()
+# No default here: the engine's registry picks by machine (`contend models`' default_on) and says the rule.
+MODEL_DEFAULT_RULE = api.model_default_rule()
 ModelOpt = typer.Option(
     None, "--model", "-m", help=f"Model to predict with (see `contend models`); default: {MODEL_DEFAULT_RULE}."
 )

@@ -584,11 +584,7 @@ impl Comm {
             // A tree channel's chain on a node is its graph channel's ring from the GPU its NIC
             // enters by, which sends and receives between nodes through that NIC (`Rails::tree_exits`).
             rings: self.rails().rings[..nc].to_vec(),
-            exits: if algo == Algo::Tree {
-                self.rails().tree_exits().into_iter().take(nc).collect()
-            } else {
-                self.rails().exits.iter().take(nc).cloned().collect()
-            },
+            exits: if algo == Algo::Tree { self.rails().tree_exits().take(nc).collect() } else { self.rails().exits.iter().take(nc).cloned().collect() },
             root,
             base: base * 1e-6 + self.call_net(),
             step: step * 1e-6,

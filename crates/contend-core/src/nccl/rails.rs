@@ -170,8 +170,8 @@ impl Rails {
     /// peer path to it, the router's nearest NIC, as a ring's end. (BALANCED_TREE's second GPU
     /// sends to one child through the same NIC: the NIC's load is the same; its PCIe hop is
     /// the head's here.)
-    pub fn tree_exits(&self) -> Vec<Vec<Exit>> {
-        self.exits.iter().map(|e| e.iter().map(|x| Exit { nic: x.nic, relay: None, leave: x.enter, enter: x.enter }).collect()).collect()
+    pub fn tree_exits(&self) -> impl Iterator<Item = Vec<Exit>> + '_ {
+        self.exits.iter().map(|e| e.iter().map(|x| Exit { nic: x.nic, relay: None, leave: x.enter, enter: x.enter }).collect())
     }
 }
 
