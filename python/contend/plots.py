@@ -479,48 +479,62 @@ ALGO_MARKERS = {"ring": "o", "tree": "^", "nvls": "D", "nvls_tree": "v", "p2p": 
 
 def nccl_busbw(report: dict[str, Any], path: str | os.PathLike) -> None:
     """busbw against the size (log x): NCCL's pick per size, marked by its algorithm and protocol, and the fastest
-    choice contend ran beside it (from the report's explain: every algorithm and protocol run on the executor)."""
+    choice contend ran beside it (from the report's explain: every algorithm and protocol run on the executor).
+    Below it the time per call on log axes, where the small sizes a linear busbw axis flattens show their latency."""
     rows = [r for r in report["rows"] if r["time_us"] > 0]
     if not rows:
         raise ValueError("nothing to plot: every row has time 0")
     n = report["ranks"]
     factor = rows[0]["busbw"] / rows[0]["algbw"] if rows[0]["algbw"] > 0 else 1.0
-    fig, ax = plt.subplots(figsize=(9, 4.8))
+    fig, (ax, at) = plt.subplots(2, 1, figsize=(9, 7.2), sharex=True, gridspec_kw={"height_ratios": [3, 2]})
     sizes = [r["size"] for r in rows]
     ax.plot(sizes, [r["busbw"] for r in rows], color="0.35", lw=1.4, zorder=1, label="NCCL's pick")
+    at.plot(sizes, [r["time_us"] for r in rows], color="0.35", lw=1.4, zorder=1)
     seen: set[tuple[str, str, str]] = set()
     names = report.get("algo_names", {})  # NCCL's name of each algorithm id, from the report
 
-    def mark(x: float, y: float, algo: str, proto: str, who: str, filled: bool) -> None:
+    def mark(x: float, y: float, t: float, algo: str, proto: str, who: str, filled: bool) -> None:
         key = (who, algo, proto)
         label = f"{who}: {names.get(algo, algo)}/{proto}" if key not in seen else None
         seen.add(key)
         colour = PROTO_COLOURS.get(proto, "0.5")
-        ax.scatter([x], [y], marker=ALGO_MARKERS.get(algo, "s"), s=38 if filled else 70, zorder=3 if filled else 2,
-                   facecolors=colour if filled else "none", edgecolors=colour, linewidths=1.4, label=label)
+        style = dict(marker=ALGO_MARKERS.get(algo, "s"), s=38 if filled else 70, zorder=3 if filled else 2,
+                     facecolors=colour if filled else "none", edgecolors=colour, linewidths=1.4)
+        ax.scatter([x], [y], label=label, **style)
+        at.scatter([x], [t], **style)
 
-    best_x, best_y = [], []
+    best_x, best_y, best_t = [], [], []
     for r in rows:
-        mark(r["size"], r["busbw"], r["algo"], r["proto"], "NCCL picks", True)
+        mark(r["size"], r["busbw"], r["time_us"], r["algo"], r["proto"], "NCCL picks", True)
         e = r.get("explain")
         if e:
             fastest = min(e["alternatives"], key=lambda a: a["time_us"])
             y = r["size"] / (fastest["time_us"] * 1e3) * factor
             best_x.append(r["size"])
             best_y.append(y)
+            best_t.append(fastest["time_us"])
             if (fastest["algo"], fastest["proto"]) != (r["algo"], r["proto"]):
-                mark(r["size"], y, fastest["algo"], fastest["proto"], "fastest contend ran", False)
+                mark(r["size"], y, fastest["time_us"], fastest["algo"], fastest["proto"], "fastest contend ran", False)
             if e["pick_slower_pct"] > 10:
-                ax.annotate(f"★ {e['pick_slower_pct']:.0f}%", (r["size"], y), textcoords="offset points", xytext=(0, 7),
-                            fontsize=7, ha="center", color="0.25")
+                # Upright above the higher of the two markers, so neighbouring sizes' labels do not overlap.
+                ax.annotate(f"★ {e['pick_slower_pct']:.0f}%", (r["size"], max(y, r["busbw"])),
+                            textcoords="offset points", xytext=(0, 8), fontsize=7, ha="center", va="bottom",
+                            rotation=90, color="0.25")
     if best_x:
         ax.plot(best_x, best_y, color="0.6", lw=1, ls="--", zorder=0, label="fastest contend ran")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("size (bytes)")
+        at.plot(best_x, best_t, color="0.6", lw=1, ls="--", zorder=0)
+    at.set_xscale("log", base=2)
+    units = ["B", "KiB", "MiB", "GiB", "TiB"]
+    ticks = [k for k in range(0, 50, 5) if sizes[0] <= 1 << k <= sizes[-1]]
+    at.set_xticks([1 << k for k in ticks], [f"{1 << (k % 10)} {units[k // 10]}" for k in ticks])
+    at.set_xlabel("size")
+    at.set_yscale("log")
+    at.set_ylabel("time per call (µs)")
     ax.set_ylabel("busbw (GB/s)")
-    ax.set_ylim(bottom=0)
-    ax.grid(color="0.92", which="both")
-    ax.set_axisbelow(True)
+    ax.set_ylim(0, max(max(r["busbw"] for r in rows), max(best_y, default=0.0)) * 1.18)  # room for the ★ labels
+    for a in (ax, at):
+        a.grid(color="0.92", which="both")
+        a.set_axisbelow(True)
     ax.legend(fontsize=7, loc="upper left")
     ax.set_title(f"{report['op']}_perf on {report['machine']}: {n} ranks, {report['nodes']} node(s), "
                  f"model {report['model']} (NCCL {report['nccl_version']}'s choice); ★ pick >10% slower", fontsize=9)
