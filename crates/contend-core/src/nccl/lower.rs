@@ -109,6 +109,9 @@ pub struct Call {
     /// Whether a tree/Simple all-reduce chunk shrinks with the tree's depth, as 2.18.5 and 2.19.3
     /// shrink it (`tree_simple_chunk`; `Version::tree_simple_depth_chunk`).
     pub tree_depth_chunk: bool,
+    /// A ring LL or LL128 all-reduce's chunk grain, data bytes, where NCCL's kernel rounds a
+    /// partial loop's chunk up to it (`ring_chunks`; `Version::ring_chunk_grain`); 0: an even split.
+    pub ring_grain: u64,
     /// PXN: the local rank that relays a message to another node's rank (default: none).
     pub pxn: super::pxn::Pxn,
     /// Data bytes/s each transfer of one channel moves at most (`tuning::channel_rate`); None:
@@ -132,7 +135,8 @@ impl Call {
     /// 8 rings three times. Not for calls beside other traffic, whose flows would get a share
     /// per merged channel instead of per channel.
     pub fn merged(mut self) -> Call {
-        if matches!(self.coll, Coll::AllToAll | Coll::SendRecv) || self.copies != 1 {
+        // Channels whose chunks NCCL's grain makes unequal (`ring_chunks`) are not alike.
+        if matches!(self.coll, Coll::AllToAll | Coll::SendRecv) || self.copies != 1 || self.ring_grain > 0 {
             return self;
         }
         let mut distinct: Vec<(usize, usize)> = Vec::new(); // (first channel, count)
@@ -503,7 +507,8 @@ pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
                 if shm::applies(c, &c.rings[ch]) {
                     shm::ring(c, &c.rings[ch], share.div_ceil(n as u64), steps, &mut d);
                 } else {
-                    ring(c, &c.rings[ch], share.div_ceil(n as u64), steps, &mut d);
+                    let chunks = ring_chunks(c, ch);
+                    ring(c, &c.rings[ch], share.div_ceil(n as u64), steps, chunks.as_deref(), &mut d);
                 }
             }
         }
@@ -523,8 +528,30 @@ pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
     (d.t, d.ch)
 }
 
-/// A ring of `steps` steps in which every rank sends a block of `per_rank` bytes a step.
-fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
+/// Data bytes of each chunk index of channel `ch`'s one loop where NCCL 2.18.5 and 2.19.3 round
+/// a ring LL or LL128 all-reduce's chunk up to a grain (device/all_reduce.h `runRing`, v2.19.3:
+/// `realChunkSize = min(chunkSize, divUp(size, nChannels * nranks * minChunkSize) * minChunkSize)`,
+/// chunk j of channel `bid` at `(j * nChannels + bid) * realChunkSize`, `nelem = min(realChunkSize,
+/// size - offset)`): a small call fills the first chunk indices whole and leaves the last ones
+/// short or empty, so a channel's ring steps carry up to the grain's rounding more than an even
+/// split (dgx-a100, 24 channels, LL128 at 4 MiB: 38400 B a step where even is 21845). None where
+/// the split is even: other releases, algorithms, protocols and collectives, and a call of more
+/// than one loop (whose full loops are NCCL's whole chunks; its last, partial loop is not
+/// restated).
+fn ring_chunks(c: &Call, ch: usize) -> Option<Vec<u64>> {
+    let (n, nc) = (c.devices.len() as u64, c.channels() as u64);
+    let chunk = c.chunk();
+    if c.ring_grain == 0 || c.coll != Coll::AllReduce || c.algo != Algo::Ring || c.copies > 1 || c.bytes > nc * n * chunk {
+        return None;
+    }
+    let real = chunk.min(c.bytes.div_ceil(nc * n * c.ring_grain) * c.ring_grain);
+    Some((0..n).map(|j| real.min(c.bytes.saturating_sub((j * nc + ch as u64) * real))).collect())
+}
+
+/// A ring of `steps` steps in which every rank sends a block of `per_rank` bytes a step, or, in
+/// one loop, the chunk its step carries (`chunks`, by chunk index: rank p's step k carries chunk
+/// p - k - 1 mod n, device/all_reduce.h `runRing`).
+fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, chunks: Option<&[u64]>, d: &mut Dag) {
     let n = order.len();
     let dev = |p: usize| c.devices[order[p % n]];
     // A Simple step inside a node pays NCCL's per-step latency once per slice, in every loop: the
@@ -548,8 +575,9 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
     // node overlap.
     let mut group: Vec<Option<usize>> = vec![None; n];
     let chunk = c.chunk();
+    let per_rank = chunks.map_or(per_rank, |v| v.iter().copied().max().unwrap_or(0));
     for (l, block) in loops(per_rank, chunk).into_iter().enumerate() {
-        let size = c.wire(block, c.proto);
+        let size = |p: usize, k: usize| c.wire(chunks.map_or(block, |v| v[(p + n - 1 - k % n) % n]), c.proto);
         let mut prev: Vec<Option<usize>> = vec![None; n];
         for (k, slot) in slot.iter_mut().enumerate() {
             let mut now = vec![None; n];
@@ -568,7 +596,7 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &mut Dag) {
                 if d.rate.is_some() {
                     d.group = Some(*group[p].get_or_insert(d.t.len()));
                 }
-                let i = d.push(dev(p), dev(p + 1), size, &[own, data], over);
+                let i = d.push(dev(p), dev(p + 1), size(p, k), &[own, data], over);
                 now[p] = Some(i);
                 last[p] = Some(i);
                 slot[p] = Some(i);

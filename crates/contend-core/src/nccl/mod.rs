@@ -20,6 +20,8 @@ mod ceiling_tests;
 #[cfg(test)]
 mod dtree_tests;
 #[cfg(test)]
+mod grain_tests;
+#[cfg(test)]
 mod graph_tests;
 #[cfg(test)]
 mod nvls_tests;
@@ -604,6 +606,7 @@ impl Comm {
             nvls_efficiency: 1.0,
             nvls_tree_first: 0,
             tree_depth_chunk: self.tuning.version.tree_simple_depth_chunk(),
+            ring_grain: tuning::ring_grain(&self.tuning, coll, algo, proto, bytes, nc),
             pxn: if self.constants.pxn_disable { pxn::Pxn::default() } else { self.pxn.clone() },
             // A p2p channel's rate is the NVLink A100 table's (docs/validation.md, round 13): no PCIe
             // send/receive measurement says a PCIe pair's channels are capped, so there its links bind.
@@ -675,6 +678,7 @@ impl Comm {
                 self.nodes,
             ),
             tree_depth_chunk: false,
+            ring_grain: 0,
             pxn: pxn::Pxn::default(),
             rate: None,
             // NVLS runs on Hopper and later, which need no flush.

@@ -193,6 +193,48 @@ pub const THREAD_THRESHOLD: [u64; 3] = [8, 8, 64];
 /// Threads per channel (device.h): NCCL_LL_MAX_NTHREADS, NCCL_LL128_MAX_NTHREADS,
 /// NCCL_SIMPLE_MAX_NTHREADS (256 where ring bandwidth is at most PCI_BW = 12 GB/s).
 pub const MAX_THREADS: [u64; 3] = [512, 640, 512];
+/// A ring LL or LL128 all-reduce's chunk grain under NCCL 2.18.5 and 2.19.3, data bytes of a
+/// 4-byte element (device/all_reduce.h `runRing`: `minChunkSize = nthreads * (calcBytePerGrain() /
+/// sizeof(T))`, LL128's halved; primitives.h: LL's grain 8 bytes, LL128's 8 x 120 / 16 = 60),
+/// at the threads `topoGetAlgoInfo` gives the call (halved from the protocol's most only once a
+/// single channel is left, `threads_for`); 0 where the release or the call splits evenly
+/// (`lower::ring_chunks`). An 8-byte type's LL128 grain is 56 bytes, not restated (a call
+/// carries no element size).
+pub fn ring_grain(c: &Comm, coll: Coll, algo: Algo, proto: Proto, bytes: u64, channels: usize) -> u64 {
+    if !c.version.ring_chunk_grain() || coll != Coll::AllReduce || algo != Algo::Ring {
+        return 0;
+    }
+    let threads = threads_for(c, algo, proto, bytes, channels);
+    match proto {
+        Proto::Ll => threads * 8,
+        Proto::Ll128 => threads * 60 / 2,
+        Proto::Simple => 0,
+    }
+}
+
+/// Threads NCCL runs a call's channel with (enqueue.cc `topoGetAlgoInfo`, v2.19.3): the
+/// protocol's most, halved while a single channel has fewer than `threadThreshold` bytes a
+/// thread (down to a multiple of 128 no more).
+pub fn threads_for(c: &Comm, algo: Algo, proto: Proto, bytes: u64, channels: usize) -> u64 {
+    let p = proto as usize;
+    let threshold = THREAD_THRESHOLD[p] * if algo == Algo::Ring && proto == Proto::Ll { c.ranks as u64 } else { 1 };
+    let mut threads = max_threads(c, algo, proto);
+    while channels <= 1 && bytes < threads * threshold && threads.is_multiple_of(128) {
+        threads /= 2;
+    }
+    threads
+}
+
+/// The most threads a channel of this algorithm and protocol runs (tuning.cc `maxThreads`: ring
+/// Simple 256 where the ring graph's bandwidth is at most PCI_BW).
+fn max_threads(c: &Comm, algo: Algo, proto: Proto) -> u64 {
+    if proto == Proto::Simple && algo == Algo::Ring && c.bw_intra * c.graph_channels as f64 <= PCI_BW {
+        256
+    } else {
+        MAX_THREADS[proto as usize]
+    }
+}
+
 /// PCI_BW (topo.h): NCCL's figure for a PCIe Gen3 x16 link, GB/s.
 pub const PCI_BW: f64 = 12.0;
 
@@ -666,7 +708,7 @@ pub fn channels_for(c: &Comm, algo: Algo, proto: Proto, bytes: u64, channels: us
     if algo == Algo::Ring && proto == Proto::Ll {
         threshold *= c.ranks as u64;
     }
-    let threads = if proto == Proto::Simple && algo == Algo::Ring && c.bw_intra * c.graph_channels as f64 <= PCI_BW { 256 } else { MAX_THREADS[p] };
+    let threads = max_threads(c, algo, proto);
     let mut nc = channels;
     while nc > 1 && bytes < nc as u64 * threads * threshold {
         nc -= 1;

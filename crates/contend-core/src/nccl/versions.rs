@@ -117,6 +117,14 @@ impl Version {
         self <= Version::V2_19
     }
 
+    /// Whether a ring LL or LL128 all-reduce's partial loop rounds its chunk up to a grain of the
+    /// block's threads (`lower::ring_chunks`): 2.18.5 and 2.19.3 (device/all_reduce.h `runRing`,
+    /// `minChunkSize`); 2.20.3's host sets an even `lastChunkCount` (enqueue.cc
+    /// `computeCollLastChunkInfo`), and 2.30.7 splits by `ncclCollCbdPart`.
+    pub fn ring_chunk_grain(self) -> bool {
+        self <= Version::V2_19
+    }
+
     /// NVLS and NVLS-tree `hwLatencies` (µs): [NVLink NVLS, NVLink NVLS-tree, NET NVLS, NET NVLS-tree].
     pub fn nvls_hw(self) -> [f64; 4] {
         match self {
