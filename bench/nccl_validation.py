@@ -50,11 +50,16 @@ P4DE_LATENCY = ('.name = "p4de.24xlarge",\n\t\t.topology = "p4de-24xl-topo.xml",
                 '\t\t.latency = 75.0,')
 P5_LATENCY = ('.name = "p5.48xlarge",\n\t\t.topology = "p5.48xl-topo.xml",\n\t\t.default_dup_conns = 0,\n'
               '\t\t.latency = 75.0,')
+# Round 19: Google's GPUDirect-TCPXO plugin (A3 Mega) reports 0, as NCCL's own IB transport does (nccl_shim.cc
+# GetProperties, every open release v1.0.12-v1.0.17; the open release replaces the closed one the table's image ran).
+TCPXO_LATENCY = "  props.maxComms = 65536;\n  props.latency = 0;\n  props.maxRecvs = 1;"
 TABLES = [
     ("2 x 8 H100 (GCP A3 Mega: 8 x 200 Gb/s GPUDirect-TCPXO NICs per node), all_reduce, Google's NCCL settings",
      "hgx-h100", 2, "25GB/s", dict(min_bytes="1M", max_bytes="8G", algo="ring,tree", proto="simple",
-                                   nccl_buffsize="8MiB"), "a3mega-2node-ztan.txt",
+                                   nccl_buffsize="8MiB", nccl_net_latency="0us"), "a3mega-2node-ztan.txt",
      [("a3mega-image-ztan.txt", "source /var/lib/tcpxo/lib64/nccl-env-profile.sh"),
+      ("tcpxo-plugin-properties.txt", TCPXO_LATENCY),
+      ("tcpxo-plugin-properties.txt", "drop-in replacements for the previous\n    closed-source releases"),
       ("a3mega-nccl-env-cluster-toolkit.txt", "NCCL_ALGO=Ring,Tree"),
       ("a3mega-nccl-env-cluster-toolkit.txt", "NCCL_PROTO=Simple"),
       ("a3mega-nccl-env-cluster-toolkit.txt", "NCCL_BUFFSIZE=8388608")]),

@@ -361,6 +361,11 @@ impl Dag {
     }
 
     fn push(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64) -> usize {
+        self.push_via(src, dst, size, after, overhead, true)
+    }
+
+    /// `push`, through the leaving node's PXN relay only where `relay` says so.
+    fn push_via(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64, relay: bool) -> usize {
         // At `MAX_TRANSFERS` the lowering stops growing (memory stays bounded whatever the
         // estimate missed) and its caller refuses the call: the last transfer stands in for the
         // rest, so every index handed out stays valid.
@@ -375,7 +380,7 @@ impl Dag {
             (Some(a), Some(b)) if a != b && !self.exit.is_empty() => {
                 let (out, inn) = (self.exit[a], self.exit[b]);
                 let ends = [out.leave.then_some(out.nic), inn.enter.then_some(inn.nic)];
-                out.relay.into_iter().chain(ends.into_iter().flatten()).collect()
+                out.relay.filter(|_| relay).into_iter().chain(ends.into_iter().flatten()).collect()
             }
             _ => Vec::new(),
         };
@@ -394,6 +399,29 @@ impl Dag {
         });
         self.ch.push(self.cur);
         self.t.len() - 1
+    }
+
+    /// What a network send's slot waits for: the send NCCL_STEPS chunks before it on the
+    /// connection (`sent`), then the receiver's word back that the slot is free. NCCL's receiving
+    /// proxy posts a receive only for a slot its kernel has released (transport/net.cc
+    /// `recvProxyProgress`: `posted < done + NCCL_STEPS`), and the receive tells the sender where
+    /// to write: NCCL's IB transport writes the buffer's address into the sender's FIFO
+    /// (transport/net_ib.cc `ncclIbPostFifo`), aws-ofi-nccl's RDMA protocol sends a control
+    /// message, and the sender's isend waits for it. So the slot reopens at the sender one message
+    /// after the chunk arrived: a 1-byte transfer back from the receiver, which pays the path and
+    /// its NIC's per-message latency, outside the channel's rate. (The chunk's arrival stands for
+    /// the kernel's release of it, which comes later: the wait is a lower bound.)
+    fn slot_freed(&mut self, sent: Option<usize>) -> Option<usize> {
+        let s = sent?;
+        // The word goes proxy to proxy, NIC to NIC: from the receiver, and to the GPU the send
+        // leaves from, or with PXN to its relay (the send's first stop, a rank's GPU beside the
+        // NIC: its proxy posts the send), not through a relay of its own.
+        let rank = |d: usize| self.node.get(d).is_some_and(|&k| k != usize::MAX);
+        let (src, dst) = (self.t[s].dst, self.t[s].via.first().copied().filter(|&d| rank(d)).unwrap_or(self.t[s].src));
+        let (rate, group) = (self.rate.take(), self.group.take());
+        let i = self.push_via(src, dst, 1, &[Some(s)], 0.0, false);
+        (self.rate, self.group) = (rate, group);
+        Some(i)
     }
 
     /// A loop's send over the network behind a stream arriving as (heads, feet), on a connection
@@ -421,6 +449,7 @@ impl Dag {
             let first = sent.last().map_or(0, |p| p.1);
             // `sent`'s chunk counts rise, so the piece holding chunk `want` is found by bisection.
             let slot = first.checked_sub(NCCL_STEPS).and_then(|want| sent.get(sent.partition_point(|p| p.1 <= want))).map(|p| p.0);
+            let slot = d.slot_freed(slot);
             let after: Vec<Option<usize>> = deps.into_iter().chain([slot]).collect();
             let i = d.push(src, dst, size(bytes), &after, over);
             sent.push((i, first + chunks));
@@ -592,7 +621,7 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, chunks: Option<&
                         0.0
                     };
                 let data = if k == 0 { None } else { prev[(p + n - 1) % n] };
-                let own = if c.crosses(a, b) { slot[p] } else { last[p] };
+                let own = if c.crosses(a, b) { d.slot_freed(slot[p]) } else { last[p] };
                 if d.rate.is_some() {
                     d.group = Some(*group[p].get_or_insert(d.t.len()));
                 }
@@ -686,6 +715,7 @@ fn send_net(
     slot: Option<usize>,
     over: f64,
 ) -> (usize, usize) {
+    let slot = d.slot_freed(slot);
     let with_slot = |v: &[Option<usize>]| v.iter().copied().chain([slot]).collect::<Vec<_>>();
     if block <= 2 * chunk {
         let i = d.push(src, dst, size(block), &with_slot(&[heads, feet].concat()), over);
@@ -1090,7 +1120,11 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
                 let over = if first { c.base + c.step_of(a, b) } else { 0.0 };
                 let flush = c.flush_of(a, b, proto);
                 match proxy {
-                    None => sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[slot_at(&sent, l, inflight)], over + flush)),
+                    None => {
+                        let slot = slot_at(&sent, l, inflight);
+                        let slot = if net { d.slot_freed(slot) } else { slot };
+                        sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[slot], over + flush))
+                    }
                     Some(p) => {
                         let size = |x: u64| c.wire(x, proto);
                         let (h, f) = send_in(d, (chunk, &size), (c.devices[a], c.devices[p]), block, (&[], &[]), sent.last().copied(), over);

@@ -113,7 +113,10 @@ fn a_network_send_pays_the_nic_latency_once_not_per_chunk() {
     // The proxy keeps NCCL_STEPS chunks in flight, so a 64 MiB send/receive across two nodes
     // pays a NIC's per-message latency L about once (the first chunks'), not once per chunk in
     // turn: its time grows by L, well under 2 L, sent from the GPU's own NIC or relayed by PXN.
-    let l = 50e-6;
+    // L is small enough that a slot's round trip (the chunk out and the receiver's word back,
+    // 2 L) takes less than its NCCL_STEPS chunks take through the NIC (8 x 128 KiB of each of the
+    // NIC's two connections at 25 GB/s: 84 us), so the slots never hold a chunk back.
+    let l = 20e-6;
     for pxn in [false, true] {
         let time = |lat: f64| {
             let mut m = cluster("dgx-a100", 2, "25GB/s");
@@ -135,12 +138,42 @@ fn a_network_send_pays_the_nic_latency_once_not_per_chunk() {
 }
 
 #[test]
+fn a_network_connection_moves_nccl_steps_chunks_per_round_trip() {
+    // Round 19. NCCL's receiving proxy posts a receive only for a slot its kernel has released
+    // (net.cc `recvProxyProgress`), and the sender writes only once that receive has told it
+    // where (net_ib.cc `ncclIbIsend` waits for the FIFO slot `ncclIbPostFifo` writes). So chunk
+    // k + NCCL_STEPS of a connection leaves one message after chunk k arrived. A 4 MiB
+    // send/receive across two dgx-a100 runs on the 2 p2p channels a network peer gets, 2 MiB each:
+    // 16 chunks of 128 KiB a connection (no loop merged), 8 in flight. With a NIC latency L far
+    // above the NIC's time for them (16 chunks of its two connections at 25 GB/s: 84 us), chunks
+    // 9-16 leave L after chunks 1-8 arrived, and arrive L later: L shows three times (out, back,
+    // out) where chunks in flight without the word back showed it once.
+    let l = 200e-6;
+    for pxn in [false, true] {
+        let time = |lat: f64| {
+            let mut m = cluster("dgx-a100", 2, "25GB/s");
+            m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Nic).for_each(|d| d.latency = lat);
+            let mut c = comm_of(&m, 2);
+            c.constants.pxn_disable = !pxn;
+            c.flush = 0.0;
+            let mut call = c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, 4 << 20, 0);
+            call.rate = None;
+            run(&c.m, &call, "maxmin", &[], false).unwrap().seconds
+        };
+        let grown = (time(l) - time(0.0)) / l;
+        assert!((grown - 3.0).abs() < 0.1, "PXN {pxn}: the call grows by {grown} L");
+    }
+}
+
+#[test]
 fn nvls_tree_pays_the_nic_latency_once_each_way() {
     // NVLS-tree on two hgx-h100: each head's chunks go up to the other node and back down over the
     // network; each connection keeps NCCL_STEPS chunks in flight, so a NIC latency L delays the
     // call by about one L up and one L down (the pipeline's fill), not once per chunk or merged
-    // loop in turn: under 3 L (a latency far above a chunk's time, 400 µs, so that it shows).
-    let l = 400e-6;
+    // loop in turn: under 3 L (a latency far above a chunk's time, 100 µs, so that it shows, and
+    // below what a head's NCCL_STEPS chunks take, so that a slot's round trip never holds one
+    // back: `a_network_connection_moves_nccl_steps_chunks_per_round_trip`).
+    let l = 100e-6;
     let time = |lat: f64| {
         let mut m = cluster("hgx-h100", 2, "50GB/s");
         m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Nic).for_each(|d| d.latency = lat);
