@@ -217,7 +217,10 @@ fn nvlinks(st: &mut State) {
         st.b.assume("the file lists no NVLinks: GPUs are joined by PCIe only (add NVLink links if the node has them)");
         return;
     }
-    let mut switches: BTreeMap<String, String> = BTreeMap::new();
+    // Per GPU in the file's order: its links to the NVSwitches and their bandwidth.
+    let mut to_nvs: Vec<(String, u32, &'static str)> = Vec::new();
+    let mut chips: Vec<String> = Vec::new();
+    let mut hidden = false;
     let mut pairs: Vec<(String, String)> = Vec::new();
     for (gpu, target, tclass, count) in std::mem::take(&mut st.nvlinks) {
         let sm = st.gpu_sm.get(&gpu).copied().unwrap_or(70);
@@ -229,14 +232,9 @@ fn nvlinks(st: &mut State) {
         let own = st.gpus_by_bus.get(&target).is_some_and(|p| *p == gpu);
         if own && tclass.starts_with("0x0680") {
             // A VM that hides the NVSwitches (Azure NDv4) reports the GPU's own bus id as the
-            // far end: the class still says NVSwitch, so join the GPU to one NVSwitch fabric.
-            if !st.b.has_device("NVS") {
-                st.b.device("NVS", "nvswitch", Some("NVSwitch fabric (hidden by the VM)".into()));
-            }
-            st.b.link(&gpu, "NVS", "nvlink", count, bw);
-            st.b.assume(format!(
-                "NVLinks to an NVSwitch whose bus id is the GPU's own ({target}, as VMs that hide the NVSwitches report it): each such GPU joins one NVSwitch fabric, NVS, with its {count} links"
-            ));
+            // far end: the class still says NVSwitch, so join the GPU to the NVSwitch fabric.
+            join(&gpu);
+            hidden = true;
         } else if own {
             st.b.assume(format!("{gpu}: an NVLink to its own bus id {target} in the file: left out (a link joins two devices)"));
         } else if let Some(peer) = st.gpus_by_bus.get(&target).cloned() {
@@ -251,13 +249,65 @@ fn nvlinks(st: &mut State) {
             st.b.assume(format!("{gpu}: NVLink to the CPU ({target}) joins it to {cpu}"));
             st.b.link(&gpu, &cpu, "nvlink", count, bw);
         } else {
-            let next = switches.len();
-            let sw = switches.entry(target.clone()).or_insert_with(|| format!("NVS{next}")).clone();
-            if !st.b.has_device(&sw) {
-                st.b.device(&sw, "nvswitch", Some(format!("NVSwitch at {target}")));
+            join(&gpu);
+            if !chips.contains(&target) {
+                chips.push(target);
             }
-            st.b.link(&gpu, &sw, "nvlink", count, bw);
+        }
+    }
+    if !to_nvs.is_empty() {
+        let model = match chips.len() {
+            0 => "NVSwitch fabric (hidden by the VM)".to_string(),
+            1 => format!("NVSwitch at {}", chips[0]),
+            n => format!("NVSwitch fabric: {n} chips as one crossbar"),
+        };
+        // The switch's generation is its GPUs' NVLink's (NVIDIA's pairing: NVLink 2 with sm 70,
+        // 3 with sm 80, 4 with sm 90, 5 with sm 100), which says whether it multicasts (NVLS,
+        // `resolve::nvswitch_generation`): the file names no switch model.
+        let sm = to_nvs.iter().filter_map(|(g, _, _)| st.gpu_sm.get(g)).max().copied();
+        let nvlink = match sm {
+            Some(70..=79) => Some(2),
+            Some(80..=89) => Some(3),
+            Some(90..=99) => Some(4),
+            Some(100..) => Some(5),
+            _ => None,
+        };
+        let model = match (nvlink, sm) {
+            (Some(g), Some(sm)) => format!("{model}, NVLink {g} (its GPUs are sm {sm})"),
+            _ => model,
+        };
+        st.b.device("NVS", "nvswitch", Some(model));
+        for (gpu, count, bw) in &to_nvs {
+            st.b.link(gpu, "NVS", "nvlink", *count, bw);
+        }
+        if hidden {
+            st.b.assume(
+                "NVLinks to an NVSwitch whose bus id is the GPU's own (as VMs that hide the NVSwitches report it): each such GPU joins the NVSwitch fabric, NVS, with its links",
+            );
+        }
+        if let (Some(g), Some(sm)) = (nvlink, sm) {
+            st.b.assume(format!(
+                "NVS: the NVSwitch generation of NVLink {g}, as its sm {sm} GPUs have (NVLink 4 and later multicast: NCCL's NVLS runs on them)"
+            ));
+        }
+        if chips.len() > 1 {
+            let links: Vec<String> = to_nvs.iter().map(|(g, c, _)| format!("{g} {c}")).collect();
+            st.b.assume(format!(
+                "the {} NVSwitch chips ({}) are one crossbar, NVS, each GPU's links to them summed ({}), as NCCL joins them (2.30.7 src/graph/topo.cc ncclTopoAddNvLinks: one NVS node)",
+                chips.len(),
+                chips.join(", "),
+                links.join(", ")
+            ));
         }
     }
     st.b.assume("NVLink: 20 GB/s per link and direction for sm < 70, 25 GB/s for sm 70-90, 50 GB/s from sm 100 (NVLink 1, 2-4, 5)");
 }
+/// The GPUs' NVLinks. Every link to an NVSwitch, whichever chip the file names, joins one
+/// crossbar, NVS, each GPU with its links to all the chips summed, as NCCL builds its own view
+/// (2.30.7 src/graph/topo.cc `ncclTopoAddNvLinks`: a target of class NVSwitch is the system's one
+/// NVS node, created at the first such link; `ncclTopoConnectNodes` adds a repeated link's
+/// bandwidth to the one already there), and as `topo -m` import and the HGX presets write it.
+        let mut join = |gpu: &str| match to_nvs.iter_mut().find(|(g, _, _)| g == gpu) {
+            Some(e) => e.1 += count,
+            None => to_nvs.push((gpu.to_string(), count, bw)),
+        };
