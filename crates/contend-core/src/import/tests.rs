@@ -386,6 +386,26 @@ fn nvswitch_planes_stripe_a_peer_copy() {
     assert!(e.contains("striped") && e.contains("maxmin"), "{e}");
 }
 
+/// NCCL writes a NIC's speed in Mb/s (`<net speed="200000">`, 2.30.7 src/graph/topo.cc: bw =
+/// speed / 8000 GB/s): the IBM H100 dump's 200 Gb/s NICs import at 25 GB/s each; a speed no NIC
+/// runs at is one line naming the file's line, and one left out (or NCCL's -1) is said.
+#[test]
+fn nic_speed_is_read_from_the_dump() {
+    let (m, assumptions) = machine("nccl-ibm-h100-vsi.xml");
+    let nics: Vec<&crate::topology::DeviceSpec> = m.spec.devices.iter().filter(|d| d.kind == DeviceKind::Nic).collect();
+    assert!(!nics.is_empty());
+    for n in &nics {
+        assert_eq!(n.line_rate(), Some(200e9 / 8.0), "{}", n.name);
+    }
+    assert!(assumptions.iter().any(|a| a.contains("mlx5_7") && a.contains("mlx5_0 200 Gb/s")), "{assumptions:?}");
+    let text = fixture("nccl-ibm-h100-vsi.xml");
+    let line = text.lines().position(|l| l.contains("speed=\"200000\"")).unwrap() + 1;
+    let e = import(&text.replacen("speed=\"200000\"", "speed=\"400000000\"", 1), "x", "x.xml", 1).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("x.xml: line {line}")) && e.contains("Mb/s") && !e.contains('\n'), "{e}");
+    let r = import(&text.replacen("speed=\"200000\"", "speed=\"-1\"", 1), "x", "x.xml", 1).unwrap();
+    assert!(r.assumptions.iter().any(|a| a.starts_with("mlx5_7: no speed") && a.contains("25 GB/s")), "{:?}", r.assumptions);
+}
+
 /// The Azure NDv4 topology file (Azure/azhpc-images, topology/ndv4-topo.xml; fixture
 /// nccl-azure-ndv4.xml) as NCCL dumps it inside an NDv4 VM, which hides the NVSwitches: each
 /// GPU gets its `<gpu>` element, with its 12 NVLinks naming the GPU's own bus id as their far
