@@ -273,37 +273,37 @@ fn named(line: &str) -> Option<String> {
 }
 
 /// The op from the table: busbw / algbw against the factors, redop and root telling apart the
-/// ones with the same factor (all_gather and alltoall cannot be told apart: all_gather is taken).
-fn from_ratio(rows: &[Row], n: usize) -> Option<String> {
+/// ones with the same factor. all_gather and alltoall share (n - 1)/n and print no reduction, so
+/// such a table (or one without the redop column, where reduce_scatter shares it too) is
+/// `Err(those collectives)`: the file must say which (its binary's name), not a guess.
+fn from_ratio(rows: &[Row], n: usize) -> Option<std::result::Result<String, &'static str>> {
     let r = rows.iter().filter(|r| r.algbw > 0.5).max_by(|a, b| a.size.cmp(&b.size))?;
     let ratio = r.busbw / r.algbw;
     let sum = r.redop.as_deref().is_some_and(|x| x != "none");
     let rooted = r.root.is_some_and(|x| x >= 0);
     let near = |f: f64| (ratio - f).abs() <= 0.02 * f + 0.01;
-    Some(
-        if n > 2 && near(busbw_factor("all_reduce", n)) {
-            "all_reduce"
-        } else if near(1.0) && rooted {
-            if sum {
-                "reduce"
-            } else {
-                "broadcast"
-            }
-        } else if n == 2 && near(1.0) && sum {
-            "all_reduce"
-        } else if near(1.0) {
-            "sendrecv"
-        } else if near(busbw_factor("all_gather", n)) {
-            if sum {
-                "reduce_scatter"
-            } else {
-                "all_gather"
-            }
+    Some(Ok(if n > 2 && near(busbw_factor("all_reduce", n)) {
+        "all_reduce"
+    } else if near(1.0) && rooted {
+        if sum {
+            "reduce"
         } else {
-            return None;
+            "broadcast"
         }
-        .to_string(),
-    )
+    } else if n == 2 && near(1.0) && sum {
+        "all_reduce"
+    } else if near(1.0) {
+        "sendrecv"
+    } else if near(busbw_factor("all_gather", n)) {
+        match r.redop.as_deref() {
+            Some(x) if x != "none" => "reduce_scatter",
+            Some(_) => return Some(Err("all_gather or alltoall")),
+            None => return Some(Err("all_gather, alltoall or reduce_scatter")),
+        }
+    } else {
+        return None;
+    }
+    .to_string()))
 }
 
 /// What a pasted command line says of its run: ranks, and hosts where the line says them.
@@ -529,7 +529,14 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             let (op, from) = match r.op.or(if single { by_name.clone() } else { None }) {
                 Some(op) => (op, "named"),
                 None => match from_ratio(&r.rows, n) {
-                    Some(op) => (op, "from busbw/algbw"),
+                    Some(Ok(op)) => (op, "from busbw/algbw"),
+                    Some(Err(which)) => {
+                        return Err(Error::input(
+                            origin,
+                            format!("line {}", r.line),
+                            format!("does not say its collective, and its busbw/algbw ((n-1)/n on {n} ranks) is that of {which}; say which: add the line `# Collective test starting: alltoall_perf` (or all_gather_perf) above the table, or name the file after the binary (alltoall_perf.txt)"),
+                        ))
+                    }
                     None => {
                         return Err(Error::input(
                             origin,
@@ -579,6 +586,28 @@ mod tests {
     #[test]
     fn factors_are_nccl_tests() {
         assert_eq!(busbw_factor("all_reduce", 8), 1.75);
+    /// all_gather and alltoall both print busbw = algbw (n - 1)/n and no reduction (nccl-tests
+    /// src/all_gather.cu and src/alltoall.cu `GetBw`): an unnamed table of that ratio is refused
+    /// in one line asking which; named by a line or by the file, it reads.
+    #[test]
+    fn an_unnamed_table_of_a_shared_factor_is_refused() {
+        let mut t = String::from("# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n");
+        for k in 0..8 {
+            t.push_str(&format!("#  Rank  {k} Group  0 Pid 1 on h device  {k} [0x00] NVIDIA H100 80GB HBM3\n"));
+        }
+        // 1 MiB in 100 us: algbw 10.49 GB/s, busbw 7/8 of it.
+        let row = "     1048576        262144     float    none      -1   100.00   10.49    9.18      0   100.00   10.49    9.18    N/A\n";
+        let e = parse(&format!("{t}{row}"), "a2a.txt").unwrap_err().to_string();
+        assert!(e.starts_with("a2a.txt: line") && e.contains("all_gather or alltoall") && e.contains("alltoall_perf") && !e.contains('\n'), "{e}");
+        let runs = parse(&format!("# Collective test starting: alltoall_perf\n{t}{row}"), "a2a.txt").unwrap();
+        assert_eq!(runs[0].op, "alltoall");
+        assert_eq!(parse(&format!("{t}{row}"), "alltoall_perf.txt").unwrap()[0].op, "alltoall");
+        // Without the redop column reduce_scatter shares the ratio too.
+        let old = "     1048576        262144     float   100.00   10.49    9.18  0e+00   100.00   10.49    9.18  0e+00\n";
+        let e = parse(&format!("{t}{old}"), "x.txt").unwrap_err().to_string();
+        assert!(e.contains("reduce_scatter"), "{e}");
+    }
+
         assert_eq!(busbw_factor("all_gather", 8), 0.875);
         assert_eq!(busbw_factor("broadcast", 8), 1.0);
     }
