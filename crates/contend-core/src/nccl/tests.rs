@@ -181,7 +181,7 @@ fn bad_input_is_one_line_naming_the_field() {
         (tests_tool::Request { proto: Some("fast".into()), ..req("all_reduce") }, "--proto"),
         (tests_tool::Request { algo: Some("tree".into()), ..req("all_gather") }, "--algo"),
         (tests_tool::Request { channels: Some(0), ..req("all_reduce") }, "--channels"),
-        (tests_tool::Request { dtype: "complex".into(), ..req("all_reduce") }, "--dtype"),
+        (tests_tool::Request { dtype: "complex".into(), ..req("all_reduce") }, "--datatype"),
     ];
     for (r, field) in cases {
         let r = tests_tool::Request { max_bytes: if r.min_bytes == "9G" { "8G".into() } else { "64".into() }, ..r };
