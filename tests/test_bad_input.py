@@ -281,3 +281,32 @@ def test_a_packet_run_past_its_bound_is_refused_before_it_starts(cli, tmp_path):
     t = write(tmp_path, "t.yaml", "transfers:\n  - {src: n0.GPU0, dst: n47.GPU0, size: 100MB}\n")
     p = cli("simulate", m, t, "--model", "packet", "-p", "packet=1B")
     assert_one_line(p, "packet-hops", "packets of 1B", "--param packet=")
+
+
+@pytest.mark.parametrize("call,needles", [
+    (lambda c: c.Transfers.generate("random", "hgx-h100", "1MiB", count=-3), ["count", "-3", "negative"]),
+    (lambda c: c.Transfers.generate("random", "hgx-h100", "1MiB", count=2.5), ["count", "2.5", "whole"]),
+    (lambda c: c.Transfers.generate("permutation", "hgx-h100", True), ["size", "True", "not a size"]),
+    (lambda c: c.nccl_tests("hgx-h100", nodes=-1), ["nodes", "-1", "negative", "1 or more"]),
+    (lambda c: c.nccl_tests("hgx-h100", nodes="2"), ["nodes", "'2'", "whole number"]),
+    (lambda c: c.nccl_tests("hgx-h100", factor=1.5), ["factor", "1.5", "whole number"]),
+    (lambda c: c.nccl_tests("hgx-h100", root=True), ["root", "True", "bool"]),
+    (lambda c: c.nccl_tests_frame(None), ["nccl_tests_frame", "report", "NoneType", "contend.nccl_tests"]),
+])
+def test_python_arguments_of_the_wrong_type_are_one_input_error(call, needles):
+    # PyO3's own conversions raised a bare OverflowError or TypeError naming no argument; the binding converts
+    # each one itself and says which argument and what it takes.
+    import contend
+
+    with pytest.raises(contend.InputError) as e:
+        call(contend)
+    message = str(e.value)
+    assert "\n" not in message and all(n in message for n in needles), message
+
+
+def test_python_sizes_may_be_bytes_as_an_int():
+    import contend
+
+    m = contend.Machine.load("hgx-h100")
+    as_int = contend.Transfers.generate("permutation", m, 1024)
+    assert as_int.records == contend.Transfers.generate("permutation", m, "1024B").records

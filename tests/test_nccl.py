@@ -351,8 +351,6 @@ def test_nccl_tests_habits_are_one_line(monkeypatch, env, args, needles):
 
 
 @pytest.mark.parametrize("env,needle", [
-    ({"NCCL_ALGO": "^ring"}, "NCCL_ALGO=^ring (NCCL's exclusion form"),
-    ({"NCCL_PROTO": "^LL128"}, "NCCL_PROTO=^LL128"),
     ({"NCCL_MAX_NCHANNELS": "8"}, "NCCL_MAX_NCHANNELS=8 (bounds on NCCL's own count"),
     ({"NCCL_MIN_NCHANNELS": "2", "NCCL_MAX_NCHANNELS": "8"}, "NCCL_MIN_NCHANNELS=2, NCCL_MAX_NCHANNELS=8"),
     ({"NCCL_MIN_NCHANNELS": "x", "NCCL_MAX_NCHANNELS": "x"}, "not a channel count"),
@@ -366,6 +364,27 @@ def test_a_shell_set_up_for_real_runs_still_runs(monkeypatch, env, needle):
     r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M")
     assert r.returncode == 0 and needle in r.stderr and "ignored from the environment" in r.stderr, r.stderr
     assert r.stdout == plain
+
+
+def _json_rows(*args):
+    r = run_cli("nccl-tests", "hgx-h100", "-b", "1G", "-e", "1G", "--json", *args)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)["rows"]
+
+
+def test_nccl_exclusion_form_is_every_other_choice(monkeypatch):
+    # NCCL's "^" (src/graph/tuning.cc parseList: a list starting with ^ unsets what it names and sets the rest):
+    # ^NVLS on one node is ring and tree (NVLS-tree needs several nodes), so NCCL's model picks among those, as
+    # --algo ring,tree asks; at 1 GiB on hgx-h100 NVLS is NCCL's own pick, so the exclusion changes the row.
+    own = _json_rows()
+    assert own[0]["algo"] == "nvls"
+    excluded = _json_rows("--algo", "^NVLS")
+    assert excluded == _json_rows("--algo", "ring,tree") and excluded[0]["algo"] != "nvls"
+    assert _json_rows("--proto", "^LL128") == _json_rows("--proto", "LL,Simple")
+    monkeypatch.setenv("NCCL_ALGO", "^nvls")
+    r = run_cli("nccl-tests", "hgx-h100", "-b", "1G", "-e", "1G", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["rows"] == excluded, r.stderr
+    assert "NCCL_ALGO=^nvls" in r.stderr or "NCCL_ALGO=^nvls" in r.stdout
 
 
 def test_threads_of_one_gpu_each_are_ranks():

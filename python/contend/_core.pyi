@@ -91,7 +91,7 @@ def generate(
     machine: Machine,
     pattern: str,
     peers: list[str] | None,
-    size: str,
+    size: str | int,
     root: str | None = None,
     count: int = 32,
     seed: int = 0,

@@ -197,7 +197,7 @@ class Transfers:
         cls,
         pattern: str,
         machine: MachineLike,
-        size: str,
+        size: str | int,
         peers: list[str] | None = None,
         root: str | None = None,
         count: int = 32,
@@ -209,7 +209,8 @@ class Transfers:
         """A pattern among ``peers`` (default: every GPU of ``machine``): ``scatter``/``gather``/``incast``
         (need ``root``), ``all-to-all``, seeded ``random`` with ``count`` pairs (distinct while any are left,
         then repeating), ``permutation``, ``neighbours`` on a rank ``grid`` such as ``"16x16x8"``, or
-        ``group-shift``; ``gap`` (e.g. ``"2us"``) issues transfer k at k × gap."""
+        ``group-shift``; ``gap`` (e.g. ``"2us"``) issues transfer k at k × gap. ``size``: text with a unit
+        (``"1MiB"``) or an int of bytes."""
         text = _core.generate(_machine(machine), pattern, peers, size, root, count, seed, gap, grid,
                               periodic)
         return cls(_core.Transfers.parse(text, f"<{pattern}>"))
@@ -722,5 +723,9 @@ def _machine_source(machine: MachineLike) -> str:
 def nccl_tests_frame(report: dict[str, Any]) -> pd.DataFrame:
     """The rows of an ``nccl_tests`` report as a DataFrame (explanations left out)."""
     import pandas as pd
+
+    if not (isinstance(report, dict) and isinstance(report.get("rows"), list)):
+        raise InputError(f"nccl_tests_frame: report: {type(report).__name__} is not an nccl_tests report; give the "
+                         "dict contend.nccl_tests returns")
 
     return pd.DataFrame([{k: v for k, v in r.items() if k != "explain"} for r in report["rows"]])

@@ -6,7 +6,7 @@ use contend_core::workload::columns::{Cell, TransferColumns};
 use contend_core::{api, datatype_report, topology, workload, Error};
 use pyo3::create_exception;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBool, PyBytes, PyString};
 
 create_exception!(_core, ContendError, pyo3::exceptions::PyException, "Base class of contend's errors.");
 create_exception!(_core, InputError, ContendError, "Something the user wrote is wrong; the message says where and how to fix it.");
@@ -18,6 +18,41 @@ fn to_py(e: Error) -> PyErr {
         Error::Unsupported { .. } => UnsupportedError::new_err(e.to_string()),
         Error::Runtime(_) => ContendError::new_err(e.to_string()),
     }
+}
+
+/// A whole-number argument as the core takes it: a Python int (or NumPy's) that fits `T`, not a
+/// bool, a float or text. Anything else is one `InputError` naming the argument and what it
+/// takes, where PyO3's own conversion raises a bare OverflowError or TypeError.
+/// `least`: what the message asks for where the value is negative (the core checks its own range).
+fn whole<T: TryFrom<i128>>(v: &Bound<'_, PyAny>, name: &str, least: u32) -> PyResult<T> {
+    let got = v.repr().map(|r| r.to_string()).unwrap_or_else(|_| "it".into());
+    let bad = |why: &str| InputError::new_err(format!("{name}: {got} {why}"));
+    if v.is_instance_of::<PyBool>() {
+        return Err(bad("is a bool; give a whole number (an int)"));
+    }
+    let i: i128 = v.extract().map_err(|_| bad("is not a whole number; give an int"))?;
+    if i < 0 {
+        return Err(bad(&format!("is negative; give a whole number of {least} or more")));
+    }
+    T::try_from(i).map_err(|_| bad("is too large (over 64 bits); give a smaller whole number"))
+}
+
+/// `whole`, for an argument that may be None.
+fn whole_opt<T: TryFrom<i128>>(v: Option<&Bound<'_, PyAny>>, name: &str, least: u32) -> PyResult<Option<T>> {
+    v.filter(|v| !v.is_none()).map(|v| whole(v, name, least)).transpose()
+}
+
+/// A size argument: text with a unit ("1MiB"), or an int of bytes; a bool or a float is one
+/// `InputError` naming the argument.
+fn size_text(v: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
+    if let Ok(s) = v.cast::<PyString>() {
+        return Ok(s.to_string());
+    }
+    let got = v.repr().map(|r| r.to_string()).unwrap_or_else(|_| "it".into());
+    if v.is_instance_of::<PyBool>() || v.extract::<i128>().is_err() {
+        return Err(InputError::new_err(format!("{name}: {got} is not a size; give bytes as an int or text with a unit (\"1MiB\")")));
+    }
+    Ok(format!("{}B", v.extract::<i128>()?))
 }
 
 fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
@@ -388,20 +423,22 @@ fn patterns() -> String {
 
 /// `api::generate`: a transfers description as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, pattern, peers, size, root=None, count=32, seed=0, gap=None, grid=None, periodic=false))]
+#[pyo3(signature = (machine, pattern, peers, size, root=None, count=None, seed=None, gap=None, grid=None, periodic=false))]
 #[allow(clippy::too_many_arguments)]
 fn generate(
     machine: &Machine,
     pattern: String,
     peers: Option<Vec<String>>,
-    size: String,
+    size: &Bound<'_, PyAny>,
     root: Option<String>,
-    count: usize,
-    seed: u64,
+    count: Option<&Bound<'_, PyAny>>,
+    seed: Option<&Bound<'_, PyAny>>,
     gap: Option<String>,
     grid: Option<String>,
     periodic: bool,
 ) -> PyResult<String> {
+    let size = size_text(size, "size")?;
+    let (count, seed) = (whole_opt(count, "count", 1)?.unwrap_or(32), whole_opt(seed, "seed", 0)?.unwrap_or(0));
     let req = api::GenerateRequest { pattern, peers, size, root, count, seed, gap, grid, periodic };
     Ok(json(&api::generate(&machine.m, &req).map_err(to_py)?))
 }
@@ -504,7 +541,7 @@ fn apps() -> String {
 
 /// `api::nccl_tests`: what nccl-tests would print (JSON; its "table" is the text nccl-tests prints).
 #[pyfunction]
-#[pyo3(signature = (machine, op, min_bytes, max_bytes, factor, ngpus=None, gpus=None, dtype="float", root=0, algo=None, proto=None, channels=None, model="maxmin", params=Vec::new(), explain=false, nodes=1, network_bandwidth=None, tuner=None))]
+#[pyo3(signature = (machine, op, min_bytes, max_bytes, factor, ngpus=None, gpus=None, dtype="float", root=None, algo=None, proto=None, channels=None, model="maxmin", params=Vec::new(), explain=false, nodes=None, network_bandwidth=None, tuner=None))]
 #[allow(clippy::too_many_arguments)]
 fn nccl_tests(
     py: Python<'_>,
@@ -512,21 +549,24 @@ fn nccl_tests(
     op: &str,
     min_bytes: &str,
     max_bytes: &str,
-    factor: u64,
-    ngpus: Option<usize>,
+    factor: &Bound<'_, PyAny>,
+    ngpus: Option<&Bound<'_, PyAny>>,
     gpus: Option<Vec<String>>,
     dtype: &str,
-    root: usize,
+    root: Option<&Bound<'_, PyAny>>,
     algo: Option<String>,
     proto: Option<String>,
-    channels: Option<usize>,
+    channels: Option<&Bound<'_, PyAny>>,
     model: &str,
     params: Vec<(String, String)>,
     explain: bool,
-    nodes: usize,
+    nodes: Option<&Bound<'_, PyAny>>,
     network_bandwidth: Option<String>,
     tuner: Option<String>,
 ) -> PyResult<String> {
+    let factor: u64 = whole(factor, "factor", 2)?;
+    let (root, nodes): (usize, usize) = (whole_opt(root, "root", 0)?.unwrap_or(0), whole_opt(nodes, "nodes", 1)?.unwrap_or(1));
+    let (ngpus, channels) = (whole_opt(ngpus, "ngpus", 1)?, whole_opt(channels, "channels", 1)?);
     let req = contend_core::nccl::tests_tool::Request {
         op: op.into(),
         min_bytes: min_bytes.into(),

@@ -162,7 +162,7 @@ def _nccl_environment(algo: str | None, proto: str | None, channels: int | None)
     """NCCL_ALGO, NCCL_PROTO and NCCL_MIN/MAX_NCHANNELS as NCCL reads them, where the matching flag is not given.
 
     Returns the algorithm, protocol and channel count to run, the ``VAR=value`` settings applied, and those
-    ignored with why: a shell set up for real runs (NCCL_PROTO=^LL128, NCCL_MIN_NCHANNELS alone) still runs.
+    ignored with why: a shell set up for real runs (NCCL_MIN_NCHANNELS alone) still runs.
     """
     applied, ignored = [], []
     env = {k: os.environ.get(k, "").strip() for k in ("NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS",
@@ -170,9 +170,8 @@ def _nccl_environment(algo: str | None, proto: str | None, channels: int | None)
     for var, given in (("NCCL_ALGO", algo), ("NCCL_PROTO", proto)):
         if given is not None or not env[var]:
             continue
-        if env[var].startswith("^"):
-            ignored.append(f"{var}={env[var]} (NCCL's exclusion form, not read yet: NCCL's own choice runs)")
-        elif var == "NCCL_ALGO":
+        # NCCL's exclusion form (^NVLS: every algorithm but NVLS) is read by the core as NCCL reads it.
+        if var == "NCCL_ALGO":
             algo = env[var]
             applied.append(f"{var}={algo}")
         else:

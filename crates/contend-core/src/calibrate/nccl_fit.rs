@@ -1,27 +1,39 @@
 //! Fit NCCL's per-protocol constants to nccl-tests output a user already has: each protocol's
 //! per-step latency (NCCL's `hwLatencies`) and the share of the links' bandwidth its kernels
-//! reach (`nccl::constants`). Every measured row is predicted by lowering NCCL's pick onto the
-//! executor, as `contend nccl-tests` does; the fit needs only three runs of each row:
+//! reach (`nccl::constants`). Every measured row is run as `contend nccl-tests` runs it
+//! (`tests_tool::run_size`: NCCL's pick, lowered on the communicator's constants), so that the
+//! residual table is what `contend nccl-tests` prints with the fitted `--param`s. The linear
+//! model the fit solves is read off that same path:
 //!
-//! - the call as it is (NCCL's constants): T;
-//! - the same transfers of one byte each, with NCCL's per-step latency s0 and with none: their
-//!   difference over s0 is how many steps' latencies the call's critical chain pays (k), the
-//!   latter the path's own latencies (P); the bandwidth part is B = T - (P + k s0);
+//! - the row as it is (NCCL's constants): T; again with the efficiencies halved: T½;
+//! - its call with every transfer one byte, once as lowered and once with the per-step constant
+//!   the call reads set to zero: their difference over the step it replaced is how many steps'
+//!   latencies the call's critical chain pays (k; 0 where the constant does not reach the call,
+//!   as NVLS's steps, which are NCCL's NVLS latency), the latter the path's own latencies (P);
+//! - the bandwidth part that the efficiency scales is B = (T½ - T) e0, the rest C = T - P - k s0 - B/e0;
 //!
-//! so that a row predicts P + k s + B / e for a step latency s and an efficiency e: linear in
-//! s and 1/e, solved per protocol (the protocol NCCL picks for the row) by non-negative least
-//! squares, e at most 1. The rows are then run again with the fitted constants: the residuals
-//! are the executor's, not the linear model's. `hold_out` fits on every other size of the
-//! first collective in the file and scores the other sizes and every other collective.
+//! so that a row predicts P + C + k s + B / e for a step latency s and an efficiency e: linear
+//! in s and 1/e, solved per protocol (the protocol NCCL picks for the row) by non-negative least
+//! squares, e at most 1 and s within NCCL's own range (`STEP_BOUNDS`). The rows are then run
+//! again with the fitted constants: the residuals are the executor's, not the linear model's.
+//! `hold_out` fits on every other size of the first collective in the file and scores the other
+//! sizes and every other collective.
 
 use super::{scores, Residual, Score};
 use crate::error::{Error, Result};
-use crate::nccl::constants::{self, Constants};
-use crate::nccl::{lower, tuning, Algo, Coll, Comm, Proto, PROTOS};
+use crate::nccl::constants;
+use crate::nccl::{lower, tests_tool, tuning, Algo, Coll, Comm, Proto, PROTOS};
 use crate::tools::nccl_tests::{self, Run};
 use crate::topology::Machine;
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// The least and greatest per-step latency (µs) NCCL's model gives a ring or tree step in any
+/// release contend restates (2.18.5 to 2.30.7, src/graph/tuning.cc `hwLat`, `tuning::HW_LATENCY_US`
+/// and `versions::tree_simple_hw`): 0.6 (LL over NVLink) and 28 (Tree/Simple in 2.19.3 to 2.21.5).
+/// A fit outside them is held at the bound, with a note: no release's kernels step that fast or
+/// that slow, so such a value stands for something the model lacks, not a latency.
+pub const STEP_BOUNDS_US: (f64, f64) = (0.6, 28.0);
 
 #[derive(Clone, Debug, Serialize)]
 pub struct NcclFit {
@@ -30,7 +42,7 @@ pub struct NcclFit {
     pub runs: Vec<RunRead>,
     /// "nccl_step_simple" -> "3.1us", …: what `contend nccl-tests --param` takes.
     pub fitted: BTreeMap<String, String>,
-    /// The same as `--param` arguments.
+    /// The same as `--param` arguments (with the model's parameters given to the fit).
     pub params: Vec<String>,
     pub residuals: Vec<Residual>,
     pub rms_relative_error: BTreeMap<String, f64>,
@@ -54,12 +66,18 @@ struct Point {
     op: Coll,
     bytes: u64,
     proto: Proto,
-    algo: Algo,
+    root: usize,
+    /// The algorithms NCCL may pick for it (NVLS not for 8-bit reductions).
+    algos: Vec<Algo>,
+    /// The per-step constant its call reads (Simple's for send/receive), if it reads one.
+    step_of: Option<Proto>,
     measured_s: f64,
-    path: f64,
+    /// Path latencies plus the bandwidth part no efficiency scales (P + C).
+    fixed: f64,
     steps: f64,
-    /// NCCL's per-step latency the row was lowered with.
+    /// The per-step latency the row was lowered with.
     s0: f64,
+    /// The bandwidth part at efficiency 1 (B).
     bandwidth: f64,
     held_out: bool,
     ranks: usize,
@@ -86,16 +104,25 @@ fn latency_only(comm: &Comm, call: &lower::Call, model: &str, params: &[(String,
     Ok(crate::sim::run_prepared(&w, prepared.as_ref(), false)?.makespan())
 }
 
-fn pick(comm: &Comm, coll: Coll, bytes: u64, n: usize) -> (Algo, Proto) {
-    if matches!(coll, Coll::AllToAll | Coll::SendRecv) {
-        return (Algo::Ring, if bytes / n as u64 <= tuning::P2P_LL_THRESHOLD { Proto::Ll } else { Proto::Simple });
+/// A per-step latency held inside `STEP_BOUNDS_US`, with the note that says so.
+fn bounded_step(p: Proto, s_us: f64, notes: &mut Vec<String>) -> f64 {
+    let (lo, hi) = STEP_BOUNDS_US;
+    let held = s_us.clamp(lo, hi);
+    if held != s_us {
+        notes.push(format!(
+            "nccl_step_{}: the fit gave {s_us:.3} us, {} NCCL's per-step latencies in any release ({lo}-{hi} us, tuning.cc hwLat); held at {held} us",
+            p.name().to_lowercase(),
+            if s_us < lo { "below" } else { "above" }
+        ));
     }
-    let (a, p, _) = comm.choose(coll, bytes, coll.algos(), &PROTOS).expect("NCCL always has a ring");
-    (a, p)
+    held
 }
 
 pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String, String)], hold_out: bool) -> Result<NcclFit> {
     crate::nccl::check_model(model)?;
+    // NCCL's constants given (`nccl_*`) set the communicator, as in `contend nccl-tests`; the
+    // rest are the model's.
+    let (base, model_params) = constants::split(params)?;
     let runs: Vec<Run> = nccl_tests::parse(text, origin)?;
     let gpus = m.gpus();
     let mut notes = Vec::new();
@@ -125,47 +152,77 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             }
         }
         let coll = Coll::parse(&run.op)?;
-        let comm = Comm::new(m, &[gpus[..run.ranks].to_vec()], None)?;
+        let mut comm = Comm::new(m, &[gpus[..run.ranks].to_vec()], None)?;
+        comm.set_constants(base)?;
         for (k, row) in run.rows.iter().enumerate() {
             if row.size == 0 || row.time_us <= 0.0 {
                 continue;
             }
-            let (algo, proto) = pick(&comm, coll, row.size, run.ranks);
-            let call = comm.call(coll, algo, proto, row.size, row.root.unwrap_or(0).max(0) as usize).merged();
-            let t = crate::nccl::run(&comm.m, &call, model, params, false)?.seconds;
-            let with = latency_only(&comm, &call, model, params)?;
-            let mut bare = call.clone();
-            bare.step = 0.0;
-            let path = latency_only(&comm, &bare, model, params)?;
-            let s0 = call.step;
+            let root = row.root.unwrap_or(0).max(0) as usize;
+            // As `contend nccl-tests` narrows them: NCCL never reduces 8-bit types on NVLS.
+            let algos: Vec<Algo> = coll
+                .algos()
+                .iter()
+                .copied()
+                .filter(|a| !(coll.reduces() && !tuning::nvls_reduces(&row.dtype) && matches!(a, Algo::Nvls | Algo::NvlsTree)))
+                .collect();
+            let (pick, ran) = tests_tool::run_size(&comm, coll, row.size, root, &algos, &PROTOS, model, &model_params, false)?;
+            let t = ran.seconds;
+            let call = comm.call_with(coll, pick.algo, pick.proto, row.size, root, pick.channels).merged();
+            let step_of = if matches!(coll, Coll::AllToAll | Coll::SendRecv) { Proto::Simple } else { pick.proto };
+            // The same call with its per-step constant at zero: where nothing changes, the
+            // constant does not reach this call (NVLS).
+            let mut zero = base;
+            zero.step[step_of as usize] = Some(0.0);
+            comm.set_constants(zero)?;
+            let bare = comm.call_with(coll, pick.algo, pick.proto, row.size, root, pick.channels).merged();
+            // With the efficiencies halved: the part of the time they scale.
+            let mut half = base;
+            half.efficiency = base.efficiency.map(|e| e / 2.0);
+            comm.set_constants(half)?;
+            let t_half = tests_tool::run_size(&comm, coll, row.size, root, &algos, &PROTOS, model, &model_params, false)?.1.seconds;
+            comm.set_constants(base)?;
+            let with = latency_only(&comm, &call, model, &model_params)?;
+            let (path, s0, reads_step) = if bare.step != call.step || bare.step_net != call.step_net {
+                (latency_only(&comm, &bare, model, &model_params)?, call.step - bare.step, true)
+            } else {
+                (with, 0.0, false)
+            };
             let steps = if s0 > 0.0 { ((with - path) / s0).max(0.0) } else { 0.0 };
+            let e0 = base.efficiency[pick.proto as usize];
+            let bandwidth = ((t_half - t) * e0).max(0.0);
             let held_out = hold_out && (r > 0 || k % 2 == 1);
             points.push(Point {
                 run: r,
                 op: coll,
                 bytes: row.size,
-                proto,
-                algo,
+                proto: pick.proto,
+                root,
+                algos,
+                step_of: reads_step.then_some(step_of),
                 measured_s: row.time_us * 1e-6,
-                path,
+                fixed: t - steps * s0 - bandwidth / e0,
                 steps,
                 s0,
-                bandwidth: (t - with).max(0.0),
+                bandwidth,
                 held_out,
                 ranks: run.ranks,
             });
         }
         comms.push(comm);
     }
-    // Per protocol: y - P = k s + B x, x = 1 / e >= 1.
-    let mut c = Constants::default();
+    // Per protocol: y - (P + C) = k s + B x, x = 1 / e >= 1; a row whose steps are another
+    // protocol's constant (send/receive's LL rows step as Simple) keeps them at NCCL's.
+    let mut c = base;
     for p in PROTOS {
         let rows: Vec<&Point> = points.iter().filter(|x| x.proto == p && !x.held_out).collect();
         if rows.is_empty() {
             continue;
         }
-        let a: Vec<Vec<f64>> = rows.iter().map(|x| vec![x.steps, x.bandwidth * 1e6]).collect();
-        let b: Vec<f64> = rows.iter().map(|x| (x.measured_s - x.path) * 1e6).collect();
+        let own = |r: &Point| if r.step_of == Some(p) { r.steps } else { 0.0 };
+        let rest = |r: &Point| (r.measured_s - r.fixed - (r.steps - own(r)) * r.s0) * 1e6;
+        let a: Vec<Vec<f64>> = rows.iter().map(|x| vec![own(x), x.bandwidth * 1e6]).collect();
+        let b: Vec<f64> = rows.iter().map(|x| rest(x)).collect();
         let sol = super::lsq::nnls(&a, &b, 1e-9);
         let (s_us, x) = (sol[0], sol[1]);
         // A latency is told by rows that have steps and whose measured time is mostly latency
@@ -173,23 +230,30 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         // above NCCL's own step latencies: 2 x T4 through host memory, 20 µs at 8 B where NCCL's
         // two steps count 2 µs, is latency-bound. The fitted part, so that a machine five times
         // slower than NCCL's bandwidth does not count every row as latency.
-        let has_steps = rows.iter().any(|r| r.steps > 0.0 && r.bandwidth * x.max(1.0) < 0.2 * r.measured_s);
-        let has_bw = rows.iter().any(|r| r.bandwidth > 0.25 * (r.path + r.bandwidth));
+        let has_steps = rows.iter().any(|r| own(r) > 0.0 && r.bandwidth * x.max(1.0) < 0.2 * r.measured_s);
+        let has_bw = rows.iter().any(|r| r.bandwidth > 0.25 * (r.fixed + r.steps * r.s0 + r.bandwidth));
+        // The efficiency alone, the steps at `s_us` (µs; None: each row's own).
+        let eff_alone = |s_us: Option<f64>| {
+            let (num, den) = rows.iter().fold((0.0, 0.0), |(n, d), r| {
+                let bw = r.bandwidth * 1e6;
+                let steps_us = s_us.map_or(r.steps * r.s0 * 1e6, |s| own(r) * s + (r.steps - own(r)) * r.s0 * 1e6);
+                (n + bw * ((r.measured_s - r.fixed) * 1e6 - steps_us), d + bw * bw)
+            });
+            (den > 0.0).then(|| num / den)
+        };
         let mut x = x;
         if has_steps {
-            c.step[p as usize] = Some(s_us * 1e-6);
+            let held = bounded_step(p, s_us, &mut notes);
+            if held != s_us {
+                x = eff_alone(Some(held)).unwrap_or(x);
+            }
+            c.step[p as usize] = Some(held * 1e-6);
         } else {
             notes.push(format!("{}: no measured row is latency-bound, so its per-step latency stays NCCL's", p.name()));
             // The efficiency alone, the steps at NCCL's latency: a ring Simple call pays its
             // slices' handshakes in every loop (docs/nccl.md), so on large rows its steps grow
             // with the bytes and the joint fit cannot tell the two apart.
-            let (num, den) = rows.iter().fold((0.0, 0.0), |(n, d), r| {
-                let bw = r.bandwidth * 1e6;
-                (n + bw * (r.measured_s - r.path - r.steps * r.s0) * 1e6, d + bw * bw)
-            });
-            if den > 0.0 {
-                x = num / den;
-            }
+            x = eff_alone(None).unwrap_or(x);
         }
         if has_bw && x > 0.0 {
             c.efficiency[p as usize] = (1.0 / x).min(1.0);
@@ -197,26 +261,23 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             notes.push(format!("{}: no measured row is bandwidth-bound, so its efficiency stays 1", p.name()));
         }
     }
-    // Run every row again with the fitted constants.
+    // Every row again as `contend nccl-tests` runs it with the fitted constants as printed (their
+    // `--param` text read back, so that the rounding of the printed values is the table's too).
+    let c = constants::split(&constants::to_params(&c))?.0;
+    for comm in comms.iter_mut() {
+        comm.set_constants(c)?;
+    }
     let mut residuals = Vec::new();
     for x in &points {
         let comm = &comms[x.run];
-        let call = {
-            let mut call = comm.call(x.op, x.algo, x.proto, x.bytes, 0).merged();
-            if let Some(s) = c.step[if matches!(x.op, Coll::AllToAll | Coll::SendRecv) { Proto::Simple as usize } else { x.proto as usize }] {
-                call.step = s;
-            }
-            call.efficiency = c.efficiency;
-            call
-        };
-        let t = crate::nccl::run(&comm.m, &call, model, params, false)?.seconds;
+        let (pick, ran) = tests_tool::run_size(comm, x.op, x.bytes, x.root, &x.algos, &PROTOS, model, &model_params, false)?;
         let factor = x.op.busbw_factor(x.ranks);
         let busbw = |secs: f64| x.bytes as f64 / secs / 1e9 * factor;
-        let (measured, predicted) = (busbw(x.measured_s), busbw(t));
+        let (measured, predicted) = (busbw(x.measured_s), busbw(ran.seconds));
         residuals.push(Residual {
             matrix: format!("{} busbw_gbps", x.op.name()),
             src: format!("{} B", x.bytes),
-            dst: format!("{}/{}", x.algo.name(), x.proto.name()),
+            dst: format!("{}/{}", pick.algo.name(), pick.proto.name()),
             measured,
             predicted: Some(predicted),
             relative_error: Some((predicted - measured) / measured),
@@ -229,8 +290,10 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     }
     let rms_relative_error = rms.into_iter().map(|(k, v)| (k, (v.iter().map(|e| e * e).sum::<f64>() / v.len() as f64).sqrt())).collect();
     let fitted: BTreeMap<String, String> = constants::to_params(&c).into_iter().collect();
-    if fitted.is_empty() {
+    if points.is_empty() {
         notes.push("nothing could be fitted: no measured row has a positive time".into());
+    } else if fitted.is_empty() {
+        notes.push("the fit is NCCL's own constants (efficiency 1, NCCL's per-step latencies): no --param changes them".into());
     }
     Ok(NcclFit {
         machine: m.name.clone(),
@@ -238,7 +301,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             .iter()
             .map(|r| RunRead { op: r.op.clone(), op_from: r.op_from.clone(), ranks: r.ranks, nodes: r.nodes, gpu: r.gpu.clone(), rows: r.rows.len() })
             .collect(),
-        params: fitted.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        params: fitted.iter().map(|(k, v)| format!("{k}={v}")).chain(model_params.iter().map(|(k, v)| format!("{k}={v}"))).collect(),
         fitted,
         scores: scores(&residuals),
         residuals,
@@ -335,6 +398,61 @@ mod tests {
         let f = fit(&m, &t, "all_reduce_perf.txt", "maxmin", &[], false).unwrap();
         let step: f64 = f.fitted["nccl_step_ll"].trim_end_matches("us").parse().unwrap();
         assert!((step - 6.0).abs() < 0.05, "{:?} {:?}", f.fitted, f.notes);
+    }
+
+    /// The residual table is what `contend nccl-tests` prints with the fitted `--param`s, row by
+    /// row, NVLS rows included (whose steps are NCCL's NVLS latency, which no per-step constant
+    /// moves). The table: an hgx-h100 all-reduce of 32 KiB to 128 MiB taking 20 us plus the ring's
+    /// 2(n-1)/n S over 0.8 of a GPU's 18 NVLink 4 links (25 GB/s each way).
+    #[test]
+    fn the_residuals_are_what_nccl_tests_prints_with_the_fit() {
+        let mut t = String::from("# Collective test starting: all_reduce_perf\n");
+        for k in 0..8 {
+            t.push_str(&format!("#  Rank  {k} Group  0 Pid  1 on host device  {k} [0x07] NVIDIA H100 80GB HBM3\n"));
+        }
+        let sizes: Vec<u64> = (0..7).map(|k| 32768u64 << (2 * k)).collect();
+        for &s in &sizes {
+            let us = 20.0 + 1.75 * s as f64 / (0.8 * 18.0 * 25e9) * 1e6;
+            let algbw = s as f64 / us / 1e3;
+            t.push_str(&format!("{s:>12} {:>12} float sum -1 {us:.2} {algbw:.2} {:.2} 0 {us:.2} {algbw:.2} {:.2} 0\n", s / 4, algbw * 1.75, algbw * 1.75));
+        }
+        let m = Machine::load("hgx-h100").unwrap();
+        let f = fit(&m, &t, "all_reduce_perf.txt", "maxmin", &[], false).unwrap();
+        assert!(f.residuals.iter().any(|r| r.dst.starts_with("NVLS")), "{:?}", f.residuals);
+        let mut req = crate::nccl::tests_tool::Request::one("all_reduce", "32K");
+        req.max_bytes = "128M".into();
+        req.factor = 4;
+        req.params = f.fitted.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let printed = crate::api::nccl_tests("hgx-h100", &req, 1, None).unwrap();
+        assert_eq!(printed.rows.len(), f.residuals.len());
+        for (row, r) in printed.rows.iter().zip(&f.residuals) {
+            assert_eq!(r.src, format!("{} B", row.size));
+            assert_eq!(r.dst, format!("{}/{}", row.algo.name(), row.proto.name()));
+            let busbw = r.predicted.unwrap();
+            assert!((busbw / row.busbw - 1.0).abs() < 1e-9, "{} B: fit {busbw} vs nccl-tests {}", row.size, row.busbw);
+        }
+    }
+
+    /// A per-step latency outside what NCCL's model gives any ring or tree step in any release
+    /// is held at the bound, with a note: 8 to 32 B all-reduces on dgx-a100 (one LL ring channel,
+    /// NCCL's 6.6 us base then 14 steps, each its latency and two 0.05 us NVLink hops) measured
+    /// at a per-step latency of 40 us fit 28 us, the bound, and say so.
+    #[test]
+    fn a_per_step_latency_beyond_any_release_is_held_at_the_bound() {
+        let mut t = String::from("# Collective test starting: all_reduce_perf\n");
+        for k in 0..8 {
+            t.push_str(&format!("#  Rank  {k} Group  0 Pid  1 on host device  {k} [0x07] NVIDIA A100-SXM4-80GB\n"));
+        }
+        let us = 6.6 + 14.0 * (40.0 + 0.1);
+        for size in [8u64, 16, 32] {
+            t.push_str(&format!("{size:>12} {:>12} float sum -1 {us:.2} 0.00 0.00 0 {us:.2} 0.00 0.00 0\n", size / 4));
+        }
+        let m = Machine::load("dgx-a100").unwrap();
+        let f = fit(&m, &t, "all_reduce_perf.txt", "maxmin", &[], false).unwrap();
+        assert_eq!(f.fitted["nccl_step_ll"], format!("{:.3}us", STEP_BOUNDS_US.1), "{:?}", f.fitted);
+        let said: Vec<&String> = f.notes.iter().filter(|n| n.starts_with("nccl_step_ll:") && n.contains("above")).collect();
+        assert_eq!(said.len(), 1, "{:?}", f.notes);
+        assert!(!said[0].contains('\n'));
     }
 
     #[test]

@@ -12,12 +12,19 @@ pub struct Builder {
     acs_redirect: Vec<String>,
     acs_everywhere: bool,
     links: Vec<String>,
+    /// Fields a device's line carries beyond name, kind and model (`port_bandwidth: 50GB/s`).
+    fields: Vec<(String, String)>,
     pub assumptions: Vec<String>,
 }
 
 impl Builder {
     pub fn device(&mut self, name: &str, kind: &'static str, model: Option<String>) {
         self.devices.push((name.to_string(), kind, model));
+    }
+
+    /// A field of `name`'s line, as the machine file writes it (`port_bandwidth`, `50GB/s`).
+    pub fn field(&mut self, name: &str, field: &str, value: String) {
+        self.fields.push((name.to_string(), format!("{field}: {value}")));
     }
 
     pub fn has_device(&self, name: &str) -> bool {
@@ -142,7 +149,8 @@ impl Builder {
         for (n, k, m) in &self.devices {
             let model = m.as_ref().map(|m| format!(", model: \"{}\"", m.replace('"', "'"))).unwrap_or_default();
             let acs = if !self.acs_everywhere && self.acs_redirect.contains(n) { ", acs: redirect" } else { "" };
-            s.push_str(&format!("  - {{name: {n}, kind: {k}{model}{acs}}}\n"));
+            let more: String = self.fields.iter().filter(|(d, _)| d == n).map(|(_, f)| format!(", {f}")).collect();
+            s.push_str(&format!("  - {{name: {n}, kind: {k}{model}{acs}{more}}}\n"));
         }
         s.push_str("links:\n");
         for l in &self.links {

@@ -57,10 +57,10 @@ fn k80_with_old_legend() {
 fn h100_vsi_from_nccl_xml() {
     let (m, assumptions) = machine("nccl-ibm-h100-vsi.xml");
     assert_eq!(m.gpus().len(), 8);
-    assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::Nvswitch).count(), 4);
+    assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::Nvswitch).count(), 1);
     let gpu0 = m.device("GPU0").unwrap();
     let links: u32 = m.links.iter().filter(|l| l.kind == LinkKind::Nvlink && l.a == gpu0).map(|l| (l.bandwidth / 25e9).round() as u32).sum();
-    assert_eq!(links, 18); // 5 + 5 + 4 + 4 NVLink4 links
+    assert_eq!(links, 18); // 5 + 5 + 4 + 4 NVLink4 links, to one crossbar
     assert_eq!(parent(&m, "GPU0"), parent(&m, "mlx5_7"));
     // The VM's 2.5 GT/s x1 bridges are recognised as virtual.
     assert!(assumptions.iter().any(|a| a.contains("virtual bridge")));
@@ -107,7 +107,7 @@ fn a100_pcie_pairs_bridged_by_nvlink() {
 fn hgx_a100_dump_with_six_nvswitches() {
     let (m, _) = machine("nccl-topo-8xa100.xml");
     assert_eq!(m.gpus().len(), 8);
-    assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::Nvswitch).count(), 6);
+    assert_eq!(m.devices.iter().filter(|d| d.kind == DeviceKind::Nvswitch).count(), 1);
     // GPU0 sits three switches deep under CPU0 (Gen4 x16 all the way).
     let sw = parent(&m, "GPU0");
     assert_eq!(parent(&m, &parent(&m, &parent(&m, &sw))), "CPU0");
@@ -292,52 +292,118 @@ fn copy_rate(m: &Machine, a: &str, b: &str, both: bool) -> f64 {
     1e9 / (o.finish[0] - o.start[0] - setup)
 }
 
-/// Issue 26: a copy between two GPUs on NVSwitches uses every plane the two share, as the
-/// hardware stripes it. The HGX A100 dump lists six NVSwitches, each joined to every GPU by
-/// 2 NVLink 3 links of 25 GB/s per direction: a pair moves 6 x 2 x 25 = 300 GB/s times NVLink's
-/// efficiency (maxmin's eff_nvlink), not one plane's 50 (46 GB/s, as imported machines
-/// predicted before; such nodes measure over 250 GB/s). The IBM H100 dump: four NVSwitches
-/// joined by 5, 5, 4 and 4 links (18 x 25 = 450 GB/s). Both ways, each direction loses NVLink's
-/// duplex loss; the DGX A100 preset, which writes the six switches as one, agrees.
+/// NCCL's view of an NVSwitch node (2.30.7 src/graph/topo.cc `ncclTopoAddNvLinks`: every NVLink
+/// whose far end is of class NVSwitch joins the system's one NVS node; `ncclTopoConnectNodes`
+/// adds a repeated link's bandwidth to the one there): the HGX A100 dump's six chips, each
+/// joined to every GPU by 2 NVLink 3 links, import as one crossbar with 12 links per GPU; the IBM
+/// H100 dump's four (5, 5, 4 and 4 links) as one with 18. NCCL's ring search then finds on them
+/// the rings and channels it finds on the presets, which write the chips as one.
+fn p_multicast(preset: &str) -> bool {
+    let p = Machine::load(preset).unwrap();
+    p.devices.iter().any(|d| d.kind == DeviceKind::Nvswitch && d.multicast)
+}
+
+#[test]
+fn nvswitch_chips_import_as_one_crossbar() {
+    for (dump, preset, per_gpu) in [("nccl-topo-8xa100.xml", "dgx-a100", 12), ("nccl-ibm-h100-vsi.xml", "hgx-h100", 18)] {
+        let (m, assumptions) = machine(dump);
+        let switches: Vec<usize> = (0..m.devices.len()).filter(|&d| m.devices[d].kind == DeviceKind::Nvswitch).collect();
+        assert_eq!(switches.len(), 1, "{dump}");
+        for g in m.gpus() {
+            let to_switch: Vec<&crate::topology::Link> =
+                m.links.iter().filter(|l| l.kind == LinkKind::Nvlink && (l.a == g && l.b == switches[0] || l.b == g && l.a == switches[0])).collect();
+            assert_eq!(to_switch.len(), 1, "{dump}: {}", m.devices[g].name);
+            assert_eq!((to_switch[0].bandwidth / 25e9).round() as u32, per_gpu, "{dump}: {}", m.devices[g].name);
+        }
+        assert!(assumptions.iter().any(|a| a.contains("one crossbar") && a.contains("topo.cc")), "{assumptions:?}");
+        // Its GPUs' NVLink says the switch's generation: the H100 board's multicasts (NVLS), as the preset's.
+        let nvs = &m.devices[switches[0]];
+        assert_eq!(nvs.multicast, p_multicast(preset), "{dump}");
+        let p = Machine::load(preset).unwrap();
+        let ours = crate::nccl::Comm::new(&m, &[m.gpus()], None).unwrap();
+        let theirs = crate::nccl::Comm::new(&p, &[p.gpus()], None).unwrap();
+        assert_eq!((ours.graph.rings.len(), ours.channels), (theirs.graph.rings.len(), theirs.channels), "{dump} against {preset}");
+    }
+}
+
+/// Issue 26: a copy between two GPUs on NVSwitches that the machine writes as separate planes
+/// uses every plane the two share, as the hardware stripes it: six NVSwitches, each joined to
+/// every GPU by 2 NVLink 3 links of 25 GB/s per direction, move 6 x 2 x 25 = 300 GB/s times
+/// NVLink's efficiency (maxmin's eff_nvlink), not one plane's 50. Both ways, each direction loses
+/// NVLink's duplex loss; the imported HGX A100 dump (one crossbar) and the DGX A100 preset agree.
 #[test]
 fn nvswitch_planes_stripe_a_peer_copy() {
     let p = crate::model::maxmin::MaxminParams::default();
     let eff = p.efficiency(LinkKind::Nvlink);
     let duplex = p.duplex(LinkKind::Nvlink);
-    let (a100, _) = machine("nccl-topo-8xa100.xml");
-    assert_eq!(a100.devices.iter().filter(|d| d.kind == DeviceKind::Nvswitch).count(), 6);
+    let mut text = String::from("name: planes\ndevices:\n");
+    for g in 0..8 {
+        text.push_str(&format!("  - {{name: GPU{g}, kind: gpu, model: A100-SXM4-80GB}}\n"));
+    }
+    for s in 0..6 {
+        text.push_str(&format!("  - {{name: NVS{s}, kind: nvswitch}}\n"));
+    }
+    text.push_str("links:\n");
+    for g in 0..8 {
+        for s in 0..6 {
+            text.push_str(&format!("  - {{a: GPU{g}, b: NVS{s}, kind: nvlink, count: 2, bandwidth: 25GB/s}}\n"));
+        }
+    }
+    let planes = Machine::from_text(&text, "planes").unwrap();
     let close = |x: f64, y: f64| (x / y - 1.0).abs() < 1e-9;
     for (a, b) in [("GPU0", "GPU1"), ("GPU3", "GPU6"), ("GPU7", "GPU0")] {
-        let r = copy_rate(&a100, a, b, false);
+        let r = copy_rate(&planes, a, b, false);
         assert!(close(r, 300e9 * eff), "{a} to {b}: {r}");
-        let r = copy_rate(&a100, a, b, true);
+        let r = copy_rate(&planes, a, b, true);
         assert!(close(r, 300e9 * eff / (1.0 + duplex)), "{a} and {b} both ways: {r}");
     }
     let preset = Machine::load("dgx-a100").unwrap();
-    assert!(close(copy_rate(&preset, "GPU0", "GPU1", false), copy_rate(&a100, "GPU0", "GPU1", false)));
+    let (a100, _) = machine("nccl-topo-8xa100.xml");
+    assert!(close(copy_rate(&preset, "GPU0", "GPU1", false), copy_rate(&planes, "GPU0", "GPU1", false)));
+    assert!(close(copy_rate(&a100, "GPU0", "GPU1", false), copy_rate(&planes, "GPU0", "GPU1", false)));
     let (h100, _) = machine("nccl-ibm-h100-vsi.xml");
     assert!(close(copy_rate(&h100, "GPU0", "GPU5", false), 450e9 * eff));
     // The plan keeps one representative way for its latency: one NVSwitch between the GPUs.
-    let router = crate::flow::router::Router::new(&a100);
-    let plan = router.plan(a100.device("GPU0").unwrap(), a100.device("GPU1").unwrap(), None, &[], true).unwrap();
+    let router = crate::flow::router::Router::new(&planes);
+    let plan = router.plan(planes.device("GPU0").unwrap(), planes.device("GPU1").unwrap(), None, &[], true).unwrap();
     assert_eq!(plan.hops.len(), 2);
     assert_eq!(plan.stripes.len(), 12);
     assert!(close(plan.stripes.iter().map(|s| s.1).sum::<f64>(), 2.0));
     // A plane's own capacity meets its share of the copy only: NVS0 capped at 10 GB/s carries a
     // sixth of it, so the copy moves at 60 GB/s.
-    let mut spec = a100.spec.clone();
+    let mut spec = planes.spec.clone();
     spec.devices.iter_mut().filter(|d| d.name == "NVS0").for_each(|d| d.capacity = Some(crate::units::Bandwidth::parse("10GB/s").unwrap()));
     let capped = Machine::from_spec(spec, "capped").unwrap();
     assert!(close(copy_rate(&capped, "GPU0", "GPU1", false), 60e9));
     // A packet-level model follows one path per copy: it refuses a striped one in one line.
     let w = crate::workload::Workload::resolve(
         &crate::workload::WorkloadSpec::from_text("transfers:\n  - {src: GPU0, dst: GPU1, size: 1MB}\n", "w").unwrap(),
-        &a100,
+        &planes,
         "w",
     )
     .unwrap();
-    let e = crate::model::registry::get("packet").unwrap().prepare(&a100, &w, &[]).err().unwrap().to_string();
+    let e = crate::model::registry::get("packet").unwrap().prepare(&planes, &w, &[]).err().unwrap().to_string();
     assert!(e.contains("striped") && e.contains("maxmin"), "{e}");
+}
+
+/// NCCL writes a NIC's speed in Mb/s (`<net speed="200000">`, 2.30.7 src/graph/topo.cc: bw =
+/// speed / 8000 GB/s): the IBM H100 dump's 200 Gb/s NICs import at 25 GB/s each; a speed no NIC
+/// runs at is one line naming the file's line, and one left out (or NCCL's -1) is said.
+#[test]
+fn nic_speed_is_read_from_the_dump() {
+    let (m, assumptions) = machine("nccl-ibm-h100-vsi.xml");
+    let nics: Vec<&crate::topology::DeviceSpec> = m.spec.devices.iter().filter(|d| d.kind == DeviceKind::Nic).collect();
+    assert!(!nics.is_empty());
+    for n in &nics {
+        assert_eq!(n.line_rate(), Some(200e9 / 8.0), "{}", n.name);
+    }
+    assert!(assumptions.iter().any(|a| a.contains("mlx5_7") && a.contains("mlx5_0 200 Gb/s")), "{assumptions:?}");
+    let text = fixture("nccl-ibm-h100-vsi.xml");
+    let line = text.lines().position(|l| l.contains("speed=\"200000\"")).unwrap() + 1;
+    let e = import(&text.replacen("speed=\"200000\"", "speed=\"400000000\"", 1), "x", "x.xml", 1).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("x.xml: line {line}")) && e.contains("Mb/s") && !e.contains('\n'), "{e}");
+    let r = import(&text.replacen("speed=\"200000\"", "speed=\"-1\"", 1), "x", "x.xml", 1).unwrap();
+    assert!(r.assumptions.iter().any(|a| a.starts_with("mlx5_7: no speed") && a.contains("25 GB/s")), "{:?}", r.assumptions);
 }
 
 /// The Azure NDv4 topology file (Azure/azhpc-images, topology/ndv4-topo.xml; fixture

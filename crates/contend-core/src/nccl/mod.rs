@@ -186,22 +186,31 @@ impl Proto {
 /// NCCL_ALGO as a list ("ring", "tree", "nvls", "nvlstree", "ring,tree"); the algorithms
 /// contend does not lower (CollNet, PAT) are named as such.
 pub fn parse_algos(s: &str) -> Result<Vec<Algo>> {
-    s.split(',')
-        .map(|a| {
-            let x = a.trim().to_lowercase();
-            // NCCL_ALGO spells it NVLSTree; the JSON's id is nvls_tree.
-            let id = if x == "nvlstree" { "nvls_tree" } else { x.as_str() };
-            if let Some(&algo) = Algo::ALL.iter().find(|a| a.id() == id) {
-                return Ok(algo);
-            }
-            match id {
-                "collnet" | "collnetdirect" | "collnetchain" | "pat" => {
-                    Err(Error::input("--algo", id, "is an NCCL algorithm contend does not lower yet; use ring, tree, nvls or nvlstree"))
-                }
-                _ => Err(Error::input("--algo", id, "is not an NCCL algorithm; use ring, tree, nvls, nvlstree or a comma list")),
-            }
-        })
-        .collect()
+    // NCCL's exclusion form: "^NVLS" is every algorithm but NVLS (2.30.7 src/graph/tuning.cc
+    // `parseList`: a list starting with '^' unsets the elements named and sets the rest).
+    if let Some(rest) = s.trim().strip_prefix('^') {
+        let out: Vec<Algo> = rest.split(',').map(|a| algo_word(a, true)).collect::<Result<Vec<Option<Algo>>>>()?.into_iter().flatten().collect();
+        return Ok(Algo::ALL.iter().copied().filter(|a| *a != Algo::P2p && !out.contains(a)).collect());
+    }
+    s.split(',').map(|a| algo_word(a, false).map(|x| x.expect("named algorithms are lowered"))).collect()
+}
+
+/// One word of NCCL_ALGO; in an exclusion list an algorithm contend does not lower (CollNet, PAT)
+/// is read as excluded (None), as it never runs here anyway.
+fn algo_word(a: &str, excluded: bool) -> Result<Option<Algo>> {
+    let x = a.trim().to_lowercase();
+    // NCCL_ALGO spells it NVLSTree; the JSON's id is nvls_tree.
+    let id = if x == "nvlstree" { "nvls_tree" } else { x.as_str() };
+    if let Some(&algo) = Algo::ALL.iter().find(|a| a.id() == id) {
+        return Ok(Some(algo));
+    }
+    match id {
+        "collnet" | "collnetdirect" | "collnetchain" | "pat" if excluded => Ok(None),
+        "collnet" | "collnetdirect" | "collnetchain" | "pat" => {
+            Err(Error::input("--algo", id, "is an NCCL algorithm contend does not lower yet; use ring, tree, nvls or nvlstree"))
+        }
+        _ => Err(Error::input("--algo", id, "is not an NCCL algorithm; use ring, tree, nvls, nvlstree, a comma list, or ^ and a list to exclude")),
+    }
 }
 
 /// What the algorithms and protocols NCCL may refuse need, for a refusal's one line.
@@ -209,14 +218,18 @@ pub const NEEDS: &str = "NVLS needs one node, NVLS-tree several, of Hopper or la
 
 /// NCCL_PROTO as a list ("LL", "LL128", "Simple").
 pub fn parse_protos(s: &str) -> Result<Vec<Proto>> {
-    s.split(',')
-        .map(|p| match p.trim().to_lowercase().as_str() {
-            "ll" => Ok(Proto::Ll),
-            "ll128" => Ok(Proto::Ll128),
-            "simple" => Ok(Proto::Simple),
-            x => Err(Error::input("--proto", x, "is not an NCCL protocol; use LL, LL128, Simple or a comma list")),
-        })
-        .collect()
+    let word = |p: &str| match p.trim().to_lowercase().as_str() {
+        "ll" => Ok(Proto::Ll),
+        "ll128" => Ok(Proto::Ll128),
+        "simple" => Ok(Proto::Simple),
+        x => Err(Error::input("--proto", x, "is not an NCCL protocol; use LL, LL128, Simple, a comma list, or ^ and a list to exclude")),
+    };
+    // NCCL's exclusion form, as NCCL_ALGO's (`parse_algos`): "^LL128" is LL and Simple.
+    if let Some(rest) = s.trim().strip_prefix('^') {
+        let out = rest.split(',').map(word).collect::<Result<Vec<Proto>>>()?;
+        return Ok(PROTOS.iter().copied().filter(|p| !out.contains(p)).collect());
+    }
+    s.split(',').map(word).collect()
 }
 
 /// A communicator on a machine: its ranks, the rings, channel counts and NCCL's view of it.

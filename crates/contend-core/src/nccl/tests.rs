@@ -181,7 +181,7 @@ fn bad_input_is_one_line_naming_the_field() {
         (tests_tool::Request { proto: Some("fast".into()), ..req("all_reduce") }, "--proto"),
         (tests_tool::Request { algo: Some("tree".into()), ..req("all_gather") }, "--algo"),
         (tests_tool::Request { channels: Some(0), ..req("all_reduce") }, "--channels"),
-        (tests_tool::Request { dtype: "complex".into(), ..req("all_reduce") }, "--dtype"),
+        (tests_tool::Request { dtype: "complex".into(), ..req("all_reduce") }, "--datatype"),
     ];
     for (r, field) in cases {
         let r = tests_tool::Request { max_bytes: if r.min_bytes == "9G" { "8G".into() } else { "64".into() }, ..r };
@@ -565,4 +565,25 @@ fn explain_leaves_out_alternatives_over_the_transfer_limit() {
     assert!(ran.iter().any(|a| (a.algo, a.proto) == pick));
     // The report's note and --explain's line say so where it happens.
     assert!(rep.rows[0].explain.as_ref().unwrap().left_out.is_empty() && !rep.notes.iter().any(|n| n.contains("left out")));
+}
+
+/// NCCL_ALGO / NCCL_PROTO's exclusion form (2.30.7 src/graph/tuning.cc `parseList`: a list
+/// starting with '^' unsets what it names and sets every other element): ^NVLS is ring, tree
+/// and NVLS-tree; ^LL128 is LL and Simple; CollNet and PAT, which contend does not lower, may be
+/// excluded; a word that is no algorithm is still one line.
+#[test]
+fn a_caret_list_excludes_what_it_names() {
+    assert_eq!(parse_algos("^NVLS").unwrap(), vec![Algo::Ring, Algo::Tree, Algo::NvlsTree]);
+    assert_eq!(parse_algos("^nvls,nvlstree,collnet,pat").unwrap(), vec![Algo::Ring, Algo::Tree]);
+    assert_eq!(parse_protos("^LL128").unwrap(), vec![Proto::Ll, Proto::Simple]);
+    assert_eq!(parse_protos("^ll,simple").unwrap(), vec![Proto::Ll128]);
+    let e = parse_algos("^bogus").unwrap_err().to_string();
+    assert!(e.contains("bogus") && e.contains("exclude") && !e.contains('\n'), "{e}");
+    // On hgx-h100 NCCL picks NVLS for 1 GiB; excluding it runs what its model picks of the rest.
+    let m = crate::topology::Machine::load("hgx-h100").unwrap();
+    let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+    let all = comm.choose(Coll::AllReduce, 1 << 30, Coll::AllReduce.algos(), &PROTOS).unwrap();
+    assert_eq!(all.0, Algo::Nvls);
+    let rest = comm.choose(Coll::AllReduce, 1 << 30, &[Algo::Ring, Algo::Tree], &PROTOS).unwrap();
+    assert_eq!(comm.choose(Coll::AllReduce, 1 << 30, &parse_algos("^NVLS").unwrap(), &PROTOS), Some(rest));
 }

@@ -272,17 +272,8 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         .par_iter()
         .map(|&size| {
             let (count, bytes) = nt::count_of(coll.name(), size, word, n as u64);
-            let pick = if p2p {
-                // Send/receive has no tuner: the protocol of one peer's part, as the lowering runs it.
-                let part = if coll == Coll::SendRecv { bytes } else { bytes / n as u64 };
-                super::Pick { algo: Algo::P2p, proto: comm.p2p_proto(part), model_us: f64::NAN, channels: None, tuner_line: None }
-            } else {
-                comm.pick(coll, bytes.max(1), &algos, &protos)?.expect("checked above")
-            };
+            let (pick, ran) = run_size(comm, coll, bytes, req.root, &algos, &protos, &req.model, &req.params, req.explain)?;
             let (algo, proto, model_us) = (pick.algo, pick.proto, pick.model_us);
-            // The call alone on the machine: identical channels run merged (exact, far fewer transfers).
-            let call = comm.call_with(coll, algo, proto, bytes, req.root, pick.channels).merged();
-            let ran = super::run(&comm.m, &call, &req.model, &req.params, req.explain)?;
             // A row of 0 elements launches no kernel (its note below), so no launch sets its time.
             let floor_us = if count > 0 { host_floor_us } else { 0.0 };
             let time_us = (ran.seconds * 1e6).max(floor_us);
@@ -415,6 +406,35 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         r.explain = Some(explain_text(&r));
     }
     Ok(r)
+}
+
+/// One size as a row of the table runs it: NCCL's pick among `algos` x `protos` (the protocol of
+/// one peer's part for send/receive), lowered on the communicator's constants and run alone on
+/// the machine (`params`: the model's). `calibrate` scores its fits through this too, so that its
+/// residuals are what `contend nccl-tests` prints with the fitted `--param`s.
+#[allow(clippy::too_many_arguments)]
+pub fn run_size(
+    comm: &Comm,
+    coll: Coll,
+    bytes: u64,
+    root: usize,
+    algos: &[Algo],
+    protos: &[Proto],
+    model: &str,
+    params: &[(String, String)],
+    bottlenecks: bool,
+) -> Result<(super::Pick, super::Ran)> {
+    let pick = if matches!(coll, Coll::AllToAll | Coll::SendRecv) {
+        // Send/receive has no tuner: the protocol of one peer's part, as the lowering runs it.
+        let part = if coll == Coll::SendRecv { bytes } else { bytes / comm.devices.len() as u64 };
+        super::Pick { algo: Algo::P2p, proto: comm.p2p_proto(part), model_us: f64::NAN, channels: None, tuner_line: None }
+    } else {
+        comm.pick(coll, bytes.max(1), algos, protos)?
+            .ok_or_else(|| Error::input("--algo/--proto", "", format!("leaves NCCL no algorithm for {} here", coll.name())))?
+    };
+    // The call alone on the machine: identical channels run merged (exact, far fewer transfers).
+    let call = comm.call_with(coll, pick.algo, pick.proto, bytes, root, pick.channels).merged();
+    Ok((pick, super::run(&comm.m, &call, model, params, bottlenecks)?))
 }
 
 /// `floor_us`: the host's launches under `-g` (`nccl_launch_host`), which bound every alternative

@@ -35,7 +35,7 @@ pub fn dtype_size(d: &str) -> Result<u64> {
         "double" | "int64" | "uint64" | "float64" => 8,
         _ => {
             return Err(Error::input(
-                "--dtype",
+                "--datatype",
                 d,
                 "is not an nccl-tests datatype; use int8, uint8, half, bfloat16, float, int32, uint32, double, int64 or uint64",
             ))
@@ -165,6 +165,10 @@ pub struct Row {
     pub in_place_time_us: f64,
     pub in_place_algbw: f64,
     pub in_place_busbw: f64,
+    /// nccl-tests' `#wrong`: elements found wrong after the call, the more of out-of-place and
+    /// in-place (None: `N/A`, or the older `error` column, a float error rather than a count).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrong: Option<u64>,
 }
 
 /// One run of one binary.
@@ -264,6 +268,7 @@ fn row(line: &str) -> Option<Row> {
         in_place_time_us: f(4)?,
         in_place_algbw: f(5)?,
         in_place_busbw: f(6)?,
+        wrong: [t[k + 3], t[k + 7]].iter().filter_map(|w| w.parse::<u64>().ok()).max(),
     })
 }
 
@@ -273,37 +278,37 @@ fn named(line: &str) -> Option<String> {
 }
 
 /// The op from the table: busbw / algbw against the factors, redop and root telling apart the
-/// ones with the same factor (all_gather and alltoall cannot be told apart: all_gather is taken).
-fn from_ratio(rows: &[Row], n: usize) -> Option<String> {
+/// ones with the same factor. all_gather and alltoall share (n - 1)/n and print no reduction, so
+/// such a table (or one without the redop column, where reduce_scatter shares it too) is
+/// `Err(those collectives)`: the file must say which (its binary's name), not a guess.
+fn from_ratio(rows: &[Row], n: usize) -> Option<std::result::Result<String, &'static str>> {
     let r = rows.iter().filter(|r| r.algbw > 0.5).max_by(|a, b| a.size.cmp(&b.size))?;
     let ratio = r.busbw / r.algbw;
     let sum = r.redop.as_deref().is_some_and(|x| x != "none");
     let rooted = r.root.is_some_and(|x| x >= 0);
     let near = |f: f64| (ratio - f).abs() <= 0.02 * f + 0.01;
-    Some(
-        if n > 2 && near(busbw_factor("all_reduce", n)) {
-            "all_reduce"
-        } else if near(1.0) && rooted {
-            if sum {
-                "reduce"
-            } else {
-                "broadcast"
-            }
-        } else if n == 2 && near(1.0) && sum {
-            "all_reduce"
-        } else if near(1.0) {
-            "sendrecv"
-        } else if near(busbw_factor("all_gather", n)) {
-            if sum {
-                "reduce_scatter"
-            } else {
-                "all_gather"
-            }
+    Some(Ok(if n > 2 && near(busbw_factor("all_reduce", n)) {
+        "all_reduce"
+    } else if near(1.0) && rooted {
+        if sum {
+            "reduce"
         } else {
-            return None;
+            "broadcast"
         }
-        .to_string(),
-    )
+    } else if n == 2 && near(1.0) && sum {
+        "all_reduce"
+    } else if near(1.0) {
+        "sendrecv"
+    } else if near(busbw_factor("all_gather", n)) {
+        match r.redop.as_deref() {
+            Some(x) if x != "none" => "reduce_scatter",
+            Some(_) => return Some(Err("all_gather or alltoall")),
+            None => return Some(Err("all_gather, alltoall or reduce_scatter")),
+        }
+    } else {
+        return None;
+    }
+    .to_string()))
 }
 
 /// What a pasted command line says of its run: ranks, and hosts where the line says them.
@@ -360,6 +365,15 @@ const MOST_LAUNCHED_RANKS: usize = 1 << 20;
 fn launched(command: &str) -> Option<Launch> {
     let words: Vec<&str> = command.split_whitespace().collect();
     let at = binary_at(&words)?;
+    // contend's own table states its ranks and nodes in its first line (`tests_tool::table`:
+    // "contend prediction of nccl-tests all_reduce_perf on M (8 ranks, 1 node(s), …)").
+    if command.starts_with("contend prediction of nccl-tests") {
+        let n = |after: usize, unit: &str| {
+            words.get(after).filter(|w| w.starts_with(unit)).and(words.get(after - 1)).and_then(|w| w.trim_start_matches('(').parse::<usize>().ok())
+        };
+        let k = words.iter().position(|w| w.starts_with("ranks"))?;
+        return Some(Launch { ranks: n(k, "ranks")?, hosts: Some(n(k + 2, "node")?) });
+    }
     let (launcher, tool) = (&words[..at], &words[at + 1..]);
     let number = |v: Option<&str>| v.and_then(|v| v.parse::<usize>().ok()).filter(|&n| n > 0);
     let per_process = number(option(tool, &["-g", "--ngpus"], true)).unwrap_or(1) * number(option(tool, &["-t", "--nthreads"], true)).unwrap_or(1);
@@ -489,6 +503,19 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             "has no nccl-tests table (rows of size, count, type, … time, algbw, busbw); paste the output of an <op>_perf run",
         ));
     }
+    // A run whose check failed (nccl-tests' `#wrong`, a count since 2.x) timed a broken call: its
+    // times (often 0) are no measurement of the machine.
+    if let Some((r, w)) = runs.iter().find_map(|r| r.rows.iter().find(|w| w.wrong.is_some_and(|x| x > 0)).map(|w| (r, w))) {
+        return Err(Error::input(
+            origin,
+            format!("line {}", r.line),
+            format!(
+                "the run failed (#wrong {} at {} B: nccl-tests found that many elements wrong after the call), so its times are no measurement; fix the run (NCCL_DEBUG=INFO says why) and paste one whose #wrong is 0",
+                w.wrong.unwrap_or(0),
+                w.size
+            ),
+        ));
+    }
     // A run without its own Rank lines (a later run of the same job) keeps the first's.
     let first_ranks = runs.iter().find(|r| !r.ranks.is_empty()).map(|r| r.ranks.clone()).unwrap_or_default();
     let single = runs.len() == 1;
@@ -529,7 +556,14 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             let (op, from) = match r.op.or(if single { by_name.clone() } else { None }) {
                 Some(op) => (op, "named"),
                 None => match from_ratio(&r.rows, n) {
-                    Some(op) => (op, "from busbw/algbw"),
+                    Some(Ok(op)) => (op, "from busbw/algbw"),
+                    Some(Err(which)) => {
+                        return Err(Error::input(
+                            origin,
+                            format!("line {}", r.line),
+                            format!("does not say its collective, and its busbw/algbw ((n-1)/n on {n} ranks) is that of {which}; say which: add the line `# Collective test starting: alltoall_perf` (or all_gather_perf) above the table, or name the file after the binary (alltoall_perf.txt)"),
+                        ))
+                    }
                     None => {
                         return Err(Error::input(
                             origin,
@@ -550,6 +584,51 @@ mod tests {
 
     fn fixture(name: &str) -> String {
         std::fs::read_to_string(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    /// contend's own nccl-tests table reads back: its first line states the ranks and nodes.
+    #[test]
+    fn contends_own_table_states_its_ranks() {
+        let t = "# contend prediction of nccl-tests all_reduce_perf on dgx-a100 (8 ranks, 1 node(s), model maxmin, NCCL 2.30.7's choice)\n#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n     1048576        262144     float     sum      -1    37.30   28.11   49.20      0    37.30   28.11   49.20      0\n";
+        let runs = parse(t, "own.txt").unwrap();
+        assert_eq!((runs[0].op.as_str(), runs[0].ranks, runs[0].nodes), ("all_reduce", 8, 1));
+        let two = t.replace("(8 ranks, 1 node(s)", "(16 ranks, 2 node(s)");
+        let runs = parse(&two, "own.txt").unwrap();
+        assert_eq!((runs[0].ranks, runs[0].nodes), (16, 2));
+    }
+
+    /// A run whose check failed (tester's paste: busbw 0, `#wrong` 1024 at every size) is one
+    /// line saying so, where it was read as a table that "does not say its collective".
+    #[test]
+    fn a_failed_run_is_refused_as_such() {
+        let t = "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n#  Rank  0 Group  0 Pid 1 on h device  0 [0x00] NVIDIA H100 80GB HBM3\n#  Rank  1 Group  0 Pid 1 on h device  1 [0x00] NVIDIA H100 80GB HBM3\n       32768          8192     float     sum      -1    0.00    0.00    0.00   1024    0.00    0.00    0.00   1024\n";
+        let e = parse(t, "zero.txt").unwrap_err().to_string();
+        assert!(e.starts_with("zero.txt: line") && e.contains("the run failed (#wrong 1024") && !e.contains('\n'), "{e}");
+        // The older `error` column is a float error, not a count of wrong elements: read as before.
+        let old = t.replace("   1024", "  2e-07");
+        assert!(parse(&old, "zero.txt").is_err_and(|e| !e.to_string().contains("the run failed")));
+    }
+
+    /// all_gather and alltoall both print busbw = algbw (n - 1)/n and no reduction (nccl-tests
+    /// src/all_gather.cu and src/alltoall.cu `GetBw`): an unnamed table of that ratio is refused
+    /// in one line asking which; named by a line or by the file, it reads.
+    #[test]
+    fn an_unnamed_table_of_a_shared_factor_is_refused() {
+        let mut t = String::from("# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n");
+        for k in 0..8 {
+            t.push_str(&format!("#  Rank  {k} Group  0 Pid 1 on h device  {k} [0x00] NVIDIA H100 80GB HBM3\n"));
+        }
+        // 1 MiB in 100 us: algbw 10.49 GB/s, busbw 7/8 of it.
+        let row = "     1048576        262144     float    none      -1   100.00   10.49    9.18      0   100.00   10.49    9.18    N/A\n";
+        let e = parse(&format!("{t}{row}"), "a2a.txt").unwrap_err().to_string();
+        assert!(e.starts_with("a2a.txt: line") && e.contains("all_gather or alltoall") && e.contains("alltoall_perf") && !e.contains('\n'), "{e}");
+        let runs = parse(&format!("# Collective test starting: alltoall_perf\n{t}{row}"), "a2a.txt").unwrap();
+        assert_eq!(runs[0].op, "alltoall");
+        assert_eq!(parse(&format!("{t}{row}"), "alltoall_perf.txt").unwrap()[0].op, "alltoall");
+        // Without the redop column reduce_scatter shares the ratio too.
+        let old = "     1048576        262144     float   100.00   10.49    9.18  0e+00   100.00   10.49    9.18  0e+00\n";
+        let e = parse(&format!("{t}{old}"), "x.txt").unwrap_err().to_string();
+        assert!(e.contains("reduce_scatter"), "{e}");
     }
 
     #[test]
