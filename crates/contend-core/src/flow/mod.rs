@@ -1086,6 +1086,7 @@ mod tests {
             assert!((got - want).abs() < 1e-15, "transfer {i}: {got} s, expected {want} s");
         }
     }
+
     /// Transfers with the same ends and `via` share one plan (planned once), and compile to what
     /// each would alone: the same route, path and setup; another `via` is planned apart.
     #[test]

@@ -310,10 +310,11 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     };
     // The sizes run in parallel, pulled one at a time from a queue of the largest first (greedy,
     // longest first): a row's cost grows with its size, and rayon's halving of the list in order
-    // left one core the small half and the other most of the large rows (32 x dgx-a100: 4 ring
-    // rows of 1-8 GiB at about 2.6 s of CPU each, 6 tree rows of 32-512 MiB at 1-2 s;
-    // docs/benchmarks.md, issue 25, nineteenth round). Each row is a run of its own, so the order
-    // changes no value; the rows go back in size order below.
+    // hands the large rows out late, in halves, leaving a core idle at the end (32 x dgx-a100: 4
+    // ring rows of 1-8 GiB at about 3 s of CPU each, 6 tree rows of 32-512 MiB at 2-3 s; with
+    // those costs, 15.3 s simulated against 14.4 for the queue, the even split: docs/benchmarks.md,
+    // issue 25, nineteenth round). Each row is a run of its own, so the order changes no value;
+    // the rows go back in size order below.
     let mut order: Vec<usize> = (0..list.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(list[i]));
     let mut rows: Vec<(usize, Result<Row>)> = order.into_iter().par_bridge().map(|i| (i, row(list[i]))).collect();
