@@ -346,6 +346,10 @@ fn nic_start_estimates(m: &Machine, w: &Workload, plans: &[Plan], plan_of: &[u32
 /// Each link a sprayed message may cross, with the share of the message that crosses it.
 type Shares = Vec<(Hop, f64)>;
 
+/// Per (source, destination, whether a kernel's leg through host memory): the `via`s planned
+/// so far and each one's plan (`FlowTable::compile`).
+type ViaPlans = IntMap<(usize, usize, bool), Vec<(Vec<usize>, u32)>>;
+
 /// Choose every plan's network part by the network's routing policy, message by message:
 /// transfer i's plan `plan_of[i]` becomes its base plan with the chosen network part (plans
 /// with equal base and route shared). Where packets are sprayed, also each message's share of
@@ -578,6 +582,12 @@ impl FlowTable {
         // once (an index into `plans`); computations share one plan without hops.
         let mut pair_plan: IntMap<(usize, usize), u32> = IntMap::default();
         let mut leg_plan: IntMap<(usize, usize), u32> = IntMap::default();
+        // A transfer that names the devices it passes (`via`: NCCL's NIC of a channel between
+        // nodes) plans the same as any other with the same ends and `via` (the router is a
+        // function of them; its caches only remember): once per (ends, leg, via). Planned per
+        // transfer, a ring all-reduce on 32 x dgx-a100 spent 9% of its instructions in the
+        // router (docs/benchmarks.md, issue 25, nineteenth round).
+        let mut via_plan: ViaPlans = IntMap::default();
         let mut plans: Vec<Plan> = Vec::new();
         let mut plan_of: Vec<u32> = Vec::with_capacity(w.transfers.len());
         let mut no_hops: Option<u32> = None;
@@ -676,8 +686,15 @@ impl FlowTable {
             let host = |d: usize| m.devices[d].kind == DeviceKind::HostMemory;
             let leg = (t.kernel && host(t.src) != host(t.dst)).then(|| if host(t.src) { t.src } else { t.dst });
             let cache = if leg.is_some() { &mut leg_plan } else { &mut pair_plan };
-            let plan = match cache.get(&(t.src, t.dst)) {
-                Some(&plan) if chosen_by_cuda => plan,
+            let by_via = t.mechanism.is_none() && !t.via.is_empty();
+            let ends = (t.src, t.dst, leg.is_some());
+            let planned = match via_plan.get(&ends) {
+                Some(known) if by_via => known.iter().find(|k| k.0 == t.via).map(|k| k.1),
+                _ => None,
+            };
+            let plan = match (cache.get(&(t.src, t.dst)), planned) {
+                (Some(&plan), _) if chosen_by_cuda => plan,
+                (_, Some(plan)) => plan,
                 _ => {
                     let mut plan = router.plan(t.src, t.dst, t.mechanism, &t.via, rules.p2p).map_err(fail)?;
                     if plan.mechanism == Mechanism::Direct {
@@ -686,6 +703,8 @@ impl FlowTable {
                     let plan = add(plan);
                     if chosen_by_cuda {
                         cache.insert((t.src, t.dst), plan);
+                    } else if by_via {
+                        via_plan.entry(ends).or_default().push((t.via.clone(), plan));
                     }
                     plan
                 }
@@ -1066,5 +1085,32 @@ mod tests {
         for (i, (&got, &want)) in setup.iter().zip(&expected).enumerate() {
             assert!((got - want).abs() < 1e-15, "transfer {i}: {got} s, expected {want} s");
         }
+    }
+
+    /// Transfers with the same ends and `via` share one plan (planned once), and compile to what
+    /// each would alone: the same route, path and setup; another `via` is planned apart.
+    #[test]
+    fn transfers_with_the_same_via_share_one_plan_and_compile_as_alone() {
+        let text = "name: v\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: SW0, kind: pcie_switch}\n  - {name: SW1, kind: pcie_switch}\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\nlinks:\n  - {a: RC, b: SW0, kind: pcie, gen: 4, lanes: 16, latency: 0.3us}\n  - {a: RC, b: SW1, kind: pcie, gen: 4, lanes: 16, latency: 0.3us}\n  - {a: SW0, b: GPU0, kind: pcie, gen: 4, lanes: 16, latency: 0.2us}\n  - {a: SW1, b: GPU1, kind: pcie, gen: 4, lanes: 16, latency: 0.2us}\n  - {a: SW0, b: SW1, kind: pcie, gen: 4, lanes: 8, latency: 0.1us}\n";
+        let m = Machine::from_text(text, "v").unwrap();
+        let one = "  - {src: GPU0, dst: GPU1, size: 1MB, via: [RC]}\n";
+        let other = "  - {src: GPU0, dst: GPU1, size: 1MB, via: [SW1]}\n";
+        let compile = |body: &str| {
+            let w = Workload::resolve(&WorkloadSpec::from_text(&format!("transfers:\n{body}"), "w").unwrap(), &m, "w").unwrap();
+            MaxminPrepared::new(&m, &w, Default::default()).unwrap()
+        };
+        let all = compile(&[one, other, one].concat());
+        let f = all.flows();
+        assert_eq!(f.plan_of[0], f.plan_of[2]);
+        assert_ne!(f.plan_of[0], f.plan_of[1]);
+        for (i, body) in [one, other, one].iter().enumerate() {
+            let alone = compile(body);
+            let g = alone.flows();
+            assert_eq!(f.route(i), g.route(0), "transfer {i}");
+            assert_eq!(f.path(i), g.path(0), "transfer {i}");
+            assert_eq!(f.setup[i].to_bits(), g.setup[0].to_bits(), "transfer {i}");
+        }
+        // The two `via`s take different paths (through the root complex, or across the switches).
+        assert_ne!(f.path(0), f.path(1));
     }
 }

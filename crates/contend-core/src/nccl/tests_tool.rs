@@ -268,41 +268,49 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         Some(g) if g >= 2 => g as f64 * comm.constants.launch_host * 1e6,
         _ => 0.0,
     };
-    let rows: Vec<Result<Row>> = list
-        .par_iter()
-        .map(|&size| {
-            let (count, bytes) = nt::count_of(coll.name(), size, word, n as u64);
-            let (pick, ran) = run_size(comm, coll, bytes, req.root, &algos, &protos, &req.model, &req.params, req.explain)?;
-            let (algo, proto, model_us) = (pick.algo, pick.proto, pick.model_us);
-            // A row of 0 elements launches no kernel (its note below), so no launch sets its time.
-            let floor_us = if count > 0 { host_floor_us } else { 0.0 };
-            let time_us = (ran.seconds * 1e6).max(floor_us);
-            let algbw = if time_us > 0.0 { bytes as f64 / (time_us * 1e3) } else { 0.0 };
-            let busbw = algbw * coll.busbw_factor(n);
-            let explain = if req.explain { Some(explain_row(comm, coll, bytes, req, &pick, &ran, floor_us)?) } else { None };
-            Ok(Row {
-                size: bytes,
-                count,
-                dtype: req.dtype.clone(),
-                redop: if coll.reduces() { "sum".into() } else { "none".into() },
-                root: if coll.rooted() { req.root as i64 } else { -1 },
-                algo,
-                proto,
-                channels: ran.channels,
-                transfers: ran.transfers,
-                time_us,
-                algbw,
-                busbw,
-                in_place_time_us: time_us,
-                in_place_algbw: algbw,
-                in_place_busbw: busbw,
-                nccl_model_us: model_us,
-                tuner_line: pick.tuner_line,
-                explain,
-            })
+    let row = |size: u64| -> Result<Row> {
+        let (count, bytes) = nt::count_of(coll.name(), size, word, n as u64);
+        let (pick, ran) = run_size(comm, coll, bytes, req.root, &algos, &protos, &req.model, &req.params, req.explain)?;
+        let (algo, proto, model_us) = (pick.algo, pick.proto, pick.model_us);
+        // A row of 0 elements launches no kernel (its note below), so no launch sets its time.
+        let floor_us = if count > 0 { host_floor_us } else { 0.0 };
+        let time_us = (ran.seconds * 1e6).max(floor_us);
+        let algbw = if time_us > 0.0 { bytes as f64 / (time_us * 1e3) } else { 0.0 };
+        let busbw = algbw * coll.busbw_factor(n);
+        let explain = if req.explain { Some(explain_row(comm, coll, bytes, req, &pick, &ran, floor_us)?) } else { None };
+        Ok(Row {
+            size: bytes,
+            count,
+            dtype: req.dtype.clone(),
+            redop: if coll.reduces() { "sum".into() } else { "none".into() },
+            root: if coll.rooted() { req.root as i64 } else { -1 },
+            algo,
+            proto,
+            channels: ran.channels,
+            transfers: ran.transfers,
+            time_us,
+            algbw,
+            busbw,
+            in_place_time_us: time_us,
+            in_place_algbw: algbw,
+            in_place_busbw: busbw,
+            nccl_model_us: model_us,
+            tuner_line: pick.tuner_line,
+            explain,
         })
-        .collect();
-    let rows = rows.into_iter().collect::<Result<Vec<Row>>>()?;
+    };
+    // The sizes run in parallel, pulled one at a time from a queue of the largest first (greedy,
+    // longest first): a row's cost grows with its size, and rayon's halving of the list in order
+    // hands the large rows out late, in halves, leaving a core idle at the end (32 x dgx-a100: 4
+    // ring rows of 1-8 GiB at about 3 s of CPU each, 6 tree rows of 32-512 MiB at 2-3 s; with
+    // those costs, 15.3 s simulated against 14.4 for the queue, the even split: docs/benchmarks.md,
+    // issue 25, nineteenth round). Each row is a run of its own, so the order changes no value;
+    // the rows go back in size order below.
+    let mut order: Vec<usize> = (0..list.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(list[i]));
+    let mut rows: Vec<(usize, Result<Row>)> = order.into_iter().par_bridge().map(|i| (i, row(list[i]))).collect();
+    rows.sort_by_key(|x| x.0);
+    let rows = rows.into_iter().map(|x| x.1).collect::<Result<Vec<Row>>>()?;
     let avg_busbw = if rows.is_empty() { 0.0 } else { rows.iter().map(|r| r.busbw + r.in_place_busbw).sum::<f64>() / (2 * rows.len()) as f64 };
     let m = &comm.m;
     let local: Vec<String> = comm.topo.gpus.iter().map(|&g| m.devices[g].name.clone()).collect();
