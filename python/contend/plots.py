@@ -526,6 +526,8 @@ def nccl_busbw(report: dict[str, Any], path: str | os.PathLike) -> None:
     at.set_xscale("log", base=2)
     units = ["B", "KiB", "MiB", "GiB", "TiB"]
     ticks = [k for k in range(0, 50, 5) if sizes[0] <= 1 << k <= sizes[-1]]
+    if len(ticks) < 2:  # a short range (-b 64M -e 512M) holds at most one of those: every power of 2
+        ticks = [k for k in range(0, 50) if sizes[0] <= 1 << k <= sizes[-1]]
     at.set_xticks([1 << k for k in ticks], [f"{1 << (k % 10)} {units[k // 10]}" for k in ticks])
     at.set_xlabel("size")
     at.set_yscale("log")

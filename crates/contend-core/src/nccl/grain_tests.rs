@@ -20,7 +20,10 @@ fn the_grain_is_the_threads_times_the_protocols_grain() {
     // LL: 512 threads x 8 bytes; LL128: 640 threads x 60 bytes (8 words x 120 / 128 data) / 2.
     assert_eq!(tuning::ring_grain(&c.tuning, Coll::AllReduce, Algo::Ring, Proto::Ll, 1 << 20, 24), 4096);
     assert_eq!(tuning::ring_grain(&c.tuning, Coll::AllReduce, Algo::Ring, Proto::Ll128, 1 << 22, 24), 19200);
-    // Ring Simple, trees, other collectives and later releases split evenly.
+    // Not restated, so split evenly: ring Simple and trees (2.18/2.19 round them too, by grains of
+    // their own: `runRing`'s (threads - 32) x 8 B, `runTreeSplit`'s `minChunkSize`), other
+    // collectives, and 2.20/2.21, whose host aligns each channel's count and the last chunk
+    // (enqueue.cc `computeCollAlignCount`); 2.30.7 does split evenly (`runRing` aligns to 16 B).
     assert_eq!(tuning::ring_grain(&c.tuning, Coll::AllReduce, Algo::Ring, Proto::Simple, 1 << 22, 24), 0);
     assert_eq!(tuning::ring_grain(&c.tuning, Coll::AllReduce, Algo::Tree, Proto::Ll128, 1 << 22, 24), 0);
     assert_eq!(tuning::ring_grain(&c.tuning, Coll::AllGather, Algo::Ring, Proto::Ll128, 1 << 22, 24), 0);
@@ -32,6 +35,9 @@ fn the_grain_is_the_threads_times_the_protocols_grain() {
     // multiple of 128 (640 -> 320, which is not).
     assert_eq!(tuning::threads_for(&c.tuning, Algo::Ring, Proto::Ll128, 2048, 1), 320);
     assert_eq!(tuning::threads_for(&c.tuning, Algo::Ring, Proto::Ll128, 2048, 2), 640);
+    // LL: 512 -> 256 -> 128 -> 64, then NCCL's floor of three warps (enqueue.cc, after the loop).
+    assert_eq!(tuning::threads_for(&c.tuning, Algo::Ring, Proto::Ll, 8, 1), 96);
+    assert_eq!(tuning::ring_grain(&c.tuning, Coll::AllReduce, Algo::Ring, Proto::Ll, 8, 1), 96 * 8);
 }
 
 /// 4 MiB of LL128 on 24 channels of 8 ranks: 4194304 / (24 x 8 x 19200) = 1.14, so the chunk is
@@ -55,8 +61,8 @@ fn a_small_ll128_all_reduce_fills_the_first_chunks_whole() {
     // An empty step still runs (its handshake): a transfer of one byte.
     assert_eq!(t.iter().filter(|x| x.size == 1).count(), 14 * (24 * 3 + 10));
     assert!(t.iter().zip(&ch).filter(|(x, _)| x.size == lower::wire(8704, Proto::Ll128)).all(|(_, &k)| k == 13));
-    // 2.20.3 and later: every step carries the even share, 4194304 / 192 rounded up.
-    let even = a100(versions::Version::V2_20).call(Coll::AllReduce, Algo::Ring, Proto::Ll128, 1 << 22, 0);
+    // 2.30.7: every step carries the even share, 4194304 / 192 rounded up.
+    let even = a100(versions::Version::V2_30).call(Coll::AllReduce, Algo::Ring, Proto::Ll128, 1 << 22, 0);
     assert_eq!(even.ring_grain, 0);
     let (t, _) = lower::lower(&even);
     assert!(t.iter().all(|x| x.size == lower::wire(21846, Proto::Ll128)), "{:?}", t[0].size);

@@ -361,11 +361,14 @@ impl Dag {
     }
 
     fn push(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64) -> usize {
-        self.push_via(src, dst, size, after, overhead, true)
+        self.push_via(src, dst, size, after, overhead, false)
     }
 
-    /// `push`, through the leaving node's PXN relay only where `relay` says so.
-    fn push_via(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64, relay: bool) -> usize {
+    /// `push`; with `back`, a word back along a connection between nodes (`slot_freed`): it goes
+    /// NIC to NIC without the PXN relay, from the connection's entry GPU to its leaving one, so
+    /// each end's reach of its NIC is the other role's (`Exit::enter` at its start, `leave` at its
+    /// end).
+    fn push_via(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64, back: bool) -> usize {
         // At `MAX_TRANSFERS` the lowering stops growing (memory stays bounded whatever the
         // estimate missed) and its caller refuses the call: the last transfer stands in for the
         // rest, so every index handed out stays valid.
@@ -379,8 +382,9 @@ impl Dag {
         let via = match (node(src), node(dst)) {
             (Some(a), Some(b)) if a != b && !self.exit.is_empty() => {
                 let (out, inn) = (self.exit[a], self.exit[b]);
-                let ends = [out.leave.then_some(out.nic), inn.enter.then_some(inn.nic)];
-                out.relay.filter(|_| relay).into_iter().chain(ends.into_iter().flatten()).collect()
+                let (from, to) = if back { (out.enter, inn.leave) } else { (out.leave, inn.enter) };
+                let ends = [from.then_some(out.nic), to.then_some(inn.nic)];
+                out.relay.filter(|_| !back).into_iter().chain(ends.into_iter().flatten()).collect()
             }
             _ => Vec::new(),
         };
@@ -419,7 +423,7 @@ impl Dag {
         let rank = |d: usize| self.node.get(d).is_some_and(|&k| k != usize::MAX);
         let (src, dst) = (self.t[s].dst, self.t[s].via.first().copied().filter(|&d| rank(d)).unwrap_or(self.t[s].src));
         let (rate, group) = (self.rate.take(), self.group.take());
-        let i = self.push_via(src, dst, 1, &[Some(s)], 0.0, false);
+        let i = self.push_via(src, dst, 1, &[Some(s)], 0.0, true);
         (self.rate, self.group) = (rate, group);
         Some(i)
     }
@@ -563,10 +567,10 @@ pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
 /// chunk j of channel `bid` at `(j * nChannels + bid) * realChunkSize`, `nelem = min(realChunkSize,
 /// size - offset)`): a small call fills the first chunk indices whole and leaves the last ones
 /// short or empty, so a channel's ring steps carry up to the grain's rounding more than an even
-/// split (dgx-a100, 24 channels, LL128 at 4 MiB: 38400 B a step where even is 21845). None where
-/// the split is even: other releases, algorithms, protocols and collectives, and a call of more
-/// than one loop (whose full loops are NCCL's whole chunks; its last, partial loop is not
-/// restated).
+/// split (dgx-a100, 24 channels, LL128 at 4 MiB: 38400 B a step where even is 21845). None
+/// (the even split) where this rule is not restated: other releases (2.20/2.21 round by a rule of
+/// their own), algorithms, protocols (ring Simple rounds too) and collectives, and a call of more
+/// than one loop (whose full loops are NCCL's whole chunks; its last, partial loop).
 fn ring_chunks(c: &Call, ch: usize) -> Option<Vec<u64>> {
     let (n, nc) = (c.devices.len() as u64, c.channels() as u64);
     let chunk = c.chunk();

@@ -187,12 +187,18 @@ impl Proto {
 /// contend does not lower (CollNet, PAT) are named as such.
 pub fn parse_algos(s: &str) -> Result<Vec<Algo>> {
     // NCCL's exclusion form: "^NVLS" is every algorithm but NVLS (2.30.7 src/graph/tuning.cc
-    // `parseList`: a list starting with '^' unsets the elements named and sets the rest).
+    // `parseList`: a list starting with '^' unsets the elements named and sets the rest; its
+    // `strtok` skips empty words, so "^" alone is every algorithm and "ring," is ring).
     if let Some(rest) = s.trim().strip_prefix('^') {
-        let out: Vec<Algo> = rest.split(',').map(|a| algo_word(a, true)).collect::<Result<Vec<Option<Algo>>>>()?.into_iter().flatten().collect();
+        let out: Vec<Algo> = words(rest).map(|a| algo_word(a, true)).collect::<Result<Vec<Option<Algo>>>>()?.into_iter().flatten().collect();
         return Ok(Algo::ALL.iter().copied().filter(|a| *a != Algo::P2p && !out.contains(a)).collect());
     }
-    s.split(',').map(|a| algo_word(a, false).map(|x| x.expect("named algorithms are lowered"))).collect()
+    words(s).map(|a| algo_word(a, false).map(|x| x.expect("named algorithms are lowered"))).collect()
+}
+
+/// A comma list's words, empty ones skipped as NCCL's `parseList` skips them.
+fn words(s: &str) -> impl Iterator<Item = &str> {
+    s.split(',').filter(|w| !w.trim().is_empty())
 }
 
 /// One word of NCCL_ALGO; in an exclusion list an algorithm contend does not lower (CollNet, PAT)
@@ -226,10 +232,10 @@ pub fn parse_protos(s: &str) -> Result<Vec<Proto>> {
     };
     // NCCL's exclusion form, as NCCL_ALGO's (`parse_algos`): "^LL128" is LL and Simple.
     if let Some(rest) = s.trim().strip_prefix('^') {
-        let out = rest.split(',').map(word).collect::<Result<Vec<Proto>>>()?;
+        let out = words(rest).map(word).collect::<Result<Vec<Proto>>>()?;
         return Ok(PROTOS.iter().copied().filter(|p| !out.contains(p)).collect());
     }
-    s.split(',').map(word).collect()
+    words(s).map(word).collect()
 }
 
 /// A communicator on a machine: its ranks, the rings, channel counts and NCCL's view of it.

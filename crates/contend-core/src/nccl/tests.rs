@@ -577,6 +577,10 @@ fn a_caret_list_excludes_what_it_names() {
     assert_eq!(parse_algos("^nvls,nvlstree,collnet,pat").unwrap(), vec![Algo::Ring, Algo::Tree]);
     assert_eq!(parse_protos("^LL128").unwrap(), vec![Proto::Ll, Proto::Simple]);
     assert_eq!(parse_protos("^ll,simple").unwrap(), vec![Proto::Ll128]);
+    // parseList's strtok skips empty words: "^" alone excludes nothing, a trailing comma is no word.
+    assert_eq!(parse_algos("^").unwrap(), vec![Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree]);
+    assert_eq!(parse_algos("^NVLS,").unwrap(), parse_algos("^NVLS").unwrap());
+    assert_eq!(parse_protos("LL128,").unwrap(), vec![Proto::Ll128]);
     let e = parse_algos("^bogus").unwrap_err().to_string();
     assert!(e.contains("bogus") && e.contains("exclude") && !e.contains('\n'), "{e}");
     // On hgx-h100 NCCL picks NVLS for 1 GiB; excluding it runs what its model picks of the rest.

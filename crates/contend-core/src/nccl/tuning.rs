@@ -214,7 +214,9 @@ pub fn ring_grain(c: &Comm, coll: Coll, algo: Algo, proto: Proto, bytes: u64, ch
 
 /// Threads NCCL runs a call's channel with (enqueue.cc `topoGetAlgoInfo`, v2.19.3): the
 /// protocol's most, halved while a single channel has fewer than `threadThreshold` bytes a
-/// thread (down to a multiple of 128 no more).
+/// thread (down to a multiple of 128 no more), and never under three warps (`nt/WARP_SIZE < 3 ?
+/// 3*WARP_SIZE : nt`, the same line in 2.18.5). Simple's extra sync warp is left out: only the
+/// LL/LL128 grain reads this.
 pub fn threads_for(c: &Comm, algo: Algo, proto: Proto, bytes: u64, channels: usize) -> u64 {
     let p = proto as usize;
     let threshold = THREAD_THRESHOLD[p] * if algo == Algo::Ring && proto == Proto::Ll { c.ranks as u64 } else { 1 };
@@ -222,7 +224,7 @@ pub fn threads_for(c: &Comm, algo: Algo, proto: Proto, bytes: u64, channels: usi
     while channels <= 1 && bytes < threads * threshold && threads.is_multiple_of(128) {
         threads /= 2;
     }
-    threads
+    threads.max(3 * 32)
 }
 
 /// The most threads a channel of this algorithm and protocol runs (tuning.cc `maxThreads`: ring

@@ -119,8 +119,10 @@ impl Version {
 
     /// Whether a ring LL or LL128 all-reduce's partial loop rounds its chunk up to a grain of the
     /// block's threads (`lower::ring_chunks`): 2.18.5 and 2.19.3 (device/all_reduce.h `runRing`,
-    /// `minChunkSize`); 2.20.3's host sets an even `lastChunkCount` (enqueue.cc
-    /// `computeCollLastChunkInfo`), and 2.30.7 splits by `ncclCollCbdPart`.
+    /// `minChunkSize`). 2.20.3 and 2.21.5 round too, by another rule not restated here: the host
+    /// aligns each channel's count and then the last chunk (enqueue.cc `computeCollAlignCount`,
+    /// `computeCollLastChunkInfo`: LL threads × 8 B, LL128 480 B a warp), so contend splits their
+    /// partial loops evenly, which is not what they run; 2.30.7's `runRing` aligns to 16 B only.
     pub fn ring_chunk_grain(self) -> bool {
         self <= Version::V2_19
     }
