@@ -160,12 +160,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             }
             let root = row.root.unwrap_or(0).max(0) as usize;
             // As `contend nccl-tests` narrows them: NCCL never reduces 8-bit types on NVLS.
-            let algos: Vec<Algo> = coll
-                .algos()
-                .iter()
-                .copied()
-                .filter(|a| !(coll.reduces() && !tuning::nvls_reduces(&row.dtype) && matches!(a, Algo::Nvls | Algo::NvlsTree)))
-                .collect();
+            let algos: Vec<Algo> = coll.algos().iter().copied().filter(|&a| tuning::runs(coll, &row.dtype, a)).collect();
             let (pick, ran) = tests_tool::run_size(&comm, coll, row.size, root, &algos, &PROTOS, model, &model_params, false)?;
             let t = ran.seconds;
             let call = comm.call_with(coll, pick.algo, pick.proto, row.size, root, pick.channels).merged();

@@ -135,8 +135,9 @@ impl Call {
     /// 8 rings three times. Not for calls beside other traffic, whose flows would get a share
     /// per merged channel instead of per channel.
     pub fn merged(mut self) -> Call {
-        // Channels whose chunks NCCL's grain makes unequal (`ring_chunks`) are not alike.
-        if matches!(self.coll, Coll::AllToAll | Coll::SendRecv) || self.copies != 1 || self.ring_grain > 0 {
+        // Channels whose chunks NCCL's grain makes unequal (`ring_chunks`) are not alike; a call
+        // of several loops, which the grain leaves even, still merges.
+        if matches!(self.coll, Coll::AllToAll | Coll::SendRecv) || self.copies != 1 || ring_chunks(&self, 0).is_some() {
             return self;
         }
         let mut distinct: Vec<(usize, usize)> = Vec::new(); // (first channel, count)

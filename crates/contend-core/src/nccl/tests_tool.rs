@@ -239,7 +239,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     }
     if coll.reduces() && !tuning::nvls_reduces(&req.dtype) {
         // NCCL never picks NVLS for a reduction of this type; asked for alone, it cannot run it.
-        algos.retain(|a| !matches!(a, Algo::Nvls | Algo::NvlsTree));
+        algos.retain(|&a| tuning::runs(coll, &req.dtype, a));
         if algos.is_empty() {
             let why = format!("NCCL does not reduce {} on NVLS (its multimem reductions take 16-, 32- and 64-bit types); choose ring or tree", req.dtype);
             return Err(Error::input("--algo", req.algo.clone().unwrap_or_default(), why));
@@ -499,8 +499,7 @@ pub(super) fn alternatives(
     let mut left_out = Vec::new();
     if !p2p {
         // NCCL's alternatives: NVLS only where NCCL reduces the type on it.
-        let nvls_ok = !coll.reduces() || tuning::nvls_reduces(&req.dtype);
-        for &a in coll.algos().iter().filter(|&&a| nvls_ok || !matches!(a, Algo::Nvls | Algo::NvlsTree)) {
+        for &a in coll.algos().iter().filter(|&&a| tuning::runs(coll, &req.dtype, a)) {
             for p in PROTOS {
                 let Some(model_us) = tuning::time_us(&comm.tuning, coll, a, p, bytes.max(1)) else { continue };
                 let t = if (a, p) == pick {

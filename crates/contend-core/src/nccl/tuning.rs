@@ -108,6 +108,12 @@ pub fn nvls_reduces(dtype: &str) -> bool {
     !matches!(dtype, "int8" | "uint8" | "char")
 }
 
+/// Whether NCCL may run `coll` of `dtype` with `algo`: NVLS and NVLS-tree only where its
+/// multimem reduces the type (`nvls_reduces`), every other algorithm the collective has.
+pub fn runs(coll: Coll, dtype: &str, algo: Algo) -> bool {
+    !(coll.reduces() && !nvls_reduces(dtype) && matches!(algo, Algo::Nvls | Algo::NvlsTree))
+}
+
 /// NVLS's chunk for a call of `bytes` on `channels` channels and `heads` heads
 /// (`calcCollChunking`: smaller chunks for calls too small to fill every head's pipeline).
 pub fn nvls_chunk(bytes: u64, channels: usize, heads: usize) -> u64 {
