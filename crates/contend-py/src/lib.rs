@@ -25,7 +25,7 @@ fn to_py(e: Error) -> PyErr {
 /// takes, where PyO3's own conversion raises a bare OverflowError or TypeError.
 /// `least`: what the message asks for where the value is negative (the core checks its own range).
 fn whole<T: TryFrom<i128>>(v: &Bound<'_, PyAny>, name: &str, least: u32) -> PyResult<T> {
-    let got = v.repr().map(|r| r.to_string()).unwrap_or_else(|_| "it".into());
+    let got = shown(v);
     let bad = |why: &str| InputError::new_err(format!("{name}: {got} {why}"));
     if v.is_instance_of::<PyBool>() {
         return Err(bad("is a bool; give a whole number (an int)"));
@@ -48,11 +48,15 @@ fn size_text(v: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
     if let Ok(s) = v.cast::<PyString>() {
         return Ok(s.to_string());
     }
-    let got = v.repr().map(|r| r.to_string()).unwrap_or_else(|_| "it".into());
-    if v.is_instance_of::<PyBool>() || v.extract::<i128>().is_err() {
-        return Err(InputError::new_err(format!("{name}: {got} is not a size; give bytes as an int or text with a unit (\"1MiB\")")));
+    match v.extract::<i128>() {
+        Ok(bytes) if !v.is_instance_of::<PyBool>() => Ok(format!("{bytes}B")),
+        _ => Err(InputError::new_err(format!("{name}: {} is not a size; give bytes as an int or text with a unit (\"1MiB\")", shown(v)))),
     }
-    Ok(format!("{}B", v.extract::<i128>()?))
+}
+
+/// An argument as Python writes it, for a message.
+fn shown(v: &Bound<'_, PyAny>) -> String {
+    v.repr().map(|r| r.to_string()).unwrap_or_else(|_| "it".into())
 }
 
 fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
