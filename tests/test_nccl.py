@@ -186,6 +186,22 @@ def test_calibrate_from_nccl_tests_output_fits_and_feeds_back(tmp_path):
 
 
 
+def test_a_powershell_paste_in_utf16_fits_as_the_utf8_file_does(tmp_path):
+    """Round 19's tester: nccl-tests output redirected by Windows PowerShell (`>` writes UTF-16 with a mark) was
+    refused as a binary file. It is text: read as such, with or without the mark, the fit is the UTF-8 file's."""
+    table = _closed_form_table(tmp_path / "all_reduce_perf.txt")
+    text = table.read_text().replace("\n", "\r\n")
+    (tmp_path / "ps.txt").write_bytes(text.encode("utf-16"))
+    (tmp_path / "ps-bare.txt").write_bytes(text.encode("utf-16-le"))
+    fits = [json.loads(run_cli("calibrate", "dgx-a100", str(tmp_path / f), "--json").stdout)["fitted"]
+            for f in ("all_reduce_perf.txt", "ps.txt", "ps-bare.txt")]
+    assert fits[1] == fits[0] and fits[2] == fits[0]
+    # An empty paste says it is empty and what to give, not that it lacks p2pBandwidthLatencyTest's lines.
+    (tmp_path / "empty.txt").write_text("\n \n")
+    r = run_cli("calibrate", "dgx-a100", str(tmp_path / "empty.txt"))
+    assert r.returncode == 2 and "empty.txt: is empty; give the output of nccl-tests" in r.stderr, r.stderr
+
+
 def test_a_pasted_mpirun_line_gives_the_ranks_the_rank_lines_would(tmp_path):
     """Round 17's tester: `mpirun -np 8 ... -g 1` above the table and no Rank lines was refused "ranks unknown";
     the launcher's 8 processes of one GPU each are the 8 Rank lines' ranks, so the fit is the same."""

@@ -298,9 +298,13 @@ pub fn import(path: &str, name: &str, numa_per_socket: i64) -> Result<import::Im
 /// fits refuse it). `machine_out` (the CLI's `--output`): a fit that gives no machine file (sc16's
 /// two parameters, NCCL's constants) is refused before any fitting, as every output is checked first.
 pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out: bool, machine_out: bool) -> Result<CalibrationReport> {
-    let raw = read_user_file(path)?;
+    const MEASUREMENTS: &str = "the output of nccl-tests, p2pBandwidthLatencyTest or nvbandwidth, or a CSV of measured patterns or transfer graphs";
+    let raw = crate::error::read_user_text(path, MEASUREMENTS)?;
     // Pasted from a terminal or a log: colours and carriage returns are not part of the data.
     let text = crate::terminal::strip_escapes(&raw);
+    if text.trim().is_empty() {
+        return Err(Error::input(path, "", format!("is empty; give {MEASUREMENTS}")));
+    }
     let format = MeasurementFormat::detect(&text, path);
     if machine_out {
         let why = match format {

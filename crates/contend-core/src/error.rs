@@ -164,6 +164,9 @@ pub fn read_user_text(path: &str, expected: &str) -> Result<String> {
         Error::input(path, "", why)
     };
     let bytes = std::fs::read(path).map_err(cannot)?;
+    if let Some(text) = utf16_text(&bytes) {
+        return text.ok_or_else(|| Error::input(path, "", "is UTF-16 text with a broken character; save it as UTF-8"));
+    }
     let text = String::from_utf8(bytes).map_err(|e| {
         let b = e.as_bytes();
         // NUL bytes or many control bytes in its first kilobytes: a binary file (an image, an
@@ -183,8 +186,64 @@ pub fn read_user_text(path: &str, expected: &str) -> Result<String> {
     })
 }
 
+/// Text saved as UTF-16, as Windows PowerShell's `>` and `Out-File` write it (a byte-order mark,
+/// then two bytes a character), read as the text it is: nccl-tests and nvidia-smi output
+/// redirected there is what users paste. `None` when the bytes are not UTF-16 text;
+/// `Some(None)` when they start as UTF-16 but a character is broken.
+fn utf16_text(bytes: &[u8]) -> Option<Option<String>> {
+    let little = match bytes {
+        [0xFF, 0xFE, ..] => true,
+        [0xFE, 0xFF, ..] => false,
+        // No mark: ASCII text in UTF-16 has a NUL as every other byte; any text has a NUL on one
+        // side of most of its pairs and almost never on the other.
+        _ if bytes.len() >= 8 && bytes.len() % 2 == 0 => {
+            let head = &bytes[..bytes.len().min(8192)];
+            let pairs = head.len() / 2;
+            let nul_odd = head.chunks_exact(2).filter(|p| p[1] == 0 && p[0] != 0).count();
+            let nul_even = head.chunks_exact(2).filter(|p| p[0] == 0 && p[1] != 0).count();
+            if nul_odd * 10 >= pairs * 9 {
+                true
+            } else if nul_even * 10 >= pairs * 9 {
+                false
+            } else {
+                return None;
+            }
+        }
+        _ => return None,
+    };
+    let units = bytes.chunks_exact(2).map(|p| if little { u16::from_le_bytes([p[0], p[1]]) } else { u16::from_be_bytes([p[0], p[1]]) });
+    let text: Option<String> = char::decode_utf16(units).collect::<std::result::Result<String, _>>().ok();
+    Some(text.map(|t| t.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(t)))
+}
+
 #[cfg(test)]
 mod tests {
+    /// PowerShell's UTF-16 output (with its mark, or without one) reads as the text it holds;
+    /// a binary file is still refused as one.
+    #[test]
+    fn utf16_text_reads_as_text() {
+        let text = "# nccl-tests\r\n  1048576  262144  float  sum\r\n";
+        let le: Vec<u8> = [0xFF, 0xFE].into_iter().chain(text.encode_utf16().flat_map(u16::to_le_bytes)).collect();
+        let be: Vec<u8> = [0xFE, 0xFF].into_iter().chain(text.encode_utf16().flat_map(u16::to_be_bytes)).collect();
+        let bare: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let dir = std::env::temp_dir().join(format!("contend-utf16-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, bytes) in [("le.txt", &le), ("be.txt", &be), ("bare.txt", &bare)] {
+            let p = dir.join(name);
+            std::fs::write(&p, bytes).unwrap();
+            assert_eq!(super::read_user_text(p.to_str().unwrap(), "text").unwrap(), text, "{name}");
+        }
+        let p = dir.join("png.bin");
+        std::fs::write(&p, [0x89, b'P', b'N', b'G', 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 1, 0]).unwrap();
+        let e = super::read_user_text(p.to_str().unwrap(), "text").unwrap_err().to_string();
+        assert!(e.contains("is a binary file"), "{e}");
+        let p = dir.join("broken.txt");
+        std::fs::write(&p, [0xFF, 0xFE, 0x00, 0xD8, b'a', 0]).unwrap();
+        let e = super::read_user_text(p.to_str().unwrap(), "text").unwrap_err().to_string();
+        assert!(e.contains("UTF-16 text with a broken character"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     /// A value of the wrong type is named once: the file, the path, what was expected.
     #[test]
     fn wrong_types_name_their_field_once() {
