@@ -196,7 +196,7 @@ fn utf16_text(bytes: &[u8]) -> Option<Option<String>> {
         [0xFE, 0xFF, ..] => false,
         // No mark: ASCII text in UTF-16 has a NUL as every other byte; any text has a NUL on one
         // side of most of its pairs and almost never on the other.
-        _ if bytes.len() >= 8 && bytes.len() % 2 == 0 => {
+        _ if bytes.len() >= 8 && bytes.len().is_multiple_of(2) => {
             let head = &bytes[..bytes.len().min(8192)];
             let pairs = head.len() / 2;
             let nul_odd = head.chunks_exact(2).filter(|p| p[1] == 0 && p[0] != 0).count();
