@@ -916,7 +916,7 @@ fn nvls(c: &Call, share: u64, d: &mut Dag) {
     let mut last_up: Vec<Option<usize>> = vec![None; n];
     let mut last_out: Vec<Vec<Option<usize>>> = vec![vec![None; n]; n];
     // Each chunk a head sums is one Simple step of its reduce warps (device/all_reduce.h, NVLS
-    // one node, v2.30.7 lines 437-451: `directRecvDirectSend` a chunk at a time with
+    // one node, v2.30.7 lines 441-456: `directRecvDirectSend` a chunk at a time with
     // `ProtoSimple<1, 1, ...>`, one slice a chunk), a handshake of the block (wait, copy, barrier,
     // post) that no later chunk streams behind, as a ring's Simple slice (`simple_slices`): paid in
     // every loop, a merged loop once per chunk's worth of its bytes. The first loop also pays
