@@ -915,8 +915,16 @@ fn nvls(c: &Call, share: u64, d: &mut Dag) {
     let mut last_red: Vec<Option<usize>> = vec![None; n];
     let mut last_up: Vec<Option<usize>> = vec![None; n];
     let mut last_out: Vec<Vec<Option<usize>>> = vec![vec![None; n]; n];
-    for (l, block) in loops(share.div_ceil(n as u64), c.chunk()).into_iter().enumerate() {
-        let over = if l == 0 { c.base + c.step } else { 0.0 };
+    // Each chunk a head sums is one Simple step of its reduce warps (device/all_reduce.h, NVLS
+    // one node, v2.30.7 lines 441-456: `directRecvDirectSend` a chunk at a time with
+    // `ProtoSimple<1, 1, ...>`, one slice a chunk), a handshake of the block (wait, copy, barrier,
+    // post) that no later chunk streams behind, as a ring's Simple slice (`simple_slices`): paid in
+    // every loop, a merged loop once per chunk's worth of its bytes. The first loop also pays
+    // NCCL's NVLS latency, the call's.
+    let chunk = c.chunk();
+    let handshake = tuning::nvlink_simple_step();
+    for (l, block) in loops(share.div_ceil(n as u64), chunk).into_iter().enumerate() {
+        let over = handshake * (block as f64 / chunk as f64).max(1.0) + if l == 0 { c.base + c.step } else { 0.0 };
         let size = c.wire(block, Proto::Simple);
         for h in 0..n {
             let done = [last_red[h], last_up[h]];

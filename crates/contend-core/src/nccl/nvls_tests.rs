@@ -20,6 +20,16 @@ fn port() -> f64 {
     18.0 * 20.6e9
 }
 
+/// Seconds of chunk handshakes an NVLS call of `s` bytes pays on hgx-h100: each of the 16
+/// channels x 8 heads sums its share chunk by chunk, one Simple step a chunk, each NCCL's
+/// NVLink Simple step figure (3.4 us, `hwLatencies`); the chunk is NCCL_NVLS_CHUNKSIZE's 128 KiB
+/// from 64 x 16 x 8 x 128 KiB = 1 GiB, 64 KiB below it down to 8 x 16 x 8 x 64 KiB = 64 MiB
+/// (enqueue.cc `calcCollChunking`).
+fn handshakes(s: f64) -> f64 {
+    let chunk = if s >= 1073741824.0 { 131072.0 } else { 65536.0 };
+    (s / (16.0 * 8.0) / chunk).ceil() * 3.4e-6
+}
+
 #[test]
 fn nvls_graph_and_nccl_model_on_hopper() {
     // NCCL's link figure for Hopper NVLink is 20.6 GB/s: 18 links = 370.8 GB/s per GPU. With 8
@@ -70,17 +80,33 @@ fn nvls_all_reduce_time_is_its_port_load_over_the_port() {
     let row = one("hgx-h100", "all_reduce", "1G", None).unwrap();
     assert_eq!((row.algo, row.proto, row.channels), (Algo::Nvls, Proto::Simple, 16));
     let e = tuning::NVLS_EFFICIENCY[2];
-    let want = 25e-6 + s * 9.0 / 8.0 / e / port();
+    let want = 25e-6 + handshakes(s) + s * 9.0 / 8.0 / e / port();
     assert!((row.time_us * 1e-6 / want - 1.0).abs() < 0.005, "{} us, closed form {} us", row.time_us, want * 1e6);
-    // Against a ring's 2 (n - 1) / n: NVLS's busbw is 14/9 x 0.85 of the ring's.
+    // Against a ring's 2 (n - 1) / n: NVLS's busbw is 14/9 x 0.85 of the ring's, each less the
+    // handshakes NCCL's model does not count.
     let ring = one("hgx-h100", "all_reduce", "1G", Some("ring")).unwrap();
     // The ring less its slices' handshakes beyond NCCL's first loop (two a 2 MiB chunk a step,
     // each NCCL's per-step NVLink latency; docs/nccl.md, "A Simple slice's handshake").
     let loops = (s / (ring.channels as f64 * 8.0) / 2097152.0).ceil();
-    let handshakes = (loops * 14.0 * 2.0 - 14.0) * 3.4e-6;
-    let ring_bw = ring.busbw * ring.time_us * 1e-6 / (ring.time_us * 1e-6 - handshakes);
-    let gain = row.busbw / ring_bw;
+    let slices = (loops * 14.0 * 2.0 - 14.0) * 3.4e-6;
+    let ring_bw = ring.busbw * ring.time_us * 1e-6 / (ring.time_us * 1e-6 - slices);
+    let nvls_bw = row.busbw * row.time_us * 1e-6 / (row.time_us * 1e-6 - handshakes(s));
+    let gain = nvls_bw / ring_bw;
     assert!((gain / (14.0 / 9.0 * e) - 1.0).abs() < 0.01, "NVLS {} ring {} GB/s", row.busbw, ring.busbw);
+}
+
+#[test]
+fn an_nvls_chunk_pays_a_simple_steps_handshake() {
+    // 128 MiB: 64 KiB chunks, 16 a head and channel, 16 x 3.4 us; 512 MiB: 64 of them; 1 GiB:
+    // 128 KiB chunks, 64 again, so the time per byte drops where the chunk doubles.
+    let e = tuning::NVLS_EFFICIENCY[2];
+    for (size, s) in [("128M", 134217728.0), ("512M", 536870912.0), ("1G", 1073741824.0)] {
+        let row = one("hgx-h100", "all_reduce", size, None).unwrap();
+        assert_eq!(row.algo, Algo::Nvls, "{size}");
+        let want = 25e-6 + handshakes(s) + s * 9.0 / 8.0 / e / port();
+        assert!((row.time_us * 1e-6 / want - 1.0).abs() < 0.005, "{size}: {} us, closed form {} us", row.time_us, want * 1e6);
+    }
+    assert_eq!(handshakes(536870912.0), handshakes(1073741824.0));
 }
 
 #[test]
@@ -94,7 +120,7 @@ fn nvls_reduce_scatter_and_all_gather_move_their_halves() {
     for op in ["reduce_scatter", "all_gather"] {
         let row = one("hgx-h100", op, "1G", Some("nvls")).unwrap();
         assert_eq!(row.algo, Algo::Nvls, "{op}");
-        let want = 25e-6 + s / e / busy;
+        let want = 25e-6 + handshakes(s) + s / e / busy;
         assert!((row.time_us * 1e-6 / want - 1.0).abs() < 0.01, "{op}: {} us, closed form {} us", row.time_us, want * 1e6);
     }
 }
@@ -135,9 +161,16 @@ fn hopper_and_blackwell_presets_run_nvls_and_pcie_boxes_do_not() {
         assert_eq!(row.algo, Algo::Nvls, "{machine}");
     }
     // B200's port as NCCL's kernels reach it is 18 x 40.1 GB/s (SM100_NVLINK_BW), H100's 18 x
-    // 20.6; its NVLS efficiency is 0.74: busbw = 40.1 / 20.6 x 0.74 / 0.85 of H100's.
-    let (h, b) = (one("hgx-h100", "all_reduce", "1G", None).unwrap(), one("hgx-b200", "all_reduce", "1G", None).unwrap());
-    assert!((b.busbw / h.busbw / (40.1 / 20.6 * 0.74 / 0.85) - 1.0).abs() < 0.02, "B200 {} H100 {}", b.busbw, h.busbw);
+    // 20.6; its NVLS efficiency is 0.74: busbw = 40.1 / 20.6 x 0.74 / 0.85 of H100's, each less
+    // its chunks' handshakes (B200: 24 channels x 8 heads, 64 KiB chunks under 64 x 24 x 8 x
+    // 128 KiB = 1.5 GiB, so 86 a head and channel; H100 64).
+    let s = 1073741824.0;
+    let rate = |machine: &str, hs: f64| {
+        let row = one(machine, "all_reduce", "1G", None).unwrap();
+        row.busbw * row.time_us * 1e-6 / (row.time_us * 1e-6 - hs)
+    };
+    let (h, b) = (rate("hgx-h100", handshakes(s)), rate("hgx-b200", (s / (24.0 * 8.0) / 65536.0).ceil() * 3.4e-6));
+    assert!((b / h / (40.1 / 20.6 * 0.74 / 0.85) - 1.0).abs() < 0.02, "B200 {b} H100 {h}");
     // No NVSwitch: no NVLS; rings over the PCIe switches.
     let m = crate::topology::Machine::load("pcie-8gpu-ws").unwrap();
     assert!(Comm::new(&m, &[m.gpus()], None).unwrap().switches.is_empty());

@@ -30,6 +30,15 @@ pub const HW_LATENCY_US: [[[f64; 3]; 6]; 3] = [
     [[5.0, 8.5, 14.0], [2.7, 4.0, 14.0], [0.0, 0.0, 31.0], [0.0, 0.0, 30.0], [0.0, 0.0, 18.0], [0.0, 0.0, 20.9]], // NET
 ];
 
+/// Seconds a Simple step's handshake takes over NVLink where its thread block synchronises
+/// (a slice: wait on the peer's flag, copy, barrier, post): NCCL's per-step NVLink figure for a
+/// ring Simple step (`hwLatencies`), the one a ring's slice pays (`lower::simple_slices`). An
+/// NVLS chunk pays it too (`lower::nvls`); NVLS's own 25 µs is its call's, counted once
+/// (tuning.cc v2.30.7 lines 424-426: `latencies = intraLat`), so it times no step.
+pub fn nvlink_simple_step() -> f64 {
+    HW_LATENCY_US[Hw::Nvlink as usize][Algo::Ring as usize][Proto::Simple as usize] * 1e-6
+}
+
 /// `nvlsEfficiency` by GPU generation (Volta, Ampere, Hopper, Blackwell): the share of its
 /// NVLS graph's bandwidth NCCL's model credits NVLS with. contend also takes it as the share of
 /// the NVLink bandwidth multimem operations reach (docs/nccl.md, "NVLS"); `nccl_eff_nvls`
