@@ -1097,7 +1097,8 @@ pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
 
 /// Each operation runs on the channels NCCL gives its size (`p2p::op_channels`), its part of
 /// each in chunks (`p2p::op_chunk`), in order. A chunk waits only for its connection's slot:
-/// inside a node the chunk NCCL_STEPS before it (the peer's buffer slots), to another node the
+/// through host memory the chunk before it (one step at a time, each at NCCL's per-step latency),
+/// over a peer path on its node the chunk NCCL_STEPS before it (the peer's buffer slots), to another node the
 /// chunk `p2p::net_depth` before it (the proxy keeps that many in flight on each channel of a
 /// shared-buffer operation), so a path's per-message latency overlaps. With PXN (`Call::pxn`), a
 /// message to another node goes first over NVLink to the local GPU that owns the NIC NCCL uses
@@ -1117,6 +1118,17 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
         let proxy = c.pxn.relay(a, b);
         let chunk = p2p::op_chunk(bytes, c.p2p_chunk, net);
         let depth = p2p::net_depth(channels);
+        // Through host memory (NCCL's SHM transport) a connection moves one chunk at a time, each
+        // paying NCCL's per-step latency: the p2p kernel's Simple primitive is one step a slice
+        // (NCCL 2.30.7 src/device/sendrecv.h lines 166 and 172, `ProtoSimple<1, 1>`, a step of
+        // the p2p chunk; 2.19.3 lines 82 and 88 the same), and each slice waits for its flag,
+        // copies and synchronises its warps before it posts its own flag and starts the next
+        // (prims_simple.h `genericOp`); the flags are in host memory too (src/transport/shm.cc
+        // line 194, `shmRecvConnect`: the tail in the connection's host buffer). The figure is
+        // hwLat PCI ring Simple (tuning.cc line 165), charged as a ring's slice is (`simple_slices`, round 18);
+        // a merged loop pays once per chunk's worth. Over a peer path the connection keeps its
+        // NCCL_STEPS chunks in flight, the latency paid by the first (docs/nccl.md, round 20).
+        let staged = proto == Proto::Simple && !net && shm::through(c, a, b).is_some();
         for (k, share) in split(bytes, channels).into_iter().enumerate().filter(|&(_, s)| s > 0) {
             d.cur = k as u32;
             // The chunks a connection keeps in flight are one block's copies: they share its rate.
@@ -1130,11 +1142,17 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
             let inflight = if net { depth } else { p2p::STEPS };
             for (l, block) in loops(share, chunk).into_iter().enumerate() {
                 let first = if proxy.is_some() { l == 0 } else { l < inflight };
-                let over = if first { c.base + c.step_of(a, b) } else { 0.0 };
+                let over = if staged {
+                    c.step * block.div_ceil(chunk) as f64 + if l == 0 { c.base } else { 0.0 }
+                } else if first {
+                    c.base + c.step_of(a, b)
+                } else {
+                    0.0
+                };
                 let flush = c.flush_of(a, b, proto);
                 match proxy {
                     None => {
-                        let slot = slot_at(&sent, l, inflight);
+                        let slot = if staged { sent.last().copied() } else { slot_at(&sent, l, inflight) };
                         let slot = if net { d.slot_freed(slot) } else { slot };
                         sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[slot], over + flush))
                     }

@@ -258,3 +258,37 @@ fn a_copy_and_an_nccl_step_both_ways_through_host_memory_take_one_duplex_charge(
         assert!(close(got, want, 0.001), "kernel {kernel}: {} us, want {} us", got * 1e6, want * 1e6);
     }
 }
+
+#[test]
+fn a_send_through_host_memory_moves_one_step_at_a_time() {
+    // NCCL's p2p kernel runs a connection's Simple steps one after another: each step (the p2p
+    // chunk, 128 KiB over PCIe) waits for its flag, is copied, and the warps synchronise before the
+    // flag is posted and the next step starts (NCCL 2.30.7 src/device/sendrecv.h `ProtoSimple<1,
+    // 1>`, prims_simple.h `genericOp`); through host memory each step pays NCCL's per-step latency
+    // (hwLat PCI ring Simple, 5.7 µs), as a ring's slice does. Two ranks' sendrecv of S (each rank
+    // sends S to the other) on `pair`'s Gen3 GPU links, duplex losses off so that each GPU link
+    // moves S each way at its rate: the channels' chunks go in step, so the call takes
+    // base + n × step + S / link, n the chunks of one channel's share.
+    let bytes: u64 = 16 << 20;
+    let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
+    let params: Vec<(String, String)> = ["duplex_staged", "duplex_pcie"].iter().map(|k| (k.to_string(), "0".to_string())).collect();
+    let m = pair(false);
+    let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+    let call = comm.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0);
+    let channels = p2p::op_channels(bytes, &call.p2p_split);
+    assert_eq!((call.p2p_chunk, channels), (128 << 10, 2), "PCI p2p chunk, two channels a PCIe peer");
+    let n = (bytes / channels as u64).div_ceil(call.p2p_chunk) as f64;
+    assert_eq!(n, 64.0);
+    let e = call.efficiency[Proto::Simple as usize];
+    let want = call.base + n * call.step + bytes as f64 / (e * link);
+    assert!((call.step - 5.7e-6).abs() < 1e-12, "{}", call.step);
+    let got = run(&comm.m, &call, "maxmin", &params, false).unwrap().seconds;
+    assert!(close(got, want, 0.01), "through host memory: {} us, want {} us", got * 1e6, want * 1e6);
+    // Over a peer path the connection keeps NCCL_STEPS chunks in flight: one step's latency.
+    let m = pair(true);
+    let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+    let call = comm.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0);
+    let want = call.base + call.step + bytes as f64 / (e * link);
+    let got = run(&comm.m, &call, "maxmin", &params, false).unwrap().seconds;
+    assert!(close(got, want, 0.01), "peer path: {} us, want {} us", got * 1e6, want * 1e6);
+}

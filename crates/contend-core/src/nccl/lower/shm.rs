@@ -19,14 +19,16 @@
 //! The legs keep the staged copy's charges (`flow::charges::coefficients`: the staging memory's
 //! duplex, `duplex_staged` on the GPUs' links), a kernel's leg into or out of host memory being
 //! one half of it (`flow`). Rings that leave the node keep `lower::ring`'s steps (the network's
-//! proxy keeps its slots in flight); so do send/receive, all-to-all (a rank's sends and receives
-//! run in warps of their own, concurrently) and the pipelines of broadcast and reduce.
+//! proxy keeps its slots in flight); so do the pipelines of broadcast and reduce. Send/receive and
+//! all-to-all keep one transfer a chunk (a rank's sends and receives run in warps of their own,
+//! concurrently), but through host memory a connection's chunks go one after another, each paying
+//! NCCL's per-step latency (`lower::pairs_p2p`, round 20).
 
 use super::{loops, Call, Dag, RING_SLICES};
 use crate::nccl::Proto;
 
 /// The host memory a step from rank `a` to rank `b` passes through, if any.
-fn through(c: &Call, a: usize, b: usize) -> Option<usize> {
+pub(super) fn through(c: &Call, a: usize, b: usize) -> Option<usize> {
     c.shm.get(&(c.devices[a], c.devices[b])).copied()
 }
 
