@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import otf2
+import pytest
 from otf2.enums import CollectiveOp, GroupFlag, GroupType, LocationGroupType, LocationType, Paradigm, RegionRole
 
 from conftest import SMALL_CLUSTER
@@ -89,3 +90,53 @@ def test_a_file_that_is_not_a_trace_gets_one_line(cli, tmp_path):
     r = cli("import-trace", tmp_path / "empty", "-o", tmp_path / "p.yaml")
     assert r.returncode == 2 and r.stderr.strip().endswith("a folder with no .otf2 file; give the .otf2 anchor file "
                                                            "Score-P wrote")
+
+
+def write_4_ranks(path, calls) -> None:
+    """A trace of 4 ranks on MPI_COMM_WORLD, times in ns; calls(trace, comm, writer, rank) writes each rank's events."""
+    with otf2.writer.open(str(path), timer_resolution=1_000_000_000) as trace:
+        node = trace.definitions.system_tree_node("node")
+        locs = []
+        for r in range(4):
+            g = trace.definitions.location_group(
+                f"rank {r}", system_tree_parent=node, location_group_type=LocationGroupType.PROCESS
+            )
+            locs.append(trace.definitions.location("main", type=LocationType.CPU_THREAD, group=g))
+        mpi = {"paradigm": Paradigm.MPI, "group_flags": GroupFlag.NONE, "members": locs}
+        trace.definitions.group("MPI locations", group_type=GroupType.COMM_LOCATIONS, **mpi)
+        world = trace.definitions.group("world", group_type=GroupType.COMM_GROUP, **mpi)
+        comm = trace.definitions.comm("MPI_COMM_WORLD", group=world)
+        for r, loc in enumerate(locs):
+            calls(trace, comm, trace.event_writer_from_location(loc), r)
+
+
+@pytest.mark.parametrize("call", ["MPI_Sendrecv", "MPI_Sendrecv_replace"])
+def test_a_sendrecv_ring_sends_and_receives_at_once(cli, tmp_path, call):
+    # Each rank sends 1 MiB to the next and receives 1 MiB from the previous in one call. Score-P writes the
+    # send event then the receive event inside the call's region; MPI's send and receive of one call proceed
+    # concurrently (MPI 4.1 §3.10), so the ring runs, where a blocking send then a blocking receive deadlock.
+    size = 1 << 20
+
+    def ring(trace, comm, w, r):
+        region = trace.definitions.region(call, region_role=RegionRole.POINT2POINT, paradigm=Paradigm.MPI)
+        w.enter(0, region), w.mpi_send(100, (r + 1) % 4, comm, 1, size)
+        w.mpi_recv(900, (r - 1) % 4, comm, 1, size), w.leave(1000, region)
+
+    write_4_ranks(tmp_path / "trace", ring)
+    program = tmp_path / "p.yaml"
+    r = cli("import-trace", tmp_path / "trace", "-o", program)
+    assert r.returncode == 0, r.stderr
+    rank0 = program.read_text().split("  -\n")[1].splitlines()
+    assert [line.split(":")[0].strip(" -{") for line in rank0] == ["isend", "irecv", "wait", "wait"], rank0
+    (tmp_path / "ft.yaml").write_text(SMALL_CLUSTER)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"cluster: {tmp_path / 'ft.yaml'}\nworkload:\n  jobs:\n    - program: {program}\n")
+    r = cli("run", scenario, "--json")
+    assert r.returncode == 0, r.stderr
+    t = json.loads(r.stdout)["jobs"]["run_time_s"][0]
+    # One 1 MiB exchange: the four messages move at once, each over its own host links at 10 GB/s, plus
+    # the rendezvous' fixed costs (docs/workloads.md: 2 soft_delay + 2 nic_delay + rdma_delay, 2.2 us,
+    # and two paths' latency, 2 x 250 ns), far from the 2 x 104.9 us of a send then a receive.
+    data = size / 10e9
+    assert data < t < data + 3e-6, t
+
