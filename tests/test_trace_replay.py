@@ -42,9 +42,10 @@ def write_trace(path) -> None:
         w1.enter(12000, irecv), w1.mpi_irecv_request(12100, 43), w1.leave(12500, irecv)
         w0.enter(11600, wait), w0.mpi_isend_complete(30000, 42), w0.leave(30100, wait)
         w1.enter(12600, wait), w1.mpi_irecv(30000, 0, comm, 7, 100000, 43), w1.leave(30200, wait)
+        # Score-P counts an allreduce of 8 B on 2 ranks as 2 x 8 B sent and received (scorep_mpi_coll.inc.c).
         for w, t in ((w0, 40100), (w1, 40200)):
             w.enter(t, allr), w.mpi_collective_begin(t)
-            w.mpi_collective_end(t + 500, CollectiveOp.ALLREDUCE, comm, 0xFFFFFFFF, 8, 8), w.leave(t + 1000, allr)
+            w.mpi_collective_end(t + 500, CollectiveOp.ALLREDUCE, comm, 0xFFFFFFFF, 16, 16), w.leave(t + 1000, allr)
 
 
 def test_a_trace_replays_as_a_rank_program(cli, tmp_path):
@@ -140,3 +141,37 @@ def test_a_sendrecv_ring_sends_and_receives_at_once(cli, tmp_path, call):
     data = size / 10e9
     assert data < t < data + 3e-6, t
 
+
+def test_collective_sizes_follow_each_operation_from_score_p_bytes(cli, tmp_path):
+    # Score-P 8's bytes per rank (src/adapters/mpi/scorep_mpi_coll.inc.c) on 4 ranks, for a block (vector,
+    # message) of B bytes, and the program's size of each call (docs/workloads.md).
+    b = 4096
+    recorded = {  # op, root, per rank (sent, received)
+        "BCAST": (2, [(0, b), (0, b), (4 * b, b), (0, b)]),  # the root sends B to each of 4 (itself too)
+        "ALLTOALL": (None, [(4 * b, 4 * b)] * 4),  # B to each of 4
+        "ALLREDUCE": (None, [(4 * b, 4 * b)] * 4),  # counted as an alltoall of the vector
+        "ALLGATHER": (None, [(4 * b, 4 * b)] * 4),
+        "REDUCE": (1, [(b, 0), (b, 4 * b), (b, 0), (b, 0)]),
+        "GATHER": (0, [(0, 3 * b), (b, 0), (b, 0), (b, 0)]),  # the root in place: 3 blocks move
+    }
+    ops = {"BCAST": "bcast", "ALLTOALL": "alltoall", "ALLREDUCE": "allreduce", "ALLGATHER": "allgather",
+           "REDUCE": "allreduce", "GATHER": "allgather"}
+
+    def collectives(trace, comm, w, r):
+        region = trace.definitions.region("MPI_Coll", region_role=RegionRole.COLL_ALL2ALL, paradigm=Paradigm.MPI)
+        for k, (op, (root, sizes)) in enumerate(recorded.items()):
+            t = 1000 * k
+            w.enter(t, region), w.mpi_collective_begin(t)
+            sent, received = sizes[r]
+            w.mpi_collective_end(t + 500, getattr(CollectiveOp, op), comm, 0xFFFFFFFF if root is None else root,
+                                 sent, received)
+            w.leave(t + 500, region)
+
+    write_4_ranks(tmp_path / "trace", collectives)
+    program = tmp_path / "p.yaml"
+    r = cli("import-trace", tmp_path / "trace", "-o", program)
+    assert r.returncode == 0, r.stderr
+    for rank in program.read_text().split("  -\n")[1:]:
+        calls = [line for line in rank.splitlines() if "size:" in line]
+        assert [c.split(":")[0].strip(" -{") for c in calls] == [ops[op] for op in recorded], calls
+        assert all(f"size: {b}B" in c for c in calls), calls

@@ -78,7 +78,7 @@ def read(path: str) -> tuple[list[dict[str, Any]], int]:
                 continue
             rank = rank_of[location]
             rec: dict[str, Any] = {"rank": rank, "t": (event.time - start) / resolution, "kind": kind}
-            _fields(event, kind, rec, rank_of)
+            _fields(event, kind, rec, rank_of, len(world))
             if kind == "enter" and str(event.region.name) in SEND_AND_RECEIVE:
                 pending[rank] = []
             elif kind == "leave" and rank in pending:
@@ -144,7 +144,7 @@ def _is_mpi(region: Any) -> bool:
     return str(getattr(region, "name", "")).startswith("MPI_")
 
 
-def _fields(event: Any, kind: str, rec: dict[str, Any], rank_of: dict[Any, int]) -> None:
+def _fields(event: Any, kind: str, rec: dict[str, Any], rank_of: dict[Any, int], world: int) -> None:
     if kind in ("send", "isend", "recv", "irecv"):
         peer = event.receiver if kind in ("send", "isend") else event.sender
         rec.update(peer=_world_rank(event.communicator, peer, rank_of), tag=event.msg_tag, size=event.msg_length)
@@ -153,7 +153,8 @@ def _fields(event: Any, kind: str, rec: dict[str, Any], rank_of: dict[Any, int])
     if kind == "collective":
         members = [rank_of[m] for m in event.communicator.group.members if m in rank_of]
         op = str(event.collective_op).rsplit(".", 1)[-1]
-        rec.update(op=op, size=max(event.size_sent, event.size_received, 1), group=members)
+        rec.update(op=op, size=call_size(op, event.size_sent, event.size_received, len(members) or world),
+                   group=members)
         if event.root != 0xFFFFFFFF:
             rec["root"] = event.root
 
@@ -163,3 +164,26 @@ def _world_rank(comm: Any, rank: int, rank_of: dict[Any, int]) -> int:
     members = list(comm.group.members)
     return rank_of.get(members[rank], rank) if rank < len(members) else rank
 
+
+def call_size(op: str, sent: int, received: int, ranks: int) -> int:
+    """The size of a program's call of collective `op` (docs/workloads.md: an allreduce's or a reduce's
+    vector, an alltoall's message to each peer, an allgather's or a gather's block per rank, a bcast's
+    message) from the bytes Score-P recorded on one rank of a communicator of `ranks` ranks.
+
+    Score-P 8, src/adapters/mpi/scorep_mpi_coll.inc.c, for a block (vector, message) of B bytes:
+    bcast: every rank received B (the root sent ranks × B); reduce, gather(v): every rank sent B (an
+    in-place root sent 0 and received (ranks - 1) × B); allreduce, alltoall(v/w), allgather(v): each
+    rank sent ranks × B, or (ranks - 1) × B in place (its own block not moved). In-place is not in the
+    trace: a total that ranks divide is read as not in place. Calls whose ranks still differ (a root
+    in place, the V forms) take the largest over their ranks in the engine.
+    """
+    if op == "BCAST":
+        return max(received or sent // max(ranks, 1), 1)
+    if op in ("REDUCE", "GATHER", "GATHERV"):
+        return max(sent or received // max(ranks - 1, 1), 1)
+    if op in ("ALLREDUCE", "ALLTOALL", "ALLTOALLV", "ALLTOALLW", "ALLGATHER", "ALLGATHERV"):
+        total = sent if op == "ALLGATHERV" else max(sent, received)
+        if ranks > 1 and total % ranks and total % (ranks - 1) == 0:
+            return max(total // (ranks - 1), 1)
+        return max(total // max(ranks, 1), 1)
+    return max(sent, received, 1)  # a barrier moves none; the others are refused by the engine
