@@ -29,10 +29,10 @@ KINDS = {
 }
 
 # MPI calls that send and receive at once. Score-P writes the send event, then the receive event, inside
-# the call's region (SCOREP_Mpi_P2p.c, Score-P 8: "enter region 'MPI_Sendrecv', MPI send event, MPI receive
-# event, exit region"), but the two proceed concurrently (MPI 4.1 §3.10): read as a blocking send then a
-# blocking receive, a ring of them deadlocks where the traced program ran. They become an isend and an
-# irecv, both completed where the call ends.
+# the call's region (its MPI_Sendrecv wrapper, src/adapters/mpi/SCOREP_Mpi_P2p.c: "enter region
+# 'MPI_Sendrecv', MPI send event, MPI receive event, exit region"), but the two proceed concurrently
+# (MPI 4.1 §3.10): read as a blocking send then a blocking receive, a ring of them deadlocks where the
+# traced program ran. They become an isend and an irecv, both completed where the call ends.
 SEND_AND_RECEIVE = {"MPI_Sendrecv", "MPI_Sendrecv_replace"}
 
 
