@@ -109,6 +109,8 @@ def test_a_1g_tree_all_reduce_across_many_nodes_runs_at_nccls_double_tree_bound(
     (["-g", "1"], "-g: 1: one rank"),
     (["--gpus", "GPU0,GPU42"], "--gpus"),
     (["--gpus", "GPU4,GPU5", "-g", "3"], "-g: 3: --gpus lists 2 GPUs; give -g 2"),
+    # --gpus takes a list: `--gpus 4` is the one GPU 4 (one rank, refused), and the hint names the count's forms.
+    (["--gpus", "4"], "--gpus 4 names the one GPU 4: for 4 GPUs give -g 4 or --gpus 0,1,2,3"),
     (["--proto", "fast"], "--proto"),
     (["--algo", "nvls"], "--algo"),
     (["--op", "all_gather", "--algo", "tree"], "all_gather has ring"),

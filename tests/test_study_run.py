@@ -122,6 +122,40 @@ def test_ctrl_c_is_one_line_without_the_workers_tracebacks(reference, tmp_path):
     assert "interrupted: the points finished are kept in" in stderr
 
 
+def test_ctrl_c_while_the_workers_start_stops_the_study_once_they_are_up(tmp_path):
+    # The signal is sent once the parent has started its worker process, whose start (importing Dask and
+    # contend) takes a second or more, so it arrives while LocalCluster() starts however loaded the machine.
+    # It used to be ignored there and dropped: the study ran every point and ended 0.
+    psutil = pytest.importorskip("psutil")  # a dependency of Dask's
+    (tmp_path / "s.yaml").write_text(STUDY)
+    out = tmp_path / "interrupted"
+    cmd = [sys.executable, "-m", "contend.cli", "study", str(tmp_path / "s.yaml"), "-o", str(out), "--workers", "1"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+    def worker_started() -> bool:
+        try:
+            return any("spawn_main" in " ".join(c.cmdline()) for c in psutil.Process(proc.pid).children())
+        except psutil.Error:  # a child that ended between the listing and the look
+            return False
+
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None and not worker_started():
+            time.sleep(0.005)
+        assert not list(out.glob("*.parquet")), "a point finished before the workers were seen starting"
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    assert stderr.strip().splitlines() == [f"interrupted: the points finished are kept in {out}; run the same "
+                                           "command again to resume"], stderr
+    assert len(list(out.glob("*.parquet"))) < POINTS
+
+
 def test_a_folder_of_another_study_is_refused(cli, reference):
     other = STUDY.replace("nic_scheduling: fcfs}", "nic_scheduling: rr}")
     (reference / "other.yaml").write_text(other)

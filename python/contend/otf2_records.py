@@ -28,6 +28,13 @@ KINDS = {
     "MpiCollectiveEnd": "collective",
 }
 
+# MPI calls that send and receive at once. Score-P writes the send event, then the receive event, inside
+# the call's region (its MPI_Sendrecv wrapper, src/adapters/mpi/SCOREP_Mpi_P2p.c: "enter region
+# 'MPI_Sendrecv', MPI send event, MPI receive event, exit region"), but the two proceed concurrently
+# (MPI 4.1 §3.10): read as a blocking send then a blocking receive, a ring of them deadlocks where the
+# traced program ran. They become an isend and an irecv, both completed where the call ends.
+SEND_AND_RECEIVE = {"MPI_Sendrecv", "MPI_Sendrecv_replace"}
+
 
 def anchor(path: str) -> str:
     """The trace's .otf2 anchor file: ``path`` itself, or the one anchor in a folder (Score-P writes
@@ -61,16 +68,52 @@ def read(path: str) -> tuple[list[dict[str, Any]], int]:
         world = _world(trace)
         rank_of = {loc: r for r, loc in enumerate(world)}
         records: list[dict[str, Any]] = []
+        # Per rank inside a call of SEND_AND_RECEIVE: the completions to write where the call ends.
+        pending: dict[int, list[dict[str, Any]]] = {}
         for location, event in trace.events:
             kind = KINDS.get(type(event).__name__)
             if kind is None or location not in rank_of:
                 continue
             if kind in ("enter", "leave") and not _is_mpi(event.region):
                 continue
-            rec: dict[str, Any] = {"rank": rank_of[location], "t": (event.time - start) / resolution, "kind": kind}
-            _fields(event, kind, rec, rank_of)
+            rank = rank_of[location]
+            rec: dict[str, Any] = {"rank": rank, "t": (event.time - start) / resolution, "kind": kind}
+            _fields(event, kind, rec, rank_of, len(world))
+            if kind == "enter" and str(event.region.name) in SEND_AND_RECEIVE:
+                pending[rank] = []
+            elif kind == "leave" and rank in pending:
+                records.extend(dict(c, t=rec["t"]) for c in pending.pop(rank))
+            elif kind in ("send", "recv") and rank in pending:
+                rec, done = _nonblocking(rec)
+                pending[rank].append(done)
             records.append(rec)
+    _number_requests(records)
     return records, len(world)
+
+
+def _nonblocking(rec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A send or receive of a SEND_AND_RECEIVE call as the start of a nonblocking one and its completion;
+    the request is numbered by _number_requests."""
+    if rec["kind"] == "send":
+        return dict(rec, kind="isend", request=None), {"rank": rec["rank"], "kind": "isend_complete", "request": None}
+    # An irecv's source, tag and size are on its completion, as Score-P writes them for MPI_Irecv.
+    start = {"rank": rec["rank"], "t": rec["t"], "kind": "irecv_request", "request": None}
+    return start, dict(rec, kind="irecv", request=None)
+
+
+def _number_requests(records: list[dict[str, Any]]) -> None:
+    """Requests of _nonblocking numbered past the trace's own, in pairs (start, completion) per rank."""
+    next_id = 1 + max((r["request"] for r in records if r.get("request") is not None), default=-1)
+    started: dict[tuple[int, str], list[int]] = {}
+    for r in records:
+        if "request" not in r or r["request"] is not None:
+            continue
+        if r["kind"] in ("isend", "irecv_request"):
+            r["request"] = next_id
+            started.setdefault((r["rank"], r["kind"]), []).append(next_id)
+            next_id += 1
+        else:  # the completion of the oldest start of its kind on its rank (one call's two are in order)
+            r["request"] = started[(r["rank"], "isend" if r["kind"] == "isend_complete" else "irecv_request")].pop(0)
 
 
 @contextlib.contextmanager
@@ -101,7 +144,7 @@ def _is_mpi(region: Any) -> bool:
     return str(getattr(region, "name", "")).startswith("MPI_")
 
 
-def _fields(event: Any, kind: str, rec: dict[str, Any], rank_of: dict[Any, int]) -> None:
+def _fields(event: Any, kind: str, rec: dict[str, Any], rank_of: dict[Any, int], world: int) -> None:
     if kind in ("send", "isend", "recv", "irecv"):
         peer = event.receiver if kind in ("send", "isend") else event.sender
         rec.update(peer=_world_rank(event.communicator, peer, rank_of), tag=event.msg_tag, size=event.msg_length)
@@ -110,7 +153,8 @@ def _fields(event: Any, kind: str, rec: dict[str, Any], rank_of: dict[Any, int])
     if kind == "collective":
         members = [rank_of[m] for m in event.communicator.group.members if m in rank_of]
         op = str(event.collective_op).rsplit(".", 1)[-1]
-        rec.update(op=op, size=max(event.size_sent, event.size_received, 1), group=members)
+        rec.update(op=op, size=call_size(op, event.size_sent, event.size_received, len(members) or world),
+                   group=members)
         if event.root != 0xFFFFFFFF:
             rec["root"] = event.root
 
@@ -119,3 +163,27 @@ def _world_rank(comm: Any, rank: int, rank_of: dict[Any, int]) -> int:
     """A rank of `comm` as a rank of MPI_COMM_WORLD."""
     members = list(comm.group.members)
     return rank_of.get(members[rank], rank) if rank < len(members) else rank
+
+
+def call_size(op: str, sent: int, received: int, ranks: int) -> int:
+    """The size of a program's call of collective `op` (docs/workloads.md: an allreduce's or a reduce's
+    vector, an alltoall's message to each peer, an allgather's or a gather's block per rank, a bcast's
+    message) from the bytes Score-P recorded on one rank of a communicator of `ranks` ranks.
+
+    Score-P 8, src/adapters/mpi/scorep_mpi_coll.inc.c, for a block (vector, message) of B bytes:
+    bcast: every rank received B (the root sent ranks × B); reduce, gather(v): every rank sent B (an
+    in-place root sent 0 and received (ranks - 1) × B); allreduce, alltoall(v/w), allgather(v): each
+    rank sent ranks × B, or (ranks - 1) × B in place (its own block not moved). In-place is not in the
+    trace: a total that ranks divide is read as not in place. Calls whose ranks still differ (a root
+    in place, the V forms) take the largest over their ranks in the engine.
+    """
+    if op == "BCAST":
+        return max(received or sent // max(ranks, 1), 1)
+    if op in ("REDUCE", "GATHER", "GATHERV"):
+        return max(sent or received // max(ranks - 1, 1), 1)
+    if op in ("ALLREDUCE", "ALLTOALL", "ALLTOALLV", "ALLTOALLW", "ALLGATHER", "ALLGATHERV"):
+        total = sent if op == "ALLGATHERV" else max(sent, received)
+        if ranks > 1 and total % ranks and total % (ranks - 1) == 0:
+            return max(total // (ranks - 1), 1)
+        return max(total // max(ranks, 1), 1)
+    return max(sent, received, 1)  # a barrier moves none; the others are refused by the engine

@@ -6,13 +6,15 @@ dataset is the same whichever worker ran a point and in whatever order they fini
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import signal
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,33 +112,36 @@ def run(study: Study, folder: str | os.PathLike, workers: int | None = None, sch
             finished.add(fut)
 
     try:
-        try:
-            client.wait_for_workers(1)
-            known: set[str] = set()
+        with _ctrl_c_noted() as ctrl_c:
+            try:
+                client.wait_for_workers(1)
+                known: set[str] = set()
 
-            def give_new_workers_work() -> None:
-                """Workers that joined (all at first; then those an adaptive cluster adds) start a group, two
-                points at a time: the next waits on the worker while the client takes in the last one."""
-                for worker in client.scheduler_info(n_workers=-1)["workers"]:
-                    if worker not in known:
-                        known.add(worker)
-                        submit(worker)
-                        submit(worker)
+                def give_new_workers_work() -> None:
+                    """Workers that joined (all at first; then those an adaptive cluster adds) start a group, two
+                    points at a time: the next waits on the worker while the client takes in the last one."""
+                    for worker in client.scheduler_info(n_workers=-1)["workers"]:
+                        if worker not in known:
+                            known.add(worker)
+                            submit(worker)
+                            submit(worker)
 
-            give_new_workers_work()
-            checked = time.monotonic()
-            for fut in finished:
-                p, worker = running.pop(fut)
-                submit(worker)
-                report = _report(fut, origin_of(study, p))
-                dataset.write_point(folder, p.hash, dataset.rows(p.values, p.hash, __version__, report), meta)
-                if on_point:
-                    on_point()
-                if time.monotonic() - checked > WORKERS_CHECK_S:
-                    checked = time.monotonic()
-                    give_new_workers_work()
-        finally:  # a failed point stops the study; the ones finished so far are kept
-            client.cancel(list(running))
+                give_new_workers_work()
+                checked = time.monotonic()
+                for fut in finished:
+                    if ctrl_c:
+                        raise KeyboardInterrupt
+                    p, worker = running.pop(fut)
+                    submit(worker)
+                    report = _report(fut, origin_of(study, p))
+                    dataset.write_point(folder, p.hash, dataset.rows(p.values, p.hash, __version__, report), meta)
+                    if on_point:
+                        on_point()
+                    if time.monotonic() - checked > WORKERS_CHECK_S:
+                        checked = time.monotonic()
+                        give_new_workers_work()
+            finally:  # a failed point stops the study; the ones finished so far are kept
+                client.cancel(list(running))
     finally:
         if own:
             cluster = getattr(client, "cluster", None)
@@ -185,26 +190,88 @@ def connect(workers: int | None, scheduler: str | None) -> Any:
         # "inheriting"); an unguarded study.run there would start a cluster of its own. The worker ends quietly
         # and the parent says what to do.
         raise SystemExit(2)
-    # Ctrl-C reaches the whole process group: the workers ignore it, and the parent stops them and says what
-    # to do in one line (each worker printed a 30-line KeyboardInterrupt traceback). A worker process inherits
-    # SIGINT ignored across its start, and Python installs its KeyboardInterrupt handler only where SIGINT is not
-    # ignored at start; the parent's own handler is back once the workers are up. (Only the main thread may set
-    # a handler: a study started from another thread leaves it as it is.)
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
-    with dask.config.set(LOCAL_CLUSTER_CONFIG):
-        try:
-            cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", silence_logs=logging.CRITICAL)
-        except RuntimeError as e:
-            raise ContendError(f"the study's worker processes did not start ({e}); from a script of your own, call "
-                               "contend.study.run under `if __name__ == \"__main__\":` (each worker re-imports the "
-                               "script), or pass client= a running Dask client") from None
-        finally:
-            # `previous` is None where a handler not installed from Python was in place: leave it.
-            if main and previous is not None:
-                signal.signal(signal.SIGINT, previous)
+    # Ctrl-C reaches the whole process group: the workers never take it, and the parent stops them and says what
+    # to do in one line (each worker printed a 30-line KeyboardInterrupt traceback); one during the workers' start
+    # stops the study once they are up (_sigint_held). multiprocessing starts its resource tracker with SIGINT
+    # blocked, then unblocks it in that thread, which would let the workers started after it take SIGINT: started
+    # here first, the tracker is there already. (Only the main thread may set a handler: a study started from
+    # another thread leaves it as it is.)
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+    cluster = None
+    try:
+        with _sigint_held():
+            with dask.config.set(LOCAL_CLUSTER_CONFIG):
+                try:
+                    cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
+                                           processes=True, dashboard_address=":0", silence_logs=logging.CRITICAL)
+                except RuntimeError as e:
+                    raise ContendError(f"the study's worker processes did not start ({e}); from a script of your "
+                                       "own, call contend.study.run under `if __name__ == \"__main__\":` (each "
+                                       "worker re-imports the script), or pass client= a running Dask client") from None
+    except BaseException:
+        if cluster is not None:
+            cluster.close()
+        raise
     return Client(cluster)
+
+
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    """A Ctrl-C while the workers start, held until they are up and then delivered to the handler in place.
+
+    SIGINT is blocked in the main thread meanwhile: the threads and processes started meanwhile inherit that
+    (a process keeps its mask across exec; a handler is reset), so the workers never take a Ctrl-C, and after
+    this only the main thread and threads that were there before take one. One sent meanwhile is noted by a
+    handler (a thread that was there before, say OpenBLAS's, takes it) or stays pending; ignoring it instead,
+    as before, lost it (the study ran to its end). Elsewhere than the main thread, or without pthread_sigmask
+    (Windows), nothing changes."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    noted: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        # `previous` is None where a handler not installed from Python was in place: it cannot be put back, and
+        # SIGINT stays ignored (as a shell's background job starts).
+        signal.signal(signal.SIGINT, signal.SIG_IGN if previous is None else previous)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending SIGINT is delivered here
+        if noted:
+            signal.raise_signal(signal.SIGINT)
+
+
+@contextlib.contextmanager
+def _ctrl_c_noted() -> Iterator[list[int]]:
+    """Ctrl-C while the points run raises KeyboardInterrupt where the main thread is, as Python's own handler
+    does, and is noted too: raised inside a finalizer (a Dask future's __del__), Python printed it as an
+    "Exception ignored" traceback and went on, and the study ran to its end. Such a one is kept quiet here, and
+    the loop stops at the next point on the note. Only where Python's own handler is in place (in the main
+    thread): another handler, or SIGINT ignored, is left as it is."""
+    noted: list[int] = []
+    if threading.current_thread() is not threading.main_thread() or (
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield noted
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        noted.append(signum)
+        raise KeyboardInterrupt
+
+    def unraisable(u: Any) -> None:
+        if not isinstance(u.exc_value, KeyboardInterrupt):
+            previous_hook(u)
+
+    previous_hook, sys.unraisablehook = sys.unraisablehook, unraisable
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield noted
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        sys.unraisablehook = previous_hook
 
 
 LOCAL_CLUSTER_CONFIG = {

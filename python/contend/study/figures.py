@@ -42,7 +42,8 @@ def _grid(n: int, cols: int):
 def _finish(fig, title: str, path: str, legend_title: str | None = None) -> None:
     # One legend for every panel, beside them: the same colours mean the same thing in each.
     handles, labels = fig.axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, title=legend_title, loc="outside right upper", fontsize="small")
+    # Beside the panels, halfway down: at the top, a title of two lines ran under it.
+    fig.legend(handles, labels, title=legend_title, loc="outside right center", fontsize="small")
     fig.suptitle(title)
     save(fig, path, dpi=110)
     _plt().close(fig)
@@ -66,11 +67,29 @@ def bars_per_axis(m: pd.DataFrame, axis: str, title: str, path: str) -> None:
             s = d[d["ranks"] == size].set_index(axis)["speedup"]
             ax.bar([i + j * width for i in range(len(xs))], [s.get(x, math.nan) for x in xs], width,
                    label=str(size), color=f"C{j}")
-        ax.set_xticks([i + width * (len(sizes) - 1) / 2 for i in range(len(xs))], [str(x) for x in xs])
+        middles = [i + width * (len(sizes) - 1) / 2 for i in range(len(xs))]
+        _group_ticks(ax, middles, [_value_label(axis, x) for x in xs])
         ax.set_xlabel(axis)
         ax.set_title(app)
         _unity(ax)
     _finish(fig, title, path, "ranks")
+
+
+def _value_label(axis: str, x: Any) -> str:
+    """An axis value under its bars: bandwidth in seed 003's notation (x/16 … 16x), as the bandwidth charts
+    write it; a number without a trailing .0."""
+    from contend.study.speedup import bandwidth_label
+
+    if axis == "bandwidth_scale":
+        return bandwidth_label(float(x))
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def _group_ticks(ax, positions: list[float], labels: list[str]) -> None:
+    """Labels under groups of bars, slanted where side by side they would run together (about six characters
+    fit under each of nine groups of a 4.2-inch panel)."""
+    crowded = len(labels) * max((len(label) for label in labels), default=0) > 54
+    ax.set_xticks(positions, labels, rotation=30 if crowded else 0, ha="right" if crowded else "center")
 
 
 def bandwidth_lines(m: pd.DataFrame, axis: str, title: str, path: str) -> None:

@@ -128,6 +128,12 @@ struct OpMap {
     nccl_alltoall: Option<NcclCollective>,
     nccl_broadcast: Option<NcclCollective>,
     nccl_group: Option<Vec<NcclP2p>>,
+    /// `{barrier: ...}` and `{waitall: ...}`: the words written as keys, refused with the words' form
+    /// (serde's list of the keys left them out). Not in the schema: they are never right.
+    #[schemars(skip)]
+    barrier: Option<serde::de::IgnoredAny>,
+    #[schemars(skip)]
+    waitall: Option<serde::de::IgnoredAny>,
 }
 
 impl TryFrom<OpForm> for Op {
@@ -138,6 +144,11 @@ impl TryFrom<OpForm> for Op {
             OpForm::Word(Word::Barrier) => return Ok(Op::Barrier),
             OpForm::Map(m) => *m,
         };
+        for (word, given) in [("barrier", m.barrier.is_some()), ("waitall", m.waitall.is_some())] {
+            if given {
+                return Err(format!("{word} takes no arguments: write the bare word (`- {word}`), not a mapping"));
+            }
+        }
         let ops: Vec<Op> = [
             m.compute.map(Op::Compute),
             m.send.map(Op::Send),
@@ -275,6 +286,13 @@ mod tests {
         assert!(e.contains("a one-key mapping such as {compute: 10us}"), "{e}");
         let e = error("barier");
         assert!(e.contains("unknown variant `barier`") && e.contains("barrier"), "{e}");
+        // The words written as keys: named, with the form they take (the list of keys left them out).
+        let e = error("{barrier: {}}");
+        assert!(e.contains("barrier takes no arguments: write the bare word (`- barrier`)"), "{e}");
+        let e = error("{waitall: []}");
+        assert!(e.contains("waitall takes no arguments"), "{e}");
+        let e = error("{barier: {}}");
+        assert!(e.contains("did you mean `barrier`"), "{e}");
         let e = error("{compute: 1e9s}");
         assert!(e.contains("ranks[0][0].compute") && !e.contains("did not match any variant"), "{e}");
         assert_eq!(Program::from_text("ranks:\n  - [barrier, {compute: 1us}, waitall]\n", "p.yaml").unwrap().ranks[0].len(), 3);

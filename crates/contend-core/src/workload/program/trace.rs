@@ -61,10 +61,10 @@ pub fn program(records: &[TraceRecord], ranks: u32, iterations: u32, origin: &st
     Ok(out)
 }
 
-/// Score-P counts a collective's bytes per rank (a bcast's root sent N × count, the others
-/// received count; a gather's root received N × count), while a program's call is one call of
-/// one size on every rank of its group: each call (the k-th collective of a group) takes the
-/// largest size any of its ranks traced.
+/// The reader turns Score-P's bytes of each rank into the call's size (`otf2_records.call_size`),
+/// but ranks of one call can still differ (the V forms' counts, an in-place root), while a
+/// program's call is one call of one size on every rank of its group: each call (the k-th
+/// collective of a group) takes the largest size any of its ranks gave.
 fn one_size_per_call(loops: &mut [Vec<Op>]) {
     fn call(op: &mut Op) -> Option<&mut Collective> {
         match op {
@@ -274,8 +274,8 @@ mod tests {
 
     #[test]
     fn a_traced_call_has_one_size_on_every_rank() {
-        // Score-P's bytes of one MPI_Bcast(8 doubles, root 0) on 4 ranks: the root sent 4 × 64 B,
-        // each other rank received 64 B. The program's call is one bcast of the largest.
+        // One bcast whose ranks gave different sizes (as a V form's counts can): the program's call
+        // is one bcast of the largest.
         let bcast = |rank: u32, size: u64| TraceRecord { op: Some("BCAST".into()), root: Some(0), size: Some(size), ..rec(rank, 0.0, "collective") };
         let r: Vec<TraceRecord> = (0..4).map(|k| bcast(k, if k == 0 { 256 } else { 64 })).collect();
         let p = program(&r, 4, 2, "t.otf2").unwrap();
