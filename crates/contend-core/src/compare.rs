@@ -202,7 +202,11 @@ pub fn compare(m: &Machine, spec: &WorkloadSpec, origin: &str, models: &[String]
         None => Vec::new(),
     };
     let ran = |n: &str| reports.iter().any(|(name, _)| name == n);
-    let notes = if ran("packet") && reports.len() > 1 { routing_note(m).into_iter().collect() } else { Vec::new() };
+    let mut notes: Vec<String> = if ran("packet") && reports.len() > 1 { routing_note(m).into_iter().collect() } else { Vec::new() };
+    if ran("packet") && ran("maxmin") {
+        let own: Vec<(String, String)> = params.iter().filter(|(model, _, _)| model == "maxmin").map(|(_, k, v)| (k.clone(), v.clone())).collect();
+        notes.extend(duplex_note(m, &own));
+    }
     Ok(CompareReport {
         machine: m.name.clone(),
         transfers,
@@ -232,6 +236,24 @@ fn routing_note(m: &Machine) -> Option<String> {
         "routing {}: the flow-level models take {per_message}, packet decides at every packet, so their makespans differ by the routing as well as by the model (docs/models.md, packet: per-packet routing)",
         format!("{r:?}").to_lowercase()
     ))
+}
+
+/// maxmin takes a link's duplex loss (a direction loses capacity per byte moving the other way:
+/// `MaxminParams::link_duplex`, the link's own or its kind's), packet has none; their link rates
+/// are the same table (model/link_rate.rs). So on a link loaded both ways maxmin's transfers run
+/// slower by up to that loss (capacity / (1 + loss) at equal load each way), which is no
+/// difference of packet's queues. The largest loss on the machine, and its kind.
+fn duplex_note(m: &Machine, own: &[(String, String)]) -> Option<String> {
+    let p = crate::model::maxmin::MaxminParams::parse(own).ok()?;
+    let (loss, kind) = m.links.iter().map(|l| (p.link_duplex(l), l.kind)).max_by(|a, b| a.0.total_cmp(&b.0))?;
+    (loss > 0.0).then(|| {
+        format!(
+            "duplex loss: maxmin takes one (up to {} on the {} links), packet has none, on the same link rates: where a link carries traffic both ways maxmin runs it up to {:.1}% slower (capacity / (1 + loss)), a difference of the models' parameters, not of packet's queues",
+            (loss * 1e4).round() / 1e4,
+            kind.name(),
+            loss * 100.0
+        )
+    })
 }
 
 #[cfg(test)]
@@ -285,6 +307,23 @@ mod tests {
         assert!(e.contains("--model packet"), "{e}");
         let e = compare(&star(), &w, "t.yaml", &["maxmn".into()], &[]).unwrap_err().to_string();
         assert!(e.contains("maxmn") && e.contains("choose one of"), "{e}");
+    }
+
+    /// A PCIe link that writes no duplex loss takes its kind's from maxmin's table (duplex_pcie,
+    /// 0.06 by default); packet has no such parameter, and the note says so, with the loss.
+    #[test]
+    fn the_duplex_loss_only_maxmin_takes_is_noted() {
+        let text = "name: p\ndevices:\n  - {name: RC, kind: root_complex}\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\nlinks:\n  - {a: RC, b: GPU0, kind: pcie, gen: 4, lanes: 16}\n  - {a: RC, b: GPU1, kind: pcie, gen: 4, lanes: 16}\n";
+        let m = Machine::from_text(text, "p").unwrap();
+        let w = spec("transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB}\n  - {src: GPU1, dst: GPU0, size: 1MiB}\n");
+        let loss = crate::model::maxmin::MaxminParams::default().duplex_pcie;
+        let r = compare(&m, &w, "t.yaml", &[], &[]).unwrap();
+        let note = r.notes.iter().find(|n| n.starts_with("duplex loss")).unwrap();
+        assert!(note.contains(&format!("up to {loss} on the pcie links")) && note.contains(&format!("{:.1}% slower", loss * 100.0)), "{note}");
+        let r = compare(&m, &w, "t.yaml", &[], &[("maxmin".into(), "duplex_pcie".into(), "0".into())]).unwrap();
+        assert!(r.notes.iter().all(|n| !n.starts_with("duplex loss")), "{:?}", r.notes);
+        let r = compare(&star(), &spec("transfers:\n  - {src: n0.GPU0, dst: n3.GPU0, size: 1MiB}\n"), "t.yaml", &[], &[]).unwrap();
+        assert!(r.notes.iter().all(|n| !n.starts_with("duplex loss")), "{:?}", r.notes);
     }
 
     #[test]

@@ -292,6 +292,18 @@ fn fit_latencies(rows: &[Vec<f64>], paid: &[Vec<f64>], ys: &[f64], notes: &mut V
     (lat, free)
 }
 
+/// The note of a fit at its upper bound 1 (`efficiency`, or `read_efficiency` where nvbandwidth
+/// measured only reads): the links carry all of their bandwidth and the measurement still wants
+/// more, so their bandwidth is likely written too low (a PCIe generation or width the dump did
+/// not give).
+fn full_bandwidth(kind: LinkKind, what: &str) -> String {
+    format!(
+        "{} links run at their full bandwidth in the fit ({what}.{} at its bound 1): their bandwidth may be written too low",
+        kind_name(kind),
+        kind_name(kind)
+    )
+}
+
 /// With `hold_out`, the fit sees single-pair data only — the unidirectional and read matrices,
 /// the latencies of pairs i < j, and nvbandwidth's copies between one GPU
 /// and its host memory (one way, and both ways at once) — and every other measurement (the
@@ -310,6 +322,7 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
     let router = Router::new(m);
     let mut notes = meas.skipped.clone();
     let mut plans = vec![vec![[None, None]; n]; n];
+    let measured_peer = meas.peer_access();
     for i in 0..n {
         for j in (0..n).filter(|&j| j != i) {
             for (k, peer) in [true, false].into_iter().enumerate() {
@@ -322,7 +335,7 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
                 }
             }
             let predicted = plans[i][j][0].as_ref().is_some_and(|p| p.mechanism == Mechanism::P2p);
-            if let Some(measured) = meas.peer_access.as_ref().map(|a| a[i][j]) {
+            if let Some(measured) = measured_peer.as_ref().map(|a| a[i][j]) {
                 if measured != predicted {
                     notes.push(format!(
                         "{} -> {}: the machine says peer access {}, the measurement says {}; check the p2p flags of the links between them",
@@ -398,7 +411,7 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
             fitted.insert(format!("efficiency.{}", kind_name(KINDS[k])), format!("{e}"));
             spec.links.iter_mut().filter(|l| l.kind == KINDS[k]).for_each(|l| l.efficiency = Some(e));
             if e >= 1.0 {
-                notes.push(format!("{} links run at their full bandwidth in the fit: their bandwidth may be written too low", kind_name(KINDS[k])));
+                notes.push(full_bandwidth(KINDS[k], "efficiency"));
             }
         }
     }
@@ -452,6 +465,9 @@ pub fn calibrate(m: &Machine, meas: &P2pMeasurements, params: &MaxminParams, hol
         for (name, (kind, v)) in fit {
             let v = (v * 1e4).round() / 1e4;
             fitted.insert(format!("{what}.{name}"), format!("{v}"));
+            if what == "read_efficiency" && v >= 1.0 {
+                notes.push(full_bandwidth(kind, "read_efficiency"));
+            }
             if what == "duplex" && kind == LinkKind::Pcie && meas.host_bidirectional.is_empty() {
                 notes.push("duplex.pcie: one value for both directions; a peer pair loads both directions of every link alike, so the bidirectional matrix cannot tell them apart (nvbandwidth's host bidirectional tests can)".into());
             }

@@ -356,3 +356,34 @@ links:
     assert!(!c.notes.iter().any(|n| n.contains("host_memory")), "{:?}", c.notes);
     assert!(!c.residuals.is_empty());
 }
+
+/// The same read matrix on the host as an import describes it (two sockets joined by UPI, which
+/// gives no peer access; PCIe Gen3 x16, 15.75 GB/s): nvbandwidth measures a peer copy only
+/// where peer access is on (N/A elsewhere), so every measured pair across the sockets says the
+/// machine and the measurement disagree, as p2pBandwidthLatencyTest's connectivity matrix does;
+/// and the in-socket reads (26.3 GB/s) exceed Gen3's rate, so read_efficiency.pcie stops at its
+/// bound 1, which says the links' bandwidth may be written too low.
+#[test]
+fn nvbandwidth_notes_pairs_without_peer_access_and_a_read_fit_at_its_bound() {
+    let mut text = String::from("name: a6000x6\ndevices:\n  - {name: RC0, kind: root_complex}\n  - {name: RC1, kind: root_complex}\n");
+    let mut links = String::from("  - {a: RC0, b: RC1, kind: upi, bandwidth: 20.8GB/s}\n");
+    for g in 0..6 {
+        text.push_str(&format!("  - {{name: GPU{g}, kind: gpu, model: NVIDIA RTX A6000}}\n"));
+        links.push_str(&format!("  - {{a: RC{}, b: GPU{g}, kind: pcie, gen: 3, lanes: 16}}\n", g / 3));
+    }
+    let m = Machine::from_text(&format!("{text}links:\n{links}"), "a6000x6").unwrap();
+    let meas = parse_measurements(include_str!("../../tests/fixtures/nvbandwidth-6xa6000-read-ce.txt"), "nvb.txt").unwrap();
+    let read = meas.unidirectional_p2p_read_gbps.as_ref().unwrap();
+    let c = calibrate(&m, &meas, &MaxminParams::default(), false).unwrap();
+    let disagree =
+        |i: usize, j: usize| c.notes.iter().any(|n| n.starts_with(&format!("GPU{i} -> GPU{j}: the machine says peer access no, the measurement says yes")));
+    for (i, row) in read.iter().enumerate() {
+        for (j, cell) in row.iter().enumerate().filter(|&(j, _)| j != i) {
+            let across = i / 3 != j / 3;
+            assert_eq!(disagree(i, j), across && cell.is_some(), "GPU{i} -> GPU{j}: {:?}", c.notes);
+        }
+    }
+    assert_eq!(read.len(), 6);
+    assert_eq!(c.fitted["read_efficiency.pcie"], "1");
+    assert!(c.notes.iter().any(|n| n.starts_with("pcie links run at their full bandwidth in the fit (read_efficiency.pcie at its bound 1)")), "{:?}", c.notes);
+}

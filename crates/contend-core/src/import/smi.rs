@@ -225,13 +225,50 @@ pub fn parse(text: &str, origin: &str, numa_per_socket: u32) -> Result<Builder> 
     let one_socket = !m.rel.iter().flatten().any(|&r| r == Rel::Sys);
     for i in 0..n {
         for j in 0..n {
-            if close(m.rel[i][j], &[Rel::Pix, Rel::Pxb, Rel::Phb, Rel::Node]) {
-                socket.join(i, j);
-            }
-            if one_socket || (i != j && m.affinity[i].is_some() && m.affinity[i] == m.affinity[j]) || same_socket(i, j) {
+            if one_socket || close(m.rel[i][j], &[Rel::Pix, Rel::Pxb, Rel::Phb, Rel::Node]) {
                 socket.join(i, j);
             }
         }
+    }
+    // Then the affinity columns join what the labels leave apart (NVLink pairs, cut-off rows),
+    // but not across a SYS label: SYS is "traversing ... the SMP interconnect between NUMA nodes"
+    // (the legend), measured per pair, where the column names a CPU set per device. Only
+    // --numa-per-socket asks for SYS inside a socket (NUMA nodes of one socket).
+    let affine = |i: usize, j: usize| i != j && ((m.affinity[i].is_some() && m.affinity[i] == m.affinity[j]) || same_socket(i, j));
+    let mut overruled: Option<(usize, usize, usize, usize)> = None;
+    for i in 0..n {
+        for j in (0..n).filter(|&j| affine(i, j)) {
+            let (a, b) = (socket.find(i), socket.find(j));
+            if a == b {
+                continue;
+            }
+            let group = |s: &mut Sets, r: usize| (0..n).filter(|&x| s.find(x) == r).collect::<Vec<_>>();
+            let (ga, gb) = (group(&mut socket, a), group(&mut socket, b));
+            let sys = ga.iter().flat_map(|&x| gb.iter().map(move |&y| (x, y))).find(|&(x, y)| m.rel[x][y] == Rel::Sys);
+            match sys.filter(|_| numa_per_socket == 1) {
+                Some((x, y)) => {
+                    overruled.get_or_insert((i, j, x, y));
+                }
+                None => socket.join(i, j),
+            }
+        }
+    }
+    if let Some((i, j, x, y)) = overruled {
+        let key = m.affinity[i].as_deref().or(m.affinity[j].as_deref()).unwrap_or_default();
+        let column = match key.split_once(' ') {
+            Some(("numa", v)) => format!("NUMA Affinity {v}"),
+            Some((_, v)) => format!("CPU Affinity {v}"),
+            None => "affinity".to_string(),
+        };
+        let between = if [i, j] == [x, y] || [i, j] == [y, x] {
+            " between them".to_string()
+        } else {
+            format!(" between {} and {}, which that would put on one socket", m.names[x], m.names[y])
+        };
+        b.assume(format!(
+            "the affinity columns contradict the matrix: {} and {} give the same NUMA node ({column}), but topo -m says SYS{between} (the legend: across the SMP interconnect between NUMA nodes); the matrix is followed, as its labels are per pair, so they sit on different sockets",
+            m.names[i], m.names[j]
+        ));
     }
     let sockets = socket.groups(&all);
     let mut roots = Vec::new();

@@ -655,3 +655,70 @@ fn an_nv18_dump_says_what_it_cannot_tell() {
     let (_, dgx1) = machine("nvidia-smi-dgx1-v100.txt");
     assert!(!dgx1.iter().any(|a| a.contains("NV18")));
 }
+
+/// rapidsai/ucx-py#749's layout: 8 GPUs in PXB pairs, each pair PXB to two NICs, two more NIC
+/// pairs (PIX) with no GPU, every other pair SYS; `affinity`: every GPU's row gives one CPU set
+/// and NUMA "6-7", as that dump does.
+fn ucx_topo(affinity: bool) -> String {
+    let names: Vec<String> = (0..8).map(|g| format!("GPU{g}")).chain((0..12).map(|k| format!("mlx5_{k}"))).collect();
+    // Each device's group: GPU pair g / 2, the NICs of pair p are mlx5_{2p'} and mlx5_{2p'+1}
+    // with p' = p, except that mlx5_4/5 and mlx5_10/11 are pairs of their own.
+    let group = |i: usize| if i < 8 { i / 2 } else { [0, 0, 1, 1, 4, 4, 2, 2, 3, 3, 5, 5][i - 8] };
+    let label = |i: usize, j: usize| {
+        if i == j {
+            " X "
+        } else if group(i) != group(j) {
+            "SYS"
+        } else if group(i) >= 4 {
+            "PIX"
+        } else {
+            "PXB"
+        }
+    };
+    let tail = if affinity { "\tCPU Affinity\tNUMA Affinity" } else { "" };
+    let mut s = format!("\t{}{tail}\n", names.join("\t"));
+    for i in 0..names.len() {
+        let cells: Vec<&str> = (0..names.len()).map(|j| label(i, j)).collect();
+        let aff = if affinity && i < 8 {
+            "\t112-127,240-255\t6-7"
+        } else if affinity {
+            "\t\t"
+        } else {
+            ""
+        };
+        s.push_str(&format!("{}\t{}{aff}\n", names[i], cells.join("\t")));
+    }
+    s.push_str("\nLegend:\n\n  X    = Self\n  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)\n");
+    s
+}
+
+/// SYS is "traversing PCIe as well as the SMP interconnect between NUMA nodes" (the legend): every
+/// SYS pair's route crosses a socket link and no other pair's does, whatever the affinity columns
+/// say; where they put SYS pairs on one NUMA node, one assumption says which was followed.
+#[test]
+fn sys_labels_outrank_the_affinity_columns() {
+    let text = ucx_topo(true);
+    let with = import(&text, "ucx", "topo.txt", 1).unwrap();
+    let without = import(&ucx_topo(false), "ucx", "topo.txt", 1).unwrap();
+    let m = Machine::from_text(&with.yaml, "ucx.yaml").unwrap();
+    let router = crate::flow::router::Router::new(&m);
+    let crosses = |a: &str, b: &str| {
+        let (a, b) = (m.device(a).unwrap(), m.device(b).unwrap());
+        router.plan(a, b, None, &[], false).unwrap().hops.iter().any(|h| m.links[h.link].kind == LinkKind::Upi)
+    };
+    let rows: Vec<Vec<&str>> = text.lines().take(21).map(|l| l.split('\t').collect()).collect();
+    for i in 1..21 {
+        for j in (1..21).filter(|&j| j != i) {
+            let (a, b) = (rows[i][0], rows[0][j]);
+            assert_eq!(crosses(a, b), rows[i][j] == "SYS", "{a} {b}: {}", rows[i][j]);
+        }
+    }
+    let body = |y: &str| y.lines().filter(|l| !l.starts_with('#') && !l.starts_with("source")).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&with.yaml), body(&without.yaml));
+    let said: Vec<&String> = with.assumptions.iter().filter(|a| a.contains("contradict the matrix")).collect();
+    assert_eq!(said.len(), 1, "{:?}", with.assumptions);
+    assert!(said[0].contains("GPU0 and GPU2") && said[0].contains("CPU Affinity 112-127,240-255") && said[0].contains("SYS between them"), "{}", said[0]);
+    assert!(said[0].contains("the matrix is followed"), "{}", said[0]);
+    assert!(with.assumptions.iter().all(|a| !a.starts_with("NODE")), "{:?}", with.assumptions);
+    assert!(without.assumptions.iter().all(|a| !a.contains("contradict")));
+}

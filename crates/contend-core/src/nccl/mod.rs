@@ -284,6 +284,8 @@ pub struct Comm {
     /// The host memory each step between two GPUs of a node passes through where they have no
     /// peer path (NCCL's SHM transport), by (sending device, receiving device) (`shm_steps`).
     pub shm: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
+    /// The first node's NICs that NCCL's network search lists (`rails::search_nics`).
+    pub nics: Vec<usize>,
 }
 
 /// NCCL's choice for one call: algorithm, protocol, its model's time (µs), the channels a tuner
@@ -316,15 +318,17 @@ impl Comm {
         if let Some(c) = channels.filter(|c| !(1..=tuning::MAX_CHANNELS).contains(c)) {
             return Err(Error::input("--channels", c.to_string(), format!("is out of range; give 1 to {}", tuning::MAX_CHANNELS)));
         }
-        // Network bandwidth per channel between nodes: the first node's NICs over the rings.
+        // Network bandwidth per channel between nodes: the first node's NICs that NCCL's search
+        // lists (`rails::search_nics`: not a NIC farther from every GPU than their own) over the rings.
         let first = node_prefix(&m.devices[nodes_gpus[0][0]].name);
-        let nic_bw: f64 = network_nics(m, first).map(|(_, bw)| bw / 1e9).sum();
+        let nics = rails::search_nics(m, &router, &topo, &nodes_gpus[0]);
+        let nic_bw: f64 = network_nics(m, first).filter(|(d, _)| nics.contains(d)).map(|(_, bw)| bw / 1e9).sum();
         let bw_inter = if nodes > 1 { (nic_bw / searched as f64).min(graph.bw) } else { 0.0 };
         // NCCL's own graphs for its cost model: across nodes the ring graph is searched through the
         // NICs (`tuning::net_ring_graph`); the tree graph has the ring graph's channels and may run
         // faster inside a node than between nodes (`tuning::tree_graph`).
         let chains = |s: f64, want: usize| topo::chains_at(&topo, s, want);
-        let nets = nccl_nets(m, first, &nodes_gpus[0], topo.cc);
+        let nets = nccl_nets(m, &nics, &nodes_gpus[0], topo.cc);
         let total_bw = nodes_gpus[0].iter().map(|&g| gpu_total_bw(m, g, topo.cc)).fold(0.0, f64::max);
         let (ring_channels, ring_bw) = match (nodes > 1).then(|| tuning::net_ring_graph(topo.cc, &nets, total_bw, &chains)).flatten() {
             Some(r) => r,
@@ -418,7 +422,6 @@ impl Comm {
         // of all of them (rr), whatever the cluster says its NICs do with MPI's messages: a FCFS
         // NIC would send a tree's up and down chunks one message after another.
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
-        let nics: Vec<usize> = network_nics(&m, first).map(|(d, _)| d).collect();
         let gdr = nodes_gpus[0].iter().all(|&g| topo::gdr(&m, &router, g, &nics));
         let shm = std::sync::Arc::new(shm_steps(&router, nodes_gpus));
         let flush = if nodes > 1 && topo.cc < 90 && gdr { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
@@ -443,6 +446,7 @@ impl Comm {
             tuner: None,
             flush,
             shm,
+            nics,
         })
     }
 
@@ -739,17 +743,17 @@ fn run_channels(given: Option<usize>, v: versions::Version, cc: u32, nodes: usiz
     given.map_or_else(|| tuning::coll_channels(v, cc, nodes, graph, bw), |n| n.min(v.max_channels()))
 }
 
-/// NCCL's bandwidth of each network device of a node (names starting `prefix`) as its graph
+/// NCCL's bandwidth of each network device of a node (of `nics`, those its search lists) as its graph
 /// search sees it (topo.cc: a port's speed / 8000 GB/s; a path's bandwidth is its narrowest
 /// link's): each port of a NIC (`Device::ports`) its share of the NIC's network link, capped by the
 /// NIC's PCIe link and the widest GPU's PCIe link, GB/s. A NIC whose ports a net plugin schedules
 /// per message (`Device::stripe_threshold`) is one device of the whole link: the plugin reports
 /// its rails' speed summed (aws-ofi-nccl 1.8.1 src/nccl_ofi_rdma.c `get_properties`).
-fn nccl_nets(m: &Machine, prefix: &str, gpus: &[usize], cc: u32) -> Vec<f64> {
+fn nccl_nets(m: &Machine, nics: &[usize], gpus: &[usize], cc: u32) -> Vec<f64> {
     let pcie = |d: usize| links_at(m, d).filter(|&l| m.links[l].kind == LinkKind::Pcie).map(|l| topo::link_bw(m, l, cc)).fold(0.0, f64::max);
     let gpu = gpus.iter().map(|&g| pcie(g)).fold(0.0, f64::max);
     (0..m.devices.len())
-        .filter(|&d| m.devices[d].kind == DeviceKind::Nic && m.devices[d].name.starts_with(prefix))
+        .filter(|d| nics.contains(d))
         .flat_map(|d| {
             let ports = if m.devices[d].stripe_threshold.is_some() { 1 } else { m.devices[d].ports.max(1) };
             let net = links_at(m, d).filter(|&l| m.links[l].kind == LinkKind::Network).map(|l| m.links[l].bandwidth / 1e9).fold(0.0, f64::max) / ports as f64;

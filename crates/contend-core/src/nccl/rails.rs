@@ -237,12 +237,30 @@ fn local_gpu(m: &Machine, router: &Router, topo: &topo::Topo, gpus: &[usize], ni
     })
 }
 
-/// A node's NICs in NCCL's order (`ncclTopoSelectNets`): GPU by GPU in rank order, each GPU's
-/// nearest NICs (best path type, then fewest hops), then the others in machine order; a NIC
-/// counted once a port (NCCL's network devices are ports; a NIC whose plugin stripes its ports
-/// is one). Where some NIC is within PXB of a GPU, NICs that are not carry no ring: the search
-/// stops widening the allowed path type at PXN once it has rings (`ncclTopoCompute`).
+/// A node's NICs in NCCL's order, one entry a port (`search_nics`, each NIC repeated for its
+/// ports: NCCL's network devices are ports; a NIC whose plugin stripes its ports is one).
 fn node_nets(m: &Machine, router: &Router, topo: &topo::Topo, gpus: &[usize]) -> Vec<usize> {
+    search_nics(m, router, topo, gpus)
+        .into_iter()
+        .flat_map(|d| {
+            let ports = if m.devices[d].stripe_threshold.is_some() { 1 } else { m.devices[d].ports.max(1) as usize };
+            std::iter::repeat_n(d, ports)
+        })
+        .collect()
+}
+
+/// The NICs of a node that NCCL's network search lists (`ncclTopoSelectNets`, NCCL v2.30.7
+/// src/graph/search.cc:541-589; the same rule in v2.19.3, v2.20.5 and v2.21.5), in its order,
+/// each NIC once: GPU by GPU in rank order, each GPU's nearest NICs (best path type, then fewest
+/// hops), then the others in machine order. The others are listed only up to the search's path
+/// type (search.cc:565-573, `paths[n].type <= typeInter`), which `ncclTopoCompute` widens from
+/// the best GPU-to-NIC type and past PXN only while it has found no ring (search.cc:1229-1232).
+/// So where some NIC is within PXB of a GPU (PXN too is within PXB of its relay), a NIC farther
+/// from every GPU (a storage or management NIC on its own host bridge, NVIDIA/nccl#933) is not
+/// listed, or, listed as a GPU's own, is not reached: `ncclTopoFollowPath` refuses a path above
+/// typeInter (search.cc:149). It carries no channel, and NCCL's ring graph counts neither its
+/// channels nor its bandwidth.
+pub fn search_nics(m: &Machine, router: &Router, topo: &topo::Topo, gpus: &[usize]) -> Vec<usize> {
     let prefix = super::node_prefix(&m.devices[gpus[0]].name);
     let mut nics: Vec<usize> = super::network_nics(m, prefix).map(|(d, _)| d).collect();
     nics.sort_unstable();
@@ -266,10 +284,4 @@ fn node_nets(m: &Machine, router: &Router, topo: &topo::Topo, gpus: &[usize]) ->
     }
     order.retain(|&d| !near || gpus.iter().any(|&g| key(g, d).0 <= PathType::Pxb as u8));
     order
-        .into_iter()
-        .flat_map(|d| {
-            let ports = if m.devices[d].stripe_threshold.is_some() { 1 } else { m.devices[d].ports.max(1) as usize };
-            std::iter::repeat_n(d, ports)
-        })
-        .collect()
 }

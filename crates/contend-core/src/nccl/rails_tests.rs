@@ -177,3 +177,79 @@ fn pcie_box_has_no_pxn() {
     let c = two("gb5470-2ib", "6.8175GB/s");
     assert!(crossings(&c).iter().flatten().all(|e| e.3.is_none()));
 }
+
+/// `nvidia-smi topo -m` of the H800 node of NVIDIA/nccl#933, rebuilt from its layout: 8 GPUs, every
+/// pair NV8; GPU g on socket g / 4; NIC k on socket k mod 2; each GPU PIX to its own NIC (GPU0..3:
+/// NIC2, 4, 6, 8; GPU4..7: NIC1, 3, 5, 7), NODE to the rest of its socket, SYS across. With
+/// `nic0`, NIC0: a ninth NIC on socket 0 that is no GPU's (NODE to GPU0..3, SYS to GPU4..7).
+fn h800_topo(nic0: bool) -> String {
+    let gpus: Vec<String> = (0..8).map(|g| format!("GPU{g}")).collect();
+    let nics: Vec<usize> = (if nic0 { 0 } else { 1 }..9).collect();
+    let own = |g: usize| if g < 4 { 2 * g + 2 } else { 2 * (g - 4) + 1 };
+    let names: Vec<String> = gpus.iter().cloned().chain(nics.iter().map(|k| format!("NIC{k}"))).collect();
+    // Position p: a GPU (p < 8) or NIC nics[p - 8], and its socket.
+    let socket = |p: usize| if p < 8 { p / 4 } else { nics[p - 8] % 2 };
+    let label = |a: usize, b: usize| -> &str {
+        if a == b {
+            " X "
+        } else if a < 8 && b < 8 {
+            "NV8"
+        } else if (a < 8 && b >= 8 && own(a) == nics[b - 8]) || (b < 8 && a >= 8 && own(b) == nics[a - 8]) {
+            "PIX"
+        } else if socket(a) == socket(b) {
+            "NODE"
+        } else {
+            "SYS"
+        }
+    };
+    let mut s = format!("\t{}\tCPU Affinity\tNUMA Affinity\n", names.join("\t"));
+    for a in 0..names.len() {
+        let cells: Vec<&str> = (0..names.len()).map(|b| label(a, b)).collect();
+        let aff = if a < 8 {
+            if a < 4 {
+                "\t0-47,96-143\t0"
+            } else {
+                "\t48-95,144-191\t1"
+            }
+        } else {
+            ""
+        };
+        s.push_str(&format!("{}\t{}{aff}\n", names[a], cells.join("\t")));
+    }
+    s
+}
+
+fn h800_two_nodes(nic0: bool) -> tests_tool::Report {
+    let yaml = crate::import::import(&h800_topo(nic0), "h800", "h800.txt", 1).unwrap().yaml;
+    let file = std::env::temp_dir().join(format!("contend-h800-nic0-{nic0}-{}.yaml", std::process::id()));
+    std::fs::write(&file, yaml).unwrap();
+    let r = api::nccl_tests(file.to_str().unwrap(), &tests_tool::Request::one("all_reduce", "1G"), 2, None).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    r
+}
+
+/// A ninth NIC that no GPU is within PXB of (NVIDIA/nccl#933's mlx5_0, NODE to four GPUs) is not
+/// listed by NCCL's network search (search.cc `ncclTopoSelectNets` lists NICs up to the search's
+/// path type, which stops at PXN once rings are found), so it carries no channel and adds no
+/// channel to NCCL's ring graph: the machine runs as without it. Channel c takes NIC c mod 8 of
+/// the 8 GPU-own NICs, so each carries channels / 8 of them, none twice as many as another.
+#[test]
+fn a_nic_no_gpu_is_near_carries_no_channel() {
+    let (nine, eight) = (h800_two_nodes(true), h800_two_nodes(false));
+    let (a9, a8) = (nine.search.across_nodes.as_ref().unwrap(), eight.search.across_nodes.as_ref().unwrap());
+    assert_eq!((a9.nics.len(), a8.nics.len()), (9, 8));
+    assert_eq!(a9.unused, vec!["n0.NIC0".to_string()]);
+    assert!(a8.unused.is_empty());
+    assert_eq!(nine.search.channels, eight.search.channels);
+    assert_eq!(a9.ring_graph, a8.ring_graph);
+    assert_eq!(a9.tree_graph, a8.tree_graph);
+    assert_eq!(a9.crossings, a8.crossings);
+    let channels = nine.search.channels;
+    assert_eq!(channels % 8, 0, "the 8 GPU-own NICs carry the channels alike");
+    for k in 1..9 {
+        let on = a9.crossings.iter().filter(|(nic, _)| *nic == format!("n0.NIC{k}")).count();
+        assert_eq!(on, channels / 8, "n0.NIC{k}");
+    }
+    assert_eq!((nine.rows[0].algo, nine.rows[0].proto), (eight.rows[0].algo, eight.rows[0].proto));
+    assert_eq!(nine.rows[0].busbw, eight.rows[0].busbw);
+}

@@ -149,6 +149,10 @@ pub struct AcrossNodes {
     pub crossings: Vec<(String, Option<String>)>,
     /// The first node's NICs and each one's network link, GB/s.
     pub nics: Vec<(String, f64)>,
+    /// Those of them NCCL's search does not list (`rails::search_nics`: farther from every GPU
+    /// than the NICs it lists); they carry no channel.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unused: Vec<String>,
     /// NCCL's ring graph through the NICs: channels and GB/s per channel.
     pub ring_graph: (usize, f64),
     /// NCCL's tree graph: channels, and GB/s per channel inside a node and between nodes.
@@ -576,6 +580,7 @@ fn across_nodes(comm: &Comm) -> AcrossNodes {
     let m = &comm.m;
     let first = super::node_prefix(&m.devices[comm.devices[0]].name);
     let nics = super::network_nics(m, first).map(|(d, bw)| (m.devices[d].name.clone(), bw / 1e9)).collect();
+    let unused = super::network_nics(m, first).filter(|(d, _)| !comm.nics.contains(d)).map(|(d, _)| m.devices[d].name.clone()).collect();
     let t = &comm.tuning;
     AcrossNodes {
         ring: comm.rails().rings[0].iter().map(|&r| m.devices[comm.devices[r]].name.clone()).collect(),
@@ -588,6 +593,7 @@ fn across_nodes(comm: &Comm) -> AcrossNodes {
             .map(|e| (m.devices[e[0].nic].name.clone(), e[0].relay.map(|g| m.devices[g].name.clone())))
             .collect(),
         nics,
+        unused,
         ring_graph: (t.graph_channels, t.bw_intra),
         tree_graph: (t.tree_channels, t.tree_bw_intra, t.tree_bw_inter),
     }
@@ -640,6 +646,12 @@ pub fn explain_text(r: &Report) -> String {
                 })
                 .collect();
             s.push_str(&format!("  channel NICs on the first node: {}\n", each.join(", ")));
+        }
+        if !a.unused.is_empty() {
+            s.push_str(&format!(
+                "  no channel on {}: farther from every GPU than the NICs within PXB of one, so NCCL's search does not list it (search.cc ncclTopoSelectNets)\n",
+                a.unused.join(", ")
+            ));
         }
         s.push_str(&format!(
             "  NCCL's cost model reads its own graphs: ring {} channel(s) at {} GB/s through the NICs; tree {} channel(s) at {} GB/s inside a node, {} between nodes\n",

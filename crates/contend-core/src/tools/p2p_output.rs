@@ -48,6 +48,27 @@ pub struct P2pMeasurements {
     pub skipped: Vec<String>,
 }
 
+impl P2pMeasurements {
+    /// Which GPU pairs have peer access, as measured: the sample's connectivity matrix; nvbandwidth
+    /// prints none, but runs its GPU-to-GPU copies only where the copy's buffer enables peer access
+    /// and leaves N/A elsewhere (nvbandwidth v0.8 testcases_ce.cpp `DeviceToDeviceReadCE::run`:
+    /// `if (!srcBuffer.enablePeerAcess(peerBuffer)) continue;`; memcpy.cpp:266-268), so a pair
+    /// measured in one of its peer matrices has it and one N/A in all of them has not. None
+    /// where neither says (no peer matrix).
+    pub fn peer_access(&self) -> Option<Vec<Vec<bool>>> {
+        if self.peer_access.is_some() || self.tool != Tool::Nvbandwidth {
+            return self.peer_access.clone();
+        }
+        let peer = [&self.unidirectional_p2p_gbps, &self.unidirectional_p2p_read_gbps, &self.bidirectional_p2p_gbps];
+        let seen: Vec<&Matrix> = peer.into_iter().flatten().collect();
+        if seen.is_empty() {
+            return None;
+        }
+        let n = self.devices.len();
+        Some((0..n).map(|i| (0..n).map(|j| seen.iter().any(|m| m.get(i).and_then(|r| r.get(j)).is_some_and(Option::is_some))).collect()).collect())
+    }
+}
+
 /// Beginnings of the titles of the sample's matrices.
 const TITLES: [&str; 4] = ["P2P Connectivity Matrix", "Unidirectional P2P=", "Bidirectional P2P=", "P2P=Enabled Latency"];
 
