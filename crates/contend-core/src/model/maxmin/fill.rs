@@ -138,8 +138,8 @@ impl Filler {
         // level it froze at), so a resource's last computed level is a lower bound: the resource
         // with the lowest bound (ties: the lower index) is taken, and if its level has risen it
         // is ranked again by its current level; the one taken with its level current is the next
-        // to saturate. Few resources (a refill's usual case) are ranked by a scan, many by a heap
-        // (O((R + takes) log R) in all); both take resources in the same order.
+        // to saturate. Few resources (a refill's usual case) are ranked by a scan, many by a sort and
+        // a heap of the ones ranked again (O(R log R) in all); both take resources in the same order.
         queue.start(links.iter().map(|&l| l as usize).filter(|&l| weight[l] > WEIGHTLESS).map(|l| (left[l] / weight[l], l)));
         let mut level = 0.0f64;
         let mut unfrozen = items.len();
@@ -193,26 +193,56 @@ impl Filler {
 /// kept as (`order_key(bound)`, resource), compared as integers: the order of `f64::total_cmp` then
 /// the index, with the bound's transform made once per entry, not twice per comparison (the
 /// heap's and the scan's comparisons were most of what a large refill spends on its queue).
+///
+/// Many resources are sorted once (`sorted`, taken from `next` on), and an entry whose bound
+/// rises moves to a small heap (`raised`); the lowest is the lower of the two fronts. Every
+/// resource has one entry and entries differ in their index, so this takes resources in the one
+/// order a heap of all entries would take them (the fill's values are the same to the bit). Why
+/// not that heap: on the 32-node ring (2 GiB row) a refill ranks about 1,000 resources and takes
+/// about 440, most dropped at once (every flow through them froze elsewhere) and few ranked again
+/// (3%); the heap's takes cost about 230 instructions each, 9% of the row, and the sort less
+/// (the row 3.1% fewer instructions). Ordering only what is taken (an incremental quicksort) cost
+/// more than the sort: docs/benchmarks.md, issue 25's twentieth round.
 #[derive(Default)]
 struct Saturations {
     /// Up to `SCAN` resources: the entries, scanned for the lowest (`at`: its place).
     few: Vec<(i64, u32)>,
     at: usize,
-    many: BinaryHeap<Reverse<(i64, u32)>>,
+    /// Many: the entries packed by `pack` in increasing order, the front at `next`.
+    sorted: Vec<u128>,
+    next: usize,
+    raised: BinaryHeap<Reverse<(i64, u32)>>,
+    /// Whether the lowest (as `lowest` last found it) is the front of `sorted`, not of `raised`.
+    front_sorted: bool,
     scanning: bool,
 }
 
-/// Below this many resources a scan finds the lowest faster than a heap keeps it.
+/// Below this many resources a scan finds the lowest faster than a sort and a heap keep it.
 const SCAN: usize = 32;
+
+/// An entry as one integer that compares as the pair (key, index) does: the key with its sign
+/// bit flipped (so that the unsigned order is the signed one) above the 32-bit index.
+#[inline(always)]
+fn pack((key, l): (i64, u32)) -> u128 {
+    ((((key as u64) ^ (1 << 63)) as u128) << 32) | l as u128
+}
+
+#[inline(always)]
+fn unpack(x: u128) -> (i64, u32) {
+    ((((x >> 32) as u64) ^ (1 << 63)) as i64, x as u32)
+}
 
 impl Saturations {
     fn start(&mut self, entries: impl Iterator<Item = (f64, usize)>) {
         self.few.clear();
-        self.many.clear();
+        self.sorted.clear();
+        self.raised.clear();
+        self.next = 0;
         self.few.extend(entries.map(|(bound, l)| (order_key(bound), l as u32)));
         self.scanning = self.few.len() <= SCAN;
         if !self.scanning {
-            self.many.extend(self.few.drain(..).map(Reverse));
+            self.sorted.extend(self.few.drain(..).map(pack));
+            self.sorted.sort_unstable();
         }
     }
 
@@ -229,7 +259,22 @@ impl Saturations {
             self.at = at;
             best
         } else {
-            self.many.peek()?.0
+            let front = self.sorted.get(self.next).map(|&x| unpack(x));
+            match (front, self.raised.peek()) {
+                (Some(s), Some(&Reverse(r))) if r < s => {
+                    self.front_sorted = false;
+                    r
+                }
+                (Some(s), _) => {
+                    self.front_sorted = true;
+                    s
+                }
+                (None, Some(&Reverse(r))) => {
+                    self.front_sorted = false;
+                    r
+                }
+                (None, None) => return None,
+            }
         };
         Some((from_order_key(key), l as usize))
     }
@@ -237,15 +282,21 @@ impl Saturations {
     fn drop_lowest(&mut self) {
         if self.scanning {
             self.few.swap_remove(self.at);
+        } else if self.front_sorted {
+            self.next += 1;
         } else {
-            self.many.pop();
+            self.raised.pop();
         }
     }
 
     fn rerank_lowest(&mut self, bound: f64) {
         if self.scanning {
             self.few[self.at].0 = order_key(bound);
-        } else if let Some(mut top) = self.many.peek_mut() {
+        } else if self.front_sorted {
+            let (_, l) = unpack(self.sorted[self.next]);
+            self.next += 1;
+            self.raised.push(Reverse((order_key(bound), l)));
+        } else if let Some(mut top) = self.raised.peek_mut() {
             // Moved in place: one sift from the top, not a pop and a push.
             top.0 .0 = order_key(bound);
         }
@@ -259,34 +310,63 @@ const WEIGHTLESS: f64 = 1e-9;
 mod tests {
     use super::*;
 
-    /// The scan and the heap take resources in the same order, bounds raised on the way included.
+    /// The scan, the sorted entries with their heap of raised ones, and a heap of every entry
+    /// take resources in the same order, bounds raised on the way included.
     #[test]
-    fn scan_and_heap_take_the_same_order() {
+    fn scan_sort_and_heap_take_the_same_order() {
         let mut x = 11u64;
         let mut next = || {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             x >> 33
         };
-        for _ in 0..200 {
-            let n = 1 + next() as usize % SCAN;
-            let entries: Vec<(f64, usize)> = (0..n).map(|l| ((next() % 8) as f64, l)).collect();
-            let (mut scan, mut heap) = (Saturations::default(), Saturations::default());
+        for round in 0..400 {
+            let n = 1 + next() as usize % if round % 2 == 0 { SCAN } else { 300 };
+            // Resources listed out of order, with tied and negative bounds.
+            let entries: Vec<(f64, usize)> = (0..n).map(|i| ((next() % 8) as f64 - 3.0, (i * 37 + round) % n)).collect();
+            let (mut scan, mut sorted) = (Saturations::default(), Saturations::default());
+            let mut heap: BinaryHeap<Reverse<(i64, u32)>> = entries.iter().map(|&(b, l)| Reverse((order_key(b), l as u32))).collect();
             scan.start(entries.iter().copied());
-            heap.start(entries.iter().copied());
-            heap.many.extend(heap.few.drain(..).map(Reverse));
-            heap.scanning = false;
-            while let Some(low) = scan.lowest() {
-                assert_eq!(heap.lowest(), Some(low));
+            sorted.start(entries.iter().copied());
+            if scan.scanning {
+                // The same entries ranked as many are.
+                sorted.sorted.extend(sorted.few.drain(..).map(pack));
+                sorted.sorted.sort_unstable();
+                sorted.scanning = false;
+            }
+            while let Some(low) = sorted.lowest() {
+                let Reverse((key, l)) = *heap.peek().unwrap();
+                assert_eq!(low, (from_order_key(key), l as usize));
+                let scanned = scan.scanning.then(|| scan.lowest());
+                assert!(scanned.is_none_or(|s| s == Some(low)));
                 if next() % 3 == 0 {
                     let raised = low.0 + (next() % 4) as f64;
-                    scan.rerank_lowest(raised);
-                    heap.rerank_lowest(raised);
+                    sorted.rerank_lowest(raised);
+                    heap.peek_mut().unwrap().0 .0 = order_key(raised);
+                    if scanned.is_some() {
+                        scan.rerank_lowest(raised);
+                    }
                 } else {
-                    scan.drop_lowest();
-                    heap.drop_lowest();
+                    sorted.drop_lowest();
+                    heap.pop();
+                    if scanned.is_some() {
+                        scan.drop_lowest();
+                    }
                 }
             }
-            assert_eq!(heap.lowest(), None);
+            assert!(heap.is_empty());
+        }
+    }
+
+    /// `pack` orders entries as the pair (key, index) is ordered, and `unpack` undoes it.
+    #[test]
+    fn packed_entries_compare_as_pairs() {
+        let keys = [f64::NEG_INFINITY, -2.5, -0.0, 0.0, 1e-300, 3.0, f64::INFINITY].map(order_key);
+        let pairs: Vec<(i64, u32)> = keys.iter().flat_map(|&k| [0, 1, u32::MAX].map(|l| (k, l))).collect();
+        for &a in &pairs {
+            assert_eq!(unpack(pack(a)), a);
+            for &b in &pairs {
+                assert_eq!(pack(a).cmp(&pack(b)), a.cmp(&b));
+            }
         }
     }
 }
