@@ -132,6 +132,13 @@ def test_bad_input_is_one_line_exit_2(args, needle):
     assert needle in msg and "\n" not in msg and "Traceback" not in msg, msg
 
 
+def test_the_gpus_hint_only_where_both_forms_run():
+    # No GPU 9 on an 8-GPU node: the refusal says so, and no hint offers 9 GPUs the node does not have.
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "8", "-e", "64", "--gpus", "9")
+    assert r.returncode == 2 and "9" in r.stderr and "not a GPU" in r.stderr, r.stderr
+    assert "-g 9" not in r.stderr and "names the one GPU" not in r.stderr, r.stderr
+
+
 def test_each_op_given_runs_in_turn():
     # nccl-tests has one binary per collective; --op given twice runs both, in order, as the binaries one by one.
     r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "--op", "all_gather", "--op", "all_reduce")

@@ -175,3 +175,29 @@ def test_collective_sizes_follow_each_operation_from_score_p_bytes(cli, tmp_path
         calls = [line for line in rank.splitlines() if "size:" in line]
         assert [c.split(":")[0].strip(" -{") for c in calls] == [ops[op] for op in recorded], calls
         assert all(f"size: {b}B" in c for c in calls), calls
+
+
+def test_a_collective_that_fits_in_place_and_not_is_counted_and_read_as_asked(cli, tmp_path):
+    # Score-P writes (N - 1) x B for an in-place allreduce (scorep_mpi_coll.inc.c) and no flag. With N = 4 and
+    # B = 4096, 3 x 4096 = 12,288 is also 4 x 3,072: both forms fit. With B = 4098, 12,294 is not a multiple of 4.
+    from contend.otf2_records import call_size
+
+    assert call_size("ALLREDUCE", 3 * 4096, 3 * 4096, 4) == (3072, True)
+    assert call_size("ALLREDUCE", 3 * 4096, 3 * 4096, 4, in_place=True) == (4096, True)
+    assert call_size("ALLREDUCE", 3 * 4098, 3 * 4098, 4) == (4098, False)
+    assert call_size("ALLGATHER", 7 * 8192, 7 * 8192, 8, in_place=True) == (8192, True)
+    assert call_size("ALLTOALL", 4 * 4097, 4 * 4097, 4) == (4097, False)
+
+    def collectives(trace, comm, w, r):
+        region = trace.definitions.region("MPI_Allreduce", region_role=RegionRole.COLL_ALL2ALL, paradigm=Paradigm.MPI)
+        w.enter(0, region), w.mpi_collective_begin(0)
+        w.mpi_collective_end(500, CollectiveOp.ALLREDUCE, comm, 0xFFFFFFFF, 3 * 4096, 3 * 4096)
+        w.leave(500, region)
+
+    write_4_ranks(tmp_path / "trace", collectives)
+    for flag, size in (([], 3072), (["--in-place"], 4096)):
+        program = tmp_path / f"p{size}.yaml"
+        r = cli("import-trace", tmp_path / "trace", "-o", program, *flag)
+        assert r.returncode == 0, r.stderr
+        assert "4 collective record(s) fit a call in place as well as one not in place" in r.stderr, r.stderr
+        assert f"size: {size}B" in program.read_text()

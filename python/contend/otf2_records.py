@@ -50,8 +50,9 @@ def anchor(path: str) -> str:
     return path
 
 
-def read(path: str) -> tuple[list[dict[str, Any]], int]:
-    """The trace's MPI records in time order, and its number of ranks."""
+def read(path: str, in_place: bool = False) -> tuple[list[dict[str, Any]], int, int]:
+    """The trace's MPI records in time order, its number of ranks, and how many collective records could be in
+    place or not (`call_size`; read as `in_place` says)."""
     try:
         import otf2
     except ImportError:  # pragma: no cover - a dependency of the package
@@ -70,6 +71,7 @@ def read(path: str) -> tuple[list[dict[str, Any]], int]:
         records: list[dict[str, Any]] = []
         # Per rank inside a call of SEND_AND_RECEIVE: the completions to write where the call ends.
         pending: dict[int, list[dict[str, Any]]] = {}
+        ambiguous = 0
         for location, event in trace.events:
             kind = KINDS.get(type(event).__name__)
             if kind is None or location not in rank_of:
@@ -78,7 +80,7 @@ def read(path: str) -> tuple[list[dict[str, Any]], int]:
                 continue
             rank = rank_of[location]
             rec: dict[str, Any] = {"rank": rank, "t": (event.time - start) / resolution, "kind": kind}
-            _fields(event, kind, rec, rank_of, len(world))
+            ambiguous += _fields(event, kind, rec, rank_of, len(world), in_place)
             if kind == "enter" and str(event.region.name) in SEND_AND_RECEIVE:
                 pending[rank] = []
             elif kind == "leave" and rank in pending:
@@ -88,7 +90,7 @@ def read(path: str) -> tuple[list[dict[str, Any]], int]:
                 pending[rank].append(done)
             records.append(rec)
     _number_requests(records)
-    return records, len(world)
+    return records, len(world), ambiguous
 
 
 def _nonblocking(rec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -144,19 +146,23 @@ def _is_mpi(region: Any) -> bool:
     return str(getattr(region, "name", "")).startswith("MPI_")
 
 
-def _fields(event: Any, kind: str, rec: dict[str, Any], rank_of: dict[Any, int], world: int) -> None:
+def _fields(event: Any, kind: str, rec: dict[str, Any], rank_of: dict[Any, int], world: int, in_place: bool) -> bool:
+    """Fill `rec` from the event; whether its size could be read in place or not (`call_size`)."""
     if kind in ("send", "isend", "recv", "irecv"):
         peer = event.receiver if kind in ("send", "isend") else event.sender
         rec.update(peer=_world_rank(event.communicator, peer, rank_of), tag=event.msg_tag, size=event.msg_length)
     if kind in ("isend", "isend_complete", "irecv_request", "irecv"):
         rec["request"] = event.request_id
-    if kind == "collective":
-        members = [rank_of[m] for m in event.communicator.group.members if m in rank_of]
-        op = str(event.collective_op).rsplit(".", 1)[-1]
-        rec.update(op=op, size=call_size(op, event.size_sent, event.size_received, len(members) or world),
-                   group=members)
-        if event.root != 0xFFFFFFFF:
-            rec["root"] = event.root
+    if kind != "collective":
+        return False
+    members = [rank_of[m] for m in event.communicator.group.members if m in rank_of]
+    op = str(event.collective_op).rsplit(".", 1)[-1]
+    ranks = len(members) or world
+    size, either = call_size(op, event.size_sent, event.size_received, ranks, in_place)
+    rec.update(op=op, size=size, group=members)
+    if event.root != 0xFFFFFFFF:
+        rec["root"] = event.root
+    return either
 
 
 def _world_rank(comm: Any, rank: int, rank_of: dict[Any, int]) -> int:
@@ -165,25 +171,32 @@ def _world_rank(comm: Any, rank: int, rank_of: dict[Any, int]) -> int:
     return rank_of.get(members[rank], rank) if rank < len(members) else rank
 
 
-def call_size(op: str, sent: int, received: int, ranks: int) -> int:
+def call_size(op: str, sent: int, received: int, ranks: int, in_place: bool = False) -> tuple[int, bool]:
     """The size of a program's call of collective `op` (docs/workloads.md: an allreduce's or a reduce's
     vector, an alltoall's message to each peer, an allgather's or a gather's block per rank, a bcast's
-    message) from the bytes Score-P recorded on one rank of a communicator of `ranks` ranks.
+    message) from the bytes Score-P recorded on one rank of a communicator of `ranks` ranks, and whether
+    the bytes fit a call in place as well as one not in place.
 
     Score-P 8, src/adapters/mpi/scorep_mpi_coll.inc.c, for a block (vector, message) of B bytes:
     bcast: every rank received B (the root sent ranks × B); reduce, gather(v): every rank sent B (an
     in-place root sent 0 and received (ranks - 1) × B); allreduce, alltoall(v/w), allgather(v): each
-    rank sent ranks × B, or (ranks - 1) × B in place (its own block not moved). In-place is not in the
-    trace: a total that ranks divide is read as not in place. Calls whose ranks still differ (a root
-    in place, the V forms) take the largest over their ranks in the engine.
+    rank sent ranks × B, or (ranks - 1) × B in place (its own block not moved). In place is not in the
+    trace: a total that only one of ranks and ranks - 1 divides says which; one both divide (with ranks
+    a power of two, every in-place call of a B that ranks divides) is read as `in_place` says, and is
+    counted so the import can say so. Calls whose ranks still differ (a root in place, the V forms) take
+    the largest over their ranks in the engine.
     """
     if op == "BCAST":
-        return max(received or sent // max(ranks, 1), 1)
+        return max(received or sent // max(ranks, 1), 1), False
     if op in ("REDUCE", "GATHER", "GATHERV"):
-        return max(sent or received // max(ranks - 1, 1), 1)
+        return max(sent or received // max(ranks - 1, 1), 1), False
     if op in ("ALLREDUCE", "ALLTOALL", "ALLTOALLV", "ALLTOALLW", "ALLGATHER", "ALLGATHERV"):
         total = sent if op == "ALLGATHERV" else max(sent, received)
-        if ranks > 1 and total % ranks and total % (ranks - 1) == 0:
-            return max(total // (ranks - 1), 1)
-        return max(total // max(ranks, 1), 1)
-    return max(sent, received, 1)  # a barrier moves none; the others are refused by the engine
+        if ranks < 2:
+            return max(total, 1), False
+        whole, less_own = total % ranks == 0, total % (ranks - 1) == 0
+        either = whole and less_own and total > 0
+        if less_own and (in_place or not whole):
+            return max(total // (ranks - 1), 1), either
+        return max(total // ranks, 1), either
+    return max(sent, received, 1), False  # a barrier moves none; the others are refused by the engine

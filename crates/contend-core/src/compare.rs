@@ -205,7 +205,8 @@ pub fn compare(m: &Machine, spec: &WorkloadSpec, origin: &str, models: &[String]
     let mut notes: Vec<String> = if ran("packet") && reports.len() > 1 { routing_note(m).into_iter().collect() } else { Vec::new() };
     if ran("packet") && ran("maxmin") {
         let own: Vec<(String, String)> = params.iter().filter(|(model, _, _)| model == "maxmin").map(|(_, k, v)| (k.clone(), v.clone())).collect();
-        notes.extend(duplex_note(m, &own));
+        let maxmin = reports.iter().find(|(name, _)| name == "maxmin").map(|(_, r)| &r.links);
+        notes.extend(maxmin.and_then(|links| duplex_note(m, &own, links)));
     }
     Ok(CompareReport {
         machine: m.name.clone(),
@@ -242,10 +243,17 @@ fn routing_note(m: &Machine) -> Option<String> {
 /// `MaxminParams::link_duplex`, the link's own or its kind's), packet has none; their link rates
 /// are the same table (model/link_rate.rs). So on a link loaded both ways maxmin's transfers run
 /// slower by up to that loss (capacity / (1 + loss) at equal load each way), which is no
-/// difference of packet's queues. The largest loss on the machine, and its kind.
-fn duplex_note(m: &Machine, own: &[(String, String)]) -> Option<String> {
+/// difference of packet's queues. The largest loss among the links maxmin's run loaded both ways
+/// (`links`, its link table: each direction by name), and its kind; none where no link was.
+fn duplex_note(m: &Machine, own: &[(String, String)], links: &crate::report::LinkTable) -> Option<String> {
     let p = crate::model::maxmin::MaxminParams::parse(own).ok()?;
-    let (loss, kind) = m.links.iter().map(|l| (p.link_duplex(l), l.kind)).max_by(|a, b| a.0.total_cmp(&b.0))?;
+    let mut moved: std::collections::HashMap<&str, f64> = std::collections::HashMap::new();
+    for (name, bytes) in links.name.iter().zip(&links.bytes) {
+        *moved.entry(name.as_str()).or_default() += bytes;
+    }
+    let loaded = |from: usize, to: usize| moved.get(format!("{}→{}", m.devices[from].name, m.devices[to].name).as_str()).is_some_and(|&b| b > 0.0);
+    let both_ways = m.links.iter().filter(|l| loaded(l.a, l.b) && loaded(l.b, l.a));
+    let (loss, kind) = both_ways.map(|l| (p.link_duplex(l), l.kind)).max_by(|a, b| a.0.total_cmp(&b.0))?;
     (loss > 0.0).then(|| {
         format!(
             "duplex loss: maxmin takes one (up to {} on the {} links), packet has none, on the same link rates: where a link carries traffic both ways maxmin runs it up to {:.1}% slower (capacity / (1 + loss)), a difference of the models' parameters, not of packet's queues",
@@ -321,6 +329,9 @@ mod tests {
         let note = r.notes.iter().find(|n| n.starts_with("duplex loss")).unwrap();
         assert!(note.contains(&format!("up to {loss} on the pcie links")) && note.contains(&format!("{:.1}% slower", loss * 100.0)), "{note}");
         let r = compare(&m, &w, "t.yaml", &[], &[("maxmin".into(), "duplex_pcie".into(), "0".into())]).unwrap();
+        assert!(r.notes.iter().all(|n| !n.starts_with("duplex loss")), "{:?}", r.notes);
+        // One way only: the loss changes nothing, so no note.
+        let r = compare(&m, &spec("transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB}\n"), "t.yaml", &[], &[]).unwrap();
         assert!(r.notes.iter().all(|n| !n.starts_with("duplex loss")), "{:?}", r.notes);
         let r = compare(&star(), &spec("transfers:\n  - {src: n0.GPU0, dst: n3.GPU0, size: 1MiB}\n"), "t.yaml", &[], &[]).unwrap();
         assert!(r.notes.iter().all(|n| !n.starts_with("duplex loss")), "{:?}", r.notes);

@@ -165,7 +165,7 @@ pub fn read_user_text(path: &str, expected: &str) -> Result<String> {
     };
     let bytes = std::fs::read(path).map_err(cannot)?;
     if let Some(text) = utf16_text(&bytes) {
-        return text.ok_or_else(|| Error::input(path, "", "is UTF-16 text with a broken character; save it as UTF-8"));
+        return Ok(text);
     }
     let text = String::from_utf8(bytes).map_err(|e| {
         let b = e.as_bytes();
@@ -188,10 +188,13 @@ pub fn read_user_text(path: &str, expected: &str) -> Result<String> {
 
 /// Text saved as UTF-16, as Windows PowerShell's `>` and `Out-File` write it (a byte-order mark,
 /// then two bytes a character), read as the text it is: nccl-tests and nvidia-smi output
-/// redirected there is what users paste. `None` when the bytes are not UTF-16 text;
-/// `Some(None)` when they start as UTF-16 but a character is broken.
-fn utf16_text(bytes: &[u8]) -> Option<Option<String>> {
+/// redirected there is what users paste. `None` when the bytes are not UTF-16 text: no mark and
+/// no NUL on one side of nearly every pair, UTF-32's mark, a broken character, or control bytes
+/// where text has none (a binary file that happens to start as UTF-16 would; the caller then
+/// says it is binary).
+fn utf16_text(bytes: &[u8]) -> Option<String> {
     let little = match bytes {
+        [0xFF, 0xFE, 0, 0, ..] => return None,
         [0xFF, 0xFE, ..] => true,
         [0xFE, 0xFF, ..] => false,
         // No mark: ASCII text in UTF-16 has a NUL as every other byte; any text has a NUL on one
@@ -212,8 +215,12 @@ fn utf16_text(bytes: &[u8]) -> Option<Option<String>> {
         _ => return None,
     };
     let units = bytes.chunks_exact(2).map(|p| if little { u16::from_le_bytes([p[0], p[1]]) } else { u16::from_be_bytes([p[0], p[1]]) });
-    let text: Option<String> = char::decode_utf16(units).collect::<std::result::Result<String, _>>().ok();
-    Some(text.map(|t| t.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(t)))
+    let text = char::decode_utf16(units).collect::<std::result::Result<String, _>>().ok()?;
+    let text = text.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(text);
+    // The control test `read_user_text` gives UTF-8 bytes, on the decoded characters.
+    let head: Vec<char> = text.chars().take(4096).collect();
+    let control = head.iter().filter(|&&c| (c as u32) < 0x20 && !matches!(c, '\n' | '\r' | '\t')).count();
+    (control * 10 <= head.len()).then_some(text)
 }
 
 #[cfg(test)]
@@ -237,10 +244,15 @@ mod tests {
         std::fs::write(&p, [0x89, b'P', b'N', b'G', 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 1, 0]).unwrap();
         let e = super::read_user_text(p.to_str().unwrap(), "text").unwrap_err().to_string();
         assert!(e.contains("is a binary file"), "{e}");
-        let p = dir.join("broken.txt");
-        std::fs::write(&p, [0xFF, 0xFE, 0x00, 0xD8, b'a', 0]).unwrap();
-        let e = super::read_user_text(p.to_str().unwrap(), "text").unwrap_err().to_string();
-        assert!(e.contains("UTF-16 text with a broken character"), "{e}");
+        // Bytes that start with UTF-16's mark but are not UTF-16 text (a broken character, UTF-32's
+        // mark, little-endian integers): binary, as any other.
+        let ints: Vec<u8> = [0xFF, 0xFE].into_iter().chain((1u16..200).flat_map(|k| (k % 7).to_le_bytes())).collect();
+        for (name, bytes) in [("broken.txt", vec![0xFF, 0xFE, 0x00, 0xD8, b'a', 0]), ("utf32.txt", vec![0xFF, 0xFE, 0, 0, b'a', 0, 0, 0]), ("ints.bin", ints)] {
+            let p = dir.join(name);
+            std::fs::write(&p, bytes).unwrap();
+            let e = super::read_user_text(p.to_str().unwrap(), "text").unwrap_err().to_string();
+            assert!(e.contains("is a binary file"), "{name}: {e}");
+        }
         std::fs::remove_dir_all(&dir).ok();
     }
 

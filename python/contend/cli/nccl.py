@@ -113,9 +113,10 @@ def nccl_tests(
             if str(e).startswith(flag + ":") and any(a.startswith(var + "=") for a in applied):
                 var = var.replace("MIN_", "MIN/MAX_")
                 raise InputError(f"{var} (environment){str(e)[len(flag):]}; or unset {var}, or give {flag}") from None
-        if str(e).startswith("--gpus:") and gpu_list and len(gpu_list) == 1 and gpu_list[0].isdigit() \
-                and int(gpu_list[0]) > 1:
-            # --gpus takes a list and -g a count: `--gpus 4` is the one GPU 4, where 4 GPUs were likely meant.
+        if str(e).startswith("--gpus:") and "one rank:" in str(e) and gpu_list and len(gpu_list) == 1 \
+                and gpu_list[0].isdigit() and int(gpu_list[0]) > 1:
+            # --gpus takes a list and -g a count: `--gpus 4` is the one GPU 4, where 4 GPUs were likely meant. Only
+            # on the one-rank refusal: GPU n exists there, so the node has more than n GPUs and both forms run.
             n = int(gpu_list[0])
             raise InputError(f"{e}; --gpus {n} names the one GPU {n}: for {n} GPUs give -g {n} or --gpus "
                              f"{','.join(str(i) for i in range(n))}") from None

@@ -84,6 +84,11 @@ pub struct Call {
     pub base: f64,
     pub step: f64,
     pub step_net: f64,
+    /// Seconds of a Simple slice's handshake on NVLink (wait, copy, barrier, post), which each
+    /// NVLS chunk on one node pays (`nvls`): NCCL's NVLink ring Simple step
+    /// (`tuning::nvlink_simple_step`), or the fitted `nccl_step_simple` that replaces a ring
+    /// slice's figure too.
+    pub handshake: f64,
     /// Ranks per node (chains of a tree stay inside a node).
     pub ppn: usize,
     /// Send/receive: how NCCL's release splits one operation over channels (`p2p::op_split`),
@@ -655,6 +660,13 @@ pub fn simple_slices(block: u64, chunk: u64) -> f64 {
     }
 }
 
+/// Chunks a loop's block stands for where each chunk pays a step's handshake: one for a loop of
+/// NCCL's chunk or less, and a merged loop its chunks' worth of bytes, so that the merged loops of
+/// a call pay for its bytes' chunks together (`nvls`, a send through host memory in `pairs_p2p`).
+pub fn chunks_worth(block: u64, chunk: u64) -> f64 {
+    (block as f64 / chunk.max(1) as f64).max(1.0)
+}
+
 /// Slices of a ring Simple chunk: SLICESTEPS 2 of CHUNKSTEPS 4 (collectives.h, `ALLREDUCE_SLICESTEPS`
 /// and `ALLREDUCE_CHUNKSTEPS`, NCCL_STEPS / 4 of NCCL_STEPS / 2).
 pub const RING_SLICES: u64 = (NCCL_STEPS / 2) / (NCCL_STEPS / 4);
@@ -922,9 +934,8 @@ fn nvls(c: &Call, share: u64, d: &mut Dag) {
     // every loop, a merged loop once per chunk's worth of its bytes. The first loop also pays
     // NCCL's NVLS latency, the call's.
     let chunk = c.chunk();
-    let handshake = tuning::nvlink_simple_step();
     for (l, block) in loops(share.div_ceil(n as u64), chunk).into_iter().enumerate() {
-        let over = handshake * (block as f64 / chunk as f64).max(1.0) + if l == 0 { c.base + c.step } else { 0.0 };
+        let over = c.handshake * chunks_worth(block, chunk) + if l == 0 { c.base + c.step } else { 0.0 };
         let size = c.wire(block, Proto::Simple);
         for h in 0..n {
             let done = [last_red[h], last_up[h]];
@@ -1124,10 +1135,13 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
         // the p2p chunk; 2.19.3 lines 82 and 88 the same), and each slice waits for its flag,
         // copies and synchronises its warps before it posts its own flag and starts the next
         // (prims_simple.h `genericOp`); the flags are in host memory too (src/transport/shm.cc
-        // line 194, `shmRecvConnect`: the tail in the connection's host buffer). The figure is
-        // hwLat PCI ring Simple (tuning.cc line 165), charged as a ring's slice is (`simple_slices`, round 18);
-        // a merged loop pays once per chunk's worth. Over a peer path the connection keeps its
-        // NCCL_STEPS chunks in flight, the latency paid by the first (docs/nccl.md, round 20).
+        // line 194, `shmRecvConnect`: the tail in the connection's host buffer). What parts SHM
+        // from a peer path, where the connection keeps its NCCL_STEPS chunks in flight and the
+        // first pays the latency, is the receiver's side: it copies each slot out of host memory
+        // (no direct pointer), so a slot is freed only after that copy; an assumption from one
+        // machine's tables (2 x RTX 2080 Ti, docs/nccl.md, round 20), not a measured cost. The
+        // figure is the call's step: hwLat PCI ring Simple (tuning.cc line 165, 5.7 us) on a node
+        // without peer paths, or the fitted `nccl_step_simple`; a merged loop pays its chunks' worth.
         let staged = proto == Proto::Simple && !net && shm::through(c, a, b).is_some();
         for (k, share) in split(bytes, channels).into_iter().enumerate().filter(|&(_, s)| s > 0) {
             d.cur = k as u32;
@@ -1143,7 +1157,7 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
             for (l, block) in loops(share, chunk).into_iter().enumerate() {
                 let first = if proxy.is_some() { l == 0 } else { l < inflight };
                 let over = if staged {
-                    c.step * block.div_ceil(chunk) as f64 + if l == 0 { c.base } else { 0.0 }
+                    c.step * chunks_worth(block, chunk) + if l == 0 { c.base } else { 0.0 }
                 } else if first {
                     c.base + c.step_of(a, b)
                 } else {

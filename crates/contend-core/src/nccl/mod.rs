@@ -614,6 +614,7 @@ impl Comm {
             base: base * 1e-6 + self.call_net(),
             step: step * 1e-6,
             step_net: step_net * 1e-6,
+            handshake: self.simple_handshake(),
             ppn: self.ppn,
             p2p_split: self.p2p_split(),
             p2p_chunk: self.p2p_chunk(),
@@ -659,6 +660,12 @@ impl Comm {
         }
     }
 
+    /// A Simple slice's handshake on NVLink (`lower::Call::handshake`): the fitted Simple step
+    /// where one is given, as it replaces a ring slice's, else NCCL's NVLink ring Simple step.
+    fn simple_handshake(&self) -> f64 {
+        self.constants.step[Proto::Simple as usize].unwrap_or_else(tuning::nvlink_simple_step)
+    }
+
     fn nvls_call(&self, coll: Coll, algo: Algo, bytes: u64) -> lower::Call {
         let nc = tuning::nvls_channels(self.topo.cc, self.nodes);
         let (a, p) = (algo as usize, Proto::Simple as usize);
@@ -683,6 +690,7 @@ impl Comm {
             base: tuning::BASE_LATENCY_US[a][p] * 1e-6 + self.call_net(),
             step: tuning::HW_LATENCY_US[tuning::Hw::Nvlink as usize][a][p] * 1e-6,
             step_net: tuning::HW_LATENCY_US[if algo == Algo::NvlsTree { tuning::Hw::Net } else { tuning::Hw::Nvlink } as usize][a][p] * 1e-6,
+            handshake: self.simple_handshake(),
             ppn: self.ppn,
             p2p_split: p2p::op_split(self.tuning.version, 1, 1, self.devices.len(), self.nodes, self.p2p_chunk()),
             p2p_chunk: self.p2p_chunk(),

@@ -110,6 +110,19 @@ fn an_nvls_chunk_pays_a_simple_steps_handshake() {
 }
 
 #[test]
+fn a_fitted_simple_step_times_nvls_chunks_as_it_times_ring_slices() {
+    // `nccl_step_simple` replaces a ring slice's 3.4 us; the NVLS chunk's handshake is the same
+    // step, so 512 MiB (64 chunks a head and channel) grows by 64 x (10 - 3.4) us, and NCCL's
+    // 25 us call latency, which is not a step, stays.
+    let at = |params: Vec<(String, String)>| {
+        let r = tests_tool::Request { algo: Some("nvls".into()), params, ..tests_tool::Request::one("all_reduce", "512M") };
+        api::nccl_tests("hgx-h100", &r, 1, None).unwrap().rows.remove(0).time_us
+    };
+    let grown = at(vec![("nccl_step_simple".into(), "10us".into())]) - at(vec![]);
+    assert!((grown - 64.0 * (10.0 - 3.4)).abs() < 0.5, "{grown} us");
+}
+
+#[test]
 fn nvls_reduce_scatter_and_all_gather_move_their_halves() {
     let s = (1u64 << 30) as f64;
     let e = tuning::NVLS_EFFICIENCY[2];
