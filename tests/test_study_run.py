@@ -95,6 +95,27 @@ def test_sigkill_part_way_then_resume_gives_the_uninterrupted_dataset(cli, refer
     assert files(out) == files(reference / "ref")  # the temporary is gone, nothing is twice, nothing differs
 
 
+def _interrupted(study, out, ready, timeout):
+    """Run `contend study STUDY -o OUT` on one worker, send Ctrl-C to its process group once `ready(proc)`, and
+    give its exit code and standard error. A shell without job control starts background jobs with SIGINT
+    ignored, and a child inherits that (CI ran the suite so, and the study never saw the signal): the study
+    starts as a terminal's would."""
+    cmd = [sys.executable, "-m", "contend.cli", "study", str(study), "-o", str(out), "--workers", "1"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and proc.poll() is None and not ready(proc):
+            time.sleep(0.005)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode, stderr
+
+
 def test_ctrl_c_is_one_line_without_the_workers_tracebacks(reference, tmp_path):
     # Ctrl-C reaches the whole process group: the workers ignore it, the parent stops them and says what to do
     # (each worker printed a 30-line KeyboardInterrupt traceback before the useful line).
@@ -102,22 +123,8 @@ def test_ctrl_c_is_one_line_without_the_workers_tracebacks(reference, tmp_path):
     out = tmp_path / "interrupted"
     long = tmp_path / "long.yaml"
     long.write_text(STUDY.replace("repetitions: {count: 2,", "repetitions: {count: 50,"))
-    cmd = [sys.executable, "-m", "contend.cli", "study", str(long), "-o", str(out), "--workers", "1"]
-    # A shell without job control starts background jobs with SIGINT ignored, and a child inherits that (CI
-    # ran the suite so, and the study never saw the signal): the study starts as a terminal's would.
-    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None and not list(out.glob("*.parquet")):
-            time.sleep(0.005)
-        os.killpg(proc.pid, signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    assert proc.returncode == 130, stderr
+    code, stderr = _interrupted(long, out, lambda proc: bool(list(out.glob("*.parquet"))), 60)
+    assert code == 130, stderr
     assert "KeyboardInterrupt" not in stderr and "Traceback" not in stderr, stderr
     assert "interrupted: the points finished are kept in" in stderr
 
@@ -129,28 +136,17 @@ def test_ctrl_c_while_the_workers_start_stops_the_study_once_they_are_up(tmp_pat
     psutil = pytest.importorskip("psutil")  # a dependency of Dask's
     (tmp_path / "s.yaml").write_text(STUDY)
     out = tmp_path / "interrupted"
-    cmd = [sys.executable, "-m", "contend.cli", "study", str(tmp_path / "s.yaml"), "-o", str(out), "--workers", "1"]
-    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
-    def worker_started() -> bool:
+    def worker_started(proc) -> bool:
         try:
-            return any("spawn_main" in " ".join(c.cmdline()) for c in psutil.Process(proc.pid).children())
+            started = any("spawn_main" in " ".join(c.cmdline()) for c in psutil.Process(proc.pid).children())
         except psutil.Error:  # a child that ended between the listing and the look
             return False
+        assert not (started and list(out.glob("*.parquet"))), "a point finished before the workers were seen starting"
+        return started
 
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None and not worker_started():
-            time.sleep(0.005)
-        assert not list(out.glob("*.parquet")), "a point finished before the workers were seen starting"
-        os.killpg(proc.pid, signal.SIGINT)
-        _, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    assert proc.returncode == 130, stderr
+    code, stderr = _interrupted(tmp_path / "s.yaml", out, worker_started, 120)
+    assert code == 130, stderr
     assert stderr.strip().splitlines() == [f"interrupted: the points finished are kept in {out}; run the same "
                                            "command again to resume"], stderr
     assert len(list(out.glob("*.parquet"))) < POINTS

@@ -12,21 +12,26 @@ from conftest import SMALL_CLUSTER
 from contend import api
 
 
+def _world(trace, ranks):
+    """A trace's definitions of `ranks` MPI processes, one thread each, on MPI_COMM_WORLD: their locations and
+    the communicator."""
+    node = trace.definitions.system_tree_node("node")
+    locs = []
+    for r in range(ranks):
+        g = trace.definitions.location_group(f"rank {r}", system_tree_parent=node,
+                                             location_group_type=LocationGroupType.PROCESS)
+        locs.append(trace.definitions.location("main", type=LocationType.CPU_THREAD, group=g))
+    mpi = {"paradigm": Paradigm.MPI, "group_flags": GroupFlag.NONE, "members": locs}
+    trace.definitions.group("MPI locations", group_type=GroupType.COMM_LOCATIONS, **mpi)
+    world = trace.definitions.group("world", group_type=GroupType.COMM_GROUP, **mpi)
+    return locs, trace.definitions.comm("MPI_COMM_WORLD", group=world)
+
+
 def write_trace(path) -> None:
     """Two ranks, times in ns: a blocking send/recv of 1000 B, 10 us of compute on each, then
     an isend/irecv pair completed by waits, then an 8 B allreduce."""
     with otf2.writer.open(str(path), timer_resolution=1_000_000_000) as trace:
-        node = trace.definitions.system_tree_node("node")
-        locs = []
-        for r in range(2):
-            g = trace.definitions.location_group(
-                f"rank {r}", system_tree_parent=node, location_group_type=LocationGroupType.PROCESS
-            )
-            locs.append(trace.definitions.location("main", type=LocationType.CPU_THREAD, group=g))
-        mpi = {"paradigm": Paradigm.MPI, "group_flags": GroupFlag.NONE, "members": locs}
-        trace.definitions.group("MPI locations", group_type=GroupType.COMM_LOCATIONS, **mpi)
-        world = trace.definitions.group("world", group_type=GroupType.COMM_GROUP, **mpi)
-        comm = trace.definitions.comm("MPI_COMM_WORLD", group=world)
+        locs, comm = _world(trace, 2)
 
         def region(name, role):
             return trace.definitions.region(name, region_role=role, paradigm=Paradigm.MPI)
@@ -96,17 +101,7 @@ def test_a_file_that_is_not_a_trace_gets_one_line(cli, tmp_path):
 def write_4_ranks(path, calls) -> None:
     """A trace of 4 ranks on MPI_COMM_WORLD, times in ns; calls(trace, comm, writer, rank) writes each rank's events."""
     with otf2.writer.open(str(path), timer_resolution=1_000_000_000) as trace:
-        node = trace.definitions.system_tree_node("node")
-        locs = []
-        for r in range(4):
-            g = trace.definitions.location_group(
-                f"rank {r}", system_tree_parent=node, location_group_type=LocationGroupType.PROCESS
-            )
-            locs.append(trace.definitions.location("main", type=LocationType.CPU_THREAD, group=g))
-        mpi = {"paradigm": Paradigm.MPI, "group_flags": GroupFlag.NONE, "members": locs}
-        trace.definitions.group("MPI locations", group_type=GroupType.COMM_LOCATIONS, **mpi)
-        world = trace.definitions.group("world", group_type=GroupType.COMM_GROUP, **mpi)
-        comm = trace.definitions.comm("MPI_COMM_WORLD", group=world)
+        locs, comm = _world(trace, 4)
         for r, loc in enumerate(locs):
             calls(trace, comm, trace.event_writer_from_location(loc), r)
 
