@@ -763,11 +763,11 @@ fn nccl_nets(m: &Machine, nics: &[usize], gpus: &[usize], cc: u32) -> Vec<f64> {
     (0..m.devices.len())
         .filter(|d| nics.contains(d))
         .flat_map(|d| {
-            let ports = if m.devices[d].stripe_threshold.is_some() { 1 } else { m.devices[d].ports.max(1) };
+            let ports = rails::net_devices(&m.devices[d]);
             let net = links_at(m, d).filter(|&l| m.links[l].kind == LinkKind::Network).map(|l| m.links[l].bandwidth / 1e9).fold(0.0, f64::max) / ports as f64;
             let own = pcie(d);
             let bw = [net, if own > 0.0 { own } else { f64::INFINITY }, if gpu > 0.0 { gpu } else { f64::INFINITY }].into_iter().fold(f64::INFINITY, f64::min);
-            std::iter::repeat_n(bw, if net > 0.0 { ports as usize } else { 0 })
+            std::iter::repeat_n(bw, if net > 0.0 { ports } else { 0 })
         })
         .collect()
 }

@@ -237,16 +237,21 @@ fn local_gpu(m: &Machine, router: &Router, topo: &topo::Topo, gpus: &[usize], ni
     })
 }
 
-/// A node's NICs in NCCL's order, one entry a port (`search_nics`, each NIC repeated for its
-/// ports: NCCL's network devices are ports; a NIC whose plugin stripes its ports is one).
+/// A node's NICs in NCCL's order, one entry per network device NCCL sees (`search_nics`, each
+/// NIC repeated `net_devices` times).
 fn node_nets(m: &Machine, router: &Router, topo: &topo::Topo, gpus: &[usize]) -> Vec<usize> {
-    search_nics(m, router, topo, gpus)
-        .into_iter()
-        .flat_map(|d| {
-            let ports = if m.devices[d].stripe_threshold.is_some() { 1 } else { m.devices[d].ports.max(1) as usize };
-            std::iter::repeat_n(d, ports)
-        })
-        .collect()
+    search_nics(m, router, topo, gpus).into_iter().flat_map(|d| std::iter::repeat_n(d, net_devices(&m.devices[d]))).collect()
+}
+
+/// How many network devices NCCL sees in a NIC: one a port (`Device::ports`), or one for the
+/// whole NIC where its plugin schedules its ports per message (`Device::stripe_threshold`:
+/// aws-ofi-nccl reports its rails as one device).
+pub fn net_devices(nic: &crate::topology::Device) -> usize {
+    if nic.stripe_threshold.is_some() {
+        1
+    } else {
+        nic.ports.max(1) as usize
+    }
 }
 
 /// The NICs of a node that NCCL's network search lists (`ncclTopoSelectNets`, NCCL v2.30.7

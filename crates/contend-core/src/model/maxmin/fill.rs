@@ -260,21 +260,10 @@ impl Saturations {
             best
         } else {
             let front = self.sorted.get(self.next).map(|&x| unpack(x));
-            match (front, self.raised.peek()) {
-                (Some(s), Some(&Reverse(r))) if r < s => {
-                    self.front_sorted = false;
-                    r
-                }
-                (Some(s), _) => {
-                    self.front_sorted = true;
-                    s
-                }
-                (None, Some(&Reverse(r))) => {
-                    self.front_sorted = false;
-                    r
-                }
-                (None, None) => return None,
-            }
+            let raised = self.raised.peek().map(|&Reverse(r)| r);
+            // Entries differ in their index, so the two fronts never tie.
+            self.front_sorted = front.is_some_and(|s| raised.is_none_or(|r| s < r));
+            if self.front_sorted { front } else { raised }?
         };
         Some((from_order_key(key), l as usize))
     }
