@@ -387,8 +387,9 @@ def ll128_lomo() -> None:
             continue
         others = statistics.mean(f for k, f in fits.items() if k != m)
         print(f"- {names}: own {fits[m]:.2f}, others' {others:.2f}; rows from 1 MiB within ±{TOLERANCE:.0%}: "
-              f"{inside(group, others)} of {rows} with the others' (leave-one-machine-out), {inside(group, fits[m])} with "
-              f"its own, {inside(group, mean)} with the mean, {inside(group, 1.0)} with 1")
+              f"{inside(group, others)} of {rows} with the others' (leave-one-machine-out), "
+              f"{inside(group, fits[m])} with its own, {inside(group, mean)} with the mean, "
+              f"{inside(group, 1.0)} with 1")
 
 
 def saturation(rows: dict[int, float]) -> int:
