@@ -253,7 +253,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         if has_bw && x > 0.0 {
             c.efficiency[p as usize] = (1.0 / x).min(1.0);
         } else if !has_bw {
-            notes.push(format!("{}: no measured row is bandwidth-bound, so its efficiency stays 1", p.name()));
+            notes.push(format!("{}: no measured row is bandwidth-bound, so its efficiency stays {}", p.name(), c.efficiency[p as usize]));
         }
     }
     // Every row again as `contend nccl-tests` runs it with the fitted constants as printed (their

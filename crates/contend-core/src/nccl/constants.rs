@@ -3,7 +3,8 @@
 //! communicator's path type, paid once per step of a call's first loop) and its efficiency (the
 //! share of the links' bandwidth its kernels reach: the transfers carry wire bytes over it).
 //! Given as `--param nccl_step_simple=…` beside the model's own parameters; unset, NCCL's
-//! values and an efficiency of 1 (the links' own efficiency stays the model's).
+//! values and an efficiency of 1 (the links' own efficiency stays the model's), but LL128's,
+//! which public tables put below its wire format on every machine that runs it (below).
 
 use super::versions::Version;
 use super::{Proto, PROTOS};
@@ -16,7 +17,18 @@ pub const PARAMS: &[Param] = &[
     Param::derived("nccl_step_ll128", Kind::Time, "NCCL's", "per-step latency of LL128"),
     Param::derived("nccl_step_simple", Kind::Time, "NCCL's", "per-step latency of Simple"),
     Param::new("nccl_eff_ll", Kind::EFFICIENCY, "1", "share of the links' bandwidth LL's kernels reach (beyond its 8-of-16 wire format)"),
-    Param::new("nccl_eff_ll128", Kind::EFFICIENCY, "1", "same for LL128 (beyond its 120-of-128 wire format)"),
+    // [EMPIRICAL] LL128's kernels move less than its 120-of-128 wire format of the links on every
+    // machine whose public tables run it bandwidth-bound (docs/nccl.md, "LL128's rate"): the
+    // efficiency that fits each machine's LL128 rows from 1 MiB (least squares of log busbw,
+    // `bench/nccl_validation.py`) is 0.65 (8 x A100 node "thanos", two tables), 0.71 ("dkh", NCCL
+    // 2.19.3), 0.84 (2 x 8 A100 on OCI's RoCE) and 0.72 (2 x 8 H100 on EFA, p5); the default is
+    // their mean. NCCL's model has none for rings (tuning.cc: 0.92) and 7/9 for a tree on one node.
+    Param::new(
+        "nccl_eff_ll128",
+        Kind::EFFICIENCY,
+        "0.73",
+        "same for LL128 (beyond its 120-of-128 wire format) [EMPIRICAL: four machines' LL128 rows, 0.65-0.84]",
+    ),
     Param::new("nccl_eff_simple", Kind::EFFICIENCY, "1", "same for Simple"),
     Param::new(
         "nccl_buffsize",
@@ -145,8 +157,9 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
             out.push((format!("nccl_step_{}", suffix(p)), format!("{:.3}us", s * 1e6)));
         }
     }
+    let defaults = Constants::default();
     for p in PROTOS {
-        if c.efficiency[p as usize] != 1.0 {
+        if c.efficiency[p as usize] != defaults.efficiency[p as usize] {
             out.push((format!("nccl_eff_{}", suffix(p)), format!("{:.4}", c.efficiency[p as usize])));
         }
     }
@@ -156,10 +169,10 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
     if c.pxn_disable {
         out.push(("nccl_pxn_disable".into(), "1".into()));
     }
-    if c.call_net != Constants::default().call_net {
+    if c.call_net != defaults.call_net {
         out.push(("nccl_call_net".into(), format!("{:.3}us", c.call_net * 1e6)));
     }
-    if c.launch_host != Constants::default().launch_host {
+    if c.launch_host != defaults.launch_host {
         out.push(("nccl_launch_host".into(), format!("{:.3}us", c.launch_host * 1e6)));
     }
     if let Some(e) = c.nvls {
@@ -171,7 +184,7 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
     if let Some(b) = c.nvlstree_max {
         out.push(("nccl_nvlstree_max_chunksize".into(), format!("{b}B")));
     }
-    if c.version != Constants::default().version {
+    if c.version != defaults.version {
         out.push(("nccl_version".into(), c.version.name().into()));
     }
     out

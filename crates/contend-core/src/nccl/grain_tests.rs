@@ -5,6 +5,13 @@
 
 use super::*;
 
+/// Bytes an LL128 transfer of `data` bytes carries: its wire format over LL128's default share of
+/// the links (`nccl_eff_ll128`, docs/nccl.md "LL128's rate").
+fn ll128_wire(data: u64) -> u64 {
+    let e = constants::Constants::default().efficiency[Proto::Ll128 as usize];
+    (lower::wire(data, Proto::Ll128) as f64 / e).ceil() as u64
+}
+
 /// dgx-a100 as one communicator under `version`.
 fn a100(version: versions::Version) -> Comm {
     let m = crate::topology::Machine::load("dgx-a100").unwrap();
@@ -55,17 +62,17 @@ fn a_small_ll128_all_reduce_fills_the_first_chunks_whole() {
     assert_eq!(call.clone().merged().copies, 1);
     let (t, ch) = lower::lower(&call);
     assert_eq!(t.len(), 24 * 8 * 14);
-    let count = |data: u64| t.iter().filter(|x| x.size == lower::wire(data, Proto::Ll128)).count();
+    let count = |data: u64| t.iter().filter(|x| x.size == ll128_wire(data)).count();
     assert_eq!(count(38400), 14 * (24 * 4 + 13));
     assert_eq!(count(8704), 14);
     // An empty step still runs (its handshake): a transfer of one byte.
     assert_eq!(t.iter().filter(|x| x.size == 1).count(), 14 * (24 * 3 + 10));
-    assert!(t.iter().zip(&ch).filter(|(x, _)| x.size == lower::wire(8704, Proto::Ll128)).all(|(_, &k)| k == 13));
+    assert!(t.iter().zip(&ch).filter(|(x, _)| x.size == ll128_wire(8704)).all(|(_, &k)| k == 13));
     // 2.30.7: every step carries the even share, 4194304 / 192 rounded up.
     let even = a100(versions::Version::V2_30).call(Coll::AllReduce, Algo::Ring, Proto::Ll128, 1 << 22, 0);
     assert_eq!(even.ring_grain, 0);
     let (t, _) = lower::lower(&even);
-    assert!(t.iter().all(|x| x.size == lower::wire(21846, Proto::Ll128)), "{:?}", t[0].size);
+    assert!(t.iter().all(|x| x.size == ll128_wire(21846)), "{:?}", t[0].size);
 }
 
 /// More than one loop (LL128: 24 x 8 x 576000 bytes = 105.5 MiB a loop) keeps the even split: its

@@ -176,7 +176,8 @@ fn a_tree_simple_call_caps_each_transfer_at_nccl_per_channel_tree_figure() {
     }
     // Ampere: 23.6 / 2. LL128's: the least of 23.6 x 120/128 and perChMaxTreeLL128Bws 20, halved:
     // 10 GB/s of data, 10 x 128/120 of LL128's wire bytes between nodes and 10 x 9/7 between the
-    // GPUs of a node (`TREE_LL128_NODE_SHARE`). Ring Simple and ring LL128 carry no cap (no
+    // GPUs of a node (`TREE_LL128_NODE_SHARE`), each over LL128's share of the links
+    // (`nccl_eff_ll128`): the cap stays on data. Ring Simple and ring LL128 carry no cap (no
     // per-channel figure for the first; the second's never binds at NCCL's channel counts and
     // cost time, tuning::channel_rate).
     let a = two("dgx-a100", "25GB/s");
@@ -185,8 +186,9 @@ fn a_tree_simple_call_caps_each_transfer_at_nccl_per_channel_tree_figure() {
     let (t, _) = lower::lower(&a.call(Coll::AllReduce, Algo::Tree, Proto::Ll128, 1 << 24, 0));
     // (The wire ratio is read off a GiB of data: exact to a byte in 2^30.)
     let on = |d: usize| a.m.devices[d].name.starts_with("n0.");
+    let eff = constants::Constants::default().efficiency[Proto::Ll128 as usize];
     for x in t.iter().filter(|x| x.size > 64) {
-        let wire = if on(x.src) == on(x.dst) { 9.0 / 7.0 } else { 128.0 / 120.0 };
+        let wire = if on(x.src) == on(x.dst) { 9.0 / 7.0 } else { 128.0 / 120.0 } / eff;
         assert!((x.max_rate.unwrap() - 10e9 * wire).abs() < 1e-6 * 10e9, "{:?}", x.max_rate);
     }
     for (coll, proto) in [(Coll::AllReduce, Proto::Simple), (Coll::AllReduce, Proto::Ll128), (Coll::Broadcast, Proto::Ll128)] {

@@ -57,6 +57,25 @@ fn ring_all_reduce_on_nvswitch_matches_the_closed_form() {
     assert!(row.busbw * 1e9 < port() && row.busbw * 1e9 > 0.9 * port(), "{}", row.busbw);
 }
 
+/// A ring LL128 step carries its data at LL128's wire format (128 bytes a 120) over LL128's measured
+/// share of the links (`nccl_eff_ll128`, 0.73, docs/nccl.md "LL128's rate"): 16 MiB on dgx-a100
+/// (the 8-rank A100 table's row, 137.68 GB/s measured) is one loop of 14 steps of 87381 bytes a
+/// channel on all 24 channels, NCCL's ring LL128 base latency (14 us) and step latency (1.9 us), and
+/// 2(n-1)/n of the data through each GPU's port; `nccl_eff_ll128=1` gives the wire format alone.
+#[test]
+fn a_ring_ll128_step_moves_its_wire_bytes_over_the_default_efficiency() {
+    let n = 8.0;
+    let s = 16.0 * 1048576.0;
+    for (eff, given) in [(0.73, None), (1.0, Some("1"))] {
+        let mut r = tests_tool::Request { min_bytes: "16M".into(), max_bytes: "16M".into(), ..req("all_reduce") };
+        r.params = given.map(|e| vec![("nccl_eff_ll128".to_string(), e.to_string())]).unwrap_or_default();
+        let row = api::nccl_tests("dgx-a100", &r, 1, None).unwrap().rows.remove(0);
+        assert_eq!((row.algo, row.proto, row.channels), (Algo::Ring, Proto::Ll128, 24));
+        let want = 14e-6 + 2.0 * (n - 1.0) * (1.9e-6 + HOPS) + 2.0 * (n - 1.0) / n * s * (128.0 / 120.0) / eff / port();
+        assert!(close(row.time_us * 1e-6, want, 0.01), "efficiency {eff}: {} us, closed form {} us", row.time_us, want * 1e6);
+    }
+}
+
 /// A partial loop (every rank's share of a channel under one chunk) is one loop of 14 steps; a
 /// step's slices are its chunk halved (two handshakes), or one where half the chunk would be under
 /// 1/64 of a whole 2 MiB chunk (prims_simple.h `genericOp`): 32 MiB gives each rank 170.7 KiB a
@@ -97,11 +116,13 @@ fn small_all_reduce_is_latency_nccl_model_and_protocols() {
     let ll128 = one("all_reduce", "1G", Some("ring"), Some("LL128"), "maxmin").unwrap();
     assert!(simple.busbw / 2.0 > tuning::LL_MAX_BW[1][0]);
     assert!(close(ll.busbw, tuning::LL_MAX_BW[1][0], 0.02), "LL {} Simple {}", ll.busbw, simple.busbw);
-    // LL128 carries 128 bytes for 120 and pays no slice handshakes beyond the first loop, which
-    // Simple pays twice a step in each of its 3 loops (42 x 2 slices, where NCCL's model counts 14).
+    // LL128 carries 128 bytes for 120 at its measured share of the links (`nccl_eff_ll128`, 0.73)
+    // and pays no slice handshakes beyond the first loop, which Simple pays twice a step in each of
+    // its 3 loops (42 x 2 slices, where NCCL's model counts 14).
     let handshakes = (3.0 * 14.0 * 2.0 - 14.0) * 3.4e-6;
     let simple_bw = simple.busbw * simple.time_us * 1e-6 / (simple.time_us * 1e-6 - handshakes);
-    assert!(close(ll128.busbw, simple_bw * 120.0 / 128.0, 0.02), "LL128 {} Simple {}", ll128.busbw, simple.busbw);
+    let eff = constants::Constants::default().efficiency[Proto::Ll128 as usize];
+    assert!(close(ll128.busbw, simple_bw * 120.0 / 128.0 * eff, 0.02), "LL128 {} Simple {}", ll128.busbw, simple.busbw);
 }
 
 #[test]
@@ -500,13 +521,13 @@ fn a_simple_step_from_another_node_waits_for_the_gdr_flush() {
 fn a_tree_ll128_chain_moves_seven_ninths_of_the_port_as_data() {
     // NCCL's model credits tree/LL128 on one node with 7/9 of the graph's bandwidth where
     // tree/Simple keeps all of it (tuning.cc, `nNodes == 1 ? 7.0/9.0 : 120.0/128.0`): the chain's
-    // sends carry 9/7 of their data on the links, in place of LL128's 128/120. As the Simple tree
-    // above: 2 S each way through a middle GPU's port, and a drain of n - 2 chunks (LL128's
-    // 576000 data bytes a step) at a 48th of the port.
+    // sends carry 9/7 of their data on the links, in place of LL128's 128/120, over LL128's share
+    // of the links (`nccl_eff_ll128`). As the Simple tree above: 2 S each way through a middle
+    // GPU's port, and a drain of n - 2 chunks (LL128's 576000 data bytes a step) at a 48th of the port.
     let s = (1u64 << 30) as f64;
     let row = one("all_reduce", "1G", Some("tree"), Some("LL128"), "maxmin").unwrap();
     assert_eq!((row.algo, row.proto), (Algo::Tree, Proto::Ll128));
-    let (n, wire) = (8.0, 9.0 / 7.0);
+    let (n, wire) = (8.0, 9.0 / 7.0 / constants::Constants::default().efficiency[Proto::Ll128 as usize]);
     let chunk = 576000.0 * wire * 48.0 / port();
     let want = 2.0 * s * wire / port() + (n - 2.0) * chunk;
     assert!(close(row.time_us * 1e-6, want, 0.015), "tree/LL128 {} us, closed form {} us", row.time_us, want * 1e6);
