@@ -1142,11 +1142,15 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
         // machine's tables (2 x RTX 2080 Ti, docs/nccl.md, round 20), not a measured cost. The
         // figure is the call's step: hwLat PCI ring Simple (tuning.cc line 165, 5.7 us) on a node
         // without peer paths, or the fitted `nccl_step_simple`; a merged loop pays its chunks' worth.
-        let staged = proto == Proto::Simple && !net && shm::through(c, a, b).is_some();
+        let staged = if proto == Proto::Simple && !net { shm::through(c, a, b) } else { None };
         for (k, share) in split(bytes, channels).into_iter().enumerate().filter(|&(_, s)| s > 0) {
             d.cur = k as u32;
             // The chunks a connection keeps in flight are one block's copies: they share its rate.
             d.rate = rate;
+            if let Some(x) = staged {
+                shm::send(c, (a, x, b), share, chunk, d);
+                continue;
+            }
             d.group = rate.map(|_| d.t.len());
             // Per loop: the send (to the peer, or to the PXN relay) and the relay's.
             let (mut sent, mut relayed): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
@@ -1156,17 +1160,11 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
             let inflight = if net { depth } else { p2p::STEPS };
             for (l, block) in loops(share, chunk).into_iter().enumerate() {
                 let first = if proxy.is_some() { l == 0 } else { l < inflight };
-                let over = if staged {
-                    c.step * chunks_worth(block, chunk) + if l == 0 { c.base } else { 0.0 }
-                } else if first {
-                    c.base + c.step_of(a, b)
-                } else {
-                    0.0
-                };
+                let over = if first { c.base + c.step_of(a, b) } else { 0.0 };
                 let flush = c.flush_of(a, b, proto);
                 match proxy {
                     None => {
-                        let slot = if staged { sent.last().copied() } else { slot_at(&sent, l, inflight) };
+                        let slot = slot_at(&sent, l, inflight);
                         let slot = if net { d.slot_freed(slot) } else { slot };
                         sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[slot], over + flush))
                     }

@@ -265,10 +265,13 @@ fn a_send_through_host_memory_moves_one_step_at_a_time() {
     // chunk, 128 KiB over PCIe) waits for its flag, is copied, and the warps synchronise before the
     // flag is posted and the next step starts (NCCL 2.30.7 src/device/sendrecv.h `ProtoSimple<1,
     // 1>`, prims_simple.h `genericOp`); through host memory each step pays NCCL's per-step latency
-    // (hwLat PCI ring Simple, 5.7 µs), as a ring's slice does. Two ranks' sendrecv of S (each rank
-    // sends S to the other) on `pair`'s Gen3 GPU links, duplex losses off so that each GPU link
-    // moves S each way at its rate: the channels' chunks go in step, so the call takes
-    // base + n × step + S / link, n the chunks of one channel's share.
+    // (hwLat PCI ring Simple, 5.7 µs), as a ring's slice does, and the receiver loads a step only
+    // once its whole store is flagged, while the next is stored (`shm::send`, round 21). Two
+    // ranks' sendrecv of S (each rank sends S to the other) on `pair`'s Gen3 GPU links, duplex
+    // losses off so that each GPU link moves S each way at its rate: the channels' steps go in
+    // step, the stores up while the step before comes down, so the call takes base + n × step +
+    // S / link, n the chunks of one channel's share, and the last step's load after its store:
+    // the channels' last chunks once more over the link.
     let bytes: u64 = 16 << 20;
     let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
     let params: Vec<(String, String)> = ["duplex_staged", "duplex_pcie"].iter().map(|k| (k.to_string(), "0".to_string())).collect();
@@ -280,15 +283,41 @@ fn a_send_through_host_memory_moves_one_step_at_a_time() {
     let n = (bytes / channels as u64).div_ceil(call.p2p_chunk) as f64;
     assert_eq!(n, 64.0);
     let e = call.efficiency[Proto::Simple as usize];
-    let want = call.base + n * call.step + bytes as f64 / (e * link);
+    let last = (channels as u64 * call.p2p_chunk) as f64 / (e * link);
+    let want = call.base + n * call.step + bytes as f64 / (e * link) + last;
     assert!((call.step - 5.7e-6).abs() < 1e-12, "{}", call.step);
     let got = run(&comm.m, &call, "maxmin", &params, false).unwrap().seconds;
-    assert!(close(got, want, 0.01), "through host memory: {} us, want {} us", got * 1e6, want * 1e6);
-    // Over a peer path the connection keeps NCCL_STEPS chunks in flight: one step's latency.
+    assert!(close(got, want, 0.001), "through host memory: {} us, want {} us", got * 1e6, want * 1e6);
+    // Over a peer path the connection keeps NCCL_STEPS chunks in flight: one step's latency, and
+    // the bytes cross once.
     let m = pair(true);
     let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
     let call = comm.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0);
     let want = call.base + call.step + bytes as f64 / (e * link);
     let got = run(&comm.m, &call, "maxmin", &params, false).unwrap().seconds;
     assert!(close(got, want, 0.01), "peer path: {} us, want {} us", got * 1e6, want * 1e6);
+}
+
+#[test]
+fn a_one_step_send_through_host_memory_is_stored_whole_then_loaded() {
+    // A send of one step a channel: the sender stores the step into the connection's slot in host
+    // memory and posts its tail flag only after the whole step (prims_simple.h `postPeer` after
+    // the step's copy and barrier; `ProtoSimple<1, 1>`: the step is one slice), and the receiver
+    // loads it only once it sees the flag. So the step crosses each GPU link twice in turn, up
+    // and then down: base + step + 2 S / link, where over a peer path it crosses once. 128 KiB
+    // each way between `pair`'s GPUs, duplex losses off.
+    let bytes: u64 = 128 << 10;
+    let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
+    let params: Vec<(String, String)> = ["duplex_staged", "duplex_pcie"].iter().map(|k| (k.to_string(), "0".to_string())).collect();
+    for (p2p, crossings) in [(false, 2.0), (true, 1.0)] {
+        let m = pair(p2p);
+        let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+        let call = comm.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0);
+        let channels = p2p::op_channels(bytes, &call.p2p_split) as u64;
+        assert!(bytes.div_ceil(channels) <= call.p2p_chunk, "one step a channel");
+        let e = call.efficiency[Proto::Simple as usize];
+        let want = call.base + call.step + crossings * bytes as f64 / (e * link);
+        let got = run(&comm.m, &call, "maxmin", &params, false).unwrap().seconds;
+        assert!(close(got, want, 0.001), "peer access {p2p}: {} us, want {} us", got * 1e6, want * 1e6);
+    }
 }

@@ -24,7 +24,8 @@
 //! concurrently), but through host memory a connection's chunks go one after another, each paying
 //! NCCL's per-step latency (`lower::pairs_p2p`, round 20).
 
-use super::{loops, Call, Dag, RING_SLICES};
+use super::{chunks_worth, loops, Call, Dag, RING_SLICES};
+use crate::nccl::p2p;
 use crate::nccl::Proto;
 
 /// The host memory a step from rank `a` to rank `b` passes through, if any.
@@ -110,6 +111,45 @@ pub(super) fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &m
             prim = now;
             sent = stored;
         }
+    }
+    d.group = None;
+}
+
+/// One connection's share of a send/receive through host memory `x`, from rank `a` to rank `b`
+/// (`lower::pairs_p2p`), as two legs a step: the sender's store into the connection's slot and
+/// the receiver's load out of it. NCCL's p2p kernel runs a connection with `ProtoSimple<1, 1>`
+/// and the p2p chunk as its step (NCCL 2.30.7 src/device/sendrecv.h `runSend`/`runRecv`), so a
+/// step is one slice: the sender posts the slot's tail flag only once the whole step is stored
+/// (prims_simple.h `genericOp`: the copy, the barrier, then `postPeer`), and the receiver loads
+/// the step only once it sees that flag (`waitPeer`). A step's load therefore waits for its
+/// whole store, while the sender stores the next step; each side runs its steps one after
+/// another, the sender's paying NCCL's per-step latency (the call's step, hwLat PCI ring Simple
+/// on a node without peer paths: round 20), and a store waits for the slot NCCL_STEPS steps
+/// back to be loaded. A merged loop (`loops`) stands for several steps in a row: its load runs
+/// beside its store, one step behind (after the loop before), and paces itself as the stores do.
+pub(super) fn send(c: &Call, (a, x, b): (usize, usize, usize), share: u64, chunk: u64, d: &mut Dag) {
+    let (src, dst) = (c.devices[a], c.devices[b]);
+    let (mut stores, mut loads): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
+    // A capped connection (`Call::rate`): its stores are the sender's warps, its loads the
+    // receiver's, each a rate group.
+    let (mut stored_by, mut loaded_by) = (None, None);
+    d.group = None;
+    for (l, block) in loops(share, chunk).into_iter().enumerate() {
+        let steps = c.step * chunks_worth(block, chunk);
+        let over = steps + if l == 0 { c.base } else { 0.0 };
+        let size = c.wire(block, Proto::Simple);
+        let slot = l.checked_sub(p2p::STEPS).map(|j| loads[j]);
+        if d.rate.is_some() {
+            d.group = Some(*stored_by.get_or_insert(d.t.len()));
+        }
+        let store = d.push(src, x, size, &[stores.last().copied(), slot], over + c.flush_of(a, b, Proto::Simple));
+        if d.rate.is_some() {
+            d.group = Some(*loaded_by.get_or_insert(d.t.len()));
+        }
+        let merged = block > chunk;
+        let (data, pace) = if merged { (stores.last().copied(), steps) } else { (Some(store), 0.0) };
+        loads.push(d.push(x, dst, size, &[data, loads.last().copied()], pace));
+        stores.push(store);
     }
     d.group = None;
 }
