@@ -268,13 +268,13 @@ fn a_send_through_host_memory_moves_one_step_at_a_time() {
     // (hwLat PCI ring Simple, 5.7 µs), as a ring's slice does, and the receiver loads a step only
     // once its whole store is flagged, while the next is stored (`shm::send`, round 21). Two
     // ranks' sendrecv of S (each rank sends S to the other) on `pair`'s Gen3 GPU links, duplex
-    // losses off so that each GPU link moves S each way at its rate: the channels' steps go in
+    // losses and read requests off so that each GPU link moves S each way at its rate: the channels' steps go in
     // step, the stores up while the step before comes down, so the call takes base + n × step +
     // S / link, n the chunks of one channel's share, and the last step's load after its store:
     // the channels' last chunks once more over the link.
     let bytes: u64 = 16 << 20;
     let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
-    let params: Vec<(String, String)> = ["duplex_staged", "duplex_pcie"].iter().map(|k| (k.to_string(), "0".to_string())).collect();
+    let params: Vec<(String, String)> = ["duplex_staged", "duplex_pcie", "read_request"].iter().map(|k| (k.to_string(), "0".to_string())).collect();
     let m = pair(false);
     let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
     let call = comm.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0);
@@ -305,10 +305,10 @@ fn a_one_step_send_through_host_memory_is_stored_whole_then_loaded() {
     // the step's copy and barrier; `ProtoSimple<1, 1>`: the step is one slice), and the receiver
     // loads it only once it sees the flag. So the step crosses each GPU link twice in turn, up
     // and then down: base + step + 2 S / link, where over a peer path it crosses once. 128 KiB
-    // each way between `pair`'s GPUs, duplex losses off.
+    // each way between `pair`'s GPUs, duplex losses and read requests off.
     let bytes: u64 = 128 << 10;
     let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
-    let params: Vec<(String, String)> = ["duplex_staged", "duplex_pcie"].iter().map(|k| (k.to_string(), "0".to_string())).collect();
+    let params: Vec<(String, String)> = ["duplex_staged", "duplex_pcie", "read_request"].iter().map(|k| (k.to_string(), "0".to_string())).collect();
     for (p2p, crossings) in [(false, 2.0), (true, 1.0)] {
         let m = pair(p2p);
         let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
@@ -320,4 +320,37 @@ fn a_one_step_send_through_host_memory_is_stored_whole_then_loaded() {
         let got = run(&comm.m, &call, "maxmin", &params, false).unwrap().seconds;
         assert!(close(got, want, 0.001), "peer access {p2p}: {} us, want {} us", got * 1e6, want * 1e6);
     }
+}
+
+#[test]
+fn a_kernel_load_out_of_host_memory_sends_its_requests_back() {
+    // A kernel's store into host memory is a posted write; its load out of host memory (NCCL's
+    // receive through its SHM slots) is a read, whose completions carry the data and whose requests
+    // cross the other way (`read_request`, bytes of requests per byte read). One GPU storing S into
+    // host memory while the other loads S out of it under one Gen3 uplink (`pair_under(3)`, every
+    // link at its data-sheet rate, duplex losses off): the uplink's upstream carries the store and
+    // the load's requests, S (1 + r) / link, its downstream the load alone. Under `packet`, which
+    // charges no read (nor duplex) costs, S / link.
+    let m = pair_under(3);
+    let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
+    let (g0, g1, mem) = (m.device("GPU0").unwrap(), m.device("GPU1").unwrap(), m.device("MEM0").unwrap());
+    let both = |model: &str, r: f64, size: u64| {
+        let t = |src, dst| crate::workload::Transfer { src, dst, size, kernel: true, ..Default::default() };
+        let w = crate::workload::Workload { transfers: vec![t(g0, mem), t(mem, g1)], origin: "legs".into(), ..Default::default() };
+        let mut params: Vec<(String, String)> = Vec::new();
+        if model == "maxmin" {
+            params.push(("read_request".into(), r.to_string()));
+            params.extend(["duplex_staged", "duplex_pcie"].iter().map(|k| (k.to_string(), "0".to_string())));
+        }
+        let prepared = crate::model::registry::get(model).unwrap().prepare(&m, &w, &params).unwrap();
+        crate::sim::run_prepared(&w, prepared.as_ref(), false).unwrap().makespan()
+    };
+    let size: u64 = 32 << 20;
+    for r in [0.0, 0.047, 0.25] {
+        let got = both("maxmin", r, 2 * size) - both("maxmin", r, size);
+        let want = size as f64 * (1.0 + r) / link;
+        assert!(close(got, want, 0.001), "read_request {r}: {} us, want {} us", got * 1e6, want * 1e6);
+    }
+    let got = both("packet", 0.0, 2 * size) - both("packet", 0.0, size);
+    assert!(close(got, size as f64 / link, 0.01), "packet: {} us, want {} us", got * 1e6, size as f64 / link * 1e6);
 }

@@ -20,9 +20,8 @@
 //! duplex, `duplex_staged` on the GPUs' links), a kernel's leg into or out of host memory being
 //! one half of it (`flow`). Rings that leave the node keep `lower::ring`'s steps (the network's
 //! proxy keeps its slots in flight); so do the pipelines of broadcast and reduce. Send/receive and
-//! all-to-all keep one transfer a chunk (a rank's sends and receives run in warps of their own,
-//! concurrently), but through host memory a connection's chunks go one after another, each paying
-//! NCCL's per-step latency (`lower::pairs_p2p`, round 20).
+//! all-to-all (a rank's sends and receives run in warps of their own, concurrently) move each
+//! connection's steps as a store and a load, one step at a time (`send`, rounds 20 and 21).
 
 use super::{chunks_worth, loops, Call, Dag, RING_SLICES};
 use crate::nccl::p2p;
@@ -118,15 +117,20 @@ pub(super) fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &m
 /// One connection's share of a send/receive through host memory `x`, from rank `a` to rank `b`
 /// (`lower::pairs_p2p`), as two legs a step: the sender's store into the connection's slot and
 /// the receiver's load out of it. NCCL's p2p kernel runs a connection with `ProtoSimple<1, 1>`
-/// and the p2p chunk as its step (NCCL 2.30.7 src/device/sendrecv.h `runSend`/`runRecv`), so a
-/// step is one slice: the sender posts the slot's tail flag only once the whole step is stored
-/// (prims_simple.h `genericOp`: the copy, the barrier, then `postPeer`), and the receiver loads
-/// the step only once it sees that flag (`waitPeer`). A step's load therefore waits for its
-/// whole store, while the sender stores the next step; each side runs its steps one after
-/// another, the sender's paying NCCL's per-step latency (the call's step, hwLat PCI ring Simple
-/// on a node without peer paths: round 20), and a store waits for the slot NCCL_STEPS steps
-/// back to be loaded. A merged loop (`loops`) stands for several steps in a row: its load runs
-/// beside its store, one step behind (after the loop before), and paces itself as the stores do.
+/// and the p2p chunk as its step (NCCL 2.30.7 src/device/sendrecv.h `runSend`/`runRecv`, lines
+/// 166 and 172; 2.19.3 lines 82 and 88 the same), so a step is one slice: the sender posts the
+/// slot's tail flag only once the whole step is stored (prims_simple.h `genericOp`: the copy, the
+/// barrier, then `postPeer`), and the receiver loads the step only once it sees that flag
+/// (`waitPeer`; shm.cc `shmRecvConnect`: the tail is in host memory too). So a step's load waits
+/// for its whole store, while the sender stores the next step (round 21; before, a step was one
+/// transfer carrying its store and its load at once, and a one-step send crossed each GPU link
+/// once where it crosses twice). Each side runs its steps one after another; the sender's pay
+/// NCCL's per-step latency (the call's step: hwLat PCI ring Simple, tuning.cc line 165, 5.7 us,
+/// on a node without peer paths, or the fitted `nccl_step_simple`; a merged loop its chunks'
+/// worth), an assumption from one machine's tables (2 x RTX 2080 Ti, round 20), not a measured
+/// cost; and a store waits for the slot NCCL_STEPS steps back to be loaded. A merged loop
+/// (`loops`) stands for several steps in a row: its load runs beside its store, a step behind
+/// (after the loop before), paced as the stores are.
 pub(super) fn send(c: &Call, (a, x, b): (usize, usize, usize), share: u64, chunk: u64, d: &mut Dag) {
     let (src, dst) = (c.devices[a], c.devices[b]);
     let (mut stores, mut loads): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
