@@ -10,15 +10,19 @@
 //! `directRecvReduceSend` ..., `directRecv`): step 0 only sends, each later step receives the step
 //! before and sends it on, and a last primitive only receives. So a rank's next primitive starts
 //! once its previous one is done, the next loop's send after the loop's last receive. Inside a
-//! primitive the data moves slice by slice (`RING_SLICES`): a slice is loaded once its sender
-//! has stored it whole, and stored on once loaded, while the next slice is loaded. On two GPUs
-//! under one PCIe uplink, two ranks in step first both store (the uplink's upstream direction),
-//! then both load (its downstream), where one transfer carrying the store and the load at once
-//! used both directions together.
+//! primitive the data moves slice by slice (`RING_SLICES`), each slice after the one before (its
+//! barrier and flags: prims_simple.h `genericOp`): a slice is loaded once its sender has stored
+//! it whole, and a primitive that receives and sends loads and stores a slice at once (one
+//! `reduceCopy` whose threads store each pack as soon as they have loaded it; round 21, before
+//! which a slice was stored only once loaded whole, while the next was loaded). Each Simple slice
+//! pays NCCL's per-step figure, in every loop, as a peer-path ring's slice does
+//! (`lower::simple_slices`; round 21). On two GPUs under one PCIe uplink, two ranks in step first
+//! both store (the uplink's upstream direction), then both load (its downstream), where one
+//! transfer carrying the store and the load at once used both directions together.
 //!
 //! The legs keep the staged copy's charges (`flow::charges::coefficients`: the staging memory's
 //! duplex, `duplex_staged` on the GPUs' links), a kernel's leg into or out of host memory being
-//! one half of it (`flow`). Rings that leave the node keep `lower::ring`'s steps (the network's
+//! one half of it, and a load out of host memory a read, its requests crossing back (`flow`). Rings that leave the node keep `lower::ring`'s steps (the network's
 //! proxy keeps its slots in flight); so do the pipelines of broadcast and reduce. Send/receive and
 //! all-to-all (a rank's sends and receives run in warps of their own, concurrently) move each
 //! connection's steps as a store and a load, one step at a time (`send`, rounds 20 and 21).
@@ -47,9 +51,8 @@ pub(super) fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &m
     let dev = |p: usize| c.devices[order[p % n]];
     let mem = |p: usize| through(c, order[p % n], order[(p + 1) % n]);
     // Slices of a chunk under Simple (`RING_SLICES`): NCCL's flags say a slice is there, so a
-    // receiver loads a slice once its sender has stored it whole, and stores it on once it has
-    // loaded it, while the next slice is loaded. LL and LL128 flag every line; their chunk (one
-    // step) is taken here as one slice, a coarser wait than theirs.
+    // receiver loads a slice once its sender has stored it whole. LL and LL128 flag every line;
+    // their chunk (one step) is taken here as one slice, a coarser wait than theirs.
     let slices = if c.proto == Proto::Simple { RING_SLICES } else { 1 };
     // Per rank position: the transfers of its previous primitive (the next waits for them all),
     // and its send of the previous step, slice by slice (the stores, or the transfers over a
@@ -69,42 +72,44 @@ pub(super) fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &m
             let mut stored: Vec<Vec<Option<usize>>> = vec![Vec::new(); n];
             for p in 0..n {
                 let up = (p + n - 1) % n;
-                // The step before, received slice by slice: over host memory a load once the
-                // upstream rank's store of the slice has landed; over a peer path, its transfer.
-                let mut got: Vec<Option<usize>> = Vec::new();
-                if k > 0 {
-                    match mem(up) {
-                        Some(x) => {
+                let (a, b) = (order[p], order[(p + 1) % n]);
+                let over = c.flush_of(a, b, c.proto) + if l == 0 && k == 0 { c.base } else { 0.0 };
+                // Each of NCCL's Simple slices pays its per-step figure, every loop
+                // (`lower::simple_slices`); LL and LL128 the first loop's step, once.
+                let shake = |s: u64| match c.proto {
+                    Proto::Simple => c.step * slice_shakes(super::simple_slices(block, c.chunk()), s, k_slices),
+                    _ if l == 0 && s == 0 => c.step_of(a, b),
+                    _ => 0.0,
+                };
+                // Slice by slice, each once the one before is done (the primitive's barrier and
+                // flags): the step before received (over host memory a load once the upstream
+                // rank's store of the slice has landed; over a peer path, its transfer) and this
+                // step sent on (into host memory, or to the peer) by the same warps at once, a
+                // pack stored as soon as it is loaded (`reduceCopy`).
+                let mut prev: Vec<Option<usize>> = Vec::new();
+                for s in 0..k_slices {
+                    let landed = if k > 0 { sent[up][s as usize] } else { None };
+                    let after: Vec<Option<usize>> = prim[p].iter().copied().chain(prev.iter().copied()).chain([landed]).collect();
+                    prev.clear();
+                    if k > 0 {
+                        if let Some(x) = mem(up) {
                             if d.rate.is_some() {
                                 d.group = Some(*loads[p].get_or_insert(d.t.len()));
                             }
-                            let mut last = None;
-                            for s in 0..k_slices {
-                                let after: Vec<Option<usize>> = prim[p].iter().copied().chain([sent[up][s as usize], last]).collect();
-                                last = Some(d.push(x, dev(p), part(s), &after, 0.0));
-                                got.push(last);
-                            }
-                            now[p].extend(&got);
+                            let i = Some(d.push(x, dev(p), part(s), &after, 0.0));
+                            now[p].push(i);
+                            prev.push(i);
                         }
-                        None => got.clone_from(&sent[up]),
                     }
-                }
-                // This step, sent on slice by slice (into host memory, or to the peer), each
-                // slice once its data is loaded.
-                if k < steps {
-                    let (a, b) = (order[p], order[(p + 1) % n]);
-                    let over = c.flush_of(a, b, c.proto) + if l == 0 { c.step_of(a, b) + if k == 0 { c.base } else { 0.0 } } else { 0.0 };
-                    if d.rate.is_some() {
-                        d.group = Some(*stores[p].get_or_insert(d.t.len()));
+                    if k < steps {
+                        if d.rate.is_some() {
+                            d.group = Some(*stores[p].get_or_insert(d.t.len()));
+                        }
+                        let i = Some(d.push(dev(p), mem(p).unwrap_or(dev(p + 1)), part(s), &after, shake(s) + if s == 0 { over } else { 0.0 }));
+                        stored[p].push(i);
+                        now[p].push(i);
+                        prev.push(i);
                     }
-                    let mut last = None;
-                    for s in 0..k_slices {
-                        let data = got.get(s as usize).copied().flatten();
-                        let after: Vec<Option<usize>> = prim[p].iter().copied().chain([data, last]).collect();
-                        last = Some(d.push(dev(p), mem(p).unwrap_or(dev(p + 1)), part(s), &after, if s == 0 { over } else { 0.0 }));
-                        stored[p].push(last);
-                    }
-                    now[p].extend(&stored[p]);
                 }
             }
             prim = now;
@@ -112,6 +117,19 @@ pub(super) fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &m
         }
     }
     d.group = None;
+}
+
+/// The handshakes slice `s` of a step lowered in `k` slices pays, of the `h` NCCL's kernel makes
+/// (`lower::simple_slices`): h / k each where NCCL makes at least k (a merged loop stands for
+/// several chunks' slices), else one each for its first h, the step's first slice paying first.
+fn slice_shakes(h: f64, s: u64, k: u64) -> f64 {
+    if h >= k as f64 {
+        h / k as f64
+    } else if (s as f64) < h {
+        1.0
+    } else {
+        0.0
+    }
 }
 
 /// One connection's share of a send/receive through host memory `x`, from rank `a` to rank `b`
