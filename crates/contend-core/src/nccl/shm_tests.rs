@@ -383,3 +383,20 @@ fn a_kernel_load_out_of_host_memory_sends_its_requests_back() {
     let got = both("packet", 0.0, 2 * size) - both("packet", 0.0, size);
     assert!(close(got, size as f64 / link, 0.01), "packet: {} us, want {} us", got * 1e6, size as f64 / link * 1e6);
 }
+
+#[test]
+fn an_shm_connection_s_buffer_is_in_the_receiver_s_host_memory() {
+    // NCCL's SHM buffer is allocated on the receiver's side by default (NCCL 2.30.7
+    // src/transport/shm.cc: NCCL_SHM_LOCALITY 2, the receiver's proxy allocates it), so between the
+    // sockets of `TWO_SOCKETS` the sender's store crosses the socket link and the receiver loads
+    // from its own socket's memory: GPU1 -> GPU2 through MEM1, GPU2 -> GPU1 through MEM0. (CUDA's
+    // staged copy goes through the sender's, MEM0 for GPU1 -> GPU2.)
+    let m = Machine::from_text(TWO_SOCKETS, "two-sockets.yaml").unwrap();
+    let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+    let call = comm.call(Coll::AllReduce, Algo::Ring, Proto::Simple, 1 << 20, 0);
+    let d = |n: &str| m.device(n).unwrap();
+    assert_eq!(call.shm.get(&(d("GPU1"), d("GPU2"))), Some(&d("MEM1")));
+    assert_eq!(call.shm.get(&(d("GPU2"), d("GPU1"))), Some(&d("MEM0")));
+    let r = crate::flow::router::Router::new(&m);
+    assert_eq!(r.plan(d("GPU1"), d("GPU2"), None, &[], true).unwrap().staging, Some(d("MEM0")));
+}
