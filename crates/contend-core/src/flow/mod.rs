@@ -739,7 +739,13 @@ impl FlowTable {
             let plan = &plans[p as usize];
             let plain = kernels[i].is_none() && t.compute.is_none();
             let read = t.access == Access::Read;
-            let memo = (p as u64) << 33 | (shares as u64) << 1 | read as u64;
+            // A kernel's load out of host memory (NCCL's receive through its SHM slots) is the
+            // GPU reading host memory: the data comes back as completions for requests that
+            // cross the other way (PCIe non-posted reads), where its store into host memory is a
+            // posted write. Charged as a read (the model's read costs, `charges::coefficients`);
+            // a model without read costs charges it as the write it charges every byte as.
+            let charged = if t.kernel && m.devices[t.src].kind == DeviceKind::HostMemory { Access::Read } else { t.access };
+            let memo = (p as u64) << 33 | (shares as u64) << 1 | (charged == Access::Read) as u64;
             let (route, path_id, hops_latency, wait, posted, nic) = match compiled.get(&memo) {
                 Some(&known_one) if plain => known_one,
                 _ => {
@@ -777,7 +783,7 @@ impl FlowTable {
                         k => spreads[k as usize].clone(),
                     };
                     crossings.clear();
-                    charges::coefficients(m, &hops, plan.staging, t.access, &rules.charges, |h| (resource(h), reverse(h)), &mut crossings);
+                    charges::coefficients(m, &hops, plan.staging, charged, &rules.charges, |h| (resource(h), reverse(h)), &mut crossings);
                     if capped {
                         for (d, share) in weighted_visits(m, t.src, plan) {
                             if device[d] == u32::MAX {

@@ -1107,9 +1107,8 @@ pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
 }
 
 /// Each operation runs on the channels NCCL gives its size (`p2p::op_channels`), its part of
-/// each in chunks (`p2p::op_chunk`), in order. A chunk waits only for its connection's slot:
-/// through host memory the chunk before it (one step at a time, each at NCCL's per-step latency),
-/// over a peer path on its node the chunk NCCL_STEPS before it (the peer's buffer slots), to another node the
+/// each in chunks (`p2p::op_chunk`), in order. Through host memory a chunk is a store and a load
+/// (`shm::send`). Otherwise a chunk waits only for its connection's slot: over a peer path on its node the chunk NCCL_STEPS before it (the peer's buffer slots), to another node the
 /// chunk `p2p::net_depth` before it (the proxy keeps that many in flight on each channel of a
 /// shared-buffer operation), so a path's per-message latency overlaps. With PXN (`Call::pxn`), a
 /// message to another node goes first over NVLink to the local GPU that owns the NIC NCCL uses
@@ -1129,24 +1128,17 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
         let proxy = c.pxn.relay(a, b);
         let chunk = p2p::op_chunk(bytes, c.p2p_chunk, net);
         let depth = p2p::net_depth(channels);
-        // Through host memory (NCCL's SHM transport) a connection moves one chunk at a time, each
-        // paying NCCL's per-step latency: the p2p kernel's Simple primitive is one step a slice
-        // (NCCL 2.30.7 src/device/sendrecv.h lines 166 and 172, `ProtoSimple<1, 1>`, a step of
-        // the p2p chunk; 2.19.3 lines 82 and 88 the same), and each slice waits for its flag,
-        // copies and synchronises its warps before it posts its own flag and starts the next
-        // (prims_simple.h `genericOp`); the flags are in host memory too (src/transport/shm.cc
-        // line 194, `shmRecvConnect`: the tail in the connection's host buffer). What parts SHM
-        // from a peer path, where the connection keeps its NCCL_STEPS chunks in flight and the
-        // first pays the latency, is the receiver's side: it copies each slot out of host memory
-        // (no direct pointer), so a slot is freed only after that copy; an assumption from one
-        // machine's tables (2 x RTX 2080 Ti, docs/nccl.md, round 20), not a measured cost. The
-        // figure is the call's step: hwLat PCI ring Simple (tuning.cc line 165, 5.7 us) on a node
-        // without peer paths, or the fitted `nccl_step_simple`; a merged loop pays its chunks' worth.
-        let staged = proto == Proto::Simple && !net && shm::through(c, a, b).is_some();
+        // Through host memory (NCCL's SHM transport) a connection's Simple steps are two legs each,
+        // one step at a time at NCCL's per-step latency (`shm::send`).
+        let staged = if proto == Proto::Simple && !net { shm::through(c, a, b) } else { None };
         for (k, share) in split(bytes, channels).into_iter().enumerate().filter(|&(_, s)| s > 0) {
             d.cur = k as u32;
             // The chunks a connection keeps in flight are one block's copies: they share its rate.
             d.rate = rate;
+            if let Some(x) = staged {
+                shm::send(c, (a, x, b), share, chunk, d);
+                continue;
+            }
             d.group = rate.map(|_| d.t.len());
             // Per loop: the send (to the peer, or to the PXN relay) and the relay's.
             let (mut sent, mut relayed): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
@@ -1156,17 +1148,11 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
             let inflight = if net { depth } else { p2p::STEPS };
             for (l, block) in loops(share, chunk).into_iter().enumerate() {
                 let first = if proxy.is_some() { l == 0 } else { l < inflight };
-                let over = if staged {
-                    c.step * chunks_worth(block, chunk) + if l == 0 { c.base } else { 0.0 }
-                } else if first {
-                    c.base + c.step_of(a, b)
-                } else {
-                    0.0
-                };
+                let over = if first { c.base + c.step_of(a, b) } else { 0.0 };
                 let flush = c.flush_of(a, b, proto);
                 match proxy {
                     None => {
-                        let slot = if staged { sent.last().copied() } else { slot_at(&sent, l, inflight) };
+                        let slot = slot_at(&sent, l, inflight);
                         let slot = if net { d.slot_freed(slot) } else { slot };
                         sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[slot], over + flush))
                     }

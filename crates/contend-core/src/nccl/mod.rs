@@ -720,19 +720,21 @@ impl Comm {
     }
 }
 
-/// Per pair of GPUs of a node without a peer path, the host memory CUDA's staging (the router's
-/// staged plan) passes through: NCCL connects them with its SHM transport, a buffer in host memory
-/// that the sender's kernel stores into and the receiver's kernel loads from (NCCL 2.30.7
-/// src/transport/shm.cc). Every node is alike, so the pairs are looked for on the first node only
-/// where it has none. CUDA's peer access turned off (maxmin's `p2p=off`) is not read here: its
-/// steps stay one staged transfer each.
+/// Per pair of GPUs of a node without a peer path (the router stages their copies), the host
+/// memory of NCCL's SHM connection between them: a buffer in host memory that the sender's kernel
+/// stores into and the receiver's kernel loads from, allocated on the receiver's side by default
+/// (NCCL 2.30.7 src/transport/shm.cc: NCCL_SHM_LOCALITY 2, the receiver's proxy allocates it), so
+/// the receiver's nearest host memory (round 21; before, the sender's, where CUDA stages a copy).
+/// Every node is alike, so the pairs are looked for on the first node only where it has none.
+/// CUDA's peer access turned off (maxmin's `p2p=off`) is not read here: its steps stay one staged
+/// transfer each.
 fn shm_steps(router: &Router, nodes_gpus: &[Vec<usize>]) -> std::collections::BTreeMap<(usize, usize), usize> {
     let mut out = std::collections::BTreeMap::new();
     for (k, gpus) in nodes_gpus.iter().enumerate() {
         for &a in gpus {
             for &b in gpus.iter().filter(|&&b| b != a) {
-                if let Some(mem) = router.plan(a, b, None, &[], true).ok().filter(|p| p.mechanism == crate::workload::Mechanism::Staged).and_then(|p| p.staging)
-                {
+                let staged = router.plan(a, b, None, &[], true).is_ok_and(|p| p.mechanism == crate::workload::Mechanism::Staged);
+                if let Some(mem) = router.nearest_memory(b).filter(|_| staged) {
                     out.insert((a, b), mem);
                 }
             }

@@ -164,14 +164,16 @@ links:
     Machine::from_text(&text, "shm-pair.yaml").unwrap()
 }
 
-/// Seconds of a two-rank ring call of `bytes` on `m` under maxmin with `duplex_staged` = `delta`,
-/// with its latency (base and one step a step of the first loop) and Simple's efficiency.
-fn two_ranks(m: &Machine, coll: Coll, bytes: u64, delta: f64) -> (f64, f64, f64) {
+/// Seconds of a two-rank ring call of `bytes` on `m` under maxmin with `duplex_staged` = `delta`
+/// and no read requests, its latency (NCCL's base and per-step figures) set to zero so that the
+/// time is the bytes' alone; with Simple's efficiency.
+fn two_ranks(m: &Machine, coll: Coll, bytes: u64, delta: f64) -> (f64, f64) {
     let comm = Comm::new(m, &[m.gpus()], None).unwrap();
-    let call = comm.call(coll, Algo::Ring, Proto::Simple, bytes, 0);
-    let got = run(&comm.m, &call, "maxmin", &[("duplex_staged".into(), delta.to_string())], false).unwrap().seconds;
-    let steps = if coll == Coll::AllReduce { 2.0 } else { 1.0 };
-    (got, call.base + steps * call.step, call.efficiency[Proto::Simple as usize])
+    let mut call = comm.call(coll, Algo::Ring, Proto::Simple, bytes, 0);
+    (call.base, call.step) = (0.0, 0.0);
+    let params = vec![("duplex_staged".to_string(), delta.to_string()), ("read_request".to_string(), "0".to_string())];
+    let got = run(&comm.m, &call, "maxmin", &params, false).unwrap().seconds;
+    (got, call.efficiency[Proto::Simple as usize])
 }
 
 #[test]
@@ -189,9 +191,9 @@ fn a_two_gpu_all_gather_through_host_memory_stores_then_loads() {
     // A Gen5 uplink is wide enough for both ranks' stores (and loads): the GPU links bind, each
     // way in turn at the link's rate: S/2 / link + S/2 / link, whatever δ.
     for delta in [0.66, 0.3] {
-        let (got, latency, e) = two_ranks(&pair_under(5), Coll::AllGather, bytes, delta);
-        let want = latency + bytes as f64 / (e * link);
-        assert!(close(got, want, 0.01), "δ {delta}: {} us, want {} us", got * 1e6, want * 1e6);
+        let (got, e) = two_ranks(&pair_under(5), Coll::AllGather, bytes, delta);
+        let want = bytes as f64 / (e * link);
+        assert!(close(got, want, 0.001), "δ {delta}: {} us, want {} us", got * 1e6, want * 1e6);
     }
     // Behind one Gen3 uplink (the 2-GPU AutoDL box's layout) the two ranks' stores share its
     // upstream direction, then their loads its downstream: each phase 2 × S/2 over the link, 2S /
@@ -199,40 +201,67 @@ fn a_two_gpu_all_gather_through_host_memory_stores_then_loads() {
     // (docs/validation.md, round 17), where one transfer carrying a step's store and load at once
     // gave link / 2.12.
     for delta in [0.66, 0.3] {
-        let (got, latency, e) = two_ranks(&pair_under(3), Coll::AllGather, bytes, delta);
-        let want = latency + 2.0 * bytes as f64 / (e * link);
-        assert!(close(got, want, 0.01), "δ {delta}: {} us, want {} us", got * 1e6, want * 1e6);
+        let (got, e) = two_ranks(&pair_under(3), Coll::AllGather, bytes, delta);
+        let want = 2.0 * bytes as f64 / (e * link);
+        assert!(close(got, want, 0.001), "δ {delta}: {} us, want {} us", got * 1e6, want * 1e6);
     }
 }
 
 #[test]
-fn a_two_gpu_all_reduce_through_host_memory_stores_and_loads_at_once_in_its_middle_step() {
+fn a_two_gpu_all_reduce_through_host_memory_loads_and_stores_each_slice_at_once_in_its_middle_step() {
     // Two ranks' ring all_reduce runs three primitives a chunk in one thread block (NCCL 2.30.7
     // src/device/all_reduce.h): `directSend` (stores only), `directRecvReduceCopyDirectSend`
-    // (loads the peer's chunk, stores the sum) and `directRecv` (loads only). The middle one
-    // works slice by slice (Simple: two slices a chunk, SLICESTEPS 2 of CHUNKSTEPS 4): it loads
-    // slice 0, then stores slice 0 while loading slice 1, then stores slice 1. Where the GPU links
-    // bind (a Gen5 uplink: each GPU's link its own, as on the stock RTX 4090 box, whose GPUs hang
-    // off root complexes of their own), the half where a store goes up and a load comes down each
-    // GPU link takes the staged duplex loss, link / (1 + δ) each way (flow/charges.rs); the rest
-    // moves one way at the link's rate. A rank's step is S/2; per byte of it: 1 (stores), then
-    // 1/2 + (1 + δ)/2 + 1/2 (the middle's three half-chunk phases), then 1 (loads): (7 + δ) / 2.
+    // (loads the peer's chunk, stores the sum) and `directRecv` (loads only). The middle one works
+    // slice by slice (Simple: two slices a chunk, SLICESTEPS 2 of CHUNKSTEPS 4), each slice one
+    // `reduceCopy` whose threads load a pack and store its sum at once, the next slice after the
+    // slice's barrier and flags (prims_simple.h `genericOp`): a slice's load and store move
+    // together (round 21; before, a slice was loaded whole, then stored while the next was
+    // loaded). Where the GPU links bind (a Gen5 uplink: each GPU's link its own, as on the stock
+    // RTX 4090 box, whose GPUs hang off root complexes of their own), the middle primitive's store
+    // goes up while its load comes down, each GPU link taking the staged duplex loss, link / (1 + δ)
+    // each way (flow/charges.rs); the rest moves one way at the link's rate. A rank's step is S/2;
+    // per byte of it: 1 (stores), then 1 + δ (the middle), then 1 (loads): 3 + δ.
     let bytes: u64 = 64 << 20;
     let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
     for delta in [0.66, 0.3] {
-        let (got, latency, e) = two_ranks(&pair_under(5), Coll::AllReduce, bytes, delta);
-        let want = latency + (bytes / 2) as f64 * (7.0 + delta) / 2.0 / (e * link);
-        assert!(close(got, want, 0.01), "δ {delta}: {} us, want {} us", got * 1e6, want * 1e6);
+        let (got, e) = two_ranks(&pair_under(5), Coll::AllReduce, bytes, delta);
+        let want = (bytes / 2) as f64 * (3.0 + delta) / (e * link);
+        assert!(close(got, want, 0.001), "δ {delta}: {} us, want {} us", got * 1e6, want * 1e6);
     }
     // Behind one Gen3 uplink both ranks' legs share it: stores (upstream) 2 × S/2, then the middle
-    // primitive's halves, 2 × S/4 down, 2 × S/4 each way at once under its own PCIe duplex loss
-    // (0.06, not a GPU link's), 2 × S/4 up, then loads 2 × S/2 down: S (1 + (1 + 1.06 + 1) / 2 +
-    // 1) / link = 3.53 S / link, busbw (S over the time for two ranks) link / 3.53.
+    // primitive's 2 × S/2 each way at once under the uplink's own PCIe duplex loss (0.06, not a GPU
+    // link's), then loads 2 × S/2 down: S (1 + 1.06 + 1) / link = 3.06 S / link, busbw (S over the
+    // time for two ranks) link / 3.06: 4.07 GB/s at the AutoDL box's 12.44 (measured 4.00; 3.53
+    // before, the middle slice by slice in three half-phases).
     for delta in [0.66, 0.3] {
-        let (got, latency, e) = two_ranks(&pair_under(3), Coll::AllReduce, bytes, delta);
-        let want = latency + bytes as f64 * (2.0 + 3.06 / 2.0) / (e * link);
-        assert!(close(got, want, 0.01), "δ {delta}: {} us, want {} us", got * 1e6, want * 1e6);
+        let (got, e) = two_ranks(&pair_under(3), Coll::AllReduce, bytes, delta);
+        let want = bytes as f64 * 3.06 / (e * link);
+        assert!(close(got, want, 0.001), "δ {delta}: {} us, want {} us", got * 1e6, want * 1e6);
     }
+}
+
+#[test]
+fn a_ring_slice_through_host_memory_pays_nccl_step_in_every_loop() {
+    // Each Simple slice of a ring step is a handshake (wait for the flag, copy, barrier, post:
+    // prims_simple.h `genericOp`, the same code over host memory as over a peer path), charged at
+    // NCCL's per-step figure in every loop as a peer-path ring's is (`lower::simple_slices`, round
+    // 18; through host memory from round 21): a two-rank all_gather of 64 MiB on `pair_under(5)`
+    // runs 2 channels, 16 MiB a rank and channel, 8 loops of NCCL's 2 MiB chunk, each a send of
+    // two slices, each slice after the one before: base + 8 × 2 steps + the bytes (S / link:
+    // stores, then loads, each GPU on its own link).
+    let bytes: u64 = 64 << 20;
+    let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
+    let m = pair_under(5);
+    let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+    let call = comm.call(Coll::AllGather, Algo::Ring, Proto::Simple, bytes, 0);
+    assert_eq!(call.channels(), 2, "one ring, duplicated");
+    let loops = (bytes / 2 / 2).div_ceil(2 << 20) as f64;
+    assert_eq!(loops, 8.0);
+    let params = vec![("read_request".to_string(), "0".to_string())];
+    let got = run(&comm.m, &call, "maxmin", &params, false).unwrap().seconds;
+    let e = call.efficiency[Proto::Simple as usize];
+    let want = call.base + loops * 2.0 * call.step + bytes as f64 / (e * link);
+    assert!(close(got, want, 0.001), "{} us, want {} us", got * 1e6, want * 1e6);
 }
 
 #[test]
@@ -265,13 +294,16 @@ fn a_send_through_host_memory_moves_one_step_at_a_time() {
     // chunk, 128 KiB over PCIe) waits for its flag, is copied, and the warps synchronise before the
     // flag is posted and the next step starts (NCCL 2.30.7 src/device/sendrecv.h `ProtoSimple<1,
     // 1>`, prims_simple.h `genericOp`); through host memory each step pays NCCL's per-step latency
-    // (hwLat PCI ring Simple, 5.7 µs), as a ring's slice does. Two ranks' sendrecv of S (each rank
-    // sends S to the other) on `pair`'s Gen3 GPU links, duplex losses off so that each GPU link
-    // moves S each way at its rate: the channels' chunks go in step, so the call takes
-    // base + n × step + S / link, n the chunks of one channel's share.
+    // (hwLat PCI ring Simple, 5.7 µs), as a ring's slice does, and the receiver loads a step only
+    // once its whole store is flagged, while the next is stored (`shm::send`, round 21). Two
+    // ranks' sendrecv of S (each rank sends S to the other) on `pair`'s Gen3 GPU links, duplex
+    // losses and read requests off so that each GPU link moves S each way at its rate: the channels' steps go in
+    // step, the stores up while the step before comes down, so the call takes base + n × step +
+    // S / link, n the chunks of one channel's share, and the last step's load after its store:
+    // the channels' last chunks once more over the link.
     let bytes: u64 = 16 << 20;
     let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
-    let params: Vec<(String, String)> = ["duplex_staged", "duplex_pcie"].iter().map(|k| (k.to_string(), "0".to_string())).collect();
+    let params: Vec<(String, String)> = ["duplex_staged", "duplex_pcie", "read_request"].iter().map(|k| (k.to_string(), "0".to_string())).collect();
     let m = pair(false);
     let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
     let call = comm.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0);
@@ -280,15 +312,91 @@ fn a_send_through_host_memory_moves_one_step_at_a_time() {
     let n = (bytes / channels as u64).div_ceil(call.p2p_chunk) as f64;
     assert_eq!(n, 64.0);
     let e = call.efficiency[Proto::Simple as usize];
-    let want = call.base + n * call.step + bytes as f64 / (e * link);
+    let last = (channels as u64 * call.p2p_chunk) as f64 / (e * link);
+    let want = call.base + n * call.step + bytes as f64 / (e * link) + last;
     assert!((call.step - 5.7e-6).abs() < 1e-12, "{}", call.step);
     let got = run(&comm.m, &call, "maxmin", &params, false).unwrap().seconds;
-    assert!(close(got, want, 0.01), "through host memory: {} us, want {} us", got * 1e6, want * 1e6);
-    // Over a peer path the connection keeps NCCL_STEPS chunks in flight: one step's latency.
+    assert!(close(got, want, 0.001), "through host memory: {} us, want {} us", got * 1e6, want * 1e6);
+    // Over a peer path the connection keeps NCCL_STEPS chunks in flight: one step's latency, and
+    // the bytes cross once.
     let m = pair(true);
     let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
     let call = comm.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0);
     let want = call.base + call.step + bytes as f64 / (e * link);
     let got = run(&comm.m, &call, "maxmin", &params, false).unwrap().seconds;
     assert!(close(got, want, 0.01), "peer path: {} us, want {} us", got * 1e6, want * 1e6);
+}
+
+#[test]
+fn a_one_step_send_through_host_memory_is_stored_whole_then_loaded() {
+    // A send of one step a channel: the sender stores the step into the connection's slot in host
+    // memory and posts its tail flag only after the whole step (prims_simple.h `postPeer` after
+    // the step's copy and barrier; `ProtoSimple<1, 1>`: the step is one slice), and the receiver
+    // loads it only once it sees the flag. So the step crosses each GPU link twice in turn, up
+    // and then down: base + step + 2 S / link, where over a peer path it crosses once. 128 KiB
+    // each way between `pair`'s GPUs, duplex losses and read requests off.
+    let bytes: u64 = 128 << 10;
+    let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
+    let params: Vec<(String, String)> = ["duplex_staged", "duplex_pcie", "read_request"].iter().map(|k| (k.to_string(), "0".to_string())).collect();
+    for (p2p, crossings) in [(false, 2.0), (true, 1.0)] {
+        let m = pair(p2p);
+        let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+        let call = comm.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0);
+        let channels = p2p::op_channels(bytes, &call.p2p_split) as u64;
+        assert!(bytes.div_ceil(channels) <= call.p2p_chunk, "one step a channel");
+        let e = call.efficiency[Proto::Simple as usize];
+        let want = call.base + call.step + crossings * bytes as f64 / (e * link);
+        let got = run(&comm.m, &call, "maxmin", &params, false).unwrap().seconds;
+        assert!(close(got, want, 0.001), "peer access {p2p}: {} us, want {} us", got * 1e6, want * 1e6);
+    }
+}
+
+#[test]
+fn a_kernel_load_out_of_host_memory_sends_its_requests_back() {
+    // A kernel's store into host memory is a posted write; its load out of host memory (NCCL's
+    // receive through its SHM slots) is a read, whose completions carry the data and whose requests
+    // cross the other way (`read_request`, bytes of requests per byte read). One GPU storing S into
+    // host memory while the other loads S out of it under one Gen3 uplink (`pair_under(3)`, every
+    // link at its data-sheet rate, duplex losses off): the uplink's upstream carries the store and
+    // the load's requests, S (1 + r) / link, its downstream the load alone. Under `packet`, which
+    // charges no read (nor duplex) costs, S / link.
+    let m = pair_under(3);
+    let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
+    let (g0, g1, mem) = (m.device("GPU0").unwrap(), m.device("GPU1").unwrap(), m.device("MEM0").unwrap());
+    let both = |model: &str, r: f64, size: u64| {
+        let t = |src, dst| crate::workload::Transfer { src, dst, size, kernel: true, ..Default::default() };
+        let w = crate::workload::Workload { transfers: vec![t(g0, mem), t(mem, g1)], origin: "legs".into(), ..Default::default() };
+        let mut params: Vec<(String, String)> = Vec::new();
+        if model == "maxmin" {
+            params.push(("read_request".into(), r.to_string()));
+            params.extend(["duplex_staged", "duplex_pcie"].iter().map(|k| (k.to_string(), "0".to_string())));
+        }
+        let prepared = crate::model::registry::get(model).unwrap().prepare(&m, &w, &params).unwrap();
+        crate::sim::run_prepared(&w, prepared.as_ref(), false).unwrap().makespan()
+    };
+    let size: u64 = 32 << 20;
+    for r in [0.0, 0.047, 0.25] {
+        let got = both("maxmin", r, 2 * size) - both("maxmin", r, size);
+        let want = size as f64 * (1.0 + r) / link;
+        assert!(close(got, want, 0.001), "read_request {r}: {} us, want {} us", got * 1e6, want * 1e6);
+    }
+    let got = both("packet", 0.0, 2 * size) - both("packet", 0.0, size);
+    assert!(close(got, size as f64 / link, 0.01), "packet: {} us, want {} us", got * 1e6, size as f64 / link * 1e6);
+}
+
+#[test]
+fn an_shm_connection_s_buffer_is_in_the_receiver_s_host_memory() {
+    // NCCL's SHM buffer is allocated on the receiver's side by default (NCCL 2.30.7
+    // src/transport/shm.cc: NCCL_SHM_LOCALITY 2, the receiver's proxy allocates it), so between the
+    // sockets of `TWO_SOCKETS` the sender's store crosses the socket link and the receiver loads
+    // from its own socket's memory: GPU1 -> GPU2 through MEM1, GPU2 -> GPU1 through MEM0. (CUDA's
+    // staged copy goes through the sender's, MEM0 for GPU1 -> GPU2.)
+    let m = Machine::from_text(TWO_SOCKETS, "two-sockets.yaml").unwrap();
+    let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+    let call = comm.call(Coll::AllReduce, Algo::Ring, Proto::Simple, 1 << 20, 0);
+    let d = |n: &str| m.device(n).unwrap();
+    assert_eq!(call.shm.get(&(d("GPU1"), d("GPU2"))), Some(&d("MEM1")));
+    assert_eq!(call.shm.get(&(d("GPU2"), d("GPU1"))), Some(&d("MEM0")));
+    let r = crate::flow::router::Router::new(&m);
+    assert_eq!(r.plan(d("GPU1"), d("GPU2"), None, &[], true).unwrap().staging, Some(d("MEM0")));
 }
