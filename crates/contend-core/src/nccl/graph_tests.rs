@@ -161,6 +161,43 @@ fn a_trees_network_sends_are_in_flight_in_one_rate_group_per_connection() {
     }
 }
 
+/// Round 21: a network slot reopens once the receiving kernel has forwarded the chunk it holds
+/// (`Dag::consumes`): each word back waits for the chunk's arrival and for the receiver's own
+/// sends of that loop which carry it on (the tree's send up or the root's sends down, NVLS-tree's
+/// head's store and sends down), every one leaving the receiving GPU. A ring keeps round 19's
+/// slot (its step of the previous loop, not restated as NCCL's NCCL_STEPS slots) and its arrival.
+#[test]
+fn a_network_slot_waits_for_the_receivers_forward_of_its_chunk() {
+    let c = two("hgx-h100", "50GB/s");
+    let word = |t: &[crate::workload::Transfer], i: usize| t[i].size == 1;
+    for (algo, proto, bytes) in [
+        (Algo::Tree, Proto::Simple, 256u64 << 20),
+        (Algo::Tree, Proto::Ll128, 256 << 20),
+        (Algo::NvlsTree, Proto::Simple, 1 << 30),
+        (Algo::Ring, Proto::Simple, 1 << 30),
+    ] {
+        let (t, _) = lower::lower(&c.call(Coll::AllReduce, algo, proto, bytes, 0));
+        let node = |d: usize| c.m.devices[d].name.starts_with("n0.");
+        let (mut with, mut without) = (0, 0);
+        for w in (0..t.len()).filter(|&i| word(&t, i)) {
+            let s = t[w].after[0];
+            assert!(!word(&t, s) && node(t[s].src) != node(t[s].dst), "{algo:?}: a word follows a chunk between nodes");
+            let forwards = &t[w].after[1..];
+            assert!(forwards.iter().all(|&y| t[y].src == t[s].dst && y > s), "{algo:?}: {:?}", t[w]);
+            if forwards.is_empty() {
+                without += 1;
+            } else {
+                with += 1;
+            }
+        }
+        if algo == Algo::Ring {
+            assert!(with == 0 && without > 0, "{algo:?}: {with} words wait for a forward");
+        } else {
+            assert!(with > 0 && without == 0, "{algo:?}: every chunk a tree head receives is forwarded ({without} words are not)");
+        }
+    }
+}
+
 #[test]
 fn a_tree_simple_call_caps_each_transfer_at_nccl_per_channel_tree_figure() {
     // Hopper across two nodes: perChMaxTreeBws 41.4 GB/s of bus bandwidth per channel; a tree's

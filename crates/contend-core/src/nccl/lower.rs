@@ -358,12 +358,27 @@ struct Dag {
     node: Vec<usize>,
     /// The most transfers this lowering makes (`MAX_TRANSFERS`).
     limit: u64,
+    /// Per transfer received from another node, the receiving kernel's transfers that consume
+    /// it (its forward of that chunk): the slot it arrived in is free only once they are done
+    /// (`slot_freed`). None recorded: the chunk's arrival frees it.
+    released: std::collections::HashMap<usize, Vec<usize>>,
 }
 
 impl Dag {
     /// An empty lowering of at most `limit` transfers.
     fn new(limit: u64) -> Dag {
-        Dag { t: Vec::new(), ch: Vec::new(), cur: 0, scale: 1, rate: None, group: None, exit: Vec::new(), node: Vec::new(), limit: limit.max(1) }
+        Dag {
+            t: Vec::new(),
+            ch: Vec::new(),
+            cur: 0,
+            scale: 1,
+            rate: None,
+            group: None,
+            exit: Vec::new(),
+            node: Vec::new(),
+            limit: limit.max(1),
+            released: std::collections::HashMap::new(),
+        }
     }
 
     fn push(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64) -> usize {
@@ -418,20 +433,51 @@ impl Dag {
     /// to write: NCCL's IB transport writes the buffer's address into the sender's FIFO
     /// (transport/net_ib.cc `ncclIbPostFifo`), aws-ofi-nccl's RDMA protocol sends a control
     /// message, and the sender's isend waits for it. So the slot reopens at the sender one message
-    /// after the chunk arrived: a 1-byte transfer back from the receiver, which pays the path and
-    /// its NIC's per-message latency, outside the channel's rate. (The chunk's arrival stands for
-    /// the kernel's release of it, which comes later: the wait is a lower bound.)
+    /// after the kernel released it: a 1-byte transfer back from the receiver, which pays the path
+    /// and its NIC's per-message latency, outside the channel's rate. The kernel releases it once
+    /// its step that forwards the chunk is done (round 21, `consumes`: trees and NVLS-tree); where
+    /// none is recorded (a ring's steps, send/receive, whose receiver copies the chunk out in
+    /// its own memory) the chunk's arrival stands for the release, a lower bound.
     fn slot_freed(&mut self, sent: Option<usize>) -> Option<usize> {
         let s = sent?;
+        let after: Vec<Option<usize>> = std::iter::once(s).chain(self.released.get(&s).into_iter().flatten().copied()).map(Some).collect();
         // The word goes proxy to proxy, NIC to NIC: from the receiver, and to the GPU the send
         // leaves from, or with PXN to its relay (the send's first stop, a rank's GPU beside the
         // NIC: its proxy posts the send), not through a relay of its own.
         let rank = |d: usize| self.node.get(d).is_some_and(|&k| k != usize::MAX);
         let (src, dst) = (self.t[s].dst, self.t[s].via.first().copied().filter(|&d| rank(d)).unwrap_or(self.t[s].src));
         let (rate, group) = (self.rate.take(), self.group.take());
-        let i = self.push_via(src, dst, 1, &[Some(s)], 0.0, true);
+        let i = self.push_via(src, dst, 1, &after, 0.0, true);
         (self.rate, self.group) = (rate, group);
         Some(i)
+    }
+
+    /// The pieces of one loop's send whose first and last are (`head`, `foot`) (`send_in`,
+    /// `send_net`, `send_net_in_flight`): the one transfer, or head, body and foot (the body is
+    /// the transfer of the same ends between them; a slot's word goes the other way).
+    fn pieces(&self, (head, foot): (usize, usize)) -> Vec<usize> {
+        if head == foot {
+            return vec![head];
+        }
+        let ends = |i: usize| (self.t[i].src, self.t[i].dst);
+        let body = (head + 1..foot).find(|&i| ends(i) == ends(head));
+        std::iter::once(head).chain(body).chain([foot]).collect()
+    }
+
+    /// The receiving kernel consumes `got`, a loop's send that arrived from another node, in
+    /// `by`, its own send of that loop (its forward of the data): each piece of `got` is released
+    /// when the piece of `by` in the same place is done (the last where they differ). NCCL's
+    /// kernel posts a step's head to the sender's connection only after the step's copy and its
+    /// barrier (prims_simple.h `genericOp`, the head posted after the slice; prims_ll128.h and
+    /// prims_ll.h after the step's lines are read and forwarded), and the receiving proxy posts a
+    /// slot's receive only once that head has passed it (transport/net.cc `recvProxyProgress`:
+    /// `posted < done + NCCL_STEPS`, `done` following the kernel's head).
+    fn consumes(&mut self, got: (usize, usize), by: (usize, usize)) {
+        let (g, b) = (self.pieces(got), self.pieces(by));
+        for (k, &x) in g.iter().enumerate() {
+            let y = if g.len() == b.len() { b[k] } else { b[b.len() - 1] };
+            self.released.entry(x).or_default().push(y);
+        }
     }
 
     /// A loop's send over the network behind a stream arriving as (heads, feet), on a connection
@@ -865,6 +911,10 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
     for (l, block) in loops(bytes, chunk).into_iter().enumerate() {
         // Up: a rank sends its partial sum as its children's arrive (heads and feet).
         let (mut got_h, mut got_f): (Deps, Deps) = (vec![none(); c.devices.len()], vec![none(); c.devices.len()]);
+        // What each rank received this loop from another node, up (from its children) and down
+        // (from its parent): its slot is free once the rank's own send of the loop is done.
+        let mut net_up: Vec<Vec<(usize, usize)>> = vec![Vec::new(); c.devices.len()];
+        let mut net_down: Vec<Option<(usize, usize)>> = vec![None; c.devices.len()];
         for &r in &ranks {
             if let Some(p) = parent[r] {
                 let leaf = got_h[r].is_empty();
@@ -877,6 +927,12 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
                     in_node(d, (c.devices[r], c.devices[p]), block, (&hs, &fs), last_up[r], over)
                 };
                 last_up[r] = Some(b);
+                for &x in &net_up[r] {
+                    d.consumes(x, (a, b));
+                }
+                if c.crosses(r, p) {
+                    net_up[p].push((a, b));
+                }
                 got_h[p].push(Some(a));
                 got_f[p].push(Some(b));
             }
@@ -894,6 +950,15 @@ fn tree(c: &Call, ch: usize, bytes: u64, d: &mut Dag) {
                     in_node(d, (c.devices[p], c.devices[r]), block, (&hs, &fs), last_down[r], over)
                 };
                 last_down[r] = Some(b);
+                // The root's one step sends what it received up down to every child; any other
+                // rank forwards what it received down.
+                let got: Vec<(usize, usize)> = if parent[p].is_none() { net_up[p].clone() } else { net_down[p].into_iter().collect() };
+                for x in got {
+                    d.consumes(x, (a, b));
+                }
+                if c.crosses(p, r) {
+                    net_down[r] = Some((a, b));
+                }
                 have_h[r] = vec![Some(a)];
                 have_f[r] = vec![Some(b)];
             }
@@ -1023,7 +1088,10 @@ fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
                 got[k] = (vec![Some(a)], vec![Some(b)]);
             }
             // Up the tree: a head sends once its own sum and its children's are arriving; a
-            // leaf's send starts the chain and pays the call's base as well.
+            // leaf's send starts the chain and pays the call's base as well. What a head receives
+            // from another node frees its slot once the head's own step that consumes it is done:
+            // its send up, or at the root its stores and sends down (`Dag::consumes`).
+            let mut net_in: Vec<Vec<(usize, usize)>> = vec![Vec::new(); nodes];
             for &k in &up_order {
                 if let Some(p) = parent[k] {
                     let (hs, fs) = got[k].clone();
@@ -1031,6 +1099,10 @@ fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
                     let over = first(c.step_net + if leaf { c.base } else { 0.0 });
                     let (a, b) = send_net(d, (chunk, net), (dev(k, h), dev(p, h)), block, (&hs, &fs), slot(&last_up[key(k, h)], l), over);
                     last_up[key(k, h)].push(b);
+                    for &x in &net_in[k] {
+                        d.consumes(x, (a, b));
+                    }
+                    net_in[p].push((a, b));
                     got[p].0.push(Some(a));
                     got[p].1.push(Some(b));
                 }
@@ -1038,19 +1110,32 @@ fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
             // Down the tree: the root has the total as every child's sum arrives; each head
             // forwards it to its children and stores it to its node's GPUs.
             let mut total: Vec<Ends> = vec![(Vec::new(), Vec::new()); nodes];
+            // What each head consumes in its step down: the root what it received up, any other
+            // head what it received down.
+            let mut consumed: Vec<Vec<(usize, usize)>> = vec![Vec::new(); nodes];
             for &k in up_order.iter().rev() {
                 total[k] = match parent[k] {
-                    None => got[k].clone(),
+                    None => {
+                        consumed[k] = std::mem::take(&mut net_in[k]);
+                        got[k].clone()
+                    }
                     Some(p) => {
                         let (hs, fs) = total[p].clone();
                         let (a, b) = send_net(d, (chunk, net), (dev(p, h), dev(k, h)), block, (&hs, &fs), slot(&last_down[key(k, h)], l), first(c.step_net));
                         last_down[key(k, h)].push(b);
+                        for x in consumed[p].clone() {
+                            d.consumes(x, (a, b));
+                        }
+                        consumed[k] = vec![(a, b)];
                         (vec![Some(a)], vec![Some(b)])
                     }
                 };
                 let sw = c.switches[k];
                 let (hs, fs) = total[k].clone();
                 let (a, b) = send_in(d, (chunk, mc), (dev(k, h), sw), block, (&hs, &fs), last_st[key(k, h)], 0.0);
+                for x in consumed[k].clone() {
+                    d.consumes(x, (a, b));
+                }
                 last_st[key(k, h)] = Some(b);
                 for (j, last) in last_out[key(k, h)].iter_mut().enumerate() {
                     let (_, y) = send_in(d, (chunk, mc), (sw, dev(k, j)), block, (&[Some(a)], &[Some(b)]), *last, 0.0);

@@ -166,6 +166,29 @@ fn a_network_connection_moves_nccl_steps_chunks_per_round_trip() {
 }
 
 #[test]
+fn a_trees_network_slot_is_freed_once_the_receiver_has_forwarded_its_chunk() {
+    // Round 21. NCCL's kernel posts a received step's head only after the step's copy, its
+    // forward of the chunk, is done (prims_simple.h `genericOp`), and the receiving proxy posts a
+    // slot's receive only once that head has passed it (net.cc `recvProxyProgress`), so a slot
+    // reopens one message after the receiver's forward, not after the chunk's arrival. A tree
+    // all-reduce on two hgx-h100 (16 channels, no GDR flush on Hopper), 128 MiB: 8 MiB a channel,
+    // 16 chunks of NCCL's 512 KiB Simple step, no loop merged. By hand, with a NIC latency L far
+    // above every chunk's time: up chunks 0-7 leave at once and arrive at L; the root forwards
+    // each down as it arrives (arriving 2 L), which is when it is done with it; up chunk 8's slot
+    // reopens one word (L) after that, 3 L; it arrives 4 L and comes down by 5 L. Freed on the
+    // chunk's arrival (round 19) it left at 2 L and the call took 4 L.
+    let l = 20e-3;
+    let time = |lat: f64| {
+        let mut m = cluster("hgx-h100", 2, "50GB/s");
+        m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Nic).for_each(|d| d.latency = lat);
+        let c = comm_of(&m, 2);
+        run(&c.m, &c.call(Coll::AllReduce, Algo::Tree, Proto::Simple, 128 << 20, 0), "maxmin", &[], false).unwrap().seconds
+    };
+    let grown = (time(l) - time(0.0)) / l;
+    assert!((grown - 5.0).abs() < 0.05, "the call grows by {grown} L");
+}
+
+#[test]
 fn nvls_tree_pays_the_nic_latency_once_each_way() {
     // NVLS-tree on two hgx-h100: each head's chunks go up to the other node and back down over the
     // network; each connection keeps NCCL_STEPS chunks in flight, so a NIC latency L delays the
