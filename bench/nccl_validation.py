@@ -335,7 +335,9 @@ LL128_TABLES = {"a100x8-thanos-g8.txt": "thanos", "a100x8-thanos-mpirun.txt": "t
                 "a100-2node-oci-ocitutorials.txt": None}
 
 
-def ll128_lomo() -> None:
+def ll128_lomo() -> tuple[int, int]:
+    """Prints the fit's leave-one-machine-out; returns how many rows of the set before round 16 and of the widened
+    set the score would gain (or lose, negative) if each fitted machine ran at the others' figure."""
     tables = [t for t in TABLES if t[5] in LL128_TABLES]
     measured = {t[5]: {s: b for s, b in measured_rows(t[5], t[4].get("dtype")).items() if s >= 1 << 20} for t in tables}
     runs: dict[tuple[str, float], dict[int, tuple[float, str]]] = {}
@@ -370,11 +372,15 @@ def ll128_lomo() -> None:
     def inside(group: list, eff: float) -> int:
         return sum(abs(predicted(t, eff)[s][0] / b - 1) <= TOLERANCE for t in group for s, b in measured[t[5]].items())
 
+    def inside_old(group: list, eff: float) -> int:
+        return inside([t for t in group if t[5] not in ROUND16], eff)
+
     machines: dict[str | None, list] = {}
     for t in tables:
         machines.setdefault(LL128_TABLES[t[5]], []).append(t)
     fits = {m: fit(group) for m, group in machines.items() if m is not None and bandwidth_bound(group)}
     mean = statistics.mean(fits.values())
+    delta_old = delta_all = 0
     print(f"\nLeave-one-machine-out of nccl_eff_ll128 (fitted on each machine's LL128 rows from 1 MiB; mean of the "
           f"machines' figures {mean:.2f}):")
     for m, group in machines.items():
@@ -386,10 +392,13 @@ def ll128_lomo() -> None:
                   f"{rows} with the mean, {inside(group, 1.0)} with 1")
             continue
         others = statistics.mean(f for k, f in fits.items() if k != m)
+        delta_old += inside_old(group, others) - inside_old(group, mean)
+        delta_all += inside(group, others) - inside(group, mean)
         print(f"- {names}: own {fits[m]:.2f}, others' {others:.2f}; rows from 1 MiB within ±{TOLERANCE:.0%}: "
               f"{inside(group, others)} of {rows} with the others' (leave-one-machine-out), "
               f"{inside(group, fits[m])} with its own, {inside(group, mean)} with the mean, "
               f"{inside(group, 1.0)} with 1")
+    return delta_old, delta_all
 
 
 def saturation(rows: dict[int, float]) -> int:
@@ -459,7 +468,12 @@ def main() -> None:
           f"({new_inside} of {new_total} of theirs).")
     call_net_lomo()
     launch_host_lomo()
-    ll128_lomo()
+    delta_old, delta_all = ll128_lomo()
+    # The score above runs nccl_eff_ll128 at the mean of the machines' fits, in-sample for the machines fitted; this
+    # is the score each of those machines gets at the figure fitted without it (its saturation size as shipped).
+    print(f"\nThe scores with each fitted machine at nccl_eff_ll128's leave-one-machine-out figure: "
+          f"{inside + delta_old} of {total} ({(inside + delta_old) / total:.0%}) before round 16, "
+          f"{both + delta_all} of {rows} ({(both + delta_all) / rows:.0%}) widened.")
 
 
 if __name__ == "__main__":
