@@ -649,7 +649,7 @@ impl FlowTable {
             let hops = p.shares();
             let mut charged = Vec::new();
             let dirs = |h: &Hop| (dir[2 * h.link + usize::from(!h.forward)], dir[2 * h.link + usize::from(h.forward)]);
-            charges::coefficients(m, &hops, p.staging, Access::Write, &rules.charges, dirs, &mut charged);
+            charges::coefficients(m, &hops, p.staging, Access::Write, false, &rules.charges, dirs, &mut charged);
             let mut crossings: Vec<(u32, f64)> = Vec::new();
             for &(r, x, _) in &charged {
                 match crossings.iter_mut().find(|(y, _)| *y == r) {
@@ -744,8 +744,10 @@ impl FlowTable {
             // cross the other way (PCIe non-posted reads), where its store into host memory is a
             // posted write. Charged as a read (the model's read costs, `charges::coefficients`);
             // a model without read costs charges it as the write it charges every byte as.
-            let charged = if t.kernel && m.devices[t.src].kind == DeviceKind::HostMemory { Access::Read } else { t.access };
-            let memo = (p as u64) << 33 | (shares as u64) << 1 | (charged == Access::Read) as u64;
+            // Its requests are the SMs' 64-byte loads (`kernel_read_request`), not a copy engine's.
+            let kernel_read = t.kernel && m.devices[t.src].kind == DeviceKind::HostMemory;
+            let charged = if kernel_read { Access::Read } else { t.access };
+            let memo = (p as u64) << 34 | (shares as u64) << 2 | (kernel_read as u64) << 1 | (charged == Access::Read) as u64;
             let (route, path_id, hops_latency, wait, posted, nic) = match compiled.get(&memo) {
                 Some(&known_one) if plain => known_one,
                 _ => {
@@ -783,7 +785,7 @@ impl FlowTable {
                         k => spreads[k as usize].clone(),
                     };
                     crossings.clear();
-                    charges::coefficients(m, &hops, plan.staging, charged, &rules.charges, |h| (resource(h), reverse(h)), &mut crossings);
+                    charges::coefficients(m, &hops, plan.staging, charged, kernel_read, &rules.charges, |h| (resource(h), reverse(h)), &mut crossings);
                     if capped {
                         for (d, share) in weighted_visits(m, t.src, plan) {
                             if device[d] == u32::MAX {

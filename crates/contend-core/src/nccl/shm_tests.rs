@@ -171,7 +171,11 @@ fn two_ranks(m: &Machine, coll: Coll, bytes: u64, delta: f64) -> (f64, f64) {
     let comm = Comm::new(m, &[m.gpus()], None).unwrap();
     let mut call = comm.call(coll, Algo::Ring, Proto::Simple, bytes, 0);
     (call.base, call.step) = (0.0, 0.0);
-    let params = vec![("duplex_staged".to_string(), delta.to_string()), ("read_request".to_string(), "0".to_string())];
+    let params = vec![
+        ("duplex_staged".to_string(), delta.to_string()),
+        ("read_request".to_string(), "0".to_string()),
+        ("kernel_read_request".to_string(), "0".to_string()),
+    ];
     let got = run(&comm.m, &call, "maxmin", &params, false).unwrap().seconds;
     (got, call.efficiency[Proto::Simple as usize])
 }
@@ -257,7 +261,7 @@ fn a_ring_slice_through_host_memory_pays_nccl_step_in_every_loop() {
     assert_eq!(call.channels(), 2, "one ring, duplicated");
     let loops = (bytes / 2 / 2).div_ceil(2 << 20) as f64;
     assert_eq!(loops, 8.0);
-    let params = vec![("read_request".to_string(), "0".to_string())];
+    let params = vec![("read_request".to_string(), "0".to_string()), ("kernel_read_request".to_string(), "0".to_string())];
     let got = run(&comm.m, &call, "maxmin", &params, false).unwrap().seconds;
     let e = call.efficiency[Proto::Simple as usize];
     let want = call.base + loops * 2.0 * call.step + bytes as f64 / (e * link);
@@ -303,7 +307,8 @@ fn a_send_through_host_memory_moves_one_step_at_a_time() {
     // the channels' last chunks once more over the link.
     let bytes: u64 = 16 << 20;
     let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
-    let params: Vec<(String, String)> = ["duplex_staged", "duplex_pcie", "read_request"].iter().map(|k| (k.to_string(), "0".to_string())).collect();
+    let params: Vec<(String, String)> =
+        ["duplex_staged", "duplex_pcie", "read_request", "kernel_read_request"].iter().map(|k| (k.to_string(), "0".to_string())).collect();
     let m = pair(false);
     let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
     let call = comm.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0);
@@ -337,7 +342,8 @@ fn a_one_step_send_through_host_memory_is_stored_whole_then_loaded() {
     // each way between `pair`'s GPUs, duplex losses and read requests off.
     let bytes: u64 = 128 << 10;
     let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
-    let params: Vec<(String, String)> = ["duplex_staged", "duplex_pcie", "read_request"].iter().map(|k| (k.to_string(), "0".to_string())).collect();
+    let params: Vec<(String, String)> =
+        ["duplex_staged", "duplex_pcie", "read_request", "kernel_read_request"].iter().map(|k| (k.to_string(), "0".to_string())).collect();
     for (p2p, crossings) in [(false, 2.0), (true, 1.0)] {
         let m = pair(p2p);
         let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
@@ -355,7 +361,8 @@ fn a_one_step_send_through_host_memory_is_stored_whole_then_loaded() {
 fn a_kernel_load_out_of_host_memory_sends_its_requests_back() {
     // A kernel's store into host memory is a posted write; its load out of host memory (NCCL's
     // receive through its SHM slots) is a read, whose completions carry the data and whose requests
-    // cross the other way (`read_request`, bytes of requests per byte read). One GPU storing S into
+    // cross the other way (`kernel_read_request`, bytes of requests per byte a kernel loads; a copy
+    // engine's `read_request`, set far off here, is not it). One GPU storing S into
     // host memory while the other loads S out of it under one Gen3 uplink (`pair_under(3)`, every
     // link at its data-sheet rate, duplex losses off): the uplink's upstream carries the store and
     // the load's requests, S (1 + r) / link, its downstream the load alone. Under `packet`, which
@@ -368,7 +375,8 @@ fn a_kernel_load_out_of_host_memory_sends_its_requests_back() {
         let w = crate::workload::Workload { transfers: vec![t(g0, mem), t(mem, g1)], origin: "legs".into(), ..Default::default() };
         let mut params: Vec<(String, String)> = Vec::new();
         if model == "maxmin" {
-            params.push(("read_request".into(), r.to_string()));
+            params.push(("kernel_read_request".into(), r.to_string()));
+            params.push(("read_request".into(), "0.9".into()));
             params.extend(["duplex_staged", "duplex_pcie"].iter().map(|k| (k.to_string(), "0".to_string())));
         }
         let prepared = crate::model::registry::get(model).unwrap().prepare(&m, &w, &params).unwrap();
@@ -378,7 +386,7 @@ fn a_kernel_load_out_of_host_memory_sends_its_requests_back() {
     for r in [0.0, 0.047, 0.25] {
         let got = both("maxmin", r, 2 * size) - both("maxmin", r, size);
         let want = size as f64 * (1.0 + r) / link;
-        assert!(close(got, want, 0.001), "read_request {r}: {} us, want {} us", got * 1e6, want * 1e6);
+        assert!(close(got, want, 0.001), "kernel_read_request {r}: {} us, want {} us", got * 1e6, want * 1e6);
     }
     let got = both("packet", 0.0, 2 * size) - both("packet", 0.0, size);
     assert!(close(got, size as f64 / link, 0.01), "packet: {} us, want {} us", got * 1e6, size as f64 / link * 1e6);
@@ -399,4 +407,34 @@ fn an_shm_connection_s_buffer_is_in_the_receiver_s_host_memory() {
     assert_eq!(call.shm.get(&(d("GPU2"), d("GPU1"))), Some(&d("MEM0")));
     let r = crate::flow::router::Router::new(&m);
     assert_eq!(r.plan(d("GPU1"), d("GPU2"), None, &[], true).unwrap().staging, Some(d("MEM0")));
+}
+
+#[test]
+fn a_kernels_loads_of_host_memory_ask_at_its_request_share_a_copy_engines_at_its_own() {
+    // One GPU storing into host memory and loading from it at once (bench/device/host_duplex.cu):
+    // the stores' data and the loads' requests share the GPU's upstream direction, the loads' data
+    // comes down alone. Max-min raises both at one rate x until the upstream fills:
+    // x + r x = link, so each moves link / (1 + r), r the request bytes per byte read. A kernel's
+    // loads take `kernel_read_request`, a copy engine's reads `read_request`. No duplex loss here.
+    let m = pair_under(3);
+    let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
+    let (g0, mem) = (m.device("GPU0").unwrap(), m.device("MEM0").unwrap());
+    let rate = |kernel: bool, size: u64| {
+        let store = crate::workload::Transfer { src: g0, dst: mem, size, kernel, ..Default::default() };
+        let access = if kernel { crate::workload::Access::Write } else { crate::workload::Access::Read };
+        let load = crate::workload::Transfer { src: mem, dst: g0, size, kernel, access, ..Default::default() };
+        let w = crate::workload::Workload { transfers: vec![store, load], origin: "both".into(), ..Default::default() };
+        let params: Vec<(String, String)> = [("duplex_pcie", "0"), ("duplex_staged", "0"), ("read_request", "0.047"), ("kernel_read_request", "0.375")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let prepared = crate::model::registry::get("maxmin").unwrap().prepare(&m, &w, &params).unwrap();
+        crate::sim::run_prepared(&w, prepared.as_ref(), false).unwrap().makespan()
+    };
+    let size: u64 = 64 << 20;
+    for (kernel, r) in [(true, 0.375), (false, 0.047)] {
+        let got = rate(kernel, 2 * size) - rate(kernel, size);
+        let want = size as f64 / (link / (1.0 + r));
+        assert!(close(got, want, 0.001), "kernel {kernel}: {} us, want {} us", got * 1e6, want * 1e6);
+    }
 }
