@@ -66,3 +66,12 @@ fn alltoall_on_the_hybrid_cube_mesh_is_bound_by_nccls_nvb_routes() {
         assert!((t / want - 1.0).abs() < 0.03, "{model}: {} us, want {} us", t * 1e6, want * 1e6);
     }
 }
+
+/// One GPU per node: NCCL's search starts typeIntra at PATH_LOC and one GPU needs no path, so its
+/// graph says LOC (NCCL's log: "type LOC/..."), not NVL (qa21 R18).
+#[test]
+fn one_gpu_rings_are_loc() {
+    let m = Machine::load("dgx1-p100").unwrap();
+    let g = topo::search(&topo_of(&m, &["GPU3"])).unwrap();
+    assert_eq!(g.kind.name(), "LOC");
+}

@@ -11,6 +11,9 @@ use crate::topology::{DeviceKind, LinkKind, Machine};
 /// NCCL's path types (topo.h PATH_*), in order of preference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum PathType {
+    /// One GPU: its ring never leaves it (search.cc `ncclTopoCompute`: typeIntra starts at
+    /// PATH_LOC and one GPU needs no path).
+    Loc = 0,
     Nvl = 1,
     /// Two NVLink hops through an intermediate GPU (`intermediate`).
     Nvb = 2,
@@ -23,6 +26,7 @@ pub enum PathType {
 impl PathType {
     pub fn name(self) -> &'static str {
         match self {
+            PathType::Loc => "LOC",
             PathType::Nvl => "NVL",
             PathType::Nvb => "NVB",
             PathType::Pix => "PIX",
@@ -283,7 +287,7 @@ const BUDGET: usize = 200_000;
 pub fn search(t: &Topo) -> Option<RingGraph> {
     let n = t.gpus.len();
     if n == 1 {
-        return Some(RingGraph { rings: vec![vec![0]], bw: tuning::speeds(t.cc)[0], kind: PathType::Nvl });
+        return Some(RingGraph { rings: vec![vec![0]], bw: tuning::speeds(t.cc)[0], kind: PathType::Loc });
     }
     let max_bw = t.paths.iter().flatten().flatten().map(|p| p.bw).fold(0.0, f64::max);
     let (lo, hi) = t.type_range();
