@@ -161,6 +161,17 @@ impl<'m> Router<'m> {
         if !self.network {
             return None;
         }
+        // Two ends of one node (joined without the network) with no peer path between them stay
+        // off the network: CUDA stages such a copy through host memory (cudaMemcpyPeer), and
+        // NCCL's topology has no path from one NET to another inside a host (graph/topo.cc: a
+        // NET node's only link is to its PCI parent), so its GPUs use P2P or SHM there.
+        if peer {
+            let whole = trees.entry((from, false)).or_insert_with(|| self.tree(from, false));
+            if whole.contains_key(&to) {
+                return None;
+            }
+        }
+        let tree = &trees[&(from, peer)];
         // Between nodes: to the nearest NIC, over the network, from the NIC nearest the target.
         // Where several NICs are equally near (two GPUs and two NICs under one PCIe switch, as
         // on DGX-class nodes), the devices take them in turn by their ordinal, as NCCL and
@@ -608,6 +619,35 @@ mod tests {
         for i in 0..2 {
             let rate = size / (o.finish[i] - o.start[i] - 0.4e-6);
             assert!((rate / expected - 1.0).abs() < 1e-9, "copy {i}: {rate} B/s, expected {expected}");
+        }
+    }
+
+    /// A copy between two GPUs of one node with no peer path between them (gb5470-2ib's GPU0 and
+    /// GPU5 sit on different sockets, joined by QPI; dgx1-p100's GPU0 and GPU5 share no NVLink
+    /// and their PCIe path crosses QPI) is staged through that node's host memory in a cluster
+    /// as on the node alone, never sent out through one of its NICs and back in through another
+    /// (CUDA's cudaMemcpyPeer stages it; the network joins hosts, not the GPUs of one host).
+    #[test]
+    fn a_copy_inside_a_node_of_a_cluster_takes_the_nodes_own_path() {
+        for machine in ["gb5470-2ib", "dgx1-p100", "pcie-8gpu-ws"] {
+            let one = Machine::load(machine).unwrap();
+            let text = format!(
+                "name: c\nfabric:\n  graph: {{switches: [{{name: S0}}], links: [], hosts: [S0, S0]}}\nlink: {{bandwidth: 25GB/s}}\nnodes: {{count: 2, machine: \"{machine}\"}}\n"
+            );
+            let two = Machine::from_text(&text, "c").unwrap();
+            let gpus = one.gpus();
+            for &a in &gpus {
+                for &b in &gpus {
+                    if a == b {
+                        continue;
+                    }
+                    let (na, nb) = (&one.devices[a].name, &one.devices[b].name);
+                    let alone = plan(&one, na, nb);
+                    let inside = plan(&two, &format!("n1.{na}"), &format!("n1.{nb}"));
+                    let bare: Vec<String> = names(&two, &inside).iter().map(|h| h.replace("n1.", "")).collect();
+                    assert_eq!((inside.mechanism, bare), (alone.mechanism, names(&one, &alone)), "{machine} {na} -> {nb}");
+                }
+            }
         }
     }
 

@@ -127,6 +127,10 @@ pub struct Call {
     /// are lowered as NCCL's kernels run them (`shm`). Shared with the communicator, not copied
     /// into every call (it grows with the nodes).
     pub shm: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
+    /// The GPU each step between two GPUs of a node passes through where NCCL joins them by
+    /// NVLink through an intermediate GPU (PATH_NVB, "P2P/indirect"), by (sending device,
+    /// receiving device) (`nvb_steps`). Shared with the communicator.
+    pub nvb: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
     /// Seconds every Simple step received from another node waits before the receiving kernel
     /// may use it: NCCL's GDR flush (`Comm::flush`; 0 where none is issued).
     pub flush: f64,
@@ -362,6 +366,8 @@ struct Dag {
     /// it (its forward of that chunk): the slot it arrived in is free only once they are done
     /// (`slot_freed`). None recorded: the chunk's arrival frees it.
     released: std::collections::HashMap<usize, Vec<usize>>,
+    /// The call's steps through an intermediate GPU (`Call::nvb`).
+    nvb: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
 }
 
 impl Dag {
@@ -378,6 +384,7 @@ impl Dag {
             node: Vec::new(),
             limit: limit.max(1),
             released: std::collections::HashMap::new(),
+            nvb: Default::default(),
         }
     }
 
@@ -407,7 +414,12 @@ impl Dag {
                 let ends = [from.then_some(out.nic), to.then_some(inn.nic)];
                 out.relay.filter(|_| !back).into_iter().chain(ends.into_iter().flatten()).collect()
             }
-            _ => Vec::new(),
+            // Inside a node, P2P/indirect: the sender's kernel stores into the connection's buffer
+            // in the intermediate GPU's memory and the receiver's kernel loads it from there
+            // (NCCL 2.30.7 src/transport/p2p.cc `p2pSendSetup`/`p2pRecvSetup`, P2P_INTERMEDIATE:
+            // both buffers are the intermediate rank's; 2.18.3 the same). One transfer over both
+            // NVLinks: its rate is the narrower's, as NCCL's path bandwidth is.
+            _ => self.nvb.get(&(src, dst)).map(|&g| vec![g]).unwrap_or_default(),
         };
         // NCCL's kernels move the bytes (`Transfer::kernel`).
         self.t.push(Transfer {
@@ -544,6 +556,7 @@ pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
 /// `lower`, stopping at `limit` transfers (`truncated` then says so).
 pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
     let mut d = Dag::new(limit);
+    d.nvb = c.nvb.clone();
     let n = c.devices.len();
     if n < 2 || c.bytes == 0 {
         return (d.t, d.ch);
@@ -1185,6 +1198,7 @@ pub fn schedule(n: usize, ppn: usize) -> Vec<(usize, usize)> {
 /// ncclRecv, as transfers: over the pair's channels, chunk by chunk in order.
 pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
     let mut d = Dag::new(MAX_TRANSFERS);
+    d.nvb = c.nvb.clone();
     if a != b && bytes > 0 {
         pairs_p2p(c, &[(a, b, bytes)], &mut d);
     }

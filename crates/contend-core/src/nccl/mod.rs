@@ -24,6 +24,8 @@ mod grain_tests;
 #[cfg(test)]
 mod graph_tests;
 #[cfg(test)]
+mod nvb_tests;
+#[cfg(test)]
 mod nvls_tests;
 #[cfg(test)]
 mod p2p_tests;
@@ -284,6 +286,10 @@ pub struct Comm {
     /// The host memory each step between two GPUs of a node passes through where they have no
     /// peer path (NCCL's SHM transport), by (sending device, receiving device) (`shm_steps`).
     pub shm: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
+    /// The GPU each step between two GPUs of a node passes through where NCCL joins them by
+    /// NVLink through an intermediate GPU (PATH_NVB, "P2P/indirect"), by (sending device,
+    /// receiving device) (`nvb_steps`). The same on every node.
+    pub nvb: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
     /// The first node's NICs that NCCL's network search lists (`rails::search_nics`).
     pub nics: Vec<usize>,
 }
@@ -382,6 +388,7 @@ impl Comm {
             tree_bw_intra,
             tree_bw_inter,
             nvlink: graph.kind == topo::PathType::Nvl,
+            nvlink_only: graph.kind <= topo::PathType::Nvb,
             amd,
             version: versions::Version::V2_30,
             net_latency: 0.0,
@@ -395,7 +402,9 @@ impl Comm {
         for a in 0..ppn {
             for b in (0..ppn).filter(|&b| b != a) {
                 let path = topo.paths[a][b].as_ref();
-                let nvl = path.filter(|p| p.kind == topo::PathType::Nvl).map(|p| p.bw);
+                // An NVB path counts as NVLink for both (paths.cc `ncclTopoGetNchannels`:
+                // "NVB uses NVLink"; `ncclTopoPathAllNVLink`: every path below PATH_PIX).
+                let nvl = path.filter(|p| p.kind <= topo::PathType::Nvb).map(|p| p.bw);
                 all_nvlink &= nvl.is_some();
                 p2p_local = p2p_local.min(p2p::local_peer(nvl, tuning::nvlink_bw(topo.cc)));
             }
@@ -423,7 +432,8 @@ impl Comm {
         // NIC would send a tree's up and down chunks one message after another.
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
         let gdr = nodes_gpus[0].iter().all(|&g| topo::gdr(&m, &router, g, &nics));
-        let shm = std::sync::Arc::new(shm_steps(&router, nodes_gpus));
+        let nvb = std::sync::Arc::new(nvb_steps(&topo, nodes_gpus));
+        let shm = std::sync::Arc::new(shm_steps(&router, nodes_gpus, &nvb));
         let flush = if nodes > 1 && topo.cc < 90 && gdr { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
         Ok(Comm {
             m,
@@ -446,6 +456,7 @@ impl Comm {
             tuner: None,
             flush,
             shm,
+            nvb,
             nics,
         })
     }
@@ -643,6 +654,7 @@ impl Comm {
             .map(|gbs| gbs * 1e9),
             flush: self.flush,
             shm: self.shm.clone(),
+            nvb: self.nvb.clone(),
         }
     }
 
@@ -716,6 +728,7 @@ impl Comm {
             flush: 0.0,
             // NVLS's GPUs reach the switch; no step goes through host memory.
             shm: Default::default(),
+            nvb: Default::default(),
         }
     }
 }
@@ -727,13 +740,14 @@ impl Comm {
 /// the receiver's nearest host memory (round 21; before, the sender's, where CUDA stages a copy).
 /// Every node is alike, so the pairs are looked for on the first node only where it has none.
 /// CUDA's peer access turned off (maxmin's `p2p=off`) is not read here: its steps stay one staged
-/// transfer each.
-fn shm_steps(router: &Router, nodes_gpus: &[Vec<usize>]) -> std::collections::BTreeMap<(usize, usize), usize> {
+/// transfer each. A pair joined through an intermediate GPU (`nvb`) takes NCCL's P2P transport,
+/// which NCCL tries before SHM (transport.cc: P2P first), so not SHM.
+fn shm_steps(router: &Router, nodes_gpus: &[Vec<usize>], nvb: &Steps) -> Steps {
     let mut out = std::collections::BTreeMap::new();
     for (k, gpus) in nodes_gpus.iter().enumerate() {
         for &a in gpus {
             for &b in gpus.iter().filter(|&&b| b != a) {
-                let staged = router.plan(a, b, None, &[], true).is_ok_and(|p| p.mechanism == crate::workload::Mechanism::Staged);
+                let staged = !nvb.contains_key(&(a, b)) && router.plan(a, b, None, &[], true).is_ok_and(|p| p.mechanism == crate::workload::Mechanism::Staged);
                 if let Some(mem) = router.nearest_memory(b).filter(|_| staged) {
                     out.insert((a, b), mem);
                 }
@@ -741,6 +755,26 @@ fn shm_steps(router: &Router, nodes_gpus: &[Vec<usize>]) -> std::collections::BT
         }
         if k == 0 && out.is_empty() {
             break;
+        }
+    }
+    out
+}
+
+/// A device by (sending device, receiving device).
+type Steps = std::collections::BTreeMap<(usize, usize), usize>;
+
+/// Per pair of GPUs of a node that NCCL joins through an intermediate GPU (`topo::intermediate`,
+/// PATH_NVB), that GPU: the first node's, at the same local ranks on every node (nodes alike).
+fn nvb_steps(topo: &topo::Topo, nodes_gpus: &[Vec<usize>]) -> Steps {
+    let pos = |d: usize| topo.gpus.iter().position(|&g| g == d);
+    let mut out = Steps::new();
+    for (i, row) in topo.paths.iter().enumerate() {
+        for (j, p) in row.iter().enumerate() {
+            if let Some(k) = p.as_ref().and_then(|p| p.via).and_then(pos) {
+                for gpus in nodes_gpus {
+                    out.insert((gpus[i], gpus[j]), gpus[k]);
+                }
+            }
         }
     }
     out

@@ -11,7 +11,12 @@ use crate::topology::{DeviceKind, LinkKind, Machine};
 /// NCCL's path types (topo.h PATH_*), in order of preference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum PathType {
+    /// One GPU: its ring never leaves it (search.cc `ncclTopoCompute`: typeIntra starts at
+    /// PATH_LOC and one GPU needs no path).
+    Loc = 0,
     Nvl = 1,
+    /// Two NVLink hops through an intermediate GPU (`intermediate`).
+    Nvb = 2,
     Pix = 4,
     Pxb = 5,
     Phb = 7,
@@ -21,7 +26,9 @@ pub enum PathType {
 impl PathType {
     pub fn name(self) -> &'static str {
         match self {
+            PathType::Loc => "LOC",
             PathType::Nvl => "NVL",
+            PathType::Nvb => "NVB",
             PathType::Pix => "PIX",
             PathType::Pxb => "PXB",
             PathType::Phb => "PHB",
@@ -37,6 +44,8 @@ pub struct Path {
     pub kind: PathType,
     /// NCCL's bandwidth of the path (its narrowest link), GB/s.
     pub bw: f64,
+    /// The GPU an NVB path passes through, whose memory holds the connection's buffer.
+    pub via: Option<usize>,
 }
 
 /// Compute capability from a GPU's model name (NCCL reads it from the driver); Ampere's 8.0 where
@@ -151,7 +160,14 @@ impl Topo {
                             Some(h) => (h, true),
                             None => (router.path(a, b, false)?, false),
                         };
-                        Some(classify(m, &link_bw, hops, peer))
+                        let path = classify(m, &link_bw, hops, peer);
+                        if path.kind <= PathType::Nvl {
+                            return Some(path);
+                        }
+                        Some(intermediate(m, &link_bw, gpus, a, b).map_or(path, |(g, bw)| {
+                            let hops = vec![nvlinks(m, a, g)[0].0, nvlinks(m, g, b)[0].0];
+                            Path { hops, kind: PathType::Nvb, bw, via: Some(g) }
+                        }))
                     })
                     .collect()
             })
@@ -164,6 +180,58 @@ impl Topo {
         let all = self.paths.iter().flatten().flatten().map(|p| p.kind);
         (all.clone().min().unwrap_or(PathType::Nvl), all.max().unwrap_or(PathType::Sys))
     }
+}
+
+/// The direct NVLinks from GPU `a` to GPU `b` (NCCL's one NVL link of their summed count), as
+/// hops from `a`, in the machine's link order.
+fn nvlinks(m: &Machine, a: usize, b: usize) -> Vec<(Hop, usize)> {
+    (0..m.links.len())
+        .filter(|&l| m.links[l].kind == LinkKind::Nvlink && m.links[l].p2p)
+        .filter_map(|l| {
+            let k = &m.links[l];
+            if (k.a, k.b) == (a, b) {
+                Some((Hop { link: l, forward: true }, l))
+            } else if (k.b, k.a) == (a, b) {
+                Some((Hop { link: l, forward: false }, l))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// The GPU NCCL sends through from `a` to `b` where no NVLink path joins them (PATH_NVB, graph/
+/// paths.cc `ncclTopoSetPaths`, NCCL_NVB_DISABLE=0, the same rule in 2.18.3 to 2.30.7): a GPU of
+/// the communicator's (NCCL's topology holds only its ranks' GPUs, topo.cc `ncclTopoAddNvLinks`
+/// skips an NVLink to any other) joined by direct NVLink to both, and the path's NCCL bandwidth,
+/// the narrower of the two (each the summed NVLinks of its pair at NCCL's per-link figure).
+/// NCCL's breadth-first search from `b` keeps the first such GPU it reaches (`b`'s links in
+/// order, here the machine's link order) unless a later one's path is wider. An NVB path is
+/// preferred to every PCIe path (PATH_NVB below PATH_PIX).
+pub fn intermediate(m: &Machine, bw: &[f64], gpus: &[usize], a: usize, b: usize) -> Option<(usize, f64)> {
+    let width = |x: usize, y: usize| nvlinks(m, x, y).iter().map(|&(_, l)| bw.get(l).copied().unwrap_or(0.0)).sum::<f64>();
+    let mut order: Vec<usize> = Vec::new();
+    for l in 0..m.links.len() {
+        let k = &m.links[l];
+        let g = if k.a == b {
+            k.b
+        } else if k.b == b {
+            k.a
+        } else {
+            continue;
+        };
+        if k.kind == LinkKind::Nvlink && k.p2p && g != a && gpus.contains(&g) && !order.contains(&g) {
+            order.push(g);
+        }
+    }
+    let mut best: Option<(usize, f64)> = None;
+    for g in order {
+        let w = width(a, g).min(width(g, b));
+        if w > 0.0 && best.is_none_or(|(_, bw)| w > bw) {
+            best = Some((g, w));
+        }
+    }
+    best
 }
 
 /// Whether NCCL moves a GPU's network data straight between its memory and one of `nics`
@@ -195,7 +263,7 @@ pub(super) fn classify(m: &Machine, bw: &[f64], hops: Vec<Hop>, peer: bool) -> P
         PathType::Pix
     };
     let b = hops.iter().filter_map(|h| bw.get(h.link).copied()).fold(f64::INFINITY, f64::min);
-    Path { hops, kind, bw: if b.is_finite() { b } else { 0.0 } }
+    Path { hops, kind, bw: if b.is_finite() { b } else { 0.0 }, via: None }
 }
 
 /// The ring graph: rings (orders of GPU indices into `Topo::gpus`) and the bandwidth NCCL
@@ -219,12 +287,12 @@ const BUDGET: usize = 200_000;
 pub fn search(t: &Topo) -> Option<RingGraph> {
     let n = t.gpus.len();
     if n == 1 {
-        return Some(RingGraph { rings: vec![vec![0]], bw: tuning::speeds(t.cc)[0], kind: PathType::Nvl });
+        return Some(RingGraph { rings: vec![vec![0]], bw: tuning::speeds(t.cc)[0], kind: PathType::Loc });
     }
     let max_bw = t.paths.iter().flatten().flatten().map(|p| p.bw).fold(0.0, f64::max);
     let (lo, hi) = t.type_range();
     let types: Vec<PathType> =
-        [PathType::Nvl, PathType::Pix, PathType::Pxb, PathType::Phb, PathType::Sys].into_iter().filter(|k| *k >= lo && *k <= hi).collect();
+        [PathType::Nvl, PathType::Nvb, PathType::Pix, PathType::Pxb, PathType::Phb, PathType::Sys].into_iter().filter(|k| *k >= lo && *k <= hi).collect();
     let mut best: Option<RingGraph> = None;
     let mut first: Option<f64> = None;
     for &speed in tuning::speeds(t.cc).iter().filter(|&&s| s <= max_bw.max(tuning::speeds(t.cc).last().copied().unwrap_or(0.0))) {

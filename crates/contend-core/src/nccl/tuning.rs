@@ -316,8 +316,12 @@ pub struct Comm {
     pub tree_channels: usize,
     pub tree_bw_intra: f64,
     pub tree_bw_inter: f64,
-    /// Rings travel NVLink only (typeIntra NVL): hardware latencies of NVLink, LL128 allowed.
+    /// Rings travel direct NVLink paths only (typeIntra NVL): NVLink's hardware latencies
+    /// (tuning.cc `intraHw`: NCCL_HW_NVLINK only where typeIntra == PATH_NVL).
     pub nvlink: bool,
+    /// Rings travel NVLink only, some steps through an intermediate GPU (typeIntra at most NVB):
+    /// LL128 allowed (tuning.cc: `typeIntra <= PATH_NVB`, 2.18.3 to 2.30.7).
+    pub nvlink_only: bool,
     /// The CPUs are AMD's (for the multi-node LL row).
     pub amd: bool,
     /// NVLS (the GPUs meet in an NVSwitch that reduces and multicasts): the NVLS graph's
@@ -579,7 +583,7 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     let algbw = bus * ratio;
     // LL128 is on by default only where rings stay on NVLink (typeIntra <= PATH_NVB), Volta on;
     // before 2.23 only on the data-centre parts NCCL lists (compute capability 7.0, 8.0, 9.0).
-    if proto == Proto::Ll128 && (!c.nvlink || c.cc < 70 || !v.ll128_on(c.cc)) {
+    if proto == Proto::Ll128 && (!c.nvlink_only || c.cc < 70 || !v.ll128_on(c.cc)) {
         return None;
     }
     let a = algo as usize;

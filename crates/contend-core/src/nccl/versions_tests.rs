@@ -18,6 +18,7 @@ fn comm(version: Version) -> Comm {
         tree_bw_intra: 15.0,
         tree_bw_inter: 12.0,
         nvlink: true,
+        nvlink_only: true,
         amd: false,
         nvls_heads: 0,
         nvls_bw_intra: 0.0,
