@@ -112,7 +112,8 @@ pub fn release(words: &'static [&'static str], text: &str) -> std::result::Resul
     if let Some(k) = listed.iter().position(|&l| l == given) {
         return Ok(k);
     }
-    let distance = |l: (u32, u32)| (l.0.abs_diff(given.0), l.1.abs_diff(given.1));
+    let key = |r: (u32, u32)| u64::from(r.0) * 1000 + u64::from(r.1);
+    let distance = |l: (u32, u32)| key(l).abs_diff(key(given));
     let k = (0..listed.len()).min_by_key(|&k| distance(listed[k])).expect("a release kind lists releases");
     Err(Some(words[k]))
 }
@@ -510,6 +511,26 @@ mod tests {
         }
         let e = flags(&[("eff", "2")]).unwrap_err().to_string();
         assert!(e.contains("(0, 1]") && e.contains("eff=0.79"), "{e}");
+    }
+
+    /// A release reads as its minor however NCCL prints it (tester's R4: `2.30.7`, the header's
+    /// own spelling, was refused); one not listed names the nearest listed.
+    #[test]
+    fn a_patch_release_reads_as_its_minor() {
+        const RELEASES: &[&str] = &["2.18", "2.19", "2.21", "2.30"];
+        let t: &'static [Param] = Box::leak(Box::new([Param::new("v", Kind::Release(RELEASES), "2.30", "a release")]));
+        let word = |text: &str| Values::parse("t", t, [("v", text)], At::Flag).map(|v| v.choice("v"));
+        for (text, minor) in [("2.30", "2.30"), ("2.30.7", "2.30"), ("2.18.5", "2.18"), ("2.19.3-1", "2.19"), ("2.19.3+cuda12.2", "2.19")] {
+            assert_eq!(word(text).unwrap(), minor, "{text}");
+        }
+        for (text, nearest) in [("2.27", "2.30"), ("2.22.3", "2.21"), ("2.17.1", "2.18"), ("3.0", "2.30")] {
+            let e = word(text).unwrap_err().to_string();
+            assert!(e.contains(&format!("nearest it models is {nearest}")) && e.contains(text) && !e.contains('\n'), "{text}: {e}");
+        }
+        for bad in ["2", "two", "2.x", "2.19."] {
+            let e = word(bad).unwrap_err().to_string();
+            assert!(e.contains("is not one of 2.18"), "{bad}: {e}");
+        }
     }
 
     #[test]

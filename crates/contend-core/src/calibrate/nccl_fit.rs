@@ -148,7 +148,14 @@ fn run_versions(runs: &[Run], params: &[(String, String)], notes: &mut Vec<Strin
                 (Ok(v), None) => (*v, format!("fitted under NCCL {}'s choice ({}; --param nccl_version= overrides)", v.name(), v.tag())),
                 (Err(_), None) => {
                     let v = near().unwrap_or(default);
-                    (v, format!("a release contend does not model; fitted under the nearest it models, {} ({}; --param nccl_version= overrides)", v.name(), v.tag()))
+                    (
+                        v,
+                        format!(
+                            "a release contend does not model; fitted under the nearest it models, {} ({}; --param nccl_version= overrides)",
+                            v.name(),
+                            v.tag()
+                        ),
+                    )
                 }
             };
             notes.push(format!("run at line {}: NCCL {release} read from its output ({words}): {how}", run.line));
@@ -566,6 +573,74 @@ mod tests {
         let said: Vec<&String> = f.notes.iter().filter(|n| n.starts_with("nccl_step_ll:") && n.contains("above")).collect();
         assert_eq!(said.len(), 1, "{:?}", f.notes);
         assert!(!said[0].contains('\n'));
+    }
+
+    /// `contend nccl-tests` run as the fit prints it (`commands`, the arguments after the machine).
+    fn run_command(machine: &str, command: &str) -> crate::nccl::tests_tool::Report {
+        let w: Vec<&str> = command.split_whitespace().collect();
+        let mut req = crate::nccl::tests_tool::Request::one("all_reduce", "8");
+        for pair in w.chunks(2) {
+            let v = pair[1].to_string();
+            match pair[0] {
+                "--op" => req.op = v,
+                "-b" => req.min_bytes = v,
+                "-e" => req.max_bytes = v,
+                "-f" => req.factor = v.parse().unwrap(),
+                "--gpus" => req.gpus = Some(v.split(',').map(String::from).collect()),
+                "-d" => req.dtype = v,
+                "--root" => req.root = v.parse().unwrap(),
+                "--nccl-version" => req.params.push(("nccl_version".into(), v)),
+                "--param" => {
+                    let (k, x) = v.split_once('=').unwrap();
+                    req.params.push((k.into(), x.into()));
+                }
+                other => panic!("{other} is not a flag the fit prints"),
+            }
+        }
+        crate::api::nccl_tests(machine, &req, 1, None).unwrap()
+    }
+
+    /// Tester's B2: the fit of a table NCCL 2.19.3 printed (dkh's 8 x A100, nccl-library=21903)
+    /// runs under 2.19's choice, read from the paste and said in a note, where `nccl_version`
+    /// given wins; the command it prints runs the table's rows to the fit's own predictions,
+    /// release included (it printed none, and 2.30's choice put 4 MiB 41% above the fit).
+    #[test]
+    fn the_printed_command_reproduces_the_fit_under_the_pasted_release() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/data/nccl/a100x8-dkh.txt")).unwrap();
+        // Sizes 1 to 16 MiB: LL, LL128 and Simple rows (a shorter test than the whole table).
+        let text: String = text
+            .lines()
+            .filter(|l| l.split_whitespace().next().and_then(|x| x.parse::<u64>().ok()).is_none_or(|s| (1 << 20..=16 << 20).contains(&s)))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let m = Machine::load("dgx-a100").unwrap();
+        let f = fit(&m, &text, "dkh.txt", "maxmin", &[], false).unwrap();
+        assert_eq!(f.runs[0].nccl_version, "2.19");
+        assert!(f.notes.iter().any(|n| n.contains("NCCL 2.19.3") && n.contains("nccl-library=21903")), "{:?}", f.notes);
+        assert_eq!(f.commands.len(), 1);
+        assert!(f.commands[0].starts_with("--op all_reduce -b 1048576 -e 16777216 -f 2 --nccl-version 2.19 --param nccl_eff_"), "{}", f.commands[0]);
+        assert!(f.params.contains(&"nccl_version=2.19".to_string()), "{:?}", f.params);
+        let printed = run_command("dgx-a100", &f.commands[0]);
+        assert_eq!(printed.rows.len(), f.residuals.len());
+        for (row, r) in printed.rows.iter().zip(&f.residuals) {
+            assert_eq!((r.src.clone(), r.dst.clone()), (format!("{} B", row.size), format!("{}/{}", row.algo.name(), row.proto.name())));
+            assert!((r.predicted.unwrap() / row.busbw - 1.0).abs() < 1e-9, "{} B: fit {:?} vs printed {}", row.size, r.predicted, row.busbw);
+        }
+        // Given, the release wins over the paste's.
+        let given = fit(&m, &text, "dkh.txt", "maxmin", &[("nccl_version".into(), "2.30".into())], false).unwrap();
+        assert_eq!(given.runs[0].nccl_version, "2.30");
+        assert!(given.commands[0].contains("--nccl-version 2.30"), "{}", given.commands[0]);
+    }
+
+    /// Tester's R3: two runs of one collective in one file are pooled with a note, and each
+    /// residual row names its run.
+    #[test]
+    fn runs_of_one_collective_are_pooled_with_a_note() {
+        let two = format!("{}{}", table(), table());
+        let m = Machine::load("dgx-a100").unwrap();
+        let f = fit(&m, &two, "x.txt", "maxmin", &[], false).unwrap();
+        assert!(f.notes.iter().any(|n| n.starts_with("2 runs of all_reduce") && n.contains("pooled")), "{:?}", f.notes);
+        assert!(f.residuals.iter().all(|r| r.matrix.contains("(run at line")), "{:?}", f.residuals);
     }
 
     #[test]

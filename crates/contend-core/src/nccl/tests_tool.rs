@@ -358,6 +358,9 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     if rows.iter().any(|r| r.count == 0) {
         notes.push("rows of 0 elements launch nothing and are printed with time 0".into());
     }
+    if let Some(note) = req.params.iter().find(|(k, _)| k == "nccl_version").and_then(|(_, v)| super::versions::Version::patch_note(v)) {
+        notes.push(note);
+    }
     if let Some(t) = &comm.tuner {
         let lines: std::collections::BTreeSet<usize> = rows.iter().filter_map(|r| r.tuner_line).collect();
         let used = if lines.is_empty() {

@@ -71,9 +71,8 @@ impl Version {
     pub fn patch_note(given: &str) -> Option<String> {
         let v = Version::parse(given).ok()?;
         let given = given.trim();
-        (given != v.name() && given.split(['+', '-']).next() != Some(v.tag())).then(|| {
-            format!("NCCL {given} is run as {}: contend restates each minor release by one tag's tuning.cc ({})", v.name(), v.tag())
-        })
+        (given != v.name() && given.split(['+', '-']).next() != Some(v.tag()))
+            .then(|| format!("NCCL {given} is run as {}: contend restates each minor release by one tag's tuning.cc ({})", v.name(), v.tag()))
     }
 
     /// The word `nccl_version` takes for it.

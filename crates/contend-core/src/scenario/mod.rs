@@ -354,7 +354,12 @@ fn model_entry(s: &ScenarioSpec, origin: &str) -> Result<&'static registry::Mode
         e => e,
     })?;
     let pairs = model_params(s);
-    crate::params::Values::parse(entry.name, entry.params, pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())), crate::params::At::File { origin, field: "params" })?;
+    crate::params::Values::parse(
+        entry.name,
+        entry.params,
+        pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        crate::params::At::File { origin, field: "params" },
+    )?;
     nccl_constants(s, origin)?;
     Ok(entry)
 }

@@ -825,6 +825,61 @@ mod tests {
         }
     }
 
+    /// The release a run ran under, as nccl-tests' header and NCCL's own line print it.
+    #[test]
+    fn reads_the_release_the_output_prints() {
+        let table = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n     1048576        262144     float     sum      -1   100.00   10.49   18.35      0   100.00   10.49   18.35      0\n";
+        let cmd = "./build/all_reduce_perf -b 1M -e 1M -g 8\n";
+        let header = "# nccl-tests version 2.19.4 nccl-headers=21903 nccl-library=21903\n";
+        let r = &parse(&format!("{cmd}{header}{table}"), "x.txt").unwrap()[0];
+        assert_eq!(r.release, Some(("2.19.3".to_string(), "nccl-library=21903".to_string())));
+        let info = "dkh:58:58 [0] NCCL INFO NCCL version 2.18.5+cuda12.2\n";
+        assert_eq!(parse(&format!("{cmd}{info}{table}"), "x.txt").unwrap()[0].release.as_ref().unwrap().0, "2.18.5");
+        assert_eq!(parse(&format!("{cmd}{table}"), "x.txt").unwrap()[0].release, None);
+        // contend's own table says the release whose choice it printed.
+        let own = "# contend prediction of nccl-tests all_reduce_perf on dgx-a100 (8 ranks, 1 node(s), model maxmin, NCCL 2.21.5's choice)\n";
+        assert_eq!(parse(&format!("{own}{table}"), "x.txt").unwrap()[0].release.as_ref().unwrap().0, "2.21.5");
+    }
+
+    /// Tester's R1 and R2: AWS's published p5 example pastes the table alone (its column header
+    /// and rows), under Slurm's `srun -l` labels; pdsh labels each line with its host. Both read
+    /// as nccl-tests output, to the same rows as the clean table.
+    #[test]
+    fn a_bare_table_and_launcher_labels_read_as_nccl_tests() {
+        let header = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+        let row = "     1048576        262144     float     sum      -1   100.00   10.49   18.35      0   100.00   10.49   18.35      0\n";
+        let bare = format!("./build/all_reduce_perf -b 1M -e 1M -g 8\n{header}{row}");
+        assert!(detect(&format!("{header}{row}")));
+        let clean = parse(&bare, "x.txt").unwrap();
+        for label in ["0: ", "dkh: ", "ip-10-1-2-3.ec2.internal: "] {
+            let labelled: String = bare.lines().map(|l| format!("{label}{l}\n")).collect();
+            assert!(detect(&labelled), "{label}");
+            assert_eq!(parse(&labelled, "x.txt").unwrap()[0].rows, clean[0].rows, "{label}");
+        }
+        // Not nccl-tests output: p2pBandwidthLatencyTest's matrices say none of its columns.
+        assert!(!detect("Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n   D\\D     0      1\n     0 1512.99  10.41\n"));
+    }
+
+    /// Tester's R16: runs pasted from one terminal, each under its own command line (the
+    /// 2080 Ti box's all_reduce, all_gather and alltoall): each is its line's collective.
+    #[test]
+    fn each_pasted_command_line_names_its_run() {
+        let run = |op: &str, ratio: f64| {
+            let rank = |k: usize| format!("#  Rank  {k} Group  0 Pid 1 on box device  {k} [0x00] NVIDIA GeForce RTX 2080 Ti\n");
+            format!(
+                "root@box:~/nccl-tests# ./build/{op}_perf -b 1M -e 1M -f 2 -g2\n# nThread 1 nGpus 2 minBytes 1048576 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n{}{}#\n     1048576        262144     float    none      -1   100.00   10.49   {:.2}      0   100.00   10.49   {:.2}    N/A\n# Avg bus bandwidth    : 5.2\n#\n",
+                rank(0),
+                rank(1),
+                10.49 * ratio,
+                10.49 * ratio
+            )
+        };
+        let text = format!("{}{}{}", run("all_reduce", 1.0), run("all_gather", 0.5), run("alltoall", 0.5));
+        let runs = parse(&text, "session.txt").unwrap();
+        let ops: Vec<(&str, &str)> = runs.iter().map(|r| (r.op.as_str(), r.op_from.as_str())).collect();
+        assert_eq!(ops, [("all_reduce", "named"), ("all_gather", "named"), ("alltoall", "named")]);
+    }
+
     #[test]
     fn reads_the_old_format_without_root_and_several_runs() {
         let text = "# nThread 1 nGpus 2 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n#   Rank  0 Pid 1 on h device  0 [0x00] Tesla V100\n#   Rank  1 Pid 1 on h device  1 [0x00] Tesla V100\n           8             2   float     sum    10.0    0.80    0.80  0e+00    10.0    0.80    0.80  0e+00\n# Collective test starting: all_gather_perf\n           16             4   float     none    10.0    0.00    0.00  0e+00    10.0    0.00    0.00  0e+00\n";
