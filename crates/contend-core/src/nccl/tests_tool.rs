@@ -737,11 +737,21 @@ pub fn node_gpus(m: &Machine, prefix: &str, req: &Request) -> Result<Vec<usize>>
                 // A name, or a bare index k: the node's k-th GPU, as CUDA_VISIBLE_DEVICES counts.
                 let by_index = || n.parse::<usize>().ok().and_then(|k| all.get(k).copied());
                 m.device(&full).filter(|&d| all.contains(&d)).or_else(by_index).ok_or_else(|| {
-                    Error::input(
-                        "--gpus",
-                        n,
-                        format!("is not a GPU of the node; name one or give its index 0..{}; {}", all.len().saturating_sub(1), m.endpoint_hint()),
-                    )
+                    // On a cluster a name is the node's own (GPU0), and every node runs the same list:
+                    // the cluster's full names (n1.GPU0) are no hint here (tester's R17).
+                    let names = match all.first() {
+                        Some(&g) if !prefix.is_empty() || m.devices[g].name.contains('.') => {
+                            let own = |d: usize| m.devices[d].name.rsplit('.').next().unwrap_or("").to_string();
+                            format!(
+                                "name the node's GPUs as {} .. {} or 0..{}, the same on every node; --nodes picks the nodes",
+                                own(all[0]),
+                                own(*all.last().expect("a node has GPUs")),
+                                all.len() - 1
+                            )
+                        }
+                        _ => format!("name one or give its index 0..{}; {}", all.len().saturating_sub(1), m.endpoint_hint()),
+                    };
+                    Error::input("--gpus", n, format!("is not a GPU of the node; {names}"))
                 })
             })
             .collect::<Result<Vec<usize>>>()?,
