@@ -195,6 +195,8 @@ pub struct Report {
 pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     // NCCL's constants (`nccl_*`) are the communicator's (`api::nccl_tests` set them); the rest
     // are the model's.
+    // A release given as a patch other than the tag restated (2.19.4: run as 2.19.3's choice).
+    let release_note = req.params.iter().find(|(k, _)| k == "nccl_version").and_then(|(_, v)| super::versions::Version::patch_note(v));
     let req = &Request { params: super::constants::split(&req.params)?.1, ..req.clone() };
     let coll = Coll::parse(&req.op)?;
     let word = nt::dtype_size(&req.dtype)?;
@@ -358,9 +360,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     if rows.iter().any(|r| r.count == 0) {
         notes.push("rows of 0 elements launch nothing and are printed with time 0".into());
     }
-    if let Some(note) = req.params.iter().find(|(k, _)| k == "nccl_version").and_then(|(_, v)| super::versions::Version::patch_note(v)) {
-        notes.push(note);
-    }
+    notes.extend(release_note);
     if let Some(t) = &comm.tuner {
         let lines: std::collections::BTreeSet<usize> = rows.iter().filter_map(|r| r.tuner_line).collect();
         let used = if lines.is_empty() {
