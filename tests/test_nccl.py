@@ -122,7 +122,7 @@ def test_a_1g_tree_all_reduce_across_many_nodes_runs_at_nccls_double_tree_bound(
     (["-f", "-2"], "-f: is -2; give 2 or more"),
     (["--root", "-1"], "--root: is -1; give 0 or more"),
     (["--channels", "-1"], "--channels: is -1; give 1 to 64"),
-    (["--nccl-version", "2.17"], "nccl_version"),
+    (["--nccl-version", "2.17"], "--nccl-version"),
     (["--op", "all_reduce", "--op", "alltoall", "--plot", "busbw.png"], "--plot: draws one collective"),
 ])
 def test_bad_input_is_one_line_exit_2(args, needle):

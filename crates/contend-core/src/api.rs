@@ -442,7 +442,9 @@ fn spec_as(text: &str, origin: &str, model: Option<&str>, params: &[(String, Str
     }
     // A model the file names wrongly is the file's mistake: the scenario's own check names it.
     if let (false, Ok(entry)) = (params.is_empty(), registry::get(crate::scenario::model_name(&spec))) {
-        crate::params::Values::parse(entry.name, entry.params, params.iter().map(|(k, v)| (k.as_str(), v.as_str())), crate::params::At::Flag)?;
+        // NCCL's constants (`nccl_*`) reach rank programs' NCCL calls; the rest are the model's.
+        let model = crate::nccl::constants::split(params)?.1;
+        crate::params::Values::parse(entry.name, entry.params, model.iter().map(|(k, v)| (k.as_str(), v.as_str())), crate::params::At::Flag)?;
         spec.params.extend(params.iter().cloned());
     }
     Ok(spec)

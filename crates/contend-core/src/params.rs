@@ -25,6 +25,10 @@ pub enum Kind {
     OnOff,
     /// One of these words.
     Choice(&'static [&'static str]),
+    /// A software release by its minor version, one of these words ("2.19"); a patch release
+    /// ("2.19.3", "2.19.3-1", "2.19.3+cuda12.2", as a library prints it) reads as its minor, and
+    /// a release not listed is refused naming the nearest listed one.
+    Release(&'static [&'static str]),
 }
 
 impl Kind {
@@ -53,6 +57,7 @@ impl Kind {
             Kind::Count { min, max } => format!("a whole number from {min} to {max}"),
             Kind::OnOff => "on or off".into(),
             Kind::Choice(words) => format!("one of {}", words.join(", ")),
+            Kind::Release(words) => format!("one of {} (a patch release such as {}.1 reads as its minor)", words.join(", "), words[words.len() - 1]),
         }
     }
 
@@ -83,8 +88,34 @@ impl Kind {
                 _ => Err(bad()),
             },
             Kind::Choice(words) => words.iter().position(|w| *w == text).map(Value::Choice).ok_or_else(bad),
+            Kind::Release(words) => release(words, text).map(Value::Choice).map_err(|nearest| match nearest {
+                Some(n) => format!("\"{text}\" is not a release contend models; the nearest it models is {n} (give one of {})", words.join(", ")),
+                None => bad(),
+            }),
         }
     }
+}
+
+/// `text` as a release among `words` (minor versions "X.Y", ascending): its index, or the
+/// nearest word where `text` is a release ("X.Y" or "X.Y.Z…") not among them, or None where it
+/// is no release at all.
+pub fn release(words: &'static [&'static str], text: &str) -> std::result::Result<usize, Option<&'static str>> {
+    let minor_of = |t: &str| -> Option<(u32, u32)> {
+        // "2.19.3-1", "2.19.3+cuda12.2": the release's own numbers come first.
+        let t = t.split(['+', '-']).next()?;
+        let mut parts = t.split('.');
+        let (major, minor) = (parts.next()?.parse().ok()?, parts.next()?.parse().ok()?);
+        parts.all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())).then_some((major, minor))
+    };
+    let Some(given) = minor_of(text.trim()) else { return Err(None) };
+    let listed: Vec<(u32, u32)> = words.iter().map(|w| minor_of(w).expect("release words are X.Y")).collect();
+    if let Some(k) = listed.iter().position(|&l| l == given) {
+        return Ok(k);
+    }
+    let key = |r: (u32, u32)| u64::from(r.0) * 1000 + u64::from(r.1);
+    let distance = |l: (u32, u32)| key(l).abs_diff(key(given));
+    let k = (0..listed.len()).min_by_key(|&k| distance(listed[k])).expect("a release kind lists releases");
+    Err(Some(words[k]))
 }
 
 impl Serialize for Kind {
@@ -270,7 +301,7 @@ impl Values {
     pub fn choice(&self, name: &str) -> &'static str {
         let i = self.at(name);
         match (self.values[i], self.table[i].kind) {
-            (Some(Value::Choice(c)), Kind::Choice(words)) => words[c],
+            (Some(Value::Choice(c)), Kind::Choice(words) | Kind::Release(words)) => words[c],
             (v, _) => panic!("{name} is {v:?}, not a choice"),
         }
     }
@@ -480,6 +511,26 @@ mod tests {
         }
         let e = flags(&[("eff", "2")]).unwrap_err().to_string();
         assert!(e.contains("(0, 1]") && e.contains("eff=0.79"), "{e}");
+    }
+
+    /// A release reads as its minor however NCCL prints it (tester's R4: `2.30.7`, the header's
+    /// own spelling, was refused); one not listed names the nearest listed.
+    #[test]
+    fn a_patch_release_reads_as_its_minor() {
+        const RELEASES: &[&str] = &["2.18", "2.19", "2.21", "2.30"];
+        let t: &'static [Param] = Box::leak(Box::new([Param::new("v", Kind::Release(RELEASES), "2.30", "a release")]));
+        let word = |text: &str| Values::parse("t", t, [("v", text)], At::Flag).map(|v| v.choice("v"));
+        for (text, minor) in [("2.30", "2.30"), ("2.30.7", "2.30"), ("2.18.5", "2.18"), ("2.19.3-1", "2.19"), ("2.19.3+cuda12.2", "2.19")] {
+            assert_eq!(word(text).unwrap(), minor, "{text}");
+        }
+        for (text, nearest) in [("2.27", "2.30"), ("2.22.3", "2.21"), ("2.17.1", "2.18"), ("3.0", "2.30")] {
+            let e = word(text).unwrap_err().to_string();
+            assert!(e.contains(&format!("nearest it models is {nearest}")) && e.contains(text) && !e.contains('\n'), "{text}: {e}");
+        }
+        for bad in ["2", "two", "2.x", "2.19."] {
+            let e = word(bad).unwrap_err().to_string();
+            assert!(e.contains("is not one of 2.18"), "{bad}: {e}");
+        }
     }
 
     #[test]

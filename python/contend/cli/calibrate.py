@@ -95,10 +95,13 @@ def calibrate(
         else:
             for r in c["runs"]:
                 out().print(f"read {r['op']} ({r['op_from']}): {r['rows']} rows, {r['ranks']} ranks on "
-                            f"{r['nodes']} node(s)" + (f", {r['gpu']}" if r.get("gpu") else ""))
+                            f"{r['nodes']} node(s)" + (f", {r['gpu']}" if r.get("gpu") else "")
+                            + f", fitted under NCCL {r['nccl_version']}'s choice")
             print_calibration(c)
-            if c["params"]:
-                out().print("use: contend nccl-tests " + machine + " " + " ".join(f"--param {p}" for p in c["params"]))
+            # One command per run, printed whole (not wrapped): each reproduces the run's rows as fitted.
+            for command in c["commands"]:
+                out().print(f"use: contend nccl-tests {machine} {command}", soft_wrap=True, markup=False,
+                            highlight=False)
         return
     if as_json:
         sys.stdout.write(json.dumps({k: v for k, v in c.items() if k not in ("yaml", "spec")}, indent=2) + "\n")

@@ -51,7 +51,8 @@ def nccl_tests(
     model: str = typer.Option("maxmin", "--model", "-m", help="maxmin (default) or packet; sc16 does not apply."),
     nccl_version: str | None = typer.Option(
         None, "--nccl-version", help="NCCL release whose cost model picks the algorithm and protocol: 2.18, 2.19, "
-        "2.20, 2.21 or 2.30 (default; the parameter nccl_version)."),
+        "2.20, 2.21 or 2.30 (default; the parameter nccl_version); a patch release (2.30.7, as NCCL prints it) "
+        "reads as its minor."),
     param: list[str] | None = typer.Option(
         None, "--param", "-p", help="Model parameter key=value, or NCCL's constants (nccl_step_simple=3us, "
         "nccl_eff_simple=0.85: what `contend calibrate` fits from nccl-tests output)."),
@@ -97,17 +98,31 @@ def nccl_tests(
     if nccl_version is not None and "nccl_version" in params:
         raise InputError("--nccl-version: and --param nccl_version= are both given; give one")
     version = {} if nccl_version is None else {"nccl_version": nccl_version}
+    # NCCL_BUFFSIZE and NCCL_PXN_DISABLE as NCCL reads them, where --param does not set them (tester's R6).
+    env_params = {}
+    for var, key in (("NCCL_BUFFSIZE", "nccl_buffsize"), ("NCCL_PXN_DISABLE", "nccl_pxn_disable")):
+        value = os.environ.get(var, "").strip()
+        if value and key not in params:
+            # NCCL_BUFFSIZE is a count of bytes.
+            env_params[key] = value + "B" if var == "NCCL_BUFFSIZE" and value.isdigit() else value
+            applied.append(f"{var}={value}")
     try:
         reports = [
             api.nccl_tests(
                 machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpu_list, dtype=dtype, root=root,
                 algo=algo, proto=proto, channels=channels, model=model, explain=explain or target is not None,
                 nodes=nodes, network_bandwidth=network_bandwidth, tuner=None if tuner is None else str(tuner),
-                **params | version,
+                **params | env_params | version,
             )
             for op in ops
         ]
     except InputError as e:
+        # The release given as --nccl-version is named by that flag, not by the parameter it sets.
+        if version and str(e).startswith("--param: nccl_version:"):
+            raise InputError("--nccl-version:" + str(e)[len("--param: nccl_version:"):]) from None
+        for var, key in (("NCCL_BUFFSIZE", "nccl_buffsize"), ("NCCL_PXN_DISABLE", "nccl_pxn_disable")):
+            if key in env_params and str(e).startswith(f"--param: {key}:"):
+                raise InputError(f"{var} (environment):{str(e)[len(f'--param: {key}:'):]}; or unset {var}") from None
         # A value read from the environment is named by its variable, not by the flag it stands for.
         for flag, var in (("--algo", "NCCL_ALGO"), ("--proto", "NCCL_PROTO"), ("--channels", "NCCL_MIN_NCHANNELS")):
             if str(e).startswith(flag + ":") and any(a.startswith(var + "=") for a in applied):

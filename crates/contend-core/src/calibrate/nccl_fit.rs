@@ -21,7 +21,8 @@
 
 use super::{scores, Residual, Score};
 use crate::error::{Error, Result};
-use crate::nccl::constants;
+use crate::nccl::constants::{self, Constants};
+use crate::nccl::versions::{self, Version};
 use crate::nccl::{lower, tests_tool, tuning, Algo, Coll, Comm, Proto, PROTOS};
 use crate::tools::nccl_tests::{self, Run};
 use crate::topology::Machine;
@@ -42,8 +43,13 @@ pub struct NcclFit {
     pub runs: Vec<RunRead>,
     /// "nccl_step_simple" -> "3.1us", …: what `contend nccl-tests --param` takes.
     pub fitted: BTreeMap<String, String>,
-    /// The same as `--param` arguments (with the model's parameters given to the fit).
+    /// The same as `--param` arguments (with the model's parameters given to the fit, and the
+    /// NCCL release of the first run where one was given or read).
     pub params: Vec<String>,
+    /// Per run, the arguments of `contend nccl-tests MACHINE …` that print its rows as the
+    /// residual table predicts them: collective, sizes, GPUs, datatype, the run's NCCL release
+    /// and the fitted constants (each distinct command once).
+    pub commands: Vec<String>,
     pub residuals: Vec<Residual>,
     pub rms_relative_error: BTreeMap<String, f64>,
     pub scores: BTreeMap<String, Score>,
@@ -58,6 +64,8 @@ pub struct RunRead {
     pub nodes: usize,
     pub gpu: Option<String>,
     pub rows: usize,
+    /// The NCCL release it was fitted under (`nccl_version`'s word).
+    pub nccl_version: String,
 }
 
 /// One measured row, with the parts of its prediction.
@@ -118,6 +126,97 @@ fn bounded_step(p: Proto, s_us: f64, notes: &mut Vec<String>) -> f64 {
     held
 }
 
+/// Each run's NCCL release: `nccl_version` where given (it wins), else the release the run's
+/// output prints (nccl-tests' `nccl-library=`, NCCL's `NCCL version`), as the minor contend
+/// restates it, else the default; a note says where each read release came from.
+fn run_versions(runs: &[Run], params: &[(String, String)], notes: &mut Vec<String>) -> Vec<Version> {
+    let given = params.iter().find(|(k, _)| k == "nccl_version").map(|(_, v)| v.as_str());
+    if let Some(note) = given.and_then(Version::patch_note) {
+        notes.push(note);
+    }
+    let default = Constants::default().version;
+    runs.iter()
+        .map(|run| {
+            let Some((release, words)) = &run.release else { return given.and_then(|g| Version::parse(g).ok()).unwrap_or(default) };
+            let read = Version::parse(release);
+            let near = || crate::params::release(versions::NAMES, release).err().flatten().and_then(|n| Version::parse(n).ok());
+            let (version, how) = match (&read, given) {
+                (_, Some(g)) => {
+                    let v = Version::parse(g).unwrap_or(default);
+                    (v, format!("fitted under nccl_version {} as given", v.name()))
+                }
+                (Ok(v), None) => (*v, format!("fitted under NCCL {}'s choice ({}; --param nccl_version= overrides)", v.name(), v.tag())),
+                (Err(_), None) => {
+                    let v = near().unwrap_or(default);
+                    (
+                        v,
+                        format!(
+                            "a release contend does not model; fitted under the nearest it models, {} ({}; --param nccl_version= overrides)",
+                            v.name(),
+                            v.tag()
+                        ),
+                    )
+                }
+            };
+            notes.push(format!("run at line {}: NCCL {release} read from its output ({words}): {how}", run.line));
+            version
+        })
+        .collect()
+}
+
+/// A note where runs of one collective are fitted together (a user pasting before and after a
+/// change gets one fit of both).
+fn pooled_runs(runs: &[Run], notes: &mut Vec<String>) {
+    let mut seen: Vec<&str> = Vec::new();
+    for run in runs {
+        if seen.contains(&run.op.as_str()) {
+            continue;
+        }
+        seen.push(&run.op);
+        let lines: Vec<String> = runs.iter().filter(|r| r.op == run.op).map(|r| r.line.to_string()).collect();
+        if lines.len() > 1 {
+            notes.push(format!(
+                "{} runs of {} (tables at lines {}) are pooled into one fit, each row named by its run; fit each file alone to compare them",
+                lines.len(),
+                run.op,
+                lines.join(", ")
+            ));
+        }
+    }
+}
+
+/// The arguments of `contend nccl-tests MACHINE …` that run `run`'s rows with the fitted
+/// constants (`constants`, `key=value`): its collective, its sizes (the smallest and largest
+/// measured, the step of its largest two), its GPUs where fewer than the machine's (each its
+/// own rank, as the fit runs them: no `-g`), datatype and root where not nccl-tests' defaults,
+/// and its release where one was given or read.
+fn command(run: &Run, machine_gpus: usize, release: Option<&str>, constants: &[String]) -> String {
+    let mut sizes: Vec<u64> = run.rows.iter().map(|r| r.size).filter(|&s| s > 0).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut args = vec![format!("--op {}", run.op)];
+    if let (Some(&lo), Some(&hi)) = (sizes.first(), sizes.last()) {
+        let step = if sizes.len() > 1 { (hi as f64 / sizes[sizes.len() - 2] as f64).round().max(2.0) as u64 } else { 2 };
+        args.push(format!("-b {lo} -e {hi} -f {step}"));
+    }
+    if run.ranks < machine_gpus {
+        args.push(format!("--gpus {}", (0..run.ranks).map(|k| k.to_string()).collect::<Vec<_>>().join(",")));
+    }
+    if let Some(row) = run.rows.first() {
+        if row.dtype != "float" {
+            args.push(format!("-d {}", row.dtype));
+        }
+        if let Some(root) = row.root.filter(|&r| r > 0) {
+            args.push(format!("--root {root}"));
+        }
+    }
+    if let Some(v) = release {
+        args.push(format!("--nccl-version {v}"));
+    }
+    args.extend(constants.iter().map(|p| format!("--param {p}")));
+    args.join(" ")
+}
+
 pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String, String)], hold_out: bool) -> Result<NcclFit> {
     crate::nccl::check_model(model)?;
     // NCCL's constants given (`nccl_*`) set the communicator, as in `contend nccl-tests`; the
@@ -126,6 +225,8 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     let runs: Vec<Run> = nccl_tests::parse(text, origin)?;
     let gpus = m.gpus();
     let mut notes = Vec::new();
+    let versions = run_versions(&runs, params, &mut notes);
+    pooled_runs(&runs, &mut notes);
     let mut points = Vec::new();
     let mut comms = Vec::new();
     for (r, run) in runs.iter().enumerate() {
@@ -153,6 +254,8 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         }
         let coll = Coll::parse(&run.op)?;
         let mut comm = Comm::new(m, &[gpus[..run.ranks].to_vec()], None)?;
+        // The run's own release: NCCL's choice of algorithm and protocol is that release's.
+        let base = Constants { version: versions[r], ..base };
         comm.set_constants(base)?;
         for (k, row) in run.rows.iter().enumerate() {
             if row.size == 0 || row.time_us <= 0.0 {
@@ -258,9 +361,9 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     }
     // Every row again as `contend nccl-tests` runs it with the fitted constants as printed (their
     // `--param` text read back, so that the rounding of the printed values is the table's too).
-    let c = constants::split(&constants::to_params(&c))?.0;
-    for comm in comms.iter_mut() {
-        comm.set_constants(c)?;
+    let c = constants::split(&constants::to_params(&Constants { version: Constants::default().version, ..c }))?.0;
+    for (comm, &version) in comms.iter_mut().zip(&versions) {
+        comm.set_constants(Constants { version, ..c })?;
     }
     let mut residuals = Vec::new();
     for x in &points {
@@ -269,8 +372,11 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         let factor = x.op.busbw_factor(x.ranks);
         let busbw = |secs: f64| x.bytes as f64 / secs / 1e9 * factor;
         let (measured, predicted) = (busbw(x.measured_s), busbw(ran.seconds));
+        // Runs of one collective pooled: each row names its run.
+        let pooled = runs.iter().filter(|r| r.op == runs[x.run].op).count() > 1;
+        let run = if pooled { format!(" (run at line {})", runs[x.run].line) } else { String::new() };
         residuals.push(Residual {
-            matrix: format!("{} busbw_gbps", x.op.name()),
+            matrix: format!("{} busbw_gbps{run}", x.op.name()),
             src: format!("{} B", x.bytes),
             dst: format!("{}/{}", pick.algo.name(), pick.proto.name()),
             measured,
@@ -285,6 +391,15 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     }
     let rms_relative_error = rms.into_iter().map(|(k, v)| (k, (v.iter().map(|e| e * e).sum::<f64>() / v.len() as f64).sqrt())).collect();
     let fitted: BTreeMap<String, String> = constants::to_params(&c).into_iter().collect();
+    let release = |r: usize| (params.iter().any(|(k, _)| k == "nccl_version") || runs[r].release.is_some()).then(|| versions[r].name());
+    let constants_args: Vec<String> = fitted.iter().map(|(k, v)| format!("{k}={v}")).chain(model_params.iter().map(|(k, v)| format!("{k}={v}"))).collect();
+    let mut commands: Vec<String> = Vec::new();
+    for (r, run) in runs.iter().enumerate() {
+        let command = command(run, gpus.len(), release(r), &constants_args);
+        if !commands.contains(&command) {
+            commands.push(command);
+        }
+    }
     if points.is_empty() {
         notes.push("nothing could be fitted: no measured row has a positive time".into());
     } else if fitted.is_empty() {
@@ -294,9 +409,19 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         machine: m.name.clone(),
         runs: runs
             .iter()
-            .map(|r| RunRead { op: r.op.clone(), op_from: r.op_from.clone(), ranks: r.ranks, nodes: r.nodes, gpu: r.gpu.clone(), rows: r.rows.len() })
+            .zip(&versions)
+            .map(|(r, v)| RunRead {
+                op: r.op.clone(),
+                op_from: r.op_from.clone(),
+                ranks: r.ranks,
+                nodes: r.nodes,
+                gpu: r.gpu.clone(),
+                rows: r.rows.len(),
+                nccl_version: v.name().to_string(),
+            })
             .collect(),
-        params: fitted.iter().map(|(k, v)| format!("{k}={v}")).chain(model_params.iter().map(|(k, v)| format!("{k}={v}"))).collect(),
+        params: release(0).map(|v| format!("nccl_version={v}")).into_iter().chain(constants_args).collect(),
+        commands,
         fitted,
         scores: scores(&residuals),
         residuals,
@@ -448,6 +573,74 @@ mod tests {
         let said: Vec<&String> = f.notes.iter().filter(|n| n.starts_with("nccl_step_ll:") && n.contains("above")).collect();
         assert_eq!(said.len(), 1, "{:?}", f.notes);
         assert!(!said[0].contains('\n'));
+    }
+
+    /// `contend nccl-tests` run as the fit prints it (`commands`, the arguments after the machine).
+    fn run_command(machine: &str, command: &str) -> crate::nccl::tests_tool::Report {
+        let w: Vec<&str> = command.split_whitespace().collect();
+        let mut req = crate::nccl::tests_tool::Request::one("all_reduce", "8");
+        for pair in w.chunks(2) {
+            let v = pair[1].to_string();
+            match pair[0] {
+                "--op" => req.op = v,
+                "-b" => req.min_bytes = v,
+                "-e" => req.max_bytes = v,
+                "-f" => req.factor = v.parse().unwrap(),
+                "--gpus" => req.gpus = Some(v.split(',').map(String::from).collect()),
+                "-d" => req.dtype = v,
+                "--root" => req.root = v.parse().unwrap(),
+                "--nccl-version" => req.params.push(("nccl_version".into(), v)),
+                "--param" => {
+                    let (k, x) = v.split_once('=').unwrap();
+                    req.params.push((k.into(), x.into()));
+                }
+                other => panic!("{other} is not a flag the fit prints"),
+            }
+        }
+        crate::api::nccl_tests(machine, &req, 1, None).unwrap()
+    }
+
+    /// Tester's B2: the fit of a table NCCL 2.19.3 printed (dkh's 8 x A100, nccl-library=21903)
+    /// runs under 2.19's choice, read from the paste and said in a note, where `nccl_version`
+    /// given wins; the command it prints runs the table's rows to the fit's own predictions,
+    /// release included (it printed none, and 2.30's choice put 4 MiB 41% above the fit).
+    #[test]
+    fn the_printed_command_reproduces_the_fit_under_the_pasted_release() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/data/nccl/a100x8-dkh.txt")).unwrap();
+        // Sizes 1 to 16 MiB: LL, LL128 and Simple rows (a shorter test than the whole table).
+        let text: String = text
+            .lines()
+            .filter(|l| l.split_whitespace().next().and_then(|x| x.parse::<u64>().ok()).is_none_or(|s| (1 << 20..=16 << 20).contains(&s)))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let m = Machine::load("dgx-a100").unwrap();
+        let f = fit(&m, &text, "dkh.txt", "maxmin", &[], false).unwrap();
+        assert_eq!(f.runs[0].nccl_version, "2.19");
+        assert!(f.notes.iter().any(|n| n.contains("NCCL 2.19.3") && n.contains("nccl-library=21903")), "{:?}", f.notes);
+        assert_eq!(f.commands.len(), 1);
+        assert!(f.commands[0].starts_with("--op all_reduce -b 1048576 -e 16777216 -f 2 --nccl-version 2.19 --param nccl_eff_"), "{}", f.commands[0]);
+        assert!(f.params.contains(&"nccl_version=2.19".to_string()), "{:?}", f.params);
+        let printed = run_command("dgx-a100", &f.commands[0]);
+        assert_eq!(printed.rows.len(), f.residuals.len());
+        for (row, r) in printed.rows.iter().zip(&f.residuals) {
+            assert_eq!((r.src.clone(), r.dst.clone()), (format!("{} B", row.size), format!("{}/{}", row.algo.name(), row.proto.name())));
+            assert!((r.predicted.unwrap() / row.busbw - 1.0).abs() < 1e-9, "{} B: fit {:?} vs printed {}", row.size, r.predicted, row.busbw);
+        }
+        // Given, the release wins over the paste's.
+        let given = fit(&m, &text, "dkh.txt", "maxmin", &[("nccl_version".into(), "2.30".into())], false).unwrap();
+        assert_eq!(given.runs[0].nccl_version, "2.30");
+        assert!(given.commands[0].contains("--nccl-version 2.30"), "{}", given.commands[0]);
+    }
+
+    /// Tester's R3: two runs of one collective in one file are pooled with a note, and each
+    /// residual row names its run.
+    #[test]
+    fn runs_of_one_collective_are_pooled_with_a_note() {
+        let two = format!("{}{}", table(), table());
+        let m = Machine::load("dgx-a100").unwrap();
+        let f = fit(&m, &two, "x.txt", "maxmin", &[], false).unwrap();
+        assert!(f.notes.iter().any(|n| n.starts_with("2 runs of all_reduce") && n.contains("pooled")), "{:?}", f.notes);
+        assert!(f.residuals.iter().all(|r| r.matrix.contains("(run at line")), "{:?}", f.residuals);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use super::versions::Version;
 use super::{Proto, PROTOS};
 use crate::error::Result;
-use crate::params::{Kind, Param, Values};
+use crate::params::{At, Kind, Param, Values};
 use crate::units::Time;
 
 pub const PARAMS: &[Param] = &[
@@ -61,9 +61,9 @@ pub const PARAMS: &[Param] = &[
     Param::new("nccl_pxn_disable", Kind::OnOff, "0", "1: no PXN (NCCL_PXN_DISABLE): a send to another node leaves through the sender's own NIC"),
     Param::new(
         "nccl_version",
-        Kind::Choice(super::versions::NAMES),
+        Kind::Release(super::versions::NAMES),
         "2.30",
-        "NCCL release whose cost model chooses the algorithm and protocol (tuning.cc of 2.18.5, 2.19.3, 2.20.3, 2.21.5, 2.30.7)",
+        "NCCL release whose cost model chooses the algorithm and protocol (tuning.cc of 2.18.5, 2.19.3, 2.20.3, 2.21.5, 2.30.7; a patch release reads as its minor)",
     ),
     // aws-ofi-nccl 1.8.1 sets it to 512 KiB on AWS (src/platform-aws.c); NCCL reads it from 2.20.3.
     Param::derived(
@@ -145,8 +145,18 @@ fn suffix(p: Proto) -> &'static str {
 
 /// The `nccl_*` parameters of `params` read into constants; the others returned for the model.
 pub fn split(params: &[(String, String)]) -> Result<(Constants, Vec<(String, String)>)> {
-    let (nccl, rest): (Vec<_>, Vec<_>) = params.iter().cloned().partition(|(k, _)| k.starts_with("nccl_"));
-    Ok((Constants::read(&Values::flags("NCCL", PARAMS, &nccl)?), rest))
+    split_at(params, At::Flag)
+}
+
+/// As `split`, a mistake named where the pairs were written (a scenario's `params`).
+pub fn split_at(params: &[(String, String)], at: At) -> Result<(Constants, Vec<(String, String)>)> {
+    let (nccl, rest): (Vec<_>, Vec<_>) = params.iter().cloned().partition(|(k, _)| is_nccl(k));
+    Ok((Constants::read(&Values::parse("NCCL", PARAMS, nccl.iter().map(|(k, v)| (k.as_str(), v.as_str())), at)?), rest))
+}
+
+/// Whether a parameter is NCCL's (this table's) rather than a model's.
+pub fn is_nccl(key: &str) -> bool {
+    key.starts_with("nccl_")
 }
 
 /// The constants as parameters (those that differ from the defaults), for a command line.

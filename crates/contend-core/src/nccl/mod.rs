@@ -88,7 +88,15 @@ impl Coll {
         let key = key.strip_suffix("perf").unwrap_or(&key).to_string();
         COLLS.iter().copied().find(|c| c.name().replace('_', "") == key).ok_or_else(|| {
             let names: Vec<&str> = COLLS.iter().map(|c| c.name()).collect();
-            Error::input("--op", s, format!("is not a collective nccl-tests runs; choose {}", names.join(", ")))
+            // nccl-tests also has gather, scatter, hypercube (src/gather.cu, scatter.cu, hypercube.cu)
+            // and alltoallv: tests it runs that contend does not predict yet (tester's R15).
+            let unmodelled = ["gather", "scatter", "hypercube", "alltoallv"];
+            let why = if unmodelled.contains(&key.as_str()) {
+                "is an nccl-tests collective contend does not predict yet"
+            } else {
+                "is not a collective nccl-tests runs"
+            };
+            Error::input("--op", s, format!("{why}; choose {}", names.join(", ")))
         })
     }
 

@@ -23,6 +23,9 @@ pub struct ProgramCalls<'m> {
     comms: RefCell<HashMap<Vec<usize>, Rc<Built>>>,
     /// The scenario's NCCL tuner file (`nccl_tuner`), consulted before NCCL's model on every call.
     tuner: Option<&'m super::tuner::Tuner>,
+    /// The scenario's NCCL constants (its `nccl_*` parameters: the release, what `contend
+    /// calibrate` fits, NCCL_BUFFSIZE, NCCL_PXN_DISABLE), as `contend nccl-tests --param` takes them.
+    constants: super::constants::Constants,
 }
 
 /// A communicator, and where each of its ranks sits among the communicator's node-major ranks.
@@ -52,8 +55,8 @@ fn problem(e: Error) -> String {
 }
 
 impl<'m> ProgramCalls<'m> {
-    pub fn new(m: &'m Machine, tuner: Option<&'m super::tuner::Tuner>) -> Self {
-        ProgramCalls { m, comms: RefCell::new(HashMap::new()), tuner }
+    pub fn new(m: &'m Machine, tuner: Option<&'m super::tuner::Tuner>, constants: super::constants::Constants) -> Self {
+        ProgramCalls { m, comms: RefCell::new(HashMap::new()), tuner, constants }
     }
 
     /// The communicator of GPUs `devices` (rank order): its ranks grouped node by node, as NCCL
@@ -83,6 +86,7 @@ impl<'m> ProgramCalls<'m> {
         }
         let nodes_gpus: Vec<Vec<usize>> = nodes.into_iter().map(|(_, v)| v).collect();
         let mut comm = Comm::new(m, &nodes_gpus, None).map_err(problem)?;
+        comm.set_constants(self.constants).map_err(|e| format!("cannot run under the scenario's params.{e}"))?;
         comm.tuner = self.tuner.cloned();
         let position = devices.iter().map(|d| comm.devices.iter().position(|x| x == d).expect("every GPU is in the communicator")).collect();
         let b = Rc::new(Built { comm, position });

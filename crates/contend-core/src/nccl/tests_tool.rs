@@ -195,6 +195,8 @@ pub struct Report {
 pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     // NCCL's constants (`nccl_*`) are the communicator's (`api::nccl_tests` set them); the rest
     // are the model's.
+    // A release given as a patch other than the tag restated (2.19.4: run as 2.19.3's choice).
+    let release_note = req.params.iter().find(|(k, _)| k == "nccl_version").and_then(|(_, v)| super::versions::Version::patch_note(v));
     let req = &Request { params: super::constants::split(&req.params)?.1, ..req.clone() };
     let coll = Coll::parse(&req.op)?;
     let word = nt::dtype_size(&req.dtype)?;
@@ -358,6 +360,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     if rows.iter().any(|r| r.count == 0) {
         notes.push("rows of 0 elements launch nothing and are printed with time 0".into());
     }
+    notes.extend(release_note);
     if let Some(t) = &comm.tuner {
         let lines: std::collections::BTreeSet<usize> = rows.iter().filter_map(|r| r.tuner_line).collect();
         let used = if lines.is_empty() {
@@ -734,11 +737,21 @@ pub fn node_gpus(m: &Machine, prefix: &str, req: &Request) -> Result<Vec<usize>>
                 // A name, or a bare index k: the node's k-th GPU, as CUDA_VISIBLE_DEVICES counts.
                 let by_index = || n.parse::<usize>().ok().and_then(|k| all.get(k).copied());
                 m.device(&full).filter(|&d| all.contains(&d)).or_else(by_index).ok_or_else(|| {
-                    Error::input(
-                        "--gpus",
-                        n,
-                        format!("is not a GPU of the node; name one or give its index 0..{}; {}", all.len().saturating_sub(1), m.endpoint_hint()),
-                    )
+                    // On a cluster a name is the node's own (GPU0), and every node runs the same list:
+                    // the cluster's full names (n1.GPU0) are no hint here (tester's R17).
+                    let names = match all.first() {
+                        Some(&g) if !prefix.is_empty() || m.devices[g].name.contains('.') => {
+                            let own = |d: usize| m.devices[d].name.rsplit('.').next().unwrap_or("").to_string();
+                            format!(
+                                "name the node's GPUs as {} .. {} or 0..{}, the same on every node; --nodes picks the nodes",
+                                own(all[0]),
+                                own(*all.last().expect("a node has GPUs")),
+                                all.len() - 1
+                            )
+                        }
+                        _ => format!("name one or give its index 0..{}; {}", all.len().saturating_sub(1), m.endpoint_hint()),
+                    };
+                    Error::input("--gpus", n, format!("is not a GPU of the node; {names}"))
                 })
             })
             .collect::<Result<Vec<usize>>>()?,

@@ -57,12 +57,22 @@ pub const NAMES: &[&str] = &["2.18", "2.19", "2.20", "2.21", "2.30"];
 pub const ALL: [Version; 5] = [Version::V2_18, Version::V2_19, Version::V2_20, Version::V2_21, Version::V2_30];
 
 impl Version {
+    /// A release as NCCL prints it ("2.19", "2.19.3", "2.19.3+cuda12.2"): the minor contend
+    /// restates it by (every patch release of a minor by the one tag `tag` names).
     pub fn parse(s: &str) -> Result<Version> {
-        NAMES
-            .iter()
-            .position(|&n| n == s)
-            .map(|k| ALL[k])
-            .ok_or_else(|| Error::input("nccl_version", s, format!("is not a restated NCCL release; give one of {}", NAMES.join(", "))))
+        crate::params::release(NAMES, s).map(|k| ALL[k]).map_err(|nearest| {
+            let near = nearest.map(|n| format!("the nearest it models is {n}; ")).unwrap_or_default();
+            Error::input("nccl_version", s, format!("is not an NCCL release contend models; {near}give one of {}", NAMES.join(", ")))
+        })
+    }
+
+    /// The note for a release given as a patch other than the tag contend restates (2.30.4 is
+    /// run as 2.30.7's tuning.cc); None where it is the minor or the tag itself.
+    pub fn patch_note(given: &str) -> Option<String> {
+        let v = Version::parse(given).ok()?;
+        let given = given.trim();
+        (given != v.name() && given.split(['+', '-']).next() != Some(v.tag()))
+            .then(|| format!("NCCL {given} is run as {}: contend restates each minor release by one tag's tuning.cc ({})", v.name(), v.tag()))
     }
 
     /// The word `nccl_version` takes for it.

@@ -175,3 +175,15 @@ fn release_2_18_models_tree_simple_and_nvls_from_its_own_tables() {
     }
     assert_eq!(super::p2p::net_peer(Version::V2_18, 4, 50.0, 16, 32), 2);
 }
+
+/// A patch release other than the tag restated is run as its minor, with a note (tester's R4).
+#[test]
+fn a_patch_release_is_noted() {
+    assert!(Version::patch_note("2.19.4").is_some_and(|n| n.contains("NCCL 2.19.4 is run as 2.19") && n.contains("2.19.3")));
+    assert_eq!(Version::patch_note("2.19.3"), None);
+    assert_eq!(Version::patch_note("2.19"), None);
+    let mut req = crate::nccl::tests_tool::Request::one("all_reduce", "1M");
+    req.params.push(("nccl_version".into(), "2.19.4".into()));
+    let r = crate::api::nccl_tests("dgx-a100", &req, 1, None).unwrap();
+    assert!(r.notes.iter().any(|n| n.contains("is run as 2.19")), "{:?}", r.notes);
+}

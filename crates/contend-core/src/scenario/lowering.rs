@@ -80,8 +80,10 @@ pub(super) struct Taken<'s> {
 pub(super) fn take<'s>(s: &ScenarioSpec, origin: &str, m: &Machine, detail: bool, session: Option<&'s Session>) -> Result<Taken<'s>> {
     let keep = session.is_some();
     let nodes = gpus_by_node(m);
+    // NCCL's constants (`nccl_*` parameters) shape rank programs' NCCL calls: part of the lowering.
+    let nccl: Vec<(&String, &String)> = s.params.iter().filter(|(k, _)| crate::nccl::constants::is_nccl(k)).collect();
     let key = (keep && !detail && s.workload.jobs.iter().all(|j| j.program.is_none())).then(|| Key {
-        written: serde_json::to_string(&(&s.workload, &s.mpi)).expect("scenarios serialise"),
+        written: serde_json::to_string(&(&s.workload, &s.mpi, &nccl)).expect("scenarios serialise"),
         nodes: nodes.clone(),
         devices: m.devices.len(),
     });
@@ -155,6 +157,7 @@ pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<us
         .as_deref()
         .map(|t| crate::nccl::tuner::Tuner::load(&super::beside(origin, t)).map_err(|e| Error::input(origin, "nccl_tuner", e.to_string())))
         .transpose()?;
+    let constants = super::nccl_constants(s, origin)?;
     let slots = jobs::place(&sizes, nodes, s.workload.placement, s.workload.seed);
     // Jobs lower independently (each on its own GPUs, its indices its own), so on rayon's pool:
     // each into its own operations, then laid end to end in job order, every index shifted by
@@ -168,7 +171,7 @@ pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<us
             let (mut ops, mut origins) = (Vec::new(), Vec::new());
             // Rank programs' NCCL calls, lowered as `contend nccl-tests` lowers them (its cache
             // of communicators is by GPUs, which no two jobs share: one per job).
-            let calls = crate::nccl::program::ProgramCalls::new(m, tuner.as_ref());
+            let calls = crate::nccl::program::ProgramCalls::new(m, tuner.as_ref(), constants);
             let low = program::lower(&job.program, devices, &s.mpi, scale, j as u32, &job.source, Some(&calls), &mut ops, &mut origins)?;
             Ok((ops, origins, low))
         })

@@ -353,9 +353,28 @@ fn model_entry(s: &ScenarioSpec, origin: &str) -> Result<&'static registry::Mode
         Error::Input { problem, .. } => Error::input(origin, "model", format!("\"{name}\" {problem}")),
         e => e,
     })?;
-    let pairs = s.params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-    crate::params::Values::parse(entry.name, entry.params, pairs, crate::params::At::File { origin, field: "params" })?;
+    let pairs = model_params(s);
+    crate::params::Values::parse(
+        entry.name,
+        entry.params,
+        pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        crate::params::At::File { origin, field: "params" },
+    )?;
+    nccl_constants(s, origin)?;
     Ok(entry)
+}
+
+/// The scenario's parameters that are its model's: all but NCCL's (`nccl_*`), which reach rank
+/// programs' NCCL calls (`nccl_constants`).
+fn model_params(s: &ScenarioSpec) -> Vec<(String, String)> {
+    s.params.iter().filter(|(k, _)| !crate::nccl::constants::is_nccl(k)).map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+/// NCCL's constants from the scenario's `nccl_*` parameters (NCCL's table, `nccl::constants`),
+/// as `contend nccl-tests --param` takes them; a mistake names the scenario's field.
+pub(crate) fn nccl_constants(s: &ScenarioSpec, origin: &str) -> Result<crate::nccl::constants::Constants> {
+    let pairs: Vec<(String, String)> = s.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    Ok(crate::nccl::constants::split_at(&pairs, crate::params::At::File { origin, field: "params" })?.0)
 }
 
 /// Check a scenario without running it: its cluster and knobs, its jobs, that they fit, its model
@@ -483,7 +502,7 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     if w.transfers.is_empty() {
         return Err(Error::input(origin, "workload", "does nothing: no job has an operation"));
     }
-    let pairs: Vec<(String, String)> = s.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let pairs = model_params(s);
     let prepared = match taken.prepared(&m, entry.name, &pairs)? {
         Some(kept) => kept,
         // A kept lowering names the point it was made for (mistakes in transfers name w.origin).

@@ -185,18 +185,55 @@ pub struct Run {
     pub rows: Vec<Row>,
     /// Where its table starts (1-based line of the file).
     pub line: usize,
+    /// The NCCL release the output says it ran ("2.19.3"), and the words that say so
+    /// (`nccl-library=21903`); the last one printed before its table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release: Option<(String, String)>,
+}
+
+/// The release nccl-tests or NCCL prints in its output: nccl-tests' header
+/// (`nccl-library=21903`, NCCL_VERSION_CODE X*10000 + Y*100 + Z from 2.9), NCCL's own
+/// `NCCL version 2.19.3+cuda12.2` (NCCL_DEBUG=VERSION or INFO), or contend's own table
+/// (`NCCL 2.30.7's choice`); with the words it was read from.
+pub fn release_printed(line: &str) -> Option<(String, String)> {
+    if let Some(at) = line.find("nccl-library=") {
+        let code: String = line[at + 13..].chars().take_while(|c| c.is_ascii_digit()).collect();
+        let n: u32 = code.parse().ok().filter(|&n| n >= 20900)?;
+        return Some((format!("{}.{}.{}", n / 10000, n / 100 % 100, n % 100), format!("nccl-library={code}")));
+    }
+    for key in ["NCCL version ", "NCCL "] {
+        let Some(at) = line.find(key) else { continue };
+        let word: String = line[at + key.len()..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+        let word = word.trim_end_matches('.');
+        let release = word.split('.').count() == 3 && word.split('.').all(|p| !p.is_empty());
+        if release && (key == "NCCL version " || line[at + key.len() + word.len()..].starts_with("'s choice")) {
+            return Some((word.to_string(), format!("{key}{word}").trim().to_string()));
+        }
+    }
+    None
 }
 
 /// Whether `text` is nccl-tests output.
 pub fn detect(text: &str) -> bool {
     let has = |s: &str| text.contains(s);
-    (has("out-of-place") && has("busbw")) || has("# nThread") || has("Avg bus bandwidth") || has("Collective test starting")
+    // A table pasted alone has its column header: `size count type … time algbw busbw`.
+    let header = || text.lines().any(|l| ["size", "count", "time", "algbw", "busbw"].iter().all(|w| l.split_whitespace().any(|x| x == *w)));
+    (has("out-of-place") && has("busbw")) || has("# nThread") || has("Avg bus bandwidth") || has("Collective test starting") || header()
+}
+
+/// A launcher's label off a line: Slurm's `srun --label` (`0: `, the task's number) and pdsh's
+/// (`host: `, the host's name), a word without spaces before the colon.
+fn unlabelled(line: &str) -> &str {
+    match line.split_once(": ") {
+        Some((label, rest)) if !label.is_empty() && label.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)) => rest,
+        _ => line,
+    }
 }
 
 /// MPI's per-rank prefixes (`[0]`, `[1,0]<stdout>:`) and markdown's quoting and inline code
 /// (a command line pasted from a GitHub issue as `` `./all_reduce_perf … -g 2` ``), off a line.
 fn clean(line: &str) -> String {
-    let mut s = line.trim().trim_start_matches('>').trim().trim_matches('`').trim().to_string();
+    let mut s = unlabelled(line.trim()).trim().trim_start_matches('>').trim().trim_matches('`').trim().to_string();
     while let Some(rest) = s.strip_prefix('[').and_then(|r| r.split_once(']')) {
         let inner = rest.0;
         if !inner.chars().all(|c| c.is_ascii_digit() || c == ',') {
@@ -438,10 +475,13 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
         launched: Option<Launch>,
         rows: Vec<Row>,
         line: usize,
+        release: Option<(String, String)>,
     }
     let by_name = named(&origin.to_lowercase().replace('-', "_"));
     let mut runs: Vec<Open> = Vec::new();
-    let fresh = |line: usize| Open { op: None, ranks: Vec::new(), launched: None, rows: Vec::new(), line };
+    let fresh = |line: usize| Open { op: None, ranks: Vec::new(), launched: None, rows: Vec::new(), line, release: None };
+    // The release last printed: the header of the run whose table comes next.
+    let mut release: Option<(String, String)> = None;
     // A command continued over lines (`mpirun -np 16 … \` then `./all_reduce_perf …`) is read whole.
     let mut command = String::new();
     for (i, raw) in text.lines().enumerate() {
@@ -457,9 +497,14 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             let launched = runs.last().filter(|r| r.rows.is_empty()).and_then(|r| r.launched);
             runs.push(Open { launched, ..fresh(i + 1) });
         }
+        if let Some(r) = release_printed(body) {
+            release = Some(r);
+        }
         let command_line = binary_at(&body.split_whitespace().collect::<Vec<_>>()).is_some();
         if let Some(op) = named(body).filter(|_| body.starts_with("Collective test starting") || command_line) {
-            if runs.is_empty() {
+            // A command line after a table starts the next run (several runs pasted from one
+            // terminal): the collective and ranks it names are that run's.
+            if runs.is_empty() || (command_line && runs.last().is_some_and(|r| !r.rows.is_empty())) {
                 runs.push(fresh(i + 1));
             }
             let r = runs.last_mut().unwrap();
@@ -492,7 +537,11 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             if runs.is_empty() {
                 runs.push(fresh(i + 1));
             }
-            runs.last_mut().unwrap().rows.push(row);
+            let r = runs.last_mut().unwrap();
+            if r.rows.is_empty() {
+                r.release = release.clone();
+            }
+            r.rows.push(row);
         }
     }
     let runs: Vec<Open> = runs.into_iter().filter(|r| !r.rows.is_empty()).collect();
@@ -577,7 +626,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
                     }
                 },
             };
-            Ok(Run { op, op_from: from.into(), ranks: n, nodes: hosts.len(), gpu, rows: r.rows, line: r.line })
+            Ok(Run { op, op_from: from.into(), ranks: n, nodes: hosts.len(), gpu, rows: r.rows, line: r.line, release: r.release })
         })
         .collect()
 }
@@ -774,6 +823,61 @@ mod tests {
             let e = parse(&format!("{cmd}\n{table}"), "x.txt").unwrap_err().to_string();
             assert!(e.contains("16 ranks") && e.contains("Rank N") && !e.contains('\n'), "{cmd}: {e}");
         }
+    }
+
+    /// The release a run ran under, as nccl-tests' header and NCCL's own line print it.
+    #[test]
+    fn reads_the_release_the_output_prints() {
+        let table = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n     1048576        262144     float     sum      -1   100.00   10.49   18.35      0   100.00   10.49   18.35      0\n";
+        let cmd = "./build/all_reduce_perf -b 1M -e 1M -g 8\n";
+        let header = "# nccl-tests version 2.19.4 nccl-headers=21903 nccl-library=21903\n";
+        let r = &parse(&format!("{cmd}{header}{table}"), "x.txt").unwrap()[0];
+        assert_eq!(r.release, Some(("2.19.3".to_string(), "nccl-library=21903".to_string())));
+        let info = "dkh:58:58 [0] NCCL INFO NCCL version 2.18.5+cuda12.2\n";
+        assert_eq!(parse(&format!("{cmd}{info}{table}"), "x.txt").unwrap()[0].release.as_ref().unwrap().0, "2.18.5");
+        assert_eq!(parse(&format!("{cmd}{table}"), "x.txt").unwrap()[0].release, None);
+        // contend's own table says the release whose choice it printed.
+        let own = "# contend prediction of nccl-tests all_reduce_perf on dgx-a100 (8 ranks, 1 node(s), model maxmin, NCCL 2.21.5's choice)\n";
+        assert_eq!(parse(&format!("{own}{table}"), "x.txt").unwrap()[0].release.as_ref().unwrap().0, "2.21.5");
+    }
+
+    /// Tester's R1 and R2: AWS's published p5 example pastes the table alone (its column header
+    /// and rows), under Slurm's `srun -l` labels; pdsh labels each line with its host. Both read
+    /// as nccl-tests output, to the same rows as the clean table.
+    #[test]
+    fn a_bare_table_and_launcher_labels_read_as_nccl_tests() {
+        let header = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+        let row = "     1048576        262144     float     sum      -1   100.00   10.49   18.35      0   100.00   10.49   18.35      0\n";
+        let bare = format!("./build/all_reduce_perf -b 1M -e 1M -g 8\n{header}{row}");
+        assert!(detect(&format!("{header}{row}")));
+        let clean = parse(&bare, "x.txt").unwrap();
+        for label in ["0: ", "dkh: ", "ip-10-1-2-3.ec2.internal: "] {
+            let labelled: String = bare.lines().map(|l| format!("{label}{l}\n")).collect();
+            assert!(detect(&labelled), "{label}");
+            assert_eq!(parse(&labelled, "x.txt").unwrap()[0].rows, clean[0].rows, "{label}");
+        }
+        // Not nccl-tests output: p2pBandwidthLatencyTest's matrices say none of its columns.
+        assert!(!detect("Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n   D\\D     0      1\n     0 1512.99  10.41\n"));
+    }
+
+    /// Tester's R16: runs pasted from one terminal, each under its own command line (the
+    /// 2080 Ti box's all_reduce, all_gather and alltoall): each is its line's collective.
+    #[test]
+    fn each_pasted_command_line_names_its_run() {
+        let run = |op: &str, ratio: f64| {
+            let rank = |k: usize| format!("#  Rank  {k} Group  0 Pid 1 on box device  {k} [0x00] NVIDIA GeForce RTX 2080 Ti\n");
+            format!(
+                "root@box:~/nccl-tests# ./build/{op}_perf -b 1M -e 1M -f 2 -g2\n# nThread 1 nGpus 2 minBytes 1048576 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n{}{}#\n     1048576        262144     float    none      -1   100.00   10.49   {:.2}      0   100.00   10.49   {:.2}    N/A\n# Avg bus bandwidth    : 5.2\n#\n",
+                rank(0),
+                rank(1),
+                10.49 * ratio,
+                10.49 * ratio
+            )
+        };
+        let text = format!("{}{}{}", run("all_reduce", 1.0), run("all_gather", 0.5), run("alltoall", 0.5));
+        let runs = parse(&text, "session.txt").unwrap();
+        let ops: Vec<(&str, &str)> = runs.iter().map(|r| (r.op.as_str(), r.op_from.as_str())).collect();
+        assert_eq!(ops, [("all_reduce", "named"), ("all_gather", "named"), ("alltoall", "named")]);
     }
 
     #[test]

@@ -540,17 +540,22 @@ pub fn to_yaml(spec: &MachineSpec) -> String {
     s
 }
 
-/// Whether a description is a cluster's: a top-level `fabric` key.
+/// Whether a description is a cluster's: a top-level `fabric` key, or a top-level `nodes` key
+/// and no `devices` (a cluster whose `fabric` is misspelt, which the cluster's reader then names
+/// with the key it meant, rather than a machine's reader naming keys the file does not have).
 fn is_cluster(text: &str) -> bool {
     if text.trim_start().starts_with('{') {
         // Skimmed, not built: the rest of the document is skipped without allocating.
         #[derive(Deserialize)]
         struct Top {
             fabric: Option<serde::de::IgnoredAny>,
+            nodes: Option<serde::de::IgnoredAny>,
+            devices: Option<serde::de::IgnoredAny>,
         }
-        return serde_json::from_str::<Top>(text).is_ok_and(|t| t.fabric.is_some());
+        return serde_json::from_str::<Top>(text).is_ok_and(|t| t.fabric.is_some() || (t.nodes.is_some() && t.devices.is_none()));
     }
-    text.lines().any(|l| l.starts_with("fabric:"))
+    let top = |key: &str| text.lines().any(|l| l.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with(':')));
+    top("fabric") || (top("nodes") && !top("devices"))
 }
 
 /// Nominal PCIe bandwidth per lane and direction after line coding, bytes/s.

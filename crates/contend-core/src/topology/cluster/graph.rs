@@ -17,7 +17,8 @@ pub struct GraphSpec {
     pub links: Vec<GraphLink>,
     /// The switch of every node, in node order (a name may repeat); or a list per node, the
     /// switch of each of its NICs in order (rail-optimised: `[R0, R1, …, R7]`, NIC k on R k;
-    /// a node with more NICs than switches listed takes them in turn).
+    /// a node with more NICs than switches listed takes them in turn, which the cluster's summary
+    /// notes; a list longer than the node's NICs is refused).
     pub hosts: Vec<GraphHost>,
 }
 

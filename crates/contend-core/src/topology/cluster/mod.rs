@@ -269,6 +269,34 @@ fn node_summary(c: &ClusterSpec, count: usize) -> String {
     }
 }
 
+/// A node's list of switches against its `nics` NICs: a list longer than the NICs leaves a rail
+/// with no NIC (a typo most likely), refused naming the list; a shorter one wraps, NIC k on
+/// switch k mod the list's length, as the schema says (`GraphSpec::hosts`), which the
+/// cluster's summary (`contend show`) notes where some NIC shares a switch with another.
+fn rails_per_nic(attach: &[Vec<String>], nics: usize, b: &mut Builder, origin: &str) -> Result<()> {
+    if let Some((i, h)) = attach.iter().enumerate().find(|(_, h)| h.len() > 1 && h.len() > nics) {
+        return Err(Error::input(
+            origin,
+            format!("fabric.graph.hosts[{i}]"),
+            format!(
+                "lists {} switches for the node's {nics} NIC(s), so {} would take none; list one switch per NIC ({nics}), or one for them all",
+                h.len(),
+                h[nics..].join(", ")
+            ),
+        ));
+    }
+    let wrapped: Vec<String> = attach.iter().enumerate().filter(|(_, h)| h.len() > 1 && h.len() < nics).map(|(i, _)| i.to_string()).collect();
+    if let Some(first) = attach.iter().find(|h| h.len() > 1 && h.len() < nics) {
+        let l = first.len();
+        b.summary.push(format!(
+            "fabric.graph.hosts[{}]: {l} switches for {nics} NICs: NIC{l} shares {} with NIC0 (NICs take the listed switches in turn); list {nics} to give each NIC its own",
+            wrapped.join(", "),
+            first[0]
+        ));
+    }
+    Ok(())
+}
+
 fn nodes(c: &ClusterSpec, machine: Option<&Machine>, b: &mut Builder, attach: &[Vec<String>], origin: &str) -> Result<()> {
     let nic_bw = c.nodes.nic_bandwidth.unwrap_or(c.link.bandwidth);
     // A message pays the router delay once per switch it crosses (CODES, SST/Merlin, BookSim). A
@@ -329,6 +357,7 @@ fn nodes(c: &ClusterSpec, machine: Option<&Machine>, b: &mut Builder, attach: &[
         if nics.is_empty() {
             return Err(Error::input(origin, "nodes.machine", format!("{source} has no nic device; add one (kind: nic) so the node can reach the network")));
         }
+        rails_per_nic(attach, nics.len(), b, origin)?;
         for (i, switches) in attach.iter().enumerate() {
             for d in &m.spec.devices {
                 b.spec.devices.push(DeviceSpec { name: format!("n{i}.{}", d.name), ..d.clone() });
@@ -343,6 +372,7 @@ fn nodes(c: &ClusterSpec, machine: Option<&Machine>, b: &mut Builder, attach: &[
         return Ok(());
     }
     let (gpus, nic_count) = (c.nodes.gpus.unwrap_or(1), c.nodes.nics.unwrap_or(1));
+    rails_per_nic(attach, nic_count as usize, b, origin)?;
     let (n, g, k) = (attach.len() as u64, gpus as u64, nic_count as u64);
     b.budget(origin, "nodes", n * (g + k), n * (g * (g - 1) / 2 + g + k))?;
     let intra = c.nodes.intra_bandwidth.unwrap_or(Bandwidth(2.0 * c.link.bandwidth.bytes_per_sec()));

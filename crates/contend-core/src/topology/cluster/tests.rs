@@ -193,6 +193,36 @@ fn rails_wire_nic_k_of_every_node_to_switch_k() {
     assert!(e.contains("fabric.graph.hosts[1]") && e.contains("\"C\""), "{e}");
 }
 
+/// Tester's R8: a rail list longer than the node's NICs leaves a rail with none (refused, naming
+/// the list and the rails left over); a shorter one wraps as the schema says, and the cluster's
+/// summary says which NIC shares which switch. R9: a cluster whose `fabric` is misspelt is read
+/// as a cluster, and the mistake names the misspelt key and the one meant.
+#[test]
+fn rail_lists_against_the_nics_and_a_misspelt_fabric() {
+    let rails = |n: usize| (0..n).map(|k| format!("R{k}")).collect::<Vec<_>>();
+    let text = |listed: usize, nics: usize| {
+        let switches: Vec<String> = rails(8).iter().map(|r| format!("{{name: {r}}}")).chain(["{name: S0}".to_string()]).collect();
+        let links: Vec<String> = rails(8).iter().map(|r| format!("{{a: {r}, b: S0}}")).collect();
+        let list = format!("[{}]", rails(listed).join(", "));
+        format!(
+            "name: r\nfabric:\n  graph: {{switches: [{}], links: [{}], hosts: [[R0, R1, R2, R3, R4, R5, R6, R7], {list}]}}\nlink: {{bandwidth: 10GB/s}}\nnodes: {{gpus: 8, nics: {nics}}}\n",
+            switches.join(", "),
+            links.join(", ")
+        )
+    };
+    let e = load(&text(8, 7).replace("[R0, R1, R2, R3, R4, R5, R6, R7], [", "[R0, R1, R2, R3, R4, R5, R6], [")).unwrap_err().to_string();
+    assert!(
+        e.contains("fabric.graph.hosts[1]") && e.contains("8 switches for the node's 7 NIC(s)") && e.contains("R7 would take none") && !e.contains('\n'),
+        "{e}"
+    );
+    let m = load(&text(7, 8)).unwrap();
+    let summary = m.network.summary.join("\n");
+    assert!(summary.contains("fabric.graph.hosts[1]: 7 switches for 8 NICs: NIC7 shares R0 with NIC0"), "{summary}");
+    assert!(!load(&text(8, 8)).unwrap().network.summary.iter().any(|l| l.contains("shares")));
+    let e = load(&text(8, 8).replace("fabric:", "fabirc:")).unwrap_err().to_string();
+    assert!(e.contains("fabirc") && e.contains("fabric") && !e.contains("links"), "{e}");
+}
+
 mod traffic {
     use crate::api;
     use crate::report::Detail;

@@ -1,0 +1,121 @@
+"""nccl-tests output as users paste it into `contend calibrate`, and NCCL's settings as they give them to `contend
+nccl-tests` and `contend run` (round 21's tester: B2, R1-R6, R15-R17)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+VALIDATION = Path(__file__).resolve().parent.parent / "bench" / "validation"
+DATA = VALIDATION / "data" / "nccl"
+
+
+def _dkh(tmp_path: Path, lo: int = 1 << 20, hi: int = 16 << 20) -> Path:
+    """dkh's 8 x A100 table (NCCL 2.19.3: `nccl-library=21903`) cut to sizes lo..hi, as pasted."""
+    keep = []
+    for line in (DATA / "a100x8-dkh.txt").read_text().splitlines():
+        first = line.split()[0] if line.split() else ""
+        if not first.isdigit() or lo <= int(first) <= hi:
+            keep.append(line)
+    path = tmp_path / "dkh.txt"
+    path.write_text("\n".join(keep) + "\n")
+    return path
+
+
+def _uses(stdout: str) -> list[list[str]]:
+    return [line.split()[4:] for line in stdout.splitlines() if line.startswith("use: contend nccl-tests dgx-a100 ")]
+
+
+@pytest.mark.parametrize("given", [[], ["-p", "nccl_version=2.19"]])
+def test_the_printed_use_line_reproduces_the_fit(tmp_path, given):
+    """B2: the `use:` line ran NCCL 2.30's choice after a fit under 2.19 (+41% at 4 MiB). The release is read from
+    the paste (and said), and the printed command, run as printed, gives the fit's own predictions."""
+    table = _dkh(tmp_path)
+    r = run_cli("calibrate", "dgx-a100", table, *given)
+    assert r.returncode == 0, r.stderr
+    assert "fitted under NCCL 2.19's choice" in r.stdout
+    if not given:
+        assert "NCCL 2.19.3 read from its output (nccl-library=21903)" in r.stdout
+    [use] = _uses(r.stdout)
+    assert "--nccl-version" in use and use[use.index("--nccl-version") + 1] == "2.19"
+    fit = json.loads(run_cli("calibrate", "dgx-a100", table, *given, "--json").stdout)
+    printed = run_cli("nccl-tests", "dgx-a100", *use, "--json")
+    assert printed.returncode == 0, printed.stderr
+    rows = {row["size"]: row["busbw"] for row in json.loads(printed.stdout)["rows"]}
+    for res in fit["residuals"]:
+        assert rows[int(res["src"].split()[0])] == pytest.approx(res["predicted"], rel=1e-9), res
+
+
+def test_pasted_runs_read_as_users_paste_them(tmp_path):
+    """R1: AWS's published p5 example is a bare table under `srun -l` labels: read as nccl-tests (then refused as a
+    run whose ranks it does not say), not as p2pBandwidthLatencyTest. R2: `srun -l` and pdsh labels read to the
+    clean file's fit. R16: runs pasted from one terminal are each their command line's collective."""
+    r = run_cli("calibrate", "hgx-h100", DATA / "h100-2node-p5-aws.txt")
+    assert r.returncode == 2 and "p2pBandwidthLatencyTest" not in r.stderr and "Rank N" in r.stderr, r.stderr
+    table = _dkh(tmp_path)
+    clean = json.loads(run_cli("calibrate", "dgx-a100", table, "--json").stdout)["fitted"]
+    for label in ("0: ", "dkh: "):
+        labelled = tmp_path / "labelled.txt"
+        labelled.write_text("".join(label + line + "\n" for line in table.read_text().splitlines()))
+        r = run_cli("calibrate", "dgx-a100", labelled, "--json")
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["fitted"] == clean, label
+    session = tmp_path / "session.txt"
+    session.write_text("".join((DATA / f"autodl-2080ti-x2-{op}.txt").read_text()
+                               for op in ("all_reduce", "all_gather", "alltoall")))
+    r = run_cli("calibrate", VALIDATION / "machines" / "autodl-2080ti-x2.yaml", session)
+    ops = re.findall(r"^read (\w+) \((named|from busbw/algbw)\)", r.stdout, re.M)
+    assert ops[:3] == [("all_reduce", "named"), ("all_gather", "named"), ("alltoall", "named")], r.stdout + r.stderr
+
+
+def test_nccl_version_takes_patch_releases_and_names_its_flag():
+    """R4: `--nccl-version 2.30.7` (the table header's own spelling) runs as 2.30 with a note; a release contend
+    does not model is refused naming --nccl-version and the nearest release it models."""
+    args = ("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M", "--json")
+    plain = json.loads(run_cli(*args, "--nccl-version", "2.19").stdout)
+    patch = json.loads(run_cli(*args, "--nccl-version", "2.19.4").stdout)
+    assert patch["rows"] == plain["rows"]
+    assert any("NCCL 2.19.4 is run as 2.19" in n for n in patch["notes"])
+    assert json.loads(run_cli(*args, "--nccl-version", "2.30.7").stdout)["rows"][0]["busbw"] > 0
+    r = run_cli(*args, "--nccl-version", "2.27")
+    assert r.returncode == 2 and r.stderr.startswith("error: --nccl-version:"), r.stderr
+    assert "nearest it models is 2.30" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_run_takes_nccl_settings(tmp_path):
+    """R5: `contend run -p nccl_pxn_disable=1` and a scenario's `params: {nccl_version: ...}` were refused as not
+    parameters of maxmin; they reach the rank programs' NCCL calls (the closed form is the core's test)."""
+    prog = tmp_path / "ar.yaml"
+    prog.write_text("ranks:\n" + "  - [{nccl_allreduce: {size: 64MiB}}]\n" * 8)
+    s = tmp_path / "s.yaml"
+    s.write_text(f"cluster: dgx-a100\nparams: {{nccl_version: '2.19.3'}}\nworkload:\n  jobs:\n    - program: {prog}\n")
+    times = {}
+    for extra in ([], ["-p", "nccl_pxn_disable=1"], ["-p", "nccl_eff_simple=0.5", "-p", "nccl_eff_ll128=0.3"]):
+        r = run_cli("run", s, "--json", *extra)
+        assert r.returncode == 0, r.stderr
+        times[len(extra)] = json.loads(r.stdout)["jobs"]["run_time_s"][0]
+    assert times[4] > 1.5 * times[0] and times[2] == pytest.approx(times[0])
+    r = run_cli("run", s, "-p", "nccl_version=2.27")
+    assert r.returncode == 2 and "nccl_version" in r.stderr and "2.30" in r.stderr, r.stderr
+
+
+def test_nccl_tests_settings_named_as_given(monkeypatch):
+    """R6: NCCL_BUFFSIZE in the environment is read as NCCL reads it, and said. R15: nccl-tests' gather is named as
+    a test contend does not predict yet. R17: a cluster's GPU named in full is refused without listing it."""
+    args = ("nccl-tests", "hgx-h100", "--nodes", "2", "-b", "1G", "-e", "1G", "--algo", "ring", "--json")
+    plain = json.loads(run_cli(*args).stdout)
+    monkeypatch.setenv("NCCL_BUFFSIZE", "8388608")
+    env = json.loads(run_cli(*args).stdout)
+    flag = json.loads(run_cli(*args, "-p", "nccl_buffsize=8MiB").stdout)
+    monkeypatch.delenv("NCCL_BUFFSIZE")
+    assert env["rows"] == flag["rows"] != plain["rows"]
+    assert any("NCCL_BUFFSIZE=8388608" in n for n in env["notes"])
+    r = run_cli("nccl-tests", "dgx-a100", "--op", "gather")
+    assert r.returncode == 2 and "does not predict yet" in r.stderr, r.stderr
+    r = run_cli("nccl-tests", "superpod-h100-su", "--nodes", "2", "--gpus", "n1.GPU0,n1.GPU1")
+    assert r.returncode == 2 and "GPU0 .. GPU7" in r.stderr and "n0.GPU0" not in r.stderr, r.stderr
