@@ -253,6 +253,15 @@ impl Values {
         }
     }
 
+    /// A number; `None` for a derived parameter not given.
+    pub fn real_opt(&self, name: &str) -> Option<f64> {
+        match self.get(name) {
+            Some(Value::Real(x)) => Some(x),
+            None => None,
+            v => panic!("{name} is {v:?}, not a number"),
+        }
+    }
+
     /// A time in picoseconds; `None` for a derived parameter not given.
     pub fn time_opt(&self, name: &str) -> Option<u64> {
         match self.get(name) {

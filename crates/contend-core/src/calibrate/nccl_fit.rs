@@ -403,7 +403,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     if points.is_empty() {
         notes.push("nothing could be fitted: no measured row has a positive time".into());
     } else if fitted.is_empty() {
-        notes.push("the fit is NCCL's own constants (efficiency 1, NCCL's per-step latencies): no --param changes them".into());
+        notes.push("the fit is contend's defaults (efficiencies 1 but LL128's 0.73, NCCL's per-step latencies): no --param changes them".into());
     }
     Ok(NcclFit {
         machine: m.name.clone(),

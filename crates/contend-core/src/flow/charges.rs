@@ -32,14 +32,14 @@ pub struct Charges<'a> {
     /// no `write_efficiency` (a byte written takes 1/this of the memory); None: the model
     /// charges writes and reads alike, and ignores the memory's own.
     pub memory_write: Option<f64>,
-    /// The request share of a kernel's loads of host memory, which its SMs ask for 64 bytes at a
-    /// time where a copy engine asks up to 512; None: as any read's.
-    pub kernel_read_request: Option<f64>,
+    /// The request share of a kernel's loads of host memory, which its SMs may ask for in less a
+    /// request than a copy engine (64 bytes against up to 512); read by models that charge reads.
+    pub kernel_read_request: f64,
 }
 
 /// No charge beyond the hops themselves, and no reads (sc16, packet).
 pub const NONE: Charges<'static> =
-    Charges { duplex: &|_| 0.0, read: None, staging_duplex: None, directed: false, memory_write: None, kernel_read_request: None };
+    Charges { duplex: &|_| 0.0, read: None, staging_duplex: None, directed: false, memory_write: None, kernel_read_request: 0.0 };
 
 /// A link with a duplex loss per direction, as the model sees it: each direction's capacity is
 /// what its copies share after the loss to the data moving the other way,
@@ -73,13 +73,8 @@ pub fn coefficients(
     for (h, x) in hops {
         let l = &m.links[h.link];
         let read = match (access, charges.read) {
-            (Access::Read, Some(f)) => {
-                let cost = f(l);
-                match charges.kernel_read_request {
-                    Some(request) if kernel => ReadCost { request, ..cost },
-                    _ => cost,
-                }
-            }
+            (Access::Read, Some(f)) if kernel => ReadCost { request: charges.kernel_read_request, ..f(l) },
+            (Access::Read, Some(f)) => f(l),
             _ => ReadCost { data: 1.0, request: 0.0 },
         };
         let data = x * read.data;

@@ -59,7 +59,8 @@ pub struct MaxminParams {
     pub read_socket: f64,
     /// Bytes of read requests per byte read, charged to the opposite direction.
     pub read_request: f64,
-    /// The same for a kernel's loads of host memory (an SM asks for 64 bytes at a time).
+    /// The same for a kernel's loads of host memory (an SM asks for 64 bytes at a time); unset,
+    /// `read_request`'s.
     pub kernel_read_request: f64,
     /// Share of a host memory's bandwidth that writes into it reach where it sets none.
     pub write_memory: f64,
@@ -129,14 +130,15 @@ const OWN: [Param; OWN_LEN] = [
     Param::new("read_request", LOSS, "0.047", "bytes of read requests per byte read, charged to the opposite direction"),
     // A kernel's loads of host memory: one H100 (Gen5 x16) storing to and loading from pinned host memory at once
     // loses 0.31-0.37 of a byte read, nine runs (bench/device/host_duplex.cu, h100c-host-duplex.csv; its copy
-    // engines 0.06-0.12): a 24-byte request per 64-byte load. The default stays a copy engine's: at 0.375 the scored
-    // PCIe boxes without peer access (2 x RTX 2080 Ti, 8 x RTX 4090; docs/validation.md, round 21) go from 6.1% to
-    // 8.1% mean |error| over their 71 rows, so the H100's figure does not carry to them.
-    Param::new(
+    // engines 0.06-0.12): a 24-byte request per 64-byte load. Unset it is read_request's: at 0.375 the scored PCIe
+    // boxes without peer access (2 x RTX 2080 Ti, 8 x RTX 4090; docs/models.md, "Access") go from 6.1% to 8.1% mean
+    // |error| over their 71 rows, so the H100's figure is not made the default (two candidates compared in-sample:
+    // a choice, not a fit; no machine of the H100's kind has a table).
+    Param::derived(
         "kernel_read_request",
         LOSS,
-        "0.047",
-        "same for a kernel's loads of host memory (NCCL's receive through host memory) [one H100 storing and loading at once: 0.31-0.37, a 64-byte request's share; default a copy engine's, as the scored PCIe boxes fit better]",
+        "read_request's",
+        "same for a kernel's loads of host memory (NCCL's receive through host memory) [one H100 storing and loading at once: 0.31-0.37, a 64-byte request's share]",
     ),
     // A written byte costs a DRAM controller 1/0.81 of a read one: Intel MLC's peak-injection read/write
     // mixes on two public Xeon hosts (Cascade Lake, Sapphire Rapids) give 0.79-0.83, median 0.81
@@ -194,7 +196,7 @@ impl MaxminParams {
             read_nvlink: v.real("read_nvlink"),
             read_socket: v.real("read_socket"),
             read_request: v.real("read_request"),
-            kernel_read_request: v.real("kernel_read_request"),
+            kernel_read_request: v.real_opt("kernel_read_request").unwrap_or(v.real("read_request")),
             write_memory: v.real("write_memory"),
             read_fanout: v.real("read_fanout"),
             nic_release: NicRelease::read(v),
@@ -329,7 +331,7 @@ impl MaxminPrepared {
                 staging_duplex: Some(params.duplex_staged),
                 directed: true,
                 memory_write: Some(params.write_memory),
-                kernel_read_request: Some(params.kernel_read_request),
+                kernel_read_request: params.kernel_read_request,
             },
             model: "maxmin",
             device_capacity: true,

@@ -21,13 +21,15 @@ pub const PARAMS: &[Param] = &[
     // machine whose public tables run it bandwidth-bound (docs/nccl.md, "LL128's rate"): the
     // efficiency that fits each machine's LL128 rows from 1 MiB (least squares of log busbw,
     // `bench/nccl_validation.py`) is 0.65 (8 x A100 node "thanos", two tables), 0.71 ("dkh", NCCL
-    // 2.19.3), 0.84 (2 x 8 A100 on OCI's RoCE) and 0.72 (2 x 8 H100 on EFA, p5); the default is
-    // their mean. NCCL's model has none for rings (tuning.cc: 0.92) and 7/9 for a tree on one node.
+    // 2.19.3) and 0.84 (2 x 8 A100 on OCI's RoCE); the default is their mean, 0.73 (2 x 8 H100 on
+    // EFA gave 0.72 until round 21's slot release left its LL128 rows latency-bound, not fitted).
+    // NCCL's model has none for rings (tuning.cc: 0.92) and 7/9 for a tree on one node; a tree/LL128
+    // inside one node takes both (0.57 of the wire format), which no table measures.
     Param::new(
         "nccl_eff_ll128",
         Kind::EFFICIENCY,
         "0.73",
-        "same for LL128 (beyond its 120-of-128 wire format) [EMPIRICAL: four machines' LL128 rows, 0.65-0.84]",
+        "same for LL128 (beyond its 120-of-128 wire format) [EMPIRICAL: three machines' LL128 rows, 0.65-0.84]",
     ),
     Param::new("nccl_eff_simple", Kind::EFFICIENCY, "1", "same for Simple"),
     Param::new(

@@ -419,22 +419,23 @@ fn a_kernels_loads_of_host_memory_ask_at_its_request_share_a_copy_engines_at_its
     let m = pair_under(3);
     let link = 8e9 * 128.0 / 130.0 * 16.0 / 8.0;
     let (g0, mem) = (m.device("GPU0").unwrap(), m.device("MEM0").unwrap());
-    let rate = |kernel: bool, size: u64| {
+    let rate = |kernel: bool, size: u64, given: &[(&str, &str)]| {
         let store = crate::workload::Transfer { src: g0, dst: mem, size, kernel, ..Default::default() };
         let access = if kernel { crate::workload::Access::Write } else { crate::workload::Access::Read };
         let load = crate::workload::Transfer { src: mem, dst: g0, size, kernel, access, ..Default::default() };
         let w = crate::workload::Workload { transfers: vec![store, load], origin: "both".into(), ..Default::default() };
-        let params: Vec<(String, String)> = [("duplex_pcie", "0"), ("duplex_staged", "0"), ("read_request", "0.047"), ("kernel_read_request", "0.375")]
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let params: Vec<(String, String)> =
+            [("duplex_pcie", "0"), ("duplex_staged", "0")].iter().chain(given).map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let prepared = crate::model::registry::get("maxmin").unwrap().prepare(&m, &w, &params).unwrap();
         crate::sim::run_prepared(&w, prepared.as_ref(), false).unwrap().makespan()
     };
     let size: u64 = 64 << 20;
-    for (kernel, r) in [(true, 0.375), (false, 0.047)] {
-        let got = rate(kernel, 2 * size) - rate(kernel, size);
+    let both: &[(&str, &str)] = &[("read_request", "0.047"), ("kernel_read_request", "0.375")];
+    // Unset, a kernel's share is read_request's.
+    let one: &[(&str, &str)] = &[("read_request", "0.2")];
+    for (kernel, given, r) in [(true, both, 0.375), (false, both, 0.047), (true, one, 0.2)] {
+        let got = rate(kernel, 2 * size, given) - rate(kernel, size, given);
         let want = size as f64 / (link / (1.0 + r));
-        assert!(close(got, want, 0.001), "kernel {kernel}: {} us, want {} us", got * 1e6, want * 1e6);
+        assert!(close(got, want, 0.001), "kernel {kernel}, {given:?}: {} us, want {} us", got * 1e6, want * 1e6);
     }
 }
