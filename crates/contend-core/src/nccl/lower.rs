@@ -22,7 +22,7 @@
 use super::p2p;
 use super::tuning::{self, LL128_EFFICIENCY, LL_EFFICIENCY, NCCL_STEPS, RING_CHUNK_STEPS, TREE_LL128_NODE_SHARE};
 use super::{Algo, Coll, Proto};
-use crate::workload::Transfer;
+use crate::workload::{After, Transfer};
 
 mod shm;
 
@@ -381,7 +381,7 @@ impl Dag {
         if self.t.len() as u64 >= self.limit {
             return self.t.len() - 1;
         }
-        let after: Vec<usize> = after.iter().flatten().copied().collect();
+        let after: After = after.iter().flatten().copied().collect();
         // Between nodes: leave by the channel's NIC (through its relay GPU with PXN), enter by
         // the same NIC of the next node.
         let node = |d: usize| self.node.get(d).copied().filter(|&k| k != usize::MAX);
@@ -502,6 +502,11 @@ pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
     if n < 2 || c.bytes == 0 {
         return (d.t, d.ch);
     }
+    // Room for the transfers known to come (a ring's are all of them): grown by doubling, the
+    // list was copied on each growth.
+    let known = transfers_at_least(c).min(d.limit) as usize;
+    d.t.reserve_exact(known);
+    d.ch.reserve_exact(known);
     // The channel's data rate in the wire bytes its transfers carry (protocol and kernel efficiency).
     d.rate = c.rate.map(|r| r * c.copies.max(1) as f64 * c.wire(RATE_UNIT, c.proto) as f64 / RATE_UNIT as f64);
     // Every channel carries the same share of the call (NCCL's split differs by at most one
