@@ -80,8 +80,8 @@ pub(super) fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &m
                             }
                             let mut last = None;
                             for s in 0..k_slices {
-                                let after: Vec<Option<usize>> = prim[p].iter().copied().chain([sent[up][s as usize], last]).collect();
-                                last = Some(d.push(x, dev(p), part(s), &after, 0.0));
+                                let after = prim[p].iter().copied().chain([sent[up][s as usize], last]);
+                                last = Some(d.push(x, dev(p), part(s), after, 0.0));
                                 got.push(last);
                             }
                             now[p].extend(&got);
@@ -100,8 +100,8 @@ pub(super) fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &m
                     let mut last = None;
                     for s in 0..k_slices {
                         let data = got.get(s as usize).copied().flatten();
-                        let after: Vec<Option<usize>> = prim[p].iter().copied().chain([data, last]).collect();
-                        last = Some(d.push(dev(p), mem(p).unwrap_or(dev(p + 1)), part(s), &after, if s == 0 { over } else { 0.0 }));
+                        let after = prim[p].iter().copied().chain([data, last]);
+                        last = Some(d.push(dev(p), mem(p).unwrap_or(dev(p + 1)), part(s), after, if s == 0 { over } else { 0.0 }));
                         stored[p].push(last);
                     }
                     now[p].extend(&stored[p]);
