@@ -57,7 +57,7 @@ fn one(m: &Machine, req: &DatatypeRequest, msg: Message, method: Method, kernels
     if src == dst {
         return Err(Error::input("DST", &req.dst, "equals SRC; a message needs two different devices"));
     }
-    let t = Transfer { name: "message".into(), src, dst, size: msg.bytes, layout: Some(msg), method: Some(method), ..Default::default() };
+    let t = Transfer { name: "message".into(), src, dst, size: msg.bytes, layout: Some(Box::new(msg)), method: Some(method), ..Default::default() };
     Ok(Workload { transfers: vec![t], origin: "contend datatype".into(), kernels })
 }
 
@@ -75,7 +75,7 @@ pub fn compare(m: &Machine, dt: &Datatype, req: &DatatypeRequest) -> Result<Data
     let msg = dt.stats.message(req.count);
     let w = one(m, req, msg, Method::Adaptive, kernels)?;
     let prepared = entry.prepare(m, &w, &req.params)?;
-    let decision = prepared.flows().decisions[0].clone().expect("a datatype message has a decision");
+    let decision = prepared.flows().decisions.first().expect("a datatype message has a decision").1.clone();
     let mut methods = Vec::new();
     for e in decision.estimates {
         let simulated_s = match e.total_s {

@@ -63,12 +63,12 @@ pub struct MethodTable {
 fn method_table(w: &Workload, flows: &FlowTable) -> Option<MethodTable> {
     use crate::datatype::Method;
     let mut t = MethodTable::default();
-    for (i, d) in flows.decisions.iter().enumerate() {
-        let Some(d) = d else { continue };
+    for (i, d) in &flows.decisions {
+        let i = *i as usize;
         let est = |m: Method| d.estimates.iter().find(|e| e.method == m).and_then(|e| e.total_s);
         let mine = d.estimates.iter().find(|e| e.method == d.chosen).expect("the chosen method has an estimate");
         t.transfer.push(i as u32);
-        t.blocks.push(w.transfers[i].layout.map(|l| l.blocks).unwrap_or(1));
+        t.blocks.push(w.transfers[i].layout.as_ref().map_or(1, |l| l.blocks));
         t.asked.push(d.asked.name().into());
         t.chosen.push(d.chosen.name().into());
         t.margin_s.push(d.margin_s);

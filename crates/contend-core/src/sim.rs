@@ -102,7 +102,7 @@ struct Executor<'a> {
     dep: Vec<u32>,
     /// Transfers moving bytes, and where each sits in that list.
     moving: Vec<usize>,
-    moving_at: Vec<usize>,
+    moving_at: Vec<u32>,
     in_flight: Vec<u32>,
     busy_since: Vec<f64>,
     /// Flow-level NIC scheduling: messages of each NIC moving at once, at most `nic_slots`;
@@ -270,7 +270,7 @@ impl Executor<'_> {
         if self.holds[f] && self.rel.on {
             self.hold_joined(f, t);
         }
-        self.moving_at[f] = self.moving.len();
+        self.moving_at[f] = self.moving.len() as u32;
         self.moving.push(f);
         if !self.port_wait.is_empty() {
             self.joined_now.push(f);
@@ -314,10 +314,10 @@ impl Executor<'_> {
             self.ahead_delivered(f);
         }
         self.count_at_nic(f, t, -1);
-        let k = self.moving_at[f];
+        let k = self.moving_at[f] as usize;
         self.moving.swap_remove(k);
         if let Some(&g) = self.moving.get(k) {
-            self.moving_at[g] = k;
+            self.moving_at[g] = k as u32;
         }
         let counting = self.rel.counting();
         for &(l, _) in self.flows.route(f) {
@@ -353,23 +353,25 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         return Err(Error::Runtime(format!("{n} transfers: the executor runs at most {MOST_TRANSFERS} at once; split the workload")));
     }
     let nres = flows.cap.len();
-    let mut dep_off = vec![0usize; n + 1];
+    // Dependents in compressed rows: counted, summed, then filled, each row's offset moving to
+    // its end as it fills (so `dep_end[i]` ends as row i's end, row i - 1's as its start).
+    let mut dep_end = vec![0u32; n + 1];
     for t in &w.transfers {
         for &j in &t.after {
-            dep_off[j + 1] += 1;
+            dep_end[j + 1] += 1;
         }
     }
     for i in 0..n {
-        dep_off[i + 1] += dep_off[i];
+        dep_end[i + 1] += dep_end[i];
     }
-    let mut fill = dep_off.clone();
-    let mut dep = vec![0u32; dep_off[n]];
+    let mut dep = vec![0u32; dep_end[n] as usize];
     for (i, t) in w.transfers.iter().enumerate() {
         for &j in &t.after {
-            dep[fill[j]] = i as u32;
-            fill[j] += 1;
+            dep[dep_end[j] as usize] = i as u32;
+            dep_end[j] += 1;
         }
     }
+    let dep_start = |i: usize| if i == 0 { 0 } else { dep_end[i - 1] };
     let mut x = Executor {
         flows,
         out: Outcome {
@@ -391,8 +393,8 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
                 issue_at: t.start,
                 setup: flows.setup[i],
                 overhead: flows.overhead[i],
-                dep_start: dep_off[i] as u32,
-                dependents: (dep_off[i + 1] - dep_off[i]) as u32,
+                dep_start: dep_start(i),
+                dependents: dep_end[i] - dep_start(i),
                 deps_left: t.after.len() as u32,
                 nic: flows.nic[i],
                 engine: flows.engine[i],

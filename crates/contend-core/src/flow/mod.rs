@@ -125,8 +125,10 @@ pub struct FlowTable {
     pub volume: Vec<f64>,
     /// Seconds from the last byte until the transfer is done (a datatype's unpack kernel).
     pub teardown: Vec<f64>,
-    /// Per transfer sent by a datatype method: what was asked, chosen, and each method's estimate.
-    pub decisions: Vec<Option<methods::Decision>>,
+    /// Each transfer sent by a datatype method, in order: its index, and what was asked, chosen,
+    /// and each method's estimate. (A list of those few, not a column of every transfer: an
+    /// NCCL call of a million transfers has none, and a column of them was 40 MB of pages.)
+    pub decisions: Vec<(u32, methods::Decision)>,
     /// One-way latency of each resource's link, seconds.
     pub latency: Vec<f64>,
     /// Per transfer: the NIC it enters the network through (an index into `nics`), or NO_NIC.
@@ -605,7 +607,7 @@ impl FlowTable {
             overhead: w.transfers.iter().map(|t| t.overhead).collect(),
             volume: Vec::with_capacity(n),
             teardown: vec![0.0; n],
-            decisions: vec![None; n],
+            decisions: Vec::new(),
             latency,
             nic: Vec::with_capacity(n),
             nics: Vec::new(),
@@ -640,8 +642,10 @@ impl FlowTable {
         let mut known: IntMap<Vec<(u32, u64)>, u32> = IntMap::default();
         let mut uniq: Vec<(u32, f64)> = Vec::new();
         let mut uniq_data: Vec<f64> = Vec::new();
-        // Per transfer sent by a datatype method: (kernels before, path latency as paid, cap).
-        let mut kernels: Vec<Option<(f64, f64, Option<f64>)>> = vec![None; n];
+        // Per transfer sent by a datatype method: (kernels before, path latency as paid, cap);
+        // empty while none is (made a column at the first: most workloads have none).
+        let mut kernels: Vec<Option<(f64, f64, Option<f64>)>> = Vec::new();
+        let kernel = |kernels: &[Option<(f64, f64, Option<f64>)>], i: usize| kernels.get(i).copied().flatten();
         let link_cap = c.cap.clone();
         // A plan's uncontended rate: its narrowest resource, with crossings and the charges'
         // duplex costs counted as the route's coefficients will count them.
@@ -667,9 +671,12 @@ impl FlowTable {
             };
             if let Some(msg) = &t.layout {
                 let a = methods::apply(m, &router, t, msg, &w.kernels, rules, &rate).map_err(fail)?;
+                if kernels.is_empty() {
+                    kernels.resize(n, None);
+                }
                 kernels[i] = Some((a.before, a.latency, a.cap));
                 c.teardown[i] = a.after;
-                c.decisions[i] = Some(a.decision);
+                c.decisions.push((i as u32, a.decision));
                 plan_of.push(add(a.plan));
                 continue;
             }
@@ -737,7 +744,7 @@ impl FlowTable {
         for (i, (t, &shares)) in w.transfers.iter().zip(&spread).enumerate() {
             let p = plan_of[i];
             let plan = &plans[p as usize];
-            let plain = kernels[i].is_none() && t.compute.is_none();
+            let plain = kernel(&kernels, i).is_none() && t.compute.is_none();
             let read = t.access == Access::Read;
             // A kernel's load out of host memory (NCCL's receive through its SHM slots) is the
             // GPU reading host memory: the data comes back as completions for requests that
@@ -857,7 +864,7 @@ impl FlowTable {
                         }
                     }
                     // A load-store cap is a resource of this flow alone: max-min then never gives it more.
-                    if let Some((_, _, Some(cap))) = kernels[i] {
+                    if let Some((_, _, Some(cap))) = kernel(&kernels, i) {
                         uniq.push((c.cap.len() as u32, 1.0));
                         uniq_data.push(1.0);
                         c.cap.push(cap);
@@ -982,7 +989,7 @@ impl FlowTable {
             // rank programs alike.
             let fill = if plan.staging.is_some() && !t.kernel { (t.size as f64).min(rules.staging_chunk) } else { 0.0 };
             c.volume.push(t.size as f64 + fill);
-            let (before, latency) = match (kernels[i], t.compute) {
+            let (before, latency) = match (kernel(&kernels, i), t.compute) {
                 (Some((before, latency, _)), _) => (before, latency),
                 // A computation's "latency" is its duration less its overhead (paid before it).
                 (None, Some(seconds)) => (0.0, seconds - t.overhead),
@@ -1020,7 +1027,7 @@ impl FlowTable {
     /// speed): every route, plan and latency stays. False where capacities chose more than
     /// rates (a datatype method chosen by its estimates, a load-store cap): compile anew then.
     pub fn take_capacities(&mut self, m: &Machine, capacity: &dyn Fn(&Link) -> f64) -> Result<bool> {
-        if self.decisions.iter().any(Option::is_some) {
+        if !self.decisions.is_empty() {
             return Ok(false);
         }
         let cap = resources(m, capacity).cap;

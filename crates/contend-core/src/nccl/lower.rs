@@ -22,7 +22,7 @@
 use super::p2p;
 use super::tuning::{self, LL128_EFFICIENCY, LL_EFFICIENCY, NCCL_STEPS, RING_CHUNK_STEPS, TREE_LL128_NODE_SHARE};
 use super::{Algo, Coll, Proto};
-use crate::workload::Transfer;
+use crate::workload::{After, Transfer};
 
 mod shm;
 
@@ -388,7 +388,9 @@ impl Dag {
         }
     }
 
-    fn push(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64) -> usize {
+    /// A transfer after those of `after` that are some (passed as an iterator, not a list: a list
+    /// built per transfer was an allocation each).
+    fn push(&mut self, src: usize, dst: usize, size: u64, after: impl IntoIterator<Item = Option<usize>>, overhead: f64) -> usize {
         self.push_via(src, dst, size, after, overhead, false)
     }
 
@@ -396,14 +398,14 @@ impl Dag {
     /// NIC to NIC without the PXN relay, from the connection's entry GPU to its leaving one, so
     /// each end's reach of its NIC is the other role's (`Exit::enter` at its start, `leave` at its
     /// end).
-    fn push_via(&mut self, src: usize, dst: usize, size: u64, after: &[Option<usize>], overhead: f64, back: bool) -> usize {
+    fn push_via(&mut self, src: usize, dst: usize, size: u64, after: impl IntoIterator<Item = Option<usize>>, overhead: f64, back: bool) -> usize {
         // At `MAX_TRANSFERS` the lowering stops growing (memory stays bounded whatever the
         // estimate missed) and its caller refuses the call: the last transfer stands in for the
         // rest, so every index handed out stays valid.
         if self.t.len() as u64 >= self.limit {
             return self.t.len() - 1;
         }
-        let after: Vec<usize> = after.iter().flatten().copied().collect();
+        let after: After = after.into_iter().flatten().collect();
         // Between nodes: leave by the channel's NIC (through its relay GPU with PXN), enter by
         // the same NIC of the next node.
         let node = |d: usize| self.node.get(d).copied().filter(|&k| k != usize::MAX);
@@ -459,7 +461,7 @@ impl Dag {
         let rank = |d: usize| self.node.get(d).is_some_and(|&k| k != usize::MAX);
         let (src, dst) = (self.t[s].dst, self.t[s].via.first().copied().filter(|&d| rank(d)).unwrap_or(self.t[s].src));
         let (rate, group) = (self.rate.take(), self.group.take());
-        let i = self.push_via(src, dst, 1, &after, 0.0, true);
+        let i = self.push_via(src, dst, 1, after, 0.0, true);
         (self.rate, self.group) = (rate, group);
         Some(i)
     }
@@ -513,23 +515,22 @@ impl Dag {
             self.group = Some(leader.unwrap_or(self.t.len()));
             *leader = self.group;
         }
-        let mut piece = |d: &mut Dag, bytes: u64, chunks: u64, deps: Vec<Option<usize>>| {
+        let mut piece = |d: &mut Dag, bytes: u64, chunks: u64, deps: &[&[Option<usize>]]| {
             let first = sent.last().map_or(0, |p| p.1);
             // `sent`'s chunk counts rise, so the piece holding chunk `want` is found by bisection.
             let slot = first.checked_sub(NCCL_STEPS).and_then(|want| sent.get(sent.partition_point(|p| p.1 <= want))).map(|p| p.0);
             let slot = d.slot_freed(slot);
-            let after: Vec<Option<usize>> = deps.into_iter().chain([slot]).collect();
-            let i = d.push(src, dst, size(bytes), &after, over);
+            let i = d.push(src, dst, size(bytes), deps.iter().flat_map(|x| x.iter().copied()).chain([slot]), over);
             sent.push((i, first + chunks));
             i
         };
         let ends = if block <= 2 * chunk {
-            let i = piece(self, block, block.div_ceil(chunk), [heads, feet].concat());
+            let i = piece(self, block, block.div_ceil(chunk), &[heads, feet]);
             (i, i)
         } else {
-            let head = piece(self, chunk, 1, heads.to_vec());
-            piece(self, block - 2 * chunk, (block - 2 * chunk).div_ceil(chunk), heads.to_vec());
-            let foot = piece(self, chunk, 1, feet.to_vec());
+            let head = piece(self, chunk, 1, &[heads]);
+            piece(self, block - 2 * chunk, (block - 2 * chunk).div_ceil(chunk), &[heads]);
+            let foot = piece(self, chunk, 1, &[feet]);
             (head, foot)
         };
         self.group = None;
@@ -561,6 +562,11 @@ pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
     if n < 2 || c.bytes == 0 {
         return (d.t, d.ch);
     }
+    // Room for the transfers known to come (a ring's are all of them): grown by doubling, the
+    // list was copied on each growth.
+    let known = transfers_at_least(c).min(d.limit) as usize;
+    d.t.reserve_exact(known);
+    d.ch.reserve_exact(known);
     // The channel's data rate in the wire bytes its transfers carry (protocol and kernel efficiency).
     d.rate = c.rate.map(|r| r * c.copies.max(1) as f64 * c.wire(RATE_UNIT, c.proto) as f64 / RATE_UNIT as f64);
     // Every channel carries the same share of the call (NCCL's split differs by at most one
@@ -694,7 +700,7 @@ fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, chunks: Option<&
                 if d.rate.is_some() {
                     d.group = Some(*group[p].get_or_insert(d.t.len()));
                 }
-                let i = d.push(dev(p), dev(p + 1), size(p, k), &[own, data], over);
+                let i = d.push(dev(p), dev(p + 1), size(p, k), [own, data], over);
                 now[p] = Some(i);
                 last[p] = Some(i);
                 slot[p] = Some(i);
@@ -762,18 +768,12 @@ fn send_in(
     over: f64,
 ) -> (usize, usize) {
     if block <= 2 * chunk {
-        let mut after: Vec<Option<usize>> = heads.iter().chain(feet).copied().collect();
-        after.push(conn);
-        let i = d.push(src, dst, size(block), &after, over);
+        let i = d.push(src, dst, size(block), heads.iter().chain(feet).copied().chain([conn]), over);
         return (i, i);
     }
-    let mut after = heads.to_vec();
-    after.push(conn);
-    let head = d.push(src, dst, size(chunk), &after, over);
-    let body = d.push(src, dst, size(block - 2 * chunk), &[Some(head)], 0.0);
-    let mut after = feet.to_vec();
-    after.push(Some(body));
-    let foot = d.push(src, dst, size(chunk), &after, 0.0);
+    let head = d.push(src, dst, size(chunk), heads.iter().copied().chain([conn]), over);
+    let body = d.push(src, dst, size(block - 2 * chunk), [Some(head)], 0.0);
+    let foot = d.push(src, dst, size(chunk), feet.iter().copied().chain([Some(body)]), 0.0);
     (head, foot)
 }
 
@@ -792,15 +792,14 @@ fn send_net(
     over: f64,
 ) -> (usize, usize) {
     let slot = d.slot_freed(slot);
-    let with_slot = |v: &[Option<usize>]| v.iter().copied().chain([slot]).collect::<Vec<_>>();
     if block <= 2 * chunk {
-        let i = d.push(src, dst, size(block), &with_slot(&[heads, feet].concat()), over);
+        let i = d.push(src, dst, size(block), heads.iter().chain(feet).copied().chain([slot]), over);
         return (i, i);
     }
     // Every piece pays the first loop's overhead (they start together).
-    let head = d.push(src, dst, size(chunk), &with_slot(heads), over);
-    d.push(src, dst, size(block - 2 * chunk), heads, over);
-    let foot = d.push(src, dst, size(chunk), feet, over);
+    let head = d.push(src, dst, size(chunk), heads.iter().copied().chain([slot]), over);
+    d.push(src, dst, size(block - 2 * chunk), heads.iter().copied(), over);
+    let foot = d.push(src, dst, size(chunk), feet.iter().copied(), over);
     (head, foot)
 }
 
@@ -1020,14 +1019,14 @@ fn nvls(c: &Call, share: u64, d: &mut Dag) {
             let dev = |j: usize| c.devices[j];
             if reduce {
                 for (j, last) in last_in[h].iter_mut().enumerate() {
-                    *last = Some(d.push(dev(j), sw, size, &[*last, done[0], done[1]], over));
+                    *last = Some(d.push(dev(j), sw, size, [*last, done[0], done[1]], over));
                 }
-                last_red[h] = Some(d.push(sw, dev(h), size, &[last_red[h], done[1]], over));
+                last_red[h] = Some(d.push(sw, dev(h), size, [last_red[h], done[1]], over));
             }
             if cast {
-                last_up[h] = Some(d.push(dev(h), sw, size, &[last_up[h], done[0]], over));
+                last_up[h] = Some(d.push(dev(h), sw, size, [last_up[h], done[0]], over));
                 for (j, last) in last_out[h].iter_mut().enumerate() {
-                    *last = Some(d.push(sw, dev(j), size, &[*last, done[0], done[1]], over));
+                    *last = Some(d.push(sw, dev(j), size, [*last, done[0], done[1]], over));
                 }
             }
         }
@@ -1253,7 +1252,7 @@ fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
                     None => {
                         let slot = slot_at(&sent, l, inflight);
                         let slot = if net { d.slot_freed(slot) } else { slot };
-                        sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), &[slot], over + flush))
+                        sent.push(d.push(c.devices[a], c.devices[b], c.wire(block, proto), [slot], over + flush))
                     }
                     Some(p) => {
                         let size = |x: u64| c.wire(x, proto);

@@ -48,7 +48,8 @@ pub(super) struct Releases {
     /// Per transfer: its earliest release (join plus its volume at its narrowest capacity).
     earliest: Vec<f64>,
     /// Per transfer: the rate (its own and its NIC's messages ahead) and buffer its release
-    /// time was computed from.
+    /// time was computed from (set when it starts to hold its NIC, before any read: zeros
+    /// until then, which a column of a million transfers leaves unwritten, as pages never touched).
     seen: Vec<(f64, f64)>,
     /// NICs to look at again once the instant has settled, listed once each.
     dirty: Vec<u32>,
@@ -135,7 +136,7 @@ impl Releases {
             rates,
             counts: if flows.nic_buffer_shared { vec![Vec::new(); resources] } else { Vec::new() },
             earliest: vec![0.0; n],
-            seen: vec![(f64::NAN, f64::NAN); n],
+            seen: vec![(0.0, 0.0); n],
             dirty: Vec::new(),
             marked: vec![false; nics],
             events: IndexHeap::new(n),

@@ -16,7 +16,7 @@ use crate::flow::router::Router;
 use crate::model::maxmin::{MaxminParams, MaxminPrepared};
 use crate::sim;
 use crate::topology::Machine;
-use crate::workload::{Access, Mechanism, Transfer, Workload};
+use crate::workload::{Access, After, Mechanism, Transfer, Workload};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -55,7 +55,7 @@ pub(crate) fn peer_access(m: &Machine, router: &Router, diagonal: bool) -> Vec<V
 
 fn chain(src: usize, dst: usize, size: u64, repeat: usize, first: usize, out: &mut Vec<Transfer>) {
     for k in 0..repeat {
-        let after = if k == 0 { vec![] } else { vec![first + k - 1] };
+        let after = if k == 0 { After::default() } else { [first + k - 1].into_iter().collect() };
         out.push(Transfer { name: format!("c{}", first + k), src, dst, size, start: 0.0, after, ..Default::default() });
     }
 }

@@ -1,5 +1,6 @@
 //! Transfers: who sends how much to whom, when, and after what.
 
+mod after;
 pub mod columns;
 mod generate;
 pub mod program;
@@ -7,6 +8,7 @@ mod regular;
 #[cfg(test)]
 mod regular_tests;
 
+pub use after::After;
 pub use generate::{all_to_all, gather, neighbours, permutation, random_graph, scatter, SplitMix64};
 
 pub fn generate_rng(seed: u64) -> SplitMix64 {
@@ -151,7 +153,7 @@ pub struct Transfer {
     pub dst: usize,
     pub size: u64,
     pub start: f64,
-    pub after: Vec<usize>,
+    pub after: After,
     /// Seconds of software overhead before the first byte, on top of the path's latency.
     pub overhead: f64,
     pub mechanism: Option<Mechanism>,
@@ -160,8 +162,9 @@ pub struct Transfer {
     /// A compute operation rather than a transfer: `src` (= `dst`) is busy this many seconds
     /// and no bytes move. Rank programs lower to transfers and computes (`workload::program`).
     pub compute: Option<f64>,
-    /// The message's bytes and blocks, when it is sent by a datatype method.
-    pub layout: Option<Message>,
+    /// The message's bytes and blocks, when it is sent by a datatype method (boxed: few
+    /// transfers have one, and inline it made every transfer 32 bytes longer).
+    pub layout: Option<Box<Message>>,
     /// The method, when the message goes through kernels (see `flow::methods`).
     pub method: Option<Method>,
     pub access: Access,
@@ -343,7 +346,7 @@ impl Workload {
             if t.size.0 == 0 {
                 return Err(Error::input(origin, field("size"), "is zero; give a positive size such as \"300MiB\""));
             }
-            let mut after = Vec::with_capacity(t.after.len());
+            let mut after = After::default();
             for (k, r) in t.after.iter().enumerate() {
                 let j = match r {
                     TransferRef::Index(j) if *j < spec.transfers.len() => *j,
@@ -415,7 +418,7 @@ impl Workload {
                 mechanism: t.mechanism,
                 via,
                 compute: None,
-                layout,
+                layout: layout.map(Box::new),
                 method,
                 access: t.access.unwrap_or_default(),
                 kernel: false,

@@ -28,7 +28,7 @@ use super::fanout::{Fanout, Readers};
 use super::fill::{raise, Filler};
 use super::groups::{Groups, Stamp, NONE};
 use super::solve::{solve, MOST_UNKNOWNS};
-use super::spans::{Span, Spans, NO_SPAN};
+use super::spans::{Handles, Span, Spans, NO_SPANS};
 use crate::error::{Error, Result};
 use crate::flow::FlowTable;
 use crate::heap::IndexHeap;
@@ -60,8 +60,8 @@ pub struct Engine<'c> {
     /// Routes (their transfers in flight) and bottleneck groups, and each group's resources.
     g: Groups,
     spans: Spans,
-    /// Per route entry (hop): its handle to its group's span of that resource (spans.rs).
-    span_of: Vec<u32>,
+    /// Per route entry (hop): its handles to its group's span of that resource and its last group's (spans.rs).
+    span_of: Vec<Handles>,
     /// Next finish of each group.
     finishes: IndexHeap,
     seq: u64,
@@ -225,7 +225,7 @@ impl<'c> Engine<'c> {
         for e in self.entries(r) {
             let (l, a) = self.c.routes.hops[e];
             self.load[l as usize] -= k * a;
-            self.spans.leave(b as u32, self.span_of[e], -count * a);
+            self.spans.leave(b as u32, self.span_of[e][0], -count * a);
         }
         self.g.leave(r, t);
     }
@@ -239,7 +239,7 @@ impl<'c> Engine<'c> {
             self.weight[l as usize] += d as f64 * a;
             self.load[l as usize] += d as f64 * a * rate;
             if group != NONE {
-                self.spans.add(group, self.span_of[e], d as f64 * a);
+                self.spans.add(group, self.span_of[e][0], d as f64 * a);
             }
         }
     }
@@ -782,7 +782,7 @@ impl<'c> Engine<'c> {
             duplex_seen: if c.duplex_pairs.is_empty() { Vec::new() } else { vec![false; nres] },
             g: Groups::new(nres, nroutes),
             spans: Spans::new(nres),
-            span_of: vec![NO_SPAN; c.routes.hops.len()],
+            span_of: vec![NO_SPANS; c.routes.hops.len()],
             finishes: IndexHeap::new(nres),
             seq: 0,
             users: vec![Vec::new(); nres],

@@ -96,7 +96,7 @@ pub(super) fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &m
                             if d.rate.is_some() {
                                 d.group = Some(*loads[p].get_or_insert(d.t.len()));
                             }
-                            let i = Some(d.push(x, dev(p), part(s), &after, 0.0));
+                            let i = Some(d.push(x, dev(p), part(s), after.iter().copied(), 0.0));
                             now[p].push(i);
                             prev.push(i);
                         }
@@ -105,7 +105,7 @@ pub(super) fn ring(c: &Call, order: &[usize], per_rank: u64, steps: usize, d: &m
                         if d.rate.is_some() {
                             d.group = Some(*stores[p].get_or_insert(d.t.len()));
                         }
-                        let i = Some(d.push(dev(p), mem(p).unwrap_or(dev(p + 1)), part(s), &after, shake(s) + if s == 0 { over } else { 0.0 }));
+                        let i = Some(d.push(dev(p), mem(p).unwrap_or(dev(p + 1)), part(s), after.iter().copied(), shake(s) + if s == 0 { over } else { 0.0 }));
                         stored[p].push(i);
                         now[p].push(i);
                         prev.push(i);
@@ -164,13 +164,13 @@ pub(super) fn send(c: &Call, (a, x, b): (usize, usize, usize), share: u64, chunk
         if d.rate.is_some() {
             d.group = Some(*stored_by.get_or_insert(d.t.len()));
         }
-        let store = d.push(src, x, size, &[stores.last().copied(), slot], over + c.flush_of(a, b, Proto::Simple));
+        let store = d.push(src, x, size, [stores.last().copied(), slot], over + c.flush_of(a, b, Proto::Simple));
         if d.rate.is_some() {
             d.group = Some(*loaded_by.get_or_insert(d.t.len()));
         }
         let merged = block > chunk;
         let (data, pace) = if merged { (stores.last().copied(), steps) } else { (Some(store), 0.0) };
-        loads.push(d.push(x, dst, size, &[data, loads.last().copied()], pace));
+        loads.push(d.push(x, dst, size, [data, loads.last().copied()], pace));
         stores.push(store);
     }
     d.group = None;

@@ -431,7 +431,7 @@ pub fn lower(
                 };
                 let control = node(out, origins, c, b, op_of(b, j), OpKind::Control);
                 let overhead = mpi.nic_delay.secs() + mpi.rdma_delay.secs();
-                let d = Transfer { src: dev(a), dst: dev(b), size, overhead, after: vec![control], ..Default::default() };
+                let d = Transfer { src: dev(a), dst: dev(b), size, overhead, after: [control].into_iter().collect(), ..Default::default() };
                 Pair { control: Some(control), data: node(out, origins, d, b, op_of(b, j), OpKind::Message) }
             };
             pair_of[a as usize][i] = Some(pair);
@@ -456,7 +456,7 @@ pub fn lower(
                 Low::Compute { secs, op } => {
                     let secs = secs * compute_scale;
                     lowered.compute[r] += secs;
-                    let t = Transfer { src: dev(r32), dst: dev(r32), after: cursor.clone(), compute: Some(secs), ..Default::default() };
+                    let t = Transfer { src: dev(r32), dst: dev(r32), after: cursor.iter().copied().collect(), compute: Some(secs), ..Default::default() };
                     cursor = vec![node(out, origins, t, r32, op as usize, OpKind::Compute)];
                 }
                 Low::Send { size, req, op, .. } => {
@@ -465,7 +465,7 @@ pub fn lower(
                     let done = if pair.control.is_none() {
                         // The sender's CPU pays the software and copy costs, then goes on.
                         let secs = mpi.soft_delay.secs() + size as f64 * mpi.copy_per_byte;
-                        let t = Transfer { src: dev(r32), dst: dev(r32), after: cursor.clone(), compute: Some(secs), ..Default::default() };
+                        let t = Transfer { src: dev(r32), dst: dev(r32), after: cursor.iter().copied().collect(), compute: Some(secs), ..Default::default() };
                         let local = node(out, origins, t, r32, op as usize, OpKind::Overhead);
                         cursor = vec![local];
                         local
