@@ -100,6 +100,27 @@ def test_run_takes_nccl_settings(tmp_path):
         assert r.returncode == 0, r.stderr
         times[len(extra)] = json.loads(r.stdout)["jobs"]["run_time_s"][0]
     assert times[4] > 1.5 * times[0] and times[2] == pytest.approx(times[0])
+    # rev21 finding 6: PXN does nothing on one node, so the assertion above holds even if the setting never reached
+    # the programs. The release moves 8 ranks' 4 MiB all-reduce on dgx-a100 (114.7 us under 2.19, 83.4 under 2.30:
+    # each release's own choice), and NCCL_PXN_DISABLE moves two superpod-h100-su nodes' all-to-all (with PXN a
+    # message to another device number changes rail over NVLink; without, it crosses a spine: 2.3 us later).
+    prog.write_text("ranks:\n" + "  - [{nccl_allreduce: {size: 4MiB}}]\n" * 8)
+    at = {}
+    for v in ("2.19", "2.30"):
+        r = run_cli("run", s, "--json", "-p", f"nccl_version={v}")
+        assert r.returncode == 0, r.stderr
+        at[v] = json.loads(r.stdout)["jobs"]["run_time_s"][0]
+    assert at["2.19"] > 1.2 * at["2.30"], at
+    a2a = tmp_path / "a2a.yaml"
+    a2a.write_text("ranks:\n" + "  - [{nccl_alltoall: {size: 64MiB}}]\n" * 16)
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(f"cluster: superpod-h100-su\nworkload:\n  jobs:\n    - program: {a2a}\n")
+    pxn = {}
+    for off in ("0", "1"):
+        r = run_cli("run", pod, "--json", "-p", f"nccl_pxn_disable={off}")
+        assert r.returncode == 0, r.stderr
+        pxn[off] = json.loads(r.stdout)["jobs"]["run_time_s"][0]
+    assert pxn["1"] > pxn["0"] + 1e-6, pxn
     r = run_cli("run", s, "-p", "nccl_version=2.27")
     assert r.returncode == 2 and "nccl_version" in r.stderr and "2.30" in r.stderr, r.stderr
 
@@ -115,6 +136,18 @@ def test_nccl_tests_settings_named_as_given(monkeypatch):
     monkeypatch.delenv("NCCL_BUFFSIZE")
     assert env["rows"] == flag["rows"] != plain["rows"]
     assert any("NCCL_BUFFSIZE=8388608" in n for n in env["notes"])
+    # rev21 finding 8: NCCL reads int64 parameters with strtoll base 0 (hex 0x800000 = 8 MiB, octal 040000000 too),
+    # and NCCL_PXN_DISABLE disables PXN at any non-zero value.
+    for text in ("0x800000", "040000000"):
+        monkeypatch.setenv("NCCL_BUFFSIZE", text)
+        r = run_cli(*args)
+        assert r.returncode == 0 and json.loads(r.stdout)["rows"] == flag["rows"], (text, r.stderr)
+    monkeypatch.delenv("NCCL_BUFFSIZE")
+    monkeypatch.setenv("NCCL_PXN_DISABLE", "2")
+    two = run_cli(*args)
+    monkeypatch.delenv("NCCL_PXN_DISABLE")
+    off = json.loads(run_cli(*args, "-p", "nccl_pxn_disable=1").stdout)
+    assert two.returncode == 0 and json.loads(two.stdout)["rows"] == off["rows"], two.stderr
     r = run_cli("nccl-tests", "dgx-a100", "--op", "gather")
     assert r.returncode == 2 and "does not predict yet" in r.stderr, r.stderr
     r = run_cli("nccl-tests", "superpod-h100-su", "--nodes", "2", "--gpus", "n1.GPU0,n1.GPU1")

@@ -103,8 +103,13 @@ def nccl_tests(
     for var, key in (("NCCL_BUFFSIZE", "nccl_buffsize"), ("NCCL_PXN_DISABLE", "nccl_pxn_disable")):
         value = os.environ.get(var, "").strip()
         if value and key not in params:
-            # NCCL_BUFFSIZE is a count of bytes.
-            env_params[key] = value + "B" if var == "NCCL_BUFFSIZE" and value.isdigit() else value
+            n = _nccl_int(value)
+            if n is None:
+                env_params[key] = value  # refused by the core, named by its variable below
+            elif var == "NCCL_BUFFSIZE":
+                env_params[key] = f"{n}B"  # a count of bytes
+            else:
+                env_params[key] = "1" if n else "0"  # NCCL: any non-zero disables PXN
             applied.append(f"{var}={value}")
     try:
         reports = [
@@ -178,6 +183,17 @@ def _print_table(r: dict, explain: bool) -> None:
 
 # nccl-tests' -o names (common.cu's test_opNames, and "all"): contend's -o is the collective.
 _REDOPS = ("sum", "prod", "max", "min", "avg", "mulsum", "all")
+
+
+def _nccl_int(text: str) -> int | None:
+    """An NCCL int64 parameter's text as NCCL reads it (src/misc/param.cc `ncclLoadParam`: strtoll base 0: decimal,
+    0x hexadecimal, a leading 0 octal), or None where it is not a whole integer."""
+    sign, digits = (-1, text[1:]) if text[:1] == "-" else (1, text.lstrip("+"))
+    base = 16 if digits[:2].lower() == "0x" else 8 if len(digits) > 1 and digits[0] == "0" else 10
+    try:
+        return sign * int(digits[2:] if base == 16 else digits, base)
+    except ValueError:
+        return None
 
 
 def _nccl_environment(algo: str | None, proto: str | None, channels: int | None):

@@ -44,7 +44,8 @@ pub struct NcclFit {
     /// "nccl_step_simple" -> "3.1us", …: what `contend nccl-tests --param` takes.
     pub fitted: BTreeMap<String, String>,
     /// The same as `--param` arguments (with the model's parameters given to the fit, and the
-    /// NCCL release of the first run where one was given or read).
+    /// NCCL release where one was given or read and every run has the same; else each run's is
+    /// in `runs` and `commands`).
     pub params: Vec<String>,
     /// Per run, the arguments of `contend nccl-tests MACHINE …` that print its rows as the
     /// residual table predicts them: collective, sizes, GPUs, datatype, the run's NCCL release
@@ -400,6 +401,9 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             commands.push(command);
         }
     }
+    // `params` names a release only where every run runs under the same one (each run's own is in
+    // `runs` and `commands`).
+    let shared = release(0).filter(|_| (1..runs.len()).all(|r| release(r) == release(0)));
     if points.is_empty() {
         notes.push("nothing could be fitted: no measured row has a positive time".into());
     } else if fitted.is_empty() {
@@ -420,7 +424,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
                 nccl_version: v.name().to_string(),
             })
             .collect(),
-        params: release(0).map(|v| format!("nccl_version={v}")).into_iter().chain(constants_args).collect(),
+        params: shared.map(|v| format!("nccl_version={v}")).into_iter().chain(constants_args).collect(),
         commands,
         fitted,
         scores: scores(&residuals),
@@ -630,6 +634,13 @@ mod tests {
         let given = fit(&m, &text, "dkh.txt", "maxmin", &[("nccl_version".into(), "2.30".into())], false).unwrap();
         assert_eq!(given.runs[0].nccl_version, "2.30");
         assert!(given.commands[0].contains("--nccl-version 2.30"), "{}", given.commands[0]);
+        // rev21 finding 9: pasted before a table NCCL 2.30.7 printed, each run runs under its
+        // own release, so `params` names none (it named run 0's, 2.19, for both).
+        let later = format!("# nccl-tests version 2.17.1 nccl-headers=23007 nccl-library=23007\n{}", table());
+        let both = fit(&m, &format!("{text}{later}"), "both.txt", "maxmin", &[], false).unwrap();
+        let releases: Vec<&str> = both.runs.iter().map(|r| r.nccl_version.as_str()).collect();
+        assert_eq!(releases, ["2.19", "2.30"]);
+        assert!(!both.params.iter().any(|p| p.starts_with("nccl_version")), "{:?}", both.params);
     }
 
     /// Tester's R3: two runs of one collective in one file are pooled with a note, and each

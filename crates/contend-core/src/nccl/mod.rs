@@ -269,11 +269,14 @@ pub struct Comm {
     /// without (`rails`; `Comm::rails` picks).
     pub rails: [rails::Rails; 2],
     pub tuning: tuning::Comm,
-    /// Send/receive: the least channels NCCL gives a peer on the node (`p2p::local_peer`), a
-    /// GPU's NICs (count, GB/s) and whether every GPU pair of the node is on NVLink.
-    pub p2p_local: usize,
+    /// Send/receive: the least channels NCCL gives a peer on the node (`p2p::local_peer`), with an
+    /// NVB peer counted as PCIe ([0]) and as NVLink ([1], `Version::nvb_channels_as_nvlink`), a
+    /// GPU's NICs (count, GB/s), and whether every GPU pair of the node is on NVLink or NVB
+    /// (`all_nvlink`) or some pair is (`any_nvlink`).
+    pub p2p_local: [usize; 2],
     pub p2p_net: (usize, f64),
     pub all_nvlink: bool,
+    pub any_nvlink: bool,
     /// Per-step latencies and efficiencies of the protocols (NCCL's, or fitted).
     pub constants: constants::Constants,
     /// Per node, the NVSwitch that reduces and multicasts for every GPU of the node (NVLS); empty
@@ -405,16 +408,20 @@ impl Comm {
         // pair of the node is on NVLink (the p2p chunk), and the NICs a GPU drives (count and GB/s:
         // the node's NICs spread evenly over its GPUs, as NCCL's search of the nearest NICs finds
         // them on the presets).
-        let mut p2p_local = usize::MAX;
-        let mut all_nvlink = true;
+        let mut p2p_local = [usize::MAX; 2];
+        let (mut all_nvlink, mut any_nvlink) = (true, false);
         for a in 0..ppn {
             for b in (0..ppn).filter(|&b| b != a) {
                 let path = topo.paths[a][b].as_ref();
-                // An NVB path counts as NVLink for both (paths.cc `ncclTopoGetNchannels`:
-                // "NVB uses NVLink"; `ncclTopoPathAllNVLink`: every path below PATH_PIX).
-                let nvl = path.filter(|p| p.kind <= topo::PathType::Nvb).map(|p| p.bw);
-                all_nvlink &= nvl.is_some();
-                p2p_local = p2p_local.min(p2p::local_peer(nvl, tuning::nvlink_bw(topo.cc)));
+                // `ncclTopoPathAllNVLink` counts every path below PATH_PIX (NVL, NVB) as NVLink;
+                // `ncclTopoGetNchannels` counts NVB by release (`p2p_local`'s two entries).
+                let nvl = path.filter(|p| p.kind == topo::PathType::Nvl).map(|p| p.bw);
+                let nvb = path.filter(|p| p.kind <= topo::PathType::Nvb).map(|p| p.bw);
+                all_nvlink &= nvb.is_some();
+                any_nvlink |= nvb.is_some();
+                for (least, bw) in p2p_local.iter_mut().zip([nvl, nvb]) {
+                    *least = (*least).min(p2p::local_peer(bw, tuning::nvlink_bw(topo.cc)));
+                }
             }
         }
         let net_count = (nets.len() / ppn).max(1);
@@ -458,6 +465,7 @@ impl Comm {
             p2p_local,
             p2p_net,
             all_nvlink,
+            any_nvlink,
             constants: Default::default(),
             switches,
             pxn,
@@ -543,16 +551,17 @@ impl Comm {
         let total = self.p2p_total();
         let ranks = self.devices.len();
         // A node of one GPU has no local peer: start from the p2p channels, as NCCL does.
-        let mut least = if self.ppn > 1 { self.p2p_local } else { total };
+        let mut least = if self.ppn > 1 { self.p2p_local[usize::from(v.nvb_channels_as_nvlink())] } else { total };
         if self.nodes > 1 {
             least = least.min(p2p::net_peer(v, self.p2p_net.0, self.p2p_net.1, ranks, total));
         }
         p2p::per_peer(v, least, self.nodes, ranks, total)
     }
 
-    /// NCCL's p2p chunk for this communicator (`p2p::chunk`).
+    /// NCCL's p2p chunk for this communicator under the release that runs (`p2p::chunk`).
     pub fn p2p_chunk(&self) -> u64 {
-        p2p::chunk(self.nodes, self.all_nvlink, self.constants.buffsize)
+        let nvlink = if self.tuning.version.nvl_chunk_needs_every_pair() { self.all_nvlink } else { self.any_nvlink };
+        p2p::chunk(self.nodes, nvlink, self.constants.buffsize)
     }
 
     /// The protocol a send/receive of `bytes` to one peer runs on the channels its size gets:

@@ -33,13 +33,14 @@ pub fn net_depth(channels: usize) -> usize {
     (SHARED_STEPS / channels.max(1)).clamp(1, STEPS)
 }
 
-/// The communicator's p2p chunk: the network's when it spans nodes, NVLink's when every GPU
-/// pair of the node is on NVLink, else PCI's; no more than a Simple step (NCCL_BUFFSIZE over
-/// NCCL_STEPS). The same in every restated release.
-pub fn chunk(nodes: usize, all_nvlink: bool, buffsize: u64) -> u64 {
+/// The communicator's p2p chunk: the network's when it spans nodes, NVLink's when `nvlink`
+/// (`ncclTopoPathAllNVLink` holds: every GPU pair of the node on NVLink from 2.25, one pair
+/// before, `Version::nvl_chunk_needs_every_pair`), else PCI's; no more than a Simple step
+/// (NCCL_BUFFSIZE over NCCL_STEPS).
+pub fn chunk(nodes: usize, nvlink: bool, buffsize: u64) -> u64 {
     let c = if nodes > 1 {
         NET_CHUNK
-    } else if all_nvlink {
+    } else if nvlink {
         NVL_CHUNK
     } else {
         PCI_CHUNK

@@ -255,3 +255,44 @@ fn a_send_inside_a_node_moves_a_channel_at_the_tree_s_per_channel_figure() {
     let got = time(Version::V2_30, 1 << 30);
     assert!(got > link && got < 1.02 * link, "1 GiB under 2.30: {got} s, the link's {link} s");
 }
+
+/// 8 A40s joined in pairs by NVLink bridges (a40x8-nv4): GPU0-1 is NVL, GPU0-2 is not (PCIe).
+/// NCCL's p2p chunk is NVLink's when `ncclTopoPathAllNVLink` holds (init.cc `computeBuffSizes`):
+/// in 2.18.5-2.24.3 (paths.cc) it takes the smallest path type over GPU pairs (`minPath >=
+/// PATH_PIX ? 0 : 1`): one NVLink pair is enough, 512 KiB; from 2.25.1 the largest
+/// (`ncclTopoGetGpuMaxPath`): a PCIe pair gives 128 KiB. 4 MiB buffers over 8 steps allow 512 KiB.
+#[test]
+fn the_nvlink_p2p_chunk_needs_one_nvlink_pair_before_2_25_and_every_pair_after() {
+    let m = Machine::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/machines/a40x8-nv4.yaml")).unwrap();
+    let mut c = comm_of(&m, 1);
+    let mut got = Vec::new();
+    for v in versions::ALL {
+        c.tuning.version = v;
+        got.push(c.p2p_chunk());
+    }
+    assert_eq!(got, [1 << 19, 1 << 19, 1 << 19, 1 << 19, 1 << 17]);
+    // GPU0 and GPU1 alone: every pair NVLink under every release.
+    let pair = Comm::new(&m, &[vec![m.device("GPU0").unwrap(), m.device("GPU1").unwrap()]], None).unwrap();
+    assert_eq!(pair.p2p_chunk(), 1 << 19);
+}
+
+/// Three A100s in a chain, two NVLink 3 links a hop (NCCL's SM80 figure, 20 GB/s a link: 40 GB/s
+/// a path): GPU0-2 is NVB through GPU1 at 40 GB/s. paths.cc `ncclTopoGetNchannels` gives an NVL
+/// peer 2 x floor(40 / 20) = 4 channels, and an NVB peer the same only in 2.30.7 (`PATH_NVL ||
+/// PATH_NVB`, "NVB uses NVLink"); 2.18.5 to 2.30.4 test `PATH_NVL` alone, so the NVB peer gets 2
+/// and the communicator's least (per peer) is 2.
+#[test]
+fn an_nvb_peer_gets_nvlink_channels_in_2_30_7_only() {
+    let text = "name: chain\ndevices:\n  - {name: RC0, kind: root_complex}\n  - {name: GPU0, kind: gpu, model: NVIDIA A100-SXM4-80GB}\n  - {name: GPU1, kind: gpu, model: NVIDIA A100-SXM4-80GB}\n  - {name: GPU2, kind: gpu, model: NVIDIA A100-SXM4-80GB}\nlinks:\n  - {a: GPU0, b: GPU1, kind: nvlink, count: 2, bandwidth: 25GB/s}\n  - {a: GPU1, b: GPU2, kind: nvlink, count: 2, bandwidth: 25GB/s}\n  - {a: RC0, b: GPU0, kind: pcie, gen: 4, lanes: 16}\n  - {a: RC0, b: GPU1, kind: pcie, gen: 4, lanes: 16}\n  - {a: RC0, b: GPU2, kind: pcie, gen: 4, lanes: 16}\n";
+    let m = Machine::from_text(text, "chain.yaml").unwrap();
+    let mut c = comm_of(&m, 1);
+    let p = c.topo.paths[0][2].as_ref().unwrap();
+    assert_eq!((p.kind, p.bw), (topo::PathType::Nvb, 40.0));
+    assert!(c.p2p_total() >= 4, "{}", c.p2p_total());
+    let mut got = Vec::new();
+    for v in versions::ALL {
+        c.tuning.version = v;
+        got.push(c.p2p_per_peer());
+    }
+    assert_eq!(got, [2, 2, 2, 2, 4]);
+}

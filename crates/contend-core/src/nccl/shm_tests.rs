@@ -439,3 +439,15 @@ fn a_kernels_loads_of_host_memory_ask_at_its_request_share_a_copy_engines_at_its
         assert!(close(got, want, 0.001), "kernel {kernel}, {given:?}: {} us, want {} us", got * 1e6, want * 1e6);
     }
 }
+
+/// `shm::send` runs a merged loop's load a step behind its store, after the store before it; the
+/// first loop has none, so it must never be merged: `lower::loops` keeps its first `KEEP` loops
+/// at the chunk for every total (rev21 finding 9 asked what a merged first loop waits for).
+#[test]
+fn the_first_loop_of_a_send_is_never_merged() {
+    let chunk = 128u64 << 10;
+    for total in [1, chunk - 1, chunk, chunk + 1, 17 * chunk, 17 * chunk + 5, 1 << 30, (1 << 34) + 3] {
+        let v = lower::loops(total, chunk);
+        assert!(v[..v.len().min(lower::KEEP)].iter().all(|&b| b <= chunk) && v.iter().sum::<u64>() == total, "{total}: {v:?}");
+    }
+}

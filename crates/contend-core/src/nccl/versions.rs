@@ -91,6 +91,20 @@ impl Version {
         }
     }
 
+    /// Whether a peer on an NVB path gets NVLink's channels (paths.cc `ncclTopoGetNchannels`:
+    /// `PATH_NVL || PATH_NVB`, "NVB uses NVLink", in 2.30.7 only; 2.18.5 to 2.30.4 test
+    /// `PATH_NVL` alone, so an NVB peer gets PCIe's 2).
+    pub fn nvb_channels_as_nvlink(self) -> bool {
+        self == Version::V2_30
+    }
+
+    /// Whether NCCL's NVLink p2p chunk needs every GPU pair of the node on NVLink or NVB
+    /// (paths.cc `ncclTopoPathAllNVLink`: the largest path type over the pairs from 2.25.1,
+    /// `ncclTopoGetGpuMaxPath`) or one pair (the smallest, 2.18.5 to 2.24.3).
+    pub fn nvl_chunk_needs_every_pair(self) -> bool {
+        self == Version::V2_30
+    }
+
     /// Releases before 2.23 (the ones restated here before 2.30).
     pub fn old(self) -> bool {
         self < Version::V2_30

@@ -115,14 +115,17 @@ fn number_end(t: &str) -> usize {
     i
 }
 
-/// nccl-tests' element count and bytes for a requested size.
+/// nccl-tests' element count (its `count` column) and bytes for a requested size. The column
+/// prints the count the test passes to NCCL (`paramcount`, common.cu `args->nbytes / wordSize`):
+/// the whole buffer's for most collectives, one rank's share for all_gather, reduce_scatter and
+/// alltoall (src/all_gather.cu, reduce_scatter.cu, alltoall.cu `GetCollByteCount`: `base`,
+/// `count / nranks`), whose size is that share times the ranks.
 pub fn count_of(op: &str, size: u64, word: u64, ranks: u64) -> (u64, u64) {
     let count = size / word;
-    let count = match op {
-        "all_gather" | "reduce_scatter" | "alltoall" => count / ranks * ranks,
-        _ => count,
-    };
-    (count, count * word)
+    match op {
+        "all_gather" | "reduce_scatter" | "alltoall" => (count / ranks, count / ranks * ranks * word),
+        _ => (count, count * word),
+    }
 }
 
 /// nccl-tests' `getFloatStr`: two decimals where they fit the width, fewer, then exponent.
@@ -634,6 +637,20 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// rev21 finding 9: the count column as nccl-tests prints it on 2 ranks, 1 MiB of floats:
+    /// one rank's share for alltoall and all_gather (bench/validation/data/nccl/autodl-2080ti-x2-
+    /// alltoall.txt and -all_gather.txt: 131072), the whole buffer's for all_reduce (262144).
+    #[test]
+    fn the_count_column_is_the_count_nccl_is_given() {
+        for op in ["alltoall", "all_gather", "reduce_scatter"] {
+            assert_eq!(count_of(op, 1 << 20, 4, 2), (131072, 1 << 20), "{op}");
+            assert_eq!(count_of(op, 1000, 4, 3), (83, 996), "{op}");
+        }
+        for op in ["all_reduce", "broadcast", "reduce", "sendrecv"] {
+            assert_eq!(count_of(op, 1 << 20, 4, 2), (262144, 1 << 20), "{op}");
+        }
+    }
 
     fn fixture(name: &str) -> String {
         std::fs::read_to_string(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()

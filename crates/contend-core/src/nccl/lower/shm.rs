@@ -168,6 +168,8 @@ pub(super) fn send(c: &Call, (a, x, b): (usize, usize, usize), share: u64, chunk
         if d.rate.is_some() {
             d.group = Some(*loaded_by.get_or_insert(d.t.len()));
         }
+        // A merged loop always has a store before it: `loops` keeps its first KEEP loops at
+        // NCCL's chunk (rev21 finding 9; `shm_tests::the_first_loop_of_a_send_is_never_merged`).
         let merged = block > chunk;
         let (data, pace) = if merged { (stores.last().copied(), steps) } else { (Some(store), 0.0) };
         loads.push(d.push(x, dst, size, [data, loads.last().copied()], pace));

@@ -269,30 +269,51 @@ fn node_summary(c: &ClusterSpec, count: usize) -> String {
     }
 }
 
-/// A node's list of switches against its `nics` NICs: a list longer than the NICs leaves a rail
-/// with no NIC (a typo most likely), refused naming the list; a shorter one wraps, NIC k on
-/// switch k mod the list's length, as the schema says (`GraphSpec::hosts`), which the
-/// cluster's summary (`contend show`) notes where some NIC shares a switch with another.
+/// A node's list of switches against its `nics` NICs: NIC k takes entry k mod the list's length
+/// (`GraphSpec::hosts`). A list longer than the NICs has entries no NIC takes (a typo most
+/// likely), refused naming the list and the switches left with no NIC (or, where each of them is
+/// also listed earlier, the unused entries); a list of more than one switch where some NIC shares
+/// a switch with another (a shorter list wraps, or a name repeats) is noted in the cluster's
+/// summary (`contend show`), one note per distinct sharing, naming the lists it holds for.
 fn rails_per_nic(attach: &[Vec<String>], nics: usize, b: &mut Builder, origin: &str) -> Result<()> {
     if let Some((i, h)) = attach.iter().enumerate().find(|(_, h)| h.len() > 1 && h.len() > nics) {
+        let mut idle: Vec<&str> = Vec::new();
+        for s in &h[nics..] {
+            if !h[..nics].contains(s) && !idle.contains(&s.as_str()) {
+                idle.push(s);
+            }
+        }
+        let why = if idle.is_empty() {
+            format!("entries {nics} to {} ({}) are taken by no NIC", h.len() - 1, h[nics..].join(", "))
+        } else {
+            format!("{} would take none", idle.join(", "))
+        };
         return Err(Error::input(
             origin,
             format!("fabric.graph.hosts[{i}]"),
-            format!(
-                "lists {} switches for the node's {nics} NIC(s), so {} would take none; list one switch per NIC ({nics}), or one for them all",
-                h.len(),
-                h[nics..].join(", ")
-            ),
+            format!("lists {} switches for the node's {nics} NIC(s), so {why}; list one switch per NIC ({nics}), or one for them all", h.len()),
         ));
     }
-    let wrapped: Vec<String> = attach.iter().enumerate().filter(|(_, h)| h.len() > 1 && h.len() < nics).map(|(i, _)| i.to_string()).collect();
-    if let Some(first) = attach.iter().find(|h| h.len() > 1 && h.len() < nics) {
-        let l = first.len();
-        b.summary.push(format!(
-            "fabric.graph.hosts[{}]: {l} switches for {nics} NICs: NIC{l} shares {} with NIC0 (NICs take the listed switches in turn); list {nics} to give each NIC its own",
-            wrapped.join(", "),
-            first[0]
-        ));
+    // Each list's first shared switch: the first NIC k whose switch an earlier NIC j took.
+    let mut notes: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, h) in attach.iter().enumerate().filter(|(_, h)| h.len() > 1) {
+        let switch = |k: usize| &h[k % h.len()];
+        let Some((k, j)) = (1..nics).find_map(|k| (0..k).find(|&j| switch(j) == switch(k)).map(|j| (k, j))) else {
+            continue;
+        };
+        let note = format!(
+            "{} switches for {nics} NICs: NIC{k} shares {} with NIC{j} (NICs take the listed switches in turn); list {nics} different ones to give each NIC its own",
+            h.len(),
+            switch(k)
+        );
+        match notes.iter_mut().find(|(n, _)| *n == note) {
+            Some((_, lists)) => lists.push(i),
+            None => notes.push((note, vec![i])),
+        }
+    }
+    for (note, lists) in notes {
+        let lists: Vec<String> = lists.iter().map(|i| i.to_string()).collect();
+        b.summary.push(format!("fabric.graph.hosts[{}]: {note}", lists.join(", ")));
     }
     Ok(())
 }

@@ -401,3 +401,35 @@ mod traffic {
         assert!(valiant < 0.6 * minimal && par < 0.6 * minimal, "valiant {valiant} par {par} minimal {minimal}");
     }
 }
+
+/// rev21 finding 5: lists of different lengths get each its own note (the NIC that first shares
+/// a switch, and with which), and a repeated name is a shared switch too; a list longer than the
+/// NICs whose extra entries all name switches listed earlier leaves no switch without a NIC, so
+/// the refusal names the unused entries, not a switch that would take none.
+#[test]
+fn rail_lists_of_different_lengths_and_repeated_names() {
+    let text = |lists: &str, nics: usize| {
+        format!(
+            "name: r\nfabric:\n  graph: {{switches: [{{name: R0}}, {{name: R1}}, {{name: R2}}, {{name: S0}}], links: [{{a: R0, b: S0}}, {{a: R1, b: S0}}, {{a: R2, b: S0}}], hosts: {lists}}}\nlink: {{bandwidth: 10GB/s}}\nnodes: {{gpus: 8, nics: {nics}}}\n"
+        )
+    };
+    // NIC k on entry k mod 3 (R0, R1, R2, R0: NIC3 first meets a switch taken, NIC0's) and mod 2
+    // (R1, R2, R1: NIC2 meets NIC0's R1); [R0, R1, R0] repeats R0 at NIC2.
+    let m = load(&text("[[R0, R1, R2], [R1, R2], [R0, R1, R0], [R0, R1, R2]]", 8)).unwrap();
+    let notes: Vec<&String> = m.network.summary.iter().filter(|l| l.contains("shares")).collect();
+    assert_eq!(
+        notes,
+        [
+            "fabric.graph.hosts[0, 3]: 3 switches for 8 NICs: NIC3 shares R0 with NIC0 (NICs take the listed switches in turn); list 8 different ones to give each NIC its own",
+            "fabric.graph.hosts[1]: 2 switches for 8 NICs: NIC2 shares R1 with NIC0 (NICs take the listed switches in turn); list 8 different ones to give each NIC its own",
+            "fabric.graph.hosts[2]: 3 switches for 8 NICs: NIC2 shares R0 with NIC0 (NICs take the listed switches in turn); list 8 different ones to give each NIC its own",
+        ]
+    );
+    // Nine entries for 8 NICs: the ninth (R0) is also entry 2 (NIC2) and 5 (NIC5), so no switch
+    // is left without a NIC; the entry is unused.
+    let e = load(&text("[[R1, R2, R0, R1, R2, R0, R1, R2, R0], [R0]]", 8)).unwrap_err().to_string();
+    assert!(e.contains("fabric.graph.hosts[0]") && e.contains("entries 8 to 8 (R0) are taken by no NIC") && !e.contains("would take none"), "{e}");
+    // Four entries for 2 NICs: R2 is listed only past the NICs, R0 again.
+    let e = load(&text("[[R0, R1, R2, R0], [R0]]", 2)).unwrap_err().to_string();
+    assert!(e.contains("so R2 would take none;") && !e.contains("R0 would"), "{e}");
+}
