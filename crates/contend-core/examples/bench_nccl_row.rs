@@ -12,23 +12,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize, d: &str| args.get(i).cloned().unwrap_or_else(|| d.to_string());
     let (machine, nodes) = (arg(0, "dgx-a100"), arg(1, "32").parse::<usize>().expect("NODES is a whole number"));
-    let req = Request {
-        op: "all_reduce".into(),
-        min_bytes: arg(2, "2G"),
-        max_bytes: arg(3, &arg(2, "2G")),
-        factor: 2,
-        ngpus: None,
-        gpus: None,
-        dtype: "float".into(),
-        root: 0,
-        algo: None,
-        proto: None,
-        channels: None,
-        tuner: None,
-        model: "maxmin".into(),
-        params: vec![],
-        explain: false,
-    };
+    let req = Request::sweep("all_reduce", &arg(2, "2G"), &arg(3, &arg(2, "2G")));
     let t = Instant::now();
     let r = api::nccl_tests(&machine, &req, nodes, None).unwrap();
     let secs = t.elapsed().as_secs_f64();

@@ -39,14 +39,14 @@ pub struct Request {
     pub explain: bool,
 }
 
-#[cfg(test)]
 impl Request {
-    /// One size of `op` as nccl-tests runs it by default, under maxmin (for tests).
-    pub fn one(op: &str, size: &str) -> Request {
+    /// `op` from `min` to `max` bytes as nccl-tests runs it by default (`-f 2`, float, every GPU),
+    /// NCCL's own choice, under maxmin.
+    pub fn sweep(op: &str, min: &str, max: &str) -> Request {
         Request {
             op: op.into(),
-            min_bytes: size.into(),
-            max_bytes: size.into(),
+            min_bytes: min.into(),
+            max_bytes: max.into(),
             factor: 2,
             ngpus: None,
             gpus: None,
@@ -60,6 +60,12 @@ impl Request {
             params: vec![],
             explain: false,
         }
+    }
+
+    /// One size of `op` (for tests).
+    #[cfg(test)]
+    pub fn one(op: &str, size: &str) -> Request {
+        Request::sweep(op, size, size)
     }
 }
 

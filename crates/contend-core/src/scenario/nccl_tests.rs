@@ -192,21 +192,8 @@ fn nccl_constants_in_params_reach_the_programs() {
     };
     let tool = |v: &str| {
         let req = crate::nccl::tests_tool::Request {
-            op: "all_reduce".into(),
-            min_bytes: "4M".into(),
-            max_bytes: "4M".into(),
-            factor: 2,
-            ngpus: None,
-            gpus: None,
-            dtype: "float".into(),
-            root: 0,
-            algo: None,
-            proto: None,
-            channels: None,
-            tuner: None,
-            model: "maxmin".into(),
             params: vec![("nccl_version".into(), v.into())],
-            explain: false,
+            ..crate::nccl::tests_tool::Request::sweep("all_reduce", "4M", "4M")
         };
         crate::api::nccl_tests("dgx-a100", &req, 1, None).unwrap().rows[0].time_us * 1e-6
     };
