@@ -100,7 +100,7 @@ def nccl_tests(
     version = {} if nccl_version is None else {"nccl_version": nccl_version}
     # NCCL_BUFFSIZE and NCCL_PXN_DISABLE as NCCL reads them, where --param does not set them (tester's R6).
     env_params = {}
-    for var, key in (("NCCL_BUFFSIZE", "nccl_buffsize"), ("NCCL_PXN_DISABLE", "nccl_pxn_disable")):
+    for var, key in _ENV_PARAMS:
         value = os.environ.get(var, "").strip()
         if value and key not in params:
             n = _nccl_int(value)
@@ -125,7 +125,7 @@ def nccl_tests(
         # The release given as --nccl-version is named by that flag, not by the parameter it sets.
         if version and str(e).startswith("--param: nccl_version:"):
             raise InputError("--nccl-version:" + str(e)[len("--param: nccl_version:"):]) from None
-        for var, key in (("NCCL_BUFFSIZE", "nccl_buffsize"), ("NCCL_PXN_DISABLE", "nccl_pxn_disable")):
+        for var, key in _ENV_PARAMS:
             if key in env_params and str(e).startswith(f"--param: {key}:"):
                 raise InputError(f"{var} (environment):{str(e)[len(f'--param: {key}:'):]}; or unset {var}") from None
         # A value read from the environment is named by its variable, not by the flag it stands for.
@@ -183,6 +183,10 @@ def _print_table(r: dict, explain: bool) -> None:
 
 # nccl-tests' -o names (common.cu's test_opNames, and "all"): contend's -o is the collective.
 _REDOPS = ("sum", "prod", "max", "min", "avg", "mulsum", "all")
+
+
+# NCCL's environment variables that set one of its constants (`--param`), read as NCCL reads them.
+_ENV_PARAMS = (("NCCL_BUFFSIZE", "nccl_buffsize"), ("NCCL_PXN_DISABLE", "nccl_pxn_disable"))
 
 
 def _nccl_int(text: str) -> int | None:

@@ -371,8 +371,8 @@ struct Dag {
 }
 
 impl Dag {
-    /// An empty lowering of at most `limit` transfers.
-    fn new(limit: u64) -> Dag {
+    /// An empty lowering of `c` of at most `limit` transfers.
+    fn new(c: &Call, limit: u64) -> Dag {
         Dag {
             t: Vec::new(),
             ch: Vec::new(),
@@ -384,7 +384,7 @@ impl Dag {
             node: Vec::new(),
             limit: limit.max(1),
             released: std::collections::HashMap::new(),
-            nvb: Default::default(),
+            nvb: c.nvb.clone(),
         }
     }
 
@@ -556,8 +556,7 @@ pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
 
 /// `lower`, stopping at `limit` transfers (`truncated` then says so).
 pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
-    let mut d = Dag::new(limit);
-    d.nvb = c.nvb.clone();
+    let mut d = Dag::new(c, limit);
     let n = c.devices.len();
     if n < 2 || c.bytes == 0 {
         return (d.t, d.ch);
@@ -1196,8 +1195,7 @@ pub fn schedule(n: usize, ppn: usize) -> Vec<(usize, usize)> {
 /// One ncclSend of `bytes` from rank `a` to rank `b` (positions in `c.devices`) and its
 /// ncclRecv, as transfers: over the pair's channels, chunk by chunk in order.
 pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
-    let mut d = Dag::new(MAX_TRANSFERS);
-    d.nvb = c.nvb.clone();
+    let mut d = Dag::new(c, MAX_TRANSFERS);
     if a != b && bytes > 0 {
         pairs_p2p(c, &[(a, b, bytes)], &mut d);
     }
