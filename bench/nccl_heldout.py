@@ -156,7 +156,7 @@ def score(table: Table) -> tuple[int, int, str]:
         row = predicted[size]
         ok = within(row["busbw"], measured[size])
         inside += ok
-        cells = [f"{size >> 20} MiB", f"{measured[size]:g}", f"{row['busbw']:.2f}", f"{row['algo']}/{row['proto']}",
+        cells = [f"{size >> 20} MiB", f"{measured[size]:.2f}", f"{row['busbw']:.2f}", f"{row['algo']}/{row['proto']}",
                  f"{row['busbw'] / measured[size] - 1:+.1%}", "yes" if ok else "no"]
         print("| " + " | ".join(cells) + " |")
     saturation = "-"
@@ -193,13 +193,13 @@ def main() -> None:
         out = getattr(item, "left_out", None)
         if out:
             clauses, why = out
-            print(f"Left out of the total by clause {', '.join(map(str, clauses))} "
+            print(f"Left out of the total by clause{'s' * (len(clauses) > 1)} {', '.join(map(str, clauses))} "
                   f"({'; '.join(CLAUSES[c] for c in clauses)}): {why}.\n")
         summary.append((item.label, inside, rows, saturation, out))
     print("| table | rows within ±15% | saturation | counted |")
     print("|---|---|---|---|")
     for label, inside, rows, saturation, out in summary:
-        counted = "yes" if out is None else "no (clause " + ", ".join(map(str, out[0])) + ")"
+        counted = "yes" if out is None else f"no (clause{'s' * (len(out[0]) > 1)} {', '.join(map(str, out[0]))})"
         print(f"| {label} | {inside} of {rows} | {saturation} | {counted} |")
     counted = [s for s in summary if s[4] is None]
     inside, rows = sum(s[1] for s in counted), sum(s[2] for s in counted)
