@@ -5,6 +5,7 @@
 
 pub mod constants;
 pub mod lower;
+pub mod nodes;
 pub mod p2p;
 pub mod program;
 pub mod pxn;

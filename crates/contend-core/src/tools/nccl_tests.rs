@@ -165,9 +165,10 @@ pub struct Row {
     pub time_us: f64,
     pub algbw: f64,
     pub busbw: f64,
-    pub in_place_time_us: f64,
-    pub in_place_algbw: f64,
-    pub in_place_busbw: f64,
+    /// The in-place half (None: an excerpt of the out-of-place columns alone).
+    pub in_place_time_us: Option<f64>,
+    pub in_place_algbw: Option<f64>,
+    pub in_place_busbw: Option<f64>,
     /// nccl-tests' `#wrong`: elements found wrong after the call, the more of out-of-place and
     /// in-place (None: `N/A`, or the older `error` column, a float error rather than a count).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -184,6 +185,8 @@ pub struct Run {
     /// Ranks (`Rank` lines), nodes (their distinct hosts), and the GPU's name as printed.
     pub ranks: usize,
     pub nodes: usize,
+    /// The most ranks any host runs (`ranks / nodes` where every host runs as many).
+    pub most_on_a_host: usize,
     pub gpu: Option<String>,
     pub rows: Vec<Row>,
     /// Where its table starts (1-based line of the file).
@@ -271,7 +274,7 @@ fn number(t: &str) -> Option<f64> {
 /// A table row, or None for any other line.
 fn row(line: &str) -> Option<Row> {
     let t: Vec<&str> = line.split_whitespace().collect();
-    if t.len() < 10 {
+    if t.len() < 7 {
         return None;
     }
     let size = t[0].parse::<u64>().ok()?;
@@ -285,17 +288,24 @@ fn row(line: &str) -> Option<Row> {
     if redop.is_some() {
         k += 1;
     }
-    // time algbw busbw #wrong, twice: 8 fields, or 9 with root first.
+    // time algbw busbw #wrong, twice: 8 fields, or 9 with root first; an excerpt of the
+    // out-of-place half alone (its 9 columns of 13): 4, or 5 with root.
     let left = t.len() - k;
     let root = match left {
-        9 => {
+        9 | 5 => {
             k += 1;
             Some(t[k - 1].parse::<i64>().ok()?)
         }
-        8 => None,
+        8 | 4 => None,
         _ => return None,
     };
     let f = |i: usize| number(t[k + i]);
+    let whole = left >= 8;
+    // The #wrong column of an excerpt: a count or N/A, so that no other line of four numbers reads as a row.
+    if !whole && t[k + 3].parse::<u64>().is_err() && t[k + 3] != "N/A" {
+        return None;
+    }
+    let in_place = |i: usize| if whole { f(i).map(Some) } else { Some(None) };
     Some(Row {
         size,
         count,
@@ -305,10 +315,10 @@ fn row(line: &str) -> Option<Row> {
         time_us: f(0)?,
         algbw: f(1)?,
         busbw: f(2)?,
-        in_place_time_us: f(4)?,
-        in_place_algbw: f(5)?,
-        in_place_busbw: f(6)?,
-        wrong: [t[k + 3], t[k + 7]].iter().filter_map(|w| w.parse::<u64>().ok()).max(),
+        in_place_time_us: in_place(4)?,
+        in_place_algbw: in_place(5)?,
+        in_place_busbw: in_place(6)?,
+        wrong: [Some(t[k + 3]), t.get(k + 7).copied().filter(|_| whole)].iter().flatten().filter_map(|w| w.parse::<u64>().ok()).max(),
     })
 }
 
@@ -603,6 +613,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             }
             let mut hosts: Vec<&str> = ranks.iter().map(|x| x.1.as_str()).collect();
             hosts.sort_unstable();
+            let most_on_a_host = hosts.chunk_by(|a, b| a == b).map(|c| c.len()).max().unwrap_or(0);
             hosts.dedup();
             let gpu = ranks.first().map(|x| x.2.clone()).filter(|g| !g.is_empty());
             let (op, from) = match r.op.or(if single { by_name.clone() } else { None }) {
@@ -629,7 +640,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
                     }
                 },
             };
-            Ok(Run { op, op_from: from.into(), ranks: n, nodes: hosts.len(), gpu, rows: r.rows, line: r.line, release: r.release })
+            Ok(Run { op, op_from: from.into(), ranks: n, nodes: hosts.len(), most_on_a_host, gpu, rows: r.rows, line: r.line, release: r.release })
         })
         .collect()
 }
@@ -747,7 +758,7 @@ mod tests {
         assert_eq!(r.gpu.as_deref(), Some("NVIDIA GB10"));
         assert_eq!(r.rows.len(), 4);
         assert_eq!((r.rows[0].size, r.rows[0].count, r.rows[0].root), (8192, 2048, Some(-1)));
-        assert_eq!((r.rows[3].time_us, r.rows[3].in_place_busbw), (67.93, 1.01));
+        assert_eq!((r.rows[3].time_us, r.rows[3].in_place_busbw), (67.93, Some(1.01)));
         // A paste cut inside its only row has no table to read: one line says so.
         let e = parse(&fixture("nccl-tests-8x4090-tree.txt"), "tree.txt").unwrap_err().to_string();
         assert!(e.contains("tree.txt") && e.contains("no nccl-tests table") && !e.contains('\n'), "{e}");
