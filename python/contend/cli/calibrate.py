@@ -66,6 +66,11 @@ def calibrate(
             "rest as held out."
         ),
     ),
+    network_bandwidth: str | None = typer.Option(
+        None, "--network-bandwidth",
+        help="nccl-tests output of a run on several hosts: each NIC's rate between them, as contend nccl-tests "
+        "takes it (default: the NICs' own port_bandwidth × ports; 25GB/s where none is given).",
+    ),
     force: bool = ForceOpt,
 ) -> None:
     """Fit bandwidth efficiency and latency per link kind to measurements; report the residual per pair."""
@@ -76,7 +81,7 @@ def calibrate(
     # The core refuses --output before fitting where the measurements' fit gives no machine.
     try:
         c = api.calibrate(load_machine(machine), measurements, hold_out=hold_out, machine_out=target is not None,
-                          **params)
+                          network_bandwidth=network_bandwidth, **params)
     except InputError as e:
         # The core names the machine it was asked to write; here that is --output.
         if str(e).startswith("machine output:"):
