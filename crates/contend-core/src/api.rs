@@ -326,7 +326,11 @@ pub fn calibrate(
         }
     }
     if network_bandwidth.is_some() && format != MeasurementFormat::NcclTests {
-        return Err(Error::input("--network-bandwidth", "", format!("applies to nccl-tests output of a run on several hosts; {path} is not nccl-tests output")));
+        return Err(Error::input(
+            "--network-bandwidth",
+            "",
+            format!("applies to nccl-tests output of a run on several hosts; {path} is not nccl-tests output"),
+        ));
     }
     if hold_out && format == MeasurementFormat::Graphs {
         return Err(Error::input(

@@ -247,7 +247,11 @@ fn run_comm(m: &Machine, run: &Run, origin: &str, network_bandwidth: Option<&str
     }
     if run.nodes == 1 {
         if network_bandwidth.is_some() {
-            return Err(Error::input("--network-bandwidth", "", format!("{origin}'s run at line {} is on one host; give it only for runs on 2 or more", run.line)));
+            return Err(Error::input(
+                "--network-bandwidth",
+                "",
+                format!("{origin}'s run at line {} is on one host; give it only for runs on 2 or more", run.line),
+            ));
         }
         return Comm::new(m, &[m.gpus()[..per].to_vec()], None);
     }
@@ -255,7 +259,10 @@ fn run_comm(m: &Machine, run: &Run, origin: &str, network_bandwidth: Option<&str
         return Err(Error::input(
             origin,
             field,
-            format!("is a run on {} hosts, and {} was read from {}; give it as a preset or a file, whose copies the run is predicted on", run.nodes, m.name, m.origin),
+            format!(
+                "is a run on {} hosts, and {} was read from {}; give it as a preset or a file, whose copies the run is predicted on",
+                run.nodes, m.name, m.origin
+            ),
         ));
     };
     let req = tests_tool::Request { gpus: Some((0..per).map(|k| k.to_string()).collect()), ..tests_tool::Request::sweep(&run.op, "8", "8") };

@@ -493,6 +493,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
     let by_name = named(&origin.to_lowercase().replace('-', "_"));
     let mut runs: Vec<Open> = Vec::new();
     let fresh = |line: usize| Open { op: None, ranks: Vec::new(), launched: None, rows: Vec::new(), line, release: None };
+    // Whether the last table header has both halves (out-of-place and in-place).
+    let mut both_halves = false;
     // The release last printed: the header of the run whose table comes next.
     let mut release: Option<(String, String)> = None;
     // A command continued over lines (`mpirun -np 16 … \` then `./all_reduce_perf …`) is read whole.
@@ -544,9 +546,14 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             continue;
         }
         if line.trim_start().starts_with('#') {
+            // The table's header: whether it has both halves (`time` twice), so that a row cut
+            // after its out-of-place half is not read as an excerpt of that half.
+            if body.contains("busbw") {
+                both_halves = body.matches("time").count() > 1;
+            }
             continue;
         }
-        if let Some(row) = row(&line) {
+        if let Some(row) = row(&line).filter(|r| r.in_place_time_us.is_some() || !both_halves) {
             if runs.is_empty() {
                 runs.push(fresh(i + 1));
             }
@@ -762,6 +769,22 @@ mod tests {
         // A paste cut inside its only row has no table to read: one line says so.
         let e = parse(&fixture("nccl-tests-8x4090-tree.txt"), "tree.txt").unwrap_err().to_string();
         assert!(e.contains("tree.txt") && e.contains("no nccl-tests table") && !e.contains('\n'), "{e}");
+    }
+
+    /// Round 22's tester: an excerpt of the out-of-place half (its header and rows of 9 columns,
+    /// as Kaggle's 2 x T4 post gives them) is read; the same row under a header of both halves is
+    /// a row cut short, and is not.
+    #[test]
+    fn reads_an_excerpt_of_the_out_of_place_half() {
+        let ranks = "# Collective test starting: all_reduce_perf\n#  Rank  0 Group  0 Pid  1 on a device  0 [0x07] Tesla T4\n#  Rank  1 Group  0 Pid  1 on a device  1 [0x08] Tesla T4\n";
+        let half = "#       size         count      type   redop    root     time   algbw   busbw  #wrong\n";
+        let rows = "     1048576        262144     float     sum      -1   300.81    3.49    3.49       0\n   134217728      33554432     float     sum      -1  33403.7    4.02    4.02       0\n";
+        let r = &parse(&format!("{ranks}{half}{rows}"), "t4.txt").unwrap()[0];
+        assert_eq!(r.rows.len(), 2);
+        assert_eq!((r.rows[1].time_us, r.rows[1].busbw, r.rows[1].in_place_time_us, r.rows[1].wrong), (33403.7, 4.02, None, Some(0)));
+        let both = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+        let e = parse(&format!("{ranks}{both}{rows}"), "t4.txt").unwrap_err().to_string();
+        assert!(e.contains("no nccl-tests table"), "{e}");
     }
 
     #[test]
