@@ -63,7 +63,7 @@ def as_pasted(paste: Path, machine: str, nodes: int, nic: str | None, params: di
 
 def score(fit: dict) -> tuple[int, int, int]:
     """Held-out rows of at least 1 MiB: how many, and within ±15% before and after the fit."""
-    rows = [(r, b) for r, b in zip(fit["residuals"], fit["before"]) if r["held_out"]
+    rows = [(r, b) for r, b in zip(fit["residuals"], fit["before"], strict=True) if r["held_out"]
             and int(r["src"].split()[0]) >= MIB]
     ok = nccl_validation.TOLERANCE + 1e-12
     return len(rows), sum(abs(b) <= ok for _, b in rows), sum(abs(r["relative_error"]) <= ok for r, _ in rows)
@@ -78,8 +78,8 @@ def main() -> None:
         where = f"`{Path(machine).stem}`" + (f" × {nodes}" + (f" at {nic}" if nic else "") if nodes > 1 else "")
         unread = ", ".join(f"{UNREAD[k]}={v}" for k, v in request.items() if k in UNREAD)
         try:
-            fit = api.calibrate(machine, as_pasted(paste, machine, nodes, nic, params, request, scratch), hold_out=True, network_bandwidth=nic if nodes > 1 else None,
-                                **params)
+            pasted = as_pasted(paste, machine, nodes, nic, params, request, scratch)
+            fit = api.calibrate(machine, pasted, hold_out=True, network_bandwidth=nic if nodes > 1 else None, **params)
         except InputError as e:
             print(f"| {label} | {where} | refused: {e} | | | {unread} |")
             continue

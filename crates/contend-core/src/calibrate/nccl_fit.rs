@@ -230,7 +230,7 @@ fn node_gpus(m: &Machine) -> usize {
 fn run_comm(m: &Machine, run: &Run, origin: &str, network_bandwidth: Option<&str>) -> Result<Comm> {
     let field = format!("line {}", run.line);
     let node_gpus = node_gpus(m);
-    if run.ranks % run.nodes != 0 || run.most_on_a_host * run.nodes != run.ranks {
+    if run.most_on_a_host * run.nodes != run.ranks {
         return Err(Error::input(
             origin,
             field,
