@@ -87,6 +87,11 @@ def run_(
     else:
         print_jobs(r)
         print_run_links(r)
+    if not as_json:
+        # What NCCL_* variables of this shell did to the rank programs' NCCL calls (read by api.run's env=None;
+        # the JSON holds the same notes): on stderr, leaving the tables and the CSV on stdout as they were.
+        for note in r.notes:
+            err().print(f"note: {note}", soft_wrap=True, highlight=False)
     if tables:
         from contend.run_parquet import write
 

@@ -253,7 +253,7 @@ fn a_kept_lowering_is_taken_by_its_group_alone_and_changes_nothing() {
     // Each point names itself, as a study's points do.
     let origin = |s: &ScenarioSpec| format!("study.yaml (point {:?} {:?})", s.bandwidth_scale, s.workload.jobs[0].app);
     let session = Session::default();
-    let take = |s: &ScenarioSpec, detail: bool| lowering::take(s, &origin(s), &m(s), detail, Some(&session)).unwrap();
+    let take = |s: &ScenarioSpec, detail: bool| lowering::take(s, &origin(s), &m(s), detail, Some(&session), &[]).unwrap();
     let first = take(&a, false);
     let same = take(&b, false);
     assert!(std::sync::Arc::ptr_eq(&first.lowering, &same.lowering));
