@@ -131,7 +131,8 @@ impl Environment {
                 env.ignored.push(format!("{written} (not a channel count from 1 to {MAX_CHANNELS}: NCCL's own count runs)"));
             } else if bounds.len() < 2 || counts[0] != counts[1] {
                 // A shell set up for real runs still runs: bounds on NCCL's own count are not applied yet.
-                env.ignored.push(format!("{written} (bounds on NCCL's own count, which contend does not apply yet; equal MIN and MAX, or --channels, fix the count)"));
+                env.ignored
+                    .push(format!("{written} (bounds on NCCL's own count, which contend does not apply yet; equal MIN and MAX, or --channels, fix the count)"));
             } else {
                 env.channels = counts[0];
                 env.applied.extend(bounds.iter().map(|(k, v)| format!("{k}={v}")));
@@ -216,5 +217,158 @@ impl Environment {
     fn refusal(&self, var: &str, field: &str, problem: &str, flag: &str) -> Error {
         let give = if self.flags && !flag.is_empty() { format!(", or give {flag}") } else { String::new() };
         Error::input(format!("{var} (environment)"), field, format!("{problem}; or unset {var}{give}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nccl::{parse_algos, parse_protos, Algo, Proto};
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    fn read(pairs: &[(&str, &str)]) -> Result<Environment> {
+        Environment::read(&vars(pairs), &Given { flags: true, ..Given::default() })
+    }
+
+    /// One line naming the variable as the environment's, with the fix.
+    fn refused(pairs: &[(&str, &str)], needles: &[&str]) {
+        let e = read(pairs).unwrap_err().to_string();
+        assert!(!e.contains('\n') && needles.iter().all(|n| e.contains(n)), "{e}");
+    }
+
+    /// strtoll(str, nullptr, 0) as C defines it (C11 7.22.1.4): an optional sign, then `0x`/`0X`
+    /// hexadecimal, a leading 0 octal, else decimal; past int64 it fails (ERANGE), and NCCL's
+    /// `ncclLoadParam` then runs the default: here the text is refused, as is any text strtoll
+    /// would read only a prefix of.
+    #[test]
+    fn integers_read_as_strtoll_base_0() {
+        for (text, n) in [
+            ("4194304", 4194304),
+            ("0x400000", 4194304),
+            ("0X10", 16),
+            ("0xfF", 255),
+            ("040000000", 8 << 20),
+            ("0", 0),
+            ("00", 0),
+            ("-2", -2),
+            ("+12", 12),
+            (" 12 ", 12),
+            ("9223372036854775807", i64::MAX),
+            ("-9223372036854775808", i64::MIN),
+            ("0x7fffffffffffffff", i64::MAX),
+        ] {
+            assert_eq!(nccl_int(text), Some(n), "{text}");
+        }
+        for text in ["", "8M", "x", "0x", "08", "0o17", "1.5", "--1", "+-1", "1 2", "9223372036854775808", "0x8000000000000000"] {
+            assert_eq!(nccl_int(text), None, "{text}");
+        }
+    }
+
+    /// NCCL_ALGO and NCCL_PROTO as NCCL's `parseList` reads them (2.30.7 src/graph/tuning.cc):
+    /// comma words, case-insensitive, empty words skipped; a leading `^` sets every element but
+    /// those named (NCCL's algorithms: Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree,
+    /// PAT, src/init.cc `ncclAlgoStr`; those contend lowers are Tree, Ring, NVLS and NVLSTree).
+    #[test]
+    fn lists_read_as_nccls_parse_list() {
+        let env = read(&[("NCCL_ALGO", "^NVLS"), ("NCCL_PROTO", "^ll128")]).unwrap();
+        assert_eq!((env.algo.as_deref(), env.proto.as_deref()), (Some("^NVLS"), Some("^ll128")));
+        assert_eq!(env.applied, ["NCCL_ALGO=^NVLS", "NCCL_PROTO=^ll128"]);
+        assert_eq!(parse_algos(env.algo.as_deref().unwrap()).unwrap(), [Algo::Ring, Algo::Tree, Algo::NvlsTree]);
+        assert_eq!(parse_protos(env.proto.as_deref().unwrap()).unwrap(), [Proto::Ll, Proto::Simple]);
+        // Excluding what contend does not lower leaves every algorithm it does; empty words are skipped.
+        assert_eq!(parse_algos("^collnetdirect,PAT").unwrap(), [Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree]);
+        assert_eq!(parse_algos("Ring,,tree,").unwrap(), [Algo::Ring, Algo::Tree]);
+        assert_eq!(parse_algos("^").unwrap().len(), 4);
+        // An empty value is a shell's way to unset it: nothing is read.
+        assert_eq!(read(&[("NCCL_ALGO", " ")]).unwrap(), read(&[]).unwrap());
+        refused(&[("NCCL_ALGO", "bogus")], &["NCCL_ALGO (environment): bogus: is not an NCCL algorithm", "or unset NCCL_ALGO, or give --algo"]);
+        refused(&[("NCCL_PROTO", "LL256")], &["NCCL_PROTO (environment): ll256: is not an NCCL protocol", "or unset NCCL_PROTO, or give --proto"]);
+        refused(&[("NCCL_ALGO", "collnet")], &["NCCL_ALGO (environment)", "does not lower yet"]);
+        // 2.24's per-collective form (`prefix:list;…`) is said to be unread, not misread as a word.
+        refused(&[("NCCL_ALGO", "ring;allreduce:tree")], &["NCCL_ALGO (environment)", "per-collective list", "unset NCCL_ALGO"]);
+    }
+
+    /// NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS fix the count (read as int64 parameters); other
+    /// bounds are noted as not applied, and the run goes on with NCCL's own count.
+    #[test]
+    fn equal_channel_bounds_fix_the_count() {
+        let env = read(&[("NCCL_MIN_NCHANNELS", "4"), ("NCCL_MAX_NCHANNELS", "0x4")]).unwrap();
+        assert_eq!((env.channels, env.applied), (Some(4), vec!["NCCL_MIN_NCHANNELS=4".to_string(), "NCCL_MAX_NCHANNELS=0x4".into()]));
+        for (pairs, why) in [
+            (vec![("NCCL_MAX_NCHANNELS", "8")], "bounds on NCCL's own count"),
+            (vec![("NCCL_MIN_NCHANNELS", "2"), ("NCCL_MAX_NCHANNELS", "8")], "bounds on NCCL's own count"),
+            (vec![("NCCL_MIN_NCHANNELS", "65"), ("NCCL_MAX_NCHANNELS", "65")], "not a channel count from 1 to 64"),
+            (vec![("NCCL_MIN_NCHANNELS", "0"), ("NCCL_MAX_NCHANNELS", "0")], "not a channel count"),
+            (vec![("NCCL_MIN_NCHANNELS", "x"), ("NCCL_MAX_NCHANNELS", "x")], "not a channel count"),
+        ] {
+            let env = read(&pairs).unwrap();
+            assert!(env.channels.is_none() && env.applied.is_empty() && env.ignored.len() == 1 && env.ignored[0].contains(why), "{pairs:?}: {:?}", env.ignored);
+            let notes = env.notes("door");
+            assert!(notes.len() == 1 && notes[0].starts_with("ignored from the environment: "), "{notes:?}");
+        }
+    }
+
+    /// NCCL_BUFFSIZE is Simple's buffer in bytes (src/init.cc, -2 its "not set"); contend takes
+    /// 64 KiB and more (`nccl_buffsize`'s bound).
+    #[test]
+    fn buffsize_is_bytes_as_nccl_reads_them() {
+        for text in ["8388608", "0x800000", "040000000"] {
+            let env = read(&[("NCCL_BUFFSIZE", text)]).unwrap();
+            assert_eq!(env.params, [("nccl_buffsize".to_string(), "8388608B".to_string())], "{text}");
+            assert_eq!(env.applied, [format!("NCCL_BUFFSIZE={text}")]);
+            assert_eq!(constants::split(&env.params).unwrap().0.buffsize, 8 << 20);
+        }
+        let unset = read(&[("NCCL_BUFFSIZE", "-2")]).unwrap();
+        assert!(unset.params.is_empty() && unset.ignored[0].contains("not set"), "{unset:?}");
+        assert_eq!(read(&[("NCCL_BUFFSIZE", "65536")]).unwrap().params[0].1, "65536B");
+        refused(&[("NCCL_BUFFSIZE", "65535")], &["NCCL_BUFFSIZE (environment): 65535: is 65535 bytes, below the 64 KiB", "; or unset NCCL_BUFFSIZE"]);
+        refused(&[("NCCL_BUFFSIZE", "-1")], &["NCCL_BUFFSIZE (environment)", "below the 64 KiB"]);
+        refused(&[("NCCL_BUFFSIZE", "8M")], &["NCCL_BUFFSIZE (environment): 8M: is not a whole number as NCCL reads it", "unset NCCL_BUFFSIZE"]);
+    }
+
+    /// NCCL_PXN_DISABLE: 1 leaves PXN off (src/graph/paths.cc `!= 1`, search.cc `== 1`), 0 on;
+    /// NCCL treats any other value one way in its routes and the other in its proxies (src/init.cc
+    /// `== 0`), so it is refused.
+    #[test]
+    fn pxn_disable_is_zero_or_one() {
+        assert_eq!(read(&[("NCCL_PXN_DISABLE", "1")]).unwrap().params, [("nccl_pxn_disable".to_string(), "1".to_string())]);
+        assert_eq!(read(&[("NCCL_PXN_DISABLE", "0x0")]).unwrap().params, [("nccl_pxn_disable".to_string(), "0".to_string())]);
+        refused(&[("NCCL_PXN_DISABLE", "2")], &["NCCL_PXN_DISABLE (environment): 2: is neither 0 nor 1", "give 0 or 1; or unset NCCL_PXN_DISABLE"]);
+        refused(&[("NCCL_PXN_DISABLE", "yes")], &["NCCL_PXN_DISABLE (environment): yes: is not a whole number"]);
+    }
+
+    /// What the caller sets itself wins: the variable is not read (a bad value of it is no
+    /// mistake then) and not named as applied.
+    #[test]
+    fn what_is_given_wins() {
+        let pairs = vars(&[("NCCL_ALGO", "bogus"), ("NCCL_PROTO", "LL"), ("NCCL_MIN_NCHANNELS", "4"), ("NCCL_MAX_NCHANNELS", "4"), ("NCCL_BUFFSIZE", "1")]);
+        let given = Given { algo: true, channels: true, params: vec!["nccl_buffsize".into()], ..Given::default() };
+        let env = Environment::read(&pairs, &given).unwrap();
+        assert_eq!((env.algo.as_deref(), env.proto.as_deref(), env.channels), (None, Some("LL"), None));
+        assert!(env.params.is_empty() && env.ignored.is_empty(), "{env:?}");
+        assert_eq!(env.applied, ["NCCL_PROTO=LL"]);
+        // Other variables are left alone; the last of a name given twice is the one read.
+        let env = read(&[("NCCL_DEBUG", "INFO"), ("PATH", "/bin"), ("NCCL_PROTO", "LL"), ("NCCL_PROTO", "Simple")]).unwrap();
+        assert_eq!(env.applied, ["NCCL_PROTO=Simple"]);
+    }
+
+    /// A later mistake in a setting the environment gave is named by its variable; one the flag
+    /// gave keeps the flag's name. A door without flags names no flag in the fix.
+    #[test]
+    fn later_mistakes_name_the_variable() {
+        let env = read(&[("NCCL_ALGO", "tree")]).unwrap();
+        let e = env.named(Error::input("--algo", "tree", "is no algorithm NCCL runs all_gather with")).to_string();
+        assert_eq!(e, "NCCL_ALGO (environment): tree: is no algorithm NCCL runs all_gather with; or unset NCCL_ALGO, or give --algo");
+        let e = env.named(Error::input("--algo/--proto", "tree/any", "leaves NCCL no algorithm")).to_string();
+        assert!(e.starts_with("--algo/--proto: tree/any: leaves NCCL no algorithm; NCCL_ALGO from the environment"), "{e}");
+        let e = env.named(Error::input("--proto", "x", "is not an NCCL protocol")).to_string();
+        assert!(e.starts_with("--proto: x:"), "{e}");
+        let run = Environment::read(&vars(&[("NCCL_ALGO", "bogus")]), &Given::default()).unwrap_err().to_string();
+        assert!(run.ends_with("; or unset NCCL_ALGO"), "{run}");
+        let notes = env.notes("a flag given wins");
+        assert_eq!(notes, ["from the environment, as NCCL reads it: NCCL_ALGO=tree (a flag given wins)"]);
     }
 }

@@ -79,14 +79,7 @@ pub(super) struct Taken<'s> {
 /// `s`'s jobs lowered onto `m`: the session's kept lowering where it is the same, else lowered
 /// now (and kept in the session, if there is one). Operations are named only when a report lists them (`detail`), and such a
 /// lowering is never kept; nor is one with program files, which may change between runs.
-pub(super) fn take<'s>(
-    s: &ScenarioSpec,
-    origin: &str,
-    m: &Machine,
-    detail: bool,
-    session: Option<&'s Session>,
-    env: &[(String, String)],
-) -> Result<Taken<'s>> {
+pub(super) fn take<'s>(s: &ScenarioSpec, origin: &str, m: &Machine, detail: bool, session: Option<&'s Session>, env: &[(String, String)]) -> Result<Taken<'s>> {
     let keep = session.is_some();
     let nodes = gpus_by_node(m);
     // NCCL's constants (`nccl_*` parameters) and NCCL_* variables shape rank programs' NCCL calls:
@@ -218,6 +211,7 @@ pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<us
         program::name_operations(&mut ops, &origins, |d| rank_on[d]);
     }
     let workload = Workload { transfers: ops, origin: origin.to_string(), ..Default::default() };
-    let notes = environment.notes("rank programs' NCCL calls run NCCL's choice within them; a call's own algo or proto wins, as the scenario's params and --param do");
+    let notes =
+        environment.notes("rank programs' NCCL calls run NCCL's choice within them; a call's own algo or proto wins, as the scenario's params and --param do");
     Ok(Lowering { jobs, sizes, slots, workload, origins, lowered, rank_on, notes })
 }

@@ -588,8 +588,17 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
         ops
     });
     let detail = detail.then(|| report::build(&m, w, entry.name, prepared.params(), prepared.flows(), &o, Detail::default()));
-    let report =
-        RunReport { scenario: s.clone(), machine: m.name.clone(), model: entry.name.to_string(), summary, jobs: table, links, detail, operations, notes: notes.clone() };
+    let report = RunReport {
+        scenario: s.clone(),
+        machine: m.name.clone(),
+        model: entry.name.to_string(),
+        summary,
+        jobs: table,
+        links,
+        detail,
+        operations,
+        notes: notes.clone(),
+    };
     taken.keep(entry.name, pairs, prepared, low);
     Ok(report)
 }

@@ -302,7 +302,7 @@ fn jobs_lowered_side_by_side_are_the_jobs_lowered_one_after_another() {
     assert!(ops.iter().any(|t| t.after.iter().any(|&a| a >= ops.len() / 2)), "later jobs' edges point past the first job's");
     for threads in [1, 2, 3] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        let low = pool.install(|| lowering::lower(&s, "s.yaml", &m, &nodes, false)).unwrap();
+        let low = pool.install(|| lowering::lower(&s, "s.yaml", &m, &nodes, false, &[])).unwrap();
         assert!(low.workload.transfers == ops, "{threads} threads");
         assert_eq!((&low.origins, &low.lowered, &low.slots), (&origins, &lowered, &slots), "{threads} threads");
     }
