@@ -414,6 +414,64 @@ def test_nccl_exclusion_form_is_every_other_choice(monkeypatch):
     assert "NCCL_ALGO=^nvls" in r.stderr or "NCCL_ALGO=^nvls" in r.stdout
 
 
+def _door(door, scenario):
+    """What `door` runs for a 16 MiB all-reduce on hgx-h100 under this process's environment (the CLI's, and the
+    API's env=None): (what it picked or took, its notes on the environment), or (2, the one-line error)."""
+    if door.startswith("cli"):
+        args = ("nccl-tests", "hgx-h100", "-b", "16M", "-e", "16M") if door == "cli nccl-tests" else ("run", scenario)
+        r = run_cli(*args, "--json")
+        if r.returncode:
+            return r.returncode, r.stderr
+        rep = json.loads(r.stdout)
+        took, notes = (rep["rows"][0]["algo"] if "rows" in rep else rep["jobs"]["run_time_s"][0]), rep.get("notes", [])
+    else:
+        try:
+            if door == "api nccl_tests":
+                rep = api.nccl_tests("hgx-h100", min_bytes="16M", max_bytes="16M")
+                took, notes = rep["rows"][0]["algo"], rep["notes"]
+            else:
+                run = api.run(scenario)
+                took, notes = run.raw["jobs"]["run_time_s"][0], run.notes
+        except api.InputError as e:
+            return 2, f"error: {e}\n"
+    return took, [n for n in notes if "environment" in n]
+
+
+@pytest.mark.parametrize("door", ["cli nccl-tests", "cli run", "api nccl_tests", "api run"])
+def test_every_door_reads_nccls_environment(door, tmp_path, monkeypatch):
+    # Issue 25: NCCL_ALGO exported for the real job reaches every door, read by the core as NCCL reads it. At
+    # 16 MiB on hgx-h100 NCCL's own pick is NVLS; NCCL_ALGO=Ring changes the pick (and a program's run time),
+    # the notes name it, and a bad value is one line (exit code 2 at the CLI).
+    prog = tmp_path / "ar.yaml"
+    prog.write_text("ranks:\n" + "  - [{nccl_allreduce: {size: 16MiB}}]\n" * 8)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"cluster: hgx-h100\nworkload:\n  jobs:\n    - program: {prog}\n")
+    own, notes = _door(door, scenario)
+    assert not notes and own != 2, notes
+    monkeypatch.setenv("NCCL_ALGO", "Ring")
+    ring, notes = _door(door, scenario)
+    assert ring != own and (door.endswith("run") or (own, ring) == ("nvls", "ring")), (own, ring)
+    assert len(notes) == 1 and notes[0].startswith("from the environment, as NCCL reads it: NCCL_ALGO=Ring"), notes
+    if door.startswith("api"):
+        # The API's env= is explicit: {} reads nothing, a mapping reads it whatever this process exports.
+        call = (lambda **kw: api.nccl_tests("hgx-h100", min_bytes="16M", max_bytes="16M", **kw)["rows"][0]["algo"]) \
+            if door == "api nccl_tests" else (lambda **kw: api.run(scenario, **kw).raw["jobs"]["run_time_s"][0])
+        assert call(env={}) == own and call(env={"NCCL_ALGO": "ring"}) == ring
+        monkeypatch.delenv("NCCL_ALGO")
+        assert call(env={"NCCL_ALGO": "Ring", "PATH": "/nowhere"}) == ring and call() == own
+        with pytest.raises(TypeError, match="env: a mapping"):
+            call(env=[("NCCL_ALGO", "ring")])
+    monkeypatch.setenv("NCCL_ALGO", "bogus")
+    code, err = _door(door, scenario)
+    assert code == 2 and err.count("\n") == 1 and err.startswith("error: NCCL_ALGO (environment): bogus:"), err
+    assert "unset NCCL_ALGO" in err and ("give --algo" in err) == ("nccl" in door), err
+    if door == "cli run":
+        # The table's run prints the notes on stderr, its stdout as before.
+        monkeypatch.setenv("NCCL_ALGO", "Ring")
+        r = run_cli("run", scenario)
+        assert r.returncode == 0 and "note: from the environment, as NCCL reads it: NCCL_ALGO=Ring" in r.stderr
+
+
 def test_threads_of_one_gpu_each_are_ranks():
     # nccl-tests -t 4 (-g 1): four threads, one GPU each, each launching its own: the node's first four GPUs
     # as ranks, as --gpus 0,1,2,3 runs them; -t 1 is nccl-tests' default and changes nothing.
