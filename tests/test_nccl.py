@@ -38,6 +38,44 @@ def test_busbw_factors(op, factor):
         assert row["count"] == row["size"] // 4 // (8 if op in ("all_gather", "reduce_scatter", "alltoall") else 1)
 
 
+# nccl-tests' own C format strings, as printf-style formats (hence noqa UP031): the test is that they are the same.
+def _float_str(value, width):
+    """nccl-tests' getFloatStr (src/util.cu): two decimals where they fit the width, then one, none, an exponent."""
+    for precision in (2, 1, 0):
+        text = "%*.*f" % (width, precision, value)  # noqa: UP031
+        if len(text) <= width:
+            return text
+    return "%*.1e" % (width, value) if width >= 7 else "%*.0e" % (width, value)  # noqa: UP031
+
+
+@pytest.mark.parametrize("op,dtype", [("all_reduce", "float"), ("all_gather", "half"), ("reduce_scatter", "double"),
+                                      ("alltoall", "int8"), ("broadcast", "float"), ("reduce", "bfloat16"),
+                                      ("sendrecv", "float")])
+def test_rows_are_nccl_tests_printf(op, dtype):
+    # Every row is nccl-tests' printf of its values (src/util.cu writeBenchmarkLinePreamble: "%12li  %12li  %8s  %6s
+    # %6s" with the root as "%6i"; writeBenchmarkLineBody: "  %7s  %6s  %6s  %6g" out-of-place, then in-place), on
+    # 6 GPUs from 8 B: the per-rank count of all_gather, reduce_scatter and alltoall is rounded down to 16 bytes
+    # ((count/nranks) & -(16/eltSize), src/all_gather.cu etc.; 0 under 16 bytes a rank).
+    r = run_cli("nccl-tests", "dgx-a100", "--gpus", "0,1,2,3,4,5", "-b", "8", "-e", "4M", "-f", "8", "-d", dtype,
+                "-o", op, "--json")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    word = {"float": 4, "half": 2, "double": 8, "int8": 1, "bfloat16": 2}[dtype]
+    lines = [x for x in rep["table"].splitlines() if x and not x.startswith("#")]
+    assert len(lines) == len(rep["rows"]) == 7
+    for k, (line, row) in enumerate(zip(lines, rep["rows"], strict=True)):
+        count = 8 ** (k + 1) // word
+        if op in ("all_gather", "reduce_scatter", "alltoall"):
+            count = (count // 6) & -(16 // word)
+        assert (row["count"], row["size"]) == (count, count * word * (6 if op in ("all_gather", "reduce_scatter",
+                                                                                   "alltoall") else 1))
+        want = "%12li  %12li  %8s  %6s  %6s" % (row["size"], row["count"], dtype, row["redop"], "%6i" % row["root"])  # noqa: UP031
+        for t, a, b in ((row["time_us"], row["algbw"], row["busbw"]),
+                        (row["in_place_time_us"], row["in_place_algbw"], row["in_place_busbw"])):
+            want += "  %7s  %6s  %6s  %6g" % (_float_str(t, 7), _float_str(a, 6), _float_str(b, 6), 0)  # noqa: UP031
+        assert line == want, (line, want)
+
+
 def test_json_explain_and_overrides():
     r = run_cli("nccl-tests", "dgx-a100", "-b", "64M", "-e", "64M", "--json", "--explain")
     assert r.returncode == 0, r.stderr
