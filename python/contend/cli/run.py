@@ -57,7 +57,8 @@ def run_(
     param: list[str] | None = ParamOpt,
 ) -> None:
     """Run a scenario's jobs (rank programs, application skeletons) on its cluster: each job's run time,
-    computation, communication and their overlap, and the busiest links."""
+    computation, communication and their overlap, and the busiest links. Rank programs' NCCL calls read this
+    shell's NCCL_* variables as NCCL does (NCCL_ALGO, NCCL_PROTO, ...: docs/nccl.md); notes say which applied."""
     force = force or replace
     params = parse_params(param)
     if check:
