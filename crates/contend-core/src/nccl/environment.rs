@@ -131,8 +131,8 @@ impl Environment {
                 env.ignored.push(format!("{written} (not a channel count from 1 to {MAX_CHANNELS}: NCCL's own count runs)"));
             } else if bounds.len() < 2 || counts[0] != counts[1] {
                 // A shell set up for real runs still runs: bounds on NCCL's own count are not applied yet.
-                env.ignored
-                    .push(format!("{written} (bounds on NCCL's own count, which contend does not apply yet; equal MIN and MAX, or --channels, fix the count)"));
+                let fix = if given.flags { "equal MIN and MAX, or --channels, fix the count" } else { "equal MIN and MAX fix the count" };
+                env.ignored.push(format!("{written} (bounds on NCCL's own count, which contend does not apply yet; {fix})"));
             } else {
                 env.channels = counts[0];
                 env.applied.extend(bounds.iter().map(|(k, v)| format!("{k}={v}")));
@@ -309,6 +309,9 @@ mod tests {
             let notes = env.notes("door");
             assert!(notes.len() == 1 && notes[0].starts_with("ignored from the environment: "), "{notes:?}");
         }
+        // A door without --channels (`contend run`) names no such flag.
+        let run = Environment::read(&vars(&[("NCCL_MAX_NCHANNELS", "8")]), &Given::default()).unwrap();
+        assert!(run.ignored[0].ends_with("equal MIN and MAX fix the count)"), "{:?}", run.ignored);
     }
 
     /// NCCL_BUFFSIZE is Simple's buffer in bytes (src/init.cc, -2 its "not set"); contend takes
