@@ -14,6 +14,7 @@ Usage: python bench/nccl_validation.py   (prints the markdown table of docs/vali
 """
 
 import math
+import os
 import re
 import statistics
 import tempfile
@@ -491,4 +492,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # Each table's NCCL settings are its request's own (quoted above): none comes from this shell's NCCL_* variables,
+    # which api.nccl_tests reads where its env is not given (round 22).
+    for name in [k for k in os.environ if k.startswith("NCCL_")]:
+        del os.environ[name]
     main()

@@ -4,6 +4,7 @@
 //! docs/nccl.md says what is modelled and what is not.
 
 pub mod constants;
+pub mod environment;
 pub mod lower;
 pub mod nodes;
 pub mod p2p;
