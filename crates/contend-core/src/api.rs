@@ -297,14 +297,15 @@ pub fn import(path: &str, name: &str, numa_per_socket: i64) -> Result<import::Im
 /// `hold_out` fits p2p outputs and patterns on single-pair data only and scores the rest (sc16
 /// fits refuse it). `machine_out` (the CLI's `--output`): a fit that gives no machine file (sc16's
 /// two parameters, NCCL's constants) is refused before any fitting, as every output is checked first.
-/// `network_bandwidth`: the NICs' rate of a multi-node nccl-tests run (as `nccl_tests` takes it).
+/// `nccl`: how an nccl-tests run was run beyond what its output says (the NICs' rate between its
+/// hosts, NCCL_ALGO, NCCL_PROTO: as `nccl_tests` takes them).
 pub fn calibrate(
     m: &Machine,
     path: &str,
     params: &[(String, String)],
     hold_out: bool,
     machine_out: bool,
-    network_bandwidth: Option<&str>,
+    nccl: &calibrate::nccl_fit::RunSettings,
 ) -> Result<CalibrationReport> {
     const MEASUREMENTS: &str = "the output of nccl-tests, p2pBandwidthLatencyTest or nvbandwidth, or a CSV of measured patterns or transfer graphs";
     let raw = crate::error::read_user_text(path, MEASUREMENTS)?;
@@ -325,12 +326,11 @@ pub fn calibrate(
             return Err(Error::input("machine output", "", why));
         }
     }
-    if network_bandwidth.is_some() && format != MeasurementFormat::NcclTests {
-        return Err(Error::input(
-            "--network-bandwidth",
-            "",
-            format!("applies to nccl-tests output of a run on several hosts; {path} is not nccl-tests output"),
-        ));
+    if format != MeasurementFormat::NcclTests {
+        let given = [("--network-bandwidth", nccl.network_bandwidth), ("--algo", nccl.algo), ("--proto", nccl.proto)];
+        if let Some((flag, _)) = given.iter().find(|(_, v)| v.is_some()) {
+            return Err(Error::input(*flag, "", format!("applies to nccl-tests output; {path} is not nccl-tests output")));
+        }
     }
     if hold_out && format == MeasurementFormat::Graphs {
         return Err(Error::input(
@@ -348,7 +348,7 @@ pub fn calibrate(
             let graphs = calibrate::sc16_fit::parse_csv(&text, path)?;
             CalibrationReport::Graphs(calibrate::sc16_fit::fit(m, &graphs, &sc16::Sc16Params::parse(params)?, path)?)
         }
-        MeasurementFormat::NcclTests => CalibrationReport::NcclTests(calibrate::nccl_fit::fit(m, &text, path, "maxmin", params, hold_out, network_bandwidth)?),
+        MeasurementFormat::NcclTests => CalibrationReport::NcclTests(calibrate::nccl_fit::fit(m, &text, path, "maxmin", params, hold_out, nccl)?),
         MeasurementFormat::ToolOutput => {
             let meas = calibrate::parse_measurements(&text, path)?;
             // The fit names the measurements "measurements"; the user knows them by their path.

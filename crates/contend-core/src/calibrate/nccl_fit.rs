@@ -170,9 +170,9 @@ fn pooled_runs(runs: &[Run], notes: &mut Vec<String>) {
 /// constants (`constants`, `key=value`): its collective, its sizes (the smallest and largest
 /// measured, the step of its largest two), its GPUs where fewer than a node's (each its own
 /// rank, as the fit runs them: no `-g`), its hosts and their NICs' rate where given (`--nodes`,
-/// `--network-bandwidth`), datatype and root where not nccl-tests' defaults, and its release
+/// `--network-bandwidth`), NCCL_ALGO and NCCL_PROTO where given, datatype and root where not nccl-tests' defaults, and its release
 /// where one was given or read.
-fn command(run: &Run, node_gpus: usize, network_bandwidth: Option<&str>, release: Option<&str>, constants: &[String]) -> String {
+fn command(run: &Run, node_gpus: usize, settings: &RunSettings, release: Option<&str>, constants: &[String]) -> String {
     let mut sizes: Vec<u64> = run.rows.iter().map(|r| r.size).filter(|&s| s > 0).collect();
     sizes.sort_unstable();
     sizes.dedup();
@@ -187,9 +187,15 @@ fn command(run: &Run, node_gpus: usize, network_bandwidth: Option<&str>, release
     }
     if run.nodes > 1 {
         args.push(format!("--nodes {}", run.nodes));
-        if let Some(bw) = network_bandwidth {
+        if let Some(bw) = settings.network_bandwidth {
             args.push(format!("--network-bandwidth {bw}"));
         }
+    }
+    if let Some(a) = settings.algo {
+        args.push(format!("--algo {a}"));
+    }
+    if let Some(p) = settings.proto {
+        args.push(format!("--proto {p}"));
     }
     if let Some(row) = run.rows.first() {
         if row.dtype != "float" {
@@ -204,6 +210,16 @@ fn command(run: &Run, node_gpus: usize, network_bandwidth: Option<&str>, release
     }
     args.extend(constants.iter().map(|p| format!("--param {p}")));
     args.join(" ")
+}
+
+/// How the pasted runs were run beyond what their output says, as `contend nccl-tests` takes it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunSettings<'a> {
+    /// Each NIC's rate between hosts (`--network-bandwidth`).
+    pub network_bandwidth: Option<&'a str>,
+    /// NCCL_ALGO and NCCL_PROTO as the runs set them (`--algo`, `--proto`: NCCL picks within them).
+    pub algo: Option<&'a str>,
+    pub proto: Option<&'a str>,
 }
 
 /// How much a probe of `nccl_call_net` adds (s): the difference over it is how many times the
@@ -271,17 +287,13 @@ fn run_comm(m: &Machine, run: &Run, origin: &str, network_bandwidth: Option<&str
 }
 
 /// Fit NCCL's constants to the nccl-tests output `text` (`origin` names it) measured on `m`, or on
-/// copies of it where a run spans hosts (their NICs at `network_bandwidth` where given, as
-/// `contend nccl-tests --network-bandwidth`).
-pub fn fit(
-    m: &Machine,
-    text: &str,
-    origin: &str,
-    model: &str,
-    params: &[(String, String)],
-    hold_out: bool,
-    network_bandwidth: Option<&str>,
-) -> Result<NcclFit> {
+/// copies of it where a run spans hosts (their NICs at `settings.network_bandwidth` where given,
+/// as `contend nccl-tests --network-bandwidth`), NCCL picking within `settings`' algorithms and
+/// protocols where given.
+pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String, String)], hold_out: bool, settings: &RunSettings) -> Result<NcclFit> {
+    let network_bandwidth = settings.network_bandwidth;
+    let given_algos = settings.algo.map(crate::nccl::parse_algos).transpose()?;
+    let protos = settings.proto.map(crate::nccl::parse_protos).transpose()?.unwrap_or_else(|| PROTOS.to_vec());
     crate::nccl::check_model(model)?;
     // NCCL's constants given (`nccl_*`) set the communicator, as in `contend nccl-tests`; the
     // rest are the model's.
@@ -316,8 +328,23 @@ pub fn fit(
             }
             let root = row.root.unwrap_or(0).max(0) as usize;
             // As `contend nccl-tests` narrows them: NCCL never reduces 8-bit types on NVLS.
-            let algos: Vec<Algo> = coll.algos().iter().copied().filter(|&a| tuning::runs(coll, &row.dtype, a)).collect();
-            let (pick, ran) = tests_tool::run_size(&comm, coll, row.size, root, &algos, &PROTOS, model, &model_params, false)?;
+            // NCCL_ALGO governs no peer-to-peer call (NCCL runs them whatever it says).
+            let p2p_only = coll.algos() == [Algo::P2p];
+            let algos: Vec<Algo> = coll
+                .algos()
+                .iter()
+                .copied()
+                .filter(|&a| tuning::runs(coll, &row.dtype, a) && (p2p_only || given_algos.as_ref().is_none_or(|g| g.contains(&a))))
+                .collect();
+            if algos.is_empty() {
+                let have: Vec<&str> = coll.algos().iter().map(|a| a.id()).collect();
+                return Err(Error::input(
+                    "--algo",
+                    settings.algo.unwrap_or_default(),
+                    format!("is no algorithm NCCL runs {} with on {} ({}); give one of {}", coll.name(), row.dtype, run.op, have.join(", ")),
+                ));
+            }
+            let (pick, ran) = tests_tool::run_size(&comm, coll, row.size, root, &algos, &protos, model, &model_params, false)?;
             let t = ran.seconds;
             let call = comm.call_with(coll, pick.algo, pick.proto, row.size, root, pick.channels).merged();
             let step_of = if matches!(coll, Coll::AllToAll | Coll::SendRecv) { Proto::Simple } else { pick.proto };
@@ -336,7 +363,7 @@ pub fn fit(
             let mut half = base;
             half.efficiency = base.efficiency.map(|e| e / 2.0);
             comm.set_constants(half)?;
-            let t_half = tests_tool::run_size(&comm, coll, row.size, root, &algos, &PROTOS, model, &model_params, false)?.1.seconds;
+            let t_half = tests_tool::run_size(&comm, coll, row.size, root, &algos, &protos, model, &model_params, false)?.1.seconds;
             comm.set_constants(base)?;
             let with = latency_only(&comm, &call, model, &model_params)?;
             let (path, s0) = if bare.step != call.step || bare.step_net != call.step_net {
@@ -447,7 +474,7 @@ pub fn fit(
         points
             .iter()
             .map(|x| {
-                let (pick, ran) = tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, &PROTOS, model, &model_params, false)?;
+                let (pick, ran) = tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, &protos, model, &model_params, false)?;
                 Ok((format!("{}/{}", pick.algo.name(), pick.proto.name()), ran.seconds))
             })
             .collect()
@@ -505,7 +532,7 @@ pub fn fit(
     let constants_args: Vec<String> = fitted.iter().map(|(k, v)| format!("{k}={v}")).chain(model_params.iter().map(|(k, v)| format!("{k}={v}"))).collect();
     let mut commands: Vec<String> = Vec::new();
     for (r, run) in runs.iter().enumerate() {
-        let command = command(run, node_gpus(m), network_bandwidth, release(r), &constants_args);
+        let command = command(run, node_gpus(m), settings, release(r), &constants_args);
         if !commands.contains(&command) {
             commands.push(command);
         }
@@ -579,13 +606,13 @@ mod tests {
     #[test]
     fn finds_the_kernels_efficiency_from_a_closed_form_table() {
         let m = Machine::load("dgx-a100").unwrap();
-        let f = fit(&m, &table(), "all_reduce_perf.txt", "maxmin", &[], false, None).unwrap();
+        let f = fit(&m, &table(), "all_reduce_perf.txt", "maxmin", &[], false, &RunSettings::default()).unwrap();
         assert!(f.residuals.iter().all(|r| r.dst == "Ring/Simple"), "{:?}", f.residuals);
         let e: f64 = f.fitted["nccl_eff_simple"].parse().unwrap();
         assert!((e - 0.8).abs() < 0.01, "{:?}", f.fitted);
         assert!(f.residuals.iter().all(|r| r.relative_error.unwrap().abs() < 0.01), "{:?} {:?}", f.fitted, f.residuals);
         // Held out: every other size is predicted from the others.
-        let h = fit(&m, &table(), "all_reduce_perf.txt", "maxmin", &[], true, None).unwrap();
+        let h = fit(&m, &table(), "all_reduce_perf.txt", "maxmin", &[], true, &RunSettings::default()).unwrap();
         assert_eq!(h.residuals.iter().filter(|r| r.held_out).count(), 2);
         assert!(h.residuals.iter().all(|r| r.relative_error.unwrap().abs() < 0.02), "{:?}", h.residuals);
         // The fitted constants, given back to nccl-tests, predict the table.
@@ -607,7 +634,7 @@ mod tests {
             t.push_str(&format!("{size:>12} {:>12} float sum -1 {us:.2} 0.00 0.00 0 {us:.2} 0.00 0.00 0\n", size / 4));
         }
         let m = Machine::load("dgx-a100").unwrap();
-        let f = fit(&m, &t, "all_reduce_perf.txt", "maxmin", &[], false, None).unwrap();
+        let f = fit(&m, &t, "all_reduce_perf.txt", "maxmin", &[], false, &RunSettings::default()).unwrap();
         assert!(f.residuals.iter().all(|r| r.dst == "Ring/LL"), "{:?}", f.residuals);
         let step: f64 = f.fitted["nccl_step_ll"].trim_end_matches("us").parse().unwrap();
         assert!((step - 1.0).abs() < 0.02, "{:?}", f.fitted);
@@ -629,7 +656,7 @@ mod tests {
             t.push_str(&format!("{size:>12} {:>12} float sum -1 {us:.2} 0.00 0.00 0 {us:.2} 0.00 0.00 0\n", size / 4));
         }
         let m = Machine::load("dgx-a100").unwrap();
-        let f = fit(&m, &t, "all_reduce_perf.txt", "maxmin", &[], false, None).unwrap();
+        let f = fit(&m, &t, "all_reduce_perf.txt", "maxmin", &[], false, &RunSettings::default()).unwrap();
         let step: f64 = f.fitted["nccl_step_ll"].trim_end_matches("us").parse().unwrap();
         assert!((step - 6.0).abs() < 0.05, "{:?} {:?}", f.fitted, f.notes);
     }
@@ -651,7 +678,7 @@ mod tests {
             t.push_str(&format!("{s:>12} {:>12} float sum -1 {us:.2} {algbw:.2} {:.2} 0 {us:.2} {algbw:.2} {:.2} 0\n", s / 4, algbw * 1.75, algbw * 1.75));
         }
         let m = Machine::load("hgx-h100").unwrap();
-        let f = fit(&m, &t, "all_reduce_perf.txt", "maxmin", &[], false, None).unwrap();
+        let f = fit(&m, &t, "all_reduce_perf.txt", "maxmin", &[], false, &RunSettings::default()).unwrap();
         assert!(f.residuals.iter().any(|r| r.dst.starts_with("NVLS")), "{:?}", f.residuals);
         let mut req = crate::nccl::tests_tool::Request::one("all_reduce", "32K");
         req.max_bytes = "128M".into();
@@ -682,7 +709,7 @@ mod tests {
             t.push_str(&format!("{size:>12} {:>12} float sum -1 {us:.2} 0.00 0.00 0 {us:.2} 0.00 0.00 0\n", size / 4));
         }
         let m = Machine::load("dgx-a100").unwrap();
-        let f = fit(&m, &t, "all_reduce_perf.txt", "maxmin", &[], false, None).unwrap();
+        let f = fit(&m, &t, "all_reduce_perf.txt", "maxmin", &[], false, &RunSettings::default()).unwrap();
         assert_eq!(f.fitted["nccl_step_ll"], format!("{:.3}us", STEP_BOUNDS_US.1), "{:?}", f.fitted);
         let said: Vec<&String> = f.notes.iter().filter(|n| n.starts_with("nccl_step_ll:") && n.contains("above")).collect();
         assert_eq!(said.len(), 1, "{:?}", f.notes);
@@ -706,6 +733,8 @@ mod tests {
                 "--root" => req.root = v.parse().unwrap(),
                 "--nodes" => nodes = v.parse().unwrap(),
                 "--network-bandwidth" => network = Some(v),
+                "--algo" => req.algo = Some(v),
+                "--proto" => req.proto = Some(v),
                 "--nccl-version" => req.params.push(("nccl_version".into(), v)),
                 "--param" => {
                     let (k, x) = v.split_once('=').unwrap();
@@ -731,7 +760,7 @@ mod tests {
             .map(|l| format!("{l}\n"))
             .collect();
         let m = Machine::load("dgx-a100").unwrap();
-        let f = fit(&m, &text, "dkh.txt", "maxmin", &[], false, None).unwrap();
+        let f = fit(&m, &text, "dkh.txt", "maxmin", &[], false, &RunSettings::default()).unwrap();
         assert_eq!(f.runs[0].nccl_version, "2.19");
         assert!(f.notes.iter().any(|n| n.contains("NCCL 2.19.3") && n.contains("nccl-library=21903")), "{:?}", f.notes);
         assert_eq!(f.commands.len(), 1);
@@ -744,13 +773,13 @@ mod tests {
             assert!((r.predicted.unwrap() / row.busbw - 1.0).abs() < 1e-9, "{} B: fit {:?} vs printed {}", row.size, r.predicted, row.busbw);
         }
         // Given, the release wins over the paste's.
-        let given = fit(&m, &text, "dkh.txt", "maxmin", &[("nccl_version".into(), "2.30".into())], false, None).unwrap();
+        let given = fit(&m, &text, "dkh.txt", "maxmin", &[("nccl_version".into(), "2.30".into())], false, &RunSettings::default()).unwrap();
         assert_eq!(given.runs[0].nccl_version, "2.30");
         assert!(given.commands[0].contains("--nccl-version 2.30"), "{}", given.commands[0]);
         // rev21 finding 9: pasted before a table NCCL 2.30.7 printed, each run runs under its
         // own release, so `params` names none (it named run 0's, 2.19, for both).
         let later = format!("# nccl-tests version 2.17.1 nccl-headers=23007 nccl-library=23007\n{}", table());
-        let both = fit(&m, &format!("{text}{later}"), "both.txt", "maxmin", &[], false, None).unwrap();
+        let both = fit(&m, &format!("{text}{later}"), "both.txt", "maxmin", &[], false, &RunSettings::default()).unwrap();
         let releases: Vec<&str> = both.runs.iter().map(|r| r.nccl_version.as_str()).collect();
         assert_eq!(releases, ["2.19", "2.30"]);
         assert!(!both.params.iter().any(|p| p.starts_with("nccl_version")), "{:?}", both.params);
@@ -762,7 +791,7 @@ mod tests {
     fn runs_of_one_collective_are_pooled_with_a_note() {
         let two = format!("{}{}", table(), table());
         let m = Machine::load("dgx-a100").unwrap();
-        let f = fit(&m, &two, "x.txt", "maxmin", &[], false, None).unwrap();
+        let f = fit(&m, &two, "x.txt", "maxmin", &[], false, &RunSettings::default()).unwrap();
         assert!(f.notes.iter().any(|n| n.starts_with("2 runs of all_reduce") && n.contains("pooled")), "{:?}", f.notes);
         assert!(f.residuals.iter().all(|r| r.matrix.contains("(run at line")), "{:?}", f.residuals);
     }
@@ -798,7 +827,7 @@ mod tests {
         let rows: Vec<(u64, f64)> = made.rows.iter().map(|r| (r.size, r.time_us)).collect();
         let text = paste(2, 8, "NVIDIA H100 80GB HBM3", &rows);
         let m = Machine::load("hgx-h100").unwrap();
-        let f = fit(&m, &text, "all_reduce_perf.txt", "maxmin", &[], false, Some("50GB/s")).unwrap();
+        let f = fit(&m, &text, "all_reduce_perf.txt", "maxmin", &[], false, &RunSettings { network_bandwidth: Some("50GB/s"), ..Default::default() }).unwrap();
         assert_eq!((f.runs[0].ranks, f.runs[0].nodes), (16, 2));
         let call: f64 = f.fitted["nccl_call_net"].trim_end_matches("us").parse().unwrap();
         assert!((call - 40.0).abs() < 2.0, "{:?} {:?}", f.fitted, f.notes);
@@ -817,6 +846,36 @@ mod tests {
         }
     }
 
+    /// A run under NCCL_PROTO=Simple (p4de's, A3 Mega's: their plugins or images set it) is fitted
+    /// under it when told (`--proto simple`): every row Simple, as the run was, where NCCL's own
+    /// pick runs LL and LL128 below a few MiB; the printed command carries it and reproduces the fit.
+    #[test]
+    fn fits_a_run_under_the_protocols_it_was_told() {
+        let mut req = crate::nccl::tests_tool::Request::one("all_reduce", "64K");
+        req.max_bytes = "1G".into();
+        req.factor = 8;
+        req.proto = Some("simple".into());
+        req.params = vec![("nccl_eff_simple".into(), "0.8".into())];
+        let made = crate::api::nccl_tests("dgx-a100", &req, 1, None).unwrap();
+        let rows: Vec<(u64, f64)> = made.rows.iter().map(|r| (r.size, r.time_us)).collect();
+        let text = paste(1, 8, "NVIDIA A100-SXM4-80GB", &rows);
+        let m = Machine::load("dgx-a100").unwrap();
+        let own = fit(&m, &text, "all_reduce_perf.txt", "maxmin", &[], false, &RunSettings::default()).unwrap();
+        assert!(own.residuals.iter().any(|r| !r.dst.ends_with("/Simple")), "{:?}", own.residuals);
+        let told = RunSettings { proto: Some("simple"), ..Default::default() };
+        let f = fit(&m, &text, "all_reduce_perf.txt", "maxmin", &[], false, &told).unwrap();
+        assert!(f.residuals.iter().all(|r| r.dst.ends_with("/Simple")), "{:?}", f.residuals);
+        let e: f64 = f.fitted["nccl_eff_simple"].parse().unwrap();
+        assert!((e - 0.8).abs() < 0.02, "{:?}", f.fitted);
+        assert!(f.commands[0].contains("--proto simple"), "{}", f.commands[0]);
+        let printed = run_command("dgx-a100", &f.commands[0]);
+        for (row, r) in printed.rows.iter().zip(&f.residuals) {
+            assert!((r.predicted.unwrap() / row.busbw - 1.0).abs() < 1e-9, "{} B: fit {:?} vs printed {}", row.size, r.predicted, row.busbw);
+        }
+        let e = fit(&m, &text, "x.txt", "maxmin", &[], false, &RunSettings { algo: Some("bogus"), ..Default::default() }).unwrap_err().to_string();
+        assert!(e.starts_with("--algo") && !e.contains('\n'), "{e}");
+    }
+
     /// A paste of 8 B-32 KiB rows measured at the defaults' own prediction frees nothing: the fit
     /// keeps what it cannot improve on held-out sizes (round 22's tester: a fit made the H100
     /// pair's good prediction worse).
@@ -828,7 +887,7 @@ mod tests {
         let made = crate::api::nccl_tests("dgx-a100", &req, 1, None).unwrap();
         let rows: Vec<(u64, f64)> = made.rows.iter().map(|r| (r.size, r.time_us)).collect();
         let m = Machine::load("dgx-a100").unwrap();
-        let f = fit(&m, &paste(1, 8, "NVIDIA A100-SXM4-80GB", &rows), "all_reduce_perf.txt", "maxmin", &[], false, None).unwrap();
+        let f = fit(&m, &paste(1, 8, "NVIDIA A100-SXM4-80GB", &rows), "all_reduce_perf.txt", "maxmin", &[], false, &RunSettings::default()).unwrap();
         assert!(f.fitted.is_empty(), "{:?}", f.fitted);
         assert!(f.residuals.iter().all(|r| r.relative_error.unwrap().abs() < 0.005), "{:?}", f.residuals);
     }
@@ -842,10 +901,10 @@ mod tests {
             .map(|l| format!("{l}\n"))
             .collect();
         let m = Machine::load("dgx-a100").unwrap();
-        let f = fit(&m, &cut, "all_reduce_perf.txt", "maxmin", &[], false, None).unwrap();
+        let f = fit(&m, &cut, "all_reduce_perf.txt", "maxmin", &[], false, &RunSettings::default()).unwrap();
         assert_eq!(f.residuals.len(), 4);
         assert!(f.notes.iter().any(|n| n.contains("out-of-place columns only")), "{:?}", f.notes);
-        let whole = fit(&m, &table(), "all_reduce_perf.txt", "maxmin", &[], false, None).unwrap();
+        let whole = fit(&m, &table(), "all_reduce_perf.txt", "maxmin", &[], false, &RunSettings::default()).unwrap();
         assert_eq!(f.fitted, whole.fitted);
     }
 
@@ -854,15 +913,17 @@ mod tests {
         let m = Machine::load("dgx-a100").unwrap();
         // Two hosts of one rank and seven: not a run of as many ranks on each.
         let two_hosts = table().replacen("on host device  1", "on other device  1", 1);
-        let e = fit(&m, &two_hosts, "x.txt", "maxmin", &[], false, None).unwrap_err().to_string();
+        let e = fit(&m, &two_hosts, "x.txt", "maxmin", &[], false, &RunSettings::default()).unwrap_err().to_string();
         assert!(e.contains("x.txt") && e.contains("hosts") && e.contains("as many on each") && !e.contains('\n'), "{e}");
-        let e = fit(&m, &table(), "x.txt", "sc16", &[], false, None).unwrap_err().to_string();
+        let e = fit(&m, &table(), "x.txt", "sc16", &[], false, &RunSettings::default()).unwrap_err().to_string();
         assert!(e.contains("sc16") && !e.contains('\n'), "{e}");
         // A NIC rate for a run on one host.
-        let e = fit(&m, &table(), "x.txt", "maxmin", &[], false, Some("50GB/s")).unwrap_err().to_string();
+        let e =
+            fit(&m, &table(), "x.txt", "maxmin", &[], false, &RunSettings { network_bandwidth: Some("50GB/s"), ..Default::default() }).unwrap_err().to_string();
         assert!(e.starts_with("--network-bandwidth") && e.contains("one host") && !e.contains('\n'), "{e}");
         // Two hosts of more GPUs than a node has.
-        let e = fit(&m, &paste(2, 9, "NVIDIA A100-SXM4-80GB", &[(1 << 30, 1e4)]), "x.txt", "maxmin", &[], false, None).unwrap_err().to_string();
+        let e =
+            fit(&m, &paste(2, 9, "NVIDIA A100-SXM4-80GB", &[(1 << 30, 1e4)]), "x.txt", "maxmin", &[], false, &RunSettings::default()).unwrap_err().to_string();
         assert!(e.contains("9 ranks a host") && !e.contains('\n'), "{e}");
     }
 }
