@@ -5,8 +5,8 @@ the others held out) on its machine as those scripts run it (its nodes, NIC rate
 constants given (before) and with the fit (after). The fitted values follow, and the fit's warnings (a value held
 at a bound, a latency of 0, an efficiency at 1).
 
-NCCL_ALGO, NCCL_PROTO and nccl-tests' -g (one process driving several GPUs) are not read by calibrate: a table run
-with them is fitted under NCCL's own pick, each rank its own process, and says so in its last column.
+NCCL_ALGO and NCCL_PROTO are given as `--algo`/`--proto`, as the table ran them. nccl-tests' -g (one process driving
+several GPUs) is not read by calibrate: such a table is fitted with each rank its own process, as its last column says.
 
 A paste is given as a user would paste it: the stored text, in a file named after its binary (`all_gather_perf.txt`,
 which says the collective), under the command line its source states where the stored text has no `Rank N … on HOST`
@@ -29,7 +29,7 @@ from contend.errors import InputError
 
 MIB = 1 << 20
 WARNINGS = ("held at", "fitted at 1", "fitted at 0", "defaults are kept")
-UNREAD = {"algo": "NCCL_ALGO", "proto": "NCCL_PROTO", "ngpus": "-g"}
+UNREAD = {"ngpus": "-g"}
 
 
 def cases() -> list[tuple[str, str, Path, int, str | None, dict, dict]]:
@@ -52,7 +52,7 @@ def as_pasted(paste: Path, machine: str, nodes: int, nic: str | None, params: di
     text = paste.read_text()
     if "Rank" not in text:
         net = dict(nodes=nodes, network_bandwidth=nic) if nodes > 1 else {}
-        ranks = api.nccl_tests(machine, op, min_bytes="1M", max_bytes="1M", gpus=request.get("gpus"), **net,
+        ranks = api.nccl_tests(machine, op, min_bytes="1M", max_bytes="1M", gpus=request.get("gpus"), env={}, **net,
                                **params)["ranks"]
         text = f"mpirun -np {ranks} -N {ranks // nodes} ./build/{op}_perf\n{text}"
     path = at / paste.stem / f"{op}_perf.txt"
@@ -70,7 +70,7 @@ def score(fit: dict) -> tuple[int, int, int]:
 
 
 def main() -> None:
-    print("| table | machine | held-out rows ≥ 1 MiB within ±15%: before → after | fitted | warnings | not read |")
+    print("| table | machine | held-out rows ≥ 1 MiB within ±15%: before → after | fitted | warnings | -g not read |")
     print("|---|---|---|---|---|---|")
     totals = [0, 0, 0]
     scratch = Path(tempfile.mkdtemp())
@@ -79,7 +79,8 @@ def main() -> None:
         unread = ", ".join(f"{UNREAD[k]}={v}" for k, v in request.items() if k in UNREAD)
         try:
             pasted = as_pasted(paste, machine, nodes, nic, params, request, scratch)
-            fit = api.calibrate(machine, pasted, hold_out=True, network_bandwidth=nic if nodes > 1 else None, **params)
+            fit = api.calibrate(machine, pasted, hold_out=True, network_bandwidth=nic if nodes > 1 else None,
+                                algo=request.get("algo"), proto=request.get("proto"), **params)
         except InputError as e:
             print(f"| {label} | {where} | refused: {e} | | | {unread} |")
             continue

@@ -182,5 +182,11 @@ def test_a_two_node_paste_fits_and_its_use_line_reproduces_it(tmp_path):
     # A NIC rate for a file that is not nccl-tests output: one line naming the flag.
     csv = tmp_path / "p.csv"
     csv.write_text("pattern,src,dst,size,time\ncopy,GPU0,GPU1,1048576,10us\n")
-    r = run_cli("calibrate", "hgx-h100", csv, "--network-bandwidth", "50GB/s")
-    assert r.returncode == 2 and r.stderr.startswith("error: --network-bandwidth") and len(r.stderr.splitlines()) == 1
+    for flag, value in (("--network-bandwidth", "50GB/s"), ("--proto", "simple")):
+        r = run_cli("calibrate", "hgx-h100", csv, flag, value)
+        assert r.returncode == 2 and r.stderr.startswith(f"error: {flag}") and len(r.stderr.splitlines()) == 1
+    # Told the run's NCCL_PROTO, the fit runs every row under it and its use: line says so.
+    r = run_cli("calibrate", "hgx-h100", paste, "--network-bandwidth", "50GB/s", "--proto", "simple", "--json")
+    fit = json.loads(r.stdout)
+    assert all(res["dst"].endswith("/Simple") for res in fit["residuals"]), fit["residuals"]
+    assert "--proto simple" in fit["commands"][0]
