@@ -157,3 +157,36 @@ def test_nccl_tests_settings_named_as_given(monkeypatch):
     assert r.returncode == 2 and "does not predict yet" in r.stderr, r.stderr
     r = run_cli("nccl-tests", "superpod-h100-su", "--nodes", "2", "--gpus", "n1.GPU0,n1.GPU1")
     assert r.returncode == 2 and "GPU0 .. GPU7" in r.stderr and "n0.GPU0" not in r.stderr, r.stderr
+
+
+def test_a_two_node_paste_fits_and_its_use_line_reproduces_it(tmp_path):
+    """Round 22 (calib): a run on two hosts is fitted on two copies of the machine (their NICs at the rate given as
+    `contend nccl-tests --network-bandwidth` takes it), and the `use:` line it prints carries `--nodes 2
+    --network-bandwidth 50GB/s` and gives the fit's own predictions. The paste is contend's own table of 2 x 8 H100
+    at 50 GB/s a NIC, whose first line states its ranks and hosts."""
+    table = run_cli("nccl-tests", "hgx-h100", "-b", "1M", "-e", "1G", "-f", "4", "--nodes", "2",
+                    "--network-bandwidth", "50GB/s", "--param", "nccl_call_net=40us").stdout
+    paste = tmp_path / "all_reduce_perf.txt"
+    paste.write_text(table)
+    r = run_cli("calibrate", "hgx-h100", paste, "--network-bandwidth", "50GB/s")
+    assert r.returncode == 0, r.stderr
+    assert "16 ranks on 2 node(s)" in r.stdout
+    [use] = [line.split()[4:] for line in r.stdout.splitlines() if line.startswith("use: contend nccl-tests hgx-h100 ")]
+    assert use[use.index("--nodes") + 1] == "2" and use[use.index("--network-bandwidth") + 1] == "50GB/s"
+    fit = json.loads(run_cli("calibrate", "hgx-h100", paste, "--network-bandwidth", "50GB/s", "--json").stdout)
+    printed = run_cli("nccl-tests", "hgx-h100", *use, "--json")
+    assert printed.returncode == 0, printed.stderr
+    rows = {row["size"]: row["busbw"] for row in json.loads(printed.stdout)["rows"]}
+    for res in fit["residuals"]:
+        assert rows[int(res["src"].split()[0])] == pytest.approx(res["predicted"], rel=1e-9), res
+    # A NIC rate for a file that is not nccl-tests output: one line naming the flag.
+    csv = tmp_path / "p.csv"
+    csv.write_text("pattern,src,dst,size,time\ncopy,GPU0,GPU1,1048576,10us\n")
+    for flag, value in (("--network-bandwidth", "50GB/s"), ("--proto", "simple")):
+        r = run_cli("calibrate", "hgx-h100", csv, flag, value)
+        assert r.returncode == 2 and r.stderr.startswith(f"error: {flag}") and len(r.stderr.splitlines()) == 1
+    # Told the run's NCCL_PROTO, the fit runs every row under it and its use: line says so.
+    r = run_cli("calibrate", "hgx-h100", paste, "--network-bandwidth", "50GB/s", "--proto", "simple", "--json")
+    fit = json.loads(r.stdout)
+    assert all(res["dst"].endswith("/Simple") for res in fit["residuals"]), fit["residuals"]
+    assert "--proto simple" in fit["commands"][0]

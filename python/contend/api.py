@@ -323,7 +323,7 @@ def p2p_frames(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
 
 def calibrate(
     machine: MachineLike, measurements: str | os.PathLike, hold_out: bool = False, machine_out: bool = False,
-    **params: Any,
+    network_bandwidth: str | None = None, algo: str | None = None, proto: str | None = None, **params: Any,
 ) -> dict[str, Any]:
     """Fit link parameters to p2pBandwidthLatencyTest or nvbandwidth output; ``["yaml"]`` is the calibrated machine.
 
@@ -332,9 +332,11 @@ def calibrate(
     graph,src,dst,size,time) fits sc16's bandwidth and tau instead. ``hold_out=True`` fits p2p outputs on
     single-pair data only and scores the rest (``["scores"]``). ``machine_out=True`` (a machine file is wanted)
     refuses, before fitting, measurements whose fit gives no machine (transfer graphs, nccl-tests output).
+    ``network_bandwidth``: each NIC's rate of an nccl-tests run on several hosts; ``algo`` and ``proto``: the
+    NCCL_ALGO and NCCL_PROTO it ran with (as ``nccl_tests`` takes them).
     """
     return json.loads(_core.calibrate(_machine(machine), os.fspath(measurements), _params(params),
-                                      hold_out, machine_out))
+                                      hold_out, machine_out, network_bandwidth, algo, proto))
 
 
 def _params(params: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -297,7 +297,16 @@ pub fn import(path: &str, name: &str, numa_per_socket: i64) -> Result<import::Im
 /// `hold_out` fits p2p outputs and patterns on single-pair data only and scores the rest (sc16
 /// fits refuse it). `machine_out` (the CLI's `--output`): a fit that gives no machine file (sc16's
 /// two parameters, NCCL's constants) is refused before any fitting, as every output is checked first.
-pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out: bool, machine_out: bool) -> Result<CalibrationReport> {
+/// `nccl`: how an nccl-tests run was run beyond what its output says (the NICs' rate between its
+/// hosts, NCCL_ALGO, NCCL_PROTO: as `nccl_tests` takes them).
+pub fn calibrate(
+    m: &Machine,
+    path: &str,
+    params: &[(String, String)],
+    hold_out: bool,
+    machine_out: bool,
+    nccl: &calibrate::nccl_fit::RunSettings,
+) -> Result<CalibrationReport> {
     const MEASUREMENTS: &str = "the output of nccl-tests, p2pBandwidthLatencyTest or nvbandwidth, or a CSV of measured patterns or transfer graphs";
     let raw = crate::error::read_user_text(path, MEASUREMENTS)?;
     // Pasted from a terminal or a log: colours and carriage returns are not part of the data.
@@ -317,6 +326,12 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out:
             return Err(Error::input("machine output", "", why));
         }
     }
+    if format != MeasurementFormat::NcclTests {
+        let given = [("--network-bandwidth", nccl.network_bandwidth), ("--algo", nccl.algo), ("--proto", nccl.proto)];
+        if let Some((flag, _)) = given.iter().find(|(_, v)| v.is_some()) {
+            return Err(Error::input(*flag, "", format!("applies to nccl-tests output; {path} is not nccl-tests output")));
+        }
+    }
     if hold_out && format == MeasurementFormat::Graphs {
         return Err(Error::input(
             path,
@@ -333,7 +348,7 @@ pub fn calibrate(m: &Machine, path: &str, params: &[(String, String)], hold_out:
             let graphs = calibrate::sc16_fit::parse_csv(&text, path)?;
             CalibrationReport::Graphs(calibrate::sc16_fit::fit(m, &graphs, &sc16::Sc16Params::parse(params)?, path)?)
         }
-        MeasurementFormat::NcclTests => CalibrationReport::NcclTests(calibrate::nccl_fit::fit(m, &text, path, "maxmin", params, hold_out)?),
+        MeasurementFormat::NcclTests => CalibrationReport::NcclTests(calibrate::nccl_fit::fit(m, &text, path, "maxmin", params, hold_out, nccl)?),
         MeasurementFormat::ToolOutput => {
             let meas = calibrate::parse_measurements(&text, path)?;
             // The fit names the measurements "measurements"; the user knows them by their path.
@@ -601,47 +616,7 @@ fn nccl_tests_as_given(
     network_bandwidth: Option<&str>,
 ) -> Result<crate::nccl::tests_tool::Report> {
     use crate::nccl::{tests_tool, Comm};
-    if !(1..=1024).contains(&nodes) {
-        return Err(Error::input("--nodes", nodes.to_string(), "is out of range; give 1 to 1024"));
-    }
-    let loaded = Machine::load(machine)?;
-    let cluster = loaded.spec.network.is_some();
-    let m = if nodes == 1 || cluster {
-        if network_bandwidth.is_some() {
-            let why = if cluster { format!("{machine} is a cluster: its fabric says the bandwidth") } else { "applies to --nodes 2 or more".into() };
-            return Err(Error::input("--network-bandwidth", "", why));
-        }
-        loaded
-    } else {
-        let single = loaded;
-        // Without the flag the switch's links run at the fastest NIC's rate, and the cluster wires
-        // each NIC at the lower of its own and the link's, so every NIC runs at its own; the flag
-        // sets every NIC's rate as written.
-        let fastest = single.spec.devices.iter().filter_map(|d| d.line_rate()).fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
-        let default = fastest.map_or_else(|| "25GB/s".to_string(), |b| format!("{b}B/s"));
-        let bw = network_bandwidth.unwrap_or(&default);
-        crate::units::Bandwidth::parse(bw).map_err(|e| Error::input("--network-bandwidth", bw, e))?;
-        let hosts = vec!["S0"; nodes].join(", ");
-        let stated = if network_bandwidth.is_some() { format!(", nic_bandwidth: {bw}") } else { String::new() };
-        let text = format!(
-            "name: {name}x{nodes}\ndescription: \"{nodes} x {machine} on one non-blocking switch\"\nfabric:\n  graph: {{switches: [{{name: S0}}], links: [], hosts: [{hosts}]}}\nlink: {{bandwidth: {bw}}}\nnodes: {{count: {nodes}, machine: \"{machine}\"{stated}}}\n",
-            name = single.name
-        );
-        Machine::from_text(&text, &format!("{nodes} x {machine}"))?
-    };
-    // A cluster's nodes, each with a GPU0 (n0.GPU0, n1.GPU0, …).
-    let have = if cluster { m.gpus().iter().filter(|&&g| m.devices[g].name.ends_with(".GPU0")).count() } else { nodes };
-    // A cluster's first `nodes` nodes (n0., n1., …); a node machine, or its copies.
-    let per_node: Vec<Vec<usize>> = if cluster {
-        if m.device(&format!("n{}.GPU0", nodes - 1)).is_none() {
-            return Err(Error::input("--nodes", nodes.to_string(), format!("is more nodes than {machine} has ({have}); give at most that")));
-        }
-        (0..nodes).map(|k| tests_tool::node_gpus(&m, &format!("n{k}."), req)).collect::<Result<_>>()?
-    } else if nodes == 1 {
-        vec![tests_tool::node_gpus(&m, "", req)?]
-    } else {
-        (0..nodes).map(|k| tests_tool::node_gpus(&m, &format!("n{k}."), req)).collect::<Result<_>>()?
-    };
+    let (m, per_node, have) = crate::nccl::nodes::on_nodes(machine, req, nodes, network_bandwidth)?;
     let mut comm = Comm::new(&m, &per_node, req.channels)?;
     comm.set_constants(crate::nccl::constants::split(&req.params)?.0)?;
     comm.tuner = req.tuner.as_deref().map(crate::nccl::tuner::Tuner::load).transpose()?;

@@ -342,9 +342,22 @@ fn p2p(py: Python<'_>, machine: &Machine, params: Vec<(String, String)>) -> PyRe
 
 /// `api::calibrate`: the fit to a measurements file, as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, measurements, params, hold_out, machine_out=false))]
-fn calibrate(py: Python<'_>, machine: &Machine, measurements: &str, params: Vec<(String, String)>, hold_out: bool, machine_out: bool) -> PyResult<String> {
-    py.detach(|| api::calibrate(&machine.m, measurements, &params, hold_out, machine_out).map(|r| json(&r))).map_err(to_py)
+#[pyo3(signature = (machine, measurements, params, hold_out, machine_out=false, network_bandwidth=None, algo=None, proto=None))]
+#[allow(clippy::too_many_arguments)]
+fn calibrate(
+    py: Python<'_>,
+    machine: &Machine,
+    measurements: &str,
+    params: Vec<(String, String)>,
+    hold_out: bool,
+    machine_out: bool,
+    network_bandwidth: Option<String>,
+    algo: Option<String>,
+    proto: Option<String>,
+) -> PyResult<String> {
+    let nccl =
+        contend_core::calibrate::nccl_fit::RunSettings { network_bandwidth: network_bandwidth.as_deref(), algo: algo.as_deref(), proto: proto.as_deref() };
+    py.detach(|| api::calibrate(&machine.m, measurements, &params, hold_out, machine_out, &nccl).map(|r| json(&r))).map_err(to_py)
 }
 
 /// `api::datatype`: every method's time for one message of a datatype, its parts and the winner.

@@ -47,8 +47,8 @@ def calibrate(
     measurements: Path = typer.Argument(
         ...,
         help="Output of CUDA's p2pBandwidthLatencyTest or of nvbandwidth as they print it (nvbandwidth -j JSON too); "
-        "nccl-tests output (<op>_perf tables, as printed or pasted) to fit NCCL's per-step latency "
-        "and kernel efficiency; "
+        "nccl-tests output (<op>_perf tables, as printed or pasted; runs on several hosts too) to fit NCCL's "
+        "per-step latency, kernel efficiency and per-call network cost; "
         "a CSV of measured patterns (pattern,src,dst,size,time or bandwidth[,access]) to fit every "
         "parameter the data identifies; or a CSV of transfer graphs (graph,src,dst,size,time) to fit "
         "sc16's bandwidth and tau.",
@@ -66,6 +66,17 @@ def calibrate(
             "rest as held out."
         ),
     ),
+    network_bandwidth: str | None = typer.Option(
+        None, "--network-bandwidth",
+        help="nccl-tests output of a run on several hosts: each NIC's rate between them, as contend nccl-tests "
+        "takes it (default: the NICs' own port_bandwidth × ports; 25GB/s where none is given).",
+    ),
+    algo: str | None = typer.Option(
+        None, "--algo", help="nccl-tests output: the NCCL_ALGO it ran with (ring, tree, nvls, nvlstree, a comma list)."
+    ),
+    proto: str | None = typer.Option(
+        None, "--proto", help="nccl-tests output: the NCCL_PROTO it ran with (LL, LL128, Simple, a comma list)."
+    ),
     force: bool = ForceOpt,
 ) -> None:
     """Fit bandwidth efficiency and latency per link kind to measurements; report the residual per pair."""
@@ -76,7 +87,7 @@ def calibrate(
     # The core refuses --output before fitting where the measurements' fit gives no machine.
     try:
         c = api.calibrate(load_machine(machine), measurements, hold_out=hold_out, machine_out=target is not None,
-                          **params)
+                          network_bandwidth=network_bandwidth, algo=algo, proto=proto, **params)
     except InputError as e:
         # The core names the machine it was asked to write; here that is --output.
         if str(e).startswith("machine output:"):

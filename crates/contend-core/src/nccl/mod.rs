@@ -6,6 +6,7 @@
 pub mod constants;
 pub mod environment;
 pub mod lower;
+pub mod nodes;
 pub mod p2p;
 pub mod program;
 pub mod pxn;
