@@ -247,7 +247,7 @@ fn a_nic_no_gpu_is_near_carries_no_channel() {
     let channels = nine.search.channels;
     assert_eq!(channels % 8, 0, "the 8 GPU-own NICs carry the channels alike");
     for k in 1..9 {
-        let on = a9.crossings.iter().filter(|(nic, _)| *nic == format!("n0.NIC{k}")).count();
+        let on = a9.crossings.iter().filter(|x| x.nic == format!("n0.NIC{k}")).count();
         assert_eq!(on, channels / 8, "n0.NIC{k}");
     }
     assert_eq!((nine.rows[0].algo, nine.rows[0].proto), (eight.rows[0].algo, eight.rows[0].proto));
