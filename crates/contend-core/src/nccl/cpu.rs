@@ -95,3 +95,55 @@ pub fn p2p_level(v: Version, cpu: Option<Cpu>, gpus: usize) -> Option<PathType> 
         PathType::Pxb
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nccl::versions::Version::{V2_18, V2_21, V2_30};
+
+    /// The CPU from its model name, else from the socket link's kind; none from neither.
+    #[test]
+    fn a_cpu_is_read_from_its_name_then_from_its_socket_link() {
+        for (model, want) in [
+            ("Intel Xeon Platinum 8480C PCIe root complex", Some(Cpu::Intel)),
+            ("NUMA node 0, GenuineIntel", Some(Cpu::Intel)),
+            ("AMD EPYC 7742 PCIe root complex", Some(Cpu::Amd)),
+            ("NUMA node 1, AuthenticAMD", Some(Cpu::Amd)),
+            ("AMD Ryzen Threadripper PRO 7965WX (host bridge 0000:c0)", Some(Cpu::Amd)),
+            ("Grace", Some(Cpu::Arm)),
+            ("NVLink-capable CPU (POWER8 class)", Some(Cpu::Power)),
+            ("socket 0 PCIe root complex", None),
+        ] {
+            assert_eq!(by_name(model), want, "{model}");
+        }
+        let two = |kind: &str| {
+            let text = format!(
+                "name: x\ndevices:\n  - {{name: RC0, kind: root_complex}}\n  - {{name: RC1, kind: root_complex}}\n  - {{name: G, kind: gpu}}\nlinks:\n  - {{a: RC0, b: G, kind: pcie, gen: 4, lanes: 16}}\n  - {{a: RC0, b: RC1, kind: {kind}, bandwidth: 20GB/s}}\n"
+            );
+            let m = Machine::from_text(&text, "x.yaml").unwrap();
+            of(&m, &m.gpus())
+        };
+        assert_eq!((two("upi"), two("qpi"), two("xgmi"), two("fabric")), (Some(Cpu::Intel), Some(Cpu::Intel), Some(Cpu::Amd), None));
+    }
+
+    /// `ncclTopoCheckP2p`'s default level, release by release (module doc).
+    #[test]
+    fn the_p2p_level_follows_the_release_and_the_cpu() {
+        use PathType::{Pxb, Sys};
+        for (v, cpu, gpus, want) in [
+            (V2_18, Some(Cpu::Amd), 8, Some(Sys)),
+            (V2_21, Some(Cpu::Amd), 8, Some(Sys)),
+            (V2_21, Some(Cpu::Power), 4, Some(Sys)),
+            (V2_21, Some(Cpu::Intel), 2, Some(Pxb)),
+            (V2_21, Some(Cpu::Arm), 4, Some(Pxb)),
+            (V2_21, Some(Cpu::Zhaoxin), 4, Some(Pxb)),
+            (V2_30, Some(Cpu::Amd), 2, Some(Sys)),
+            (V2_30, Some(Cpu::Amd), 3, Some(Pxb)),
+            (V2_30, Some(Cpu::Intel), 2, Some(Pxb)),
+            (V2_30, Some(Cpu::Power), 4, Some(Pxb)),
+            (V2_30, None, 4, None),
+        ] {
+            assert_eq!(p2p_level(v, cpu, gpus), want, "{v:?} {cpu:?} {gpus}");
+        }
+    }
+}

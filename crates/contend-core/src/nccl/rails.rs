@@ -107,14 +107,21 @@ pub fn build(
     let first = &nodes_gpus[0];
     let count = nets[0].len();
     let ty: Vec<Vec<PathType>> = (0..ppn)
-        .map(|k| nets[0].iter().map(|&d| gpu_nic(m, router, topo, first[k], d).map_or(PathType::Sys, |p| if rule.p2c && p.3 { PathType::P2c } else { p.0 })).collect())
+        .map(|k| {
+            nets[0]
+                .iter()
+                .map(|&d| gpu_nic(m, router, topo, first[k], d).map_or(PathType::Sys, |p| if rule.p2c && p.3 { PathType::P2c } else { p.0 }))
+                .collect()
+        })
         .collect();
     let local: Vec<Option<usize>> = (0..count).map(|i| local_gpu(m, router, topo, first, nets[0][i])).collect();
     let relay_within = if rule.p2c { PathType::P2c } else { PathType::Pxb };
     let owner: Vec<Option<usize>> = (0..count).map(|i| local[i].filter(|&k| ty[k][i] <= relay_within)).collect();
     let leave = |k: usize, i: usize| -> (PathType, Option<usize>) {
         match owner[i] {
-            Some(p) if rule.pxn && ty[k][i] > PathType::Pxn && p != k && topo.paths[k][p].as_ref().is_some_and(|x| x.kind == PathType::Nvl) => (PathType::Pxn, Some(p)),
+            Some(p) if rule.pxn && ty[k][i] > PathType::Pxn && p != k && topo.paths[k][p].as_ref().is_some_and(|x| x.kind == PathType::Nvl) => {
+                (PathType::Pxn, Some(p))
+            }
             _ => (ty[k][i], None),
         }
     };

@@ -377,6 +377,30 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             ));
         }
     }
+    // Pairs with peer access that NCCL still connects through host memory: beyond its P2P level.
+    if let Some(level) = comm.p2p_level() {
+        let router = crate::flow::router::Router::new(m);
+        let first: Vec<usize> = comm.devices[..comm.ppn].to_vec();
+        let beyond: Vec<String> = first
+            .iter()
+            .flat_map(|&a| first.iter().map(move |&b| (a, b)))
+            .filter(|&(a, b)| {
+                comm.shm().contains_key(&(a, b)) && router.plan(a, b, None, &[], true).is_ok_and(|p| p.mechanism != crate::workload::Mechanism::Staged)
+            })
+            .map(|(a, b)| format!("{}->{}", m.devices[a].name, m.devices[b].name))
+            .collect();
+        if !beyond.is_empty() {
+            let more = if beyond.len() > 4 { format!(" and {} more", beyond.len() - 4) } else { String::new() };
+            caveats.push(format!(
+                "NCCL {} connects {}{more} through host memory (SHM) though peer access is allowed: its P2P level on {} hosts with {} GPUs a node is {} (graph/paths.cc ncclTopoCheckP2p); NCCL_P2P_LEVEL, not read here, would change it",
+                comm.constants.version.tag(),
+                beyond[..beyond.len().min(4)].join(", "),
+                comm.cpu.map_or("these", |c| c.name()),
+                comm.ppn,
+                level.name()
+            ));
+        }
+    }
     if rows.iter().any(|r| r.count == 0) {
         notes.push("rows of 0 elements launch nothing and are printed with time 0".into());
     }
@@ -664,7 +688,7 @@ pub fn explain_text(r: &Report) -> String {
             if a.crossings.is_empty() {
                 "each channel's ring leaves and enters a node at GPUs rotated by its index"
             } else {
-                "each channel's ring enters and leaves every node by its NIC, as NCCL's search assigns them"
+                "each channel's ring enters and leaves every node by its NICs, as NCCL's search assigns them"
             },
             a.ring.join(" -> "),
             a.ring[0]
