@@ -145,16 +145,24 @@ pub fn build(
         })
         .collect();
     let ends = |o: &[usize], s: usize| (o[s], o[(s + ppn - 1) % ppn]);
-    // crossNic 2 where some NIC's channels would leave by it only through a CPU link (above).
-    let sys = |i: usize| {
-        orders.iter().all(|(_, _, o)| {
-            (0..ppn).all(|s| {
-                let (entry, exit) = ends(o, s);
-                ty[entry][i].max(leave(exit, i).0) >= PathType::Sys
-            })
-        })
+    // How often a channel entering by NIC i and leaving by NIC j along `o` from position `s`
+    // crosses a CPU link on a node (SYS: its chain's steps, its entry and its exit), and the NIC
+    // a GPU would leave by under crossNic 2, its nearest. crossNic 2 where it saves a crossing
+    // for some NIC (above).
+    let crossings = |o: &[usize], s: usize, i: usize, j: usize| {
+        let (entry, exit) = ends(o, s);
+        let chain = (0..ppn - 1).filter(|&k| topo.paths[o[(s + k) % ppn]][o[(s + k + 1) % ppn]].as_ref().is_none_or(|p| p.kind >= PathType::Sys)).count();
+        chain + usize::from(ty[entry][i] >= PathType::Sys) + usize::from(leave(exit, j).0 >= PathType::Sys)
     };
-    let cross = count > 1 && (0..count).any(sys);
+    let nearest_out = |x: usize| (0..count).min_by_key(|&j| leave(x, j).0).unwrap_or(0);
+    let least = |i: usize, two: bool| {
+        orders
+            .iter()
+            .flat_map(|(_, _, o)| (0..ppn).map(move |s| (o, s)))
+            .map(|(o, s)| crossings(o, s, i, if two { nearest_out(ends(o, s).1) } else { i }))
+            .min()
+    };
+    let cross = count > 1 && (0..count).any(|i| least(i, true) < least(i, false));
     // Per channel searched, the NIC indices it enters and leaves by; per NIC, how many do.
     let mut by: Vec<(usize, usize)> = Vec::new();
     let (mut entries, mut exits) = (vec![0usize; count], vec![0usize; count]);
@@ -185,10 +193,13 @@ pub fn build(
         };
         let cost = |o: &[usize], s: usize| {
             let (entry, exit) = ends(o, s);
-            let (a, b) = (ty[entry][i], leave(exit, exit_nic(exit)).0);
-            // The worse end sets the path type the search needs; NCCL tries the NIC's local GPU
-            // as the entry first and keeps the first of equal rings (`ncclTopoCompareGraphs`).
-            (a.max(b), a as u16 + b as u16, Some(entry) != local[i])
+            let j = exit_nic(exit);
+            let (a, b) = (ty[entry][i], leave(exit, j).0);
+            // Fewest CPU-link crossings (NCCL's figure for a CPU link is its narrowest, so its
+            // channels are the fewest that cross one); the worse end sets the path type the search
+            // needs; NCCL tries the NIC's local GPU as the entry first and keeps the first of
+            // equal rings (`ncclTopoCompareGraphs`).
+            (crossings(o, s, i, j), a.max(b), a as u16 + b as u16, Some(entry) != local[i])
         };
         let (k, s) = (0..orders.len())
             .filter(|&k| uses[orders[k].0] < cap)
