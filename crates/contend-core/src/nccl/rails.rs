@@ -24,10 +24,10 @@
 //! entry and leaving GPUs have the best path types to the channel's NICs, each ring used by an
 //! equal share of the channels, so that the links inside a node carry what the search fitted (on
 //! an NVSwitch node a ring may run reversed, which loads the same links alike). The rings leave
-//! by another NIC (crossNic 2) where some NIC's channels could leave by their own NIC only from
-//! the other side of a CPU link (SYS): NCCL's figure for that link (topo.h: ARM 6, Intel 6 to 40,
-//! AMD 16 GB/s) is below the channels' bandwidth through the NICs, so the rings that stay on each
-//! side carry more.
+//! by another NIC (crossNic 2) where that saves some NIC's channels a crossing of a CPU link (SYS:
+//! an exit from across it, or a chain that crosses it out and back): NCCL's figure for that link
+//! (topo.h: ARM 6, Intel 6 to 40, AMD 16 GB/s) is below the channels' bandwidth through the NICs,
+//! so the graph whose channels cross it less carries more, and NCCL keeps it.
 
 use super::topo::{self, PathType};
 use super::tuning;
