@@ -324,12 +324,13 @@ fn gh200_nodes_leave_through_the_nics_gpu_and_share_the_nics_evenly() {
     for model in ["maxmin", "packet"] {
         let b = ring_busbw_at(path, Some("25GB/s"), model, "2.30", "ring");
         assert!(b > 0.97 * 100.0 && b <= 100.0 * 1.001, "{model}: {b}");
-        // A tree on two nodes: each channel's head takes its NIC both ways, half the channels
-        // going up from each node, so a node sends and receives the call's bytes through its four
-        // NICs: algbw 100, busbw x 2 (n - 1) / n = 175 GB/s (8 ranks). The NICs piled up gave 85.3.
-        let t = ring_busbw_at(path, Some("25GB/s"), model, "2.30", "tree");
-        assert!(t > 0.9 * 175.0 && t <= 175.0 * 1.001, "{model} tree: {t}");
     }
+    // A tree on two nodes: each channel's head takes its NIC both ways, half the channels going up
+    // from each node, so a node sends and receives the call's bytes through its four NICs: algbw
+    // 100, busbw x 2 (n - 1) / n = 175 GB/s (8 ranks). The NICs piled up gave 85.3 (packet: the
+    // same within 0.5%, `docs/nccl.md`).
+    let t = ring_busbw_at(path, Some("25GB/s"), "maxmin", "2.30", "tree");
+    assert!(t > 0.9 * 175.0 && t <= 175.0 * 1.001, "tree: {t}");
     std::fs::remove_file(&file).unwrap();
 }
 
@@ -367,7 +368,9 @@ fn without_p2c_the_rings_leave_by_the_nic_of_their_leaving_gpu_in_pairs() {
         }
         let per = nic_shares(&c);
         assert!(per.len() == 4 && per.values().all(|&n| n == (c.channels / 4, c.channels / 4)), "{c2c} {version:?}: {per:?}");
-        for model in ["maxmin", "packet"] {
+        // Packet once (the GPU on PCIe under 2.30): its runs at 512 MiB are the slow part.
+        let models: &[&str] = if !c2c && version == versions::Version::V2_30 { &["maxmin", "packet"] } else { &["maxmin"] };
+        for model in models {
             let b = ring_busbw_at(path, Some("25GB/s"), model, version.name(), "ring");
             assert!(b > 0.97 * 100.0 && b <= 100.0 * 1.001, "{c2c} {version:?} {model}: {b}");
         }
