@@ -14,6 +14,7 @@ Usage: python bench/nccl_validation.py   (prints the markdown table of docs/vali
 """
 
 import math
+import os
 import re
 import statistics
 import tempfile
@@ -190,8 +191,7 @@ def machine_for(machine: str, file: str) -> str:
     if file not in STRIPE_THRESHOLD:
         return machine
     source, text, value = STRIPE_THRESHOLD[file]
-    if text not in (DATA / source).read_text():
-        raise SystemExit(f"{source}: the stripe threshold quotes {text!r}, which the stored source does not say")
+    require(source, text, "the stripe threshold")
     body = Path(machine).read_text()
     if "stripe_threshold: 256KiB" not in body:
         raise SystemExit(f"{machine}: no stripe_threshold of 256KiB to replace")
@@ -224,21 +224,20 @@ VERSIONS = {
 }
 
 
-def nccl_version(file: str) -> dict[str, str]:
+def nccl_version(file: str, versions: dict[str, tuple[str, str, str]] = VERSIONS, data: Path = DATA) -> dict[str, str]:
     """The request's nccl_version for a table's source, after checking the stored text names that release."""
-    if file not in VERSIONS:
+    if file not in versions:
         return {}
-    version, source, text = VERSIONS[file]
-    if text not in (DATA / source).read_text():
-        raise SystemExit(f"{source}: the table's NCCL release quotes {text!r}, which the stored source does not say")
+    version, source, text = versions[file]
+    require(source, text, "the table's NCCL release", data)
     return {"nccl_version": version}
 
 
-def measured_rows(file: str, dtype: str | None = None, time: bool = False) -> dict[int, float]:
-    """Size -> out-of-place busbw (or time, us) of an nccl-tests table (the `root` column is absent before
-    nccl-tests 2.11), of one datatype's rows where a run covers several."""
+def measured_rows(file: str, dtype: str | None = None, time: bool = False, data: Path = DATA) -> dict[int, float]:
+    """Size -> out-of-place busbw (or time, us) of an nccl-tests table stored under `data` (the `root` column is
+    absent before nccl-tests 2.11), of one datatype's rows where a run covers several."""
     rows, busbw_col = {}, 7
-    for line in (DATA / file).read_text().splitlines():
+    for line in (data / file).read_text().splitlines():
         # A launcher's tag before each line (srun -l `0: `, mpirun --tag-output `[1,0]<stdout>:`) is not the table's.
         line = re.sub(r"^\s*(\d+: |\[\d+,\d+\]<stdout>:)", "", line).strip()
         if line.startswith("#") and "redop" in line and "busbw" in line:
@@ -274,7 +273,7 @@ def call_net_lomo() -> None:
             report = api.nccl_tests(machine, "all_reduce", **request, nodes=nodes, network_bandwidth=nic,
                                     nccl_call_net=f"{value:.3f}us", **nccl_version(file))
             predicted = {r["size"]: r["busbw"] for r in report["rows"]}
-            counts.append(sum(abs(predicted[s] / measured[s] - 1) <= TOLERANCE for s in measured))
+            counts.append(sum(within(predicted[s], measured[s]) for s in measured))
         print(f"- {label}: own {own:.1f} us, others' {others:.1f} us; rows within ±{TOLERANCE:.0%}: {counts[0]} "
               f"of {len(measured)} with the others' (leave-one-machine-out), {counts[1]} with its own, "
               f"{counts[2]} without")
@@ -314,8 +313,8 @@ def launch_host_lomo() -> None:
                                     ngpus=request["ngpus"], nccl_launch_host=f"{value:.3f}us", **nccl_version(file))
             busbw = {r["size"]: r["busbw"] for r in report["rows"]}
             time = {r["size"]: r["time_us"] for r in report["rows"]}
-            counts.append(sum(abs(busbw[s] / measured[s] - 1) <= TOLERANCE for s in measured))
-            small_counts.append(sum(abs(time[s] / small[s] - 1) <= TOLERANCE for s in small))
+            counts.append(sum(within(busbw[s], measured[s]) for s in measured))
+            small_counts.append(sum(within(time[s], small[s]) for s in small))
         print(f"- {label}: own {own:.2f} us, others' {others:.2f} us; rows from 1 MiB within ±{TOLERANCE:.0%}: "
               f"{counts[0]} of {len(measured)} with the others' (leave-one-machine-out), {counts[1]} with its own, "
               f"{counts[2]} without; rows of 8 B-512 KiB (time within ±{TOLERANCE:.0%}, not scored): "
@@ -370,7 +369,7 @@ def ll128_lomo() -> tuple[int, int]:
                    for t in group for s in measured[t[5]])
 
     def inside(group: list, eff: float) -> int:
-        return sum(abs(predicted(t, eff)[s][0] / b - 1) <= TOLERANCE for t in group for s, b in measured[t[5]].items())
+        return sum(within(predicted(t, eff)[s][0], b) for t in group for s, b in measured[t[5]].items())
 
     def inside_old(group: list, eff: float) -> int:
         return inside([t for t in group if t[5] not in ROUND16], eff)
@@ -401,14 +400,32 @@ def ll128_lomo() -> tuple[int, int]:
     return delta_old, delta_all
 
 
+def within(predicted: float, measured: float) -> bool:
+    """The score's one test of a row: the prediction within ±TOLERANCE of the measurement."""
+    return abs(predicted / measured - 1) <= TOLERANCE
+
+
 def saturation(rows: dict[int, float]) -> int:
     """The first size reaching 90% of the largest busbw."""
     top = max(rows.values())
     return min(size for size, b in rows.items() if b >= 0.9 * top)
 
 
-def quoted(file: str, text: str, value: float) -> None:
-    body = (DATA / file).read_text()
+def saturation_check(measured: dict[int, float], predicted: dict[int, float]) -> tuple[int, int, float, bool]:
+    """Measured and predicted saturation sizes, their ratio, and whether they are within one doubling."""
+    m, p = saturation(measured), saturation(predicted)
+    ratio = max(m, p) / min(m, p)
+    return m, p, ratio, ratio <= 2
+
+
+def require(source: str, text: str, what: str, data: Path = DATA) -> None:
+    """Refuses to run unless the stored source under `data` says `text` (what a table or case quotes it for)."""
+    if text not in (data / source).read_text():
+        raise SystemExit(f"{source}: {what} quotes {text!r}, which the stored source does not say")
+
+
+def quoted(file: str, text: str, value: float, data: Path = DATA) -> None:
+    body = (data / file).read_text()
     if text not in body or not re.search(rf"(?<![\d.]){value:g}(?![\d.])", text):
         raise SystemExit(f"{file}: the case quotes {text!r} for {value:g} GB/s, which the stored source does not say")
 
@@ -422,7 +439,7 @@ def main() -> None:
         report = api.nccl_tests(machine, "all_reduce", **request)
         predicted = max(r["busbw"] for r in report["rows"])
         error = predicted / measured - 1
-        ok = abs(error) <= TOLERANCE
+        ok = within(predicted, measured)
         inside += ok
         name = Path(machine).stem
         algo = sorted({r["algo"] for r in report["rows"]})
@@ -432,8 +449,7 @@ def main() -> None:
     new_inside = new_total = 0
     for label, machine, nodes, nic, request, file, settings in TABLES:
         for source, text in settings:
-            if text not in (DATA / source).read_text():
-                raise SystemExit(f"{source}: the table's settings quote {text!r}, which the stored source does not say")
+            require(source, text, "the table's settings")
         measured_all = measured_rows(file, request.get("dtype"))
         measured = {size: b for size, b in measured_all.items() if size >= 1 << 20}
         request = dict(request)
@@ -445,7 +461,7 @@ def main() -> None:
         where += f", NCCL {report['nccl_version']}" if file in VERSIONS else ""
         for size in sorted(measured):
             error = predicted[size] / measured[size] - 1
-            ok = abs(error) <= TOLERANCE
+            ok = within(predicted[size], measured[size])
             if file in ROUND16:
                 new_inside += ok
                 new_total += 1
@@ -458,10 +474,9 @@ def main() -> None:
             print("| " + " | ".join(cells + ["yes" if ok else "no"]) + " |")
         # A saturation size is told only by a table that starts below it.
         if any(0 < size <= 1 << 20 for size in measured_all):
-            m, p = saturation(measured), saturation(predicted)
-            ratio = max(m, p) / min(m, p)
+            m, p, ratio, ok = saturation_check(measured, predicted)
             cells = [f"{label}: saturation size", "", f"{m >> 20} MiB", f"{p >> 20} MiB", f"×{ratio:g}"]
-            print("| " + " | ".join(cells + [("yes" if ratio <= 2 else "no") + " (one doubling)"]) + " |")
+            print("| " + " | ".join(cells + [("yes" if ok else "no") + " (one doubling)"]) + " |")
     print(f"\n{inside} of {total} rows within ±{TOLERANCE:.0%} ({inside / total:.0%}): the set before round 16.")
     both, rows = inside + new_inside, total + new_total
     print(f"{both} of {rows} rows within ±{TOLERANCE:.0%} ({both / rows:.0%}): widened by round 16's tables "
@@ -477,4 +492,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # Each table's NCCL settings are its request's own (quoted above): none comes from this shell's NCCL_* variables,
+    # which api.nccl_tests reads where its env is not given (round 22).
+    for name in [k for k in os.environ if k.startswith("NCCL_")]:
+        del os.environ[name]
     main()

@@ -38,6 +38,44 @@ def test_busbw_factors(op, factor):
         assert row["count"] == row["size"] // 4 // (8 if op in ("all_gather", "reduce_scatter", "alltoall") else 1)
 
 
+# nccl-tests' own C format strings, as printf-style formats (hence noqa UP031): the test is that they are the same.
+def _float_str(value, width):
+    """nccl-tests' getFloatStr (src/util.cu): two decimals where they fit the width, then one, none, an exponent."""
+    for precision in (2, 1, 0):
+        text = "%*.*f" % (width, precision, value)  # noqa: UP031
+        if len(text) <= width:
+            return text
+    return "%*.1e" % (width, value) if width >= 7 else "%*.0e" % (width, value)  # noqa: UP031
+
+
+@pytest.mark.parametrize("op,dtype", [("all_reduce", "float"), ("all_gather", "half"), ("reduce_scatter", "double"),
+                                      ("alltoall", "int8"), ("broadcast", "float"), ("reduce", "bfloat16"),
+                                      ("sendrecv", "float")])
+def test_rows_are_nccl_tests_printf(op, dtype):
+    # Every row is nccl-tests' printf of its values (src/util.cu writeBenchmarkLinePreamble: "%12li  %12li  %8s  %6s
+    # %6s" with the root as "%6i"; writeBenchmarkLineBody: "  %7s  %6s  %6s  %6g" out-of-place, then in-place), on
+    # 6 GPUs from 8 B: the per-rank count of all_gather, reduce_scatter and alltoall is rounded down to 16 bytes
+    # ((count/nranks) & -(16/eltSize), src/all_gather.cu etc.; 0 under 16 bytes a rank).
+    r = run_cli("nccl-tests", "dgx-a100", "--gpus", "0,1,2,3,4,5", "-b", "8", "-e", "4M", "-f", "8", "-d", dtype,
+                "-o", op, "--json")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    word = {"float": 4, "half": 2, "double": 8, "int8": 1, "bfloat16": 2}[dtype]
+    lines = [x for x in rep["table"].splitlines() if x and not x.startswith("#")]
+    assert len(lines) == len(rep["rows"]) == 7
+    for k, (line, row) in enumerate(zip(lines, rep["rows"], strict=True)):
+        count = 8 ** (k + 1) // word
+        if op in ("all_gather", "reduce_scatter", "alltoall"):
+            count = (count // 6) & -(16 // word)
+        assert (row["count"], row["size"]) == (count, count * word * (6 if op in ("all_gather", "reduce_scatter",
+                                                                                   "alltoall") else 1))
+        want = "%12li  %12li  %8s  %6s  %6s" % (row["size"], row["count"], dtype, row["redop"], "%6i" % row["root"])  # noqa: UP031
+        for t, a, b in ((row["time_us"], row["algbw"], row["busbw"]),
+                        (row["in_place_time_us"], row["in_place_algbw"], row["in_place_busbw"])):
+            want += "  %7s  %6s  %6s  %6g" % (_float_str(t, 7), _float_str(a, 6), _float_str(b, 6), 0)  # noqa: UP031
+        assert line == want, (line, want)
+
+
 def test_json_explain_and_overrides():
     r = run_cli("nccl-tests", "dgx-a100", "-b", "64M", "-e", "64M", "--json", "--explain")
     assert r.returncode == 0, r.stderr
@@ -412,6 +450,64 @@ def test_nccl_exclusion_form_is_every_other_choice(monkeypatch):
     r = run_cli("nccl-tests", "hgx-h100", "-b", "1G", "-e", "1G", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["rows"] == excluded, r.stderr
     assert "NCCL_ALGO=^nvls" in r.stderr or "NCCL_ALGO=^nvls" in r.stdout
+
+
+def _door(door, scenario):
+    """What `door` runs for a 16 MiB all-reduce on hgx-h100 under this process's environment (the CLI's, and the
+    API's env=None): (what it picked or took, its notes on the environment), or (2, the one-line error)."""
+    if door.startswith("cli"):
+        args = ("nccl-tests", "hgx-h100", "-b", "16M", "-e", "16M") if door == "cli nccl-tests" else ("run", scenario)
+        r = run_cli(*args, "--json")
+        if r.returncode:
+            return r.returncode, r.stderr
+        rep = json.loads(r.stdout)
+        took, notes = (rep["rows"][0]["algo"] if "rows" in rep else rep["jobs"]["run_time_s"][0]), rep.get("notes", [])
+    else:
+        try:
+            if door == "api nccl_tests":
+                rep = api.nccl_tests("hgx-h100", min_bytes="16M", max_bytes="16M")
+                took, notes = rep["rows"][0]["algo"], rep["notes"]
+            else:
+                run = api.run(scenario)
+                took, notes = run.raw["jobs"]["run_time_s"][0], run.notes
+        except api.InputError as e:
+            return 2, f"error: {e}\n"
+    return took, [n for n in notes if "environment" in n]
+
+
+@pytest.mark.parametrize("door", ["cli nccl-tests", "cli run", "api nccl_tests", "api run"])
+def test_every_door_reads_nccls_environment(door, tmp_path, monkeypatch):
+    # Issue 25: NCCL_ALGO exported for the real job reaches every door, read by the core as NCCL reads it. At
+    # 16 MiB on hgx-h100 NCCL's own pick is NVLS; NCCL_ALGO=Ring changes the pick (and a program's run time),
+    # the notes name it, and a bad value is one line (exit code 2 at the CLI).
+    prog = tmp_path / "ar.yaml"
+    prog.write_text("ranks:\n" + "  - [{nccl_allreduce: {size: 16MiB}}]\n" * 8)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"cluster: hgx-h100\nworkload:\n  jobs:\n    - program: {prog}\n")
+    own, notes = _door(door, scenario)
+    assert not notes and own != 2, notes
+    monkeypatch.setenv("NCCL_ALGO", "Ring")
+    ring, notes = _door(door, scenario)
+    assert ring != own and (door.endswith("run") or (own, ring) == ("nvls", "ring")), (own, ring)
+    assert len(notes) == 1 and notes[0].startswith("from the environment, as NCCL reads it: NCCL_ALGO=Ring"), notes
+    if door.startswith("api"):
+        # The API's env= is explicit: {} reads nothing, a mapping reads it whatever this process exports.
+        call = (lambda **kw: api.nccl_tests("hgx-h100", min_bytes="16M", max_bytes="16M", **kw)["rows"][0]["algo"]) \
+            if door == "api nccl_tests" else (lambda **kw: api.run(scenario, **kw).raw["jobs"]["run_time_s"][0])
+        assert call(env={}) == own and call(env={"NCCL_ALGO": "ring"}) == ring
+        monkeypatch.delenv("NCCL_ALGO")
+        assert call(env={"NCCL_ALGO": "Ring", "PATH": "/nowhere"}) == ring and call() == own
+        with pytest.raises(TypeError, match="env: a mapping"):
+            call(env=[("NCCL_ALGO", "ring")])
+    monkeypatch.setenv("NCCL_ALGO", "bogus")
+    code, err = _door(door, scenario)
+    assert code == 2 and err.count("\n") == 1 and err.startswith("error: NCCL_ALGO (environment): bogus:"), err
+    assert "unset NCCL_ALGO" in err and ("give --algo" in err) == ("nccl" in door), err
+    if door == "cli run":
+        # The table's run prints the notes on stderr, its stdout as before.
+        monkeypatch.setenv("NCCL_ALGO", "Ring")
+        r = run_cli("run", scenario)
+        assert r.returncode == 0 and "note: from the environment, as NCCL reads it: NCCL_ALGO=Ring" in r.stderr
 
 
 def test_threads_of_one_gpu_each_are_ranks():

@@ -137,17 +137,22 @@ def test_nccl_tests_settings_named_as_given(monkeypatch):
     assert env["rows"] == flag["rows"] != plain["rows"]
     assert any("NCCL_BUFFSIZE=8388608" in n for n in env["notes"])
     # rev21 finding 8: NCCL reads int64 parameters with strtoll base 0 (hex 0x800000 = 8 MiB, octal 040000000 too),
-    # and NCCL_PXN_DISABLE disables PXN at any non-zero value.
+    # and NCCL_PXN_DISABLE=1 disables PXN. Round 22: 2 is refused, not read as 1 — NCCL's routes keep PXN for every
+    # value but 1 (src/graph/paths.cc `!= 1`) while its proxies drop it for every value but 0 (src/init.cc `== 0`).
     for text in ("0x800000", "040000000"):
         monkeypatch.setenv("NCCL_BUFFSIZE", text)
         r = run_cli(*args)
         assert r.returncode == 0 and json.loads(r.stdout)["rows"] == flag["rows"], (text, r.stderr)
     monkeypatch.delenv("NCCL_BUFFSIZE")
+    monkeypatch.setenv("NCCL_PXN_DISABLE", "1")
+    one = run_cli(*args)
     monkeypatch.setenv("NCCL_PXN_DISABLE", "2")
     two = run_cli(*args)
     monkeypatch.delenv("NCCL_PXN_DISABLE")
     off = json.loads(run_cli(*args, "-p", "nccl_pxn_disable=1").stdout)
-    assert two.returncode == 0 and json.loads(two.stdout)["rows"] == off["rows"], two.stderr
+    assert one.returncode == 0 and json.loads(one.stdout)["rows"] == off["rows"], one.stderr
+    assert two.returncode == 2 and two.stderr.startswith("error: NCCL_PXN_DISABLE (environment): 2: is neither 0 nor 1")
+    assert len(two.stderr.strip().splitlines()) == 1, two.stderr
     r = run_cli("nccl-tests", "dgx-a100", "--op", "gather")
     assert r.returncode == 2 and "does not predict yet" in r.stderr, r.stderr
     r = run_cli("nccl-tests", "superpod-h100-su", "--nodes", "2", "--gpus", "n1.GPU0,n1.GPU1")

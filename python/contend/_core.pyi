@@ -116,6 +116,7 @@ def run(
     session: Session | None = None,
     model: str | None = None,
     params: Sequence[tuple[str, str]] = ...,
+    env: Sequence[tuple[str, str]] = ...,
 ) -> str: ...
 def check_scenario(
     text: str, origin: str, session: Session, model: str | None = None, params: Sequence[tuple[str, str]] = ...
@@ -173,4 +174,5 @@ def nccl_tests(
     nodes: int = 1,
     network_bandwidth: str | None = None,
     tuner: str | None = None,
+    env: Sequence[tuple[str, str]] = ...,
 ) -> str: ...

@@ -590,19 +590,39 @@ class RunResult:
             raise ValueError("operations: run the scenario with detail=True to keep every operation")
         return pd.DataFrame(ops)
 
+    @property
+    def notes(self) -> list[str]:
+        """What the NCCL_* variables did to the rank programs' NCCL calls (empty where nothing)."""
+        return self.raw.get("notes", [])
+
 
 def run(
     scenario: str | os.PathLike, detail: bool = False, links: int | None = 10, progress: Any = None,
-    session: Session | None = None, model: str | None = None, **params: Any,
+    session: Session | None = None, model: str | None = None, env: Mapping[str, str] | None = None, **params: Any,
 ) -> RunResult:
     """Run a scenario file (``contend schema scenario``): every job's time, compute, communication and
     their overlap, and the ``links`` busiest links (0 to 1000; ``None``: every link); ``detail=True`` also
     keeps every operation. ``progress(delivered, messages)`` is called now and then while it runs. With a
     ``session``, runs of the same jobs on the same cluster (another bandwidth, NIC policy or model) share
-    their lowering. ``model`` runs it under another model than the file names, ``params`` over the file's."""
+    their lowering. ``model`` runs it under another model than the file names, ``params`` over the file's.
+    ``env``: the NCCL_* variables the rank programs' NCCL calls read as NCCL does (NCCL_ALGO, NCCL_PROTO,
+    NCCL_MIN/MAX_NCHANNELS, NCCL_BUFFSIZE, NCCL_PXN_DISABLE; a call's own algo/proto and the params win);
+    ``None`` reads this process's environment, ``{}`` none. ``notes`` of the result say which applied."""
     path, text = _scenario_text(scenario)
     return RunResult(_core.run(text, path, detail, links, progress, session.held if session else None, model,
-                               _params(params)))
+                               _params(params), _nccl_env(env)))
+
+
+def _nccl_env(env: Mapping[str, str] | None) -> list[tuple[str, str]]:
+    """The NCCL_* variables a call reads, as (name, value) pairs: ``env`` as given, or this process's environment's
+    NCCL_* entries where it is None. Reading the environment is this door's job; what a variable means is the
+    core's (``nccl::environment``, docs/nccl.md "NCCL's environment variables")."""
+    if env is None:
+        return [(k, v) for k, v in os.environ.items() if k.startswith("NCCL_")]
+    if not isinstance(env, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        raise TypeError(f"env: a mapping of variable names to values (str to str), or None for this process's "
+                        f"environment, not {type(env).__name__}")
+    return list(env.items())
 
 
 def check(scenario: str | os.PathLike, session: Session | None = None, model: str | None = None,
@@ -652,9 +672,10 @@ class Session:
         return simulate(m, transfers, model, phases, nics, **params)
 
     def run(self, scenario: str | os.PathLike, detail: bool = False, links: int | None = 10,
-            progress: Any = None, model: str | None = None, **params: Any) -> RunResult:
+            progress: Any = None, model: str | None = None, env: Mapping[str, str] | None = None,
+            **params: Any) -> RunResult:
         """``run`` in this session."""
-        return run(scenario, detail, links, progress, self, model, **params)
+        return run(scenario, detail, links, progress, self, model, env, **params)
 
 
 def apps() -> list[dict[str, Any]]:
@@ -681,6 +702,7 @@ def nccl_tests(
     nodes: int = 1,
     network_bandwidth: str | None = None,
     tuner: str | None = None,
+    env: Mapping[str, str] | None = None,
     **params: Any,
 ) -> dict[str, Any]:
     """What nccl-tests' ``<op>_perf -b MIN -e MAX -f FACTOR`` would print on ``machine`` (a preset, a machine file,
@@ -696,11 +718,14 @@ def nccl_tests(
     NCCL's example tuner plugin (``NCCL_TUNER_CONFIG_FILE``): its first applicable line picks before NCCL's model.
     ``ngpus`` is nccl-tests' ``-g``: one process drives the node's first N GPUs, its thread launching each in turn,
     so an iteration takes at least N launches (``nccl_launch_host``); unset, every GPU is a process of its own.
+    ``env``: NCCL's variables read as NCCL reads them where the arguments leave the setting unset (NCCL_ALGO,
+    NCCL_PROTO, NCCL_MIN/MAX_NCHANNELS, NCCL_BUFFSIZE, NCCL_PXN_DISABLE); ``None`` reads this process's environment,
+    ``{}`` none. The report's ``notes`` and ``caveats`` say which applied.
     """
     return json.loads(_core.nccl_tests(
         _machine_source(machine), op, str(min_bytes), str(max_bytes), factor, ngpus=ngpus, gpus=gpus, dtype=dtype,
         root=root, algo=algo, proto=proto, channels=channels, model=model, params=_params(params), explain=explain,
-        nodes=nodes, network_bandwidth=network_bandwidth, tuner=tuner,
+        nodes=nodes, network_bandwidth=network_bandwidth, tuner=tuner, env=_nccl_env(env),
     ))
 
 

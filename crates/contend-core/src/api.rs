@@ -558,8 +558,43 @@ pub fn compare(
 /// it on one non-blocking switch of `network_bandwidth` per NIC (default: each NIC at its ports'
 /// line rate, `port_bandwidth`; 25 GB/s (200 Gb/s) where the machine does not give one), or
 /// on the first `nodes` nodes of a cluster (`superpod-h100-su`: its own fabric),
-/// predicted by lowering NCCL's pick for every size onto the executor (docs/nccl.md).
+/// predicted by lowering NCCL's pick for every size onto the executor (docs/nccl.md). The
+/// request's NCCL_* variables (`req.env`) set what its fields leave unset (`nccl::environment`),
+/// and the report's notes say which did.
 pub fn nccl_tests(
+    machine: &str,
+    req: &crate::nccl::tests_tool::Request,
+    nodes: usize,
+    network_bandwidth: Option<&str>,
+) -> Result<crate::nccl::tests_tool::Report> {
+    use crate::nccl::environment::{Environment, Given};
+    let given = Given {
+        algo: req.algo.is_some(),
+        proto: req.proto.is_some(),
+        channels: req.channels.is_some(),
+        params: req.params.iter().map(|(k, _)| k.clone()).collect(),
+        flags: true,
+    };
+    let env = Environment::read(&req.env, &given)?;
+    let req = crate::nccl::tests_tool::Request {
+        algo: req.algo.clone().or_else(|| env.algo.clone()),
+        proto: req.proto.clone().or_else(|| env.proto.clone()),
+        channels: req.channels.or(env.channels),
+        params: req.params.iter().chain(&env.params).cloned().collect(),
+        env: Vec::new(),
+        ..req.clone()
+    };
+    let mut report = nccl_tests_as_given(machine, &req, nodes, network_bandwidth).map_err(|e| env.named(e))?;
+    // After the core's own: a reader of the table needs them, so they are caveats too.
+    for note in env.notes("the header's 'choice' is NCCL's within them; a flag given wins") {
+        report.caveats.push(note.clone());
+        report.notes.push(note);
+    }
+    Ok(report)
+}
+
+/// `nccl_tests` of a request whose every setting is its own.
+fn nccl_tests_as_given(
     machine: &str,
     req: &crate::nccl::tests_tool::Request,
     nodes: usize,

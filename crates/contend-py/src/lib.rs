@@ -491,7 +491,7 @@ impl Session {
 /// messages)` is called now and then; with a `session` the run keeps its lowered jobs there for
 /// the next run and takes the last run's where they are the same.
 #[pyfunction]
-#[pyo3(signature = (text, origin, detail, links=Some(contend_core::scenario::DEFAULT_TOP_LINKS), progress=None, session=None, model=None, params=Vec::new()))]
+#[pyo3(signature = (text, origin, detail, links=Some(contend_core::scenario::DEFAULT_TOP_LINKS), progress=None, session=None, model=None, params=Vec::new(), env=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -503,6 +503,7 @@ fn run(
     session: Option<&Session>,
     model: Option<String>,
     params: Vec<(String, String)>,
+    env: Vec<(String, String)>,
 ) -> PyResult<String> {
     // Without a callback the engine runs its model unwrapped.
     let wanted = progress.is_some();
@@ -514,7 +515,7 @@ fn run(
         }
     };
     let progress: Option<&(dyn Fn(u64, u64) + Sync)> = if wanted { Some(&report) } else { None };
-    let opts = contend_core::scenario::RunOptions { detail, top_links: links, progress, session: session.map(|s| &s.s) };
+    let opts = contend_core::scenario::RunOptions { detail, top_links: links, progress, session: session.map(|s| &s.s), nccl_env: &env };
     py.detach(|| api::run_as(text, origin, model.as_deref(), &params, &opts).map(|r| json(&r))).map_err(to_py)
 }
 
@@ -545,7 +546,7 @@ fn apps() -> String {
 
 /// `api::nccl_tests`: what nccl-tests would print (JSON; its "table" is the text nccl-tests prints).
 #[pyfunction]
-#[pyo3(signature = (machine, op, min_bytes, max_bytes, factor, ngpus=None, gpus=None, dtype="float", root=None, algo=None, proto=None, channels=None, model="maxmin", params=Vec::new(), explain=false, nodes=None, network_bandwidth=None, tuner=None))]
+#[pyo3(signature = (machine, op, min_bytes, max_bytes, factor, ngpus=None, gpus=None, dtype="float", root=None, algo=None, proto=None, channels=None, model="maxmin", params=Vec::new(), explain=false, nodes=None, network_bandwidth=None, tuner=None, env=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn nccl_tests(
     py: Python<'_>,
@@ -567,6 +568,7 @@ fn nccl_tests(
     nodes: Option<&Bound<'_, PyAny>>,
     network_bandwidth: Option<String>,
     tuner: Option<String>,
+    env: Vec<(String, String)>,
 ) -> PyResult<String> {
     let factor: u64 = whole(factor, "factor", 2)?;
     let (root, nodes): (usize, usize) = (whole_opt(root, "root", 0)?.unwrap_or(0), whole_opt(nodes, "nodes", 1)?.unwrap_or(1));
@@ -587,6 +589,7 @@ fn nccl_tests(
         model: model.into(),
         params,
         explain,
+        env,
     };
     py.detach(|| api::nccl_tests(machine, &req, nodes, network_bandwidth.as_deref()).map(|r| json(&r))).map_err(to_py)
 }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -69,7 +68,9 @@ def nccl_tests(
     threads: str | None = typer.Option(None, "-t", "--nthreads", hidden=True),
 ) -> None:
     """Predict the table NVIDIA's nccl-tests prints (<op>_perf -b -e -f -g) on this machine, by running NCCL's
-    collectives as point-to-point transfers on the rings NCCL's search would build."""
+    collectives as point-to-point transfers on the rings NCCL's search would build. NCCL_ALGO, NCCL_PROTO,
+    NCCL_MIN/MAX_NCHANNELS, NCCL_BUFFSIZE and NCCL_PXN_DISABLE in the environment are read as NCCL reads them where
+    no flag sets the same (docs/nccl.md)."""
     if threads is not None and threads.strip() != "1":
         t = int(threads) if threads.strip().isdigit() else 0
         if not 1 <= t <= 1024 or ngpus not in (None, 1):
@@ -83,7 +84,6 @@ def nccl_tests(
             raise InputError(f"--op: {op} is nccl-tests' -o, the reduction operator; contend's -o is --op, the "
                              "collective, and the reduction does not change the time (the same bytes move): "
                              "give the collective with --op (e.g. --op all_reduce) and leave the reduction out")
-    algo, proto, channels, applied, ignored = _nccl_environment(algo, proto, channels)
     gpu_list = None
     if gpus is not None:
         gpu_list = [g.strip() for g in gpus.split(",") if g.strip()]
@@ -98,26 +98,15 @@ def nccl_tests(
     if nccl_version is not None and "nccl_version" in params:
         raise InputError("--nccl-version: and --param nccl_version= are both given; give one")
     version = {} if nccl_version is None else {"nccl_version": nccl_version}
-    # NCCL_BUFFSIZE and NCCL_PXN_DISABLE as NCCL reads them, where --param does not set them (tester's R6).
-    env_params = {}
-    for var, key in _ENV_PARAMS:
-        value = os.environ.get(var, "").strip()
-        if value and key not in params:
-            n = _nccl_int(value)
-            if n is None:
-                env_params[key] = value  # refused by the core, named by its variable below
-            elif var == "NCCL_BUFFSIZE":
-                env_params[key] = f"{n}B"  # a count of bytes
-            else:
-                env_params[key] = "1" if n else "0"  # NCCL: any non-zero disables PXN
-            applied.append(f"{var}={value}")
     try:
+        # NCCL's variables (NCCL_ALGO, ...) are read from this shell, where a flag does not set the same
+        # (api.nccl_tests's env=None; the core reads them as NCCL does and names them in the notes).
         reports = [
             api.nccl_tests(
                 machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpu_list, dtype=dtype, root=root,
                 algo=algo, proto=proto, channels=channels, model=model, explain=explain or target is not None,
                 nodes=nodes, network_bandwidth=network_bandwidth, tuner=None if tuner is None else str(tuner),
-                **params | env_params | version,
+                **params | version,
             )
             for op in ops
         ]
@@ -125,14 +114,6 @@ def nccl_tests(
         # The release given as --nccl-version is named by that flag, not by the parameter it sets.
         if version and str(e).startswith("--param: nccl_version:"):
             raise InputError("--nccl-version:" + str(e)[len("--param: nccl_version:"):]) from None
-        for var, key in _ENV_PARAMS:
-            if key in env_params and str(e).startswith(f"--param: {key}:"):
-                raise InputError(f"{var} (environment):{str(e)[len(f'--param: {key}:'):]}; or unset {var}") from None
-        # A value read from the environment is named by its variable, not by the flag it stands for.
-        for flag, var in (("--algo", "NCCL_ALGO"), ("--proto", "NCCL_PROTO"), ("--channels", "NCCL_MIN_NCHANNELS")):
-            if str(e).startswith(flag + ":") and any(a.startswith(var + "=") for a in applied):
-                var = var.replace("MIN_", "MIN/MAX_")
-                raise InputError(f"{var} (environment){str(e)[len(flag):]}; or unset {var}, or give {flag}") from None
         if str(e).startswith("--gpus:") and "one rank:" in str(e) and gpu_list and len(gpu_list) == 1 \
                 and gpu_list[0].isdigit() and int(gpu_list[0]) > 1:
             # --gpus takes a list and -g a count: `--gpus 4` is the one GPU 4, where 4 GPUs were likely meant. Only
@@ -141,16 +122,6 @@ def nccl_tests(
             raise InputError(f"{e}; --gpus {n} names the one GPU {n}: for {n} GPUs give -g {n} or --gpus "
                              f"{','.join(str(i) for i in range(n))}") from None
         raise
-    notes = []
-    if applied:
-        notes.append(f"from the environment, as NCCL reads it: {', '.join(applied)} (the header's 'choice' is NCCL's "
-                     "within them; a flag given wins)")
-    if ignored:
-        notes.append(f"ignored from the environment: {'; '.join(ignored)}")
-    for note in notes:
-        for r in reports:
-            r["caveats"].append(note)
-            r["notes"].append(note)
     if target is not None:
         from contend.plots import nccl_busbw
 
@@ -184,52 +155,3 @@ def _print_table(r: dict, explain: bool) -> None:
 # nccl-tests' -o names (common.cu's test_opNames, and "all"): contend's -o is the collective.
 _REDOPS = ("sum", "prod", "max", "min", "avg", "mulsum", "all")
 
-
-# NCCL's environment variables that set one of its constants (`--param`), read as NCCL reads them.
-_ENV_PARAMS = (("NCCL_BUFFSIZE", "nccl_buffsize"), ("NCCL_PXN_DISABLE", "nccl_pxn_disable"))
-
-
-def _nccl_int(text: str) -> int | None:
-    """An NCCL int64 parameter's text as NCCL reads it (src/misc/param.cc `ncclLoadParam`: strtoll base 0: decimal,
-    0x hexadecimal, a leading 0 octal), or None where it is not a whole integer."""
-    sign, digits = (-1, text[1:]) if text[:1] == "-" else (1, text.lstrip("+"))
-    base = 16 if digits[:2].lower() == "0x" else 8 if len(digits) > 1 and digits[0] == "0" else 10
-    try:
-        return sign * int(digits[2:] if base == 16 else digits, base)
-    except ValueError:
-        return None
-
-
-def _nccl_environment(algo: str | None, proto: str | None, channels: int | None):
-    """NCCL_ALGO, NCCL_PROTO and NCCL_MIN/MAX_NCHANNELS as NCCL reads them, where the matching flag is not given.
-
-    Returns the algorithm, protocol and channel count to run, the ``VAR=value`` settings applied, and those
-    ignored with why: a shell set up for real runs (NCCL_MIN_NCHANNELS alone) still runs.
-    """
-    applied, ignored = [], []
-    env = {k: os.environ.get(k, "").strip() for k in ("NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS",
-                                                       "NCCL_MAX_NCHANNELS")}
-    for var, given in (("NCCL_ALGO", algo), ("NCCL_PROTO", proto)):
-        if given is not None or not env[var]:
-            continue
-        # NCCL's exclusion form (^NVLS: every algorithm but NVLS) is read by the core as NCCL reads it.
-        if var == "NCCL_ALGO":
-            algo = env[var]
-            applied.append(f"{var}={algo}")
-        else:
-            proto = env[var]
-            applied.append(f"{var}={proto}")
-    bounds = {k: v for k, v in env.items() if k.endswith("NCHANNELS") and v}
-    if channels is None and bounds:
-        lo, hi = bounds.get("NCCL_MIN_NCHANNELS"), bounds.get("NCCL_MAX_NCHANNELS")
-        given = ", ".join(f"{k}={v}" for k, v in bounds.items())
-        # --channels' range (NCCL's MAXCHANNELS is 64).
-        if not all(v.isdigit() and 1 <= int(v) <= 64 for v in bounds.values()):
-            ignored.append(f"{given} (not a channel count from 1 to 64: NCCL's own count runs)")
-        elif lo is None or hi is None or int(lo) != int(hi):
-            ignored.append(f"{given} (bounds on NCCL's own count, which contend does not apply yet; equal MIN and "
-                           "MAX, or --channels, fix the count)")
-        else:
-            channels = int(lo)
-            applied.extend(f"{k}={v}" for k, v in bounds.items())
-    return algo, proto, channels, applied, ignored

@@ -57,7 +57,8 @@ def run_(
     param: list[str] | None = ParamOpt,
 ) -> None:
     """Run a scenario's jobs (rank programs, application skeletons) on its cluster: each job's run time,
-    computation, communication and their overlap, and the busiest links."""
+    computation, communication and their overlap, and the busiest links. Rank programs' NCCL calls read this
+    shell's NCCL_* variables as NCCL does (NCCL_ALGO, NCCL_PROTO, ...: docs/nccl.md); notes say which applied."""
     force = force or replace
     params = parse_params(param)
     if check:
@@ -87,6 +88,11 @@ def run_(
     else:
         print_jobs(r)
         print_run_links(r)
+    if not as_json:
+        # What NCCL_* variables of this shell did to the rank programs' NCCL calls (read by api.run's env=None;
+        # the JSON holds the same notes): on stderr, leaving the tables and the CSV on stdout as they were.
+        for note in r.notes:
+            err().print(f"note: {note}", soft_wrap=True, highlight=False)
     if tables:
         from contend.run_parquet import write
 

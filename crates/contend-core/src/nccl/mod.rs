@@ -5,6 +5,7 @@
 
 pub mod constants;
 pub mod cpu;
+pub mod environment;
 pub mod lower;
 pub mod p2p;
 pub mod program;

@@ -1,13 +1,14 @@
 //! Rank programs' NCCL calls (`nccl_allreduce`, …, `nccl_group`) lowered as `contend
 //! nccl-tests` lowers a call: a communicator over the call's GPUs (NCCL's ring search on its
 //! first node, its channels), NCCL's choice of algorithm and protocol (or the call's own
-//! NCCL_ALGO / NCCL_PROTO), and the point-to-point transfers of `lower`. The transfers join the
+//! NCCL_ALGO / NCCL_PROTO, else the run's environment's), and the point-to-point transfers of `lower`. The transfers join the
 //! scenario's one DAG, so they contend with every other job's traffic on the same links.
 //!
 //! Unlike `contend nccl-tests`, the scenario's machine is used as it is: a GPU's copy-engine
 //! setup latency (where the machine has one) is paid by NCCL's transfers as by every other
 //! message of the scenario (docs/nccl.md, "Rank programs").
 
+use super::environment::Environment;
 use super::{lower, node_prefix, parse_algos, parse_protos, Algo, Coll, Comm, Proto, PROTOS};
 use crate::error::Error;
 use crate::topology::Machine;
@@ -26,6 +27,9 @@ pub struct ProgramCalls<'m> {
     /// The scenario's NCCL constants (its `nccl_*` parameters: the release, what `contend
     /// calibrate` fits, NCCL_BUFFSIZE, NCCL_PXN_DISABLE), as `contend nccl-tests --param` takes them.
     constants: super::constants::Constants,
+    /// The run's NCCL_* variables: NCCL_ALGO / NCCL_PROTO for calls without their own, the
+    /// channels of every communicator.
+    env: &'m Environment,
 }
 
 /// A communicator, and where each of its ranks sits among the communicator's node-major ranks.
@@ -55,8 +59,8 @@ fn problem(e: Error) -> String {
 }
 
 impl<'m> ProgramCalls<'m> {
-    pub fn new(m: &'m Machine, tuner: Option<&'m super::tuner::Tuner>, constants: super::constants::Constants) -> Self {
-        ProgramCalls { m, comms: RefCell::new(HashMap::new()), tuner, constants }
+    pub fn new(m: &'m Machine, tuner: Option<&'m super::tuner::Tuner>, constants: super::constants::Constants, env: &'m Environment) -> Self {
+        ProgramCalls { m, comms: RefCell::new(HashMap::new()), tuner, constants, env }
     }
 
     /// The communicator of GPUs `devices` (rank order): its ranks grouped node by node, as NCCL
@@ -85,7 +89,7 @@ impl<'m> ProgramCalls<'m> {
             ));
         }
         let nodes_gpus: Vec<Vec<usize>> = nodes.into_iter().map(|(_, v)| v).collect();
-        let mut comm = Comm::new(m, &nodes_gpus, None).map_err(problem)?;
+        let mut comm = Comm::new(m, &nodes_gpus, self.env.channels).map_err(problem)?;
         comm.set_constants(self.constants).map_err(|e| format!("cannot run under the scenario's params.{e}"))?;
         comm.tuner = self.tuner.cloned();
         let position = devices.iter().map(|d| comm.devices.iter().position(|x| x == d).expect("every GPU is in the communicator")).collect();
@@ -108,18 +112,27 @@ impl NcclLowering for ProgramCalls<'_> {
             // Send/receive has no tuner: the protocol of one peer's part, as the lowering runs it.
             (Algo::Ring, b.comm.p2p_proto(bytes / n as u64), None)
         } else {
-            let algos = match &call.algo {
+            // A call's own list wins; without one, the environment's (NCCL's for the whole process).
+            let algo_env = if call.algo.is_none() { self.env.algo.as_ref() } else { None };
+            let proto_env = if call.proto.is_none() { self.env.proto.as_ref() } else { None };
+            let algos = match call.algo.as_ref().or(algo_env) {
                 Some(s) => parse_algos(s).map_err(problem)?,
                 None => c.algos().to_vec(),
             };
-            let protos = match &call.proto {
+            let protos = match call.proto.as_ref().or(proto_env) {
                 Some(s) => parse_protos(s).map_err(problem)?,
                 None => PROTOS.to_vec(),
             };
             let algos: Vec<Algo> = algos.into_iter().filter(|a| c.algos().contains(a)).collect();
             let pick = b.comm.pick(c, bytes, &algos, &protos).map_err(|e| e.to_string())?.ok_or_else(|| {
                 let have: Vec<&str> = c.algos().iter().map(|a| a.name()).collect();
-                format!("leaves NCCL no algorithm and protocol for {} here ({} has {}; {})", op.name(), op.name(), have.join(", "), super::NEEDS)
+                let set: Vec<String> = [("NCCL_ALGO", algo_env), ("NCCL_PROTO", proto_env)].iter().filter_map(|(k, v)| v.map(|v| format!("{k}={v}"))).collect();
+                let from = if set.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {} from the environment: unset it, or give the call its own algo and proto", set.join(" and "))
+                };
+                format!("leaves NCCL no algorithm and protocol for {} here ({} has {}; {}){from}", op.name(), op.name(), have.join(", "), super::NEEDS)
             })?;
             (pick.algo, pick.proto, pick.channels)
         };

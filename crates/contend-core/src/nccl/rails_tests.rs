@@ -57,6 +57,7 @@ fn ring_busbw(machine: &str, nic: Option<&str>, params: Vec<(String, String)>) -
         model: "maxmin".into(),
         params,
         explain: false,
+        env: vec![],
     };
     api::nccl_tests(machine, &r, 2, nic).unwrap().rows[0].busbw
 }

@@ -37,6 +37,9 @@ pub struct Request {
     pub model: String,
     pub params: Vec<(String, String)>,
     pub explain: bool,
+    /// The caller's environment's NCCL_* variables, as (name, value) pairs (`environment`): read
+    /// where the fields above do not set the same (`api::nccl_tests`).
+    pub env: Vec<(String, String)>,
 }
 
 impl Request {
@@ -59,6 +62,7 @@ impl Request {
             model: "maxmin".into(),
             params: vec![],
             explain: false,
+            env: vec![],
         }
     }
 

@@ -114,6 +114,7 @@ fn sweep(machine: &str, tuner: &str, algo: Option<&str>, nodes: usize) -> tests_
         model: "maxmin".into(),
         params: vec![],
         explain: false,
+        env: vec![],
     };
     api::nccl_tests(machine, &req, nodes, None).unwrap()
 }

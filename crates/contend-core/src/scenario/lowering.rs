@@ -29,10 +29,12 @@ pub(super) struct Lowering {
     pub lowered: Vec<Lowered>,
     /// The rank on each device (u32::MAX where none), to name both ends of every message.
     pub rank_on: Vec<u32>,
+    /// What the NCCL_* variables did to rank programs' NCCL calls (`nccl::environment`).
+    pub notes: Vec<String>,
 }
 
-/// Everything a lowering depends on: the scenario's workload and MPI costs as written and the
-/// cluster's GPUs node by node. Not the scenario's origin, which differs from point to point of
+/// Everything a lowering depends on: the scenario's workload and MPI costs as written, the
+/// NCCL_* variables read, and the cluster's GPUs node by node. Not the scenario's origin, which differs from point to point of
 /// a study: mistakes found later that name the lowering's origin are re-aimed at the run's own.
 #[derive(Clone, PartialEq)]
 pub(super) struct Key {
@@ -77,13 +79,15 @@ pub(super) struct Taken<'s> {
 /// `s`'s jobs lowered onto `m`: the session's kept lowering where it is the same, else lowered
 /// now (and kept in the session, if there is one). Operations are named only when a report lists them (`detail`), and such a
 /// lowering is never kept; nor is one with program files, which may change between runs.
-pub(super) fn take<'s>(s: &ScenarioSpec, origin: &str, m: &Machine, detail: bool, session: Option<&'s Session>) -> Result<Taken<'s>> {
+pub(super) fn take<'s>(s: &ScenarioSpec, origin: &str, m: &Machine, detail: bool, session: Option<&'s Session>, env: &[(String, String)]) -> Result<Taken<'s>> {
     let keep = session.is_some();
     let nodes = gpus_by_node(m);
-    // NCCL's constants (`nccl_*` parameters) shape rank programs' NCCL calls: part of the lowering.
+    // NCCL's constants (`nccl_*` parameters) and NCCL_* variables shape rank programs' NCCL calls:
+    // part of the lowering.
     let nccl: Vec<(&String, &String)> = s.params.iter().filter(|(k, _)| crate::nccl::constants::is_nccl(k)).collect();
+    let variables: Vec<&(String, String)> = env.iter().filter(|(k, _)| crate::nccl::environment::VARIABLES.contains(&k.as_str())).collect();
     let key = (keep && !detail && s.workload.jobs.iter().all(|j| j.program.is_none())).then(|| Key {
-        written: serde_json::to_string(&(&s.workload, &s.mpi, &nccl)).expect("scenarios serialise"),
+        written: serde_json::to_string(&(&s.workload, &s.mpi, &nccl, &variables)).expect("scenarios serialise"),
         nodes: nodes.clone(),
         devices: m.devices.len(),
     });
@@ -97,7 +101,7 @@ pub(super) fn take<'s>(s: &ScenarioSpec, origin: &str, m: &Machine, detail: bool
             return Ok(Taken { lowering, session: Some(session), key: Some(key.clone()), machine, model });
         }
     }
-    let lowering = Arc::new(lower(s, origin, m, &nodes, detail)?);
+    let lowering = Arc::new(lower(s, origin, m, &nodes, detail, env)?);
     if let (Some(key), Some(session)) = (&key, session) {
         *kept(session) = Some((key.clone(), lowering.clone(), None));
     }
@@ -149,15 +153,22 @@ fn machine_but_speeds(m: &Machine) -> String {
 /// One job's operations, their origins and its ends, its indices counted from its first operation.
 type JobLowered = (Vec<Transfer>, Vec<OpOrigin>, Lowered);
 
-pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<usize>], detail: bool) -> Result<Lowering> {
+pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<usize>], detail: bool, env: &[(String, String)]) -> Result<Lowering> {
     let (jobs, sizes) = jobs_fitting(s, origin, nodes)?;
+    // NCCL reads its variables where a communicator is made: a scenario without NCCL calls reads none.
+    let environment = if jobs.iter().any(|j| j.program.uses_nccl()) {
+        let given = crate::nccl::environment::Given { params: s.params.keys().cloned().collect(), ..Default::default() };
+        crate::nccl::environment::Environment::read(env, &given)?
+    } else {
+        Default::default()
+    };
     let scale = s.workload.compute_scale.unwrap_or(1.0);
     let tuner = s
         .nccl_tuner
         .as_deref()
         .map(|t| crate::nccl::tuner::Tuner::load(&super::beside(origin, t)).map_err(|e| Error::input(origin, "nccl_tuner", e.to_string())))
         .transpose()?;
-    let constants = super::nccl_constants(s, origin)?;
+    let constants = super::nccl_constants(s, origin, &environment.params)?;
     let slots = jobs::place(&sizes, nodes, s.workload.placement, s.workload.seed);
     // Jobs lower independently (each on its own GPUs, its indices its own), so on rayon's pool:
     // each into its own operations, then laid end to end in job order, every index shifted by
@@ -171,7 +182,7 @@ pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<us
             let (mut ops, mut origins) = (Vec::new(), Vec::new());
             // Rank programs' NCCL calls, lowered as `contend nccl-tests` lowers them (its cache
             // of communicators is by GPUs, which no two jobs share: one per job).
-            let calls = crate::nccl::program::ProgramCalls::new(m, tuner.as_ref(), constants);
+            let calls = crate::nccl::program::ProgramCalls::new(m, tuner.as_ref(), constants, &environment);
             let low = program::lower(&job.program, devices, &s.mpi, scale, j as u32, &job.source, Some(&calls), &mut ops, &mut origins)?;
             Ok((ops, origins, low))
         })
@@ -200,5 +211,7 @@ pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<us
         program::name_operations(&mut ops, &origins, |d| rank_on[d]);
     }
     let workload = Workload { transfers: ops, origin: origin.to_string(), ..Default::default() };
-    Ok(Lowering { jobs, sizes, slots, workload, origins, lowered, rank_on })
+    let notes =
+        environment.notes("rank programs' NCCL calls run NCCL's choice within them; a call's own algo or proto wins, as the scenario's params and --param do");
+    Ok(Lowering { jobs, sizes, slots, workload, origins, lowered, rank_on, notes })
 }

@@ -166,6 +166,9 @@ pub struct RunReport {
     pub detail: Option<Report>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operations: Option<OperationTable>,
+    /// What the run's NCCL_* variables did to rank programs' NCCL calls (`nccl::environment`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl ScenarioSpec {
@@ -360,7 +363,7 @@ fn model_entry(s: &ScenarioSpec, origin: &str) -> Result<&'static registry::Mode
         pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         crate::params::At::File { origin, field: "params" },
     )?;
-    nccl_constants(s, origin)?;
+    nccl_constants(s, origin, &[])?;
     Ok(entry)
 }
 
@@ -371,9 +374,10 @@ fn model_params(s: &ScenarioSpec) -> Vec<(String, String)> {
 }
 
 /// NCCL's constants from the scenario's `nccl_*` parameters (NCCL's table, `nccl::constants`),
-/// as `contend nccl-tests --param` takes them; a mistake names the scenario's field.
-pub(crate) fn nccl_constants(s: &ScenarioSpec, origin: &str) -> Result<crate::nccl::constants::Constants> {
-    let pairs: Vec<(String, String)> = s.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+/// as `contend nccl-tests --param` takes them, and those `env` sets (NCCL_* variables, checked
+/// where read); a mistake names the scenario's field.
+pub(crate) fn nccl_constants(s: &ScenarioSpec, origin: &str, env: &[(String, String)]) -> Result<crate::nccl::constants::Constants> {
+    let pairs: Vec<(String, String)> = s.params.iter().map(|(k, v)| (k.clone(), v.clone())).chain(env.iter().cloned()).collect();
     Ok(crate::nccl::constants::split_at(&pairs, crate::params::At::File { origin, field: "params" })?.0)
 }
 
@@ -450,11 +454,14 @@ pub struct RunOptions<'p> {
     /// Where this run keeps its lowered jobs for the next run, and takes the last run's where
     /// they are the same (a sweep over the network; see `lowering`); `None`: nothing is kept.
     pub session: Option<&'p Session>,
+    /// The caller's NCCL_* variables as (name, value) pairs: rank programs' NCCL calls read them
+    /// as NCCL does (`nccl::environment`); none by default.
+    pub nccl_env: &'p [(String, String)],
 }
 
 impl Default for RunOptions<'_> {
     fn default() -> Self {
-        RunOptions { detail: false, top_links: Some(DEFAULT_TOP_LINKS), progress: None, session: None }
+        RunOptions { detail: false, top_links: Some(DEFAULT_TOP_LINKS), progress: None, session: None, nccl_env: &[] }
     }
 }
 
@@ -492,9 +499,9 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
     let detail = opts.detail;
     let entry = model_entry(s, origin)?;
     let m = build_machine(s, origin)?;
-    let mut taken = lowering::take(s, origin, &m, detail, opts.session)?;
+    let mut taken = lowering::take(s, origin, &m, detail, opts.session, opts.nccl_env)?;
     let low = taken.lowering.clone();
-    let Lowering { jobs: progs, sizes, slots, workload: w, origins, lowered, rank_on } = &*low;
+    let Lowering { jobs: progs, sizes, slots, workload: w, origins, lowered, rank_on, notes } = &*low;
     if progs.iter().any(|j| j.program.uses_nccl()) {
         crate::nccl::check_model(entry.name)?;
     }
@@ -581,7 +588,17 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
         ops
     });
     let detail = detail.then(|| report::build(&m, w, entry.name, prepared.params(), prepared.flows(), &o, Detail::default()));
-    let report = RunReport { scenario: s.clone(), machine: m.name.clone(), model: entry.name.to_string(), summary, jobs: table, links, detail, operations };
+    let report = RunReport {
+        scenario: s.clone(),
+        machine: m.name.clone(),
+        model: entry.name.to_string(),
+        summary,
+        jobs: table,
+        links,
+        detail,
+        operations,
+        notes: notes.clone(),
+    };
     taken.keep(entry.name, pairs, prepared, low);
     Ok(report)
 }

@@ -218,3 +218,60 @@ fn nccl_constants_in_params_reach_the_programs() {
     let e = run(&ScenarioSpec::from_text(&text("buffr: \"4\""), "s.yaml").unwrap(), "s.yaml", &RunOptions::default()).unwrap_err().to_string();
     assert!(e.contains("params.buffr") && e.contains("maxmin"), "{e}");
 }
+
+/// `ranks` programs on dgx-a100 under maxmin, run with the NCCL_* variables `env`.
+fn run_env(name: &str, ranks: &[String], params: &str, env: &[(&str, &str)]) -> Result<RunReport> {
+    let prog = file(name, &format!("ranks:\n{}", ranks.iter().map(|r| format!("  - {r}\n")).collect::<String>()));
+    let text = format!("cluster: dgx-a100\nparams: {{{params}}}\nworkload:\n  jobs:\n    - program: {prog}\n");
+    let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    run(&ScenarioSpec::from_text(&text, "s.yaml")?, "s.yaml", &RunOptions { nccl_env: &env, ..RunOptions::default() })
+}
+
+/// The run's NCCL_* variables reach rank programs' NCCL calls as NCCL reads them
+/// (`nccl::environment`): NCCL_ALGO=Tree NCCL_PROTO=Simple runs a call that names neither as the
+/// call naming both runs (NCCL's own pick at 1 GiB here is ring/Simple: the closed form above);
+/// NCCL_BUFFSIZE=0x800000 (strtoll base 0: 8 MiB) doubles ring Simple's chunk to 4 MiB, so 1 GiB
+/// over 8 ranks and 24 channels takes 2 loops, not 3. A call's own algo wins, and so do the
+/// scenario's params; the report's notes say which variables applied. A scenario without NCCL
+/// calls reads none.
+#[test]
+fn the_environment_reaches_the_programs() {
+    let s = (1u64 << 30) as f64;
+    let bytes = 2.0 * 7.0 / 8.0 * s;
+    let closed = |loops: f64| 8.4e-6 + loops * 14.0 * (2.0 * 3.4e-6 + PATH) + bytes * (1.0 + duplex()) / cap();
+    let plain = same("{nccl_allreduce: {size: 1GiB}}", 8);
+    let own = run_env("env-ar.yaml", &plain, "", &[]).unwrap();
+    assert!(own.notes.is_empty() && close(own.jobs.run_time_s[0], closed(3.0), 0.005), "{} us", own.jobs.run_time_s[0] * 1e6);
+    let tree = same("{nccl_allreduce: {size: 1GiB, algo: tree, proto: simple}}", 8);
+    let t = run_env("env-tree.yaml", &tree, "", &[]).unwrap().jobs.run_time_s[0];
+    let r = run_env("env-ar.yaml", &plain, "", &[("NCCL_ALGO", "Tree"), ("NCCL_PROTO", "Simple")]).unwrap();
+    assert!(
+        r.jobs.run_time_s[0] == t && (t - own.jobs.run_time_s[0]).abs() > 1e-6,
+        "env {} s, tree {t} s, own {} s",
+        r.jobs.run_time_s[0],
+        own.jobs.run_time_s[0]
+    );
+    assert_eq!(r.notes.len(), 1);
+    assert!(r.notes[0].contains("NCCL_ALGO=Tree, NCCL_PROTO=Simple") && r.notes[0].contains("a call's own algo or proto wins"), "{:?}", r.notes);
+    let ring = [("NCCL_ALGO", "Ring"), ("NCCL_PROTO", "Simple")];
+    let r = run_env("env-ar.yaml", &plain, "", &ring).unwrap();
+    let buff = [ring[0], ring[1], ("NCCL_BUFFSIZE", "0x800000")];
+    let b = run_env("env-ar.yaml", &plain, "", &buff).unwrap();
+    assert!(close(b.jobs.run_time_s[0], closed(2.0), 0.005), "{} us, closed form {} us", b.jobs.run_time_s[0] * 1e6, closed(2.0) * 1e6);
+    // The scenario's own nccl_buffsize wins over NCCL_BUFFSIZE, which is then not named.
+    let p = run_env("env-ar.yaml", &plain, "nccl_buffsize: 4MiB", &buff).unwrap();
+    assert_eq!(p.jobs.run_time_s[0], r.jobs.run_time_s[0]);
+    assert!(!p.notes[0].contains("NCCL_BUFFSIZE"), "{:?}", p.notes);
+    // A call's own algo and proto win over the variables.
+    assert_eq!(run_env("env-tree.yaml", &tree, "", &ring).unwrap().jobs.run_time_s[0], t);
+    // Bad values are one line naming the variable; NCCL_ALGO=tree leaves an all-gather nothing (NCCL 2.19 on).
+    let e = run_env("env-ar.yaml", &plain, "", &[("NCCL_ALGO", "bogus")]).unwrap_err().to_string();
+    assert!(e.starts_with("NCCL_ALGO (environment): bogus:") && e.ends_with("or unset NCCL_ALGO") && !e.contains('\n'), "{e}");
+    let ag = same("{nccl_allgather: {size: 1MiB}}", 8);
+    let e = run_env("env-ag.yaml", &ag, "", &[("NCCL_ALGO", "tree")]).unwrap_err().to_string();
+    assert!(e.contains("leaves NCCL no algorithm") && e.contains("NCCL_ALGO=tree from the environment") && !e.contains('\n'), "{e}");
+    // MPI alone: NCCL's variables are not read (a bad one is no mistake) and not noted.
+    let mpi = vec!["[{send: {peer: 1, size: 1MiB}}]".to_string(), "[{recv: {peer: 0, size: 1MiB}}]".to_string()];
+    let m = run_env("env-mpi.yaml", &mpi, "", &[("NCCL_ALGO", "bogus")]).unwrap();
+    assert!(m.notes.is_empty());
+}

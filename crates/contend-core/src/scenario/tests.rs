@@ -253,7 +253,7 @@ fn a_kept_lowering_is_taken_by_its_group_alone_and_changes_nothing() {
     // Each point names itself, as a study's points do.
     let origin = |s: &ScenarioSpec| format!("study.yaml (point {:?} {:?})", s.bandwidth_scale, s.workload.jobs[0].app);
     let session = Session::default();
-    let take = |s: &ScenarioSpec, detail: bool| lowering::take(s, &origin(s), &m(s), detail, Some(&session)).unwrap();
+    let take = |s: &ScenarioSpec, detail: bool| lowering::take(s, &origin(s), &m(s), detail, Some(&session), &[]).unwrap();
     let first = take(&a, false);
     let same = take(&b, false);
     assert!(std::sync::Arc::ptr_eq(&first.lowering, &same.lowering));
@@ -302,7 +302,7 @@ fn jobs_lowered_side_by_side_are_the_jobs_lowered_one_after_another() {
     assert!(ops.iter().any(|t| t.after.iter().any(|&a| a >= ops.len() / 2)), "later jobs' edges point past the first job's");
     for threads in [1, 2, 3] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        let low = pool.install(|| lowering::lower(&s, "s.yaml", &m, &nodes, false)).unwrap();
+        let low = pool.install(|| lowering::lower(&s, "s.yaml", &m, &nodes, false, &[])).unwrap();
         assert!(low.workload.transfers == ops, "{threads} threads");
         assert_eq!((&low.origins, &low.lowered, &low.slots), (&origins, &lowered, &slots), "{threads} threads");
     }

@@ -118,12 +118,18 @@ fn number_end(t: &str) -> usize {
 /// nccl-tests' element count (its `count` column) and bytes for a requested size. The column
 /// prints the count the test passes to NCCL (`paramcount`, common.cu `args->nbytes / wordSize`):
 /// the whole buffer's for most collectives, one rank's share for all_gather, reduce_scatter and
-/// alltoall (src/all_gather.cu, reduce_scatter.cu, alltoall.cu `GetCollByteCount`: `base`,
-/// `count / nranks`), whose size is that share times the ranks.
+/// alltoall (src/all_gather.cu, reduce_scatter.cu, alltoall.cu `GetCollByteCount`), whose size
+/// is that share times the ranks. The share is rounded down to 16 bytes, `(count/nranks) &
+/// -(16/eltSize)`, so that every rank's block stays aligned (nccl-tests 29f4114 of 2024-12-18,
+/// v2.13.12 on; before it all_gather and reduce_scatter rounded to 4 elements and alltoall not
+/// at all): a share of fewer than 16 bytes is 0 (8 ranks' all_gather of 64 B floats).
 pub fn count_of(op: &str, size: u64, word: u64, ranks: u64) -> (u64, u64) {
     let count = size / word;
     match op {
-        "all_gather" | "reduce_scatter" | "alltoall" => (count / ranks, count / ranks * ranks * word),
+        "all_gather" | "reduce_scatter" | "alltoall" => {
+            let share = (count / ranks) & (16 / word).wrapping_neg();
+            (share, share * ranks * word)
+        }
         _ => (count, count * word),
     }
 }
@@ -645,7 +651,16 @@ mod tests {
     fn the_count_column_is_the_count_nccl_is_given() {
         for op in ["alltoall", "all_gather", "reduce_scatter"] {
             assert_eq!(count_of(op, 1 << 20, 4, 2), (131072, 1 << 20), "{op}");
-            assert_eq!(count_of(op, 1000, 4, 3), (83, 996), "{op}");
+            // `(count/nranks) & -(16/eltSize)`: 250 floats over 3 ranks is 83 each, 80 aligned to 16 B;
+            // 6 ranks' 1 MiB of floats 43690 each, 43688; doubles to 2 elements, int8 to 16.
+            assert_eq!(count_of(op, 1000, 4, 3), (80, 960), "{op}");
+            assert_eq!(count_of(op, 1 << 20, 4, 6), (43688, 43688 * 6 * 4), "{op}");
+            assert_eq!(count_of(op, 1000, 8, 3), (40, 960), "{op}");
+            assert_eq!(count_of(op, 1000, 1, 3), (320, 960), "{op}");
+            assert_eq!(count_of(op, 1000, 2, 3), (160, 960), "{op}");
+            // Under 16 bytes a rank: nothing (8 ranks, 64 B of floats: 2 each).
+            assert_eq!(count_of(op, 64, 4, 8), (0, 0), "{op}");
+            assert_eq!(count_of(op, 128, 4, 8), (4, 128), "{op}");
         }
         for op in ["all_reduce", "broadcast", "reduce", "sendrecv"] {
             assert_eq!(count_of(op, 1 << 20, 4, 2), (262144, 1 << 20), "{op}");

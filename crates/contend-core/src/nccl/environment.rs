@@ -1,0 +1,377 @@
+//! NCCL's environment variables that contend reads, read as NCCL reads them, in one place for
+//! every door: `contend nccl-tests` and `contend run` (and the Python API beside them) hand over
+//! their environment's (name, value) pairs and get back the settings, the notes saying which
+//! variables applied and which did not (with why), or one line naming the variable and the fix.
+//! Reading the process's environment is the door's job; what a variable means is this module's.
+//!
+//! - NCCL_ALGO, NCCL_PROTO: lists as NCCL's `parseList` reads them (2.30.7 src/graph/tuning.cc:
+//!   comma-separated, case-insensitive, empty words skipped, a leading `^` sets every element but
+//!   those named; `super::parse_algos`, `super::parse_protos`). NCCL reads them where they are set
+//!   at all (`ncclGetEnv` is not NULL); an empty value is left unread here, as a shell's `export
+//!   NCCL_ALGO=` means to unset it. Per-collective lists (`allreduce:tree;broadcast:ring`, from
+//!   2.24) are refused in one line: the releases contend restates before 2.24 refuse them too
+//!   (their `parseList` has no prefixes), and 2.30's form is not read yet.
+//! - NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS (src/graph/connect.cc `NCCL_PARAM(MinNchannels, …)`),
+//!   NCCL_BUFFSIZE (src/init.cc `NCCL_PARAM(BuffSize, "BUFFSIZE", -2)`) and NCCL_PXN_DISABLE
+//!   (src/graph/paths.cc `NCCL_PARAM(PxnDisable, "PXN_DISABLE", 0)`): int64 parameters, read by
+//!   `ncclLoadParam` (src/misc/param.cc) with `strtoll(str, nullptr, 0)` where the value is not
+//!   empty (`nccl_int`).
+//!
+//! What the caller gives itself wins over the variable standing for it (`Given`): a flag, an
+//! argument, a scenario's `params`, a rank program call's own `algo` or `proto`.
+
+use super::constants;
+use super::tuning::MAX_CHANNELS;
+use crate::error::{Error, Result};
+
+/// The variables read, in the order the notes name them.
+pub const VARIABLES: [&str; 6] = ["NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE", "NCCL_PXN_DISABLE"];
+
+/// The variables that set one of NCCL's constants (`constants::PARAMS`), with the parameter.
+const PARAMS: [(&str, &str); 2] = [("NCCL_BUFFSIZE", "nccl_buffsize"), ("NCCL_PXN_DISABLE", "nccl_pxn_disable")];
+
+/// What the caller set itself, which the variable standing for it does not override.
+#[derive(Clone, Debug, Default)]
+pub struct Given {
+    pub algo: bool,
+    pub proto: bool,
+    pub channels: bool,
+    /// Parameters given (`--param`, a scenario's `params`): NCCL's constants among them win.
+    pub params: Vec<String>,
+    /// The door has `--algo`, `--proto` and `--channels` (`contend nccl-tests`): a mistake's fix
+    /// names them beside unsetting the variable.
+    pub flags: bool,
+}
+
+/// What the environment sets, and what it said.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Environment {
+    /// NCCL_ALGO / NCCL_PROTO as written (`super::parse_algos` reads them), where applied.
+    pub algo: Option<String>,
+    pub proto: Option<String>,
+    /// NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS, where both are given and equal.
+    pub channels: Option<usize>,
+    /// NCCL's constants it sets, as `--param` takes them (`nccl_buffsize`, `nccl_pxn_disable`).
+    pub params: Vec<(String, String)>,
+    /// `VAR=value` of each variable applied.
+    pub applied: Vec<String>,
+    /// Each variable set but not applied, with why.
+    pub ignored: Vec<String>,
+    /// Whether the door has flags (`Given::flags`), for the fix a later mistake names.
+    flags: bool,
+}
+
+/// An NCCL int64 parameter's text as `ncclLoadParam` reads it (src/misc/param.cc: `strtoll(str,
+/// nullptr, 0)`): an optional sign, then decimal, `0x` hexadecimal or `0` octal. None where the
+/// text is not such a number whole: strtoll would read a prefix of it (`8M` as 8, `x` as 0)
+/// without an error, or, past int64, NCCL would run its default; both are refused, not guessed.
+pub fn nccl_int(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let (negative, unsigned) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (digits, radix) = match unsigned.strip_prefix("0x").or_else(|| unsigned.strip_prefix("0X")) {
+        Some(hex) => (hex, 16),
+        None if unsigned.len() > 1 && unsigned.starts_with('0') => (&unsigned[1..], 8),
+        None => (unsigned, 10),
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let magnitude = i128::from_str_radix(digits, radix).ok()?;
+    i64::try_from(if negative { -magnitude } else { magnitude }).ok()
+}
+
+/// The least NCCL_BUFFSIZE contend takes: `nccl_buffsize`'s bound in NCCL's table.
+fn buffsize_min() -> u64 {
+    match constants::PARAMS.iter().find(|p| p.name == "nccl_buffsize").map(|p| p.kind) {
+        Some(crate::params::Kind::Bytes { min }) => min,
+        _ => unreachable!("nccl_buffsize is a size in NCCL's table"),
+    }
+}
+
+/// The words of an integer's forms, for a refusal.
+const INT_FORMS: &str = "a whole number as NCCL reads it (decimal, 0x hexadecimal or 0 octal, within int64)";
+
+impl Environment {
+    /// The settings of `vars` (other names than `VARIABLES` are left alone), those the caller
+    /// `given` sets itself left unread.
+    pub fn read(vars: &[(String, String)], given: &Given) -> Result<Environment> {
+        let value = |name: &str| vars.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.trim()).filter(|v| !v.is_empty());
+        let mut env = Environment { flags: given.flags, ..Environment::default() };
+        for (name, taken, flag) in [("NCCL_ALGO", given.algo, "--algo"), ("NCCL_PROTO", given.proto, "--proto")] {
+            let Some(v) = value(name).filter(|_| !taken) else { continue };
+            if v.contains([';', ':']) {
+                return Err(env.refusal(
+                    name,
+                    v,
+                    "is a per-collective list (NCCL 2.24's `allreduce:tree;broadcast:ring`), which contend does not read yet; give one list for every collective",
+                    flag,
+                ));
+            }
+            let parsed = if name == "NCCL_ALGO" { super::parse_algos(v).map(|_| ()) } else { super::parse_protos(v).map(|_| ()) };
+            if let Err(Error::Input { field, problem, .. }) = parsed {
+                return Err(env.refusal(name, &field, &problem, flag));
+            }
+            if name == "NCCL_ALGO" {
+                env.algo = Some(v.to_string());
+            } else {
+                env.proto = Some(v.to_string());
+            }
+            env.applied.push(format!("{name}={v}"));
+        }
+        let bounds: Vec<(&str, &str)> = ["NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"].into_iter().filter_map(|k| value(k).map(|v| (k, v))).collect();
+        if !given.channels && !bounds.is_empty() {
+            let written = bounds.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
+            let counts: Vec<Option<usize>> =
+                bounds.iter().map(|(_, v)| nccl_int(v).and_then(|n| usize::try_from(n).ok()).filter(|n| (1..=MAX_CHANNELS).contains(n))).collect();
+            if counts.iter().any(Option::is_none) {
+                env.ignored.push(format!("{written} (not a channel count from 1 to {MAX_CHANNELS}: NCCL's own count runs)"));
+            } else if bounds.len() < 2 || counts[0] != counts[1] {
+                // A shell set up for real runs still runs: bounds on NCCL's own count are not applied yet.
+                let fix = if given.flags { "equal MIN and MAX, or --channels, fix the count" } else { "equal MIN and MAX fix the count" };
+                env.ignored.push(format!("{written} (bounds on NCCL's own count, which contend does not apply yet; {fix})"));
+            } else {
+                env.channels = counts[0];
+                env.applied.extend(bounds.iter().map(|(k, v)| format!("{k}={v}")));
+            }
+        }
+        for (name, key) in PARAMS {
+            let Some(v) = value(name).filter(|_| !given.params.iter().any(|p| p == key)) else { continue };
+            let Some(n) = nccl_int(v) else {
+                return Err(env.refusal(name, v, &format!("is not {INT_FORMS}"), ""));
+            };
+            let param = match name {
+                // -2 is NCCL_BUFFSIZE's "not set" (src/init.cc `computeBuffSizes`: `envs[p] != -2 ? envs[p] : defaults[p]`).
+                "NCCL_BUFFSIZE" if n == -2 => {
+                    env.ignored.push(format!("{name}={v} (NCCL's word for not set: its default runs)"));
+                    continue;
+                }
+                "NCCL_BUFFSIZE" if n < buffsize_min() as i64 => {
+                    let why = format!("is {n} bytes, below the {} KiB Simple buffer contend takes (NCCL's default is 4 MiB, 4194304)", buffsize_min() / 1024);
+                    return Err(env.refusal(name, v, &why, ""));
+                }
+                "NCCL_BUFFSIZE" => format!("{n}B"),
+                // NCCL's routes leave PXN off only at 1 (src/graph/paths.cc `ncclPxnDisable(comm) != 1`,
+                // search.cc `== 1`), while its proxies connect for PXN only at 0 (src/init.cc `== 0`),
+                // 2.18.5 to 2.30.7: any other value runs neither way throughout.
+                _ if n == 0 || n == 1 => n.to_string(),
+                _ => {
+                    return Err(env.refusal(
+                        name,
+                        v,
+                        "is neither 0 nor 1: NCCL's routes keep PXN for every value but 1 (src/graph/paths.cc) while its proxies drop it for every value but 0 (src/init.cc); give 0 or 1",
+                        "",
+                    ))
+                }
+            };
+            // Checked as `--param` is, so that no later mistake can come of it.
+            if let Err(Error::Input { problem, .. }) = constants::split(&[(key.to_string(), param.clone())]) {
+                return Err(env.refusal(name, v, &format!("reads as {key}={param}, which {problem}"), ""));
+            }
+            env.params.push((key.to_string(), param));
+            env.applied.push(format!("{name}={v}"));
+        }
+        Ok(env)
+    }
+
+    /// The report's notes: the variables applied, read within what `door` says wins, and those ignored.
+    pub fn notes(&self, door: &str) -> Vec<String> {
+        let mut notes = Vec::new();
+        if !self.applied.is_empty() {
+            notes.push(format!("from the environment, as NCCL reads it: {} ({door})", self.applied.join(", ")));
+        }
+        if !self.ignored.is_empty() {
+            notes.push(format!("ignored from the environment: {}", self.ignored.join("; ")));
+        }
+        notes
+    }
+
+    /// A mistake found later in a setting the environment gave (an algorithm the collective has
+    /// not, a channel count over the release's), named by its variable instead of the flag.
+    pub fn named(&self, e: Error) -> Error {
+        let Error::Input { file, field, problem } = e else { return e };
+        let from = |flag: &str| match flag {
+            "--algo" => self.algo.is_some().then_some("NCCL_ALGO"),
+            "--proto" => self.proto.is_some().then_some("NCCL_PROTO"),
+            "--channels" => self.channels.is_some().then_some("NCCL_MIN/MAX_NCHANNELS"),
+            _ => None,
+        };
+        if let Some(var) = from(&file) {
+            return self.refusal(var, &field, &problem, &file);
+        }
+        // Both lists together leave nothing: say which of them the environment gave.
+        if let Some((a, p)) = file.split_once('/').filter(|_| file == "--algo/--proto") {
+            let vars: Vec<&str> = [from(a), from(p)].into_iter().flatten().collect();
+            if !vars.is_empty() {
+                let problem = format!("{problem}; {} from the environment: unset it, or give {file}", vars.join(" and "));
+                return Error::Input { file, field, problem };
+            }
+        }
+        Error::Input { file, field, problem }
+    }
+
+    /// One line naming the variable, what is wrong, and the fix: unset it, or give the flag.
+    fn refusal(&self, var: &str, field: &str, problem: &str, flag: &str) -> Error {
+        let give = if self.flags && !flag.is_empty() { format!(", or give {flag}") } else { String::new() };
+        Error::input(format!("{var} (environment)"), field, format!("{problem}; or unset {var}{give}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nccl::{parse_algos, parse_protos, Algo, Proto};
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    fn read(pairs: &[(&str, &str)]) -> Result<Environment> {
+        Environment::read(&vars(pairs), &Given { flags: true, ..Given::default() })
+    }
+
+    /// One line naming the variable as the environment's, with the fix.
+    fn refused(pairs: &[(&str, &str)], needles: &[&str]) {
+        let e = read(pairs).unwrap_err().to_string();
+        assert!(!e.contains('\n') && needles.iter().all(|n| e.contains(n)), "{e}");
+    }
+
+    /// strtoll(str, nullptr, 0) as C defines it (C11 7.22.1.4): an optional sign, then `0x`/`0X`
+    /// hexadecimal, a leading 0 octal, else decimal; past int64 it fails (ERANGE), and NCCL's
+    /// `ncclLoadParam` then runs the default: here the text is refused, as is any text strtoll
+    /// would read only a prefix of.
+    #[test]
+    fn integers_read_as_strtoll_base_0() {
+        for (text, n) in [
+            ("4194304", 4194304),
+            ("0x400000", 4194304),
+            ("0X10", 16),
+            ("0xfF", 255),
+            ("040000000", 8 << 20),
+            ("0", 0),
+            ("00", 0),
+            ("-2", -2),
+            ("+12", 12),
+            (" 12 ", 12),
+            ("9223372036854775807", i64::MAX),
+            ("-9223372036854775808", i64::MIN),
+            ("0x7fffffffffffffff", i64::MAX),
+        ] {
+            assert_eq!(nccl_int(text), Some(n), "{text}");
+        }
+        for text in ["", "8M", "x", "0x", "08", "0o17", "1.5", "--1", "+-1", "1 2", "9223372036854775808", "0x8000000000000000"] {
+            assert_eq!(nccl_int(text), None, "{text}");
+        }
+    }
+
+    /// NCCL_ALGO and NCCL_PROTO as NCCL's `parseList` reads them (2.30.7 src/graph/tuning.cc):
+    /// comma words, case-insensitive, empty words skipped; a leading `^` sets every element but
+    /// those named (NCCL's algorithms: Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree,
+    /// PAT, src/init.cc `ncclAlgoStr`; those contend lowers are Tree, Ring, NVLS and NVLSTree).
+    #[test]
+    fn lists_read_as_nccls_parse_list() {
+        let env = read(&[("NCCL_ALGO", "^NVLS"), ("NCCL_PROTO", "^ll128")]).unwrap();
+        assert_eq!((env.algo.as_deref(), env.proto.as_deref()), (Some("^NVLS"), Some("^ll128")));
+        assert_eq!(env.applied, ["NCCL_ALGO=^NVLS", "NCCL_PROTO=^ll128"]);
+        assert_eq!(parse_algos(env.algo.as_deref().unwrap()).unwrap(), [Algo::Ring, Algo::Tree, Algo::NvlsTree]);
+        assert_eq!(parse_protos(env.proto.as_deref().unwrap()).unwrap(), [Proto::Ll, Proto::Simple]);
+        // Excluding what contend does not lower leaves every algorithm it does; empty words are skipped.
+        assert_eq!(parse_algos("^collnetdirect,PAT").unwrap(), [Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree]);
+        assert_eq!(parse_algos("Ring,,tree,").unwrap(), [Algo::Ring, Algo::Tree]);
+        assert_eq!(parse_algos("^").unwrap().len(), 4);
+        // An empty value is a shell's way to unset it: nothing is read.
+        assert_eq!(read(&[("NCCL_ALGO", " ")]).unwrap(), read(&[]).unwrap());
+        refused(&[("NCCL_ALGO", "bogus")], &["NCCL_ALGO (environment): bogus: is not an NCCL algorithm", "or unset NCCL_ALGO, or give --algo"]);
+        refused(&[("NCCL_PROTO", "LL256")], &["NCCL_PROTO (environment): ll256: is not an NCCL protocol", "or unset NCCL_PROTO, or give --proto"]);
+        refused(&[("NCCL_ALGO", "collnet")], &["NCCL_ALGO (environment)", "does not lower yet"]);
+        // 2.24's per-collective form (`prefix:list;…`) is said to be unread, not misread as a word.
+        refused(&[("NCCL_ALGO", "ring;allreduce:tree")], &["NCCL_ALGO (environment)", "per-collective list", "unset NCCL_ALGO"]);
+    }
+
+    /// NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS fix the count (read as int64 parameters); other
+    /// bounds are noted as not applied, and the run goes on with NCCL's own count.
+    #[test]
+    fn equal_channel_bounds_fix_the_count() {
+        let env = read(&[("NCCL_MIN_NCHANNELS", "4"), ("NCCL_MAX_NCHANNELS", "0x4")]).unwrap();
+        assert_eq!((env.channels, env.applied), (Some(4), vec!["NCCL_MIN_NCHANNELS=4".to_string(), "NCCL_MAX_NCHANNELS=0x4".into()]));
+        for (pairs, why) in [
+            (vec![("NCCL_MAX_NCHANNELS", "8")], "bounds on NCCL's own count"),
+            (vec![("NCCL_MIN_NCHANNELS", "2"), ("NCCL_MAX_NCHANNELS", "8")], "bounds on NCCL's own count"),
+            (vec![("NCCL_MIN_NCHANNELS", "65"), ("NCCL_MAX_NCHANNELS", "65")], "not a channel count from 1 to 64"),
+            (vec![("NCCL_MIN_NCHANNELS", "0"), ("NCCL_MAX_NCHANNELS", "0")], "not a channel count"),
+            (vec![("NCCL_MIN_NCHANNELS", "x"), ("NCCL_MAX_NCHANNELS", "x")], "not a channel count"),
+        ] {
+            let env = read(&pairs).unwrap();
+            assert!(env.channels.is_none() && env.applied.is_empty() && env.ignored.len() == 1 && env.ignored[0].contains(why), "{pairs:?}: {:?}", env.ignored);
+            let notes = env.notes("door");
+            assert!(notes.len() == 1 && notes[0].starts_with("ignored from the environment: "), "{notes:?}");
+        }
+        // A door without --channels (`contend run`) names no such flag.
+        let run = Environment::read(&vars(&[("NCCL_MAX_NCHANNELS", "8")]), &Given::default()).unwrap();
+        assert!(run.ignored[0].ends_with("equal MIN and MAX fix the count)"), "{:?}", run.ignored);
+    }
+
+    /// NCCL_BUFFSIZE is Simple's buffer in bytes (src/init.cc, -2 its "not set"); contend takes
+    /// 64 KiB and more (`nccl_buffsize`'s bound).
+    #[test]
+    fn buffsize_is_bytes_as_nccl_reads_them() {
+        for text in ["8388608", "0x800000", "040000000"] {
+            let env = read(&[("NCCL_BUFFSIZE", text)]).unwrap();
+            assert_eq!(env.params, [("nccl_buffsize".to_string(), "8388608B".to_string())], "{text}");
+            assert_eq!(env.applied, [format!("NCCL_BUFFSIZE={text}")]);
+            assert_eq!(constants::split(&env.params).unwrap().0.buffsize, 8 << 20);
+        }
+        let unset = read(&[("NCCL_BUFFSIZE", "-2")]).unwrap();
+        assert!(unset.params.is_empty() && unset.ignored[0].contains("not set"), "{unset:?}");
+        assert_eq!(read(&[("NCCL_BUFFSIZE", "65536")]).unwrap().params[0].1, "65536B");
+        refused(&[("NCCL_BUFFSIZE", "65535")], &["NCCL_BUFFSIZE (environment): 65535: is 65535 bytes, below the 64 KiB", "; or unset NCCL_BUFFSIZE"]);
+        refused(&[("NCCL_BUFFSIZE", "-1")], &["NCCL_BUFFSIZE (environment)", "below the 64 KiB"]);
+        refused(&[("NCCL_BUFFSIZE", "8M")], &["NCCL_BUFFSIZE (environment): 8M: is not a whole number as NCCL reads it", "unset NCCL_BUFFSIZE"]);
+    }
+
+    /// NCCL_PXN_DISABLE: 1 leaves PXN off (src/graph/paths.cc `!= 1`, search.cc `== 1`), 0 on;
+    /// NCCL treats any other value one way in its routes and the other in its proxies (src/init.cc
+    /// `== 0`), so it is refused.
+    #[test]
+    fn pxn_disable_is_zero_or_one() {
+        assert_eq!(read(&[("NCCL_PXN_DISABLE", "1")]).unwrap().params, [("nccl_pxn_disable".to_string(), "1".to_string())]);
+        assert_eq!(read(&[("NCCL_PXN_DISABLE", "0x0")]).unwrap().params, [("nccl_pxn_disable".to_string(), "0".to_string())]);
+        refused(&[("NCCL_PXN_DISABLE", "2")], &["NCCL_PXN_DISABLE (environment): 2: is neither 0 nor 1", "give 0 or 1; or unset NCCL_PXN_DISABLE"]);
+        refused(&[("NCCL_PXN_DISABLE", "yes")], &["NCCL_PXN_DISABLE (environment): yes: is not a whole number"]);
+    }
+
+    /// What the caller sets itself wins: the variable is not read (a bad value of it is no
+    /// mistake then) and not named as applied.
+    #[test]
+    fn what_is_given_wins() {
+        let pairs = vars(&[("NCCL_ALGO", "bogus"), ("NCCL_PROTO", "LL"), ("NCCL_MIN_NCHANNELS", "4"), ("NCCL_MAX_NCHANNELS", "4"), ("NCCL_BUFFSIZE", "1")]);
+        let given = Given { algo: true, channels: true, params: vec!["nccl_buffsize".into()], ..Given::default() };
+        let env = Environment::read(&pairs, &given).unwrap();
+        assert_eq!((env.algo.as_deref(), env.proto.as_deref(), env.channels), (None, Some("LL"), None));
+        assert!(env.params.is_empty() && env.ignored.is_empty(), "{env:?}");
+        assert_eq!(env.applied, ["NCCL_PROTO=LL"]);
+        // Other variables are left alone; the last of a name given twice is the one read.
+        let env = read(&[("NCCL_DEBUG", "INFO"), ("PATH", "/bin"), ("NCCL_PROTO", "LL"), ("NCCL_PROTO", "Simple")]).unwrap();
+        assert_eq!(env.applied, ["NCCL_PROTO=Simple"]);
+    }
+
+    /// A later mistake in a setting the environment gave is named by its variable; one the flag
+    /// gave keeps the flag's name. A door without flags names no flag in the fix.
+    #[test]
+    fn later_mistakes_name_the_variable() {
+        let env = read(&[("NCCL_ALGO", "tree")]).unwrap();
+        let e = env.named(Error::input("--algo", "tree", "is no algorithm NCCL runs all_gather with")).to_string();
+        assert_eq!(e, "NCCL_ALGO (environment): tree: is no algorithm NCCL runs all_gather with; or unset NCCL_ALGO, or give --algo");
+        let e = env.named(Error::input("--algo/--proto", "tree/any", "leaves NCCL no algorithm")).to_string();
+        assert!(e.starts_with("--algo/--proto: tree/any: leaves NCCL no algorithm; NCCL_ALGO from the environment"), "{e}");
+        let e = env.named(Error::input("--proto", "x", "is not an NCCL protocol")).to_string();
+        assert!(e.starts_with("--proto: x:"), "{e}");
+        let run = Environment::read(&vars(&[("NCCL_ALGO", "bogus")]), &Given::default()).unwrap_err().to_string();
+        assert!(run.ends_with("; or unset NCCL_ALGO"), "{run}");
+        let notes = env.notes("a flag given wins");
+        assert_eq!(notes, ["from the environment, as NCCL reads it: NCCL_ALGO=tree (a flag given wins)"]);
+    }
+}

@@ -1,0 +1,51 @@
+"""The held-out nccl-tests check (bench/nccl_heldout.py, issue 25 round 22): its stored tables, quotes and machine files
+stay readable, and its scoring runs on one table."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import contend
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+@pytest.fixture(scope="module")
+def heldout():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import nccl_heldout
+    finally:
+        sys.path.remove(str(BENCH))
+    return nccl_heldout
+
+
+def test_every_table_quotes_its_stored_source_and_has_rows(heldout):
+    """Each setting, release and plateau the script runs with is in the stored text, and each table has the rows of
+    at least 1 MiB the clause it is scored or left out under says (no contend run)."""
+    for table in heldout.TABLES:
+        for source, text in table.settings:
+            heldout.require(source, text, "the table's settings", heldout.HELDOUT)
+        heldout.nccl_version(table.file, heldout.VERSIONS, heldout.HELDOUT)
+        rows = [s for s in heldout.measured_rows(table.file, data=heldout.HELDOUT) if s >= 1 << 20]
+        clauses = table.left_out[0] if table.left_out else ()
+        assert rows and (len(rows) < 4) == (3 in clauses), table.file
+        if table.machine.endswith(".yaml"):
+            contend.Machine.load(table.machine)
+    for case in heldout.PLATEAUS:
+        heldout.quoted(case.file, case.text, case.measured, heldout.HELDOUT)
+
+
+def test_scoring_one_table(heldout, capsys):
+    """The Alps 2 x 4 GH200 table (a machine file, two nodes, CSCS's NCCL_PROTO): its eight rows of 1-128 MiB scored
+    with nccl_validation's test, and its saturation size (the table starts at 8 B)."""
+    table = next(t for t in heldout.TABLES if t.file == "alps-gh200-2x4-cscs.txt")
+    inside, rows, saturation = heldout.score(table)
+    out = capsys.readouterr().out
+    assert rows == 8 and 0 <= inside <= rows
+    assert sum(line.startswith("|") for line in out.splitlines()) == 2 + rows + 1  # header, rule, rows, saturation
+    assert "| 128 MiB | 122.57 |" in out and saturation.startswith("×")
+    assert f"{inside} of 8 rows within ±15%." in out
