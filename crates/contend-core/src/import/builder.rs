@@ -90,7 +90,7 @@ impl Builder {
             }
         }
         if ends.len() > 1 && amd {
-            self.assume("AMD CPUs: sockets joined pairwise by an xGMI-class link of 36 GB/s per direction (one x16 xGMI-2 link at 18 GT/s), peer-to-peer allowed across it (the file gives no socket interconnect)");
+            self.assume("AMD CPUs: sockets joined pairwise by an xGMI-class link of 36 GB/s per direction (one x16 xGMI-2 link at 18 GT/s), CUDA's peer access allowed across it, NCCL's from 2.23.4 only where a node has two GPUs (else host memory, SHM) (the file gives no socket interconnect)");
         } else if ends.len() > 1 {
             self.assume("sockets joined pairwise by a UPI-class link of 20.8 GB/s per direction (the file gives no socket interconnect)");
         }

@@ -328,7 +328,7 @@ pub fn parse(text: &str, origin: &str, numa_per_socket: u32) -> Result<Builder> 
         b.say_numa_grouping(numa_per_socket, nodes.len(), roots.len());
     }
     if roots.len() > 1 {
-        b.assume("SYS: sockets joined by one UPI-class link of 20.8 GB/s per direction each (the dump names neither the CPU maker nor the link count; on AMD hosts make them kind xgmi, which allows peer-to-peer across)");
+        b.assume("SYS: sockets joined by one UPI-class link of 20.8 GB/s per direction each (the dump names neither the CPU maker nor the link count; the kind names the maker, whose rules NCCL applies: on AMD hosts make them kind xgmi, across which NCCL from 2.23.4 still goes through host memory (SHM) where a node has more than two GPUs, and peer-to-peer with two)");
     }
     nvlinks(&m, &mut b);
     b.assume("PCIe: every link Gen3 x16 (topo -m gives no generation or width; set gen and lanes per link)");

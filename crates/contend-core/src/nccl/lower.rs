@@ -407,13 +407,17 @@ impl Dag {
         }
         let after: After = after.into_iter().flatten().collect();
         // Between nodes: leave by the channel's NIC (through its relay GPU with PXN), enter by
-        // the same NIC of the next node.
+        // its NIC of the next node (the same but under crossNic 2, `rails`).
         let node = |d: usize| self.node.get(d).copied().filter(|&k| k != usize::MAX);
         let via = match (node(src), node(dst)) {
             (Some(a), Some(b)) if a != b && !self.exit.is_empty() => {
                 let (out, inn) = (self.exit[a], self.exit[b]);
-                let (from, to) = if back { (out.enter, inn.leave) } else { (out.leave, inn.enter) };
-                let ends = [from.then_some(out.nic), to.then_some(inn.nic)];
+                // A word back leaves by the NIC its receiver entered by, for the NIC its sender left by.
+                let ends = if back {
+                    [out.enter.then_some(out.nic), inn.leave.then_some(inn.out)]
+                } else {
+                    [out.leave.then_some(out.out), inn.enter.then_some(inn.nic)]
+                };
                 out.relay.filter(|_| !back).into_iter().chain(ends.into_iter().flatten()).collect()
             }
             // Inside a node, P2P/indirect: the sender's kernel stores into the connection's buffer

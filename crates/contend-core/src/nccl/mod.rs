@@ -4,6 +4,7 @@
 //! docs/nccl.md says what is modelled and what is not.
 
 pub mod constants;
+pub mod cpu;
 pub mod environment;
 pub mod lower;
 pub mod nodes;
@@ -267,9 +268,9 @@ pub struct Comm {
     pub channels: usize,
     pub channels_given: Option<usize>,
     pub ring_graph: (usize, f64),
-    /// Each channel's ring over all ranks and where it crosses between nodes, with PXN and
-    /// without (`rails`; `Comm::rails` picks).
-    pub rails: [rails::Rails; 2],
+    /// Each channel's ring over all ranks and where it crosses between nodes, by release (with
+    /// P2C, 2.30, and before it) and with PXN and without (`rails`; `Comm::rails` picks).
+    pub rails: [[rails::Rails; 2]; 2],
     pub tuning: tuning::Comm,
     /// Send/receive: the least channels NCCL gives a peer on the node (`p2p::local_peer`), with an
     /// NVB peer counted as PCIe ([0]) and as NVLink ([1], `Version::nvb_channels_as_nvlink`), a
@@ -296,9 +297,12 @@ pub struct Comm {
     /// model charges for it ("the flush extra latency", tuning.cc). None on one node, on Hopper
     /// and later, or where some GPU of the node has no NIC within PXB (no GDR, `topo::gdr`).
     pub flush: f64,
-    /// The host memory each step between two GPUs of a node passes through where they have no
-    /// peer path (NCCL's SHM transport), by (sending device, receiving device) (`shm_steps`).
-    pub shm: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
+    /// The host memory each step between two GPUs of a node passes through where NCCL connects
+    /// them by its SHM transport (no peer path, or a path beyond NCCL's P2P level), by (sending
+    /// device, receiving device) (`shm_steps`), by release (before 2.23.4, and 2.30; `Comm::shm`).
+    pub shm: [std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>; 2],
+    /// The node's CPU as the machine names it (`cpu::of`), for NCCL's rules by CPU.
+    pub cpu: Option<cpu::Cpu>,
     /// The GPU each step between two GPUs of a node passes through where NCCL joins them by
     /// NVLink through an intermediate GPU (PATH_NVB, "P2P/indirect"), by (sending device,
     /// receiving device) (`nvb_steps`). The same on every node.
@@ -361,7 +365,12 @@ impl Comm {
         // without (NCCL_PXN_DISABLE=1 is read when the call runs: `Comm::rails`), for as many
         // channels as any release runs (a channel's rails do not depend on the count after it).
         let most = versions::ALL.iter().map(|&v| channels_of(v)).max().unwrap_or(1);
-        let rails = [true, false].map(|pxn| rails::build(m, &router, &topo, nodes_gpus, &graph.rings, most, ring_channels, pxn));
+        let build =
+            |p2c: bool| [true, false].map(|pxn| rails::build(m, &router, &topo, nodes_gpus, &graph.rings, most, ring_channels, rails::Rule { pxn, p2c }));
+        // The releases differ only where a GPU reaches a NIC through NVLink-C2C (`topo::p2c`).
+        let c2c = nodes > 1 && nodes_gpus[0].iter().any(|&g| nics.iter().any(|&d| router.path(g, d, true).is_some_and(|h| topo::p2c(m, topo.cc, &h))));
+        let p2c = build(true);
+        let rails = [if c2c { build(false) } else { p2c.clone() }, p2c];
         let channels_given = channels;
         let channels = channels_of(versions::Version::V2_30);
         let (tree_speeds, tree_max) = if nodes > 1 {
@@ -372,7 +381,8 @@ impl Comm {
         let on_nics = |s: f64| if nodes > 1 { nets.iter().map(|&b| ((b + 1e-9) / s).floor() as usize).sum() } else { usize::MAX };
         let (tree_bw_intra, tree_bw_inter) =
             tuning::tree_graph(tree_speeds, ring_channels, tree_max, &on_nics, &chains).unwrap_or((ring_bw, if nodes > 1 { ring_bw } else { 0.0 }));
-        let amd = m.devices.iter().any(|d| d.model.as_deref().is_some_and(|s| s.contains("AMD") || s.contains("EPYC")));
+        let cpu = cpu::of(m, &nodes_gpus[0]);
+        let amd = cpu == Some(cpu::Cpu::Amd);
         let found: Option<Vec<(usize, f64)>> = nodes_gpus.iter().map(|g| nvls_switch(m, g)).collect();
         let (switches, nvls) = match found {
             Some(v) => {
@@ -450,7 +460,10 @@ impl Comm {
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
         let gdr = nodes_gpus[0].iter().all(|&g| topo::gdr(&m, &router, g, &nics));
         let nvb = std::sync::Arc::new(nvb_steps(&topo, nodes_gpus));
-        let shm = std::sync::Arc::new(shm_steps(&router, nodes_gpus, &nvb));
+        let shm = [true, false].map(|old| {
+            let v = if old { versions::Version::V2_21 } else { versions::Version::V2_30 };
+            std::sync::Arc::new(shm_steps(&router, &topo, nodes_gpus, &nvb, cpu::p2p_level(v, cpu, ppn)))
+        });
         let flush = if nodes > 1 && topo.cc < 90 && gdr { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
         Ok(Comm {
             m,
@@ -474,6 +487,7 @@ impl Comm {
             tuner: None,
             flush,
             shm,
+            cpu,
             nvb,
             nics,
         })
@@ -501,9 +515,20 @@ impl Comm {
         (2 * self.tuning.tree_channels).min(self.tuning.version.max_channels()).min(self.channels)
     }
 
-    /// The channels' rings and NICs as the constants run them: with PXN unless NCCL_PXN_DISABLE=1.
+    /// NCCL's P2P level under the release that runs, where the CPU is known (`cpu::p2p_level`).
+    pub fn p2p_level(&self) -> Option<topo::PathType> {
+        cpu::p2p_level(self.constants.version, self.cpu, self.ppn)
+    }
+
+    /// The pairs NCCL connects through host memory under the release that runs (`cpu::p2p_level`).
+    pub fn shm(&self) -> &std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>> {
+        &self.shm[usize::from(!self.constants.version.old())]
+    }
+
+    /// The channels' rings and NICs as the constants run them: by the release's path types
+    /// (`Version::p2c`), with PXN unless NCCL_PXN_DISABLE=1.
     pub fn rails(&self) -> &rails::Rails {
-        &self.rails[usize::from(self.constants.pxn_disable)]
+        &self.rails[usize::from(self.constants.version.p2c())][usize::from(self.constants.pxn_disable)]
     }
 
     /// NCCL's pick for `bytes` among the allowed algorithms and protocols.
@@ -672,7 +697,7 @@ impl Comm {
             }
             .map(|gbs| gbs * 1e9),
             flush: self.flush,
-            shm: self.shm.clone(),
+            shm: self.shm().clone(),
             nvb: self.nvb.clone(),
         }
     }
@@ -752,21 +777,26 @@ impl Comm {
     }
 }
 
-/// Per pair of GPUs of a node without a peer path (the router stages their copies), the host
-/// memory of NCCL's SHM connection between them: a buffer in host memory that the sender's kernel
-/// stores into and the receiver's kernel loads from, allocated on the receiver's side by default
-/// (NCCL 2.30.7 src/transport/shm.cc: NCCL_SHM_LOCALITY 2, the receiver's proxy allocates it), so
-/// the receiver's nearest host memory (round 21; before, the sender's, where CUDA stages a copy).
-/// Every node is alike, so the pairs are looked for on the first node only where it has none.
-/// CUDA's peer access turned off (maxmin's `p2p=off`) is not read here: its steps stay one staged
-/// transfer each. A pair joined through an intermediate GPU (`nvb`) takes NCCL's P2P transport,
-/// which NCCL tries before SHM (transport.cc: P2P first), so not SHM.
-fn shm_steps(router: &Router, nodes_gpus: &[Vec<usize>], nvb: &Steps) -> Steps {
+/// Per pair of GPUs of a node that NCCL connects through host memory, the host memory of NCCL's SHM
+/// connection between them: a buffer in host memory that the sender's kernel stores into and the
+/// receiver's kernel loads from, allocated on the receiver's side by default (NCCL 2.30.7
+/// src/transport/shm.cc: NCCL_SHM_LOCALITY 2, the receiver's proxy allocates it), so the
+/// receiver's nearest host memory (round 21; before, the sender's, where CUDA stages a copy).
+/// NCCL tries its P2P transport first (transport.cc), which connects a pair whose path type is at
+/// most the P2P level (`level`, `cpu::p2p_level`; None: no level known, every pair with a peer
+/// path) and CUDA allows peer access between (the router's peer path; graph/paths.cc
+/// `ncclTopoCheckP2p` asks NVML); the other pairs take SHM. Every node is alike, so the pairs are
+/// looked for on the first node only where it has none. CUDA's peer access turned off (maxmin's
+/// `p2p=off`) is not read here: its steps stay one staged transfer each. A pair joined through an
+/// intermediate GPU (`nvb`) is NVB, below every level: P2P.
+fn shm_steps(router: &Router, topo: &topo::Topo, nodes_gpus: &[Vec<usize>], nvb: &Steps, level: Option<topo::PathType>) -> Steps {
     let mut out = std::collections::BTreeMap::new();
     for (k, gpus) in nodes_gpus.iter().enumerate() {
-        for &a in gpus {
-            for &b in gpus.iter().filter(|&&b| b != a) {
-                let staged = !nvb.contains_key(&(a, b)) && router.plan(a, b, None, &[], true).is_ok_and(|p| p.mechanism == crate::workload::Mechanism::Staged);
+        for (i, &a) in gpus.iter().enumerate() {
+            for (j, &b) in gpus.iter().enumerate().filter(|&(_, &b)| b != a) {
+                let beyond = level.is_some_and(|l| topo.paths[i][j].as_ref().is_some_and(|p| p.kind > l));
+                let staged = !nvb.contains_key(&(a, b))
+                    && (beyond || router.plan(a, b, None, &[], true).is_ok_and(|p| p.mechanism == crate::workload::Mechanism::Staged));
                 if let Some(mem) = router.nearest_memory(b).filter(|_| staged) {
                     out.insert((a, b), mem);
                 }

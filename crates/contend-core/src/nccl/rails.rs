@@ -1,39 +1,49 @@
 //! Across nodes, the NIC each ring channel crosses between nodes by, and the GPU that posts its
 //! send there (PXN), as NCCL's ring search through the network picks them (search.cc,
-//! paths.cc; the same rule in v2.19.3, v2.20.5, v2.21.5 and v2.30.7):
+//! paths.cc; the same rule in v2.19.3, v2.20.5, v2.21.5 and v2.30.7 but where said):
 //! - the search lists the node's NICs GPU by GPU, each GPU's nearest first
 //!   (`ncclTopoSelectNets`), and starts channel c at NIC c mod NICs (`ncclTopoSearchRecNet`:
-//!   `nets[(nChannels + i) % netCount]`, i = 0 first); with crossNic 0, tried first, the ring
-//!   leaves each node by the NIC it entered by (`ncclTopoSearchRecGpu`), and `connectRings`
-//!   copies channel c to c + channels, NIC and all;
-//! - a ring enters a node at a GPU near the NIC (the NIC's local GPU first) and must leave it
-//!   from a GPU whose path to the NIC is no worse than the path type the search allows; it
-//!   allows PIX, PXB, then PXN, and goes past PXN only while it has no rings (`ncclTopoCompute`);
-//! - PXN (NCCL_PXN_DISABLE=0, the default since 2.12): a GPU whose own path to a NIC crosses a
-//!   CPU reaches it through the NIC's local GPU, when that GPU is on the NIC's PCIe switches
-//!   and an NVLink peer (paths.cc `ncclTopoComputePaths`, "PXN = PCI + NVLink", GPU to NIC
-//!   only): the leaving GPU writes its step over NVLink into that GPU's memory, whose NIC sends
-//!   it (net.cc: the proxy rank is the intermediate GPU, `ncclTopoGetIntermediateRank`).
+//!   `nets[(nChannels + i) % netCount]`, i = 0 first), entering at the NIC's local GPU first;
+//!   `connectRings` copies channel c to c + channels, NIC and all;
+//! - the ring leaves the node from the last GPU of its chain, whose path to the NIC it leaves by
+//!   must be no worse than the path type the search allows; it allows the best GPU-to-NIC type
+//!   first, at least PXN, and widens it only while it has no rings (`ncclTopoCompute`);
+//! - with crossNic 0, tried first, it leaves by the NIC it entered by (`ncclTopoSearchCheckNet`);
+//!   NCCL_CROSS_NIC=2 (the default) then tries rings that leave by another NIC at the narrower
+//!   types, in pairs (channel 2k leaves by any NIC, 2k + 1 enters by that one and leaves by 2k's:
+//!   `ncclTopoSearchRecNet`, `ncclTopoSearchCheckNet`), and keeps them where they carry more;
+//! - PXN (NCCL_PXN_DISABLE=0, the default since 2.12): a GPU whose own path to a NIC is worse
+//!   than PXN reaches it through the NIC's local GPU, when that GPU is within PXB of the NIC (2.30:
+//!   within P2C, NCCL_PXN_C2C=1 from 2.28) and an NVLink peer (paths.cc `ncclTopoComputePaths`,
+//!   "PXN = PCI + NVLink", GPU to NIC only): the leaving GPU writes its step over NVLink into that
+//!   GPU's memory, whose NIC sends it (net.cc: the proxy rank is the intermediate GPU,
+//!   `ncclTopoGetIntermediateRank`). Its other condition, a peer path of more bandwidth than the
+//!   GPU's own within PXN, is not restated (no machine here has one).
 //!
 //! Here each channel takes, of the one-node search's rings, the ring and the rotation whose
-//! entry and leaving GPUs have the best path types to the channel's NIC (PXN counts between PXB
-//! and PHB, as NCCL's PATH_PXN does), each ring used by an equal share of the channels, so that
-//! the links inside a node carry what the search fitted (on an NVSwitch node a ring may run
-//! reversed, which loads the same links alike).
+//! entry and leaving GPUs have the best path types to the channel's NICs, each ring used by an
+//! equal share of the channels, so that the links inside a node carry what the search fitted (on
+//! an NVSwitch node a ring may run reversed, which loads the same links alike). The rings leave
+//! by another NIC (crossNic 2) where that saves some NIC's channels a crossing of a CPU link (SYS:
+//! an exit from across it, or a chain that crosses it out and back): NCCL's figure for that link
+//! (topo.h: ARM 6, Intel 6 to 40, AMD 16 GB/s) is below the channels' bandwidth through the NICs,
+//! so the graph whose channels cross it less carries more, and NCCL keeps it.
 
 use super::topo::{self, PathType};
 use super::tuning;
 use crate::flow::router::Router;
 use crate::topology::{LinkKind, Machine};
 
-/// Where a channel crosses a node's boundary: the NIC NCCL gives it, the local GPU whose NIC
-/// posts the leaving send for the channel's leaving GPU (PXN), if any, and whether the leaving
-/// GPU (or its relay) and the entry GPU reach that NIC by a peer path inside the node. Where
-/// one does not (a GPU on the other socket without PXN: NCCL would stage through host memory,
-/// which is not lowered), that end takes the router's nearest NIC, as before.
+/// Where a channel crosses a node's boundary: the NIC it enters by, the NIC it leaves by (the
+/// same but under crossNic 2), the local GPU whose NIC posts the leaving send for the channel's
+/// leaving GPU (PXN), if any, and whether the leaving GPU (or its relay) and the entry GPU reach
+/// their NICs by a peer path inside the node. Where one does not (a GPU on the other socket
+/// without PXN: NCCL would stage through host memory, which is not lowered), that end takes the
+/// router's nearest NIC, as before.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Exit {
     pub nic: usize,
+    pub out: usize,
     pub relay: Option<usize>,
     pub leave: bool,
     pub enter: bool,
@@ -47,11 +57,16 @@ pub struct Rails {
     pub exits: Vec<Vec<Exit>>,
 }
 
-/// NCCL's PATH_PXN, between PXB (5) and PHB (7).
-const PXN: u8 = 6;
+/// What the release that runs decides of the rails: PXN on (NCCL_PXN_DISABLE=0), and P2C with PXN
+/// through it (`Version::p2c`).
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    pub pxn: bool,
+    pub p2c: bool,
+}
 
 /// The rails of `channels` channels over `rings` (the one-node search's, as local positions
-/// into each node's GPUs), NIC index (c mod `net_channels`) mod NICs; `pxn`: whether PXN runs.
+/// into each node's GPUs), channel c from NIC index (c mod `net_channels`) mod NICs.
 #[allow(clippy::too_many_arguments)]
 pub fn build(
     m: &Machine,
@@ -61,7 +76,7 @@ pub fn build(
     rings: &[Vec<usize>],
     channels: usize,
     net_channels: usize,
-    pxn: bool,
+    rule: Rule,
 ) -> Rails {
     let (nodes, ppn, searched) = (nodes_gpus.len(), nodes_gpus[0].len(), rings.len());
     let global =
@@ -85,15 +100,28 @@ pub fn build(
     if nodes == 1 || nets.iter().any(|v| v.is_empty() || v.len() != nets[0].len()) {
         return Rails { rings: rotated(rings, nodes, ppn, channels), exits: Vec::new() };
     }
-    // Per NIC index, on the first node (every node alike): each local GPU's path type to it, the
-    // NIC's local GPU (PXN's relay, where within PXB), and each GPU's leaving type and relay.
+    // Per NIC index, on the first node (every node alike): each local GPU's path type to it
+    // (P2C where the release has it), the NIC's local GPU (`ncclTopoGetLocalGpu`: the entry NCCL
+    // tries first), the GPU PXN relays through (that GPU, where within PXB, or P2C), and each
+    // GPU's leaving type and relay.
     let first = &nodes_gpus[0];
     let count = nets[0].len();
-    let ty: Vec<Vec<u8>> = (0..ppn).map(|k| nets[0].iter().map(|&d| gpu_nic(m, router, topo, first[k], d).map_or(u8::MAX, |p| p.0 as u8)).collect()).collect();
-    let owner: Vec<Option<usize>> = (0..count).map(|i| local_gpu(m, router, topo, first, nets[0][i]).filter(|&k| ty[k][i] <= PathType::Pxb as u8)).collect();
-    let leave = |k: usize, i: usize| -> (u8, Option<usize>) {
+    let ty: Vec<Vec<PathType>> = (0..ppn)
+        .map(|k| {
+            nets[0]
+                .iter()
+                .map(|&d| gpu_nic(m, router, topo, first[k], d).map_or(PathType::Sys, |p| if rule.p2c && p.3 { PathType::P2c } else { p.0 }))
+                .collect()
+        })
+        .collect();
+    let local: Vec<Option<usize>> = (0..count).map(|i| local_gpu(m, router, topo, first, nets[0][i])).collect();
+    let relay_within = if rule.p2c { PathType::P2c } else { PathType::Pxb };
+    let owner: Vec<Option<usize>> = (0..count).map(|i| local[i].filter(|&k| ty[k][i] <= relay_within)).collect();
+    let leave = |k: usize, i: usize| -> (PathType, Option<usize>) {
         match owner[i] {
-            Some(p) if pxn && ty[k][i] > PathType::Pxb as u8 && p != k && topo.paths[k][p].as_ref().is_some_and(|x| x.kind == PathType::Nvl) => (PXN, Some(p)),
+            Some(p) if rule.pxn && ty[k][i] > PathType::Pxn && p != k && topo.paths[k][p].as_ref().is_some_and(|x| x.kind == PathType::Nvl) => {
+                (PathType::Pxn, Some(p))
+            }
             _ => (ty[k][i], None),
         }
     };
@@ -101,6 +129,7 @@ pub fn build(
     // and all (`connectRings`); the copies also let identical channels run merged.
     let searched_net = net_channels.clamp(1, channels.max(1));
     let cap = searched_net.div_ceil(searched);
+    let per_nic = searched_net.div_ceil(count);
     let mut uses = vec![0usize; searched];
     // On an NVSwitch node (every pair of GPUs one hop through a switch) a ring runs either way at
     // the same link loads: each GPU sends one and receives one share through its own NVLinks. NCCL
@@ -115,6 +144,28 @@ pub fn build(
             std::iter::once((r, false, rings[r].clone())).chain(switched.then_some((r, true, back)))
         })
         .collect();
+    let ends = |o: &[usize], s: usize| (o[s], o[(s + ppn - 1) % ppn]);
+    // How often a channel entering by NIC i and leaving by NIC j along `o` from position `s`
+    // crosses a CPU link on a node (SYS: its chain's steps, its entry and its exit), and the NIC
+    // a GPU would leave by under crossNic 2, its nearest. crossNic 2 where it saves a crossing
+    // for some NIC (above).
+    let crossings = |o: &[usize], s: usize, i: usize, j: usize| {
+        let (entry, exit) = ends(o, s);
+        let chain = (0..ppn - 1).filter(|&k| topo.paths[o[(s + k) % ppn]][o[(s + k + 1) % ppn]].as_ref().is_none_or(|p| p.kind >= PathType::Sys)).count();
+        chain + usize::from(ty[entry][i] >= PathType::Sys) + usize::from(leave(exit, j).0 >= PathType::Sys)
+    };
+    let nearest_out = |x: usize| (0..count).min_by_key(|&j| leave(x, j).0).unwrap_or(0);
+    let least = |i: usize, two: bool| {
+        orders
+            .iter()
+            .flat_map(|(_, _, o)| (0..ppn).map(move |s| (o, s)))
+            .map(|(o, s)| crossings(o, s, i, if two { nearest_out(ends(o, s).1) } else { i }))
+            .min()
+    };
+    let cross = count > 1 && (0..count).any(|i| least(i, true) < least(i, false));
+    // Per channel searched, the NIC indices it enters and leaves by; per NIC, how many do.
+    let mut by: Vec<(usize, usize)> = Vec::new();
+    let (mut entries, mut exits) = (vec![0usize; count], vec![0usize; count]);
     let mut out = Rails::default();
     for c in 0..channels {
         if c >= searched_net {
@@ -123,13 +174,32 @@ pub fn build(
             out.exits.push(exits);
             continue;
         }
-        let i = c % count;
+        // The NICs it enters and leaves by: NIC c mod NICs (the next with room, under crossNic 2)
+        // and the same; under crossNic 2 an odd channel enters by the NIC the channel before left
+        // by and leaves by the one it entered by, and an even one leaves by its leaving GPU's
+        // nearest NIC with room.
+        let pair = cross && c % 2 == 1;
+        let i = match (cross, pair) {
+            (true, true) => by[c - 1].1,
+            (true, false) => (0..count).map(|k| (c + k) % count).find(|&k| entries[k] < per_nic).unwrap_or(c % count),
+            _ => c % count,
+        };
+        let exit_nic = |x: usize| -> usize {
+            match (cross, pair) {
+                (true, true) => by[c - 1].0,
+                (true, false) => (0..count).min_by_key(|&j| (exits[j] >= per_nic, leave(x, j).0, (j + count - i) % count)).unwrap_or(i),
+                _ => i,
+            }
+        };
         let cost = |o: &[usize], s: usize| {
-            let (entry, exit) = (o[s], o[(s + ppn - 1) % ppn]);
-            let (a, b) = (ty[entry][i], leave(exit, i).0);
-            // The worse end sets the path type the search needs; NCCL tries the NIC's local GPU
-            // as the entry first and keeps the first of equal rings (`ncclTopoCompareGraphs`).
-            (a.max(b), a as u16 + b as u16, Some(entry) != owner[i])
+            let (entry, exit) = ends(o, s);
+            let j = exit_nic(exit);
+            let (a, b) = (ty[entry][i], leave(exit, j).0);
+            // Fewest CPU-link crossings (NCCL's figure for a CPU link is its narrowest, so its
+            // channels are the fewest that cross one); the worse end sets the path type the search
+            // needs; NCCL tries the NIC's local GPU as the entry first and keeps the first of
+            // equal rings (`ncclTopoCompareGraphs`).
+            (crossings(o, s, i, j), a.max(b), a as u16 + b as u16, Some(entry) != local[i])
         };
         let (k, s) = (0..orders.len())
             .filter(|&k| uses[orders[k].0] < cap)
@@ -141,16 +211,20 @@ pub fn build(
             .unwrap_or((2 * (c % searched) * usize::from(switched) + (c % searched) * usize::from(!switched), c % ppn));
         let (r, order) = (orders[k].0, &orders[k].2);
         uses[r] += 1;
-        let (entry, exit) = (order[s], order[(s + ppn - 1) % ppn]);
-        let relay = leave(exit, i).1;
+        let (entry, exit) = ends(order, s);
+        let j = exit_nic(exit);
+        entries[i] += 1;
+        exits[j] += 1;
+        by.push((i, j));
+        let relay = leave(exit, j).1;
         let peer = |g: usize, nic: usize| gpu_nic(m, router, topo, g, nic).is_some_and(|p| p.2);
         out.rings.push(global(order, s));
         out.exits.push(
             (0..nodes)
                 .map(|node| {
-                    let (g, nic) = (&nodes_gpus[node], nets[node][i]);
+                    let (g, nic, leaves) = (&nodes_gpus[node], nets[node][i], nets[node][j]);
                     let relay = relay.map(|p| g[p]);
-                    Exit { nic, relay, leave: peer(relay.unwrap_or(g[exit]), nic), enter: peer(g[entry], nic) }
+                    Exit { nic, out: leaves, relay, leave: peer(relay.unwrap_or(g[exit]), leaves), enter: peer(g[entry], nic) }
                 })
                 .collect(),
         );
@@ -171,7 +245,7 @@ impl Rails {
     /// sends to one child through the same NIC: the NIC's load is the same; its PCIe hop is
     /// the head's here.)
     pub fn tree_exits(&self) -> impl Iterator<Item = Vec<Exit>> + '_ {
-        self.exits.iter().map(|e| e.iter().map(|x| Exit { nic: x.nic, relay: None, leave: x.enter, enter: x.enter }).collect())
+        self.exits.iter().map(|e| e.iter().map(|x| Exit { nic: x.nic, out: x.nic, relay: None, leave: x.enter, enter: x.enter }).collect())
     }
 }
 
@@ -190,8 +264,9 @@ pub fn rotated(rings: &[Vec<usize>], nodes: usize, ppn: usize, channels: usize) 
 }
 
 /// NCCL's path type and hop count from GPU `g` to NIC `nic` inside their node
-/// (`topo::classify`), and whether it is a peer path; None: no path.
-fn gpu_nic(m: &Machine, router: &Router, topo: &topo::Topo, g: usize, nic: usize) -> Option<(PathType, usize, bool)> {
+/// (`topo::classify`), whether it is a peer path, and whether it is P2C where the release has it
+/// (`topo::p2c`; its type here is PHB, as before 2.27); None: no path.
+fn gpu_nic(m: &Machine, router: &Router, topo: &topo::Topo, g: usize, nic: usize) -> Option<(PathType, usize, bool, bool)> {
     // Inside the node only: where no peer path reaches the NIC in the node, the router's path
     // would go out through the nearest NIC and over the network.
     let inside = |peer: bool| router.path(g, nic, peer).filter(|h| h.iter().all(|h| m.links[h.link].kind != LinkKind::Network));
@@ -200,12 +275,13 @@ fn gpu_nic(m: &Machine, router: &Router, topo: &topo::Topo, g: usize, nic: usize
         None => (inside(false)?, false),
     };
     let n = hops.len();
-    Some((topo::classify(m, &topo.link_bw, hops, peer).kind, n, peer))
+    let p2c = peer && topo::p2c(m, topo.cc, &hops);
+    Some((topo::classify(m, &topo.link_bw, hops, peer).kind, n, peer, p2c))
 }
 
 /// The nearest NICs of GPU `g` (best path type, then fewest hops), in machine order, among `nics`.
 fn nearest(m: &Machine, router: &Router, topo: &topo::Topo, g: usize, nics: &[usize]) -> Vec<usize> {
-    let key = |d: usize| gpu_nic(m, router, topo, g, d).map_or((u8::MAX, usize::MAX), |(t, h, _)| (t as u8, h));
+    let key = |d: usize| gpu_nic(m, router, topo, g, d).map_or((u8::MAX, usize::MAX), |(t, h, ..)| (t as u8, h));
     let best = nics.iter().map(|&d| key(d)).min();
     nics.iter().copied().filter(|&d| Some(key(d)) == best).collect()
 }
@@ -271,7 +347,7 @@ pub fn search_nics(m: &Machine, router: &Router, topo: &topo::Topo, gpus: &[usiz
     nics.sort_unstable();
     nics.dedup();
     nics.retain(|&d| gpus.iter().any(|&g| gpu_nic(m, router, topo, g, d).is_some()));
-    let key = |g: usize, d: usize| gpu_nic(m, router, topo, g, d).map_or((u8::MAX, usize::MAX), |(t, h, _)| (t as u8, h));
+    let key = |g: usize, d: usize| gpu_nic(m, router, topo, g, d).map_or((u8::MAX, usize::MAX), |(t, h, ..)| (t as u8, h));
     let near = nics.iter().any(|&d| gpus.iter().any(|&g| key(g, d).0 <= PathType::Pxb as u8));
     let mut order: Vec<usize> = Vec::new();
     for &g in gpus {

@@ -248,9 +248,146 @@ fn a_nic_no_gpu_is_near_carries_no_channel() {
     let channels = nine.search.channels;
     assert_eq!(channels % 8, 0, "the 8 GPU-own NICs carry the channels alike");
     for k in 1..9 {
-        let on = a9.crossings.iter().filter(|(nic, _)| *nic == format!("n0.NIC{k}")).count();
+        let on = a9.crossings.iter().filter(|x| x.nic == format!("n0.NIC{k}")).count();
         assert_eq!(on, channels / 8, "n0.NIC{k}");
     }
     assert_eq!((nine.rows[0].algo, nine.rows[0].proto), (eight.rows[0].algo, eight.rows[0].proto));
     assert_eq!(nine.rows[0].busbw, eight.rows[0].busbw);
+}
+
+/// A node of four GH200 as CSCS's Alps runs them (eth-cscs/cscs-docs, the GH200 node schematic):
+/// every GPU pair joined by 6 NVLink 4 links (150 GB/s a direction), each Hopper GPU joined to its
+/// own Grace by NVLink-C2C (450 GB/s a direction; with `c2c` false a PCIe Gen5 x16 link instead),
+/// a 200 Gb/s NIC on each Grace's PCIe Gen5 x16, the Graces joined by their CPU fabric. No
+/// NVSwitch: GPU k reaches NIC k through its own CPU only (P2C from NCCL 2.27, else PHB) and the
+/// other NICs through a CPU link (SYS) or, with PXN, through GPU k.
+fn gh200_quad(c2c: bool) -> std::path::PathBuf {
+    let mut t = String::from("name: quad\ndevices:\n");
+    for k in 0..4 {
+        t += &format!("  - {{name: CPU{k}, kind: root_complex, model: Grace}}\n  - {{name: GPU{k}, kind: gpu, model: NVIDIA GH200 120GB}}\n");
+        t += &format!("  - {{name: NIC{k}, kind: nic, port_bandwidth: 200Gb/s}}\n");
+    }
+    t += "links:\n";
+    for k in 0..4 {
+        let up = if c2c { "kind: nvlink, bandwidth: 450GB/s".to_string() } else { "kind: pcie, gen: 5, lanes: 16".to_string() };
+        t += &format!("  - {{a: CPU{k}, b: GPU{k}, {up}}}\n  - {{a: CPU{k}, b: NIC{k}, kind: pcie, gen: 5, lanes: 16}}\n");
+        for j in k + 1..4 {
+            t += &format!(
+                "  - {{a: GPU{k}, b: GPU{j}, kind: nvlink, count: 6, bandwidth: 25GB/s}}\n  - {{a: CPU{k}, b: CPU{j}, kind: fabric, bandwidth: 100GB/s}}\n"
+            );
+        }
+    }
+    let file = std::env::temp_dir().join(format!("contend-gh200-{c2c}-{}-{:?}.yaml", std::process::id(), std::thread::current().id()));
+    std::fs::write(&file, t).unwrap();
+    file
+}
+
+/// Per NIC of the first node, how many channels enter by it and how many leave by it.
+fn nic_shares(c: &Comm) -> std::collections::BTreeMap<String, (usize, usize)> {
+    let mut per = std::collections::BTreeMap::new();
+    for e in c.rails().exits.iter().take(c.channels) {
+        per.entry(name(c, e[0].nic).to_string()).or_insert((0, 0)).0 += 1;
+        per.entry(name(c, e[0].out).to_string()).or_insert((0, 0)).1 += 1;
+    }
+    per
+}
+
+fn ring_busbw_at(machine: &str, nic: Option<&str>, model: &str, version: &str, algo: &str) -> f64 {
+    let mut r = tests_tool::Request::one("all_reduce", "512M");
+    (r.algo, r.proto, r.model) = (Some(algo.into()), Some("simple".into()), model.into());
+    r.params = vec![("nccl_version".into(), version.into())];
+    api::nccl_tests(machine, &r, 2, nic).unwrap().rows[0].busbw
+}
+
+/// NCCL 2.30.7 on the GH200 node: GPU k's path to NIC k is P2C (C2C, then PCIe below its CPU),
+/// within NCCL_PXN_C2C's reach, so every other GPU leaves for NIC k through GPU k (PXN), and the
+/// search's rings (crossNic 0, at PXN) enter at GPU k and leave by NIC k. Channel c takes NIC c
+/// mod 4, so each NIC carries a quarter of the channels each way, and the ring's busbw is the
+/// four NICs' 4 x 25 = 100 GB/s (each channel crosses each node boundary once each way). Before,
+/// the leaving steps took the leaving GPU's own NIC and channel 3 entered at GPU 2: two NICs ran
+/// full and the ring ran at 49.9 GB/s (qa22).
+#[test]
+fn gh200_nodes_leave_through_the_nics_gpu_and_share_the_nics_evenly() {
+    let file = gh200_quad(true);
+    let path = file.to_str().unwrap();
+    let c = two(path, "25GB/s");
+    assert_eq!(c.constants.version, versions::Version::V2_30);
+    for (ch, nodes) in crossings(&c).into_iter().enumerate() {
+        let k = ch % 4;
+        for (node, (nic, entry, exit, relay)) in nodes.into_iter().enumerate() {
+            let own = format!("n{node}.GPU{k}");
+            assert_eq!(nic, format!("n{node}.NIC{k}"), "channel {ch}");
+            assert!(entry == own && exit != own && relay == Some(own.clone()), "channel {ch}: {entry} .. {exit} via {relay:?}");
+        }
+    }
+    let per = nic_shares(&c);
+    assert!(per.len() == 4 && per.values().all(|&n| n == (c.channels / 4, c.channels / 4)), "{per:?}");
+    for model in ["maxmin", "packet"] {
+        let b = ring_busbw_at(path, Some("25GB/s"), model, "2.30", "ring");
+        assert!(b > 0.97 * 100.0 && b <= 100.0 * 1.001, "{model}: {b}");
+    }
+    // A tree on two nodes: each channel's head takes its NIC both ways, half the channels going up
+    // from each node, so a node sends and receives the call's bytes through its four NICs: algbw
+    // 100, busbw x 2 (n - 1) / n = 175 GB/s (8 ranks). The NICs piled up gave 85.3 (packet: the
+    // same within 0.5%, `docs/nccl.md`).
+    let t = ring_busbw_at(path, Some("25GB/s"), "maxmin", "2.30", "tree");
+    assert!(t > 0.9 * 175.0 && t <= 175.0 * 1.001, "tree: {t}");
+    std::fs::remove_file(&file).unwrap();
+}
+
+/// Before 2.27 (here 2.21) the GPU's path to its NIC is PHB and PXN needs its relay within PXB,
+/// so a ring could leave by the NIC it entered by only from across a CPU link (SYS), which NCCL's
+/// topology gives ARM's 6 GB/s: the search's rings at the narrower types leave by another NIC
+/// (NCCL_CROSS_NIC=2), in pairs: channel 2k enters by NIC a at GPU a and leaves from GPU b by
+/// NIC b, channel 2k + 1 enters by NIC b at GPU b and leaves by NIC a from GPU a. The same on
+/// every release where the GPU hangs on its CPU's PCIe. Each NIC is entered by a quarter of the
+/// channels and left by a quarter, and the ring's busbw is the four NICs' 100 GB/s again.
+#[test]
+fn without_p2c_the_rings_leave_by_the_nic_of_their_leaving_gpu_in_pairs() {
+    for (c2c, version) in [(true, versions::Version::V2_21), (false, versions::Version::V2_30), (false, versions::Version::V2_21)] {
+        let file = gh200_quad(c2c);
+        let path = file.to_str().unwrap();
+        let mut c = two(path, "25GB/s");
+        c.set_constants(constants::Constants { version, ..Default::default() }).unwrap();
+        let own = |g: &str| g["n0.GPU".len()..].to_string();
+        let nic_of = |n: &str| n["n0.NIC".len()..].to_string();
+        let graph = c.tuning.graph_channels;
+        let mut pairs = Vec::new();
+        for (ch, e) in c.rails().exits.iter().take(c.channels).enumerate() {
+            let ring = &c.rails().rings[ch];
+            let on: Vec<usize> = ring.iter().copied().filter(|&r| r < c.ppn).collect();
+            let (entry, exit) = (name(&c, c.devices[on[0]]), name(&c, c.devices[*on.last().unwrap()]));
+            let (nic, out) = (name(&c, e[0].nic), name(&c, e[0].out));
+            assert!(
+                nic != out && nic_of(nic) == own(entry) && nic_of(out) == own(exit) && e[0].relay.is_none(),
+                "{c2c} {version:?} channel {ch}: {nic} at {entry} .. {exit} by {out}"
+            );
+            pairs.push((nic.to_string(), out.to_string()));
+        }
+        for ch in (1..graph).step_by(2) {
+            assert_eq!((&pairs[ch].0, &pairs[ch].1), (&pairs[ch - 1].1, &pairs[ch - 1].0), "{c2c} {version:?} channel {ch} pairs with {}", ch - 1);
+        }
+        let per = nic_shares(&c);
+        assert!(per.len() == 4 && per.values().all(|&n| n == (c.channels / 4, c.channels / 4)), "{c2c} {version:?}: {per:?}");
+        // Packet once (the GPU on PCIe under 2.30): its runs at 512 MiB are the slow part.
+        let models: &[&str] = if !c2c && version == versions::Version::V2_30 { &["maxmin", "packet"] } else { &["maxmin"] };
+        for model in models {
+            let b = ring_busbw_at(path, Some("25GB/s"), model, version.name(), "ring");
+            assert!(b > 0.97 * 100.0 && b <= 100.0 * 1.001, "{c2c} {version:?} {model}: {b}");
+        }
+        std::fs::remove_file(&file).unwrap();
+    }
+}
+
+/// DGX-1 (P100), the multi-NIC preset without NVSwitch: each NIC is entered and left by a quarter
+/// of the channels (PIX at both ends: crossNic 0, no PXN), and the ring reaches the NICs' bound,
+/// 4 x 12.5 = 50 GB/s: within 2% under packet; maxmin keeps the NICs' PCIe Gen3 x16 links at 93%
+/// (`dgx1_ring_across_two_nodes_reaches_its_four_nics`).
+#[test]
+fn dgx1_nics_carry_equal_shares_each_way_at_their_bound() {
+    let c = two("dgx1-p100", "12.5GB/s");
+    let per = nic_shares(&c);
+    assert!(per.len() == 4 && per.values().all(|&n| n == (c.channels / 4, c.channels / 4)), "{per:?}");
+    let b = ring_busbw_at("dgx1-p100", None, "packet", "2.30", "ring");
+    assert!(b > 0.98 * 50.0 && b <= 50.0 * 1.001, "{b}");
 }

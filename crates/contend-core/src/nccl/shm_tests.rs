@@ -451,3 +451,35 @@ fn the_first_loop_of_a_send_is_never_merged() {
         assert!(v[..v.len().min(lower::KEEP)].iter().all(|&b| b <= chunk) && v.iter().sum::<u64>() == total, "{total}: {v:?}");
     }
 }
+
+/// NCCL's P2P level (graph/paths.cc `ncclTopoCheckP2p`, `cpu::p2p_level`): on `TWO_SOCKETS` with
+/// peer access across the socket link, a pair across the sockets (SYS) is P2P only where the
+/// level is SYS, and a pair under one switch (PIX) in every release. AMD (xGMI): 2.18 to 2.22 SYS;
+/// from 2.23.4 PXB with more than two GPUs, SYS with two. Intel (UPI made peer-capable): PXB in
+/// every release. With no CPU named and a plain fabric link, peer access alone decides.
+#[test]
+fn nccl_connects_gpus_across_the_sockets_through_host_memory_beyond_its_p2p_level() {
+    use versions::Version::{V2_21, V2_30};
+    let across = |a: &str, b: &str| ["GPU0", "GPU1"].contains(&a) != ["GPU0", "GPU1"].contains(&b);
+    for (link, gpus, version, shm) in [
+        ("{a: RC0, b: RC1, kind: xgmi, bandwidth: 64GB/s", 4, V2_21, false),
+        ("{a: RC0, b: RC1, kind: xgmi, bandwidth: 64GB/s", 4, V2_30, true),
+        ("{a: RC0, b: RC1, kind: xgmi, bandwidth: 64GB/s", 2, V2_30, false),
+        ("{a: RC0, b: RC1, kind: upi, p2p: true, bandwidth: 20GB/s", 4, V2_21, true),
+        ("{a: RC0, b: RC1, kind: upi, p2p: true, bandwidth: 20GB/s", 2, V2_30, true),
+        ("{a: RC0, b: RC1, kind: fabric, bandwidth: 64GB/s", 4, V2_30, false),
+    ] {
+        let text = TWO_SOCKETS.replace("{a: RC0, b: RC1, kind: upi, bandwidth: 20GB/s", link);
+        let m = Machine::from_text(&text, "two-sockets.yaml").unwrap();
+        let d = |n: &str| m.device(n).unwrap();
+        let names: &[&str] = if gpus == 4 { &["GPU0", "GPU1", "GPU2", "GPU3"] } else { &["GPU0", "GPU2"] };
+        let mut comm = Comm::new(&m, &[names.iter().map(|n| d(n)).collect()], None).unwrap();
+        comm.set_constants(constants::Constants { version, ..Default::default() }).unwrap();
+        for &a in names {
+            for &b in names.iter().filter(|&&b| b != a) {
+                let want = shm && across(a, b);
+                assert_eq!(comm.shm().contains_key(&(d(a), d(b))), want, "{link} {gpus} GPUs {version:?}: {a} -> {b}");
+            }
+        }
+    }
+}

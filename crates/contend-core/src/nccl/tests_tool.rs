@@ -154,9 +154,9 @@ pub struct SearchSummary {
 pub struct AcrossNodes {
     /// Channel 0's ring over every rank (GPU names).
     pub ring: Vec<String>,
-    /// Per channel, on the first node: the NIC it enters and leaves by and the GPU that posts
-    /// its leaving step with PXN, if any (`rails`); empty where the router's nearest NIC is taken.
-    pub crossings: Vec<(String, Option<String>)>,
+    /// Per channel, on the first node, where it crosses (`rails`); empty where the router's
+    /// nearest NIC is taken.
+    pub crossings: Vec<Crossing>,
     /// The first node's NICs and each one's network link, GB/s.
     pub nics: Vec<(String, f64)>,
     /// Those of them NCCL's search does not list (`rails::search_nics`: farther from every GPU
@@ -167,6 +167,20 @@ pub struct AcrossNodes {
     pub ring_graph: (usize, f64),
     /// NCCL's tree graph: channels, and GB/s per channel inside a node and between nodes.
     pub tree_graph: (usize, f64, f64),
+}
+
+/// Where one channel crosses the first node's boundary (`rails::Exit`, by name).
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Crossing {
+    /// The NIC it enters by and the GPU it enters at.
+    pub nic: String,
+    pub enter: String,
+    /// The NIC it leaves by (the same but under crossNic 2), the GPU it leaves from, and the GPU
+    /// that posts the leaving step with PXN, if any.
+    pub out: String,
+    pub leave: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay: Option<String>,
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -364,6 +378,30 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
                 "one process drives {g} GPUs (-g {g}): an iteration takes at least its thread's {g} launches, {host_floor_us:.1} us (nccl_launch_host {:.2} us each), the time of {} rows ({first} to {last} B)",
                 comm.constants.launch_host * 1e6,
                 at.len()
+            ));
+        }
+    }
+    // Pairs with peer access that NCCL still connects through host memory: beyond its P2P level.
+    if let Some(level) = comm.p2p_level() {
+        let router = crate::flow::router::Router::new(m);
+        let first: Vec<usize> = comm.devices[..comm.ppn].to_vec();
+        let beyond: Vec<String> = first
+            .iter()
+            .flat_map(|&a| first.iter().map(move |&b| (a, b)))
+            .filter(|&(a, b)| {
+                comm.shm().contains_key(&(a, b)) && router.plan(a, b, None, &[], true).is_ok_and(|p| p.mechanism != crate::workload::Mechanism::Staged)
+            })
+            .map(|(a, b)| format!("{}->{}", m.devices[a].name, m.devices[b].name))
+            .collect();
+        if !beyond.is_empty() {
+            let more = if beyond.len() > 4 { format!(" and {} more", beyond.len() - 4) } else { String::new() };
+            caveats.push(format!(
+                "NCCL {} connects {}{more} through host memory (SHM) though peer access is allowed: its P2P level on {} hosts with {} GPUs a node is {} (graph/paths.cc ncclTopoCheckP2p); NCCL_P2P_LEVEL, not read here, would change it",
+                comm.constants.version.tag(),
+                beyond[..beyond.len().min(4)].join(", "),
+                comm.cpu.map_or("these", |c| c.name()),
+                comm.ppn,
+                level.name()
             ));
         }
     }
@@ -602,8 +640,19 @@ fn across_nodes(comm: &Comm) -> AcrossNodes {
             .rails()
             .exits
             .iter()
+            .zip(&comm.rails().rings)
             .take(comm.channels)
-            .map(|e| (m.devices[e[0].nic].name.clone(), e[0].relay.map(|g| m.devices[g].name.clone())))
+            .map(|(e, ring)| {
+                let name = |d: usize| m.devices[d].name.clone();
+                let on: Vec<usize> = ring.iter().copied().filter(|&r| r < comm.ppn).collect();
+                Crossing {
+                    nic: name(e[0].nic),
+                    enter: name(comm.devices[on[0]]),
+                    out: name(e[0].out),
+                    leave: name(comm.devices[on[on.len() - 1]]),
+                    relay: e[0].relay.map(name),
+                }
+            })
             .collect(),
         nics,
         unused,
@@ -643,22 +692,26 @@ pub fn explain_text(r: &Report) -> String {
             if a.crossings.is_empty() {
                 "each channel's ring leaves and enters a node at GPUs rotated by its index"
             } else {
-                "each channel's ring enters and leaves every node by its NIC, as NCCL's search assigns them"
+                "each channel's ring enters and leaves every node by its NICs, as NCCL's search assigns them"
             },
             a.ring.join(" -> "),
             a.ring[0]
         ));
         if !a.crossings.is_empty() {
-            let each: Vec<String> = a
-                .crossings
-                .iter()
-                .enumerate()
-                .map(|(c, (nic, relay))| match relay {
-                    Some(g) => format!("{c}: {nic} (PXN via {g})"),
-                    None => format!("{c}: {nic}"),
-                })
-                .collect();
-            s.push_str(&format!("  channel NICs on the first node: {}\n", each.join(", ")));
+            // A channel that is an earlier one's copy (`connectRings`) is named with it.
+            s.push_str("  channels on the first node (in by NIC at GPU .. out from GPU by NIC):\n");
+            let mut seen: Vec<(&Crossing, Vec<usize>)> = Vec::new();
+            for (c, x) in a.crossings.iter().enumerate() {
+                match seen.iter_mut().find(|(y, _)| *y == x) {
+                    Some((_, cs)) => cs.push(c),
+                    None => seen.push((x, vec![c])),
+                }
+            }
+            for (x, cs) in seen {
+                let cs: Vec<String> = cs.iter().map(|c| c.to_string()).collect();
+                let relay = x.relay.as_ref().map_or(String::new(), |g| format!(" through {g} (PXN)"));
+                s.push_str(&format!("    {}: {} at {} .. {}{relay} by {}\n", cs.join(", "), x.nic, x.enter, x.leave, x.out));
+            }
         }
         if !a.unused.is_empty() {
             s.push_str(&format!(

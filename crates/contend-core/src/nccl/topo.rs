@@ -8,7 +8,9 @@ use super::tuning::{self, PCI_BW};
 use crate::flow::router::{Hop, Router};
 use crate::topology::{DeviceKind, LinkKind, Machine};
 
-/// NCCL's path types (topo.h PATH_*), in order of preference.
+/// NCCL's path types (PATH_*, NCCL 2.30.7 src/include/graph.h), in order of preference. The
+/// releases before 2.27 have no P2C and number the others one lower from PXN on; the order is
+/// the same.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum PathType {
     /// One GPU: its ring never leaves it (search.cc `ncclTopoCompute`: typeIntra starts at
@@ -19,8 +21,12 @@ pub enum PathType {
     Nvb = 2,
     Pix = 4,
     Pxb = 5,
-    Phb = 7,
-    Sys = 8,
+    /// A GPU to a NIC under the CPU it is joined to by NVLink-C2C (`c2c`; from 2.27).
+    P2c = 6,
+    /// A GPU to a NIC through another GPU's (PXN, `rails`).
+    Pxn = 7,
+    Phb = 8,
+    Sys = 9,
 }
 
 impl PathType {
@@ -31,6 +37,8 @@ impl PathType {
             PathType::Nvb => "NVB",
             PathType::Pix => "PIX",
             PathType::Pxb => "PXB",
+            PathType::P2c => "P2C",
+            PathType::Pxn => "PXN",
             PathType::Phb => "PHB",
             PathType::Sys => "SYS",
         }
@@ -239,6 +247,22 @@ pub fn intermediate(m: &Machine, bw: &[f64], gpus: &[usize], a: usize, b: usize)
 /// at most PXB (NCCL_NET_GDR_LEVEL's default): PCIe switches only, no host bridge.
 pub fn gdr(m: &Machine, router: &Router, gpu: usize, nics: &[usize]) -> bool {
     nics.iter().any(|&n| router.path(gpu, n, true).is_some_and(|h| classify(m, &[], h, true).kind <= PathType::Pxb))
+}
+
+/// Whether a path from a GPU to a NIC is NCCL's P2C (graph/paths.cc `mergePathType`: C2C, then
+/// PHB): the GPU's NVLink-C2C to its CPU, then PCIe from that CPU down to the NIC. A GPU's NVLink
+/// to a root complex is NVLink-C2C on Hopper and later (the Grace superchips; NCCL reads it from
+/// NVML's C2C fields, topo.cc `ncclTopoAddC2c`); POWER's NVLinks to Pascal and Volta GPUs are
+/// NVLinks to the CPU (LINK_NVL), and such a path is PHB. Before 2.27 (here 2.18 to 2.21) there is
+/// no P2C and the path is PHB whatever the link (2.21.5 topo.cc connects a C2C as LINK_NVL).
+pub fn p2c(m: &Machine, cc: u32, hops: &[Hop]) -> bool {
+    let Some((first, rest)) = hops.split_first() else { return false };
+    cc >= 90
+        && m.links[first.link].kind == LinkKind::Nvlink
+        && m.devices[first.from(m)].kind == DeviceKind::Gpu
+        && m.devices[first.to(m)].kind == DeviceKind::RootComplex
+        && !rest.is_empty()
+        && rest.iter().all(|h| m.links[h.link].kind == LinkKind::Pcie)
 }
 
 pub(super) fn classify(m: &Machine, bw: &[f64], hops: Vec<Hop>, peer: bool) -> Path {

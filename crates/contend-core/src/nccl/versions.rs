@@ -105,6 +105,14 @@ impl Version {
         self == Version::V2_30
     }
 
+    /// Whether a GPU's path to a NIC under the CPU it is joined to by NVLink-C2C is P2C, through
+    /// which another GPU may send by PXN (graph/paths.cc: P2C from 2.27.3, PXN over it by default,
+    /// NCCL_PXN_C2C=1, from 2.28; before, the path is PHB and PXN needs its relay within PXB):
+    /// 2.30 of the releases restated here (`topo::p2c`, `rails`).
+    pub fn p2c(self) -> bool {
+        self == Version::V2_30
+    }
+
     /// Releases before 2.23 (the ones restated here before 2.30).
     pub fn old(self) -> bool {
         self < Version::V2_30
