@@ -34,6 +34,8 @@ mod pxn_tests;
 #[cfg(test)]
 mod rails_tests;
 #[cfg(test)]
+mod releases_tests;
+#[cfg(test)]
 mod scale_tests;
 #[cfg(test)]
 mod shm_tests;
@@ -478,13 +480,13 @@ impl Comm {
     }
 
     /// NCCL's constants as given (`nccl_*` parameters), with the release whose cost model
-    /// chooses; a release older than the GPUs (2.19 or 2.21 on Blackwell) is refused in one line.
+    /// chooses; a release older than the GPUs (before 2.25 on Blackwell) is refused in one line.
     pub fn set_constants(&mut self, c: constants::Constants) -> Result<()> {
-        if c.version.old() && self.topo.cc >= 100 {
+        if !c.version.knows_blackwell() && self.topo.cc >= 100 {
             return Err(Error::input(
                 "nccl_version",
                 c.version.name(),
-                format!("predates these GPUs (compute capability {}): NCCL {} has no tables for them; give 2.30", self.topo.cc, c.version.tag()),
+                format!("predates these GPUs (compute capability {}): NCCL {} has no tables for them; give 2.25 or later", self.topo.cc, c.version.tag()),
             ));
         }
         self.tuning.version = c.version;
@@ -516,14 +518,11 @@ impl Comm {
     pub fn pick(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: &[Proto]) -> Result<Option<Pick>> {
         if let Some(t) = &self.tuner {
             let enabled = |a: Algo, p: Proto| algos.contains(&a) && protos.contains(&p) && tuning::time_us(&self.tuning, coll, a, p, bytes).is_some();
-            // PAT is in NCCL's table only from 2.23 (here 2.30), on compute capability 6.0 and
-            // up, with Simple allowed; an algorithm list narrowed below ring and tree (NCCL_ALGO,
-            // which contend cannot make name PAT) leaves it out too.
-            let pat = self.tuning.version == versions::Version::V2_30
-                && self.tuning.cc >= 60
-                && protos.contains(&Proto::Simple)
-                && algos.contains(&Algo::Ring)
-                && algos.contains(&Algo::Tree);
+            // PAT is in NCCL's table only from 2.23 (from 2.26 on compute capability 6.0 and up,
+            // `Version::pat_on`), with Simple allowed; an algorithm list narrowed below ring and
+            // tree (NCCL_ALGO, which contend cannot make name PAT) leaves it out too.
+            let pat =
+                self.tuning.version.pat_on(self.tuning.cc) && protos.contains(&Proto::Simple) && algos.contains(&Algo::Ring) && algos.contains(&Algo::Tree);
             if let Some(hit) = t.apply(coll, bytes, self.nodes, self.devices.len(), pat, &enabled)? {
                 let model_us = tuning::time_us(&self.tuning, coll, hit.algo, hit.proto, bytes).unwrap_or(f64::NAN);
                 return Ok(Some(Pick { algo: hit.algo, proto: hit.proto, model_us, channels: hit.rule.channels, tuner_line: Some(hit.rule.line) }));
@@ -696,7 +695,7 @@ impl Comm {
     }
 
     fn nvls_call(&self, coll: Coll, algo: Algo, bytes: u64) -> lower::Call {
-        let nc = tuning::nvls_channels(self.topo.cc, self.nodes);
+        let nc = self.tuning.version.nvls_channels(self.topo.cc, self.nodes);
         let (a, p) = (algo as usize, Proto::Simple as usize);
         let g = match self.topo.cc {
             c if c >= 100 => 3,
