@@ -267,6 +267,9 @@ pub struct Comm {
     pub channels: usize,
     pub channels_given: Option<usize>,
     pub ring_graph: (usize, f64),
+    /// NCCL's tree graph (intra, inter GB/s a channel) under each release's search speeds, by
+    /// `versions::ALL`'s order (`tuning::tree_graph`, `Version::blackwell_speeds`).
+    pub tree_graphs: Vec<(f64, f64)>,
     /// Each channel's ring over all ranks and where it crosses between nodes, with PXN and
     /// without (`rails`; `Comm::rails` picks).
     pub rails: [rails::Rails; 2],
@@ -364,14 +367,24 @@ impl Comm {
         let rails = [true, false].map(|pxn| rails::build(m, &router, &topo, nodes_gpus, &graph.rings, most, ring_channels, pxn));
         let channels_given = channels;
         let channels = channels_of(versions::Version::V2_30);
-        let (tree_speeds, tree_max) = if nodes > 1 {
-            (tuning::inter_speeds(topo.cc), nets.iter().copied().fold(0.0, f64::max))
-        } else {
-            (tuning::speeds(topo.cc), topo.paths.iter().flatten().flatten().map(|p| p.bw).fold(0.0, f64::max))
-        };
+        let tree_max =
+            if nodes > 1 { nets.iter().copied().fold(0.0, f64::max) } else { topo.paths.iter().flatten().flatten().map(|p| p.bw).fold(0.0, f64::max) };
         let on_nics = |s: f64| if nodes > 1 { nets.iter().map(|&b| ((b + 1e-9) / s).floor() as usize).sum() } else { usize::MAX };
-        let (tree_bw_intra, tree_bw_inter) =
-            tuning::tree_graph(tree_speeds, ring_channels, tree_max, &on_nics, &chains).unwrap_or((ring_bw, if nodes > 1 { ring_bw } else { 0.0 }));
+        // The tree graph under each release's search speeds (Blackwell's lists changed: on two
+        // hgx-b200 nodes the intra speed rises to 48, 80 or 86 GB/s, `Version::blackwell_speeds`);
+        // `set_constants` takes the one of the release that runs.
+        let mut tree_graphs: Vec<(f64, f64)> = Vec::with_capacity(versions::ALL.len());
+        for (k, &v) in versions::ALL.iter().enumerate() {
+            let speeds = tuning::release_speeds(v, topo.cc, nodes > 1);
+            let same = k > 0 && speeds == tuning::release_speeds(versions::ALL[k - 1], topo.cc, nodes > 1);
+            let g = if same {
+                tree_graphs[k - 1]
+            } else {
+                tuning::tree_graph(speeds, ring_channels, tree_max, &on_nics, &chains).unwrap_or((ring_bw, if nodes > 1 { ring_bw } else { 0.0 }))
+            };
+            tree_graphs.push(g);
+        }
+        let (tree_bw_intra, tree_bw_inter) = tree_graphs[versions::Version::V2_30 as usize];
         let amd = m.devices.iter().any(|d| d.model.as_deref().is_some_and(|s| s.contains("AMD") || s.contains("EPYC")));
         let found: Option<Vec<(usize, f64)>> = nodes_gpus.iter().map(|g| nvls_switch(m, g)).collect();
         let (switches, nvls) = match found {
@@ -462,6 +475,7 @@ impl Comm {
             channels,
             channels_given,
             ring_graph,
+            tree_graphs,
             rails,
             tuning,
             p2p_local,
@@ -490,6 +504,7 @@ impl Comm {
             ));
         }
         self.tuning.version = c.version;
+        (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
         self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
         self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;

@@ -49,10 +49,11 @@ pub const NVLS_EFFICIENCY: [f64; 4] = [0.0, 0.0, 0.85, 0.74];
 pub const PER_CH_MAX_NVLS_TREE_BW: [[f64; 3]; 4] = [[26.5, 18.5, 10.0], [24.0, 23.6, 17.8], [0.0, 57.7, 45.5], [0.0, 96.0, 80.0]];
 
 /// NCCL's search speeds between nodes (search.cc `speedArrayInter`, `sm90SpeedArrayInter`,
-/// `sm100SpeedArrayInter`), GB/s per channel.
+/// `sm100SpeedArrayInter`), GB/s per channel: 2.30.7's (the graphs are searched before the
+/// release is read; the tree graph is searched again by release, `release_speeds`).
 pub fn inter_speeds(cc: u32) -> &'static [f64] {
     if cc >= 100 {
-        &[96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12]
+        Version::V2_30.blackwell_speeds().1
     } else if cc >= 90 {
         &[48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12]
     } else {
@@ -248,11 +249,22 @@ fn max_threads(c: &Comm, algo: Algo, proto: Proto) -> u64 {
 /// PCI_BW (topo.h): NCCL's figure for a PCIe Gen3 x16 link, GB/s.
 pub const PCI_BW: f64 = 12.0;
 
+/// The speeds release `v`'s search tries, within a node (`inter`: false) or across nodes: only
+/// Blackwell's lists changed between 2.21.5 and 2.30.7 (`Version::blackwell_speeds`).
+pub fn release_speeds(v: Version, cc: u32, inter: bool) -> &'static [f64] {
+    match (cc >= 100, inter) {
+        (true, false) => v.blackwell_speeds().0,
+        (true, true) => v.blackwell_speeds().1,
+        (false, false) => speeds(cc),
+        (false, true) => inter_speeds(cc),
+    }
+}
+
 /// NCCL's search speeds (search.cc `speedArrayIntra`, `sm90SpeedArrayIntra`,
-/// `sm100SpeedArrayIntra`), GB/s per channel, by compute capability.
+/// `sm100SpeedArrayIntra`), GB/s per channel, by compute capability: 2.30.7's (`inter_speeds`).
 pub fn speeds(cc: u32) -> &'static [f64] {
     if cc >= 100 {
-        &[90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0]
+        Version::V2_30.blackwell_speeds().0
     } else if cc >= 90 {
         &[60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0]
     } else {

@@ -303,6 +303,31 @@ impl Version {
         }
     }
 
+    /// NCCL's search speeds on Blackwell (search.cc `sm100SpeedArrayIntra`, `sm100SpeedArrayInter`,
+    /// GB/s a channel): 2.25.1 and 2.26 as below but for 18 (intra) and an inter list from 48 (45,
+    /// not 45.1); 2.27.7 and 2.28 add 18 and 96 (2.27.3's starts at 47.9); 2.29.2 adds 45 (intra),
+    /// 2.29.7 80 (inter); 2.30.3 86. Volta to Hopper's lists are the same from 2.21.5 to 2.30.7.
+    pub fn blackwell_speeds(self) -> (&'static [f64], &'static [f64]) {
+        match self {
+            v if v < Version::V2_27 => (
+                &[90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0],
+                &[48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12],
+            ),
+            v if v < Version::V2_29 => (
+                &[90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0],
+                &[96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12],
+            ),
+            Version::V2_29 => (
+                &[90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0],
+                &[96.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12],
+            ),
+            _ => (
+                &[90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0],
+                &[96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12],
+            ),
+        }
+    }
+
     /// Share of the graph's bus bandwidth ring LL keeps (before `llMaxBws`).
     pub fn ring_ll_share(self, multi_node: bool, reduce_or_all_reduce: bool) -> f64 {
         match (self.before_2_21(), multi_node || reduce_or_all_reduce) {
