@@ -226,3 +226,16 @@ fn p2p_rules_change_at_2_25_and_2_29() {
     // An NVB peer gets NVLink's channels in 2.30.7 only.
     assert!(!Version::V2_29.nvb_channels_as_nvlink() && Version::V2_30.nvb_channels_as_nvlink());
 }
+
+#[test]
+fn nvls_runs_on_two_gpus_of_a_node_from_2_28() {
+    // transport/nvls.cc `ncclNvlsInit`: `gpuCount <= 2` leaves NVLS off to 2.28.3, `< 2` from
+    // 2.28.9. Two Hopper GPUs of an NVSwitch node: NVLS's 2 heads at 40 GB/s intra, 80 inter.
+    let pair = |v| Comm { ranks: 2, nvls_heads: 2, ..nvls_node(v) };
+    assert!(tuning::model(&pair(Version::V2_27), Coll::AllReduce, Algo::Nvls, Proto::Simple).is_none());
+    // 2.28.9: 2 x min(40 x 0.85 x 1/2 x 2, 80) = 68 GB/s of bus, x 2 / 2 for two ranks.
+    assert!(close(model(&pair(Version::V2_28), Coll::AllReduce, Algo::Nvls, Proto::Simple).1, 68.0));
+    // Three GPUs: on under both.
+    let three = |v| Comm { ranks: 3, nvls_heads: 3, ..nvls_node(v) };
+    assert!(tuning::model(&three(Version::V2_21), Coll::AllReduce, Algo::Nvls, Proto::Simple).is_some());
+}

@@ -576,6 +576,9 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     let p = proto as usize;
     let v = c.version;
     let g = generation(c.cc);
+    if matches!(algo, Algo::Nvls | Algo::NvlsTree) && c.nvls_heads < v.nvls_min_gpus() {
+        return None;
+    }
     if matches!(algo, Algo::Nvls | Algo::NvlsTree) && !v.nvls_efficiency_model() {
         return nvls_model_old(c, coll, algo, proto);
     }

@@ -52,7 +52,7 @@
 //! - v2.27.7-1: LL128 on from compute capability 7.0 up (no list); NVLS all-gather and
 //!   reduce-scatter at min(intra x (ppn - 1) / ppn, inter x 0.9) a channel; 24 NVLS channels on
 //!   one Blackwell node. (2.27.3 enables LL128 over C2C paths by another rule; not read here.)
-//! - v2.28.9-1: 2.30.7's NVLS model (`nvlsEfficiency`, `perChMaxNVLSTreeBws`, the ring ratio),
+//! - v2.28.9-1: NVLS on two GPUs of a node (before, three at least); 2.30.7's NVLS model (`nvlsEfficiency`, `perChMaxNVLSTreeBws`, the ring ratio),
 //!   NVLS-tree 20.9 µs on the network (2.28.3: 14), Blackwell's tree tables (70, 42.8, 24; LL128
 //!   55.6, 31.67, 20); Blackwell's ring LL128 (73.4, 34.6, 73.4) and NVLS-tree (96, 43.8) caps.
 //! - v2.29.7-1: the p2p network-peer channels and per-peer rounds of 2.30.7 (paths.cc
@@ -250,6 +250,18 @@ impl Version {
     /// inter x 0.9) in the old model (tuning.cc 2.27.3 to 2.27.7) rather than min(intra, inter).
     pub fn nvls_gather_ppn_share(self) -> bool {
         self >= Version::V2_27
+    }
+
+    /// The fewest GPUs of a node NCCL runs NVLS (and NVLS-tree) on (transport/nvls.cc
+    /// `ncclNvlsInit`, `gpuCount <= 2` returns without NVLS to 2.28.3, `gpuCount < 2` from
+    /// 2.28.9). 2.20.3's extra `comm->nNodes > 1` never trips: init.cc calls it before counting
+    /// the nodes.
+    pub fn nvls_min_gpus(self) -> usize {
+        if self < Version::V2_28 {
+            3
+        } else {
+            2
+        }
     }
 
     /// NVLS channels (CTAs) a communicator runs (transport/nvls.cc): 16 on Hopper; on Blackwell
