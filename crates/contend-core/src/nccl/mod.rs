@@ -371,8 +371,8 @@ impl Comm {
             if nodes > 1 { nets.iter().copied().fold(0.0, f64::max) } else { topo.paths.iter().flatten().flatten().map(|p| p.bw).fold(0.0, f64::max) };
         let on_nics = |s: f64| if nodes > 1 { nets.iter().map(|&b| ((b + 1e-9) / s).floor() as usize).sum() } else { usize::MAX };
         // The tree graph under each release's search speeds (Blackwell's lists changed: on two
-        // hgx-b200 nodes the intra speed rises to 48, 80 or 86 GB/s, `Version::blackwell_speeds`);
-        // `set_constants` takes the one of the release that runs.
+        // hgx-b200 nodes its intra speed is 48 GB/s under 2.25 and 2.26, 96 from 2.27,
+        // `Version::blackwell_speeds`); `set_constants` takes the one of the release that runs.
         let mut tree_graphs: Vec<(f64, f64)> = Vec::with_capacity(versions::ALL.len());
         for (k, &v) in versions::ALL.iter().enumerate() {
             let speeds = tuning::release_speeds(v, topo.cc, nodes > 1);

@@ -490,9 +490,8 @@ fn nodes_index(nodes: usize) -> usize {
     nodes.clamp(1, 3) - 1
 }
 
-/// A `perChMax*Bws` table's row for GPU generation `g` under release `v` (tuning.cc): the tables
-/// above are 2.30.7's; only Blackwell's rows changed between the releases that know it
-/// (`Version::ring_ll128_blackwell`, `tree_blackwell`, `nvls_tree_blackwell`).
+/// NCCL's per-channel tables (tuning.cc `perChMaxRingLL128Bws`, `perChMaxTreeBws`,
+/// `perChMaxTreeLL128Bws`, `perChMaxNVLSTreeBws`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PerCh {
     RingLl128,
@@ -501,6 +500,9 @@ pub enum PerCh {
     NvlsTree,
 }
 
+/// A per-channel table's row for GPU generation `g` under release `v`: the tables above are
+/// 2.30.7's; only Blackwell's rows changed between the releases that know it
+/// (`Version::ring_ll128_blackwell`, `tree_blackwell`, `nvls_tree_blackwell`).
 pub fn per_ch_max(v: Version, table: PerCh, g: usize) -> [f64; 3] {
     let blackwell = g == 3;
     match table {
