@@ -270,6 +270,8 @@ pub struct Comm {
     /// NCCL's tree graph (intra, inter GB/s a channel) under each release's search speeds, by
     /// `versions::ALL`'s order (`tuning::tree_graph`, `Version::blackwell_speeds`).
     pub tree_graphs: Vec<(f64, f64)>,
+    /// Whether each release's own search finds `ring_graph` (2.30.7's), by `versions::ALL`'s order.
+    pub ring_as_searched: Vec<bool>,
     /// Each channel's ring over all ranks and where it crosses between nodes, with PXN and
     /// without (`rails`; `Comm::rails` picks).
     pub rails: [rails::Rails; 2],
@@ -352,10 +354,22 @@ impl Comm {
         let chains = |s: f64, want: usize| topo::chains_at(&topo, s, want);
         let nets = nccl_nets(m, &nics, &nodes_gpus[0], topo.cc);
         let total_bw = nodes_gpus[0].iter().map(|&g| gpu_total_bw(m, g, topo.cc)).fold(0.0, f64::max);
-        let (ring_channels, ring_bw) = match (nodes > 1).then(|| tuning::net_ring_graph(topo.cc, &nets, total_bw, &chains)).flatten() {
-            Some(r) => r,
-            None => (searched, graph.bw),
+        // The ring graph as release `v`'s search finds it: across nodes through the NICs
+        // (`tuning::net_ring_graph`, with the release's speeds and MAXCHANNELS / 2), on one node
+        // the GPUs' (`topo::search`, at most 2.30.7's MAXCHANNELS / 2 rings).
+        let ring_of = |v: versions::Version| {
+            let speeds = tuning::release_speeds(v, topo.cc, true);
+            (nodes > 1)
+                .then(|| tuning::net_ring_graph(topo.cc, speeds, v.max_channels() / 2, &nets, total_bw, &chains))
+                .flatten()
+                .unwrap_or((searched, graph.bw))
         };
+        let (ring_channels, ring_bw) = ring_of(versions::Version::V2_30);
+        // The lowering's rings, NICs and channels are built once, from 2.30.7's graph; a release
+        // whose own search finds another graph (Blackwell's speed lists, MAXCHANNELS 32 before
+        // 2.25) is refused by `set_constants` rather than run on 2.30.7's.
+        let ring_as_searched: Vec<bool> =
+            versions::ALL.iter().map(|&v| ring_of(v) == (ring_channels, ring_bw) && (nodes > 1 || searched <= v.max_channels() / 2)).collect();
         // The channels NCCL runs: twice its graphs' (`tuning::coll_channels`; the release that runs
         // is read with the constants, `Comm::set_constants`), or as given (NCCL_MIN/MAX_NCHANNELS).
         let ring_graph = (ring_channels, ring_bw);
@@ -476,6 +490,7 @@ impl Comm {
             channels_given,
             ring_graph,
             tree_graphs,
+            ring_as_searched,
             rails,
             tuning,
             p2p_local,
@@ -501,6 +516,19 @@ impl Comm {
                 "nccl_version",
                 c.version.name(),
                 format!("predates these GPUs (compute capability {}): NCCL {} has no tables for them; give 2.25 or later", self.topo.cc, c.version.tag()),
+            ));
+        }
+        if !self.ring_as_searched[c.version as usize] {
+            return Err(Error::input(
+                "nccl_version",
+                c.version.name(),
+                format!(
+                    "NCCL {}'s ring search (its speed lists and MAXCHANNELS {}) finds another ring graph on these GPUs than 2.30.7's ({} channels at {} GB/s), which contend does not restate; give 2.30",
+                    c.version.tag(),
+                    c.version.max_channels(),
+                    self.ring_graph.0,
+                    self.ring_graph.1
+                ),
             ));
         }
         self.tuning.version = c.version;

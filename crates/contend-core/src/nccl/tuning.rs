@@ -382,10 +382,9 @@ pub fn nvls_graph(cc: u32, gpus: usize, link_bw: f64) -> Option<(usize, f64, f64
 /// while a speed is above 0.49 of the best found and keeps the most channels x speed (stopping
 /// once that reaches `total_bw`, a GPU's own bandwidth, or MAXCHANNELS / 2 channels), duplicates
 /// fast channels (`ncclTopoDupChannels`), then raises the speed while every channel still fits.
-/// Returns (channels, GB/s per channel).
-pub fn net_ring_graph(cc: u32, nets: &[f64], total_bw: f64, chains: &dyn Fn(f64, usize) -> usize) -> Option<(usize, f64)> {
-    let speeds = inter_speeds(cc);
-    let most = MAX_CHANNELS / 2;
+/// `speeds`: the release's list (`release_speeds`); `most`: its MAXCHANNELS / 2 (init.cc
+/// `ringGraph->maxChannels`). Returns (channels, GB/s per channel).
+pub fn net_ring_graph(cc: u32, speeds: &[f64], most: usize, nets: &[f64], total_bw: f64, chains: &dyn Fn(f64, usize) -> usize) -> Option<(usize, f64)> {
     let max_bw = nets.iter().copied().fold(0.0, f64::max);
     let fit = |s: f64| {
         let on_nics: usize = nets.iter().map(|&b| ((b + 1e-9) / s).floor() as usize).sum();
