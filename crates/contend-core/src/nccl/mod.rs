@@ -270,8 +270,9 @@ pub struct Comm {
     /// NCCL's tree graph (intra, inter GB/s a channel) under each release's search speeds, by
     /// `versions::ALL`'s order (`tuning::tree_graph`, `Version::blackwell_speeds`).
     pub tree_graphs: Vec<(f64, f64)>,
-    /// Whether each release's own search finds `ring_graph` (2.30.7's), by `versions::ALL`'s order.
-    pub ring_as_searched: Vec<bool>,
+    /// Whether each release's own search finds `ring_graph` and the NVLS graph's inter speed
+    /// (2.30.7's), by `versions::ALL`'s order.
+    pub as_searched: Vec<bool>,
     /// Each channel's ring over all ranks and where it crosses between nodes, with PXN and
     /// without (`rails`; `Comm::rails` picks).
     pub rails: [rails::Rails; 2],
@@ -368,7 +369,7 @@ impl Comm {
         // The lowering's rings, NICs and channels are built once, from 2.30.7's graph; a release
         // whose own search finds another graph (Blackwell's speed lists, MAXCHANNELS 32 before
         // 2.25) is refused by `set_constants` rather than run on 2.30.7's.
-        let ring_as_searched: Vec<bool> =
+        let mut as_searched: Vec<bool> =
             versions::ALL.iter().map(|&v| ring_of(v) == (ring_channels, ring_bw) && (nodes > 1 || searched <= v.max_channels() / 2)).collect();
         // The channels NCCL runs: twice its graphs' (`tuning::coll_channels`; the release that runs
         // is read with the constants, `Comm::set_constants`), or as given (NCCL_MIN/MAX_NCHANNELS).
@@ -411,8 +412,13 @@ impl Comm {
         let (nvls_heads, nvls_bw_intra, mut nvls_bw_inter) = nvls.unwrap_or((0, 0.0, 0.0));
         if nodes > 1 && nvls_heads > 0 {
             // Across nodes each head sends its share through a NIC: the NVLS graph's inter speed
-            // is the highest NCCL inter speed a head's share of the node's NICs carries.
-            nvls_bw_inter = tuning::inter_speed(topo.cc, nic_bw / nvls_heads as f64);
+            // is the highest NCCL inter speed a head's share of the node's NICs carries (2.30.7's
+            // list; a release whose list gives another is refused, as for the ring graph).
+            let inter_of = |v| tuning::inter_speed(tuning::release_speeds(v, topo.cc, true), nic_bw / nvls_heads as f64);
+            nvls_bw_inter = inter_of(versions::Version::V2_30);
+            for (ok, &v) in as_searched.iter_mut().zip(versions::ALL.iter()) {
+                *ok &= inter_of(v) == nvls_bw_inter;
+            }
         }
         let tuning = tuning::Comm {
             nvls_heads,
@@ -490,7 +496,7 @@ impl Comm {
             channels_given,
             ring_graph,
             tree_graphs,
-            ring_as_searched,
+            as_searched,
             rails,
             tuning,
             p2p_local,
@@ -518,12 +524,12 @@ impl Comm {
                 format!("predates these GPUs (compute capability {}): NCCL {} has no tables for them; give 2.25 or later", self.topo.cc, c.version.tag()),
             ));
         }
-        if !self.ring_as_searched[c.version as usize] {
+        if !self.as_searched[c.version as usize] {
             return Err(Error::input(
                 "nccl_version",
                 c.version.name(),
                 format!(
-                    "NCCL {}'s ring search (its speed lists and MAXCHANNELS {}) finds another ring graph on these GPUs than 2.30.7's ({} channels at {} GB/s), which contend does not restate; give 2.30",
+                    "NCCL {}'s search (its speed lists and MAXCHANNELS {}) finds other graphs on these GPUs than 2.30.7's (rings: {} channels at {} GB/s), which contend does not restate; give 2.30",
                     c.version.tag(),
                     c.version.max_channels(),
                     self.ring_graph.0,

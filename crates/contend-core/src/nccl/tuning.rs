@@ -61,9 +61,8 @@ pub fn inter_speeds(cc: u32) -> &'static [f64] {
     }
 }
 
-/// The highest inter-node search speed at most `bw` GB/s (the slowest where none is).
-pub fn inter_speed(cc: u32, bw: f64) -> f64 {
-    let s = inter_speeds(cc);
+/// The highest of the inter-node search speeds `s` at most `bw` GB/s (the slowest where none is).
+pub fn inter_speed(s: &[f64], bw: f64) -> f64 {
     s.iter().copied().find(|&v| v <= bw + 1e-9).unwrap_or(s[s.len() - 1])
 }
 
