@@ -59,6 +59,11 @@
 //!   NCCL_P2P_PER_CHANNEL_NET_BW); Blackwell's ring LL128 40 GB/s (2.29.2: 34.5, 34.6, 34.5).
 //! - v2.30.7-1: `tuning.rs`' own constants (Blackwell's NVLS-tree cap 80 beyond two nodes; an
 //!   NVB peer gets NVLink's p2p channels).
+//!
+//! The graphs are searched once, with 2.30.7's speed lists and MAXCHANNELS; the tree graph again
+//! under each release's lists (`Comm::tree_graphs`), and a release whose own ring or NVLS search
+//! would find another graph is refused (`Comm::as_searched`: MAXCHANNELS / 2 rings, 16 before
+//! 2.25; Blackwell's lists, `blackwell_speeds`).
 
 use crate::error::{Error, Result};
 
