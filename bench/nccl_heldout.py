@@ -64,12 +64,13 @@ class Plateau:
 
 
 # The NCCL release each table names, and the restated release it runs under (nccl_validation.VERSIONS' form). Tables
-# naming none, and releases contend does not restate (GKE A4's 2.26.6), run under the default (2.30).
+# naming none run under the default (2.30).
 VERSIONS = {
     "a100-docker-all_reduce-g2.txt": ("2.20", "a100-docker-all_reduce-g2.txt", "NCCL version 2.20.5+cuda12.4"),
     "a100-docker-all_reduce-g4.txt": ("2.20", "a100-docker-all_reduce-g4.txt", "NCCL version 2.20.5+cuda12.4"),
     "a100-docker-sendrecv-g2.txt": ("2.20", "a100-docker-sendrecv-g2.txt", "NCCL version 2.20.5+cuda12.4"),
     "alps-gh200-2x1-sarus.txt": ("2.30", "alps-gh200-2x1-sarus.txt", "nccl-library=23007"),
+    "b200-2node-gke-a4-all_gather.txt": ("2.26", "b200-2node-gke-a4-all_gather.txt", "NCCL version 2.26.6+cuda12.8"),
 }
 
 ALPS = str(MACHINES / "alps-gh200.yaml")

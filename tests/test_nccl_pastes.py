@@ -82,7 +82,11 @@ def test_nccl_version_takes_patch_releases_and_names_its_flag():
     assert patch["rows"] == plain["rows"]
     assert any("NCCL 2.19.4 is run as 2.19" in n for n in patch["notes"])
     assert json.loads(run_cli(*args, "--nccl-version", "2.30.7").stdout)["rows"][0]["busbw"] > 0
-    r = run_cli(*args, "--nccl-version", "2.27")
+    # qa22 rough edge 6: the releases PyTorch 2.7-2.8 ship (2.26.2, 2.27.x) and 2.22-2.29 are modelled.
+    for given, minor in (("2.25", "2.25"), ("2.26.2", "2.26"), ("2.27", "2.27"), ("2.29.2", "2.29")):
+        report = json.loads(run_cli(*args, "--nccl-version", given).stdout)
+        assert report["rows"][0]["busbw"] > 0 and report["nccl_version"].startswith(minor + "."), report["nccl_version"]
+    r = run_cli(*args, "--nccl-version", "2.31")
     assert r.returncode == 2 and r.stderr.startswith("error: --nccl-version:"), r.stderr
     assert "nearest it models is 2.30" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
@@ -121,7 +125,7 @@ def test_run_takes_nccl_settings(tmp_path):
         assert r.returncode == 0, r.stderr
         pxn[off] = json.loads(r.stdout)["jobs"]["run_time_s"][0]
     assert pxn["1"] > pxn["0"] + 1e-6, pxn
-    r = run_cli("run", s, "-p", "nccl_version=2.27")
+    r = run_cli("run", s, "-p", "nccl_version=2.31")
     assert r.returncode == 2 and "nccl_version" in r.stderr and "2.30" in r.stderr, r.stderr
 
 

@@ -49,8 +49,8 @@ def nccl_tests(
         "applicable line picks before NCCL's model."),
     model: str = typer.Option("maxmin", "--model", "-m", help="maxmin (default) or packet; sc16 does not apply."),
     nccl_version: str | None = typer.Option(
-        None, "--nccl-version", help="NCCL release whose cost model picks the algorithm and protocol: 2.18, 2.19, "
-        "2.20, 2.21 or 2.30 (default; the parameter nccl_version); a patch release (2.30.7, as NCCL prints it) "
+        None, "--nccl-version", help="NCCL release whose cost model picks the algorithm and protocol: any minor "
+        "from 2.18 to 2.30 (default 2.30; the parameter nccl_version); a patch release (2.26.2, as NCCL prints it) "
         "reads as its minor."),
     param: list[str] | None = typer.Option(
         None, "--param", "-p", help="Model parameter key=value, or NCCL's constants (nccl_step_simple=3us, "

@@ -6,9 +6,9 @@
 //!
 //! Restated from NVIDIA/nccl's tags (read, not copied), `ncclTopoCheckP2p`'s default level with
 //! NCCL_P2P_LEVEL and NCCL_P2P_DISABLE unset:
-//! - v2.18.5 to v2.22.3 (here 2.18 to 2.21): SYS, but PXB on ARM CPUs, on Intel x86 and on Zhaoxin
+//! - v2.18.5 to v2.22.3 (here 2.18 to 2.22): SYS, but PXB on ARM CPUs, on Intel x86 and on Zhaoxin
 //!   x86 ("Don't use P2P through ARM CPUs"; the same lines in every one of these tags);
-//! - v2.23.4 to v2.30.7 (here 2.30): PXB ("By default don't use P2P across CPU Host Bridges and
+//! - v2.23.4 to v2.30.7 (here 2.23 to 2.30): PXB ("By default don't use P2P across CPU Host Bridges and
 //!   further apart"), but SYS on AMD x86 where the node's topology holds at most two GPUs ("Allow
 //!   P2P between pairs of GPUs on AMD systems"; 2.30.7 counts GPU devices, `nodes[DEV]`).
 //!
@@ -84,7 +84,7 @@ fn by_name(model: &str) -> Option<Cpu> {
 /// CPU is not known (peer access alone then decides, as before this rule was read).
 pub fn p2p_level(v: Version, cpu: Option<Cpu>, gpus: usize) -> Option<PathType> {
     let cpu = cpu?;
-    Some(if v.old() {
+    Some(if !v.p2p_level_pxb_by_default() {
         match cpu {
             Cpu::Intel | Cpu::Arm | Cpu::Zhaoxin => PathType::Pxb,
             Cpu::Amd | Cpu::Power => PathType::Sys,

@@ -312,3 +312,70 @@ fn a_tree_simple_chunk_shrinks_with_the_trees_depth_as_nccl_2_19_does() {
         assert_eq!(comm.call(Coll::AllReduce, Algo::Tree, Proto::Simple, 1 << 22, 0).tree_depth_chunk, shrinks, "{v}");
     }
 }
+
+/// Blackwell's search speeds by release (search.cc `sm100SpeedArrayInter`, `Version::blackwell_speeds`):
+/// two hgx-b200 nodes, 8 x 400 Gb/s NICs behind Gen5 x16 (48 GB/s a NIC path). The ring graph is
+/// 8 channels at 48 under every list (48 is each list's first speed a NIC path carries, one channel a
+/// NIC, no duplication below 50 with more than 4 channels, no faster speed fits a NIC). The tree's
+/// second pass raises the intra speed through the list's speeds above 48 while the chains fit (7 x s
+/// of a GPU's 18 x 40.1 = 721.8 GB/s NVLink) and it is below twice 48: 2.25.1 and 2.26 list none
+/// (48); 2.27.7 and 2.28 list 96 (7 x 96 = 672 fits: 96); 2.29.7 80 then 96; 2.30.7 80, 86, 96.
+#[test]
+fn blackwell_tree_graph_follows_the_release_speeds() {
+    let c = two("hgx-b200", "50GB/s");
+    assert_eq!((c.tuning.graph_channels, c.tuning.bw_intra), (8, 48.0));
+    let by_release: Vec<(f64, f64)> = versions::ALL.iter().map(|&v| c.tree_graphs[v as usize]).collect();
+    let v = |v: versions::Version| by_release[v as usize];
+    use versions::Version::*;
+    assert_eq!((v(V2_25), v(V2_26)), ((48.0, 48.0), (48.0, 48.0)));
+    for r in [V2_27, V2_28, V2_29, V2_30] {
+        assert_eq!(v(r), (96.0, 48.0), "{r:?}");
+    }
+    // `set_constants` takes the running release's: 2.26's tree/Simple all-reduce bus bandwidth is
+    // 8 x 48 x 0.92 = 353.28 GB/s (under perChMaxTreeBws' 2.26 Blackwell 8 x 82.8); 2.30's 8 x 96 x
+    // 0.92 is capped at 8 x 42.8 = 342.4; algbw x 0.5.
+    let mut c = c;
+    let k = |v| constants::Constants { version: v, ..Default::default() };
+    c.set_constants(k(V2_26)).unwrap();
+    assert_eq!((c.tuning.tree_bw_intra, c.tuning.tree_bw_inter), (48.0, 48.0));
+    let (_, bw26) = tuning::model(&c.tuning, Coll::AllReduce, Algo::Tree, Proto::Simple).unwrap();
+    c.set_constants(k(V2_30)).unwrap();
+    assert_eq!(c.tuning.tree_bw_intra, 96.0);
+    let (_, bw30) = tuning::model(&c.tuning, Coll::AllReduce, Algo::Tree, Proto::Simple).unwrap();
+    assert!((bw26 - 0.5 * 8.0 * 48.0 * 0.92).abs() < 1e-9 && (bw30 - 0.5 * 8.0 * 42.8).abs() < 1e-9, "{bw26} {bw30}");
+}
+
+/// A release whose own ring search finds another graph than 2.30.7's is refused, not run on
+/// 2.30.7's rings. Two hgx-b200 nodes with Gen6 x16 PCIe and 800 Gb/s NICs: a NIC path carries
+/// contend's Gen6 x16 figure, 121.0 / 15.75 x 12 = 92.17 GB/s; a GPU's NVLink 18 x 40.1 = 721.8.
+/// 2.30.7 (inter list 96, 86, 80, 48, 45.1, ...): 86 and 80 fit one channel a NIC (8 x 86 = 688),
+/// 48 one, 45.1 two (16 chains x 45.1 = 721.6 fit a GPU): 16 at 45.1, which nothing down to 24
+/// beats (30: 24 x 30 = 720); not duplicated (below 50 with more than 4 channels); no faster speed
+/// fits 16. 2.29 (96, 80, 48, 45.1) and 2.27-2.28 (96, 48, 45.1) find the same. 2.25.1 and 2.26's
+/// list (48, 45, 42, ...) has no 45.1: 16 at 45 (720), so they are refused.
+#[test]
+fn a_release_whose_search_differs_is_refused() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/presets/hgx-b200.yaml")).unwrap();
+    let node = text.replace("gen: 5", "gen: 6").replace("port_bandwidth: 400Gb/s", "port_bandwidth: 800Gb/s");
+    let dir = std::env::temp_dir().join(format!("contend-releases-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("b200-gen6.yaml");
+    std::fs::write(&path, node).unwrap();
+    let mut c = two(path.to_str().unwrap(), "100GB/s");
+    assert_eq!(c.ring_graph, (16, 45.1));
+    use versions::Version::*;
+    let given = |v| constants::Constants { version: v, ..Default::default() };
+    for v in [V2_27, V2_28, V2_29, V2_30] {
+        c.set_constants(given(v)).unwrap();
+    }
+    for v in [V2_25, V2_26] {
+        let e = c.set_constants(given(v)).unwrap_err().to_string();
+        assert!(e.contains("nccl_version") && e.contains(v.tag()) && e.contains("give 2.30") && !e.contains('\n'), "{e}");
+    }
+    // hgx-b200 itself (48 GB/s NIC paths): every release that knows Blackwell finds 2.30.7's graph.
+    let mut b = two("hgx-b200", "50GB/s");
+    for v in [V2_25, V2_26, V2_27, V2_28, V2_29, V2_30] {
+        b.set_constants(given(v)).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

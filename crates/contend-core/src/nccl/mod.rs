@@ -37,6 +37,8 @@ mod pxn_tests;
 #[cfg(test)]
 mod rails_tests;
 #[cfg(test)]
+mod releases_tests;
+#[cfg(test)]
 mod scale_tests;
 #[cfg(test)]
 mod shm_tests;
@@ -268,8 +270,14 @@ pub struct Comm {
     pub channels: usize,
     pub channels_given: Option<usize>,
     pub ring_graph: (usize, f64),
+    /// NCCL's tree graph (intra, inter GB/s a channel) under each release's search speeds, by
+    /// `versions::ALL`'s order (`tuning::tree_graph`, `Version::blackwell_speeds`).
+    pub tree_graphs: Vec<(f64, f64)>,
+    /// Whether each release's own search finds `ring_graph` and the NVLS graph's inter speed
+    /// (2.30.7's), by `versions::ALL`'s order.
+    pub as_searched: Vec<bool>,
     /// Each channel's ring over all ranks and where it crosses between nodes, by release (with
-    /// P2C, 2.30, and before it) and with PXN and without (`rails`; `Comm::rails` picks).
+    /// P2C, `Version::p2c`, and before it) and with PXN and without (`rails`; `Comm::rails` picks).
     pub rails: [[rails::Rails; 2]; 2],
     pub tuning: tuning::Comm,
     /// Send/receive: the least channels NCCL gives a peer on the node (`p2p::local_peer`), with an
@@ -353,10 +361,22 @@ impl Comm {
         let chains = |s: f64, want: usize| topo::chains_at(&topo, s, want);
         let nets = nccl_nets(m, &nics, &nodes_gpus[0], topo.cc);
         let total_bw = nodes_gpus[0].iter().map(|&g| gpu_total_bw(m, g, topo.cc)).fold(0.0, f64::max);
-        let (ring_channels, ring_bw) = match (nodes > 1).then(|| tuning::net_ring_graph(topo.cc, &nets, total_bw, &chains)).flatten() {
-            Some(r) => r,
-            None => (searched, graph.bw),
+        // The ring graph as release `v`'s search finds it: across nodes through the NICs
+        // (`tuning::net_ring_graph`, with the release's speeds and MAXCHANNELS / 2), on one node
+        // the GPUs' (`topo::search`, at most 2.30.7's MAXCHANNELS / 2 rings).
+        let ring_of = |v: versions::Version| {
+            let speeds = tuning::release_speeds(v, topo.cc, true);
+            (nodes > 1)
+                .then(|| tuning::net_ring_graph(topo.cc, speeds, v.max_channels() / 2, &nets, total_bw, &chains))
+                .flatten()
+                .unwrap_or((searched, graph.bw))
         };
+        let (ring_channels, ring_bw) = ring_of(versions::Version::V2_30);
+        // The lowering's rings, NICs and channels are built once, from 2.30.7's graph; a release
+        // whose own search finds another graph (Blackwell's speed lists, MAXCHANNELS 32 before
+        // 2.25) is refused by `set_constants` rather than run on 2.30.7's.
+        let mut as_searched: Vec<bool> =
+            versions::ALL.iter().map(|&v| ring_of(v) == (ring_channels, ring_bw) && (nodes > 1 || searched <= v.max_channels() / 2)).collect();
         // The channels NCCL runs: twice its graphs' (`tuning::coll_channels`; the release that runs
         // is read with the constants, `Comm::set_constants`), or as given (NCCL_MIN/MAX_NCHANNELS).
         let ring_graph = (ring_channels, ring_bw);
@@ -373,14 +393,24 @@ impl Comm {
         let rails = [if c2c { build(false) } else { p2c.clone() }, p2c];
         let channels_given = channels;
         let channels = channels_of(versions::Version::V2_30);
-        let (tree_speeds, tree_max) = if nodes > 1 {
-            (tuning::inter_speeds(topo.cc), nets.iter().copied().fold(0.0, f64::max))
-        } else {
-            (tuning::speeds(topo.cc), topo.paths.iter().flatten().flatten().map(|p| p.bw).fold(0.0, f64::max))
-        };
+        let tree_max =
+            if nodes > 1 { nets.iter().copied().fold(0.0, f64::max) } else { topo.paths.iter().flatten().flatten().map(|p| p.bw).fold(0.0, f64::max) };
         let on_nics = |s: f64| if nodes > 1 { nets.iter().map(|&b| ((b + 1e-9) / s).floor() as usize).sum() } else { usize::MAX };
-        let (tree_bw_intra, tree_bw_inter) =
-            tuning::tree_graph(tree_speeds, ring_channels, tree_max, &on_nics, &chains).unwrap_or((ring_bw, if nodes > 1 { ring_bw } else { 0.0 }));
+        // The tree graph under each release's search speeds (Blackwell's lists changed: on two
+        // hgx-b200 nodes its intra speed is 48 GB/s under 2.25 and 2.26, 96 from 2.27,
+        // `Version::blackwell_speeds`); `set_constants` takes the one of the release that runs.
+        let mut tree_graphs: Vec<(f64, f64)> = Vec::with_capacity(versions::ALL.len());
+        for (k, &v) in versions::ALL.iter().enumerate() {
+            let speeds = tuning::release_speeds(v, topo.cc, nodes > 1);
+            let same = k > 0 && speeds == tuning::release_speeds(versions::ALL[k - 1], topo.cc, nodes > 1);
+            let g = if same {
+                tree_graphs[k - 1]
+            } else {
+                tuning::tree_graph(speeds, ring_channels, tree_max, &on_nics, &chains).unwrap_or((ring_bw, if nodes > 1 { ring_bw } else { 0.0 }))
+            };
+            tree_graphs.push(g);
+        }
+        let (tree_bw_intra, tree_bw_inter) = tree_graphs[versions::Version::V2_30 as usize];
         let cpu = cpu::of(m, &nodes_gpus[0]);
         let amd = cpu == Some(cpu::Cpu::Amd);
         let found: Option<Vec<(usize, f64)>> = nodes_gpus.iter().map(|g| nvls_switch(m, g)).collect();
@@ -394,8 +424,13 @@ impl Comm {
         let (nvls_heads, nvls_bw_intra, mut nvls_bw_inter) = nvls.unwrap_or((0, 0.0, 0.0));
         if nodes > 1 && nvls_heads > 0 {
             // Across nodes each head sends its share through a NIC: the NVLS graph's inter speed
-            // is the highest NCCL inter speed a head's share of the node's NICs carries.
-            nvls_bw_inter = tuning::inter_speed(topo.cc, nic_bw / nvls_heads as f64);
+            // is the highest NCCL inter speed a head's share of the node's NICs carries (2.30.7's
+            // list; a release whose list gives another is refused, as for the ring graph).
+            let inter_of = |v| tuning::inter_speed(tuning::release_speeds(v, topo.cc, true), nic_bw / nvls_heads as f64);
+            nvls_bw_inter = inter_of(versions::Version::V2_30);
+            for (ok, &v) in as_searched.iter_mut().zip(versions::ALL.iter()) {
+                *ok &= inter_of(v) == nvls_bw_inter;
+            }
         }
         let tuning = tuning::Comm {
             nvls_heads,
@@ -475,6 +510,8 @@ impl Comm {
             channels,
             channels_given,
             ring_graph,
+            tree_graphs,
+            as_searched,
             rails,
             tuning,
             p2p_local,
@@ -494,16 +531,30 @@ impl Comm {
     }
 
     /// NCCL's constants as given (`nccl_*` parameters), with the release whose cost model
-    /// chooses; a release older than the GPUs (2.19 or 2.21 on Blackwell) is refused in one line.
+    /// chooses; a release older than the GPUs (before 2.25 on Blackwell) is refused in one line.
     pub fn set_constants(&mut self, c: constants::Constants) -> Result<()> {
-        if c.version.old() && self.topo.cc >= 100 {
+        if !c.version.knows_blackwell() && self.topo.cc >= 100 {
             return Err(Error::input(
                 "nccl_version",
                 c.version.name(),
-                format!("predates these GPUs (compute capability {}): NCCL {} has no tables for them; give 2.30", self.topo.cc, c.version.tag()),
+                format!("predates these GPUs (compute capability {}): NCCL {} has no tables for them; give 2.25 or later", self.topo.cc, c.version.tag()),
+            ));
+        }
+        if !self.as_searched[c.version as usize] {
+            return Err(Error::input(
+                "nccl_version",
+                c.version.name(),
+                format!(
+                    "NCCL {}'s search (its speed lists and MAXCHANNELS {}) finds other graphs on these GPUs than 2.30.7's (rings: {} channels at {} GB/s), which contend does not restate; give 2.30",
+                    c.version.tag(),
+                    c.version.max_channels(),
+                    self.ring_graph.0,
+                    self.ring_graph.1
+                ),
             ));
         }
         self.tuning.version = c.version;
+        (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
         self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
         self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;
@@ -543,14 +594,11 @@ impl Comm {
     pub fn pick(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: &[Proto]) -> Result<Option<Pick>> {
         if let Some(t) = &self.tuner {
             let enabled = |a: Algo, p: Proto| algos.contains(&a) && protos.contains(&p) && tuning::time_us(&self.tuning, coll, a, p, bytes).is_some();
-            // PAT is in NCCL's table only from 2.23 (here 2.30), on compute capability 6.0 and
-            // up, with Simple allowed; an algorithm list narrowed below ring and tree (NCCL_ALGO,
-            // which contend cannot make name PAT) leaves it out too.
-            let pat = self.tuning.version == versions::Version::V2_30
-                && self.tuning.cc >= 60
-                && protos.contains(&Proto::Simple)
-                && algos.contains(&Algo::Ring)
-                && algos.contains(&Algo::Tree);
+            // PAT is in NCCL's table only from 2.23 (from 2.26 on compute capability 6.0 and up,
+            // `Version::pat_on`), with Simple allowed; an algorithm list narrowed below ring and
+            // tree (NCCL_ALGO, which contend cannot make name PAT) leaves it out too.
+            let pat =
+                self.tuning.version.pat_on(self.tuning.cc) && protos.contains(&Proto::Simple) && algos.contains(&Algo::Ring) && algos.contains(&Algo::Tree);
             if let Some(hit) = t.apply(coll, bytes, self.nodes, self.devices.len(), pat, &enabled)? {
                 let model_us = tuning::time_us(&self.tuning, coll, hit.algo, hit.proto, bytes).unwrap_or(f64::NAN);
                 return Ok(Some(Pick { algo: hit.algo, proto: hit.proto, model_us, channels: hit.rule.channels, tuner_line: Some(hit.rule.line) }));
@@ -723,7 +771,7 @@ impl Comm {
     }
 
     fn nvls_call(&self, coll: Coll, algo: Algo, bytes: u64) -> lower::Call {
-        let nc = tuning::nvls_channels(self.topo.cc, self.nodes);
+        let nc = self.tuning.version.nvls_channels(self.topo.cc, self.nodes);
         let (a, p) = (algo as usize, Proto::Simple as usize);
         let g = match self.topo.cc {
             c if c >= 100 => 3,

@@ -58,29 +58,29 @@ pub fn local_peer(path_bw: Option<f64>, nvl_bw: f64) -> usize {
 }
 
 /// Channels NCCL gives a peer on another node, by release: 2.18 and 2.19 NCCL_NCHANNELS_PER_NET_PEER's
-/// 2; 2.20 and 2.21 the GPU's NICs (`net_count`, as many as its bandwidth needs) or 2, halved while
-/// 2 x ranks exceeds 4 x the p2p channels; 2.30 the NICs or as many channels of
-/// `PER_CHANNEL_NET_BW` as their bandwidth (`net_bw`, GB/s) needs.
+/// 2; 2.20 to 2.28 the GPU's NICs (`net_count`, as many as its bandwidth needs) or 2, halved while
+/// 2 x ranks exceeds 4 x the p2p channels; from 2.29 the NICs or as many channels of
+/// `PER_CHANNEL_NET_BW` as their bandwidth (`net_bw`, GB/s) needs (`Version::p2p_net_by_bandwidth`).
 pub fn net_peer(v: Version, net_count: usize, net_bw: f64, ranks: usize, p2p_channels: usize) -> usize {
-    match v {
-        Version::V2_18 | Version::V2_19 => 2,
-        Version::V2_20 | Version::V2_21 => {
-            let mut n = 2;
-            while n * ranks > 4 * p2p_channels && n > 1 {
-                n /= 2;
-            }
-            net_count.max(n)
-        }
-        Version::V2_30 => net_count.max((net_bw / PER_CHANNEL_NET_BW).ceil() as usize).max(1),
+    if v.p2p_net_by_bandwidth() {
+        return net_count.max((net_bw / PER_CHANNEL_NET_BW).ceil() as usize).max(1);
     }
+    if v < Version::V2_20 {
+        return 2;
+    }
+    let mut n = 2;
+    while n * ranks > 4 * p2p_channels && n > 1 {
+        n /= 2;
+    }
+    net_count.max(n)
 }
 
-/// The communicator's channels per peer: the least over its peers (`least`), a power of two; in
-/// 2.30 across nodes halved while a round of every peer would need more than the p2p channels
+/// The communicator's channels per peer: the least over its peers (`least`), a power of two; from
+/// 2.29 across nodes halved while a round of every peer would need more than the p2p channels
 /// (`WORK_PER_BATCH` operations a channel), else no more than the p2p channels.
 pub fn per_peer(v: Version, least: usize, nodes: usize, ranks: usize, p2p_channels: usize) -> usize {
     let mut n = least.max(1).next_power_of_two();
-    if v == Version::V2_30 && nodes > 1 {
+    if v.p2p_net_by_bandwidth() && nodes > 1 {
         while n * ranks.div_ceil(WORK_PER_BATCH) > p2p_channels && n > 1 {
             n /= 2;
         }

@@ -44,23 +44,16 @@ pub fn nvlink_simple_step() -> f64 {
 /// the NVLink bandwidth multimem operations reach (docs/nccl.md, "NVLS"); `nccl_eff_nvls`
 /// replaces it.
 pub const NVLS_EFFICIENCY: [f64; 4] = [0.0, 0.0, 0.85, 0.74];
-/// NVLS channels (CTAs) a communicator runs (transport/nvls.cc NVLS_NCHANNELS_SM90,
-/// NVLS_NCHANNELS_SM100_NVL on one node, NVLS_NCHANNELS_SM100 across nodes).
-pub fn nvls_channels(cc: u32, nodes: usize) -> usize {
-    match cc {
-        c if c >= 100 && nodes > 1 => 32,
-        c if c >= 100 => 24,
-        _ => 16,
-    }
-}
-/// `perChMaxNVLSTreeBws` (GB/s per channel) by GPU generation x nodes class.
+/// `perChMaxNVLSTreeBws` (GB/s per channel) by GPU generation x nodes class (Blackwell's row by
+/// release, `per_ch_max`).
 pub const PER_CH_MAX_NVLS_TREE_BW: [[f64; 3]; 4] = [[26.5, 18.5, 10.0], [24.0, 23.6, 17.8], [0.0, 57.7, 45.5], [0.0, 96.0, 80.0]];
 
 /// NCCL's search speeds between nodes (search.cc `speedArrayInter`, `sm90SpeedArrayInter`,
-/// `sm100SpeedArrayInter`), GB/s per channel.
+/// `sm100SpeedArrayInter`), GB/s per channel: 2.30.7's (the graphs are searched before the
+/// release is read; the tree graph is searched again by release, `release_speeds`).
 pub fn inter_speeds(cc: u32) -> &'static [f64] {
     if cc >= 100 {
-        &[96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12]
+        Version::V2_30.blackwell_speeds().1
     } else if cc >= 90 {
         &[48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12]
     } else {
@@ -68,9 +61,8 @@ pub fn inter_speeds(cc: u32) -> &'static [f64] {
     }
 }
 
-/// The highest inter-node search speed at most `bw` GB/s (the slowest where none is).
-pub fn inter_speed(cc: u32, bw: f64) -> f64 {
-    let s = inter_speeds(cc);
+/// The highest of the inter-node search speeds `s` at most `bw` GB/s (the slowest where none is).
+pub fn inter_speed(s: &[f64], bw: f64) -> f64 {
     s.iter().copied().find(|&v| v <= bw + 1e-9).unwrap_or(s[s.len() - 1])
 }
 
@@ -143,7 +135,8 @@ pub fn nvls_chunk(bytes: u64, channels: usize, heads: usize) -> u64 {
 /// `llMaxBws` (GB/s): [single node: by GPU generation Volta, Ampere, Hopper, Blackwell] x
 /// [1 node, 2 nodes, more]; multi-node rows are by CPU (Intel row 0, AMD row 1).
 pub const LL_MAX_BW: [[f64; 3]; 4] = [[39.0, 39.0, 20.4], [87.7, 22.5, 19.0], [141.0, 45.0, 35.0], [282.0, 90.0, 70.0]];
-/// `perChMaxRingLL128Bws` (GB/s per channel) by GPU generation x nodes class.
+/// `perChMaxRingLL128Bws` (GB/s per channel) by GPU generation x nodes class (2.30.7's; the cost
+/// model reads Blackwell's row by release, `per_ch_max`).
 pub const PER_CH_MAX_RING_LL128_BW: [[f64; 3]; 4] = [[20.0, 20.0, 20.0], [20.0, 20.0, 20.0], [36.7, 36.7, 36.7], [40.0, 40.0, 40.0]];
 /// `perChMaxTreeLL128Bws`.
 pub const PER_CH_MAX_TREE_LL128_BW: [[f64; 3]; 4] = [[20.0, 20.0, 20.0], [20.0, 20.0, 20.0], [36.7, 36.7, 29.0], [55.6, 31.67, 20.0]];
@@ -255,11 +248,22 @@ fn max_threads(c: &Comm, algo: Algo, proto: Proto) -> u64 {
 /// PCI_BW (topo.h): NCCL's figure for a PCIe Gen3 x16 link, GB/s.
 pub const PCI_BW: f64 = 12.0;
 
+/// The speeds release `v`'s search tries, within a node (`inter`: false) or across nodes: only
+/// Blackwell's lists changed between 2.21.5 and 2.30.7 (`Version::blackwell_speeds`).
+pub fn release_speeds(v: Version, cc: u32, inter: bool) -> &'static [f64] {
+    match (cc >= 100, inter) {
+        (true, false) => v.blackwell_speeds().0,
+        (true, true) => v.blackwell_speeds().1,
+        (false, false) => speeds(cc),
+        (false, true) => inter_speeds(cc),
+    }
+}
+
 /// NCCL's search speeds (search.cc `speedArrayIntra`, `sm90SpeedArrayIntra`,
-/// `sm100SpeedArrayIntra`), GB/s per channel, by compute capability.
+/// `sm100SpeedArrayIntra`), GB/s per channel, by compute capability: 2.30.7's (`inter_speeds`).
 pub fn speeds(cc: u32) -> &'static [f64] {
     if cc >= 100 {
-        &[90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0]
+        Version::V2_30.blackwell_speeds().0
     } else if cc >= 90 {
         &[60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0]
     } else {
@@ -377,10 +381,9 @@ pub fn nvls_graph(cc: u32, gpus: usize, link_bw: f64) -> Option<(usize, f64, f64
 /// while a speed is above 0.49 of the best found and keeps the most channels x speed (stopping
 /// once that reaches `total_bw`, a GPU's own bandwidth, or MAXCHANNELS / 2 channels), duplicates
 /// fast channels (`ncclTopoDupChannels`), then raises the speed while every channel still fits.
-/// Returns (channels, GB/s per channel).
-pub fn net_ring_graph(cc: u32, nets: &[f64], total_bw: f64, chains: &dyn Fn(f64, usize) -> usize) -> Option<(usize, f64)> {
-    let speeds = inter_speeds(cc);
-    let most = MAX_CHANNELS / 2;
+/// `speeds`: the release's list (`release_speeds`); `most`: its MAXCHANNELS / 2 (init.cc
+/// `ringGraph->maxChannels`). Returns (channels, GB/s per channel).
+pub fn net_ring_graph(cc: u32, speeds: &[f64], most: usize, nets: &[f64], total_bw: f64, chains: &dyn Fn(f64, usize) -> usize) -> Option<(usize, f64)> {
     let max_bw = nets.iter().copied().fold(0.0, f64::max);
     let fit = |s: f64| {
         let on_nics: usize = nets.iter().map(|&b| ((b + 1e-9) / s).floor() as usize).sum();
@@ -485,6 +488,33 @@ fn nodes_index(nodes: usize) -> usize {
     nodes.clamp(1, 3) - 1
 }
 
+/// NCCL's per-channel tables (tuning.cc `perChMaxRingLL128Bws`, `perChMaxTreeBws`,
+/// `perChMaxTreeLL128Bws`, `perChMaxNVLSTreeBws`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PerCh {
+    RingLl128,
+    Tree,
+    TreeLl128,
+    NvlsTree,
+}
+
+/// A per-channel table's row for GPU generation `g` under release `v`: the tables above are
+/// 2.30.7's; only Blackwell's rows changed between the releases that know it
+/// (`Version::ring_ll128_blackwell`, `tree_blackwell`, `nvls_tree_blackwell`).
+pub fn per_ch_max(v: Version, table: PerCh, g: usize) -> [f64; 3] {
+    let blackwell = g == 3;
+    match table {
+        PerCh::RingLl128 if blackwell => v.ring_ll128_blackwell(),
+        PerCh::Tree if blackwell => v.tree_blackwell().0,
+        PerCh::TreeLl128 if blackwell => v.tree_blackwell().1,
+        PerCh::NvlsTree if blackwell => v.nvls_tree_blackwell(),
+        PerCh::RingLl128 => PER_CH_MAX_RING_LL128_BW[g],
+        PerCh::Tree => PER_CH_MAX_TREE_BW[g],
+        PerCh::TreeLl128 => PER_CH_MAX_TREE_LL128_BW[g],
+        PerCh::NvlsTree => PER_CH_MAX_NVLS_TREE_BW[g],
+    }
+}
+
 /// NCCL's LL ceiling for this communicator, bus bandwidth in GB/s (tuning.cc `llMaxBws`, indexed
 /// as NCCL indexes it: on one node by GPU generation, across nodes by CPU vendor, then by nodes
 /// 1 / 2 / more; the Hopper row by release).
@@ -546,7 +576,10 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     let p = proto as usize;
     let v = c.version;
     let g = generation(c.cc);
-    if matches!(algo, Algo::Nvls | Algo::NvlsTree) && v.old() {
+    if matches!(algo, Algo::Nvls | Algo::NvlsTree) && c.nvls_heads < v.nvls_min_gpus() {
+        return None;
+    }
+    if matches!(algo, Algo::Nvls | Algo::NvlsTree) && !v.nvls_efficiency_model() {
         return nvls_model_old(c, coll, algo, proto);
     }
     if algo == Algo::Nvls {
@@ -567,14 +600,16 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     let mut bus = ch * bw;
     match (algo, proto) {
         (Algo::Ring, Proto::Ll) => bus = ll_max.min(bus * v.ring_ll_share(c.nodes > 1, matches!(coll, Coll::AllReduce | Coll::Reduce))),
-        (Algo::Ring, Proto::Ll128) => bus = (bus * v.ring_ll128_share(c.ranks / c.nodes.max(1))).min(ch * PER_CH_MAX_RING_LL128_BW[g][index2]),
+        (Algo::Ring, Proto::Ll128) => bus = (bus * v.ring_ll128_share(c.ranks / c.nodes.max(1))).min(ch * per_ch_max(v, PerCh::RingLl128, g)[index2]),
         _ => {}
     }
     if algo == Algo::Tree {
-        bus = (bus * 0.92).min(ch * PER_CH_MAX_TREE_BW[g][index2]);
+        bus = (bus * 0.92).min(ch * per_ch_max(v, PerCh::Tree, g)[index2]);
         match proto {
             Proto::Ll => bus = (bus / 3.8).min(ll_max),
-            Proto::Ll128 => bus = (bus * if c.nodes == 1 { TREE_LL128_NODE_SHARE } else { LL128_EFFICIENCY }).min(ch * PER_CH_MAX_TREE_LL128_BW[g][index2]),
+            Proto::Ll128 => {
+                bus = (bus * if c.nodes == 1 { TREE_LL128_NODE_SHARE } else { LL128_EFFICIENCY }).min(ch * per_ch_max(v, PerCh::TreeLl128, g)[index2])
+            }
             Proto::Simple => {}
         }
     }
@@ -582,7 +617,7 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     let ratio = if algo == Algo::Ring { n / nsteps } else { 0.5 };
     let algbw = bus * ratio;
     // LL128 is on by default only where rings stay on NVLink (typeIntra <= PATH_NVB), Volta on;
-    // before 2.23 only on the data-centre parts NCCL lists (compute capability 7.0, 8.0, 9.0).
+    // before 2.27 only on the parts NCCL lists (`Version::ll128_on`).
     if proto == Proto::Ll128 && (!c.nvlink_only || c.cc < 70 || !v.ll128_on(c.cc)) {
         return None;
     }
@@ -652,7 +687,7 @@ fn nvls_tree_model(c: &Comm, proto: Proto, g: usize, n: f64, nsteps: f64) -> Opt
     let index2 = if c.nodes <= 2 { 1 } else { 2 };
     let intra = c.nvls_bw_intra * NVLS_EFFICIENCY[g] * (heads - 1.0) / heads * 2.0;
     let inter = c.nvls_bw_inter * if c.nodes <= 2 { 2.0 } else { 1.0 };
-    let bus = heads * intra.min(inter).min(PER_CH_MAX_NVLS_TREE_BW[g][index2]);
+    let bus = heads * intra.min(inter).min(per_ch_max(c.version, PerCh::NvlsTree, g)[index2]);
     let a = Algo::NvlsTree as usize;
     let p = Proto::Simple as usize;
     let log2 = (c.nodes as f64).log2().floor();
@@ -660,10 +695,12 @@ fn nvls_tree_model(c: &Comm, proto: Proto, g: usize, n: f64, nsteps: f64) -> Opt
     Some((lat, bus * n / nsteps))
 }
 
-/// NVLS and NVLS-tree in NCCL's model before 2.23 (`versions`): Simple only, NVLS on one node
-/// (across nodes it needs CollNet), NVLS-tree across nodes; each channel at min(intra, inter) of
-/// the NVLS graph (NVLS-tree's inter halved beyond two nodes), an algorithm ratio of 5/6; latency:
-/// the NVLink figure, NVLS-tree's plus 2 log2(nodes) network ones.
+/// NVLS and NVLS-tree in NCCL's model before 2.28 (`Version::nvls_efficiency_model`): Simple
+/// only, NVLS on one node (across nodes it needs CollNet), NVLS-tree across nodes; each channel at
+/// min(intra, inter) of the NVLS graph (NVLS-tree's inter halved beyond two nodes; an NVLS
+/// all-gather or reduce-scatter at min(intra x (ppn - 1) / ppn, inter x 0.9) from 2.27), an
+/// algorithm ratio of 5/6 (not for NVLS all-gather and reduce-scatter from 2.23); latency: the
+/// NVLink figure, NVLS-tree's plus 2 log2(nodes) network ones.
 fn nvls_model_old(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64)> {
     let tree = algo == Algo::NvlsTree;
     if proto != Proto::Simple || c.nvls_heads < 2 || (tree && c.nodes < 2) || (!tree && c.nodes > 1) {
@@ -683,11 +720,20 @@ fn nvls_model_old(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64
         let (lat, ratio) = if tree { (base + 2.0 * (n - 1.0) * net, 0.7 * n / (2.0 * (n - 1.0))) } else { (base, 5.0 / 6.0) };
         return Some((lat, heads * bw * ratio));
     }
-    let inter = if tree && c.nodes > 2 { c.nvls_bw_inter / 2.0 } else { c.nvls_bw_inter };
-    let bus = heads * c.nvls_bw_intra.min(inter);
-    let [nvl_nvls, nvl_tree, _, net_tree] = c.version.nvls_hw();
+    let v = c.version;
+    let gather = coll != Coll::AllReduce;
+    let bw = if tree {
+        c.nvls_bw_intra.min(if c.nodes > 2 { c.nvls_bw_inter / 2.0 } else { c.nvls_bw_inter })
+    } else if gather && v.nvls_gather_ppn_share() {
+        let ppn = (c.ranks / c.nodes.max(1)) as f64;
+        (c.nvls_bw_intra * (ppn - 1.0) / ppn).min(c.nvls_bw_inter * 0.9)
+    } else {
+        c.nvls_bw_intra.min(c.nvls_bw_inter)
+    };
+    let ratio = if gather && v.nvls_gather_no_ratio() { 1.0 } else { 5.0 / 6.0 };
+    let [nvl_nvls, nvl_tree, _, net_tree] = v.nvls_hw();
     let lat = if tree { nvl_tree + 2.0 * (c.nodes as f64).log2().floor() * (net_tree + c.net_extra(proto)) } else { nvl_nvls };
-    Some((lat, bus * 5.0 / 6.0))
+    Some((lat, heads * bw * ratio))
 }
 
 /// NCCL's predicted time (µs) of one call of `bytes` (the whole buffer for all-gather and

@@ -3,14 +3,17 @@
 //! NCCL's choice of algorithm and protocol (src/graph/tuning.cc) changed between releases; a
 //! public nccl-tests table is NCCL's choice under the release it ran. `nccl_version` picks the
 //! release whose constants `tuning::model` uses. Only the choice changes, but for NVLS-tree's
-//! first chunk (`tuning::nvls_tree_first`: a Simple step before 2.21) and tree/Simple's chunk
-//! (`lower::tree_simple_chunk`: shrunk by the tree's depth before 2.20): the lowering's chunks,
-//! channels and per-step latencies stay NCCL 2.30.7's (tree/Simple's `hwLatencies` went 28 µs
-//! (2.16) -> 4 (2.18.3) -> 28 (2.19) -> 4 (2.23) with the same tree kernel, so they steer the choice
-//! rather than time a step).
+//! first chunk (`tuning::nvls_tree_first`: a Simple step before 2.21), tree/Simple's chunk
+//! (`lower::tree_simple_chunk`: shrunk by the tree's depth before 2.20) and the channel counts
+//! (MAXCHANNELS, the Hopper doubling, NVLS's CTAs, p2p's per peer): the lowering's chunks and
+//! per-step latencies stay NCCL 2.30.7's (tree/Simple's `hwLatencies` went 28 µs (2.16) -> 4
+//! (2.18.3) -> 28 (2.19) -> 4 (2.23) with the same tree kernel, so they steer the choice rather
+//! than time a step).
 //!
-//! Restated from NVIDIA/nccl's tags (learned from, not copied), file src/graph/tuning.cc, by
-//! comparing each with v2.30.7-1 (v2.30.4-1's tuning.cc is v2.30.7-1's, formatting aside):
+//! Every minor release from 2.18 to 2.30 is restated, each by its last tag (2.18.5, 2.19.3 and
+//! 2.20.3 by the tags restated first), read file by file at every tag from v2.21.5-1 to
+//! v2.30.7-1 (learned from, not copied; docs/nccl.md, "Releases", has the table). A rule's gate
+//! is the first tag whose file has the new rule:
 //! - v2.18.5-1: as v2.19.3-1 (diffed: tuning.cc, enqueue.cc, paths.cc), but tree/Simple's
 //!   `hwLatencies` 4, 6 and 14 µs (NVLink, PCI, network); NVLS and NVLS-tree a base latency of
 //!   23 µs, NVLS-tree plus 2 x (nodes - 1) x 19 µs on the network (the plugin's latency not
@@ -27,13 +30,40 @@
 //!   algorithm's own network latency; NVLS's bandwidth is min(intra, inter) per channel and
 //!   NVLS-tree's min(intra, inter, halved beyond two nodes), both at an algorithm ratio of 5/6, no
 //!   `nvlsEfficiency` and no `perChMaxNVLSTreeBws`; LL128 on by default for compute capability
-//!   7.0, 8.0 and 9.0 only; no Blackwell tables (refused on Blackwell, `Comm::set_constants`).
+//!   7.0, 8.0 and 9.0 only; MAXCHANNELS 32; no Blackwell tables (refused on Blackwell,
+//!   `Comm::set_constants`).
 //! - v2.20.3-1: as v2.19.3-1 on every machine contend builds (its tuning.cc differs only for
 //!   MNNVL and CollNet's all-gather and reduce-scatter); a network peer's send/receive channels
-//!   are 2.21.5's (paths.cc `ncclTopoGetNchannels`, the same rule in both).
-//! - v2.21.5-1: as v2.19.3-1, but NVLS and NVLS-tree 25 µs on NVLink, `llMaxBws`' Hopper row
-//!   (141, 45, 35) and ring LL at half the graph's bandwidth, as in 2.30.7.
-//! - v2.30.7-1: `tuning.rs`' own constants.
+//!   the NICs' or 2 (paths.cc `ncclTopoGetNchannels`, to 2.28.9).
+//! - v2.21.5-1: NVLS and NVLS-tree 25 µs on NVLink, `llMaxBws`' Hopper row (141, 45, 35) and ring
+//!   LL at half the graph's bandwidth, as in 2.30.7.
+//! - v2.22.3-1: as 2.21.5 for every rule here (tuning.cc: the ring back-up bandwidth and
+//!   `ncclTopoGetAlgoTime`'s arguments; enqueue.cc no longer trims NVLS's channels, which
+//!   contend never trims).
+//! - v2.23.4-1: tree/Simple base 8.4 µs and `hwLatencies` 4, 4, 14 µs; ring LL128 0.92 whatever
+//!   the GPUs per node; `nInterSteps` 2 x (nodes - 1) for all-reduce; one GPU per node pays the
+//!   tree's network latency; PAT (all-gather and reduce-scatter at one GPU per node); NVLS
+//!   all-gather and reduce-scatter keep their bus bandwidth (no 5/6 ratio).
+//! - v2.24.3-1: as 2.23.4 here (PAT's bandwidth 0.75, not 0.85; a mixed-CPU row; neither read).
+//! - v2.25.1-1: Blackwell tables (`llMaxBws` 282, 90, 70; per channel twice Hopper's), LL128 on
+//!   for 10.0 and 12.0 too; MAXCHANNELS 64; the Hopper channel doubling from compute capability
+//!   9.0 up; the NVLink p2p chunk needs every GPU pair on NVLink; 32 NVLS channels on Blackwell.
+//! - v2.26.6-1 (2.26.2 the same for every file here): PAT needs compute capability 6.0.
+//! - v2.27.7-1: LL128 on from compute capability 7.0 up (no list); NVLS all-gather and
+//!   reduce-scatter at min(intra x (ppn - 1) / ppn, inter x 0.9) a channel; 24 NVLS channels on
+//!   one Blackwell node. (2.27.3 enables LL128 over C2C paths by another rule; not read here.)
+//! - v2.28.9-1: NVLS on two GPUs of a node (before, three at least); 2.30.7's NVLS model (`nvlsEfficiency`, `perChMaxNVLSTreeBws`, the ring ratio),
+//!   NVLS-tree 20.9 µs on the network (2.28.3: 14), Blackwell's tree tables (70, 42.8, 24; LL128
+//!   55.6, 31.67, 20); Blackwell's ring LL128 (73.4, 34.6, 73.4) and NVLS-tree (96, 43.8) caps.
+//! - v2.29.7-1: the p2p network-peer channels and per-peer rounds of 2.30.7 (paths.cc
+//!   NCCL_P2P_PER_CHANNEL_NET_BW); Blackwell's ring LL128 40 GB/s (2.29.2: 34.5, 34.6, 34.5).
+//! - v2.30.7-1: `tuning.rs`' own constants (Blackwell's NVLS-tree cap 80 beyond two nodes; an
+//!   NVB peer gets NVLink's p2p channels).
+//!
+//! The graphs are searched once, with 2.30.7's speed lists and MAXCHANNELS; the tree graph again
+//! under each release's lists (`Comm::tree_graphs`), and a release whose own ring or NVLS search
+//! would find another graph is refused (`Comm::as_searched`: MAXCHANNELS / 2 rings, 16 before
+//! 2.25; Blackwell's lists, `blackwell_speeds`).
 
 use crate::error::{Error, Result};
 
@@ -48,13 +78,35 @@ pub enum Version {
     V2_19,
     V2_20,
     V2_21,
+    V2_22,
+    V2_23,
+    V2_24,
+    V2_25,
+    V2_26,
+    V2_27,
+    V2_28,
+    V2_29,
     V2_30,
 }
 
 /// `nccl_version`'s words, oldest first, each `ALL`'s release at the same place; the last is
 /// the default.
-pub const NAMES: &[&str] = &["2.18", "2.19", "2.20", "2.21", "2.30"];
-pub const ALL: [Version; 5] = [Version::V2_18, Version::V2_19, Version::V2_20, Version::V2_21, Version::V2_30];
+pub const NAMES: &[&str] = &["2.18", "2.19", "2.20", "2.21", "2.22", "2.23", "2.24", "2.25", "2.26", "2.27", "2.28", "2.29", "2.30"];
+pub const ALL: [Version; 13] = [
+    Version::V2_18,
+    Version::V2_19,
+    Version::V2_20,
+    Version::V2_21,
+    Version::V2_22,
+    Version::V2_23,
+    Version::V2_24,
+    Version::V2_25,
+    Version::V2_26,
+    Version::V2_27,
+    Version::V2_28,
+    Version::V2_29,
+    Version::V2_30,
+];
 
 impl Version {
     /// A release as NCCL prints it ("2.19", "2.19.3", "2.19.3+cuda12.2"): the minor contend
@@ -87,6 +139,14 @@ impl Version {
             Version::V2_19 => "2.19.3",
             Version::V2_20 => "2.20.3",
             Version::V2_21 => "2.21.5",
+            Version::V2_22 => "2.22.3",
+            Version::V2_23 => "2.23.4",
+            Version::V2_24 => "2.24.3",
+            Version::V2_25 => "2.25.1",
+            Version::V2_26 => "2.26.6",
+            Version::V2_27 => "2.27.7",
+            Version::V2_28 => "2.28.9",
+            Version::V2_29 => "2.29.7",
             Version::V2_30 => "2.30.7",
         }
     }
@@ -102,20 +162,28 @@ impl Version {
     /// (paths.cc `ncclTopoPathAllNVLink`: the largest path type over the pairs from 2.25.1,
     /// `ncclTopoGetGpuMaxPath`) or one pair (the smallest, 2.18.5 to 2.24.3).
     pub fn nvl_chunk_needs_every_pair(self) -> bool {
-        self == Version::V2_30
+        self >= Version::V2_25
     }
 
     /// Whether a GPU's path to a NIC under the CPU it is joined to by NVLink-C2C is P2C, through
-    /// which another GPU may send by PXN (graph/paths.cc: P2C from 2.27.3, PXN over it by default,
-    /// NCCL_PXN_C2C=1, from 2.28; before, the path is PHB and PXN needs its relay within PXB):
-    /// 2.30 of the releases restated here (`topo::p2c`, `rails`).
+    /// which another GPU may send by PXN (graph/paths.cc: PXN over P2C by default, NCCL_PXN_C2C=1,
+    /// from 2.28; before, PXN needs its relay within PXB). 2.27.3 types the path P2C but keeps
+    /// PXN_C2C off: read here as the releases before it (`topo::p2c`, `rails`).
     pub fn p2c(self) -> bool {
-        self == Version::V2_30
+        self >= Version::V2_28
     }
 
-    /// Releases before 2.23 (the ones restated here before 2.30).
+    /// Releases before 2.23.4, whose tuning.cc has tree/Simple's 28 µs (0 µs base), ring LL128's
+    /// 0.7 at one GPU per node, 2 x nodes network steps and each algorithm's own network latency
+    /// at one GPU per node.
     pub fn old(self) -> bool {
-        self < Version::V2_30
+        self < Version::V2_23
+    }
+
+    /// Whether NCCL has tables and kernels for Blackwell (compute capability 10.0 and up): from
+    /// 2.25.1 (tuning.cc `BLACKWELL_COMPCAP_IDX`, transport/nvls.cc `NVLS_NCHANNELS_SM100`).
+    pub fn knows_blackwell(self) -> bool {
+        self >= Version::V2_25
     }
 
     /// 2.18.5 to 2.20.3, whose tuning.cc is the same here but for `nvls_2_18`.
@@ -161,10 +229,12 @@ impl Version {
 
     /// NVLS and NVLS-tree `hwLatencies` (µs): [NVLink NVLS, NVLink NVLS-tree, NET NVLS, NET NVLS-tree].
     pub fn nvls_hw(self) -> [f64; 4] {
-        match self {
-            Version::V2_18 | Version::V2_19 | Version::V2_20 => [23.0, 23.0, 18.0, 14.0],
-            Version::V2_21 => [25.0, 25.0, 18.0, 14.0],
-            Version::V2_30 => [25.0, 25.0, 18.0, 20.9],
+        if self.before_2_21() {
+            [23.0, 23.0, 18.0, 14.0]
+        } else if self < Version::V2_28 {
+            [25.0, 25.0, 18.0, 14.0]
+        } else {
+            [25.0, 25.0, 18.0, 20.9]
         }
     }
 
@@ -176,12 +246,110 @@ impl Version {
         self == Version::V2_18
     }
 
+    /// Whether NCCL's NVLS model is 2.30.7's (`nvlsEfficiency`, `perChMaxNVLSTreeBws`, the ring's
+    /// algorithm ratio; `tuning::nvls_model`): from 2.28.3; before, `tuning::nvls_model_old`.
+    pub fn nvls_efficiency_model(self) -> bool {
+        self >= Version::V2_28
+    }
+
+    /// Whether NVLS all-gather and reduce-scatter keep their bus bandwidth as algorithm bandwidth
+    /// (tuning.cc: from 2.23.4 only the ring converts all-gather and reduce-scatter; before, NVLS's
+    /// 5/6 applied to them too).
+    pub fn nvls_gather_no_ratio(self) -> bool {
+        self >= Version::V2_23
+    }
+
+    /// Whether an NVLS all-gather or reduce-scatter channel runs at min(intra x (ppn - 1) / ppn,
+    /// inter x 0.9) in the old model (tuning.cc 2.27.3 to 2.27.7) rather than min(intra, inter).
+    pub fn nvls_gather_ppn_share(self) -> bool {
+        self >= Version::V2_27
+    }
+
+    /// The fewest GPUs of a node NCCL runs NVLS (and NVLS-tree) on (transport/nvls.cc
+    /// `ncclNvlsInit`, `gpuCount <= 2` returns without NVLS to 2.28.3, `gpuCount < 2` from
+    /// 2.28.9). 2.20.3's extra `comm->nNodes > 1` never trips: init.cc calls it before counting
+    /// the nodes.
+    pub fn nvls_min_gpus(self) -> usize {
+        if self < Version::V2_28 {
+            3
+        } else {
+            2
+        }
+    }
+
+    /// NVLS channels (CTAs) a communicator runs (transport/nvls.cc): 16 on Hopper; on Blackwell
+    /// NVLS_NCHANNELS_SM100's 32, from 2.27.3 NVLS_NCHANNELS_SM100_NVL's 24 on one node.
+    pub fn nvls_channels(self, cc: u32, nodes: usize) -> usize {
+        match cc {
+            c if c >= 100 && (nodes > 1 || self < Version::V2_27) => 32,
+            c if c >= 100 => 24,
+            _ => 16,
+        }
+    }
+
     /// `llMaxBws`' Hopper row (single node / two nodes / more).
     pub fn ll_max_hopper(self) -> [f64; 3] {
         if self.before_2_21() {
             [87.7, 22.5, 19.0]
         } else {
             [141.0, 45.0, 35.0]
+        }
+    }
+
+    /// Blackwell's `perChMaxRingLL128Bws` row (GB/s a channel, 1 / 2 / more nodes): twice Hopper's
+    /// from 2.25.1, 34.6 on two nodes from 2.28.9, 40 from 2.29.7 (2.29.2: 34.5, 34.6, 34.5).
+    pub fn ring_ll128_blackwell(self) -> [f64; 3] {
+        if self < Version::V2_28 {
+            [73.4, 73.4, 73.4]
+        } else if self < Version::V2_29 {
+            [73.4, 34.6, 73.4]
+        } else {
+            [40.0, 40.0, 40.0]
+        }
+    }
+
+    /// Blackwell's `perChMaxTreeBws` and `perChMaxTreeLL128Bws` rows: twice Hopper's in 2.25.1 to
+    /// 2.27.7, measured ones from 2.28.3.
+    pub fn tree_blackwell(self) -> ([f64; 3], [f64; 3]) {
+        if self < Version::V2_28 {
+            ([77.4, 82.8, 72.0], [73.4, 73.4, 58.0])
+        } else {
+            ([70.0, 42.8, 24.0], [55.6, 31.67, 20.0])
+        }
+    }
+
+    /// Blackwell's `perChMaxNVLSTreeBws` row: 43.8 GB/s beyond two nodes to 2.29.7 (2.28.3:
+    /// 43.1), 80 in 2.30.
+    pub fn nvls_tree_blackwell(self) -> [f64; 3] {
+        if self < Version::V2_30 {
+            [0.0, 96.0, 43.8]
+        } else {
+            [0.0, 96.0, 80.0]
+        }
+    }
+
+    /// NCCL's search speeds on Blackwell (search.cc `sm100SpeedArrayIntra`, `sm100SpeedArrayInter`,
+    /// GB/s a channel): 2.25.1 and 2.26 as below but for 18 (intra) and an inter list from 48 (45,
+    /// not 45.1); 2.27.7 and 2.28 add 18 and 96 (2.27.3's starts at 47.9); 2.29.2 adds 45 (intra),
+    /// 2.29.7 80 (inter); 2.30.3 86. Volta to Hopper's lists are the same from 2.21.5 to 2.30.7.
+    pub fn blackwell_speeds(self) -> (&'static [f64], &'static [f64]) {
+        match self {
+            v if v < Version::V2_27 => (
+                &[90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0],
+                &[48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12],
+            ),
+            v if v < Version::V2_29 => (
+                &[90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0],
+                &[96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12],
+            ),
+            Version::V2_29 => (
+                &[90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0],
+                &[96.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12],
+            ),
+            _ => (
+                &[90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0],
+                &[96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12],
+            ),
         }
     }
 
@@ -215,14 +383,20 @@ impl Version {
         }
     }
 
-    /// Whether one GPU per node pays the tree's network latency whatever the algorithm (2.30).
+    /// Whether one GPU per node pays the tree's network latency whatever the algorithm (2.23.4 on).
     pub fn ppn1_tree_net(self) -> bool {
         !self.old()
     }
 
-    /// MAXCHANNELS (device.h): 32 to 2.21.5, 64 in 2.30.7.
+    /// Whether PAT is in NCCL's table (tuning.cc `ncclPatEnable`, 2.23.4 on) on GPUs of compute
+    /// capability `cc`: 6.0 and up from 2.26.2 ("SM60 or higher for CUDA atomics"), any before.
+    pub fn pat_on(self, cc: u32) -> bool {
+        self >= Version::V2_23 && (self < Version::V2_26 || cc >= 60)
+    }
+
+    /// MAXCHANNELS (device.h): 32 to 2.24.3, 64 from 2.25.1.
     pub fn max_channels(self) -> usize {
-        if self.old() {
+        if self < Version::V2_25 {
             32
         } else {
             64
@@ -231,19 +405,41 @@ impl Version {
 
     /// Whether a communicator spanning nodes doubles its `channels` (already twice its graphs')
     /// once more (connect.cc `ncclTopoPostset`, "Use 4 compute channels per search channel to
-    /// reach peak BW on <8 PPN"): where its GPUs are Hopper (2.30.7: Hopper or later) and the
-    /// ring graph runs above 45 GB/s a channel; 2.18.5 and 2.19.3 while twice the channels fit
-    /// MAXCHANNELS, from 2.20.3 while they are fewer than 16.
+    /// reach peak BW on <8 PPN"): where its GPUs are Hopper (`minCompCap == 90`; from 2.25.1
+    /// `>= 90`) and the ring graph runs above 45 GB/s a channel; 2.18.5 and 2.19.3 while twice the
+    /// channels fit MAXCHANNELS, from 2.20.3 while they are fewer than 16.
     pub fn doubles_again(self, cc: u32, nodes: usize, ring_bw: f64, channels: usize) -> bool {
-        let hopper = if self.old() { cc == 90 } else { cc >= 90 };
+        let hopper = if self < Version::V2_25 { cc == 90 } else { cc >= 90 };
         let room = if self < Version::V2_20 { 2 * channels <= self.max_channels() } else { channels < 16 };
         hopper && nodes > 1 && ring_bw > 45.0 && room
     }
 
-    /// Whether LL128 may be on by default on GPUs of compute capability `cc`: 2.19.3 to 2.21.5
+    /// Whether LL128 may be on by default on GPUs of compute capability `cc`: 2.19.3 to 2.24.3
     /// enable it for 7.0, 8.0 and 9.0 only (`switch (minCompCap)`, default off), so not on an A40
-    /// (8.6), a consumer card or Blackwell; 2.30.7 leaves it to the path rule alone.
+    /// (8.6), a consumer card or Blackwell; 2.25.1 and 2.26 add 10.0 and 12.0; from 2.27.3 the
+    /// list is gone and the path rule alone decides (with compute capability 7.0 and up).
     pub fn ll128_on(self, cc: u32) -> bool {
-        !self.old() || matches!(cc, 70 | 80 | 90)
+        if self < Version::V2_25 {
+            matches!(cc, 70 | 80 | 90)
+        } else if self < Version::V2_27 {
+            matches!(cc, 70 | 80 | 90 | 100 | 120)
+        } else {
+            true
+        }
+    }
+
+    /// Whether NCCL's default P2P level (paths.cc `ncclTopoCheckP2p`) is PXB on every host but an
+    /// x86 AMD one with at most two GPUs (SYS there), from 2.23.4; before, SYS on every host but
+    /// ARM, x86 Intel and x86 Zhaoxin ones (PXB there) (`cpu::p2p_level`).
+    pub fn p2p_level_pxb_by_default(self) -> bool {
+        self >= Version::V2_23
+    }
+
+    /// Whether a network peer's p2p channels and the per-peer count are 2.30.7's (paths.cc
+    /// `ncclTopoGetNchannels`: the NICs or NCCL_P2P_PER_CHANNEL_NET_BW's share of their bandwidth;
+    /// `ncclTopoComputeP2pChannels`: halved across nodes until a round of every peer fits), from
+    /// 2.29.2; 2.20.3 to 2.28.9 take the NICs or 2 halved with scale (`p2p::net_peer`).
+    pub fn p2p_net_by_bandwidth(self) -> bool {
+        self >= Version::V2_29
     }
 }

@@ -213,7 +213,7 @@ fn nccl_constants_in_params_reach_the_programs() {
     };
     let (with, without) = (pxn("nccl_pxn_disable: \"0\""), pxn("nccl_pxn_disable: \"1\""));
     assert!(without > with + 1e-6, "PXN {with} s, without {without} s");
-    let e = run(&ScenarioSpec::from_text(&text("nccl_version: \"2.27\""), "s.yaml").unwrap(), "s.yaml", &RunOptions::default()).unwrap_err().to_string();
+    let e = run(&ScenarioSpec::from_text(&text("nccl_version: \"2.31\""), "s.yaml").unwrap(), "s.yaml", &RunOptions::default()).unwrap_err().to_string();
     assert!(e.contains("s.yaml") && e.contains("params.nccl_version") && e.contains("nearest it models is 2.30") && !e.contains('\n'), "{e}");
     let e = run(&ScenarioSpec::from_text(&text("buffr: \"4\""), "s.yaml").unwrap(), "s.yaml", &RunOptions::default()).unwrap_err().to_string();
     assert!(e.contains("params.buffr") && e.contains("maxmin"), "{e}");
