@@ -2,6 +2,8 @@
 //!   bench_run SCENARIO.yaml... [REPEATS=1]   seconds per run, and in all
 //! Several scenarios run one after another in one process, as a study's worker runs its points.
 //! bench/run_mix.sh times the whole command a user waits for; this times the core alone.
+//! REPORT=DIR writes each scenario's report to DIR/NAME.json, the bytes `contend run --json`
+//! prints (without its newline): to check that a change moves no value, without the extension.
 
 use std::time::Instant;
 
@@ -17,6 +19,7 @@ fn main() {
     assert!(!paths.is_empty(), "usage: bench_run SCENARIO.yaml... [REPEATS]");
     // As a study's worker runs its points: one lowering kept for the next point (REUSE=0: not).
     let reuse = std::env::var("REUSE").map_or(true, |v| v != "0");
+    let report = std::env::var("REPORT").ok();
     let session = contend_core::api::Session::default();
     let opts = contend_core::scenario::RunOptions { session: reuse.then_some(&session), ..Default::default() };
     let all = Instant::now();
@@ -26,6 +29,10 @@ fn main() {
             let t = Instant::now();
             let r = contend_core::api::run(&text, path, &opts).unwrap();
             println!("{:.3} s  {path}: makespan {:.9e} s, {} messages", t.elapsed().as_secs_f64(), r.summary.makespan_s, r.summary.messages);
+            if let Some(dir) = &report {
+                let name = std::path::Path::new(path).file_stem().unwrap().to_string_lossy();
+                std::fs::write(format!("{dir}/{name}.json"), serde_json::to_string(&r).unwrap()).unwrap();
+            }
         }
     }
     println!("{:.3} s in all", all.elapsed().as_secs_f64());

@@ -45,6 +45,7 @@ pub struct Outcome {
     pub carried: Option<Vec<f64>>,
     /// Messages at each NIC (waiting there or on their way through the network) after every
     /// change: (time, NIC of the flow table, messages); two entries per message that crosses one.
+    /// Empty where the run was not asked for it (`run_until_stuck`'s `nic_trace`).
     pub nic_queue: Vec<(f64, u32, u32)>,
 }
 
@@ -111,6 +112,9 @@ struct Executor<'a> {
     nic_moving: Vec<u32>,
     nic_waiting: Vec<VecDeque<usize>>,
     nic_count: Vec<u32>,
+    /// Whether `out.nic_queue` is kept: two entries per message, 12 MB for seed 003's mix,
+    /// which a scenario's report never reads.
+    nic_trace: bool,
     /// Per transfer: whether it holds one of its NIC's slots; and when a holder's NIC may take
     /// its next message before the holder is delivered (`FlowTable::nic_buffer`, release.rs).
     holds: Vec<bool>,
@@ -153,7 +157,9 @@ impl Executor<'_> {
         if q != NO_NIC {
             let c = &mut self.nic_count[q as usize];
             *c = (*c as i32 + d) as u32;
-            self.out.nic_queue.push((t, q, *c));
+            if self.nic_trace {
+                self.out.nic_queue.push((t, q, *c));
+            }
         }
     }
 
@@ -337,7 +343,7 @@ impl Executor<'_> {
 /// Run `w` to completion under `model`, whose flows are `flows`; with `record`, keep every
 /// phase; with `nic_queues`, apply the NIC scheduling discipline by admission (flow level).
 pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: bool, nic_queues: bool) -> Result<Outcome> {
-    let o = run_until_stuck(w, flows, model, record, nic_queues)?;
+    let o = run_until_stuck(w, flows, model, record, nic_queues, true)?;
     match o.start.iter().filter(|s| s.is_nan()).count() {
         0 => Ok(o),
         never => Err(Error::Runtime(format!("{never} transfers never started: their dependencies wait on each other"))),
@@ -346,8 +352,8 @@ pub fn run(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: 
 
 /// The same, except that transfers whose dependencies never all finish (they wait on each
 /// other) are left unstarted, with NaN start and finish: a deadlocked program is found in
-/// the one pass that runs it.
-pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: bool, nic_queues: bool) -> Result<Outcome> {
+/// the one pass that runs it; and `Outcome::nic_queue` is kept only with `nic_trace`.
+pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventModel, record: bool, nic_queues: bool, nic_trace: bool) -> Result<Outcome> {
     let n = w.transfers.len();
     if n > MOST_TRANSFERS {
         return Err(Error::Runtime(format!("{n} transfers: the executor runs at most {MOST_TRANSFERS} at once; split the workload")));
@@ -410,6 +416,7 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         nic_moving: vec![0; flows.nics.len()],
         nic_waiting: vec![VecDeque::new(); flows.nics.len()],
         nic_count: vec![0; flows.nics.len()],
+        nic_trace,
         holds: vec![false; n],
         rel: Releases::new(flows),
         tails: Vec::new(),

@@ -20,7 +20,6 @@ from contend.cli.shared import (
     picture_path,
     run_with_progress,
 )
-from contend.cli.tables import print_jobs, print_run_links
 from contend.output import write_text
 from contend.trace import RUN_EVENTS
 
@@ -86,6 +85,9 @@ def run_(
         writer.writerow(jobs.keys())
         writer.writerows(zip(*jobs.values(), strict=True))
     else:
+        # Imported where a table is printed: `--json` and `--csv` print none.
+        from contend.cli.tables import print_jobs, print_run_links
+
         print_jobs(r)
         print_run_links(r)
     if not as_json:

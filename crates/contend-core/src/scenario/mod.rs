@@ -522,7 +522,8 @@ pub fn run(s: &ScenarioSpec, origin: &str, opts: &RunOptions) -> Result<RunRepor
         let flows = w.transfers.iter().filter(|t| t.compute.is_none()).count() as u64;
         model = Box::new(progress::Counting::new(model, flows, report));
     }
-    let o = sim::run_until_stuck(w, prepared.flows(), model.as_mut(), false, prepared.queues_at_nics())?;
+    // The report has no NIC table: the executor keeps no trace of its queues.
+    let o = sim::run_until_stuck(w, prepared.flows(), model.as_mut(), false, prepared.queues_at_nics(), false)?;
     drop(model);
     let stuck: Vec<usize> = (0..o.start.len()).filter(|&i| o.start[i].is_nan()).collect();
     if !stuck.is_empty() {

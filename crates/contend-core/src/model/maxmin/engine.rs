@@ -28,7 +28,7 @@ use super::fanout::{Fanout, Readers};
 use super::fill::{raise, Filler};
 use super::groups::{Groups, Stamp, NONE};
 use super::solve::{solve, MOST_UNKNOWNS};
-use super::spans::{Handles, Span, Spans, NO_SPANS};
+use super::spans::{Span, Spans, NO_SPAN};
 use crate::error::{Error, Result};
 use crate::flow::FlowTable;
 use crate::heap::IndexHeap;
@@ -60,8 +60,13 @@ pub struct Engine<'c> {
     /// Routes (their transfers in flight) and bottleneck groups, and each group's resources.
     g: Groups,
     spans: Spans,
-    /// Per route entry (hop): its handles to its group's span of that resource and its last group's (spans.rs).
-    span_of: Vec<Handles>,
+    /// Per route entry (hop), while its route is in a group: the id of the group's span of its resource.
+    span_at: Vec<u32>,
+    /// Per route of h hops, from `span_ids_at[r]` on: for the group frozen at its j-th resource,
+    /// the ids of that group's spans of its h resources (`span_ids[at + j * h + i]`, NO_SPAN
+    /// until first met; spans.rs).
+    span_ids: Vec<u32>,
+    span_ids_at: Vec<usize>,
     /// Next finish of each group.
     finishes: IndexHeap,
     seq: u64,
@@ -208,13 +213,17 @@ impl<'c> Engine<'c> {
         self.g.join(r, b, t);
         let count = self.g.route[r].count as f64;
         let k = count * self.g.level[b];
-        for e in self.entries(r) {
-            let (l, a) = self.c.routes.hops[e];
+        let hops = self.hops(r);
+        // The group is the resource the route froze at: one of its own.
+        let j = hops.iter().position(|&(l, _)| l as usize == b).expect("a route's group is one of its resources");
+        let ids = self.span_ids_at[r] + j * hops.len();
+        let first = self.c.routes.off[r] as usize;
+        for (i, &(l, a)) in hops.iter().enumerate() {
             self.load[l as usize] += k * a;
             if l as usize != b {
                 raise(&mut self.others[l as usize], self.g.level[b]);
             }
-            self.spans.join(b as u32, l, count * a, &mut self.span_of[e]);
+            self.span_at[first + i] = self.spans.join(b as u32, l, count * a, &mut self.span_ids[ids + i]);
         }
     }
 
@@ -225,7 +234,7 @@ impl<'c> Engine<'c> {
         for e in self.entries(r) {
             let (l, a) = self.c.routes.hops[e];
             self.load[l as usize] -= k * a;
-            self.spans.leave(b as u32, self.span_of[e][0], -count * a);
+            self.spans.leave(b as u32, self.span_at[e], -count * a);
         }
         self.g.leave(r, t);
     }
@@ -239,7 +248,7 @@ impl<'c> Engine<'c> {
             self.weight[l as usize] += d as f64 * a;
             self.load[l as usize] += d as f64 * a * rate;
             if group != NONE {
-                self.spans.add(group, self.span_of[e][0], d as f64 * a);
+                self.spans.add(group, self.span_at[e], d as f64 * a);
             }
         }
     }
@@ -773,6 +782,13 @@ impl<'c> Engine<'c> {
     pub fn new(c: &'c FlowTable, fan: &'c Fanout) -> Engine<'c> {
         let nres = c.cap.len();
         let nroutes = c.routes.len();
+        // h × h span ids per route of h hops.
+        let mut span_ids_at = Vec::with_capacity(nroutes + 1);
+        span_ids_at.push(0);
+        for r in 0..nroutes {
+            let h = c.routes.of(r).len();
+            span_ids_at.push(span_ids_at[r] + h * h);
+        }
         Engine {
             c,
             cap: c.cap.clone(),
@@ -782,7 +798,9 @@ impl<'c> Engine<'c> {
             duplex_seen: if c.duplex_pairs.is_empty() { Vec::new() } else { vec![false; nres] },
             g: Groups::new(nres, nroutes),
             spans: Spans::new(nres),
-            span_of: vec![NO_SPANS; c.routes.hops.len()],
+            span_at: vec![NO_SPAN; c.routes.hops.len()],
+            span_ids: vec![NO_SPAN; span_ids_at[nroutes]],
+            span_ids_at,
             finishes: IndexHeap::new(nres),
             seq: 0,
             users: vec![Vec::new(); nres],
