@@ -578,10 +578,11 @@ def test_nccl_p2p_level_and_disable_from_the_shell(monkeypatch):
     # NCCL compares the words case-sensitively: `sys` would be ignored by NCCL; contend says so in one line.
     monkeypatch.setenv("NCCL_P2P_LEVEL", "sys")
     r = run_cli("nccl-tests", rome, "-b", "128M", "-e", "128M", "-g", "8")
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("error: NCCL_P2P_LEVEL (environment): sys:"), r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("error: NCCL_P2P_LEVEL (environment): sys:"), r.stderr
     # NCCL_P2P_DISABLE=1 takes NVLink pairs off P2P too, which reroutes NCCL's graph search through the CPUs: not
     # restated yet, refused in one line naming the variable.
     monkeypatch.setenv("NCCL_P2P_DISABLE", "1")
     r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M")
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
-    assert r.stderr.startswith("error: NCCL_P2P_DISABLE (environment): NCCL_P2P_DISABLE=1: puts GPU pairs of path type NV"), r.stderr
+    assert r.stderr.startswith("error: NCCL_P2P_DISABLE (environment): NCCL_P2P_DISABLE=1: puts GPU pairs"), r.stderr
