@@ -496,7 +496,7 @@ fn a_p2p_level_given_overrides_nccls_default() {
     let text = TWO_SOCKETS.replace("{a: RC0, b: RC1, kind: upi, bandwidth: 20GB/s", "{a: RC0, b: RC1, kind: upi, p2p: true, bandwidth: 20GB/s");
     let m = Machine::from_text(&text, "two-sockets.yaml").unwrap();
     let gpus: Vec<usize> = ["GPU0", "GPU1", "GPU2", "GPU3"].iter().map(|n| m.device(n).unwrap()).collect();
-    let mut comm = Comm::new(&m, &[gpus.clone()], None).unwrap();
+    let mut comm = Comm::new(&m, std::slice::from_ref(&gpus), None).unwrap();
     let across = |a: usize, b: usize| (a < 2) != (b < 2);
     for (level, shm_across) in [(None, true), (Some(Sys), false), (Some(Phb), true), (Some(Pxb), true), (Some(Pix), true)] {
         comm.set_constants(constants::Constants { p2p_level: level, ..Default::default() }).unwrap();
