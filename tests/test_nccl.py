@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -545,3 +546,43 @@ def test_a_ring_across_the_rome_sockets_runs_at_their_peer_forwarding_rate():
     stock = api.nccl_tests(str(rome.with_name("rtx4090x8-rome.yaml")), "all_reduce", "128M", "128M", ngpus=8)
     assert new["rows"][0]["busbw"] == pytest.approx(stock["rows"][0]["busbw"], rel=0.01)
     assert any("P2P level on AMD hosts with 8 GPUs a node is PXB" in c for c in new["caveats"])
+
+
+def test_nccl_p2p_level_and_disable_from_the_shell(monkeypatch):
+    # NCCL_P2P_LEVEL overrides NCCL's default level (graph/paths.cc ncclGetUserP2pLevel): at SYS the rome-p2p box's
+    # ring runs P2P under 2.30 as under 2.21's default (SYS on AMD), at its peer rate, not through host memory.
+    rome = str(Path(__file__).resolve().parents[1] / "bench" / "validation" / "machines" / "rtx4090x8-rome-p2p.yaml")
+    for k in [k for k in os.environ if k.startswith("NCCL_")]:
+        monkeypatch.delenv(k)
+
+    def busbw(*flags):
+        r = run_cli("nccl-tests", rome, "-b", "128M", "-e", "128M", "-g", "8", "--json", *flags)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        return out["rows"][0]["busbw"], out["notes"]
+
+    default, _ = busbw()
+    old, _ = busbw("--nccl-version", "2.21")
+    monkeypatch.setenv("NCCL_P2P_LEVEL", "SYS")
+    monkeypatch.setenv("NCCL_NET_GDR_LEVEL", "PHB")
+    monkeypatch.setenv("NCCL_DEBUG", "INFO")
+    sys_level, notes = busbw()
+    assert sys_level == old and sys_level > 1.3 * default, (default, old, sys_level)
+    assert any("as NCCL reads it: NCCL_P2P_LEVEL=SYS" in n for n in notes), notes
+    assert "not modelled, NCCL's default assumed: NCCL_NET_GDR_LEVEL" in notes, notes
+    # The old numbers read as NCCL maps them (levelsOldToNew: 4 is SYS, 2 PXB).
+    monkeypatch.setenv("NCCL_P2P_LEVEL", "4")
+    assert busbw()[0] == sys_level
+    monkeypatch.setenv("NCCL_P2P_LEVEL", "2")
+    assert busbw()[0] == default
+    # NCCL compares the words case-sensitively: `sys` would be ignored by NCCL; contend says so in one line.
+    monkeypatch.setenv("NCCL_P2P_LEVEL", "sys")
+    r = run_cli("nccl-tests", rome, "-b", "128M", "-e", "128M", "-g", "8")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("error: NCCL_P2P_LEVEL (environment): sys:"), r.stderr
+    # NCCL_P2P_DISABLE=1 takes NVLink pairs off P2P too, which reroutes NCCL's graph search through the CPUs: not
+    # restated yet, refused in one line naming the variable.
+    monkeypatch.setenv("NCCL_P2P_DISABLE", "1")
+    r = run_cli("nccl-tests", "dgx-a100", "-b", "1M", "-e", "1M")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("error: NCCL_P2P_DISABLE (environment): NCCL_P2P_DISABLE=1: puts GPU pairs"), r.stderr

@@ -6,6 +6,7 @@
 //! values and an efficiency of 1 (the links' own efficiency stays the model's), but LL128's,
 //! which public tables put below its wire format on every machine that runs it (below).
 
+use super::topo::PathType;
 use super::versions::Version;
 use super::{Proto, PROTOS};
 use crate::error::Result;
@@ -83,6 +84,14 @@ pub const PARAMS: &[Param] = &[
         "0s",
         "latency the net plugin reports to NCCL (ncclNetProperties_t.latency; aws-ofi-nccl: 75us on p4d/p4de/p5): NCCL's model adds it to each network step, twice for Simple",
     ),
+    // NCCL_P2P_LEVEL / NCCL_P2P_DISABLE=1 (LOC), as `environment` reads them: the words of
+    // `topoPathTypeStr` up to SYS (graph/topo.cc; C2C, which contend does not type, left out).
+    Param::derived(
+        "nccl_p2p_level",
+        Kind::Choice(&P2P_LEVELS),
+        "NCCL's",
+        "NCCL_P2P_LEVEL: the farthest path type between two GPUs of a node that NCCL's P2P transport connects (LOC: none, as NCCL_P2P_DISABLE=1); unset, NCCL's default by release and CPU",
+    ),
     Param::derived(
         "nccl_eff_nvls",
         Kind::EFFICIENCY,
@@ -90,6 +99,9 @@ pub const PARAMS: &[Param] = &[
         "share of the NVLink bandwidth NVLS's multimem operations reach (NCCL's nvlsEfficiency: 0.85 Hopper, 0.74 Blackwell)",
     ),
 ];
+
+/// The words `nccl_p2p_level` takes: NCCL's names of the path types contend types.
+const P2P_LEVELS: [&str; 9] = ["LOC", "NVL", "NVB", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS"];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Constants {
@@ -112,6 +124,8 @@ pub struct Constants {
     pub net_latency: f64,
     /// NCCL_NVLSTREE_MAX_CHUNKSIZE, bytes; None: NCCL's own rule.
     pub nvlstree_max: Option<u64>,
+    /// NCCL_P2P_LEVEL (or NCCL_P2P_DISABLE=1, LOC); None: NCCL's default (`cpu::p2p_level`).
+    pub p2p_level: Option<PathType>,
 }
 
 impl Default for Constants {
@@ -133,6 +147,7 @@ impl Constants {
             version: Version::parse(v.choice("nccl_version")).expect("nccl_version's words are the restated releases"),
             net_latency: v.secs("nccl_net_latency"),
             nvlstree_max: v.given("nccl_nvlstree_max_chunksize").then(|| v.bytes("nccl_nvlstree_max_chunksize")),
+            p2p_level: v.given("nccl_p2p_level").then(|| PathType::parse(v.choice("nccl_p2p_level")).expect("nccl_p2p_level's words are path types")),
         }
     }
 }
@@ -195,6 +210,9 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
     }
     if let Some(b) = c.nvlstree_max {
         out.push(("nccl_nvlstree_max_chunksize".into(), format!("{b}B")));
+    }
+    if let Some(l) = c.p2p_level {
+        out.push(("nccl_p2p_level".into(), l.name().into()));
     }
     if c.version != defaults.version {
         out.push(("nccl_version".into(), c.version.name().into()));

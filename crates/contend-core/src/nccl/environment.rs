@@ -17,18 +17,56 @@
 //!   `ncclLoadParam` (src/misc/param.cc) with `strtoll(str, nullptr, 0)` where the value is not
 //!   empty (`nccl_int`).
 //!
+//! - NCCL_P2P_DISABLE, NCCL_P2P_LEVEL: the P2P level (`nccl_p2p_level`), read as graph/paths.cc's
+//!   `ncclGetLevel` reads them (the same lines at v2.21.5-1 and v2.30.7-1): NCCL_P2P_DISABLE, read
+//!   by `strtol(str, NULL, 0)`, disables P2P at 1 only (level LOC: no pair of GPUs is P2P, NVLink
+//!   included) and NCCL_P2P_LEVEL is then not read; else NCCL_P2P_LEVEL is a path type's name,
+//!   compared case-sensitively (`strcmp` with `topoPathTypeStr` up to SYS), or, where it starts
+//!   with a digit, a number of NCCL's older scale (`levelsOldToNew`: 0 LOC, 1 PIX, 2 PXB, 3 PHB,
+//!   4 and above SYS). A word NCCL would not match (`sys`, `C2C`, which contend does not type) or
+//!   text strtol reads a prefix of is refused, not guessed: NCCL would run its default silently.
+//!
+//! Every other NCCL_* variable set is named in one note as not modelled (`UNMODELLED_QUIET` lists
+//! those left out of it, which change no timing).
+//!
 //! What the caller gives itself wins over the variable standing for it (`Given`): a flag, an
 //! argument, a scenario's `params`, a rank program call's own `algo` or `proto`.
 
 use super::constants;
+use super::topo::PathType;
 use super::tuning::MAX_CHANNELS;
 use crate::error::{Error, Result};
 
 /// The variables read, in the order the notes name them.
-pub const VARIABLES: [&str; 6] = ["NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE", "NCCL_PXN_DISABLE"];
+pub const VARIABLES: [&str; 8] =
+    ["NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE", "NCCL_PXN_DISABLE", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL"];
+
+/// NCCL_* variables left out of the note naming those not modelled, so that it names only what
+/// could move a timing: logging (NCCL_DEBUG and its _SUBSYS, _FILE, _TIMESTAMP_FORMAT,
+/// _TIMESTAMP_LEVELS; NCCL_WARN_ENABLE_DEBUG_INFO), the interface and address family the bootstrap
+/// binds (NCCL_SOCKET_IFNAME, NCCL_SOCKET_FAMILY: on a machine with one network the same links
+/// carry the data either way), and NCCL_HOSTID and NCCL_COMM_ID (which processes form a host or a
+/// communicator: the machine file and the door fix that here). Any variable that can (a transport's
+/// knob, NCCL_LAUNCH_MODE, NCCL_CHECK_POINTERS' host time) stays in the note.
+const UNMODELLED_QUIET: [&str; 10] = [
+    "NCCL_DEBUG",
+    "NCCL_DEBUG_SUBSYS",
+    "NCCL_DEBUG_FILE",
+    "NCCL_DEBUG_TIMESTAMP_FORMAT",
+    "NCCL_DEBUG_TIMESTAMP_LEVELS",
+    "NCCL_WARN_ENABLE_DEBUG_INFO",
+    "NCCL_SOCKET_IFNAME",
+    "NCCL_SOCKET_FAMILY",
+    "NCCL_HOSTID",
+    "NCCL_COMM_ID",
+];
 
 /// The variables that set one of NCCL's constants (`constants::PARAMS`), with the parameter.
 const PARAMS: [(&str, &str); 2] = [("NCCL_BUFFSIZE", "nccl_buffsize"), ("NCCL_PXN_DISABLE", "nccl_pxn_disable")];
+
+/// NCCL's older numbering of NCCL_P2P_LEVEL (graph/paths.cc `levelsOldToNew`, v2.21.5-1 and
+/// v2.30.7-1): index the number, past the end the last.
+const OLD_LEVELS: [PathType; 6] = [PathType::Loc, PathType::Pix, PathType::Pxb, PathType::Phb, PathType::Sys, PathType::Sys];
 
 /// What the caller set itself, which the variable standing for it does not override.
 #[derive(Clone, Debug, Default)]
@@ -55,6 +93,8 @@ pub struct Environment {
     pub params: Vec<(String, String)>,
     /// `VAR=value` of each variable applied.
     pub applied: Vec<String>,
+    /// NCCL_* variables set that contend does not model (but `UNMODELLED_QUIET`), in name order.
+    pub unmodelled: Vec<String>,
     /// Each variable set but not applied, with why.
     pub ignored: Vec<String>,
     /// Whether the door has flags (`Given::flags`), for the fix a later mistake names.
@@ -95,11 +135,49 @@ fn buffsize_min() -> u64 {
 /// The words of an integer's forms, for a refusal.
 const INT_FORMS: &str = "a whole number as NCCL reads it (decimal, 0x hexadecimal or 0 octal, within int64)";
 
+/// The value of `name` read (the last given), where set and not empty.
+fn value_of<'a>(vars: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    vars.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.trim()).filter(|v| !v.is_empty())
+}
+
+/// The P2P level NCCL_P2P_DISABLE and NCCL_P2P_LEVEL set (module doc), with the variable and its
+/// text; None where neither sets one.
+fn p2p_level(vars: &[(String, String)]) -> Result<Option<(&'static str, &str, PathType)>> {
+    let value = |name: &str| value_of(vars, name);
+    let fix = |var: &str| format!("; or unset {var}");
+    if let Some(v) = value("NCCL_P2P_DISABLE") {
+        match nccl_int(v) {
+            Some(1) => return Ok(Some(("NCCL_P2P_DISABLE", v, PathType::Loc))),
+            Some(_) => {}
+            None => {
+                let why = format!("is not {INT_FORMS}: NCCL disables P2P at 1 only (graph/paths.cc ncclGetLevel); give 1 or 0{}", fix("NCCL_P2P_DISABLE"));
+                return Err(Error::input("NCCL_P2P_DISABLE (environment)", v, why));
+            }
+        }
+    }
+    let Some(v) = value("NCCL_P2P_LEVEL") else { return Ok(None) };
+    let level = if v.starts_with(|c: char| c.is_ascii_digit()) {
+        nccl_int(v).and_then(|n| usize::try_from(n).ok()).map(|n| OLD_LEVELS[n.min(OLD_LEVELS.len() - 1)])
+    } else {
+        PathType::parse(v)
+    };
+    let Some(level) = level else {
+        let words: Vec<&str> = PathType::ALL.iter().map(|t| t.name()).collect();
+        let why = format!(
+            "is not a level NCCL reads (it would run its default silently): give one of {} as written (NCCL compares case-sensitively), or 0 to 4 (LOC, PIX, PXB, PHB, SYS){}",
+            words.join(", "),
+            fix("NCCL_P2P_LEVEL")
+        );
+        return Err(Error::input("NCCL_P2P_LEVEL (environment)", v, why));
+    };
+    Ok(Some(("NCCL_P2P_LEVEL", v, level)))
+}
+
 impl Environment {
     /// The settings of `vars` (other names than `VARIABLES` are left alone), those the caller
     /// `given` sets itself left unread.
     pub fn read(vars: &[(String, String)], given: &Given) -> Result<Environment> {
-        let value = |name: &str| vars.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.trim()).filter(|v| !v.is_empty());
+        let value = |name: &str| value_of(vars, name);
         let mut env = Environment { flags: given.flags, ..Environment::default() };
         for (name, taken, flag) in [("NCCL_ALGO", given.algo, "--algo"), ("NCCL_PROTO", given.proto, "--proto")] {
             let Some(v) = value(name).filter(|_| !taken) else { continue };
@@ -174,6 +252,21 @@ impl Environment {
             env.params.push((key.to_string(), param));
             env.applied.push(format!("{name}={v}"));
         }
+        if !given.params.iter().any(|p| p == "nccl_p2p_level") {
+            if let Some((name, v, level)) = p2p_level(vars)? {
+                env.params.push(("nccl_p2p_level".to_string(), level.name().to_string()));
+                env.applied.push(format!("{name}={v}"));
+            }
+        }
+        let mut unmodelled: Vec<String> = vars
+            .iter()
+            .map(|(k, _)| k)
+            .filter(|k| k.starts_with("NCCL_") && !VARIABLES.contains(&k.as_str()) && !UNMODELLED_QUIET.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        unmodelled.sort();
+        unmodelled.dedup();
+        env.unmodelled = unmodelled;
         Ok(env)
     }
 
@@ -185,6 +278,9 @@ impl Environment {
         }
         if !self.ignored.is_empty() {
             notes.push(format!("ignored from the environment: {}", self.ignored.join("; ")));
+        }
+        if !self.unmodelled.is_empty() {
+            notes.push(format!("not modelled, NCCL's default assumed: {}", self.unmodelled.join(", ")));
         }
         notes
     }
@@ -201,6 +297,13 @@ impl Environment {
         };
         if let Some(var) = from(&file) {
             return self.refusal(var, &field, &problem, &file);
+        }
+        // A level the machine cannot run (`Comm::set_constants`), named by the variable that set it.
+        if file == "nccl_p2p_level" {
+            if let Some(set) = self.applied.iter().find(|a| a.starts_with("NCCL_P2P_")) {
+                let var = set.split('=').next().unwrap_or(set);
+                return self.refusal(var, set, &problem, "");
+            }
         }
         // Both lists together leave nothing: say which of them the environment gave.
         if let Some((a, p)) = file.split_once('/').filter(|_| file == "--algo/--proto") {
@@ -341,6 +444,75 @@ mod tests {
         assert_eq!(read(&[("NCCL_PXN_DISABLE", "0x0")]).unwrap().params, [("nccl_pxn_disable".to_string(), "0".to_string())]);
         refused(&[("NCCL_PXN_DISABLE", "2")], &["NCCL_PXN_DISABLE (environment): 2: is neither 0 nor 1", "give 0 or 1; or unset NCCL_PXN_DISABLE"]);
         refused(&[("NCCL_PXN_DISABLE", "yes")], &["NCCL_PXN_DISABLE (environment): yes: is not a whole number"]);
+    }
+
+    /// NCCL_P2P_DISABLE and NCCL_P2P_LEVEL as graph/paths.cc `ncclGetLevel` reads them (v2.21.5-1
+    /// and v2.30.7-1): DISABLE=1 is LOC and the level is then not read; another DISABLE leaves the
+    /// level to NCCL_P2P_LEVEL; a word is compared as written; a number indexes `levelsOldToNew`
+    /// (LOC, PIX, PXB, PHB, SYS, SYS), past its end SYS.
+    #[test]
+    fn the_p2p_level_is_read_as_nccl_get_level_reads_it() {
+        let level = |pairs: &[(&str, &str)]| {
+            let env = read(pairs).unwrap();
+            let got = env.params.iter().find(|(k, _)| k == "nccl_p2p_level").map(|(_, v)| v.clone());
+            (got, env.applied)
+        };
+        assert_eq!(level(&[("NCCL_P2P_DISABLE", "1"), ("NCCL_P2P_LEVEL", "SYS")]), (Some("LOC".into()), vec!["NCCL_P2P_DISABLE=1".to_string()]));
+        assert_eq!(level(&[("NCCL_P2P_DISABLE", "0"), ("NCCL_P2P_LEVEL", "SYS")]), (Some("SYS".into()), vec!["NCCL_P2P_LEVEL=SYS".to_string()]));
+        assert_eq!(level(&[("NCCL_P2P_DISABLE", "0")]), (None, vec![]));
+        for (text, want) in [
+            ("0", "LOC"),
+            ("1", "PIX"),
+            ("2", "PXB"),
+            ("3", "PHB"),
+            ("4", "SYS"),
+            ("5", "SYS"),
+            ("17", "SYS"),
+            ("0x3", "PHB"),
+            ("NVL", "NVL"),
+            ("PHB", "PHB"),
+            ("LOC", "LOC"),
+        ] {
+            assert_eq!(level(&[("NCCL_P2P_LEVEL", text)]).0.as_deref(), Some(want), "{text}");
+            // Every word read is one `nccl_p2p_level` takes.
+            assert!(constants::split(&[("nccl_p2p_level".into(), want.into())]).unwrap().0.p2p_level.is_some());
+        }
+        refused(
+            &[("NCCL_P2P_LEVEL", "sys")],
+            &["NCCL_P2P_LEVEL (environment): sys: is not a level NCCL reads", "case-sensitively", "; or unset NCCL_P2P_LEVEL"],
+        );
+        refused(&[("NCCL_P2P_LEVEL", "C2C")], &["NCCL_P2P_LEVEL (environment): C2C: is not a level"]);
+        refused(&[("NCCL_P2P_LEVEL", "3x")], &["NCCL_P2P_LEVEL (environment): 3x:"]);
+        refused(&[("NCCL_P2P_LEVEL", "-1")], &["NCCL_P2P_LEVEL (environment): -1:"]);
+        refused(&[("NCCL_P2P_DISABLE", "yes")], &["NCCL_P2P_DISABLE (environment): yes: is not a whole number", "give 1 or 0; or unset NCCL_P2P_DISABLE"]);
+        // A level given as a parameter wins over both variables.
+        let given = Given { params: vec!["nccl_p2p_level".into()], ..Given::default() };
+        assert!(Environment::read(&vars(&[("NCCL_P2P_DISABLE", "1"), ("NCCL_P2P_LEVEL", "bogus")]), &given).unwrap().params.is_empty());
+        // A level the machine refuses later is named by the variable that set it.
+        let env = read(&[("NCCL_P2P_DISABLE", "1")]).unwrap();
+        let e = env.named(Error::input("nccl_p2p_level", "LOC", "puts GPU pairs of path type NVL through host memory")).to_string();
+        assert_eq!(e, "NCCL_P2P_DISABLE (environment): NCCL_P2P_DISABLE=1: puts GPU pairs of path type NVL through host memory; or unset NCCL_P2P_DISABLE");
+    }
+
+    /// Every other NCCL_* variable set is named once, sorted, as not modelled, but those that
+    /// change no timing (`UNMODELLED_QUIET`); other names are not NCCL's.
+    #[test]
+    fn variables_not_modelled_are_named() {
+        let env = read(&[
+            ("NCCL_NET_GDR_LEVEL", "PHB"),
+            ("NCCL_DEBUG", "INFO"),
+            ("NCCL_CROSS_NIC", "1"),
+            ("PATH", "/bin"),
+            ("NCCL_CROSS_NIC", "0"),
+            ("NCCL_SOCKET_IFNAME", "eth0"),
+        ])
+        .unwrap();
+        assert_eq!(env.unmodelled, ["NCCL_CROSS_NIC", "NCCL_NET_GDR_LEVEL"]);
+        assert_eq!(env.notes("door"), ["not modelled, NCCL's default assumed: NCCL_CROSS_NIC, NCCL_NET_GDR_LEVEL"]);
+        assert!(read(&[("NCCL_DEBUG", "INFO"), ("NCCL_DEBUG_SUBSYS", "ALL")]).unwrap().notes("door").is_empty());
+        // A variable read is never named as not modelled, even where a flag wins over it.
+        let given = Given { algo: true, ..Given::default() };
+        assert!(Environment::read(&vars(&[("NCCL_ALGO", "ring")]), &given).unwrap().unmodelled.is_empty());
     }
 
     /// What the caller sets itself wins: the variable is not read (a bad value of it is no

@@ -309,6 +309,8 @@ pub struct Comm {
     /// them by its SHM transport (no peer path, or a path beyond NCCL's P2P level), by (sending
     /// device, receiving device) (`shm_steps`), by release (before 2.23.4, and 2.30; `Comm::shm`).
     pub shm: [std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>; 2],
+    /// As `shm`, at the P2P level the constants give (NCCL_P2P_LEVEL, `set_constants`); None: NCCL's default.
+    shm_given: Option<std::sync::Arc<Steps>>,
     /// The node's CPU as the machine names it (`cpu::of`), for NCCL's rules by CPU.
     pub cpu: Option<cpu::Cpu>,
     /// The GPU each step between two GPUs of a node passes through where NCCL joins them by
@@ -524,6 +526,7 @@ impl Comm {
             tuner: None,
             flush,
             shm,
+            shm_given: None,
             cpu,
             nvb,
             nics,
@@ -553,6 +556,10 @@ impl Comm {
                 ),
             ));
         }
+        self.shm_given = match c.p2p_level {
+            Some(level) => Some(std::sync::Arc::new(self.shm_at(level)?)),
+            None => None,
+        };
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
         self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
@@ -566,14 +573,38 @@ impl Comm {
         (2 * self.tuning.tree_channels).min(self.tuning.version.max_channels()).min(self.channels)
     }
 
-    /// NCCL's P2P level under the release that runs, where the CPU is known (`cpu::p2p_level`).
+    /// NCCL's P2P level: as given (NCCL_P2P_LEVEL, `nccl_p2p_level`), else its default under the
+    /// release that runs, where the CPU is known (`cpu::p2p_level`).
     pub fn p2p_level(&self) -> Option<topo::PathType> {
-        cpu::p2p_level(self.constants.version, self.cpu, self.ppn)
+        self.constants.p2p_level.or_else(|| cpu::p2p_level(self.constants.version, self.cpu, self.ppn))
     }
 
-    /// The pairs NCCL connects through host memory under the release that runs (`cpu::p2p_level`).
+    /// The pairs NCCL connects through host memory at its P2P level (`p2p_level`).
     pub fn shm(&self) -> &std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>> {
-        &self.shm[usize::from(!self.constants.version.old())]
+        self.shm_given.as_ref().unwrap_or(&self.shm[usize::from(!self.constants.version.old())])
+    }
+
+    /// The pairs NCCL connects through host memory at P2P level `level` (`shm_steps`). NCCL routes
+    /// a pair beyond its level through the receiver's CPU in its graph too (graph/paths.cc
+    /// `ncclTopoComputePaths`, `addInterStep`), which leaves a PHB or SYS path its type and
+    /// bandwidth (the same host bridge or socket link either way) but makes an NVLink, NVB, PIX or
+    /// PXB pair a PHB or SYS one, which NCCL's ring search then sees: a level below such a pair is
+    /// refused in one line, as contend searches the graph once (`new`), with every pair as typed.
+    fn shm_at(&self, level: topo::PathType) -> Result<Steps> {
+        let cut = self.topo.paths.iter().flatten().flatten().map(|p| p.kind).filter(|&k| k <= topo::PathType::Pxb && k > level).min();
+        if let Some(kind) = cut {
+            return Err(Error::input(
+                "nccl_p2p_level",
+                level.name(),
+                format!(
+                    "puts GPU pairs of path type {} through host memory, which changes NCCL's graph search (paths.cc addInterStep), not restated by contend yet; give {} or above",
+                    kind.name(),
+                    kind.name()
+                ),
+            ));
+        }
+        let nodes_gpus: Vec<Vec<usize>> = self.devices.chunks(self.ppn).map(<[usize]>::to_vec).collect();
+        Ok(shm_steps(&Router::new(&self.m), &self.topo, &nodes_gpus, &self.nvb, Some(level)))
     }
 
     /// The channels' rings and NICs as the constants run them: by the release's path types

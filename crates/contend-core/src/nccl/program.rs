@@ -90,7 +90,15 @@ impl<'m> ProgramCalls<'m> {
         }
         let nodes_gpus: Vec<Vec<usize>> = nodes.into_iter().map(|(_, v)| v).collect();
         let mut comm = Comm::new(m, &nodes_gpus, self.env.channels).map_err(problem)?;
-        comm.set_constants(self.constants).map_err(|e| format!("cannot run under the scenario's params.{e}"))?;
+        comm.set_constants(self.constants).map_err(|e| {
+            // A P2P level the environment set is named by its variable (`Environment::named`).
+            let from_env = matches!(&e, Error::Input { file, .. } if file == "nccl_p2p_level") && self.env.params.iter().any(|(k, _)| k == "nccl_p2p_level");
+            if from_env {
+                self.env.named(e).to_string()
+            } else {
+                format!("cannot run under the scenario's params.{e}")
+            }
+        })?;
         comm.tuner = self.tuner.cloned();
         let position = devices.iter().map(|d| comm.devices.iter().position(|x| x == d).expect("every GPU is in the communicator")).collect();
         let b = Rc::new(Built { comm, position });

@@ -483,3 +483,40 @@ fn nccl_connects_gpus_across_the_sockets_through_host_memory_beyond_its_p2p_leve
         }
     }
 }
+
+/// NCCL_P2P_LEVEL given (`nccl_p2p_level`) overrides the default level as `ncclTopoCheckP2p` does
+/// (graph/paths.cc: `ncclGetUserP2pLevel` after the default; path type <= level is P2P): on
+/// `TWO_SOCKETS` under Intel (UPI made peer-capable), whose default PXB sends the socket pairs
+/// (SYS) through host memory, SYS makes every pair P2P and PHB or PXB keeps the default's pairs;
+/// PIX still leaves the switch pairs (PIX) P2P. A level below a pair whose path NCCL's search would
+/// then see through the CPU (PIX here under LOC) is refused in one line.
+#[test]
+fn a_p2p_level_given_overrides_nccls_default() {
+    use topo::PathType::{Loc, Nvl, Phb, Pix, Pxb, Sys};
+    let text = TWO_SOCKETS.replace("{a: RC0, b: RC1, kind: upi, bandwidth: 20GB/s", "{a: RC0, b: RC1, kind: upi, p2p: true, bandwidth: 20GB/s");
+    let m = Machine::from_text(&text, "two-sockets.yaml").unwrap();
+    let gpus: Vec<usize> = ["GPU0", "GPU1", "GPU2", "GPU3"].iter().map(|n| m.device(n).unwrap()).collect();
+    let mut comm = Comm::new(&m, std::slice::from_ref(&gpus), None).unwrap();
+    let across = |a: usize, b: usize| (a < 2) != (b < 2);
+    for (level, shm_across) in [(None, true), (Some(Sys), false), (Some(Phb), true), (Some(Pxb), true), (Some(Pix), true)] {
+        comm.set_constants(constants::Constants { p2p_level: level, ..Default::default() }).unwrap();
+        assert_eq!(comm.p2p_level(), Some(level.unwrap_or(Pxb)));
+        for a in 0..4 {
+            for b in (0..4).filter(|&b| b != a) {
+                assert_eq!(comm.shm().contains_key(&(gpus[a], gpus[b])), shm_across && across(a, b), "{level:?}: {a} -> {b}");
+            }
+        }
+    }
+    for level in [Loc, Nvl] {
+        let e = comm.set_constants(constants::Constants { p2p_level: Some(level), ..Default::default() }).unwrap_err().to_string();
+        assert!(
+            !e.contains('\n')
+                && e.starts_with(&format!("nccl_p2p_level: {}: puts GPU pairs of path type PIX", level.name()))
+                && e.ends_with("give PIX or above"),
+            "{e}"
+        );
+    }
+    // The default returns where the level is no longer given.
+    comm.set_constants(constants::Constants::default()).unwrap();
+    assert!(comm.shm().contains_key(&(gpus[0], gpus[2])) && !comm.shm().contains_key(&(gpus[0], gpus[1])));
+}

@@ -395,14 +395,18 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             .collect();
         if !beyond.is_empty() {
             let more = if beyond.len() > 4 { format!(" and {} more", beyond.len() - 4) } else { String::new() };
-            caveats.push(format!(
-                "NCCL {} connects {}{more} through host memory (SHM) though peer access is allowed: its P2P level on {} hosts with {} GPUs a node is {} (graph/paths.cc ncclTopoCheckP2p); NCCL_P2P_LEVEL, not read here, would change it",
-                comm.constants.version.tag(),
-                beyond[..beyond.len().min(4)].join(", "),
-                comm.cpu.map_or("these", |c| c.name()),
-                comm.ppn,
-                level.name()
-            ));
+            let pairs = beyond[..beyond.len().min(4)].join(", ");
+            let version = comm.constants.version.tag();
+            caveats.push(if comm.constants.p2p_level.is_some() {
+                format!("NCCL {version} connects {pairs}{more} through host memory (SHM) though peer access is allowed: beyond the P2P level given, {} (NCCL_P2P_LEVEL or NCCL_P2P_DISABLE=1, nccl_p2p_level)", level.name())
+            } else {
+                format!(
+                    "NCCL {version} connects {pairs}{more} through host memory (SHM) though peer access is allowed: its P2P level on {} hosts with {} GPUs a node is {} (graph/paths.cc ncclTopoCheckP2p); NCCL_P2P_LEVEL changes it",
+                    comm.cpu.map_or("these", |c| c.name()),
+                    comm.ppn,
+                    level.name()
+                )
+            });
         }
     }
     if rows.iter().any(|r| r.count == 0) {

@@ -43,6 +43,15 @@ impl PathType {
             PathType::Sys => "SYS",
         }
     }
+
+    /// Every path type, in order.
+    pub const ALL: [PathType; 9] =
+        [PathType::Loc, PathType::Nvl, PathType::Nvb, PathType::Pix, PathType::Pxb, PathType::P2c, PathType::Pxn, PathType::Phb, PathType::Sys];
+
+    /// The path type NCCL names `word` (its `topoPathTypeStr`, compared case-sensitively as NCCL's `strcmp` does).
+    pub fn parse(word: &str) -> Option<PathType> {
+        PathType::ALL.into_iter().find(|t| t.name() == word)
+    }
 }
 
 /// A GPU-to-GPU path as NCCL sees it.
