@@ -285,14 +285,15 @@ impl Environment {
         notes
     }
 
-    /// A mistake found later in a setting the environment gave (an algorithm the collective has
-    /// not, a channel count over the release's), named by its variable instead of the flag.
+    /// A mistake found later in a setting the environment gave (an algorithm or a protocol the
+    /// collective has not), named by its variable instead of the flag. A channel count needs no
+    /// renaming: `read` applies only counts of 1 to 64, and one above the release's MAXCHANNELS is
+    /// capped there, as NCCL caps it.
     pub fn named(&self, e: Error) -> Error {
         let Error::Input { file, field, problem } = e else { return e };
         let from = |flag: &str| match flag {
             "--algo" => self.algo.is_some().then_some("NCCL_ALGO"),
             "--proto" => self.proto.is_some().then_some("NCCL_PROTO"),
-            "--channels" => self.channels.is_some().then_some("NCCL_MIN/MAX_NCHANNELS"),
             _ => None,
         };
         if let Some(var) = from(&file) {
