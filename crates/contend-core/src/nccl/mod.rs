@@ -553,6 +553,16 @@ impl Comm {
                 ),
             ));
         }
+        if !c.version.cross_nic_pairs() && self.rails[usize::from(c.version.p2c())][usize::from(c.pxn_disable)].cross {
+            return Err(Error::input(
+                "nccl_version",
+                c.version.name(),
+                format!(
+                    "NCCL {}'s ring search leaves these nodes by another NIC without pairing the channels (crossNic 1, search.cc), which contend does not restate; give 2.20 or later",
+                    c.version.tag()
+                ),
+            ));
+        }
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
         self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);

@@ -173,6 +173,18 @@ impl Version {
         self >= Version::V2_28
     }
 
+    /// Whether NCCL's ring search, retrying across NICs after crossNic 0, pairs the channels
+    /// (channel 2k + 1 enters by the NIC 2k left by and leaves by 2k's: search.cc
+    /// `ncclTopoSearchRecNet`/`ncclTopoSearchTryGpu`, `graph->crossNic && (graph->nChannels & 1)`,
+    /// from v2.20.3-1, as crossNic 1 to 2.22.3 and crossNic 2 from v2.23.4-1). v2.18.5-1 and
+    /// v2.19.3-1 retry with crossNic 1 and no pairs (any channel enters and leaves by any NIC)
+    /// and keep a crossing graph only where it beats the same-NIC one by 15%
+    /// (`ncclTopoCompareGraphs`); `rails` restates the pairs only, so those releases are refused
+    /// where the rails cross (`Comm::set_constants`).
+    pub fn cross_nic_pairs(self) -> bool {
+        self >= Version::V2_20
+    }
+
     /// Releases before 2.23.4, whose tuning.cc has tree/Simple's 28 µs (0 µs base), ring LL128's
     /// 0.7 at one GPU per node, 2 x nodes network steps and each algorithm's own network latency
     /// at one GPU per node.
