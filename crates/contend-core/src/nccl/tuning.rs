@@ -55,7 +55,7 @@ pub fn inter_speeds(cc: u32) -> &'static [f64] {
     if cc >= 100 {
         Version::V2_30.blackwell_speeds().1
     } else if cc >= 90 {
-        &[48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12]
+        Version::V2_30.hopper_speeds().1
     } else {
         &[48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.4, 1.2, 0.24, 0.12]
     }
@@ -248,14 +248,19 @@ fn max_threads(c: &Comm, algo: Algo, proto: Proto) -> u64 {
 /// PCI_BW (topo.h): NCCL's figure for a PCIe Gen3 x16 link, GB/s.
 pub const PCI_BW: f64 = 12.0;
 
-/// The speeds release `v`'s search tries, within a node (`inter`: false) or across nodes: only
-/// Blackwell's lists changed between 2.21.5 and 2.30.7 (`Version::blackwell_speeds`).
+/// The speeds release `v`'s search tries, within a node (`inter`: false) or across nodes:
+/// Blackwell's and Hopper's lists changed by release (`Version::blackwell_speeds`,
+/// `Version::hopper_speeds`); Volta's and Ampere's are the same from 2.18.5 to 2.30.7.
 pub fn release_speeds(v: Version, cc: u32, inter: bool) -> &'static [f64] {
-    match (cc >= 100, inter) {
-        (true, false) => v.blackwell_speeds().0,
-        (true, true) => v.blackwell_speeds().1,
-        (false, false) => speeds(cc),
-        (false, true) => inter_speeds(cc),
+    let lists = match cc {
+        c if c >= 100 => v.blackwell_speeds(),
+        c if c >= 90 => v.hopper_speeds(),
+        _ => (speeds(cc), inter_speeds(cc)),
+    };
+    if inter {
+        lists.1
+    } else {
+        lists.0
     }
 }
 
@@ -265,7 +270,7 @@ pub fn speeds(cc: u32) -> &'static [f64] {
     if cc >= 100 {
         Version::V2_30.blackwell_speeds().0
     } else if cc >= 90 {
-        &[60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0]
+        Version::V2_30.hopper_speeds().0
     } else {
         &[40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0]
     }

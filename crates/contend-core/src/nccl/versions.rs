@@ -63,7 +63,7 @@
 //! The graphs are searched once, with 2.30.7's speed lists and MAXCHANNELS; the tree graph again
 //! under each release's lists (`Comm::tree_graphs`), and a release whose own ring or NVLS search
 //! would find another graph is refused (`Comm::as_searched`: MAXCHANNELS / 2 rings, 16 before
-//! 2.25; Blackwell's lists, `blackwell_speeds`).
+//! 2.25; Blackwell's and Hopper's lists, `blackwell_speeds`, `hopper_speeds`).
 
 use crate::error::{Error, Result};
 
@@ -340,10 +340,26 @@ impl Version {
         }
     }
 
+    /// NCCL's search speeds on Hopper (search.cc `sm90SpeedArrayIntra`, `sm90SpeedArrayInter`, GB/s a
+    /// channel): v2.18.5-1's intra list has no 50 and no 11 and its inter list no 22; v2.19.3-1 and
+    /// v2.20.3-1 add 50 and 22; v2.21.5-1 adds 11, the same to v2.30.7-1 (read at every tag).
+    pub fn hopper_speeds(self) -> (&'static [f64], &'static [f64]) {
+        const INTER: &[f64] = &[48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12];
+        match self {
+            Version::V2_18 => (
+                &[60.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 6.0, 3.0],
+                &[48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12],
+            ),
+            Version::V2_19 | Version::V2_20 => (&[60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 6.0, 3.0], INTER),
+            _ => (&[60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0], INTER),
+        }
+    }
+
     /// NCCL's search speeds on Blackwell (search.cc `sm100SpeedArrayIntra`, `sm100SpeedArrayInter`,
     /// GB/s a channel): 2.25.1 and 2.26 as below but for 18 (intra) and an inter list from 48 (45,
     /// not 45.1); 2.27.7 and 2.28 add 18 and 96 (2.27.3's starts at 47.9); 2.29.2 adds 45 (intra),
-    /// 2.29.7 80 (inter); 2.30.3 86. Volta to Hopper's lists are the same from 2.21.5 to 2.30.7.
+    /// 2.29.7 80 (inter); 2.30.3 86. Volta and Ampere's lists are the same from 2.18.5 to 2.30.7;
+    /// Hopper's, `hopper_speeds`.
     pub fn blackwell_speeds(self) -> (&'static [f64], &'static [f64]) {
         match self {
             v if v < Version::V2_27 => (
