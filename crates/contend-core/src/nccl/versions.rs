@@ -308,6 +308,8 @@ impl Version {
         }
     }
 
+    /// Blackwell's per-channel rows below are the only copy (`tuning::per_ch_max` reads them for
+    /// the cost model and, at 2.30, the lowering).
     /// Blackwell's `perChMaxRingLL128Bws` row (GB/s a channel, 1 / 2 / more nodes): twice Hopper's
     /// from 2.25.1, 34.6 on two nodes from 2.28.9, 40 from 2.29.7 (2.29.2: 34.5, 34.6, 34.5).
     pub fn ring_ll128_blackwell(self) -> [f64; 3] {
