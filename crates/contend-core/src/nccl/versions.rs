@@ -52,9 +52,11 @@
 //! - v2.27.7-1: LL128 on from compute capability 7.0 up (no list); NVLS all-gather and
 //!   reduce-scatter at min(intra x (ppn - 1) / ppn, inter x 0.9) a channel; 24 NVLS channels on
 //!   one Blackwell node. (2.27.3 enables LL128 over C2C paths by another rule; not read here.)
-//! - v2.28.9-1: NVLS on two GPUs of a node (before, three at least); 2.30.7's NVLS model (`nvlsEfficiency`, `perChMaxNVLSTreeBws`, the ring ratio),
-//!   NVLS-tree 20.9 µs on the network (2.28.3: 14), Blackwell's tree tables (70, 42.8, 24; LL128
-//!   55.6, 31.67, 20); Blackwell's ring LL128 (73.4, 34.6, 73.4) and NVLS-tree (96, 43.8) caps.
+//! - v2.28.9-1: 2.30.7's NVLS model (`nvlsEfficiency`, `perChMaxNVLSTreeBws`, the ring ratio) and
+//!   Blackwell's tree tables (70, 42.8, 24; LL128 55.6, 31.67, 20) from 2.28.3; NVLS on two GPUs
+//!   of a node (before, three at least) and Blackwell's ring LL128 cap (73.4, 34.6, 73.4) from
+//!   2.28.7; NVLS-tree 20.9 µs on the network (2.28.3 and 2.28.7: 14) and Blackwell's NVLS-tree
+//!   cap (96, 43.8; 2.28.3 and 2.28.7: 43.1) from 2.28.9.
 //! - v2.29.7-1: the p2p network-peer channels and per-peer rounds of 2.30.7 (paths.cc
 //!   NCCL_P2P_PER_CHANNEL_NET_BW); Blackwell's ring LL128 40 GB/s (2.29.2: 34.5, 34.6, 34.5).
 //! - v2.30.7-1: `tuning.rs`' own constants (Blackwell's NVLS-tree cap 80 beyond two nodes; an
@@ -279,7 +281,7 @@ impl Version {
 
     /// The fewest GPUs of a node NCCL runs NVLS (and NVLS-tree) on (transport/nvls.cc
     /// `ncclNvlsInit`, `gpuCount <= 2` returns without NVLS to 2.28.3, `gpuCount < 2` from
-    /// 2.28.9). 2.20.3's extra `comm->nNodes > 1` never trips: init.cc calls it before counting
+    /// 2.28.7). 2.20.3's extra `comm->nNodes > 1` never trips: init.cc calls it before counting
     /// the nodes.
     pub fn nvls_min_gpus(self) -> usize {
         if self < Version::V2_28 {
@@ -311,7 +313,7 @@ impl Version {
     /// Blackwell's per-channel rows below are the only copy (`tuning::per_ch_max` reads them for
     /// the cost model and, at 2.30, the lowering).
     /// Blackwell's `perChMaxRingLL128Bws` row (GB/s a channel, 1 / 2 / more nodes): twice Hopper's
-    /// from 2.25.1, 34.6 on two nodes from 2.28.9, 40 from 2.29.7 (2.29.2: 34.5, 34.6, 34.5).
+    /// from 2.25.1, 34.6 on two nodes from 2.28.7, 40 from 2.29.7 (2.29.2: 34.5, 34.6, 34.5).
     pub fn ring_ll128_blackwell(self) -> [f64; 3] {
         if self < Version::V2_28 {
             [73.4, 73.4, 73.4]
@@ -332,7 +334,7 @@ impl Version {
         }
     }
 
-    /// Blackwell's `perChMaxNVLSTreeBws` row: 43.8 GB/s beyond two nodes to 2.29.7 (2.28.3:
+    /// Blackwell's `perChMaxNVLSTreeBws` row: 43.8 GB/s beyond two nodes to 2.29.7 (2.28.3 and 2.28.7:
     /// 43.1), 80 in 2.30.
     pub fn nvls_tree_blackwell(self) -> [f64; 3] {
         if self < Version::V2_30 {
