@@ -186,6 +186,8 @@ fn a_patch_release_is_noted() {
     req.params.push(("nccl_version".into(), "2.19.4".into()));
     let r = crate::api::nccl_tests("dgx-a100", &req, 1, None).unwrap();
     assert!(r.notes.iter().any(|n| n.contains("is run as 2.19")), "{:?}", r.notes);
+    // Printed beside the table too (rev22 finding 8), as every caveat.
+    assert!(r.caveats.iter().any(|n| n.contains("is run as 2.19")), "{:?}", r.caveats);
 }
 
 /// Hopper's search speeds by release (search.cc `sm90SpeedArrayIntra`/`Inter` at each tag):
