@@ -81,6 +81,9 @@ def test_nccl_version_takes_patch_releases_and_names_its_flag():
     patch = json.loads(run_cli(*args, "--nccl-version", "2.19.4").stdout)
     assert patch["rows"] == plain["rows"]
     assert any("NCCL 2.19.4 is run as 2.19" in n for n in patch["notes"])
+    # rev22 finding 8: printed beside the table (stderr), as the other caveats, not only in --json.
+    text = run_cli(*args[:-1], "--nccl-version", "2.19.4")
+    assert "note: NCCL 2.19.4 is run as 2.19" in text.stderr and "is run as" not in text.stdout, text.stderr
     assert json.loads(run_cli(*args, "--nccl-version", "2.30.7").stdout)["rows"][0]["busbw"] > 0
     # qa22 rough edge 6: the releases PyTorch 2.7-2.8 ship (2.26.2, 2.27.x) and 2.22-2.29 are modelled.
     for given, minor in (("2.25", "2.25"), ("2.26.2", "2.26"), ("2.27", "2.27"), ("2.29.2", "2.29")):

@@ -556,6 +556,16 @@ impl Comm {
                 ),
             ));
         }
+        if !c.version.cross_nic_pairs() && self.rails[usize::from(c.version.p2c())][usize::from(c.pxn_disable)].cross {
+            return Err(Error::input(
+                "nccl_version",
+                c.version.name(),
+                format!(
+                    "NCCL {}'s ring search leaves these nodes by another NIC without pairing the channels (crossNic 1, search.cc), which contend does not restate; give 2.20 or later",
+                    c.version.tag()
+                ),
+            ));
+        }
         self.shm_given = match c.p2p_level {
             Some(level) => Some(std::sync::Arc::new(self.shm_at(level)?)),
             None => None,

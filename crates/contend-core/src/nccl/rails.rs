@@ -1,6 +1,7 @@
 //! Across nodes, the NIC each ring channel crosses between nodes by, and the GPU that posts its
 //! send there (PXN), as NCCL's ring search through the network picks them (search.cc,
-//! paths.cc; the same rule in v2.19.3, v2.20.5, v2.21.5 and v2.30.7 but where said):
+//! paths.cc; the same rule in v2.20.3, v2.21.5 and v2.30.7 but where said; v2.18.5 and v2.19.3
+//! have no pairs, `Version::cross_nic_pairs`):
 //! - the search lists the node's NICs GPU by GPU, each GPU's nearest first
 //!   (`ncclTopoSelectNets`), and starts channel c at NIC c mod NICs (`ncclTopoSearchRecNet`:
 //!   `nets[(nChannels + i) % netCount]`, i = 0 first), entering at the NIC's local GPU first;
@@ -55,6 +56,9 @@ pub struct Exit {
 pub struct Rails {
     pub rings: Vec<Vec<usize>>,
     pub exits: Vec<Vec<Exit>>,
+    /// Whether the channels leave by another NIC than they enter by, in pairs (crossNic 2;
+    /// releases before 2.20.3 search no pairs: `Version::cross_nic_pairs`).
+    pub cross: bool,
 }
 
 /// What the release that runs decides of the rails: PXN on (NCCL_PXN_DISABLE=0), and P2C with PXN
@@ -98,7 +102,7 @@ pub fn build(
         Vec::new()
     };
     if nodes == 1 || nets.iter().any(|v| v.is_empty() || v.len() != nets[0].len()) {
-        return Rails { rings: rotated(rings, nodes, ppn, channels), exits: Vec::new() };
+        return Rails { rings: rotated(rings, nodes, ppn, channels), exits: Vec::new(), cross: false };
     }
     // Per NIC index, on the first node (every node alike): each local GPU's path type to it
     // (P2C where the release has it), the NIC's local GPU (`ncclTopoGetLocalGpu`: the entry NCCL
@@ -166,7 +170,7 @@ pub fn build(
     // Per channel searched, the NIC indices it enters and leaves by; per NIC, how many do.
     let mut by: Vec<(usize, usize)> = Vec::new();
     let (mut entries, mut exits) = (vec![0usize; count], vec![0usize; count]);
-    let mut out = Rails::default();
+    let mut out = Rails { cross, ..Rails::default() };
     for c in 0..channels {
         if c >= searched_net {
             let (ring, exits) = (out.rings[c % searched_net].clone(), out.exits[c % searched_net].clone());

@@ -379,6 +379,29 @@ fn without_p2c_the_rings_leave_by_the_nic_of_their_leaving_gpu_in_pairs() {
     }
 }
 
+/// The Alps node under 2.19 and 2.20: without P2C (both releases) a ring leaves by its entry NIC
+/// only from across a CPU link, so the rails leave by another NIC (above). 2.20.3's search pairs
+/// such channels, as `rails` builds them: it runs, channel 1 entering by the NIC channel 0 left
+/// by. 2.19.3's retries with crossNic 1 and no pairs (search.cc: no `nChannels & 1` test, a
+/// crossing graph kept only 15% ahead), which contend does not restate: refused in one line,
+/// naming 2.20. DGX-1's rails never cross (PIX at both ends), so 2.19 runs there.
+#[test]
+fn crossnic_pairs_run_from_2_20_and_2_19_is_refused_where_rails_cross() {
+    let file = gh200_quad(true);
+    let mut c = two(file.to_str().unwrap(), "25GB/s");
+    c.set_constants(constants::Constants { version: versions::Version::V2_20, ..Default::default() }).unwrap();
+    let e = &c.rails().exits;
+    assert!(c.rails().cross && e[0][0].nic != e[0][0].out && (e[1][0].nic, e[1][0].out) == (e[0][0].out, e[0][0].nic));
+    for v in [versions::Version::V2_18, versions::Version::V2_19] {
+        let err = c.set_constants(constants::Constants { version: v, ..Default::default() }).unwrap_err().to_string();
+        assert!(err.contains("crossNic 1") && err.contains("give 2.20 or later") && !err.contains('\n'), "{err}");
+    }
+    std::fs::remove_file(&file).unwrap();
+    let mut d = two("dgx1-p100", "12.5GB/s");
+    assert!(!d.rails().cross);
+    d.set_constants(constants::Constants { version: versions::Version::V2_19, ..Default::default() }).unwrap();
+}
+
 /// DGX-1 (P100), the multi-NIC preset without NVSwitch: each NIC is entered and left by a quarter
 /// of the channels (PIX at both ends: crossNic 0, no PXN), and the ring reaches the NICs' bound,
 /// 4 x 12.5 = 50 GB/s: within 2% under packet; maxmin keeps the NICs' PCIe Gen3 x16 links at 93%

@@ -230,7 +230,7 @@ fn p2p_rules_change_at_2_25_and_2_29() {
 #[test]
 fn nvls_runs_on_two_gpus_of_a_node_from_2_28() {
     // transport/nvls.cc `ncclNvlsInit`: `gpuCount <= 2` leaves NVLS off to 2.28.3, `< 2` from
-    // 2.28.9. Two Hopper GPUs of an NVSwitch node: NVLS's 2 heads at 40 GB/s intra, 80 inter.
+    // 2.28.7 (2.28 runs as 2.28.9). Two Hopper GPUs of an NVSwitch node: NVLS's 2 heads at 40 GB/s intra, 80 inter.
     let pair = |v| Comm { ranks: 2, nvls_heads: 2, ..nvls_node(v) };
     assert!(tuning::model(&pair(Version::V2_27), Coll::AllReduce, Algo::Nvls, Proto::Simple).is_none());
     // 2.28.9: 2 x min(40 x 0.85 x 1/2 x 2, 80) = 68 GB/s of bus, x 2 / 2 for two ranks.

@@ -362,7 +362,9 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         .filter(|d| super::topo::known_compute_capability(d.model.as_deref()).is_none())
         .map(|d| d.model.as_deref().unwrap_or("none given"))
         .collect();
-    let mut caveats = Vec::new();
+    // A patch release run as its minor's tag: the header names the tag, so the table's reader
+    // needs the note (stderr beside the table, as the other caveats).
+    let mut caveats: Vec<String> = release_note.into_iter().collect();
     if !unknown.is_empty() {
         let models: Vec<&str> = unknown.into_iter().collect();
         caveats.push(format!(
@@ -412,7 +414,6 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     if rows.iter().any(|r| r.count == 0) {
         notes.push("rows of 0 elements launch nothing and are printed with time 0".into());
     }
-    notes.extend(release_note);
     if let Some(t) = &comm.tuner {
         let lines: std::collections::BTreeSet<usize> = rows.iter().filter_map(|r| r.tuner_line).collect();
         let used = if lines.is_empty() {

@@ -44,9 +44,9 @@ pub fn nvlink_simple_step() -> f64 {
 /// the NVLink bandwidth multimem operations reach (docs/nccl.md, "NVLS"); `nccl_eff_nvls`
 /// replaces it.
 pub const NVLS_EFFICIENCY: [f64; 4] = [0.0, 0.0, 0.85, 0.74];
-/// `perChMaxNVLSTreeBws` (GB/s per channel) by GPU generation x nodes class (Blackwell's row by
-/// release, `per_ch_max`).
-pub const PER_CH_MAX_NVLS_TREE_BW: [[f64; 3]; 4] = [[26.5, 18.5, 10.0], [24.0, 23.6, 17.8], [0.0, 57.7, 45.5], [0.0, 96.0, 80.0]];
+/// `perChMaxNVLSTreeBws` (GB/s per channel) by GPU generation (Volta, Ampere, Hopper) x nodes
+/// class; Blackwell's row is the release's (`per_ch_max`, `Version::nvls_tree_blackwell`).
+pub const PER_CH_MAX_NVLS_TREE_BW: [[f64; 3]; 3] = [[26.5, 18.5, 10.0], [24.0, 23.6, 17.8], [0.0, 57.7, 45.5]];
 
 /// NCCL's search speeds between nodes (search.cc `speedArrayInter`, `sm90SpeedArrayInter`,
 /// `sm100SpeedArrayInter`), GB/s per channel: 2.30.7's (the graphs are searched before the
@@ -55,7 +55,7 @@ pub fn inter_speeds(cc: u32) -> &'static [f64] {
     if cc >= 100 {
         Version::V2_30.blackwell_speeds().1
     } else if cc >= 90 {
-        &[48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12]
+        Version::V2_30.hopper_speeds().1
     } else {
         &[48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.4, 1.2, 0.24, 0.12]
     }
@@ -135,13 +135,14 @@ pub fn nvls_chunk(bytes: u64, channels: usize, heads: usize) -> u64 {
 /// `llMaxBws` (GB/s): [single node: by GPU generation Volta, Ampere, Hopper, Blackwell] x
 /// [1 node, 2 nodes, more]; multi-node rows are by CPU (Intel row 0, AMD row 1).
 pub const LL_MAX_BW: [[f64; 3]; 4] = [[39.0, 39.0, 20.4], [87.7, 22.5, 19.0], [141.0, 45.0, 35.0], [282.0, 90.0, 70.0]];
-/// `perChMaxRingLL128Bws` (GB/s per channel) by GPU generation x nodes class (2.30.7's; the cost
-/// model reads Blackwell's row by release, `per_ch_max`).
-pub const PER_CH_MAX_RING_LL128_BW: [[f64; 3]; 4] = [[20.0, 20.0, 20.0], [20.0, 20.0, 20.0], [36.7, 36.7, 36.7], [40.0, 40.0, 40.0]];
+/// `perChMaxRingLL128Bws` (GB/s per channel) by GPU generation (Volta, Ampere, Hopper) x nodes
+/// class, the same in every release; Blackwell's rows, which changed by release, are read
+/// through `per_ch_max` only (`Version::ring_ll128_blackwell`, `tree_blackwell`): one copy.
+pub const PER_CH_MAX_RING_LL128_BW: [[f64; 3]; 3] = [[20.0, 20.0, 20.0], [20.0, 20.0, 20.0], [36.7, 36.7, 36.7]];
 /// `perChMaxTreeLL128Bws`.
-pub const PER_CH_MAX_TREE_LL128_BW: [[f64; 3]; 4] = [[20.0, 20.0, 20.0], [20.0, 20.0, 20.0], [36.7, 36.7, 29.0], [55.6, 31.67, 20.0]];
+pub const PER_CH_MAX_TREE_LL128_BW: [[f64; 3]; 3] = [[20.0, 20.0, 20.0], [20.0, 20.0, 20.0], [36.7, 36.7, 29.0]];
 /// `perChMaxTreeBws`.
-pub const PER_CH_MAX_TREE_BW: [[f64; 3]; 4] = [[26.5, 18.5, 10.0], [24.0, 23.6, 17.8], [38.7, 41.4, 36.0], [70.0, 42.8, 24.0]];
+pub const PER_CH_MAX_TREE_BW: [[f64; 3]; 3] = [[26.5, 18.5, 10.0], [24.0, 23.6, 17.8], [38.7, 41.4, 36.0]];
 
 /// `treeCorrectionFactor[protocol][log2(bytes / 64)]`, 64 B to 256 MB.
 pub const TREE_CORRECTION: [[f64; 23]; 3] = [
@@ -248,14 +249,19 @@ fn max_threads(c: &Comm, algo: Algo, proto: Proto) -> u64 {
 /// PCI_BW (topo.h): NCCL's figure for a PCIe Gen3 x16 link, GB/s.
 pub const PCI_BW: f64 = 12.0;
 
-/// The speeds release `v`'s search tries, within a node (`inter`: false) or across nodes: only
-/// Blackwell's lists changed between 2.21.5 and 2.30.7 (`Version::blackwell_speeds`).
+/// The speeds release `v`'s search tries, within a node (`inter`: false) or across nodes:
+/// Blackwell's and Hopper's lists changed by release (`Version::blackwell_speeds`,
+/// `Version::hopper_speeds`); Volta's and Ampere's are the same from 2.18.5 to 2.30.7.
 pub fn release_speeds(v: Version, cc: u32, inter: bool) -> &'static [f64] {
-    match (cc >= 100, inter) {
-        (true, false) => v.blackwell_speeds().0,
-        (true, true) => v.blackwell_speeds().1,
-        (false, false) => speeds(cc),
-        (false, true) => inter_speeds(cc),
+    let lists = match cc {
+        c if c >= 100 => v.blackwell_speeds(),
+        c if c >= 90 => v.hopper_speeds(),
+        _ => (speeds(cc), inter_speeds(cc)),
+    };
+    if inter {
+        lists.1
+    } else {
+        lists.0
     }
 }
 
@@ -265,7 +271,7 @@ pub fn speeds(cc: u32) -> &'static [f64] {
     if cc >= 100 {
         Version::V2_30.blackwell_speeds().0
     } else if cc >= 90 {
-        &[60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0]
+        Version::V2_30.hopper_speeds().0
     } else {
         &[40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0]
     }
@@ -472,12 +478,14 @@ pub fn tree_graph(speeds: &[f64], channels: usize, max_bw: f64, fit: &dyn Fn(f64
 pub fn channel_rate(cc: u32, nodes: usize, coll: Coll, algo: Algo, proto: Proto) -> Option<f64> {
     let g = generation(cc);
     let index2 = nodes_index(nodes);
-    let tree = PER_CH_MAX_TREE_BW[g][index2];
+    // The lowering's caps are 2.30.7's whatever the release (`versions`).
+    let row = |t: PerCh| per_ch_max(Version::V2_30, t, g);
+    let tree = row(PerCh::Tree)[index2];
     match (coll, algo, proto) {
-        (Coll::AllToAll | Coll::SendRecv, _, _) => Some(0.5 * PER_CH_MAX_TREE_BW[g][0]),
+        (Coll::AllToAll | Coll::SendRecv, _, _) => Some(0.5 * row(PerCh::Tree)[0]),
         (_, Algo::Tree, Proto::Simple) => Some(0.5 * tree),
         (_, Algo::Tree, Proto::Ll128) => {
-            Some(0.5 * (tree * if nodes == 1 { TREE_LL128_NODE_SHARE } else { LL128_EFFICIENCY }).min(PER_CH_MAX_TREE_LL128_BW[g][index2]))
+            Some(0.5 * (tree * if nodes == 1 { TREE_LL128_NODE_SHARE } else { LL128_EFFICIENCY }).min(row(PerCh::TreeLl128)[index2]))
         }
         _ => None,
     }
@@ -498,9 +506,10 @@ pub enum PerCh {
     NvlsTree,
 }
 
-/// A per-channel table's row for GPU generation `g` under release `v`: the tables above are
-/// 2.30.7's; only Blackwell's rows changed between the releases that know it
-/// (`Version::ring_ll128_blackwell`, `tree_blackwell`, `nvls_tree_blackwell`).
+/// A per-channel table's row for GPU generation `g` under release `v`: the tables above, the same
+/// in every release, for Volta to Hopper; Blackwell's rows changed between the releases that know
+/// it and are kept there alone (`Version::ring_ll128_blackwell`, `tree_blackwell`,
+/// `nvls_tree_blackwell`).
 pub fn per_ch_max(v: Version, table: PerCh, g: usize) -> [f64; 3] {
     let blackwell = g == 3;
     match table {

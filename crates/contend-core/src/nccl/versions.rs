@@ -52,9 +52,11 @@
 //! - v2.27.7-1: LL128 on from compute capability 7.0 up (no list); NVLS all-gather and
 //!   reduce-scatter at min(intra x (ppn - 1) / ppn, inter x 0.9) a channel; 24 NVLS channels on
 //!   one Blackwell node. (2.27.3 enables LL128 over C2C paths by another rule; not read here.)
-//! - v2.28.9-1: NVLS on two GPUs of a node (before, three at least); 2.30.7's NVLS model (`nvlsEfficiency`, `perChMaxNVLSTreeBws`, the ring ratio),
-//!   NVLS-tree 20.9 µs on the network (2.28.3: 14), Blackwell's tree tables (70, 42.8, 24; LL128
-//!   55.6, 31.67, 20); Blackwell's ring LL128 (73.4, 34.6, 73.4) and NVLS-tree (96, 43.8) caps.
+//! - v2.28.9-1: 2.30.7's NVLS model (`nvlsEfficiency`, `perChMaxNVLSTreeBws`, the ring ratio) and
+//!   Blackwell's tree tables (70, 42.8, 24; LL128 55.6, 31.67, 20) from 2.28.3; NVLS on two GPUs
+//!   of a node (before, three at least) and Blackwell's ring LL128 cap (73.4, 34.6, 73.4) from
+//!   2.28.7; NVLS-tree 20.9 µs on the network (2.28.3 and 2.28.7: 14) and Blackwell's NVLS-tree
+//!   cap (96, 43.8; 2.28.3 and 2.28.7: 43.1) from 2.28.9.
 //! - v2.29.7-1: the p2p network-peer channels and per-peer rounds of 2.30.7 (paths.cc
 //!   NCCL_P2P_PER_CHANNEL_NET_BW); Blackwell's ring LL128 40 GB/s (2.29.2: 34.5, 34.6, 34.5).
 //! - v2.30.7-1: `tuning.rs`' own constants (Blackwell's NVLS-tree cap 80 beyond two nodes; an
@@ -63,7 +65,7 @@
 //! The graphs are searched once, with 2.30.7's speed lists and MAXCHANNELS; the tree graph again
 //! under each release's lists (`Comm::tree_graphs`), and a release whose own ring or NVLS search
 //! would find another graph is refused (`Comm::as_searched`: MAXCHANNELS / 2 rings, 16 before
-//! 2.25; Blackwell's lists, `blackwell_speeds`).
+//! 2.25; Blackwell's and Hopper's lists, `blackwell_speeds`, `hopper_speeds`).
 
 use crate::error::{Error, Result};
 
@@ -173,6 +175,18 @@ impl Version {
         self >= Version::V2_28
     }
 
+    /// Whether NCCL's ring search, retrying across NICs after crossNic 0, pairs the channels
+    /// (channel 2k + 1 enters by the NIC 2k left by and leaves by 2k's: search.cc
+    /// `ncclTopoSearchRecNet`/`ncclTopoSearchTryGpu`, `graph->crossNic && (graph->nChannels & 1)`,
+    /// from v2.20.3-1, as crossNic 1 to 2.22.3 and crossNic 2 from v2.23.4-1). v2.18.5-1 and
+    /// v2.19.3-1 retry with crossNic 1 and no pairs (any channel enters and leaves by any NIC)
+    /// and keep a crossing graph only where it beats the same-NIC one by 15%
+    /// (`ncclTopoCompareGraphs`); `rails` restates the pairs only, so those releases are refused
+    /// where the rails cross (`Comm::set_constants`).
+    pub fn cross_nic_pairs(self) -> bool {
+        self >= Version::V2_20
+    }
+
     /// Releases before 2.23.4, whose tuning.cc has tree/Simple's 28 µs (0 µs base), ring LL128's
     /// 0.7 at one GPU per node, 2 x nodes network steps and each algorithm's own network latency
     /// at one GPU per node.
@@ -267,7 +281,7 @@ impl Version {
 
     /// The fewest GPUs of a node NCCL runs NVLS (and NVLS-tree) on (transport/nvls.cc
     /// `ncclNvlsInit`, `gpuCount <= 2` returns without NVLS to 2.28.3, `gpuCount < 2` from
-    /// 2.28.9). 2.20.3's extra `comm->nNodes > 1` never trips: init.cc calls it before counting
+    /// 2.28.7). 2.20.3's extra `comm->nNodes > 1` never trips: init.cc calls it before counting
     /// the nodes.
     pub fn nvls_min_gpus(self) -> usize {
         if self < Version::V2_28 {
@@ -296,8 +310,10 @@ impl Version {
         }
     }
 
+    /// Blackwell's per-channel rows below are the only copy (`tuning::per_ch_max` reads them for
+    /// the cost model and, at 2.30, the lowering).
     /// Blackwell's `perChMaxRingLL128Bws` row (GB/s a channel, 1 / 2 / more nodes): twice Hopper's
-    /// from 2.25.1, 34.6 on two nodes from 2.28.9, 40 from 2.29.7 (2.29.2: 34.5, 34.6, 34.5).
+    /// from 2.25.1, 34.6 on two nodes from 2.28.7, 40 from 2.29.7 (2.29.2: 34.5, 34.6, 34.5).
     pub fn ring_ll128_blackwell(self) -> [f64; 3] {
         if self < Version::V2_28 {
             [73.4, 73.4, 73.4]
@@ -318,7 +334,7 @@ impl Version {
         }
     }
 
-    /// Blackwell's `perChMaxNVLSTreeBws` row: 43.8 GB/s beyond two nodes to 2.29.7 (2.28.3:
+    /// Blackwell's `perChMaxNVLSTreeBws` row: 43.8 GB/s beyond two nodes to 2.29.7 (2.28.3 and 2.28.7:
     /// 43.1), 80 in 2.30.
     pub fn nvls_tree_blackwell(self) -> [f64; 3] {
         if self < Version::V2_30 {
@@ -328,10 +344,26 @@ impl Version {
         }
     }
 
+    /// NCCL's search speeds on Hopper (search.cc `sm90SpeedArrayIntra`, `sm90SpeedArrayInter`, GB/s a
+    /// channel): v2.18.5-1's intra list has no 50 and no 11 and its inter list no 22; v2.19.3-1 and
+    /// v2.20.3-1 add 50 and 22; v2.21.5-1 adds 11, the same to v2.30.7-1 (read at every tag).
+    pub fn hopper_speeds(self) -> (&'static [f64], &'static [f64]) {
+        const INTER: &[f64] = &[48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12];
+        match self {
+            Version::V2_18 => (
+                &[60.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 6.0, 3.0],
+                &[48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12],
+            ),
+            Version::V2_19 | Version::V2_20 => (&[60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 6.0, 3.0], INTER),
+            _ => (&[60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0], INTER),
+        }
+    }
+
     /// NCCL's search speeds on Blackwell (search.cc `sm100SpeedArrayIntra`, `sm100SpeedArrayInter`,
     /// GB/s a channel): 2.25.1 and 2.26 as below but for 18 (intra) and an inter list from 48 (45,
     /// not 45.1); 2.27.7 and 2.28 add 18 and 96 (2.27.3's starts at 47.9); 2.29.2 adds 45 (intra),
-    /// 2.29.7 80 (inter); 2.30.3 86. Volta to Hopper's lists are the same from 2.21.5 to 2.30.7.
+    /// 2.29.7 80 (inter); 2.30.3 86. Volta and Ampere's lists are the same from 2.18.5 to 2.30.7;
+    /// Hopper's, `hopper_speeds`.
     pub fn blackwell_speeds(self) -> (&'static [f64], &'static [f64]) {
         match self {
             v if v < Version::V2_27 => (

@@ -186,4 +186,29 @@ fn a_patch_release_is_noted() {
     req.params.push(("nccl_version".into(), "2.19.4".into()));
     let r = crate::api::nccl_tests("dgx-a100", &req, 1, None).unwrap();
     assert!(r.notes.iter().any(|n| n.contains("is run as 2.19")), "{:?}", r.notes);
+    // Printed beside the table too (rev22 finding 8), as every caveat.
+    assert!(r.caveats.iter().any(|n| n.contains("is run as 2.19")), "{:?}", r.caveats);
+}
+
+/// Hopper's search speeds by release (search.cc `sm90SpeedArrayIntra`/`Inter` at each tag):
+/// 2.18.5's lists lack 50 and 11 (intra) and 22 (inter); 2.19.3 and 2.20.3 add 50 and 22; 2.21.5
+/// adds 11 and is 2.30.7's. Volta's and Ampere's lists are every release's alike.
+#[test]
+fn hopper_search_speeds_follow_the_release() {
+    let missing = |v: Version, inter: bool| -> Vec<f64> {
+        let (all, some) = (tuning::release_speeds(Version::V2_30, 90, inter), tuning::release_speeds(v, 90, inter));
+        assert!(some.iter().all(|s| all.contains(s)), "{v:?}: a speed 2.30.7 has not");
+        all.iter().copied().filter(|s| !some.contains(s)).collect()
+    };
+    assert_eq!((missing(Version::V2_18, false), missing(Version::V2_18, true)), (vec![50.0, 11.0], vec![22.0]));
+    for v in [Version::V2_19, Version::V2_20] {
+        assert_eq!((missing(v, false), missing(v, true)), (vec![11.0], vec![]), "{v:?}");
+    }
+    for v in super::versions::ALL.into_iter().filter(|&v| v >= Version::V2_21) {
+        assert_eq!((missing(v, false), missing(v, true)), (vec![], vec![]), "{v:?}");
+        assert_eq!(tuning::release_speeds(v, 90, false), tuning::speeds(90));
+    }
+    for (cc, v) in [70, 80].into_iter().flat_map(|cc| super::versions::ALL.into_iter().map(move |v| (cc, v))) {
+        assert_eq!(tuning::release_speeds(v, cc, true), tuning::inter_speeds(cc));
+    }
 }
