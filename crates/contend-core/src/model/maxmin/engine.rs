@@ -62,11 +62,12 @@ pub struct Engine<'c> {
     spans: Spans,
     /// Per route entry (hop), while its route is in a group: the id of the group's span of its resource.
     span_at: Vec<u32>,
-    /// Per route of h hops, from `span_ids_at[r]` on: for the group frozen at its j-th resource,
-    /// the ids of that group's spans of its h resources (`span_ids[at + j * h + i]`, NO_SPAN
-    /// until first met; spans.rs).
+    /// Per route entry j of a route of h hops, once the route has been in the group frozen at
+    /// that entry's resource: where that group's span ids of the route's h resources start in
+    /// `span_ids` (NO_SPAN until then; each id NO_SPAN until first met; spans.rs). Made as the
+    /// route meets the group: memory for the pairs a run uses, not h × h for every route.
+    span_col: Vec<u32>,
     span_ids: Vec<u32>,
-    span_ids_at: Vec<usize>,
     /// Next finish of each group.
     finishes: IndexHeap,
     seq: u64,
@@ -216,8 +217,12 @@ impl<'c> Engine<'c> {
         let hops = self.hops(r);
         // The group is the resource the route froze at: one of its own.
         let j = hops.iter().position(|&(l, _)| l as usize == b).expect("a route's group is one of its resources");
-        let ids = self.span_ids_at[r] + j * hops.len();
         let first = self.c.routes.off[r] as usize;
+        if self.span_col[first + j] == NO_SPAN {
+            self.span_col[first + j] = u32::try_from(self.span_ids.len()).expect("fewer than 2^32 span ids");
+            self.span_ids.resize(self.span_ids.len() + hops.len(), NO_SPAN);
+        }
+        let ids = self.span_col[first + j] as usize;
         for (i, &(l, a)) in hops.iter().enumerate() {
             self.load[l as usize] += k * a;
             if l as usize != b {
@@ -782,13 +787,6 @@ impl<'c> Engine<'c> {
     pub fn new(c: &'c FlowTable, fan: &'c Fanout) -> Engine<'c> {
         let nres = c.cap.len();
         let nroutes = c.routes.len();
-        // h × h span ids per route of h hops.
-        let mut span_ids_at = Vec::with_capacity(nroutes + 1);
-        span_ids_at.push(0);
-        for r in 0..nroutes {
-            let h = c.routes.of(r).len();
-            span_ids_at.push(span_ids_at[r] + h * h);
-        }
         Engine {
             c,
             cap: c.cap.clone(),
@@ -799,8 +797,8 @@ impl<'c> Engine<'c> {
             g: Groups::new(nres, nroutes),
             spans: Spans::new(nres),
             span_at: vec![NO_SPAN; c.routes.hops.len()],
-            span_ids: vec![NO_SPAN; span_ids_at[nroutes]],
-            span_ids_at,
+            span_col: vec![NO_SPAN; c.routes.hops.len()],
+            span_ids: Vec::new(),
             finishes: IndexHeap::new(nres),
             seq: 0,
             users: vec![Vec::new(); nres],

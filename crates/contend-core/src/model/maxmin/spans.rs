@@ -7,8 +7,9 @@
 //! whose last route left is parked, not forgotten, and comes back under the same id. A route
 //! reaches its spans by id without a lookup. A route's group is always one of its own resources
 //! (the one it froze at), so a route of h hops has at most h groups and h × h spans to know: the
-//! engine keeps, per route, the id of each as it first meets it (`Spans::join`'s `id`), and looks
-//! up a pair by hash only the first time one of its routes' hops joins that group. (Two handles a
+//! engine keeps, per route and group met, the ids of the group's spans of the route's resources
+//! (`Spans::join`'s `id`), and looks a pair up by hash only the first time one of its routes' hops
+//! joins that group. (Two handles a
 //! hop, the last two groups it joined, missed on 38% of the joins of seed 003's mix on
 //! fat-tree-2048x1, each a cache miss into a map of every pair ever used: 4.7% of the run's time;
 //! and a handle had to be checked, a load of its span's record, on every join.)
