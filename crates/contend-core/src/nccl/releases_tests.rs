@@ -5,30 +5,8 @@
 use super::p2p;
 use super::tuning::{self, Comm};
 use super::versions::{self, Version};
+use super::versions_tests::comm;
 use super::{Algo, Coll, Proto};
-
-/// 2 nodes x 8 Ampere GPUs on NVLink: 16 channels of 12 GB/s between nodes, the tree's 15 inside.
-fn comm(version: Version) -> Comm {
-    Comm {
-        ranks: 16,
-        nodes: 2,
-        cc: 80,
-        graph_channels: 16,
-        bw_intra: 12.0,
-        bw_inter: 12.0,
-        tree_channels: 16,
-        tree_bw_intra: 15.0,
-        tree_bw_inter: 12.0,
-        nvlink: true,
-        nvlink_only: true,
-        amd: false,
-        nvls_heads: 0,
-        nvls_bw_intra: 0.0,
-        nvls_bw_inter: 0.0,
-        version,
-        net_latency: 0.0,
-    }
-}
 
 fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> (f64, f64) {
     tuning::model(c, coll, algo, proto).unwrap_or_else(|| panic!("{:?} {coll:?} {algo:?}/{proto:?} is off", c.version))

@@ -5,8 +5,9 @@ use super::tuning::{self, Comm};
 use super::versions::Version;
 use super::{Algo, Coll, Proto};
 
-/// 2 nodes x 8 Ampere GPUs on NVLink: 16 channels of 12 GB/s between nodes, the tree's 15 inside.
-fn comm(version: Version) -> Comm {
+/// 2 nodes x 8 Ampere GPUs on NVLink: 16 channels of 12 GB/s between nodes, the tree's 15 inside
+/// (also `releases_tests`' communicator).
+pub(super) fn comm(version: Version) -> Comm {
     Comm {
         ranks: 16,
         nodes: 2,
