@@ -607,7 +607,7 @@ impl Comm {
                 "nccl_p2p_level",
                 level.name(),
                 format!(
-                    "puts GPU pairs of path type {} through host memory, which changes NCCL's graph search (paths.cc addInterStep), not restated by contend yet; give {} or above",
+                    "puts GPU pairs of path type {} through host memory, which changes NCCL's graph search (paths.cc addInterStep), not restated by contend yet; contend models levels of {} and above",
                     kind.name(),
                     kind.name()
                 ),

@@ -512,7 +512,7 @@ fn a_p2p_level_given_overrides_nccls_default() {
         assert!(
             !e.contains('\n')
                 && e.starts_with(&format!("nccl_p2p_level: {}: puts GPU pairs of path type PIX", level.name()))
-                && e.ends_with("give PIX or above"),
+                && e.ends_with("contend models levels of PIX and above"),
             "{e}"
         );
     }
