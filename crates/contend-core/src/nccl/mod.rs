@@ -401,15 +401,16 @@ impl Comm {
         // The tree graph under each release's search speeds (Blackwell's lists changed: on two
         // hgx-b200 nodes its intra speed is 48 GB/s under 2.25 and 2.26, 96 from 2.27,
         // `Version::blackwell_speeds`); `set_constants` takes the one of the release that runs.
+        // Searched once per list: consecutive releases mostly share their speeds.
         let mut tree_graphs: Vec<(f64, f64)> = Vec::with_capacity(versions::ALL.len());
-        for (k, &v) in versions::ALL.iter().enumerate() {
+        let mut last: Option<(&[f64], (f64, f64))> = None;
+        for &v in &versions::ALL {
             let speeds = tuning::release_speeds(v, topo.cc, nodes > 1);
-            let same = k > 0 && speeds == tuning::release_speeds(versions::ALL[k - 1], topo.cc, nodes > 1);
-            let g = if same {
-                tree_graphs[k - 1]
-            } else {
-                tuning::tree_graph(speeds, ring_channels, tree_max, &on_nics, &chains).unwrap_or((ring_bw, if nodes > 1 { ring_bw } else { 0.0 }))
+            let g = match last {
+                Some((s, g)) if s == speeds => g,
+                _ => tuning::tree_graph(speeds, ring_channels, tree_max, &on_nics, &chains).unwrap_or((ring_bw, if nodes > 1 { ring_bw } else { 0.0 })),
             };
+            last = Some((speeds, g));
             tree_graphs.push(g);
         }
         let (tree_bw_intra, tree_bw_inter) = tree_graphs[versions::Version::V2_30 as usize];
@@ -556,7 +557,7 @@ impl Comm {
                 ),
             ));
         }
-        if !c.version.cross_nic_pairs() && self.rails[usize::from(c.version.p2c())][usize::from(c.pxn_disable)].cross {
+        if !c.version.cross_nic_pairs() && self.rails_under(&c).cross {
             return Err(Error::input(
                 "nccl_version",
                 c.version.name(),
@@ -620,7 +621,12 @@ impl Comm {
     /// The channels' rings and NICs as the constants run them: by the release's path types
     /// (`Version::p2c`), with PXN unless NCCL_PXN_DISABLE=1.
     pub fn rails(&self) -> &rails::Rails {
-        &self.rails[usize::from(self.constants.version.p2c())][usize::from(self.constants.pxn_disable)]
+        self.rails_under(&self.constants)
+    }
+
+    /// The rails constants `c` would run (`rails`), before they are set.
+    fn rails_under(&self, c: &constants::Constants) -> &rails::Rails {
+        &self.rails[usize::from(c.version.p2c())][usize::from(c.pxn_disable)]
     }
 
     /// NCCL's pick for `bytes` among the allowed algorithms and protocols.
