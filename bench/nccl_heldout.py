@@ -13,7 +13,10 @@ Which tables count is the validation's inclusion rule (docs/validation.md, round
 numbers them), applied unchanged: a table that fails a clause is printed with its rows and its own score, and left out
 of the total with the clause named.
 
-Usage: python bench/nccl_heldout.py   (prints the block of docs/validation.md, "Held out (round 22)")
+Round 23's tester added eleven more sources (ROUND23 below), found the same way after round 22's fixes; the script
+prints the round-22 set, the round-23 set and the totals over each and over both.
+
+Usage: python bench/nccl_heldout.py   (prints the blocks of docs/validation.md, "Held out (round 22)" and "(round 23)")
 """
 
 from __future__ import annotations
@@ -71,6 +74,17 @@ VERSIONS = {
     "a100-docker-sendrecv-g2.txt": ("2.20", "a100-docker-sendrecv-g2.txt", "NCCL version 2.20.5+cuda12.4"),
     "alps-gh200-2x1-sarus.txt": ("2.30", "alps-gh200-2x1-sarus.txt", "nccl-library=23007"),
     "b200-2node-gke-a4-all_gather.txt": ("2.26", "b200-2node-gke-a4-all_gather.txt", "NCCL version 2.26.6+cuda12.8"),
+    "h200-2node-oci-bm-gpu-h200-8.txt": ("2.27", "h200-2node-oci-bm-gpu-h200-8.txt", "NCCL version 2.27.5+cuda12.8"),
+    "h800x8-nf5688m7-broadcast.txt": ("2.18", "h800x8-nf5688m7-broadcast.txt", "NCCL version 2.18.3+cuda12.2"),
+    # NCCL 2.4.8 is older than any release contend models: it runs under the oldest, 2.18 (the stated
+    # NCCL_TREE_THRESHOLD=0 is 2.4's way of ruling out the tree: the request gives NCCL_ALGO=Ring).
+    "v100-2node-p3dn-aws-efa.txt": ("2.18", "v100-2node-p3dn-aws-efa.txt", "NCCL version 2.4.8+cuda10.0"),
+    "a100-2node-p4d-aws-efa.txt": ("2.23", "a100-2node-p4d-aws-efa.txt", "NCCL version 2.23.4+cuda12.5"),
+    "rtx5090x4-genoa-nccl-tests-287.txt": ("2.26", "rtx5090x4-genoa-nccl-tests-287.txt",
+                                           "NCCL 2.26.2 has been released"),
+    "rtx5090x8-turin-p2p-all_reduce.txt": ("2.29", "rtx5090x8-turin-p2p-all_reduce.txt", "nccl-library=22907"),
+    "b200x2-gke-a4-dranet-all_gather.txt": ("2.26", "b200x2-gke-a4-dranet-all_gather.txt",
+                                            "NCCL version 2.26.6+cuda12.8"),
 }
 
 ALPS = str(MACHINES / "alps-gh200.yaml")
@@ -129,13 +143,71 @@ PLATEAUS = [
 ]
 
 
+# Round 23's tester's sources (bench/validation/data/PROVENANCE.txt, "twenty-third round").
+GIB = ("gIB's set_nccl_env.sh, which the pod sources, points NCCL at a tuner configuration (tuner_config_a4.txtpb) "
+       "that is not public and sets no NCCL_ALGO/NCCL_PROTO: each row's algorithm, protocol and channels are the "
+       "tuner's")
+ROUND23 = [
+    Table("2 x 8 H200 (OCI BM.GPU.H200.8, 8 x 400 Gb/s RoCE a node), all_reduce, NCCL 2.27.5", "hgx-h200",
+          dict(op="all_reduce", min_bytes="1G", max_bytes="16G", nodes=2), "h200-2node-oci-bm-gpu-h200-8.txt",
+          [("h200-2node-oci-bm-gpu-h200-8.txt", "Running /opt/oci-hpc/nccl-test/build/all_reduce_perf test on 2 nodes"),
+           ("oci-hpc-nccl-run-allreduce-h100-200-sbatch.txt", 'var_NCCL_IB_HCA="=mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6'),
+           ("oci-hpc-nccl-run-allreduce-h100-200-sbatch.txt", "-b 1G -e 16G -f 2 -g 1 -n 50")]),
+    Table("8 x H800 (Inspur NF5688M7, NVSwitch), broadcast, one process (-g 8), NCCL 2.18.3",
+          str(MACHINES / "h800x8.yaml"), dict(op="broadcast", min_bytes="4", max_bytes="2G", ngpus=8),
+          "h800x8-nf5688m7-broadcast.txt",
+          [("h800x8-nf5688m7-broadcast.txt", "# nThread 1 nGpus 8 minBytes 4 maxBytes 2147483648")]),
+    Table("8 x H20 (NVSwitch; NVIDIA/nccl-tests 306), all_reduce, one process (-g 8)", str(MACHINES / "h20x8.yaml"),
+          dict(op="all_reduce", min_bytes="1M", max_bytes="2G", ngpus=8), "h20x8-nccl-tests-306.txt",
+          [("h20x8-nccl-tests-306.txt", "# nThread 1 nGpus 8 minBytes 1048576 maxBytes 2147483648")]),
+    Table("4 x A100 40GB PCIe (sm02: two sockets, no NVLink), all_reduce, one process (-g 4)",
+          str(MACHINES / "a100pcie-x4-sm02.yaml"), dict(op="all_reduce", min_bytes="8", max_bytes="128M", ngpus=4),
+          "a100pcie-x4-sm02-all_reduce.txt",
+          [("a100pcie-x4-sm02-all_reduce.txt", "$ all_reduce_perf -b 8 -e 128M -f 2 -g 4")]),
+    Table("2 x 8 V100 (AWS p3dn.24xlarge, one 100 Gb/s EFA a node), all_reduce, NCCL 2.4.8, NCCL_TREE_THRESHOLD=0",
+          str(MACHINES / "p3dn-24xl.yaml"),
+          dict(op="all_reduce", min_bytes="8", max_bytes="1G", nodes=2, algo="Ring", env={"NCCL_NET_GDR_LEVEL": "LOC"}),
+          "v100-2node-p3dn-aws-efa.txt",
+          [("v100-2node-p3dn-aws-efa-command.txt", "-x NCCL_TREE_THRESHOLD=0"),
+           ("v100-2node-p3dn-aws-efa-command.txt", "-n 16 -N 8"),
+           ("v100-2node-p3dn-aws-efa.txt", "NET/OFI Forcing AWS OFI ndev 4")]),
+    Table("2 x 8 A100-SXM4-40GB (AWS p4d.24xlarge, 4 x 100 Gb/s EFA a node), all_reduce, NCCL 2.23.4",
+          str(MACHINES / "p4d-24xl.yaml"), dict(op="all_reduce", min_bytes="8", max_bytes="1G", nodes=2),
+          "a100-2node-p4d-aws-efa.txt",
+          [("a100-2node-p4d-aws-efa-command.txt", "mpirun -n 16 -N 8"),
+           ("a100-2node-p4d-aws-efa.txt", "Running on p4d.24xlarge platform")]),
+    Table("4 x RTX 5090 (GENOA-01, no peer access; NVIDIA/nccl-tests 287), all_reduce, one process (-g 4), NCCL 2.26.2",
+          str(MACHINES / "rtx5090x4-genoa.yaml"), dict(op="all_reduce", min_bytes="8", max_bytes="128M", ngpus=4),
+          "rtx5090x4-genoa-nccl-tests-287.txt",
+          [("rtx5090x4-genoa-nccl-tests-287.txt", "sudo ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 4")]),
+    Table("8 x RTX 5090 (2 x EPYC 9575F, P2P-enabled driver), all_reduce, one process (-g 8), NCCL 2.29.7, "
+          "NCCL_P2P_LEVEL=SYS", str(MACHINES / "rtx5090x8-turin-p2p.yaml"),
+          dict(op="all_reduce", min_bytes="8", max_bytes="128M", ngpus=8, env={"NCCL_P2P_LEVEL": "SYS"}),
+          "rtx5090x8-turin-p2p-all_reduce.txt",
+          [("rtx5090x8-turin-p2p-all_reduce.txt", "NCCL_P2P_LEVEL=SYS ./build/all_reduce_perf -b 8 -e 128M -f 2")]),
+    Table("2 x 2 V100 (NIG Apollo 6500, one 100 Gb/s EDR a node), alltoall, a process per node (-g 2)",
+          str(MACHINES / "nig-apollo6500-v100x4.yaml"),
+          dict(op="alltoall", min_bytes="2", max_bytes="128M", ngpus=2, nodes=2), "nig-v100-2node-alltoall.txt",
+          [("nig-v100-2node-alltoall.txt", "mpirun ./alltoall_perf -b 2 -e 128M -f 2 -g 2"),
+           ("nig-v100-2node-alltoall.txt", "#$ -pe mpi 2"),
+           ("nig-apollo6500-hardware.txt", "InfiniBand 4xEDR")]),
+    Table("2 x B200 of a GKE A4 node (gIB image), all_gather, a process per GPU, NCCL 2.26.6", "hgx-b200",
+          dict(op="all_gather", min_bytes="1K", max_bytes="8G", gpus=["GPU0", "GPU1"]),
+          "b200x2-gke-a4-dranet-all_gather.txt",
+          [("b200x2-gke-a4-dranet-all_gather.txt", "run_nccl_tests.sh   -t all_gather -b 1K -e 8G   nccl-gib-test-0")],
+          ((4,), GIB)),
+]
+
+
 def command(machine: str, request: dict) -> str:
     """The `contend nccl-tests` command line of a request (machine files by their path from the repository root)."""
     flags = {"op": "--op", "min_bytes": "-b", "max_bytes": "-e", "factor": "-f", "ngpus": "-g", "nodes": "--nodes",
-             "proto": "--proto", "nccl_version": "--nccl-version"}
+             "algo": "--algo", "proto": "--proto", "nccl_version": "--nccl-version"}
     name = str(Path(machine).relative_to(Path(__file__).parent.parent)) if "/" in machine else machine
-    words = ["contend nccl-tests", name]
+    words = [f"{k}={v}" for k, v in request.get("env", {}).items()] + ["contend nccl-tests", name]
     for key, value in request.items():
+        if key == "env":
+            continue
         words += ["--gpus", ",".join(value)] if key == "gpus" else [flags[key], str(value)]
     return " ".join(words)
 
@@ -186,9 +258,10 @@ def plateau(case: Plateau) -> tuple[int, int, str]:
     return int(ok), 1, "-"
 
 
-def main() -> None:
+def section(items: list) -> list[tuple]:
+    """Prints each table or plateau of a round and the round's summary table; returns the summary rows."""
     summary = []
-    for item in TABLES + PLATEAUS:
+    for item in items:
         print(f"#### {item.label}\n")
         inside, rows, saturation = plateau(item) if isinstance(item, Plateau) else score(item)
         out = getattr(item, "left_out", None)
@@ -202,14 +275,29 @@ def main() -> None:
     for label, inside, rows, saturation, out in summary:
         counted = "yes" if out is None else f"no (clause{'s' * (len(out[0]) > 1)} {', '.join(map(str, out[0]))})"
         print(f"| {label} | {inside} of {rows} | {saturation} | {counted} |")
+    return summary
+
+
+def totals(summary: list[tuple], what: str) -> None:
+    """Prints the rows within ±15% over the counted tables of `summary`, and over every table."""
     counted = [s for s in summary if s[4] is None]
     inside, rows = sum(s[1] for s in counted), sum(s[2] for s in counted)
     every, every_rows = sum(s[1] for s in summary), sum(s[2] for s in summary)
-    plateaus = len(PLATEAUS)
-    print(f"\nheld out: {inside} of {rows} rows within ±15% ({inside / rows:.0%}): the {len(counted) - plateaus} "
-          f"tables the inclusion rule admits and {plateaus} stated plateau.")
-    print(f"With the {len(summary) - len(counted)} tables it leaves out (shown above): {every} of {every_rows} "
+    plateaus = sum(1 for s in counted if s[0] in {p.label for p in PLATEAUS})
+    print(f"\n{what}: {inside} of {rows} rows within ±15% ({inside / rows:.0%}): the {len(counted) - plateaus} "
+          f"tables the inclusion rule admits" + (f" and {plateaus} stated plateau." if plateaus else "."))
+    left = len(summary) - len(counted)
+    print(f"With the {left} table{'s' * (left != 1)} it leaves out (shown above): {every} of {every_rows} "
           f"({every / every_rows:.0%}).")
+
+
+def main() -> None:
+    round22 = section(TABLES + PLATEAUS)
+    totals(round22, "held out")
+    print("\n### Round 23 tables\n")
+    round23 = section(ROUND23)
+    totals(round23, "held out, round 23's tables alone")
+    totals(round22 + round23, "held out, rounds 22 and 23 together")
 
 
 if __name__ == "__main__":

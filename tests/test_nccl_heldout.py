@@ -1,5 +1,5 @@
-"""The held-out nccl-tests check (bench/nccl_heldout.py, issue 25 round 22): its stored tables, quotes and machine files
-stay readable, and its scoring runs on one table."""
+"""The held-out nccl-tests check (bench/nccl_heldout.py, issue 25 rounds 22 and 23): its stored tables, quotes and
+machine files stay readable, and its scoring runs on one table of each round."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def heldout():
 def test_every_table_quotes_its_stored_source_and_has_rows(heldout):
     """Each setting, release and plateau the script runs with is in the stored text, and each table has the rows of
     at least 1 MiB the clause it is scored or left out under says (no contend run)."""
-    for table in heldout.TABLES:
+    for table in heldout.TABLES + heldout.ROUND23:
         for source, text in table.settings:
             heldout.require(source, text, "the table's settings", heldout.HELDOUT)
         heldout.nccl_version(table.file, heldout.VERSIONS, heldout.HELDOUT)
@@ -49,3 +49,14 @@ def test_scoring_one_table(heldout, capsys):
     assert sum(line.startswith("|") for line in out.splitlines()) == 2 + rows + 1  # header, rule, rows, saturation
     assert "| 128 MiB | 122.57 |" in out and saturation.startswith("×")
     assert f"{inside} of 8 rows within ±15%." in out
+
+
+def test_scoring_one_round23_table(heldout, capsys):
+    """Round 23's H800 broadcast (a machine file, one process driving 8 GPUs, NCCL 2.18.3 from the stored text): its
+    twelve rows of 1 MiB-2 GiB scored with nccl_validation's test, and its saturation size (the table starts at 4 B)."""
+    table = next(t for t in heldout.ROUND23 if t.file == "h800x8-nf5688m7-broadcast.txt")
+    inside, rows, saturation = heldout.score(table)
+    out = capsys.readouterr().out
+    assert rows == 12 and 0 <= inside <= rows
+    assert "--nccl-version 2.18" in out and "| 4 MiB | 92.94 |" in out and saturation.startswith("×")
+    assert f"{inside} of 12 rows within ±15%." in out
