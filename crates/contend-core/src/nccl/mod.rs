@@ -600,6 +600,7 @@ impl Comm {
                 ),
             ));
         }
+        self.check_cross_nic(&c)?;
         if !c.version.cross_nic_pairs() && self.rails_under(&c).cross {
             return Err(Error::input(
                 "nccl_version",
@@ -620,6 +621,24 @@ impl Comm {
         self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;
         Ok(())
+    }
+
+    /// NCCL_CROSS_NIC (`nccl_cross_nic`) as the rails restate it. NCCL's search (search.cc
+    /// `ncclTopoCompute`, v2.18.5-1 to v2.30.7-1) lets a ring channel leave by another NIC than it
+    /// entered by only where a node has more than one network device: at 2 (the default) after the
+    /// same-NIC search at a speed found nothing, which `rails` restates (`Rails::cross`); at 0
+    /// never, the same graph wherever the rails do not cross; at 1 from the first search, each
+    /// channel leaving by the first of its leaving GPU's nearest NICs with room
+    /// (`ncclTopoSearchRecGpu`, `ncclTopoSelectNets`), paired only in 2.20.3 to 2.22.3. The others
+    /// are refused in one line.
+    fn check_cross_nic(&self, c: &constants::Constants) -> Result<()> {
+        let devices: usize = self.nics.iter().map(|&d| rails::net_devices(&self.m.devices[d])).sum();
+        let why = match c.cross_nic {
+            0 if self.rails_under(c).cross => "keeps each ring channel on the NIC it entered by, which on these nodes some channel leaves from across a CPU link (search.cc crossNic 0); contend restates the graph that leaves by another NIC there",
+            1 if self.nodes > 1 && devices > 1 => "lets every ring channel leave by its leaving GPU's nearest NIC from the first search (search.cc crossNic 1), which contend does not restate",
+            _ => return Ok(()),
+        };
+        Err(Error::input("nccl_cross_nic", c.cross_nic.to_string(), format!("{why}; give 2 (NCCL's default)")))
     }
 
     /// The channels a tree all-reduce's later channels copy (`lower::tree_mirrored`).
