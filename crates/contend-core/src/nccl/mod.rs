@@ -611,10 +611,7 @@ impl Comm {
                 ),
             ));
         }
-        self.shm_given = match c.p2p_level {
-            Some(level) => Some(std::sync::Arc::new(self.shm_at(level))),
-            None => None,
-        };
+        self.shm_given = c.p2p_level.map(|level| std::sync::Arc::new(self.shm_at(level)));
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
         self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
