@@ -111,3 +111,27 @@ fn p2p_disabled_all_reduce_runs_at_the_uplinks_share() {
         }
     }
 }
+
+/// Across two `dgx-a100` nodes under NCCL_P2P_DISABLE=1 a ring leaves the node, so its steps are
+/// not lowered as SHM legs (`lower::shm`); each step between two GPUs of a node still goes through
+/// the receiver's host memory (NCCL's SHM transport), never over the NVLinks NCCL no longer uses.
+#[test]
+fn a_ring_across_nodes_steps_through_host_memory_inside_each_node() {
+    let text = "name: two\nfabric:\n  graph: {switches: [{name: S0}], links: [], hosts: [S0, S0]}\nlink: {bandwidth: 25GB/s}\nnodes: {count: 2, machine: \"dgx-a100\"}\n";
+    let m = Machine::from_text(text, "two.yaml").unwrap();
+    let node = |k: usize| m.gpus().into_iter().filter(|&g| m.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
+    let mut comm = Comm::new(&m, &[node(0), node(1)], None).unwrap();
+    with_level(&mut comm, Some(Loc));
+    let call = comm.call(Coll::AllReduce, Algo::Ring, Proto::Simple, 64 << 20, 0);
+    let (transfers, _) = lower::lower_within(&call, lower::MAX_TRANSFERS);
+    let prefix = |d: usize| node_prefix(&comm.m.devices[d].name).to_string();
+    let inside: Vec<&crate::workload::Transfer> = transfers
+        .iter()
+        .filter(|t| comm.m.devices[t.src].kind == crate::topology::DeviceKind::Gpu && comm.m.devices[t.dst].kind == crate::topology::DeviceKind::Gpu)
+        .filter(|t| prefix(t.src) == prefix(t.dst))
+        .collect();
+    assert!(!inside.is_empty());
+    for t in inside {
+        assert_eq!(t.via, [comm.shm()[&(t.src, t.dst)]], "{} -> {}", comm.m.devices[t.src].name, comm.m.devices[t.dst].name);
+    }
+}
