@@ -135,3 +135,18 @@ fn a_ring_across_nodes_steps_through_host_memory_inside_each_node() {
         assert_eq!(t.via, [comm.shm()[&(t.src, t.dst)]], "{} -> {}", comm.m.devices[t.src].name, comm.m.devices[t.dst].name);
     }
 }
+
+/// NCCL_P2P_LEVEL=NVL on `dgx1-p100` (hybrid cube mesh): the 24 pairs NCCL joins through an
+/// intermediate GPU (NVB) are above the level, so NCCL diverts them through the receiver's CPU and
+/// connects them by SHM, no longer through a GPU; the rings, on direct NVLinks only, are the
+/// default's (4 rings at 18 GB/s, NVL; NCCL runs 8 channels on them).
+#[test]
+fn nvl_level_on_the_cube_mesh_diverts_only_the_nvb_pairs() {
+    let m = Machine::load("dgx1-p100").unwrap();
+    let mut comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+    with_level(&mut comm, None);
+    let (rings, nvb) = (comm.ring_graph, comm.nvb.len());
+    assert_eq!((rings, nvb), ((4, 18.0), 24));
+    with_level(&mut comm, Some(Nvl));
+    assert_eq!((comm.ring_graph, comm.graph.kind, comm.nvb.len(), comm.shm().len()), ((4, 18.0), Nvl, 0, 24));
+}
