@@ -92,6 +92,13 @@ pub const PARAMS: &[Param] = &[
         "NCCL's",
         "NCCL_P2P_LEVEL: the farthest path type between two GPUs of a node that NCCL's P2P transport connects (LOC: none, as NCCL_P2P_DISABLE=1); unset, NCCL's default by release and CPU",
     ),
+    // NCCL_CROSS_NIC (search.cc `NCCL_PARAM(CrossNic, "CROSS_NIC", 2)`, v2.18.5-1 to v2.30.7-1).
+    Param::new(
+        "nccl_cross_nic",
+        Kind::Choice(&["0", "1", "2"]),
+        "2",
+        "NCCL_CROSS_NIC: 0, a ring channel leaves a node by the NIC it entered by; 1, by any NIC from the first search; 2, the same NIC first, then any (search.cc ncclTopoCompute)",
+    ),
     Param::derived(
         "nccl_eff_nvls",
         Kind::EFFICIENCY,
@@ -126,6 +133,8 @@ pub struct Constants {
     pub nvlstree_max: Option<u64>,
     /// NCCL_P2P_LEVEL (or NCCL_P2P_DISABLE=1, LOC); None: NCCL's default (`cpu::p2p_level`).
     pub p2p_level: Option<PathType>,
+    /// NCCL_CROSS_NIC: 0, 1 or 2 (NCCL's default).
+    pub cross_nic: u8,
 }
 
 impl Default for Constants {
@@ -148,6 +157,7 @@ impl Constants {
             net_latency: v.secs("nccl_net_latency"),
             nvlstree_max: v.given("nccl_nvlstree_max_chunksize").then(|| v.bytes("nccl_nvlstree_max_chunksize")),
             p2p_level: v.given("nccl_p2p_level").then(|| PathType::parse(v.choice("nccl_p2p_level")).expect("nccl_p2p_level's words are path types")),
+            cross_nic: v.choice("nccl_cross_nic").parse().expect("nccl_cross_nic's words are 0, 1 and 2"),
         }
     }
 }
@@ -213,6 +223,9 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
     }
     if let Some(l) = c.p2p_level {
         out.push(("nccl_p2p_level".into(), l.name().into()));
+    }
+    if c.cross_nic != defaults.cross_nic {
+        out.push(("nccl_cross_nic".into(), c.cross_nic.to_string()));
     }
     if c.version != defaults.version {
         out.push(("nccl_version".into(), c.version.name().into()));

@@ -15,7 +15,8 @@
 //!   NCCL_BUFFSIZE (src/init.cc `NCCL_PARAM(BuffSize, "BUFFSIZE", -2)`) and NCCL_PXN_DISABLE
 //!   (src/graph/paths.cc `NCCL_PARAM(PxnDisable, "PXN_DISABLE", 0)`): int64 parameters, read by
 //!   `ncclLoadParam` (src/misc/param.cc) with `strtoll(str, nullptr, 0)` where the value is not
-//!   empty (`nccl_int`).
+//!   empty (`nccl_int`). NCCL_CROSS_NIC (src/graph/search.cc `NCCL_PARAM(CrossNic, "CROSS_NIC",
+//!   2)`, v2.18.5-1 to v2.30.7-1) the same way, 0, 1 or 2 (`nccl_cross_nic`, `Comm::set_constants`).
 //!
 //! - NCCL_P2P_DISABLE, NCCL_P2P_LEVEL: the P2P level (`nccl_p2p_level`), read as graph/paths.cc's
 //!   `ncclGetLevel` reads them (the same lines at v2.21.5-1 and v2.30.7-1): NCCL_P2P_DISABLE, read
@@ -38,8 +39,17 @@ use super::tuning::MAX_CHANNELS;
 use crate::error::{Error, Result};
 
 /// The variables read, in the order the notes name them.
-pub const VARIABLES: [&str; 8] =
-    ["NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE", "NCCL_PXN_DISABLE", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL"];
+pub const VARIABLES: [&str; 9] = [
+    "NCCL_ALGO",
+    "NCCL_PROTO",
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_MAX_NCHANNELS",
+    "NCCL_BUFFSIZE",
+    "NCCL_PXN_DISABLE",
+    "NCCL_CROSS_NIC",
+    "NCCL_P2P_DISABLE",
+    "NCCL_P2P_LEVEL",
+];
 
 /// NCCL_* variables left out of the note naming those not modelled, so that it names only what
 /// could move a timing: logging (NCCL_DEBUG and its _SUBSYS, _FILE, _TIMESTAMP_FORMAT,
@@ -62,7 +72,7 @@ const UNMODELLED_QUIET: [&str; 10] = [
 ];
 
 /// The variables that set one of NCCL's constants (`constants::PARAMS`), with the parameter.
-const PARAMS: [(&str, &str); 2] = [("NCCL_BUFFSIZE", "nccl_buffsize"), ("NCCL_PXN_DISABLE", "nccl_pxn_disable")];
+const PARAMS: [(&str, &str); 3] = [("NCCL_BUFFSIZE", "nccl_buffsize"), ("NCCL_PXN_DISABLE", "nccl_pxn_disable"), ("NCCL_CROSS_NIC", "nccl_cross_nic")];
 
 /// NCCL's older numbering of NCCL_P2P_LEVEL (graph/paths.cc `levelsOldToNew`, v2.21.5-1 and
 /// v2.30.7-1): index the number, past the end the last.
@@ -232,6 +242,12 @@ impl Environment {
                     return Err(env.refusal(name, v, &why, ""));
                 }
                 "NCCL_BUFFSIZE" => format!("{n}B"),
+                // NCCL reads 0, 1 and 2 (search.cc `ncclTopoCompute`); any other number is none of
+                // them, and 2.18.5 reads it otherwise than later releases: refused, not guessed.
+                "NCCL_CROSS_NIC" if (0..=2).contains(&n) => n.to_string(),
+                "NCCL_CROSS_NIC" => {
+                    return Err(env.refusal(name, v, "is not 0, 1 or 2, the values NCCL's search reads (search.cc ncclTopoCompute); give 0, 1 or 2", ""))
+                }
                 // NCCL's routes leave PXN off only at 1 (src/graph/paths.cc `ncclPxnDisable(comm) != 1`,
                 // search.cc `== 1`), while its proxies connect for PXN only at 0 (src/init.cc `== 0`),
                 // 2.18.5 to 2.30.7: any other value runs neither way throughout.
@@ -299,9 +315,14 @@ impl Environment {
         if let Some(var) = from(&file) {
             return self.refusal(var, &field, &problem, &file);
         }
-        // A level the machine cannot run (`Comm::set_constants`), named by the variable that set it.
-        if file == "nccl_p2p_level" {
-            if let Some(set) = self.applied.iter().find(|a| a.starts_with("NCCL_P2P_")) {
+        // A level or a crossNic the machine cannot run (`Comm::set_constants`), named by the variable that set it.
+        let set_by = match file.as_str() {
+            "nccl_p2p_level" => Some("NCCL_P2P_"),
+            "nccl_cross_nic" => Some("NCCL_CROSS_NIC="),
+            _ => None,
+        };
+        if let Some(prefix) = set_by {
+            if let Some(set) = self.applied.iter().find(|a| a.starts_with(prefix)) {
                 let var = set.split('=').next().unwrap_or(set);
                 return self.refusal(var, set, &problem, "");
             }
@@ -436,6 +457,22 @@ mod tests {
         refused(&[("NCCL_BUFFSIZE", "8M")], &["NCCL_BUFFSIZE (environment): 8M: is not a whole number as NCCL reads it", "unset NCCL_BUFFSIZE"]);
     }
 
+    /// NCCL_CROSS_NIC: 0, 1 or 2 as search.cc reads them (`nccl_cross_nic`); other numbers refused;
+    /// a crossNic the machine cannot run named by the variable (`Comm::check_cross_nic`).
+    #[test]
+    fn cross_nic_is_zero_one_or_two() {
+        for (text, want) in [("0", "0"), ("1", "1"), ("0x2", "2")] {
+            let env = read(&[("NCCL_CROSS_NIC", text)]).unwrap();
+            assert_eq!(env.params, [("nccl_cross_nic".to_string(), want.to_string())], "{text}");
+            assert!(env.unmodelled.is_empty() && env.applied == [format!("NCCL_CROSS_NIC={text}")], "{env:?}");
+            assert_eq!(constants::split(&env.params).unwrap().0.cross_nic.to_string(), want);
+        }
+        refused(&[("NCCL_CROSS_NIC", "3")], &["NCCL_CROSS_NIC (environment): 3: is not 0, 1 or 2", "; or unset NCCL_CROSS_NIC"]);
+        let env = read(&[("NCCL_CROSS_NIC", "1")]).unwrap();
+        let e = env.named(Error::input("nccl_cross_nic", "1", "lets every ring channel leave")).to_string();
+        assert_eq!(e, "NCCL_CROSS_NIC (environment): NCCL_CROSS_NIC=1: lets every ring channel leave; or unset NCCL_CROSS_NIC");
+    }
+
     /// NCCL_PXN_DISABLE: 1 leaves PXN off (src/graph/paths.cc `!= 1`, search.cc `== 1`), 0 on;
     /// NCCL treats any other value one way in its routes and the other in its proxies (src/init.cc
     /// `== 0`), so it is refused.
@@ -502,14 +539,14 @@ mod tests {
         let env = read(&[
             ("NCCL_NET_GDR_LEVEL", "PHB"),
             ("NCCL_DEBUG", "INFO"),
-            ("NCCL_CROSS_NIC", "1"),
+            ("NCCL_IB_QPS_PER_CONNECTION", "2"),
             ("PATH", "/bin"),
-            ("NCCL_CROSS_NIC", "0"),
+            ("NCCL_IB_QPS_PER_CONNECTION", "4"),
             ("NCCL_SOCKET_IFNAME", "eth0"),
         ])
         .unwrap();
-        assert_eq!(env.unmodelled, ["NCCL_CROSS_NIC", "NCCL_NET_GDR_LEVEL"]);
-        assert_eq!(env.notes("door"), ["not modelled, NCCL's default assumed: NCCL_CROSS_NIC, NCCL_NET_GDR_LEVEL"]);
+        assert_eq!(env.unmodelled, ["NCCL_IB_QPS_PER_CONNECTION", "NCCL_NET_GDR_LEVEL"]);
+        assert_eq!(env.notes("door"), ["not modelled, NCCL's default assumed: NCCL_IB_QPS_PER_CONNECTION, NCCL_NET_GDR_LEVEL"]);
         assert!(read(&[("NCCL_DEBUG", "INFO"), ("NCCL_DEBUG_SUBSYS", "ALL")]).unwrap().notes("door").is_empty());
         // A variable read is never named as not modelled, even where a flag wins over it.
         let given = Given { algo: true, ..Given::default() };

@@ -366,8 +366,9 @@ struct Dag {
     /// it (its forward of that chunk): the slot it arrived in is free only once they are done
     /// (`slot_freed`). None recorded: the chunk's arrival frees it.
     released: std::collections::HashMap<usize, Vec<usize>>,
-    /// The call's steps through an intermediate GPU (`Call::nvb`).
+    /// The call's steps through an intermediate GPU (`Call::nvb`) and through host memory (`Call::shm`).
     nvb: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
+    shm: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
 }
 
 impl Dag {
@@ -385,6 +386,7 @@ impl Dag {
             limit: limit.max(1),
             released: std::collections::HashMap::new(),
             nvb: c.nvb.clone(),
+            shm: c.shm.clone(),
         }
     }
 
@@ -424,8 +426,10 @@ impl Dag {
             // in the intermediate GPU's memory and the receiver's kernel loads it from there
             // (NCCL 2.30.7 src/transport/p2p.cc `p2pSendSetup`/`p2pRecvSetup`, P2P_INTERMEDIATE:
             // both buffers are the intermediate rank's; 2.18.3 the same). One transfer over both
-            // NVLinks: its rate is the narrower's, as NCCL's path bandwidth is.
-            _ => self.nvb.get(&(src, dst)).map(|&g| vec![g]).unwrap_or_default(),
+            // NVLinks: its rate is the narrower's, as NCCL's path bandwidth is. Through host memory
+            // (SHM, `Call::shm`) where the steps are not lowered as legs (`shm`: rings that leave
+            // the node, pipelines, trees): one transfer through the connection's buffer.
+            _ => self.nvb.get(&(src, dst)).or_else(|| self.shm.get(&(src, dst))).map(|&g| vec![g]).unwrap_or_default(),
         };
         // NCCL's kernels move the bytes (`Transfer::kernel`).
         self.t.push(Transfer {

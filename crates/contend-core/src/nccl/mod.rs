@@ -21,6 +21,8 @@ pub mod versions;
 #[cfg(test)]
 mod ceiling_tests;
 #[cfg(test)]
+mod divert_tests;
+#[cfg(test)]
 mod dtree_tests;
 #[cfg(test)]
 mod grain_tests;
@@ -319,6 +321,13 @@ pub struct Comm {
     pub nvb: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
     /// The first node's NICs that NCCL's network search lists (`rails::search_nics`).
     pub nics: Vec<usize>,
+    /// The P2P level NCCL's graph (`topo`, the rings, NICs and graphs searched on it) was built at
+    /// (`at_level`); None: every pair as typed.
+    pub graph_level: Option<topo::PathType>,
+    /// The farthest path type, at most PXB, between two GPUs of the node before any pair is
+    /// diverted: NCCL's P2P transport joins such pairs at every default level (`cpu::p2p_level`
+    /// is PXB or SYS), and a level given below it diverts them through the CPU (`at_level`).
+    pub p2p_farthest: Option<topo::PathType>,
 }
 
 /// NCCL's choice for one call: algorithm, protocol, its model's time (µs), the channels a tuner
@@ -335,11 +344,33 @@ pub struct Pick {
 impl Comm {
     /// `nodes_gpus[k]`: the devices of node k, in local rank order (every node alike).
     pub fn new(m: &Machine, nodes_gpus: &[Vec<usize>], channels: Option<usize>) -> Result<Comm> {
+        Comm::at_level(m, nodes_gpus, channels, None)
+    }
+
+    /// `new`, with NCCL's graph at P2P level `level` (`topo::Topo::through_cpus`; None: every pair
+    /// as typed): `set_constants` builds it where the level given leaves to SHM a pair that NCCL's
+    /// P2P transport joins at every default level (`p2p_farthest`).
+    fn at_level(m: &Machine, nodes_gpus: &[Vec<usize>], channels: Option<usize>, level: Option<topo::PathType>) -> Result<Comm> {
         let nodes = nodes_gpus.len();
         let ppn = nodes_gpus[0].len();
         let devices: Vec<usize> = nodes_gpus.iter().flatten().copied().collect();
         let router = Router::new(m);
-        let topo = topo::Topo::new(m, &router, &nodes_gpus[0]);
+        let mut topo = topo::Topo::new(m, &router, &nodes_gpus[0]);
+        let p2p_farthest = topo.paths.iter().flatten().flatten().map(|p| p.kind).filter(|&k| k <= topo::PathType::Pxb).max();
+        if let Some(level) = level {
+            topo.through_cpus(m, &router, level).map_err(|g| {
+                Error::input(
+                    "nccl_p2p_level",
+                    level.name(),
+                    format!(
+                        "leaves GPU pairs to host memory, which NCCL reaches through the CPU nearest each receiver (paths.cc addInterStep), and {} reaches no root complex on its node in {}; add the GPU's PCIe path to its CPU, or give {} or above",
+                        m.devices[g].name,
+                        m.origin,
+                        p2p_farthest.map_or("SYS", topo::PathType::name)
+                    ),
+                )
+            })?;
+        }
         let graph = topo::search(&topo).ok_or_else(|| {
             Error::input(
                 &m.origin,
@@ -531,12 +562,24 @@ impl Comm {
             cpu,
             nvb,
             nics,
+            graph_level: level,
+            p2p_farthest,
         })
     }
 
     /// NCCL's constants as given (`nccl_*` parameters), with the release whose cost model
     /// chooses; a release older than the GPUs (before 2.25 on Blackwell) is refused in one line.
     pub fn set_constants(&mut self, c: constants::Constants) -> Result<()> {
+        // A P2P level below a pair NCCL's P2P transport would join changes NCCL's graph: built
+        // again at that level (and back, for a level that no longer does), from the machine as
+        // NCCL drives it (`m`: rebuilding from it changes nothing else), keeping the tuner.
+        let level = c.p2p_level.filter(|&l| self.p2p_farthest.is_some_and(|f| l < f));
+        if level != self.graph_level {
+            let nodes_gpus: Vec<Vec<usize>> = self.devices.chunks(self.ppn).map(<[usize]>::to_vec).collect();
+            let tuner = self.tuner.take();
+            *self = Comm::at_level(&self.m, &nodes_gpus, self.channels_given, level)?;
+            self.tuner = tuner;
+        }
         if !c.version.knows_blackwell() && self.topo.cc >= 100 {
             return Err(Error::input(
                 "nccl_version",
@@ -557,6 +600,7 @@ impl Comm {
                 ),
             ));
         }
+        self.check_cross_nic(&c)?;
         if !c.version.cross_nic_pairs() && self.rails_under(&c).cross {
             return Err(Error::input(
                 "nccl_version",
@@ -567,16 +611,31 @@ impl Comm {
                 ),
             ));
         }
-        self.shm_given = match c.p2p_level {
-            Some(level) => Some(std::sync::Arc::new(self.shm_at(level)?)),
-            None => None,
-        };
+        self.shm_given = c.p2p_level.map(|level| std::sync::Arc::new(self.shm_at(level)));
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
         self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
         self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;
         Ok(())
+    }
+
+    /// NCCL_CROSS_NIC (`nccl_cross_nic`) as the rails restate it. NCCL's search (search.cc
+    /// `ncclTopoCompute`, v2.18.5-1 to v2.30.7-1) lets a ring channel leave by another NIC than it
+    /// entered by only where a node has more than one network device: at 2 (the default) after the
+    /// same-NIC search at a speed found nothing, which `rails` restates (`Rails::cross`); at 0
+    /// never, the same graph wherever the rails do not cross; at 1 from the first search, each
+    /// channel leaving by the first of its leaving GPU's nearest NICs with room
+    /// (`ncclTopoSearchRecGpu`, `ncclTopoSelectNets`), paired only in 2.20.3 to 2.22.3. The others
+    /// are refused in one line.
+    fn check_cross_nic(&self, c: &constants::Constants) -> Result<()> {
+        let devices: usize = self.nics.iter().map(|&d| rails::net_devices(&self.m.devices[d])).sum();
+        let why = match c.cross_nic {
+            0 if self.rails_under(c).cross => "keeps each ring channel on the NIC it entered by, which on these nodes some channel leaves from across a CPU link (search.cc crossNic 0); contend restates the graph that leaves by another NIC there",
+            1 if self.nodes > 1 && devices > 1 => "lets every ring channel leave by its leaving GPU's nearest NIC from the first search (search.cc crossNic 1), which contend does not restate",
+            _ => return Ok(()),
+        };
+        Err(Error::input("nccl_cross_nic", c.cross_nic.to_string(), format!("{why}; give 2 (NCCL's default)")))
     }
 
     /// The channels a tree all-reduce's later channels copy (`lower::tree_mirrored`).
@@ -595,27 +654,14 @@ impl Comm {
         self.shm_given.as_ref().unwrap_or(&self.shm[usize::from(!self.constants.version.old())])
     }
 
-    /// The pairs NCCL connects through host memory at P2P level `level` (`shm_steps`). NCCL routes
-    /// a pair beyond its level through the receiver's CPU in its graph too (graph/paths.cc
-    /// `ncclTopoComputePaths`, `addInterStep`), which leaves a PHB or SYS path its type and
-    /// bandwidth (the same host bridge or socket link either way) but makes an NVLink, NVB, PIX or
-    /// PXB pair a PHB or SYS one, which NCCL's ring search then sees: a level below such a pair is
-    /// refused in one line, as contend searches the graph once (`new`), with every pair as typed.
-    fn shm_at(&self, level: topo::PathType) -> Result<Steps> {
-        let cut = self.topo.paths.iter().flatten().flatten().map(|p| p.kind).filter(|&k| k <= topo::PathType::Pxb && k > level).min();
-        if let Some(kind) = cut {
-            return Err(Error::input(
-                "nccl_p2p_level",
-                level.name(),
-                format!(
-                    "puts GPU pairs of path type {} through host memory, which changes NCCL's graph search (paths.cc addInterStep), not restated by contend yet; contend models levels of {} and above",
-                    kind.name(),
-                    kind.name()
-                ),
-            ));
-        }
+    /// The pairs NCCL connects through host memory at P2P level `level` (`shm_steps`): NCCL routes
+    /// a pair beyond its level through the receiver's CPU in its graph too (`at_level`), which
+    /// leaves a PHB or SYS path its type and bandwidth (the same host bridge or socket link either
+    /// way), so the graph is built again only for a level below NVLink, NVB, PIX or PXB pairs
+    /// (`set_constants`).
+    fn shm_at(&self, level: topo::PathType) -> Steps {
         let nodes_gpus: Vec<Vec<usize>> = self.devices.chunks(self.ppn).map(<[usize]>::to_vec).collect();
-        Ok(shm_steps(&Router::new(&self.m), &self.topo, &nodes_gpus, &self.nvb, Some(level)))
+        shm_steps(&Router::new(&self.m), &self.topo, &nodes_gpus, &self.nvb, Some(level))
     }
 
     /// The channels' rings and NICs as the constants run them: by the release's path types
@@ -883,13 +929,14 @@ impl Comm {
 /// `ncclTopoCheckP2p` asks NVML); the other pairs take SHM. Every node is alike, so the pairs are
 /// looked for on the first node only where it has none. CUDA's peer access turned off (maxmin's
 /// `p2p=off`) is not read here: its steps stay one staged transfer each. A pair joined through an
-/// intermediate GPU (`nvb`) is NVB, below every level: P2P.
+/// intermediate GPU (`nvb`) is P2P: a level below NVB has diverted it through a CPU (`cpu`).
 fn shm_steps(router: &Router, topo: &topo::Topo, nodes_gpus: &[Vec<usize>], nvb: &Steps, level: Option<topo::PathType>) -> Steps {
     let mut out = std::collections::BTreeMap::new();
     for (k, gpus) in nodes_gpus.iter().enumerate() {
         for (i, &a) in gpus.iter().enumerate() {
             for (j, &b) in gpus.iter().enumerate().filter(|&(_, &b)| b != a) {
-                let beyond = level.is_some_and(|l| topo.paths[i][j].as_ref().is_some_and(|p| p.kind > l));
+                // A pair diverted through a CPU (`Topo::through_cpus`) is SHM whatever its path type.
+                let beyond = topo.paths[i][j].as_ref().is_some_and(|p| p.cpu.is_some() || level.is_some_and(|l| p.kind > l));
                 let staged = !nvb.contains_key(&(a, b))
                     && (beyond || router.plan(a, b, None, &[], true).is_ok_and(|p| p.mechanism == crate::workload::Mechanism::Staged));
                 if let Some(mem) = router.nearest_memory(b).filter(|_| staged) {

@@ -91,8 +91,8 @@ impl<'m> ProgramCalls<'m> {
         let nodes_gpus: Vec<Vec<usize>> = nodes.into_iter().map(|(_, v)| v).collect();
         let mut comm = Comm::new(m, &nodes_gpus, self.env.channels).map_err(problem)?;
         comm.set_constants(self.constants).map_err(|e| {
-            // A P2P level the environment set is named by its variable (`Environment::named`).
-            let from_env = matches!(&e, Error::Input { file, .. } if file == "nccl_p2p_level") && self.env.params.iter().any(|(k, _)| k == "nccl_p2p_level");
+            // A P2P level or crossNic the environment set is named by its variable (`Environment::named`).
+            let from_env = matches!(&e, Error::Input { file, .. } if ["nccl_p2p_level", "nccl_cross_nic"].contains(&file.as_str()) && self.env.params.iter().any(|(k, _)| k == file));
             if from_env {
                 self.env.named(e).to_string()
             } else {

@@ -402,6 +402,31 @@ fn crossnic_pairs_run_from_2_20_and_2_19_is_refused_where_rails_cross() {
     d.set_constants(constants::Constants { version: versions::Version::V2_19, ..Default::default() }).unwrap();
 }
 
+/// NCCL_CROSS_NIC (`nccl_cross_nic`): on DGX-1 the rails never cross (PIX at both ends), so 0 is
+/// the same graph and runs, on every release; the Alps-like node's rails cross, where 0 (NCCL's
+/// same-NIC graph, leaving from across a CPU link) is refused in one line. 1 lets every channel leave
+/// by its leaving GPU's nearest NIC from the first search: refused across nodes of several NICs,
+/// run on one node (no NIC: crossNic does not apply).
+#[test]
+fn cross_nic_zero_runs_where_the_rails_do_not_cross_and_one_only_on_one_node() {
+    let with = |c: &mut Comm, cross_nic: u8, version: versions::Version| c.set_constants(constants::Constants { cross_nic, version, ..Default::default() });
+    let mut d = two("dgx1-p100", "12.5GB/s");
+    for v in [versions::Version::V2_18, versions::Version::V2_30] {
+        with(&mut d, 0, v).unwrap();
+        let err = with(&mut d, 1, v).unwrap_err().to_string();
+        assert!(err.starts_with("nccl_cross_nic: 1: lets every ring channel") && err.ends_with("give 2 (NCCL's default)") && !err.contains('\n'), "{err}");
+    }
+    let file = gh200_quad(true);
+    let mut c = two(file.to_str().unwrap(), "25GB/s");
+    with(&mut c, 2, versions::Version::V2_21).unwrap();
+    let err = with(&mut c, 0, versions::Version::V2_21).unwrap_err().to_string();
+    assert!(err.starts_with("nccl_cross_nic: 0: keeps each ring channel on the NIC it entered by") && !err.contains('\n'), "{err}");
+    std::fs::remove_file(&file).unwrap();
+    let m = Machine::load("dgx-a100").unwrap();
+    let mut one = Comm::new(&m, &[m.gpus()], None).unwrap();
+    with(&mut one, 1, versions::Version::V2_30).unwrap();
+}
+
 /// DGX-1 (P100), the multi-NIC preset without NVSwitch: each NIC is entered and left by a quarter
 /// of the channels (PIX at both ends: crossNic 0, no PXN), and the ring reaches the NICs' bound,
 /// 4 x 12.5 = 50 GB/s: within 2% under packet; maxmin keeps the NICs' PCIe Gen3 x16 links at 93%

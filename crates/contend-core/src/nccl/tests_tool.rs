@@ -400,7 +400,15 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             let pairs = beyond[..beyond.len().min(4)].join(", ");
             let version = comm.constants.version.tag();
             caveats.push(if comm.constants.p2p_level.is_some() {
-                format!("NCCL {version} connects {pairs}{more} through host memory (SHM) though peer access is allowed: beyond the P2P level given, {} (NCCL_P2P_LEVEL or NCCL_P2P_DISABLE=1, nccl_p2p_level)", level.name())
+                let graph = if comm.graph_level.is_some() {
+                    format!(
+                        "; its graph routes them through the receiver's CPU (graph/paths.cc addInterStep), and its ring search finds {} ring(s) at {} GB/s on those paths",
+                        comm.ring_graph.0, comm.ring_graph.1
+                    )
+                } else {
+                    String::new()
+                };
+                format!("NCCL {version} connects {pairs}{more} through host memory (SHM) though peer access is allowed: beyond the P2P level given, {} (NCCL_P2P_LEVEL or NCCL_P2P_DISABLE=1, nccl_p2p_level){graph}", level.name())
             } else {
                 format!(
                     "NCCL {version} connects {pairs}{more} through host memory (SHM) though peer access is allowed: its P2P level on {} hosts with {} GPUs a node is {} (graph/paths.cc ncclTopoCheckP2p); NCCL_P2P_LEVEL changes it",

@@ -63,6 +63,9 @@ pub struct Path {
     pub bw: f64,
     /// The GPU an NVB path passes through, whose memory holds the connection's buffer.
     pub via: Option<usize>,
+    /// The CPU (root complex) NCCL routes the pair through where its P2P level leaves the pair to
+    /// SHM (`Topo::through_cpus`).
+    pub cpu: Option<usize>,
 }
 
 /// Compute capability from a GPU's model name (NCCL reads it from the driver); Ampere's 8.0 where
@@ -183,13 +186,45 @@ impl Topo {
                         }
                         Some(intermediate(m, &link_bw, gpus, a, b).map_or(path, |(g, bw)| {
                             let hops = vec![nvlinks(m, a, g)[0].0, nvlinks(m, g, b)[0].0];
-                            Path { hops, kind: PathType::Nvb, bw, via: Some(g) }
+                            Path { hops, kind: PathType::Nvb, bw, via: Some(g), cpu: None }
                         }))
                     })
                     .collect()
             })
             .collect();
         Topo { gpus: gpus.to_vec(), cc, paths, link_bw }
+    }
+
+    /// The paths as NCCL's graph holds them at P2P level `level` (NCCL_P2P_LEVEL, NCCL_P2P_DISABLE=1:
+    /// LOC): graph/paths.cc `ncclTopoComputePaths` (v2.18.5-1 to v2.30.7-1 alike) diverts every pair
+    /// `ncclTopoCheckP2p` refuses, one whose path type is above the level, through the CPU nearest
+    /// the receiver (`getLocalCpu`/`ncclGetLocalCpu`: fewest hops) with `addInterStep`: the sender's
+    /// path to that CPU, then the CPU's path to the receiver, typed the worse of the two and as wide
+    /// as the narrower. A CPU's paths never pass through a GPU (`ncclTopoSetPaths` routes through a
+    /// GPU only for NVB), here the router's paths without peer traffic, which leave GPUs as
+    /// endpoints. The search (`search`) then runs on these paths as on any others. Err: the GPU
+    /// (machine device) that reaches no root complex on its node, so that no CPU can be passed.
+    pub fn through_cpus(&mut self, m: &Machine, router: &Router, level: PathType) -> Result<(), usize> {
+        let local = |h: &Vec<Hop>| h.iter().all(|x| m.links[x.link].kind != LinkKind::Network);
+        for j in 0..self.gpus.len() {
+            let b = self.gpus[j];
+            let cpu = (0..m.devices.len())
+                .filter(|&d| m.devices[d].kind == DeviceKind::RootComplex)
+                .filter_map(|d| router.path(b, d, false).filter(local).map(|h| (h.len(), d)))
+                .min()
+                .map(|(_, d)| d)
+                .ok_or(b)?;
+            for i in (0..self.gpus.len()).filter(|&i| i != j) {
+                if self.paths[i][j].as_ref().is_none_or(|p| p.kind <= level) {
+                    continue;
+                }
+                let up = router.path(self.gpus[i], cpu, false).filter(local).ok_or(self.gpus[i])?;
+                let down = router.path(cpu, b, false).filter(local).ok_or(b)?;
+                let path = classify(m, &self.link_bw, up.into_iter().chain(down).collect(), true);
+                self.paths[i][j] = Some(Path { cpu: Some(cpu), ..path });
+            }
+        }
+        Ok(())
     }
 
     /// The best path type between any two of these GPUs and the worst.
@@ -296,7 +331,7 @@ pub(super) fn classify(m: &Machine, bw: &[f64], hops: Vec<Hop>, peer: bool) -> P
         PathType::Pix
     };
     let b = hops.iter().filter_map(|h| bw.get(h.link).copied()).fold(f64::INFINITY, f64::min);
-    Path { hops, kind, bw: if b.is_finite() { b } else { 0.0 }, via: None }
+    Path { hops, kind, bw: if b.is_finite() { b } else { 0.0 }, via: None, cpu: None }
 }
 
 /// The ring graph: rings (orders of GPU indices into `Topo::gpus`) and the bandwidth NCCL
