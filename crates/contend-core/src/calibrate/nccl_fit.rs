@@ -474,7 +474,8 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         points
             .iter()
             .map(|x| {
-                let (pick, ran) = tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, &protos, model, &model_params, false, nccl_tests::ITERS)?;
+                let (pick, ran) =
+                    tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, &protos, model, &model_params, false, nccl_tests::ITERS)?;
                 Ok((format!("{}/{}", pick.algo.name(), pick.proto.name()), ran.seconds))
             })
             .collect()
