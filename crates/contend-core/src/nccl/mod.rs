@@ -1091,7 +1091,11 @@ pub fn run_loop(m: &Machine, call: &lower::Call, model: &str, params: &[(String,
     }
     let Some(two) = run_pair(m, call, model, params, limit)? else { return Ok(None) };
     let period = (two - one.seconds).max(0.0);
-    Ok(Some(Ran { seconds: (one.seconds + (iters - 1) as f64 * period) / iters as f64, ..one }))
+    let seconds = (one.seconds + (iters - 1) as f64 * period) / iters as f64;
+    // A resource carries a call's bytes in the loop's time per call, not the call's alone.
+    let busier = if seconds > 0.0 { one.seconds / seconds } else { 1.0 };
+    let bottlenecks = one.bottlenecks.iter().map(|(r, used, cap)| (r.clone(), if *used >= 0.0 { used * busier } else { *used }, *cap)).collect();
+    Ok(Some(Ran { seconds, bottlenecks, ..one }))
 }
 
 /// Seconds two calls of `call` take back to back on each GPU's stream (`lower::pair`); None over
