@@ -2,7 +2,9 @@
 //! machine: its table (size, count, type, redop, root, then time, algbw, busbw and #wrong for
 //! out-of-place and in-place), with its bus-bandwidth factors and its `# Avg bus bandwidth`
 //! (the mean busbw over every row, out-of-place and in-place). Each size is one call of NCCL's
-//! pick, lowered and run on the executor; the sizes are independent and run in parallel.
+//! pick, lowered and run on the executor (a broadcast or reduce also two calls back to back, as
+//! nccl-tests' timed loop runs them: `super::run_loop`); the sizes are independent and run in
+//! parallel.
 //! nccl-tests' own definitions (sizes, counts, datatypes, number formats) are tools::nccl_tests'.
 
 use super::{lower, tuning, Algo, Coll, Comm, Proto, PROTOS};
