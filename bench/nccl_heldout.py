@@ -154,9 +154,10 @@ ROUND23 = [
            ("oci-hpc-nccl-run-allreduce-h100-200-sbatch.txt", 'var_NCCL_IB_HCA="=mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6'),
            ("oci-hpc-nccl-run-allreduce-h100-200-sbatch.txt", "-b 1G -e 16G -f 2 -g 1 -n 50")]),
     Table("8 x H800 (Inspur NF5688M7, NVSwitch), broadcast, one process (-g 8), NCCL 2.18.3",
-          str(MACHINES / "h800x8.yaml"), dict(op="broadcast", min_bytes="4", max_bytes="2G", ngpus=8),
+          str(MACHINES / "h800x8.yaml"), dict(op="broadcast", min_bytes="4", max_bytes="2G", ngpus=8, iters=100),
           "h800x8-nf5688m7-broadcast.txt",
-          [("h800x8-nf5688m7-broadcast.txt", "# nThread 1 nGpus 8 minBytes 4 maxBytes 2147483648")]),
+          [("h800x8-nf5688m7-broadcast.txt", "# nThread 1 nGpus 8 minBytes 4 maxBytes 2147483648"),
+           ("h800x8-nf5688m7-broadcast.txt", "warmup iters: 50 iters: 100")]),
     Table("8 x H20 (NVSwitch; NVIDIA/nccl-tests 306), all_reduce, one process (-g 8)", str(MACHINES / "h20x8.yaml"),
           dict(op="all_reduce", min_bytes="1M", max_bytes="2G", ngpus=8), "h20x8-nccl-tests-306.txt",
           [("h20x8-nccl-tests-306.txt", "# nThread 1 nGpus 8 minBytes 1048576 maxBytes 2147483648")]),
@@ -202,7 +203,7 @@ ROUND23 = [
 def command(machine: str, request: dict) -> str:
     """The `contend nccl-tests` command line of a request (machine files by their path from the repository root)."""
     flags = {"op": "--op", "min_bytes": "-b", "max_bytes": "-e", "factor": "-f", "ngpus": "-g", "nodes": "--nodes",
-             "algo": "--algo", "proto": "--proto", "nccl_version": "--nccl-version"}
+             "algo": "--algo", "proto": "--proto", "nccl_version": "--nccl-version", "iters": "-n"}
     name = str(Path(machine).relative_to(Path(__file__).parent.parent)) if "/" in machine else machine
     words = [f"{k}={v}" for k, v in request.get("env", {}).items()] + ["contend nccl-tests", name]
     for key, value in request.items():

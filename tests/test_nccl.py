@@ -164,6 +164,7 @@ def test_a_1g_tree_all_reduce_across_many_nodes_runs_at_nccls_double_tree_bound(
     (["--root", "-1"], "--root: is -1; give 0 or more"),
     (["--channels", "-1"], "--channels: is -1; give 1 to 64"),
     (["--nccl-version", "2.17"], "--nccl-version"),
+    (["-n", "0"], "-n: is 0; give 1 to 1000000"),
     (["--op", "all_reduce", "--op", "alltoall", "--plot", "busbw.png"], "--plot: draws one collective"),
 ])
 def test_bad_input_is_one_line_exit_2(args, needle):
@@ -171,6 +172,19 @@ def test_bad_input_is_one_line_exit_2(args, needle):
     assert r.returncode == 2, r.stdout
     msg = r.stderr.strip()
     assert needle in msg and "\n" not in msg and "Traceback" not in msg, msg
+
+
+def test_iterations_pay_a_broadcast_chains_fill_once():
+    # nccl-tests' -n: a broadcast's chain fills once per timed loop (docs/nccl.md, "Back-to-back iterations"), so
+    # more iterations take less per call, -n 1 being the call alone; an all-reduce has nothing to overlap.
+    def time_us(op, n):
+        r = run_cli("nccl-tests", "dgx-a100", "--op", op, "-b", "64M", "-e", "64M", "-n", str(n), "--json")
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)["rows"][0]["time_us"]
+    one, twenty, hundred = time_us("broadcast", 1), time_us("broadcast", 20), time_us("broadcast", 100)
+    assert hundred < twenty < 0.6 * one, (one, twenty, hundred)
+    assert api.nccl_tests("dgx-a100", "broadcast", "64M", "64M", iters=20)["rows"][0]["time_us"] == twenty
+    assert time_us("all_reduce", 1) == time_us("all_reduce", 100)
 
 
 def test_the_gpus_hint_only_where_both_forms_run():

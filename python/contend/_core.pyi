@@ -176,4 +176,5 @@ def nccl_tests(
     network_bandwidth: str | None = None,
     tuner: str | None = None,
     env: Sequence[tuple[str, str]] = ...,
+    iters: int | None = None,
 ) -> str: ...

@@ -706,6 +706,7 @@ def nccl_tests(
     network_bandwidth: str | None = None,
     tuner: str | None = None,
     env: Mapping[str, str] | None = None,
+    iters: int = 20,
     **params: Any,
 ) -> dict[str, Any]:
     """What nccl-tests' ``<op>_perf -b MIN -e MAX -f FACTOR`` would print on ``machine`` (a preset, a machine file,
@@ -724,11 +725,13 @@ def nccl_tests(
     ``env``: NCCL's variables read as NCCL reads them where the arguments leave the setting unset (NCCL_ALGO,
     NCCL_PROTO, NCCL_MIN/MAX_NCHANNELS, NCCL_BUFFSIZE, NCCL_PXN_DISABLE, NCCL_CROSS_NIC, NCCL_P2P_DISABLE/LEVEL);
     ``None`` reads this process's environment, ``{}`` none. The report's ``notes`` and ``caveats`` say which applied.
+    ``iters`` is nccl-tests' ``-n``: the timed calls, enqueued back to back, over which a row's time is the mean (a
+    broadcast or reduce pays its chain's fill once over them; docs/nccl.md, "Back-to-back iterations").
     """
     return json.loads(_core.nccl_tests(
         _machine_source(machine), op, str(min_bytes), str(max_bytes), factor, ngpus=ngpus, gpus=gpus, dtype=dtype,
         root=root, algo=algo, proto=proto, channels=channels, model=model, params=_params(params), explain=explain,
-        nodes=nodes, network_bandwidth=network_bandwidth, tuner=tuner, env=_nccl_env(env),
+        nodes=nodes, network_bandwidth=network_bandwidth, tuner=tuner, env=_nccl_env(env), iters=iters,
     ))
 
 

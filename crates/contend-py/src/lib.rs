@@ -559,7 +559,7 @@ fn apps() -> String {
 
 /// `api::nccl_tests`: what nccl-tests would print (JSON; its "table" is the text nccl-tests prints).
 #[pyfunction]
-#[pyo3(signature = (machine, op, min_bytes, max_bytes, factor, ngpus=None, gpus=None, dtype="float", root=None, algo=None, proto=None, channels=None, model="maxmin", params=Vec::new(), explain=false, nodes=None, network_bandwidth=None, tuner=None, env=Vec::new()))]
+#[pyo3(signature = (machine, op, min_bytes, max_bytes, factor, ngpus=None, gpus=None, dtype="float", root=None, algo=None, proto=None, channels=None, model="maxmin", params=Vec::new(), explain=false, nodes=None, network_bandwidth=None, tuner=None, env=Vec::new(), iters=None))]
 #[allow(clippy::too_many_arguments)]
 fn nccl_tests(
     py: Python<'_>,
@@ -582,8 +582,10 @@ fn nccl_tests(
     network_bandwidth: Option<String>,
     tuner: Option<String>,
     env: Vec<(String, String)>,
+    iters: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
     let factor: u64 = whole(factor, "factor", 2)?;
+    let iters = whole_opt(iters, "iters", 1)?.unwrap_or(contend_core::tools::nccl_tests::ITERS);
     let (root, nodes): (usize, usize) = (whole_opt(root, "root", 0)?.unwrap_or(0), whole_opt(nodes, "nodes", 1)?.unwrap_or(1));
     let (ngpus, channels) = (whole_opt(ngpus, "ngpus", 1)?, whole_opt(channels, "channels", 1)?);
     let req = contend_core::nccl::tests_tool::Request {
@@ -595,6 +597,7 @@ fn nccl_tests(
         gpus,
         dtype: dtype.into(),
         root,
+        iters,
         algo,
         proto,
         channels,

@@ -25,6 +25,8 @@ def nccl_tests(
     ngpus: int | None = Count(None, "-g", "--ngpus", lo=1, help="nccl-tests' -g: one process drives the node's "
                               "first N GPUs, launching each in turn (default: every GPU, a process each, as "
                               "mpirun -np N ... -g 1)."),
+    iters: int = Count(20, "-n", "--iters", lo=1, hi=1_000_000, help="nccl-tests' -n: timed iterations, enqueued "
+                       "back to back (a broadcast or reduce pays its chain's fill once over them)."),
     gpus: str | None = typer.Option(
         None, "--gpus", help="Use these GPUs of the node in rank order, comma-separated: names (GPU0) or indices (0); "
         "with -g of their count, one process drives them."
@@ -107,7 +109,7 @@ def nccl_tests(
                 machine, op, min_bytes, max_bytes, factor, ngpus=ngpus, gpus=gpu_list, dtype=dtype, root=root,
                 algo=algo, proto=proto, channels=channels, model=model, explain=explain or target is not None,
                 nodes=nodes, network_bandwidth=network_bandwidth, tuner=None if tuner is None else str(tuner),
-                **params | version,
+                iters=iters, **params | version,
             )
             for op in ops
         ]

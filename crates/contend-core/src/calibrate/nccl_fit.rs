@@ -344,7 +344,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
                     format!("is no algorithm NCCL runs {} with on {} ({}); give one of {}", coll.name(), row.dtype, run.op, have.join(", ")),
                 ));
             }
-            let (pick, ran) = tests_tool::run_size(&comm, coll, row.size, root, &algos, &protos, model, &model_params, false)?;
+            let (pick, ran) = tests_tool::run_size(&comm, coll, row.size, root, &algos, &protos, model, &model_params, false, nccl_tests::ITERS)?;
             let t = ran.seconds;
             let call = comm.call_with(coll, pick.algo, pick.proto, row.size, root, pick.channels).merged();
             let step_of = if matches!(coll, Coll::AllToAll | Coll::SendRecv) { Proto::Simple } else { pick.proto };
@@ -363,7 +363,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             let mut half = base;
             half.efficiency = base.efficiency.map(|e| e / 2.0);
             comm.set_constants(half)?;
-            let t_half = tests_tool::run_size(&comm, coll, row.size, root, &algos, &protos, model, &model_params, false)?.1.seconds;
+            let t_half = tests_tool::run_size(&comm, coll, row.size, root, &algos, &protos, model, &model_params, false, nccl_tests::ITERS)?.1.seconds;
             comm.set_constants(base)?;
             let with = latency_only(&comm, &call, model, &model_params)?;
             let (path, s0) = if bare.step != call.step || bare.step_net != call.step_net {
@@ -474,7 +474,8 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         points
             .iter()
             .map(|x| {
-                let (pick, ran) = tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, &protos, model, &model_params, false)?;
+                let (pick, ran) =
+                    tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, &protos, model, &model_params, false, nccl_tests::ITERS)?;
                 Ok((format!("{}/{}", pick.algo.name(), pick.proto.name()), ran.seconds))
             })
             .collect()

@@ -24,7 +24,10 @@ use super::tuning::{self, LL128_EFFICIENCY, LL_EFFICIENCY, NCCL_STEPS, RING_CHUN
 use super::{Algo, Coll, Proto};
 use crate::workload::{After, Transfer};
 
+mod back_to_back;
 mod shm;
+
+pub use back_to_back::pair;
 
 /// Loops at each end of a channel kept at NCCL's chunk; merged loops between.
 pub const KEEP: usize = 4;

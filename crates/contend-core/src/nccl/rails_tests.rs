@@ -50,6 +50,7 @@ fn ring_busbw(machine: &str, nic: Option<&str>, params: Vec<(String, String)>) -
         gpus: None,
         dtype: "float".into(),
         root: 0,
+        iters: 20,
         algo: Some("ring".into()),
         proto: Some("simple".into()),
         channels: None,

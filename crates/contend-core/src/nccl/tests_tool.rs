@@ -2,7 +2,9 @@
 //! machine: its table (size, count, type, redop, root, then time, algbw, busbw and #wrong for
 //! out-of-place and in-place), with its bus-bandwidth factors and its `# Avg bus bandwidth`
 //! (the mean busbw over every row, out-of-place and in-place). Each size is one call of NCCL's
-//! pick, lowered and run on the executor; the sizes are independent and run in parallel.
+//! pick, lowered and run on the executor (a broadcast or reduce also two calls back to back, as
+//! nccl-tests' timed loop runs them: `super::run_loop`); the sizes are independent and run in
+//! parallel.
 //! nccl-tests' own definitions (sizes, counts, datatypes, number formats) are tools::nccl_tests'.
 
 use super::{lower, tuning, Algo, Coll, Comm, Proto, PROTOS};
@@ -28,6 +30,8 @@ pub struct Request {
     /// -d: nccl-tests' datatype.
     pub dtype: String,
     pub root: usize,
+    /// -n: nccl-tests' timed iterations, enqueued back to back (`super::run_loop`); 0 is refused.
+    pub iters: usize,
     /// NCCL_ALGO / NCCL_PROTO (comma lists) and the channel count (NCCL_MIN/MAX_NCHANNELS).
     pub algo: Option<String>,
     pub proto: Option<String>,
@@ -55,6 +59,7 @@ impl Request {
             gpus: None,
             dtype: "float".into(),
             root: 0,
+            iters: nt::ITERS,
             algo: None,
             proto: None,
             channels: None,
@@ -226,6 +231,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     let word = nt::dtype_size(&req.dtype)?;
     let (min, max) = (nt::parse_size(&req.min_bytes, "-b")?, nt::parse_size(&req.max_bytes, "-e")?);
     let list = nt::sizes(min, max, req.factor)?;
+    nt::check_iters(req.iters)?;
     let n = comm.devices.len();
     if n == 1 {
         // NCCL runs a one-rank collective as no kernel of its own (2.30.7 src/enqueue.cc `taskAppend`:
@@ -300,7 +306,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     };
     let row = |size: u64| -> Result<Row> {
         let (count, bytes) = nt::count_of(coll.name(), size, word, n as u64);
-        let (pick, ran) = run_size(comm, coll, bytes, req.root, &algos, &protos, &req.model, &req.params, req.explain)?;
+        let (pick, ran) = run_size(comm, coll, bytes, req.root, &algos, &protos, &req.model, &req.params, req.explain, req.iters)?;
         let (algo, proto, model_us) = (pick.algo, pick.proto, pick.model_us);
         // A row of 0 elements launches no kernel (its note below), so no launch sets its time.
         let floor_us = if count > 0 { host_floor_us } else { 0.0 };
@@ -486,7 +492,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
 
 /// One size as a row of the table runs it: NCCL's pick among `algos` x `protos` (the protocol of
 /// one peer's part for send/receive), lowered on the communicator's constants and run alone on
-/// the machine (`params`: the model's). `calibrate` scores its fits through this too, so that its
+/// the machine (`params`: the model's), as nccl-tests' loop of `iters` calls (`super::run_loop`). `calibrate` scores its fits through this too, so that its
 /// residuals are what `contend nccl-tests` prints with the fitted `--param`s.
 #[allow(clippy::too_many_arguments)]
 pub fn run_size(
@@ -499,6 +505,7 @@ pub fn run_size(
     model: &str,
     params: &[(String, String)],
     bottlenecks: bool,
+    iters: usize,
 ) -> Result<(super::Pick, super::Ran)> {
     let pick = if matches!(coll, Coll::AllToAll | Coll::SendRecv) {
         // Send/receive has no tuner: the protocol of one peer's part, as the lowering runs it.
@@ -510,7 +517,10 @@ pub fn run_size(
     };
     // The call alone on the machine: identical channels run merged (exact, far fewer transfers).
     let call = comm.call_with(coll, pick.algo, pick.proto, bytes, root, pick.channels).merged();
-    Ok((pick, super::run(&comm.m, &call, model, params, bottlenecks)?))
+    match super::run_loop(&comm.m, &call, model, params, bottlenecks, lower::MAX_TRANSFERS, iters)? {
+        Some(ran) => Ok((pick, ran)),
+        None => Err(Error::input("--nodes", "", super::too_many(&call, lower::transfers_at_least(&call).max(lower::MAX_TRANSFERS)))),
+    }
 }
 
 /// `floor_us`: the host's launches under `-g` (`nccl_launch_host`), which bound every alternative
@@ -575,7 +585,7 @@ pub(super) fn alternatives(
                 } else {
                     let call = comm.call(coll, a, p, bytes, req.root).merged();
                     // An alternative too large to lower is left out, with a note.
-                    match super::run_within(&comm.m, &call, &req.model, &req.params, false, limit)? {
+                    match super::run_loop(&comm.m, &call, &req.model, &req.params, false, limit, req.iters)? {
                         Some(ran) => (ran.seconds * 1e6).max(floor_us),
                         None => {
                             left_out.push((a, p));

@@ -107,6 +107,7 @@ fn sweep(machine: &str, tuner: &str, algo: Option<&str>, nodes: usize) -> tests_
         gpus: None,
         dtype: "float".into(),
         root: 0,
+        iters: 20,
         algo: algo.map(Into::into),
         proto: None,
         channels: None,

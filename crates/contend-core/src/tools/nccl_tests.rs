@@ -26,6 +26,22 @@ pub const MAX_ROWS: usize = 200;
 /// Largest call: 64 GiB.
 pub const MAX_BYTES: u64 = 64 << 30;
 
+/// nccl-tests' timed iterations by default (`-n`; v2.19.6 src/common.cu `iters = 20`).
+pub const ITERS: usize = 20;
+
+/// The most timed iterations taken (`-n`): the loop's time per call has long settled to its
+/// period by then (the first call's excess is divided by them).
+pub const MAX_ITERS: usize = 1_000_000;
+
+/// `-n` as nccl-tests reads it: at least one timed iteration (its time is divided by them).
+pub fn check_iters(n: usize) -> Result<()> {
+    if (1..=MAX_ITERS).contains(&n) {
+        Ok(())
+    } else {
+        Err(Error::input("-n", n.to_string(), format!("is not a number of timed iterations; give 1 to {MAX_ITERS} (nccl-tests' default is {ITERS})")))
+    }
+}
+
 /// nccl-tests' datatypes (-d) and their sizes.
 pub fn dtype_size(d: &str) -> Result<u64> {
     Ok(match d {
