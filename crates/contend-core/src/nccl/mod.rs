@@ -23,6 +23,8 @@ mod ceiling_tests;
 #[cfg(test)]
 mod dtree_tests;
 #[cfg(test)]
+mod gdr_tests;
+#[cfg(test)]
 mod grain_tests;
 #[cfg(test)]
 mod graph_tests;
@@ -303,8 +305,13 @@ pub struct Comm {
     /// to the GPU when it completes; `ncclTopoNeedFlush` (graph/paths.cc) requires it on compute
     /// capability below 9.0). Its cost is the NIC's own per-message latency, the figure NCCL's
     /// model charges for it ("the flush extra latency", tuning.cc). None on one node, on Hopper
-    /// and later, or where some GPU of the node has no NIC within PXB (no GDR, `topo::gdr`).
+    /// and later, or where some GPU of the node receives without GDR (`net_stage`).
     pub flush: f64,
+    /// The GPUs whose network steps NCCL stages through host memory (`net_stages`), at the GDR
+    /// level and read the constants give (`set_constants`).
+    pub net_stage: std::sync::Arc<lower::NetStages>,
+    /// `net_stage` and `flush` at NCCL's defaults (2.30), kept for `set_constants`.
+    gdr_default: (std::sync::Arc<lower::NetStages>, f64),
     /// The host memory each step between two GPUs of a node passes through where NCCL connects
     /// them by its SHM transport (no peer path, or a path beyond NCCL's P2P level), by (sending
     /// device, receiving device) (`shm_steps`), by release (before 2.23.4, and 2.30; `Comm::shm`).
@@ -496,13 +503,13 @@ impl Comm {
         // of all of them (rr), whatever the cluster says its NICs do with MPI's messages: a FCFS
         // NIC would send a tree's up and down chunks one message after another.
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
-        let gdr = nodes_gpus[0].iter().all(|&g| topo::gdr(&m, &router, g, &nics));
+        let net_stage = std::sync::Arc::new(net_stages(&m, &router, &topo, &devices, ppn, &nics, topo::gdr_level(false), None));
         let nvb = std::sync::Arc::new(nvb_steps(&topo, nodes_gpus));
         let shm = [true, false].map(|old| {
             let v = if old { versions::Version::V2_21 } else { versions::Version::V2_30 };
             std::sync::Arc::new(shm_steps(&router, &topo, nodes_gpus, &nvb, cpu::p2p_level(v, cpu, ppn)))
         });
-        let flush = if nodes > 1 && topo.cc < 90 && gdr { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
+        let flush = flush_of(&m, &nics, (topo.cc, nodes), &devices[..ppn], &net_stage);
         Ok(Comm {
             m,
             devices,
@@ -526,6 +533,8 @@ impl Comm {
             pxn,
             tuner: None,
             flush,
+            gdr_default: (net_stage.clone(), flush),
+            net_stage,
             shm,
             shm_given: None,
             cpu,
@@ -570,6 +579,16 @@ impl Comm {
         self.shm_given = match c.p2p_level {
             Some(level) => Some(std::sync::Arc::new(self.shm_at(level)?)),
             None => None,
+        };
+        // NCCL_NET_GDR_LEVEL / _READ, or a release whose default level differs (no P2C before
+        // 2.27, which only a GPU of compute capability 9.0 or later can have: `topo::p2c`).
+        (self.net_stage, self.flush) = if c.net_gdr_level.is_some() || c.net_gdr_read.is_some() || (c.version.old() && self.topo.cc >= 90) {
+            let level = c.net_gdr_level.unwrap_or(topo::gdr_level(c.version.old()));
+            let stage = std::sync::Arc::new(net_stages(&self.m, &Router::new(&self.m), &self.topo, &self.devices, self.ppn, &self.nics, level, c.net_gdr_read));
+            let flush = flush_of(&self.m, &self.nics, (self.topo.cc, self.nodes), &self.devices[..self.ppn], &stage);
+            (stage, flush)
+        } else {
+            self.gdr_default.clone()
         };
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
@@ -792,6 +811,7 @@ impl Comm {
             }
             .map(|gbs| gbs * 1e9),
             flush: self.flush,
+            net_stage: self.net_stage.clone(),
             shm: self.shm().clone(),
             nvb: self.nvb.clone(),
         }
@@ -865,8 +885,10 @@ impl Comm {
             rate: None,
             // NVLS runs on Hopper and later, which need no flush.
             flush: 0.0,
-            // NVLS's GPUs reach the switch; no step goes through host memory.
+            // NVLS's GPUs reach the switch; no step goes through host memory. Its heads' steps
+            // between nodes are taken as GDR (every NVLS preset has its NICs on the GPUs' switches).
             shm: Default::default(),
+            net_stage: Default::default(),
             nvb: Default::default(),
         }
     }
@@ -902,6 +924,64 @@ fn shm_steps(router: &Router, topo: &topo::Topo, nodes_gpus: &[Vec<usize>], nvb:
         }
     }
     out
+}
+
+/// The GPUs of `devices` (`ppn` a node, nodes alike: the first node's GPUs decide) whose steps to
+/// or from another node NCCL stages through host memory, at NCCL_NET_GDR_LEVEL `level` and
+/// NCCL_NET_GDR_READ `read` (`lower::NetStages`; empty on one node). `ncclTopoCheckGdr`
+/// (graph/paths.cc, v2.21.5-1 and v2.30.7-1) allows GDR where the GPU's path to its NIC is at
+/// most the level (`topo::gdr`), for receives always and for sends (`read`) where
+/// NCCL_NET_GDR_READ is positive or, unset (negative), where the GPU is of compute capability 8.0
+/// or later, is the node's only GPU, or has an NVLink (PATH_NVL) to another GPU of the node
+/// ("Disable GDR Reads pre-Ampere when we have other PCI flows"); 0 turns it off. The NIC's and
+/// the GPU's own support (`gdrSupport`: the net plugin's pointer support, CUDA's
+/// cudaDevAttrGPUDirectRDMASupported) is not in the machine file and is taken as given.
+#[allow(clippy::too_many_arguments)]
+fn net_stages(
+    m: &Machine,
+    router: &Router,
+    topo: &topo::Topo,
+    devices: &[usize],
+    ppn: usize,
+    nics: &[usize],
+    level: topo::PathType,
+    read: Option<bool>,
+) -> lower::NetStages {
+    let mut out = lower::NetStages::new();
+    if devices.len() <= ppn {
+        return out;
+    }
+    let gdr: Vec<[bool; 2]> = devices[..ppn]
+        .iter()
+        .enumerate()
+        .map(|(i, &g)| {
+            let near = topo::gdr(m, router, topo.cc, g, nics, level);
+            let nvlink = ppn == 1 || (0..ppn).any(|j| j != i && topo.paths[i][j].as_ref().is_some_and(|p| p.kind == topo::PathType::Nvl));
+            [near && read.unwrap_or(topo.cc >= 80 || nvlink), near]
+        })
+        .collect();
+    if gdr.iter().all(|&[send, recv]| send && recv) {
+        return out;
+    }
+    for (r, &g) in devices.iter().enumerate() {
+        let [send, recv] = gdr[r % ppn];
+        if let Some(mem) = router.nearest_memory(g).filter(|_| !(send && recv)) {
+            out.insert(g, [(!send).then_some(mem), (!recv).then_some(mem)]);
+        }
+    }
+    out
+}
+
+/// The GDR flush (`Comm::flush`): the NICs' latency where the ranks span nodes, the GPUs are
+/// before compute capability 9.0 and every GPU of the first node (`local`) receives by GDR
+/// (`ncclTopoNeedFlush` is asked only then: transport/net.cc `recvSetup`); else 0.
+fn flush_of(m: &Machine, nics: &[usize], (cc, nodes): (u32, usize), local: &[usize], stage: &lower::NetStages) -> f64 {
+    let gdr = local.iter().all(|g| stage.get(g).is_none_or(|s| s[1].is_none()));
+    if nodes > 1 && cc < 90 && gdr {
+        nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max)
+    } else {
+        0.0
+    }
 }
 
 /// A device by (sending device, receiving device).
