@@ -393,10 +393,18 @@ struct Dag {
     /// NIC's legs so far, and its last store and load. The sending kernel's store waits for the
     /// slot of its host buffer NCCL_STEPS steps back, which the proxy frees once its send has
     /// completed, and each kernel moves a connection's steps in order.
-    sends: std::collections::HashMap<(u32, usize, usize), (Vec<usize>, Option<usize>, Option<usize>)>,
+    sends: std::collections::HashMap<(u32, usize, usize), Connection>,
     /// Wire bytes of the call's largest step (a connection buffer's NCCL_STEPS-th): a staged
     /// step beyond it is a merged loop (`staged`).
     step: u64,
+}
+
+/// One staged connection's legs so far (`Dag::sends`).
+#[derive(Default)]
+struct Connection {
+    wires: Vec<usize>,
+    store: Option<usize>,
+    load: Option<usize>,
 }
 
 impl Dag {
@@ -526,7 +534,7 @@ impl Dag {
         // slot back to the kernel when its send completes).
         let key = (self.cur, src, dst);
         let (own, before, stored, loaded) = match self.sends.get(&key) {
-            Some((sent, stored, loaded)) => (out.and(sent.len().checked_sub(NCCL_STEPS as usize).map(|j| sent[j])), sent.last().copied(), *stored, *loaded),
+            Some(c) => (out.and(c.wires.len().checked_sub(NCCL_STEPS as usize).map(|j| c.wires[j])), c.wires.last().copied(), c.store, c.load),
             None => (None, None, None, None),
         };
         let (slot, data): (Vec<usize>, Vec<usize>) = after.iter().partition(|i| self.words.contains(i));
@@ -548,9 +556,9 @@ impl Dag {
             leg(self, x, dst, after.iter().copied().chain(loaded).collect(), over, Vec::new(), true, None)
         });
         let conn = self.sends.entry(key).or_default();
-        conn.0.push(wire);
-        conn.1 = store.or(conn.1);
-        conn.2 = load.or(conn.2);
+        conn.wires.push(wire);
+        conn.store = store.or(conn.store);
+        conn.load = load.or(conn.load);
         let last = if piped {
             self.t.push(Transfer { src: dst, dst, after: store.into_iter().chain([wire]).chain(load).collect(), compute: Some(0.0), ..Default::default() });
             self.ch.push(self.cur);
