@@ -93,10 +93,15 @@ fn a_gdr_machine_stages_nothing_unless_told() {
     assert_eq!(off.net_stage.len(), 16);
     assert!(off.net_stage.values().all(|s| s[0].is_some() && s[1].is_some()));
     assert_eq!(off.flush, 0.0);
+    // LL128 between nodes needs NCCL's graph to reach the NICs within PXB; a GPU that receives
+    // without GDR is routed through its CPU (PHB): no LL128 (tuning.cc `typeInter`).
+    assert!(tuning::model(&c.tuning, Coll::AllReduce, Algo::Ring, Proto::Ll128).is_some());
+    assert!(tuning::model(&off.tuning, Coll::AllReduce, Algo::Ring, Proto::Ll128).is_none());
+    assert!(tuning::model(&off.tuning, Coll::AllReduce, Algo::Ring, Proto::Ll).is_some());
     // Back to the defaults: the communicator's own figures again.
     let mut again = off;
     again.set_constants(constants::Constants::default()).unwrap();
-    assert!(again.net_stage.is_empty());
+    assert!(again.net_stage.is_empty() && again.tuning.ll128_net);
     assert_eq!(again.flush, 10e-6);
 }
 

@@ -310,8 +310,8 @@ pub struct Comm {
     /// The GPUs whose network steps NCCL stages through host memory (`net_stages`), at the GDR
     /// level and read the constants give (`set_constants`).
     pub net_stage: std::sync::Arc<lower::NetStages>,
-    /// `net_stage` and `flush` at NCCL's defaults (2.30), kept for `set_constants`.
-    gdr_default: (std::sync::Arc<lower::NetStages>, f64),
+    /// `net_stage`, `flush` and `tuning.ll128_net` at NCCL's defaults (2.30), kept for `set_constants`.
+    gdr_default: (std::sync::Arc<lower::NetStages>, f64, bool),
     /// The host memory each step between two GPUs of a node passes through where NCCL connects
     /// them by its SHM transport (no peer path, or a path beyond NCCL's P2P level), by (sending
     /// device, receiving device) (`shm_steps`), by release (before 2.23.4, and 2.30; `Comm::shm`).
@@ -457,6 +457,7 @@ impl Comm {
             tree_bw_inter,
             nvlink: graph.kind == topo::PathType::Nvl,
             nvlink_only: graph.kind <= topo::PathType::Nvb,
+            ll128_net: true,
             amd,
             version: versions::Version::V2_30,
             net_latency: 0.0,
@@ -510,6 +511,8 @@ impl Comm {
             std::sync::Arc::new(shm_steps(&router, &topo, nodes_gpus, &nvb, cpu::p2p_level(v, cpu, ppn)))
         });
         let flush = flush_of(&m, &nics, (topo.cc, nodes), &devices[..ppn], &net_stage);
+        let ll128 = ll128_net(&m, &router, topo.cc, &devices[..ppn], &nics, &net_stage);
+        let tuning = tuning::Comm { ll128_net: ll128, ..tuning };
         Ok(Comm {
             m,
             devices,
@@ -533,7 +536,7 @@ impl Comm {
             pxn,
             tuner: None,
             flush,
-            gdr_default: (net_stage.clone(), flush),
+            gdr_default: (net_stage.clone(), flush, ll128),
             net_stage,
             shm,
             shm_given: None,
@@ -582,14 +585,18 @@ impl Comm {
         };
         // NCCL_NET_GDR_LEVEL / _READ, or a release whose default level differs (no P2C before
         // 2.27, which only a GPU of compute capability 9.0 or later can have: `topo::p2c`).
-        (self.net_stage, self.flush) = if c.net_gdr_level.is_some() || c.net_gdr_read.is_some() || (c.version.old() && self.topo.cc >= 90) {
-            let level = c.net_gdr_level.unwrap_or(topo::gdr_level(c.version.old()));
-            let stage = std::sync::Arc::new(net_stages(&self.m, &Router::new(&self.m), &self.topo, &self.devices, self.ppn, &self.nics, level, c.net_gdr_read));
-            let flush = flush_of(&self.m, &self.nics, (self.topo.cc, self.nodes), &self.devices[..self.ppn], &stage);
-            (stage, flush)
-        } else {
-            self.gdr_default.clone()
-        };
+        (self.net_stage, self.flush, self.tuning.ll128_net) =
+            if c.net_gdr_level.is_some() || c.net_gdr_read.is_some() || (c.version.old() && self.topo.cc >= 90) {
+                let level = c.net_gdr_level.unwrap_or(topo::gdr_level(c.version.old()));
+                let router = Router::new(&self.m);
+                let local = &self.devices[..self.ppn];
+                let stage = net_stages(&self.m, &router, &self.topo, &self.devices, self.ppn, &self.nics, level, c.net_gdr_read);
+                let flush = flush_of(&self.m, &self.nics, (self.topo.cc, self.nodes), local, &stage);
+                let ll128 = ll128_net(&self.m, &router, self.topo.cc, local, &self.nics, &stage);
+                (std::sync::Arc::new(stage), flush, ll128)
+            } else {
+                self.gdr_default.clone()
+            };
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
         self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
@@ -982,6 +989,14 @@ fn flush_of(m: &Machine, nics: &[usize], (cc, nodes): (u32, usize), local: &[usi
     } else {
         0.0
     }
+}
+
+/// Whether NCCL's graph between nodes allows LL128 (`tuning::Comm::ll128_net`): every GPU of the
+/// first node (`local`) receives by GDR (else NCCL reroutes its NIC path through its CPU, PHB) and
+/// reaches a NIC within PXB, or PXN from compute capability 9.0 (which takes in P2C).
+fn ll128_net(m: &Machine, router: &Router, cc: u32, local: &[usize], nics: &[usize], stage: &lower::NetStages) -> bool {
+    let near = if cc >= 90 { topo::PathType::Pxn } else { topo::PathType::Pxb };
+    local.iter().all(|&g| stage.get(&g).is_none_or(|s| s[1].is_none()) && topo::gdr(m, router, cc, g, nics, near))
 }
 
 /// A device by (sending device, receiving device).
