@@ -511,7 +511,7 @@ impl Comm {
             std::sync::Arc::new(shm_steps(&router, &topo, nodes_gpus, &nvb, cpu::p2p_level(v, cpu, ppn)))
         });
         let flush = flush_of(&m, &nics, (topo.cc, nodes), &devices[..ppn], &net_stage);
-        let ll128 = ll128_net(&m, &router, topo.cc, &devices[..ppn], &nics, &net_stage);
+        let ll128 = ll128_net(&m, &router, (topo.cc, false), &devices[..ppn], &nics, &net_stage);
         let tuning = tuning::Comm { ll128_net: ll128, ..tuning };
         Ok(Comm {
             m,
@@ -592,7 +592,7 @@ impl Comm {
                 let local = &self.devices[..self.ppn];
                 let stage = net_stages(&self.m, &router, &self.topo, &self.devices, self.ppn, &self.nics, level, c.net_gdr_read);
                 let flush = flush_of(&self.m, &self.nics, (self.topo.cc, self.nodes), local, &stage);
-                let ll128 = ll128_net(&self.m, &router, self.topo.cc, local, &self.nics, &stage);
+                let ll128 = ll128_net(&self.m, &router, (self.topo.cc, c.version.old()), local, &self.nics, &stage);
                 (std::sync::Arc::new(stage), flush, ll128)
             } else {
                 self.gdr_default.clone()
@@ -993,9 +993,10 @@ fn flush_of(m: &Machine, nics: &[usize], (cc, nodes): (u32, usize), local: &[usi
 
 /// Whether NCCL's graph between nodes allows LL128 (`tuning::Comm::ll128_net`): every GPU of the
 /// first node (`local`) receives by GDR (else NCCL reroutes its NIC path through its CPU, PHB) and
-/// reaches a NIC within PXB, or PXN from compute capability 9.0 (which takes in P2C).
-fn ll128_net(m: &Machine, router: &Router, cc: u32, local: &[usize], nics: &[usize], stage: &lower::NetStages) -> bool {
-    let near = if cc >= 90 { topo::PathType::Pxn } else { topo::PathType::Pxb };
+/// reaches a NIC within PXB, or PXN from compute capability 9.0 (which takes in P2C from 2.27;
+/// before, an NVLink-C2C path is PHB, `old`, and the direct paths contend types are never PXN).
+fn ll128_net(m: &Machine, router: &Router, (cc, old): (u32, bool), local: &[usize], nics: &[usize], stage: &lower::NetStages) -> bool {
+    let near = if cc >= 90 && !old { topo::PathType::Pxn } else { topo::PathType::Pxb };
     local.iter().all(|&g| stage.get(&g).is_none_or(|s| s[1].is_none()) && topo::gdr(m, router, cc, g, nics, near))
 }
 
