@@ -171,3 +171,35 @@ fn a_ring_through_host_memory_runs_at_the_memory_s_bound() {
         assert!(s >= 0.85 * bound && s < 1.01 * bound, "{model}: {s} s against {bound} s");
     }
 }
+
+/// A Grace Hopper node's NIC hangs off the Grace CPU its GPU reaches by NVLink-C2C: 2.30's P2C,
+/// within its default GDR level (P2C) and LL128's (PXN from compute capability 9.0); before 2.27
+/// the same path is PHB, beyond the default PXB and LL128's gate, so 2.21 stages every step
+/// unless NCCL_NET_GDR_LEVEL=PHB (CSCS sets it), which still leaves LL128 off between nodes. The
+/// Alps file draws no host memory: with none a step stays GPU to GPU, so each Grace gets its
+/// LPDDR5X here (500 GB/s, the schematic's figure).
+#[test]
+fn a_grace_hopper_nic_is_p2c_from_2_27_and_phb_before() {
+    let file = format!("{}/../../bench/validation/machines/alps-gh200.yaml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mem: String = (0..4).map(|k| format!("  - {{name: MEM{k}, kind: host_memory}}\n")).collect();
+    let links: String = (0..4).map(|k| format!("  - {{a: CPU{k}, b: MEM{k}, kind: memory, bandwidth: 500GB/s}}\n")).collect();
+    let text = text.replacen("links:\n", &format!("{mem}links:\n{links}"), 1);
+    let node = std::env::temp_dir().join(format!("gdr-gh200-{}.yaml", std::process::id()));
+    std::fs::write(&node, text).unwrap();
+    let cluster = format!(
+        "name: c\nfabric:\n  graph: {{switches: [{{name: S0}}], links: [], hosts: [S0, S0]}}\nlink: {{bandwidth: 25GB/s}}\nnodes: {{count: 2, machine: \"{}\"}}\n",
+        node.display()
+    );
+    let m = Machine::from_text(&cluster, "c").unwrap();
+    std::fs::remove_file(&node).ok();
+    let all = ["GPU0", "GPU1", "GPU2", "GPU3"];
+    let new = comm(&m, &all, &[]);
+    assert!(new.net_stage.is_empty() && new.tuning.ll128_net);
+    let old = comm(&m, &all, &[("nccl_version", "2.21")]);
+    assert_eq!(old.net_stage.len(), 8);
+    assert_eq!(old.net_stage[&at(&m, "n1.GPU2")], [Some(at(&m, "n1.MEM2")); 2]);
+    assert!(!old.tuning.ll128_net);
+    let phb = comm(&m, &all, &[("nccl_version", "2.21"), ("nccl_net_gdr_level", "PHB")]);
+    assert!(phb.net_stage.is_empty() && !phb.tuning.ll128_net);
+}

@@ -504,14 +504,14 @@ impl Comm {
         // of all of them (rr), whatever the cluster says its NICs do with MPI's messages: a FCFS
         // NIC would send a tree's up and down chunks one message after another.
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
-        let net_stage = std::sync::Arc::new(net_stages(&m, &router, &topo, &devices, ppn, &nics, topo::gdr_level(false), None));
+        let gdr = Gdr::of(&m, &router, &topo, &devices, ppn, &nics, topo::gdr_level(false), (None, false));
+        let (flush, ll128) = (gdr.flush, gdr.ll128);
+        let net_stage = std::sync::Arc::new(gdr.stage);
         let nvb = std::sync::Arc::new(nvb_steps(&topo, nodes_gpus));
         let shm = [true, false].map(|old| {
             let v = if old { versions::Version::V2_21 } else { versions::Version::V2_30 };
             std::sync::Arc::new(shm_steps(&router, &topo, nodes_gpus, &nvb, cpu::p2p_level(v, cpu, ppn)))
         });
-        let flush = flush_of(&m, &nics, (topo.cc, nodes), &devices[..ppn], &net_stage);
-        let ll128 = ll128_net(&m, &router, (topo.cc, false), &devices[..ppn], &nics, &net_stage);
         let tuning = tuning::Comm { ll128_net: ll128, ..tuning };
         Ok(Comm {
             m,
@@ -588,12 +588,8 @@ impl Comm {
         (self.net_stage, self.flush, self.tuning.ll128_net) =
             if c.net_gdr_level.is_some() || c.net_gdr_read.is_some() || (c.version.old() && self.topo.cc >= 90) {
                 let level = c.net_gdr_level.unwrap_or(topo::gdr_level(c.version.old()));
-                let router = Router::new(&self.m);
-                let local = &self.devices[..self.ppn];
-                let stage = net_stages(&self.m, &router, &self.topo, &self.devices, self.ppn, &self.nics, level, c.net_gdr_read);
-                let flush = flush_of(&self.m, &self.nics, (self.topo.cc, self.nodes), local, &stage);
-                let ll128 = ll128_net(&self.m, &router, (self.topo.cc, c.version.old()), local, &self.nics, &stage);
-                (std::sync::Arc::new(stage), flush, ll128)
+                let gdr = Gdr::of(&self.m, &Router::new(&self.m), &self.topo, &self.devices, self.ppn, &self.nics, level, (c.net_gdr_read, c.version.old()));
+                (std::sync::Arc::new(gdr.stage), gdr.flush, gdr.ll128)
             } else {
                 self.gdr_default.clone()
             };
@@ -933,71 +929,73 @@ fn shm_steps(router: &Router, topo: &topo::Topo, nodes_gpus: &[Vec<usize>], nvb:
     out
 }
 
-/// The GPUs of `devices` (`ppn` a node, nodes alike: the first node's GPUs decide) whose steps to
-/// or from another node NCCL stages through host memory, at NCCL_NET_GDR_LEVEL `level` and
-/// NCCL_NET_GDR_READ `read` (`lower::NetStages`; empty on one node). `ncclTopoCheckGdr`
-/// (graph/paths.cc, v2.21.5-1 and v2.30.7-1) allows GDR where the GPU's path to its NIC is at
-/// most the level (`topo::gdr`), for receives always and for sends (`read`) where
-/// NCCL_NET_GDR_READ is positive or, unset (negative), where the GPU is of compute capability 8.0
-/// or later, is the node's only GPU, or has an NVLink (PATH_NVL) to another GPU of the node
-/// ("Disable GDR Reads pre-Ampere when we have other PCI flows"); 0 turns it off. The NIC's and
-/// the GPU's own support (`gdrSupport`: the net plugin's pointer support, CUDA's
-/// cudaDevAttrGPUDirectRDMASupported) is not in the machine file and is taken as given.
-#[allow(clippy::too_many_arguments)]
-fn net_stages(
-    m: &Machine,
-    router: &Router,
-    topo: &topo::Topo,
-    devices: &[usize],
-    ppn: usize,
-    nics: &[usize],
-    level: topo::PathType,
-    read: Option<bool>,
-) -> lower::NetStages {
-    let mut out = lower::NetStages::new();
-    if devices.len() <= ppn {
-        return out;
-    }
-    let gdr: Vec<[bool; 2]> = devices[..ppn]
-        .iter()
-        .enumerate()
-        .map(|(i, &g)| {
-            let near = topo::gdr(m, router, topo.cc, g, nics, level);
-            let nvlink = ppn == 1 || (0..ppn).any(|j| j != i && topo.paths[i][j].as_ref().is_some_and(|p| p.kind == topo::PathType::Nvl));
-            [near && read.unwrap_or(topo.cc >= 80 || nvlink), near]
-        })
-        .collect();
-    if gdr.iter().all(|&[send, recv]| send && recv) {
-        return out;
-    }
-    for (r, &g) in devices.iter().enumerate() {
-        let [send, recv] = gdr[r % ppn];
-        if let Some(mem) = router.nearest_memory(g).filter(|_| !(send && recv)) {
-            out.insert(g, [(!send).then_some(mem), (!recv).then_some(mem)]);
+/// What NCCL's GDR rules make of a communicator: the GPUs whose network steps go through host
+/// memory (`lower::NetStages`), the GDR flush (`Comm::flush`) and whether LL128 may cross nodes
+/// (`tuning::Comm::ll128_net`).
+struct Gdr {
+    stage: lower::NetStages,
+    flush: f64,
+    ll128: bool,
+}
+
+impl Gdr {
+    /// The rules on the GPUs `devices` (`ppn` a node, nodes alike: the first node's GPUs
+    /// decide), at NCCL_NET_GDR_LEVEL `level` and NCCL_NET_GDR_READ `read`, under a release
+    /// before 2.27 where `old`.
+    ///
+    /// `ncclTopoCheckGdr` (graph/paths.cc, v2.21.5-1 and v2.30.7-1) allows GDR where the GPU's
+    /// path to its NIC is at most the level (`topo::gdr`), for receives always and for sends
+    /// ("read") where NCCL_NET_GDR_READ is positive or, unset (negative), where the GPU is of
+    /// compute capability 8.0 or later, is the node's only GPU, or has an NVLink (PATH_NVL) to
+    /// another GPU of the node ("Disable GDR Reads pre-Ampere when we have other PCI flows"); 0
+    /// turns it off. The NIC's and the GPU's own support (`gdrSupport`: the net plugin's pointer
+    /// support, CUDA's cudaDevAttrGPUDirectRDMASupported) is not in the machine file and is taken
+    /// as given. A GPU without GDR one way stages that way through its nearest host memory; a
+    /// machine file with none keeps its steps GPU to GPU.
+    ///
+    /// The flush (`ncclTopoNeedFlush`, asked only for a receive by GDR: transport/net.cc
+    /// `recvSetup`) is the NICs' latency where the ranks span nodes, the GPUs are before compute
+    /// capability 9.0 and every GPU of the first node receives by GDR. LL128 crosses nodes where
+    /// every GPU of the first node receives by GDR (else NCCL routes its NIC path through its CPU,
+    /// PHB: `ncclTopoComputePaths`) and reaches a NIC within PXB, or PXN from compute capability
+    /// 9.0 (which takes in P2C from 2.27; before, an NVLink-C2C path is PHB, and the direct paths
+    /// contend types are never PXN): tuning.cc `typeInter`.
+    #[allow(clippy::too_many_arguments)]
+    fn of(
+        m: &Machine,
+        router: &Router,
+        topo: &topo::Topo,
+        devices: &[usize],
+        ppn: usize,
+        nics: &[usize],
+        level: topo::PathType,
+        (read, old): (Option<bool>, bool),
+    ) -> Gdr {
+        let (local, nodes) = (&devices[..ppn], devices.len() / ppn.max(1));
+        let ways: Vec<[bool; 2]> = local
+            .iter()
+            .enumerate()
+            .map(|(i, &g)| {
+                let near = topo::gdr(m, router, topo.cc, g, nics, level);
+                let nvlink = ppn == 1 || (0..ppn).any(|j| j != i && topo.paths[i][j].as_ref().is_some_and(|p| p.kind == topo::PathType::Nvl));
+                [near && read.unwrap_or(topo.cc >= 80 || nvlink), near]
+            })
+            .collect();
+        let mut stage = lower::NetStages::new();
+        if nodes > 1 && !ways.iter().all(|&[send, recv]| send && recv) {
+            for (r, &g) in devices.iter().enumerate() {
+                let [send, recv] = ways[r % ppn];
+                if let Some(mem) = router.nearest_memory(g).filter(|_| !(send && recv)) {
+                    stage.insert(g, [(!send).then_some(mem), (!recv).then_some(mem)]);
+                }
+            }
         }
+        let receive = ways.iter().all(|w| w[1]);
+        let flush = if nodes > 1 && topo.cc < 90 && receive { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
+        let near = if topo.cc >= 90 && !old { topo::PathType::Pxn } else { topo::PathType::Pxb };
+        let ll128 = receive && local.iter().all(|&g| topo::gdr(m, router, topo.cc, g, nics, near));
+        Gdr { stage, flush, ll128 }
     }
-    out
-}
-
-/// The GDR flush (`Comm::flush`): the NICs' latency where the ranks span nodes, the GPUs are
-/// before compute capability 9.0 and every GPU of the first node (`local`) receives by GDR
-/// (`ncclTopoNeedFlush` is asked only then: transport/net.cc `recvSetup`); else 0.
-fn flush_of(m: &Machine, nics: &[usize], (cc, nodes): (u32, usize), local: &[usize], stage: &lower::NetStages) -> f64 {
-    let gdr = local.iter().all(|g| stage.get(g).is_none_or(|s| s[1].is_none()));
-    if nodes > 1 && cc < 90 && gdr {
-        nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max)
-    } else {
-        0.0
-    }
-}
-
-/// Whether NCCL's graph between nodes allows LL128 (`tuning::Comm::ll128_net`): every GPU of the
-/// first node (`local`) receives by GDR (else NCCL reroutes its NIC path through its CPU, PHB) and
-/// reaches a NIC within PXB, or PXN from compute capability 9.0 (which takes in P2C from 2.27;
-/// before, an NVLink-C2C path is PHB, `old`, and the direct paths contend types are never PXN).
-fn ll128_net(m: &Machine, router: &Router, (cc, old): (u32, bool), local: &[usize], nics: &[usize], stage: &lower::NetStages) -> bool {
-    let near = if cc >= 90 && !old { topo::PathType::Pxn } else { topo::PathType::Pxb };
-    local.iter().all(|&g| stage.get(&g).is_none_or(|s| s[1].is_none()) && topo::gdr(m, router, cc, g, nics, near))
 }
 
 /// A device by (sending device, receiving device).
