@@ -556,13 +556,15 @@ def test_nccl_net_gdr_level_and_read_from_the_shell(monkeypatch):
         monkeypatch.delenv(k)
 
     def run(*flags):
-        r = run_cli("nccl-tests", "typical-8gpu", "--nodes", "2", "--gpus", "0", "-b", "1M", "-e", "1M", "--json", *flags)
+        r = run_cli("nccl-tests", "typical-8gpu", "--nodes", "2", "--gpus", "0", "-b", "1M", "-e", "1M", "--json",
+                    *flags)
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout)
         return out["rows"][0]["time_us"], out["notes"], " ".join(out["caveats"])
 
     staged, _, caveats = run()
-    assert "moves the network data of n0.GPU0 through host memory, not by GPUDirect RDMA (1 sending, 1 receiving)" in caveats
+    want = "moves the network data of n0.GPU0 through host memory, not by GPUDirect RDMA (1 sending, 1 receiving)"
+    assert want in caveats, caveats
     param, _, _ = run("--param", "nccl_net_gdr_level=SYS", "--param", "nccl_net_gdr_read=1")
     monkeypatch.setenv("NCCL_NET_GDR_LEVEL", "SYS")
     monkeypatch.setenv("NCCL_NET_GDR_READ", "1")

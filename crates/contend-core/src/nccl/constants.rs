@@ -142,7 +142,7 @@ pub struct Constants {
     pub p2p_level: Option<PathType>,
     /// NCCL_NET_GDR_LEVEL; None: NCCL's default (`topo::gdr_level`).
     pub net_gdr_level: Option<PathType>,
-    /// NCCL_NET_GDR_READ (0 or 1); None: NCCL's default by GPU and NVLink (`Comm::net_stages`).
+    /// NCCL_NET_GDR_READ (0 or 1); None: NCCL's default by GPU and NVLink (`Gdr::of`).
     pub net_gdr_read: Option<bool>,
 }
 

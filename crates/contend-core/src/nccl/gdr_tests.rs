@@ -1,4 +1,4 @@
-//! NCCL's network path without GPUDirect RDMA (`lower::NetStages`, `net_stages`), with every
+//! NCCL's network path without GPUDirect RDMA (`lower::NetStages`, `Gdr::of`), with every
 //! expected number worked out from NCCL's rules (graph/paths.cc `ncclTopoCheckGdr`,
 //! transport/net.cc) and the machine file's links.
 
@@ -153,9 +153,11 @@ fn without_gdr_the_host_memory_carries_every_byte_twice_each_side() {
         sendrecv(&comm(&real, &["GPU0"], &[("nccl_net_gdr_level", "SYS"), ("nccl_net_gdr_read", "1")]), "maxmin"),
     );
     assert!(bytes * per_byte / 51.2e9 < hca && s > g && s < 1.03 * g, "staged {s} s, GDR {g} s");
-    // The packet model runs the same legs: at the memory's bound too.
+    // The packet model runs the same legs: at the memory's bound too, which it charges without
+    // the write efficiency (4 bytes of it a byte sent and received): 67108864 x 4 / 8e9 = 33.55 ms.
+    let packet = bytes * 4.0 / 8e9;
     let p = sendrecv(&staged, "packet");
-    assert!(p >= 0.85 * bound && p < 1.01 * bound, "packet {p} s against {bound} s");
+    assert!(p >= packet && p < 1.01 * packet, "packet {p} s against {packet} s");
 }
 
 /// A ring all-reduce keeps the legs in order: every step's bytes go through both nodes' memory,
@@ -166,9 +168,10 @@ fn a_ring_through_host_memory_runs_at_the_memory_s_bound() {
     let slow = two_typical(8e9);
     let c = comm(&slow, &["GPU0"], &[]);
     let bound = (64u64 << 20) as f64 * (2.0 / 0.81 + 2.0) / 8e9;
-    for model in ["maxmin", "packet"] {
+    // The packet model charges no write efficiency: 4 bytes of memory a byte, 33.55 ms.
+    for (model, bound) in [("maxmin", bound), ("packet", (64u64 << 20) as f64 * 4.0 / 8e9)] {
         let s = run(&c.m, &c.call(Coll::AllReduce, Algo::Ring, Proto::Simple, 64 << 20, 0), model, &[], false).unwrap().seconds;
-        assert!(s >= 0.85 * bound && s < 1.01 * bound, "{model}: {s} s against {bound} s");
+        assert!(s >= bound && s < 1.01 * bound, "{model}: {s} s against {bound} s");
     }
 }
 

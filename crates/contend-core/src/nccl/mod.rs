@@ -307,7 +307,7 @@ pub struct Comm {
     /// model charges for it ("the flush extra latency", tuning.cc). None on one node, on Hopper
     /// and later, or where some GPU of the node receives without GDR (`net_stage`).
     pub flush: f64,
-    /// The GPUs whose network steps NCCL stages through host memory (`net_stages`), at the GDR
+    /// The GPUs whose network steps NCCL stages through host memory (`Gdr::of`), at the GDR
     /// level and read the constants give (`set_constants`).
     pub net_stage: std::sync::Arc<lower::NetStages>,
     /// `net_stage`, `flush` and `tuning.ll128_net` at NCCL's defaults (2.30), kept for `set_constants`.
