@@ -500,11 +500,13 @@ impl Dag {
     /// load out of `inn` into the GPU. Each leg waits for the one before, on the machine's
     /// links, so that it contends with all else; successive steps overlap, as the proxy keeps
     /// NCCL_STEPS slots in flight. The step's overhead (its launch, per-step latency and
-    /// flush) is paid before the first leg; the channel's rate caps every leg, the sender's first
-    /// leg sharing the rate group pushed now (the sending kernel's, or its proxy's with GDR
-    /// reads). The relay GPU of PXN is dropped where the send is staged: NCCL uses PXN only
-    /// with GDR at the relay (graph/paths.cc `ncclTopoGetPxnRanks`, 2.30.7). The last leg's
-    /// index stands for the step.
+    /// flush) is paid before the NIC's leg, as before the one transfer it replaces (a kernel's
+    /// stores of a connection are in order, so paid there it would add up); the channel's rate
+    /// caps every leg, the sender's first leg sharing the rate group pushed now (the sending
+    /// kernel's, or its proxy's with GDR reads). The relay GPU of PXN is dropped where the send
+    /// is staged: 2.30.7 uses PXN only with GDR at the relay (graph/paths.cc
+    /// `ncclTopoComputePaths`; 2.21.5 does not check). The last leg's index (or the join's)
+    /// stands for the step.
     fn staged(&mut self, (src, out): (usize, Option<usize>), (inn, dst): (Option<usize>, usize), size: u64, after: After, overhead: f64) -> usize {
         let node = |d: usize| self.node[d];
         let (a, b) = (node(src), node(dst));
