@@ -562,6 +562,43 @@ def test_a_ring_across_the_rome_sockets_runs_at_their_peer_forwarding_rate():
     assert any("P2P level on AMD hosts with 8 GPUs a node is PXB" in c for c in new["caveats"])
 
 
+def test_nccl_net_gdr_level_and_read_from_the_shell(monkeypatch):
+    # typical-8gpu's HCA hangs off socket 0's root complex: GPU0 reaches it through the host bridge (PHB), beyond
+    # NCCL_NET_GDR_LEVEL's default, so its network steps go through host memory (graph/paths.cc ncclTopoCheckGdr);
+    # SYS with NCCL_NET_GDR_READ=1 (a K40 reads GPU memory for sends only when told) moves them straight.
+    for k in [k for k in os.environ if k.startswith("NCCL_")]:
+        monkeypatch.delenv(k)
+
+    def run(*flags):
+        r = run_cli("nccl-tests", "typical-8gpu", "--nodes", "2", "--gpus", "0", "-b", "1M", "-e", "1M", "--json",
+                    *flags)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        return out["rows"][0]["time_us"], out["notes"], " ".join(out["caveats"])
+
+    staged, _, caveats = run()
+    want = "moves the network data of n0.GPU0 through host memory, not by GPUDirect RDMA (1 sending, 1 receiving)"
+    assert want in caveats, caveats
+    param, _, _ = run("--param", "nccl_net_gdr_level=SYS", "--param", "nccl_net_gdr_read=1")
+    monkeypatch.setenv("NCCL_NET_GDR_LEVEL", "SYS")
+    monkeypatch.setenv("NCCL_NET_GDR_READ", "1")
+    gdr, notes, caveats = run()
+    assert gdr == param < staged, (staged, param, gdr)
+    assert "GPUDirect" not in caveats, caveats
+    assert any("as NCCL reads it: NCCL_NET_GDR_LEVEL=SYS, NCCL_NET_GDR_READ=1" in n for n in notes), notes
+    # The old numbers read as NCCL maps them (levelsOldToNew: 4 is SYS); a parameter given wins over the variable.
+    monkeypatch.setenv("NCCL_NET_GDR_LEVEL", "4")
+    assert run()[0] == gdr
+    assert run("--param", "nccl_net_gdr_level=PXB")[0] == staged
+    monkeypatch.setenv("NCCL_NET_GDR_LEVEL", "phb")
+    r = run_cli("nccl-tests", "typical-8gpu", "--nodes", "2", "-b", "1M", "-e", "1M")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("error: NCCL_NET_GDR_LEVEL (environment): phb: is not a level NCCL reads"), r.stderr
+    monkeypatch.delenv("NCCL_NET_GDR_LEVEL")
+    monkeypatch.setenv("NCCL_NET_GDR_READ", "-2")
+    assert run()[0] == staged
+
+
 def test_nccl_p2p_level_and_disable_from_the_shell(monkeypatch):
     # NCCL_P2P_LEVEL overrides NCCL's default level (graph/paths.cc ncclGetUserP2pLevel): at SYS the rome-p2p box's
     # ring runs P2P under 2.30 as under 2.21's default (SYS on AMD), at its peer rate, not through host memory.
@@ -578,12 +615,12 @@ def test_nccl_p2p_level_and_disable_from_the_shell(monkeypatch):
     default, _ = busbw()
     old, _ = busbw("--nccl-version", "2.21")
     monkeypatch.setenv("NCCL_P2P_LEVEL", "SYS")
-    monkeypatch.setenv("NCCL_NET_GDR_LEVEL", "PHB")
+    monkeypatch.setenv("NCCL_IB_QPS_PER_CONNECTION", "2")
     monkeypatch.setenv("NCCL_DEBUG", "INFO")
     sys_level, notes = busbw()
     assert sys_level == old and sys_level > 1.3 * default, (default, old, sys_level)
     assert any("as NCCL reads it: NCCL_P2P_LEVEL=SYS" in n for n in notes), notes
-    assert "not modelled, NCCL's default assumed: NCCL_NET_GDR_LEVEL" in notes, notes
+    assert "not modelled, NCCL's default assumed: NCCL_IB_QPS_PER_CONNECTION" in notes, notes
     # The old numbers read as NCCL maps them (levelsOldToNew: 4 is SYS, 2 PXB).
     monkeypatch.setenv("NCCL_P2P_LEVEL", "4")
     assert busbw()[0] == sys_level

@@ -99,6 +99,20 @@ pub const PARAMS: &[Param] = &[
         "2",
         "NCCL_CROSS_NIC: 0, a ring channel leaves a node by the NIC it entered by; 1, by any NIC from the first search; 2, the same NIC first, then any (search.cc ncclTopoCompute)",
     ),
+    // NCCL_NET_GDR_LEVEL and NCCL_NET_GDR_READ (graph/paths.cc `ncclTopoCheckGdr`), as
+    // `environment` reads them: the level in `nccl_p2p_level`'s words, the read as NCCL's three cases.
+    Param::derived(
+        "nccl_net_gdr_level",
+        Kind::Choice(&P2P_LEVELS),
+        "NCCL's",
+        "NCCL_NET_GDR_LEVEL: the farthest path type between a GPU and its NIC over which NCCL's network moves the data straight to and from GPU memory (GPUDirect RDMA); beyond it, through host memory; unset, PXB (2.18-2.21) or P2C (2.30)",
+    ),
+    Param::derived(
+        "nccl_net_gdr_read",
+        Kind::OnOff,
+        "NCCL's",
+        "NCCL_NET_GDR_READ: 1, sends read GPU memory whenever GDR is allowed; 0, sends always go through host memory; unset, NCCL's default (off before compute capability 8.0 where the GPU has no NVLink peer)",
+    ),
     Param::derived(
         "nccl_eff_nvls",
         Kind::EFFICIENCY,
@@ -135,6 +149,10 @@ pub struct Constants {
     pub p2p_level: Option<PathType>,
     /// NCCL_CROSS_NIC: 0, 1 or 2 (NCCL's default).
     pub cross_nic: u8,
+    /// NCCL_NET_GDR_LEVEL; None: NCCL's default (`topo::gdr_level`).
+    pub net_gdr_level: Option<PathType>,
+    /// NCCL_NET_GDR_READ (0 or 1); None: NCCL's default by GPU and NVLink (`Gdr::of`).
+    pub net_gdr_read: Option<bool>,
 }
 
 impl Default for Constants {
@@ -158,6 +176,10 @@ impl Constants {
             nvlstree_max: v.given("nccl_nvlstree_max_chunksize").then(|| v.bytes("nccl_nvlstree_max_chunksize")),
             p2p_level: v.given("nccl_p2p_level").then(|| PathType::parse(v.choice("nccl_p2p_level")).expect("nccl_p2p_level's words are path types")),
             cross_nic: v.choice("nccl_cross_nic").parse().expect("nccl_cross_nic's words are 0, 1 and 2"),
+            net_gdr_level: v
+                .given("nccl_net_gdr_level")
+                .then(|| PathType::parse(v.choice("nccl_net_gdr_level")).expect("nccl_net_gdr_level's words are path types")),
+            net_gdr_read: v.given("nccl_net_gdr_read").then(|| v.on("nccl_net_gdr_read")),
         }
     }
 }
@@ -226,6 +248,12 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
     }
     if c.cross_nic != defaults.cross_nic {
         out.push(("nccl_cross_nic".into(), c.cross_nic.to_string()));
+    }
+    if let Some(l) = c.net_gdr_level {
+        out.push(("nccl_net_gdr_level".into(), l.name().into()));
+    }
+    if let Some(r) = c.net_gdr_read {
+        out.push(("nccl_net_gdr_read".into(), u8::from(r).to_string()));
     }
     if c.version != defaults.version {
         out.push(("nccl_version".into(), c.version.name().into()));

@@ -26,6 +26,10 @@
 //!   with a digit, a number of NCCL's older scale (`levelsOldToNew`: 0 LOC, 1 PIX, 2 PXB, 3 PHB,
 //!   4 and above SYS). A word NCCL would not match (`sys`, `C2C`, which contend does not type) or
 //!   text strtol reads a prefix of is refused, not guessed: NCCL would run its default silently.
+//! - NCCL_NET_GDR_LEVEL, NCCL_NET_GDR_READ: where NCCL's network moves data straight to and from
+//!   GPU memory (`nccl_net_gdr_level`, `nccl_net_gdr_read`; graph/paths.cc `ncclTopoCheckGdr`):
+//!   the level read as NCCL_P2P_LEVEL is, by `ncclGetLevel` with no disabling variable; the read
+//!   an int64 parameter, 0 off, positive on, negative NCCL's default (`gdr`).
 //!
 //! Every other NCCL_* variable set is named in one note as not modelled (`UNMODELLED_QUIET` lists
 //! those left out of it, which change no timing).
@@ -39,7 +43,7 @@ use super::tuning::MAX_CHANNELS;
 use crate::error::{Error, Result};
 
 /// The variables read, in the order the notes name them.
-pub const VARIABLES: [&str; 9] = [
+pub const VARIABLES: [&str; 11] = [
     "NCCL_ALGO",
     "NCCL_PROTO",
     "NCCL_MIN_NCHANNELS",
@@ -49,6 +53,8 @@ pub const VARIABLES: [&str; 9] = [
     "NCCL_CROSS_NIC",
     "NCCL_P2P_DISABLE",
     "NCCL_P2P_LEVEL",
+    "NCCL_NET_GDR_LEVEL",
+    "NCCL_NET_GDR_READ",
 ];
 
 /// NCCL_* variables left out of the note naming those not modelled, so that it names only what
@@ -166,21 +172,49 @@ fn p2p_level(vars: &[(String, String)]) -> Result<Option<(&'static str, &str, Pa
         }
     }
     let Some(v) = value("NCCL_P2P_LEVEL") else { return Ok(None) };
+    Ok(Some(("NCCL_P2P_LEVEL", v, level_of("NCCL_P2P_LEVEL", v)?)))
+}
+
+/// A level variable's text (`name`: NCCL_P2P_LEVEL, NCCL_NET_GDR_LEVEL) as `ncclGetLevel` reads
+/// it (module doc): a path type's name as written, or a number on NCCL's old scale.
+fn level_of(name: &str, v: &str) -> Result<PathType> {
     let level = if v.starts_with(|c: char| c.is_ascii_digit()) {
         nccl_int(v).and_then(|n| usize::try_from(n).ok()).map(|n| OLD_LEVELS[n.min(OLD_LEVELS.len() - 1)])
     } else {
         PathType::parse(v)
     };
-    let Some(level) = level else {
+    level.ok_or_else(|| {
         let words: Vec<&str> = PathType::ALL.iter().map(|t| t.name()).collect();
         let why = format!(
-            "is not a level NCCL reads (it would run its default silently): give one of {} as written (NCCL compares case-sensitively), or 0 to 4 (LOC, PIX, PXB, PHB, SYS){}",
-            words.join(", "),
-            fix("NCCL_P2P_LEVEL")
+            "is not a level NCCL reads (it would run its default silently): give one of {} as written (NCCL compares case-sensitively), or 0 to 4 (LOC, PIX, PXB, PHB, SYS); or unset {name}",
+            words.join(", ")
         );
-        return Err(Error::input("NCCL_P2P_LEVEL (environment)", v, why));
-    };
-    Ok(Some(("NCCL_P2P_LEVEL", v, level)))
+        Error::input(format!("{name} (environment)"), v, why)
+    })
+}
+
+/// NCCL_NET_GDR_LEVEL and NCCL_NET_GDR_READ (graph/paths.cc `ncclTopoCheckGdr`) into `env`, those
+/// the caller gives itself left unread. The level is read by `ncclGetLevel` with no disabling
+/// variable (`level_of`); the read is an int64 parameter (`NCCL_PARAM(NetGdrRead, "NET_GDR_READ",
+/// -2)`) whose 0 turns GDR off for sends, any positive value on, and a negative value leaves
+/// NCCL's default (`gdrReadParam < 0`).
+fn gdr(vars: &[(String, String)], given: &Given, env: &mut Environment) -> Result<()> {
+    let unread = |key: &str| !given.params.iter().any(|p| p == key);
+    if let Some(v) = value_of(vars, "NCCL_NET_GDR_LEVEL").filter(|_| unread("nccl_net_gdr_level")) {
+        env.params.push(("nccl_net_gdr_level".to_string(), level_of("NCCL_NET_GDR_LEVEL", v)?.name().to_string()));
+        env.applied.push(format!("NCCL_NET_GDR_LEVEL={v}"));
+    }
+    if let Some(v) = value_of(vars, "NCCL_NET_GDR_READ").filter(|_| unread("nccl_net_gdr_read")) {
+        match nccl_int(v) {
+            None => return Err(env.refusal("NCCL_NET_GDR_READ", v, &format!("is not {INT_FORMS}"), "")),
+            Some(n) if n < 0 => env.ignored.push(format!("NCCL_NET_GDR_READ={v} (negative: NCCL's default runs)")),
+            Some(n) => {
+                env.params.push(("nccl_net_gdr_read".to_string(), u8::from(n > 0).to_string()));
+                env.applied.push(format!("NCCL_NET_GDR_READ={v}"));
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Environment {
@@ -274,6 +308,7 @@ impl Environment {
                 env.applied.push(format!("{name}={v}"));
             }
         }
+        gdr(vars, given, &mut env)?;
         let mut unmodelled: Vec<String> = vars
             .iter()
             .map(|(k, _)| k)
@@ -532,12 +567,41 @@ mod tests {
         assert_eq!(e, "NCCL_P2P_DISABLE (environment): NCCL_P2P_DISABLE=1: puts GPU pairs of path type NVL through host memory; or unset NCCL_P2P_DISABLE");
     }
 
+    /// NCCL_NET_GDR_LEVEL is read as NCCL_P2P_LEVEL is (`ncclGetLevel`, no disabling variable);
+    /// NCCL_NET_GDR_READ as an int64 parameter: 0 off, positive on, negative NCCL's default.
+    #[test]
+    fn the_gdr_level_and_read_are_read_as_nccl_reads_them() {
+        let got = |pairs: &[(&str, &str)]| read(pairs).unwrap().params;
+        let p = |k: &str, v: &str| (k.to_string(), v.to_string());
+        assert_eq!(got(&[("NCCL_NET_GDR_LEVEL", "SYS")]), [p("nccl_net_gdr_level", "SYS")]);
+        assert_eq!(got(&[("NCCL_NET_GDR_LEVEL", "3")]), [p("nccl_net_gdr_level", "PHB")]);
+        assert_eq!(got(&[("NCCL_NET_GDR_LEVEL", "9")]), [p("nccl_net_gdr_level", "SYS")]);
+        assert_eq!(got(&[("NCCL_NET_GDR_LEVEL", "0")]), [p("nccl_net_gdr_level", "LOC")]);
+        // NCCL_P2P_DISABLE does not reach the GDR level.
+        assert_eq!(got(&[("NCCL_P2P_DISABLE", "1"), ("NCCL_NET_GDR_LEVEL", "PXB")])[1], p("nccl_net_gdr_level", "PXB"));
+        assert_eq!(got(&[("NCCL_NET_GDR_READ", "0")]), [p("nccl_net_gdr_read", "0")]);
+        assert_eq!(got(&[("NCCL_NET_GDR_READ", "2")]), [p("nccl_net_gdr_read", "1")]);
+        let env = read(&[("NCCL_NET_GDR_READ", "-2")]).unwrap();
+        assert!(env.params.is_empty() && env.ignored == ["NCCL_NET_GDR_READ=-2 (negative: NCCL's default runs)"]);
+        assert!(env.unmodelled.is_empty());
+        let e = read(&[("NCCL_NET_GDR_LEVEL", "phb")]).unwrap_err().to_string();
+        assert!(e.starts_with("NCCL_NET_GDR_LEVEL (environment): phb: is not a level NCCL reads") && e.ends_with("; or unset NCCL_NET_GDR_LEVEL"), "{e}");
+        let e = read(&[("NCCL_NET_GDR_READ", "on")]).unwrap_err().to_string();
+        assert!(e.starts_with("NCCL_NET_GDR_READ (environment): on: is not a whole number"), "{e}");
+        // Every word read is one the parameter takes.
+        for w in ["LOC", "PIX", "PXB", "P2C", "PHB", "SYS"] {
+            assert!(constants::split(&[("nccl_net_gdr_level".into(), w.into())]).unwrap().0.net_gdr_level.is_some());
+        }
+        let given = Given { params: vec!["nccl_net_gdr_level".into(), "nccl_net_gdr_read".into()], ..Given::default() };
+        assert!(Environment::read(&vars(&[("NCCL_NET_GDR_LEVEL", "bogus"), ("NCCL_NET_GDR_READ", "x")]), &given).unwrap().params.is_empty());
+    }
+
     /// Every other NCCL_* variable set is named once, sorted, as not modelled, but those that
     /// change no timing (`UNMODELLED_QUIET`); other names are not NCCL's.
     #[test]
     fn variables_not_modelled_are_named() {
         let env = read(&[
-            ("NCCL_NET_GDR_LEVEL", "PHB"),
+            ("NCCL_NVLS_CHUNKSIZE", "128K"),
             ("NCCL_DEBUG", "INFO"),
             ("NCCL_IB_QPS_PER_CONNECTION", "2"),
             ("PATH", "/bin"),
@@ -545,8 +609,8 @@ mod tests {
             ("NCCL_SOCKET_IFNAME", "eth0"),
         ])
         .unwrap();
-        assert_eq!(env.unmodelled, ["NCCL_IB_QPS_PER_CONNECTION", "NCCL_NET_GDR_LEVEL"]);
-        assert_eq!(env.notes("door"), ["not modelled, NCCL's default assumed: NCCL_IB_QPS_PER_CONNECTION, NCCL_NET_GDR_LEVEL"]);
+        assert_eq!(env.unmodelled, ["NCCL_IB_QPS_PER_CONNECTION", "NCCL_NVLS_CHUNKSIZE"]);
+        assert_eq!(env.notes("door"), ["not modelled, NCCL's default assumed: NCCL_IB_QPS_PER_CONNECTION, NCCL_NVLS_CHUNKSIZE"]);
         assert!(read(&[("NCCL_DEBUG", "INFO"), ("NCCL_DEBUG_SUBSYS", "ALL")]).unwrap().notes("door").is_empty());
         // A variable read is never named as not modelled, even where a flag wins over it.
         let given = Given { algo: true, ..Given::default() };

@@ -137,7 +137,20 @@ pub struct Call {
     /// Seconds every Simple step received from another node waits before the receiving kernel
     /// may use it: NCCL's GDR flush (`Comm::flush`; 0 where none is issued).
     pub flush: f64,
+    /// The GPUs whose network data NCCL stages through host memory (`NetStages`). Shared with
+    /// the communicator.
+    pub net_stage: std::sync::Arc<NetStages>,
 }
+
+/// Per GPU whose steps to or from another node NCCL does not move by GPUDirect RDMA, the host
+/// memory its connection's buffers are in: [its sends', its receives'] (None: GDR that way).
+/// Without GDR NCCL's net transport puts the connection's buffers in host memory (NCCL 2.30.7
+/// src/transport/net.cc `sendProxyConnect` and `recvProxyConnect`: `NCCL_NET_MAP_ADD_POINTER`
+/// with `useGdr` 0 maps every protocol's buffer to `NCCL_NET_MAP_HOSTMEM`, `ncclCudaHostCalloc`;
+/// 2.21.5 the same), allocated by the proxy thread, which runs on the GPU's local CPU
+/// (`ncclTopoGetCpuAffinity`): the GPU's nearest host memory. The sending kernel stores a step
+/// there, the NIC reads it; the receiving NIC writes into the receiver's, the kernel loads it.
+pub type NetStages = std::collections::BTreeMap<usize, [Option<usize>; 2]>;
 
 impl Call {
     /// The same call with identical channels run as one channel of `copies` times the bytes,
@@ -372,6 +385,30 @@ struct Dag {
     /// The call's steps through an intermediate GPU (`Call::nvb`) and through host memory (`Call::shm`).
     nvb: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
     shm: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
+    /// The call's GPUs whose network steps go through host memory (`Call::net_stage`).
+    stage: std::sync::Arc<NetStages>,
+    /// Per step between nodes lowered through host memory (`staged`), by its last leg: the GPUs
+    /// it goes between (the sender's relay with PXN), for the word back (`slot_freed`).
+    ends: std::collections::HashMap<usize, (usize, usize)>,
+    /// The words back that reopen a slot (`slot_freed`), where some step is `staged`: there the
+    /// receiver's slot gates the NIC's leg, not the sending kernel's store.
+    words: std::collections::HashSet<usize>,
+    /// Per connection (channel, sending GPU, receiving GPU) staged on a side (`staged`): the
+    /// NIC's legs so far, and its last store and load. The sending kernel's store waits for the
+    /// slot of its host buffer NCCL_STEPS steps back, which the proxy frees once its send has
+    /// completed, and each kernel moves a connection's steps in order.
+    sends: std::collections::HashMap<(u32, usize, usize), Connection>,
+    /// Wire bytes of the call's largest step (a connection buffer's NCCL_STEPS-th): a staged
+    /// step beyond it is a merged loop (`staged`).
+    step: u64,
+}
+
+/// One staged connection's legs so far (`Dag::sends`).
+#[derive(Default)]
+struct Connection {
+    wires: Vec<usize>,
+    store: Option<usize>,
+    load: Option<usize>,
 }
 
 impl Dag {
@@ -390,6 +427,11 @@ impl Dag {
             released: std::collections::HashMap::new(),
             nvb: c.nvb.clone(),
             shm: c.shm.clone(),
+            stage: c.net_stage.clone(),
+            ends: std::collections::HashMap::new(),
+            words: std::collections::HashSet::new(),
+            sends: std::collections::HashMap::new(),
+            step: c.buff.iter().max().copied().unwrap_or(0) / NCCL_STEPS,
         }
     }
 
@@ -414,6 +456,13 @@ impl Dag {
         // Between nodes: leave by the channel's NIC (through its relay GPU with PXN), enter by
         // its NIC of the next node (the same but under crossNic 2, `rails`).
         let node = |d: usize| self.node.get(d).copied().filter(|&k| k != usize::MAX);
+        if !back && !self.stage.is_empty() && matches!((node(src), node(dst)), (Some(a), Some(b)) if a != b) {
+            let stage = |d: usize, k: usize| self.stage.get(&d).and_then(|s| s[k]);
+            let (out, inn) = (stage(src, 0), stage(dst, 1));
+            if out.is_some() || inn.is_some() {
+                return self.staged((src, out), (inn, dst), size, after, overhead);
+            }
+        }
         let via = match (node(src), node(dst)) {
             (Some(a), Some(b)) if a != b && !self.exit.is_empty() => {
                 let (out, inn) = (self.exit[a], self.exit[b]);
@@ -451,6 +500,86 @@ impl Dag {
         self.t.len() - 1
     }
 
+    /// A step between nodes that NCCL does not move by GPUDirect RDMA on one side or both
+    /// (`NetStages`), as the devices that move its bytes: the sending kernel's store into host
+    /// memory `out` (where the send is staged), the NIC's read of it (or of GPU memory) and its
+    /// write into the receiver's host memory `inn` (or GPU memory), then the receiving kernel's
+    /// load out of `inn` into the GPU. Each leg waits for the one before, on the machine's
+    /// links, so that it contends with all else; successive steps overlap, as the proxy keeps
+    /// NCCL_STEPS slots in flight. The step's overhead (its launch, per-step latency and
+    /// flush) is paid before the NIC's leg, as before the one transfer it replaces (a kernel's
+    /// stores of a connection are in order, so paid there it would add up); the channel's rate
+    /// caps every leg, the sender's first leg sharing the rate group pushed now (the sending
+    /// kernel's, or its proxy's with GDR reads). The relay GPU of PXN is dropped where the send
+    /// is staged: 2.30.7 uses PXN only with GDR at the relay (graph/paths.cc
+    /// `ncclTopoComputePaths`; 2.21.5 does not check). The last leg's index (or the join's)
+    /// stands for the step.
+    fn staged(&mut self, (src, out): (usize, Option<usize>), (inn, dst): (Option<usize>, usize), size: u64, after: After, overhead: f64) -> usize {
+        let node = |d: usize| self.node[d];
+        let (a, b) = (node(src), node(dst));
+        let exits = (!self.exit.is_empty()).then(|| (self.exit[a], self.exit[b]));
+        let relay = exits.and_then(|(o, _)| o.relay).filter(|_| out.is_none());
+        let nics: Vec<usize> = exits.map(|(o, i)| [o.leave.then_some(o.out), i.enter.then_some(i.nic)].into_iter().flatten().collect()).unwrap_or_default();
+        let group = self.group.take();
+        let leg = |d: &mut Dag, from: usize, to: usize, after: After, overhead: f64, via: Vec<usize>, kernel: bool, group: Option<usize>| {
+            d.t.push(Transfer {
+                src: from,
+                dst: to,
+                size: size.max(1) * d.scale,
+                after,
+                overhead,
+                kernel,
+                max_rate: d.rate,
+                rate_group: group,
+                via,
+                ..Default::default()
+            });
+            d.ch.push(d.cur);
+            d.t.len() - 1
+        };
+        // The receiver's slot (the word back) gates the NIC's leg; the sending kernel stores
+        // into its own host buffer once its data is there and the buffer's slot is free (the
+        // NIC's leg NCCL_STEPS steps back done: transport/net.cc `sendProxyProgress` hands a
+        // slot back to the kernel when its send completes).
+        let key = (self.cur, src, dst);
+        let (own, before, stored, loaded) = match self.sends.get(&key) {
+            Some(c) => (out.and(c.wires.len().checked_sub(NCCL_STEPS as usize).map(|j| c.wires[j])), c.wires.last().copied(), c.store, c.load),
+            None => (None, None, None, None),
+        };
+        let (slot, data): (Vec<usize>, Vec<usize>) = after.iter().partition(|i| self.words.contains(i));
+        // A step of more than one of NCCL's chunks (a merged loop, `loops`) stands for chunks
+        // that go through the legs one behind another: its legs run at once, each waiting for
+        // what the step waits for (and the NIC's for the connection's step before, to keep its
+        // order), and the step is done when all three are (a zero-length join on the receiver).
+        let piped = size > self.step;
+        let store = out.map(|x| leg(self, src, x, data.iter().copied().chain(own).chain(stored).collect(), 0.0, Vec::new(), true, group));
+        let wire_after: After = match store {
+            Some(i) if !piped => slot.iter().copied().chain([i]).collect(),
+            Some(_) => data.iter().chain(&slot).copied().chain(own).chain(before).collect(),
+            None => after,
+        };
+        let via = relay.into_iter().chain(nics).collect();
+        let wire = leg(self, out.unwrap_or(src), inn.unwrap_or(dst), wire_after.clone(), overhead, via, false, if store.is_some() { None } else { group });
+        let load = inn.map(|x| {
+            let (after, over) = if piped { (wire_after, overhead) } else { (std::iter::once(wire).collect(), 0.0) };
+            leg(self, x, dst, after.iter().copied().chain(loaded).collect(), over, Vec::new(), true, None)
+        });
+        let conn = self.sends.entry(key).or_default();
+        conn.wires.push(wire);
+        conn.store = store.or(conn.store);
+        conn.load = load.or(conn.load);
+        let last = if piped {
+            self.t.push(Transfer { src: dst, dst, after: store.into_iter().chain([wire]).chain(load).collect(), compute: Some(0.0), ..Default::default() });
+            self.ch.push(self.cur);
+            self.t.len() - 1
+        } else {
+            load.unwrap_or(wire)
+        };
+        self.group = group;
+        self.ends.insert(last, (relay.unwrap_or(src), dst));
+        last
+    }
+
     /// What a network send's slot waits for: the send NCCL_STEPS chunks before it on the
     /// connection (`sent`), then the receiver's word back that the slot is free. NCCL's receiving
     /// proxy posts a receive only for a slot its kernel has released (transport/net.cc
@@ -470,9 +599,15 @@ impl Dag {
         // leaves from, or with PXN to its relay (the send's first stop, a rank's GPU beside the
         // NIC: its proxy posts the send), not through a relay of its own.
         let rank = |d: usize| self.node.get(d).is_some_and(|&k| k != usize::MAX);
-        let (src, dst) = (self.t[s].dst, self.t[s].via.first().copied().filter(|&d| rank(d)).unwrap_or(self.t[s].src));
+        let (src, dst) = match self.ends.get(&s) {
+            Some(&(from, to)) => (to, from),
+            None => (self.t[s].dst, self.t[s].via.first().copied().filter(|&d| rank(d)).unwrap_or(self.t[s].src)),
+        };
         let (rate, group) = (self.rate.take(), self.group.take());
         let i = self.push_via(src, dst, 1, after, 0.0, true);
+        if !self.stage.is_empty() {
+            self.words.insert(i);
+        }
         (self.rate, self.group) = (rate, group);
         Some(i)
     }
@@ -585,7 +720,7 @@ pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
     d.scale = c.copies.max(1);
     let share = c.bytes.div_ceil(c.channels() as u64);
     let shares = vec![share; c.rings.len()];
-    if !c.exits.is_empty() {
+    if !c.exits.is_empty() || !c.net_stage.is_empty() {
         d.node = vec![usize::MAX; c.devices.iter().max().map_or(0, |&x| x + 1)];
         for (r, &dev) in c.devices.iter().enumerate() {
             d.node[dev] = r / c.per_node();

@@ -25,6 +25,8 @@ mod divert_tests;
 #[cfg(test)]
 mod dtree_tests;
 #[cfg(test)]
+mod gdr_tests;
+#[cfg(test)]
 mod grain_tests;
 #[cfg(test)]
 mod graph_tests;
@@ -307,8 +309,13 @@ pub struct Comm {
     /// to the GPU when it completes; `ncclTopoNeedFlush` (graph/paths.cc) requires it on compute
     /// capability below 9.0). Its cost is the NIC's own per-message latency, the figure NCCL's
     /// model charges for it ("the flush extra latency", tuning.cc). None on one node, on Hopper
-    /// and later, or where some GPU of the node has no NIC within PXB (no GDR, `topo::gdr`).
+    /// and later, or where some GPU of the node receives without GDR (`net_stage`).
     pub flush: f64,
+    /// The GPUs whose network steps NCCL stages through host memory (`Gdr::of`), at the GDR
+    /// level and read the constants give (`set_constants`).
+    pub net_stage: std::sync::Arc<lower::NetStages>,
+    /// `net_stage`, `flush` and `tuning.ll128_net` at NCCL's defaults (2.30), kept for `set_constants`.
+    gdr_default: (std::sync::Arc<lower::NetStages>, f64, bool),
     /// The host memory each step between two GPUs of a node passes through where NCCL connects
     /// them by its SHM transport (no peer path, or a path beyond NCCL's P2P level), by (sending
     /// device, receiving device) (`shm_steps`), by release (before 2.23.4, and 2.30; `Comm::shm`).
@@ -483,6 +490,7 @@ impl Comm {
             tree_bw_inter,
             nvlink: graph.kind == topo::PathType::Nvl,
             nvlink_only: graph.kind <= topo::PathType::Nvb,
+            ll128_net: true,
             amd,
             version: versions::Version::V2_30,
             net_latency: 0.0,
@@ -529,13 +537,15 @@ impl Comm {
         // of all of them (rr), whatever the cluster says its NICs do with MPI's messages: a FCFS
         // NIC would send a tree's up and down chunks one message after another.
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
-        let gdr = nodes_gpus[0].iter().all(|&g| topo::gdr(&m, &router, g, &nics));
+        let gdr = Gdr::of(&m, &router, &topo, &devices, ppn, &nics, topo::gdr_level(false), (None, false));
+        let (flush, ll128) = (gdr.flush, gdr.ll128);
+        let net_stage = std::sync::Arc::new(gdr.stage);
         let nvb = std::sync::Arc::new(nvb_steps(&topo, nodes_gpus));
         let shm = [true, false].map(|old| {
             let v = if old { versions::Version::V2_21 } else { versions::Version::V2_30 };
             std::sync::Arc::new(shm_steps(&router, &topo, nodes_gpus, &nvb, cpu::p2p_level(v, cpu, ppn)))
         });
-        let flush = if nodes > 1 && topo.cc < 90 && gdr { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
+        let tuning = tuning::Comm { ll128_net: ll128, ..tuning };
         Ok(Comm {
             m,
             devices,
@@ -559,6 +569,8 @@ impl Comm {
             pxn,
             tuner: None,
             flush,
+            gdr_default: (net_stage.clone(), flush, ll128),
+            net_stage,
             shm,
             shm_given: None,
             cpu,
@@ -614,6 +626,16 @@ impl Comm {
             ));
         }
         self.shm_given = c.p2p_level.map(|level| std::sync::Arc::new(self.shm_at(level)));
+        // NCCL_NET_GDR_LEVEL / _READ, or a release whose default level differs (no P2C before
+        // 2.27, which only a GPU of compute capability 9.0 or later can have: `topo::p2c`).
+        (self.net_stage, self.flush, self.tuning.ll128_net) =
+            if c.net_gdr_level.is_some() || c.net_gdr_read.is_some() || (c.version.old() && self.topo.cc >= 90) {
+                let level = c.net_gdr_level.unwrap_or(topo::gdr_level(c.version.old()));
+                let gdr = Gdr::of(&self.m, &Router::new(&self.m), &self.topo, &self.devices, self.ppn, &self.nics, level, (c.net_gdr_read, c.version.old()));
+                (std::sync::Arc::new(gdr.stage), gdr.flush, gdr.ll128)
+            } else {
+                self.gdr_default.clone()
+            };
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
         self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
@@ -840,6 +862,7 @@ impl Comm {
             }
             .map(|gbs| gbs * 1e9),
             flush: self.flush,
+            net_stage: self.net_stage.clone(),
             shm: self.shm().clone(),
             nvb: self.nvb.clone(),
         }
@@ -913,8 +936,10 @@ impl Comm {
             rate: None,
             // NVLS runs on Hopper and later, which need no flush.
             flush: 0.0,
-            // NVLS's GPUs reach the switch; no step goes through host memory.
+            // NVLS's GPUs reach the switch; no step goes through host memory. Its heads' steps
+            // between nodes are taken as GDR (every NVLS preset has its NICs on the GPUs' switches).
             shm: Default::default(),
+            net_stage: Default::default(),
             nvb: Default::default(),
         }
     }
@@ -951,6 +976,75 @@ fn shm_steps(router: &Router, topo: &topo::Topo, nodes_gpus: &[Vec<usize>], nvb:
         }
     }
     out
+}
+
+/// What NCCL's GDR rules make of a communicator: the GPUs whose network steps go through host
+/// memory (`lower::NetStages`), the GDR flush (`Comm::flush`) and whether LL128 may cross nodes
+/// (`tuning::Comm::ll128_net`).
+struct Gdr {
+    stage: lower::NetStages,
+    flush: f64,
+    ll128: bool,
+}
+
+impl Gdr {
+    /// The rules on the GPUs `devices` (`ppn` a node, nodes alike: the first node's GPUs
+    /// decide), at NCCL_NET_GDR_LEVEL `level` and NCCL_NET_GDR_READ `read`, under a release
+    /// before 2.27 where `old`.
+    ///
+    /// `ncclTopoCheckGdr` (graph/paths.cc, v2.21.5-1 and v2.30.7-1) allows GDR where the GPU's
+    /// path to its NIC is at most the level (`topo::gdr`), for receives always and for sends
+    /// ("read") where NCCL_NET_GDR_READ is positive or, unset (negative), where the GPU is of
+    /// compute capability 8.0 or later, is the node's only GPU, or has an NVLink (PATH_NVL) to
+    /// another GPU of the node ("Disable GDR Reads pre-Ampere when we have other PCI flows"); 0
+    /// turns it off. The NIC's and the GPU's own support (`gdrSupport`: the net plugin's pointer
+    /// support, CUDA's cudaDevAttrGPUDirectRDMASupported) is not in the machine file and is taken
+    /// as given. A GPU without GDR one way stages that way through its nearest host memory; a
+    /// machine file with none keeps its steps GPU to GPU.
+    ///
+    /// The flush (`ncclTopoNeedFlush`, asked only for a receive by GDR: transport/net.cc
+    /// `recvSetup`) is the NICs' latency where the ranks span nodes, the GPUs are before compute
+    /// capability 9.0 and every GPU of the first node receives by GDR. LL128 crosses nodes where
+    /// every GPU of the first node receives by GDR (else NCCL routes its NIC path through its CPU,
+    /// PHB: `ncclTopoComputePaths`) and reaches a NIC within PXB, or PXN from compute capability
+    /// 9.0 (which takes in P2C from 2.27; before, an NVLink-C2C path is PHB, and the direct paths
+    /// contend types are never PXN): tuning.cc `typeInter`.
+    #[allow(clippy::too_many_arguments)]
+    fn of(
+        m: &Machine,
+        router: &Router,
+        topo: &topo::Topo,
+        devices: &[usize],
+        ppn: usize,
+        nics: &[usize],
+        level: topo::PathType,
+        (read, old): (Option<bool>, bool),
+    ) -> Gdr {
+        let (local, nodes) = (&devices[..ppn], devices.len() / ppn.max(1));
+        let ways: Vec<[bool; 2]> = local
+            .iter()
+            .enumerate()
+            .map(|(i, &g)| {
+                let near = topo::gdr(m, router, topo.cc, g, nics, level);
+                let nvlink = ppn == 1 || (0..ppn).any(|j| j != i && topo.paths[i][j].as_ref().is_some_and(|p| p.kind == topo::PathType::Nvl));
+                [near && read.unwrap_or(topo.cc >= 80 || nvlink), near]
+            })
+            .collect();
+        let mut stage = lower::NetStages::new();
+        if nodes > 1 && !ways.iter().all(|&[send, recv]| send && recv) {
+            for (r, &g) in devices.iter().enumerate() {
+                let [send, recv] = ways[r % ppn];
+                if let Some(mem) = router.nearest_memory(g).filter(|_| !(send && recv)) {
+                    stage.insert(g, [(!send).then_some(mem), (!recv).then_some(mem)]);
+                }
+            }
+        }
+        let receive = ways.iter().all(|w| w[1]);
+        let flush = if nodes > 1 && topo.cc < 90 && receive { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
+        let near = if topo.cc >= 90 && !old { topo::PathType::Pxn } else { topo::PathType::Pxb };
+        let ll128 = receive && local.iter().all(|&g| topo::gdr(m, router, topo.cc, g, nics, near));
+        Gdr { stage, flush, ll128 }
+    }
 }
 
 /// A device by (sending device, receiving device).

@@ -517,8 +517,10 @@ fn a_simple_step_from_another_node_waits_for_the_gdr_flush() {
     // beyond NCCL_NET_GDR_LEVEL's default PXB; a dgx-a100 GPU shares a PCIe switch with its NICs.
     let at = |m: &crate::topology::Machine, name: &str| m.devices.iter().position(|d| d.name == name).unwrap();
     let pcie = crate::topology::Machine::load("typical-8gpu").unwrap();
-    assert!(!topo::gdr(&pcie, &crate::flow::router::Router::new(&pcie), at(&pcie, "GPU0"), &[at(&pcie, "IB0")]));
-    assert!(topo::gdr(&one, &crate::flow::router::Router::new(&one), at(&one, "GPU0"), &[at(&one, "NIC0")]));
+    let pxb = topo::PathType::Pxb;
+    assert!(!topo::gdr(&pcie, &crate::flow::router::Router::new(&pcie), 35, at(&pcie, "GPU0"), &[at(&pcie, "IB0")], pxb));
+    assert!(topo::gdr(&pcie, &crate::flow::router::Router::new(&pcie), 35, at(&pcie, "GPU0"), &[at(&pcie, "IB0")], topo::PathType::Phb));
+    assert!(topo::gdr(&one, &crate::flow::router::Router::new(&one), 80, at(&one, "GPU0"), &[at(&one, "NIC0")], pxb));
 }
 
 #[test]

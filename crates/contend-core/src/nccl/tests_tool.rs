@@ -7,7 +7,7 @@
 //! parallel.
 //! nccl-tests' own definitions (sizes, counts, datatypes, number formats) are tools::nccl_tests'.
 
-use super::{lower, tuning, Algo, Coll, Comm, Proto, PROTOS};
+use super::{lower, topo, tuning, Algo, Coll, Comm, Proto, PROTOS};
 use crate::error::{Error, Result};
 use crate::tools::nccl_tests as nt;
 use crate::topology::Machine;
@@ -424,6 +424,25 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
                 )
             });
         }
+    }
+    // GPUs whose network data NCCL stages through host memory (no GPUDirect RDMA, `Comm::net_stage`).
+    let staged: Vec<(&str, [Option<usize>; 2])> =
+        comm.devices[..comm.ppn].iter().filter_map(|g| comm.net_stage.get(g).map(|s| (m.devices[*g].name.as_str(), *s))).collect();
+    if !staged.is_empty() {
+        let ways = |k: usize| staged.iter().filter(|s| s.1[k].is_some()).count();
+        let names: Vec<&str> = staged.iter().take(4).map(|s| s.0).collect();
+        let more = if staged.len() > 4 { format!(" and {} more", staged.len() - 4) } else { String::new() };
+        let level = comm
+            .constants
+            .net_gdr_level
+            .map_or_else(|| format!("its default {}", topo::gdr_level(comm.constants.version.old()).name()), |l| format!("{} as given", l.name()));
+        caveats.push(format!(
+            "NCCL {} moves the network data of {}{more} through host memory, not by GPUDirect RDMA ({} sending, {} receiving): NICs beyond NCCL_NET_GDR_LEVEL ({level}), or for sends GDR reads off (NCCL_NET_GDR_READ; by default before compute capability 8.0 without an NVLink peer) (graph/paths.cc ncclTopoCheckGdr)",
+            comm.constants.version.tag(),
+            names.join(", "),
+            ways(0),
+            ways(1)
+        ));
     }
     if rows.iter().any(|r| r.count == 0) {
         notes.push("rows of 0 elements launch nothing and are printed with time 0".into());

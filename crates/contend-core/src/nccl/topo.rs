@@ -287,10 +287,28 @@ pub fn intermediate(m: &Machine, bw: &[f64], gpus: &[usize], a: usize, b: usize)
 }
 
 /// Whether NCCL moves a GPU's network data straight between its memory and one of `nics`
-/// (GPUDirect RDMA): `ncclTopoCheckGdr` (graph/paths.cc) allows it where the path between them is
-/// at most PXB (NCCL_NET_GDR_LEVEL's default): PCIe switches only, no host bridge.
-pub fn gdr(m: &Machine, router: &Router, gpu: usize, nics: &[usize]) -> bool {
-    nics.iter().any(|&n| router.path(gpu, n, true).is_some_and(|h| classify(m, &[], h, true).kind <= PathType::Pxb))
+/// (GPUDirect RDMA): `ncclTopoCheckGdr` (graph/paths.cc, v2.21.5-1 and v2.30.7-1) allows it where
+/// the path type between them is at most NCCL_NET_GDR_LEVEL, `level` (`gdr_level` gives its
+/// default): PXB, PCIe switches only, no host bridge; from 2.27 P2C too (NVLink-C2C to the CPU the
+/// NIC hangs off, `p2c`).
+pub fn gdr(m: &Machine, router: &Router, cc: u32, gpu: usize, nics: &[usize], level: PathType) -> bool {
+    // NCCL types the path whether or not CUDA would let the two be peers (across QPI: SYS).
+    nics.iter().any(|&n| {
+        router.path(gpu, n, true).or_else(|| router.path(gpu, n, false)).is_some_and(|h| {
+            let kind = if p2c(m, cc, &h) { PathType::P2c } else { classify(m, &[], h, true).kind };
+            kind <= level
+        })
+    })
+}
+
+/// NCCL_NET_GDR_LEVEL's default (graph/paths.cc `ncclTopoCheckGdr`): PXB up to 2.21.5; P2C in
+/// 2.30.7 (NCCL_NET_GDR_C2C's default 1: GDR on NICs that hang off a Grace CPU).
+pub fn gdr_level(old: bool) -> PathType {
+    if old {
+        PathType::Pxb
+    } else {
+        PathType::P2c
+    }
 }
 
 /// Whether a path from a GPU to a NIC is NCCL's P2C (graph/paths.cc `mergePathType`: C2C, then

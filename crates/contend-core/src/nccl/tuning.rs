@@ -332,6 +332,11 @@ pub struct Comm {
     /// Rings travel NVLink only, some steps through an intermediate GPU (typeIntra at most NVB):
     /// LL128 allowed (tuning.cc: `typeIntra <= PATH_NVB`, 2.18.3 to 2.30.7).
     pub nvlink_only: bool,
+    /// Across nodes, the graph's GPU-to-NIC path type (typeInter) allows LL128: at most PXB, or
+    /// PXN from compute capability 9.0 (tuning.cc, 2.21.5 and 2.30.7 with NCCL_LL128_C2C's
+    /// default 1). A GPU that receives without GDR has its NIC path rerouted through its CPU,
+    /// PHB (graph/paths.cc `ncclTopoComputePaths`), so LL128 is off there (`Comm::ll128_net`).
+    pub ll128_net: bool,
     /// The CPUs are AMD's (for the multi-node LL row).
     pub amd: bool,
     /// NVLS (the GPUs meet in an NVSwitch that reduces and multicasts): the NVLS graph's
@@ -626,8 +631,9 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     let ratio = if algo == Algo::Ring { n / nsteps } else { 0.5 };
     let algbw = bus * ratio;
     // LL128 is on by default only where rings stay on NVLink (typeIntra <= PATH_NVB), Volta on;
-    // before 2.27 only on the parts NCCL lists (`Version::ll128_on`).
-    if proto == Proto::Ll128 && (!c.nvlink_only || c.cc < 70 || !v.ll128_on(c.cc)) {
+    // before 2.27 only on the parts NCCL lists (`Version::ll128_on`); across nodes only where
+    // the NICs are near enough (`ll128_net`).
+    if proto == Proto::Ll128 && (!c.nvlink_only || c.cc < 70 || !v.ll128_on(c.cc) || (c.nodes > 1 && !c.ll128_net)) {
         return None;
     }
     let a = algo as usize;

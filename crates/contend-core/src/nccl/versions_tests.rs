@@ -20,6 +20,7 @@ pub(super) fn comm(version: Version) -> Comm {
         tree_bw_inter: 12.0,
         nvlink: true,
         nvlink_only: true,
+        ll128_net: true,
         amd: false,
         nvls_heads: 0,
         nvls_bw_intra: 0.0,
