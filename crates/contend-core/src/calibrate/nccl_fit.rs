@@ -22,6 +22,7 @@
 use super::{nccl_linear, scores, Residual, Score};
 use crate::error::{Error, Result};
 use crate::nccl::constants::{self, Constants};
+use crate::nccl::environment::{Environment, Given};
 use crate::nccl::versions::{self, Version};
 use crate::nccl::{lower, tests_tool, tuning, Algo, Coll, Comm, Proto, PROTOS};
 use crate::tools::nccl_tests::{self, Run};
@@ -84,6 +85,10 @@ struct Point {
     linear: nccl_linear::Row,
     held_out: bool,
     ranks: usize,
+    /// The least time its run's nccl-tests iteration takes (s): one thread's launches under `-g N`
+    /// (`tests_tool::host_floor_s`), 0 without; a row whose call is below it (`floored`) is not fitted.
+    floor_s: f64,
+    floored: bool,
 }
 
 /// The call's time with every transfer of one byte (its latency part).
@@ -172,7 +177,7 @@ fn pooled_runs(runs: &[Run], notes: &mut Vec<String>) {
 /// rank, as the fit runs them: no `-g`), its hosts and their NICs' rate where given (`--nodes`,
 /// `--network-bandwidth`), NCCL_ALGO and NCCL_PROTO where given, datatype and root where not nccl-tests' defaults, and its release
 /// where one was given or read.
-fn command(run: &Run, node_gpus: usize, settings: &RunSettings, release: Option<&str>, constants: &[String]) -> String {
+fn command(run: &Run, node_gpus: usize, settings: &RunSettings, setup: &Setup, release: Option<&str>, constants: &[String]) -> String {
     let mut sizes: Vec<u64> = run.rows.iter().map(|r| r.size).filter(|&s| s > 0).collect();
     sizes.sort_unstable();
     sizes.dedup();
@@ -182,7 +187,9 @@ fn command(run: &Run, node_gpus: usize, settings: &RunSettings, release: Option<
         args.push(format!("-b {lo} -e {hi} -f {step}"));
     }
     let per = run.ranks / run.nodes.max(1);
-    if per < node_gpus {
+    if let Some(g) = setup.ngpus {
+        args.push(format!("-g {g}"));
+    } else if per < node_gpus {
         args.push(format!("--gpus {}", (0..per).map(|k| k.to_string()).collect::<Vec<_>>().join(",")));
     }
     if run.nodes > 1 {
@@ -191,11 +198,16 @@ fn command(run: &Run, node_gpus: usize, settings: &RunSettings, release: Option<
             args.push(format!("--network-bandwidth {bw}"));
         }
     }
-    if let Some(a) = settings.algo {
+    // NCCL's variables as the flags and parameters standing for them, which win over any the
+    // shell running the line has: the line runs the same wherever it is typed.
+    if let Some(a) = settings.algo.or(setup.env.algo.as_deref()) {
         args.push(format!("--algo {a}"));
     }
-    if let Some(p) = settings.proto {
+    if let Some(p) = settings.proto.or(setup.env.proto.as_deref()) {
         args.push(format!("--proto {p}"));
+    }
+    if let Some(c) = setup.env.channels {
+        args.push(format!("--channels {c}"));
     }
     if let Some(row) = run.rows.first() {
         if row.dtype != "float" {
@@ -208,7 +220,7 @@ fn command(run: &Run, node_gpus: usize, settings: &RunSettings, release: Option<
     if let Some(v) = release {
         args.push(format!("--nccl-version {v}"));
     }
-    args.extend(constants.iter().map(|p| format!("--param {p}")));
+    args.extend(constants.iter().chain(&setup.env.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>()).map(|p| format!("--param {p}")));
     args.join(" ")
 }
 
@@ -220,6 +232,88 @@ pub struct RunSettings<'a> {
     /// NCCL_ALGO and NCCL_PROTO as the runs set them (`--algo`, `--proto`: NCCL picks within them).
     pub algo: Option<&'a str>,
     pub proto: Option<&'a str>,
+    /// The NCCL_* variables of the shell calibrating, as (name, value) pairs (`nccl::environment`
+    /// reads them as `contend nccl-tests` does); a paste's own assignments of a name win.
+    pub env: &'a [(String, String)],
+}
+
+/// How one run ran, as `contend nccl-tests` would run its command line.
+struct Setup {
+    /// NCCL's variables read: the shell's, then the paste's (`Run::env`).
+    env: Environment,
+    /// The algorithms and protocols NCCL picks within: the flags', else NCCL_ALGO / NCCL_PROTO.
+    algos: Option<Vec<Algo>>,
+    protos: Vec<Proto>,
+    /// NCCL's constants given (`--param`) with those the variables set (P2P level, buffer size,
+    /// PXN) and the run's release: what the fit's constants are put into.
+    base: Constants,
+    /// nccl-tests' `-g` where one thread drove a host's every rank (`contend nccl-tests -g N`).
+    ngpus: Option<usize>,
+}
+
+/// A refusal of a variable the paste set, named by the paste's line rather than the shell's
+/// environment (`Environment`'s refusals name "NAME (environment)" and the fix "unset NAME").
+fn pasted(e: Error, run: &Run, origin: &str) -> Error {
+    let Error::Input { file, field, problem } = e else { return e };
+    let var = file.strip_suffix(" (environment)").unwrap_or(&file);
+    match run.env.iter().rev().find(|s| s.name == var) {
+        Some(s) => {
+            let problem = problem.split("; or unset").next().unwrap_or(&problem);
+            Error::input(origin, format!("line {}", s.line), format!("{}={}: {field} {problem}; correct the paste's line (or give --algo/--proto)", s.name, s.value))
+        }
+        None => Error::Input { file, field, problem },
+    }
+}
+
+/// The run's `Setup`: the shell's NCCL_* variables and then the paste's, read by
+/// `nccl::environment` as `contend nccl-tests` reads its shell's (the paste's later value of a name
+/// wins: its command line overrode the shell it was typed in, as `NCCL_X=v ./all_reduce_perf` does);
+/// `--algo`, `--proto` and `--param` given win over both. Its words for the notes: each variable
+/// applied and where from, and those not applied.
+fn setup(run: &Run, origin: &str, settings: &RunSettings, params: &[(String, String)], version: Version) -> Result<(Setup, Vec<String>)> {
+    let vars: Vec<(String, String)> = settings.env.iter().cloned().chain(run.env.iter().map(|s| (s.name.clone(), s.value.clone()))).collect();
+    let given = Given {
+        algo: settings.algo.is_some(),
+        proto: settings.proto.is_some(),
+        channels: false,
+        params: params.iter().map(|(k, _)| k.clone()).collect(),
+        flags: true,
+    };
+    let env = Environment::read(&vars, &given).map_err(|e| pasted(e, run, origin))?;
+    let algos = settings.algo.or(env.algo.as_deref()).map(crate::nccl::parse_algos).transpose().map_err(|e| pasted(env.named(e), run, origin))?;
+    let protos = settings.proto.or(env.proto.as_deref()).map(crate::nccl::parse_protos).transpose().map_err(|e| pasted(env.named(e), run, origin))?;
+    let given_and_set: Vec<(String, String)> = params.iter().chain(&env.params).cloned().collect();
+    let base = Constants { version, ..constants::split(&given_and_set)?.0 };
+    let mut words = Vec::new();
+    let from = |assigned: &str| {
+        let (name, value) = assigned.split_once('=').unwrap_or((assigned, ""));
+        match run.env.iter().rev().find(|s| s.name == name) {
+            Some(s) if s.value.trim() == value => format!("{assigned} (the paste's line {})", s.line),
+            _ => format!("{assigned} (the environment)"),
+        }
+    };
+    if !env.applied.is_empty() {
+        words.push(format!("NCCL's variables as NCCL reads them: {}", env.applied.iter().map(|a| from(a)).collect::<Vec<_>>().join(", ")));
+    }
+    for (name, value) in settings.env {
+        if let Some(s) = run.env.iter().rev().find(|s| &s.name == name && s.value != *value) {
+            words.push(format!("{name}={value} of the environment is overridden by the paste's {}={} (line {}): the run ran with it", s.name, s.value, s.line));
+        }
+    }
+    if !env.ignored.is_empty() {
+        words.push(format!("ignored: {}", env.ignored.join("; ")));
+    }
+    if !env.unmodelled.is_empty() {
+        words.push(format!("not modelled, NCCL's default assumed: {}", env.unmodelled.join(", ")));
+    }
+    // `-g N` of one thread driving a host's every rank is `contend nccl-tests -g N`; one driving
+    // fewer (several processes of N GPUs on a host) is not a run contend's -g makes.
+    let per = run.ranks / run.nodes.max(1);
+    let ngpus = run.ngpus.filter(|&g| g == per);
+    if let Some(g) = run.ngpus.filter(|&g| g != per) {
+        words.push(format!("one thread drove {g} of the {per} ranks a host (-g {g}): its launches are not modelled (contend's -g drives a host's every rank)"));
+    }
+    Ok((Setup { env, algos, protos: protos.unwrap_or_else(|| PROTOS.to_vec()), base, ngpus }, words))
 }
 
 /// How much a probe of `nccl_call_net` adds (s): the difference over it is how many times the
@@ -243,7 +337,7 @@ fn node_gpus(m: &Machine) -> usize {
 
 /// The communicator a run ran on: its ranks on the machine, or on `run.nodes` copies of it
 /// (`nccl::nodes`, as `contend nccl-tests --nodes` builds them), as many ranks on each host.
-fn run_comm(m: &Machine, run: &Run, origin: &str, network_bandwidth: Option<&str>) -> Result<Comm> {
+fn run_comm(m: &Machine, run: &Run, origin: &str, network_bandwidth: Option<&str>, channels: Option<usize>) -> Result<Comm> {
     let field = format!("line {}", run.line);
     let node_gpus = node_gpus(m);
     if run.most_on_a_host * run.nodes != run.ranks {
@@ -269,7 +363,7 @@ fn run_comm(m: &Machine, run: &Run, origin: &str, network_bandwidth: Option<&str
                 format!("{origin}'s run at line {} is on one host; give it only for runs on 2 or more", run.line),
             ));
         }
-        return Comm::new(m, &[m.gpus()[..per].to_vec()], None);
+        return Comm::new(m, &[m.gpus()[..per].to_vec()], channels);
     }
     let Some(source) = source(m) else {
         return Err(Error::input(
@@ -283,7 +377,7 @@ fn run_comm(m: &Machine, run: &Run, origin: &str, network_bandwidth: Option<&str
     };
     let req = tests_tool::Request { gpus: Some((0..per).map(|k| k.to_string()).collect()), ..tests_tool::Request::sweep(&run.op, "8", "8") };
     let (machine, per_node, _) = crate::nccl::nodes::on_nodes(source, &req, run.nodes, network_bandwidth)?;
-    Comm::new(&machine, &per_node, None)
+    Comm::new(&machine, &per_node, channels)
 }
 
 /// Fit NCCL's constants to the nccl-tests output `text` (`origin` names it) measured on `m`, or on
@@ -292,8 +386,6 @@ fn run_comm(m: &Machine, run: &Run, origin: &str, network_bandwidth: Option<&str
 /// protocols where given.
 pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String, String)], hold_out: bool, settings: &RunSettings) -> Result<NcclFit> {
     let network_bandwidth = settings.network_bandwidth;
-    let given_algos = settings.algo.map(crate::nccl::parse_algos).transpose()?;
-    let protos = settings.proto.map(crate::nccl::parse_protos).transpose()?.unwrap_or_else(|| PROTOS.to_vec());
     crate::nccl::check_model(model)?;
     // NCCL's constants given (`nccl_*`) set the communicator, as in `contend nccl-tests`; the
     // rest are the model's.
@@ -305,7 +397,17 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     pooled_runs(&runs, &mut notes);
     let mut points = Vec::new();
     let mut comms = Vec::new();
+    let mut setups = Vec::new();
+    // Each run's words on its variables, with the runs that say the same (`setup`).
+    let mut said: Vec<(String, Vec<usize>)> = Vec::new();
     for (r, run) in runs.iter().enumerate() {
+        let (setup, words) = setup(run, origin, settings, params, versions[r])?;
+        for w in words {
+            match said.iter_mut().find(|(x, _)| *x == w) {
+                Some((_, lines)) => lines.push(run.line),
+                None => said.push((w, vec![run.line])),
+            }
+        }
         if run.rows.iter().all(|row| row.in_place_time_us.is_none()) {
             notes.push(format!("run at line {}: out-of-place columns only (an excerpt of the table); fitted on them, as every run is", run.line));
         }
@@ -317,10 +419,12 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             }
         }
         let coll = Coll::parse(&run.op)?;
-        let mut comm = run_comm(m, run, origin, network_bandwidth)?;
-        // The run's own release: NCCL's choice of algorithm and protocol is that release's.
-        let base = Constants { version: versions[r], ..base };
-        comm.set_constants(base)?;
+        let mut comm = run_comm(m, run, origin, network_bandwidth, setup.env.channels)?;
+        // The run's own release and variables: NCCL's choice of algorithm and protocol is that release's.
+        let base = setup.base;
+        comm.set_constants(base).map_err(|e| pasted(setup.env.named(e), run, origin))?;
+        let floor = tests_tool::host_floor_s(&comm, setup.ngpus);
+        let (given_algos, protos) = (setup.algos.clone(), setup.protos.clone());
         let mut fitted_rows = 0;
         for (k, row) in run.rows.iter().enumerate() {
             if row.size == 0 || row.time_us <= 0.0 {
@@ -346,6 +450,9 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             }
             let (pick, ran) = tests_tool::run_size(&comm, coll, row.size, root, &algos, &protos, model, &model_params, false)?;
             let t = ran.seconds;
+            // nccl-tests prints the longer of the call and its thread's launches (`-g N`): a row
+            // at that floor says nothing of the constants fitted.
+            let floor_s = if row.count > 0 { floor } else { 0.0 };
             let call = comm.call_with(coll, pick.algo, pick.proto, row.size, root, pick.channels).merged();
             let step_of = if matches!(coll, Coll::AllToAll | Coll::SendRecv) { Proto::Simple } else { pick.proto };
             // The same call with its per-step constant at zero: where nothing changes, the
@@ -376,6 +483,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             let e0 = base.efficiency[pick.proto as usize];
             let bandwidth = ((t_half - t) * e0).max(0.0);
             let held_out = hold_out && (r > 0 || k % 2 == 1);
+            let floored = t <= floor_s;
             // µs: the part no constant moves, at e = 1 (x' = 0).
             let fixed = t - steps * s0 - bandwidth / e0 - calls * base.call_net;
             let mut a = [0.0; nccl_linear::COLUMNS];
@@ -388,7 +496,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             default[nccl_linear::CALL_NET] = calls * base.call_net * 1e6;
             let measured = row.time_us;
             let fold = fitted_rows % 2;
-            if !held_out {
+            if !held_out && !floored {
                 fitted_rows += 1;
             }
             points.push(Point {
@@ -401,9 +509,16 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
                 linear: nccl_linear::Row { measured, y: measured - (fixed + bandwidth) * 1e6, a, default, fold },
                 held_out,
                 ranks: run.ranks,
+                floor_s,
+                floored,
             });
         }
         comms.push(comm);
+        setups.push(setup);
+    }
+    for (words, lines) in said {
+        let runs_word = if lines.len() > 1 { "runs at lines" } else { "run at line" };
+        notes.push(format!("{runs_word} {}: {words}", lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ")));
     }
     // The constants the rows pin, chosen on held-out sizes, fitted on every row fitted.
     // Steps within NCCL's range; efficiencies from 1% (x' at most 99: below, no kernel runs) to 1.
@@ -412,7 +527,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         bounds[nccl_linear::step(p as usize)] = STEP_BOUNDS_US;
         bounds[nccl_linear::inverse_efficiency(p as usize)] = (0.0, 99.0);
     }
-    let rows: Vec<nccl_linear::Row> = points.iter().filter(|x| !x.held_out).map(|x| x.linear.clone()).collect();
+    let rows: Vec<nccl_linear::Row> = points.iter().filter(|x| !x.held_out && !x.floored).map(|x| x.linear.clone()).collect();
     let (free, _, _) = nccl_linear::choose(&rows, &bounds);
     let values = nccl_linear::fit(&rows.iter().collect::<Vec<_>>(), &free, &bounds);
     let mut c = base;
@@ -467,15 +582,18 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     // `--param` text read back, so that the rounding of the printed values is the table's too),
     // and with the constants given (before the fit).
     let c = constants::split(&constants::to_params(&Constants { version: Constants::default().version, ..c }))?.0;
+    // The fit sets the per-step latencies, the efficiencies and the per-call network cost; each
+    // run keeps its own release and variables.
     let predict = |comms: &mut [Comm], c: Constants| -> Result<Vec<(String, f64)>> {
-        for (comm, &version) in comms.iter_mut().zip(&versions) {
-            comm.set_constants(Constants { version, ..c })?;
+        for (comm, setup) in comms.iter_mut().zip(&setups) {
+            comm.set_constants(Constants { step: c.step, efficiency: c.efficiency, call_net: c.call_net, ..setup.base })?;
         }
         points
             .iter()
             .map(|x| {
-                let (pick, ran) = tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, &protos, model, &model_params, false)?;
-                Ok((format!("{}/{}", pick.algo.name(), pick.proto.name()), ran.seconds))
+                let protos = &setups[x.run].protos;
+                let (pick, ran) = tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, protos, model, &model_params, false)?;
+                Ok((format!("{}/{}", pick.algo.name(), pick.proto.name()), ran.seconds.max(x.floor_s)))
             })
             .collect()
     };
@@ -532,7 +650,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     let constants_args: Vec<String> = fitted.iter().map(|(k, v)| format!("{k}={v}")).chain(model_params.iter().map(|(k, v)| format!("{k}={v}"))).collect();
     let mut commands: Vec<String> = Vec::new();
     for (r, run) in runs.iter().enumerate() {
-        let command = command(run, node_gpus(m), settings, release(r), &constants_args);
+        let command = command(run, node_gpus(m), settings, &setups[r], release(r), &constants_args);
         if !commands.contains(&command) {
             commands.push(command);
         }

@@ -201,6 +201,93 @@ pub struct Run {
     /// (`nccl-library=21903`); the last one printed before its table.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub release: Option<(String, String)>,
+    /// NCCL's variables the paste shows set for the run, in the order they apply (a later one of
+    /// a name wins, as NCCL reads the last value a process was given): `export` lines before its
+    /// table, then its command line's assignments, then NCCL's own `NAME set by environment to
+    /// VALUE` lines of the run (`assignments`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<Setting>,
+    /// nccl-tests' `-g`: the GPUs each of its threads drives, where one thread a process drives
+    /// two or more (`# nThread 1 nGpus N`, else the command line's `-g N`); None otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ngpus: Option<usize>,
+}
+
+/// One NCCL variable a paste shows set, and the line that shows it (1-based).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Setting {
+    pub name: String,
+    pub value: String,
+    pub line: usize,
+}
+
+/// The NCCL_* assignments a line of a paste shows (the line's 1-based number `line`):
+/// - a command line of an nccl-tests binary (`at`, its word): each `NCCL_X=v` word before it, which
+///   covers the shell's `NCCL_X=v ./all_reduce_perf`, `env NCCL_X=v …`, Open MPI's `-x NCCL_X=v`
+///   and Slurm's `--export=ALL,NCCL_X=v`, and MPICH's `-genv NCCL_X v` / `-env NCCL_X v` (the
+///   words after the binary are nccl-tests' own; `-x NCCL_X` without a value passes the launching
+///   shell's, which the paste does not show);
+/// - a shell's `export NCCL_X=v …`;
+/// - NCCL's own log of a variable it read, `NCCL_X set by environment to v` (its `INFO(NCCL_ENV,
+///   "%s set by environment to %s")` where it reads one: src/misc/param.cc `ncclLoadParam` for its
+///   parameters, and the reads of NCCL_ALGO, NCCL_PROTO, NCCL_P2P_LEVEL and others beside them),
+///   printed at NCCL_DEBUG=INFO.
+fn assignments(body: &str, at: Option<usize>, line: usize) -> Vec<Setting> {
+    let setting = |name: &str, value: &str| {
+        let value = value.trim_matches(|c| c == '"' || c == '\'' || c == '`');
+        (name.starts_with("NCCL_") && name.len() > 5 && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_'))
+            .then(|| Setting { name: name.to_string(), value: value.to_string(), line })
+    };
+    let words: Vec<&str> = body.split_whitespace().collect();
+    if let Some(k) = words.windows(5).position(|w| w[1..4] == ["set", "by", "environment"] && w[4] == "to") {
+        let value = words.get(k + 5).map_or("", |v| v.trim_end_matches('.'));
+        return setting(words[k], value).into_iter().collect();
+    }
+    let before = match (at, words.iter().position(|&w| w == "export")) {
+        (Some(at), _) => &words[..at],
+        (None, Some(k)) => &words[k + 1..],
+        (None, None) => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    for (k, w) in before.iter().enumerate() {
+        if ["-genv", "-env"].contains(w) {
+            if let (Some(name), Some(value)) = (before.get(k + 1), before.get(k + 2)) {
+                out.extend(setting(name, value));
+            }
+            continue;
+        }
+        let pieces: Vec<&str> = match w.strip_prefix("--export=") {
+            Some(list) => list.split(',').collect(),
+            None => vec![w],
+        };
+        for piece in pieces {
+            if let Some((name, value)) = piece.split_once('=') {
+                out.extend(setting(name.trim_matches(|c| c == '"' || c == '\''), value));
+            }
+        }
+    }
+    out
+}
+
+/// nccl-tests' threads a process and GPUs a thread, from its header (`# nThread 1 nGpus 8 …`).
+fn header_gpus(body: &str) -> Option<(usize, usize)> {
+    let w: Vec<&str> = body.split_whitespace().collect();
+    let after = |key: &str| w.iter().position(|&x| x == key).and_then(|k| w.get(k + 1)).and_then(|v| v.parse::<usize>().ok());
+    Some((after("nThread")?, after("nGpus")?))
+}
+
+/// The collective a wrapper of nccl-tests names with `-t` (Google's gIB `run_nccl_tests.sh -t
+/// all_gather …`, its usage: `-t` the test, `-g` GPUs per node for its mpirun): a line without an
+/// nccl-tests binary, one of whose words' file name has "nccl" and "test" in it, and whose `-t` is
+/// a collective nccl-tests names (nccl-tests' own `-t` is a thread count, never a name).
+fn wrapped(words: &[&str]) -> Option<String> {
+    let wrapper = words.iter().any(|w| {
+        let base = w.rsplit('/').next().unwrap_or(w).to_lowercase();
+        base.contains("nccl") && base.contains("test")
+    });
+    let t = option(words, &["-t", "--test"], false)?;
+    let t = t.strip_suffix("_perf").unwrap_or(t);
+    (wrapper && OPS.contains(&t)).then(|| t.to_string())
 }
 
 /// The release nccl-tests or NCCL prints in its output: nccl-tests' header
@@ -405,6 +492,14 @@ fn option<'a>(words: &[&'a str], names: &[&str], glued: bool) -> Option<&'a str>
     })
 }
 
+/// nccl-tests' `-t`/`--nthreads` threads a process and `-g`/`--ngpus` GPUs a thread (src/common.cu;
+/// 1 each by default) among its own words; None where it gives neither.
+fn per_process(tool: &[&str]) -> Option<(usize, usize)> {
+    let number = |names: &[&str]| option(tool, names, true).and_then(|v| v.parse::<usize>().ok()).filter(|&n| n > 0);
+    let (t, g) = (number(&["-t", "--nthreads"]), number(&["-g", "--ngpus"]));
+    (t.is_some() || g.is_some()).then(|| (t.unwrap_or(1), g.unwrap_or(1)))
+}
+
 /// The most ranks a pasted command line is taken to start: a bound on typing mistakes (`-np
 /// 99999999999999` asked for a table of that many ranks), above the largest GPU clusters built.
 const MOST_LAUNCHED_RANKS: usize = 1 << 20;
@@ -432,7 +527,7 @@ fn launched(command: &str) -> Option<Launch> {
     }
     let (launcher, tool) = (&words[..at], &words[at + 1..]);
     let number = |v: Option<&str>| v.and_then(|v| v.parse::<usize>().ok()).filter(|&n| n > 0);
-    let per_process = number(option(tool, &["-g", "--ngpus"], true)).unwrap_or(1) * number(option(tool, &["-t", "--nthreads"], true)).unwrap_or(1);
+    let per_process = per_process(tool).map_or(1, |(t, g)| t * g);
     let is = |names: &[&str]| launcher.iter().any(|w| names.iter().any(|l| w.rsplit('/').next() == Some(l)));
     let launch = if is(&["mpirun", "mpiexec", "orterun", "mpiexec.hydra"]) {
         // `-H a:8,b:8` (or `--host`, repeated or not): each host's slots, 1 where none is given.
@@ -495,10 +590,30 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
         rows: Vec<Row>,
         line: usize,
         release: Option<(String, String)>,
+        /// Its command line's NCCL_* assignments and NCCL's log of those it read (`assignments`).
+        env: Vec<Setting>,
+        /// The `export`s in force at its first row.
+        exported: Vec<Setting>,
+        /// nccl-tests' threads a process and GPUs a thread: its header's, else its command line's.
+        header: Option<(usize, usize)>,
+        command_gpus: Option<(usize, usize)>,
     }
     let by_name = named(&origin.to_lowercase().replace('-', "_"));
     let mut runs: Vec<Open> = Vec::new();
-    let fresh = |line: usize| Open { op: None, ranks: Vec::new(), launched: None, rows: Vec::new(), line, release: None };
+    let fresh = |line: usize| Open {
+        op: None,
+        ranks: Vec::new(),
+        launched: None,
+        rows: Vec::new(),
+        line,
+        release: None,
+        env: Vec::new(),
+        exported: Vec::new(),
+        header: None,
+        command_gpus: None,
+    };
+    // The shell's `export NCCL_X=v` lines so far: every later run's.
+    let mut exported: Vec<Setting> = Vec::new();
     // Whether the last table header has both halves (out-of-place and in-place).
     let mut both_halves = false;
     // The release last printed: the header of the run whose table comes next.
@@ -515,14 +630,22 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
         if starts && runs.last().is_none_or(|r| !r.rows.is_empty() || r.op.is_some() && body.starts_with("Collective")) {
             // The command line above a run's first line (`# Collective test starting`) is that
             // run's: what it says of the ranks moves with it.
-            let launched = runs.last().filter(|r| r.rows.is_empty()).and_then(|r| r.launched);
-            runs.push(Open { launched, ..fresh(i + 1) });
+            let above = runs.last_mut().filter(|r| r.rows.is_empty());
+            let (launched, env, command_gpus) = above.map(|r| (r.launched, std::mem::take(&mut r.env), r.command_gpus)).unwrap_or_default();
+            runs.push(Open { launched, env, command_gpus, ..fresh(i + 1) });
+        }
+        if let (Some(g), Some(r)) = (header_gpus(body).filter(|_| body.starts_with("nThread")), runs.last_mut()) {
+            r.header = Some(g);
         }
         if let Some(r) = release_printed(body) {
             release = Some(r);
         }
-        let command_line = binary_at(&body.split_whitespace().collect::<Vec<_>>()).is_some();
-        if let Some(op) = named(body).filter(|_| body.starts_with("Collective test starting") || command_line) {
+        let words: Vec<&str> = whole.split_whitespace().collect();
+        let binary = binary_at(&words);
+        let wrapper = if binary.is_none() { wrapped(&words) } else { None };
+        let command_line = binary.is_some() || wrapper.is_some();
+        let set = assignments(&whole, binary, i + 1);
+        if let Some(op) = named(body).filter(|_| body.starts_with("Collective test starting") || command_line).or(wrapper) {
             // A command line after a table starts the next run (several runs pasted from one
             // terminal): the collective and ranks it names are that run's.
             if runs.is_empty() || (command_line && runs.last().is_some_and(|r| !r.rows.is_empty())) {
@@ -532,6 +655,17 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             if r.rows.is_empty() {
                 r.op = Some(op);
                 r.launched = launched(&whole).or(r.launched);
+                if let Some(at) = binary {
+                    r.command_gpus = per_process(&words[at + 1..]);
+                    r.env = set.clone();
+                }
+            }
+        }
+        if binary.is_none() && !set.is_empty() {
+            // An `export` line is the shell's from here on; NCCL's log of a variable, the run's it is in.
+            match runs.last_mut().filter(|_| !words.contains(&"export")) {
+                Some(r) => r.env.extend(set),
+                None => exported.extend(set),
             }
         }
         if let Some(rest) = body.strip_prefix("Rank") {
@@ -566,6 +700,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             let r = runs.last_mut().unwrap();
             if r.rows.is_empty() {
                 r.release = release.clone();
+                r.exported = exported.clone();
             }
             r.rows.push(row);
         }
@@ -617,6 +752,23 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
                 ranks = (0..l.ranks).map(|k| (k, format!("host{}", k * hosts / l.ranks), String::new())).collect();
             }
             let n = ranks.iter().map(|x| x.0 + 1).max().unwrap_or(0);
+            // The same rank printed twice: the tables of several runs printed into one (each
+            // process its own communicator, as an nccl-tests built without MPI under mpirun runs).
+            let times = ranks.iter().filter(|x| x.0 == 0).count();
+            if times > 1 {
+                let mut hosts: Vec<&str> = ranks.iter().filter(|x| x.0 == 0).map(|x| x.1.as_str()).collect();
+                hosts.dedup();
+                return Err(Error::input(
+                    origin,
+                    format!("line {}", r.line),
+                    format!(
+                        "prints ranks 0 to {} {times} times (rank 0 on {}): {times} runs of {n} ranks each printed interleaved (each process a communicator of its own, e.g. nccl-tests built without MPI started by mpirun on each host), not one run of {} ranks; paste one run's output (its own `Rank` lines and rows), or rebuild nccl-tests with MPI=1 for one run across them",
+                        n - 1,
+                        hosts.join(", "),
+                        ranks.len()
+                    ),
+                ));
+            }
             if n == 0 {
                 return Err(Error::input(
                     origin,
@@ -653,7 +805,10 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
                     }
                 },
             };
-            Ok(Run { op, op_from: from.into(), ranks: n, nodes: hosts.len(), most_on_a_host, gpu, rows: r.rows, line: r.line, release: r.release })
+            // One thread a process driving N GPUs (`-g N`): the header's word, else the command line's.
+            let ngpus = r.header.or(r.command_gpus).filter(|&(t, g)| t == 1 && g > 1).map(|(_, g)| g);
+            let env = r.exported.into_iter().chain(r.env).collect();
+            Ok(Run { op, op_from: from.into(), ranks: n, nodes: hosts.len(), most_on_a_host, gpu, rows: r.rows, line: r.line, release: r.release, env, ngpus })
         })
         .collect()
 }
