@@ -70,6 +70,10 @@ pub struct RunRead {
     pub rows: usize,
     /// The NCCL release it was fitted under (`nccl_version`'s word).
     pub nccl_version: String,
+    /// nccl-tests' `-g` it was run with as `contend nccl-tests -g N` (one thread driving a host's
+    /// every rank: each iteration at least its N launches), where the paste says so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ngpus: Option<usize>,
 }
 
 /// One measured row, with the parts of its prediction.
@@ -668,7 +672,8 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         runs: runs
             .iter()
             .zip(&versions)
-            .map(|(r, v)| RunRead {
+            .enumerate()
+            .map(|(k, (r, v))| RunRead {
                 op: r.op.clone(),
                 op_from: r.op_from.clone(),
                 ranks: r.ranks,
@@ -676,6 +681,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
                 gpu: r.gpu.clone(),
                 rows: r.rows.len(),
                 nccl_version: v.name().to_string(),
+                ngpus: setups[k].ngpus,
             })
             .collect(),
         params: shared.map(|v| format!("nccl_version={v}")).into_iter().chain(constants_args).collect(),
@@ -850,6 +856,8 @@ mod tests {
                 "-d" => req.dtype = v,
                 "--root" => req.root = v.parse().unwrap(),
                 "--nodes" => nodes = v.parse().unwrap(),
+                "-g" => req.ngpus = Some(v.parse().unwrap()),
+                "--channels" => req.channels = Some(v.parse().unwrap()),
                 "--network-bandwidth" => network = Some(v),
                 "--algo" => req.algo = Some(v),
                 "--proto" => req.proto = Some(v),
@@ -882,7 +890,8 @@ mod tests {
         assert_eq!(f.runs[0].nccl_version, "2.19");
         assert!(f.notes.iter().any(|n| n.contains("NCCL 2.19.3") && n.contains("nccl-library=21903")), "{:?}", f.notes);
         assert_eq!(f.commands.len(), 1);
-        assert!(f.commands[0].starts_with("--op all_reduce -b 1048576 -e 16777216 -f 2 --nccl-version 2.19"), "{}", f.commands[0]);
+        // One process drove the 8 GPUs (`nThread 1 nGpus 8`): so does the command (round 23).
+        assert!(f.commands[0].starts_with("--op all_reduce -b 1048576 -e 16777216 -f 2 -g 8 --nccl-version 2.19"), "{}", f.commands[0]);
         assert!(f.params.contains(&"nccl_version=2.19".to_string()), "{:?}", f.params);
         let printed = run_command("dgx-a100", &f.commands[0]);
         assert_eq!(printed.rows.len(), f.residuals.len());
@@ -901,6 +910,47 @@ mod tests {
         let releases: Vec<&str> = both.runs.iter().map(|r| r.nccl_version.as_str()).collect();
         assert_eq!(releases, ["2.19", "2.30"]);
         assert!(!both.params.iter().any(|p| p.starts_with("nccl_version")), "{:?}", both.params);
+    }
+
+    /// Round 23's tester (W2): the RTX 5090 x 8 paste ran `NCCL_P2P_LEVEL=SYS ./build/all_reduce_perf
+    /// … -g 8`. The fit runs it so (P2P between the sockets, one thread launching 8 GPUs), says where
+    /// the setting came from, and its `use:` line carries both (`--param nccl_p2p_level=SYS -g 8`):
+    /// run as printed it gives the fit's rows. The shell's value of the same variable is overridden
+    /// by the paste's (the run's command line overrode the shell it was typed in), with a note.
+    #[test]
+    fn fits_a_paste_under_the_variables_and_gpus_its_command_line_shows() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation");
+        let text = std::fs::read_to_string(format!("{root}/data/heldout/rtx5090x8-turin-p2p-all_reduce.txt")).unwrap();
+        // 1-32 MiB (a shorter test than the whole table).
+        let text: String = text
+            .lines()
+            .filter(|l| l.split_whitespace().next().and_then(|x| x.parse::<u64>().ok()).is_none_or(|s| (1 << 20..=32 << 20).contains(&s)))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let machine = format!("{root}/machines/rtx5090x8-turin-p2p.yaml");
+        let m = Machine::load(&machine).unwrap();
+        let shell = [("NCCL_P2P_LEVEL".to_string(), "LOC".to_string())];
+        let f = fit(&m, &text, "p2p.txt", "maxmin", &[], false, &RunSettings { env: &shell, ..Default::default() }).unwrap();
+        assert_eq!(f.runs[0].ngpus, Some(8));
+        assert!(f.notes.iter().any(|n| n.contains("NCCL_P2P_LEVEL=SYS (the paste's line 1)")), "{:?}", f.notes);
+        assert!(f.notes.iter().any(|n| n.contains("NCCL_P2P_LEVEL=LOC of the environment is overridden")), "{:?}", f.notes);
+        assert_eq!(f.commands.len(), 1);
+        let c = &f.commands[0];
+        assert!(c.contains("-g 8") && c.contains("--param nccl_p2p_level=SYS") && c.contains("--nccl-version 2.29") && !c.contains("--gpus"), "{c}");
+        let printed = run_command(&machine, c);
+        assert_eq!(printed.rows.len(), f.residuals.len());
+        for (row, r) in printed.rows.iter().zip(&f.residuals) {
+            assert_eq!(r.dst, format!("{}/{}", row.algo.name(), row.proto.name()));
+            assert!((r.predicted.unwrap() / row.busbw - 1.0).abs() < 1e-9, "{} B: fit {:?} vs printed {}", row.size, r.predicted, row.busbw);
+        }
+        // Without P2P (the level the shell alone gives) the rows run through host memory: slower.
+        let paste_less = text.replacen("NCCL_P2P_LEVEL=SYS ", "", 1);
+        let shm = fit(&m, &paste_less, "p2p.txt", "maxmin", &[], false, &RunSettings { env: &shell, ..Default::default() }).unwrap();
+        let big = |f: &NcclFit| f.residuals.last().unwrap().measured * (1.0 + f.before.last().unwrap());
+        assert!(big(&shm) < 0.8 * big(&f), "{} vs {}", big(&shm), big(&f));
+        // A level NCCL would not read, in the paste, is refused naming the paste's line.
+        let e = fit(&m, &text.replacen("=SYS", "=sys", 1), "p2p.txt", "maxmin", &[], false, &RunSettings::default()).unwrap_err().to_string();
+        assert!(e.starts_with("p2p.txt") && e.contains("line 1") && e.contains("NCCL_P2P_LEVEL=sys") && !e.contains('\n'), "{e}");
     }
 
     /// Tester's R3: two runs of one collective in one file are pooled with a note, and each

@@ -655,7 +655,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             if r.rows.is_empty() {
                 r.op = Some(op);
                 r.launched = launched(&whole).or(r.launched);
-                if let Some(at) = binary {
+                // nccl-tests' own `Collective test starting: all_reduce_perf` names the binary too.
+                if let Some(at) = binary.filter(|_| !body.starts_with("Collective test starting")) {
                     r.command_gpus = per_process(&words[at + 1..]);
                     r.env = set.clone();
                 }
@@ -1099,6 +1100,62 @@ mod tests {
         let runs = parse(&text, "session.txt").unwrap();
         let ops: Vec<(&str, &str)> = runs.iter().map(|r| (r.op.as_str(), r.op_from.as_str())).collect();
         assert_eq!(ops, [("all_reduce", "named"), ("all_gather", "named"), ("alltoall", "named")]);
+    }
+
+    fn heldout(name: &str) -> String {
+        std::fs::read_to_string(format!("{}/../../bench/validation/data/heldout/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    /// Round 23's tester (W2): the NCCL_* variables a paste shows set for its run, in every form a
+    /// command line or a log shows them, and nccl-tests' `-g` from its header.
+    #[test]
+    fn reads_the_variables_and_gpus_a_paste_shows() {
+        let r = &parse(&heldout("rtx5090x8-turin-p2p-all_reduce.txt"), "x.txt").unwrap()[0];
+        assert_eq!(r.env, vec![Setting { name: "NCCL_P2P_LEVEL".into(), value: "SYS".into(), line: 1 }]);
+        assert_eq!((r.ngpus, r.ranks), (Some(8), 8));
+        let table = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n     1048576        262144     float     sum      -1   100.00   10.49   18.35      0   100.00   10.49   18.35      0\n";
+        let read = |head: &str| {
+            let r = parse(&format!("{head}{table}"), "x.txt").unwrap().remove(0);
+            (r.env.into_iter().map(|s| format!("{}={}@{}", s.name, s.value, s.line)).collect::<Vec<_>>(), r.ngpus)
+        };
+        // Open MPI's -x (a bare -x passes the launching shell's value, which the paste does not show);
+        // the words after the binary are nccl-tests' own.
+        assert_eq!(read("mpirun -np 8 -x NCCL_ALGO=Ring -x NCCL_DEBUG ./all_reduce_perf -b 1M -e 1M -g 1 NCCL_X=1\n"), (vec!["NCCL_ALGO=Ring@1".into()], None));
+        assert_eq!(read("env NCCL_PROTO='Simple' ./build/all_reduce_perf -g 8\n"), (vec!["NCCL_PROTO=Simple@1".into()], Some(8)));
+        assert_eq!(read("mpiexec -n 8 -genv NCCL_P2P_DISABLE 1 ./all_reduce_perf\n").0, ["NCCL_P2P_DISABLE=1@1"]);
+        assert_eq!(read("srun -N 1 -n 8 --export=ALL,NCCL_BUFFSIZE=8388608 ./all_reduce_perf\n").0, ["NCCL_BUFFSIZE=8388608@1"]);
+        // The shell's exports, then the command line's own (later: it wins where both set a name).
+        assert_eq!(
+            read("$ export NCCL_ALGO=Tree NCCL_PROTO=LL\n$ NCCL_ALGO=Ring ./all_reduce_perf -g 4\n"),
+            (vec!["NCCL_ALGO=Tree@1".into(), "NCCL_PROTO=LL@1".into(), "NCCL_ALGO=Ring@2".into()], Some(4))
+        );
+        // NCCL's own log of a variable it read (NCCL_DEBUG=INFO), and the header's -g over the line's.
+        let logged = "./all_reduce_perf -g 2\n# nThread 1 nGpus 4 minBytes 8 maxBytes 8\nbox:1:1 [0] NCCL INFO NCCL_P2P_LEVEL set by environment to NVL\n";
+        assert_eq!(read(logged), (vec!["NCCL_P2P_LEVEL=NVL@3".into()], Some(4)));
+        // Threads of one GPU each are ranks launching their own: no -g.
+        assert_eq!(read("./all_reduce_perf -t 8 -g 1\n").1, None);
+    }
+
+    /// Round 23's tester: two single-host runs of 8 ranks printed into one paste (NVIDIA/nccl-tests
+    /// 306, H20) are refused naming that cause and the fix, not as "8 ranks on 2 hosts".
+    #[test]
+    fn runs_printed_interleaved_are_refused_as_such() {
+        let e = parse(&heldout("h20x8-nccl-tests-306.txt"), "h20.txt").unwrap_err().to_string();
+        assert!(e.contains("h20.txt") && e.contains("2 runs of 8 ranks each printed interleaved") && e.contains("paste one run's output"), "{e}");
+        assert!(e.contains("node3, node2") && !e.contains('\n'), "{e}");
+    }
+
+    /// Round 23's tester: Google's gIB wrapper names the collective with -t (`run_nccl_tests.sh -t
+    /// all_gather`), and its -g (GPUs a node for its mpirun) is no nccl-tests -g: the header's
+    /// `nGpus 1` decides.
+    #[test]
+    fn a_wrapper_names_its_collective_with_t() {
+        let r = &parse(&heldout("b200x2-gke-a4-dranet-all_gather.txt"), "paste.txt").unwrap()[0];
+        assert_eq!((r.op.as_str(), r.op_from.as_str(), r.ranks, r.ngpus), ("all_gather", "named", 2, None));
+        // nccl-tests' own -t is a thread count, and a word naming no wrapper names nothing.
+        assert_eq!(wrapped(&["./run.sh", "-t", "all_gather"]), None);
+        assert_eq!(wrapped(&["run_nccl_tests.sh", "-t", "8"]), None);
+        assert_eq!(wrapped(&["/usr/local/gib/scripts/run_nccl_tests.sh", "-t", "alltoall_perf"]), Some("alltoall".into()));
     }
 
     #[test]
