@@ -263,7 +263,11 @@ fn pasted(e: Error, run: &Run, origin: &str) -> Error {
     match run.env.iter().rev().find(|s| s.name == var) {
         Some(s) => {
             let problem = problem.split("; or unset").next().unwrap_or(&problem);
-            Error::input(origin, format!("line {}", s.line), format!("{}={}: {field} {problem}; correct the paste's line (or give --algo/--proto)", s.name, s.value))
+            Error::input(
+                origin,
+                format!("line {}", s.line),
+                format!("{}={}: {field} {problem}; correct the paste's line (or give --algo/--proto)", s.name, s.value),
+            )
         }
         None => Error::Input { file, field, problem },
     }

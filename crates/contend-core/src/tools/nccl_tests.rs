@@ -235,8 +235,11 @@ pub struct Setting {
 fn assignments(body: &str, at: Option<usize>, line: usize) -> Vec<Setting> {
     let setting = |name: &str, value: &str| {
         let value = value.trim_matches(|c| c == '"' || c == '\'' || c == '`');
-        (name.starts_with("NCCL_") && name.len() > 5 && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_'))
-            .then(|| Setting { name: name.to_string(), value: value.to_string(), line })
+        (name.starts_with("NCCL_") && name.len() > 5 && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')).then(|| Setting {
+            name: name.to_string(),
+            value: value.to_string(),
+            line,
+        })
     };
     let words: Vec<&str> = body.split_whitespace().collect();
     if let Some(k) = words.windows(5).position(|w| w[1..4] == ["set", "by", "environment"] && w[4] == "to") {
