@@ -1,7 +1,7 @@
 """`contend calibrate` on every nccl-tests paste of the validation (issue 25, rounds 22 and 23): each table of
 bench/nccl_validation.py and bench/nccl_heldout.py (round 22's and 23's) fitted with --hold-out (every other size of
-its first run fitted, the others held out) on its machine as those scripts run it (its nodes, NIC rate and NCCL settings given as
-`--param`), and the held-out rows of at least 1 MiB within ±15% (out-of-place busbw, the validation's test) with the
+its first run fitted, the others held out) on its machine as those scripts run it (its nodes, NIC rate and NCCL
+settings given as `--param`), and the held-out rows of at least 1 MiB within ±15% (out-of-place busbw, the validation's test) with the
 constants given (before) and with the fit (after). The fitted values follow, and the fit's warnings (a value held
 at a bound, a latency of 0, an efficiency at 1).
 
