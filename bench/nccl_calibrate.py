@@ -1,9 +1,9 @@
 """`contend calibrate` on every nccl-tests paste of the validation (issue 25, rounds 22 and 23): each table of
 bench/nccl_validation.py and bench/nccl_heldout.py (round 22's and 23's) fitted with --hold-out (every other size of
 its first run fitted, the others held out) on its machine as those scripts run it (its nodes, NIC rate and NCCL
-settings given as `--param`), and the held-out rows of at least 1 MiB within ±15% (out-of-place busbw, the validation's test) with the
-constants given (before) and with the fit (after). The fitted values follow, and the fit's warnings (a value held
-at a bound, a latency of 0, an efficiency at 1).
+settings given as `--param`), and the held-out rows of at least 1 MiB within ±15% (out-of-place busbw, the
+validation's test) with the constants given (before) and with the fit (after). The fitted values follow, and the fit's
+warnings (a value held at a bound, a latency of 0, an efficiency at 1).
 
 NCCL_ALGO and NCCL_PROTO are given as `--algo`/`--proto`, as the table ran them; the other NCCL variables the table's
 source states (bench/nccl_heldout.py's `env`) as the shell's environment (`env=`), and nothing of this process's
@@ -14,7 +14,7 @@ A paste is given as a user would paste it: the stored text, in a file named afte
 which says the collective), under the command line its source states where the stored text has no `Rank N … on HOST`
 lines (`mpirun -np RANKS -N RANKS_A_NODE …`: the ranks and nodes bench/nccl_validation.py runs it on).
 
-Usage: python bench/nccl_calibrate.py   (prints the table of docs/validation.md, "Round 22: calibrate")
+Usage: python bench/nccl_calibrate.py   (prints the table of docs/nccl.md, "Round 23 (calib2)")
 """
 
 from __future__ import annotations
