@@ -219,6 +219,10 @@ def test_calibrate_runs_the_paste_as_nccl_tests_would(tmp_path, monkeypatch):
     [use] = [line.split()[4:] for line in r.stdout.splitlines() if line.startswith(prefix)]
     assert use[use.index("-g") + 1] == "8" and "nccl_p2p_level=SYS" in use and "--gpus" not in use, use
     fit = json.loads(run_cli("calibrate", machine, paste, "--json").stdout)
+    # Its 8 B-2 KiB rows (24.5-25.5 us) are the thread's 8 launches: 24.52 us / 8, where the default 4.9 us would
+    # hold every row at 39.2 us or more.
+    assert fit["fitted"]["nccl_launch_host"] == "3.065us", fit["fitted"]
+    assert "nccl_launch_host=3.065us" in use
     monkeypatch.delenv("NCCL_P2P_LEVEL")
     printed = run_cli("nccl-tests", machine, *use, "--json")
     assert printed.returncode == 0, printed.stderr

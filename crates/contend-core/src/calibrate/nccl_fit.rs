@@ -255,6 +255,37 @@ struct Setup {
     ngpus: Option<usize>,
 }
 
+/// `nccl_launch_host` as a paste bounds it (round 23). Under `-g N` every row of a run takes at least
+/// the thread's N launches (`tests_tool::host_floor_s`), so the run's fastest row, T, bounds the
+/// constant by T / N; where the constant given is above that, the paste contradicts it (this host's
+/// thread launches faster than the tables the default came from), and T / N is the fit, rounded as
+/// `--param` prints it: nccl-tests' smallest sizes, all within a few percent of T, are then the
+/// launches, as the default's own tables' 8 B-4 KiB rows were. None where no run has `-g`, the
+/// constant is given, or the rows keep within it.
+fn launch_host(runs: &[Run], setups: &[Setup], params: &[(String, String)], given: f64, notes: &mut Vec<String>) -> Result<Option<f64>> {
+    if params.iter().any(|(k, _)| k == "nccl_launch_host") {
+        return Ok(None);
+    }
+    let fastest = runs
+        .iter()
+        .zip(setups)
+        .filter_map(|(run, s)| {
+            let g = s.ngpus.filter(|&g| g >= 2)?;
+            let t = run.rows.iter().filter(|row| row.count > 0 && row.time_us > 0.0).map(|row| row.time_us).min_by(f64::total_cmp)?;
+            Some((t / g as f64, t, g, run.line))
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0));
+    let Some((per, t, g, line)) = fastest.filter(|f| f.0 * 1e-6 < given) else { return Ok(None) };
+    let fitted = constants::split(&[("nccl_launch_host".into(), format!("{per:.3}us"))])?.0.launch_host;
+    notes.push(format!(
+        "nccl_launch_host: {:.3} us, the fastest row of the run at line {line} ({t} us) over its {g} launches (-g {g}): the {:.1} us given would hold every row at {:.1} us or more",
+        fitted * 1e6,
+        given * 1e6,
+        g as f64 * given * 1e6
+    ));
+    Ok(Some(fitted))
+}
+
 /// A refusal of a variable the paste set, named by the paste's line rather than the shell's
 /// environment (`Environment`'s refusals name "NAME (environment)" and the fix "unset NAME").
 fn pasted(e: Error, run: &Run, origin: &str) -> Error {
@@ -416,6 +447,14 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
                 None => said.push((w, vec![run.line])),
             }
         }
+        setups.push(setup);
+    }
+    let launch = launch_host(&runs, &setups, params, base.launch_host, &mut notes)?;
+    for setup in setups.iter_mut() {
+        setup.base.launch_host = launch.unwrap_or(setup.base.launch_host);
+    }
+    for (r, run) in runs.iter().enumerate() {
+        let setup = &setups[r];
         if run.rows.iter().all(|row| row.in_place_time_us.is_none()) {
             notes.push(format!("run at line {}: out-of-place columns only (an excerpt of the table); fitted on them, as every run is", run.line));
         }
@@ -522,7 +561,6 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             });
         }
         comms.push(comm);
-        setups.push(setup);
     }
     for (words, lines) in said {
         let runs_word = if lines.len() > 1 { "runs at lines" } else { "run at line" };
@@ -538,7 +576,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     let rows: Vec<nccl_linear::Row> = points.iter().filter(|x| !x.held_out && !x.floored).map(|x| x.linear.clone()).collect();
     let (free, _, _) = nccl_linear::choose(&rows, &bounds);
     let values = nccl_linear::fit(&rows.iter().collect::<Vec<_>>(), &free, &bounds);
-    let mut c = base;
+    let mut c = Constants { launch_host: launch.unwrap_or(base.launch_host), ..base };
     // Why a constant some row reads is not fitted: the rows bear on it too little, or freeing it
     // predicts held-out sizes no better.
     let kept = |j: usize, what: &str, default: String| -> Option<String> {
@@ -594,14 +632,15 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     // run keeps its own release and variables.
     let predict = |comms: &mut [Comm], c: Constants| -> Result<Vec<(String, f64)>> {
         for (comm, setup) in comms.iter_mut().zip(&setups) {
-            comm.set_constants(Constants { step: c.step, efficiency: c.efficiency, call_net: c.call_net, ..setup.base })?;
+            comm.set_constants(Constants { step: c.step, efficiency: c.efficiency, call_net: c.call_net, launch_host: c.launch_host, ..setup.base })?;
         }
         points
             .iter()
             .map(|x| {
                 let protos = &setups[x.run].protos;
                 let (pick, ran) = tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, protos, model, &model_params, false)?;
-                Ok((format!("{}/{}", pick.algo.name(), pick.proto.name()), ran.seconds.max(x.floor_s)))
+                let floor = if x.floor_s > 0.0 { tests_tool::host_floor_s(&comms[x.run], setups[x.run].ngpus) } else { 0.0 };
+                Ok((format!("{}/{}", pick.algo.name(), pick.proto.name()), ran.seconds.max(floor)))
             })
             .collect()
     };
