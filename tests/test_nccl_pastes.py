@@ -197,3 +197,50 @@ def test_a_two_node_paste_fits_and_its_use_line_reproduces_it(tmp_path):
     fit = json.loads(r.stdout)
     assert all(res["dst"].endswith("/Simple") for res in fit["residuals"]), fit["residuals"]
     assert "--proto simple" in fit["commands"][0]
+
+
+HELDOUT = VALIDATION / "data" / "heldout"
+
+
+def test_calibrate_runs_the_paste_as_nccl_tests_would(tmp_path, monkeypatch):
+    """Round 23's tester (W2): `NCCL_P2P_LEVEL=SYS ./build/all_reduce_perf … -g 8` on 8 x RTX 5090 was fitted with P2P
+    off (host memory) and each rank its own process, and its `use:` line dropped both. The paste's command line is
+    read (its NCCL_P2P_LEVEL wins over the shell's, as it did when the run was typed), the header's `nGpus 8` is
+    `-g 8`, and the `use:` line, run as printed, gives every row of the fit."""
+    machine = VALIDATION / "machines" / "rtx5090x8-turin-p2p.yaml"
+    paste = HELDOUT / "rtx5090x8-turin-p2p-all_reduce.txt"
+    monkeypatch.setenv("NCCL_P2P_LEVEL", "LOC")
+    r = run_cli("calibrate", machine, paste)
+    assert r.returncode == 0, r.stderr
+    assert "NCCL_P2P_LEVEL=SYS (the paste's line 1)" in r.stdout, r.stdout
+    assert "NCCL_P2P_LEVEL=LOC of the environment is overridden by the paste's NCCL_P2P_LEVEL=SYS" in r.stdout
+    assert "one process of -g 8" in r.stdout
+    prefix = f"use: contend nccl-tests {machine} "
+    [use] = [line.split()[4:] for line in r.stdout.splitlines() if line.startswith(prefix)]
+    assert use[use.index("-g") + 1] == "8" and "nccl_p2p_level=SYS" in use and "--gpus" not in use, use
+    fit = json.loads(run_cli("calibrate", machine, paste, "--json").stdout)
+    # Its 8 B-2 KiB rows (24.5-25.5 us) are the thread's 8 launches: 24.52 us / 8, where the default 4.9 us would
+    # hold every row at 39.2 us or more.
+    assert fit["fitted"]["nccl_launch_host"] == "3.065us", fit["fitted"]
+    assert "nccl_launch_host=3.065us" in use
+    monkeypatch.delenv("NCCL_P2P_LEVEL")
+    printed = run_cli("nccl-tests", machine, *use, "--json")
+    assert printed.returncode == 0, printed.stderr
+    rows = {row["size"]: row["busbw"] for row in json.loads(printed.stdout)["rows"]}
+    assert len(rows) == len(fit["residuals"]) == 25
+    for res in fit["residuals"]:
+        assert rows[int(res["src"].split()[0])] == pytest.approx(res["predicted"], rel=1e-9), res
+    # NCCL's variable given as a parameter names the shell and the parameter standing for it.
+    e = run_cli("calibrate", machine, paste, "-p", "NCCL_P2P_LEVEL=SYS")
+    assert e.returncode == 2 and "--param nccl_p2p_level=SYS" in e.stderr and "NCCL's environment variable" in e.stderr
+
+
+def test_calibrate_names_why_it_refuses_or_reads_a_paste():
+    """Round 23's tester: two single-host runs of 8 ranks printed interleaved (NVIDIA/nccl-tests 306) were "8 ranks on
+    2 hosts"; the gIB wrapper's `run_nccl_tests.sh -t all_gather` paste was "does not say its collective"."""
+    r = run_cli("calibrate", VALIDATION / "machines" / "h20x8.yaml", HELDOUT / "h20x8-nccl-tests-306.txt")
+    assert r.returncode == 2 and "2 runs of 8 ranks each printed interleaved" in r.stderr, r.stderr
+    assert "paste one run's output" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = run_cli("calibrate", "hgx-b200", HELDOUT / "b200x2-gke-a4-dranet-all_gather.txt")
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^read all_gather \(named\): \d+ rows, 2 ranks on 1 node", r.stdout, re.M), r.stdout

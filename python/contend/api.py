@@ -323,7 +323,8 @@ def p2p_frames(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
 
 def calibrate(
     machine: MachineLike, measurements: str | os.PathLike, hold_out: bool = False, machine_out: bool = False,
-    network_bandwidth: str | None = None, algo: str | None = None, proto: str | None = None, **params: Any,
+    network_bandwidth: str | None = None, algo: str | None = None, proto: str | None = None,
+    env: Mapping[str, str] | None = None, **params: Any,
 ) -> dict[str, Any]:
     """Fit link parameters to p2pBandwidthLatencyTest or nvbandwidth output; ``["yaml"]`` is the calibrated machine.
 
@@ -333,10 +334,13 @@ def calibrate(
     single-pair data only and scores the rest (``["scores"]``). ``machine_out=True`` (a machine file is wanted)
     refuses, before fitting, measurements whose fit gives no machine (transfer graphs, nccl-tests output).
     ``network_bandwidth``: each NIC's rate of an nccl-tests run on several hosts; ``algo`` and ``proto``: the
-    NCCL_ALGO and NCCL_PROTO it ran with (as ``nccl_tests`` takes them).
+    NCCL_ALGO and NCCL_PROTO it ran with (as ``nccl_tests`` takes them). ``env``: NCCL's variables each nccl-tests
+    run ran with, read as ``nccl_tests`` reads them (``None``: this process's environment's NCCL_*, ``{}`` none);
+    the NCCL_* assignments a run's pasted command line shows (``NCCL_X=v ./all_reduce_perf``, ``mpirun -x``,
+    ``export``, NCCL's ``set by environment`` log) win over them, and ``algo``/``proto``/params over both.
     """
     return json.loads(_core.calibrate(_machine(machine), os.fspath(measurements), _params(params),
-                                      hold_out, machine_out, network_bandwidth, algo, proto))
+                                      hold_out, machine_out, network_bandwidth, algo, proto, _nccl_env(env)))
 
 
 def _params(params: Mapping[str, Any]) -> list[tuple[str, str]]:

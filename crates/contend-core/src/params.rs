@@ -174,7 +174,7 @@ pub enum At<'a> {
 }
 
 impl At<'_> {
-    fn error(&self, key: &str, problem: impl Into<String>) -> Error {
+    pub fn error(&self, key: &str, problem: impl Into<String>) -> Error {
         match self {
             At::Flag => param_error(key, problem),
             At::File { origin, field } => Error::input(*origin, format!("{field}.{key}"), problem),

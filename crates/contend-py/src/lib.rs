@@ -342,7 +342,7 @@ fn p2p(py: Python<'_>, machine: &Machine, params: Vec<(String, String)>) -> PyRe
 
 /// `api::calibrate`: the fit to a measurements file, as JSON.
 #[pyfunction]
-#[pyo3(signature = (machine, measurements, params, hold_out, machine_out=false, network_bandwidth=None, algo=None, proto=None))]
+#[pyo3(signature = (machine, measurements, params, hold_out, machine_out=false, network_bandwidth=None, algo=None, proto=None, env=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn calibrate(
     py: Python<'_>,
@@ -354,9 +354,14 @@ fn calibrate(
     network_bandwidth: Option<String>,
     algo: Option<String>,
     proto: Option<String>,
+    env: Vec<(String, String)>,
 ) -> PyResult<String> {
-    let nccl =
-        contend_core::calibrate::nccl_fit::RunSettings { network_bandwidth: network_bandwidth.as_deref(), algo: algo.as_deref(), proto: proto.as_deref() };
+    let nccl = contend_core::calibrate::nccl_fit::RunSettings {
+        network_bandwidth: network_bandwidth.as_deref(),
+        algo: algo.as_deref(),
+        proto: proto.as_deref(),
+        env: &env,
+    };
     py.detach(|| api::calibrate(&machine.m, measurements, &params, hold_out, machine_out, &nccl).map(|r| json(&r))).map_err(to_py)
 }
 

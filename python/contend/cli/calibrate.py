@@ -107,6 +107,7 @@ def calibrate(
             for r in c["runs"]:
                 out().print(f"read {r['op']} ({r['op_from']}): {r['rows']} rows, {r['ranks']} ranks on "
                             f"{r['nodes']} node(s)" + (f", {r['gpu']}" if r.get("gpu") else "")
+                            + (f", one process of -g {r['ngpus']}" if r.get("ngpus") else "")
                             + f", fitted under NCCL {r['nccl_version']}'s choice")
             print_calibration(c)
             # One command per run, printed whole (not wrapped): each reproduces the run's rows as fitted.

@@ -22,6 +22,7 @@
 use super::{nccl_linear, scores, Residual, Score};
 use crate::error::{Error, Result};
 use crate::nccl::constants::{self, Constants};
+use crate::nccl::environment::{Environment, Given};
 use crate::nccl::versions::{self, Version};
 use crate::nccl::{lower, tests_tool, tuning, Algo, Coll, Comm, Proto, PROTOS};
 use crate::tools::nccl_tests::{self, Run};
@@ -69,6 +70,10 @@ pub struct RunRead {
     pub rows: usize,
     /// The NCCL release it was fitted under (`nccl_version`'s word).
     pub nccl_version: String,
+    /// nccl-tests' `-g` it was run with as `contend nccl-tests -g N` (one thread driving a host's
+    /// every rank: each iteration at least its N launches), where the paste says so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ngpus: Option<usize>,
 }
 
 /// One measured row, with the parts of its prediction.
@@ -84,6 +89,10 @@ struct Point {
     linear: nccl_linear::Row,
     held_out: bool,
     ranks: usize,
+    /// The least time its run's nccl-tests iteration takes (s): one thread's launches under `-g N`
+    /// (`tests_tool::host_floor_s`), 0 without; a row whose call is below it (`floored`) is not fitted.
+    floor_s: f64,
+    floored: bool,
 }
 
 /// The call's time with every transfer of one byte (its latency part).
@@ -172,7 +181,7 @@ fn pooled_runs(runs: &[Run], notes: &mut Vec<String>) {
 /// rank, as the fit runs them: no `-g`), its hosts and their NICs' rate where given (`--nodes`,
 /// `--network-bandwidth`), NCCL_ALGO and NCCL_PROTO where given, datatype and root where not nccl-tests' defaults, and its release
 /// where one was given or read.
-fn command(run: &Run, node_gpus: usize, settings: &RunSettings, release: Option<&str>, constants: &[String]) -> String {
+fn command(run: &Run, node_gpus: usize, settings: &RunSettings, setup: &Setup, release: Option<&str>, constants: &[String]) -> String {
     let mut sizes: Vec<u64> = run.rows.iter().map(|r| r.size).filter(|&s| s > 0).collect();
     sizes.sort_unstable();
     sizes.dedup();
@@ -182,7 +191,9 @@ fn command(run: &Run, node_gpus: usize, settings: &RunSettings, release: Option<
         args.push(format!("-b {lo} -e {hi} -f {step}"));
     }
     let per = run.ranks / run.nodes.max(1);
-    if per < node_gpus {
+    if let Some(g) = setup.ngpus {
+        args.push(format!("-g {g}"));
+    } else if per < node_gpus {
         args.push(format!("--gpus {}", (0..per).map(|k| k.to_string()).collect::<Vec<_>>().join(",")));
     }
     if run.nodes > 1 {
@@ -191,11 +202,16 @@ fn command(run: &Run, node_gpus: usize, settings: &RunSettings, release: Option<
             args.push(format!("--network-bandwidth {bw}"));
         }
     }
-    if let Some(a) = settings.algo {
+    // NCCL's variables as the flags and parameters standing for them, which win over any the
+    // shell running the line has: the line runs the same wherever it is typed.
+    if let Some(a) = settings.algo.or(setup.env.algo.as_deref()) {
         args.push(format!("--algo {a}"));
     }
-    if let Some(p) = settings.proto {
+    if let Some(p) = settings.proto.or(setup.env.proto.as_deref()) {
         args.push(format!("--proto {p}"));
+    }
+    if let Some(c) = setup.env.channels {
+        args.push(format!("--channels {c}"));
     }
     if let Some(row) = run.rows.first() {
         if row.dtype != "float" {
@@ -208,7 +224,7 @@ fn command(run: &Run, node_gpus: usize, settings: &RunSettings, release: Option<
     if let Some(v) = release {
         args.push(format!("--nccl-version {v}"));
     }
-    args.extend(constants.iter().map(|p| format!("--param {p}")));
+    args.extend(constants.iter().chain(&setup.env.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>()).map(|p| format!("--param {p}")));
     args.join(" ")
 }
 
@@ -220,6 +236,123 @@ pub struct RunSettings<'a> {
     /// NCCL_ALGO and NCCL_PROTO as the runs set them (`--algo`, `--proto`: NCCL picks within them).
     pub algo: Option<&'a str>,
     pub proto: Option<&'a str>,
+    /// The NCCL_* variables of the shell calibrating, as (name, value) pairs (`nccl::environment`
+    /// reads them as `contend nccl-tests` does); a paste's own assignments of a name win.
+    pub env: &'a [(String, String)],
+}
+
+/// How one run ran, as `contend nccl-tests` would run its command line.
+struct Setup {
+    /// NCCL's variables read: the shell's, then the paste's (`Run::env`).
+    env: Environment,
+    /// The algorithms and protocols NCCL picks within: the flags', else NCCL_ALGO / NCCL_PROTO.
+    algos: Option<Vec<Algo>>,
+    protos: Vec<Proto>,
+    /// NCCL's constants given (`--param`) with those the variables set (P2P level, buffer size,
+    /// PXN) and the run's release: what the fit's constants are put into.
+    base: Constants,
+    /// nccl-tests' `-g` where one thread drove a host's every rank (`contend nccl-tests -g N`).
+    ngpus: Option<usize>,
+}
+
+/// `nccl_launch_host` as a paste bounds it (round 23). Under `-g N` every row of a run takes at least
+/// the thread's N launches (`tests_tool::host_floor_s`), so the run's fastest row, T, bounds the
+/// constant by T / N; where the constant given is above that, the paste contradicts it (this host's
+/// thread launches faster than the tables the default came from), and T / N is the fit, rounded as
+/// `--param` prints it: nccl-tests' smallest sizes, all within a few percent of T, are then the
+/// launches, as the default's own tables' 8 B-4 KiB rows were. None where no run has `-g`, the
+/// constant is given, or the rows keep within it.
+fn launch_host(runs: &[Run], setups: &[Setup], params: &[(String, String)], given: f64, notes: &mut Vec<String>) -> Result<Option<f64>> {
+    if params.iter().any(|(k, _)| k == "nccl_launch_host") {
+        return Ok(None);
+    }
+    let fastest = runs
+        .iter()
+        .zip(setups)
+        .filter_map(|(run, s)| {
+            let g = s.ngpus.filter(|&g| g >= 2)?;
+            let t = run.rows.iter().filter(|row| row.count > 0 && row.time_us > 0.0).map(|row| row.time_us).min_by(f64::total_cmp)?;
+            Some((t / g as f64, t, g, run.line))
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0));
+    let Some((per, t, g, line)) = fastest.filter(|f| f.0 * 1e-6 < given) else { return Ok(None) };
+    let fitted = constants::split(&[("nccl_launch_host".into(), format!("{per:.3}us"))])?.0.launch_host;
+    notes.push(format!(
+        "nccl_launch_host: {:.3} us, the fastest row of the run at line {line} ({t} us) over its {g} launches (-g {g}): the {:.1} us given would hold every row at {:.1} us or more",
+        fitted * 1e6,
+        given * 1e6,
+        g as f64 * given * 1e6
+    ));
+    Ok(Some(fitted))
+}
+
+/// A refusal of a variable the paste set, named by the paste's line rather than the shell's
+/// environment (`Environment`'s refusals name "NAME (environment)" and the fix "unset NAME").
+fn pasted(e: Error, run: &Run, origin: &str) -> Error {
+    let Error::Input { file, field, problem } = e else { return e };
+    let var = file.strip_suffix(" (environment)").unwrap_or(&file);
+    match run.env.iter().rev().find(|s| s.name == var) {
+        Some(s) => {
+            let problem = problem.split("; or unset").next().unwrap_or(&problem);
+            Error::input(
+                origin,
+                format!("line {}", s.line),
+                format!("{}={}: {field} {problem}; correct the paste's line (or give --algo/--proto)", s.name, s.value),
+            )
+        }
+        None => Error::Input { file, field, problem },
+    }
+}
+
+/// The run's `Setup`: the shell's NCCL_* variables and then the paste's, read by
+/// `nccl::environment` as `contend nccl-tests` reads its shell's (the paste's later value of a name
+/// wins: its command line overrode the shell it was typed in, as `NCCL_X=v ./all_reduce_perf` does);
+/// `--algo`, `--proto` and `--param` given win over both. Its words for the notes: each variable
+/// applied and where from, and those not applied.
+fn setup(run: &Run, origin: &str, settings: &RunSettings, params: &[(String, String)], version: Version) -> Result<(Setup, Vec<String>)> {
+    let vars: Vec<(String, String)> = settings.env.iter().cloned().chain(run.env.iter().map(|s| (s.name.clone(), s.value.clone()))).collect();
+    let given = Given {
+        algo: settings.algo.is_some(),
+        proto: settings.proto.is_some(),
+        channels: false,
+        params: params.iter().map(|(k, _)| k.clone()).collect(),
+        flags: true,
+    };
+    let env = Environment::read(&vars, &given).map_err(|e| pasted(e, run, origin))?;
+    let algos = settings.algo.or(env.algo.as_deref()).map(crate::nccl::parse_algos).transpose().map_err(|e| pasted(env.named(e), run, origin))?;
+    let protos = settings.proto.or(env.proto.as_deref()).map(crate::nccl::parse_protos).transpose().map_err(|e| pasted(env.named(e), run, origin))?;
+    let given_and_set: Vec<(String, String)> = params.iter().chain(&env.params).cloned().collect();
+    let base = Constants { version, ..constants::split(&given_and_set)?.0 };
+    let mut words = Vec::new();
+    let from = |assigned: &str| {
+        let (name, value) = assigned.split_once('=').unwrap_or((assigned, ""));
+        match run.env.iter().rev().find(|s| s.name == name) {
+            Some(s) if s.value.trim() == value => format!("{assigned} (the paste's line {})", s.line),
+            _ => format!("{assigned} (the environment)"),
+        }
+    };
+    if !env.applied.is_empty() {
+        words.push(format!("NCCL's variables as NCCL reads them: {}", env.applied.iter().map(|a| from(a)).collect::<Vec<_>>().join(", ")));
+    }
+    for (name, value) in settings.env {
+        if let Some(s) = run.env.iter().rev().find(|s| &s.name == name && s.value != *value) {
+            words.push(format!("{name}={value} of the environment is overridden by the paste's {}={} (line {}): the run ran with it", s.name, s.value, s.line));
+        }
+    }
+    if !env.ignored.is_empty() {
+        words.push(format!("ignored: {}", env.ignored.join("; ")));
+    }
+    if !env.unmodelled.is_empty() {
+        words.push(format!("not modelled, NCCL's default assumed: {}", env.unmodelled.join(", ")));
+    }
+    // `-g N` of one thread driving a host's every rank is `contend nccl-tests -g N`; one driving
+    // fewer (several processes of N GPUs on a host) is not a run contend's -g makes.
+    let per = run.ranks / run.nodes.max(1);
+    let ngpus = run.ngpus.filter(|&g| g == per);
+    if let Some(g) = run.ngpus.filter(|&g| g != per) {
+        words.push(format!("one thread drove {g} of the {per} ranks a host (-g {g}): its launches are not modelled (contend's -g drives a host's every rank)"));
+    }
+    Ok((Setup { env, algos, protos: protos.unwrap_or_else(|| PROTOS.to_vec()), base, ngpus }, words))
 }
 
 /// How much a probe of `nccl_call_net` adds (s): the difference over it is how many times the
@@ -243,7 +376,7 @@ fn node_gpus(m: &Machine) -> usize {
 
 /// The communicator a run ran on: its ranks on the machine, or on `run.nodes` copies of it
 /// (`nccl::nodes`, as `contend nccl-tests --nodes` builds them), as many ranks on each host.
-fn run_comm(m: &Machine, run: &Run, origin: &str, network_bandwidth: Option<&str>) -> Result<Comm> {
+fn run_comm(m: &Machine, run: &Run, origin: &str, network_bandwidth: Option<&str>, channels: Option<usize>) -> Result<Comm> {
     let field = format!("line {}", run.line);
     let node_gpus = node_gpus(m);
     if run.most_on_a_host * run.nodes != run.ranks {
@@ -269,7 +402,7 @@ fn run_comm(m: &Machine, run: &Run, origin: &str, network_bandwidth: Option<&str
                 format!("{origin}'s run at line {} is on one host; give it only for runs on 2 or more", run.line),
             ));
         }
-        return Comm::new(m, &[m.gpus()[..per].to_vec()], None);
+        return Comm::new(m, &[m.gpus()[..per].to_vec()], channels);
     }
     let Some(source) = source(m) else {
         return Err(Error::input(
@@ -283,7 +416,7 @@ fn run_comm(m: &Machine, run: &Run, origin: &str, network_bandwidth: Option<&str
     };
     let req = tests_tool::Request { gpus: Some((0..per).map(|k| k.to_string()).collect()), ..tests_tool::Request::sweep(&run.op, "8", "8") };
     let (machine, per_node, _) = crate::nccl::nodes::on_nodes(source, &req, run.nodes, network_bandwidth)?;
-    Comm::new(&machine, &per_node, None)
+    Comm::new(&machine, &per_node, channels)
 }
 
 /// Fit NCCL's constants to the nccl-tests output `text` (`origin` names it) measured on `m`, or on
@@ -292,8 +425,6 @@ fn run_comm(m: &Machine, run: &Run, origin: &str, network_bandwidth: Option<&str
 /// protocols where given.
 pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String, String)], hold_out: bool, settings: &RunSettings) -> Result<NcclFit> {
     let network_bandwidth = settings.network_bandwidth;
-    let given_algos = settings.algo.map(crate::nccl::parse_algos).transpose()?;
-    let protos = settings.proto.map(crate::nccl::parse_protos).transpose()?.unwrap_or_else(|| PROTOS.to_vec());
     crate::nccl::check_model(model)?;
     // NCCL's constants given (`nccl_*`) set the communicator, as in `contend nccl-tests`; the
     // rest are the model's.
@@ -305,7 +436,25 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     pooled_runs(&runs, &mut notes);
     let mut points = Vec::new();
     let mut comms = Vec::new();
+    let mut setups = Vec::new();
+    // Each run's words on its variables, with the runs that say the same (`setup`).
+    let mut said: Vec<(String, Vec<usize>)> = Vec::new();
     for (r, run) in runs.iter().enumerate() {
+        let (setup, words) = setup(run, origin, settings, params, versions[r])?;
+        for w in words {
+            match said.iter_mut().find(|(x, _)| *x == w) {
+                Some((_, lines)) => lines.push(run.line),
+                None => said.push((w, vec![run.line])),
+            }
+        }
+        setups.push(setup);
+    }
+    let launch = launch_host(&runs, &setups, params, base.launch_host, &mut notes)?;
+    for setup in setups.iter_mut() {
+        setup.base.launch_host = launch.unwrap_or(setup.base.launch_host);
+    }
+    for (r, run) in runs.iter().enumerate() {
+        let setup = &setups[r];
         if run.rows.iter().all(|row| row.in_place_time_us.is_none()) {
             notes.push(format!("run at line {}: out-of-place columns only (an excerpt of the table); fitted on them, as every run is", run.line));
         }
@@ -317,10 +466,12 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             }
         }
         let coll = Coll::parse(&run.op)?;
-        let mut comm = run_comm(m, run, origin, network_bandwidth)?;
-        // The run's own release: NCCL's choice of algorithm and protocol is that release's.
-        let base = Constants { version: versions[r], ..base };
-        comm.set_constants(base)?;
+        let mut comm = run_comm(m, run, origin, network_bandwidth, setup.env.channels)?;
+        // The run's own release and variables: NCCL's choice of algorithm and protocol is that release's.
+        let base = setup.base;
+        comm.set_constants(base).map_err(|e| pasted(setup.env.named(e), run, origin))?;
+        let floor = tests_tool::host_floor_s(&comm, setup.ngpus);
+        let (given_algos, protos) = (setup.algos.clone(), setup.protos.clone());
         let mut fitted_rows = 0;
         for (k, row) in run.rows.iter().enumerate() {
             if row.size == 0 || row.time_us <= 0.0 {
@@ -346,6 +497,9 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             }
             let (pick, ran) = tests_tool::run_size(&comm, coll, row.size, root, &algos, &protos, model, &model_params, false, nccl_tests::ITERS)?;
             let t = ran.seconds;
+            // nccl-tests prints the longer of the call and its thread's launches (`-g N`): a row
+            // at that floor says nothing of the constants fitted.
+            let floor_s = if row.count > 0 { floor } else { 0.0 };
             let call = comm.call_with(coll, pick.algo, pick.proto, row.size, root, pick.channels).merged();
             let step_of = if matches!(coll, Coll::AllToAll | Coll::SendRecv) { Proto::Simple } else { pick.proto };
             // The same call with its per-step constant at zero: where nothing changes, the
@@ -376,6 +530,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             let e0 = base.efficiency[pick.proto as usize];
             let bandwidth = ((t_half - t) * e0).max(0.0);
             let held_out = hold_out && (r > 0 || k % 2 == 1);
+            let floored = t <= floor_s;
             // µs: the part no constant moves, at e = 1 (x' = 0).
             let fixed = t - steps * s0 - bandwidth / e0 - calls * base.call_net;
             let mut a = [0.0; nccl_linear::COLUMNS];
@@ -388,7 +543,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             default[nccl_linear::CALL_NET] = calls * base.call_net * 1e6;
             let measured = row.time_us;
             let fold = fitted_rows % 2;
-            if !held_out {
+            if !held_out && !floored {
                 fitted_rows += 1;
             }
             points.push(Point {
@@ -401,9 +556,15 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
                 linear: nccl_linear::Row { measured, y: measured - (fixed + bandwidth) * 1e6, a, default, fold },
                 held_out,
                 ranks: run.ranks,
+                floor_s,
+                floored,
             });
         }
         comms.push(comm);
+    }
+    for (words, lines) in said {
+        let runs_word = if lines.len() > 1 { "runs at lines" } else { "run at line" };
+        notes.push(format!("{runs_word} {}: {words}", lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ")));
     }
     // The constants the rows pin, chosen on held-out sizes, fitted on every row fitted.
     // Steps within NCCL's range; efficiencies from 1% (x' at most 99: below, no kernel runs) to 1.
@@ -412,10 +573,10 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         bounds[nccl_linear::step(p as usize)] = STEP_BOUNDS_US;
         bounds[nccl_linear::inverse_efficiency(p as usize)] = (0.0, 99.0);
     }
-    let rows: Vec<nccl_linear::Row> = points.iter().filter(|x| !x.held_out).map(|x| x.linear.clone()).collect();
+    let rows: Vec<nccl_linear::Row> = points.iter().filter(|x| !x.held_out && !x.floored).map(|x| x.linear.clone()).collect();
     let (free, _, _) = nccl_linear::choose(&rows, &bounds);
     let values = nccl_linear::fit(&rows.iter().collect::<Vec<_>>(), &free, &bounds);
-    let mut c = base;
+    let mut c = Constants { launch_host: launch.unwrap_or(base.launch_host), ..base };
     // Why a constant some row reads is not fitted: the rows bear on it too little, or freeing it
     // predicts held-out sizes no better.
     let kept = |j: usize, what: &str, default: String| -> Option<String> {
@@ -467,16 +628,19 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     // `--param` text read back, so that the rounding of the printed values is the table's too),
     // and with the constants given (before the fit).
     let c = constants::split(&constants::to_params(&Constants { version: Constants::default().version, ..c }))?.0;
+    // The fit sets the per-step latencies, the efficiencies and the per-call network cost; each
+    // run keeps its own release and variables.
     let predict = |comms: &mut [Comm], c: Constants| -> Result<Vec<(String, f64)>> {
-        for (comm, &version) in comms.iter_mut().zip(&versions) {
-            comm.set_constants(Constants { version, ..c })?;
+        for (comm, setup) in comms.iter_mut().zip(&setups) {
+            comm.set_constants(Constants { step: c.step, efficiency: c.efficiency, call_net: c.call_net, launch_host: c.launch_host, ..setup.base })?;
         }
         points
             .iter()
             .map(|x| {
-                let (pick, ran) =
-                    tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, &protos, model, &model_params, false, nccl_tests::ITERS)?;
-                Ok((format!("{}/{}", pick.algo.name(), pick.proto.name()), ran.seconds))
+                let protos = &setups[x.run].protos;
+                let (pick, ran) = tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, protos, model, &model_params, false, nccl_tests::ITERS)?;
+                let floor = if x.floor_s > 0.0 { tests_tool::host_floor_s(&comms[x.run], setups[x.run].ngpus) } else { 0.0 };
+                Ok((format!("{}/{}", pick.algo.name(), pick.proto.name()), ran.seconds.max(floor)))
             })
             .collect()
     };
@@ -533,7 +697,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     let constants_args: Vec<String> = fitted.iter().map(|(k, v)| format!("{k}={v}")).chain(model_params.iter().map(|(k, v)| format!("{k}={v}"))).collect();
     let mut commands: Vec<String> = Vec::new();
     for (r, run) in runs.iter().enumerate() {
-        let command = command(run, node_gpus(m), settings, release(r), &constants_args);
+        let command = command(run, node_gpus(m), settings, &setups[r], release(r), &constants_args);
         if !commands.contains(&command) {
             commands.push(command);
         }
@@ -551,7 +715,8 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         runs: runs
             .iter()
             .zip(&versions)
-            .map(|(r, v)| RunRead {
+            .enumerate()
+            .map(|(k, (r, v))| RunRead {
                 op: r.op.clone(),
                 op_from: r.op_from.clone(),
                 ranks: r.ranks,
@@ -559,6 +724,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
                 gpu: r.gpu.clone(),
                 rows: r.rows.len(),
                 nccl_version: v.name().to_string(),
+                ngpus: setups[k].ngpus,
             })
             .collect(),
         params: shared.map(|v| format!("nccl_version={v}")).into_iter().chain(constants_args).collect(),
@@ -733,6 +899,8 @@ mod tests {
                 "-d" => req.dtype = v,
                 "--root" => req.root = v.parse().unwrap(),
                 "--nodes" => nodes = v.parse().unwrap(),
+                "-g" => req.ngpus = Some(v.parse().unwrap()),
+                "--channels" => req.channels = Some(v.parse().unwrap()),
                 "--network-bandwidth" => network = Some(v),
                 "--algo" => req.algo = Some(v),
                 "--proto" => req.proto = Some(v),
@@ -765,7 +933,8 @@ mod tests {
         assert_eq!(f.runs[0].nccl_version, "2.19");
         assert!(f.notes.iter().any(|n| n.contains("NCCL 2.19.3") && n.contains("nccl-library=21903")), "{:?}", f.notes);
         assert_eq!(f.commands.len(), 1);
-        assert!(f.commands[0].starts_with("--op all_reduce -b 1048576 -e 16777216 -f 2 --nccl-version 2.19"), "{}", f.commands[0]);
+        // One process drove the 8 GPUs (`nThread 1 nGpus 8`): so does the command (round 23).
+        assert!(f.commands[0].starts_with("--op all_reduce -b 1048576 -e 16777216 -f 2 -g 8 --nccl-version 2.19"), "{}", f.commands[0]);
         assert!(f.params.contains(&"nccl_version=2.19".to_string()), "{:?}", f.params);
         let printed = run_command("dgx-a100", &f.commands[0]);
         assert_eq!(printed.rows.len(), f.residuals.len());
@@ -784,6 +953,47 @@ mod tests {
         let releases: Vec<&str> = both.runs.iter().map(|r| r.nccl_version.as_str()).collect();
         assert_eq!(releases, ["2.19", "2.30"]);
         assert!(!both.params.iter().any(|p| p.starts_with("nccl_version")), "{:?}", both.params);
+    }
+
+    /// Round 23's tester (W2): the RTX 5090 x 8 paste ran `NCCL_P2P_LEVEL=SYS ./build/all_reduce_perf
+    /// … -g 8`. The fit runs it so (P2P between the sockets, one thread launching 8 GPUs), says where
+    /// the setting came from, and its `use:` line carries both (`--param nccl_p2p_level=SYS -g 8`):
+    /// run as printed it gives the fit's rows. The shell's value of the same variable is overridden
+    /// by the paste's (the run's command line overrode the shell it was typed in), with a note.
+    #[test]
+    fn fits_a_paste_under_the_variables_and_gpus_its_command_line_shows() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation");
+        let text = std::fs::read_to_string(format!("{root}/data/heldout/rtx5090x8-turin-p2p-all_reduce.txt")).unwrap();
+        // 1-32 MiB (a shorter test than the whole table).
+        let text: String = text
+            .lines()
+            .filter(|l| l.split_whitespace().next().and_then(|x| x.parse::<u64>().ok()).is_none_or(|s| (1 << 20..=32 << 20).contains(&s)))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let machine = format!("{root}/machines/rtx5090x8-turin-p2p.yaml");
+        let m = Machine::load(&machine).unwrap();
+        let shell = [("NCCL_P2P_LEVEL".to_string(), "LOC".to_string())];
+        let f = fit(&m, &text, "p2p.txt", "maxmin", &[], false, &RunSettings { env: &shell, ..Default::default() }).unwrap();
+        assert_eq!(f.runs[0].ngpus, Some(8));
+        assert!(f.notes.iter().any(|n| n.contains("NCCL_P2P_LEVEL=SYS (the paste's line 1)")), "{:?}", f.notes);
+        assert!(f.notes.iter().any(|n| n.contains("NCCL_P2P_LEVEL=LOC of the environment is overridden")), "{:?}", f.notes);
+        assert_eq!(f.commands.len(), 1);
+        let c = &f.commands[0];
+        assert!(c.contains("-g 8") && c.contains("--param nccl_p2p_level=SYS") && c.contains("--nccl-version 2.29") && !c.contains("--gpus"), "{c}");
+        let printed = run_command(&machine, c);
+        assert_eq!(printed.rows.len(), f.residuals.len());
+        for (row, r) in printed.rows.iter().zip(&f.residuals) {
+            assert_eq!(r.dst, format!("{}/{}", row.algo.name(), row.proto.name()));
+            assert!((r.predicted.unwrap() / row.busbw - 1.0).abs() < 1e-9, "{} B: fit {:?} vs printed {}", row.size, r.predicted, row.busbw);
+        }
+        // Without P2P (the level the shell alone gives) the rows run through host memory: slower.
+        let paste_less = text.replacen("NCCL_P2P_LEVEL=SYS ", "", 1);
+        let shm = fit(&m, &paste_less, "p2p.txt", "maxmin", &[], false, &RunSettings { env: &shell, ..Default::default() }).unwrap();
+        let big = |f: &NcclFit| f.residuals.last().unwrap().measured * (1.0 + f.before.last().unwrap());
+        assert!(big(&shm) < 0.8 * big(&f), "{} vs {}", big(&shm), big(&f));
+        // A level NCCL would not read, in the paste, is refused naming the paste's line.
+        let e = fit(&m, &text.replacen("=SYS", "=sys", 1), "p2p.txt", "maxmin", &[], false, &RunSettings::default()).unwrap_err().to_string();
+        assert!(e.starts_with("p2p.txt") && e.contains("line 1") && e.contains("NCCL_P2P_LEVEL=sys") && !e.contains('\n'), "{e}");
     }
 
     /// Tester's R3: two runs of one collective in one file are pooled with a note, and each

@@ -200,7 +200,27 @@ pub fn split(params: &[(String, String)]) -> Result<(Constants, Vec<(String, Str
 /// As `split`, a mistake named where the pairs were written (a scenario's `params`).
 pub fn split_at(params: &[(String, String)], at: At) -> Result<(Constants, Vec<(String, String)>)> {
     let (nccl, rest): (Vec<_>, Vec<_>) = params.iter().cloned().partition(|(k, _)| is_nccl(k));
+    if let Some((key, value)) = rest.iter().find(|(k, _)| k.starts_with("NCCL_")) {
+        return Err(at.error(key, variable_given_as_param(key, value)));
+    }
     Ok((Constants::read(&Values::parse("NCCL", PARAMS, nccl.iter().map(|(k, v)| (k.as_str(), v.as_str())), at)?), rest))
+}
+
+/// The refusal of NCCL's variable given as a parameter (`--param NCCL_P2P_LEVEL=SYS`, round 23's
+/// tester): the shell sets it, read as NCCL reads it (`environment`), or the flag or parameter
+/// standing for it does.
+fn variable_given_as_param(key: &str, value: &str) -> String {
+    let instead = match key {
+        "NCCL_ALGO" => Some(format!("--algo {value}")),
+        "NCCL_PROTO" => Some(format!("--proto {value}")),
+        "NCCL_BUFFSIZE" => Some(format!("--param nccl_buffsize={value}B")),
+        "NCCL_PXN_DISABLE" => Some(format!("--param nccl_pxn_disable={value}")),
+        "NCCL_P2P_LEVEL" => Some(format!("--param nccl_p2p_level={value}")),
+        "NCCL_P2P_DISABLE" if value.trim() == "1" => Some("--param nccl_p2p_level=LOC".to_string()),
+        _ => None,
+    };
+    let or = instead.map(|i| format!(", or give {i}")).unwrap_or_default();
+    format!("is NCCL's environment variable, not a parameter: set it in the shell, where contend reads it as NCCL does ({key}={value} contend …){or}")
 }
 
 /// Whether a parameter is NCCL's (this table's) rather than a model's.

@@ -648,4 +648,15 @@ mod tests {
         let notes = env.notes("a flag given wins");
         assert_eq!(notes, ["from the environment, as NCCL reads it: NCCL_ALGO=tree (a flag given wins)"]);
     }
+
+    /// Round 23's tester: `--param NCCL_P2P_LEVEL=SYS` was "not a parameter of maxmin"; it is
+    /// refused naming the shell and the parameter standing for it.
+    #[test]
+    fn a_variable_given_as_a_parameter_names_the_shell_and_the_parameter() {
+        let e = constants::split(&[("NCCL_P2P_LEVEL".into(), "SYS".into())]).unwrap_err().to_string();
+        assert!(e.contains("NCCL_P2P_LEVEL") && e.contains("NCCL's environment variable") && e.contains("--param nccl_p2p_level=SYS"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        let e = constants::split(&[("NCCL_IB_HCA".into(), "mlx5".into())]).unwrap_err().to_string();
+        assert!(e.contains("NCCL_IB_HCA=mlx5 contend") && !e.contains("or give"), "{e}");
+    }
 }

@@ -300,10 +300,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     // overlaps the GPUs' and an iteration takes the longer of the two. The staggered start of the
     // GPUs is paid once per timed loop, not per iteration (at most N × nccl_launch_host / 20), and
     // is left out. With one GPU per process its one launch (about 5 us) is below any call's own time.
-    let host_floor_us = match req.ngpus {
-        Some(g) if g >= 2 => g as f64 * comm.constants.launch_host * 1e6,
-        _ => 0.0,
-    };
+    let host_floor_us = host_floor_s(comm, req.ngpus) * 1e6;
     let row = |size: u64| -> Result<Row> {
         let (count, bytes) = nt::count_of(coll.name(), size, word, n as u64);
         let (pick, ran) = run_size(comm, coll, bytes, req.root, &algos, &protos, &req.model, &req.params, req.explain, req.iters)?;
@@ -539,6 +536,15 @@ pub fn run_size(
     match super::run_loop(&comm.m, &call, model, params, bottlenecks, lower::MAX_TRANSFERS, iters)? {
         Some(ran) => Ok((pick, ran)),
         None => Err(Error::input("--nodes", "", super::too_many(&call, lower::transfers_at_least(&call).max(lower::MAX_TRANSFERS)))),
+    }
+}
+
+/// The least time an nccl-tests iteration takes where one thread drives `ngpus` GPUs (`-g N`, N of
+/// 2 or more): its N launches (`nccl_launch_host` each, `predict`'s comment); 0 otherwise.
+pub fn host_floor_s(comm: &Comm, ngpus: Option<usize>) -> f64 {
+    match ngpus {
+        Some(g) if g >= 2 => g as f64 * comm.constants.launch_host,
+        _ => 0.0,
     }
 }
 

@@ -217,6 +217,96 @@ pub struct Run {
     /// (`nccl-library=21903`); the last one printed before its table.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub release: Option<(String, String)>,
+    /// NCCL's variables the paste shows set for the run, in the order they apply (a later one of
+    /// a name wins, as NCCL reads the last value a process was given): `export` lines before its
+    /// table, then its command line's assignments, then NCCL's own `NAME set by environment to
+    /// VALUE` lines of the run (`assignments`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<Setting>,
+    /// nccl-tests' `-g`: the GPUs each of its threads drives, where one thread a process drives
+    /// two or more (`# nThread 1 nGpus N`, else the command line's `-g N`); None otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ngpus: Option<usize>,
+}
+
+/// One NCCL variable a paste shows set, and the line that shows it (1-based).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Setting {
+    pub name: String,
+    pub value: String,
+    pub line: usize,
+}
+
+/// The NCCL_* assignments a line of a paste shows (the line's 1-based number `line`):
+/// - a command line of an nccl-tests binary (`at`, its word): each `NCCL_X=v` word before it, which
+///   covers the shell's `NCCL_X=v ./all_reduce_perf`, `env NCCL_X=v …`, Open MPI's `-x NCCL_X=v`
+///   and Slurm's `--export=ALL,NCCL_X=v`, and MPICH's `-genv NCCL_X v` / `-env NCCL_X v` (the
+///   words after the binary are nccl-tests' own; `-x NCCL_X` without a value passes the launching
+///   shell's, which the paste does not show);
+/// - a shell's `export NCCL_X=v …`;
+/// - NCCL's own log of a variable it read, `NCCL_X set by environment to v` (its `INFO(NCCL_ENV,
+///   "%s set by environment to %s")` where it reads one: src/misc/param.cc `ncclLoadParam` for its
+///   parameters, and the reads of NCCL_ALGO, NCCL_PROTO, NCCL_P2P_LEVEL and others beside them),
+///   printed at NCCL_DEBUG=INFO.
+fn assignments(body: &str, at: Option<usize>, line: usize) -> Vec<Setting> {
+    let setting = |name: &str, value: &str| {
+        let value = value.trim_matches(|c| c == '"' || c == '\'' || c == '`');
+        (name.starts_with("NCCL_") && name.len() > 5 && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')).then(|| Setting {
+            name: name.to_string(),
+            value: value.to_string(),
+            line,
+        })
+    };
+    let words: Vec<&str> = body.split_whitespace().collect();
+    if let Some(k) = words.windows(5).position(|w| w[1..4] == ["set", "by", "environment"] && w[4] == "to") {
+        let value = words.get(k + 5).map_or("", |v| v.trim_end_matches('.'));
+        return setting(words[k], value).into_iter().collect();
+    }
+    let before = match (at, words.iter().position(|&w| w == "export")) {
+        (Some(at), _) => &words[..at],
+        (None, Some(k)) => &words[k + 1..],
+        (None, None) => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    for (k, w) in before.iter().enumerate() {
+        if ["-genv", "-env"].contains(w) {
+            if let (Some(name), Some(value)) = (before.get(k + 1), before.get(k + 2)) {
+                out.extend(setting(name, value));
+            }
+            continue;
+        }
+        let pieces: Vec<&str> = match w.strip_prefix("--export=") {
+            Some(list) => list.split(',').collect(),
+            None => vec![w],
+        };
+        for piece in pieces {
+            if let Some((name, value)) = piece.split_once('=') {
+                out.extend(setting(name.trim_matches(|c| c == '"' || c == '\''), value));
+            }
+        }
+    }
+    out
+}
+
+/// nccl-tests' threads a process and GPUs a thread, from its header (`# nThread 1 nGpus 8 …`).
+fn header_gpus(body: &str) -> Option<(usize, usize)> {
+    let w: Vec<&str> = body.split_whitespace().collect();
+    let after = |key: &str| w.iter().position(|&x| x == key).and_then(|k| w.get(k + 1)).and_then(|v| v.parse::<usize>().ok());
+    Some((after("nThread")?, after("nGpus")?))
+}
+
+/// The collective a wrapper of nccl-tests names with `-t` (Google's gIB `run_nccl_tests.sh -t
+/// all_gather …`, its usage: `-t` the test, `-g` GPUs per node for its mpirun): a line without an
+/// nccl-tests binary, one of whose words' file name has "nccl" and "test" in it, and whose `-t` is
+/// a collective nccl-tests names (nccl-tests' own `-t` is a thread count, never a name).
+fn wrapped(words: &[&str]) -> Option<String> {
+    let wrapper = words.iter().any(|w| {
+        let base = w.rsplit('/').next().unwrap_or(w).to_lowercase();
+        base.contains("nccl") && base.contains("test")
+    });
+    let t = option(words, &["-t", "--test"], false)?;
+    let t = t.strip_suffix("_perf").unwrap_or(t);
+    (wrapper && OPS.contains(&t)).then(|| t.to_string())
 }
 
 /// The release nccl-tests or NCCL prints in its output: nccl-tests' header
@@ -421,6 +511,14 @@ fn option<'a>(words: &[&'a str], names: &[&str], glued: bool) -> Option<&'a str>
     })
 }
 
+/// nccl-tests' `-t`/`--nthreads` threads a process and `-g`/`--ngpus` GPUs a thread (src/common.cu;
+/// 1 each by default) among its own words; None where it gives neither.
+fn per_process(tool: &[&str]) -> Option<(usize, usize)> {
+    let number = |names: &[&str]| option(tool, names, true).and_then(|v| v.parse::<usize>().ok()).filter(|&n| n > 0);
+    let (t, g) = (number(&["-t", "--nthreads"]), number(&["-g", "--ngpus"]));
+    (t.is_some() || g.is_some()).then(|| (t.unwrap_or(1), g.unwrap_or(1)))
+}
+
 /// The most ranks a pasted command line is taken to start: a bound on typing mistakes (`-np
 /// 99999999999999` asked for a table of that many ranks), above the largest GPU clusters built.
 const MOST_LAUNCHED_RANKS: usize = 1 << 20;
@@ -448,7 +546,7 @@ fn launched(command: &str) -> Option<Launch> {
     }
     let (launcher, tool) = (&words[..at], &words[at + 1..]);
     let number = |v: Option<&str>| v.and_then(|v| v.parse::<usize>().ok()).filter(|&n| n > 0);
-    let per_process = number(option(tool, &["-g", "--ngpus"], true)).unwrap_or(1) * number(option(tool, &["-t", "--nthreads"], true)).unwrap_or(1);
+    let per_process = per_process(tool).map_or(1, |(t, g)| t * g);
     let is = |names: &[&str]| launcher.iter().any(|w| names.iter().any(|l| w.rsplit('/').next() == Some(l)));
     let launch = if is(&["mpirun", "mpiexec", "orterun", "mpiexec.hydra"]) {
         // `-H a:8,b:8` (or `--host`, repeated or not): each host's slots, 1 where none is given.
@@ -511,10 +609,30 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
         rows: Vec<Row>,
         line: usize,
         release: Option<(String, String)>,
+        /// Its command line's NCCL_* assignments and NCCL's log of those it read (`assignments`).
+        env: Vec<Setting>,
+        /// The `export`s in force at its first row.
+        exported: Vec<Setting>,
+        /// nccl-tests' threads a process and GPUs a thread: its header's, else its command line's.
+        header: Option<(usize, usize)>,
+        command_gpus: Option<(usize, usize)>,
     }
     let by_name = named(&origin.to_lowercase().replace('-', "_"));
     let mut runs: Vec<Open> = Vec::new();
-    let fresh = |line: usize| Open { op: None, ranks: Vec::new(), launched: None, rows: Vec::new(), line, release: None };
+    let fresh = |line: usize| Open {
+        op: None,
+        ranks: Vec::new(),
+        launched: None,
+        rows: Vec::new(),
+        line,
+        release: None,
+        env: Vec::new(),
+        exported: Vec::new(),
+        header: None,
+        command_gpus: None,
+    };
+    // The shell's `export NCCL_X=v` lines so far: every later run's.
+    let mut exported: Vec<Setting> = Vec::new();
     // Whether the last table header has both halves (out-of-place and in-place).
     let mut both_halves = false;
     // The release last printed: the header of the run whose table comes next.
@@ -531,14 +649,22 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
         if starts && runs.last().is_none_or(|r| !r.rows.is_empty() || r.op.is_some() && body.starts_with("Collective")) {
             // The command line above a run's first line (`# Collective test starting`) is that
             // run's: what it says of the ranks moves with it.
-            let launched = runs.last().filter(|r| r.rows.is_empty()).and_then(|r| r.launched);
-            runs.push(Open { launched, ..fresh(i + 1) });
+            let above = runs.last_mut().filter(|r| r.rows.is_empty());
+            let (launched, env, command_gpus) = above.map(|r| (r.launched, std::mem::take(&mut r.env), r.command_gpus)).unwrap_or_default();
+            runs.push(Open { launched, env, command_gpus, ..fresh(i + 1) });
+        }
+        if let (Some(g), Some(r)) = (header_gpus(body).filter(|_| body.starts_with("nThread")), runs.last_mut()) {
+            r.header = Some(g);
         }
         if let Some(r) = release_printed(body) {
             release = Some(r);
         }
-        let command_line = binary_at(&body.split_whitespace().collect::<Vec<_>>()).is_some();
-        if let Some(op) = named(body).filter(|_| body.starts_with("Collective test starting") || command_line) {
+        let words: Vec<&str> = whole.split_whitespace().collect();
+        let binary = binary_at(&words);
+        let wrapper = if binary.is_none() { wrapped(&words) } else { None };
+        let command_line = binary.is_some() || wrapper.is_some();
+        let set = assignments(&whole, binary, i + 1);
+        if let Some(op) = named(body).filter(|_| body.starts_with("Collective test starting") || command_line).or(wrapper) {
             // A command line after a table starts the next run (several runs pasted from one
             // terminal): the collective and ranks it names are that run's.
             if runs.is_empty() || (command_line && runs.last().is_some_and(|r| !r.rows.is_empty())) {
@@ -548,6 +674,18 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             if r.rows.is_empty() {
                 r.op = Some(op);
                 r.launched = launched(&whole).or(r.launched);
+                // nccl-tests' own `Collective test starting: all_reduce_perf` names the binary too.
+                if let Some(at) = binary.filter(|_| !body.starts_with("Collective test starting")) {
+                    r.command_gpus = per_process(&words[at + 1..]);
+                    r.env = set.clone();
+                }
+            }
+        }
+        if binary.is_none() && !set.is_empty() {
+            // An `export` line is the shell's from here on; NCCL's log of a variable, the run's it is in.
+            match runs.last_mut().filter(|_| !words.contains(&"export")) {
+                Some(r) => r.env.extend(set),
+                None => exported.extend(set),
             }
         }
         if let Some(rest) = body.strip_prefix("Rank") {
@@ -582,6 +720,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             let r = runs.last_mut().unwrap();
             if r.rows.is_empty() {
                 r.release = release.clone();
+                r.exported = exported.clone();
             }
             r.rows.push(row);
         }
@@ -633,6 +772,23 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
                 ranks = (0..l.ranks).map(|k| (k, format!("host{}", k * hosts / l.ranks), String::new())).collect();
             }
             let n = ranks.iter().map(|x| x.0 + 1).max().unwrap_or(0);
+            // The same rank printed twice: the tables of several runs printed into one (each
+            // process its own communicator, as an nccl-tests built without MPI under mpirun runs).
+            let times = ranks.iter().filter(|x| x.0 == 0).count();
+            if times > 1 {
+                let mut hosts: Vec<&str> = ranks.iter().filter(|x| x.0 == 0).map(|x| x.1.as_str()).collect();
+                hosts.dedup();
+                return Err(Error::input(
+                    origin,
+                    format!("line {}", r.line),
+                    format!(
+                        "prints ranks 0 to {} {times} times (rank 0 on {}): {times} runs of {n} ranks each printed interleaved (each process a communicator of its own, e.g. nccl-tests built without MPI started by mpirun on each host), not one run of {} ranks; paste one run's output (its own `Rank` lines and rows), or rebuild nccl-tests with MPI=1 for one run across them",
+                        n - 1,
+                        hosts.join(", "),
+                        ranks.len()
+                    ),
+                ));
+            }
             if n == 0 {
                 return Err(Error::input(
                     origin,
@@ -669,7 +825,10 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
                     }
                 },
             };
-            Ok(Run { op, op_from: from.into(), ranks: n, nodes: hosts.len(), most_on_a_host, gpu, rows: r.rows, line: r.line, release: r.release })
+            // One thread a process driving N GPUs (`-g N`): the header's word, else the command line's.
+            let ngpus = r.header.or(r.command_gpus).filter(|&(t, g)| t == 1 && g > 1).map(|(_, g)| g);
+            let env = r.exported.into_iter().chain(r.env).collect();
+            Ok(Run { op, op_from: from.into(), ranks: n, nodes: hosts.len(), most_on_a_host, gpu, rows: r.rows, line: r.line, release: r.release, env, ngpus })
         })
         .collect()
 }
@@ -960,6 +1119,62 @@ mod tests {
         let runs = parse(&text, "session.txt").unwrap();
         let ops: Vec<(&str, &str)> = runs.iter().map(|r| (r.op.as_str(), r.op_from.as_str())).collect();
         assert_eq!(ops, [("all_reduce", "named"), ("all_gather", "named"), ("alltoall", "named")]);
+    }
+
+    fn heldout(name: &str) -> String {
+        std::fs::read_to_string(format!("{}/../../bench/validation/data/heldout/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    /// Round 23's tester (W2): the NCCL_* variables a paste shows set for its run, in every form a
+    /// command line or a log shows them, and nccl-tests' `-g` from its header.
+    #[test]
+    fn reads_the_variables_and_gpus_a_paste_shows() {
+        let r = &parse(&heldout("rtx5090x8-turin-p2p-all_reduce.txt"), "x.txt").unwrap()[0];
+        assert_eq!(r.env, vec![Setting { name: "NCCL_P2P_LEVEL".into(), value: "SYS".into(), line: 1 }]);
+        assert_eq!((r.ngpus, r.ranks), (Some(8), 8));
+        let table = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n     1048576        262144     float     sum      -1   100.00   10.49   18.35      0   100.00   10.49   18.35      0\n";
+        let read = |head: &str| {
+            let r = parse(&format!("{head}{table}"), "x.txt").unwrap().remove(0);
+            (r.env.into_iter().map(|s| format!("{}={}@{}", s.name, s.value, s.line)).collect::<Vec<_>>(), r.ngpus)
+        };
+        // Open MPI's -x (a bare -x passes the launching shell's value, which the paste does not show);
+        // the words after the binary are nccl-tests' own.
+        assert_eq!(read("mpirun -np 8 -x NCCL_ALGO=Ring -x NCCL_DEBUG ./all_reduce_perf -b 1M -e 1M -g 1 NCCL_X=1\n"), (vec!["NCCL_ALGO=Ring@1".into()], None));
+        assert_eq!(read("env NCCL_PROTO='Simple' ./build/all_reduce_perf -g 8\n"), (vec!["NCCL_PROTO=Simple@1".into()], Some(8)));
+        assert_eq!(read("mpiexec -n 8 -genv NCCL_P2P_DISABLE 1 ./all_reduce_perf\n").0, ["NCCL_P2P_DISABLE=1@1"]);
+        assert_eq!(read("srun -N 1 -n 8 --export=ALL,NCCL_BUFFSIZE=8388608 ./all_reduce_perf\n").0, ["NCCL_BUFFSIZE=8388608@1"]);
+        // The shell's exports, then the command line's own (later: it wins where both set a name).
+        assert_eq!(
+            read("$ export NCCL_ALGO=Tree NCCL_PROTO=LL\n$ NCCL_ALGO=Ring ./all_reduce_perf -g 4\n"),
+            (vec!["NCCL_ALGO=Tree@1".into(), "NCCL_PROTO=LL@1".into(), "NCCL_ALGO=Ring@2".into()], Some(4))
+        );
+        // NCCL's own log of a variable it read (NCCL_DEBUG=INFO), and the header's -g over the line's.
+        let logged = "./all_reduce_perf -g 2\n# nThread 1 nGpus 4 minBytes 8 maxBytes 8\nbox:1:1 [0] NCCL INFO NCCL_P2P_LEVEL set by environment to NVL\n";
+        assert_eq!(read(logged), (vec!["NCCL_P2P_LEVEL=NVL@3".into()], Some(4)));
+        // Threads of one GPU each are ranks launching their own: no -g.
+        assert_eq!(read("./all_reduce_perf -t 8 -g 1\n").1, None);
+    }
+
+    /// Round 23's tester: two single-host runs of 8 ranks printed into one paste (NVIDIA/nccl-tests
+    /// 306, H20) are refused naming that cause and the fix, not as "8 ranks on 2 hosts".
+    #[test]
+    fn runs_printed_interleaved_are_refused_as_such() {
+        let e = parse(&heldout("h20x8-nccl-tests-306.txt"), "h20.txt").unwrap_err().to_string();
+        assert!(e.contains("h20.txt") && e.contains("2 runs of 8 ranks each printed interleaved") && e.contains("paste one run's output"), "{e}");
+        assert!(e.contains("node3, node2") && !e.contains('\n'), "{e}");
+    }
+
+    /// Round 23's tester: Google's gIB wrapper names the collective with -t (`run_nccl_tests.sh -t
+    /// all_gather`), and its -g (GPUs a node for its mpirun) is no nccl-tests -g: the header's
+    /// `nGpus 1` decides.
+    #[test]
+    fn a_wrapper_names_its_collective_with_t() {
+        let r = &parse(&heldout("b200x2-gke-a4-dranet-all_gather.txt"), "paste.txt").unwrap()[0];
+        assert_eq!((r.op.as_str(), r.op_from.as_str(), r.ranks, r.ngpus), ("all_gather", "named", 2, None));
+        // nccl-tests' own -t is a thread count, and a word naming no wrapper names nothing.
+        assert_eq!(wrapped(&["./run.sh", "-t", "all_gather"]), None);
+        assert_eq!(wrapped(&["run_nccl_tests.sh", "-t", "8"]), None);
+        assert_eq!(wrapped(&["/usr/local/gib/scripts/run_nccl_tests.sh", "-t", "alltoall_perf"]), Some("alltoall".into()));
     }
 
     #[test]
