@@ -4,10 +4,11 @@
         every combination of maxmin's opt-in rules (pruned below) on the eight 64 KiB cases of the
         four seed-003 fabrics and the 1 / 16 MiB permutations; one table row per option set,
         sorted by how many of the eight cases meet issue 23's targets, then the chosen set's
-        case-by-case table and the default's.
+        case-by-case table beside the default's, then every set's own case-by-case table.
     python bench/agreement_grid.py heldout SET [--jobs 2] > heldout.md
         SET (k=v,k=v) and the default on cases the grid did not choose on: the same fabrics under
-        traffic seed 2, 32 and 128 KiB messages, and the presets that route the same way.
+        traffic seed 2, 32 and 128 KiB messages, and the presets that route the same way (the other
+        seed-003 fat-trees and dragonflies, quartz).
 
 Each case is one `bench_cluster compare` (crates/contend-core/examples/bench_cluster.rs): one
 `packet` run under the preset's network seed, five more under seeds 1-5 (the mean a
@@ -80,11 +81,11 @@ def grid_cases():
     return small, large
 
 
-def heldout_cases():
-    cases = [(f, f"{t}-64KiB@2", 5) for f in FABRICS for t in ("permutation", "uniform")]
-    cases += [(f, f"{t}-{s}", 5) for s in ("32KiB", "128KiB") for f in FABRICS for t in ("permutation", "uniform")]
+def heldout_cases(seeds):
+    cases = [(f, f"{t}-64KiB@2", seeds) for f in FABRICS for t in ("permutation", "uniform")]
+    cases += [(f, f"{t}-{s}", seeds) for s in ("32KiB", "128KiB") for f in FABRICS for t in ("permutation", "uniform")]
     others = ["fat-tree-1024x2", "fat-tree-512x4", "dragonfly-1024x2", "dragonfly-512x4", "quartz"]
-    cases += [(f, f"{t}-64KiB", 5) for f in others for t in ("permutation", "uniform")]
+    cases += [(f, f"{t}-64KiB", seeds) for f in others for t in ("permutation", "uniform")]
     return cases
 
 
@@ -184,12 +185,15 @@ def grid(jobs):
     print(f"chosen among the sets within today's 1/16 MiB figures: `{within or 'default'}`")
     shown = list(dict.fromkeys(["", within, best]))
     case_table(res, small + large, shown, "Case by case (vs packet seed 0 | vs mean of 5 seeds; 16 MiB: no seeds)")
+    print("\nEvery option set, case by case, in the order above:")
+    for _, s in scored:
+        case_table(res, small + large, [s], f"`{s or 'default'}`")
 
 
-def heldout(s, jobs):
-    cases = heldout_cases()
+def heldout(s, jobs, seeds):
+    cases = heldout_cases(seeds)
     res = run_all(cases, ["", s], jobs)
-    case_table(res, cases, ["", s], "Held-out cases (vs packet seed 0 | vs mean of 5 seeds)")
+    case_table(res, cases, ["", s], f"Held-out cases (vs packet seed 0 | vs mean of {seeds} seeds)")
     for key in ("", s):
         figs = [res[(f, t)][key]["one"] for f, t, _ in cases]
         print(f"\n`{key or 'default'}`: targets met on {sum(met(x) for x in figs)} of {len(figs)} held-out cases")
@@ -200,13 +204,14 @@ def main():
     ap.add_argument("mode", choices=["grid", "heldout"])
     ap.add_argument("set", nargs="?", default="")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--seeds", type=int, default=5, help="heldout: packet's extra seeds per case (0: none)")
     a = ap.parse_args()
     if not BIN.exists():
         sys.exit(f"agreement_grid: {BIN} is missing; cargo build --release -p contend-core --example bench_cluster")
     if a.mode == "grid":
         grid(a.jobs)
     else:
-        heldout(a.set, a.jobs)
+        heldout(a.set, a.jobs, a.seeds)
 
 
 if __name__ == "__main__":
