@@ -11,7 +11,9 @@
 //!                                                   mean (the floor of any deterministic flow model)
 //! TRAFFIC is `permutation-SIZE` (every GPU sends SIZE to another, all at t = 0; COUNT ignored)
 //! or `uniform-SIZE` (COUNT messages between random GPUs issued 5 ns apart: with 64 KiB, about
-//! 50% of the injection bandwidth). Routing and NIC scheduling are the presets' (fat-tree
+//! 50% of the injection bandwidth), either with `@SEED` after it for another traffic seed (1
+//! without: bench/agreement_grid.sh's held-out cases). Each maxmin line ends with its run's
+//! seconds (flow table included). Routing and NIC scheduling are the presets' (fat-tree
 //! adaptive, dragonfly PAR, FCFS NICs).
 
 use contend_core::api::{self, GenerateRequest};
@@ -20,10 +22,14 @@ use contend_core::topology::Machine;
 use std::time::Instant;
 
 fn workload(m: &Machine, traffic: &str, count: usize) -> contend_core::workload::WorkloadSpec {
+    let (traffic, seed) = match traffic.split_once('@') {
+        Some((t, s)) => (t, s.parse().expect("TRAFFIC@SEED, SEED an integer")),
+        None => (traffic, 1),
+    };
     let (pattern, size) = traffic.split_once('-').expect("TRAFFIC is permutation-SIZE or uniform-SIZE");
     let req = match pattern {
-        "permutation" => GenerateRequest { pattern: "permutation".into(), size: size.into(), count: 1, seed: 1, ..Default::default() },
-        "uniform" => GenerateRequest { pattern: "random".into(), size: size.into(), count, seed: 1, gap: Some("5ns".into()), ..Default::default() },
+        "permutation" => GenerateRequest { pattern: "permutation".into(), size: size.into(), count: 1, seed, ..Default::default() },
+        "uniform" => GenerateRequest { pattern: "random".into(), size: size.into(), count, seed, gap: Some("5ns".into()), ..Default::default() },
         other => panic!("unknown traffic {other}"),
     };
     api::generate(m, &req).unwrap()
@@ -86,11 +92,11 @@ fn main() {
             for set in sets {
                 let params: Vec<(String, String)> =
                     set.split(',').filter(|p| !p.is_empty()).map(|p| p.split_once('=').expect("k=v")).map(|(k, v)| (k.into(), v.into())).collect();
-                let (flow, _) = run(&m, &w, "maxmin", &params);
+                let (flow, secs) = run(&m, &w, "maxmin", &params);
                 // How far the flow-level durations are from the packet-level ones, message by message.
                 let label = if set.is_empty() { String::new() } else { format!(" [{set}]") };
                 let one = distance(&flow.transfers.duration_s, &packet.transfers.duration_s, flow.summary.makespan_s, packet.summary.makespan_s);
-                println!("{fabric} {traffic} {n}{label} {one}");
+                println!("{fabric} {traffic} {n}{label} {one} {secs:.3} s");
                 if seeds > 0 {
                     let vs_mean = distance(&flow.transfers.duration_s, &mean, flow.summary.makespan_s, mean_makespan);
                     println!("{fabric} {traffic} {n}{label} [vs mean of {seeds} seeds] {vs_mean}");
