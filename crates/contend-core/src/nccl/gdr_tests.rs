@@ -205,4 +205,35 @@ fn a_grace_hopper_nic_is_p2c_from_2_27_and_phb_before() {
     assert!(!old.tuning.ll128_net);
     let phb = comm(&m, &all, &[("nccl_version", "2.21"), ("nccl_net_gdr_level", "PHB")]);
     assert!(phb.net_stage.is_empty() && !phb.tuning.ll128_net);
+    // rev23 finding 3: the boundary is 2.27 (v2.26.6-1 has no PATH_P2C and NET_GDR_C2C 0;
+    // v2.27.3-1 adds both), not 2.23: 2.23 and 2.26 stage as 2.21 does, 2.27 and 2.28 as 2.30.
+    for v in ["2.23", "2.26"] {
+        let c = comm(&m, &all, &[("nccl_version", v)]);
+        assert!(c.net_stage.len() == 8 && !c.tuning.ll128_net, "{v}");
+    }
+    for v in ["2.27", "2.28"] {
+        let c = comm(&m, &all, &[("nccl_version", v)]);
+        assert!(c.net_stage.is_empty() && c.tuning.ll128_net, "{v}");
+    }
+}
+
+/// rev23 finding 3, as `contend nccl-tests alps-gh200.yaml --nodes 2 -b 64M -e 64M --nccl-version V`
+/// prints it (the file draws no host memory, so only LL128's gate moves): 2.23 and 2.26 keep LL128
+/// off between nodes as 2.21 does (the NIC path is PHB before 2.27), 2.27 and later allow it.
+#[test]
+fn grace_hopper_s_ll128_across_nodes_waits_for_2_27() {
+    let file = format!("{}/../../bench/validation/machines/alps-gh200.yaml", env!("CARGO_MANIFEST_DIR"));
+    let row = |v: &str| {
+        let req = tests_tool::Request { params: vec![("nccl_version".into(), v.into())], ..tests_tool::Request::one("all_reduce", "64M") };
+        let r = crate::api::nccl_tests(&file, &req, 2, None).unwrap();
+        (r.rows[0].proto, r.rows[0].time_us)
+    };
+    let old = row("2.21");
+    assert_eq!(old.0, Proto::Simple);
+    for v in ["2.23", "2.26"] {
+        assert_eq!(row(v), old, "{v}");
+    }
+    for v in ["2.27", "2.28", "2.30"] {
+        assert_eq!(row(v).0, Proto::Ll128, "{v}");
+    }
 }

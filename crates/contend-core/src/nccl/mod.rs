@@ -537,7 +537,7 @@ impl Comm {
         // of all of them (rr), whatever the cluster says its NICs do with MPI's messages: a FCFS
         // NIC would send a tree's up and down chunks one message after another.
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
-        let gdr = Gdr::of(&m, &router, &topo, &devices, ppn, &nics, topo::gdr_level(false), (None, false));
+        let gdr = Gdr::of(&m, &router, &topo, &devices, ppn, &nics, topo::gdr_level(true), (None, true));
         let (flush, ll128) = (gdr.flush, gdr.ll128);
         let net_stage = std::sync::Arc::new(gdr.stage);
         let nvb = std::sync::Arc::new(nvb_steps(&topo, nodes_gpus));
@@ -627,11 +627,12 @@ impl Comm {
         }
         self.shm_given = c.p2p_level.map(|level| std::sync::Arc::new(self.shm_at(level)));
         // NCCL_NET_GDR_LEVEL / _READ, or a release whose default level differs (no P2C before
-        // 2.27, which only a GPU of compute capability 9.0 or later can have: `topo::p2c`).
+        // 2.27, `Version::gdr_c2c`, which only a GPU of compute capability 9.0 or later can have: `topo::p2c`).
+        let c2c = c.version.gdr_c2c();
         (self.net_stage, self.flush, self.tuning.ll128_net) =
-            if c.net_gdr_level.is_some() || c.net_gdr_read.is_some() || (c.version.old() && self.topo.cc >= 90) {
-                let level = c.net_gdr_level.unwrap_or(topo::gdr_level(c.version.old()));
-                let gdr = Gdr::of(&self.m, &Router::new(&self.m), &self.topo, &self.devices, self.ppn, &self.nics, level, (c.net_gdr_read, c.version.old()));
+            if c.net_gdr_level.is_some() || c.net_gdr_read.is_some() || (!c2c && self.topo.cc >= 90) {
+                let level = c.net_gdr_level.unwrap_or(topo::gdr_level(c2c));
+                let gdr = Gdr::of(&self.m, &Router::new(&self.m), &self.topo, &self.devices, self.ppn, &self.nics, level, (c.net_gdr_read, c2c));
                 (std::sync::Arc::new(gdr.stage), gdr.flush, gdr.ll128)
             } else {
                 self.gdr_default.clone()
@@ -990,7 +991,7 @@ struct Gdr {
 impl Gdr {
     /// The rules on the GPUs `devices` (`ppn` a node, nodes alike: the first node's GPUs
     /// decide), at NCCL_NET_GDR_LEVEL `level` and NCCL_NET_GDR_READ `read`, under a release
-    /// before 2.27 where `old`.
+    /// that types NVLink-C2C paths P2C where `c2c` (`Version::gdr_c2c`: 2.27 and later).
     ///
     /// `ncclTopoCheckGdr` (graph/paths.cc, v2.21.5-1 and v2.30.7-1) allows GDR where the GPU's
     /// path to its NIC is at most the level (`topo::gdr`), for receives always and for sends
@@ -1018,7 +1019,7 @@ impl Gdr {
         ppn: usize,
         nics: &[usize],
         level: topo::PathType,
-        (read, old): (Option<bool>, bool),
+        (read, c2c): (Option<bool>, bool),
     ) -> Gdr {
         let (local, nodes) = (&devices[..ppn], devices.len() / ppn.max(1));
         let ways: Vec<[bool; 2]> = local
@@ -1041,7 +1042,7 @@ impl Gdr {
         }
         let receive = ways.iter().all(|w| w[1]);
         let flush = if nodes > 1 && topo.cc < 90 && receive { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
-        let near = if topo.cc >= 90 && !old { topo::PathType::Pxn } else { topo::PathType::Pxb };
+        let near = if topo.cc >= 90 && c2c { topo::PathType::Pxn } else { topo::PathType::Pxb };
         let ll128 = receive && local.iter().all(|&g| topo::gdr(m, router, topo.cc, g, nics, near));
         Gdr { stage, flush, ll128 }
     }

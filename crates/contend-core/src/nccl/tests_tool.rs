@@ -432,7 +432,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         let level = comm
             .constants
             .net_gdr_level
-            .map_or_else(|| format!("its default {}", topo::gdr_level(comm.constants.version.old()).name()), |l| format!("{} as given", l.name()));
+            .map_or_else(|| format!("its default {}", topo::gdr_level(comm.constants.version.gdr_c2c()).name()), |l| format!("{} as given", l.name()));
         caveats.push(format!(
             "NCCL {} moves the network data of {}{more} through host memory, not by GPUDirect RDMA ({} sending, {} receiving): NICs beyond NCCL_NET_GDR_LEVEL ({level}), or for sends GDR reads off (NCCL_NET_GDR_READ; by default before compute capability 8.0 without an NVLink peer) (graph/paths.cc ncclTopoCheckGdr)",
             comm.constants.version.tag(),
