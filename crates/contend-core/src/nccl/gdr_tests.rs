@@ -237,3 +237,22 @@ fn grace_hopper_s_ll128_across_nodes_waits_for_2_27() {
         assert_eq!(row(v).0, Proto::Ll128, "{v}");
     }
 }
+
+/// rev23 finding 2: GDR off on a machine file that draws no host memory (p5-48xl, alps-gh200):
+/// not refused (the presets draw none), but a caveat names the GPUs whose network steps stay GPU
+/// to GPU and the fix; one with host memory (dgx-a100) stages them and says nothing of the kind.
+#[test]
+fn gdr_off_without_host_memory_is_said() {
+    let root = format!("{}/../../bench/validation/machines", env!("CARGO_MANIFEST_DIR"));
+    let caveats = |machine: &str| {
+        let req = tests_tool::Request { params: vec![("nccl_net_gdr_level".into(), "LOC".into())], ..tests_tool::Request::one("all_reduce", "1M") };
+        crate::api::nccl_tests(machine, &req, 2, None).unwrap().caveats
+    };
+    for (file, gpus) in [("p5-48xl", "GPU0, GPU1, GPU2, GPU3 and 4 more"), ("alps-gh200", "GPU0, GPU1, GPU2, GPU3")] {
+        let said: Vec<String> = caveats(&format!("{root}/{file}.yaml")).into_iter().filter(|c| c.contains("draws no host memory")).collect();
+        assert_eq!(said.len(), 1, "{file}: {said:?}");
+        assert!(said[0].contains(&format!("of n0.{} through host memory", gpus.replace(", ", ", n0."))), "{file}: {}", said[0]);
+        assert!(said[0].contains("stay GPU to GPU") && said[0].contains("add a host_memory device"), "{}", said[0]);
+    }
+    assert!(!caveats("dgx-a100").iter().any(|c| c.contains("draws no host memory")));
+}

@@ -314,8 +314,11 @@ pub struct Comm {
     /// The GPUs whose network steps NCCL stages through host memory (`Gdr::of`), at the GDR
     /// level and read the constants give (`set_constants`).
     pub net_stage: std::sync::Arc<lower::NetStages>,
-    /// `net_stage`, `flush` and `tuning.ll128_net` at NCCL's defaults (2.30), kept for `set_constants`.
-    gdr_default: (std::sync::Arc<lower::NetStages>, f64, bool),
+    /// The first node's GPUs without GDR one way that `net_stage` cannot stage: the machine file
+    /// draws no host memory they reach (`Gdr::of`); their network steps stay GPU to GPU.
+    pub net_unstaged: Vec<usize>,
+    /// NCCL's GDR rules at its defaults (2.30), kept for `set_constants`.
+    gdr_default: Gdr,
     /// The host memory each step between two GPUs of a node passes through where NCCL connects
     /// them by its SHM transport (no peer path, or a path beyond NCCL's P2P level), by (sending
     /// device, receiving device) (`shm_steps`), by release (before 2.23.4, and 2.30; `Comm::shm`).
@@ -539,7 +542,7 @@ impl Comm {
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
         let gdr = Gdr::of(&m, &router, &topo, &devices, ppn, &nics, topo::gdr_level(true), (None, true));
         let (flush, ll128) = (gdr.flush, gdr.ll128);
-        let net_stage = std::sync::Arc::new(gdr.stage);
+        let net_stage = gdr.stage.clone();
         let nvb = std::sync::Arc::new(nvb_steps(&topo, nodes_gpus));
         let shm = [true, false].map(|old| {
             let v = if old { versions::Version::V2_21 } else { versions::Version::V2_30 };
@@ -569,7 +572,8 @@ impl Comm {
             pxn,
             tuner: None,
             flush,
-            gdr_default: (net_stage.clone(), flush, ll128),
+            net_unstaged: gdr.unstaged.clone(),
+            gdr_default: gdr,
             net_stage,
             shm,
             shm_given: None,
@@ -629,14 +633,13 @@ impl Comm {
         // NCCL_NET_GDR_LEVEL / _READ, or a release whose default level differs (no P2C before
         // 2.27, `Version::gdr_c2c`, which only a GPU of compute capability 9.0 or later can have: `topo::p2c`).
         let c2c = c.version.gdr_c2c();
-        (self.net_stage, self.flush, self.tuning.ll128_net) =
-            if c.net_gdr_level.is_some() || c.net_gdr_read.is_some() || (!c2c && self.topo.cc >= 90) {
-                let level = c.net_gdr_level.unwrap_or(topo::gdr_level(c2c));
-                let gdr = Gdr::of(&self.m, &Router::new(&self.m), &self.topo, &self.devices, self.ppn, &self.nics, level, (c.net_gdr_read, c2c));
-                (std::sync::Arc::new(gdr.stage), gdr.flush, gdr.ll128)
-            } else {
-                self.gdr_default.clone()
-            };
+        let gdr = if c.net_gdr_level.is_some() || c.net_gdr_read.is_some() || (!c2c && self.topo.cc >= 90) {
+            let level = c.net_gdr_level.unwrap_or(topo::gdr_level(c2c));
+            Gdr::of(&self.m, &Router::new(&self.m), &self.topo, &self.devices, self.ppn, &self.nics, level, (c.net_gdr_read, c2c))
+        } else {
+            self.gdr_default.clone()
+        };
+        (self.net_stage, self.flush, self.tuning.ll128_net, self.net_unstaged) = (gdr.stage, gdr.flush, gdr.ll128, gdr.unstaged);
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
         self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
@@ -981,11 +984,13 @@ fn shm_steps(router: &Router, topo: &topo::Topo, nodes_gpus: &[Vec<usize>], nvb:
 
 /// What NCCL's GDR rules make of a communicator: the GPUs whose network steps go through host
 /// memory (`lower::NetStages`), the GDR flush (`Comm::flush`) and whether LL128 may cross nodes
-/// (`tuning::Comm::ll128_net`).
+/// (`tuning::Comm::ll128_net`); and the GPUs it would stage that draw no host memory.
+#[derive(Clone, Debug)]
 struct Gdr {
-    stage: lower::NetStages,
+    stage: std::sync::Arc<lower::NetStages>,
     flush: f64,
     ll128: bool,
+    unstaged: Vec<usize>,
 }
 
 impl Gdr {
@@ -1001,7 +1006,9 @@ impl Gdr {
     /// turns it off. The NIC's and the GPU's own support (`gdrSupport`: the net plugin's pointer
     /// support, CUDA's cudaDevAttrGPUDirectRDMASupported) is not in the machine file and is taken
     /// as given. A GPU without GDR one way stages that way through its nearest host memory; a
-    /// machine file with none keeps its steps GPU to GPU.
+    /// machine file with none keeps its steps GPU to GPU (`unstaged`, the first node's such GPUs,
+    /// which `contend nccl-tests` names in a caveat: refusing would refuse the presets, which
+    /// draw none).
     ///
     /// The flush (`ncclTopoNeedFlush`, asked only for a receive by GDR: transport/net.cc
     /// `recvSetup`) is the NICs' latency where the ranks span nodes, the GPUs are before compute
@@ -1032,11 +1039,17 @@ impl Gdr {
             })
             .collect();
         let mut stage = lower::NetStages::new();
+        let mut unstaged = Vec::new();
         if nodes > 1 && !ways.iter().all(|&[send, recv]| send && recv) {
             for (r, &g) in devices.iter().enumerate() {
                 let [send, recv] = ways[r % ppn];
-                if let Some(mem) = router.nearest_memory(g).filter(|_| !(send && recv)) {
-                    stage.insert(g, [(!send).then_some(mem), (!recv).then_some(mem)]);
+                if send && recv {
+                    continue;
+                }
+                match router.nearest_memory(g) {
+                    Some(mem) => _ = stage.insert(g, [(!send).then_some(mem), (!recv).then_some(mem)]),
+                    None if r < ppn => unstaged.push(g),
+                    None => {}
                 }
             }
         }
@@ -1044,7 +1057,7 @@ impl Gdr {
         let flush = if nodes > 1 && topo.cc < 90 && receive { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
         let near = if topo.cc >= 90 && c2c { topo::PathType::Pxn } else { topo::PathType::Pxb };
         let ll128 = receive && local.iter().all(|&g| topo::gdr(m, router, topo.cc, g, nics, near));
-        Gdr { stage, flush, ll128 }
+        Gdr { stage: std::sync::Arc::new(stage), flush, ll128, unstaged }
     }
 }
 

@@ -441,6 +441,16 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             ways(1)
         ));
     }
+    // GPUs NCCL would stage that reach no host memory in the machine file (`Comm::net_unstaged`).
+    if !comm.net_unstaged.is_empty() {
+        let names: Vec<&str> = comm.net_unstaged.iter().take(4).map(|&g| m.devices[g].name.as_str()).collect();
+        let more = if comm.net_unstaged.len() > 4 { format!(" and {} more", comm.net_unstaged.len() - 4) } else { String::new() };
+        caveats.push(format!(
+            "NCCL {} moves the network data of {}{more} through host memory (no GPUDirect RDMA: NCCL_NET_GDR_LEVEL / NCCL_NET_GDR_READ, graph/paths.cc ncclTopoCheckGdr), but the machine file draws no host memory they reach: their network steps stay GPU to GPU here, as by GDR; add a host_memory device and its memory link under each GPU's CPU in the machine file",
+            comm.constants.version.tag(),
+            names.join(", ")
+        ));
+    }
     if rows.iter().any(|r| r.count == 0) {
         notes.push("rows of 0 elements launch nothing and are printed with time 0".into());
     }
