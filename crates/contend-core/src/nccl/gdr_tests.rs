@@ -74,6 +74,17 @@ fn typical_8gpu_stages_by_nccl_s_gdr_rules() {
     assert_eq!(sorted(&comm(&m, &all, &[("nccl_net_gdr_read", "1")])), want(&|_| true, &|_| true));
     // One GPU a node is "a single GPU": GDR reads stay on, so only the level stages it.
     assert!(comm(&m, &["GPU0"], &[("nccl_net_gdr_level", "PHB")]).net_stage.is_empty());
+    // rev23 finding 4: at PHB GPUs 0-3 receive by GDR, and K40s (compute capability 3.5 < 9.0)
+    // are flushed (`ncclTopoNeedFlush`, asked per GDR receive): the HCA's latency on a step into
+    // n1.GPU0 (rank 8), none into n1.GPU4 (rank 12), which receives through host memory.
+    let mut m = m;
+    m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Nic).for_each(|d| d.latency = 10e-6);
+    let phb = comm(&m, &all, &[("nccl_net_gdr_level", "PHB")]);
+    let hca = 10e-6;
+    assert_eq!(phb.flush, hca);
+    let call = phb.call(Coll::AllReduce, Algo::Ring, Proto::Simple, 1 << 20, 0);
+    assert_eq!((call.flush_of(0, 8, Proto::Simple), call.flush_of(4, 12, Proto::Simple)), (hca, 0.0));
+    assert_eq!(call.flush_of(0, 8, Proto::Ll), 0.0);
 }
 
 /// Where NCCL does use GDR by default nothing is staged: a dgx-a100 GPU shares a PCIe switch with

@@ -134,8 +134,8 @@ pub struct Call {
     /// NVLink through an intermediate GPU (PATH_NVB, "P2P/indirect"), by (sending device,
     /// receiving device) (`nvb_steps`). Shared with the communicator.
     pub nvb: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
-    /// Seconds every Simple step received from another node waits before the receiving kernel
-    /// may use it: NCCL's GDR flush (`Comm::flush`; 0 where none is issued).
+    /// Seconds every Simple step received from another node by GDR waits before the receiving
+    /// kernel may use it: NCCL's GDR flush (`Comm::flush`; 0 where none is issued).
     pub flush: f64,
     /// The GPUs whose network data NCCL stages through host memory (`NetStages`). Shared with
     /// the communicator.
@@ -202,9 +202,12 @@ impl Call {
     }
 
     /// The flush a step of `proto` from rank `a` to rank `b` waits on after it arrives, every
-    /// loop: none inside a node, none for LL and LL128 (their flags say when a line has landed).
-    fn flush_of(&self, a: usize, b: usize, proto: Proto) -> f64 {
-        if proto == Proto::Simple && self.crosses(a, b) {
+    /// loop: none inside a node, none for LL and LL128 (their flags say when a line has landed),
+    /// none where `b` receives without GDR (NCCL asks `ncclTopoNeedFlush` per GDR receive:
+    /// transport/net.cc `recvSetup`).
+    pub(super) fn flush_of(&self, a: usize, b: usize, proto: Proto) -> f64 {
+        let staged = self.net_stage.get(&self.devices[b]).is_some_and(|s| s[1].is_some());
+        if proto == Proto::Simple && self.crosses(a, b) && !staged {
             self.flush
         } else {
             0.0

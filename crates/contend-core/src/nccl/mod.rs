@@ -309,7 +309,8 @@ pub struct Comm {
     /// to the GPU when it completes; `ncclTopoNeedFlush` (graph/paths.cc) requires it on compute
     /// capability below 9.0). Its cost is the NIC's own per-message latency, the figure NCCL's
     /// model charges for it ("the flush extra latency", tuning.cc). None on one node, on Hopper
-    /// and later, or where some GPU of the node receives without GDR (`net_stage`).
+    /// and later, or where no GPU of the node receives by GDR; a GPU that receives through host
+    /// memory (`net_stage`) is not flushed (`lower::Call::flush_of`).
     pub flush: f64,
     /// The GPUs whose network steps NCCL stages through host memory (`Gdr::of`), at the GDR
     /// level and read the constants give (`set_constants`).
@@ -1012,7 +1013,8 @@ impl Gdr {
     ///
     /// The flush (`ncclTopoNeedFlush`, asked only for a receive by GDR: transport/net.cc
     /// `recvSetup`) is the NICs' latency where the ranks span nodes, the GPUs are before compute
-    /// capability 9.0 and every GPU of the first node receives by GDR. LL128 crosses nodes where
+    /// capability 9.0 and some GPU of the first node receives by GDR (each receive through host
+    /// memory drops it: `lower::Call::flush_of`). LL128 crosses nodes where
     /// every GPU of the first node receives by GDR (else NCCL routes its NIC path through its CPU,
     /// PHB: `ncclTopoComputePaths`) and reaches a NIC within PXB, or PXN from compute capability
     /// 9.0 (which takes in P2C from 2.27; before, an NVLink-C2C path is PHB, and the direct paths
@@ -1054,7 +1056,8 @@ impl Gdr {
             }
         }
         let receive = ways.iter().all(|w| w[1]);
-        let flush = if nodes > 1 && topo.cc < 90 && receive { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
+        // Per GDR receive (`lower::Call::flush_of` drops it where a GPU receives through host memory).
+        let flush = if nodes > 1 && topo.cc < 90 && ways.iter().any(|w| w[1]) { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
         let near = if topo.cc >= 90 && c2c { topo::PathType::Pxn } else { topo::PathType::Pxb };
         let ll128 = receive && local.iter().all(|&g| topo::gdr(m, router, topo.cc, g, nics, near));
         Gdr { stage: std::sync::Arc::new(stage), flush, ll128, unstaged }
