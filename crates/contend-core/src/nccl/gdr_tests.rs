@@ -267,3 +267,22 @@ fn gdr_off_without_host_memory_is_said() {
     }
     assert!(!caveats("dgx-a100").iter().any(|c| c.contains("draws no host memory")));
 }
+
+/// rev23 finding 5: with no GDR either side (2 x typical-8gpu, NCCL_NET_GDR_LEVEL=LOC), a staged
+/// step's NIC leg goes host memory to host memory; it is its sending GPU's (its proxy posts it),
+/// so in nccl-tests' back-to-back pair the second call's legs wait on no first-call transfer:
+/// each follows its own GPU's store (or its connection's previous leg), never the last legs of
+/// every GPU sharing the receiving socket's memory (1664 such waits on broadcast 64 MiB before).
+#[test]
+fn a_host_to_host_leg_is_its_sending_gpu_s_in_back_to_back_calls() {
+    let m = two_typical(51.2e9);
+    let all = ["GPU0", "GPU1", "GPU2", "GPU3", "GPU4", "GPU5", "GPU6", "GPU7"];
+    let c = comm(&m, &all, &[("nccl_net_gdr_level", "LOC")]);
+    let ranks: std::collections::HashSet<usize> = c.devices.iter().copied().collect();
+    let call = c.call(Coll::Broadcast, Algo::Ring, Proto::Simple, 64 << 20, 0).merged();
+    let (two, first) = lower::pair(&call, lower::MAX_TRANSFERS);
+    let host = |t: &crate::workload::Transfer| !ranks.contains(&t.src) && !ranks.contains(&t.dst);
+    assert!(two[..first].iter().filter(|t| host(t)).count() > 0);
+    let waits: usize = two[first..].iter().filter(|t| host(t)).map(|t| t.after.iter().filter(|&&a| a < first).count()).sum();
+    assert_eq!(waits, 0);
+}
