@@ -3,6 +3,7 @@
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -643,3 +644,29 @@ def test_nccl_p2p_level_and_disable_from_the_shell(monkeypatch):
         out = json.loads(r.stdout)
         assert 0.8 * 13.15 <= out["rows"][0]["busbw"] <= 13.15, (model, out["rows"][0]["busbw"])
         assert "# Rings: 2 channels at 12 GB/s per channel (SYS)" in out["table"], out["table"]
+
+
+def _named(text: str) -> set[str]:
+    """The NCCL_* variables a text names, shorthands spelled out (NCCL_P2P_DISABLE/LEVEL, NCCL_MIN/MAX_NCHANNELS)."""
+    out: set[str] = set()
+    for token in re.findall(r"NCCL_[A-Z0-9_/]+[A-Z0-9]", text):
+        first, *rest = token.split("/")
+        if rest and "_" in rest[-1]:
+            tail = rest[-1].split("_", 1)[1]
+            out |= {f"{first}_{tail}", *(f"NCCL_{r}" for r in rest)}
+        else:
+            out |= {first, *(f"{first.rsplit('_', 1)[0]}_{r}" for r in rest)}
+    return out
+
+
+def test_help_names_every_variable_read():
+    """rev23 finding 6: the lists of variables read name every one the core reads (environment.rs VARIABLES)."""
+    from contend.cli import nccl as cli_nccl
+
+    rs = (Path(__file__).resolve().parent.parent / "crates/contend-core/src/nccl/environment.rs").read_text()
+    block = rs.split("pub const VARIABLES", 1)[1].split("];", 1)[0]
+    read = set(re.findall(r'"(NCCL_[A-Z0-9_]+)"', block))
+    assert {"NCCL_NET_GDR_LEVEL", "NCCL_NET_GDR_READ"} <= read
+    for where, doc in [("cli nccl-tests", cli_nccl.nccl_tests.__doc__), ("api.nccl_tests", api.nccl_tests.__doc__),
+                       ("api.run", api.run.__doc__)]:
+        assert read <= _named(doc), (where, sorted(read - _named(doc)))
