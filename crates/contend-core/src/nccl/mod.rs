@@ -1238,8 +1238,8 @@ pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, Stri
 ///
 /// The other collectives are run alone: every rank's output depends on every rank's input of the
 /// same call, so a rank's last steps end only when every rank's data has gone round, and its next
-/// call has nothing to start early. Measured with this same rule (round 23, maxmin, NCCL 2.30's
-/// pick; `iterations_tests`): P / T1 is 1.0000 for all-reduce, all-gather and reduce-scatter on
+/// call has nothing to start early. Measured once with this same rule (round 23, maxmin, NCCL
+/// 2.30's pick; `iterations_tests`' ignored sweep, one case of it a checked test): P / T1 is 1.0000 for all-reduce, all-gather and reduce-scatter on
 /// dgx-a100, hgx-h100 and 2 x hgx-h100 at 1 MiB, 64 MiB and 1 GiB (ring, tree, NVLS, NVLS-tree;
 /// LL, LL128, Simple), where broadcast's is 0.26-0.93 on one node and 0.55-0.99 on two.
 pub fn run_loop(m: &Machine, call: &lower::Call, model: &str, params: &[(String, String)], bottlenecks: bool, limit: u64, iters: usize) -> Result<Option<Ran>> {
