@@ -1,5 +1,6 @@
 """`contend nccl-tests`: nccl-tests' table, its busbw definitions, JSON, --explain, and one-line errors."""
 
+import inspect
 import json
 import math
 import os
@@ -165,7 +166,10 @@ def test_a_1g_tree_all_reduce_across_many_nodes_runs_at_nccls_double_tree_bound(
     (["--root", "-1"], "--root: is -1; give 0 or more"),
     (["--channels", "-1"], "--channels: is -1; give 1 to 64"),
     (["--nccl-version", "2.17"], "--nccl-version"),
-    (["-n", "0"], "-n: is 0; give 1 to 1000000"),
+    # rev23 finding 7: -n's bound and default are the core's alone (nccl_tests::MAX_ITERS, ITERS).
+    (["-n", "0"], "-n: 0: is not a number of timed iterations; give 1 to 1000000 (nccl-tests' default is 20)"),
+    (["-n", "1000001"], "give 1 to 1000000"),
+    (["-n", "-1"], "iters: -1 is negative"),
     (["--op", "all_reduce", "--op", "alltoall", "--plot", "busbw.png"], "--plot: draws one collective"),
 ])
 def test_bad_input_is_one_line_exit_2(args, needle):
@@ -185,6 +189,9 @@ def test_iterations_pay_a_broadcast_chains_fill_once():
     one, twenty, hundred = time_us("broadcast", 1), time_us("broadcast", 20), time_us("broadcast", 100)
     assert hundred < twenty < 0.6 * one, (one, twenty, hundred)
     assert api.nccl_tests("dgx-a100", "broadcast", "64M", "64M", iters=20)["rows"][0]["time_us"] == twenty
+    # rev23 finding 7: unset, -n is the core's default (nccl-tests' 20), written once, in Rust.
+    assert inspect.signature(api.nccl_tests).parameters["iters"].default is None
+    assert api.nccl_tests("dgx-a100", "broadcast", "64M", "64M")["rows"][0]["time_us"] == twenty
     assert time_us("all_reduce", 1) == time_us("all_reduce", 100)
 
 

@@ -711,7 +711,7 @@ def nccl_tests(
     network_bandwidth: str | None = None,
     tuner: str | None = None,
     env: Mapping[str, str] | None = None,
-    iters: int = 20,
+    iters: int | None = None,
     **params: Any,
 ) -> dict[str, Any]:
     """What nccl-tests' ``<op>_perf -b MIN -e MAX -f FACTOR`` would print on ``machine`` (a preset, a machine file,
@@ -732,7 +732,8 @@ def nccl_tests(
     NCCL_NET_GDR_LEVEL/READ);
     ``None`` reads this process's environment, ``{}`` none. The report's ``notes`` and ``caveats`` say which applied.
     ``iters`` is nccl-tests' ``-n``: the timed calls, enqueued back to back, over which a row's time is the mean (a
-    broadcast or reduce pays its chain's fill once over them; docs/nccl.md, "Back-to-back iterations").
+    broadcast or reduce pays its chain's fill once over them; docs/nccl.md, "Back-to-back iterations"); None:
+    nccl-tests' default.
     """
     return json.loads(_core.nccl_tests(
         _machine_source(machine), op, str(min_bytes), str(max_bytes), factor, ngpus=ngpus, gpus=gpus, dtype=dtype,

@@ -25,8 +25,10 @@ def nccl_tests(
     ngpus: int | None = Count(None, "-g", "--ngpus", lo=1, help="nccl-tests' -g: one process drives the node's "
                               "first N GPUs, launching each in turn (default: every GPU, a process each, as "
                               "mpirun -np N ... -g 1)."),
-    iters: int = Count(20, "-n", "--iters", lo=1, hi=1_000_000, help="nccl-tests' -n: timed iterations, enqueued "
-                       "back to back (a broadcast or reduce pays its chain's fill once over them)."),
+    # Its default and bound are the core's (nccl_tests::ITERS, MAX_ITERS), which refuses out of range in one line.
+    iters: int | None = typer.Option(None, "-n", "--iters", help="nccl-tests' -n: timed iterations, enqueued back to "
+                                     "back (a broadcast or reduce pays its chain's fill once over them); default "
+                                     "nccl-tests' own."),
     gpus: str | None = typer.Option(
         None, "--gpus", help="Use these GPUs of the node in rank order, comma-separated: names (GPU0) or indices (0); "
         "with -g of their count, one process drives them."
