@@ -644,7 +644,8 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             .iter()
             .map(|x| {
                 let protos = &setups[x.run].protos;
-                let (pick, ran) = tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, protos, model, &model_params, false, setups[x.run].iters)?;
+                let (pick, ran) =
+                    tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, protos, model, &model_params, false, setups[x.run].iters)?;
                 let floor = if x.floor_s > 0.0 { tests_tool::host_floor_s(&comms[x.run], setups[x.run].ngpus) } else { 0.0 };
                 Ok((format!("{}/{}", pick.algo.name(), pick.proto.name()), ran.seconds.max(floor)))
             })

@@ -1180,7 +1180,6 @@ mod tests {
         assert_eq!(read(logged), (vec!["NCCL_P2P_LEVEL=NVL@3".into()], Some(4)));
         // Threads of one GPU each are ranks launching their own: no -g.
         assert_eq!(read("./all_reduce_perf -t 8 -g 1\n").1, None);
-
     }
 
     /// rev23 finding 1: nccl-tests' `-n` (timed calls a row) from its header's `iters:` (not the

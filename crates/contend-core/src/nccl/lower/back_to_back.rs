@@ -33,8 +33,7 @@ pub fn pair(c: &Call, limit: u64) -> (Vec<Transfer>, usize) {
             rank[d] = true;
         }
     }
-    let owner: Vec<usize> =
-        one.iter().enumerate().map(|(j, t)| posted.get(&j).copied().unwrap_or(if rank[t.src] { t.src } else { t.dst })).collect();
+    let owner: Vec<usize> = one.iter().enumerate().map(|(j, t)| posted.get(&j).copied().unwrap_or(if rank[t.src] { t.src } else { t.dst })).collect();
     // A GPU's last steps: none of its own steps waits for them. Its first: they wait for none of its own.
     let mut followed = vec![false; len];
     let mut first = vec![true; len];
