@@ -1,8 +1,10 @@
 """`contend nccl-tests`: nccl-tests' table, its busbw definitions, JSON, --explain, and one-line errors."""
 
+import inspect
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -164,7 +166,10 @@ def test_a_1g_tree_all_reduce_across_many_nodes_runs_at_nccls_double_tree_bound(
     (["--root", "-1"], "--root: is -1; give 0 or more"),
     (["--channels", "-1"], "--channels: is -1; give 1 to 64"),
     (["--nccl-version", "2.17"], "--nccl-version"),
-    (["-n", "0"], "-n: is 0; give 1 to 1000000"),
+    # rev23 finding 7: -n's bound and default are the core's alone (nccl_tests::MAX_ITERS, ITERS).
+    (["-n", "0"], "-n: 0: is not a number of timed iterations; give 1 to 1000000 (nccl-tests' default is 20)"),
+    (["-n", "1000001"], "give 1 to 1000000"),
+    (["-n", "-1"], "iters: -1 is negative"),
     (["--op", "all_reduce", "--op", "alltoall", "--plot", "busbw.png"], "--plot: draws one collective"),
 ])
 def test_bad_input_is_one_line_exit_2(args, needle):
@@ -184,6 +189,9 @@ def test_iterations_pay_a_broadcast_chains_fill_once():
     one, twenty, hundred = time_us("broadcast", 1), time_us("broadcast", 20), time_us("broadcast", 100)
     assert hundred < twenty < 0.6 * one, (one, twenty, hundred)
     assert api.nccl_tests("dgx-a100", "broadcast", "64M", "64M", iters=20)["rows"][0]["time_us"] == twenty
+    # rev23 finding 7: unset, -n is the core's default (nccl-tests' 20), written once, in Rust.
+    assert inspect.signature(api.nccl_tests).parameters["iters"].default is None
+    assert api.nccl_tests("dgx-a100", "broadcast", "64M", "64M")["rows"][0]["time_us"] == twenty
     assert time_us("all_reduce", 1) == time_us("all_reduce", 100)
 
 
@@ -643,3 +651,29 @@ def test_nccl_p2p_level_and_disable_from_the_shell(monkeypatch):
         out = json.loads(r.stdout)
         assert 0.8 * 13.15 <= out["rows"][0]["busbw"] <= 13.15, (model, out["rows"][0]["busbw"])
         assert "# Rings: 2 channels at 12 GB/s per channel (SYS)" in out["table"], out["table"]
+
+
+def _named(text: str) -> set[str]:
+    """The NCCL_* variables a text names, shorthands spelled out (NCCL_P2P_DISABLE/LEVEL, NCCL_MIN/MAX_NCHANNELS)."""
+    out: set[str] = set()
+    for token in re.findall(r"NCCL_[A-Z0-9_/]+[A-Z0-9]", text):
+        first, *rest = token.split("/")
+        if rest and "_" in rest[-1]:
+            tail = rest[-1].split("_", 1)[1]
+            out |= {f"{first}_{tail}", *(f"NCCL_{r}" for r in rest)}
+        else:
+            out |= {first, *(f"{first.rsplit('_', 1)[0]}_{r}" for r in rest)}
+    return out
+
+
+def test_help_names_every_variable_read():
+    """rev23 finding 6: the lists of variables read name every one the core reads (environment.rs VARIABLES)."""
+    from contend.cli import nccl as cli_nccl
+
+    rs = (Path(__file__).resolve().parent.parent / "crates/contend-core/src/nccl/environment.rs").read_text()
+    block = rs.split("pub const VARIABLES", 1)[1].split("];", 1)[0]
+    read = set(re.findall(r'"(NCCL_[A-Z0-9_]+)"', block))
+    assert {"NCCL_NET_GDR_LEVEL", "NCCL_NET_GDR_READ"} <= read
+    for where, doc in [("cli nccl-tests", cli_nccl.nccl_tests.__doc__), ("api.nccl_tests", api.nccl_tests.__doc__),
+                       ("api.run", api.run.__doc__)]:
+        assert read <= _named(doc), (where, sorted(read - _named(doc)))

@@ -337,7 +337,8 @@ def calibrate(
     NCCL_ALGO and NCCL_PROTO it ran with (as ``nccl_tests`` takes them). ``env``: NCCL's variables each nccl-tests
     run ran with, read as ``nccl_tests`` reads them (``None``: this process's environment's NCCL_*, ``{}`` none);
     the NCCL_* assignments a run's pasted command line shows (``NCCL_X=v ./all_reduce_perf``, ``mpirun -x``,
-    ``export``, NCCL's ``set by environment`` log) win over them, and ``algo``/``proto``/params over both.
+    ``export``, NCCL's ``set by environment`` log) win over them, and ``algo``/``proto``/params over both. Each run
+    is fitted at the timed calls it ran (nccl-tests' ``-n``: its header's ``iters:``, else its command line's).
     """
     return json.loads(_core.calibrate(_machine(machine), os.fspath(measurements), _params(params),
                                       hold_out, machine_out, network_bandwidth, algo, proto, _nccl_env(env)))
@@ -612,9 +613,9 @@ def run(
     ``session``, runs of the same jobs on the same cluster (another bandwidth, NIC policy or model) share
     their lowering. ``model`` runs it under another model than the file names, ``params`` over the file's.
     ``env``: the NCCL_* variables the rank programs' NCCL calls read as NCCL does (NCCL_ALGO, NCCL_PROTO,
-    NCCL_MIN/MAX_NCHANNELS, NCCL_BUFFSIZE, NCCL_PXN_DISABLE, NCCL_CROSS_NIC, NCCL_P2P_DISABLE/LEVEL; a call's own
-    algo/proto and the params win); ``None`` reads this process's environment, ``{}`` none. ``notes`` of the result
-    say which applied."""
+    NCCL_MIN/MAX_NCHANNELS, NCCL_BUFFSIZE, NCCL_PXN_DISABLE, NCCL_CROSS_NIC, NCCL_P2P_DISABLE/LEVEL,
+    NCCL_NET_GDR_LEVEL/READ; a call's own algo/proto and the params win); ``None`` reads this process's
+    environment, ``{}`` none. ``notes`` of the result say which applied."""
     path, text = _scenario_text(scenario)
     return RunResult(_core.run(text, path, detail, links, progress, session.held if session else None, model,
                                _params(params), _nccl_env(env)))
@@ -710,7 +711,7 @@ def nccl_tests(
     network_bandwidth: str | None = None,
     tuner: str | None = None,
     env: Mapping[str, str] | None = None,
-    iters: int = 20,
+    iters: int | None = None,
     **params: Any,
 ) -> dict[str, Any]:
     """What nccl-tests' ``<op>_perf -b MIN -e MAX -f FACTOR`` would print on ``machine`` (a preset, a machine file,
@@ -727,10 +728,12 @@ def nccl_tests(
     ``ngpus`` is nccl-tests' ``-g``: one process drives the node's first N GPUs, its thread launching each in turn,
     so an iteration takes at least N launches (``nccl_launch_host``); unset, every GPU is a process of its own.
     ``env``: NCCL's variables read as NCCL reads them where the arguments leave the setting unset (NCCL_ALGO,
-    NCCL_PROTO, NCCL_MIN/MAX_NCHANNELS, NCCL_BUFFSIZE, NCCL_PXN_DISABLE, NCCL_CROSS_NIC, NCCL_P2P_DISABLE/LEVEL);
+    NCCL_PROTO, NCCL_MIN/MAX_NCHANNELS, NCCL_BUFFSIZE, NCCL_PXN_DISABLE, NCCL_CROSS_NIC, NCCL_P2P_DISABLE/LEVEL,
+    NCCL_NET_GDR_LEVEL/READ);
     ``None`` reads this process's environment, ``{}`` none. The report's ``notes`` and ``caveats`` say which applied.
     ``iters`` is nccl-tests' ``-n``: the timed calls, enqueued back to back, over which a row's time is the mean (a
-    broadcast or reduce pays its chain's fill once over them; docs/nccl.md, "Back-to-back iterations").
+    broadcast or reduce pays its chain's fill once over them; docs/nccl.md, "Back-to-back iterations"); None:
+    nccl-tests' default.
     """
     return json.loads(_core.nccl_tests(
         _machine_source(machine), op, str(min_bytes), str(max_bytes), factor, ngpus=ngpus, gpus=gpus, dtype=dtype,

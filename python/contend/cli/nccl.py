@@ -25,8 +25,10 @@ def nccl_tests(
     ngpus: int | None = Count(None, "-g", "--ngpus", lo=1, help="nccl-tests' -g: one process drives the node's "
                               "first N GPUs, launching each in turn (default: every GPU, a process each, as "
                               "mpirun -np N ... -g 1)."),
-    iters: int = Count(20, "-n", "--iters", lo=1, hi=1_000_000, help="nccl-tests' -n: timed iterations, enqueued "
-                       "back to back (a broadcast or reduce pays its chain's fill once over them)."),
+    # Its default and bound are the core's (nccl_tests::ITERS, MAX_ITERS), which refuses out of range in one line.
+    iters: int | None = typer.Option(None, "-n", "--iters", help="nccl-tests' -n: timed iterations, enqueued back to "
+                                     "back (a broadcast or reduce pays its chain's fill once over them); default "
+                                     "nccl-tests' own."),
     gpus: str | None = typer.Option(
         None, "--gpus", help="Use these GPUs of the node in rank order, comma-separated: names (GPU0) or indices (0); "
         "with -g of their count, one process drives them."
@@ -71,9 +73,9 @@ def nccl_tests(
 ) -> None:
     """Predict the table NVIDIA's nccl-tests prints (<op>_perf -b -e -f -g) on this machine, by running NCCL's
     collectives as point-to-point transfers on the rings NCCL's search would build. NCCL_ALGO, NCCL_PROTO,
-    NCCL_MIN/MAX_NCHANNELS, NCCL_BUFFSIZE, NCCL_PXN_DISABLE, NCCL_CROSS_NIC, NCCL_P2P_DISABLE and NCCL_P2P_LEVEL in the
-    environment are read as NCCL reads them where no flag sets the same; other NCCL_* variables are named as not
-    modelled (docs/nccl.md)."""
+    NCCL_MIN/MAX_NCHANNELS, NCCL_BUFFSIZE, NCCL_PXN_DISABLE, NCCL_CROSS_NIC, NCCL_P2P_DISABLE, NCCL_P2P_LEVEL,
+    NCCL_NET_GDR_LEVEL and NCCL_NET_GDR_READ in the environment are read as NCCL reads them where no flag sets the
+    same; other NCCL_* variables are named as not modelled (docs/nccl.md)."""
     if threads is not None and threads.strip() != "1":
         t = int(threads) if threads.strip().isdigit() else 0
         if not 1 <= t <= 1024 or ngpus not in (None, 1):

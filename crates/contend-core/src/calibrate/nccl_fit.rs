@@ -191,6 +191,9 @@ fn command(run: &Run, node_gpus: usize, settings: &RunSettings, setup: &Setup, r
         args.push(format!("-b {lo} -e {hi} -f {step}"));
     }
     let per = run.ranks / run.nodes.max(1);
+    if setup.iters != nccl_tests::ITERS {
+        args.push(format!("-n {}", setup.iters));
+    }
     if let Some(g) = setup.ngpus {
         args.push(format!("-g {g}"));
     } else if per < node_gpus {
@@ -253,6 +256,8 @@ struct Setup {
     base: Constants,
     /// nccl-tests' `-g` where one thread drove a host's every rank (`contend nccl-tests -g N`).
     ngpus: Option<usize>,
+    /// nccl-tests' `-n`, the timed calls a row averages: the paste's, else its default.
+    iters: usize,
 }
 
 /// `nccl_launch_host` as a paste bounds it (round 23). Under `-g N` every row of a run takes at least
@@ -352,7 +357,8 @@ fn setup(run: &Run, origin: &str, settings: &RunSettings, params: &[(String, Str
     if let Some(g) = run.ngpus.filter(|&g| g != per) {
         words.push(format!("one thread drove {g} of the {per} ranks a host (-g {g}): its launches are not modelled (contend's -g drives a host's every rank)"));
     }
-    Ok((Setup { env, algos, protos: protos.unwrap_or_else(|| PROTOS.to_vec()), base, ngpus }, words))
+    let iters = run.iters.unwrap_or(nccl_tests::ITERS);
+    Ok((Setup { env, algos, protos: protos.unwrap_or_else(|| PROTOS.to_vec()), base, ngpus, iters }, words))
 }
 
 /// How much a probe of `nccl_call_net` adds (s): the difference over it is how many times the
@@ -495,7 +501,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
                     format!("is no algorithm NCCL runs {} with on {} ({}); give one of {}", coll.name(), row.dtype, run.op, have.join(", ")),
                 ));
             }
-            let (pick, ran) = tests_tool::run_size(&comm, coll, row.size, root, &algos, &protos, model, &model_params, false, nccl_tests::ITERS)?;
+            let (pick, ran) = tests_tool::run_size(&comm, coll, row.size, root, &algos, &protos, model, &model_params, false, setup.iters)?;
             let t = ran.seconds;
             // nccl-tests prints the longer of the call and its thread's launches (`-g N`): a row
             // at that floor says nothing of the constants fitted.
@@ -517,7 +523,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             let mut half = base;
             half.efficiency = base.efficiency.map(|e| e / 2.0);
             comm.set_constants(half)?;
-            let t_half = tests_tool::run_size(&comm, coll, row.size, root, &algos, &protos, model, &model_params, false, nccl_tests::ITERS)?.1.seconds;
+            let t_half = tests_tool::run_size(&comm, coll, row.size, root, &algos, &protos, model, &model_params, false, setup.iters)?.1.seconds;
             comm.set_constants(base)?;
             let with = latency_only(&comm, &call, model, &model_params)?;
             let (path, s0) = if bare.step != call.step || bare.step_net != call.step_net {
@@ -638,7 +644,8 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             .iter()
             .map(|x| {
                 let protos = &setups[x.run].protos;
-                let (pick, ran) = tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, protos, model, &model_params, false, nccl_tests::ITERS)?;
+                let (pick, ran) =
+                    tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, protos, model, &model_params, false, setups[x.run].iters)?;
                 let floor = if x.floor_s > 0.0 { tests_tool::host_floor_s(&comms[x.run], setups[x.run].ngpus) } else { 0.0 };
                 Ok((format!("{}/{}", pick.algo.name(), pick.proto.name()), ran.seconds.max(floor)))
             })
@@ -900,6 +907,7 @@ mod tests {
                 "--root" => req.root = v.parse().unwrap(),
                 "--nodes" => nodes = v.parse().unwrap(),
                 "-g" => req.ngpus = Some(v.parse().unwrap()),
+                "-n" => req.iters = v.parse().unwrap(),
                 "--channels" => req.channels = Some(v.parse().unwrap()),
                 "--network-bandwidth" => network = Some(v),
                 "--algo" => req.algo = Some(v),
@@ -994,6 +1002,31 @@ mod tests {
         // A level NCCL would not read, in the paste, is refused naming the paste's line.
         let e = fit(&m, &text.replacen("=SYS", "=sys", 1), "p2p.txt", "maxmin", &[], false, &RunSettings::default()).unwrap_err().to_string();
         assert!(e.starts_with("p2p.txt") && e.contains("line 1") && e.contains("NCCL_P2P_LEVEL=sys") && !e.contains('\n'), "{e}");
+    }
+
+    /// rev23 finding 1: a paste run at `-n 100` (`# … iters: 100`, NF5688M7's broadcast) is fitted
+    /// and scored at 100 calls a row, as it ran (a rooted row depends on them), and its `use:` line
+    /// says `-n 100`: run as printed it gives the fit's rows.
+    #[test]
+    fn fits_a_paste_at_the_iterations_it_ran() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation");
+        let text = std::fs::read_to_string(format!("{root}/data/heldout/h800x8-nf5688m7-broadcast.txt")).unwrap();
+        // 1-16 MiB (a shorter test than the whole table).
+        let text: String = text
+            .lines()
+            .filter(|l| l.split_whitespace().next().and_then(|x| x.parse::<u64>().ok()).is_none_or(|s| (1 << 20..=16 << 20).contains(&s)))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let machine = format!("{root}/machines/h800x8.yaml");
+        let m = Machine::load(&machine).unwrap();
+        let f = fit(&m, &text, "bcast.txt", "maxmin", &[], false, &RunSettings::default()).unwrap();
+        let c = &f.commands[0];
+        assert!(c.contains(" -n 100 "), "{c}");
+        let printed = run_command(&machine, c);
+        assert_eq!(printed.rows.len(), f.residuals.len());
+        for (row, r) in printed.rows.iter().zip(&f.residuals) {
+            assert!((r.predicted.unwrap() / row.busbw - 1.0).abs() < 1e-9, "{} B: fit {:?} vs printed {}", row.size, r.predicted, row.busbw);
+        }
     }
 
     /// Tester's R3: two runs of one collective in one file are pooled with a note, and each

@@ -105,7 +105,7 @@ pub const PARAMS: &[Param] = &[
         "nccl_net_gdr_level",
         Kind::Choice(&P2P_LEVELS),
         "NCCL's",
-        "NCCL_NET_GDR_LEVEL: the farthest path type between a GPU and its NIC over which NCCL's network moves the data straight to and from GPU memory (GPUDirect RDMA); beyond it, through host memory; unset, PXB (2.18-2.21) or P2C (2.30)",
+        "NCCL_NET_GDR_LEVEL: the farthest path type between a GPU and its NIC over which NCCL's network moves the data straight to and from GPU memory (GPUDirect RDMA); beyond it, through host memory; unset, PXB before 2.27, PXB or P2C (NVLink-C2C to the NIC's CPU) from 2.27",
     ),
     Param::derived(
         "nccl_net_gdr_read",

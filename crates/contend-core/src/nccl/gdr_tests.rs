@@ -74,6 +74,17 @@ fn typical_8gpu_stages_by_nccl_s_gdr_rules() {
     assert_eq!(sorted(&comm(&m, &all, &[("nccl_net_gdr_read", "1")])), want(&|_| true, &|_| true));
     // One GPU a node is "a single GPU": GDR reads stay on, so only the level stages it.
     assert!(comm(&m, &["GPU0"], &[("nccl_net_gdr_level", "PHB")]).net_stage.is_empty());
+    // rev23 finding 4: at PHB GPUs 0-3 receive by GDR, and K40s (compute capability 3.5 < 9.0)
+    // are flushed (`ncclTopoNeedFlush`, asked per GDR receive): the HCA's latency on a step into
+    // n1.GPU0 (rank 8), none into n1.GPU4 (rank 12), which receives through host memory.
+    let mut m = m;
+    m.devices.iter_mut().filter(|d| d.kind == DeviceKind::Nic).for_each(|d| d.latency = 10e-6);
+    let phb = comm(&m, &all, &[("nccl_net_gdr_level", "PHB")]);
+    let hca = 10e-6;
+    assert_eq!(phb.flush, hca);
+    let call = phb.call(Coll::AllReduce, Algo::Ring, Proto::Simple, 1 << 20, 0);
+    assert_eq!((call.flush_of(0, 8, Proto::Simple), call.flush_of(4, 12, Proto::Simple)), (hca, 0.0));
+    assert_eq!(call.flush_of(0, 8, Proto::Ll), 0.0);
 }
 
 /// Where NCCL does use GDR by default nothing is staged: a dgx-a100 GPU shares a PCIe switch with
@@ -205,4 +216,73 @@ fn a_grace_hopper_nic_is_p2c_from_2_27_and_phb_before() {
     assert!(!old.tuning.ll128_net);
     let phb = comm(&m, &all, &[("nccl_version", "2.21"), ("nccl_net_gdr_level", "PHB")]);
     assert!(phb.net_stage.is_empty() && !phb.tuning.ll128_net);
+    // rev23 finding 3: the boundary is 2.27 (v2.26.6-1 has no PATH_P2C and NET_GDR_C2C 0;
+    // v2.27.3-1 adds both), not 2.23: 2.23 and 2.26 stage as 2.21 does, 2.27 and 2.28 as 2.30.
+    for v in ["2.23", "2.26"] {
+        let c = comm(&m, &all, &[("nccl_version", v)]);
+        assert!(c.net_stage.len() == 8 && !c.tuning.ll128_net, "{v}");
+    }
+    for v in ["2.27", "2.28"] {
+        let c = comm(&m, &all, &[("nccl_version", v)]);
+        assert!(c.net_stage.is_empty() && c.tuning.ll128_net, "{v}");
+    }
+}
+
+/// rev23 finding 3, as `contend nccl-tests alps-gh200.yaml --nodes 2 -b 64M -e 64M --nccl-version V`
+/// prints it (the file draws no host memory, so only LL128's gate moves): 2.23 and 2.26 keep LL128
+/// off between nodes as 2.21 does (the NIC path is PHB before 2.27), 2.27 and later allow it.
+#[test]
+fn grace_hopper_s_ll128_across_nodes_waits_for_2_27() {
+    let file = format!("{}/../../bench/validation/machines/alps-gh200.yaml", env!("CARGO_MANIFEST_DIR"));
+    let row = |v: &str| {
+        let req = tests_tool::Request { params: vec![("nccl_version".into(), v.into())], ..tests_tool::Request::one("all_reduce", "64M") };
+        let r = crate::api::nccl_tests(&file, &req, 2, None).unwrap();
+        (r.rows[0].proto, r.rows[0].time_us)
+    };
+    let old = row("2.21");
+    assert_eq!(old.0, Proto::Simple);
+    for v in ["2.23", "2.26"] {
+        assert_eq!(row(v), old, "{v}");
+    }
+    for v in ["2.27", "2.28", "2.30"] {
+        assert_eq!(row(v).0, Proto::Ll128, "{v}");
+    }
+}
+
+/// rev23 finding 2: GDR off on a machine file that draws no host memory (p5-48xl, alps-gh200):
+/// not refused (the presets draw none), but a caveat names the GPUs whose network steps stay GPU
+/// to GPU and the fix; one with host memory (dgx-a100) stages them and says nothing of the kind.
+#[test]
+fn gdr_off_without_host_memory_is_said() {
+    let root = format!("{}/../../bench/validation/machines", env!("CARGO_MANIFEST_DIR"));
+    let caveats = |machine: &str| {
+        let req = tests_tool::Request { params: vec![("nccl_net_gdr_level".into(), "LOC".into())], ..tests_tool::Request::one("all_reduce", "1M") };
+        crate::api::nccl_tests(machine, &req, 2, None).unwrap().caveats
+    };
+    for (file, gpus) in [("p5-48xl", "GPU0, GPU1, GPU2, GPU3 and 4 more"), ("alps-gh200", "GPU0, GPU1, GPU2, GPU3")] {
+        let said: Vec<String> = caveats(&format!("{root}/{file}.yaml")).into_iter().filter(|c| c.contains("draws no host memory")).collect();
+        assert_eq!(said.len(), 1, "{file}: {said:?}");
+        assert!(said[0].contains(&format!("of n0.{} through host memory", gpus.replace(", ", ", n0."))), "{file}: {}", said[0]);
+        assert!(said[0].contains("stay GPU to GPU") && said[0].contains("add a host_memory device"), "{}", said[0]);
+    }
+    assert!(!caveats("dgx-a100").iter().any(|c| c.contains("draws no host memory")));
+}
+
+/// rev23 finding 5: with no GDR either side (2 x typical-8gpu, NCCL_NET_GDR_LEVEL=LOC), a staged
+/// step's NIC leg goes host memory to host memory; it is its sending GPU's (its proxy posts it),
+/// so in nccl-tests' back-to-back pair the second call's legs wait on no first-call transfer:
+/// each follows its own GPU's store (or its connection's previous leg), never the last legs of
+/// every GPU sharing the receiving socket's memory (1664 such waits on broadcast 64 MiB before).
+#[test]
+fn a_host_to_host_leg_is_its_sending_gpu_s_in_back_to_back_calls() {
+    let m = two_typical(51.2e9);
+    let all = ["GPU0", "GPU1", "GPU2", "GPU3", "GPU4", "GPU5", "GPU6", "GPU7"];
+    let c = comm(&m, &all, &[("nccl_net_gdr_level", "LOC")]);
+    let ranks: std::collections::HashSet<usize> = c.devices.iter().copied().collect();
+    let call = c.call(Coll::Broadcast, Algo::Ring, Proto::Simple, 64 << 20, 0).merged();
+    let (two, first) = lower::pair(&call, lower::MAX_TRANSFERS);
+    let host = |t: &crate::workload::Transfer| !ranks.contains(&t.src) && !ranks.contains(&t.dst);
+    assert!(two[..first].iter().filter(|t| host(t)).count() > 0);
+    let waits: usize = two[first..].iter().filter(|t| host(t)).map(|t| t.after.iter().filter(|&&a| a < first).count()).sum();
+    assert_eq!(waits, 0);
 }

@@ -24,8 +24,18 @@ fn t1_t2(c: &Comm, coll: Coll, bytes: u64, model: &str) -> (f64, f64, Pick) {
     (one, two, pick)
 }
 
-/// The measurement behind `run_loop`'s choice (round 23): P / T1 of every collective NCCL runs in
-/// rings or trees, on one and two nodes. `cargo test -p contend-core --lib iterations_tests -- --ignored --nocapture`.
+/// One case of the claim `run_loop` rests on (rev23 finding 8): a non-rooted collective's second
+/// call starts nothing early, so P / T1 is 1 (dgx-a100, all-reduce 1 MiB, NCCL 2.30's pick, maxmin).
+#[test]
+fn an_all_reduce_s_period_is_its_call() {
+    let (one, two, _) = t1_t2(&comm("dgx-a100", 1, "2.30"), Coll::AllReduce, 1 << 20, "maxmin");
+    assert!(((two - one) / one - 1.0).abs() < 1e-6, "T1 {one} s, P {} s", two - one);
+}
+
+/// The one-off measurement behind `run_loop`'s choice (round 23), printed, not checked (it runs
+/// for minutes; `an_all_reduce_s_period_is_its_call` checks one case): P / T1 of every collective
+/// NCCL runs in rings or trees, on one and two nodes. `cargo test -p contend-core --lib
+/// iterations_tests -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn period_over_first_call_by_collective() {

@@ -134,8 +134,8 @@ pub struct Call {
     /// NVLink through an intermediate GPU (PATH_NVB, "P2P/indirect"), by (sending device,
     /// receiving device) (`nvb_steps`). Shared with the communicator.
     pub nvb: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
-    /// Seconds every Simple step received from another node waits before the receiving kernel
-    /// may use it: NCCL's GDR flush (`Comm::flush`; 0 where none is issued).
+    /// Seconds every Simple step received from another node by GDR waits before the receiving
+    /// kernel may use it: NCCL's GDR flush (`Comm::flush`; 0 where none is issued).
     pub flush: f64,
     /// The GPUs whose network data NCCL stages through host memory (`NetStages`). Shared with
     /// the communicator.
@@ -202,9 +202,12 @@ impl Call {
     }
 
     /// The flush a step of `proto` from rank `a` to rank `b` waits on after it arrives, every
-    /// loop: none inside a node, none for LL and LL128 (their flags say when a line has landed).
-    fn flush_of(&self, a: usize, b: usize, proto: Proto) -> f64 {
-        if proto == Proto::Simple && self.crosses(a, b) {
+    /// loop: none inside a node, none for LL and LL128 (their flags say when a line has landed),
+    /// none where `b` receives without GDR (NCCL asks `ncclTopoNeedFlush` per GDR receive:
+    /// transport/net.cc `recvSetup`).
+    pub(super) fn flush_of(&self, a: usize, b: usize, proto: Proto) -> f64 {
+        let staged = self.net_stage.get(&self.devices[b]).is_some_and(|s| s[1].is_some());
+        if proto == Proto::Simple && self.crosses(a, b) && !staged {
             self.flush
         } else {
             0.0
@@ -390,6 +393,10 @@ struct Dag {
     /// Per step between nodes lowered through host memory (`staged`), by its last leg: the GPUs
     /// it goes between (the sender's relay with PXN), for the word back (`slot_freed`).
     ends: std::collections::HashMap<usize, (usize, usize)>,
+    /// Per staged step's NIC leg between two host memories (`staged`: no GDR on either side), the
+    /// GPU whose proxy posts it, the sender (its relay with PXN): the leg's ends are no rank's,
+    /// so this says whose stream it belongs to (`back_to_back::pair`).
+    owner: std::collections::HashMap<usize, usize>,
     /// The words back that reopen a slot (`slot_freed`), where some step is `staged`: there the
     /// receiver's slot gates the NIC's leg, not the sending kernel's store.
     words: std::collections::HashSet<usize>,
@@ -429,6 +436,7 @@ impl Dag {
             shm: c.shm.clone(),
             stage: c.net_stage.clone(),
             ends: std::collections::HashMap::new(),
+            owner: std::collections::HashMap::new(),
             words: std::collections::HashSet::new(),
             sends: std::collections::HashMap::new(),
             step: c.buff.iter().max().copied().unwrap_or(0) / NCCL_STEPS,
@@ -560,6 +568,9 @@ impl Dag {
         };
         let via = relay.into_iter().chain(nics).collect();
         let wire = leg(self, out.unwrap_or(src), inn.unwrap_or(dst), wire_after.clone(), overhead, via, false, if store.is_some() { None } else { group });
+        if out.is_some() && inn.is_some() {
+            self.owner.insert(wire, relay.unwrap_or(src));
+        }
         let load = inn.map(|x| {
             let (after, over) = if piped { (wire_after, overhead) } else { (std::iter::once(wire).collect(), 0.0) };
             leg(self, x, dst, after.iter().copied().chain(loaded).collect(), over, Vec::new(), true, None)
@@ -702,10 +713,16 @@ pub fn lower(c: &Call) -> (Vec<Transfer>, Vec<u32>) {
 
 /// `lower`, stopping at `limit` transfers (`truncated` then says so).
 pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
+    let d = dag(c, limit);
+    (d.t, d.ch)
+}
+
+/// `lower_within`'s graph, with what it knows of its transfers beside them (`Dag::owner`).
+fn dag(c: &Call, limit: u64) -> Dag {
     let mut d = Dag::new(c, limit);
     let n = c.devices.len();
     if n < 2 || c.bytes == 0 {
-        return (d.t, d.ch);
+        return d;
     }
     // Room for the transfers known to come (a ring's are all of them): grown by doubling, the
     // list was copied on each growth.
@@ -774,7 +791,7 @@ pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
             }
         }
     }
-    (d.t, d.ch)
+    d
 }
 
 /// Data bytes of each chunk index of channel `ch`'s one loop where NCCL 2.18.5 and 2.19.3 round

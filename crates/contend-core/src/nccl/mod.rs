@@ -309,13 +309,17 @@ pub struct Comm {
     /// to the GPU when it completes; `ncclTopoNeedFlush` (graph/paths.cc) requires it on compute
     /// capability below 9.0). Its cost is the NIC's own per-message latency, the figure NCCL's
     /// model charges for it ("the flush extra latency", tuning.cc). None on one node, on Hopper
-    /// and later, or where some GPU of the node receives without GDR (`net_stage`).
+    /// and later, or where no GPU of the node receives by GDR; a GPU that receives through host
+    /// memory (`net_stage`) is not flushed (`lower::Call::flush_of`).
     pub flush: f64,
     /// The GPUs whose network steps NCCL stages through host memory (`Gdr::of`), at the GDR
     /// level and read the constants give (`set_constants`).
     pub net_stage: std::sync::Arc<lower::NetStages>,
-    /// `net_stage`, `flush` and `tuning.ll128_net` at NCCL's defaults (2.30), kept for `set_constants`.
-    gdr_default: (std::sync::Arc<lower::NetStages>, f64, bool),
+    /// The first node's GPUs without GDR one way that `net_stage` cannot stage: the machine file
+    /// draws no host memory they reach (`Gdr::of`); their network steps stay GPU to GPU.
+    pub net_unstaged: Vec<usize>,
+    /// NCCL's GDR rules at its defaults (2.30), kept for `set_constants`.
+    gdr_default: Gdr,
     /// The host memory each step between two GPUs of a node passes through where NCCL connects
     /// them by its SHM transport (no peer path, or a path beyond NCCL's P2P level), by (sending
     /// device, receiving device) (`shm_steps`), by release (before 2.23.4, and 2.30; `Comm::shm`).
@@ -537,9 +541,9 @@ impl Comm {
         // of all of them (rr), whatever the cluster says its NICs do with MPI's messages: a FCFS
         // NIC would send a tree's up and down chunks one message after another.
         m.network.nic_scheduling = crate::topology::NicScheduling::Rr;
-        let gdr = Gdr::of(&m, &router, &topo, &devices, ppn, &nics, topo::gdr_level(false), (None, false));
+        let gdr = Gdr::of(&m, &router, &topo, &devices, ppn, &nics, topo::gdr_level(true), (None, true));
         let (flush, ll128) = (gdr.flush, gdr.ll128);
-        let net_stage = std::sync::Arc::new(gdr.stage);
+        let net_stage = gdr.stage.clone();
         let nvb = std::sync::Arc::new(nvb_steps(&topo, nodes_gpus));
         let shm = [true, false].map(|old| {
             let v = if old { versions::Version::V2_21 } else { versions::Version::V2_30 };
@@ -569,7 +573,8 @@ impl Comm {
             pxn,
             tuner: None,
             flush,
-            gdr_default: (net_stage.clone(), flush, ll128),
+            net_unstaged: gdr.unstaged.clone(),
+            gdr_default: gdr,
             net_stage,
             shm,
             shm_given: None,
@@ -627,15 +632,15 @@ impl Comm {
         }
         self.shm_given = c.p2p_level.map(|level| std::sync::Arc::new(self.shm_at(level)));
         // NCCL_NET_GDR_LEVEL / _READ, or a release whose default level differs (no P2C before
-        // 2.27, which only a GPU of compute capability 9.0 or later can have: `topo::p2c`).
-        (self.net_stage, self.flush, self.tuning.ll128_net) =
-            if c.net_gdr_level.is_some() || c.net_gdr_read.is_some() || (c.version.old() && self.topo.cc >= 90) {
-                let level = c.net_gdr_level.unwrap_or(topo::gdr_level(c.version.old()));
-                let gdr = Gdr::of(&self.m, &Router::new(&self.m), &self.topo, &self.devices, self.ppn, &self.nics, level, (c.net_gdr_read, c.version.old()));
-                (std::sync::Arc::new(gdr.stage), gdr.flush, gdr.ll128)
-            } else {
-                self.gdr_default.clone()
-            };
+        // 2.27, `Version::gdr_c2c`, which only a GPU of compute capability 9.0 or later can have: `topo::p2c`).
+        let c2c = c.version.gdr_c2c();
+        let gdr = if c.net_gdr_level.is_some() || c.net_gdr_read.is_some() || (!c2c && self.topo.cc >= 90) {
+            let level = c.net_gdr_level.unwrap_or(topo::gdr_level(c2c));
+            Gdr::of(&self.m, &Router::new(&self.m), &self.topo, &self.devices, self.ppn, &self.nics, level, (c.net_gdr_read, c2c))
+        } else {
+            self.gdr_default.clone()
+        };
+        (self.net_stage, self.flush, self.tuning.ll128_net, self.net_unstaged) = (gdr.stage, gdr.flush, gdr.ll128, gdr.unstaged);
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
         self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
@@ -980,17 +985,19 @@ fn shm_steps(router: &Router, topo: &topo::Topo, nodes_gpus: &[Vec<usize>], nvb:
 
 /// What NCCL's GDR rules make of a communicator: the GPUs whose network steps go through host
 /// memory (`lower::NetStages`), the GDR flush (`Comm::flush`) and whether LL128 may cross nodes
-/// (`tuning::Comm::ll128_net`).
+/// (`tuning::Comm::ll128_net`); and the GPUs it would stage that draw no host memory.
+#[derive(Clone, Debug)]
 struct Gdr {
-    stage: lower::NetStages,
+    stage: std::sync::Arc<lower::NetStages>,
     flush: f64,
     ll128: bool,
+    unstaged: Vec<usize>,
 }
 
 impl Gdr {
     /// The rules on the GPUs `devices` (`ppn` a node, nodes alike: the first node's GPUs
     /// decide), at NCCL_NET_GDR_LEVEL `level` and NCCL_NET_GDR_READ `read`, under a release
-    /// before 2.27 where `old`.
+    /// that types NVLink-C2C paths P2C where `c2c` (`Version::gdr_c2c`: 2.27 and later).
     ///
     /// `ncclTopoCheckGdr` (graph/paths.cc, v2.21.5-1 and v2.30.7-1) allows GDR where the GPU's
     /// path to its NIC is at most the level (`topo::gdr`), for receives always and for sends
@@ -1000,11 +1007,14 @@ impl Gdr {
     /// turns it off. The NIC's and the GPU's own support (`gdrSupport`: the net plugin's pointer
     /// support, CUDA's cudaDevAttrGPUDirectRDMASupported) is not in the machine file and is taken
     /// as given. A GPU without GDR one way stages that way through its nearest host memory; a
-    /// machine file with none keeps its steps GPU to GPU.
+    /// machine file with none keeps its steps GPU to GPU (`unstaged`, the first node's such GPUs,
+    /// which `contend nccl-tests` names in a caveat: refusing would refuse the presets, which
+    /// draw none).
     ///
     /// The flush (`ncclTopoNeedFlush`, asked only for a receive by GDR: transport/net.cc
     /// `recvSetup`) is the NICs' latency where the ranks span nodes, the GPUs are before compute
-    /// capability 9.0 and every GPU of the first node receives by GDR. LL128 crosses nodes where
+    /// capability 9.0 and some GPU of the first node receives by GDR (each receive through host
+    /// memory drops it: `lower::Call::flush_of`). LL128 crosses nodes where
     /// every GPU of the first node receives by GDR (else NCCL routes its NIC path through its CPU,
     /// PHB: `ncclTopoComputePaths`) and reaches a NIC within PXB, or PXN from compute capability
     /// 9.0 (which takes in P2C from 2.27; before, an NVLink-C2C path is PHB, and the direct paths
@@ -1018,7 +1028,7 @@ impl Gdr {
         ppn: usize,
         nics: &[usize],
         level: topo::PathType,
-        (read, old): (Option<bool>, bool),
+        (read, c2c): (Option<bool>, bool),
     ) -> Gdr {
         let (local, nodes) = (&devices[..ppn], devices.len() / ppn.max(1));
         let ways: Vec<[bool; 2]> = local
@@ -1031,19 +1041,26 @@ impl Gdr {
             })
             .collect();
         let mut stage = lower::NetStages::new();
+        let mut unstaged = Vec::new();
         if nodes > 1 && !ways.iter().all(|&[send, recv]| send && recv) {
             for (r, &g) in devices.iter().enumerate() {
                 let [send, recv] = ways[r % ppn];
-                if let Some(mem) = router.nearest_memory(g).filter(|_| !(send && recv)) {
-                    stage.insert(g, [(!send).then_some(mem), (!recv).then_some(mem)]);
+                if send && recv {
+                    continue;
+                }
+                match router.nearest_memory(g) {
+                    Some(mem) => _ = stage.insert(g, [(!send).then_some(mem), (!recv).then_some(mem)]),
+                    None if r < ppn => unstaged.push(g),
+                    None => {}
                 }
             }
         }
         let receive = ways.iter().all(|w| w[1]);
-        let flush = if nodes > 1 && topo.cc < 90 && receive { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
-        let near = if topo.cc >= 90 && !old { topo::PathType::Pxn } else { topo::PathType::Pxb };
+        // Per GDR receive (`lower::Call::flush_of` drops it where a GPU receives through host memory).
+        let flush = if nodes > 1 && topo.cc < 90 && ways.iter().any(|w| w[1]) { nics.iter().map(|&d| m.devices[d].latency).fold(0.0, f64::max) } else { 0.0 };
+        let near = if topo.cc >= 90 && c2c { topo::PathType::Pxn } else { topo::PathType::Pxb };
         let ll128 = receive && local.iter().all(|&g| topo::gdr(m, router, topo.cc, g, nics, near));
-        Gdr { stage, flush, ll128 }
+        Gdr { stage: std::sync::Arc::new(stage), flush, ll128, unstaged }
     }
 }
 
@@ -1221,8 +1238,8 @@ pub fn run(m: &Machine, call: &lower::Call, model: &str, params: &[(String, Stri
 ///
 /// The other collectives are run alone: every rank's output depends on every rank's input of the
 /// same call, so a rank's last steps end only when every rank's data has gone round, and its next
-/// call has nothing to start early. Measured with this same rule (round 23, maxmin, NCCL 2.30's
-/// pick; `iterations_tests`): P / T1 is 1.0000 for all-reduce, all-gather and reduce-scatter on
+/// call has nothing to start early. Measured once with this same rule (round 23, maxmin, NCCL
+/// 2.30's pick; `iterations_tests`' ignored sweep, one case of it a checked test): P / T1 is 1.0000 for all-reduce, all-gather and reduce-scatter on
 /// dgx-a100, hgx-h100 and 2 x hgx-h100 at 1 MiB, 64 MiB and 1 GiB (ring, tree, NVLS, NVLS-tree;
 /// LL, LL128, Simple), where broadcast's is 0.26-0.93 on one node and 0.55-0.99 on two.
 pub fn run_loop(m: &Machine, call: &lower::Call, model: &str, params: &[(String, String)], bottlenecks: bool, limit: u64, iters: usize) -> Result<Option<Ran>> {

@@ -432,13 +432,23 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         let level = comm
             .constants
             .net_gdr_level
-            .map_or_else(|| format!("its default {}", topo::gdr_level(comm.constants.version.old()).name()), |l| format!("{} as given", l.name()));
+            .map_or_else(|| format!("its default {}", topo::gdr_level(comm.constants.version.gdr_c2c()).name()), |l| format!("{} as given", l.name()));
         caveats.push(format!(
             "NCCL {} moves the network data of {}{more} through host memory, not by GPUDirect RDMA ({} sending, {} receiving): NICs beyond NCCL_NET_GDR_LEVEL ({level}), or for sends GDR reads off (NCCL_NET_GDR_READ; by default before compute capability 8.0 without an NVLink peer) (graph/paths.cc ncclTopoCheckGdr)",
             comm.constants.version.tag(),
             names.join(", "),
             ways(0),
             ways(1)
+        ));
+    }
+    // GPUs NCCL would stage that reach no host memory in the machine file (`Comm::net_unstaged`).
+    if !comm.net_unstaged.is_empty() {
+        let names: Vec<&str> = comm.net_unstaged.iter().take(4).map(|&g| m.devices[g].name.as_str()).collect();
+        let more = if comm.net_unstaged.len() > 4 { format!(" and {} more", comm.net_unstaged.len() - 4) } else { String::new() };
+        caveats.push(format!(
+            "NCCL {} moves the network data of {}{more} through host memory (no GPUDirect RDMA: NCCL_NET_GDR_LEVEL / NCCL_NET_GDR_READ, graph/paths.cc ncclTopoCheckGdr), but the machine file draws no host memory they reach: their network steps stay GPU to GPU here, as by GDR; add a host_memory device and its memory link under each GPU's CPU in the machine file",
+            comm.constants.version.tag(),
+            names.join(", ")
         ));
     }
     if rows.iter().any(|r| r.count == 0) {

@@ -301,13 +301,14 @@ pub fn gdr(m: &Machine, router: &Router, cc: u32, gpu: usize, nics: &[usize], le
     })
 }
 
-/// NCCL_NET_GDR_LEVEL's default (graph/paths.cc `ncclTopoCheckGdr`): PXB up to 2.21.5; P2C in
-/// 2.30.7 (NCCL_NET_GDR_C2C's default 1: GDR on NICs that hang off a Grace CPU).
-pub fn gdr_level(old: bool) -> PathType {
-    if old {
-        PathType::Pxb
-    } else {
+/// NCCL_NET_GDR_LEVEL's default (graph/paths.cc `ncclTopoCheckGdr`): PXB before 2.27; PXB and P2C
+/// from 2.27 where `c2c` (`Version::gdr_c2c`: NCCL_NET_GDR_C2C's default 1, GDR on NICs that hang
+/// off a Grace CPU; v2.27.7-1 takes a P2C distance as C2C, v2.30.7-1 sets the level to P2C).
+pub fn gdr_level(c2c: bool) -> PathType {
+    if c2c {
         PathType::P2c
+    } else {
+        PathType::Pxb
     }
 }
 
@@ -315,8 +316,8 @@ pub fn gdr_level(old: bool) -> PathType {
 /// PHB): the GPU's NVLink-C2C to its CPU, then PCIe from that CPU down to the NIC. A GPU's NVLink
 /// to a root complex is NVLink-C2C on Hopper and later (the Grace superchips; NCCL reads it from
 /// NVML's C2C fields, topo.cc `ncclTopoAddC2c`); POWER's NVLinks to Pascal and Volta GPUs are
-/// NVLinks to the CPU (LINK_NVL), and such a path is PHB. Before 2.27 (here 2.18 to 2.21) there is
-/// no P2C and the path is PHB whatever the link (2.21.5 topo.cc connects a C2C as LINK_NVL).
+/// NVLinks to the CPU (LINK_NVL), and such a path is PHB. Before 2.27 (`Version::gdr_c2c`) there
+/// is no P2C and the path is PHB whatever the link (2.21.5 topo.cc connects a C2C as LINK_NVL).
 pub fn p2c(m: &Machine, cc: u32, hops: &[Hop]) -> bool {
     let Some((first, rest)) = hops.split_first() else { return false };
     cc >= 90

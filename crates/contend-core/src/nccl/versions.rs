@@ -175,6 +175,16 @@ impl Version {
         self >= Version::V2_28
     }
 
+    /// Whether NCCL types a GPU's path to a NIC through NVLink-C2C then PCIe from its CPU as P2C and
+    /// allows GPUDirect RDMA over it by default (`topo::gdr_level`), and LL128 across nodes over it:
+    /// from 2.27 (v2.27.3-1 adds PATH_P2C and NCCL_NET_GDR_C2C's default 1, paths.cc
+    /// `ncclTopoCheckGdr`; v2.27.7-1's tuning.cc lets LL128 cross nodes up to PXN, P2C below it).
+    /// v2.26.6-1 has no P2C (such a path is PHB) and NET_GDR_C2C 0: no GDR there by default, and
+    /// no LL128 between nodes. PXN over the same path waits for 2.28 (`p2c`).
+    pub fn gdr_c2c(self) -> bool {
+        self >= Version::V2_27
+    }
+
     /// Whether NCCL's ring search, retrying across NICs after crossNic 0, pairs the channels
     /// (channel 2k + 1 enters by the NIC 2k left by and leaves by 2k's: search.cc
     /// `ncclTopoSearchRecNet`/`ncclTopoSearchTryGpu`, `graph->crossNic && (graph->nChannels & 1)`,

@@ -227,6 +227,11 @@ pub struct Run {
     /// two or more (`# nThread 1 nGpus N`, else the command line's `-g N`); None otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ngpus: Option<usize>,
+    /// nccl-tests' `-n`: the timed calls a row averages (`# … iters: N` of its header, else the
+    /// command line's `-n N`/`--iters N`); None where the paste says neither (nccl-tests' default,
+    /// `ITERS`). Rooted rows depend on it (`nccl::run_loop`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iters: Option<usize>,
 }
 
 /// One NCCL variable a paste shows set, and the line that shows it (1-based).
@@ -293,6 +298,19 @@ fn header_gpus(body: &str) -> Option<(usize, usize)> {
     let w: Vec<&str> = body.split_whitespace().collect();
     let after = |key: &str| w.iter().position(|&x| x == key).and_then(|k| w.get(k + 1)).and_then(|v| v.parse::<usize>().ok());
     Some((after("nThread")?, after("nGpus")?))
+}
+
+/// nccl-tests' timed calls a row, from its header (`… warmup iters: 5 iters: 20 agg iters: 1 …`,
+/// src/common.cu's `iters: %d`, the word not after `warmup` or `agg`); None where out of `-n`'s range.
+fn header_iters(body: &str) -> Option<usize> {
+    let w: Vec<&str> = body.split_whitespace().collect();
+    let k = (1..w.len()).find(|&k| w[k] == "iters:" && w[k - 1] != "warmup" && w[k - 1] != "agg")?;
+    w.get(k + 1)?.parse::<usize>().ok().filter(|n| (1..=MAX_ITERS).contains(n))
+}
+
+/// nccl-tests' `-n`/`--iters` among its own words (src/common.cu), in `-n`'s range.
+fn command_iters(tool: &[&str]) -> Option<usize> {
+    option(tool, &["-n", "--iters"], true).and_then(|v| v.parse::<usize>().ok()).filter(|n| (1..=MAX_ITERS).contains(n))
 }
 
 /// The collective a wrapper of nccl-tests names with `-t` (Google's gIB `run_nccl_tests.sh -t
@@ -616,6 +634,9 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
         /// nccl-tests' threads a process and GPUs a thread: its header's, else its command line's.
         header: Option<(usize, usize)>,
         command_gpus: Option<(usize, usize)>,
+        /// nccl-tests' timed calls a row: its header's, else its command line's.
+        header_iters: Option<usize>,
+        command_iters: Option<usize>,
     }
     let by_name = named(&origin.to_lowercase().replace('-', "_"));
     let mut runs: Vec<Open> = Vec::new();
@@ -630,6 +651,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
         exported: Vec::new(),
         header: None,
         command_gpus: None,
+        header_iters: None,
+        command_iters: None,
     };
     // The shell's `export NCCL_X=v` lines so far: every later run's.
     let mut exported: Vec<Setting> = Vec::new();
@@ -650,11 +673,13 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             // The command line above a run's first line (`# Collective test starting`) is that
             // run's: what it says of the ranks moves with it.
             let above = runs.last_mut().filter(|r| r.rows.is_empty());
-            let (launched, env, command_gpus) = above.map(|r| (r.launched, std::mem::take(&mut r.env), r.command_gpus)).unwrap_or_default();
-            runs.push(Open { launched, env, command_gpus, ..fresh(i + 1) });
+            let (launched, env, command_gpus, command_iters) =
+                above.map(|r| (r.launched, std::mem::take(&mut r.env), r.command_gpus, r.command_iters)).unwrap_or_default();
+            runs.push(Open { launched, env, command_gpus, command_iters, ..fresh(i + 1) });
         }
         if let (Some(g), Some(r)) = (header_gpus(body).filter(|_| body.starts_with("nThread")), runs.last_mut()) {
             r.header = Some(g);
+            r.header_iters = header_iters(body);
         }
         if let Some(r) = release_printed(body) {
             release = Some(r);
@@ -677,6 +702,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
                 // nccl-tests' own `Collective test starting: all_reduce_perf` names the binary too.
                 if let Some(at) = binary.filter(|_| !body.starts_with("Collective test starting")) {
                     r.command_gpus = per_process(&words[at + 1..]);
+                    r.command_iters = command_iters(&words[at + 1..]);
                     r.env = set.clone();
                 }
             }
@@ -828,7 +854,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Run>> {
             // One thread a process driving N GPUs (`-g N`): the header's word, else the command line's.
             let ngpus = r.header.or(r.command_gpus).filter(|&(t, g)| t == 1 && g > 1).map(|(_, g)| g);
             let env = r.exported.into_iter().chain(r.env).collect();
-            Ok(Run { op, op_from: from.into(), ranks: n, nodes: hosts.len(), most_on_a_host, gpu, rows: r.rows, line: r.line, release: r.release, env, ngpus })
+            let iters = r.header_iters.or(r.command_iters);
+            Ok(Run { op, op_from: from.into(), ranks: n, nodes: hosts.len(), most_on_a_host, gpu, rows: r.rows, line: r.line, release: r.release, env, ngpus, iters })
         })
         .collect()
 }
@@ -1153,6 +1180,20 @@ mod tests {
         assert_eq!(read(logged), (vec!["NCCL_P2P_LEVEL=NVL@3".into()], Some(4)));
         // Threads of one GPU each are ranks launching their own: no -g.
         assert_eq!(read("./all_reduce_perf -t 8 -g 1\n").1, None);
+    }
+
+    /// rev23 finding 1: nccl-tests' `-n` (timed calls a row) from its header's `iters:` (not the
+    /// `warmup iters:` or `agg iters:` beside it), else its command line's `-n`/`--iters`.
+    #[test]
+    fn reads_the_iterations_a_paste_shows() {
+        assert_eq!(parse(&heldout("h800x8-nf5688m7-broadcast.txt"), "x.txt").unwrap()[0].iters, Some(100));
+        assert_eq!(parse(&heldout("rtx5090x8-turin-p2p-all_reduce.txt"), "x.txt").unwrap()[0].iters, Some(20));
+        let table = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n     1048576        262144     float     sum      -1   100.00   10.49   18.35      0   100.00   10.49   18.35      0\n";
+        let iters = |head: &str| parse(&format!("{head}{table}"), "x.txt").unwrap().remove(0).iters;
+        assert_eq!(iters("./all_reduce_perf -b 1M -n 50 -g 8\n"), Some(50));
+        assert_eq!(iters("mpirun -n 8 ./all_reduce_perf --iters=7\n"), Some(7));
+        assert_eq!(iters("mpirun -n 8 ./all_reduce_perf -g 1\n"), None);
+        assert_eq!(iters("./all_reduce_perf -n 50 -g 8\n# nThread 1 nGpus 8 warmup iters: 5 iters: 2 agg iters: 1\n"), Some(2));
     }
 
     /// Round 23's tester: two single-host runs of 8 ranks printed into one paste (NVIDIA/nccl-tests

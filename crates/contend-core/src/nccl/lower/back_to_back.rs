@@ -14,7 +14,9 @@
 //! its first call, as within a call.
 //!
 //! A GPU's steps are the transfers it sends, and the loads it makes from memory that is no rank's
-//! (a step through host memory, `shm`: the receiver's kernel copies it in).
+//! (a step through host memory, `shm`: the receiver's kernel copies it in). A staged network step's
+//! NIC leg between two host memories (`Dag::staged`, no GDR either side) is its sender's: its
+//! proxy posts it (`Dag::owner`), not the receiving socket's memory every GPU there shares.
 
 use super::Call;
 use crate::workload::Transfer;
@@ -22,7 +24,7 @@ use crate::workload::Transfer;
 /// `c` lowered twice (each at most `limit` transfers; `super::lower_within`), the second call
 /// after the first on each GPU's stream: the transfers, and how many of them are the first call's.
 pub fn pair(c: &Call, limit: u64) -> (Vec<Transfer>, usize) {
-    let (one, _) = super::lower_within(c, limit);
+    let super::Dag { t: one, owner: posted, .. } = super::dag(c, limit);
     let len = one.len();
     let top = one.iter().map(|t| t.src.max(t.dst)).max().map_or(0, |x| x + 1);
     let mut rank = vec![false; top];
@@ -31,7 +33,7 @@ pub fn pair(c: &Call, limit: u64) -> (Vec<Transfer>, usize) {
             rank[d] = true;
         }
     }
-    let owner: Vec<usize> = one.iter().map(|t| if rank[t.src] { t.src } else { t.dst }).collect();
+    let owner: Vec<usize> = one.iter().enumerate().map(|(j, t)| posted.get(&j).copied().unwrap_or(if rank[t.src] { t.src } else { t.dst })).collect();
     // A GPU's last steps: none of its own steps waits for them. Its first: they wait for none of its own.
     let mut followed = vec![false; len];
     let mut first = vec![true; len];
