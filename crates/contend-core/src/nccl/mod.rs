@@ -1267,9 +1267,23 @@ pub fn run_pair(m: &Machine, call: &lower::Call, model: &str, params: &[(String,
     if first as u64 >= limit / 2 {
         return Ok(None);
     }
-    let w = Workload { transfers, origin: format!("nccl {} x2", call.coll.name()), ..Default::default() };
+    let (_, _, o) = execute(m, transfers, format!("nccl {} x2", call.coll.name()), model, params)?;
+    Ok(Some(o.makespan()))
+}
+
+/// `transfers` run on the machine under `model`: the workload, the model as prepared for it (its
+/// flow table) and the outcome.
+fn execute(
+    m: &Machine,
+    transfers: Vec<crate::workload::Transfer>,
+    origin: String,
+    model: &str,
+    params: &[(String, String)],
+) -> Result<(Workload, Box<dyn crate::model::Prepared>, sim::Outcome)> {
+    let w = Workload { transfers, origin, ..Default::default() };
     let prepared = registry::get(model)?.prepare(m, &w, params)?;
-    Ok(Some(sim::run_prepared(&w, prepared.as_ref(), false)?.makespan()))
+    let o = sim::run_prepared(&w, prepared.as_ref(), false)?;
+    Ok((w, prepared, o))
 }
 
 /// Why a call is not run: it is over `lower::MAX_TRANSFERS` (`least` of them at least).
@@ -1306,10 +1320,7 @@ pub fn run_within(m: &Machine, call: &lower::Call, model: &str, params: &[(Strin
         return Ok(Some(Ran { seconds: 0.0, transfers: 0, channels, bottlenecks: Vec::new() }));
     }
     let count = transfers.len();
-    let w = Workload { transfers, origin: format!("nccl {}", call.coll.name()), ..Default::default() };
-    let entry = registry::get(model)?;
-    let prepared = entry.prepare(m, &w, params)?;
-    let o = sim::run_prepared(&w, prepared.as_ref(), false)?;
+    let (w, prepared, o) = execute(m, transfers, format!("nccl {}", call.coll.name()), model, params)?;
     let mut worst = Vec::new();
     if bottlenecks {
         // The limit is the resource nearest full over the call, not the one busy longest: a

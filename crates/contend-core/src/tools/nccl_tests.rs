@@ -305,12 +305,12 @@ fn header_gpus(body: &str) -> Option<(usize, usize)> {
 fn header_iters(body: &str) -> Option<usize> {
     let w: Vec<&str> = body.split_whitespace().collect();
     let k = (1..w.len()).find(|&k| w[k] == "iters:" && w[k - 1] != "warmup" && w[k - 1] != "agg")?;
-    w.get(k + 1)?.parse::<usize>().ok().filter(|n| (1..=MAX_ITERS).contains(n))
+    w.get(k + 1)?.parse::<usize>().ok().filter(|&n| check_iters(n).is_ok())
 }
 
 /// nccl-tests' `-n`/`--iters` among its own words (src/common.cu), in `-n`'s range.
 fn command_iters(tool: &[&str]) -> Option<usize> {
-    option(tool, &["-n", "--iters"], true).and_then(|v| v.parse::<usize>().ok()).filter(|n| (1..=MAX_ITERS).contains(n))
+    option(tool, &["-n", "--iters"], true).and_then(|v| v.parse::<usize>().ok()).filter(|&n| check_iters(n).is_ok())
 }
 
 /// The collective a wrapper of nccl-tests names with `-t` (Google's gIB `run_nccl_tests.sh -t
