@@ -259,6 +259,27 @@ pub struct DeviceSpec {
 }
 
 impl DeviceSpec {
+    /// A device with nothing but its name and kind given: every optional field absent, as a
+    /// machine file that writes only those two reads.
+    pub fn new(name: impl Into<String>, kind: DeviceKind) -> Self {
+        DeviceSpec {
+            name: name.into(),
+            kind,
+            model: None,
+            latency: None,
+            group: None,
+            capacity: None,
+            acs: None,
+            staging_duplex: None,
+            write_efficiency: None,
+            copy_engines: None,
+            multicast: None,
+            ports: None,
+            port_bandwidth: None,
+            stripe_threshold: None,
+        }
+    }
+
     /// A NIC's network rate, bytes/s: its ports' line rate together, where it gives one.
     pub fn line_rate(&self) -> Option<f64> {
         self.port_bandwidth.map(|p| p.bytes_per_sec() * self.ports.unwrap_or(1) as f64)
@@ -389,6 +410,32 @@ pub struct LinkSpec {
     /// Fabric links only: the peer bandwidth of the downstream direction (a to b); see `peer_upstream`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer_downstream: Option<Bandwidth>,
+}
+
+impl LinkSpec {
+    /// A link with nothing but its ends and kind given: every optional field absent (the
+    /// defaults per kind apply), as a machine file that writes only those three reads.
+    pub fn new(a: impl Into<String>, b: impl Into<String>, kind: LinkKind) -> Self {
+        LinkSpec {
+            a: a.into(),
+            b: b.into(),
+            kind,
+            gen: None,
+            lanes: None,
+            count: None,
+            bandwidth: None,
+            latency: None,
+            efficiency: None,
+            duplex: None,
+            duplex_upstream: None,
+            duplex_downstream: None,
+            read_efficiency: None,
+            p2p: None,
+            peer_bandwidth: None,
+            peer_upstream: None,
+            peer_downstream: None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

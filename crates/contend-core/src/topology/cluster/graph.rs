@@ -4,7 +4,7 @@
 
 use super::{Attach, Builder};
 use crate::error::{Error, Result};
-use crate::topology::{DeviceKind, LinkKind, LinkSpec};
+use crate::topology::{LinkKind, LinkSpec};
 use crate::units::{Bandwidth, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -69,22 +69,7 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
         if index.insert(s.name.as_str(), i).is_some() {
             return Err(Error::input(origin, format!("fabric.graph.switches[{i}].name"), format!("\"{}\" is used twice; switch names must be unique", s.name)));
         }
-        b.spec.devices.push(crate::topology::DeviceSpec {
-            name: s.name.clone(),
-            kind: DeviceKind::Switch,
-            model: None,
-            latency: None,
-            group: s.group,
-            capacity: None,
-            acs: None,
-            staging_duplex: None,
-            write_efficiency: None,
-            copy_engines: None,
-            multicast: None,
-            ports: None,
-            port_bandwidth: None,
-            stripe_threshold: None,
-        });
+        b.switch(s.name.clone(), s.group);
     }
     let mut adj = vec![Vec::new(); g.switches.len()];
     for (i, l) in g.links.iter().enumerate() {
@@ -107,23 +92,10 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
         adj[y].push(x);
         let latency = l.latency.unwrap_or(Time(b.latency.0 + b.router_delay.0));
         b.spec.links.push(LinkSpec {
-            a: l.a.clone(),
-            b: l.b.clone(),
-            kind: LinkKind::Network,
-            gen: None,
-            lanes: None,
             count: l.count.filter(|&c| c > 1),
             bandwidth: Some(l.bandwidth.unwrap_or(b.link_bw)),
             latency: Some(latency),
-            efficiency: None,
-            duplex: None,
-            duplex_upstream: None,
-            duplex_downstream: None,
-            read_efficiency: None,
-            p2p: None,
-            peer_bandwidth: None,
-            peer_upstream: None,
-            peer_downstream: None,
+            ..LinkSpec::new(l.a.clone(), l.b.clone(), LinkKind::Network)
         });
     }
     if g.hosts.is_empty() {

@@ -146,22 +146,7 @@ impl Builder {
     }
 
     pub fn switch(&mut self, name: String, group: Option<u32>) {
-        self.spec.devices.push(DeviceSpec {
-            name,
-            kind: DeviceKind::Switch,
-            model: None,
-            latency: None,
-            group,
-            capacity: None,
-            acs: None,
-            staging_duplex: None,
-            write_efficiency: None,
-            copy_engines: None,
-            multicast: None,
-            ports: None,
-            port_bandwidth: None,
-            stripe_threshold: None,
-        });
+        self.spec.devices.push(DeviceSpec { group, ..DeviceSpec::new(name, DeviceKind::Switch) });
     }
 
     /// A network link of `count` parallel links; the router delay of each switch end is
@@ -169,23 +154,10 @@ impl Builder {
     pub fn wire(&mut self, a: &str, b: &str, count: u32) {
         let latency = Time(self.latency.0 + self.router_delay.0);
         self.spec.links.push(LinkSpec {
-            a: a.into(),
-            b: b.into(),
-            kind: LinkKind::Network,
-            gen: None,
-            lanes: None,
             count: (count > 1).then_some(count),
             bandwidth: Some(self.link_bw),
             latency: Some(latency),
-            efficiency: None,
-            duplex: None,
-            duplex_upstream: None,
-            duplex_downstream: None,
-            read_efficiency: None,
-            p2p: None,
-            peer_bandwidth: None,
-            peer_upstream: None,
-            peer_downstream: None,
+            ..LinkSpec::new(a, b, LinkKind::Network)
         });
     }
 }
@@ -327,25 +299,7 @@ fn nodes(c: &ClusterSpec, machine: Option<&Machine>, b: &mut Builder, attach: &[
     // rounds down: at most 1 ps short per path.
     let nic_latency = Time(b.latency.0 + b.router_delay.0 / 2);
     let wire_nic = |b: &mut Builder, nic: String, switch: &str, nic_bw: Bandwidth| {
-        b.spec.links.push(LinkSpec {
-            a: switch.into(),
-            b: nic,
-            kind: LinkKind::Network,
-            gen: None,
-            lanes: None,
-            count: None,
-            bandwidth: Some(nic_bw),
-            latency: Some(nic_latency),
-            efficiency: None,
-            duplex: None,
-            duplex_upstream: None,
-            duplex_downstream: None,
-            read_efficiency: None,
-            p2p: None,
-            peer_bandwidth: None,
-            peer_upstream: None,
-            peer_downstream: None,
-        });
+        b.spec.links.push(LinkSpec { bandwidth: Some(nic_bw), latency: Some(nic_latency), ..LinkSpec::new(switch, nic, LinkKind::Network) });
     };
     if let (Some(source), Some(m)) = (&c.nodes.machine, machine) {
         if c.nodes.gpus.is_some() || c.nodes.intra_bandwidth.is_some() || c.nodes.nics.is_some() {
@@ -399,63 +353,21 @@ fn nodes(c: &ClusterSpec, machine: Option<&Machine>, b: &mut Builder, attach: &[
     let intra = c.nodes.intra_bandwidth.unwrap_or(Bandwidth(2.0 * c.link.bandwidth.bytes_per_sec()));
     let local = |b: &mut Builder, x: String, y: String, kind: LinkKind| {
         b.spec.links.push(LinkSpec {
-            a: x,
-            b: y,
-            kind,
-            gen: None,
-            lanes: None,
-            count: None,
             bandwidth: Some(intra),
             // Generated nodes are seed 003's: latency is the network links' and routers' only,
             // and its links are ideal dual simplex (no duplex loss).
             latency: Some(Time(0)),
             efficiency: Some(1.0),
             duplex: Some(0.0),
-            duplex_upstream: None,
-            duplex_downstream: None,
-            read_efficiency: None,
-            p2p: None,
-            peer_bandwidth: None,
-            peer_upstream: None,
-            peer_downstream: None,
+            ..LinkSpec::new(x, y, kind)
         });
     };
     for (i, switches) in attach.iter().enumerate() {
         for g in 0..gpus {
-            b.spec.devices.push(DeviceSpec {
-                name: format!("n{i}.GPU{g}"),
-                kind: DeviceKind::Gpu,
-                model: None,
-                latency: Some(Time(0)),
-                group: None,
-                capacity: None,
-                acs: None,
-                staging_duplex: None,
-                write_efficiency: None,
-                copy_engines: None,
-                multicast: None,
-                ports: None,
-                port_bandwidth: None,
-                stripe_threshold: None,
-            });
+            b.spec.devices.push(DeviceSpec { latency: Some(Time(0)), ..DeviceSpec::new(format!("n{i}.GPU{g}"), DeviceKind::Gpu) });
         }
         for k in 0..nic_count {
-            b.spec.devices.push(DeviceSpec {
-                name: format!("n{i}.NIC{k}"),
-                kind: DeviceKind::Nic,
-                model: None,
-                latency: None,
-                group: None,
-                capacity: None,
-                acs: None,
-                staging_duplex: None,
-                write_efficiency: None,
-                copy_engines: None,
-                multicast: None,
-                ports: None,
-                port_bandwidth: None,
-                stripe_threshold: None,
-            });
+            b.spec.devices.push(DeviceSpec::new(format!("n{i}.NIC{k}"), DeviceKind::Nic));
         }
         for g in 0..gpus {
             for h in g + 1..gpus {
