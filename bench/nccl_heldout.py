@@ -90,6 +90,9 @@ VERSIONS = {
                                               "git clone -b v2.17.1-1 https://github.com/NVIDIA/nccl.git"),
     "h100-2node-xe9680-nccl-tests-309.txt": ("2.26", "h100-2node-xe9680-nccl-tests-309.txt",
                                              "NCCL version 2.26.2+cuda12.8"),
+    # A 2019-09 post: nccl-tests before 2.0 (no "agg iters" in its header), NCCL 2.4 or older; the oldest modelled.
+    "v100x8-cube-mesh-2019-all_reduce.txt": ("2.18", "v100x8-cube-mesh-2019-all_reduce.txt",
+                                             "date: 2019-09-26 12:25:39"),
 }
 
 ALPS = str(MACHINES / "alps-gh200.yaml")
@@ -248,6 +251,24 @@ ROUND24 = [
           [GJ, ("h100-8node-gj-aion-tuned-nccl-tests-309.txt", "mpirun -np 64 -N 8 --hostfile /tmp/8hosts.txt -x "
                                                                  "LD_LIBRARY_PATH -x NCCL_MIN_CTAS=24")]),
 ]
+# The Vultr HGX B200 report (8 x 400 Gb/s NDR a node; no release, command or NCCL setting printed: the defaults).
+VULTR = ("b200x8-vultr-all_reduce.txt", "8× NDR")
+for _op, _dtype in (("all_reduce", "float"), ("all_gather", "float"), ("reduce_scatter", "float"),
+                    ("alltoall", "uint8"), ("sendrecv", "uint8")):
+    for _nodes in (1, 2):
+        _file = f"b200x8-vultr-{_op}.txt" if _nodes == 1 else f"b200-2node-vultr-{_op}.txt"
+        _ranks = "8" if _nodes == 1 else "16"
+        ROUND24.append(Table(
+            f"{'8' if _nodes == 1 else '2 x 8'} B200 (Vultr HGX B200, 8 x 400 Gb/s NDR a node), {_op}, {_dtype}",
+            "hgx-b200", dict(op=_op, min_bytes="1M", max_bytes="16G", nodes=_nodes, dtype=_dtype), _file,
+            [VULTR, (_file, f"**{_op}  ranks={_ranks}  ({'intra' if _nodes == 1 else 'inter'}-node)**")]))
+ROUND24.append(Table(
+    "8 x V100-SXM2-16GB (hybrid cube mesh as DGX-1's; a 2019 post), all_reduce, one process (-g 8)",
+    str(MACHINES / "dgx1-v100.yaml"), dict(op="all_reduce", min_bytes="8", max_bytes="128M", ngpus=8),
+    "v100x8-cube-mesh-2019-all_reduce.txt",
+    [("v100x8-cube-mesh-2019-all_reduce.txt", "./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8"),
+     ("v100x8-cube-mesh-2019-all_reduce.txt", "GPU0\t X \tNV1\tNV1\tNV2\tSYS\tSYS\tNV2\tSYS\t0-95")]))
+
 PLATEAUS24 = [
     Plateau("8 x H100 (Dell XE9680, one node), all_reduce plateau (NVIDIA/nccl-tests 309), NCCL 2.26.2", "hgx-h100",
             dict(op="all_reduce", min_bytes="8", max_bytes="16G", nccl_version="2.26"),
@@ -261,7 +282,7 @@ PLATEAUS24 = [
 def command(machine: str, request: dict) -> str:
     """The `contend nccl-tests` command line of a request (machine files by their path from the repository root)."""
     flags = {"op": "--op", "min_bytes": "-b", "max_bytes": "-e", "factor": "-f", "ngpus": "-g", "nodes": "--nodes",
-             "algo": "--algo", "proto": "--proto", "nccl_version": "--nccl-version", "iters": "-n"}
+             "algo": "--algo", "proto": "--proto", "nccl_version": "--nccl-version", "iters": "-n", "dtype": "-d"}
     name = str(Path(machine).relative_to(Path(__file__).parent.parent)) if "/" in machine else machine
     words = [f"{k}={v}" for k, v in request.get("env", {}).items()] + ["contend nccl-tests", name]
     for key, value in request.items():
