@@ -13,10 +13,12 @@ Which tables count is the validation's inclusion rule (docs/validation.md, round
 numbers them), applied unchanged: a table that fails a clause is printed with its rows and its own score, and left out
 of the total with the clause named.
 
-Round 23's tester added eleven more sources (ROUND23 below), found the same way after round 22's fixes; the script
-prints the round-22 set, the round-23 set and the totals over each and over both.
+Round 23's tester added eleven more sources (ROUND23 below), found the same way after round 22's fixes; round 24's
+added six more (ROUND24 and PLATEAUS24: eighteen tables and two stated plateaus). The script prints each round's set
+and the totals over each, over rounds 22 and 23 and over all three.
 
-Usage: python bench/nccl_heldout.py   (prints the blocks of docs/validation.md, "Held out (round 22)" and "(round 23)")
+Usage: python bench/nccl_heldout.py   (prints the blocks of docs/validation.md, "Held out (round 22)", "(round 23)" and
+"(round 24)")
 """
 
 from __future__ import annotations
