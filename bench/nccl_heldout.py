@@ -366,8 +366,9 @@ def totals(summary: list[tuple], what: str) -> None:
     inside, rows = sum(s[1] for s in counted), sum(s[2] for s in counted)
     every, every_rows = sum(s[1] for s in summary), sum(s[2] for s in summary)
     plateaus = sum(1 for s in counted if s[0] in {p.label for p in PLATEAUS + PLATEAUS24})
+    stated = f" and {plateaus} stated plateau{'s' * (plateaus != 1)}." if plateaus else "."
     print(f"\n{what}: {inside} of {rows} rows within ±15% ({inside / rows:.0%}): the {len(counted) - plateaus} "
-          f"tables the inclusion rule admits" + (f" and {plateaus} stated plateau." if plateaus else "."))
+          f"tables the inclusion rule admits" + stated)
     left = len(summary) - len(counted)
     print(f"With the {left} table{'s' * (left != 1)} it leaves out (shown above): {every} of {every_rows} "
           f"({every / every_rows:.0%}).")
