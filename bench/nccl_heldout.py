@@ -13,10 +13,12 @@ Which tables count is the validation's inclusion rule (docs/validation.md, round
 numbers them), applied unchanged: a table that fails a clause is printed with its rows and its own score, and left out
 of the total with the clause named.
 
-Round 23's tester added eleven more sources (ROUND23 below), found the same way after round 22's fixes; the script
-prints the round-22 set, the round-23 set and the totals over each and over both.
+Round 23's tester added eleven more sources (ROUND23 below), found the same way after round 22's fixes; round 24's
+added six more (ROUND24 and PLATEAUS24: eighteen tables and two stated plateaus). The script prints each round's set
+and the totals over each, over rounds 22 and 23 and over all three.
 
-Usage: python bench/nccl_heldout.py   (prints the blocks of docs/validation.md, "Held out (round 22)" and "(round 23)")
+Usage: python bench/nccl_heldout.py   (prints the blocks of docs/validation.md, "Held out (round 22)", "(round 23)" and
+"(round 24)")
 """
 
 from __future__ import annotations
@@ -85,6 +87,14 @@ VERSIONS = {
     "rtx5090x8-turin-p2p-all_reduce.txt": ("2.29", "rtx5090x8-turin-p2p-all_reduce.txt", "nccl-library=22907"),
     "b200x2-gke-a4-dranet-all_gather.txt": ("2.26", "b200x2-gke-a4-dranet-all_gather.txt",
                                             "NCCL version 2.26.6+cuda12.8"),
+    # Built from NCCL's v2.17.1-1 tag, older than any release contend models: it runs under the oldest, 2.18.
+    "a100-2node-p4de-aws-hpc-tutorials.txt": ("2.18", "a100-2node-p4de-aws-hpc-tutorials.txt",
+                                              "git clone -b v2.17.1-1 https://github.com/NVIDIA/nccl.git"),
+    "h100-2node-xe9680-nccl-tests-309.txt": ("2.26", "h100-2node-xe9680-nccl-tests-309.txt",
+                                             "NCCL version 2.26.2+cuda12.8"),
+    # A 2019-09 post: nccl-tests before 2.0 (no "agg iters" in its header), NCCL 2.4 or older; the oldest modelled.
+    "v100x8-cube-mesh-2019-all_reduce.txt": ("2.18", "v100x8-cube-mesh-2019-all_reduce.txt",
+                                             "date: 2019-09-26 12:25:39"),
 }
 
 ALPS = str(MACHINES / "alps-gh200.yaml")
@@ -200,10 +210,81 @@ ROUND23 = [
 ]
 
 
+# Round 24's tester's sources (bench/validation/data/PROVENANCE.txt, "twenty-fourth round"). NVIDIA/nccl-tests issue
+# 309's second poster (gj-aion) runs 2, 4 and 8 of the same 8 nodes of 8 H100 on "IB 400G" with "the 400 GB/s IB
+# limit" a node: hgx-h100's 8 x 400 Gb/s NICs. NCCL_MIN_CTAS is the channel floor NCCL_MIN_NCHANNELS also sets
+# (src/graph/connect.cc, ncclTopoPostset: copyChannels(..., max(ncclMinNchannels(), comm->config.minCTAs), ...)); the
+# request restates it as NCCL_MIN_NCHANNELS, which contend reads.
+GJ = ("h100-4node-gj-aion-nccl-tests-309.txt", "yes, we are.")
+ROUND24 = [
+    Table("2 x 8 A100-SXM4-80GB (AWS p4de.24xlarge, 4 x 100 Gb/s EFA a node; aws-hpc-tutorials), all_reduce, "
+          "NCCL 2.17.1, NCCL_PROTO=simple", str(MACHINES / "p4de-24xl.yaml"),
+          dict(op="all_reduce", min_bytes="8", max_bytes="1G", nodes=2, proto="Simple", iters=100),
+          "a100-2node-p4de-aws-hpc-tutorials.txt",
+          [("a100-2node-p4de-aws-hpc-tutorials.txt", "export NCCL_PROTO=simple"),
+           ("a100-2node-p4de-aws-hpc-tutorials.txt", "all_reduce_perf -b 8 -e 9G -f 2 -g 1 -c 1 -n 100"),
+           ("a100-2node-p4de-aws-hpc-tutorials.txt", "#SBATCH -N 2"),
+           ("a100-2node-p4de-aws-hpc-tutorials.txt", "Selected Provider is efa (found 4 nics)")]),
+    Table("2 x 8 H100 (Dell XE9680, 8 x 400 Gb/s CX-7 IB a node; NVIDIA/nccl-tests 309), all_reduce, NCCL 2.26.2, "
+          "NCCL_NET_GDR_LEVEL=1, NCCL_P2P_LEVEL=NVL", "hgx-h100",
+          dict(op="all_reduce", min_bytes="8", max_bytes="16G", nodes=2,
+               env={"NCCL_NET_GDR_LEVEL": "1", "NCCL_P2P_LEVEL": "NVL"}),
+          "h100-2node-xe9680-nccl-tests-309.txt",
+          [("h100-2node-xe9680-nccl-tests-309.txt", "Server: Dell HGX XE9680 with 8xH100 and 8x CX-7 IB 400Gbps"),
+           ("h100-2node-xe9680-nccl-tests-309.txt", "--np 16 -H bm-h100-01:8,bm-h100-02:8"),
+           ("h100-2node-xe9680-nccl-tests-309.txt", "-x NCCL_NET_GDR_LEVEL=1"),
+           ("h100-2node-xe9680-nccl-tests-309.txt", "-x NCCL_P2P_LEVEL=NVL")]),
+    Table("2 x 8 H100 (a cluster on 400 Gb/s IB; NVIDIA/nccl-tests 309, gj-aion), all_reduce", "hgx-h100",
+          dict(op="all_reduce", min_bytes="1M", max_bytes="8G", nodes=2), "h100-2node-gj-aion-nccl-tests-309.txt",
+          [GJ, ("h100-2node-gj-aion-nccl-tests-309.txt", "when we do the same for 2 out of 8 nodes")]),
+    Table("2 x 8 H100 (the same cluster), all_reduce, NCCL_ALGO=Ring, NCCL_MIN_CTAS=24", "hgx-h100",
+          dict(op="all_reduce", min_bytes="1M", max_bytes="8G", nodes=2, algo="Ring",
+               env={"NCCL_MIN_NCHANNELS": "24"}), "h100-2node-gj-aion-ring-nccl-tests-309.txt",
+          [GJ, ("h100-2node-gj-aion-ring-nccl-tests-309.txt", "-x NCCL_ALGO=Ring -x NCCL_MIN_CTAS=24")]),
+    Table("4 x 8 H100 (the same cluster), all_reduce", "hgx-h100",
+          dict(op="all_reduce", min_bytes="1M", max_bytes="8G", nodes=4), "h100-4node-gj-aion-nccl-tests-309.txt",
+          [GJ, ("h100-4node-gj-aion-nccl-tests-309.txt", "mpirun -np 32 -N 8")]),
+    Table("8 x 8 H100 (the same cluster), all_reduce", "hgx-h100",
+          dict(op="all_reduce", min_bytes="1M", max_bytes="8G", nodes=8), "h100-8node-gj-aion-nccl-tests-309.txt",
+          [GJ, ("h100-8node-gj-aion-nccl-tests-309.txt", "our 8 node cluster achieves")]),
+    Table("8 x 8 H100 (the same cluster), all_reduce, NCCL_MIN_CTAS=24", "hgx-h100",
+          dict(op="all_reduce", min_bytes="1M", max_bytes="8G", nodes=8, env={"NCCL_MIN_NCHANNELS": "24"}),
+          "h100-8node-gj-aion-tuned-nccl-tests-309.txt",
+          [GJ, ("h100-8node-gj-aion-tuned-nccl-tests-309.txt", "mpirun -np 64 -N 8 --hostfile /tmp/8hosts.txt -x "
+                                                                 "LD_LIBRARY_PATH -x NCCL_MIN_CTAS=24")]),
+]
+# The Vultr HGX B200 report (8 x 400 Gb/s NDR a node; no release, command or NCCL setting printed: the defaults).
+VULTR = ("b200x8-vultr-all_reduce.txt", "8× NDR")
+for _op, _dtype in (("all_reduce", "float"), ("all_gather", "float"), ("reduce_scatter", "float"),
+                    ("alltoall", "uint8"), ("sendrecv", "uint8")):
+    for _nodes in (1, 2):
+        _file = f"b200x8-vultr-{_op}.txt" if _nodes == 1 else f"b200-2node-vultr-{_op}.txt"
+        _ranks = "8" if _nodes == 1 else "16"
+        ROUND24.append(Table(
+            f"{'8' if _nodes == 1 else '2 x 8'} B200 (Vultr HGX B200, 8 x 400 Gb/s NDR a node), {_op}, {_dtype}",
+            "hgx-b200", dict(op=_op, min_bytes="1M", max_bytes="16G", nodes=_nodes, dtype=_dtype), _file,
+            [VULTR, (_file, f"**{_op}  ranks={_ranks}  ({'intra' if _nodes == 1 else 'inter'}-node)**")]))
+ROUND24.append(Table(
+    "8 x V100-SXM2-16GB (hybrid cube mesh as DGX-1's; a 2019 post), all_reduce, one process (-g 8)",
+    str(MACHINES / "dgx1-v100.yaml"), dict(op="all_reduce", min_bytes="8", max_bytes="128M", ngpus=8),
+    "v100x8-cube-mesh-2019-all_reduce.txt",
+    [("v100x8-cube-mesh-2019-all_reduce.txt", "./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8"),
+     ("v100x8-cube-mesh-2019-all_reduce.txt", "GPU0\t X \tNV1\tNV1\tNV2\tSYS\tSYS\tNV2\tSYS\t0-95")]))
+
+PLATEAUS24 = [
+    Plateau("8 x H100 (Dell XE9680, one node), all_reduce plateau (NVIDIA/nccl-tests 309), NCCL 2.26.2", "hgx-h100",
+            dict(op="all_reduce", min_bytes="8", max_bytes="16G", nccl_version="2.26"),
+            "h100-2node-xe9680-nccl-tests-309.txt", "get up to 482.12 GB/s out-of-place Bus-BW", 482.12),
+    Plateau("8 x H100 (the same node), all_reduce plateau with NCCL_NVLS_ENABLE=0 (NCCL_ALGO=Ring,Tree)", "hgx-h100",
+            dict(op="all_reduce", min_bytes="8", max_bytes="16G", algo="Ring,Tree", nccl_version="2.26"),
+            "h100-2node-xe9680-nccl-tests-309.txt", "Once I disable NVLS, i got 368.76 GB/s", 368.76),
+]
+
+
 def command(machine: str, request: dict) -> str:
     """The `contend nccl-tests` command line of a request (machine files by their path from the repository root)."""
     flags = {"op": "--op", "min_bytes": "-b", "max_bytes": "-e", "factor": "-f", "ngpus": "-g", "nodes": "--nodes",
-             "algo": "--algo", "proto": "--proto", "nccl_version": "--nccl-version", "iters": "-n"}
+             "algo": "--algo", "proto": "--proto", "nccl_version": "--nccl-version", "iters": "-n", "dtype": "-d"}
     name = str(Path(machine).relative_to(Path(__file__).parent.parent)) if "/" in machine else machine
     words = [f"{k}={v}" for k, v in request.get("env", {}).items()] + ["contend nccl-tests", name]
     for key, value in request.items():
@@ -284,9 +365,10 @@ def totals(summary: list[tuple], what: str) -> None:
     counted = [s for s in summary if s[4] is None]
     inside, rows = sum(s[1] for s in counted), sum(s[2] for s in counted)
     every, every_rows = sum(s[1] for s in summary), sum(s[2] for s in summary)
-    plateaus = sum(1 for s in counted if s[0] in {p.label for p in PLATEAUS})
+    plateaus = sum(1 for s in counted if s[0] in {p.label for p in PLATEAUS + PLATEAUS24})
+    stated = f" and {plateaus} stated plateau{'s' * (plateaus != 1)}." if plateaus else "."
     print(f"\n{what}: {inside} of {rows} rows within ±15% ({inside / rows:.0%}): the {len(counted) - plateaus} "
-          f"tables the inclusion rule admits" + (f" and {plateaus} stated plateau." if plateaus else "."))
+          f"tables the inclusion rule admits" + stated)
     left = len(summary) - len(counted)
     print(f"With the {left} table{'s' * (left != 1)} it leaves out (shown above): {every} of {every_rows} "
           f"({every / every_rows:.0%}).")
@@ -299,6 +381,10 @@ def main() -> None:
     round23 = section(ROUND23)
     totals(round23, "held out, round 23's tables alone")
     totals(round22 + round23, "held out, rounds 22 and 23 together")
+    print("\n### Round 24 tables\n")
+    round24 = section(ROUND24 + PLATEAUS24)
+    totals(round24, "held out, round 24's tables alone")
+    totals(round22 + round23 + round24, "held out, rounds 22 to 24 together")
 
 
 if __name__ == "__main__":

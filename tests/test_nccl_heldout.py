@@ -1,4 +1,4 @@
-"""The held-out nccl-tests check (bench/nccl_heldout.py, issue 25 rounds 22 and 23): its stored tables, quotes and
+"""The held-out nccl-tests check (bench/nccl_heldout.py, issue 25 rounds 22 to 24): its stored tables, quotes and
 machine files stay readable, and its scoring runs on one table of each round."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def heldout():
 def test_every_table_quotes_its_stored_source_and_has_rows(heldout):
     """Each setting, release and plateau the script runs with is in the stored text, and each table has the rows of
     at least 1 MiB the clause it is scored or left out under says (no contend run)."""
-    for table in heldout.TABLES + heldout.ROUND23:
+    for table in heldout.TABLES + heldout.ROUND23 + heldout.ROUND24:
         for source, text in table.settings:
             heldout.require(source, text, "the table's settings", heldout.HELDOUT)
         heldout.nccl_version(table.file, heldout.VERSIONS, heldout.HELDOUT)
@@ -35,7 +35,7 @@ def test_every_table_quotes_its_stored_source_and_has_rows(heldout):
         assert rows and (len(rows) < 4) == (3 in clauses), table.file
         if table.machine.endswith(".yaml"):
             contend.Machine.load(table.machine)
-    for case in heldout.PLATEAUS:
+    for case in heldout.PLATEAUS + heldout.PLATEAUS24:
         heldout.quoted(case.file, case.text, case.measured, heldout.HELDOUT)
 
 
@@ -60,3 +60,14 @@ def test_scoring_one_round23_table(heldout, capsys):
     assert rows == 12 and 0 <= inside <= rows
     assert "--nccl-version 2.18" in out and "| 4 MiB | 92.94 |" in out and saturation.startswith("×")
     assert f"{inside} of 12 rows within ±15%." in out
+
+
+def test_scoring_one_round24_table(heldout, capsys):
+    """Round 24's 2 x 8 B200 sendrecv (a preset on two nodes, uint8 rows as the report prints them): its fifteen rows of
+    1 MiB-16 GiB scored with nccl_validation's test, and its saturation size (the stored rows start at 1 MiB)."""
+    table = next(t for t in heldout.ROUND24 if t.file == "b200-2node-vultr-sendrecv.txt")
+    inside, rows, saturation = heldout.score(table)
+    out = capsys.readouterr().out
+    assert rows == 15 and 0 <= inside <= rows
+    assert "--nodes 2 -d uint8" in out and "| 16384 MiB | 19.63 |" in out and saturation.startswith("×")
+    assert f"{inside} of 15 rows within ±15%." in out
