@@ -136,6 +136,30 @@ def test_size_bounds_refuse_before_running(tmp_path):
     assert p.returncode == 0 and json.loads(p.stdout)["phases"]
 
 
+def test_a_transfers_csv_reads_as_its_yaml(tmp_path, example_file):
+    # What a spreadsheet saves (Excel's "CSV UTF-8": a byte-order mark, CRLF): read as the YAML of the same
+    # transfers, from a file and from standard input; it was one line of YAML's "invalid type: string".
+    rows = [line.strip(" -{}").split(", ") for line in EXAMPLE.splitlines()[1:]]
+    csv = "\ufeffsrc,dst,size\r\n" + "".join(",".join(f.split(": ")[1] for f in r) + "\r\n" for r in rows)
+    path = tmp_path / "t.csv"
+    path.write_bytes(csv.encode())
+    want = run_cli("simulate", "cs-storm-socket", example_file, "--json").stdout
+    got = run_cli("simulate", "cs-storm-socket", path, "--json")
+    assert got.returncode == 0, got.stderr
+    assert json.loads(got.stdout)["transfers"] == json.loads(want)["transfers"]
+    from typer.testing import CliRunner
+
+    from contend.cli import app
+
+    r = CliRunner().invoke(app, ["simulate", "cs-storm-socket", "-", "--json"], input=csv.lstrip("\ufeff"))
+    assert r.exit_code == 0 and json.loads(r.stdout)["transfers"] == json.loads(want)["transfers"], r.stderr
+    path.write_text("src,dst,size\nGPU0,GPU2,4 Mib\n")
+    one_line(run_cli("simulate", "cs-storm-socket", path), "t.csv: line 2: size:", "Mib")
+    # Its size bound counts a CSV's short rows (a line each), not YAML's 40 bytes a transfer.
+    path.write_text("src,dst,size\n" + "GPU0,GPU2,1MiB\n" * 1200)
+    one_line(run_cli("simulate", "cs-storm-socket", path, "--max-rows", "1100"), "TRANSFERS", "counted by lines")
+
+
 def test_phases_and_nics_in_text(example_file):
     p = run_cli("simulate", "cs-storm-socket", example_file, "--phases")
     assert p.returncode == 0 and "phases (2;" in p.stdout and "lowest share" in p.stdout

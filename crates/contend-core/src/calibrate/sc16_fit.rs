@@ -2,7 +2,7 @@
 //! on 22,259 graphs. Under sc16 every duration scales exactly as 1/B, so for each tau the best B
 //! has a closed form; tau is found by a grid search refined by golden sections.
 
-use super::csv::Csv;
+use crate::csv::Csv;
 use crate::error::{Error, Result};
 use crate::model::sc16::{Sc16Params, Sc16Prepared};
 use crate::sim;

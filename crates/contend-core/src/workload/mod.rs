@@ -2,6 +2,7 @@
 
 mod after;
 pub mod columns;
+mod csv;
 mod generate;
 pub mod program;
 mod regular;
@@ -215,6 +216,9 @@ impl WorkloadSpec {
         WorkloadSpec::from_text(&read_user_file(path)?, path)
     }
     pub fn from_text(text: &str, origin: &str) -> Result<WorkloadSpec> {
+        if csv::is_csv(text, origin) {
+            return csv::parse(text, origin);
+        }
         // A file of the regular shape is read in one pass; anything else, mistakes included, by
         // the YAML parser, which reads the regular shape the same way (`regular`).
         match regular::parse(text) {
