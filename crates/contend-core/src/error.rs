@@ -170,6 +170,7 @@ pub fn read_user_text(path: &str, expected: &str) -> Result<String> {
         let why = match e.kind() {
             std::io::ErrorKind::NotFound => "no such file; check the path".to_string(),
             std::io::ErrorKind::PermissionDenied => "permission denied; make the file readable".to_string(),
+            std::io::ErrorKind::IsADirectory => format!("is a folder; give {expected}"),
             _ => format!("cannot be read ({e})"),
         };
         Error::input(path, "", why)
@@ -290,6 +291,13 @@ mod tests {
         assert!(e.contains("unknown field `devcies`; did you mean `devices`?"), "{e}");
         assert_eq!(super::nearest("lanse", &["a", "lanes", "latency"]), Some("lanes"));
         assert_eq!(super::nearest("bw", &["bandwidth", "b"]), None);
+    }
+
+    #[test]
+    fn a_folder_given_for_a_file_says_what_to_give() {
+        let dir = std::env::temp_dir();
+        let e = super::read_user_file(dir.to_str().unwrap()).unwrap_err().to_string();
+        assert_eq!(e, format!("{}: is a folder; give a YAML or JSON file", dir.display()));
     }
 
     #[test]
