@@ -108,6 +108,11 @@ def test_pictures_are_named_for_their_format(tmp_path, example_file):
     svg = tmp_path / "t.svg"
     assert run_cli("simulate", "cs-storm-socket", example_file, "--timeline", svg).returncode == 0
     assert svg.read_text().lstrip().startswith("<?xml")
+    assert "model sc16 (bandwidth=11.6GiB/s, tau=0.1735)" in svg.read_text()
+    # maxmin has neither of sc16's parameters the title names: its title read "model maxmin ()".
+    assert run_cli("simulate", "cs-storm-socket", example_file, "--model", "maxmin", "--timeline", svg,
+                   "--force").returncode == 0
+    assert "<!-- cs-storm-socket — model maxmin; labels" in svg.read_text()
 
 
 def test_size_bounds_refuse_before_running(tmp_path):
