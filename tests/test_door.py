@@ -84,6 +84,15 @@ def test_a_bad_cell_is_one_line_naming_its_column_and_row(kwargs, field):
     assert field in str(e.value) and "\n" not in str(e.value)
 
 
+def test_an_empty_device_cell_is_one_line_naming_its_column_and_row():
+    # pandas keeps an empty cell NaN through astype(str): the binding raised a bare TypeError.
+    df = pd.DataFrame({"src": ["GPU0", None], "dst": ["GPU2", "GPU3"], "size": [1024, 1024]})
+    with pytest.raises(contend.InputError, match=r'^<dataframe>: src\[1\]: is missing; give a device name'):
+        contend.Transfers.from_dataframe(df.assign(src=pd.Series(["GPU0", np.nan], dtype=object)))
+    with pytest.raises(contend.InputError, match=r"dst\[0\]: is 3, not a name"):
+        contend.Transfers.from_columns(["GPU0"], [3], [1024])
+
+
 def test_a_dataframe_with_unknown_columns_is_refused_not_silently_dropped():
     df = pd.DataFrame({"src": ["GPU0"], "dst": ["GPU2"], "size": [1024], "mechanism": ["staged"]})
     with pytest.raises(contend.InputError, match="mechanism"):
