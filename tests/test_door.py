@@ -93,6 +93,15 @@ def test_an_empty_device_cell_is_one_line_naming_its_column_and_row():
         contend.Transfers.from_columns(["GPU0"], [3], [1024])
 
 
+def test_a_nan_start_is_none_on_both_paths():
+    # NaN (pandas' empty cell) means no start on the columns' path; a record that takes the file's path (here
+    # for its mechanism) read it as the time "nans".
+    plain = contend.Transfers.from_records([{"src": "GPU0", "dst": "GPU2", "size": 1024, "start": float("nan")}])
+    other = contend.Transfers.from_records([{"src": "GPU0", "dst": "GPU2", "size": 1024, "start": float("nan"),
+                                             "overhead": np.float64("nan"), "mechanism": "p2p"}])
+    assert "start" not in plain.records[0] and "start" not in other.records[0] and "overhead" not in other.records[0]
+
+
 def test_a_dataframe_with_unknown_columns_is_refused_not_silently_dropped():
     df = pd.DataFrame({"src": ["GPU0"], "dst": ["GPU2"], "size": [1024], "mechanism": ["staged"]})
     with pytest.raises(contend.InputError, match="mechanism"):

@@ -256,7 +256,10 @@ def _with_units(record: Any) -> Any:
     out = dict(record)
     for key, unit in units.items():
         v = out.get(key)
-        if isinstance(v, numbers.Real) and not isinstance(v, bool):
+        if key != "size" and isinstance(v, numbers.Real) and v != v:
+            # NaN, pandas' empty cell, is "none" for start and overhead, as on the columns' path (it was "nans" here).
+            del out[key]
+        elif isinstance(v, numbers.Real) and not isinstance(v, bool):
             # A whole float is written as an integer: "1048576.0B" would read the same, but a size's text is
             # what the file path's messages quote. A fractional byte count stays fractional and is refused there.
             out[key] = f"{int(v)}{unit}" if unit == "B" and float(v).is_integer() else f"{float(v)!r}{unit}"
