@@ -29,7 +29,10 @@ pub fn parse(text: &str, origin: &str) -> Result<WorkloadSpec> {
         return Err(Error::input(
             origin,
             "line 1",
-            format!("column \"{other}\" is not one a transfers CSV has ({}); for after, mechanism, via, datatype, method or access write a YAML transfers file", KNOWN.join(", ")),
+            format!(
+                "column \"{other}\" is not one a transfers CSV has ({}); for after, mechanism, via, datatype, method or access write a YAML transfers file",
+                KNOWN.join(", ")
+            ),
         ));
     }
     let col = |name: &str| csv.need(name, origin, EXPECTED);
@@ -80,7 +83,10 @@ mod tests {
     #[test]
     fn each_mistake_names_its_line_and_column() {
         let e = |text: &str| WorkloadSpec::from_text(text, "t.csv").unwrap_err().to_string();
-        assert_eq!(e("src,dst,size\nGPU0,GPU1,4 Mib\n"), "t.csv: line 2: size: \"4 Mib\" has an unknown size unit \"Mib\"; use one of B, kB, KB, MB, GB, TB, KiB, MiB, GiB, TiB");
+        assert_eq!(
+            e("src,dst,size\nGPU0,GPU1,4 Mib\n"),
+            "t.csv: line 2: size: \"4 Mib\" has an unknown size unit \"Mib\"; use one of B, kB, KB, MB, GB, TB, KiB, MiB, GiB, TiB"
+        );
         assert!(e("src,dst,size\nGPU0,GPU1,-4MiB\n").starts_with("t.csv: line 2: size: \"-4MiB\" is negative"));
         assert!(e("src,dst,size\nGPU0,GPU1,4096\n").starts_with("t.csv: line 2: size: "));
         assert!(e("src,dst,size,start\nGPU0,GPU1,4MiB,nan\n").starts_with("t.csv: line 2: start: "));
@@ -90,6 +96,13 @@ mod tests {
         assert!(e("src,dst,size,after\nGPU0,GPU1,4MiB,t0\n").starts_with("t.csv: line 1: column \"after\" is not one a transfers CSV has"));
         assert_eq!(e("src,dst,size\n"), "t.csv: has a header but no transfers; add a row such as GPU0,GPU1,300MiB");
         assert!(e("").starts_with("t.csv: is empty; expected a header src,dst,size"));
+    }
+
+    #[test]
+    fn a_transfers_file_that_cannot_be_read_says_csv_is_one_it_may_be() {
+        let dir = std::env::temp_dir();
+        let e = WorkloadSpec::load(dir.to_str().unwrap()).unwrap_err().to_string();
+        assert_eq!(e, format!("{}: is a folder; give a YAML, JSON or CSV transfers file", dir.display()));
     }
 
     #[test]

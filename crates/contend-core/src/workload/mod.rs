@@ -17,7 +17,7 @@ pub fn generate_rng(seed: u64) -> SplitMix64 {
 }
 
 use crate::datatype::{Datatype, KernelParams, Message, Method, TypeSpec};
-use crate::error::{parse_document, read_user_file, Error, Result};
+use crate::error::{parse_document, read_user_text, Error, Result};
 use crate::keymap::IntMap;
 use crate::topology::{DeviceKind, Machine};
 use crate::units::{Bandwidth, Bytes, Time};
@@ -213,7 +213,7 @@ pub struct Workload {
 
 impl WorkloadSpec {
     pub fn load(path: &str) -> Result<WorkloadSpec> {
-        WorkloadSpec::from_text(&read_user_file(path)?, path)
+        WorkloadSpec::from_text(&read_user_text(path, "a YAML, JSON or CSV transfers file")?, path)
     }
     pub fn from_text(text: &str, origin: &str) -> Result<WorkloadSpec> {
         if csv::is_csv(text, origin) {
