@@ -304,7 +304,9 @@ mod tests {
     fn a_tab_in_the_indentation_is_said_as_the_fix() {
         let e = crate::workload::WorkloadSpec::from_text("transfers:\n\t- {src: GPU0, dst: GPU1, size: 1GiB}\n", "t.yaml").unwrap_err().to_string();
         assert_eq!(e, "t.yaml: transfers: a tab at line 2 column 1; YAML indents with spaces only: replace the tabs with spaces");
-        let e = crate::topology::Machine::from_text("name: m\ndevices:\n  - {name: GPU0, kind: gpu}\n\t- {name: GPU1, kind: gpu}\n", "m.yaml").unwrap_err().to_string();
+        let e = crate::topology::Machine::from_text("name: m\ndevices:\n  - {name: GPU0, kind: gpu}\n\t- {name: GPU1, kind: gpu}\n", "m.yaml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("a tab at line 4 column 1; YAML indents with spaces only"), "{e}");
         // A character other than a tab that cannot start a token is said as libyaml says it.
         let e = crate::workload::WorkloadSpec::from_text("transfers:\n  - @x\n", "t.yaml").unwrap_err().to_string();
