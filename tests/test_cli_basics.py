@@ -165,6 +165,20 @@ def test_a_transfers_csv_reads_as_its_yaml(tmp_path, example_file):
     one_line(run_cli("simulate", "cs-storm-socket", path, "--max-rows", "1100"), "TRANSFERS", "counted by lines")
 
 
+def test_links_busy_as_long_list_the_one_carrying_bytes_first(tmp_path):
+    # GPU1 -> GPU0 over NVLink: the reverse direction GPU0 -> GPU1 is busy as long with the duplex overhead and
+    # no bytes; it was listed first, being first in the machine's order.
+    machine = tmp_path / "m.yaml"
+    machine.write_text("name: m\ndevices:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n"
+                       "links:\n  - {a: GPU0, b: GPU1, kind: nvlink, bandwidth: 25GB/s}\n")
+    t = tmp_path / "t.yaml"
+    t.write_text("transfers:\n  - {src: GPU1, dst: GPU0, size: 1GiB}\n")
+    p = run_cli("simulate", machine, t, "--model", "maxmin")
+    assert p.returncode == 0, p.stderr
+    rows = [line for line in p.stdout.splitlines() if "GPU0→GPU1" in line or "GPU1→GPU0" in line]
+    assert "GPU1→GPU0" in rows[-2] and "1GiB" in rows[-2] and "0B" in rows[-1], rows
+
+
 def test_phases_and_nics_in_text(example_file):
     p = run_cli("simulate", "cs-storm-socket", example_file, "--phases")
     assert p.returncode == 0 and "phases (2;" in p.stdout and "lowest share" in p.stdout
