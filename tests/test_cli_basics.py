@@ -108,6 +108,11 @@ def test_pictures_are_named_for_their_format(tmp_path, example_file):
     svg = tmp_path / "t.svg"
     assert run_cli("simulate", "cs-storm-socket", example_file, "--timeline", svg).returncode == 0
     assert svg.read_text().lstrip().startswith("<?xml")
+    assert "model sc16 (bandwidth=11.6GiB/s, tau=0.1735)" in svg.read_text()
+    # maxmin has neither of sc16's parameters the title names: its title read "model maxmin ()".
+    assert run_cli("simulate", "cs-storm-socket", example_file, "--model", "maxmin", "--timeline", svg,
+                   "--force").returncode == 0
+    assert "<!-- cs-storm-socket — model maxmin; labels" in svg.read_text()
 
 
 def test_size_bounds_refuse_before_running(tmp_path):
@@ -134,6 +139,44 @@ def test_size_bounds_refuse_before_running(tmp_path):
     assert not (tmp_path / "t.json").exists()
     p = run_cli("simulate", "cs-storm-socket", big, "--phases", "--max-rows", "3000000", "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["phases"]
+
+
+def test_a_transfers_csv_reads_as_its_yaml(tmp_path, example_file):
+    # What a spreadsheet saves (Excel's "CSV UTF-8": a byte-order mark, CRLF): read as the YAML of the same
+    # transfers, from a file and from standard input; it was one line of YAML's "invalid type: string".
+    rows = [line.strip(" -{}").split(", ") for line in EXAMPLE.splitlines()[1:]]
+    csv = "\ufeffsrc,dst,size\r\n" + "".join(",".join(f.split(": ")[1] for f in r) + "\r\n" for r in rows)
+    path = tmp_path / "t.csv"
+    path.write_bytes(csv.encode())
+    want = run_cli("simulate", "cs-storm-socket", example_file, "--json").stdout
+    got = run_cli("simulate", "cs-storm-socket", path, "--json")
+    assert got.returncode == 0, got.stderr
+    assert json.loads(got.stdout)["transfers"] == json.loads(want)["transfers"]
+    from typer.testing import CliRunner
+
+    from contend.cli import app
+
+    r = CliRunner().invoke(app, ["simulate", "cs-storm-socket", "-", "--json"], input=csv.lstrip("\ufeff"))
+    assert r.exit_code == 0 and json.loads(r.stdout)["transfers"] == json.loads(want)["transfers"], r.stderr
+    path.write_text("src,dst,size\nGPU0,GPU2,4 Mib\n")
+    one_line(run_cli("simulate", "cs-storm-socket", path), "t.csv: line 2: size:", "Mib")
+    # Its size bound counts a CSV's short rows (a line each), not YAML's 40 bytes a transfer.
+    path.write_text("src,dst,size\n" + "GPU0,GPU2,1MiB\n" * 1200)
+    one_line(run_cli("simulate", "cs-storm-socket", path, "--max-rows", "1100"), "TRANSFERS", "counted by lines")
+
+
+def test_links_busy_as_long_list_the_one_carrying_bytes_first(tmp_path):
+    # GPU1 -> GPU0 over NVLink: the reverse direction GPU0 -> GPU1 is busy as long with the duplex overhead and
+    # no bytes; it was listed first, being first in the machine's order.
+    machine = tmp_path / "m.yaml"
+    machine.write_text("name: m\ndevices:\n  - {name: GPU0, kind: gpu}\n  - {name: GPU1, kind: gpu}\n"
+                       "links:\n  - {a: GPU0, b: GPU1, kind: nvlink, bandwidth: 25GB/s}\n")
+    t = tmp_path / "t.yaml"
+    t.write_text("transfers:\n  - {src: GPU1, dst: GPU0, size: 1GiB}\n")
+    p = run_cli("simulate", machine, t, "--model", "maxmin")
+    assert p.returncode == 0, p.stderr
+    rows = [line for line in p.stdout.splitlines() if "GPU0→GPU1" in line or "GPU1→GPU0" in line]
+    assert "GPU1→GPU0" in rows[-2] and "1GiB" in rows[-2] and "0B" in rows[-1], rows
 
 
 def test_phases_and_nics_in_text(example_file):

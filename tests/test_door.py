@@ -84,6 +84,24 @@ def test_a_bad_cell_is_one_line_naming_its_column_and_row(kwargs, field):
     assert field in str(e.value) and "\n" not in str(e.value)
 
 
+def test_an_empty_device_cell_is_one_line_naming_its_column_and_row():
+    # pandas keeps an empty cell NaN through astype(str): the binding raised a bare TypeError.
+    df = pd.DataFrame({"src": ["GPU0", None], "dst": ["GPU2", "GPU3"], "size": [1024, 1024]})
+    with pytest.raises(contend.InputError, match=r'^<dataframe>: src\[1\]: is missing; give a device name'):
+        contend.Transfers.from_dataframe(df.assign(src=pd.Series(["GPU0", np.nan], dtype=object)))
+    with pytest.raises(contend.InputError, match=r"dst\[0\]: is 3, not a name"):
+        contend.Transfers.from_columns(["GPU0"], [3], [1024])
+
+
+def test_a_nan_start_is_none_on_both_paths():
+    # NaN (pandas' empty cell) means no start on the columns' path; a record that takes the file's path (here
+    # for its mechanism) read it as the time "nans".
+    plain = contend.Transfers.from_records([{"src": "GPU0", "dst": "GPU2", "size": 1024, "start": float("nan")}])
+    other = contend.Transfers.from_records([{"src": "GPU0", "dst": "GPU2", "size": 1024, "start": float("nan"),
+                                             "overhead": np.float64("nan"), "mechanism": "p2p"}])
+    assert "start" not in plain.records[0] and "start" not in other.records[0] and "overhead" not in other.records[0]
+
+
 def test_a_dataframe_with_unknown_columns_is_refused_not_silently_dropped():
     df = pd.DataFrame({"src": ["GPU0"], "dst": ["GPU2"], "size": [1024], "mechanism": ["staged"]})
     with pytest.raises(contend.InputError, match="mechanism"):

@@ -154,8 +154,20 @@ class Transfers:
         for column, values in (("src", src), ("dst", dst)):
             if isinstance(values, str):
                 raise InputError(f'{origin}: {column}: is one string; give one device name per transfer, e.g. ["GPU0"]')
-        return cls(_core.Transfers.from_columns(list(src), list(dst), _column(size), origin, name=_names(name),
-                                                start=_column(start), overhead=_column(overhead)))
+        src, dst = list(src), list(dst)
+        try:
+            return cls(_core.Transfers.from_columns(src, dst, _column(size), origin, name=_names(name),
+                                                    start=_column(start), overhead=_column(overhead)))
+        except TypeError:
+            # A cell that is not a name (None, pandas' NaN for an empty cell) was the binding's TypeError "'float'
+            # object is not an instance of 'str'", naming neither the row nor the fix. Looked for only on failure.
+            for column, values in (("src", src), ("dst", dst)):
+                row = next((i for i, v in enumerate(values) if not isinstance(v, str)), None)
+                if row is not None:
+                    v = values[row]
+                    what = "is missing" if v is None or (isinstance(v, float) and v != v) else f"is {v!r}, not a name"
+                    raise InputError(f'{origin}: {column}[{row}]: {what}; give a device name such as "GPU0"') from None
+            raise
 
     @classmethod
     def from_dataframe(cls, df: pd.DataFrame, origin: str = "<dataframe>") -> Transfers:
@@ -244,7 +256,10 @@ def _with_units(record: Any) -> Any:
     out = dict(record)
     for key, unit in units.items():
         v = out.get(key)
-        if isinstance(v, numbers.Real) and not isinstance(v, bool):
+        if key != "size" and isinstance(v, numbers.Real) and v != v:
+            # NaN, pandas' empty cell, is "none" for start and overhead, as on the columns' path (it was "nans" here).
+            del out[key]
+        elif isinstance(v, numbers.Real) and not isinstance(v, bool):
             # A whole float is written as an integer: "1048576.0B" would read the same, but a size's text is
             # what the file path's messages quote. A fractional byte count stays fractional and is refused there.
             out[key] = f"{int(v)}{unit}" if unit == "B" and float(v).is_integer() else f"{float(v)!r}{unit}"

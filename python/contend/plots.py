@@ -72,9 +72,10 @@ def timeline(raw: dict[str, Any], path: str | os.PathLike, title: str | None = N
     ax.invert_yaxis()
     ax.set_xlabel(f"time ({unit})")
     ax.set_xlim(0, makespan * scale * 1.15)
+    # sc16's two parameters, where they are the model's; maxmin and packet have neither (their title read "()").
     params = ", ".join(f"{k}={v}" for k, v in raw["params"].items() if k in ("tau", "bandwidth"))
-    ax.set_title(title or f"{raw['machine']} — model {raw['model']} ({params}); labels: share of bandwidth per phase",
-                 fontsize=10)
+    model = f"{raw['model']} ({params})" if params else raw["model"]
+    ax.set_title(title or f"{raw['machine']} — model {model}; labels: share of bandwidth per phase", fontsize=10)
     ax.grid(axis="x", color="0.92")
     ax.set_axisbelow(True)
     fig.tight_layout()

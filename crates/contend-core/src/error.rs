@@ -75,8 +75,19 @@ pub fn parse_document<T: serde::de::DeserializeOwned>(text: &str, file: &str) ->
             Some((named, rest)) if !named.is_empty() && field.starts_with(named) && !named.contains(' ') => rest,
             _ => &inner,
         };
-        Error::input(file, field, tidy_serde_message(inner))
+        Error::input(file, field, tab_indent(text, inner).unwrap_or_else(|| tidy_serde_message(inner)))
     })
+}
+
+/// A tab where libyaml expected a token ("found character that cannot start any token at line
+/// L column C"), said as the fix: YAML indents with spaces only (YAML 1.2, 6.1: "tab characters
+/// must not be used in indentation"), and editors that insert tabs are the usual cause.
+fn tab_indent(text: &str, message: &str) -> Option<String> {
+    let (_, at) = message.split_once("cannot start any token at line ")?;
+    let (line, rest) = at.split_once(" column ")?;
+    let column: usize = rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?;
+    let found = text.lines().nth(line.parse::<usize>().ok()?.checked_sub(1)?)?.chars().nth(column.checked_sub(1)?)?;
+    (found == '\t').then(|| format!("a tab at line {line} column {column}; YAML indents with spaces only: replace the tabs with spaces"))
 }
 
 /// A path nested past what anyone reads ("type.contiguous.of.contiguous.of…") keeps its first
@@ -159,6 +170,7 @@ pub fn read_user_text(path: &str, expected: &str) -> Result<String> {
         let why = match e.kind() {
             std::io::ErrorKind::NotFound => "no such file; check the path".to_string(),
             std::io::ErrorKind::PermissionDenied => "permission denied; make the file readable".to_string(),
+            std::io::ErrorKind::IsADirectory => format!("is a folder; give {expected}"),
             _ => format!("cannot be read ({e})"),
         };
         Error::input(path, "", why)
@@ -279,6 +291,26 @@ mod tests {
         assert!(e.contains("unknown field `devcies`; did you mean `devices`?"), "{e}");
         assert_eq!(super::nearest("lanse", &["a", "lanes", "latency"]), Some("lanes"));
         assert_eq!(super::nearest("bw", &["bandwidth", "b"]), None);
+    }
+
+    #[test]
+    fn a_folder_given_for_a_file_says_what_to_give() {
+        let dir = std::env::temp_dir();
+        let e = super::read_user_file(dir.to_str().unwrap()).unwrap_err().to_string();
+        assert_eq!(e, format!("{}: is a folder; give a YAML or JSON file", dir.display()));
+    }
+
+    #[test]
+    fn a_tab_in_the_indentation_is_said_as_the_fix() {
+        let e = crate::workload::WorkloadSpec::from_text("transfers:\n\t- {src: GPU0, dst: GPU1, size: 1GiB}\n", "t.yaml").unwrap_err().to_string();
+        assert_eq!(e, "t.yaml: transfers: a tab at line 2 column 1; YAML indents with spaces only: replace the tabs with spaces");
+        let e = crate::topology::Machine::from_text("name: m\ndevices:\n  - {name: GPU0, kind: gpu}\n\t- {name: GPU1, kind: gpu}\n", "m.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a tab at line 4 column 1; YAML indents with spaces only"), "{e}");
+        // A character other than a tab that cannot start a token is said as libyaml says it.
+        let e = crate::workload::WorkloadSpec::from_text("transfers:\n  - @x\n", "t.yaml").unwrap_err().to_string();
+        assert!(e.contains("cannot start any token"), "{e}");
     }
 
     /// Nesting past serde_yaml's recursion limit is said as what to change, with the path cut short.

@@ -4,6 +4,7 @@
 pub mod api;
 pub mod calibrate;
 pub mod compare;
+mod csv;
 pub mod datatype;
 pub mod datatype_report;
 pub mod error;

@@ -181,10 +181,11 @@ EXPLAIN_ROWS = 250_000
 TRACE_ROWS = 500_000
 # generate and transfers files: the engine holds about 1 kB per transfer (a file of them is read whole).
 GENERATE_TRANSFERS = 1_000_000
-# The shortest line a transfer takes in a file ("  - {src: GPU0, dst: GPU1, size: 1MiB}"): a file's size over
-# it bounds the transfers it holds; a file past the bound by that measure, by at most COUNTED times, has its
-# transfers counted.
+# The shortest line a transfer takes in a file ("  - {src: GPU0, dst: GPU1, size: 1MiB}", or a CSV's "a,b,1B"
+# row): a file's size over it bounds the transfers it holds; a file past the bound by that measure, by at most
+# COUNTED times, has its transfers counted.
 TRANSFER_LINE_BYTES = 40
+CSV_ROW_BYTES = 7
 COUNTED = 10
 
 def phase_rows(transfers: int) -> int:
@@ -240,27 +241,31 @@ def load_transfers(source: str, max_rows: int | None = None) -> api.Transfers:
     if source == "-":
         return api.Transfers.parse(read_stdin("transfers"), "<stdin>")
     if os.path.isfile(source):
-        size = os.path.getsize(source)
-        limit, most = max_rows or GENERATE_TRANSFERS, size // TRANSFER_LINE_BYTES
-        how = f"at about {TRANSFER_LINE_BYTES} bytes each"
+        size, csv = os.path.getsize(source), source.lower().endswith(".csv")
+        line = CSV_ROW_BYTES if csv else TRANSFER_LINE_BYTES
+        limit, most = max_rows or GENERATE_TRANSFERS, size // line
+        how = f"at about {line} bytes each"
         if limit < most <= COUNTED * limit:
             # Past the bound by size alone, though not by much (generate writes its largest files at about 56
-            # bytes a transfer): count them, each transfer naming one src, before the engine reads the file whole.
-            most, how = src_keys(source), "counted by their src fields"
+            # bytes a transfer): count them, each transfer naming one src (a CSV's a line), before the engine
+            # reads the file whole.
+            most, how = (occurrences(source, b"\n"), "counted by lines") if csv else (
+                occurrences(source, b"src"), "counted by their src fields")
         bound("TRANSFERS", most, GENERATE_TRANSFERS, max_rows, f"transfers ({size / 1e6:,.0f} MB, {how})",
               f"split {source}")
     return api.Transfers.load(source)
 
 
-def src_keys(path: str, chunk: int = 1 << 24) -> int:
-    """How often ``src`` occurs in a file, read in chunks (memory stays bounded whatever its size): at least the
-    number of transfers it holds."""
-    count, tail = 0, b""
+def occurrences(path: str, needle: bytes, chunk: int = 1 << 24) -> int:
+    """How often ``needle`` occurs in a file (``src``, or a CSV's newline), read in chunks (memory stays bounded
+    whatever its size): at least the number of transfers it holds."""
+    count, tail, keep = 0, b"", len(needle) - 1
     with open(path, "rb") as f:
         while block := f.read(chunk):
             data = tail + block
-            count += data.count(b"src")
-            tail = data[-2:]  # a key cut between two chunks is counted in the next; two bytes cannot hold one
+            count += data.count(needle)
+            # A needle cut between two chunks is counted in the next; its length less one byte cannot hold one.
+            tail = data[len(data) - keep:] if keep else b""
     return count
 
 

@@ -97,7 +97,10 @@ def print_links(raw: dict[str, Any]) -> None:
     """The busiest links: bytes, busy time and peak utilisation."""
     links = raw["links"]
     shown = len(links["name"]) if len(links["name"]) <= 12 else 10
-    order = sorted(range(len(links["name"])), key=lambda i: -links["busy_s"][i])[:shown]
+    # Busy time alone ties whenever links carry one flow each, and a link busy only with the duplex overhead of
+    # the other direction (0 bytes) is busy as long as it: bytes break the tie (a 0-byte link listed first, and
+    # with more than 12 links the most loaded ones could be cut).
+    order = sorted(range(len(links["name"])), key=lambda i: (-links["busy_s"][i], -links["bytes"][i]))[:shown]
     if not order:
         return
     unit, scale = time_unit(max(links["busy_s"]) or 1.0)

@@ -19,7 +19,6 @@
 //! Where the measurements cannot tell unknowns apart (every staged copy crosses the same kinds),
 //! the ridge spreads the time evenly among them; the predictions do not depend on the split.
 
-mod csv;
 mod duplex_read;
 pub mod general;
 mod golden;

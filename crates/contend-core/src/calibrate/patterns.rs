@@ -5,7 +5,7 @@
 //! (write or read). Sizes, times and bandwidths carry units ("64MiB", "2.5ms", "24GB/s").
 //! A single-transfer pattern per size is a bandwidth-versus-size sweep.
 
-use super::csv::Csv;
+use crate::csv::Csv;
 use crate::error::{Error, Result};
 use crate::units::{Bandwidth, Bytes, Time};
 use crate::workload::{Access, TransferSpec, WorkloadSpec};

@@ -2,7 +2,7 @@
 //! on 22,259 graphs. Under sc16 every duration scales exactly as 1/B, so for each tau the best B
 //! has a closed form; tau is found by a grid search refined by golden sections.
 
-use super::csv::Csv;
+use crate::csv::Csv;
 use crate::error::{Error, Result};
 use crate::model::sc16::{Sc16Params, Sc16Prepared};
 use crate::sim;
@@ -47,7 +47,12 @@ pub fn parse_csv(text: &str, origin: &str) -> Result<Vec<MeasuredGraph>> {
     const EXPECTED: &str = "graph,src,dst,size,time";
     let csv = Csv::read(text, origin, EXPECTED)?;
     let col = |name: &str| csv.need(name, origin, EXPECTED);
-    let (g, s, d, z, t) = (col("graph")?, col("src")?, col("dst")?, col("size")?, col("time")?);
+    // A CSV with neither a pattern nor a graph column comes here (api::MeasurementFormat), most
+    // often a pattern CSV whose first column is misnamed or missing: name both formats.
+    let g = csv.find("graph").ok_or_else(|| {
+        Error::input(origin, "line 1", "no column \"pattern\" or \"graph\"; the header needs pattern,src,dst,size and time or bandwidth (measured patterns, any concurrent test), or graph,src,dst,size,time (sc16's bandwidth and tau)")
+    })?;
+    let (s, d, z, t) = (col("src")?, col("dst")?, col("size")?, col("time")?);
     csv.require_rows(origin)?;
     let mut graphs: Vec<MeasuredGraph> = Vec::new();
     for (line, f) in &csv.rows {
@@ -167,5 +172,8 @@ mod tests {
         assert!(e.starts_with("m.csv: line 2: size") && e.contains("no unit"), "{e}");
         let e = parse_csv("graph,src,size,time\n", "m.csv").unwrap_err().to_string();
         assert!(e.contains("no column \"dst\""), "{e}");
+        // A pattern CSV without its pattern column was told only of sc16's graph format.
+        let e = parse_csv("src,dst,size,bandwidth\nGPU0,GPU1,1GiB,85GB/s\n", "m.csv").unwrap_err().to_string();
+        assert!(e.starts_with("m.csv: line 1: no column \"pattern\" or \"graph\"; the header needs pattern,src,dst,size and time or bandwidth"), "{e}");
     }
 }

@@ -2,6 +2,7 @@
 
 mod after;
 pub mod columns;
+mod csv;
 mod generate;
 pub mod program;
 mod regular;
@@ -16,7 +17,7 @@ pub fn generate_rng(seed: u64) -> SplitMix64 {
 }
 
 use crate::datatype::{Datatype, KernelParams, Message, Method, TypeSpec};
-use crate::error::{parse_document, read_user_file, Error, Result};
+use crate::error::{parse_document, read_user_text, Error, Result};
 use crate::keymap::IntMap;
 use crate::topology::{DeviceKind, Machine};
 use crate::units::{Bandwidth, Bytes, Time};
@@ -212,9 +213,12 @@ pub struct Workload {
 
 impl WorkloadSpec {
     pub fn load(path: &str) -> Result<WorkloadSpec> {
-        WorkloadSpec::from_text(&read_user_file(path)?, path)
+        WorkloadSpec::from_text(&read_user_text(path, "a YAML, JSON or CSV transfers file")?, path)
     }
     pub fn from_text(text: &str, origin: &str) -> Result<WorkloadSpec> {
+        if csv::is_csv(text, origin) {
+            return csv::parse(text, origin);
+        }
         // A file of the regular shape is read in one pass; anything else, mistakes included, by
         // the YAML parser, which reads the regular shape the same way (`regular`).
         match regular::parse(text) {

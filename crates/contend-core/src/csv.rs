@@ -1,5 +1,6 @@
-//! The measurement CSVs' common shape: a header of column names (any order, any case), then one
-//! row per measurement with as many fields; blank lines and lines starting with '#' are skipped.
+//! The CSVs users write (measurements for `calibrate`, transfers): a header of column names (any
+//! order, any case), then one row per record with as many fields; blank lines and lines starting
+//! with '#' are skipped.
 
 use crate::error::{Error, Result};
 

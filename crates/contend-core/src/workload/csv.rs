@@ -1,0 +1,114 @@
+//! A transfers file written as CSV, as a spreadsheet or a script saves it: a header naming
+//! src, dst and size and optionally name, start and overhead (any order, any case), then a
+//! transfer per row with its units in the cells ("300MiB", "5ms"), as in a YAML transfers file.
+//! What else a transfer can say (after, mechanism, via, datatype, method, access) needs the
+//! YAML file.
+
+use super::{TransferSpec, WorkloadSpec};
+use crate::csv::Csv;
+use crate::error::{Error, Result};
+use crate::units::{Bytes, Time};
+
+const EXPECTED: &str = "src,dst,size (optional name, start, overhead)";
+const KNOWN: &[&str] = &["name", "src", "dst", "size", "start", "overhead"];
+
+/// Whether a transfers file is CSV: named `.csv`, or (standard input, any other name) its first
+/// line is a header of comma-separated column names with `src` among them. YAML never starts
+/// so: a mapping's first line has a colon.
+pub fn is_csv(text: &str, origin: &str) -> bool {
+    if origin.to_lowercase().ends_with(".csv") {
+        return true;
+    }
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
+    first.is_some_and(|h| !h.contains(':') && h.contains(',') && h.split(',').any(|c| c.trim().eq_ignore_ascii_case("src")))
+}
+
+pub fn parse(text: &str, origin: &str) -> Result<WorkloadSpec> {
+    let csv = Csv::read(text, origin, EXPECTED)?;
+    if let Some(other) = csv.cols.iter().find(|c| !KNOWN.contains(&c.as_str())) {
+        return Err(Error::input(
+            origin,
+            "line 1",
+            format!(
+                "column \"{other}\" is not one a transfers CSV has ({}); for after, mechanism, via, datatype, method or access write a YAML transfers file",
+                KNOWN.join(", ")
+            ),
+        ));
+    }
+    let col = |name: &str| csv.need(name, origin, EXPECTED);
+    let (s, d, z) = (col("src")?, col("dst")?, col("size")?);
+    let (name, start, overhead) = (csv.find("name"), csv.find("start"), csv.find("overhead"));
+    if csv.rows.is_empty() {
+        return Err(Error::input(origin, "", "has a header but no transfers; add a row such as GPU0,GPU1,300MiB"));
+    }
+    let mut transfers = Vec::with_capacity(csv.rows.len());
+    for (line, f) in &csv.rows {
+        let at = |column: &str| format!("line {line}: {column}");
+        // An empty cell of an optional column is "none", as a missing field of a YAML transfer.
+        let cell = |k: Option<usize>| k.map(|k| f[k]).filter(|c| !c.is_empty());
+        let time = |k: Option<usize>, column: &str| cell(k).map(Time::parse).transpose().map_err(|e| Error::input(origin, at(column), e));
+        let device = |k: usize, column: &str| match f[k] {
+            "" => Err(Error::input(origin, at(column), "is empty; give a device name such as GPU0")),
+            v => Ok(v.to_string()),
+        };
+        transfers.push(TransferSpec {
+            name: cell(name).map(str::to_string),
+            src: device(s, "src")?,
+            dst: device(d, "dst")?,
+            size: Bytes::parse(f[z]).map_err(|e| Error::input(origin, at("size"), e))?,
+            start: time(start, "start")?,
+            overhead: time(overhead, "overhead")?,
+            ..Default::default()
+        });
+    }
+    Ok(WorkloadSpec { transfers, ..Default::default() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spreadsheets_csv_reads_as_its_yaml_does() {
+        // Excel's "CSV UTF-8" on Windows: CRLF line ends (the byte-order mark is dropped where the
+        // file is read, error::read_user_text), columns in its own order and case.
+        let csv = "SRC,Dst,size,start\r\nGPU0,GPU1,1GiB,\r\n# a comment\r\n\r\nGPU2, GPU3 ,4MiB,5ms\r\n";
+        let yaml = "transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n  - {src: GPU2, dst: GPU3, size: 4MiB, start: 5ms}\n";
+        let (a, b) = (WorkloadSpec::from_text(csv, "t.csv").unwrap(), WorkloadSpec::from_text(yaml, "t.yaml").unwrap());
+        assert_eq!(a.to_yaml(), b.to_yaml());
+        // Standard input has no name: the header says it is CSV.
+        assert_eq!(WorkloadSpec::from_text(csv, "-").unwrap().to_yaml(), b.to_yaml());
+    }
+
+    #[test]
+    fn each_mistake_names_its_line_and_column() {
+        let e = |text: &str| WorkloadSpec::from_text(text, "t.csv").unwrap_err().to_string();
+        assert_eq!(
+            e("src,dst,size\nGPU0,GPU1,4 Mib\n"),
+            "t.csv: line 2: size: \"4 Mib\" has an unknown size unit \"Mib\"; use one of B, kB, KB, MB, GB, TB, KiB, MiB, GiB, TiB"
+        );
+        assert!(e("src,dst,size\nGPU0,GPU1,-4MiB\n").starts_with("t.csv: line 2: size: \"-4MiB\" is negative"));
+        assert!(e("src,dst,size\nGPU0,GPU1,4096\n").starts_with("t.csv: line 2: size: "));
+        assert!(e("src,dst,size,start\nGPU0,GPU1,4MiB,nan\n").starts_with("t.csv: line 2: start: "));
+        assert_eq!(e("src,dst,size\n,GPU1,4MiB\n"), "t.csv: line 2: src: is empty; give a device name such as GPU0");
+        assert_eq!(e("src,dst,size\nGPU0,GPU1\n"), "t.csv: line 2: has 2 fields for 3 columns");
+        assert_eq!(e("src,dst\nGPU0,GPU1\n"), "t.csv: line 1: no column \"size\"; the header needs src,dst,size (optional name, start, overhead)");
+        assert!(e("src,dst,size,after\nGPU0,GPU1,4MiB,t0\n").starts_with("t.csv: line 1: column \"after\" is not one a transfers CSV has"));
+        assert_eq!(e("src,dst,size\n"), "t.csv: has a header but no transfers; add a row such as GPU0,GPU1,300MiB");
+        assert!(e("").starts_with("t.csv: is empty; expected a header src,dst,size"));
+    }
+
+    #[test]
+    fn a_transfers_file_that_cannot_be_read_says_csv_is_one_it_may_be() {
+        let dir = std::env::temp_dir();
+        let e = WorkloadSpec::load(dir.to_str().unwrap()).unwrap_err().to_string();
+        assert_eq!(e, format!("{}: is a folder; give a YAML, JSON or CSV transfers file", dir.display()));
+    }
+
+    #[test]
+    fn yaml_is_never_taken_for_csv() {
+        for yaml in ["transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n", "{\"transfers\": [{\"src\": \"GPU0\", \"dst\": \"GPU1\", \"size\": \"1GiB\"}]}"] {
+            assert!(!is_csv(yaml, "-"), "{yaml}");
+        }
+    }
+}
