@@ -179,7 +179,7 @@ impl<'p> PacketEngine<'p> {
             qhead: vec![NONE; net.queue_port.len()],
             qtail: vec![NONE; net.queue_port.len()],
             active: vec![VecDeque::new(); nres],
-            credit: vec![params.buffer; nres * nvc],
+            credit: net.buffer.iter().flat_map(|&b| std::iter::repeat_n(b, nvc)).collect(),
             to_make: vec![0; n],
             to_deliver: vec![0; n],
             recent: vec![0; n],

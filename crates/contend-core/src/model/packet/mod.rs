@@ -45,7 +45,7 @@ use super::{EventModel, RateModel};
 use crate::error::{Error, Result};
 use crate::flow::{FlowRules, FlowTable, NO_NIC};
 use crate::params::{param_error, Kind, Param, Values};
-use crate::topology::{DeviceKind, Link, Machine};
+use crate::topology::{DeviceKind, Link, LinkKind, Machine};
 use crate::units::{Bytes, Time};
 use crate::workload::Workload;
 use std::collections::{BTreeMap, HashMap};
@@ -136,6 +136,8 @@ pub(crate) struct Net {
     pub hop_delay: Vec<u64>,
     /// Per resource: picoseconds per byte.
     pub ps_per_byte: Vec<f64>,
+    /// Per resource: packets the buffer at its far end holds, per virtual channel (`credit_floor`).
+    pub buffer: Vec<u32>,
     /// Virtual channels: the longest path's hops.
     pub nvc: usize,
     /// Per flow: its packets and the bytes of its last one.
@@ -176,6 +178,40 @@ fn ps(secs: f64) -> u64 {
     Time::from_secs(secs).0
 }
 
+/// The buffer at the far end of each resource, in packets: `buffer` on the network's links (the
+/// cluster's design, which seed 003's studies sweep as stated), and on a node's links at least
+/// what keeps the link busy (`credit_floor`). Nobody states a node link's buffer, and its
+/// link-level flow control is built to run the link at its rate: a single copy over NVLink or
+/// PCIe reaches the link's figure (docs/validation.md), which a too-small credit pool would cap.
+fn buffers(m: &Machine, flows: &FlowTable, ps_per_byte: &[f64], params: &PacketParams) -> Vec<u32> {
+    let mut buffer = vec![params.buffer; flows.cap.len()];
+    let dir = crate::flow::directed_resources(m);
+    for (i, l) in m.links.iter().enumerate() {
+        if l.kind == LinkKind::Network {
+            continue;
+        }
+        for r in [dir[2 * i], dir[2 * i + 1]] {
+            let r = r as usize;
+            let floor = credit_floor(params.packet as f64 * ps_per_byte[r], ps(flows.latency[r]) as f64);
+            buffer[r] = buffer[r].max(floor);
+        }
+    }
+    buffer
+}
+
+/// The fewest packets a buffer must hold for its link to send back to back: a credit is taken when
+/// a packet starts on the link and given back when the packet leaves the buffer at the far end,
+/// one serialisation and the hop's latency later (engine.rs `try_start`), so a link sending a
+/// packet every `ser_ps` holds 1 + latency / ser credits at once (the credit round trip of Dally
+/// and Towles, "Principles and Practices of Interconnection Networks", section 13.3, with this
+/// engine's instant credit return).
+pub fn credit_floor(ser_ps: f64, latency_ps: f64) -> u32 {
+    if ser_ps <= 0.0 {
+        return 1;
+    }
+    (1.0 + latency_ps / ser_ps).ceil().min(MAX_BUFFER as f64) as u32
+}
+
 impl PacketPrepared {
     pub fn new(m: &Machine, w: &Workload, params: PacketParams) -> Result<PacketPrepared> {
         if params.packet > u32::MAX as u64 {
@@ -208,6 +244,7 @@ impl PacketPrepared {
             hop_res: Vec::new(),
             hop_delay: Vec::new(),
             ps_per_byte: flows.cap.iter().map(|&c| 1e12 / c).collect(),
+            buffer: Vec::new(),
             nvc: 1,
             hop_queue: Vec::new(),
             queue_port: Vec::new(),
@@ -221,6 +258,7 @@ impl PacketPrepared {
             pace: w.transfers.iter().map(|t| t.max_rate.map_or(0.0, |r| 1e12 / r)).collect(),
             pacer: w.transfers.iter().enumerate().map(|(i, t)| t.rate_group.unwrap_or(i) as u32).collect(),
         };
+        net.buffer = buffers(m, &flows, &net.ps_per_byte, &params);
         net.hop_off.push(0);
         let mut total_packets = 0u64;
         let mut packet_hops = 0u64;
