@@ -73,7 +73,7 @@ const OWN: [Param; 3] = [
         "buffer",
         Kind::Count { min: 1, max: MAX_BUFFER as u64 },
         "the machine's network.buffer_packets, else 8",
-        "input buffer per port and virtual channel, in packets",
+        "input buffer per port and virtual channel, in packets (a node's links hold at least their credit round trip)",
     ),
     Param::new("router_delay", Kind::Time, "0s", "time a network switch needs to forward a packet's head, per switch hop, on top of a cluster file's own router_delay (which both models pay in its hop latencies)"),
 ];
