@@ -566,11 +566,14 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, chosen: &supe
     let time_us = own_us.max(floor_us);
     let (alternatives, left_out) = alternatives(comm, coll, bytes, req, pick, own_us, floor_us, super::lower::MAX_TRANSFERS)?;
     let best = alternatives.iter().min_by(|a, b| a.time_us.total_cmp(&b.time_us)).cloned().expect("the pick is among them");
-    // Latency: the same transfers carrying one byte each.
-    // On the channels the call ran (a tuner line's, where one set them).
-    let mut tiny = comm.call_with(coll, pick.0, pick.1, bytes, req.root, chosen.channels).merged();
-    tiny.bytes = (comm.devices.len() as u64 * tiny.channels() as u64 * 4).min(bytes);
-    let lat = if bytes == 0 { 0.0 } else { lat_only(comm, &tiny, req)? };
+    // Latency: the same transfers carrying one byte each, on the channels the call ran (a tuner
+    // line's, where one set them). The call's own lowering, not a smaller call's: a ring's Simple
+    // step inside a node pays its handshake once per slice of every loop (`lower::simple_slices`),
+    // which a call of a few bytes (one slice a step, one loop) would leave out and count as
+    // bandwidth (round 24: 2 MiB on rtx5090x8-turin-p2p said 38% latency where the base and the
+    // 28 slices' handshakes alone are 69%).
+    let call = comm.call_with(coll, pick.0, pick.1, bytes, req.root, chosen.channels).merged();
+    let lat = if bytes == 0 { 0.0 } else { lat_only(comm, &call, req)? };
     let scale = |t: f64| if own_us > 0.0 { (t / own_us).min(1.0) } else { 0.0 };
     let bottlenecks = ran
         .bottlenecks
