@@ -261,3 +261,15 @@ def test_report_folders_are_not_overwritten(tmp_path):
     (tmp_path / "r" / "_report" / "mine.md").write_text("mine")
     one_line(run_cli("report", tmp_path / "r"), "not empty", "--force")
     assert (tmp_path / "r" / "_report" / "mine.md").read_text() == "mine"
+
+
+def test_simulate_titles_the_parameters_given_not_every_default(example_file):
+    # maxmin has about 40 parameters; the title printed them all, nine lines above a one-row table.
+    p = run_cli("simulate", "typical-8gpu", example_file, "--model", "maxmin")
+    assert p.returncode == 0, p.stderr
+    assert "maxmin (default parameters; --json lists them)" in p.stdout and "eff_pcie=" not in p.stdout, p.stdout
+    p = run_cli("simulate", "typical-8gpu", example_file, "--model", "maxmin", "-p", "p2p=off")
+    assert p.returncode == 0, p.stderr
+    assert "maxmin (p2p=off)" in p.stdout and "eff_pcie=" not in p.stdout, p.stdout
+    p = run_cli("simulate", "typical-8gpu", example_file, "--model", "maxmin", "--json")
+    assert "eff_pcie" in json.loads(p.stdout)["params"]

@@ -53,7 +53,7 @@ def simulate(
         # The tables are imported where printed: `simulate --json` and `--csv` print none.
         from contend.cli.tables import print_nics, print_phases, print_transfers
 
-        print_transfers(r)
+        print_transfers(r, params)
         if phases:
             print_phases(r.raw)
         if nics:

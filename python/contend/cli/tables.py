@@ -25,9 +25,12 @@ def fmt_factor(x: float) -> str:
 TABLE_ROWS = 50
 
 
-def print_transfers(r: api.Result) -> None:
+def print_transfers(r: api.Result, given: dict[str, Any] | None = None) -> None:
+    """The transfer table; its title names the parameters in force, or only those ``given`` on the
+    command line where a caller passes them (maxmin has about 40: the JSON report lists them all)."""
     raw = r.raw
-    params = ", ".join(f"{k}={v}" for k, v in r.params.items())
+    shown = r.params if given is None else given
+    params = ", ".join(f"{k}={v}" for k, v in shown.items()) if shown else "default parameters; --json lists them"
     table = new_table(title=f"{raw['machine']} — {raw['model']} ({params})")
     unit, scale = time_unit(r.makespan_s)
     for col in ("transfer", "src→dst", "size", f"start {unit}", f"finish {unit}", f"duration {unit}", "GB/s", "GiB/s"):
