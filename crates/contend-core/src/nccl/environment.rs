@@ -48,10 +48,10 @@ use crate::error::{Error, Result};
 pub const VARIABLES: [&str; 13] = [
     "NCCL_ALGO",
     "NCCL_PROTO",
-    CHANNEL_BOUNDS[0],
-    CHANNEL_BOUNDS[1],
-    CHANNEL_BOUNDS[2],
-    CHANNEL_BOUNDS[3],
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_MIN_CTAS",
+    "NCCL_MAX_NCHANNELS",
+    "NCCL_MAX_CTAS",
     "NCCL_BUFFSIZE",
     "NCCL_PXN_DISABLE",
     "NCCL_CROSS_NIC",
@@ -64,8 +64,8 @@ pub const VARIABLES: [&str; 13] = [
 /// The variables bounding NCCL's channel count (src/graph/connect.cc `ncclTopoPostset`, v2.18.5-1 to
 /// v2.30.7-1: `max(ncclMinNchannels(), comm->config.minCTAs)` and `min(ncclMaxNchannels(), …,
 /// comm->config.maxCTAs)`; src/init.cc `envConfigOverride` reads NCCL_MIN_CTAS and NCCL_MAX_CTAS
-/// into `config.minCTAs` and `config.maxCTAs`): the floors first.
-const CHANNEL_BOUNDS: [&str; 4] = ["NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS"];
+/// into `config.minCTAs` and `config.maxCTAs`): the floors first, as `VARIABLES` lists them.
+const CHANNEL_BOUNDS: [&str; 4] = [VARIABLES[2], VARIABLES[3], VARIABLES[4], VARIABLES[5]];
 
 /// NCCL_* variables left out of the note naming those not modelled, so that it names only what
 /// could move a timing: logging (NCCL_DEBUG and its _SUBSYS, _FILE, _TIMESTAMP_FORMAT,
@@ -511,6 +511,7 @@ mod tests {
             let env = read(&pairs).unwrap();
             assert!(env.channels.is_none() && env.ignored[0].contains("bounds on NCCL's own count"), "{pairs:?}: {:?}", env.ignored);
         }
+        assert_eq!(CHANNEL_BOUNDS, ["NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS"]);
         let env = read(&[("NCCL_MIN_CTAS", "0"), ("NCCL_MAX_CTAS", "0")]).unwrap();
         assert!(env.channels.is_none() && env.ignored[0].contains("not a channel count"), "{:?}", env.ignored);
     }
