@@ -1,6 +1,6 @@
 // Measures what one thread block moves when it runs two copies at once, as an NCCL p2p channel does:
 // its warps split between the channel's send and its receive (device/sendrecv.h: 10 + 9 warps from
-// NCCL 2.23, 9 copying in each), each thread loading UNROLL = 8 16-byte words before storing them
+// NCCL 2.22, 9 copying in each), each thread loading UNROLL = 8 16-byte words before storing them
 // (COLL_UNROLL on sm80 and later). Without registered buffers both copy every byte (the send into
 // the connection's FIFO, the receive out of it), so the question is whether the two copies share one
 // SM's copy rate (each about half of block_rate.cu's one-block 47 GB/s on H100: contend's rule,
@@ -141,8 +141,8 @@ int main(int argc, char** argv) {
   unsigned long long* times;
   CHECK(cudaMalloc(&times, 4 * MAX_BLOCKS * sizeof(unsigned long long)));
 
-  // (send warps, receive warps): one copy alone, NCCL's 2.23+ copying warps (9 + 9), its whole split
-  // with the send's synchronising warp left idle (10 + 9, here copying: an upper bound), 2.19's 8 + 8,
+  // (send warps, receive warps): one copy alone, NCCL's 2.22+ copying warps (9 + 9), its whole split
+  // with the send's synchronising warp left idle (10 + 9, here copying: an upper bound), 2.19-2.21's 8 + 8,
   // and one copy of as many warps as both (18).
   const int splits[][2] = {{9, 0}, {18, 0}, {8, 8}, {9, 9}, {10, 9}};
   const int blocks[] = {1, 2, 4, 8, 16, 32};

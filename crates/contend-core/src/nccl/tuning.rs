@@ -481,20 +481,21 @@ pub const P2P_BLOCK_COPY_BW: f64 = 47.0;
 /// Send/receive and all-to-all: a p2p channel's connection inside a node, whatever the call's
 /// protocol (the lowering caps a pair's Simple sends inside a node only, `lower::pairs_p2p`).
 /// NCCL's model has no p2p figure. A p2p channel is one block of NCCL_MAX_NTHREADS (640) threads
-/// (enqueue.cc `addP2pToPlan`) whose warps split between the channel's send and its receive
-/// (device/sendrecv.h: 9 + 8 warps to 2.22, `finishWorkP2p`; 10 + 9 from 2.23, `nSendWarpPerWork`),
-/// each copying at `COLL_UNROLL` (8 on sm80 and later). Without registered buffers (nccl-tests
-/// registers none) both copy every byte: the send from the user buffer into the connection's FIFO,
-/// the receive out of it (prims_simple.h `loadRecvConn`: "direct read not allowed in
-/// non-register case"); so one SM copies each byte twice, and a channel's send moves half that
-/// SM's copy rate (`P2P_BLOCK_COPY_BW` / 2 = 23.5 GB/s, round 24). That holds on Hopper and
-/// Blackwell, which NCCL runs in P2P write mode (both copies load local memory). Ampere's sm80
-/// pairs run P2P read (graph/paths.cc `ncclTopoCheckP2p`: "Enable P2P Read for Ampere/NVLink
-/// only"), so the receive's loads cross NVLink, and Volta is unmeasured: those keep round 13's
-/// figure, half NCCL's one-node tree figure (12 GB/s on Ampere, what the A100 sendrecv table
-/// moves a channel, 12.0-12.2 GB/s; docs/validation.md). In one process a write-mode pair's send
-/// writes straight into the receiver's buffer (`DirectWrite`, one copy); no table has that case,
-/// and it is not modelled. To another node the NIC binds: NCCL sizes those channels at 14 GB/s
+/// (enqueue.cc `scheduleP2pTasksToPlan`) whose warps split between the channel's send and its
+/// receive (9 + 8 warps to 2.21, enqueue.cc `finishWorkP2p`; 10 + 9 from 2.22, device/sendrecv.h
+/// `nSendWarpPerWork`), each copying at `COLL_UNROLL` (8 on sm80 and later). Without registered
+/// buffers (nccl-tests registers none) both copy every byte: the send from the user buffer into
+/// the connection's FIFO, the receive out of it (prims_simple.h `loadRecvConn`: from 2.23.4 a
+/// direct mode needs registration; before, "direct read not allowed in non-register case"); so
+/// one SM copies each byte twice, and a channel's send moves half that SM's copy rate
+/// (`P2P_BLOCK_COPY_BW` / 2 = 23.5 GB/s, round 24). That holds on Hopper and Blackwell, which NCCL
+/// runs in P2P write mode (both copies load local memory). Ampere's sm80 pairs run P2P read
+/// (graph/paths.cc `ncclTopoCheckP2p`: "Enable P2P Read for Ampere/NVLink only"), so the receive's
+/// loads cross NVLink, and Volta is unmeasured: those keep round 13's figure, half NCCL's one-node
+/// tree figure (12 GB/s on Ampere, what the A100 sendrecv table moves a channel, 12.0-12.2 GB/s;
+/// docs/validation.md). Before 2.23.4 a write-mode pair in one process writes straight into the
+/// receiver's buffer (`DirectWrite`, one copy); no table has that case, and it is not modelled.
+/// To another node the NIC binds: NCCL sizes those channels at 14 GB/s
 /// each (`p2p::PER_CHANNEL_NET_BW`), and they are not capped.
 pub fn channel_rate(cc: u32, nodes: usize, coll: Coll, algo: Algo, proto: Proto) -> Option<f64> {
     let g = generation(cc);
