@@ -419,6 +419,12 @@ def test_nccl_environment_variables_are_read_where_no_flag_is_given(monkeypatch)
     monkeypatch.setenv("NCCL_MAX_NCHANNELS", "4")
     env, _ = _rows()
     assert env == _rows("--channels", "4")[0] and {r[2] for r in env} == {4}
+    # NCCL_MIN_CTAS / NCCL_MAX_CTAS bound it beside them (connect.cc ncclTopoPostset): the larger floor, the
+    # smaller ceiling, so 4 and 4 of either kind are --channels 4 too.
+    monkeypatch.delenv("NCCL_MIN_NCHANNELS")
+    monkeypatch.setenv("NCCL_MIN_CTAS", "4")
+    ctas, rep = _rows()
+    assert ctas == env and any("NCCL_MIN_CTAS=4" in n for n in rep["caveats"]), rep["caveats"]
 
 
 @pytest.mark.parametrize("env,args,needles", [
@@ -442,6 +448,7 @@ def test_nccl_tests_habits_are_one_line(monkeypatch, env, args, needles):
     ({"NCCL_MAX_NCHANNELS": "8"}, "NCCL_MAX_NCHANNELS=8 (bounds on NCCL's own count"),
     ({"NCCL_MIN_NCHANNELS": "2", "NCCL_MAX_NCHANNELS": "8"}, "NCCL_MIN_NCHANNELS=2, NCCL_MAX_NCHANNELS=8"),
     ({"NCCL_MIN_NCHANNELS": "x", "NCCL_MAX_NCHANNELS": "x"}, "not a channel count"),
+    ({"NCCL_MIN_CTAS": "24"}, "NCCL_MIN_CTAS=24 (bounds on NCCL's own count"),
 ])
 def test_a_shell_set_up_for_real_runs_still_runs(monkeypatch, env, needle):
     # Forms contend does not read yet run NCCL's own choice, with a note naming what was ignored: a shell

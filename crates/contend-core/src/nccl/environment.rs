@@ -11,7 +11,9 @@
 //!   NCCL_ALGO=` means to unset it. Per-collective lists (`allreduce:tree;broadcast:ring`, from
 //!   2.24) are refused in one line: the releases contend restates before 2.24 refuse them too
 //!   (their `parseList` has no prefixes), and 2.30's form is not read yet.
-//! - NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS (src/graph/connect.cc `NCCL_PARAM(MinNchannels, …)`),
+//! - NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS (src/graph/connect.cc `NCCL_PARAM(MinNchannels, …)`)
+//!   with NCCL_MIN_CTAS, NCCL_MAX_CTAS (src/init.cc `NCCL_PARAM(MinCTAs, "MIN_CTAS", …)`, the
+//!   communicator's `config.minCTAs` / `maxCTAs`, which connect.cc applies beside them),
 //!   NCCL_BUFFSIZE (src/init.cc `NCCL_PARAM(BuffSize, "BUFFSIZE", -2)`) and NCCL_PXN_DISABLE
 //!   (src/graph/paths.cc `NCCL_PARAM(PxnDisable, "PXN_DISABLE", 0)`): int64 parameters, read by
 //!   `ncclLoadParam` (src/misc/param.cc) with `strtoll(str, nullptr, 0)` where the value is not
@@ -43,11 +45,13 @@ use super::tuning::MAX_CHANNELS;
 use crate::error::{Error, Result};
 
 /// The variables read, in the order the notes name them.
-pub const VARIABLES: [&str; 11] = [
+pub const VARIABLES: [&str; 13] = [
     "NCCL_ALGO",
     "NCCL_PROTO",
     "NCCL_MIN_NCHANNELS",
+    "NCCL_MIN_CTAS",
     "NCCL_MAX_NCHANNELS",
+    "NCCL_MAX_CTAS",
     "NCCL_BUFFSIZE",
     "NCCL_PXN_DISABLE",
     "NCCL_CROSS_NIC",
@@ -56,6 +60,12 @@ pub const VARIABLES: [&str; 11] = [
     "NCCL_NET_GDR_LEVEL",
     "NCCL_NET_GDR_READ",
 ];
+
+/// The variables bounding NCCL's channel count (src/graph/connect.cc `ncclTopoPostset`, v2.18.5-1 to
+/// v2.30.7-1: `max(ncclMinNchannels(), comm->config.minCTAs)` and `min(ncclMaxNchannels(), …,
+/// comm->config.maxCTAs)`; src/init.cc `envConfigOverride` reads NCCL_MIN_CTAS and NCCL_MAX_CTAS
+/// into `config.minCTAs` and `config.maxCTAs`): the floors first, as `VARIABLES` lists them.
+const CHANNEL_BOUNDS: [&str; 4] = [VARIABLES[2], VARIABLES[3], VARIABLES[4], VARIABLES[5]];
 
 /// NCCL_* variables left out of the note naming those not modelled, so that it names only what
 /// could move a timing: logging (NCCL_DEBUG and its _SUBSYS, _FILE, _TIMESTAMP_FORMAT,
@@ -244,19 +254,29 @@ impl Environment {
             }
             env.applied.push(format!("{name}={v}"));
         }
-        let bounds: Vec<(&str, &str)> = ["NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"].into_iter().filter_map(|k| value(k).map(|v| (k, v))).collect();
+        let bounds: Vec<(&str, &str)> = CHANNEL_BOUNDS.into_iter().filter_map(|k| value(k).map(|v| (k, v))).collect();
         if !given.channels && !bounds.is_empty() {
             let written = bounds.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
             let counts: Vec<Option<usize>> =
                 bounds.iter().map(|(_, v)| nccl_int(v).and_then(|n| usize::try_from(n).ok()).filter(|n| (1..=MAX_CHANNELS).contains(n))).collect();
+            // NCCL's floor is the larger of NCCL_MIN_NCHANNELS and NCCL_MIN_CTAS, its ceiling the
+            // smaller of the two maxima (connect.cc `ncclTopoPostset`).
+            let bound = |min: bool| {
+                let of = bounds.iter().zip(&counts).filter(|((k, _), _)| k.starts_with("NCCL_MIN") == min).filter_map(|(_, n)| *n);
+                if min {
+                    of.max()
+                } else {
+                    of.min()
+                }
+            };
             if counts.iter().any(Option::is_none) {
                 env.ignored.push(format!("{written} (not a channel count from 1 to {MAX_CHANNELS}: NCCL's own count runs)"));
-            } else if bounds.len() < 2 || counts[0] != counts[1] {
+            } else if bound(true).is_none() || bound(true) != bound(false) {
                 // A shell set up for real runs still runs: bounds on NCCL's own count are not applied yet.
-                let fix = if given.flags { "equal MIN and MAX, or --channels, fix the count" } else { "equal MIN and MAX fix the count" };
+                let fix = if given.flags { "an equal floor and ceiling, or --channels, fix the count" } else { "an equal floor and ceiling fix the count" };
                 env.ignored.push(format!("{written} (bounds on NCCL's own count, which contend does not apply yet; {fix})"));
             } else {
-                env.channels = counts[0];
+                env.channels = bound(true);
                 env.applied.extend(bounds.iter().map(|(k, v)| format!("{k}={v}")));
             }
         }
@@ -471,7 +491,29 @@ mod tests {
         }
         // A door without --channels (`contend run`) names no such flag.
         let run = Environment::read(&vars(&[("NCCL_MAX_NCHANNELS", "8")]), &Given::default()).unwrap();
-        assert!(run.ignored[0].ends_with("equal MIN and MAX fix the count)"), "{:?}", run.ignored);
+        assert!(run.ignored[0].ends_with("an equal floor and ceiling fix the count)"), "{:?}", run.ignored);
+    }
+
+    /// NCCL_MIN_CTAS and NCCL_MAX_CTAS bound the count beside NCCL_MIN/MAX_NCHANNELS (connect.cc
+    /// `ncclTopoPostset`: the larger floor, the smaller ceiling): 24 and 24 fix it at 24, and so do
+    /// NCCL_MIN_CTAS=24 with NCCL_MAX_NCHANNELS=24; a floor alone (gj-aion's NCCL_MIN_CTAS=24) is a
+    /// bound, noted as not applied.
+    #[test]
+    fn cta_bounds_join_the_channel_bounds() {
+        for pairs in [vec![("NCCL_MIN_CTAS", "24"), ("NCCL_MAX_CTAS", "24")], vec![("NCCL_MIN_CTAS", "24"), ("NCCL_MAX_NCHANNELS", "24")]] {
+            let env = read(&pairs).unwrap();
+            assert_eq!(env.channels, Some(24), "{pairs:?}");
+            assert_eq!(env.applied.len(), 2, "{pairs:?}");
+        }
+        // The larger floor: 8 and 24 with a ceiling of 24 fix 24; 8 and 16 under 24 are bounds.
+        assert_eq!(read(&[("NCCL_MIN_NCHANNELS", "8"), ("NCCL_MIN_CTAS", "24"), ("NCCL_MAX_CTAS", "24")]).unwrap().channels, Some(24));
+        for pairs in [vec![("NCCL_MIN_CTAS", "24")], vec![("NCCL_MIN_NCHANNELS", "8"), ("NCCL_MIN_CTAS", "16"), ("NCCL_MAX_CTAS", "24")]] {
+            let env = read(&pairs).unwrap();
+            assert!(env.channels.is_none() && env.ignored[0].contains("bounds on NCCL's own count"), "{pairs:?}: {:?}", env.ignored);
+        }
+        assert_eq!(CHANNEL_BOUNDS, ["NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS"]);
+        let env = read(&[("NCCL_MIN_CTAS", "0"), ("NCCL_MAX_CTAS", "0")]).unwrap();
+        assert!(env.channels.is_none() && env.ignored[0].contains("not a channel count"), "{:?}", env.ignored);
     }
 
     /// NCCL_BUFFSIZE is Simple's buffer in bytes (src/init.cc, -2 its "not set"); contend takes

@@ -256,6 +256,27 @@ fn a_send_inside_a_node_moves_a_channel_at_the_tree_s_per_channel_figure() {
     assert!(got > link && got < 1.02 * link, "1 GiB under 2.30: {got} s, the link's {link} s");
 }
 
+#[test]
+fn a_send_on_hopper_or_blackwell_moves_half_a_blocks_copy_rate_a_channel() {
+    // Round 24. Without registered buffers a channel's block copies each byte twice, the send into
+    // the peer's FIFO and the receive out of its own (sendrecv.h, prims_simple.h `loadRecvConn`),
+    // so a channel moves half one block's measured copy rate, 47 GB/s: 23.5 GB/s. On 8 B200s under
+    // 2.30, 64 MiB runs on 4 channels, 128 MiB on 8 and 256 MiB on 16 (`p2p::op_split`: a part of
+    // at most 32 chunks of 512 KiB): each takes 64 MiB / (4 x 23.5 GB/s) = 713.9 us of copying; the
+    // rest is the call's latency, a few us. The B200's 16 channels move 376 GB/s, under its
+    // NVLink's; on 8 H100s 64 and 128 MiB (8 channels, 188 GB/s) the same, while 16 channels
+    // would reach the H100's NVLink.
+    for (name, sizes) in [("hgx-b200", [64u64 << 20, 256 << 20]), ("hgx-h100", [64 << 20, 128 << 20])] {
+        let m = Machine::load(name).unwrap();
+        let c = comm_of(&m, 1);
+        let want = (64u64 << 20) as f64 / (4.0 * 23.5e9);
+        for bytes in sizes {
+            let got = run(&c.m, &c.call(Coll::SendRecv, Algo::Ring, Proto::Simple, bytes, 0), "maxmin", &[], false).unwrap().seconds;
+            assert!(got > want && got < want + 15e-6, "{name} {bytes} B: {got} s, {want} s of copying");
+        }
+    }
+}
+
 /// 8 A40s joined in pairs by NVLink bridges (a40x8-nv4): GPU0-1 is NVL, GPU0-2 is not (PCIe).
 /// NCCL's p2p chunk is NVLink's when `ncclTopoPathAllNVLink` holds (init.cc `computeBuffSizes`):
 /// in 2.18.5-2.24.3 (paths.cc) it takes the smallest path type over GPU pairs (`minPath >=

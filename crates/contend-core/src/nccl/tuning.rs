@@ -450,6 +450,14 @@ pub fn tree_graph(speeds: &[f64], channels: usize, max_bw: f64, fit: &dyn Fn(f64
     Some((intra, inter))
 }
 
+/// GB/s one thread block copies device memory to device memory at most, with 8 to 20 warps at an
+/// unroll of 4 or 8 16-byte words a thread (NCCL's Simple loop; a p2p send or receive runs 8 or 9
+/// copying warps at unroll 8): the project's own measurement on one H100 SXM,
+/// bench/device/block_rate.cu (bench/validation/data/h100-block-rate.csv: one block 46.5-47.1 GB/s;
+/// 45.1 a block with 8 blocks of 16 warps). Round 24: the SM's copy rate, which a p2p channel's send
+/// and receive share (`channel_rate`).
+pub const P2P_BLOCK_COPY_BW: f64 = 47.0;
+
 /// GB/s of data one transfer of one channel moves at most: NCCL's per-channel bus-bandwidth
 /// ceiling for the algorithm and protocol (NCCL 2.30.7 tuning.cc, `ncclTopoTuneModel`:
 /// `perChMaxTreeBws`; for LL128 the least of it times LL128's 7/9 on one node or 120/128 across
@@ -470,16 +478,25 @@ pub fn tree_graph(speeds: &[f64], channels: usize, max_bw: f64, fit: &dyn Fn(f64
 /// where NCCL's model has no per-channel figure (ring Simple, NVLS); NVLS-tree's
 /// (`perChMaxNVLSTreeBws`) is left to its NVLink and network links.
 ///
-/// Send/receive and all-to-all (round 13): a p2p channel's connection inside a node at the tree's
-/// one-node Simple figure, whatever the call's protocol (the lowering caps a pair's Simple sends
-/// inside a node only, `lower::pairs_p2p`). NCCL's model has no p2p figure; this is the same
-/// Simple copy through a connection FIFO by one channel's block that the tree's figure times
-/// (device/sendrecv.h: `Primitives<ProtoSimple>` `directSend`/`directRecv`, a chunk a step).
-/// NVIDIA's word that it takes 2 blocks per NVLink to saturate it (NVIDIA/nccl issue 1703) puts
-/// a block between half an NVLink and one (10 to 20 GB/s on A100); 12 GB/s on Ampere is what the
-/// A100 sendrecv table's 16-channel rows move a channel, 12.0-12.2 GB/s (docs/validation.md,
-/// round 13). To another node the NIC binds: NCCL sizes those channels at 14 GB/s each
-/// (`p2p::PER_CHANNEL_NET_BW`), enough for its NIC, and they are not capped.
+/// Send/receive and all-to-all: a p2p channel's connection inside a node, whatever the call's
+/// protocol (the lowering caps a pair's Simple sends inside a node only, `lower::pairs_p2p`).
+/// NCCL's model has no p2p figure. A p2p channel is one block of NCCL_MAX_NTHREADS (640) threads
+/// (enqueue.cc `scheduleP2pTasksToPlan`) whose warps split between the channel's send and its
+/// receive (9 + 8 warps to 2.21, enqueue.cc `finishWorkP2p`; 10 + 9 from 2.22, device/sendrecv.h
+/// `nSendWarpPerWork`), each copying at `COLL_UNROLL` (8 on sm80 and later). Without registered
+/// buffers (nccl-tests registers none) both copy every byte: the send from the user buffer into
+/// the connection's FIFO, the receive out of it (prims_simple.h `loadRecvConn`: from 2.23.4 a
+/// direct mode needs registration; before, "direct read not allowed in non-register case"); so
+/// one SM copies each byte twice, and a channel's send moves half that SM's copy rate
+/// (`P2P_BLOCK_COPY_BW` / 2 = 23.5 GB/s, round 24). That holds on Hopper and Blackwell, which NCCL
+/// runs in P2P write mode (both copies load local memory). Ampere's sm80 pairs run P2P read
+/// (graph/paths.cc `ncclTopoCheckP2p`: "Enable P2P Read for Ampere/NVLink only"), so the receive's
+/// loads cross NVLink, and Volta is unmeasured: those keep round 13's figure, half NCCL's one-node
+/// tree figure (12 GB/s on Ampere, what the A100 sendrecv table moves a channel, 12.0-12.2 GB/s;
+/// docs/validation.md). Before 2.23.4 a write-mode pair in one process writes straight into the
+/// receiver's buffer (`DirectWrite`, one copy); no table has that case, and it is not modelled.
+/// To another node the NIC binds: NCCL sizes those channels at 14 GB/s
+/// each (`p2p::PER_CHANNEL_NET_BW`), and they are not capped.
 pub fn channel_rate(cc: u32, nodes: usize, coll: Coll, algo: Algo, proto: Proto) -> Option<f64> {
     let g = generation(cc);
     let index2 = nodes_index(nodes);
@@ -487,6 +504,7 @@ pub fn channel_rate(cc: u32, nodes: usize, coll: Coll, algo: Algo, proto: Proto)
     let row = |t: PerCh| per_ch_max(Version::V2_30, t, g);
     let tree = row(PerCh::Tree)[index2];
     match (coll, algo, proto) {
+        (Coll::AllToAll | Coll::SendRecv, _, _) if g >= 2 => Some(P2P_BLOCK_COPY_BW / 2.0),
         (Coll::AllToAll | Coll::SendRecv, _, _) => Some(0.5 * row(PerCh::Tree)[0]),
         (_, Algo::Tree, Proto::Simple) => Some(0.5 * tree),
         (_, Algo::Tree, Proto::Ll128) => {
