@@ -179,21 +179,24 @@ fn ps(secs: f64) -> u64 {
 }
 
 /// The buffer at the far end of each resource, in packets: `buffer` on the network's links (the
-/// cluster's design, which seed 003's studies sweep as stated), and on a node's links at least
-/// what keeps the link busy (`credit_floor`). Nobody states a node link's buffer, and its
+/// cluster's design, which seed 003's studies sweep as stated) and host memories' ports, and on a
+/// node's other links at least what keeps the link busy (`credit_floor`). Nobody states a node link's buffer, and its
 /// link-level flow control is built to run the link at its rate: a single copy over NVLink or
 /// PCIe reaches the link's figure (docs/validation.md), which a too-small credit pool would cap.
 fn buffers(m: &Machine, flows: &FlowTable, ps_per_byte: &[f64], params: &PacketParams) -> Vec<u32> {
     let mut buffer = vec![params.buffer; flows.cap.len()];
     let dir = crate::flow::directed_resources(m);
     for (i, l) in m.links.iter().enumerate() {
-        if l.kind == LinkKind::Network {
+        // Host memory is no link with flow control of its own: its one port keeps the stated buffer.
+        if matches!(l.kind, LinkKind::Network | LinkKind::Memory) {
             continue;
         }
-        for r in [dir[2 * i], dir[2 * i + 1]] {
+        for (r, far) in [(dir[2 * i], l.b), (dir[2 * i + 1], l.a)] {
             let r = r as usize;
-            let floor = credit_floor(params.packet as f64 * ps_per_byte[r], ps(flows.latency[r]) as f64);
-            buffer[r] = buffer[r].max(floor);
+            // The hop's delay as the engine charges it: a packet landing on a network switch
+            // waits `router_delay` more before it can leave that buffer (`hop_delay`).
+            let delay = ps(flows.latency[r]) + if m.devices[far].kind == DeviceKind::Switch { params.router_delay } else { 0 };
+            buffer[r] = buffer[r].max(credit_floor(params.packet as f64 * ps_per_byte[r], delay as f64));
         }
     }
     buffer
