@@ -20,7 +20,7 @@ pub fn is_csv(text: &str, origin: &str) -> bool {
         return true;
     }
     let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
-    first.is_some_and(|h| !h.contains(':') && h.contains(',') && h.split(',').any(|c| c.trim().eq_ignore_ascii_case("src")))
+    first.is_some_and(|h| !h.contains(':') && h.contains(',') && h.split(',').any(|c| c.trim().trim_matches('"').eq_ignore_ascii_case("src")))
 }
 
 pub fn parse(text: &str, origin: &str) -> Result<WorkloadSpec> {
@@ -45,9 +45,9 @@ pub fn parse(text: &str, origin: &str) -> Result<WorkloadSpec> {
     for (line, f) in &csv.rows {
         let at = |column: &str| format!("line {line}: {column}");
         // An empty cell of an optional column is "none", as a missing field of a YAML transfer.
-        let cell = |k: Option<usize>| k.map(|k| f[k]).filter(|c| !c.is_empty());
+        let cell = |k: Option<usize>| k.map(|k| &*f[k]).filter(|c| !c.is_empty());
         let time = |k: Option<usize>, column: &str| cell(k).map(Time::parse).transpose().map_err(|e| Error::input(origin, at(column), e));
-        let device = |k: usize, column: &str| match f[k] {
+        let device = |k: usize, column: &str| match &*f[k] {
             "" => Err(Error::input(origin, at(column), "is empty; give a device name such as GPU0")),
             v => Ok(v.to_string()),
         };
@@ -55,7 +55,7 @@ pub fn parse(text: &str, origin: &str) -> Result<WorkloadSpec> {
             name: cell(name).map(str::to_string),
             src: device(s, "src")?,
             dst: device(d, "dst")?,
-            size: Bytes::parse(f[z]).map_err(|e| Error::input(origin, at("size"), e))?,
+            size: Bytes::parse(&f[z]).map_err(|e| Error::input(origin, at("size"), e))?,
             start: time(start, "start")?,
             overhead: time(overhead, "overhead")?,
             ..Default::default()
@@ -103,6 +103,16 @@ mod tests {
         let dir = std::env::temp_dir();
         let e = WorkloadSpec::load(dir.to_str().unwrap()).unwrap_err().to_string();
         assert_eq!(e, format!("{}: is a folder; give a YAML, JSON or CSV transfers file", dir.display()));
+    }
+
+    #[test]
+    fn quoted_cells_and_a_spreadsheets_empty_columns_read() {
+        // LibreOffice's "quote all" and Excel's unused columns at the right.
+        let csv = "\"dst\",\"src\",\"size\",,\n\"GPU1\",\"GPU0\",\"1GiB\",,\n,,,,\n";
+        let yaml = "transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n";
+        let want = WorkloadSpec::from_text(yaml, "-").unwrap().to_yaml();
+        assert_eq!(WorkloadSpec::from_text(csv, "t.csv").unwrap().to_yaml(), want);
+        assert_eq!(WorkloadSpec::from_text(csv, "-").unwrap().to_yaml(), want);
     }
 
     #[test]
