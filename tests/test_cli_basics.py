@@ -156,7 +156,8 @@ def test_a_transfers_csv_reads_as_its_yaml(tmp_path, example_file):
 
     from contend.cli import app
 
-    r = CliRunner().invoke(app, ["simulate", "cs-storm-socket", "-", "--json"], input=csv.lstrip("\ufeff"))
+    # The byte-order mark travels on standard input too: it was read as YAML ("invalid type: string").
+    r = CliRunner().invoke(app, ["simulate", "cs-storm-socket", "-", "--json"], input=csv.encode())
     assert r.exit_code == 0 and json.loads(r.stdout)["transfers"] == json.loads(want)["transfers"], r.stderr
     path.write_text("src,dst,size\nGPU0,GPU2,4 Mib\n")
     one_line(run_cli("simulate", "cs-storm-socket", path), "t.csv: line 2: size:", "Mib")

@@ -116,6 +116,15 @@ mod tests {
     }
 
     #[test]
+    fn a_byte_order_mark_on_standard_input_is_read_past() {
+        // Excel's "CSV UTF-8" piped in: the header's first cell was "\u{feff}src", so the text
+        // went to the YAML reader ("invalid type: string").
+        let csv = "\u{feff}src,dst,size\r\nGPU0,GPU1,1GiB\r\n";
+        let yaml = "transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n";
+        assert_eq!(WorkloadSpec::from_text(csv, "-").unwrap().to_yaml(), WorkloadSpec::from_text(yaml, "-").unwrap().to_yaml());
+    }
+
+    #[test]
     fn yaml_is_never_taken_for_csv() {
         for yaml in ["transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n", "{\"transfers\": [{\"src\": \"GPU0\", \"dst\": \"GPU1\", \"size\": \"1GiB\"}]}"] {
             assert!(!is_csv(yaml, "-"), "{yaml}");

@@ -216,6 +216,9 @@ impl WorkloadSpec {
         WorkloadSpec::from_text(&read_user_text(path, "a YAML, JSON or CSV transfers file")?, path)
     }
     pub fn from_text(text: &str, origin: &str) -> Result<WorkloadSpec> {
+        // A byte-order mark (Excel's "CSV UTF-8") where the text did not come from a file that
+        // `read_user_text` read: standard input, the bindings.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         if csv::is_csv(text, origin) {
             return csv::parse(text, origin);
         }
