@@ -166,6 +166,13 @@ def test_a_transfers_csv_reads_as_its_yaml(tmp_path, example_file):
     one_line(run_cli("simulate", "cs-storm-socket", path, "--max-rows", "1100"), "TRANSFERS", "counted by lines")
 
 
+def test_generate_refuses_a_csv_output_it_would_fill_with_yaml(tmp_path):
+    # It wrote YAML to gen.csv, which simulate then read as CSV: "line 2: has 3 fields for 1 columns".
+    out = tmp_path / "gen.csv"
+    one_line(run_cli("generate", "random", "cs-storm-socket", "-o", out), "--output", "gen.csv", "YAML", ".yaml")
+    assert not out.exists()
+
+
 def test_links_busy_as_long_list_the_one_carrying_bytes_first(tmp_path):
     # GPU1 -> GPU0 over NVLink: the reverse direction GPU0 -> GPU1 is busy as long with the duplex overhead and
     # no bytes; it was listed first, being first in the machine's order.

@@ -24,6 +24,11 @@ pub fn is_csv(text: &str, origin: &str) -> bool {
 }
 
 pub fn parse(text: &str, origin: &str) -> Result<WorkloadSpec> {
+    // A YAML transfers file under a .csv name (`generate -o t.csv` wrote one): a CSV header has
+    // no colon, YAML's first line has one.
+    if let Some((i, _)) = text.lines().enumerate().find(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#')).filter(|(_, l)| l.contains(':')) {
+        return Err(Error::input(origin, format!("line {}", i + 1), "is YAML, not a CSV header; name the file .yaml (or write a header such as src,dst,size)"));
+    }
     let csv = Csv::read(text, origin, EXPECTED)?;
     if let Some(other) = csv.cols.iter().find(|c| !KNOWN.contains(&c.as_str())) {
         return Err(Error::input(
@@ -122,6 +127,13 @@ mod tests {
         let csv = "\u{feff}src,dst,size\r\nGPU0,GPU1,1GiB\r\n";
         let yaml = "transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n";
         assert_eq!(WorkloadSpec::from_text(csv, "-").unwrap().to_yaml(), WorkloadSpec::from_text(yaml, "-").unwrap().to_yaml());
+    }
+
+    #[test]
+    fn yaml_under_a_csv_name_is_said_to_be_yaml() {
+        // `generate -o gen.csv` wrote YAML; it read as "line 2: has 3 fields for 1 columns".
+        let e = WorkloadSpec::from_text("# generated\ntransfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n", "gen.csv").unwrap_err().to_string();
+        assert_eq!(e, "gen.csv: line 2: is YAML, not a CSV header; name the file .yaml (or write a header such as src,dst,size)");
     }
 
     #[test]
