@@ -66,7 +66,7 @@ pub fn parse(text: &str, origin: &str) -> Result<WorkloadSpec> {
             ..Default::default()
         });
     }
-    Ok(WorkloadSpec { transfers, ..Default::default() })
+    Ok(WorkloadSpec { transfers, lines: csv.rows.iter().map(|(line, _)| *line).collect(), ..Default::default() })
 }
 
 #[cfg(test)]
@@ -111,16 +111,6 @@ mod tests {
     }
 
     #[test]
-    fn quoted_cells_and_a_spreadsheets_empty_columns_read() {
-        // LibreOffice's "quote all" and Excel's unused columns at the right.
-        let csv = "\"dst\",\"src\",\"size\",,\n\"GPU1\",\"GPU0\",\"1GiB\",,\n,,,,\n";
-        let yaml = "transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n";
-        let want = WorkloadSpec::from_text(yaml, "-").unwrap().to_yaml();
-        assert_eq!(WorkloadSpec::from_text(csv, "t.csv").unwrap().to_yaml(), want);
-        assert_eq!(WorkloadSpec::from_text(csv, "-").unwrap().to_yaml(), want);
-    }
-
-    #[test]
     fn a_byte_order_mark_on_standard_input_is_read_past() {
         // Excel's "CSV UTF-8" piped in: the header's first cell was "\u{feff}src", so the text
         // went to the YAML reader ("invalid type: string").
@@ -134,6 +124,29 @@ mod tests {
         // `generate -o gen.csv` wrote YAML; it read as "line 2: has 3 fields for 1 columns".
         let e = WorkloadSpec::from_text("# generated\ntransfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n", "gen.csv").unwrap_err().to_string();
         assert_eq!(e, "gen.csv: line 2: is YAML, not a CSV header; name the file .yaml (or write a header such as src,dst,size)");
+    }
+
+    #[test]
+    fn checks_after_reading_name_the_rows_line() {
+        // They named YAML's path, `transfers[1].size`, for a row on line 6.
+        let m = crate::topology::Machine::load("cs-storm-socket").unwrap();
+        let e = |text: &str| {
+            let spec = WorkloadSpec::from_text(text, "t.csv").unwrap();
+            crate::workload::Workload::resolve(&spec, &m, "t.csv").unwrap_err().to_string()
+        };
+        assert_eq!(e("src,dst,size\nGPU0,GPU1,1MiB\n# a comment\n\n\nGPU1,GPU2,0B\n"), "t.csv: line 6: size: is zero; give a positive size such as \"300MiB\"");
+        assert!(e("src,dst,size\nGPU0,GPU9,1MiB\n").starts_with("t.csv: line 2: dst: \"GPU9\" is not a device of cs-storm-socket"));
+        assert!(e("name,src,dst,size\na,GPU0,GPU1,1MiB\na,GPU1,GPU0,1MiB\n").starts_with("t.csv: line 3: name: \"a\" is used twice"));
+    }
+
+    #[test]
+    fn quoted_cells_and_a_spreadsheets_empty_columns_read() {
+        // LibreOffice's "quote all" and Excel's unused columns at the right.
+        let csv = "\"dst\",\"src\",\"size\",,\n\"GPU1\",\"GPU0\",\"1GiB\",,\n,,,,\n";
+        let yaml = "transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n";
+        let want = WorkloadSpec::from_text(yaml, "-").unwrap().to_yaml();
+        assert_eq!(WorkloadSpec::from_text(csv, "t.csv").unwrap().to_yaml(), want);
+        assert_eq!(WorkloadSpec::from_text(csv, "-").unwrap().to_yaml(), want);
     }
 
     #[test]
