@@ -166,6 +166,17 @@ def test_a_transfers_csv_reads_as_its_yaml(tmp_path, example_file):
     one_line(run_cli("simulate", "cs-storm-socket", path, "--max-rows", "1100"), "TRANSFERS", "counted by lines")
 
 
+def test_a_csvs_header_is_not_counted_as_a_transfer(tmp_path):
+    # 1,100 transfers run under --max-rows 1100 (they were counted 1,101 and refused); 1,101 without a last
+    # newline are still counted 1,101.
+    path = tmp_path / "t.csv"
+    path.write_text("src,dst,size\n" + "GPU0,GPU2,1MiB\n" * 1100)
+    p = run_cli("simulate", "cs-storm-socket", path, "--max-rows", "1100")
+    assert p.returncode == 0, p.stderr
+    path.write_text("src,dst,size\n" + "GPU0,GPU2,1MiB\n" * 1100 + "GPU0,GPU2,1MiB")
+    one_line(run_cli("simulate", "cs-storm-socket", path, "--max-rows", "1100"), "TRANSFERS", "1,101")
+
+
 def test_generate_refuses_a_csv_output_it_would_fill_with_yaml(tmp_path):
     # It wrote YAML to gen.csv, which simulate then read as CSV: "line 2: has 3 fields for 1 columns".
     out = tmp_path / "gen.csv"
