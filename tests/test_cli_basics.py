@@ -292,3 +292,16 @@ def test_simulate_titles_the_parameters_given_not_every_default(example_file):
     assert "maxmin (p2p=off)" in p.stdout and "eff_pcie=" not in p.stdout, p.stdout
     p = run_cli("simulate", "typical-8gpu", example_file, "--model", "maxmin", "--json")
     assert "eff_pcie" in json.loads(p.stdout)["params"]
+
+
+def test_help_and_docstrings_say_a_transfers_file_may_be_csv():
+    # They said YAML/JSON only, after CSV was read.
+    from typer.testing import CliRunner
+
+    from contend.cli import app
+
+    assert "CSV" in contend.Transfers.load.__doc__ and "CSV" in contend.Transfers.parse.__doc__
+    p = run_cli("simulate", "--help")
+    assert p.returncode == 0 and "YAML/JSON/CSV" in p.stdout, p.stdout
+    bad = CliRunner().invoke(app, ["simulate", "cs-storm-socket", "-"], input=b"\xff")
+    assert bad.exit_code == 2 and "give a YAML, JSON or CSV file" in bad.stderr, bad.stderr

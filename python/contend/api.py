@@ -124,7 +124,7 @@ class Transfers:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Transfers:
-        """A YAML/JSON transfers file, or a built-in set such as ``sc16-example``."""
+        """A YAML, JSON or CSV transfers file, or a built-in set such as ``sc16-example``."""
         path = os.fspath(path)
         if path in BUILTIN_TRANSFERS and not os.path.exists(path):
             from importlib import resources  # here, not at start-up: a few milliseconds of every command's
@@ -135,7 +135,7 @@ class Transfers:
 
     @classmethod
     def parse(cls, text: str, origin: str = "<text>") -> Transfers:
-        """From YAML or JSON text, as in a transfers file."""
+        """From YAML, JSON or CSV text, as in a transfers file (CSV: a header naming src, dst and size)."""
         return cls(_core.Transfers.parse(text, origin))
 
     @classmethod

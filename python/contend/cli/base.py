@@ -224,8 +224,9 @@ def read_stdin(what: str) -> str:
     try:
         return sys.stdin.buffer.read().decode("utf-8")
     except UnicodeDecodeError as e:
+        kinds = "YAML, JSON or CSV" if what == "transfers" else "YAML or JSON"
         raise InputError(f"<stdin>: the {what} on standard input is not UTF-8 text (byte {e.start}); "
-                         "give a YAML or JSON file") from None
+                         f"give a {kinds} file") from None
 
 
 def load_machine(source: str) -> api.Machine:
