@@ -156,13 +156,32 @@ def test_a_transfers_csv_reads_as_its_yaml(tmp_path, example_file):
 
     from contend.cli import app
 
-    r = CliRunner().invoke(app, ["simulate", "cs-storm-socket", "-", "--json"], input=csv.lstrip("\ufeff"))
+    # The byte-order mark travels on standard input too: it was read as YAML ("invalid type: string").
+    r = CliRunner().invoke(app, ["simulate", "cs-storm-socket", "-", "--json"], input=csv.encode())
     assert r.exit_code == 0 and json.loads(r.stdout)["transfers"] == json.loads(want)["transfers"], r.stderr
     path.write_text("src,dst,size\nGPU0,GPU2,4 Mib\n")
     one_line(run_cli("simulate", "cs-storm-socket", path), "t.csv: line 2: size:", "Mib")
     # Its size bound counts a CSV's short rows (a line each), not YAML's 40 bytes a transfer.
     path.write_text("src,dst,size\n" + "GPU0,GPU2,1MiB\n" * 1200)
     one_line(run_cli("simulate", "cs-storm-socket", path, "--max-rows", "1100"), "TRANSFERS", "counted by lines")
+
+
+def test_a_csvs_header_is_not_counted_as_a_transfer(tmp_path):
+    # 1,100 transfers run under --max-rows 1100 (they were counted 1,101 and refused); 1,101 without a last
+    # newline are still counted 1,101.
+    path = tmp_path / "t.csv"
+    path.write_text("src,dst,size\n" + "GPU0,GPU2,1MiB\n" * 1100)
+    p = run_cli("simulate", "cs-storm-socket", path, "--max-rows", "1100")
+    assert p.returncode == 0, p.stderr
+    path.write_text("src,dst,size\n" + "GPU0,GPU2,1MiB\n" * 1100 + "GPU0,GPU2,1MiB")
+    one_line(run_cli("simulate", "cs-storm-socket", path, "--max-rows", "1100"), "TRANSFERS", "1,101")
+
+
+def test_generate_refuses_a_csv_output_it_would_fill_with_yaml(tmp_path):
+    # It wrote YAML to gen.csv, which simulate then read as CSV: "line 2: has 3 fields for 1 columns".
+    out = tmp_path / "gen.csv"
+    one_line(run_cli("generate", "random", "cs-storm-socket", "-o", out), "--output", "gen.csv", "YAML", ".yaml")
+    assert not out.exists()
 
 
 def test_links_busy_as_long_list_the_one_carrying_bytes_first(tmp_path):
@@ -273,3 +292,16 @@ def test_simulate_titles_the_parameters_given_not_every_default(example_file):
     assert "maxmin (p2p=off)" in p.stdout and "eff_pcie=" not in p.stdout, p.stdout
     p = run_cli("simulate", "typical-8gpu", example_file, "--model", "maxmin", "--json")
     assert "eff_pcie" in json.loads(p.stdout)["params"]
+
+
+def test_help_and_docstrings_say_a_transfers_file_may_be_csv():
+    # They said YAML/JSON only, after CSV was read.
+    from typer.testing import CliRunner
+
+    from contend.cli import app
+
+    assert "CSV" in contend.Transfers.load.__doc__ and "CSV" in contend.Transfers.parse.__doc__
+    p = run_cli("simulate", "--help")
+    assert p.returncode == 0 and "YAML/JSON/CSV" in p.stdout, p.stdout
+    bad = CliRunner().invoke(app, ["simulate", "cs-storm-socket", "-"], input=b"\xff")
+    assert bad.exit_code == 2 and "give a YAML, JSON or CSV file" in bad.stderr, bad.stderr

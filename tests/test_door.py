@@ -102,6 +102,15 @@ def test_a_nan_start_is_none_on_both_paths():
     assert "start" not in plain.records[0] and "start" not in other.records[0] and "overhead" not in other.records[0]
 
 
+def test_a_nan_name_is_no_name_on_both_paths():
+    # pandas' empty cell through to_dict("records"): the columns' path raised the binding's bare TypeError, the
+    # file's path (here for its mechanism) named the transfer "NaN".
+    plain = contend.Transfers.from_records([{"src": "GPU0", "dst": "GPU2", "size": 1024, "name": float("nan")}])
+    other = contend.Transfers.from_records([{"src": "GPU0", "dst": "GPU2", "size": 1024, "name": np.float64("nan"),
+                                             "mechanism": "p2p"}])
+    assert "name" not in plain.records[0] and "name" not in other.records[0]
+
+
 def test_a_dataframe_with_unknown_columns_is_refused_not_silently_dropped():
     df = pd.DataFrame({"src": ["GPU0"], "dst": ["GPU2"], "size": [1024], "mechanism": ["staged"]})
     with pytest.raises(contend.InputError, match="mechanism"):

@@ -124,7 +124,7 @@ class Transfers:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Transfers:
-        """A YAML/JSON transfers file, or a built-in set such as ``sc16-example``."""
+        """A YAML, JSON or CSV transfers file, or a built-in set such as ``sc16-example``."""
         path = os.fspath(path)
         if path in BUILTIN_TRANSFERS and not os.path.exists(path):
             from importlib import resources  # here, not at start-up: a few milliseconds of every command's
@@ -135,7 +135,7 @@ class Transfers:
 
     @classmethod
     def parse(cls, text: str, origin: str = "<text>") -> Transfers:
-        """From YAML or JSON text, as in a transfers file."""
+        """From YAML, JSON or CSV text, as in a transfers file (CSV: a header naming src, dst and size)."""
         return cls(_core.Transfers.parse(text, origin))
 
     @classmethod
@@ -201,7 +201,7 @@ class Transfers:
             return [r.get(key) for r in records] if any(key in r for r in records) else None
 
         return cls(_core.Transfers.from_columns([str(r["src"]) for r in records], [str(r["dst"]) for r in records],
-                                                [r["size"] for r in records], origin, name=column("name"),
+                                                [r["size"] for r in records], origin, name=_names(column("name")),
                                                 start=column("start"), overhead=column("overhead")))
 
     @classmethod
@@ -254,6 +254,9 @@ def _with_units(record: Any) -> Any:
         return record
     units = {"size": "B", "start": "s", "overhead": "s"}
     out = dict(record)
+    name = out.get("name")
+    if isinstance(name, numbers.Real) and name != name:
+        del out["name"]  # NaN, pandas' empty cell, is no name, as on the columns' path (it was the name "NaN" here)
     for key, unit in units.items():
         v = out.get(key)
         if key != "size" and isinstance(v, numbers.Real) and v != v:

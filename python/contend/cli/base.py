@@ -224,8 +224,9 @@ def read_stdin(what: str) -> str:
     try:
         return sys.stdin.buffer.read().decode("utf-8")
     except UnicodeDecodeError as e:
+        kinds = "YAML, JSON or CSV" if what == "transfers" else "YAML or JSON"
         raise InputError(f"<stdin>: the {what} on standard input is not UTF-8 text (byte {e.start}); "
-                         "give a YAML or JSON file") from None
+                         f"give a {kinds} file") from None
 
 
 def load_machine(source: str) -> api.Machine:
@@ -249,11 +250,19 @@ def load_transfers(source: str, max_rows: int | None = None) -> api.Transfers:
             # Past the bound by size alone, though not by much (generate writes its largest files at about 56
             # bytes a transfer): count them, each transfer naming one src (a CSV's a line), before the engine
             # reads the file whole.
-            most, how = (occurrences(source, b"\n"), "counted by lines") if csv else (
+            most, how = (csv_rows(source), "counted by lines") if csv else (
                 occurrences(source, b"src"), "counted by their src fields")
         bound("TRANSFERS", most, GENERATE_TRANSFERS, max_rows, f"transfers ({size / 1e6:,.0f} MB, {how})",
               f"split {source}")
     return api.Transfers.load(source)
+
+
+def csv_rows(path: str) -> int:
+    """A CSV's lines less its header (a last line without its newline counts): at least its transfers."""
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        last = f.read(1)
+    return occurrences(path, b"\n") - (last == b"\n")
 
 
 def occurrences(path: str, needle: bytes, chunk: int = 1 << 24) -> int:

@@ -114,6 +114,9 @@ def generate(
     max_rows: int | None = MaxRowsOpt,
 ) -> None:
     """Generate a transfers file for a communication pattern."""
+    if output and output.suffix.lower() == ".csv":
+        # simulate reads a .csv as CSV: YAML under that name would fail there ("has 3 fields for 1 columns").
+        raise InputError(f"--output: {output} is named .csv, but generate writes a YAML transfers file; name it .yaml")
     target = new_file(output, [machine], force) or Target(None, "--output")
     if pattern == "random":
         bound("--count", count, GENERATE_TRANSFERS, max_rows, "transfers (about 1 KiB of memory each)",

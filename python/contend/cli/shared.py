@@ -227,7 +227,7 @@ MaxRowsOpt = Count(
 
 ForceOpt = typer.Option(False, "--force", "-f", help="Overwrite output files that exist (never one the run reads).")
 MachineArg = typer.Argument(..., help="A preset (see `contend machines`) or a machine file (YAML/JSON).")
-TransfersArg = typer.Argument(..., help="A transfers file (YAML/JSON), or the built-in `sc16-example`.")
+TransfersArg = typer.Argument(..., help="A transfers file (YAML/JSON/CSV), or the built-in `sc16-example`.")
 
 
 # No default here: the engine's registry picks by machine (`contend models`' default_on) and says the rule.

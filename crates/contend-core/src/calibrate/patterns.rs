@@ -20,7 +20,7 @@ pub struct Pattern {
 
 /// Whether a CSV header is this format's (it names a "pattern" column).
 pub fn is_patterns(header: &str) -> bool {
-    header.split(',').any(|c| c.trim().eq_ignore_ascii_case("pattern"))
+    header.split(',').any(|c| c.trim().trim_matches('"').eq_ignore_ascii_case("pattern"))
 }
 
 pub fn parse(text: &str, origin: &str) -> Result<Vec<Pattern>> {
@@ -36,14 +36,14 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Pattern>> {
     let mut out: Vec<Pattern> = Vec::new();
     for (line, f) in &csv.rows {
         let at = format!("line {line}");
-        let size = Bytes::parse(f[z]).map_err(|e| Error::input(origin, format!("{at}: size"), e))?;
+        let size = Bytes::parse(&f[z]).map_err(|e| Error::input(origin, format!("{at}: size"), e))?;
         if size.0 == 0 {
             return Err(Error::input(origin, format!("{at}: size"), "is zero; give the bytes the transfer moved"));
         }
         let seconds = match (time, bw) {
-            (Some(t), _) => Time::parse(f[t]).map_err(|e| Error::input(origin, format!("{at}: time"), e))?.secs(),
+            (Some(t), _) => Time::parse(&f[t]).map_err(|e| Error::input(origin, format!("{at}: time"), e))?.secs(),
             (_, Some(b)) => {
-                let b = Bandwidth::parse(f[b]).map_err(|e| Error::input(origin, format!("{at}: bandwidth"), e))?.bytes_per_sec();
+                let b = Bandwidth::parse(&f[b]).map_err(|e| Error::input(origin, format!("{at}: bandwidth"), e))?.bytes_per_sec();
                 size.as_f64() / b
             }
             _ => unreachable!("one of time and bandwidth is present"),
@@ -65,7 +65,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Pattern>> {
                 out.len() - 1
             }
         };
-        out[k].spec.transfers.push(TransferSpec { src: f[s].into(), dst: f[d].into(), size, access, ..Default::default() });
+        out[k].spec.transfers.push(TransferSpec { src: f[s].to_string(), dst: f[d].to_string(), size, access, ..Default::default() });
         out[k].seconds.push(seconds);
     }
     Ok(out)

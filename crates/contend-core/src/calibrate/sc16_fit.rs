@@ -57,8 +57,8 @@ pub fn parse_csv(text: &str, origin: &str) -> Result<Vec<MeasuredGraph>> {
     let mut graphs: Vec<MeasuredGraph> = Vec::new();
     for (line, f) in &csv.rows {
         let at = format!("line {line}");
-        let size = Bytes::parse(f[z]).map_err(|e| Error::input(origin, format!("{at}: size"), e))?;
-        let time = Time::parse(f[t]).map_err(|e| Error::input(origin, format!("{at}: time"), e))?;
+        let size = Bytes::parse(&f[z]).map_err(|e| Error::input(origin, format!("{at}: size"), e))?;
+        let time = Time::parse(&f[t]).map_err(|e| Error::input(origin, format!("{at}: time"), e))?;
         if time.0 == 0 {
             return Err(Error::input(origin, format!("{at}: time"), "is zero; give the measured duration"));
         }
@@ -69,7 +69,7 @@ pub fn parse_csv(text: &str, origin: &str) -> Result<Vec<MeasuredGraph>> {
                 graphs.len() - 1
             }
         };
-        graphs[k].spec.transfers.push(TransferSpec { src: f[s].into(), dst: f[d].into(), size, ..Default::default() });
+        graphs[k].spec.transfers.push(TransferSpec { src: f[s].to_string(), dst: f[d].to_string(), size, ..Default::default() });
         graphs[k].seconds.push(time.secs());
     }
     Ok(graphs)

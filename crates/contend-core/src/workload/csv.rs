@@ -20,10 +20,15 @@ pub fn is_csv(text: &str, origin: &str) -> bool {
         return true;
     }
     let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
-    first.is_some_and(|h| !h.contains(':') && h.contains(',') && h.split(',').any(|c| c.trim().eq_ignore_ascii_case("src")))
+    first.is_some_and(|h| !h.contains(':') && h.contains(',') && h.split(',').any(|c| c.trim().trim_matches('"').eq_ignore_ascii_case("src")))
 }
 
 pub fn parse(text: &str, origin: &str) -> Result<WorkloadSpec> {
+    // A YAML transfers file under a .csv name (`generate -o t.csv` wrote one): a CSV header has
+    // no colon, YAML's first line has one.
+    if let Some((i, _)) = text.lines().enumerate().find(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#')).filter(|(_, l)| l.contains(':')) {
+        return Err(Error::input(origin, format!("line {}", i + 1), "is YAML, not a CSV header; name the file .yaml (or write a header such as src,dst,size)"));
+    }
     let csv = Csv::read(text, origin, EXPECTED)?;
     if let Some(other) = csv.cols.iter().find(|c| !KNOWN.contains(&c.as_str())) {
         return Err(Error::input(
@@ -45,9 +50,9 @@ pub fn parse(text: &str, origin: &str) -> Result<WorkloadSpec> {
     for (line, f) in &csv.rows {
         let at = |column: &str| format!("line {line}: {column}");
         // An empty cell of an optional column is "none", as a missing field of a YAML transfer.
-        let cell = |k: Option<usize>| k.map(|k| f[k]).filter(|c| !c.is_empty());
+        let cell = |k: Option<usize>| k.map(|k| &*f[k]).filter(|c| !c.is_empty());
         let time = |k: Option<usize>, column: &str| cell(k).map(Time::parse).transpose().map_err(|e| Error::input(origin, at(column), e));
-        let device = |k: usize, column: &str| match f[k] {
+        let device = |k: usize, column: &str| match &*f[k] {
             "" => Err(Error::input(origin, at(column), "is empty; give a device name such as GPU0")),
             v => Ok(v.to_string()),
         };
@@ -55,13 +60,13 @@ pub fn parse(text: &str, origin: &str) -> Result<WorkloadSpec> {
             name: cell(name).map(str::to_string),
             src: device(s, "src")?,
             dst: device(d, "dst")?,
-            size: Bytes::parse(f[z]).map_err(|e| Error::input(origin, at("size"), e))?,
+            size: Bytes::parse(&f[z]).map_err(|e| Error::input(origin, at("size"), e))?,
             start: time(start, "start")?,
             overhead: time(overhead, "overhead")?,
             ..Default::default()
         });
     }
-    Ok(WorkloadSpec { transfers, ..Default::default() })
+    Ok(WorkloadSpec { transfers, lines: csv.rows.iter().map(|(line, _)| *line).collect(), ..Default::default() })
 }
 
 #[cfg(test)]
@@ -103,6 +108,45 @@ mod tests {
         let dir = std::env::temp_dir();
         let e = WorkloadSpec::load(dir.to_str().unwrap()).unwrap_err().to_string();
         assert_eq!(e, format!("{}: is a folder; give a YAML, JSON or CSV transfers file", dir.display()));
+    }
+
+    #[test]
+    fn a_byte_order_mark_on_standard_input_is_read_past() {
+        // Excel's "CSV UTF-8" piped in: the header's first cell was "\u{feff}src", so the text
+        // went to the YAML reader ("invalid type: string").
+        let csv = "\u{feff}src,dst,size\r\nGPU0,GPU1,1GiB\r\n";
+        let yaml = "transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n";
+        assert_eq!(WorkloadSpec::from_text(csv, "-").unwrap().to_yaml(), WorkloadSpec::from_text(yaml, "-").unwrap().to_yaml());
+    }
+
+    #[test]
+    fn yaml_under_a_csv_name_is_said_to_be_yaml() {
+        // `generate -o gen.csv` wrote YAML; it read as "line 2: has 3 fields for 1 columns".
+        let e = WorkloadSpec::from_text("# generated\ntransfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n", "gen.csv").unwrap_err().to_string();
+        assert_eq!(e, "gen.csv: line 2: is YAML, not a CSV header; name the file .yaml (or write a header such as src,dst,size)");
+    }
+
+    #[test]
+    fn checks_after_reading_name_the_rows_line() {
+        // They named YAML's path, `transfers[1].size`, for a row on line 6.
+        let m = crate::topology::Machine::load("cs-storm-socket").unwrap();
+        let e = |text: &str| {
+            let spec = WorkloadSpec::from_text(text, "t.csv").unwrap();
+            crate::workload::Workload::resolve(&spec, &m, "t.csv").unwrap_err().to_string()
+        };
+        assert_eq!(e("src,dst,size\nGPU0,GPU1,1MiB\n# a comment\n\n\nGPU1,GPU2,0B\n"), "t.csv: line 6: size: is zero; give a positive size such as \"300MiB\"");
+        assert!(e("src,dst,size\nGPU0,GPU9,1MiB\n").starts_with("t.csv: line 2: dst: \"GPU9\" is not a device of cs-storm-socket"));
+        assert!(e("name,src,dst,size\na,GPU0,GPU1,1MiB\na,GPU1,GPU0,1MiB\n").starts_with("t.csv: line 3: name: \"a\" is used twice"));
+    }
+
+    #[test]
+    fn quoted_cells_and_a_spreadsheets_empty_columns_read() {
+        // LibreOffice's "quote all" and Excel's unused columns at the right.
+        let csv = "\"dst\",\"src\",\"size\",,\n\"GPU1\",\"GPU0\",\"1GiB\",,\n,,,,\n";
+        let yaml = "transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n";
+        let want = WorkloadSpec::from_text(yaml, "-").unwrap().to_yaml();
+        assert_eq!(WorkloadSpec::from_text(csv, "t.csv").unwrap().to_yaml(), want);
+        assert_eq!(WorkloadSpec::from_text(csv, "-").unwrap().to_yaml(), want);
     }
 
     #[test]

@@ -89,6 +89,9 @@ pub struct WorkloadSpec {
     /// (`contend datatype --help` lists them; defaults in docs/models.md).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub kernels: BTreeMap<String, String>,
+    /// Each transfer's line in a CSV transfers file (none for YAML): a message names the line.
+    #[serde(skip)]
+    pub lines: Vec<usize>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -216,6 +219,9 @@ impl WorkloadSpec {
         WorkloadSpec::from_text(&read_user_text(path, "a YAML, JSON or CSV transfers file")?, path)
     }
     pub fn from_text(text: &str, origin: &str) -> Result<WorkloadSpec> {
+        // A byte-order mark (Excel's "CSV UTF-8") where the text did not come from a file that
+        // `read_user_text` read: standard input, the bindings.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         if csv::is_csv(text, origin) {
             return csv::parse(text, origin);
         }
@@ -224,6 +230,14 @@ impl WorkloadSpec {
         match regular::parse(text) {
             Some(spec) => Ok(spec),
             None => parse_document(text, origin),
+        }
+    }
+    /// Where field `f` of transfer `i` is, for a message: its line in a CSV file, its path in
+    /// YAML.
+    pub fn field(&self, i: usize, f: &str) -> String {
+        match self.lines.get(i) {
+            Some(line) => format!("line {line}: {f}"),
+            None => format!("transfers[{i}].{f}"),
         }
     }
     pub fn to_yaml(&self) -> String {
@@ -320,7 +334,7 @@ impl Workload {
             let name = t.name.as_deref().map_or_else(|| Cow::Owned(default_name(i)), Cow::Borrowed);
             match names.entry(name) {
                 Entry::Occupied(e) => {
-                    return Err(Error::input(origin, format!("transfers[{i}].name"), format!("\"{}\" is used twice; transfer names must be unique", e.key())))
+                    return Err(Error::input(origin, spec.field(i, "name"), format!("\"{}\" is used twice; transfer names must be unique", e.key())))
                 }
                 Entry::Vacant(e) => {
                     e.insert(i);
@@ -334,7 +348,7 @@ impl Workload {
         // Each rate group by name: its first member, whose max_rate the others must give.
         let mut groups: BTreeMap<&str, usize> = BTreeMap::new();
         for (i, t) in spec.transfers.iter().enumerate() {
-            let field = |f: &str| format!("transfers[{i}].{f}");
+            let field = |f: &str| spec.field(i, f);
             let endpoint = |name: &str, f: &str| -> Result<usize> {
                 let d =
                     m.device(name).ok_or_else(|| Error::input(origin, field(f), format!("\"{name}\" is not a device of {}; {}", m.name, m.endpoint_hint())))?;
@@ -433,7 +447,7 @@ impl Workload {
         if let Some(i) = find_cycle(&out) {
             return Err(Error::input(
                 origin,
-                format!("transfers[{i}].after"),
+                spec.field(i, "after"),
                 format!("\"{}\" depends on itself through a cycle of dependencies; remove one link of the cycle", out[i].name),
             ));
         }
@@ -444,7 +458,7 @@ impl Workload {
 /// The message layout and method of transfer `i`: a datatype's instances, or one contiguous
 /// block when only a method is given; each datatype is flattened once.
 fn layout(spec: &WorkloadSpec, t: &TransferSpec, types: &mut BTreeMap<String, Datatype>, origin: &str, i: usize) -> Result<(Option<Message>, Option<Method>)> {
-    let field = |f: &str| format!("transfers[{i}].{f}");
+    let field = |f: &str| spec.field(i, f);
     if t.method.is_some() && (t.mechanism.is_some() || !t.via.is_empty()) {
         return Err(Error::input(origin, field("method"), "chooses the path itself; give method or mechanism/via, not both"));
     }
