@@ -136,6 +136,9 @@ fn mistakes_and_models_are_one_line() {
         (unmatched, "ranks[0][0]", "recv"),
         (same("{nccl_broadcast: {size: 1MiB, root: 9}}", 8), "ranks[0][0]", "root 9"),
         (same("{nccl_allreduce: {size: 1MiB, algo: nvls}}", 8), "ranks[0][0]", "NVLS needs"),
+        // Fields NCCL's call has not: ran silently as if absent before round 24.
+        (same("{nccl_alltoall: {size: 1MiB, algo: tree}}", 8), "ranks[0][0]", "drop algo"),
+        (same("{nccl_allreduce: {size: 1MiB, root: 3}}", 8), "ranks[0][0]", "drop root"),
     ];
     for (k, (ranks, field, word)) in cases.into_iter().enumerate() {
         let e = run_ranks(&format!("bad{k}.yaml"), "dgx-a100", &ranks, "maxmin").unwrap_err().to_string();
