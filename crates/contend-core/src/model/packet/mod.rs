@@ -293,10 +293,12 @@ impl PacketPrepared {
             }
             // NCCL's messages through a NIC inject beside its other messages, not behind its window:
             // NCCL's proxy posts every connection's steps at once (net.cc `sendProxyProgress`), as
-            // the flow-level executor runs them (sim.rs `OpState::nccl`).
+            // the flow-level executor runs them (sim.rs `OpState::nccl`). Only a NIC with a window
+            // (fcfs, rr-N) gives them a lane of their own; under rr they share the NIC's lane as before.
+            let windowed = flows.nic_scheduling.slots().is_some();
             let key = match flows.nic[f] {
                 NO_NIC => (Injector::Source, w.transfers[f].src),
-                q if w.transfers[f].kernel => (Injector::NcclAtNic, q as usize),
+                q if w.transfers[f].kernel && windowed => (Injector::NcclAtNic, q as usize),
                 q => (Injector::Nic, q as usize),
             };
             let next = net.window.len() as u32;
