@@ -148,6 +148,10 @@ struct OpState {
     nic: u32,
     engine: u32,
     compute: bool,
+    /// Moved by NCCL's kernels (`Transfer::kernel`): its NIC's scheduling does not hold it back,
+    /// since NCCL's proxy posts every connection's steps at once (net.cc `sendProxyProgress`) and
+    /// the NIC interleaves them, whatever it does with MPI's messages (`nccl::Comm::new` runs rr).
+    nccl: bool,
 }
 
 impl Executor<'_> {
@@ -167,7 +171,7 @@ impl Executor<'_> {
     fn admit(&mut self, f: usize) -> bool {
         let q = self.op[f].nic;
         match self.nic_slots {
-            Some(slots) if q != NO_NIC => {
+            Some(slots) if q != NO_NIC && !self.op[f].nccl => {
                 if self.nic_moving[q as usize] >= slots {
                     let waiting = &mut self.nic_waiting[q as usize];
                     waiting.push_back(f);
@@ -405,6 +409,7 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
                 nic: flows.nic[i],
                 engine: flows.engine[i],
                 compute: t.compute.is_some(),
+                nccl: t.kernel,
             })
             .collect(),
         dep,

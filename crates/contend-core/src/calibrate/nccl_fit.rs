@@ -506,19 +506,19 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             // nccl-tests prints the longer of the call and its thread's launches (`-g N`): a row
             // at that floor says nothing of the constants fitted.
             let floor_s = if row.count > 0 { floor } else { 0.0 };
-            let call = comm.call_with(coll, pick.algo, pick.proto, row.size, root, pick.channels).merged();
+            let call = comm.call_with(coll, pick.algo, pick.proto, row.size, root, pick.channels).merged_for(model);
             let step_of = if matches!(coll, Coll::AllToAll | Coll::SendRecv) { Proto::Simple } else { pick.proto };
             // The same call with its per-step constant at zero: where nothing changes, the
             // constant does not reach this call (NVLS).
             let mut zero = base;
             zero.step[step_of as usize] = Some(0.0);
             comm.set_constants(zero)?;
-            let bare = comm.call_with(coll, pick.algo, pick.proto, row.size, root, pick.channels).merged();
+            let bare = comm.call_with(coll, pick.algo, pick.proto, row.size, root, pick.channels).merged_for(model);
             // With the per-call network cost raised by a probe: how often the chain pays it.
             let mut more = base;
             more.call_net = base.call_net + CALL_NET_PROBE_S;
             comm.set_constants(more)?;
-            let probed = comm.call_with(coll, pick.algo, pick.proto, row.size, root, pick.channels).merged();
+            let probed = comm.call_with(coll, pick.algo, pick.proto, row.size, root, pick.channels).merged_for(model);
             // With the efficiencies halved: the part of the time they scale.
             let mut half = base;
             half.efficiency = base.efficiency.map(|e| e / 2.0);

@@ -42,6 +42,12 @@ pub struct ModelEntry {
     /// the tree has one B the tree's automorphisms are symmetries of the schedule search
     /// (schedule/symmetry.rs).
     pub tree_symmetric: bool,
+    /// k identical flows on one path run as one flow of k times the bytes (every rate scales with
+    /// the copies alike), so NCCL's identical channels of a call alone may run merged
+    /// (`nccl::lower::Call::merged_for`). Not under packets: each message cuts its own packets,
+    /// which its NIC and every port take in turn.
+    #[serde(skip)]
+    pub merges_copies: bool,
     /// Prepares the model; callers go through `ModelEntry::prepare`, which words a refusal.
     #[serde(skip)]
     pub build: Prepare,
@@ -84,6 +90,7 @@ pub static MODELS: &[ModelEntry] = &[
         // The model of the paper this project starts from, for the PCIe trees it describes.
         default_on: &[MachineKind::Node],
         tree_symmetric: true,
+        merges_copies: false,
         build: sc16::prepare,
     },
     ModelEntry {
@@ -105,6 +112,7 @@ pub static MODELS: &[ModelEntry] = &[
         // The flow level seed 003's network studies use; sc16 does not apply to a network.
         default_on: &[MachineKind::Cluster],
         tree_symmetric: false,
+        merges_copies: true,
         build: maxmin::prepare,
     },
     ModelEntry {
@@ -127,6 +135,7 @@ pub static MODELS: &[ModelEntry] = &[
         machines: &[MachineKind::Node, MachineKind::Cluster],
         default_on: &[],
         tree_symmetric: false,
+        merges_copies: false,
         build: super::packet::prepare,
     },
 ];

@@ -186,6 +186,16 @@ impl Call {
         self
     }
 
+    /// `merged` where `model` runs identical flows as one of their summed bytes
+    /// (`ModelEntry::merges_copies`: maxmin); every channel otherwise (packet), as a rank program's
+    /// call runs them.
+    pub fn merged_for(self, model: &str) -> Call {
+        match crate::model::registry::get(model) {
+            Ok(entry) if entry.merges_copies => self.merged(),
+            _ => self,
+        }
+    }
+
     /// Channels the call stands for.
     pub fn channels(&self) -> usize {
         self.rings.len() * self.copies as usize

@@ -443,6 +443,29 @@ fn merging_identical_channels_changes_no_time() {
     }
 }
 
+/// Under packet, k identical flows are not one flow of k times the bytes (each message cuts its own
+/// packets, which the NIC and every port take in turn), so `contend nccl-tests --model packet` runs
+/// every channel of the call, as a rank program's call runs them. Before round 24 it ran them merged:
+/// a 16 MiB LL128 ring all-reduce on dgx-a100 (24 channels as 8 rings of 3 copies) took 217.9 us,
+/// the same call's 24 channels 197.8 us (-9.2%); maxmin's merge stays (exact, the test above).
+#[test]
+fn packet_runs_every_channel() {
+    let r = tests_tool::Request {
+        min_bytes: "16M".into(),
+        max_bytes: "16M".into(),
+        algo: Some("ring".into()),
+        proto: Some("LL128".into()),
+        model: "packet".into(),
+        ..req("all_reduce")
+    };
+    let got = api::nccl_tests("dgx-a100", &r, 1, None).unwrap().rows[0].time_us;
+    let m = crate::topology::Machine::load("dgx-a100").unwrap();
+    let comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+    let call = comm.call(Coll::AllReduce, Algo::Ring, Proto::Ll128, 16 << 20, 0);
+    let want = run(&comm.m, &call, "packet", &[], false).unwrap().seconds * 1e6;
+    assert!((got - want).abs() <= 1e-9 * want, "nccl-tests {got} us, every channel {want} us");
+}
+
 /// On a rail-optimised cluster (superpod-h100-su: NIC k of every node on rail k at 400 Gb/s,
 /// full-bisection spines) two nodes' ring all-reduce crosses the nodes' 8 NICs: busbw at most
 /// 8 x 50 GB/s, as on two hgx-h100 on one switch at the same NIC bandwidth.

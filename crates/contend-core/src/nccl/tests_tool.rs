@@ -541,8 +541,8 @@ pub fn run_size(
         comm.pick(coll, bytes.max(1), algos, protos)?
             .ok_or_else(|| Error::input("--algo/--proto", "", format!("leaves NCCL no algorithm for {} here", coll.name())))?
     };
-    // The call alone on the machine: identical channels run merged (exact, far fewer transfers).
-    let call = comm.call_with(coll, pick.algo, pick.proto, bytes, root, pick.channels).merged();
+    // The call alone on the machine: identical channels run merged where the model makes that exact (`Call::merged_for`).
+    let call = comm.call_with(coll, pick.algo, pick.proto, bytes, root, pick.channels).merged_for(model);
     match super::run_loop(&comm.m, &call, model, params, bottlenecks, lower::MAX_TRANSFERS, iters)? {
         Some(ran) => Ok((pick, ran)),
         None => Err(Error::input("--nodes", "", super::too_many(&call, lower::transfers_at_least(&call).max(lower::MAX_TRANSFERS)))),
@@ -572,7 +572,7 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, chosen: &supe
     // which a call of a few bytes (one slice a step, one loop) would leave out and count as
     // bandwidth (round 24: 2 MiB on rtx5090x8-turin-p2p said 38% latency where the base and the
     // 28 slices' handshakes alone are 69%).
-    let call = comm.call_with(coll, pick.0, pick.1, bytes, req.root, chosen.channels).merged();
+    let call = comm.call_with(coll, pick.0, pick.1, bytes, req.root, chosen.channels).merged_for(&req.model);
     let lat = if bytes == 0 { 0.0 } else { lat_only(comm, &call, req)? };
     let scale = |t: f64| if own_us > 0.0 { (t / own_us).min(1.0) } else { 0.0 };
     let bottlenecks = ran
@@ -621,7 +621,7 @@ pub(super) fn alternatives(
                 let t = if (a, p) == pick {
                     time_us.max(floor_us)
                 } else {
-                    let call = comm.call(coll, a, p, bytes, req.root).merged();
+                    let call = comm.call(coll, a, p, bytes, req.root).merged_for(&req.model);
                     // An alternative too large to lower is left out, with a note.
                     match super::run_loop(&comm.m, &call, &req.model, &req.params, false, limit, req.iters)? {
                         Some(ran) => (ran.seconds * 1e6).max(floor_us),

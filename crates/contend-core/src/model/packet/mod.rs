@@ -164,6 +164,15 @@ pub(crate) struct Net {
 }
 
 /// packet made ready for one workload: its flow table, parameters and compiled paths.
+/// Who cuts a message's packets: its source (no NIC), its NIC under the NIC's scheduling window,
+/// or its NIC for NCCL's messages, which no window holds back.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Injector {
+    Source,
+    Nic,
+    NcclAtNic,
+}
+
 pub struct PacketPrepared {
     pub flows: FlowTable,
     pub params: PacketParams,
@@ -266,7 +275,7 @@ impl PacketPrepared {
         let mut total_packets = 0u64;
         let mut packet_hops = 0u64;
         // Numbered in flow order; the maps are only looked up, so numbering is deterministic.
-        let mut injectors: HashMap<(bool, usize), u32> = HashMap::new();
+        let mut injectors: HashMap<(Injector, usize), u32> = HashMap::new();
         let mut lanes: HashMap<(u32, u32), u32> = HashMap::new();
         // (input, port, channel): input is the resource of the hop before, or the lane.
         let mut queues: HashMap<(u64, u32, usize), u32> = HashMap::new();
@@ -282,13 +291,19 @@ impl PacketPrepared {
                     ),
                 });
             }
+            // NCCL's messages through a NIC inject beside its other messages, not behind its window:
+            // NCCL's proxy posts every connection's steps at once (net.cc `sendProxyProgress`), as
+            // the flow-level executor runs them (sim.rs `OpState::nccl`). Only a NIC with a window
+            // (fcfs, rr-N) gives them a lane of their own; under rr they share the NIC's lane as before.
+            let windowed = flows.nic_scheduling.slots().is_some();
             let key = match flows.nic[f] {
-                NO_NIC => (false, w.transfers[f].src),
-                q => (true, q as usize),
+                NO_NIC => (Injector::Source, w.transfers[f].src),
+                q if w.transfers[f].kernel && windowed => (Injector::NcclAtNic, q as usize),
+                q => (Injector::Nic, q as usize),
             };
             let next = net.window.len() as u32;
             let inj = *injectors.entry(key).or_insert_with(|| {
-                net.window.push(if key.0 { flows.nic_scheduling.slots().unwrap_or(u32::MAX) } else { u32::MAX });
+                net.window.push(if key.0 == Injector::Nic { flows.nic_scheduling.slots().unwrap_or(u32::MAX) } else { u32::MAX });
                 next
             });
             let first = path.first().copied().unwrap_or(u32::MAX);

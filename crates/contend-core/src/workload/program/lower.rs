@@ -11,7 +11,7 @@
 //! does), and a rank goes on once its last sends and receives of the call are done.
 
 use super::collective::{steps, Kind};
-use super::nccl::{NcclLowering, NcclP2p};
+use super::nccl::{NcclLowering, NcclOp, NcclP2p};
 use super::{Collective, Message, MpiParams, Op, Program};
 use crate::error::{Error, Result};
 use crate::workload::Transfer;
@@ -210,6 +210,19 @@ fn expand(p: &Program, rank: u32, origin: &str, job: &str) -> Result<Vec<Low>> {
                         origin,
                         field(k),
                         format!("{} over a group without rank {rank}; a rank joins only its groups' collectives", kind.name()),
+                    ));
+                }
+                // Fields NCCL's call has not are mistakes, not settings to drop silently: only
+                // ncclBroadcast takes a root, and NCCL runs all-to-all peer to peer whatever
+                // NCCL_ALGO says (2.30.7 src/enqueue.cc: send/receive tasks pick no algorithm).
+                if c.root.is_some() && kind != NcclOp::Broadcast {
+                    return Err(Error::input(origin, field(k), format!("{} has no root (only nccl_broadcast does); drop root", kind.name())));
+                }
+                if c.algo.is_some() && kind == NcclOp::AllToAll {
+                    return Err(Error::input(
+                        origin,
+                        field(k),
+                        "nccl_alltoall runs peer to peer, which NCCL_ALGO does not govern (NCCL picks no algorithm for it); drop algo",
                     ));
                 }
                 let root = c.root.unwrap_or(0);
