@@ -163,7 +163,6 @@ pub(crate) struct Net {
     pub pacer: Vec<u32>,
 }
 
-/// packet made ready for one workload: its flow table, parameters and compiled paths.
 /// Who cuts a message's packets: its source (no NIC), its NIC under the NIC's scheduling window,
 /// or its NIC for NCCL's messages, which no window holds back.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -173,6 +172,7 @@ enum Injector {
     NcclAtNic,
 }
 
+/// packet made ready for one workload: its flow table, parameters and compiled paths.
 pub struct PacketPrepared {
     pub flows: FlowTable,
     pub params: PacketParams,
