@@ -39,6 +39,11 @@ def test_usage_mistakes_are_one_line():
     # generate names the option the user typed, and a GPU named twice is a mistake, not four copies.
     one_line(run_cli("generate", "permutation", "dgx-a100", "--gpus", "GPU0"), "--gpus", "at least two")
     one_line(run_cli("generate", "all-to-all", "dgx-a100", "--gpus", "GPU0,GPU0,GPU1"), "--gpus", "GPU0", "twice")
+    # `-b 4 MiB`: the shell splits the unit off; "unexpected extra argument (MiB)" alone did not say so.
+    one_line(run_cli("nccl-tests", "dgx-a100", "-b", "4", "MiB"), "(MiB)", "one word", "4MiB, not 4 MiB")
+    one_line(run_cli("schedule", "typical-8gpu", "--halo", "2d", "--alpha", "2", "us"), "one word", "4us")
+    line = one_line(run_cli("nccl-tests", "dgx-a100", "-b", "4", "foo"), "(foo)", "contend nccl-tests --help")
+    assert "one word" not in line, line
 
 
 def test_dash_is_standard_output_and_input(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import re
 import sys
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from typing import Any
@@ -153,14 +154,28 @@ class OneLineErrors(TyperGroup):
         except click_errors.ClickException as e:
             ctx = getattr(e, "ctx", None)
             where = f"{ctx.command_path}: " if ctx is not None else ""
-            hint = f"; see {ctx.command_path} --help" if ctx is not None else ""
             message = one_line(e.format_message()).rstrip(".")
+            hint = unit_hint(message) or (f"; see {ctx.command_path} --help" if ctx is not None else "")
             err().print(styled(("error:", "bold red"), f" {where}{message}{hint}"), soft_wrap=True)
             sys.exit(e.exit_code)
         except Abort:
             err().print("aborted")
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+# A unit standing alone: what the shell leaves of `-b 4 MiB`, `--alpha 2 us` or `-p x=10 GB/s`.
+_UNIT = re.compile(r"(?:[kmgtp]i?)?(?:b|bit)(?:/s)?|[munp]?s|[kmgt]?bps", re.IGNORECASE)
+
+
+def unit_hint(message: str) -> str:
+    """For click's "Got unexpected extra argument(s) (MiB)" where the extra words are units: the fix, since the shell
+    split a value from its unit."""
+    m = re.search(r"unexpected extra argument(?:\(s\)|s)? \((.*)\)", message)
+    if m is None or not all(_UNIT.fullmatch(w) for w in m.group(1).split()):
+        return ""
+    unit = m.group(1).split()[0]
+    return f"; the shell split a value from its unit: write them as one word, e.g. 4{unit}, not 4 {unit}"
 
 
 def _version(value: bool) -> None:
