@@ -14,10 +14,16 @@ pub struct Csv<'t> {
     pub rows: Vec<(usize, Vec<Cow<'t, str>>)>,
 }
 
+/// The lines that hold something, each with its index from 0: blank lines and '#' comments are
+/// none. The header is the first of them.
+pub fn content_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+}
+
 impl<'t> Csv<'t> {
     /// `expected` names the header in the messages, e.g. "graph,src,dst,size,time".
     pub fn read(text: &'t str, origin: &str, expected: &str) -> Result<Csv<'t>> {
-        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+        let mut lines = content_lines(text);
         let (h, header) = lines.next().ok_or_else(|| Error::input(origin, "", format!("is empty; expected a header {expected}")))?;
         let at = |i: usize| format!("line {}", i + 1);
         let mut cols: Vec<String> = cells(header).map_err(|p| Error::input(origin, at(h), p))?.iter().map(|c| c.to_lowercase()).collect();

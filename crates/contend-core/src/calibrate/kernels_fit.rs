@@ -10,6 +10,7 @@
 //! the fraction of the measured pair's path (on the machine) that it reaches.
 
 use super::lsq::nnls;
+use crate::csv::Csv;
 use crate::datatype::{KernelParams, PathClass};
 use crate::error::{Error, Result};
 use crate::flow::methods::class;
@@ -55,24 +56,17 @@ pub struct KernelFit {
 }
 
 pub fn parse_csv(text: &str, origin: &str) -> Result<Vec<Point>> {
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
-    let (_, header) = lines.next().ok_or_else(|| Error::input(origin, "", "is empty; expected a header kernel,block,bytes,time"))?;
-    let cols: Vec<String> = header.split(',').map(|c| c.trim().to_lowercase()).collect();
-    let col = |name: &str| {
-        cols.iter()
-            .position(|c| c == name)
-            .ok_or_else(|| Error::input(origin, "line 1", format!("no column \"{name}\"; the header needs kernel,block,bytes,time")))
-    };
+    const EXPECTED: &str = "kernel,block,bytes,time";
+    let csv = Csv::read(text, origin, EXPECTED)?;
+    let col = |name: &str| csv.need(name, origin, EXPECTED);
     let (k, b, n, t) = (col("kernel")?, col("block")?, col("bytes")?, col("time")?);
     let mut out = Vec::new();
-    for (i, line) in lines {
-        let f: Vec<&str> = line.split(',').map(str::trim).collect();
-        let at = format!("line {}", i + 1);
-        if f.len() != cols.len() {
-            return Err(Error::input(origin, at, format!("has {} fields for {} columns", f.len(), cols.len())));
-        }
-        let kernel =
-            KINDS.iter().position(|&x| x == f[k]).ok_or_else(|| Error::input(origin, &at, format!("kernel \"{}\" is not pack, unpack or load-store", f[k])))?;
+    for (line, f) in &csv.rows {
+        let at = format!("line {line}");
+        let kernel = KINDS
+            .iter()
+            .position(|&x| x == &*f[k])
+            .ok_or_else(|| Error::input(origin, &at, format!("kernel \"{}\" is not pack, unpack or load-store", f[k])))?;
         let bytes = |s: &str, what: &str| {
             Bytes::parse(s)
                 .ok()
@@ -80,11 +74,11 @@ pub fn parse_csv(text: &str, origin: &str) -> Result<Vec<Point>> {
                 .map(|b| b.as_f64())
                 .ok_or_else(|| Error::input(origin, &at, format!("{what} \"{s}\" is not a positive size with a unit, e.g. 8B")))
         };
-        let (block, total) = (bytes(f[b], "block")?, bytes(f[n], "bytes")?);
+        let (block, total) = (bytes(&f[b], "block")?, bytes(&f[n], "bytes")?);
         if block > total {
             return Err(Error::input(origin, &at, format!("block {} is larger than bytes {}; a message holds whole blocks", f[b], f[n])));
         }
-        let seconds = Time::parse(f[t])
+        let seconds = Time::parse(&f[t])
             .ok()
             .filter(|t| t.0 > 0)
             .ok_or_else(|| Error::input(origin, &at, format!("time \"{}\" is not a positive time with a unit, e.g. 12.5us", f[t])))?

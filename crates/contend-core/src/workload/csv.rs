@@ -5,7 +5,7 @@
 //! YAML file.
 
 use super::{TransferSpec, WorkloadSpec};
-use crate::csv::Csv;
+use crate::csv::{content_lines, Csv};
 use crate::error::{Error, Result};
 use crate::units::{Bytes, Time};
 
@@ -19,14 +19,15 @@ pub fn is_csv(text: &str, origin: &str) -> bool {
     if origin.to_lowercase().ends_with(".csv") {
         return true;
     }
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
-    first.is_some_and(|h| !h.contains(':') && h.contains(',') && h.split(',').any(|c| c.trim().trim_matches('"').eq_ignore_ascii_case("src")))
+    content_lines(text)
+        .next()
+        .is_some_and(|(_, h)| !h.contains(':') && h.contains(',') && h.split(',').any(|c| c.trim().trim_matches('"').eq_ignore_ascii_case("src")))
 }
 
 pub fn parse(text: &str, origin: &str) -> Result<WorkloadSpec> {
     // A YAML transfers file under a .csv name (`generate -o t.csv` wrote one): a CSV header has
     // no colon, YAML's first line has one.
-    if let Some((i, _)) = text.lines().enumerate().find(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#')).filter(|(_, l)| l.contains(':')) {
+    if let Some((i, _)) = content_lines(text).next().filter(|(_, l)| l.contains(':')) {
         return Err(Error::input(origin, format!("line {}", i + 1), "is YAML, not a CSV header; name the file .yaml (or write a header such as src,dst,size)"));
     }
     let csv = Csv::read(text, origin, EXPECTED)?;
