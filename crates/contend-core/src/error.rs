@@ -17,6 +17,8 @@ pub enum Error {
         reason: String,
     },
     Runtime(String),
+    /// The user asked the work to stop (Ctrl-C; `interrupt`).
+    Interrupted,
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -44,6 +46,7 @@ impl fmt::Display for Error {
             Error::Input { file, field, problem } => write!(f, "{file}: {field}: {problem}"),
             Error::Unsupported { model, reason } => write!(f, "model {model} does not apply: {reason}"),
             Error::Runtime(m) => write!(f, "{m}"),
+            Error::Interrupted => write!(f, "interrupted"),
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod flow;
 pub mod generate;
 mod heap;
 pub mod import;
+pub mod interrupt;
 mod keymap;
 pub mod model;
 pub mod nccl;

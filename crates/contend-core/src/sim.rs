@@ -439,6 +439,8 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
     let (mut done, mut finished) = (0usize, Vec::new());
     let mut phase_start = 0.0;
     loop {
+        // A relaxed load an instant, against the microseconds an instant takes.
+        crate::interrupt::STOP.check()?;
         // Heads released after the last instant settled move to their tails at that instant.
         let next_check = if x.tails.is_empty() { x.rel.next() } else { Some(phase_start) };
         let next_join = match (x.joins.peek().map(|Reverse(j)| j.t()), next_check) {

@@ -11,6 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["keymap", "heap"],
     &["yaml_bounds"],
     &["error"],
+    &["interrupt"],
     &["csv"],
     &["params"],
     &["topology"],

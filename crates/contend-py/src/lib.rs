@@ -17,7 +17,54 @@ fn to_py(e: Error) -> PyErr {
         Error::Input { .. } => InputError::new_err(e.to_string()),
         Error::Unsupported { .. } => UnsupportedError::new_err(e.to_string()),
         Error::Runtime(_) => ContendError::new_err(e.to_string()),
+        Error::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err(e.to_string()),
     }
+}
+
+/// `py.detach(f)`, but Ctrl-C stops it: `f` runs on a thread of its own while this one waits,
+/// taking the GIL every 50 ms so that Python sees a signal; on one, the core's executor stops at
+/// its next instant (`contend_core::interrupt`) and the signal's exception (KeyboardInterrupt) is
+/// raised here. `py.detach` alone ran the whole call first: minutes for a large packet run.
+fn interruptible<T: Send>(py: Python<'_>, f: impl FnOnce() -> contend_core::error::Result<T> + Send) -> PyResult<T> {
+    use contend_core::interrupt::STOP;
+    use std::sync::{Condvar, Mutex};
+    let done: (Mutex<Option<std::thread::Result<contend_core::error::Result<T>>>>, Condvar) = (Mutex::new(None), Condvar::new());
+    let stopped = std::thread::scope(|s| {
+        // The main thread's stack size: the core's parsers and searches recurse.
+        let work = std::thread::Builder::new().stack_size(8 << 20).spawn_scoped(s, || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+            *done.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+            done.1.notify_one();
+        });
+        if let Err(e) = work {
+            return Err(ContendError::new_err(format!("cannot start a thread for the work: {e}")));
+        }
+        loop {
+            let got = py.detach(|| {
+                let slot = done.0.lock().unwrap_or_else(|p| p.into_inner());
+                let wait = std::time::Duration::from_millis(50);
+                let (mut slot, _) = done.1.wait_timeout_while(slot, wait, |r| r.is_none()).unwrap_or_else(|p| p.into_inner());
+                slot.take()
+            });
+            match got {
+                Some(Ok(v)) => return Ok(v.map_err(to_py)),
+                // As `py.detach` would: PyO3 raises the panic as PanicException.
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                None => {
+                    if let Err(e) = py.check_signals() {
+                        // The scope joins the work, stopped at its next instant, before it returns.
+                        STOP.request();
+                        return Ok(Err(e));
+                    }
+                }
+            }
+        }
+    })?;
+    // The work has returned: a later call starts unstopped.
+    if stopped.is_err() {
+        STOP.clear();
+    }
+    stopped
 }
 
 /// A whole-number argument as the core takes it: a Python int (or NumPy's) that fits `T`, not a
@@ -262,7 +309,7 @@ fn simulate(
     phases: bool,
     nics: bool,
 ) -> PyResult<Report> {
-    py.detach(|| api::simulate(&machine.m, &transfers.spec, &transfers.origin, model, &params, Detail { phases, nics }).map(|r| Report { r })).map_err(to_py)
+    interruptible(py, || api::simulate(&machine.m, &transfers.spec, &transfers.origin, model, &params, Detail { phases, nics }).map(|r| Report { r }))
 }
 
 /// Presets as a JSON list of {name, description, gpus, source}.
@@ -286,7 +333,7 @@ fn render_machine(machine: &Machine) -> String {
 /// The report of `api::explain` as JSON: `simulate`'s with phases, and every step per phase.
 #[pyfunction]
 fn explain(py: Python<'_>, machine: &Machine, transfers: &Transfers, model: Option<&str>, params: Vec<(String, String)>) -> PyResult<String> {
-    py.detach(|| api::explain(&machine.m, &transfers.spec, &transfers.origin, model, &params).map(|r| json(&r))).map_err(to_py)
+    interruptible(py, || api::explain(&machine.m, &transfers.spec, &transfers.origin, model, &params).map(|r| json(&r)))
 }
 
 /// `api::schedule`: returns (report JSON, best schedule as transfers JSON).
@@ -317,7 +364,7 @@ fn schedule(
             });
         }
     };
-    py.detach(|| api::schedule(&machine.m, &req, Some(&report)).map(|(r, best)| (json(&r), json(&best)))).map_err(to_py)
+    interruptible(py, || api::schedule(&machine.m, &req, Some(&report)).map(|(r, best)| (json(&r), json(&best))))
 }
 
 /// `api::import`: {yaml, assumptions, format}.
@@ -331,13 +378,13 @@ fn import_machine(path: &str, name: &str, numa_per_socket: &Bound<'_, PyAny>) ->
 /// `api::nvbandwidth`: the predicted nvbandwidth testcases, as JSON and as nvbandwidth prints them.
 #[pyfunction]
 fn nvbandwidth(py: Python<'_>, machine: &Machine, params: Vec<(String, String)>) -> PyResult<(String, String)> {
-    py.detach(|| api::nvbandwidth(&machine.m, &params).map(|r| (json(&r), r.text()))).map_err(to_py)
+    interruptible(py, || api::nvbandwidth(&machine.m, &params).map(|r| (json(&r), r.text())))
 }
 
 /// `api::p2p`: the predicted p2pBandwidthLatencyTest matrices.
 #[pyfunction]
 fn p2p(py: Python<'_>, machine: &Machine, params: Vec<(String, String)>) -> PyResult<String> {
-    py.detach(|| api::p2p(&machine.m, &params).map(|r| json(&r))).map_err(to_py)
+    interruptible(py, || api::p2p(&machine.m, &params).map(|r| json(&r)))
 }
 
 /// `api::calibrate`: the fit to a measurements file, as JSON.
@@ -362,7 +409,7 @@ fn calibrate(
         proto: proto.as_deref(),
         env: &env,
     };
-    py.detach(|| api::calibrate(&machine.m, measurements, &params, hold_out, machine_out, &nccl).map(|r| json(&r))).map_err(to_py)
+    interruptible(py, || api::calibrate(&machine.m, measurements, &params, hold_out, machine_out, &nccl).map(|r| json(&r)))
 }
 
 /// `api::datatype`: every method's time for one message of a datatype, its parts and the winner.
@@ -380,7 +427,7 @@ fn datatype(
     kernels: Vec<(String, String)>,
 ) -> PyResult<String> {
     let req = datatype_report::DatatypeRequest { src, dst, count, model, params, kernels };
-    py.detach(|| api::datatype(&machine.m, source, &req).map(|r| json(&r))).map_err(to_py)
+    interruptible(py, || api::datatype(&machine.m, source, &req).map(|r| json(&r)))
 }
 
 /// `api::datatype_sweep`: the same over `points` message sizes doubling from `count` = 1.
@@ -398,7 +445,7 @@ fn datatype_sweep(
     points: u32,
 ) -> PyResult<String> {
     let req = datatype_report::DatatypeRequest { src, dst, count: 1, model, params, kernels };
-    py.detach(|| api::datatype_sweep(&machine.m, source, &req, points).map(|r| json(&r))).map_err(to_py)
+    interruptible(py, || api::datatype_sweep(&machine.m, source, &req, points).map(|r| json(&r)))
 }
 
 /// Datatype presets as a JSON list of [name, description, bytes, blocks].
@@ -534,7 +581,7 @@ fn run(
     };
     let progress: Option<&(dyn Fn(u64, u64) + Sync)> = if wanted { Some(&report) } else { None };
     let opts = contend_core::scenario::RunOptions { detail, top_links: links, progress, session: session.map(|s| &s.s), nccl_env: &env };
-    py.detach(|| api::run_as(text, origin, model.as_deref(), &params, &opts).map(|r| json(&r))).map_err(to_py)
+    interruptible(py, || api::run_as(text, origin, model.as_deref(), &params, &opts).map(|r| json(&r)))
 }
 
 /// `api::program_from_trace`: a rank program's YAML from a trace's records (JSON).
@@ -612,7 +659,7 @@ fn nccl_tests(
         explain,
         env,
     };
-    py.detach(|| api::nccl_tests(machine, &req, nodes, network_bandwidth.as_deref()).map(|r| json(&r))).map_err(to_py)
+    interruptible(py, || api::nccl_tests(machine, &req, nodes, network_bandwidth.as_deref()).map(|r| json(&r)))
 }
 
 #[pymodule]
@@ -663,5 +710,5 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 #[pyo3(signature = (machine, transfers, models, params))]
 fn compare(py: Python<'_>, machine: &Machine, transfers: &Transfers, models: Vec<String>, params: Vec<(String, String, String)>) -> PyResult<String> {
-    py.detach(|| api::compare(&machine.m, &transfers.spec, &transfers.origin, &models, &params).map(|r| json(&r))).map_err(to_py)
+    interruptible(py, || api::compare(&machine.m, &transfers.spec, &transfers.origin, &models, &params).map(|r| json(&r)))
 }
