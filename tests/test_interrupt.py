@@ -1,7 +1,7 @@
 """Ctrl-C stops a long run at once, through the CLI and the Python API, and leaves the process ready for the next call.
 
-The core's work runs on a thread of its own while Python's main thread waits and looks for signals; on SIGINT the
-executor stops at its next instant (contend_core::interrupt). Before, SIGINT was seen only once the whole run had
+While a core call runs, a SIGINT handler chained before Python's asks the executor to stop at its next instant
+(contend_core::interrupt, contend-py's sigint.rs). Before, SIGINT was seen only once the whole run had
 finished: minutes for seed 003's mix under packet. The runs below would take minutes; the bounds allow for a slow
 machine and still fail if the run goes on to its end."""
 

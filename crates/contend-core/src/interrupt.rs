@@ -1,8 +1,8 @@
 //! A user's request to stop (Ctrl-C), seen by the executor at its next instant.
 //!
-//! A signal reaches a process, not a call, so the request is process-wide: the binding sets it
-//! when Python sees SIGINT while a core call runs (its main thread waits on the work, taking the
-//! GIL now and then to let the signal through), and clears it once that call has stopped. Every
+//! A signal reaches a process, not a call, so the request is process-wide: the binding's SIGINT
+//! handler sets it while a core call runs (contend-py's `sigint`), and the binding clears it once
+//! that call has stopped. Every
 //! simulation advances time in `sim::run_until_stuck` alone, so the one check there stops every
 //! model, the searches and the sweeps built on it.
 

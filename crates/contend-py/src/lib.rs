@@ -4,6 +4,8 @@
 use contend_core::report::{self, Column, Detail};
 use contend_core::workload::columns::{Cell, TransferColumns};
 use contend_core::{api, datatype_report, topology, workload, Error};
+mod sigint;
+
 use pyo3::create_exception;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyString};
@@ -21,50 +23,20 @@ fn to_py(e: Error) -> PyErr {
     }
 }
 
-/// `py.detach(f)`, but Ctrl-C stops it: `f` runs on a thread of its own while this one waits,
-/// taking the GIL every 50 ms so that Python sees a signal; on one, the core's executor stops at
-/// its next instant (`contend_core::interrupt`) and the signal's exception (KeyboardInterrupt) is
-/// raised here. `py.detach` alone ran the whole call first: minutes for a large packet run.
+/// `py.detach(f)`, but Ctrl-C stops it: while `f` runs, SIGINT also asks the core's executor to
+/// stop at its next instant (`sigint`), and once `f` has returned Python runs its own handler
+/// (KeyboardInterrupt). `py.detach` alone ran the whole call first: minutes for a large packet run.
 fn interruptible<T: Send>(py: Python<'_>, f: impl FnOnce() -> contend_core::error::Result<T> + Send) -> PyResult<T> {
-    use contend_core::interrupt::STOP;
-    use std::sync::{Condvar, Mutex};
-    let done: (Mutex<Option<std::thread::Result<contend_core::error::Result<T>>>>, Condvar) = (Mutex::new(None), Condvar::new());
-    let stopped = std::thread::scope(|s| {
-        // The main thread's stack size: the core's parsers and searches recurse.
-        let work = std::thread::Builder::new().stack_size(8 << 20).spawn_scoped(s, || {
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-            *done.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
-            done.1.notify_one();
-        });
-        if let Err(e) = work {
-            return Err(ContendError::new_err(format!("cannot start a thread for the work: {e}")));
+    let watch = sigint::Watch::start();
+    let r = py.detach(f);
+    if watch.is_some() {
+        drop(watch);
+        if contend_core::interrupt::STOP.check().is_err() {
+            contend_core::interrupt::STOP.clear();
+            py.check_signals()?;
         }
-        loop {
-            let got = py.detach(|| {
-                let slot = done.0.lock().unwrap_or_else(|p| p.into_inner());
-                let wait = std::time::Duration::from_millis(50);
-                let (mut slot, _) = done.1.wait_timeout_while(slot, wait, |r| r.is_none()).unwrap_or_else(|p| p.into_inner());
-                slot.take()
-            });
-            match got {
-                Some(Ok(v)) => return Ok(v.map_err(to_py)),
-                // As `py.detach` would: PyO3 raises the panic as PanicException.
-                Some(Err(panic)) => std::panic::resume_unwind(panic),
-                None => {
-                    if let Err(e) = py.check_signals() {
-                        // The scope joins the work, stopped at its next instant, before it returns.
-                        STOP.request();
-                        return Ok(Err(e));
-                    }
-                }
-            }
-        }
-    })?;
-    // The work has returned: a later call starts unstopped.
-    if stopped.is_err() {
-        STOP.clear();
     }
-    stopped
+    r.map_err(to_py)
 }
 
 /// A whole-number argument as the core takes it: a Python int (or NumPy's) that fits `T`, not a
