@@ -2,9 +2,8 @@
 //!
 //! A signal reaches a process, not a call, so the request is process-wide: the binding's SIGINT
 //! handler sets it while a core call runs (contend-py's `sigint`), and the binding clears it once
-//! that call has stopped. Every
-//! simulation advances time in `sim::run_until_stuck` alone, so the one check there stops every
-//! model, the searches and the sweeps built on it.
+//! that call has stopped. Every simulation advances time in `sim::run_until_stuck` alone, so the
+//! one check there stops every model, the searches and the sweeps built on it.
 
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
