@@ -14,11 +14,12 @@ numbers them), applied unchanged: a table that fails a clause is printed with it
 of the total with the clause named.
 
 Round 23's tester added eleven more sources (ROUND23 below), found the same way after round 22's fixes; round 24's
-added six more (ROUND24 and PLATEAUS24: eighteen tables and two stated plateaus). The script prints each round's set
-and the totals over each, over rounds 22 and 23 and over all three.
+added six more (ROUND24 and PLATEAUS24: eighteen tables and two stated plateaus); round 25's three more (ROUND25: four
+tables). The script prints each round's set and the totals over each, over rounds 22 and 23, over 22 to 24 and over all
+four.
 
-Usage: python bench/nccl_heldout.py   (prints the blocks of docs/validation.md, "Held out (round 22)", "(round 23)" and
-"(round 24)")
+Usage: python bench/nccl_heldout.py   (prints the blocks of docs/validation.md, "Held out (round 22)", "(round 23)",
+"(round 24)" and "(round 25)")
 """
 
 from __future__ import annotations
@@ -95,6 +96,11 @@ VERSIONS = {
     # A 2019-09 post: nccl-tests before 2.0 (no "agg iters" in its header), NCCL 2.4 or older; the oldest modelled.
     "v100x8-cube-mesh-2019-all_reduce.txt": ("2.18", "v100x8-cube-mesh-2019-all_reduce.txt",
                                              "date: 2019-09-26 12:25:39"),
+    "gh200-2x4-olivia-all_reduce.txt": ("2.30", "gh200-2x4-olivia-all_reduce.txt", "nccl-library=23004"),
+    "a100pcie-2x1-r7525-hdr-gdr-sys-nccl-tests-293.txt": ("2.21", "a100pcie-2x1-r7525-hdr-gdr-sys-nccl-tests-293.txt",
+                                                          "NCCL version 2.21.5+cuda12.4"),
+    "a100pcie-2x1-r7525-hdr-nps4-nccl-tests-293.txt": ("2.21", "a100pcie-2x1-r7525-hdr-nps4-nccl-tests-293.txt",
+                                                       "NCCL version 2.21.5+cuda12.4"),
 }
 
 ALPS = str(MACHINES / "alps-gh200.yaml")
@@ -280,6 +286,46 @@ PLATEAUS24 = [
             "h100-2node-xe9680-nccl-tests-309.txt", "Once I disable NVLS, i got 368.76 GB/s", 368.76),
 ]
 
+# Round 25's tester's sources (bench/validation/data/PROVENANCE.txt, "twenty-fifth round"). Olivia (Sigma2) is an HPE
+# Cray EX system of 4 GH200 a node on Slingshot, as CSCS's Alps: alps-gh200.yaml [ASSUMPTION: Olivia's GH200 nodes are
+# the same EX254n blade, a 200 Gb/s Slingshot NIC per GH200; the page names four NICs, hsn0-hsn3]. Its NCCL modules
+# set NCCL_CROSS_NIC=1, which contend refuses ("give 2 (NCCL's default)"): the table runs at NCCL's default crossNic
+# with the modules' NCCL_NET_GDR_LEVEL=PHB. NVIDIA/nccl-tests 293's two runs are one GPU on each of two Dell R7525,
+# NIC and GPU on different sockets (topo -m: SYS); NCCL_SHM_DISABLE (one GPU a node: no SHM path) is not read.
+OLIVIA = ("olivia-hardware.txt", "76 nodes with 304 NVIDIA GH200 superchips")
+R7525 = str(MACHINES / "r7525-a100pcie-hdr.yaml")
+ROUND25 = [
+    Table("2 x 4 GH200 (Sigma2 Olivia, HPE Slingshot), all_reduce int8, NCCL 2.30.4, the modules' NCCL settings "
+          "(NCCL_CROSS_NIC=1 refused by contend: run at 2)", ALPS,
+          dict(op="all_reduce", min_bytes="1", max_bytes="128M", nodes=2, dtype="int8",
+               env={"NCCL_NET_GDR_LEVEL": "PHB"}), "gh200-2x4-olivia-all_reduce.txt",
+          [OLIVIA, ("olivia-hardware.txt", "200 Gbit/s simplex bandwidth"),
+           ("gh200-2x4-olivia-all_reduce.txt", "--gpus-per-node=4 --ntasks-per-node=4"),
+           ("gh200-2x4-olivia-all_reduce.txt", "sbatch --nodes=2 --partition=accel"),
+           ("gh200-2x4-olivia-all_reduce.txt", "module load NCCL/2.30.4-GCCcore-14.3.0-CUDA-13.0.0"),
+           ("olivia-nccl-env.txt", "export NCCL_NET_GDR_LEVEL=PHB"),
+           ("olivia-nccl-env.txt", "export NCCL_CROSS_NIC=1"),
+           ("olivia-nccl-env.txt", "export NCCL_SOCKET_IFNAME=hsn0,hsn1,hsn2,hsn3")]),
+    Table("2 x 4 GH200 (CSCS santis, Alps; nccl-tests 2.16.4 CXI image), all_reduce, defaults", ALPS,
+          dict(op="all_reduce", min_bytes="8", max_bytes="128M", nodes=2), "gh200-2x4-santis-cxi-all_reduce.txt",
+          [("gh200-2x4-santis-cxi-all_reduce.txt", "srun -N2 --ntasks-per-node=4 --mpi=pmix"),
+           ("gh200-2x4-santis-cxi-all_reduce.txt", "does not require hooks to inject a custom CXI stack")]),
+    Table("2 x 1 A100 PCIe (Dell R7525, one HDR IB a node on the other socket; NVIDIA/nccl-tests 293), all_reduce, "
+          "NCCL 2.21.5, NCCL_NET_GDR_LEVEL=SYS (NPS=1)", R7525,
+          dict(op="all_reduce", min_bytes="8", max_bytes="1G", nodes=2, gpus=["GPU0"],
+               env={"NCCL_NET_GDR_LEVEL": "SYS"}), "a100pcie-2x1-r7525-hdr-gdr-sys-nccl-tests-293.txt",
+          [("a100pcie-2x1-r7525-hdr-gdr-sys-nccl-tests-293.txt", "-np 2 -H 192.168.160.111:1,192.168.160.112:1"),
+           ("a100pcie-2x1-r7525-hdr-gdr-sys-nccl-tests-293.txt", "-x NCCL_NET_GDR_LEVEL=SYS"),
+           ("a100pcie-2x1-r7525-hdr-gdr-sys-nccl-tests-293.txt", "Compute Network : ConnectX6 HDR Infiniband")]),
+    Table("2 x 1 A100 PCIe (the same pair), all_reduce, NCCL 2.21.5, NCCL_NET_GDR_LEVEL=2 (PXB: no GPUDirect "
+          "RDMA across the sockets), after NPS=4", R7525,
+          dict(op="all_reduce", min_bytes="8", max_bytes="1G", nodes=2, gpus=["GPU0"],
+               env={"NCCL_NET_GDR_LEVEL": "PXB"}), "a100pcie-2x1-r7525-hdr-nps4-nccl-tests-293.txt",
+          [("a100pcie-2x1-r7525-hdr-nps4-nccl-tests-293.txt", "-x NCCL_NET_GDR_LEVEL=2"),
+           ("a100pcie-2x1-r7525-hdr-nps4-nccl-tests-293.txt", "NCCL_NET_GDR_LEVEL set by environment to PXB"),
+           ("a100pcie-2x1-r7525-hdr-nps4-nccl-tests-293.txt", "When I set NUMA Nodes Per Socket to 4")]),
+]
+
 
 def command(machine: str, request: dict) -> str:
     """The `contend nccl-tests` command line of a request (machine files by their path from the repository root)."""
@@ -385,6 +431,10 @@ def main() -> None:
     round24 = section(ROUND24 + PLATEAUS24)
     totals(round24, "held out, round 24's tables alone")
     totals(round22 + round23 + round24, "held out, rounds 22 to 24 together")
+    print("\n### Round 25 tables\n")
+    round25 = section(ROUND25)
+    totals(round25, "held out, round 25's tables alone")
+    totals(round22 + round23 + round24 + round25, "held out, rounds 22 to 25 together")
 
 
 if __name__ == "__main__":

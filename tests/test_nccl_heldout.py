@@ -1,4 +1,4 @@
-"""The held-out nccl-tests check (bench/nccl_heldout.py, issue 25 rounds 22 to 24): its stored tables, quotes and
+"""The held-out nccl-tests check (bench/nccl_heldout.py, issue 25 rounds 22 to 25): its stored tables, quotes and
 machine files stay readable, and its scoring runs on one table of each round."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def heldout():
 def test_every_table_quotes_its_stored_source_and_has_rows(heldout):
     """Each setting, release and plateau the script runs with is in the stored text, and each table has the rows of
     at least 1 MiB the clause it is scored or left out under says (no contend run)."""
-    for table in heldout.TABLES + heldout.ROUND23 + heldout.ROUND24:
+    for table in heldout.TABLES + heldout.ROUND23 + heldout.ROUND24 + heldout.ROUND25:
         for source, text in table.settings:
             heldout.require(source, text, "the table's settings", heldout.HELDOUT)
         heldout.nccl_version(table.file, heldout.VERSIONS, heldout.HELDOUT)
@@ -71,3 +71,16 @@ def test_scoring_one_round24_table(heldout, capsys):
     assert rows == 15 and 0 <= inside <= rows
     assert "--nodes 2 -d uint8" in out and "| 16384 MiB | 19.63 |" in out and saturation.startswith("×")
     assert f"{inside} of 15 rows within ±15%." in out
+
+
+def test_scoring_one_round25_table(heldout, capsys):
+    """Round 25's 2 x 1 A100 PCIe pair without GPUDirect RDMA (a machine file, one GPU of each node, NCCL 2.21.5 and
+    NCCL_NET_GDR_LEVEL=2 read as PXB from the stored text): its eleven rows of 1 MiB-1 GiB scored with
+    nccl_validation's test, and its saturation size (the table starts at 8 B)."""
+    table = next(t for t in heldout.ROUND25 if t.file == "a100pcie-2x1-r7525-hdr-nps4-nccl-tests-293.txt")
+    inside, rows, saturation = heldout.score(table)
+    out = capsys.readouterr().out
+    assert rows == 11 and 0 <= inside <= rows
+    assert "NCCL_NET_GDR_LEVEL=PXB" in out and "--gpus GPU0 --nccl-version 2.21" in out
+    assert "| 256 MiB | 9.00 |" in out and saturation.startswith("×")
+    assert f"{inside} of 11 rows within ±15%." in out
