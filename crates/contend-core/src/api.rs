@@ -77,7 +77,7 @@ pub fn check_transfers(m: &Machine, spec: &WorkloadSpec, origin: &str) -> Result
 /// Predict every transfer's start and finish with the named model, else the machine's default
 /// (`registry::chosen`; the report names the model that ran) (`report::simulate`).
 pub fn simulate(m: &Machine, spec: &WorkloadSpec, origin: &str, model: Option<&str>, params: &[(String, String)], detail: Detail) -> Result<Report> {
-    report::simulate(m, spec, origin, registry::chosen(model, m.kind())?.name, params, detail)
+    report::simulate(m, spec, origin, registry::chosen(model, m)?.name, params, detail)
 }
 
 #[derive(Serialize, Debug)]
@@ -91,7 +91,7 @@ pub struct Explanation {
 /// phase, every transfer's factor after each step and why it changed. The hook owns the
 /// model's wording; this runs the executor for it.
 pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model: Option<&str>, params: &[(String, String)]) -> Result<Explanation> {
-    let entry = registry::chosen(model, m.kind())?;
+    let entry = registry::chosen(model, m)?;
     let model_name = entry.name;
     let Some(hook) = entry.explain else {
         let can: Vec<&str> = registry::MODELS.iter().filter(|e| e.explain.is_some()).map(|e| e.name).collect();
@@ -239,7 +239,7 @@ pub fn schedule(m: &Machine, req: &ScheduleRequest, progress: schedule::Progress
     let opts = schedule::SearchOptions {
         semantics: schedule::Semantics::parse(&req.semantics)?,
         method: schedule::Method::parse(&req.search)?,
-        model: registry::chosen(req.model.as_deref(), m.kind())?.name.to_string(),
+        model: registry::chosen(req.model.as_deref(), m)?.name.to_string(),
         params: req.params.clone(),
         alpha,
         seed: req.seed,
