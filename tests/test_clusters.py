@@ -119,7 +119,7 @@ def test_fabric_pictures_stack_tiers_by_hops_from_the_nodes(preset, top_down):
 
 
 def test_the_default_model_follows_the_machine(cli, tmp_path, example_file):
-    """No --model: maxmin on a cluster (sc16 takes no network), sc16 on one node, as the registry declares;
+    """No --model: maxmin on a cluster (sc16 takes no network), sc16 on a PCIe-tree node, as the registry declares;
     the values are those of the same model named, and the report says which ran (round 17's tester)."""
     machine = tmp_path / "small.yaml"
     machine.write_text(SMALL)

@@ -95,7 +95,20 @@ pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model: Option<&st
     let model_name = entry.name;
     let Some(hook) = entry.explain else {
         let can: Vec<&str> = registry::MODELS.iter().filter(|e| e.explain.is_some()).map(|e| e.name).collect();
-        return Err(Error::input("--model", model_name, format!("has no steps to explain; explain works with --model {}", can.join(" or --model "))));
+        let can = can.join(" or --model ");
+        return Err(match model {
+            Some(_) => Error::input("--model", model_name, format!("has no steps to explain; explain works with --model {can}")),
+            // None named: the machine's default (an NVLink node's maxmin) is not what the user chose.
+            None => Error::input(
+                "--model",
+                "",
+                format!(
+                    "none given, and {}'s default is {model_name} ({}), which has no steps to explain; explain shows the steps of --model {can}; `contend simulate` predicts this case",
+                    m.name,
+                    registry::default_rule()
+                ),
+            ),
+        });
     };
     let w = Workload::resolve(spec, m, origin)?;
     let mut outcome = None;
