@@ -1,5 +1,7 @@
 """Every user mistake: one line on stderr naming the file, the field and the fix; exit code 2."""
 
+import json
+
 import pytest
 
 
@@ -65,7 +67,10 @@ def test_not_a_tree_for_sc16(cli, tmp_path):
         "  - {a: S2, b: GPU1, kind: pcie, gen: 3, lanes: 16}\n",
     )
     f = write(tmp_path, "t.yaml", "transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB}\n")
-    assert_one_line(cli("simulate", machine, f), "sc16 does not apply", "not a tree", "maxmin")
+    assert_one_line(cli("simulate", machine, f, "--model", "sc16"), "sc16 does not apply", "not a tree", "maxmin")
+    # Where none is named, a PCIe cycle is no tree sc16 takes: the default there is maxmin, and the copy runs.
+    p = cli("simulate", machine, f, "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["model"] == "maxmin", p.stderr
 
 
 def test_two_sockets_refused_by_sc16(cli, tmp_path):
@@ -136,6 +141,11 @@ def test_options_out_of_bounds(cli, args, needles):
 def test_explain_needs_a_model_with_steps(cli, example_file):
     p = cli("explain", "cs-storm-socket", example_file, "--model", "maxmin")
     assert_one_line(p, "maxmin", "no steps to explain", "--model sc16")
+    # None named on an NVLink node: its default (maxmin) has no steps; the line says so, not "--model maxmin".
+    t = example_file.replace("example.yaml", "copy.yaml")
+    open(t, "w").write("transfers:\n  - {src: GPU0, dst: GPU1, size: 64MiB}\n")
+    assert_one_line(cli("explain", "dgx-a100", t), "none given", "dgx-a100 runs maxmin by default", "--model sc16",
+                    "contend simulate")
 
 
 def test_explain_on_a_machine_sc16_refuses_does_not_send_the_user_round(cli, tmp_path):

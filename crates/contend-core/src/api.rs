@@ -94,20 +94,24 @@ pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model: Option<&st
     let entry = registry::chosen(model, m)?;
     let model_name = entry.name;
     let Some(hook) = entry.explain else {
-        let can: Vec<&str> = registry::MODELS.iter().filter(|e| e.explain.is_some()).map(|e| e.name).collect();
-        let can = can.join(" or --model ");
+        let explains: Vec<&ModelEntry> = registry::MODELS.iter().filter(|e| e.explain.is_some()).collect();
+        let can = explains.iter().map(|e| e.name).collect::<Vec<_>>().join(" or --model ");
         return Err(match model {
             Some(_) => Error::input("--model", model_name, format!("has no steps to explain; explain works with --model {can}")),
-            // None named: the machine's default (an NVLink node's maxmin) is not what the user chose.
-            None => Error::input(
-                "--model",
-                "",
-                format!(
-                    "none given, and {}'s default is {model_name} ({}), which has no steps to explain; explain shows the steps of --model {can}; `contend simulate` predicts this case",
-                    m.name,
-                    registry::default_rule()
-                ),
-            ),
+            // None named: the machine's default (an NVLink node's maxmin) is not the user's choice.
+            None => {
+                let where_default: Vec<&str> = explains.iter().filter_map(|e| e.default_on.as_ref().map(|d| d.words)).collect();
+                Error::input(
+                    "--model",
+                    "",
+                    format!(
+                        "none given, and {} runs {model_name} by default, which has no steps to explain; explain shows the steps of --model {can} \
+                         (the default on {}); `contend simulate` predicts this case",
+                        m.name,
+                        where_default.join(" or ")
+                    ),
+                )
+            }
         });
     };
     let w = Workload::resolve(spec, m, origin)?;
