@@ -21,7 +21,7 @@ def _pcie_tree_node(preset: str) -> bool:
             and not any(d["acs_redirect"] for d in g["devices"]))
 
 
-NODES = [p["name"] for p in contend.preset_rows()
+NODES = [p["name"] for p in contend.presets().to_dict("records")
          if all(lk["kind"] != "network" for lk in contend.Machine.load(p["name"]).graph()["links"])]
 
 

@@ -97,7 +97,7 @@ pub static MODELS: &[ModelEntry] = &[
         machines: &[MachineKind::Node],
         // The model of the paper this project starts from, on the PCIe trees it describes, and
         // only there: an NVLink or NVSwitch node's GPU copies it refuses (`sc16::fits`).
-        default_on: Some(DefaultOn { takes: sc16::fits, words: "a node whose GPUs copy to each other over PCIe trees alone" }),
+        default_on: Some(DefaultOn { takes: sc16::fits, words: "a node whose GPUs copy over PCIe trees alone" }),
         tree_symmetric: true,
         merges_copies: false,
         build: sc16::prepare,
@@ -220,10 +220,7 @@ mod tests {
             assert!((last.default_on.as_ref().unwrap().takes)(&m), "{name}");
             assert!(default_for(&m).machines.contains(&m.kind()), "{name}");
         }
-        assert_eq!(
-            default_rule(),
-            "sc16 on a node whose GPUs copy to each other over PCIe trees alone, maxmin on any other machine (NVLink, NVSwitch, a cluster)"
-        );
+        assert_eq!(default_rule(), "sc16 on a node whose GPUs copy over PCIe trees alone, maxmin on any other machine (NVLink, NVSwitch, a cluster)");
     }
 
     /// sc16 runs by default exactly on the nodes whose GPUs have PCIe links alone and whose PCIe
