@@ -65,3 +65,16 @@ def test_a_named_sc16_still_refuses_an_nvlink_copy_in_one_line(tmp_path):
     p = run_cli("simulate", "dgx-a100", str(t), "--model", "sc16")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert "model sc16 does not apply" in p.stderr and "--model maxmin" in p.stderr
+
+
+def test_a_parameter_of_sc16_where_maxmin_runs_names_the_model_to_add(tmp_path):
+    """A user who read of sc16's tau passes it on an NVLink node, where maxmin runs by default: one line naming the
+    model that has it, instead of maxmin's forty parameter names."""
+    t = tmp_path / "t.yaml"
+    t.write_text(COPY)
+    p = run_cli("simulate", "dgx-a100", str(t), "-p", "tau=0.2")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "tau: is a parameter of sc16, not of maxmin" in p.stderr and "add --model sc16" in p.stderr
+    # A name no model has still lists the running model's own.
+    p = run_cli("simulate", "dgx-a100", str(t), "-p", "taux=0.2")
+    assert p.returncode == 2 and "is not a parameter of maxmin; known: " in p.stderr, p.stderr

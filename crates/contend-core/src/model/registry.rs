@@ -68,10 +68,16 @@ impl ModelEntry {
     }
 
     /// A refusal by a model that does not take every graph names the models that do (sc16 on a
-    /// machine that is not one PCIe tree, say); other errors pass as they are.
+    /// machine that is not one PCIe tree, say); a `--param` of another model names that model
+    /// (`-p tau=0.2` where the machine's default, maxmin, runs); other errors pass as they are.
     pub fn refusal(&self, e: Error) -> Error {
         match e {
             Error::Unsupported { model, reason } if !self.any_graph => Error::Unsupported { model, reason: format!("{reason}; {}", general_model_hint()) },
+            Error::Input { file, field, .. } if file == "--param" && !self.params.iter().any(|p| p.name == field) && owner_of(&field).is_some() => {
+                let owner = owner_of(&field).expect("checked");
+                let problem = format!("is a parameter of {owner}, not of {}, the model that runs here; add --model {owner} to set it", self.name);
+                Error::Input { file, field, problem }
+            }
             e => e,
         }
     }
@@ -190,6 +196,11 @@ pub fn general_default() -> &'static ModelEntry {
 pub fn default_rule() -> String {
     let rules: Vec<String> = MODELS.iter().filter_map(|e| e.default_on.as_ref().map(|d| format!("{} on {}", e.name, d.words))).collect();
     rules.join(", ")
+}
+
+/// The model that has a parameter of this name, where one does.
+fn owner_of(param: &str) -> Option<&'static str> {
+    MODELS.iter().find(|e| e.params.iter().any(|p| p.name == param)).map(|e| e.name)
 }
 
 /// What to tell a user whose machine or workload a model cannot handle: the models that
