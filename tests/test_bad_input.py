@@ -1,5 +1,7 @@
 """Every user mistake: one line on stderr naming the file, the field and the fix; exit code 2."""
 
+import json
+
 import pytest
 
 
@@ -65,7 +67,10 @@ def test_not_a_tree_for_sc16(cli, tmp_path):
         "  - {a: S2, b: GPU1, kind: pcie, gen: 3, lanes: 16}\n",
     )
     f = write(tmp_path, "t.yaml", "transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB}\n")
-    assert_one_line(cli("simulate", machine, f), "sc16 does not apply", "not a tree", "maxmin")
+    assert_one_line(cli("simulate", machine, f, "--model", "sc16"), "sc16 does not apply", "not a tree", "maxmin")
+    # Where none is named, a PCIe cycle is no tree sc16 takes: the default there is maxmin, and the copy runs.
+    p = cli("simulate", machine, f, "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["model"] == "maxmin", p.stderr
 
 
 def test_two_sockets_refused_by_sc16(cli, tmp_path):
@@ -141,8 +146,13 @@ def test_explain_needs_a_model_with_steps(cli, example_file):
 def test_explain_on_a_machine_sc16_refuses_does_not_send_the_user_round(cli, tmp_path):
     # sc16's usual advice (use --model maxmin) would lead to the refusal above: explain points to simulate.
     t = write(tmp_path, "t.yaml", "transfers:\n  - {src: GPU0, dst: GPU1, size: 1GiB}\n")
-    p = cli("explain", "hgx-h100", t)
+    p = cli("explain", "hgx-h100", t, "--model", "sc16")
     assert_one_line(p, "sc16", "explain shows sc16's steps only", "contend simulate")
+    assert "use --model maxmin" not in p.stderr
+    # None named: the NVLink node's default is maxmin (round 25), which has no steps; the line says so, and does
+    # not blame a --model maxmin the user never gave.
+    p = cli("explain", "hgx-h100", t)
+    assert_one_line(p, "none given", "hgx-h100 runs maxmin by default", "--model sc16", "contend simulate")
     assert "use --model maxmin" not in p.stderr
 
 

@@ -57,7 +57,7 @@ def models() -> list[dict[str, Any]]:
 
 
 def model_default_rule() -> str:
-    """Which model runs where none is named, in words: the registry's rule (sc16 on one node, …)."""
+    """Which model runs where none is named, in words: the registry's rule (sc16 on a PCIe-tree node, …)."""
     return _core.model_default_rule()
 
 
@@ -559,8 +559,9 @@ def simulate(
     machine: MachineLike, transfers: TransfersLike, model: str | None = None, phases: bool = False,
     nics: bool = False, **params: Any
 ) -> Result:
-    """Predict each transfer's start and finish under ``model``; None: the machine's default (sc16 on one node,
-    maxmin on a cluster; the report's ``model`` says which ran). ``params`` are model parameters, e.g. ``tau=0.2``;
+    """Predict each transfer's start and finish under ``model``; None: the machine's default (sc16 on a node
+    whose GPUs copy over PCIe trees alone, maxmin on any other machine: ``model_default_rule()``; the report's
+    ``model`` says which ran). ``params`` are model parameters, e.g. ``tau=0.2``;
     ``phases=True`` also keeps every phase's rates and link loads (their size grows with the transfers squared);
     ``nics=True`` every NIC's queue over time (clusters)."""
     return Result(_core.simulate(_machine(machine), _transfers(transfers), model, _params(params), phases, nics))

@@ -77,7 +77,7 @@ pub fn check_transfers(m: &Machine, spec: &WorkloadSpec, origin: &str) -> Result
 /// Predict every transfer's start and finish with the named model, else the machine's default
 /// (`registry::chosen`; the report names the model that ran) (`report::simulate`).
 pub fn simulate(m: &Machine, spec: &WorkloadSpec, origin: &str, model: Option<&str>, params: &[(String, String)], detail: Detail) -> Result<Report> {
-    report::simulate(m, spec, origin, registry::chosen(model, m.kind())?.name, params, detail)
+    report::simulate(m, spec, origin, registry::chosen(model, m)?.name, params, detail)
 }
 
 #[derive(Serialize, Debug)]
@@ -91,11 +91,28 @@ pub struct Explanation {
 /// phase, every transfer's factor after each step and why it changed. The hook owns the
 /// model's wording; this runs the executor for it.
 pub fn explain(m: &Machine, spec: &WorkloadSpec, origin: &str, model: Option<&str>, params: &[(String, String)]) -> Result<Explanation> {
-    let entry = registry::chosen(model, m.kind())?;
+    let entry = registry::chosen(model, m)?;
     let model_name = entry.name;
     let Some(hook) = entry.explain else {
-        let can: Vec<&str> = registry::MODELS.iter().filter(|e| e.explain.is_some()).map(|e| e.name).collect();
-        return Err(Error::input("--model", model_name, format!("has no steps to explain; explain works with --model {}", can.join(" or --model "))));
+        let explains: Vec<&ModelEntry> = registry::MODELS.iter().filter(|e| e.explain.is_some()).collect();
+        let can = explains.iter().map(|e| e.name).collect::<Vec<_>>().join(" or --model ");
+        return Err(match model {
+            Some(_) => Error::input("--model", model_name, format!("has no steps to explain; explain works with --model {can}")),
+            // None named: the machine's default (an NVLink node's maxmin) is not the user's choice.
+            None => {
+                let where_default: Vec<&str> = explains.iter().filter_map(|e| e.default_on.as_ref().map(|d| d.words)).collect();
+                Error::input(
+                    "--model",
+                    "",
+                    format!(
+                        "none given, and {} runs {model_name} by default, which has no steps to explain; explain shows the steps of --model {can} \
+                         (the default on {}); `contend simulate` predicts this case",
+                        m.name,
+                        where_default.join(" or ")
+                    ),
+                )
+            }
+        });
     };
     let w = Workload::resolve(spec, m, origin)?;
     let mut outcome = None;
@@ -239,7 +256,7 @@ pub fn schedule(m: &Machine, req: &ScheduleRequest, progress: schedule::Progress
     let opts = schedule::SearchOptions {
         semantics: schedule::Semantics::parse(&req.semantics)?,
         method: schedule::Method::parse(&req.search)?,
-        model: registry::chosen(req.model.as_deref(), m.kind())?.name.to_string(),
+        model: registry::chosen(req.model.as_deref(), m)?.name.to_string(),
         params: req.params.clone(),
         alpha,
         seed: req.seed,

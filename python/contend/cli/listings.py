@@ -16,8 +16,7 @@ def models() -> None:
         out().print(styled((m["name"], "bold"), f" ({m['kind']} model): {m['summary']}"))
         out().print(f"  applies to: {m['applies_to']}")
         if m["default_on"]:
-            kinds = " and ".join("one node" if k == "node" else "a cluster" for k in m["default_on"])
-            out().print(f"  default on: {kinds} (where no --model is given)")
+            out().print(f"  default on: {m['default_on']} (where no --model is given)")
         for a in m["assumptions"]:
             out().print(f"  assumes: {a}")
         out().print(f"  source: {m['citation']}")

@@ -19,6 +19,14 @@ pub enum ModelKind {
     Event,
 }
 
+/// Where a model runs when no model is named: on the machines `takes` accepts, which `words`
+/// names for `--help` and `contend models`. The models are tried in registry order; the first
+/// that takes the machine runs, and the last default takes every machine (tested).
+pub struct DefaultOn {
+    pub takes: fn(&Machine) -> bool,
+    pub words: &'static str,
+}
+
 #[derive(Serialize)]
 pub struct ModelEntry {
     pub name: &'static str,
@@ -35,9 +43,9 @@ pub struct ModelEntry {
     pub any_graph: bool,
     /// The kinds of machine it applies to (one node, a network of nodes).
     pub machines: &'static [MachineKind],
-    /// The kinds of machine on which it runs where no model is named (`default_for`): one
-    /// model per kind, checked by a test.
-    pub default_on: &'static [MachineKind],
+    /// The machines on which it runs where no model is named (`chosen`); None: never by default.
+    #[serde(serialize_with = "default_words")]
+    pub default_on: Option<DefaultOn>,
     /// Its rates depend on the PCIe tree's shape and each copy's B alone, so where every link of
     /// the tree has one B the tree's automorphisms are symmetries of the schedule search
     /// (schedule/symmetry.rs).
@@ -60,10 +68,16 @@ impl ModelEntry {
     }
 
     /// A refusal by a model that does not take every graph names the models that do (sc16 on a
-    /// machine that is not one PCIe tree, say); other errors pass as they are.
+    /// machine that is not one PCIe tree, say); a `--param` of another model names that model
+    /// (`-p tau=0.2` where the machine's default, maxmin, runs); other errors pass as they are.
     pub fn refusal(&self, e: Error) -> Error {
         match e {
             Error::Unsupported { model, reason } if !self.any_graph => Error::Unsupported { model, reason: format!("{reason}; {}", general_model_hint()) },
+            Error::Input { file, field, .. } if file == "--param" && !self.params.iter().any(|p| p.name == field) && owner_of(&field).is_some() => {
+                let owner = owner_of(&field).expect("checked");
+                let problem = format!("is a parameter of {owner}, not of {}, the model that runs here; add --model {owner} to set it", self.name);
+                Error::Input { file, field, problem }
+            }
             e => e,
         }
     }
@@ -87,8 +101,9 @@ pub static MODELS: &[ModelEntry] = &[
         explain: Some(super::sc16_explain::explain),
         any_graph: false,
         machines: &[MachineKind::Node],
-        // The model of the paper this project starts from, for the PCIe trees it describes.
-        default_on: &[MachineKind::Node],
+        // The model of the paper this project starts from, on the PCIe trees it describes, and
+        // only there: an NVLink or NVSwitch node's GPU copies it refuses (`sc16::fits`).
+        default_on: Some(DefaultOn { takes: sc16::fits, words: "a node whose GPUs copy over PCIe trees alone" }),
         tree_symmetric: true,
         merges_copies: false,
         build: sc16::prepare,
@@ -109,8 +124,9 @@ pub static MODELS: &[ModelEntry] = &[
         explain: None,
         any_graph: true,
         machines: &[MachineKind::Node, MachineKind::Cluster],
-        // The flow level seed 003's network studies use; sc16 does not apply to a network.
-        default_on: &[MachineKind::Cluster],
+        // Every machine sc16 does not take: NVLink, NVSwitch or C2C between GPUs, ACS redirect,
+        // host staging, and the networks of seed 003's studies (their flow level).
+        default_on: Some(DefaultOn { takes: |_| true, words: "any other machine (NVLink, NVSwitch, a cluster)" }),
         tree_symmetric: false,
         merges_copies: true,
         build: maxmin::prepare,
@@ -133,12 +149,16 @@ pub static MODELS: &[ModelEntry] = &[
         explain: None,
         any_graph: true,
         machines: &[MachineKind::Node, MachineKind::Cluster],
-        default_on: &[],
+        default_on: None,
         tree_symmetric: false,
         merges_copies: false,
         build: super::packet::prepare,
     },
 ];
+
+fn default_words<S: serde::Serializer>(v: &Option<DefaultOn>, s: S) -> std::result::Result<S::Ok, S::Error> {
+    v.as_ref().map(|d| d.words).serialize(s)
+}
 
 fn present<S: serde::Serializer, T>(v: &Option<T>, s: S) -> std::result::Result<S::Ok, S::Error> {
     s.serialize_bool(v.is_some())
@@ -152,24 +172,35 @@ pub fn get(name: &str) -> Result<&'static ModelEntry> {
         .ok_or_else(|| Error::input("--model", name, format!("is not a model; choose one of {}", MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", "))))
 }
 
-/// The model named, else the one the registry runs on this kind of machine where none is named
-/// (sc16 on one node, maxmin on a cluster).
-pub fn chosen(name: Option<&str>, kind: MachineKind) -> Result<&'static ModelEntry> {
+/// The model named, else the one the registry runs on this machine where none is named (see
+/// `default_rule`).
+pub fn chosen(name: Option<&str>, m: &Machine) -> Result<&'static ModelEntry> {
     match name {
         Some(n) => get(n),
-        None => Ok(default_for(kind)),
+        None => Ok(default_for(m)),
     }
 }
 
-/// The model that runs on this kind of machine where none is named.
-pub fn default_for(kind: MachineKind) -> &'static ModelEntry {
-    MODELS.iter().find(|m| m.default_on.contains(&kind)).expect("every machine kind has a default model (tested)")
+/// The model that runs on this machine where none is named: the first default that takes it.
+pub fn default_for(m: &Machine) -> &'static ModelEntry {
+    MODELS.iter().find(|e| e.default_on.as_ref().is_some_and(|d| (d.takes)(m))).unwrap_or_else(|| general_default())
 }
 
-/// The rule `default_for` follows, in words, for `--help` and refusals.
+/// The default on a machine no narrower default takes, the last of them (maxmin): what runs rank
+/// programs where no model is named, since sc16 models copies alone (`scenario::model_name`).
+pub fn general_default() -> &'static ModelEntry {
+    MODELS.iter().rfind(|e| e.default_on.is_some()).expect("the registry has a default model (tested)")
+}
+
+/// The rule `default_for` follows, in words, for `--help`, `contend models` and the docs.
 pub fn default_rule() -> String {
-    let per_kind = |kind: MachineKind, what: &str| format!("{} on {what}", default_for(kind).name);
-    format!("{}, {}", per_kind(MachineKind::Node, "one node"), per_kind(MachineKind::Cluster, "a cluster"))
+    let rules: Vec<String> = MODELS.iter().filter_map(|e| e.default_on.as_ref().map(|d| format!("{} on {}", e.name, d.words))).collect();
+    rules.join(", ")
+}
+
+/// The model that has a parameter of this name, where one does.
+fn owner_of(param: &str) -> Option<&'static str> {
+    MODELS.iter().find(|e| e.params.iter().any(|p| p.name == param)).map(|e| e.name)
 }
 
 /// What to tell a user whose machine or workload a model cannot handle: the models that
@@ -187,16 +218,49 @@ pub fn defaults(params: &[Param]) -> BTreeMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::topology::{preset_names, LinkKind};
 
+    /// The last default takes every machine, so every machine has one; it takes any graph of
+    /// either kind, as it must on whatever the narrower defaults leave.
     #[test]
-    fn every_machine_kind_has_one_default_model_that_applies_to_it() {
-        for kind in [MachineKind::Node, MachineKind::Cluster] {
-            let defaults: Vec<&str> = MODELS.iter().filter(|m| m.default_on.contains(&kind)).map(|m| m.name).collect();
-            assert_eq!(defaults.len(), 1, "{kind:?}: {defaults:?}");
-            assert!(default_for(kind).machines.contains(&kind), "{kind:?}");
+    fn every_machine_has_a_default_model_that_applies_to_it() {
+        let last = general_default();
+        assert!(last.any_graph && last.machines.contains(&MachineKind::Node) && last.machines.contains(&MachineKind::Cluster));
+        for name in preset_names() {
+            let m = Machine::load(name).unwrap();
+            assert!((last.default_on.as_ref().unwrap().takes)(&m), "{name}");
+            assert!(default_for(&m).machines.contains(&m.kind()), "{name}");
         }
-        // A network of nodes is no PCIe tree: its default takes any graph.
-        assert!(default_for(MachineKind::Cluster).any_graph);
-        assert_eq!(default_rule(), "sc16 on one node, maxmin on a cluster");
+        assert_eq!(default_rule(), "sc16 on a node whose GPUs copy over PCIe trees alone, maxmin on any other machine (NVLink, NVSwitch, a cluster)");
+    }
+
+    /// sc16 runs by default exactly on the nodes whose GPUs have PCIe links alone and whose PCIe
+    /// switches pass peer copies through (no ACS redirect), listed from the presets' links; maxmin
+    /// on every NVLink / NVSwitch node and every cluster.
+    #[test]
+    fn sc16_is_the_default_exactly_on_pcie_tree_nodes() {
+        let (mut trees, mut others) = (Vec::new(), Vec::new());
+        for name in preset_names() {
+            let m = Machine::load(name).unwrap();
+            let gpus = m.gpus();
+            let pcie_alone = m.links.iter().all(|l| l.kind == LinkKind::Pcie || !(gpus.contains(&l.a) || gpus.contains(&l.b)));
+            let tree_node = m.kind() == MachineKind::Node
+                && pcie_alone
+                && m.devices.iter().all(|d| !d.acs_redirect)
+                && m.links.iter().all(|l| l.kind != LinkKind::Pcie || l.p2p);
+            let expected = if tree_node { "sc16" } else { "maxmin" };
+            assert_eq!(default_for(&m).name, expected, "{name}");
+            if tree_node {
+                trees.push(name)
+            } else {
+                others.push(name)
+            }
+        }
+        // Both sides are the presets the docs name (each list from the links, not by hand).
+        assert!(trees.contains(&"typical-8gpu") && trees.contains(&"cs-storm") && !trees.contains(&"pcie-8gpu-ws-acs"), "{trees:?}");
+        assert!(
+            ["dgx1-p100", "nvlink-cpu-quad", "dgx-a100", "hgx-h100", "hgx-h200", "hgx-b200", "fat-tree-256x8"].iter().all(|p| others.contains(p)),
+            "{others:?}"
+        );
     }
 }

@@ -13,7 +13,7 @@ use crate::flow::{FlowRules, FlowTable};
 use crate::params::{Kind, Param, Values};
 use crate::topology::{Link, LinkKind, Machine, PcieTree, Route, NOT_IN_TREE};
 use crate::workload::Mechanism;
-use crate::workload::Workload;
+use crate::workload::{Transfer, Workload};
 use std::collections::BTreeMap;
 
 /// Below this, two factors are equal: sums like 1/3 + 1/3 + 1/3 must not count as "over 1".
@@ -473,6 +473,34 @@ pub struct Sc16Prepared {
 
 pub fn prepare(m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<Box<dyn Prepared>> {
     Ok(Box::new(Sc16Prepared::new(m, w, Sc16Params::parse(pairs)?)?))
+}
+
+/// Whether sc16 takes this machine as it is: one node whose GPUs have PCIe links alone, each in
+/// a PCIe tree under one root complex, where a copy between any two GPUs of one tree runs on
+/// the tree's route (`Sc16Prepared::new`'s own check: no ACS redirect, no host staging). GPUs
+/// of two trees (two sockets) are still refused per workload, as by `--model sc16`. The
+/// registry runs sc16 where no model is named on exactly these machines (`registry::chosen`).
+pub fn fits(m: &Machine) -> bool {
+    let gpus = m.gpus();
+    let gpu_link = |l: &Link| gpus.contains(&l.a) || gpus.contains(&l.b);
+    if m.kind() != crate::topology::MachineKind::Node || m.links.iter().any(|l| gpu_link(l) && l.kind != LinkKind::Pcie) {
+        return false;
+    }
+    let mut pairs = 0;
+    for &a in &gpus {
+        let Ok(tree) = PcieTree::containing(m, &[a], "sc16") else { return false };
+        // A copy from `a` to every other GPU of its tree, checked as `--model sc16` checks a workload.
+        let transfers: Vec<Transfer> = gpus
+            .iter()
+            .filter(|&&b| b != a && tree.node(b) != NOT_IN_TREE)
+            .map(|&b| Transfer { name: format!("{}->{}", m.devices[a].name, m.devices[b].name), src: a, dst: b, size: 1 << 20, ..Default::default() })
+            .collect();
+        pairs += transfers.len();
+        if !transfers.is_empty() && Sc16Prepared::new(m, &Workload { transfers, ..Default::default() }, Sc16Params::default()).is_err() {
+            return false;
+        }
+    }
+    pairs > 0
 }
 
 impl Sc16Prepared {

@@ -340,11 +340,11 @@ fn jobs_fitting(s: &ScenarioSpec, origin: &str, nodes: &[Vec<usize>]) -> Result<
     Ok((progs, sizes))
 }
 
-/// The model a scenario runs under: its own, else the registry's default on a cluster (maxmin,
-/// the flow level seed 003's studies use). A scenario runs rank programs on its `cluster`, a
-/// node preset there being a cluster of one node: sc16, one node's default, runs copies only.
+/// The model a scenario runs under: its own, else the registry's general default (maxmin, the
+/// flow level seed 003's studies use) on any `cluster:`, a PCIe node preset included: a scenario
+/// runs rank programs, and sc16, the default on a PCIe tree, models copies alone.
 pub fn model_name(s: &ScenarioSpec) -> &str {
-    s.model.as_deref().unwrap_or(registry::default_for(crate::topology::MachineKind::Cluster).name)
+    s.model.as_deref().unwrap_or(registry::general_default().name)
 }
 
 /// The scenario's model, and its parameters checked against the model's table (names and
