@@ -434,8 +434,11 @@ impl Comm {
         // without (NCCL_PXN_DISABLE=1 is read when the call runs: `Comm::rails`), for as many
         // channels as any release runs (a channel's rails do not depend on the count after it).
         let most = versions::ALL.iter().map(|&v| channels_of(v)).max().unwrap_or(1);
-        let build =
-            |p2c: bool| [true, false].map(|pxn| rails::build(m, &router, &topo, nodes_gpus, &graph.rings, most, ring_channels, rails::Rule { pxn, p2c, cross: rails::Cross::Search }));
+        let build = |p2c: bool| {
+            [true, false].map(|pxn| {
+                rails::build(m, &router, &topo, nodes_gpus, &graph.rings, most, ring_channels, rails::Rule { pxn, p2c, cross: rails::Cross::Search })
+            })
+        };
         // The releases differ only where a GPU reaches a NIC through NVLink-C2C (`topo::p2c`).
         let c2c = nodes > 1 && nodes_gpus[0].iter().any(|&g| nics.iter().any(|&d| router.path(g, d, true).is_some_and(|h| topo::p2c(m, topo.cc, &h))));
         let p2c = build(true);

@@ -13,6 +13,7 @@
 //!   NCCL_CROSS_NIC=2 (the default) then tries rings that leave by another NIC at the narrower
 //!   types, in pairs (channel 2k leaves by any NIC, 2k + 1 enters by that one and leaves by 2k's:
 //!   `ncclTopoSearchRecNet`, `ncclTopoSearchCheckNet`), and keeps them where they carry more;
+//!   NCCL_CROSS_NIC=1 searches so from the first search, unpaired but in 2.20.3 to 2.22.3 (`Cross`);
 //! - PXN (NCCL_PXN_DISABLE=0, the default since 2.12): a GPU whose own path to a NIC is worse
 //!   than PXN reaches it through the NIC's local GPU, when that GPU is within PXB of the NIC (2.30:
 //!   within P2C, NCCL_PXN_C2C=1 from 2.28) and an NVLink peer (paths.cc `ncclTopoComputePaths`,
