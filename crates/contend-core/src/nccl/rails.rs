@@ -37,7 +37,7 @@ use crate::flow::router::Router;
 use crate::topology::{LinkKind, Machine};
 
 /// Where a channel crosses a node's boundary: the NIC it enters by, the NIC it leaves by (the
-/// same but under crossNic 2), the local GPU whose NIC posts the leaving send for the channel's
+/// same but where the rails cross: `Rails::cross`), the local GPU whose NIC posts the leaving send for the channel's
 /// leaving GPU (PXN), if any, and whether the leaving GPU (or its relay) and the entry GPU reach
 /// their NICs by a peer path inside the node. Where one does not (a GPU on the other socket
 /// without PXN: NCCL would stage through host memory, which is not lowered), that end takes the
