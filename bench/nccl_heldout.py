@@ -289,16 +289,16 @@ PLATEAUS24 = [
 # Round 25's tester's sources (bench/validation/data/PROVENANCE.txt, "twenty-fifth round"). Olivia (Sigma2) is an HPE
 # Cray EX system of 4 GH200 a node on Slingshot, as CSCS's Alps: alps-gh200.yaml [ASSUMPTION: Olivia's GH200 nodes are
 # the same EX254n blade, a 200 Gb/s Slingshot NIC per GH200; the page names four NICs, hsn0-hsn3]. Its NCCL modules
-# set NCCL_CROSS_NIC=1, which contend refuses ("give 2 (NCCL's default)"): the table runs at NCCL's default crossNic
-# with the modules' NCCL_NET_GDR_LEVEL=PHB. NVIDIA/nccl-tests 293's two runs are one GPU on each of two Dell R7525,
-# NIC and GPU on different sockets (topo -m: SYS); NCCL_SHM_DISABLE (one GPU a node: no SHM path) is not read.
+# set NCCL_CROSS_NIC=1 (contend refused it until round 25's crossnic25, when the table ran at NCCL's default 2) and
+# NCCL_NET_GDR_LEVEL=PHB: the table runs with both. NVIDIA/nccl-tests 293's two runs are one GPU on each of two Dell
+# R7525, NIC and GPU on different sockets (topo -m: SYS); NCCL_SHM_DISABLE (one GPU a node: no SHM path) is not read.
 OLIVIA = ("olivia-hardware.txt", "76 nodes with 304 NVIDIA GH200 superchips")
 R7525 = str(MACHINES / "r7525-a100pcie-hdr.yaml")
 ROUND25 = [
     Table("2 x 4 GH200 (Sigma2 Olivia, HPE Slingshot), all_reduce int8, NCCL 2.30.4, the modules' NCCL settings "
-          "(NCCL_CROSS_NIC=1 refused by contend: run at 2)", ALPS,
+          "(NCCL_CROSS_NIC=1, NCCL_NET_GDR_LEVEL=PHB)", ALPS,
           dict(op="all_reduce", min_bytes="1", max_bytes="128M", nodes=2, dtype="int8",
-               env={"NCCL_NET_GDR_LEVEL": "PHB"}), "gh200-2x4-olivia-all_reduce.txt",
+               env={"NCCL_NET_GDR_LEVEL": "PHB", "NCCL_CROSS_NIC": "1"}), "gh200-2x4-olivia-all_reduce.txt",
           [OLIVIA, ("olivia-hardware.txt", "200 Gbit/s simplex bandwidth"),
            ("gh200-2x4-olivia-all_reduce.txt", "--gpus-per-node=4 --ntasks-per-node=4"),
            ("gh200-2x4-olivia-all_reduce.txt", "sbatch --nodes=2 --partition=accel"),

@@ -545,9 +545,9 @@ mod tests {
             assert_eq!(constants::split(&env.params).unwrap().0.cross_nic.to_string(), want);
         }
         refused(&[("NCCL_CROSS_NIC", "3")], &["NCCL_CROSS_NIC (environment): 3: is not 0, 1 or 2", "; or unset NCCL_CROSS_NIC"]);
-        let env = read(&[("NCCL_CROSS_NIC", "1")]).unwrap();
-        let e = env.named(Error::input("nccl_cross_nic", "1", "lets every ring channel leave")).to_string();
-        assert_eq!(e, "NCCL_CROSS_NIC (environment): NCCL_CROSS_NIC=1: lets every ring channel leave; or unset NCCL_CROSS_NIC");
+        let env = read(&[("NCCL_CROSS_NIC", "0")]).unwrap();
+        let e = env.named(Error::input("nccl_cross_nic", "0", "keeps each ring channel on the NIC it entered by")).to_string();
+        assert_eq!(e, "NCCL_CROSS_NIC (environment): NCCL_CROSS_NIC=0: keeps each ring channel on the NIC it entered by; or unset NCCL_CROSS_NIC");
     }
 
     /// NCCL_PXN_DISABLE: 1 leaves PXN off (src/graph/paths.cc `!= 1`, search.cc `== 1`), 0 on;

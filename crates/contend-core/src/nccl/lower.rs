@@ -472,7 +472,7 @@ impl Dag {
         }
         let after: After = after.into_iter().flatten().collect();
         // Between nodes: leave by the channel's NIC (through its relay GPU with PXN), enter by
-        // its NIC of the next node (the same but under crossNic 2, `rails`).
+        // its NIC of the next node (another where the rails cross, `rails`).
         let node = |d: usize| self.node.get(d).copied().filter(|&k| k != usize::MAX);
         if !back && !self.stage.is_empty() && matches!((node(src), node(dst)), (Some(a), Some(b)) if a != b) {
             let stage = |d: usize, k: usize| self.stage.get(&d).and_then(|s| s[k]);

@@ -326,6 +326,9 @@ pub struct Comm {
     pub shm: [std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>; 2],
     /// As `shm`, at the P2P level the constants give (NCCL_P2P_LEVEL, `set_constants`); None: NCCL's default.
     shm_given: Option<std::sync::Arc<Steps>>,
+    /// As `rails` (with PXN and without), under NCCL_CROSS_NIC=1 across nodes of several NICs
+    /// (`rails::Cross::Free` or `Paired`, built by `set_constants`); None: under 0 or 2.
+    rails_given: Option<std::sync::Arc<[rails::Rails; 2]>>,
     /// The node's CPU as the machine names it (`cpu::of`), for NCCL's rules by CPU.
     pub cpu: Option<cpu::Cpu>,
     /// The GPU each step between two GPUs of a node passes through where NCCL joins them by
@@ -431,8 +434,11 @@ impl Comm {
         // without (NCCL_PXN_DISABLE=1 is read when the call runs: `Comm::rails`), for as many
         // channels as any release runs (a channel's rails do not depend on the count after it).
         let most = versions::ALL.iter().map(|&v| channels_of(v)).max().unwrap_or(1);
-        let build =
-            |p2c: bool| [true, false].map(|pxn| rails::build(m, &router, &topo, nodes_gpus, &graph.rings, most, ring_channels, rails::Rule { pxn, p2c }));
+        let build = |p2c: bool| {
+            [true, false].map(|pxn| {
+                rails::build(m, &router, &topo, nodes_gpus, &graph.rings, most, ring_channels, rails::Rule { pxn, p2c, cross: rails::Cross::Search })
+            })
+        };
         // The releases differ only where a GPU reaches a NIC through NVLink-C2C (`topo::p2c`).
         let c2c = nodes > 1 && nodes_gpus[0].iter().any(|&g| nics.iter().any(|&d| router.path(g, d, true).is_some_and(|h| topo::p2c(m, topo.cc, &h))));
         let p2c = build(true);
@@ -578,6 +584,7 @@ impl Comm {
             net_stage,
             shm,
             shm_given: None,
+            rails_given: None,
             cpu,
             nvb,
             nics,
@@ -620,7 +627,7 @@ impl Comm {
             ));
         }
         self.check_cross_nic(&c)?;
-        if !c.version.cross_nic_pairs() && self.rails_under(&c).cross {
+        if c.cross_nic != 1 && !c.version.cross_nic_pairs() && self.rails_under(&c).cross {
             return Err(Error::input(
                 "nccl_version",
                 c.version.name(),
@@ -631,6 +638,7 @@ impl Comm {
             ));
         }
         self.shm_given = c.p2p_level.map(|level| std::sync::Arc::new(self.shm_at(level)));
+        self.rails_given = (c.cross_nic == 1 && self.nodes > 1).then(|| std::sync::Arc::new(self.cross_nic_one(&c)));
         // NCCL_NET_GDR_LEVEL / _READ, or a release whose default level differs (no P2C before
         // 2.27, `Version::gdr_c2c`, which only a GPU of compute capability 9.0 or later can have: `topo::p2c`).
         let c2c = c.version.gdr_c2c();
@@ -652,19 +660,27 @@ impl Comm {
     /// NCCL_CROSS_NIC (`nccl_cross_nic`) as the rails restate it. NCCL's search (search.cc
     /// `ncclTopoCompute`, v2.18.5-1 to v2.30.7-1) lets a ring channel leave by another NIC than it
     /// entered by only where a node has more than one network device: at 2 (the default) after the
-    /// same-NIC search at a speed found nothing, which `rails` restates (`Rails::cross`); at 0
-    /// never, the same graph wherever the rails do not cross; at 1 from the first search, each
-    /// channel leaving by the first of its leaving GPU's nearest NICs with room
-    /// (`ncclTopoSearchRecGpu`, `ncclTopoSelectNets`), paired only in 2.20.3 to 2.22.3. The others
-    /// are refused in one line.
+    /// same-NIC search at a speed found nothing, which `rails` restates (`Rails::cross`); at 1
+    /// from the first search (`rails::Cross`, `cross_nic_one`); at 0 never, the same graph
+    /// wherever the rails do not cross, and refused in one line where they do.
     fn check_cross_nic(&self, c: &constants::Constants) -> Result<()> {
-        let devices: usize = self.nics.iter().map(|&d| rails::net_devices(&self.m.devices[d])).sum();
-        let why = match c.cross_nic {
-            0 if self.rails_under(c).cross => "keeps each ring channel on the NIC it entered by, which on these nodes some channel leaves from across a CPU link (search.cc crossNic 0); contend restates the graph that leaves by another NIC there",
-            1 if self.nodes > 1 && devices > 1 => "lets every ring channel leave by its leaving GPU's nearest NIC from the first search (search.cc crossNic 1), which contend does not restate",
-            _ => return Ok(()),
-        };
-        Err(Error::input("nccl_cross_nic", c.cross_nic.to_string(), format!("{why}; give 2 (NCCL's default)")))
+        if c.cross_nic == 0 && self.rails_under(c).cross {
+            let why = "keeps each ring channel on the NIC it entered by, which on these nodes some channel leaves from across a CPU link (search.cc crossNic 0); contend restates the graph that leaves by another NIC there; give 1 or 2 (NCCL's default)";
+            return Err(Error::input("nccl_cross_nic", "0", why));
+        }
+        Ok(())
+    }
+
+    /// The rails under NCCL_CROSS_NIC=1 for release `c.version`, with PXN and without (by
+    /// NCCL_PXN_DISABLE): every channel from the first search leaves by its leaving GPU's nearest
+    /// NIC with room, paired in 2.20.3 to 2.22.3 (`rails::Cross`).
+    fn cross_nic_one(&self, c: &constants::Constants) -> [rails::Rails; 2] {
+        let router = Router::new(&self.m);
+        let nodes_gpus: Vec<Vec<usize>> = self.devices.chunks(self.ppn).map(<[usize]>::to_vec).collect();
+        let cross = if c.version.cross_nic_one_pairs() { rails::Cross::Paired } else { rails::Cross::Free };
+        let channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
+        let rule = |pxn: bool| rails::Rule { pxn, p2c: c.version.p2c(), cross };
+        [true, false].map(|pxn| rails::build(&self.m, &router, &self.topo, &nodes_gpus, &self.graph.rings, channels, self.ring_graph.0, rule(pxn)))
     }
 
     /// The channels a tree all-reduce's later channels copy (`lower::tree_mirrored`).
@@ -696,7 +712,10 @@ impl Comm {
     /// The channels' rings and NICs as the constants run them: by the release's path types
     /// (`Version::p2c`), with PXN unless NCCL_PXN_DISABLE=1.
     pub fn rails(&self) -> &rails::Rails {
-        self.rails_under(&self.constants)
+        match &self.rails_given {
+            Some(r) => &r[usize::from(self.constants.pxn_disable)],
+            None => self.rails_under(&self.constants),
+        }
     }
 
     /// The rails constants `c` would run (`rails`), before they are set.

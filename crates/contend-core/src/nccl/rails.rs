@@ -13,6 +13,7 @@
 //!   NCCL_CROSS_NIC=2 (the default) then tries rings that leave by another NIC at the narrower
 //!   types, in pairs (channel 2k leaves by any NIC, 2k + 1 enters by that one and leaves by 2k's:
 //!   `ncclTopoSearchRecNet`, `ncclTopoSearchCheckNet`), and keeps them where they carry more;
+//!   NCCL_CROSS_NIC=1 searches so from the first search, unpaired but in 2.20.3 to 2.22.3 (`Cross`);
 //! - PXN (NCCL_PXN_DISABLE=0, the default since 2.12): a GPU whose own path to a NIC is worse
 //!   than PXN reaches it through the NIC's local GPU, when that GPU is within PXB of the NIC (2.30:
 //!   within P2C, NCCL_PXN_C2C=1 from 2.28) and an NVLink peer (paths.cc `ncclTopoComputePaths`,
@@ -36,7 +37,7 @@ use crate::flow::router::Router;
 use crate::topology::{LinkKind, Machine};
 
 /// Where a channel crosses a node's boundary: the NIC it enters by, the NIC it leaves by (the
-/// same but under crossNic 2), the local GPU whose NIC posts the leaving send for the channel's
+/// same but where the rails cross: `Rails::cross`), the local GPU whose NIC posts the leaving send for the channel's
 /// leaving GPU (PXN), if any, and whether the leaving GPU (or its relay) and the entry GPU reach
 /// their NICs by a peer path inside the node. Where one does not (a GPU on the other socket
 /// without PXN: NCCL would stage through host memory, which is not lowered), that end takes the
@@ -56,17 +57,43 @@ pub struct Exit {
 pub struct Rails {
     pub rings: Vec<Vec<usize>>,
     pub exits: Vec<Vec<Exit>>,
-    /// Whether the channels leave by another NIC than they enter by, in pairs (crossNic 2;
-    /// releases before 2.20.3 search no pairs: `Version::cross_nic_pairs`).
+    /// Whether the search lets the channels leave by another NIC than they enter by: crossNic 2
+    /// where `build` finds it carries more, in pairs (releases before 2.20.3 search no pairs:
+    /// `Version::cross_nic_pairs`); crossNic 1 wherever a node has several NICs.
     pub cross: bool,
 }
 
-/// What the release that runs decides of the rails: PXN on (NCCL_PXN_DISABLE=0), and P2C with PXN
-/// through it (`Version::p2c`).
+/// What the release that runs decides of the rails: PXN on (NCCL_PXN_DISABLE=0), P2C with PXN
+/// through it (`Version::p2c`), and the ring search NCCL_CROSS_NIC gives (`Cross`).
 #[derive(Clone, Copy, Debug)]
 pub struct Rule {
     pub pxn: bool,
     pub p2c: bool,
+    pub cross: Cross,
+}
+
+/// The ring search NCCL_CROSS_NIC gives where a node has several NICs (search.cc
+/// `ncclTopoCompute`: `graph->crossNic = crossNic == 1 ? 1 : 0` on the first search, v2.18.5-1
+/// to v2.30.7-1; the NIC a channel leaves by is the first of the leaving GPU's list
+/// (`ncclTopoSelectNets(typeInter, g)`: its own NICs in `ncclTopoGetLocalNet`'s order, then the
+/// others by path type) that `ncclTopoSearchCheckNet` lets through and `ncclTopoFollowPath` has
+/// room for, in `ncclTopoSearchRecGpu` at `backToNet`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Cross {
+    /// crossNic 2 (the default; 0 where it gives the same graph): the same NIC first, then
+    /// another in pairs where that saves a CPU-link crossing (above).
+    Search,
+    /// crossNic 1 in v2.18.5-1, v2.19.3-1 and from v2.23.4-1: from the first search
+    /// `ncclTopoSearchCheckNet` (v2.30.7-1; the `crossNic != 1` test in
+    /// `ncclTopoSearchRecGpu` before 2.23) constrains nothing on the leaving NIC and
+    /// `ncclTopoSearchRecNet` pairs nothing (its `nChannels & 1` test is for crossNic 2 only
+    /// from 2.23.4): channel c enters by the first NIC from c mod NICs with room and leaves by
+    /// its leaving GPU's first NIC with room.
+    Free,
+    /// crossNic 1 in v2.20.3-1 to v2.22.3-1: as `Free`, but paired from the first search
+    /// (`ncclTopoSearchRecNet` and `ncclTopoSearchRecGpu`: `graph->crossNic && (graph->nChannels
+    /// & 1)`): channel 2k + 1 enters by the NIC 2k left by and leaves by the one 2k entered by.
+    Paired,
 }
 
 /// The rails of `channels` channels over `rings` (the one-node search's, as local positions
@@ -166,7 +193,8 @@ pub fn build(
             .map(|(o, s)| crossings(o, s, i, if two { nearest_out(ends(o, s).1) } else { i }))
             .min()
     };
-    let cross = count > 1 && (0..count).any(|i| least(i, true) < least(i, false));
+    let cross = count > 1 && (rule.cross != Cross::Search || (0..count).any(|i| least(i, true) < least(i, false)));
+    let paired = rule.cross != Cross::Free;
     // Per channel searched, the NIC indices it enters and leaves by; per NIC, how many do.
     let mut by: Vec<(usize, usize)> = Vec::new();
     let (mut entries, mut exits) = (vec![0usize; count], vec![0usize; count]);
@@ -178,11 +206,12 @@ pub fn build(
             out.exits.push(exits);
             continue;
         }
-        // The NICs it enters and leaves by: NIC c mod NICs (the next with room, under crossNic 2)
-        // and the same; under crossNic 2 an odd channel enters by the NIC the channel before left
-        // by and leaves by the one it entered by, and an even one leaves by its leaving GPU's
-        // nearest NIC with room.
-        let pair = cross && c % 2 == 1;
+        // The NICs it enters and leaves by: NIC c mod NICs (the next with room, where the rails
+        // cross) and the same; where they cross in pairs an odd channel enters by the NIC the
+        // channel before left by and leaves by the one it entered by, and any other leaves by its
+        // leaving GPU's nearest NIC with room, its own first (`ncclTopoGetLocalNet`: the NIC
+        // whose local GPU it is), then the next from the one it entered by.
+        let pair = cross && paired && c % 2 == 1;
         let i = match (cross, pair) {
             (true, true) => by[c - 1].1,
             (true, false) => (0..count).map(|k| (c + k) % count).find(|&k| entries[k] < per_nic).unwrap_or(c % count),
@@ -191,7 +220,7 @@ pub fn build(
         let exit_nic = |x: usize| -> usize {
             match (cross, pair) {
                 (true, true) => by[c - 1].0,
-                (true, false) => (0..count).min_by_key(|&j| (exits[j] >= per_nic, leave(x, j).0, (j + count - i) % count)).unwrap_or(i),
+                (true, false) => (0..count).min_by_key(|&j| (exits[j] >= per_nic, leave(x, j).0, local[j] != Some(x), (j + count - i) % count)).unwrap_or(i),
                 _ => i,
             }
         };

@@ -403,29 +403,128 @@ fn crossnic_pairs_run_from_2_20_and_2_19_is_refused_where_rails_cross() {
     d.set_constants(constants::Constants { version: versions::Version::V2_19, ..Default::default() }).unwrap();
 }
 
-/// NCCL_CROSS_NIC (`nccl_cross_nic`): on DGX-1 the rails never cross (PIX at both ends), so 0 is
-/// the same graph and runs, on every release; the Alps-like node's rails cross, where 0 (NCCL's
-/// same-NIC graph, leaving from across a CPU link) is refused in one line. 1 lets every channel leave
-/// by its leaving GPU's nearest NIC from the first search: refused across nodes of several NICs,
-/// run on one node (no NIC: crossNic does not apply).
+/// NCCL_CROSS_NIC (`nccl_cross_nic`): on DGX-1 the rails never cross under 2 (PIX at both ends),
+/// so 0 is the same graph and runs, on every release; the Alps-like node's rails cross under 2,
+/// where 0 (NCCL's same-NIC graph, leaving from across a CPU link) is refused in one line. 1 runs
+/// everywhere (`cross_nic_one_*`), on one node too (no NIC: crossNic does not apply).
 #[test]
-fn cross_nic_zero_runs_where_the_rails_do_not_cross_and_one_only_on_one_node() {
+fn cross_nic_zero_runs_where_the_rails_do_not_cross_and_one_everywhere() {
     let with = |c: &mut Comm, cross_nic: u8, version: versions::Version| c.set_constants(constants::Constants { cross_nic, version, ..Default::default() });
     let mut d = two("dgx1-p100", "12.5GB/s");
     for v in [versions::Version::V2_18, versions::Version::V2_30] {
         with(&mut d, 0, v).unwrap();
-        let err = with(&mut d, 1, v).unwrap_err().to_string();
-        assert!(err.starts_with("nccl_cross_nic: 1: lets every ring channel") && err.ends_with("give 2 (NCCL's default)") && !err.contains('\n'), "{err}");
+        with(&mut d, 1, v).unwrap();
     }
     let file = gh200_quad(true);
     let mut c = two(file.to_str().unwrap(), "25GB/s");
     with(&mut c, 2, versions::Version::V2_21).unwrap();
+    with(&mut c, 1, versions::Version::V2_21).unwrap();
     let err = with(&mut c, 0, versions::Version::V2_21).unwrap_err().to_string();
     assert!(err.starts_with("nccl_cross_nic: 0: keeps each ring channel on the NIC it entered by") && !err.contains('\n'), "{err}");
     std::fs::remove_file(&file).unwrap();
     let m = Machine::load("dgx-a100").unwrap();
     let mut one = Comm::new(&m, &[m.gpus()], None).unwrap();
     with(&mut one, 1, versions::Version::V2_30).unwrap();
+    assert!(one.rails().exits.is_empty());
+}
+
+/// Per channel of the first node: (entry NIC, leaving NIC, entry GPU, leaving GPU, relay), each
+/// as its index in its name (n0.NIC3: 3).
+fn ends(c: &Comm) -> Vec<(usize, usize, usize, usize, Option<usize>)> {
+    let idx = |d: usize| {
+        let n = name(c, d);
+        n[n.trim_end_matches(|ch: char| ch.is_ascii_digit()).len()..].parse::<usize>().unwrap()
+    };
+    let r = c.rails();
+    (0..c.channels)
+        .map(|ch| {
+            let on: Vec<usize> = r.rings[ch].iter().copied().filter(|&k| k < c.ppn).collect();
+            let e = r.exits[ch][0];
+            (idx(e.nic), idx(e.out), idx(c.devices[on[0]]), idx(c.devices[*on.last().unwrap()]), e.relay.map(idx))
+        })
+        .collect()
+}
+
+fn cross_nic(c: &mut Comm, cross_nic: u8, version: versions::Version) {
+    c.set_constants(constants::Constants { cross_nic, version, ..Default::default() }).unwrap();
+}
+
+fn busbw_cross(machine: &str, nic: Option<&str>, nodes: usize, cross_nic: &str, version: &str, model: &str) -> f64 {
+    let mut r = tests_tool::Request::one("all_reduce", "512M");
+    (r.algo, r.proto, r.model) = (Some("ring".into()), Some("simple".into()), model.into());
+    r.params = vec![("nccl_version".into(), version.into()), ("nccl_cross_nic".into(), cross_nic.into())];
+    api::nccl_tests(machine, &r, nodes, nic).unwrap().rows[0].busbw
+}
+
+/// NCCL_CROSS_NIC=1 on the GH200 node (NIC k behind GPU k's own Grace: P2C from 2.27, PHB before;
+/// every other NIC through a CPU link or, with PXN, through GPU k). The first search is crossNic 1
+/// (search.cc `ncclTopoCompute`), so at the narrowest path type: channel c enters by NIC c mod 4 at
+/// its local GPU c mod 4 and leaves from the ring's last GPU x by x's own NIC (its nearest; any other
+/// only at PXN), no relay. 2.30.7 and 2.19.3 pair nothing (`ncclTopoSearchCheckNet` tests crossNic
+/// 2 only; 2.19.3 has no pair test); 2.21.5 pairs (channel 2k + 1 enters by 2k's leaving NIC and
+/// leaves by 2k's entry NIC). Each NIC is entered by a quarter of the channels and left by a quarter,
+/// as under 2 (where 2.30.7's rings leave by NIC c mod 4 through GPU c mod 4, PXN), so the ring's
+/// busbw is the four NICs' 4 x 25 = 100 GB/s under both: a channel's bytes leave by another NIC but
+/// every NIC carries the same bytes.
+#[test]
+fn cross_nic_one_leaves_the_gh200_node_by_the_leaving_gpus_own_nic() {
+    let file = gh200_quad(true);
+    let path = file.to_str().unwrap();
+    let mut c = two(path, "25GB/s");
+    for (version, paired) in [(versions::Version::V2_30, false), (versions::Version::V2_19, false), (versions::Version::V2_21, true)] {
+        cross_nic(&mut c, 1, version);
+        assert!(c.rails().cross, "{version:?}");
+        let x = ends(&c);
+        let (mut inn, mut out) = ([0usize; 4], [0usize; 4]);
+        for (ch, &(nic, leaves, entry, exit, relay)) in x.iter().enumerate() {
+            assert!(nic == entry && leaves == exit && nic != leaves && relay.is_none(), "{version:?} channel {ch}: {x:?}");
+            if ch < c.tuning.graph_channels {
+                assert_eq!(nic, if paired && ch % 2 == 1 { x[ch - 1].1 } else { ch % 4 }, "{version:?} channel {ch}: {x:?}");
+                if paired && ch % 2 == 1 {
+                    assert_eq!(leaves, x[ch - 1].0, "{version:?} channel {ch} pairs with {}", ch - 1);
+                }
+            }
+            inn[nic] += 1;
+            out[leaves] += 1;
+        }
+        assert!(inn.iter().chain(&out).all(|&n| n == c.channels / 4), "{version:?}: in {inn:?} out {out:?}");
+    }
+    for model in ["maxmin", "packet"] {
+        let (one, two) = (busbw_cross(path, Some("25GB/s"), 2, "1", "2.30", model), busbw_cross(path, Some("25GB/s"), 2, "2", "2.30", model));
+        assert!(one > 0.97 * 100.0 && one <= 100.0 * 1.001 && (one - two).abs() < 0.01 * two, "{model}: 1 {one}, 2 {two}");
+    }
+    std::fs::remove_file(&file).unwrap();
+}
+
+/// NCCL_CROSS_NIC=1 on the presets with two GPUs and two NICs on each PCIe switch (hgx-h100,
+/// dgx-a100): NIC k's local GPU is GPU k, and every GPU reaches both NICs of its switch at PIX. Under
+/// 0 and 2 channel c enters by NIC k = c mod 8 at GPU k and leaves from GPU k ^ 1 by NIC k (the
+/// same-NIC search succeeds at PIX). Under 1 it enters the same way and leaves from the ring's last
+/// GPU x by x's own NIC (the first of its list, `ncclTopoGetLocalNet`), no relay; each NIC is entered
+/// and left by an eighth of the channels under all three, so busbw is the same to first order (hgx-h100:
+/// the 8 NICs' 8 x 50 = 400 GB/s bound where the test fabric's link is 50 GB/s).
+#[test]
+fn cross_nic_one_leaves_switch_shared_nodes_by_the_leaving_gpus_own_nic() {
+    for machine in ["hgx-h100", "dgx-a100"] {
+        let mut c = two(machine, "50GB/s");
+        for cross in [0u8, 2, 1] {
+            cross_nic(&mut c, cross, versions::Version::V2_30);
+            let x = ends(&c);
+            let (mut inn, mut out) = ([0usize; 8], [0usize; 8]);
+            for (ch, &(nic, leaves, entry, exit, relay)) in x.iter().enumerate() {
+                let want = if cross == 1 { exit } else { nic };
+                assert!(nic == entry && leaves == want && relay.is_none() && (cross == 1 || exit == entry ^ 1), "{machine} {cross} channel {ch}: {x:?}");
+                if ch < c.tuning.graph_channels {
+                    assert_eq!(nic, ch % 8, "{machine} {cross} channel {ch}");
+                }
+                inn[nic] += 1;
+                out[leaves] += 1;
+            }
+            assert!(inn.iter().chain(&out).all(|&n| n == c.channels / 8), "{machine} {cross}: in {inn:?} out {out:?}");
+        }
+    }
+    let (one, two) = (busbw_cross("hgx-h100", Some("50GB/s"), 2, "1", "2.30", "maxmin"), busbw_cross("hgx-h100", Some("50GB/s"), 2, "2", "2.30", "maxmin"));
+    assert!((one - two).abs() < 0.01 * two && one <= 400.0 * 1.001, "1 {one}, 2 {two}");
 }
 
 /// DGX-1 (P100), the multi-NIC preset without NVSwitch: each NIC is entered and left by a quarter

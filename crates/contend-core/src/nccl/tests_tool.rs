@@ -180,8 +180,8 @@ pub struct Crossing {
     /// The NIC it enters by and the GPU it enters at.
     pub nic: String,
     pub enter: String,
-    /// The NIC it leaves by (the same but under crossNic 2), the GPU it leaves from, and the GPU
-    /// that posts the leaving step with PXN, if any.
+    /// The NIC it leaves by (another only where the rails cross: crossNic 2, or 1), the GPU it
+    /// leaves from, and the GPU that posts the leaving step with PXN, if any.
     pub out: String,
     pub leave: String,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -197,6 +197,13 @@ impl Version {
         self >= Version::V2_20
     }
 
+    /// Whether NCCL_CROSS_NIC=1's search pairs the channels: v2.20.3-1 to v2.22.3-1, whose
+    /// pairing tests read `graph->crossNic` (search.cc `ncclTopoSearchRecNet`,
+    /// `ncclTopoSearchRecGpu`); before, no pairs; from v2.23.4-1 the tests read `crossNic == 2`.
+    pub fn cross_nic_one_pairs(self) -> bool {
+        (Version::V2_20..=Version::V2_22).contains(&self)
+    }
+
     /// Releases before 2.23.4, whose tuning.cc has tree/Simple's 28 µs (0 µs base), ring LL128's
     /// 0.7 at one GPU per node, 2 x nodes network steps and each algorithm's own network latency
     /// at one GPU per node.
