@@ -96,6 +96,19 @@ def test_bad_scenarios_get_one_line_and_exit_2(cli, tmp_path):
     assert r.returncode == 2 and "deadlock" in (r.stdout + r.stderr) and "rank 1 at op 0" in (r.stdout + r.stderr)
 
 
+def test_a_mix_on_a_cluster_below_seed_003s_smallest_job_is_refused_by_run_and_check(cli, tmp_path):
+    # 16 GPUs: seed 003's jobs have 32 to 512 ranks, so the mix drew none; --check passed it and
+    # the run said "workload: does nothing: no job has an operation" (round 25, ux25b).
+    (tmp_path / "small.yaml").write_text(SMALL_CLUSTER.replace("pods: 2", "pods: 1"))
+    s = tmp_path / "mix.yaml"
+    s.write_text(f"cluster: {tmp_path / 'small.yaml'}\nworkload:\n  mix: {{seed: 1}}\n")
+    for extra in ([], ["--check"]):
+        r = cli("run", str(s), *extra)
+        out = (r.stdout + r.stderr).strip()
+        assert r.returncode == 2 and "mix.yaml: workload.mix:" in out and "16 GPUs" in out, out
+        assert len(out.splitlines()) == 1 and "Traceback" not in out, out
+
+
 def test_apps_lists_every_skeleton(cli):
     r = cli("apps")
     for name in ("stencil4d", "subcomm3d", "kripke", "laghos", "amg", "sw4lite", "ring", "jacobi2d", "cosmo"):

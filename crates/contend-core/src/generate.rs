@@ -111,7 +111,8 @@ pub fn generate(m: &Machine, req: &GenerateRequest) -> Result<WorkloadSpec> {
 }
 
 fn root<'a>(a: &'a Ask) -> Result<&'a str> {
-    a.req.root.as_deref().ok_or_else(|| Error::input("--root", "", format!("{} needs a root device; add --root GPU0", a.req.pattern)))
+    // The hint names a device of this machine (a cluster's GPUs are n0.GPU0, ...; "GPU0" is none).
+    a.req.root.as_deref().ok_or_else(|| Error::input("--root", "", format!("{} needs a root device; add e.g. --root {}", a.req.pattern, a.peers[0])))
 }
 
 fn neighbours(a: &Ask) -> Result<Vec<TransferSpec>> {
@@ -153,4 +154,22 @@ fn group_shift(a: &Ask) -> Result<Vec<TransferSpec>> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_root_is_hinted_with_a_device_of_the_machine() {
+        // On a cluster "--root GPU0" names no device (it was the hint, and then refused).
+        for (machine, first) in [("fat-tree-256x8", "n0.GPU0"), ("cs-storm-socket", "GPU0")] {
+            let m = Machine::load(machine).unwrap();
+            for pattern in ["incast", "scatter"] {
+                let req = GenerateRequest { pattern: pattern.into(), size: "1MiB".into(), count: 1, ..Default::default() };
+                let e = generate(&m, &req).unwrap_err().to_string();
+                assert!(e.contains(&format!("add e.g. --root {first}")), "{e}");
+            }
+        }
+    }
 }

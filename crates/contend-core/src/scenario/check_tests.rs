@@ -31,3 +31,13 @@ fn the_check_names_the_field_of_each_mistake() {
     assert!(message("cluster: fat-tree-512x4\nworkload:\n  jobs:\n    - {app: kripke, ranks: 4096}\n").contains("needs 4096 ranks"));
     assert!(message(&format!("cluster: no-such-cluster\n{JOBS}")).contains("no-such-cluster"));
 }
+
+#[test]
+fn a_mix_on_a_machine_smaller_than_seed_003s_smallest_job_is_refused_by_the_check() {
+    // dgx-a100 has 8 GPUs; seed 003's jobs have 32 to 512 ranks, so the mix drew no job and the
+    // check passed a scenario whose run then failed ("no job has an operation").
+    for mix in ["{seed: 1}", "{seed: 1, index: 3}"] {
+        let e = message(&format!("cluster: dgx-a100\nworkload: {{mix: {mix}}}\n"));
+        assert!(e.contains("s.yaml: workload.mix: dgx-a100 has 8 GPUs") && e.contains("32 ranks") && !e.contains('\n'), "{e}");
+    }
+}

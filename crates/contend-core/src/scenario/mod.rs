@@ -273,6 +273,20 @@ fn programs(s: &ScenarioSpec, origin: &str, gpus: u32) -> Result<Vec<Job>> {
         return Err(Error::input(origin, "workload", "needs either `mix: {seed: N}` or a list of `jobs`"));
     }
     if let Some(mix) = &w.mix {
+        // Seed 003 draws jobs of 32 to 512 ranks: a smaller machine gets no job at all (the run
+        // then failed with "no job has an operation" after `--check` had passed it).
+        if gpus < jobs::SIZES[0] {
+            return Err(Error::input(
+                origin,
+                "workload.mix",
+                format!(
+                    "{} has {gpus} GPUs, fewer than seed 003's smallest job ({} ranks); use a cluster of {} GPUs or more, or list `jobs`",
+                    s.cluster,
+                    jobs::SIZES[0],
+                    jobs::SIZES[0]
+                ),
+            ));
+        }
         let drawn = match mix.index {
             None => jobs::draw_mix(mix.seed, gpus),
             Some(k) if k < 20 => jobs::mix_set(mix.seed, 20, gpus, 4).0.swap_remove(k as usize),

@@ -90,8 +90,16 @@ impl PacketParams {
         if m.network.buffer_packets == Some(0) && !v.given("buffer") {
             return Err(Error::input(&m.origin, "network.buffer_packets", "is 0; a buffer holds at least one packet"));
         }
-        if m.network.packet == Some(Bytes(0)) && !v.given("packet") {
-            return Err(Error::input(&m.origin, "network.packet", "is 0B; a packet holds at least one byte, e.g. 4096B"));
+        match m.network.packet {
+            Some(Bytes(0)) if !v.given("packet") => {
+                return Err(Error::input(&m.origin, "network.packet", "is 0B; a packet holds at least one byte, e.g. 4096B"));
+            }
+            // The engine counts a packet's bytes in 32 bits; the file's value is named here, not
+            // as `--param packet` (which the user did not give).
+            Some(Bytes(b)) if b > u32::MAX as u64 && !v.given("packet") => {
+                return Err(Error::input(&m.origin, "network.packet", format!("is {b} bytes, 4GiB or more; give a packet below 4GiB, e.g. 4096B")));
+            }
+            _ => {}
         }
         let machine = PacketParams::defaults(m);
         Ok(PacketParams {

@@ -216,6 +216,9 @@ fn params_defaults_and_refusals() {
     let m = star(2, "{packet: 1KiB, buffer_packets: 2}");
     let p = PacketParams::parse(&m, &[]).unwrap();
     assert_eq!((p.packet, p.buffer, p.router_delay), (1024, 2, 0));
+    // A cluster file's packet of 4GiB or more names the file's field (it named `--param: packet`).
+    let e = PacketParams::parse(&star(2, "{packet: 1TB}"), &[]).unwrap_err().to_string();
+    assert!(e.contains("network.packet: is 1000000000000 bytes") && !e.contains("--param"), "{e}");
     let p = PacketParams::parse(&m, &pairs(&[("packet", "2KiB"), ("buffer", "4"), ("router_delay", "25ns")])).unwrap();
     assert_eq!((p.packet, p.buffer, p.router_delay), (2048, 4, 25_000));
     let own = |map: BTreeMap<String, String>| map.into_iter().filter(|(k, _)| !k.starts_with("eff_")).collect::<Vec<_>>();

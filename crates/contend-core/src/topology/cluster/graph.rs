@@ -58,7 +58,8 @@ pub struct GraphLink {
     /// Default: the cluster's link bandwidth.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth: Option<Bandwidth>,
-    /// Default: the cluster's link latency (plus router delay).
+    /// Wire latency of this link (default: the cluster's `link.latency`); the router delay is
+    /// added as on every switch-to-switch hop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<Time>,
 }
@@ -90,7 +91,9 @@ pub(super) fn build(g: &GraphSpec, b: &mut Builder, origin: &str) -> Result<Atta
         }
         adj[x].push(y);
         adj[y].push(x);
-        let latency = l.latency.unwrap_or(Time(b.latency.0 + b.router_delay.0));
+        // The link's own latency is its wire, as `link.latency` is; the switch it leaves still
+        // charges its router delay (docs/models.md, "Latency per hop").
+        let latency = Time(l.latency.unwrap_or(b.latency).0 + b.router_delay.0);
         b.spec.links.push(LinkSpec {
             count: l.count.filter(|&c| c > 1),
             bandwidth: Some(l.bandwidth.unwrap_or(b.link_bw)),

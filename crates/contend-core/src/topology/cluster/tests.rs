@@ -282,6 +282,26 @@ mod traffic {
         }
     }
 
+    /// A graph link's own `latency` is its wire, as the cluster's `link.latency` is: the switch it
+    /// leaves still charges its router delay. n0 -> n2 crosses A and B (2 switches) over NIC
+    /// wires of 100 ns and the A-B wire of 1 us: 1.2 us + 2 x 50 ns + 8 B at 10 GB/s, under both
+    /// models (before, the written latency replaced wire and delay: one delay short).
+    #[test]
+    fn a_graph_links_own_latency_is_its_wire_and_routers_still_delay() {
+        let g = "name: g\nfabric:\n  graph: {switches: [{name: A}, {name: B}], links: [{a: A, b: B, latency: 1us}], hosts: [A, A, B, B]}\n\
+                 link: {bandwidth: 10GB/s, latency: 100ns, router_delay: 50ns}\nnodes: {gpus: 1}\n";
+        let w = WorkloadSpec::from_text("transfers:\n  - {src: n0.GPU0, dst: n2.GPU0, size: 8B}\n", "t.yaml").unwrap();
+        let finish = |text: &str, model: &str| {
+            let m = Machine::from_text(text, "c.yaml").unwrap();
+            api::simulate(&m, &w, "t.yaml", Some(model), &[], Detail::default()).unwrap().transfers.finish_s[0]
+        };
+        let want = 1.2e-6 + 2.0 * 50e-9 + 8.0 / 10e9;
+        let got = finish(g, "maxmin");
+        assert!((got - want).abs() < 1e-12, "maxmin: {got} vs {want}");
+        let delays = finish(g, "packet") - finish(&g.replace("router_delay: 50ns", "router_delay: 0s"), "packet");
+        assert!((delays - 2.0 * 50e-9).abs() < 1e-12, "packet: delays {delays} for 2 switches");
+    }
+
     /// Under `packet`, the links table says where the packets went, not the flow table's one path
     /// per message: a lone 100 MB message n0 -> n31 sprayed (or routed adaptively) per packet
     /// leaves its leaf on each of the 4 uplinks with a quarter of its bytes, give or take a
