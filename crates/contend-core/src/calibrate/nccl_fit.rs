@@ -19,7 +19,7 @@
 //! `hold_out` fits on every other size of the first collective in the file and scores the other
 //! sizes and every other collective.
 
-use super::{nccl_linear, scores, Residual, Score};
+use super::{nccl_linear, nccl_release, scores, Residual, Score};
 use crate::error::{Error, Result};
 use crate::nccl::constants::{self, Constants};
 use crate::nccl::environment::{Environment, Given};
@@ -58,6 +58,9 @@ pub struct NcclFit {
     pub rms_relative_error: BTreeMap<String, f64>,
     pub scores: BTreeMap<String, Score>,
     pub notes: Vec<String>,
+    /// Where the paste names no NCCL release and none is given: each release class's rms before
+    /// fitting, and the one the rows look like (`nccl_release`); None otherwise.
+    pub unnamed_release: Option<nccl_release::UnnamedRelease>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -636,9 +639,11 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     let c = constants::split(&constants::to_params(&Constants { version: Constants::default().version, ..c }))?.0;
     // The fit sets the per-step latencies, the efficiencies and the per-call network cost; each
     // run keeps its own release and variables.
-    let predict = |comms: &mut [Comm], c: Constants| -> Result<Vec<(String, f64)>> {
+    // `release`, where given, in place of each run's (`nccl_release`).
+    let predict = |comms: &mut [Comm], c: Constants, release: Option<Version>| -> Result<Vec<(String, f64)>> {
         for (comm, setup) in comms.iter_mut().zip(&setups) {
-            comm.set_constants(Constants { step: c.step, efficiency: c.efficiency, call_net: c.call_net, launch_host: c.launch_host, ..setup.base })?;
+            let version = release.unwrap_or(setup.base.version);
+            comm.set_constants(Constants { step: c.step, efficiency: c.efficiency, call_net: c.call_net, launch_host: c.launch_host, version, ..setup.base })?;
         }
         points
             .iter()
@@ -651,8 +656,8 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             })
             .collect()
     };
-    let before = predict(&mut comms, base)?;
-    let mut after = predict(&mut comms, c)?;
+    let before = predict(&mut comms, base, None)?;
+    let mut after = predict(&mut comms, c, None)?;
     // The fit is kept only where it predicts the rows it fits better than the constants given
     // (the linear model is read off the calls NCCL picks under the given constants; fitted ones
     // may pick others).
@@ -712,6 +717,13 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     // `params` names a release only where every run runs under the same one (each run's own is in
     // `runs` and `commands`).
     let shared = release(0).filter(|_| (1..runs.len()).all(|r| release(r) == release(0)));
+    // Last, once the fit is done: the rows under every release, where the paste names none.
+    let unnamed = !points.is_empty() && !params.iter().any(|(k, _)| k == "nccl_version") && runs.iter().all(|r| r.release.is_none());
+    let unnamed_release = unnamed.then(|| {
+        let predictions = versions::ALL.iter().map(|&v| (v, predict(&mut comms, base, Some(v)).ok())).collect();
+        let measured: Vec<f64> = points.iter().map(|x| x.measured_s).collect();
+        nccl_release::compare(Constants::default().version, &predictions, &measured)
+    });
     if points.is_empty() {
         notes.push("nothing could be fitted: no measured row has a positive time".into());
     } else if fitted.is_empty() {
@@ -742,6 +754,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         residuals,
         rms_relative_error,
         notes,
+        unnamed_release,
     })
 }
 

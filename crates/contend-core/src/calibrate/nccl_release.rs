@@ -1,0 +1,160 @@
+//! Which NCCL release's choice a paste's rows look like, where the paste names none (issue 25).
+//!
+//! nccl-tests prints NCCL's release only in newer headers (`nccl-library=`) or under
+//! NCCL_DEBUG=INFO; a paste without it is fitted under the default release, and where NCCL's
+//! choice of algorithm and protocol changed between releases the fit absorbs the difference into
+//! the wrong constants (held-out santis, GH200: tree/LL128 from 1 MiB under 2.30, which NCCL allows
+//! on the GPU-C2C-Grace-NIC path only from 2.27). So the rows are also predicted, unfitted, under
+//! every release contend restates (`versions::ALL`, on the same communicators, variables and
+//! constants given), and the consecutive releases whose predictions are the same are one class.
+//! This is a diagnostic: it changes no fitted value and not the release fitted under.
+//!
+//! Rule: another class is named where its rms relative error is at most half the default's and the
+//! default's is above 15% (the validation's band: within it the default already predicts the rows
+//! as well as contend scores them). The newest release of that class is the one suggested.
+
+use crate::nccl::versions::{self, Version};
+use serde::Serialize;
+
+/// A class's rms must be at most this share of the default's to be named.
+pub const BETTER: f64 = 0.5;
+/// The default's rms must be above this for another class to be named (the validation's ±15%).
+pub const BAND: f64 = 0.15;
+
+/// Releases whose unfitted predictions of every row are the same.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ReleaseClass {
+    /// "2.23-2.26", or one release ("2.30").
+    pub releases: String,
+    /// Its newest release (`nccl_version`'s word): the one named.
+    pub newest: String,
+    /// Root mean square of the rows' relative busbw errors under it, before fitting.
+    pub rms_relative_error: f64,
+}
+
+/// What the rows say of the release they ran, where the paste names none.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct UnnamedRelease {
+    /// The release fitted under (the default).
+    pub fitted_under: String,
+    /// Each class, oldest first.
+    pub classes: Vec<ReleaseClass>,
+    /// Releases contend refuses on these GPUs or nodes (`Comm::set_constants`), not predicted.
+    pub refused: Vec<String>,
+    /// The release named by the rule (the module's), if any.
+    pub suggested: Option<String>,
+    /// The line printed above the fit.
+    pub line: String,
+}
+
+/// Each release's prediction of the rows: (NCCL's pick, seconds) per row, None where refused.
+pub type Predictions = Vec<(Version, Option<Vec<(String, f64)>>)>;
+
+/// The classes of `predictions` (every release of `versions::ALL`, oldest first) scored against
+/// the rows' measured seconds, and the line saying so.
+pub fn compare(default: Version, predictions: &Predictions, measured_s: &[f64]) -> UnnamedRelease {
+    let rms = |pred: &[(String, f64)]| -> f64 {
+        let sum: f64 = pred.iter().zip(measured_s).map(|((_, p), m)| (m / p - 1.0).powi(2)).sum();
+        (sum / measured_s.len().max(1) as f64).sqrt()
+    };
+    let same = |a: &[(String, f64)], b: &[(String, f64)]| a.iter().zip(b).all(|(x, y)| x.0 == y.0 && (x.1 - y.1).abs() <= 1e-9 * x.1.abs());
+    // (first, last, prediction) of each run of equal predictions.
+    let mut runs: Vec<(Version, Version, &[(String, f64)])> = Vec::new();
+    let mut refused = Vec::new();
+    for (v, pred) in predictions {
+        match (pred, runs.last_mut()) {
+            (None, _) => refused.push(v.name().to_string()),
+            (Some(p), Some(last)) if same(last.2, p) && versions::ALL.get(last.1 as usize + 1) == Some(v) => last.1 = *v,
+            (Some(p), _) => runs.push((*v, *v, p)),
+        }
+    }
+    let classes: Vec<ReleaseClass> = runs
+        .iter()
+        .map(|(first, last, p)| ReleaseClass {
+            releases: if first == last { first.name().to_string() } else { format!("{}-{}", first.name(), last.name()) },
+            newest: last.name().to_string(),
+            rms_relative_error: rms(p),
+        })
+        .collect();
+    let own = runs.iter().position(|(a, b, _)| (*a..=*b).contains(&default));
+    let own_rms = own.map(|k| classes[k].rms_relative_error);
+    // Best first; of equal rms, the newer.
+    let mut order: Vec<usize> = (0..classes.len()).collect();
+    order.sort_by(|&a, &b| classes[a].rms_relative_error.total_cmp(&classes[b].rms_relative_error).then(b.cmp(&a)));
+    let best_other = order.iter().copied().find(|&k| Some(k) != own);
+    let suggested = best_other.filter(|&k| own_rms.is_some_and(|d| d > BAND && classes[k].rms_relative_error <= BETTER * d));
+    let pct = |x: f64| format!("{:.0}%", x * 100.0);
+    let d = default.name();
+    let head = format!("the paste names no NCCL release; fitted under {d}'s choice");
+    let line = match (suggested, own_rms, best_other) {
+        (Some(k), Some(o), _) => format!(
+            "{head}; NCCL {}'s choice predicts its rows at rms {} against {d}'s {} before fitting: if {} ran, give --param nccl_version={}",
+            classes[k].releases,
+            pct(classes[k].rms_relative_error),
+            pct(o),
+            if classes[k].releases == classes[k].newest { classes[k].newest.clone() } else { format!("one of {}", classes[k].releases) },
+            classes[k].newest
+        ),
+        (None, Some(o), Some(k)) => format!(
+            "{head} (rms {} before fitting); the best other, NCCL {}'s, {}: no release is named unless its rms is at most half {d}'s and {d}'s above {}",
+            pct(o),
+            classes[k].releases,
+            pct(classes[k].rms_relative_error),
+            pct(BAND)
+        ),
+        (None, Some(o), None) => format!("{head} (rms {} before fitting); every release contend models predicts the rows alike", pct(o)),
+        _ => head,
+    };
+    let suggested = suggested.map(|k| classes[k].newest.clone());
+    UnnamedRelease { fitted_under: d.to_string(), classes, refused, suggested, line }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(picks: &[(&str, f64)]) -> Option<Vec<(String, f64)>> {
+        Some(picks.iter().map(|(p, s)| (p.to_string(), *s)).collect())
+    }
+
+    /// Two rows measured at 1 and 2 s: releases to 2.26 predict them exactly, 2.27 on twice as
+    /// fast (busbw errors +100%, rms 100%), 2.18 refused: 2.19-2.26 is named, with 2.26.
+    #[test]
+    fn names_the_class_that_predicts_the_rows_at_half_the_default_rms() {
+        let preds: Predictions = versions::ALL
+            .iter()
+            .map(|&v| {
+                let p = if v == Version::V2_18 {
+                    None
+                } else if v < Version::V2_27 {
+                    rows(&[("Tree/Simple", 1.0), ("Tree/Simple", 2.0)])
+                } else {
+                    rows(&[("Tree/LL128", 0.5), ("Tree/LL128", 1.0)])
+                };
+                (v, p)
+            })
+            .collect();
+        let u = compare(Version::V2_30, &preds, &[1.0, 2.0]);
+        assert_eq!(u.refused, vec!["2.18"]);
+        assert_eq!(
+            u.classes,
+            vec![
+                ReleaseClass { releases: "2.19-2.26".into(), newest: "2.26".into(), rms_relative_error: 0.0 },
+                ReleaseClass { releases: "2.27-2.30".into(), newest: "2.30".into(), rms_relative_error: 1.0 },
+            ]
+        );
+        assert_eq!(u.suggested.as_deref(), Some("2.26"));
+        assert!(u.line.contains("NCCL 2.19-2.26's choice predicts its rows at rms 0% against 2.30's 100%"), "{}", u.line);
+        assert!(u.line.ends_with("if one of 2.19-2.26 ran, give --param nccl_version=2.26"), "{}", u.line);
+    }
+
+    /// Within the band no release is named, however much better another is (10% against 4%).
+    #[test]
+    fn names_none_where_the_default_is_within_the_band() {
+        let preds: Predictions =
+            versions::ALL.iter().map(|&v| (v, if v < Version::V2_27 { rows(&[("Ring/LL", 1.0 / 1.04)]) } else { rows(&[("Ring/LL", 1.0 / 1.10)]) })).collect();
+        let u = compare(Version::V2_30, &preds, &[1.0]);
+        assert_eq!(u.suggested, None);
+        assert!(u.line.contains("(rms 10% before fitting); the best other, NCCL 2.18-2.26's, 4%"), "{}", u.line);
+    }
+}
