@@ -721,7 +721,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     let unnamed = !points.is_empty() && !params.iter().any(|(k, _)| k == "nccl_version") && runs.iter().all(|r| r.release.is_none());
     let unnamed_release = unnamed.then(|| {
         let predictions = versions::ALL.iter().map(|&v| (v, predict(&mut comms, base, Some(v)).ok())).collect();
-        let measured: Vec<f64> = points.iter().map(|x| x.measured_s).collect();
+        let measured: Vec<(u64, f64)> = points.iter().map(|x| (x.bytes, x.measured_s)).collect();
         nccl_release::compare(Constants::default().version, &predictions, &measured)
     });
     if points.is_empty() {
