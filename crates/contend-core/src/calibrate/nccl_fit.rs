@@ -639,15 +639,17 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     let c = constants::split(&constants::to_params(&Constants { version: Constants::default().version, ..c }))?.0;
     // The fit sets the per-step latencies, the efficiencies and the per-call network cost; each
     // run keeps its own release and variables.
-    // `release`, where given, in place of each run's (`nccl_release`).
-    let predict = |comms: &mut [Comm], c: Constants, release: Option<Version>| -> Result<Vec<(String, f64)>> {
+    // `release`, where given, in place of each run's, and the rows `only` keeps (`nccl_release`).
+    let predict = |comms: &mut [Comm], c: Constants, release: Option<Version>, only: &[bool]| -> Result<Vec<(String, f64)>> {
         for (comm, setup) in comms.iter_mut().zip(&setups) {
             let version = release.unwrap_or(setup.base.version);
             comm.set_constants(Constants { step: c.step, efficiency: c.efficiency, call_net: c.call_net, launch_host: c.launch_host, version, ..setup.base })?;
         }
         points
             .iter()
-            .map(|x| {
+            .zip(only.iter().chain(std::iter::repeat(&true)))
+            .filter(|(_, &keep)| keep)
+            .map(|(x, _)| {
                 let protos = &setups[x.run].protos;
                 let (pick, ran) =
                     tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, protos, model, &model_params, false, setups[x.run].iters)?;
@@ -656,8 +658,8 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             })
             .collect()
     };
-    let before = predict(&mut comms, base, None)?;
-    let mut after = predict(&mut comms, c, None)?;
+    let before = predict(&mut comms, base, None, &[])?;
+    let mut after = predict(&mut comms, c, None, &[])?;
     // The fit is kept only where it predicts the rows it fits better than the constants given
     // (the linear model is read off the calls NCCL picks under the given constants; fitted ones
     // may pick others).
@@ -720,8 +722,10 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     // Last, once the fit is done: the rows under every release, where the paste names none.
     let unnamed = !points.is_empty() && !params.iter().any(|(k, _)| k == "nccl_version") && runs.iter().all(|r| r.release.is_none());
     let unnamed_release = unnamed.then(|| {
-        let predictions = versions::ALL.iter().map(|&v| (v, predict(&mut comms, base, Some(v)).ok())).collect();
-        let measured: Vec<(u64, f64)> = points.iter().map(|x| (x.bytes, x.measured_s)).collect();
+        // Only the rows it scores are predicted.
+        let scored = nccl_release::scored(&points.iter().map(|x| x.bytes).collect::<Vec<_>>());
+        let predictions = versions::ALL.iter().map(|&v| (v, predict(&mut comms, base, Some(v), &scored).ok())).collect();
+        let measured: Vec<(u64, f64)> = points.iter().zip(&scored).filter(|(_, &k)| k).map(|(x, _)| (x.bytes, x.measured_s)).collect();
         nccl_release::compare(Constants::default().version, &predictions, &measured)
     });
     if points.is_empty() {

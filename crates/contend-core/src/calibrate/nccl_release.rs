@@ -59,11 +59,18 @@ pub type Predictions = Vec<(Version, Option<Vec<(String, f64)>>)>;
 /// The smallest row scored (bytes), where the paste has one as large.
 pub const SCORED_FROM: u64 = 1 << 20;
 
-/// The classes of `predictions` (every release of `versions::ALL`, oldest first) scored against
-/// the rows (bytes, measured seconds), and the line saying so.
+/// Which of rows of these sizes (bytes) are scored: those of `SCORED_FROM` and more, else all.
+pub fn scored(bytes: &[u64]) -> Vec<bool> {
+    let big = bytes.iter().any(|&b| b >= SCORED_FROM);
+    bytes.iter().map(|&b| !big || b >= SCORED_FROM).collect()
+}
+
+/// The classes of `predictions` (every release of `versions::ALL`, oldest first, each a
+/// prediction of every row given) scored against the rows (bytes, measured seconds) `scored`
+/// keeps (the caller may give those alone), and the line saying so.
 pub fn compare(default: Version, predictions: &Predictions, rows: &[(u64, f64)]) -> UnnamedRelease {
+    let scored = scored(&rows.iter().map(|r| r.0).collect::<Vec<_>>());
     let big = rows.iter().any(|r| r.0 >= SCORED_FROM);
-    let scored: Vec<bool> = rows.iter().map(|r| !big || r.0 >= SCORED_FROM).collect();
     let n = scored.iter().filter(|&&s| s).count();
     let rms = |pred: &[(String, f64)]| -> f64 {
         let sum: f64 = pred.iter().zip(rows).zip(&scored).filter(|(_, &s)| s).map(|(((_, p), (_, m)), _)| (m / p - 1.0).powi(2)).sum();
