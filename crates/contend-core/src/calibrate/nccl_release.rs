@@ -53,7 +53,9 @@ pub struct UnnamedRelease {
     pub line: String,
 }
 
-/// Each release's prediction of the rows: (NCCL's pick, seconds) per row, None where refused.
+/// One release's prediction of the rows: (NCCL's pick, seconds) per row.
+pub type Rows = [(String, f64)];
+/// Each release's prediction of the rows, None where refused.
 pub type Predictions = Vec<(Version, Option<Vec<(String, f64)>>)>;
 
 /// The smallest row scored (bytes), where the paste has one as large.
@@ -72,13 +74,13 @@ pub fn compare(default: Version, predictions: &Predictions, rows: &[(u64, f64)])
     let scored = scored(&rows.iter().map(|r| r.0).collect::<Vec<_>>());
     let big = rows.iter().any(|r| r.0 >= SCORED_FROM);
     let n = scored.iter().filter(|&&s| s).count();
-    let rms = |pred: &[(String, f64)]| -> f64 {
+    let rms = |pred: &Rows| -> f64 {
         let sum: f64 = pred.iter().zip(rows).zip(&scored).filter(|(_, &s)| s).map(|(((_, p), (_, m)), _)| (m / p - 1.0).powi(2)).sum();
         (sum / n.max(1) as f64).sqrt()
     };
-    let same = |a: &[(String, f64)], b: &[(String, f64)]| a.iter().zip(b).all(|(x, y)| x.0 == y.0 && (x.1 - y.1).abs() <= 1e-9 * x.1.abs());
+    let same = |a: &Rows, b: &Rows| a.iter().zip(b).all(|(x, y)| x.0 == y.0 && (x.1 - y.1).abs() <= 1e-9 * x.1.abs());
     // (first, last, prediction) of each run of equal predictions.
-    let mut runs: Vec<(Version, Version, &[(String, f64)])> = Vec::new();
+    let mut runs: Vec<(Version, Version, &Rows)> = Vec::new();
     let mut refused = Vec::new();
     for (v, pred) in predictions {
         match (pred, runs.last_mut()) {
