@@ -252,3 +252,27 @@ def test_calibrate_names_why_it_refuses_or_reads_a_paste():
     r = run_cli("calibrate", "hgx-b200", HELDOUT / "b200x2-gke-a4-dranet-all_gather.txt")
     assert r.returncode == 0, r.stderr
     assert re.search(r"^read all_gather \(named\): \d+ rows, 2 ranks on 1 node", r.stdout, re.M), r.stdout
+
+
+def test_calibrate_says_which_release_a_paste_that_names_none_looks_like():
+    """Round 25 (calrel25): santis' paste names no NCCL release; it is fitted under 2.30's choice as before, and one
+    line above the fit (the `--json` field `unnamed_release`) names 2.23-2.26, whose choice (tree/Simple from 1 MiB;
+    2.30: tree/LL128) predicts its 8 rows of 1 MiB and more at rms 18.5% against 2.30's 77.0%. A paste printing its
+    release (nccl-library=23007) gets no such line and the field is null."""
+    machine = VALIDATION / "machines" / "alps-gh200.yaml"
+    santis = HELDOUT / "gh200-2x4-santis-cxi-all_reduce.txt"
+    r = run_cli("calibrate", machine, santis)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    [k] = [i for i, line in enumerate(lines) if line.startswith("the paste names no NCCL release")]
+    assert k == 1 and lines[k].endswith("if one of 2.23-2.26 ran, give --param nccl_version=2.26"), lines[k]
+    fit = json.loads(run_cli("calibrate", machine, santis, "--json").stdout)
+    u = fit["unnamed_release"]
+    assert (u["fitted_under"], u["suggested"], u["rows_scored"]) == ("2.30", "2.26", 8), u
+    rms = {c["releases"]: c["rms_relative_error"] for c in u["classes"]}
+    assert rms["2.23-2.26"] == pytest.approx(0.185, abs=0.005) and rms["2.28-2.30"] == pytest.approx(0.770, abs=0.005)
+    assert fit["runs"][0]["nccl_version"] == "2.30"
+    printed = run_cli("calibrate", machine, HELDOUT / "alps-gh200-2x1-sarus.txt", "--json")
+    assert printed.returncode == 0, printed.stderr
+    assert json.loads(printed.stdout)["unnamed_release"] is None
+    assert "names no NCCL release" not in run_cli("calibrate", machine, HELDOUT / "alps-gh200-2x1-sarus.txt").stdout

@@ -357,6 +357,9 @@ def calibrate(
     the NCCL_* assignments a run's pasted command line shows (``NCCL_X=v ./all_reduce_perf``, ``mpirun -x``,
     ``export``, NCCL's ``set by environment`` log) win over them, and ``algo``/``proto``/params over both. Each run
     is fitted at the timed calls it ran (nccl-tests' ``-n``: its header's ``iters:``, else its command line's).
+    Where an nccl-tests paste names no NCCL release and no ``nccl_version`` is given, ``["unnamed_release"]`` holds
+    each release class's rms over its rows of at least 1 MiB before fitting and the class those rows look like
+    (``suggested``, at most half the default's rms); it is ``None`` otherwise and changes nothing fitted.
     """
     return json.loads(_core.calibrate(_machine(machine), os.fspath(measurements), _params(params),
                                       hold_out, machine_out, network_bandwidth, algo, proto, _nccl_env(env)))

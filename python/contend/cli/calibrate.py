@@ -109,6 +109,8 @@ def calibrate(
                             f"{r['nodes']} node(s)" + (f", {r['gpu']}" if r.get("gpu") else "")
                             + (f", one process of -g {r['ngpus']}" if r.get("ngpus") else "")
                             + f", fitted under NCCL {r['nccl_version']}'s choice")
+            if c.get("unnamed_release"):
+                out().print(c["unnamed_release"]["line"], soft_wrap=True, markup=False, highlight=False)
             print_calibration(c)
             # One command per run, printed whole (not wrapped): each reproduces the run's rows as fitted.
             for command in c["commands"]:

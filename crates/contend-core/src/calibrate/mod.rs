@@ -28,6 +28,7 @@ mod lsq;
 mod memory_write;
 pub mod nccl_fit;
 pub mod nccl_linear;
+pub mod nccl_release;
 pub mod patterns;
 mod peer;
 pub mod sc16_fit;

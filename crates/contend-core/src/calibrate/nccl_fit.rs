@@ -19,7 +19,7 @@
 //! `hold_out` fits on every other size of the first collective in the file and scores the other
 //! sizes and every other collective.
 
-use super::{nccl_linear, scores, Residual, Score};
+use super::{nccl_linear, nccl_release, scores, Residual, Score};
 use crate::error::{Error, Result};
 use crate::nccl::constants::{self, Constants};
 use crate::nccl::environment::{Environment, Given};
@@ -58,6 +58,9 @@ pub struct NcclFit {
     pub rms_relative_error: BTreeMap<String, f64>,
     pub scores: BTreeMap<String, Score>,
     pub notes: Vec<String>,
+    /// Where the paste names no NCCL release and none is given: each release class's rms before
+    /// fitting, and the one the rows look like (`nccl_release`); None otherwise.
+    pub unnamed_release: Option<nccl_release::UnnamedRelease>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -636,13 +639,17 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     let c = constants::split(&constants::to_params(&Constants { version: Constants::default().version, ..c }))?.0;
     // The fit sets the per-step latencies, the efficiencies and the per-call network cost; each
     // run keeps its own release and variables.
-    let predict = |comms: &mut [Comm], c: Constants| -> Result<Vec<(String, f64)>> {
+    // `release`, where given, in place of each run's, and the rows `only` keeps (`nccl_release`).
+    let predict = |comms: &mut [Comm], c: Constants, release: Option<Version>, only: &[bool]| -> Result<Vec<(String, f64)>> {
         for (comm, setup) in comms.iter_mut().zip(&setups) {
-            comm.set_constants(Constants { step: c.step, efficiency: c.efficiency, call_net: c.call_net, launch_host: c.launch_host, ..setup.base })?;
+            let version = release.unwrap_or(setup.base.version);
+            comm.set_constants(Constants { step: c.step, efficiency: c.efficiency, call_net: c.call_net, launch_host: c.launch_host, version, ..setup.base })?;
         }
         points
             .iter()
-            .map(|x| {
+            .zip(only.iter().chain(std::iter::repeat(&true)))
+            .filter(|(_, &keep)| keep)
+            .map(|(x, _)| {
                 let protos = &setups[x.run].protos;
                 let (pick, ran) =
                     tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, protos, model, &model_params, false, setups[x.run].iters)?;
@@ -651,8 +658,8 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             })
             .collect()
     };
-    let before = predict(&mut comms, base)?;
-    let mut after = predict(&mut comms, c)?;
+    let before = predict(&mut comms, base, None, &[])?;
+    let mut after = predict(&mut comms, c, None, &[])?;
     // The fit is kept only where it predicts the rows it fits better than the constants given
     // (the linear model is read off the calls NCCL picks under the given constants; fitted ones
     // may pick others).
@@ -712,6 +719,15 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
     // `params` names a release only where every run runs under the same one (each run's own is in
     // `runs` and `commands`).
     let shared = release(0).filter(|_| (1..runs.len()).all(|r| release(r) == release(0)));
+    // Last, once the fit is done: the rows under every release, where the paste names none.
+    let unnamed = !points.is_empty() && !params.iter().any(|(k, _)| k == "nccl_version") && runs.iter().all(|r| r.release.is_none());
+    let unnamed_release = unnamed.then(|| {
+        // Only the rows it scores are predicted.
+        let scored = nccl_release::scored(&points.iter().map(|x| x.bytes).collect::<Vec<_>>());
+        let predictions = versions::ALL.iter().map(|&v| (v, predict(&mut comms, base, Some(v), &scored).ok())).collect();
+        let measured: Vec<(u64, f64)> = points.iter().zip(&scored).filter(|(_, &k)| k).map(|(x, _)| (x.bytes, x.measured_s)).collect();
+        nccl_release::compare(Constants::default().version, &predictions, &measured)
+    });
     if points.is_empty() {
         notes.push("nothing could be fitted: no measured row has a positive time".into());
     } else if fitted.is_empty() {
@@ -742,6 +758,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
         residuals,
         rms_relative_error,
         notes,
+        unnamed_release,
     })
 }
 
