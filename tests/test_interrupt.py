@@ -51,3 +51,68 @@ def test_ctrl_c_stops_the_python_api_and_the_next_call_runs(tmp_path):
     r = contend.simulate("dgx-a100", contend.Transfers.parse("transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB}\n"),
                          model="maxmin")
     assert r.transfers["finish_s"].iloc[0] > 0
+
+
+def test_ctrl_c_stops_packet_inside_an_instant(tmp_path):
+    """packet runs every packet until the next transfer finishes inside one of the executor's instants (its own event
+    loop), so the stop is checked there too: a 64 MiB permutation on 2,048 GPUs takes minutes and its first finish is
+    most of the run."""
+    perm = tmp_path / "perm.yaml"
+    subprocess.run([sys.executable, "-m", "contend.cli", "generate", "permutation", "fat-tree-512x4", "--size", "64MiB",
+                    "-o", str(perm)], check=True, capture_output=True)
+    p = subprocess.Popen([sys.executable, "-m", "contend.cli", "simulate", "fat-tree-512x4", str(perm), "--model",
+                          "packet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)
+    sent = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err
+    assert time.monotonic() - sent < 30, "packet went on after Ctrl-C"
+
+
+def test_ctrl_c_stops_the_main_threads_call_only(tmp_path):
+    """Python raises KeyboardInterrupt on the main thread alone: another thread's contend calls meanwhile give their
+    results (the stop is the main thread's call's)."""
+    scenario = tmp_path / "mix.yaml"
+    scenario.write_text(LONG)
+    machine = contend.Machine.load("dgx-a100")
+    copy = contend.Transfers.parse("transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB}\n")
+    results, errors, done = [], [], threading.Event()
+
+    def calls():
+        while not done.is_set():
+            try:
+                results.append(contend.simulate(machine, copy, model="maxmin").transfers["finish_s"].iloc[0])
+            except BaseException as e:  # noqa: BLE001 - the test counts every exception
+                errors.append(e)
+
+    worker = threading.Thread(target=calls)
+    worker.start()
+    timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            api.run(scenario)
+    finally:
+        timer.cancel()
+        done.set()
+        worker.join()
+    assert not errors, errors[:3]
+    assert results and len(set(results)) == 1
+
+
+def test_a_program_handling_sigint_itself_keeps_its_call(tmp_path):
+    """A SIGINT handler of the program's own (not Python's KeyboardInterrupt) is left to decide: the call runs on."""
+    scenario = tmp_path / "mix.yaml"
+    scenario.write_text(LONG.replace("model: packet", "model: maxmin"))
+    hits = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: hits.append(signum))
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        report = api.run(scenario)
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert hits == [signal.SIGINT]
+    assert report.raw["summary"]["messages"] > 0

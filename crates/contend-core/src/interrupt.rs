@@ -2,8 +2,10 @@
 //!
 //! A signal reaches a process, not a call, so the request is process-wide: the binding's SIGINT
 //! handler sets it while a core call runs (contend-py's `sigint`), and the binding clears it once
-//! that call has stopped. Every simulation advances time in `sim::run_until_stuck` alone, so the
-//! one check there stops every model, the searches and the sweeps built on it.
+//! that call has stopped. Every simulation advances time in `sim::run_until_stuck`, which checks
+//! at each instant, so the one check there stops every model, the searches and the sweeps built
+//! on it; `packet` also checks inside an instant (its own event loop runs every packet until the
+//! next transfer finishes, which can be most of a run) and leaves the instant unfinished.
 
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,9 +26,14 @@ impl Stop {
         self.0.store(false, Ordering::Relaxed);
     }
 
+    /// Whether a stop is requested.
+    pub fn requested(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
     /// `Err(Error::Interrupted)` while a stop is requested.
     pub fn check(&self) -> Result<()> {
-        if self.0.load(Ordering::Relaxed) {
+        if self.requested() {
             return Err(Error::Interrupted);
         }
         Ok(())

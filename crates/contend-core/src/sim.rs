@@ -439,7 +439,7 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
     let (mut done, mut finished) = (0usize, Vec::new());
     let mut phase_start = 0.0;
     loop {
-        // A relaxed load an instant, against the microseconds an instant takes.
+        // A relaxed load an instant, against the work of an instant.
         crate::interrupt::STOP.check()?;
         // Heads released after the last instant settled move to their tails at that instant.
         let next_check = if x.tails.is_empty() { x.rel.next() } else { Some(phase_start) };
@@ -448,6 +448,8 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
             (a, b) => a.or(b),
         };
         model.horizon(next_join.unwrap_or(f64::INFINITY));
+        // A model may leave an instant unfinished on a stop (packet's horizon).
+        crate::interrupt::STOP.check()?;
         let t = match (next_join, model.next_finish()) {
             (None, None) if x.moving.is_empty() => break,
             (None, None) => {

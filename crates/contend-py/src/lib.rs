@@ -23,18 +23,34 @@ fn to_py(e: Error) -> PyErr {
     }
 }
 
-/// `py.detach(f)`, but Ctrl-C stops it: while `f` runs, SIGINT also asks the core's executor to
-/// stop at its next instant (`sigint`), and once `f` has returned Python runs its own handler
-/// (KeyboardInterrupt). `py.detach` alone ran the whole call first: minutes for a large packet run.
-fn interruptible<T: Send>(py: Python<'_>, f: impl FnOnce() -> contend_core::error::Result<T> + Send) -> PyResult<T> {
-    let watch = sigint::Watch::start();
-    let r = py.detach(f);
-    if watch.is_some() {
-        drop(watch);
-        if contend_core::interrupt::STOP.check().is_err() {
-            contend_core::interrupt::STOP.clear();
-            py.check_signals()?;
+/// `py.detach(f)`, but Ctrl-C stops it: while `f` runs on the main thread, SIGINT also asks the
+/// core's executor to stop at its next instant (`sigint`), and once `f` has returned Python runs
+/// its own handler (KeyboardInterrupt). `py.detach` alone ran the whole call first: minutes for a
+/// large packet run.
+fn interruptible<T: Send>(py: Python<'_>, f: impl Fn() -> contend_core::error::Result<T> + Sync) -> PyResult<T> {
+    use contend_core::interrupt::STOP;
+    let Some(watch) = sigint::Watch::start(py) else {
+        // Not a call a Ctrl-C stops (another thread's, or SIGINT handled otherwise): a stop
+        // requested meanwhile is the main thread's call's. Wait until that call has withdrawn
+        // it and run again: the work is deterministic, so the result is the one it would have had.
+        loop {
+            match py.detach(&f) {
+                Err(contend_core::Error::Interrupted) => py.detach(|| {
+                    while STOP.requested() {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                }),
+                r => return r.map_err(to_py),
+            }
         }
+    };
+    // A stop that reached an earlier call after its last check is not this call's.
+    STOP.clear();
+    let r = py.detach(&f);
+    drop(watch);
+    if STOP.requested() {
+        STOP.clear();
+        py.check_signals()?;
     }
     r.map_err(to_py)
 }

@@ -4,14 +4,31 @@
 //! (`contend_core::interrupt`, an atomic store, which a signal handler may do) and then calls
 //! Python's, which notes the signal as before.
 //!
-//! Only on the process's main thread, where Python runs its signal handlers, and only where
-//! Python's handler is installed (not where SIGINT is ignored, as in a shell's background job,
-//! or left to the default): a handler is the process's, and two threads swapping it in turn
-//! could restore each other's. Elsewhere (other threads, other systems) a call runs to its end
-//! and Python sees the signal then, as before.
+//! Only on the process's main thread, where Python runs its signal handlers, and only while
+//! SIGINT's Python handler is Python's own (`signal.default_int_handler`, which raises
+//! KeyboardInterrupt): a program that handles SIGINT itself, or ignores it (a shell's background
+//! job), or leaves it to the default, keeps its call. A handler is the process's, so other
+//! threads' calls never install one (two threads swapping it in turn could restore each other's);
+//! a stop requested meanwhile is not theirs (`interruptible`). Elsewhere (other systems) a call
+//! runs to its end and Python sees the signal then, as before.
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+
+/// Whether SIGINT's Python handler is `signal.default_int_handler` (KeyboardInterrupt).
+fn python_default(py: Python<'_>) -> bool {
+    static GET: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
+    let got = GET.get_or_try_init(py, || -> PyResult<_> {
+        let signal = py.import("signal")?;
+        Ok((signal.getattr("getsignal")?.unbind(), signal.getattr("default_int_handler")?.unbind()))
+    });
+    let Ok((getsignal, default)) = got else { return false };
+    getsignal.call1(py, (2,)).is_ok_and(|h| h.is(default))
+}
 
 #[cfg(target_os = "linux")]
 mod imp {
+    use pyo3::Python;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
     /// Python's handler, called after ours, and whether it takes siginfo.
@@ -38,25 +55,26 @@ mod imp {
     pub struct Watch(libc::sigaction);
 
     impl Watch {
-        pub fn start() -> Option<Watch> {
+        pub fn start(py: Python<'_>) -> Option<Watch> {
             // SAFETY: plain system calls on owned, zeroed structures.
             unsafe {
-                if libc::syscall(libc::SYS_gettid) != libc::getpid() as libc::c_long {
+                if libc::syscall(libc::SYS_gettid) != libc::getpid() as libc::c_long || !super::python_default(py) {
                     return None;
                 }
                 let mut python: libc::sigaction = std::mem::zeroed();
                 if libc::sigaction(libc::SIGINT, std::ptr::null(), &mut python) != 0 {
                     return None;
                 }
-                if python.sa_sigaction == libc::SIG_DFL || python.sa_sigaction == libc::SIG_IGN || python.sa_sigaction == on_sigint as *const () as usize {
+                let ours_fn = on_sigint as *const () as usize;
+                if python.sa_sigaction == libc::SIG_DFL || python.sa_sigaction == libc::SIG_IGN || python.sa_sigaction == ours_fn {
                     return None;
                 }
                 PYTHON.store(python.sa_sigaction, Ordering::Relaxed);
                 PYTHON_SIGINFO.store(python.sa_flags & libc::SA_SIGINFO != 0, Ordering::Relaxed);
-                let mut ours: libc::sigaction = std::mem::zeroed();
-                ours.sa_sigaction = on_sigint as *const () as usize;
-                ours.sa_flags = libc::SA_SIGINFO | (python.sa_flags & libc::SA_ONSTACK);
-                libc::sigemptyset(&mut ours.sa_mask);
+                // Python's flags and mask, with siginfo for ours (which passes it on where Python takes it).
+                let mut ours = python;
+                ours.sa_sigaction = ours_fn;
+                ours.sa_flags = python.sa_flags | libc::SA_SIGINFO;
                 if libc::sigaction(libc::SIGINT, &ours, std::ptr::null_mut()) != 0 {
                     return None;
                 }
@@ -80,7 +98,7 @@ mod imp {
     pub struct Watch;
 
     impl Watch {
-        pub fn start() -> Option<Watch> {
+        pub fn start(_py: pyo3::Python<'_>) -> Option<Watch> {
             None
         }
     }

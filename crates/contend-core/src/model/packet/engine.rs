@@ -686,6 +686,10 @@ impl EventModel for PacketEngine<'_> {
             }
             self.heap.pop();
             self.process(ev);
+            // A stop (Ctrl-C) leaves the instant unfinished; the executor then returns.
+            if self.events % (1 << 14) == 0 && crate::interrupt::STOP.requested() {
+                return;
+            }
         }
         self.seen = match self.done.front() {
             Some(&(t, _)) => t,
