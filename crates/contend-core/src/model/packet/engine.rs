@@ -687,7 +687,7 @@ impl EventModel for PacketEngine<'_> {
             self.heap.pop();
             self.process(ev);
             // A stop (Ctrl-C) leaves the instant unfinished; the executor then returns.
-            if self.events % (1 << 14) == 0 && crate::interrupt::STOP.requested() {
+            if self.events.is_multiple_of(1 << 14) && crate::interrupt::STOP.requested() {
                 return;
             }
         }
