@@ -8,6 +8,8 @@ mod fat_tree;
 mod graph;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod bundle_tests;
 
 use super::{DeviceKind, DeviceSpec, LinkKind, LinkSpec, Machine, MachineSpec, NetworkSpec};
 use crate::error::{Error, Result};
