@@ -17,6 +17,11 @@ use crate::keymap::IntMap;
 use crate::topology::{Hop, LinkKind, Machine};
 use crate::workload::Workload;
 
+/// Whether `m` has a network link of more than one member (else nothing here applies).
+pub(super) fn any(m: &Machine) -> bool {
+    m.links.iter().zip(&m.spec.links).any(|(l, s)| l.kind == LinkKind::Network && s.count.unwrap_or(1) > 1)
+}
+
 /// The rate (bytes/s) one member of the narrowest bundle on `hops` allows a message, where it
 /// is below what the message's route allows it anyway (else the member never binds: no
 /// change); None where the path crosses no such bundle. `route`: the route's (resource, bytes
@@ -31,6 +36,9 @@ pub(super) fn member_rate(m: &Machine, hops: &[Hop], resource: impl Fn(&Hop) -> 
             (n > 1).then(|| bound(resource(h)) / n as f64)
         })
         .fold(f64::INFINITY, f64::min);
+    if member == f64::INFINITY {
+        return None;
+    }
     let whole = route.iter().map(|&(r, _)| bound(r)).fold(f64::INFINITY, f64::min);
     (member < whole).then_some(member)
 }

@@ -728,7 +728,7 @@ impl FlowTable {
         net.fluid_on = rules.fluid;
         net.clos_on = rules.clos;
         let (spreads, spread) = if net.routes_per_message() { reroute(m, &mut net, w, &mut plans, &mut plan_of)? } else { (Vec::new(), vec![NO_SPREAD; n]) };
-        let per_flow = net.per_flow() && rules.rate_caps;
+        let per_flow = net.per_flow() && rules.rate_caps && bundle::any(m);
         drop(net);
         let resource = |h: &Hop| dir[2 * h.link + usize::from(!h.forward)];
         let reverse = |h: &Hop| dir[2 * h.link + usize::from(h.forward)];

@@ -283,7 +283,11 @@ impl PacketPrepared {
                 .map(|(i, t)| {
                     let member = flows.member_rate.get(i).copied().unwrap_or(0.0);
                     let r = t.max_rate.unwrap_or(f64::INFINITY).min(if member > 0.0 { member } else { f64::INFINITY });
-                    if r.is_finite() { 1e12 / r } else { 0.0 }
+                    if r.is_finite() {
+                        1e12 / r
+                    } else {
+                        0.0
+                    }
                 })
                 .collect(),
             pacer: w.transfers.iter().enumerate().map(|(i, t)| t.rate_group.unwrap_or(i) as u32).collect(),
