@@ -5,6 +5,7 @@
 //! A route and a mechanism are decided here and nowhere else (by `router`, as CUDA would).
 
 mod branch;
+mod bundle;
 pub mod charges;
 pub mod methods;
 pub mod network;
@@ -172,6 +173,10 @@ pub struct FlowTable {
     /// Per transfer: whether it is a GPU's posted write into its node's host memory, complete
     /// when its data has left the engine (`completion_wait`); a packet-level model ends it there.
     pub posted: Vec<bool>,
+    /// Per transfer (empty: none): bytes/s of the one member of a network bundle it is held to
+    /// under a per-flow routing policy, or 0 (bundle.rs); maxmin meets it as a resource in the
+    /// route, packet paces the source at it.
+    pub member_rate: Vec<f64>,
 }
 
 /// Resource of each directed link: 2i for a -> b, 2i + 1 for b -> a; a memory link's two
@@ -623,6 +628,7 @@ impl FlowTable {
             join_quantum: 0.0,
             duplex_pairs: Vec::new(),
             posted: Vec::with_capacity(n),
+            member_rate: Vec::new(),
         };
         if rules.charges.directed {
             for (i, l) in m.links.iter().enumerate() {
@@ -722,6 +728,7 @@ impl FlowTable {
         net.fluid_on = rules.fluid;
         net.clos_on = rules.clos;
         let (spreads, spread) = if net.routes_per_message() { reroute(m, &mut net, w, &mut plans, &mut plan_of)? } else { (Vec::new(), vec![NO_SPREAD; n]) };
+        let per_flow = net.per_flow() && rules.rate_caps && bundle::any(m);
         drop(net);
         let resource = |h: &Hop| dir[2 * h.link + usize::from(!h.forward)];
         let reverse = |h: &Hop| dir[2 * h.link + usize::from(h.forward)];
@@ -736,6 +743,7 @@ impl FlowTable {
         let mut tail: IntMap<u32, usize> = IntMap::default();
         let mut extended: Extended = IntMap::default();
         let mut rails = rails::Rails::default();
+        let mut holds = bundle::Holds::default();
         let has_rails = m.devices.iter().any(|d| d.stripe_threshold.is_some());
         let mut crossed: Vec<(u32, f64)> = Vec::new();
         // What a transfer's plan and access decide (its route, path, hop latencies and NIC),
@@ -981,6 +989,15 @@ impl FlowTable {
                     tail.insert(res, i);
                     extend_route(&mut c.routes, route, &[(res, 1.0)], &mut extended)
                 }
+            };
+            // A message routed per flow crosses a bundle on one member (bundle.rs).
+            let member = if per_flow && shares == NO_SPREAD { bundle::member_rate(m, &plan.hops, resource, c.routes.of(route as usize), &c.cap) } else { None };
+            let route = match member {
+                Some(bps) => {
+                    let res = holds.take(&mut c, m, w, i, bps);
+                    extend_route(&mut c.routes, route, &[(res, 1.0)], &mut extended)
+                }
+                None => route,
             };
             c.route_of.push(route);
             // A staged cudaMemcpy fills a chunk in host memory before its second copy starts; NCCL's

@@ -756,6 +756,19 @@ impl<'m> NetworkRouter<'m> {
         out
     }
 
+    /// Whether a message's packets all keep its one path (ECMP hashes flows, RFC 2992), so that
+    /// it crosses a bundle of parallel links on one member (bundle.rs): shortest, ecmp and
+    /// minimal everywhere; valiant, ugal and par off dragonflies, where both models route them
+    /// per message (packet/routing.rs; on a dragonfly packet routes them per packet, and the
+    /// flow table's UGAL takes the least-loaded global link as that stand-in).
+    pub fn per_flow(&self) -> bool {
+        match self.policy {
+            Routing::Shortest | Routing::Ecmp | Routing::Minimal => true,
+            Routing::Valiant | Routing::Ugal | Routing::Par => self.grouped.is_none(),
+            Routing::Spray | Routing::Adaptive => false,
+        }
+    }
+
     pub fn sprays(&self) -> bool {
         self.policy == Routing::Spray
     }

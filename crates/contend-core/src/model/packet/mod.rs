@@ -275,7 +275,21 @@ impl PacketPrepared {
             lane_injector: Vec::new(),
             window: Vec::new(),
             dynr: routing::Dyn::build(m, w, &flows),
-            pace: w.transfers.iter().map(|t| t.max_rate.map_or(0.0, |r| 1e12 / r)).collect(),
+            // The slower of its max_rate and the bundle member it is held to (flow/bundle.rs).
+            pace: w
+                .transfers
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let member = flows.member_rate.get(i).copied().unwrap_or(0.0);
+                    let r = t.max_rate.unwrap_or(f64::INFINITY).min(if member > 0.0 { member } else { f64::INFINITY });
+                    if r.is_finite() {
+                        1e12 / r
+                    } else {
+                        0.0
+                    }
+                })
+                .collect(),
             pacer: w.transfers.iter().enumerate().map(|(i, t)| t.rate_group.unwrap_or(i) as u32).collect(),
         };
         net.buffer = buffers(m, &flows, &net.ps_per_byte, &params);

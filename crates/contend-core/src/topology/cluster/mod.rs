@@ -3,6 +3,8 @@
 //! cluster as they do on one node. Every GPU of node i is `n<i>.<its name in the node>`
 //! (`n12.GPU3`); switches are named by level or group (`leaf5`, `agg17`, `core3`, `g2r7`).
 
+#[cfg(test)]
+mod bundle_tests;
 mod dragonfly;
 mod fat_tree;
 mod graph;
