@@ -5,6 +5,7 @@ While a core call runs, a SIGINT handler chained before Python's asks the execut
 finished: minutes for seed 003's mix under packet. The runs below would take minutes; the bounds allow for a slow
 machine and still fail if the run goes on to its end."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -16,6 +17,18 @@ import pytest
 
 import contend
 from contend import api
+
+
+@contextlib.contextmanager
+def sigint_after(seconds: float):
+    """SIGINT to this process after ``seconds``, as a terminal's Ctrl-C would send it; withdrawn on leaving."""
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
 
 LONG = "cluster: fat-tree-256x8\nmodel: packet\nnic_scheduling: fcfs\nworkload:\n  mix: {seed: 1}\n"
 
@@ -38,14 +51,9 @@ def test_ctrl_c_stops_contend_run_with_the_usual_code(tmp_path):
 def test_ctrl_c_stops_the_python_api_and_the_next_call_runs(tmp_path):
     scenario = tmp_path / "mix.yaml"
     scenario.write_text(LONG)
-    timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGINT))
     start = time.monotonic()
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            api.run(scenario)
-    finally:
-        timer.cancel()
+    with sigint_after(2.0), pytest.raises(KeyboardInterrupt):
+        api.run(scenario)
     assert time.monotonic() - start < 30, "the run went on after Ctrl-C"
     # The stop was withdrawn: the next call runs to its end.
     r = contend.simulate("dgx-a100", contend.Transfers.parse("transfers:\n  - {src: GPU0, dst: GPU1, size: 1MiB}\n"),
@@ -88,13 +96,10 @@ def test_ctrl_c_stops_the_main_threads_call_only(tmp_path):
 
     worker = threading.Thread(target=calls)
     worker.start()
-    timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
     try:
-        with pytest.raises(KeyboardInterrupt):
+        with sigint_after(2.0), pytest.raises(KeyboardInterrupt):
             api.run(scenario)
     finally:
-        timer.cancel()
         done.set()
         worker.join()
     assert not errors, errors[:3]
@@ -107,12 +112,10 @@ def test_a_program_handling_sigint_itself_keeps_its_call(tmp_path):
     scenario.write_text(LONG.replace("model: packet", "model: maxmin"))
     hits = []
     previous = signal.signal(signal.SIGINT, lambda signum, frame: hits.append(signum))
-    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
     try:
-        report = api.run(scenario)
+        with sigint_after(0.5):
+            report = api.run(scenario)
     finally:
-        timer.cancel()
         signal.signal(signal.SIGINT, previous)
     assert hits == [signal.SIGINT]
     assert report.raw["summary"]["messages"] > 0
