@@ -627,6 +627,23 @@ impl Comm {
             ));
         }
         self.check_cross_nic(&c)?;
+        let cross_one = (c.cross_nic == 1 && self.nodes > 1).then(|| self.cross_nic_one(&c));
+        // 2.18.5 searches crossNic 1 at its first speed alone, then as at crossNic 2
+        // (`Version::cross_nic_one_kept`): which graph it keeps contend does not restate, so it
+        // runs only where both searches give the same rails.
+        if let Some(one) = cross_one.as_ref().filter(|_| !c.version.cross_nic_one_kept()) {
+            let two = self.rails_under(&c);
+            if two.cross || one[usize::from(c.pxn_disable)].exits.iter().zip(&two.exits).any(|(a, b)| a != b) {
+                return Err(Error::input(
+                    "nccl_version",
+                    c.version.name(),
+                    format!(
+                        "NCCL {} searches NCCL_CROSS_NIC=1 at its first speed only and each lower speed as at 2 (search.cc ncclTopoCompute, `tmpGraph.crossNic = 0`), whose graphs leave these nodes by different NICs; which it keeps (ncclTopoCompareGraphs, 15% to the same-NIC graph) contend does not restate; give 2.19 or later",
+                        c.version.tag()
+                    ),
+                ));
+            }
+        }
         if c.cross_nic != 1 && !c.version.cross_nic_pairs() && self.rails_under(&c).cross {
             return Err(Error::input(
                 "nccl_version",
@@ -638,7 +655,7 @@ impl Comm {
             ));
         }
         self.shm_given = c.p2p_level.map(|level| std::sync::Arc::new(self.shm_at(level)));
-        self.rails_given = (c.cross_nic == 1 && self.nodes > 1).then(|| std::sync::Arc::new(self.cross_nic_one(&c)));
+        self.rails_given = cross_one.map(std::sync::Arc::new);
         // NCCL_NET_GDR_LEVEL / _READ, or a release whose default level differs (no P2C before
         // 2.27, `Version::gdr_c2c`, which only a GPU of compute capability 9.0 or later can have: `topo::p2c`).
         let c2c = c.version.gdr_c2c();
