@@ -644,12 +644,17 @@ impl Comm {
                 ));
             }
         }
+        // Where crossNic 2 leaves by another NIC, releases before 2.20.3 retry without pairs and
+        // keep the crossing graph only 15% ahead of the same-NIC one; contend restates the pairs
+        // (`Cross::Search`) and the unpaired crossing from the first search (`Cross::Free`, which
+        // 2.19.3 runs at NCCL_CROSS_NIC=1), not that comparison.
         if c.cross_nic != 1 && !c.version.cross_nic_pairs() && self.rails_under(&c).cross {
+            let one = if c.version.cross_nic_one_kept() { ", or NCCL_CROSS_NIC=1" } else { "" };
             return Err(Error::input(
                 "nccl_version",
                 c.version.name(),
                 format!(
-                    "NCCL {}'s ring search leaves these nodes by another NIC without pairing the channels (crossNic 1, search.cc), which contend does not restate; give 2.20 or later",
+                    "NCCL {}'s ring search retries these nodes across NICs without pairs and keeps the crossing graph only where it carries 15% more than the same-NIC one (search.cc ncclTopoCompareGraphs), which contend does not restate; give 2.20 or later{one}",
                     c.version.tag()
                 ),
             ));

@@ -384,8 +384,10 @@ fn without_p2c_the_rings_leave_by_the_nic_of_their_leaving_gpu_in_pairs() {
 /// only from across a CPU link, so the rails leave by another NIC (above). 2.20.3's search pairs
 /// such channels, as `rails` builds them: it runs, channel 1 entering by the NIC channel 0 left
 /// by. 2.19.3's retries with crossNic 1 and no pairs (search.cc: no `nChannels & 1` test, a
-/// crossing graph kept only 15% ahead), which contend does not restate: refused in one line,
-/// naming 2.20. DGX-1's rails never cross (PIX at both ends), so 2.19 runs there.
+/// crossing graph kept only 15% ahead, `ncclTopoCompareGraphs`), which comparison contend does
+/// not restate: refused in one line naming it and 2.20 (and, for 2.19, NCCL_CROSS_NIC=1, whose
+/// unpaired crossing from the first search it does restate). DGX-1's rails never cross (PIX at
+/// both ends), so 2.19 runs there.
 #[test]
 fn crossnic_pairs_run_from_2_20_and_2_19_is_refused_where_rails_cross() {
     let file = gh200_quad(true);
@@ -395,8 +397,12 @@ fn crossnic_pairs_run_from_2_20_and_2_19_is_refused_where_rails_cross() {
     assert!(c.rails().cross && e[0][0].nic != e[0][0].out && (e[1][0].nic, e[1][0].out) == (e[0][0].out, e[0][0].nic));
     for v in [versions::Version::V2_18, versions::Version::V2_19] {
         let err = c.set_constants(constants::Constants { version: v, ..Default::default() }).unwrap_err().to_string();
-        assert!(err.contains("crossNic 1") && err.contains("give 2.20 or later") && !err.contains('\n'), "{err}");
+        assert!(err.contains("only where it carries 15% more than the same-NIC one (search.cc ncclTopoCompareGraphs)") && !err.contains('\n'), "{err}");
+        let fix = if v == versions::Version::V2_19 { "give 2.20 or later, or NCCL_CROSS_NIC=1" } else { "give 2.20 or later" };
+        assert!(err.ends_with(fix), "{err}");
     }
+    // The advice for 2.19 runs.
+    c.set_constants(constants::Constants { version: versions::Version::V2_19, cross_nic: 1, ..Default::default() }).unwrap();
     std::fs::remove_file(&file).unwrap();
     let mut d = two("dgx1-p100", "12.5GB/s");
     assert!(!d.rails().cross);
