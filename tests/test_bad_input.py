@@ -78,6 +78,16 @@ def test_two_sockets_refused_by_sc16(cli, tmp_path):
     assert_one_line(cli("simulate", "cs-storm", f), "sc16 does not apply", "not in one PCIe tree", "maxmin")
 
 
+def test_a_host_copy_under_the_default_sc16_says_it_is_one(cli, tmp_path):
+    """typical-8gpu runs sc16 by default; a copy to host memory is refused for the memory link sc16 does not model,
+    naming maxmin, not as a path that leaves PCIe; with --model maxmin it runs."""
+    f = write(tmp_path, "t.yaml", "transfers:\n  - {name: h, src: GPU0, dst: MEM0, size: 1MiB}\n")
+    assert_one_line(cli("simulate", "typical-8gpu", f), "sc16 does not apply: transfer h copies to host memory MEM0",
+                    "memory link", "--model maxmin")
+    assert "not in one PCIe tree" not in cli("simulate", "typical-8gpu", f).stderr
+    assert cli("simulate", "typical-8gpu", f, "--model", "maxmin").returncode == 0
+
+
 def test_cyclic_dependencies(cli, tmp_path):
     f = write(
         tmp_path,

@@ -67,14 +67,22 @@ def test_a_named_sc16_still_refuses_an_nvlink_copy_in_one_line(tmp_path):
     assert "model sc16 does not apply" in p.stderr and "--model maxmin" in p.stderr
 
 
-def test_a_parameter_of_sc16_where_maxmin_runs_names_the_model_to_add(tmp_path):
-    """A user who read of sc16's tau passes it on an NVLink node, where maxmin runs by default: one line naming the
-    model that has it, instead of maxmin's forty parameter names."""
+def test_a_parameter_of_sc16_names_sc16_only_where_sc16_applies(tmp_path):
+    """A user who read of sc16's tau passes it where maxmin runs: one line. On dgx-a100 (NVSwitch), which sc16 refuses,
+    it says so and lists maxmin's own parameters, rather than sending the user to sc16's refusal and back; on
+    typical-8gpu (a PCIe tree node sc16 takes) with --model maxmin it names the model to use."""
     t = tmp_path / "t.yaml"
     t.write_text(COPY)
     p = run_cli("simulate", "dgx-a100", str(t), "-p", "tau=0.2")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
-    assert "tau: is a parameter of sc16, not of maxmin" in p.stderr and "add --model sc16" in p.stderr
+    assert "tau: is a parameter of sc16, which does not apply to dgx-a100" in p.stderr, p.stderr
+    assert "maxmin, the model that runs here, has no such parameter; known: " in p.stderr, p.stderr
+    assert "--model sc16" not in p.stderr, p.stderr
+    p = run_cli("simulate", "typical-8gpu", str(t), "--model", "maxmin", "-p", "tau=0.2")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "tau: is a parameter of sc16, not of maxmin, the model that runs here; use --model sc16" in p.stderr
+    # The advice works: sc16 takes tau there.
+    assert run_cli("simulate", "typical-8gpu", str(t), "--model", "sc16", "-p", "tau=0.2").returncode == 0
     # A name no model has still lists the running model's own.
     p = run_cli("simulate", "dgx-a100", str(t), "-p", "taux=0.2")
     assert p.returncode == 2 and "is not a parameter of maxmin; known: " in p.stderr, p.stderr

@@ -64,22 +64,46 @@ pub struct ModelEntry {
 impl ModelEntry {
     /// This model made ready for a workload on a machine (`--param` pairs).
     pub fn prepare(&self, m: &Machine, w: &Workload, pairs: &[(String, String)]) -> Result<Box<dyn Prepared>> {
-        (self.build)(m, w, pairs).map_err(|e| self.refusal(e))
+        (self.build)(m, w, pairs).map_err(|e| self.refusal(e, m))
     }
 
     /// A refusal by a model that does not take every graph names the models that do (sc16 on a
     /// machine that is not one PCIe tree, say); a `--param` of another model names that model
-    /// (`-p tau=0.2` where the machine's default, maxmin, runs); other errors pass as they are.
-    pub fn refusal(&self, e: Error) -> Error {
+    /// where it applies to `m` (`-p tau=0.2 --model maxmin` on a PCIe tree node), and where it
+    /// does not (tau on dgx-a100, which sc16 refuses) says so and keeps the running model's list,
+    /// so the advice never sends the user to a refusal; other errors pass as they are.
+    pub fn refusal(&self, e: Error, m: &Machine) -> Error {
         match e {
             Error::Unsupported { model, reason } if !self.any_graph => Error::Unsupported { model, reason: format!("{reason}; {}", general_model_hint()) },
-            Error::Input { file, field, .. } if file == "--param" && !self.params.iter().any(|p| p.name == field) && owner_of(&field).is_some() => {
-                let owner = owner_of(&field).expect("checked");
-                let problem = format!("is a parameter of {owner}, not of {}, the model that runs here; add --model {owner} to set it", self.name);
-                Error::Input { file, field, problem }
-            }
+            Error::Input { file, field, problem } if file == "--param" && !self.params.iter().any(|p| p.name == field) => match owner_of(&field, m) {
+                Some(owner) if owner.takes(m) => {
+                    let problem =
+                        format!("is a parameter of {}, not of {}, the model that runs here; use --model {} to set it", owner.name, self.name, owner.name);
+                    Error::Input { file, field, problem }
+                }
+                Some(owner) => {
+                    let known: Vec<&str> = self.params.iter().map(|p| p.name).collect();
+                    let problem = format!(
+                        "is a parameter of {}, which does not apply to {} (it takes {}); {}, the model that runs here, has no such parameter; known: {}",
+                        owner.name,
+                        m.name,
+                        owner.applies_to,
+                        self.name,
+                        known.join(", ")
+                    );
+                    Error::Input { file, field, problem }
+                }
+                None => Error::Input { file, field, problem },
+            },
             e => e,
         }
+    }
+
+    /// Whether this model runs on `m` when named: its kind of machine, and a model that takes
+    /// only some graphs on the ones its default takes (sc16 on a node whose GPUs copy over PCIe
+    /// trees alone, `sc16::fits`).
+    pub fn takes(&self, m: &Machine) -> bool {
+        self.machines.contains(&m.kind()) && (self.any_graph || self.default_on.as_ref().is_some_and(|d| (d.takes)(m)))
     }
 }
 
@@ -198,9 +222,10 @@ pub fn default_rule() -> String {
     rules.join(", ")
 }
 
-/// The model that has a parameter of this name, where one does.
-fn owner_of(param: &str) -> Option<&'static str> {
-    MODELS.iter().find(|e| e.params.iter().any(|p| p.name == param)).map(|e| e.name)
+/// The model that has a parameter of this name, where one does: one that runs on `m` first.
+fn owner_of(param: &str, m: &Machine) -> Option<&'static ModelEntry> {
+    let mut owners = MODELS.iter().filter(|e| e.params.iter().any(|p| p.name == param));
+    owners.clone().find(|e| e.takes(m)).or_else(|| owners.next())
 }
 
 /// What to tell a user whose machine or workload a model cannot handle: the models that
@@ -232,6 +257,41 @@ mod tests {
             assert!(default_for(&m).machines.contains(&m.kind()), "{name}");
         }
         assert_eq!(default_rule(), "sc16 on a node whose GPUs copy over PCIe trees alone, maxmin on any other machine (NVLink, NVSwitch, a cluster)");
+    }
+
+    /// A `--param` of another model names that model only where it runs on the machine: sc16's
+    /// tau under maxmin on typical-8gpu (a PCIe tree node, `sc16::fits`) says to use sc16; on
+    /// dgx-a100 (NVSwitch, which sc16 refuses) it says sc16 does not apply there and lists
+    /// maxmin's own, so the advice never leads to sc16's refusal and back.
+    #[test]
+    fn a_parameter_of_another_model_names_it_only_where_it_applies() {
+        use crate::workload::Transfer;
+        let maxmin = get("maxmin").unwrap();
+        let pairs = [("tau".to_string(), "0.2".to_string())];
+        let problem = |preset: &str| {
+            let m = Machine::load(preset).unwrap();
+            let transfers = vec![Transfer { name: "t".into(), src: m.gpus()[0], dst: m.gpus()[1], size: 1 << 20, ..Default::default() }];
+            let w = Workload { transfers, ..Default::default() };
+            match maxmin.prepare(&m, &w, &pairs).err().expect("tau is not maxmin's") {
+                Error::Input { file, field, problem } => {
+                    assert_eq!((file.as_str(), field.as_str()), ("--param", "tau"));
+                    problem
+                }
+                e => panic!("{e}"),
+            }
+        };
+        assert!(get("sc16").unwrap().takes(&Machine::load("typical-8gpu").unwrap()));
+        assert_eq!(problem("typical-8gpu"), "is a parameter of sc16, not of maxmin, the model that runs here; use --model sc16 to set it");
+        assert!(!get("sc16").unwrap().takes(&Machine::load("dgx-a100").unwrap()));
+        let on_nvswitch = problem("dgx-a100");
+        assert!(
+            on_nvswitch.starts_with("is a parameter of sc16, which does not apply to dgx-a100 (it takes GPU-to-GPU copies inside one PCIe tree"),
+            "{on_nvswitch}"
+        );
+        assert!(
+            on_nvswitch.contains("; maxmin, the model that runs here, has no such parameter; known: ") && !on_nvswitch.contains("--model sc16"),
+            "{on_nvswitch}"
+        );
     }
 
     /// sc16 runs by default exactly on the nodes whose GPUs have PCIe links alone and whose PCIe

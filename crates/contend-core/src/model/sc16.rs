@@ -516,6 +516,18 @@ impl Sc16Prepared {
         if let Some(i) = w.transfers.iter().position(|t| !t.via.is_empty() || t.mechanism.is_some_and(|x| x != Mechanism::P2p)) {
             return Err(refuse(format!("transfer {} asks for a path or mechanism; sc16 models peer copies on tree paths only", w.transfers[i].label(i))));
         }
+        // A host-memory end is off the tree: the root complex reaches it over its memory link,
+        // which the paper's model has no term for (only PCIe links, source arbitration and tau).
+        let host = |d: usize| m.devices[d].kind == crate::topology::DeviceKind::HostMemory;
+        if let Some((i, t)) = w.transfers.iter().enumerate().find(|(_, t)| host(t.src) || host(t.dst)) {
+            let mem = if host(t.dst) { t.dst } else { t.src };
+            return Err(refuse(format!(
+                "transfer {} copies {} host memory {}, which the root complex reaches over its memory link, not PCIe; sc16 models GPU-to-GPU copies inside one PCIe tree",
+                t.label(i),
+                if mem == t.dst { "to" } else { "from" },
+                m.devices[mem].name
+            )));
+        }
         let mut endpoints: Vec<usize> = w.transfers.iter().flat_map(|t| [t.src, t.dst]).collect();
         endpoints.sort_unstable();
         endpoints.dedup();
@@ -850,6 +862,33 @@ mod tests {
         assert_eq!(b[1], SC16_B);
         assert!(shown.starts_with("11.6..") && shown.ends_with("GiB/s"), "{shown}");
         assert!(!links_alike(&m, &PcieTree::containing(&m, &m.gpus(), "sc16").unwrap()));
+    }
+
+    /// A host copy on the PCIe tree nodes sc16 is default on (typical-8gpu, pcie-8gpu-ws) is
+    /// refused for what it is, a memory link sc16 has no term for, naming maxmin, not as a path
+    /// that leaves PCIe; on either socket and either way.
+    #[test]
+    fn a_host_copy_is_refused_as_such() {
+        for (preset, src, dst) in
+            [("typical-8gpu", "GPU0", "MEM0"), ("typical-8gpu", "MEM0", "GPU0"), ("typical-8gpu", "GPU0", "MEM1"), ("pcie-8gpu-ws", "GPU0", "MEM0")]
+        {
+            let m = Machine::load(preset).unwrap();
+            let t = Transfer { name: "t".into(), src: m.device(src).unwrap(), dst: m.device(dst).unwrap(), size: 1 << 20, ..Default::default() };
+            let e = crate::model::registry::get("sc16")
+                .unwrap()
+                .prepare(&m, &Workload { transfers: vec![t], ..Default::default() }, &[])
+                .err()
+                .unwrap()
+                .to_string();
+            let (way, mem) = if dst.starts_with("MEM") { ("to", dst) } else { ("from", src) };
+            assert!(
+                e.starts_with(&format!(
+                    "model sc16 does not apply: transfer t copies {way} host memory {mem}, which the root complex reaches over its memory link"
+                )),
+                "{e}"
+            );
+            assert!(e.contains("--model maxmin") && !e.contains("not in one PCIe tree") && !e.contains('\n'), "{e}");
+        }
     }
 
     #[test]

@@ -627,18 +627,40 @@ impl Comm {
             ));
         }
         self.check_cross_nic(&c)?;
+        let cross_one = (c.cross_nic == 1 && self.nodes > 1).then(|| self.cross_nic_one(&c));
+        // 2.18.5 searches crossNic 1 at its first speed alone, then as at crossNic 2
+        // (`Version::cross_nic_one_kept`): which graph it keeps contend does not restate, so it
+        // runs only where both searches give the same rails.
+        if let Some(one) = cross_one.as_ref().filter(|_| !c.version.cross_nic_one_kept()) {
+            let two = self.rails_under(&c);
+            if two.cross || one[usize::from(c.pxn_disable)].exits.iter().zip(&two.exits).any(|(a, b)| a != b) {
+                return Err(Error::input(
+                    "nccl_version",
+                    c.version.name(),
+                    format!(
+                        "NCCL {} searches NCCL_CROSS_NIC=1 at its first speed only and each lower speed as at 2 (search.cc ncclTopoCompute, `tmpGraph.crossNic = 0`), whose graphs leave these nodes by different NICs; which it keeps (ncclTopoCompareGraphs, 15% to the same-NIC graph) contend does not restate; give 2.19 or later",
+                        c.version.tag()
+                    ),
+                ));
+            }
+        }
+        // Where crossNic 2 leaves by another NIC, releases before 2.20.3 retry without pairs and
+        // keep the crossing graph only 15% ahead of the same-NIC one; contend restates the pairs
+        // (`Cross::Search`) and the unpaired crossing from the first search (`Cross::Free`, which
+        // 2.19.3 runs at NCCL_CROSS_NIC=1), not that comparison.
         if c.cross_nic != 1 && !c.version.cross_nic_pairs() && self.rails_under(&c).cross {
+            let one = if c.version.cross_nic_one_kept() { ", or NCCL_CROSS_NIC=1" } else { "" };
             return Err(Error::input(
                 "nccl_version",
                 c.version.name(),
                 format!(
-                    "NCCL {}'s ring search leaves these nodes by another NIC without pairing the channels (crossNic 1, search.cc), which contend does not restate; give 2.20 or later",
+                    "NCCL {}'s ring search retries these nodes across NICs without pairs and keeps the crossing graph only where it carries 15% more than the same-NIC one (search.cc ncclTopoCompareGraphs), which contend does not restate; give 2.20 or later{one}",
                     c.version.tag()
                 ),
             ));
         }
         self.shm_given = c.p2p_level.map(|level| std::sync::Arc::new(self.shm_at(level)));
-        self.rails_given = (c.cross_nic == 1 && self.nodes > 1).then(|| std::sync::Arc::new(self.cross_nic_one(&c)));
+        self.rails_given = cross_one.map(std::sync::Arc::new);
         // NCCL_NET_GDR_LEVEL / _READ, or a release whose default level differs (no P2C before
         // 2.27, `Version::gdr_c2c`, which only a GPU of compute capability 9.0 or later can have: `topo::p2c`).
         let c2c = c.version.gdr_c2c();

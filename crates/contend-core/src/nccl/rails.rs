@@ -83,7 +83,8 @@ pub enum Cross {
     /// crossNic 2 (the default; 0 where it gives the same graph): the same NIC first, then
     /// another in pairs where that saves a CPU-link crossing (above).
     Search,
-    /// crossNic 1 in v2.18.5-1, v2.19.3-1 and from v2.23.4-1: from the first search
+    /// crossNic 1 in v2.19.3-1 and from v2.23.4-1 (v2.18.5-1 at its first speed only, run
+    /// where its graph is crossNic 2's: `Version::cross_nic_one_kept`): from the first search
     /// `ncclTopoSearchCheckNet` (v2.30.7-1; the `crossNic != 1` test in
     /// `ncclTopoSearchRecGpu` before 2.23) constrains nothing on the leaving NIC and
     /// `ncclTopoSearchRecNet` pairs nothing (its `nChannels & 1` test is for crossNic 2 only

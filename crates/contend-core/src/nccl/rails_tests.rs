@@ -384,8 +384,10 @@ fn without_p2c_the_rings_leave_by_the_nic_of_their_leaving_gpu_in_pairs() {
 /// only from across a CPU link, so the rails leave by another NIC (above). 2.20.3's search pairs
 /// such channels, as `rails` builds them: it runs, channel 1 entering by the NIC channel 0 left
 /// by. 2.19.3's retries with crossNic 1 and no pairs (search.cc: no `nChannels & 1` test, a
-/// crossing graph kept only 15% ahead), which contend does not restate: refused in one line,
-/// naming 2.20. DGX-1's rails never cross (PIX at both ends), so 2.19 runs there.
+/// crossing graph kept only 15% ahead, `ncclTopoCompareGraphs`), which comparison contend does
+/// not restate: refused in one line naming it and 2.20 (and, for 2.19, NCCL_CROSS_NIC=1, whose
+/// unpaired crossing from the first search it does restate). DGX-1's rails never cross (PIX at
+/// both ends), so 2.19 runs there.
 #[test]
 fn crossnic_pairs_run_from_2_20_and_2_19_is_refused_where_rails_cross() {
     let file = gh200_quad(true);
@@ -395,8 +397,12 @@ fn crossnic_pairs_run_from_2_20_and_2_19_is_refused_where_rails_cross() {
     assert!(c.rails().cross && e[0][0].nic != e[0][0].out && (e[1][0].nic, e[1][0].out) == (e[0][0].out, e[0][0].nic));
     for v in [versions::Version::V2_18, versions::Version::V2_19] {
         let err = c.set_constants(constants::Constants { version: v, ..Default::default() }).unwrap_err().to_string();
-        assert!(err.contains("crossNic 1") && err.contains("give 2.20 or later") && !err.contains('\n'), "{err}");
+        assert!(err.contains("only where it carries 15% more than the same-NIC one (search.cc ncclTopoCompareGraphs)") && !err.contains('\n'), "{err}");
+        let fix = if v == versions::Version::V2_19 { "give 2.20 or later, or NCCL_CROSS_NIC=1" } else { "give 2.20 or later" };
+        assert!(err.ends_with(fix), "{err}");
     }
+    // The advice for 2.19 runs.
+    c.set_constants(constants::Constants { version: versions::Version::V2_19, cross_nic: 1, ..Default::default() }).unwrap();
     std::fs::remove_file(&file).unwrap();
     let mut d = two("dgx1-p100", "12.5GB/s");
     assert!(!d.rails().cross);
@@ -406,13 +412,16 @@ fn crossnic_pairs_run_from_2_20_and_2_19_is_refused_where_rails_cross() {
 /// NCCL_CROSS_NIC (`nccl_cross_nic`): on DGX-1 the rails never cross under 2 (PIX at both ends),
 /// so 0 is the same graph and runs, on every release; the Alps-like node's rails cross under 2,
 /// where 0 (NCCL's same-NIC graph, leaving from across a CPU link) is refused in one line. 1 runs
-/// everywhere (`cross_nic_one_*`), on one node too (no NIC: crossNic does not apply).
+/// everywhere from 2.19 (`cross_nic_one_*`; 2.18: `cross_nic_one_under_2_18_*`), on one node too
+/// (no NIC: crossNic does not apply).
 #[test]
 fn cross_nic_zero_runs_where_the_rails_do_not_cross_and_one_everywhere() {
     let with = |c: &mut Comm, cross_nic: u8, version: versions::Version| c.set_constants(constants::Constants { cross_nic, version, ..Default::default() });
     let mut d = two("dgx1-p100", "12.5GB/s");
     for v in [versions::Version::V2_18, versions::Version::V2_30] {
         with(&mut d, 0, v).unwrap();
+    }
+    for v in [versions::Version::V2_19, versions::Version::V2_30] {
         with(&mut d, 1, v).unwrap();
     }
     let file = gh200_quad(true);
@@ -426,6 +435,32 @@ fn cross_nic_zero_runs_where_the_rails_do_not_cross_and_one_everywhere() {
     let mut one = Comm::new(&m, &[m.gpus()], None).unwrap();
     with(&mut one, 1, versions::Version::V2_30).unwrap();
     assert!(one.rails().exits.is_empty());
+}
+
+/// NCCL_CROSS_NIC=1 under 2.18.5 (search.cc v2.18.5-1 :935-940: crossNic 1 at the first speed
+/// only, each lower speed the same NIC first and a crossing graph kept only 15% ahead, as at 2):
+/// refused in one line where its crossNic 1 and crossNic 2 rails differ, which contend cannot
+/// pick between; 2.19 runs. They differ on every multi-NIC node whose ring leaves from a GPU
+/// whose own NIC is not the one it entered by: the GH200 node (2's rails cross, 1 leaves by the
+/// leaving GPU's own NIC), dgx-a100 (2 leaves from GPU k ^ 1 by NIC k, 1 by GPU k ^ 1's own NIC:
+/// `cross_nic_one_leaves_switch_shared_nodes_by_the_leaving_gpus_own_nic`) and DGX-1 (2 leaves by
+/// the entry NIC at PIX, 1 by the leaving GPU's switch's NIC). On one node crossNic does not apply.
+#[test]
+fn cross_nic_one_under_2_18_runs_only_where_both_searches_agree() {
+    let with = |c: &mut Comm, version: versions::Version| c.set_constants(constants::Constants { cross_nic: 1, version, ..Default::default() });
+    let refused = |c: &mut Comm| {
+        let err = with(c, versions::Version::V2_18).unwrap_err().to_string();
+        assert!(err.starts_with("nccl_version: 2.18: NCCL 2.18.5 searches NCCL_CROSS_NIC=1 at its first speed only") && !err.contains('\n'), "{err}");
+        assert!(err.ends_with("give 2.19 or later"), "{err}");
+        with(c, versions::Version::V2_19).unwrap();
+    };
+    let file = gh200_quad(true);
+    refused(&mut two(file.to_str().unwrap(), "25GB/s"));
+    std::fs::remove_file(&file).unwrap();
+    refused(&mut two("dgx-a100", "50GB/s"));
+    refused(&mut two("dgx1-p100", "12.5GB/s"));
+    let m = Machine::load("dgx-a100").unwrap();
+    with(&mut Comm::new(&m, &[m.gpus()], None).unwrap(), versions::Version::V2_18).unwrap();
 }
 
 /// Per channel of the first node: (entry NIC, leaving NIC, entry GPU, leaving GPU, relay), each

@@ -197,6 +197,15 @@ impl Version {
         self >= Version::V2_20
     }
 
+    /// Whether NCCL_CROSS_NIC=1 holds for every speed of the search: from v2.19.3-1 (search.cc
+    /// `ncclTopoCompute`, `tmpGraph.crossNic = crossNic == 1 ? 1 : 0`: v2.19.3-1 :976, v2.21.5-1
+    /// :988, v2.30.7-1 :1242). v2.18.5-1 searches its first speed at crossNic 1, then resets it
+    /// (:940 `tmpGraph.crossNic = 0`): each lower speed tries the same NIC first and keeps a
+    /// crossing graph only 15% ahead (`ncclTopoCompareGraphs` :349), as at crossNic 2.
+    pub fn cross_nic_one_kept(self) -> bool {
+        self >= Version::V2_19
+    }
+
     /// Whether NCCL_CROSS_NIC=1's search pairs the channels: v2.20.3-1 to v2.22.3-1, whose
     /// pairing tests read `graph->crossNic` (search.cc `ncclTopoSearchRecNet`,
     /// `ncclTopoSearchRecGpu`); before, no pairs; from v2.23.4-1 the tests read `crossNic == 2`.
