@@ -114,6 +114,11 @@ fn tidy_serde_message(m: &str) -> String {
     if let Some(rest) = m.strip_prefix("repetition limit exceeded") {
         return format!("the YAML's aliases (*name) expand too many times{rest}; write the values out or use fewer aliases");
     }
+    // "missing field `link`" names what is wrong, not the fix: say to add it and where every
+    // field of each kind of file is listed.
+    if let Some((name, at)) = m.strip_prefix("missing field `").and_then(|r| r.split_once('`')) {
+        return format!("missing field `{name}`{at}; add `{name}:` (`contend schema KIND` lists every field of each kind of file)");
+    }
     if let Some(rest) = m.strip_prefix("unknown field ") {
         // "unknown field `x`, expected one of `a`, `b`" names the fix; the nearest known name first.
         let names: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
@@ -240,6 +245,20 @@ fn utf16_text(bytes: &[u8]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    /// A missing field says to add it and where the fields are listed (a cluster file without
+    /// `link`: "missing field `link`" named no fix).
+    #[test]
+    fn a_missing_field_says_to_add_it() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct S {
+            name: String,
+            link: u32,
+        }
+        let e = super::parse_document::<S>("name: c\n", "c.yaml").unwrap_err().to_string();
+        assert_eq!(e, "c.yaml: missing field `link`; add `link:` (`contend schema KIND` lists every field of each kind of file)");
+    }
+
     /// PowerShell's UTF-16 output (with its mark, or without one) reads as the text it holds;
     /// a binary file is still refused as one.
     #[test]
