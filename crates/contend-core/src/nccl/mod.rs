@@ -601,7 +601,7 @@ impl Comm {
         // NCCL drives it (`m`: rebuilding from it changes nothing else), keeping the tuner.
         let level = c.p2p_level.filter(|&l| self.p2p_farthest.is_some_and(|f| l < f));
         if level != self.graph_level {
-            let nodes_gpus: Vec<Vec<usize>> = self.devices.chunks(self.ppn).map(<[usize]>::to_vec).collect();
+            let nodes_gpus = self.nodes_gpus();
             let tuner = self.tuner.take();
             *self = Comm::at_level(&self.m, &nodes_gpus, self.channels_given, level)?;
             self.tuner = tuner;
@@ -693,12 +693,17 @@ impl Comm {
         Ok(())
     }
 
+    /// Each node's GPUs, in the communicator's order (the form the graph builders take).
+    fn nodes_gpus(&self) -> Vec<Vec<usize>> {
+        self.devices.chunks(self.ppn).map(<[usize]>::to_vec).collect()
+    }
+
     /// The rails under NCCL_CROSS_NIC=1 for release `c.version`, with PXN and without (by
     /// NCCL_PXN_DISABLE): every channel from the first search leaves by its leaving GPU's nearest
     /// NIC with room, paired in 2.20.3 to 2.22.3 (`rails::Cross`).
     fn cross_nic_one(&self, c: &constants::Constants) -> [rails::Rails; 2] {
         let router = Router::new(&self.m);
-        let nodes_gpus: Vec<Vec<usize>> = self.devices.chunks(self.ppn).map(<[usize]>::to_vec).collect();
+        let nodes_gpus = self.nodes_gpus();
         let cross = if c.version.cross_nic_one_pairs() { rails::Cross::Paired } else { rails::Cross::Free };
         let channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
         let rule = |pxn: bool| rails::Rule { pxn, p2c: c.version.p2c(), cross };
@@ -727,7 +732,7 @@ impl Comm {
     /// way), so the graph is built again only for a level below NVLink, NVB, PIX or PXB pairs
     /// (`set_constants`).
     fn shm_at(&self, level: topo::PathType) -> Steps {
-        let nodes_gpus: Vec<Vec<usize>> = self.devices.chunks(self.ppn).map(<[usize]>::to_vec).collect();
+        let nodes_gpus = self.nodes_gpus();
         shm_steps(&Router::new(&self.m), &self.topo, &nodes_gpus, &self.nvb, Some(level))
     }
 

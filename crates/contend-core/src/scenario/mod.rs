@@ -275,15 +275,14 @@ fn programs(s: &ScenarioSpec, origin: &str, gpus: u32) -> Result<Vec<Job>> {
     if let Some(mix) = &w.mix {
         // Seed 003 draws jobs of 32 to 512 ranks: a smaller machine gets no job at all (the run
         // then failed with "no job has an operation" after `--check` had passed it).
-        if gpus < jobs::SIZES[0] {
+        let least = jobs::SIZES[0];
+        if gpus < least {
             return Err(Error::input(
                 origin,
                 "workload.mix",
                 format!(
-                    "{} has {gpus} GPUs, fewer than seed 003's smallest job ({} ranks); use a cluster of {} GPUs or more, or list `jobs`",
-                    s.cluster,
-                    jobs::SIZES[0],
-                    jobs::SIZES[0]
+                    "{} has {gpus} GPUs, fewer than seed 003's smallest job ({least} ranks); use a cluster of {least} GPUs or more, or list `jobs`",
+                    s.cluster
                 ),
             ));
         }
