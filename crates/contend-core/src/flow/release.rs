@@ -10,7 +10,7 @@
 //! input buffer of `buffer_packets` × `packet` bytes for it.
 
 use super::{FlowTable, NO_NIC};
-use crate::topology::{LinkKind, Machine};
+use crate::topology::{LinkKind, Machine, NicScheduling};
 
 /// No NIC injection link on a transfer's path (`nic_hop`).
 pub const NO_HOP: u32 = u32::MAX;
@@ -26,6 +26,30 @@ impl FlowTable {
         let per_device = m.network.buffer() as f64 * m.network.packet_bytes() as f64;
         self.nic_buffer =
             (0..self.len()).map(|f| if self.nic[f] == NO_NIC { 0.0 } else { self.plan(f).hops.len().saturating_sub(1) as f64 * per_device }).collect();
+        self.split_injection(m);
+    }
+
+    /// Fill `nic_injection` where a NIC moves several heads at once (RR-N, N ≥ 2): its heads'
+    /// packets take its injection link (its messages' first network hop) in turn, so a head's
+    /// last byte leaves the NIC no sooner than its volume at its share of that link allows.
+    fn split_injection(&mut self, m: &Machine) {
+        if !matches!(self.nic_scheduling, NicScheduling::RrN(n) if n >= 2) {
+            return;
+        }
+        const NONE: u32 = u32::MAX;
+        const SEVERAL: u32 = u32::MAX - 1;
+        let mut link = vec![NONE; self.nics.len()];
+        for f in 0..self.len() {
+            let q = self.nic[f];
+            if q == NO_NIC {
+                continue;
+            }
+            let Some(k) = self.plan(f).hops.iter().position(|h| m.links[h.link].kind == LinkKind::Network) else { continue };
+            let r = self.path(f)[k];
+            let l = &mut link[q as usize];
+            *l = if *l == NONE || *l == r { r } else { SEVERAL };
+        }
+        self.nic_injection = link.iter().map(|&r| if r >= SEVERAL { f64::INFINITY } else { self.cap[r as usize] }).collect();
     }
 
     /// Fill `nic_hop` (`head_priority`, params.rs): per transfer through a NIC, where the NIC's

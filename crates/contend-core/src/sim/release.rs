@@ -19,6 +19,15 @@
 //!
 //! Once the instant has settled, a NIC woken computes r and B again, and its holders' release
 //! times where either moved. Nothing else moves them.
+//!
+//! The floor is where h's last byte can leave the NIC. Alone on its NIC (FCFS) that is its
+//! volume at its narrowest capacity; an RR-N NIC with several holders sends their packets in
+//! turn, so a holder bound at the NIC (the fastest of them) gets only its share of the
+//! injection link (`FlowTable::nic_injection`): the link split max-min among the holders, those
+//! slower than the fastest held to their rate (bound elsewhere), the others equally. While
+//! bound there its bytes wait in the NIC, not in the buffers past it, so it is not released
+//! before its volume has left at those shares (`injected`, advanced at each look; the shares
+//! move only when a holder's rate or the holders do, which wakes the NIC).
 
 use super::Executor;
 use crate::flow::{FlowTable, NO_NIC, NO_TAIL};
@@ -34,6 +43,15 @@ struct Holder {
     /// The rate (its own and its NIC's messages ahead) and buffer its release time was last
     /// computed from (NaN until then).
     seen: (f64, f64),
+    /// Its narrowest capacity, its share of the NIC's injection link since `at`, and the
+    /// bytes it can have injected by `at` (RR-N with several holders; the floor above).
+    alone: f64,
+    share: f64,
+    at: f64,
+    injected: f64,
+    /// Whether its share was ever below `alone`: only then can the injection floor pass
+    /// `earliest`.
+    slowed: bool,
 }
 
 /// What `look_again` reads of a NIC, side by side: one cache line a NIC instead of one per field.
@@ -236,8 +254,10 @@ impl Executor<'_> {
     /// Holder f starts moving at t: its NIC looks once the instant has settled.
     pub(super) fn hold_joined(&mut self, f: usize, t: f64) {
         let q = self.op[f].nic as usize;
-        let earliest = t + self.flows.volume[f] / self.alone(f);
-        self.rel.nic[q].holders.push(Holder { f: f as u32, earliest, seen: (f64::NAN, f64::NAN) });
+        let alone = self.alone(f);
+        let earliest = t + self.flows.volume[f] / alone;
+        let seen = (f64::NAN, f64::NAN);
+        self.rel.nic[q].holders.push(Holder { f: f as u32, earliest, seen, alone, share: alone, at: t, injected: 0.0, slowed: false });
         self.rel.moved(q);
     }
 
@@ -301,11 +321,16 @@ impl Executor<'_> {
                 continue;
             }
             let recount = moved || std::mem::take(&mut n.recount);
+            let split = self.flows.nic_injection.get(q).is_some_and(|c| c.is_finite()) && (n.holders.len() > 1 || n.holders[0].slowed);
+            if split {
+                inject(&mut n.holders, self.flows.nic_injection[q], t, model);
+            }
+            let n = &self.rel.nic[q];
             let rate_ahead: f64 = n.ahead.iter().map(|&g| model.rate(g as usize)).sum();
             let mut left_ahead = None;
             let mut now = std::mem::take(&mut self.rel.now);
             for k in 0..self.rel.nic[q].holders.len() {
-                let Holder { f: h, earliest, seen } = self.rel.nic[q].holders[k];
+                let Holder { f: h, earliest, seen, share, injected, slowed, .. } = self.rel.nic[q].holders[k];
                 let h = h as usize;
                 let rate = model.rate(h) + rate_ahead;
                 if let Some(s) = stamp {
@@ -325,8 +350,9 @@ impl Executor<'_> {
                     let from = self.nic_waiting[q].front().map_or(0, |&g| self.flows.past_shared(h, g));
                     self.flows.nic_buffer_past(h, from, &self.in_flight)
                 };
-                // The same r and B over the same messages: the release time stands.
-                if !moved && seen == (rate, buffer) {
+                // The same r and B over the same messages: the release time stands (under a
+                // split, the shares may have moved it: look again).
+                if !moved && !split && seen == (rate, buffer) {
                     continue;
                 }
                 self.rel.nic[q].holders[k].seen = (rate, buffer);
@@ -341,7 +367,8 @@ impl Executor<'_> {
                 } else {
                     f64::INFINITY
                 };
-                let due = fit.max(earliest);
+                let floor = if slowed { t + (self.flows.volume[h] - injected).max(0.0) / share } else { earliest };
+                let due = fit.max(earliest).max(floor);
                 if due <= t + SAME_TIME * t {
                     now.push(h as u32);
                 } else if (due - self.rel.events.time(h)).abs() > SAME_TIME * due {
@@ -361,6 +388,44 @@ impl Executor<'_> {
             }
             now.clear();
             self.rel.now = now;
+        }
+    }
+}
+
+/// Advance each holder's injected bytes to t at its share so far, then split the NIC's injection
+/// link of capacity `link` among them as it now stands (the floor in the module's comment):
+/// holders slower than the fastest are held to their rate, the others share what is left
+/// equally, none above its narrowest capacity.
+fn inject(holders: &mut [Holder], link: f64, t: f64, model: &dyn EventModel) {
+    let fastest = holders.iter().map(|h| model.rate(h.f as usize)).fold(0.0, f64::max);
+    let bound = |h: &Holder| model.rate(h.f as usize) >= fastest * (1.0 - SAME_TIME.sqrt());
+    let mut left = link;
+    let mut shared = 0usize;
+    for h in holders.iter_mut() {
+        h.injected += h.share * (t - h.at);
+        h.at = t;
+        if bound(h) {
+            shared += 1;
+        } else {
+            left -= model.rate(h.f as usize);
+        }
+    }
+    // Equal shares, those capped at their narrowest capacity giving the rest what they leave.
+    let mut caps: Vec<f64> = holders.iter().filter(|h| bound(h)).map(|h| h.alone).collect();
+    caps.sort_unstable_by(f64::total_cmp);
+    let mut level = f64::INFINITY;
+    for (k, &c) in caps.iter().enumerate() {
+        let even = left.max(0.0) / (shared - k) as f64;
+        if c >= even {
+            level = even;
+            break;
+        }
+        left -= c;
+    }
+    for h in holders.iter_mut() {
+        h.share = if bound(h) { h.alone.min(level) } else { h.alone };
+        if h.share < h.alone * (1.0 - SAME_TIME.sqrt()) {
+            h.slowed = true;
         }
     }
 }
