@@ -19,6 +19,9 @@
 //!   `ncclLoadParam` (src/misc/param.cc) with `strtoll(str, nullptr, 0)` where the value is not
 //!   empty (`nccl_int`). NCCL_CROSS_NIC (src/graph/search.cc `NCCL_PARAM(CrossNic, "CROSS_NIC",
 //!   2)`, v2.18.5-1 to v2.30.7-1) the same way, 0, 1 or 2 (`nccl_cross_nic`, `Comm::set_constants`).
+//!   NCCL_PAT_ENABLE (tuning.cc `NCCL_PARAM(PatEnable, "PAT_ENABLE", 2)`, v2.23.4-1 to v2.30.7-1)
+//!   the same way: 0 off, 2 NCCL's rule, any other number on as 1 (`ncclPatEnable` returns it
+//!   and NCCL tests it against 0; `nccl_pat_enable`, `tuning::pat_on`).
 //!
 //! - NCCL_P2P_DISABLE, NCCL_P2P_LEVEL: the P2P level (`nccl_p2p_level`), read as graph/paths.cc's
 //!   `ncclGetLevel` reads them (the same lines at v2.21.5-1 and v2.30.7-1): NCCL_P2P_DISABLE, read
@@ -45,7 +48,7 @@ use super::tuning::MAX_CHANNELS;
 use crate::error::{Error, Result};
 
 /// The variables read, in the order the notes name them.
-pub const VARIABLES: [&str; 13] = [
+pub const VARIABLES: [&str; 14] = [
     "NCCL_ALGO",
     "NCCL_PROTO",
     "NCCL_MIN_NCHANNELS",
@@ -55,6 +58,7 @@ pub const VARIABLES: [&str; 13] = [
     "NCCL_BUFFSIZE",
     "NCCL_PXN_DISABLE",
     "NCCL_CROSS_NIC",
+    "NCCL_PAT_ENABLE",
     "NCCL_P2P_DISABLE",
     "NCCL_P2P_LEVEL",
     "NCCL_NET_GDR_LEVEL",
@@ -88,7 +92,8 @@ const UNMODELLED_QUIET: [&str; 10] = [
 ];
 
 /// The variables that set one of NCCL's constants (`constants::PARAMS`), with the parameter.
-const PARAMS: [(&str, &str); 3] = [("NCCL_BUFFSIZE", "nccl_buffsize"), ("NCCL_PXN_DISABLE", "nccl_pxn_disable"), ("NCCL_CROSS_NIC", "nccl_cross_nic")];
+const PARAMS: [(&str, &str); 4] =
+    [("NCCL_BUFFSIZE", "nccl_buffsize"), ("NCCL_PXN_DISABLE", "nccl_pxn_disable"), ("NCCL_CROSS_NIC", "nccl_cross_nic"), ("NCCL_PAT_ENABLE", "nccl_pat_enable")];
 
 /// NCCL's older numbering of NCCL_P2P_LEVEL (graph/paths.cc `levelsOldToNew`, v2.21.5-1 and
 /// v2.30.7-1): index the number, past the end the last.
@@ -302,6 +307,10 @@ impl Environment {
                 "NCCL_CROSS_NIC" => {
                     return Err(env.refusal(name, v, "is not 0, 1 or 2, the values NCCL's search reads (search.cc ncclTopoCompute); give 0, 1 or 2", ""))
                 }
+                // tuning.cc `ncclPatEnable`: 2 applies NCCL's rule, any other value is returned and
+                // tested against 0, so every number but 0 and 2 turns PAT on as 1 does.
+                "NCCL_PAT_ENABLE" if n == 0 || n == 2 => n.to_string(),
+                "NCCL_PAT_ENABLE" => "1".to_string(),
                 // NCCL's routes leave PXN off only at 1 (src/graph/paths.cc `ncclPxnDisable(comm) != 1`,
                 // search.cc `== 1`), while its proxies connect for PXN only at 0 (src/init.cc `== 0`),
                 // 2.18.5 to 2.30.7: any other value runs neither way throughout.
