@@ -42,7 +42,7 @@ def nccl_tests(
     dtype: str = typer.Option("float", "--datatype", "-d", help="nccl-tests' datatype (float, half, bfloat16, ...)."),
     root: int = Count(0, "--root", "-r", lo=0, help="Root rank of broadcast and reduce."),
     algo: str | None = typer.Option(
-        None, "--algo", help="NCCL_ALGO: ring, tree, nvls, nvlstree or a comma list (default: NCCL's pick)."
+        None, "--algo", help="NCCL_ALGO: ring, tree, nvls, nvlstree, pat or a comma list (default: NCCL's pick)."
     ),
     proto: str | None = typer.Option(None, "--proto", help="NCCL_PROTO: LL, LL128, Simple or a comma list."),
     channels: int | None = Count(None, "--channels", lo=1, hi=64,

@@ -39,6 +39,8 @@ mod nvls_tests;
 #[cfg(test)]
 mod p2p_tests;
 #[cfg(test)]
+mod pat_tests;
+#[cfg(test)]
 mod pxn_tests;
 #[cfg(test)]
 mod rails_tests;
@@ -244,7 +246,7 @@ fn algo_word(a: &str, excluded: bool) -> Result<Option<Algo>> {
 }
 
 /// What the algorithms and protocols NCCL may refuse need, for a refusal's one line.
-pub const NEEDS: &str = "NVLS needs one node, NVLS-tree several, of Hopper or later GPUs on an NVSwitch that multicasts; PAT needs NCCL 2.23 or later, one GPU per node, Simple and NCCL_PAT_ENABLE not 0; LL128 needs rings on NVLink";
+pub const NEEDS: &str = "NVLS needs one node, NVLS-tree several, of Hopper or later GPUs on an NVSwitch that multicasts; PAT needs NCCL 2.23 or later, one GPU per node, Simple and NCCL_PAT_ENABLE not 0; LL128 needs rings on NVLink; with none left NCCL 2.24 and later stop (enqueue.cc: No algorithm/protocol available), 2.23 and earlier run ring (tuning.cc)";
 
 /// NCCL_PROTO as a list ("LL", "LL128", "Simple").
 pub fn parse_protos(s: &str) -> Result<Vec<Proto>> {
