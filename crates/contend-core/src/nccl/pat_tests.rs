@@ -170,12 +170,7 @@ fn each_rank_sends_its_pieces_to_the_ranks_2_to_the_d_away() {
 
 #[test]
 fn a_one_gpu_per_node_cluster_runs_pat_and_explains_it() {
-    let req = |v: &str| Request {
-        ngpus: Some(1),
-        explain: true,
-        params: vec![("nccl_version".into(), v.into())],
-        ..Request::one("all_gather", "1M")
-    };
+    let req = |v: &str| Request { ngpus: Some(1), explain: true, params: vec![("nccl_version".into(), v.into())], ..Request::one("all_gather", "1M") };
     let r = api::nccl_tests("hgx-h100", &req("2.30"), 16, None).unwrap();
     assert_eq!(r.rows[0].algo, Algo::Pat);
     let text = tests_tool::explain_text(&r);
