@@ -686,7 +686,7 @@ impl Comm {
                 "nccl_pat_enable",
                 "1",
                 format!(
-                    "puts PAT in NCCL's table on {} GPUs per node, where NCCL connects no PAT peers (init.cc: only at one GPU per node), so its PAT kernels would find no connection; leave NCCL_PAT_ENABLE unset (2) or give 0",
+                    "puts PAT in NCCL's table on {} GPUs per node, where NCCL connects no PAT peers (init.cc: only at one GPU per node), so its PAT kernels would find no connection; give 0, or 2 (NCCL's default)",
                     self.ppn
                 ),
             ));
