@@ -28,7 +28,8 @@ if "--32" in sys.argv:
 
 def once(contend: str, case: list[str]) -> float:
     t0 = time.perf_counter()
-    subprocess.run([contend, "nccl-tests", *case, *sweep], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    cmd = [contend, "nccl-tests", *case, *sweep]
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     return time.perf_counter() - t0
 
 
