@@ -105,16 +105,21 @@ pub fn describe(c: &Call) -> String {
     let chunk = chunk(c.coll, c.buff[Proto::Simple as usize] / NCCL_STEPS, share);
     let agg = aggregation(chunk, piece, n);
     let plan = messages(c.coll, n, agg);
-    let (verb, sign) = if c.coll == Coll::AllGather { ("forwards its and received pieces", "-") } else { ("sends partial sums", "+") };
-    let per: Vec<String> = plan.iter().enumerate().map(|(d, ms)| format!("{} to rank {sign}{}", ms.iter().map(Vec::len).sum::<usize>(), 1usize << d)).collect();
+    let (sign, how) = if c.coll == Coll::AllGather {
+        ("-", "all-gather: every piece down a binomial tree, largest step first")
+    } else {
+        ("+", "reduce-scatter: partial sums up binomial trees, smallest step first")
+    };
+    let peers: Vec<String> = (0..plan.len()).map(|d| format!("{sign}{}", 1usize << d)).collect();
+    let pieces: Vec<String> = plan.iter().map(|ms| ms.iter().map(Vec::len).sum::<usize>().to_string()).collect();
     let msgs: usize = plan.iter().map(Vec::len).sum();
-    let chunks = piece.div_ceil(chunk);
     format!(
-        "PAT on {n} ranks: {} steps (rank {sign}2^d, d < {}); each rank {verb}, n - 1 = {} a chunk ({}); a channel's share {share} B in {chunks} chunk(s) of {} B a piece, {agg} piece(s) a message: {msgs} message(s) a rank a chunk",
+        "PAT on {n} ranks: {} steps, to ranks {} ({how}); a rank sends {} pieces a chunk ({}); a channel's {share} B in {} chunk(s), {} B a piece, {agg} piece(s) a message: {msgs} message(s) a rank a chunk",
         plan.len(),
-        plan.len(),
+        peers.join(", "),
         n - 1,
-        per.join(", "),
+        pieces.join(", "),
+        piece.div_ceil(chunk),
         piece.min(chunk)
     )
 }
