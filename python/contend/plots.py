@@ -475,7 +475,7 @@ def stencil_gain(report: dict[str, Any], path: str | os.PathLike) -> None:
 
 # NCCL's algorithm/protocol pairs: one colour per protocol, one marker per algorithm.
 PROTO_COLOURS = {"LL": "#e15759", "LL128": "#f28e2b", "Simple": "#4e79a7"}
-ALGO_MARKERS = {"ring": "o", "tree": "^", "nvls": "D", "nvls_tree": "v", "p2p": "s"}
+ALGO_MARKERS = {"ring": "o", "tree": "^", "nvls": "D", "nvls_tree": "v", "pat": "P", "p2p": "s"}
 
 
 def nccl_busbw(report: dict[str, Any], path: str | os.PathLike) -> None:

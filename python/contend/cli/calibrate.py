@@ -72,7 +72,8 @@ def calibrate(
         "takes it (default: the NICs' own port_bandwidth × ports; 25GB/s where none is given).",
     ),
     algo: str | None = typer.Option(
-        None, "--algo", help="nccl-tests output: the NCCL_ALGO it ran with (ring, tree, nvls, nvlstree, a comma list)."
+        None, "--algo",
+        help="nccl-tests output: the NCCL_ALGO it ran with (ring, tree, nvls, nvlstree, pat, a comma list).",
     ),
     proto: str | None = typer.Option(
         None, "--proto", help="nccl-tests output: the NCCL_PROTO it ran with (LL, LL128, Simple, a comma list)."

@@ -99,6 +99,13 @@ pub const PARAMS: &[Param] = &[
         "2",
         "NCCL_CROSS_NIC: 0, a ring channel leaves a node by the NIC it entered by; 1, by any NIC from the first search; 2, the same NIC first, then any (search.cc ncclTopoCompute)",
     ),
+    // NCCL_PAT_ENABLE (tuning.cc `NCCL_PARAM(PatEnable, "PAT_ENABLE", 2)`, v2.23.4-1 to v2.30.7-1).
+    Param::new(
+        "nccl_pat_enable",
+        Kind::Choice(&["0", "1", "2"]),
+        "2",
+        "NCCL_PAT_ENABLE: 0, no PAT; 1, PAT in NCCL's table (one GPU per node only); 2, PAT for all-gather and reduce-scatter where every node has one GPU, from NCCL 2.23 (tuning.cc ncclPatEnable)",
+    ),
     // NCCL_NET_GDR_LEVEL and NCCL_NET_GDR_READ (graph/paths.cc `ncclTopoCheckGdr`), as
     // `environment` reads them: the level in `nccl_p2p_level`'s words, the read as NCCL's three cases.
     Param::derived(
@@ -149,6 +156,8 @@ pub struct Constants {
     pub p2p_level: Option<PathType>,
     /// NCCL_CROSS_NIC: 0, 1 or 2 (NCCL's default).
     pub cross_nic: u8,
+    /// NCCL_PAT_ENABLE: 0, 1 or 2 (NCCL's default; `tuning::pat_on`).
+    pub pat_enable: u8,
     /// NCCL_NET_GDR_LEVEL; None: NCCL's default (`topo::gdr_level`).
     pub net_gdr_level: Option<PathType>,
     /// NCCL_NET_GDR_READ (0 or 1); None: NCCL's default by GPU and NVLink (`Gdr::of`).
@@ -176,6 +185,7 @@ impl Constants {
             nvlstree_max: v.given("nccl_nvlstree_max_chunksize").then(|| v.bytes("nccl_nvlstree_max_chunksize")),
             p2p_level: v.given("nccl_p2p_level").then(|| PathType::parse(v.choice("nccl_p2p_level")).expect("nccl_p2p_level's words are path types")),
             cross_nic: v.choice("nccl_cross_nic").parse().expect("nccl_cross_nic's words are 0, 1 and 2"),
+            pat_enable: v.choice("nccl_pat_enable").parse().expect("nccl_pat_enable's words are 0, 1 and 2"),
             net_gdr_level: v
                 .given("nccl_net_gdr_level")
                 .then(|| PathType::parse(v.choice("nccl_net_gdr_level")).expect("nccl_net_gdr_level's words are path types")),
@@ -215,6 +225,7 @@ fn variable_given_as_param(key: &str, value: &str) -> String {
         "NCCL_PROTO" => Some(format!("--proto {value}")),
         "NCCL_BUFFSIZE" => Some(format!("--param nccl_buffsize={value}B")),
         "NCCL_PXN_DISABLE" => Some(format!("--param nccl_pxn_disable={value}")),
+        "NCCL_PAT_ENABLE" => Some(format!("--param nccl_pat_enable={value}")),
         "NCCL_P2P_LEVEL" => Some(format!("--param nccl_p2p_level={value}")),
         "NCCL_P2P_DISABLE" if value.trim() == "1" => Some("--param nccl_p2p_level=LOC".to_string()),
         _ => None,
@@ -268,6 +279,9 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
     }
     if c.cross_nic != defaults.cross_nic {
         out.push(("nccl_cross_nic".into(), c.cross_nic.to_string()));
+    }
+    if c.pat_enable != defaults.pat_enable {
+        out.push(("nccl_pat_enable".into(), c.pat_enable.to_string()));
     }
     if let Some(l) = c.net_gdr_level {
         out.push(("nccl_net_gdr_level".into(), l.name().into()));

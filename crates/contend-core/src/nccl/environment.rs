@@ -19,6 +19,9 @@
 //!   `ncclLoadParam` (src/misc/param.cc) with `strtoll(str, nullptr, 0)` where the value is not
 //!   empty (`nccl_int`). NCCL_CROSS_NIC (src/graph/search.cc `NCCL_PARAM(CrossNic, "CROSS_NIC",
 //!   2)`, v2.18.5-1 to v2.30.7-1) the same way, 0, 1 or 2 (`nccl_cross_nic`, `Comm::set_constants`).
+//!   NCCL_PAT_ENABLE (tuning.cc `NCCL_PARAM(PatEnable, "PAT_ENABLE", 2)`, v2.23.4-1 to v2.30.7-1)
+//!   the same way: 0 off, 2 NCCL's rule, any other number on as 1 (`ncclPatEnable` returns it
+//!   and NCCL tests it against 0; `nccl_pat_enable`, `tuning::pat_on`).
 //!
 //! - NCCL_P2P_DISABLE, NCCL_P2P_LEVEL: the P2P level (`nccl_p2p_level`), read as graph/paths.cc's
 //!   `ncclGetLevel` reads them (the same lines at v2.21.5-1 and v2.30.7-1): NCCL_P2P_DISABLE, read
@@ -45,7 +48,7 @@ use super::tuning::MAX_CHANNELS;
 use crate::error::{Error, Result};
 
 /// The variables read, in the order the notes name them.
-pub const VARIABLES: [&str; 13] = [
+pub const VARIABLES: [&str; 14] = [
     "NCCL_ALGO",
     "NCCL_PROTO",
     "NCCL_MIN_NCHANNELS",
@@ -55,6 +58,7 @@ pub const VARIABLES: [&str; 13] = [
     "NCCL_BUFFSIZE",
     "NCCL_PXN_DISABLE",
     "NCCL_CROSS_NIC",
+    "NCCL_PAT_ENABLE",
     "NCCL_P2P_DISABLE",
     "NCCL_P2P_LEVEL",
     "NCCL_NET_GDR_LEVEL",
@@ -88,7 +92,12 @@ const UNMODELLED_QUIET: [&str; 10] = [
 ];
 
 /// The variables that set one of NCCL's constants (`constants::PARAMS`), with the parameter.
-const PARAMS: [(&str, &str); 3] = [("NCCL_BUFFSIZE", "nccl_buffsize"), ("NCCL_PXN_DISABLE", "nccl_pxn_disable"), ("NCCL_CROSS_NIC", "nccl_cross_nic")];
+const PARAMS: [(&str, &str); 4] = [
+    ("NCCL_BUFFSIZE", "nccl_buffsize"),
+    ("NCCL_PXN_DISABLE", "nccl_pxn_disable"),
+    ("NCCL_CROSS_NIC", "nccl_cross_nic"),
+    ("NCCL_PAT_ENABLE", "nccl_pat_enable"),
+];
 
 /// NCCL's older numbering of NCCL_P2P_LEVEL (graph/paths.cc `levelsOldToNew`, v2.21.5-1 and
 /// v2.30.7-1): index the number, past the end the last.
@@ -302,6 +311,10 @@ impl Environment {
                 "NCCL_CROSS_NIC" => {
                     return Err(env.refusal(name, v, "is not 0, 1 or 2, the values NCCL's search reads (search.cc ncclTopoCompute); give 0, 1 or 2", ""))
                 }
+                // tuning.cc `ncclPatEnable`: 2 applies NCCL's rule, any other value is returned and
+                // tested against 0, so every number but 0 and 2 turns PAT on as 1 does.
+                "NCCL_PAT_ENABLE" if n == 0 || n == 2 => n.to_string(),
+                "NCCL_PAT_ENABLE" => "1".to_string(),
                 // NCCL's routes leave PXN off only at 1 (src/graph/paths.cc `ncclPxnDisable(comm) != 1`,
                 // search.cc `== 1`), while its proxies connect for PXN only at 0 (src/init.cc `== 0`),
                 // 2.18.5 to 2.30.7: any other value runs neither way throughout.
@@ -370,10 +383,12 @@ impl Environment {
         if let Some(var) = from(&file) {
             return self.refusal(var, &field, &problem, &file);
         }
-        // A level or a crossNic the machine cannot run (`Comm::set_constants`), named by the variable that set it.
+        // A level, a crossNic or a PAT setting the machine cannot run (`Comm::set_constants`), named
+        // by the variable that set it.
         let set_by = match file.as_str() {
             "nccl_p2p_level" => Some("NCCL_P2P_"),
             "nccl_cross_nic" => Some("NCCL_CROSS_NIC="),
+            "nccl_pat_enable" => Some("NCCL_PAT_ENABLE="),
             _ => None,
         };
         if let Some(prefix) = set_by {
@@ -450,18 +465,19 @@ mod tests {
     /// NCCL_ALGO and NCCL_PROTO as NCCL's `parseList` reads them (2.30.7 src/graph/tuning.cc):
     /// comma words, case-insensitive, empty words skipped; a leading `^` sets every element but
     /// those named (NCCL's algorithms: Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree,
-    /// PAT, src/init.cc `ncclAlgoStr`; those contend lowers are Tree, Ring, NVLS and NVLSTree).
+    /// PAT, src/init.cc `ncclAlgoStr`; those contend lowers are Tree, Ring, NVLS, NVLSTree and PAT).
     #[test]
     fn lists_read_as_nccls_parse_list() {
         let env = read(&[("NCCL_ALGO", "^NVLS"), ("NCCL_PROTO", "^ll128")]).unwrap();
         assert_eq!((env.algo.as_deref(), env.proto.as_deref()), (Some("^NVLS"), Some("^ll128")));
         assert_eq!(env.applied, ["NCCL_ALGO=^NVLS", "NCCL_PROTO=^ll128"]);
-        assert_eq!(parse_algos(env.algo.as_deref().unwrap()).unwrap(), [Algo::Ring, Algo::Tree, Algo::NvlsTree]);
+        assert_eq!(parse_algos(env.algo.as_deref().unwrap()).unwrap(), [Algo::Ring, Algo::Tree, Algo::NvlsTree, Algo::Pat]);
         assert_eq!(parse_protos(env.proto.as_deref().unwrap()).unwrap(), [Proto::Ll, Proto::Simple]);
         // Excluding what contend does not lower leaves every algorithm it does; empty words are skipped.
         assert_eq!(parse_algos("^collnetdirect,PAT").unwrap(), [Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree]);
+        assert_eq!(parse_algos("pat").unwrap(), [Algo::Pat]);
         assert_eq!(parse_algos("Ring,,tree,").unwrap(), [Algo::Ring, Algo::Tree]);
-        assert_eq!(parse_algos("^").unwrap().len(), 4);
+        assert_eq!(parse_algos("^").unwrap().len(), 5);
         // An empty value is a shell's way to unset it: nothing is read.
         assert_eq!(read(&[("NCCL_ALGO", " ")]).unwrap(), read(&[]).unwrap());
         refused(&[("NCCL_ALGO", "bogus")], &["NCCL_ALGO (environment): bogus: is not an NCCL algorithm", "or unset NCCL_ALGO, or give --algo"]);
@@ -532,6 +548,22 @@ mod tests {
         refused(&[("NCCL_BUFFSIZE", "65535")], &["NCCL_BUFFSIZE (environment): 65535: is 65535 bytes, below the 64 KiB", "; or unset NCCL_BUFFSIZE"]);
         refused(&[("NCCL_BUFFSIZE", "-1")], &["NCCL_BUFFSIZE (environment)", "below the 64 KiB"]);
         refused(&[("NCCL_BUFFSIZE", "8M")], &["NCCL_BUFFSIZE (environment): 8M: is not a whole number as NCCL reads it", "unset NCCL_BUFFSIZE"]);
+    }
+
+    /// NCCL_PAT_ENABLE as tuning.cc `ncclPatEnable` reads it: 0 off, 2 NCCL's rule, any other
+    /// number on (1); text that is no number refused; a 1 the machine cannot run named by the variable.
+    #[test]
+    fn pat_enable_is_off_on_or_nccls_rule() {
+        for (text, want) in [("0", "0"), ("1", "1"), ("2", "2"), ("5", "1"), ("-1", "1")] {
+            let env = read(&[("NCCL_PAT_ENABLE", text)]).unwrap();
+            assert_eq!(env.params, [("nccl_pat_enable".to_string(), want.to_string())], "{text}");
+            assert!(env.unmodelled.is_empty() && env.applied == [format!("NCCL_PAT_ENABLE={text}")], "{env:?}");
+            assert_eq!(constants::split(&env.params).unwrap().0.pat_enable.to_string(), want);
+        }
+        refused(&[("NCCL_PAT_ENABLE", "on")], &["NCCL_PAT_ENABLE (environment): on: is not a whole number as NCCL reads it"]);
+        let env = read(&[("NCCL_PAT_ENABLE", "1")]).unwrap();
+        let e = env.named(Error::input("nccl_pat_enable", "1", "puts PAT in NCCL's table on 2 GPUs per node")).to_string();
+        assert!(e.starts_with("NCCL_PAT_ENABLE (environment): NCCL_PAT_ENABLE=1: puts PAT"), "{e}");
     }
 
     /// NCCL_CROSS_NIC: 0, 1 or 2 as search.cc reads them (`nccl_cross_nic`); other numbers refused;

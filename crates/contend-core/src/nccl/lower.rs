@@ -25,6 +25,7 @@ use super::{Algo, Coll, Proto};
 use crate::workload::{After, Transfer};
 
 mod back_to_back;
+pub mod pat;
 mod shm;
 
 pub use back_to_back::pair;
@@ -59,6 +60,8 @@ pub fn transfers_at_least(c: &Call) -> u64 {
         Coll::AllToAll if c.bytes / n > 0 => n * (n - 1),
         Coll::AllReduce if c.algo == Algo::Ring => rings * n * 2 * (n - 1),
         Coll::AllGather | Coll::ReduceScatter if c.algo == Algo::Ring => rings * n * (n - 1),
+        // PAT: a message and a join a dimension at least (`pat`).
+        Coll::AllGather | Coll::ReduceScatter if c.algo == Algo::Pat => rings * n * 2 * pat::dims(n as usize) as u64,
         _ => 0,
     }
 }
@@ -83,7 +86,9 @@ pub struct Call {
     pub root: usize,
     /// Seconds: NCCL's base latency of the call and its per-step hardware latency, of a step
     /// inside a node (`step`) and of one between nodes (`step_net`), as NCCL's model counts them
-    /// (tuning.cc: intra-node steps at the NVLink or PCI latency, network steps at NET's).
+    /// (tuning.cc: intra-node steps at the NVLink or PCI latency, network steps at NET's). PAT,
+    /// whose steps all leave the node: `step` is each operation of its kernel, `step_net` each
+    /// message's share of a network step (`pat`).
     pub base: f64,
     pub step: f64,
     pub step_net: f64,
@@ -459,6 +464,17 @@ impl Dag {
         self.push_via(src, dst, size, after, overhead, false)
     }
 
+    /// A zero-length step of `dev`'s kernel after those of `after`, taking `secs` (a join: what
+    /// the kernel has waited for so far, `pat`).
+    fn join(&mut self, dev: usize, after: impl IntoIterator<Item = Option<usize>>, secs: f64) -> usize {
+        if self.t.len() as u64 >= self.limit {
+            return self.t.len() - 1;
+        }
+        self.t.push(Transfer { src: dev, dst: dev, after: after.into_iter().flatten().collect(), compute: Some(secs), ..Default::default() });
+        self.ch.push(self.cur);
+        self.t.len() - 1
+    }
+
     /// `push`; with `back`, a word back along a connection between nodes (`slot_freed`): it goes
     /// NIC to NIC without the PXN relay, from the connection's entry GPU to its leaving one, so
     /// each end's reach of its NIC is the other role's (`Exit::enter` at its start, `leave` at its
@@ -773,6 +789,13 @@ fn dag(c: &Call, limit: u64) -> Dag {
                 d.cur = ch as u32;
                 d.exit = exit(ch);
                 tree(c, ch, share, &mut d);
+            }
+        }
+        Coll::AllGather | Coll::ReduceScatter if c.algo == Algo::Pat => {
+            for (ch, share) in shares.iter().copied().enumerate() {
+                d.cur = ch as u32;
+                d.exit = exit(ch);
+                pat::pat(c, share, &mut d);
             }
         }
         Coll::AllReduce | Coll::AllGather | Coll::ReduceScatter => {

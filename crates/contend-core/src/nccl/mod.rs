@@ -39,6 +39,8 @@ mod nvls_tests;
 #[cfg(test)]
 mod p2p_tests;
 #[cfg(test)]
+mod pat_tests;
+#[cfg(test)]
 mod pxn_tests;
 #[cfg(test)]
 mod rails_tests;
@@ -128,7 +130,7 @@ impl Coll {
     pub fn algos(self) -> &'static [Algo] {
         match self {
             Coll::AllReduce => &[Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree],
-            Coll::AllGather | Coll::ReduceScatter => &[Algo::Ring, Algo::Nvls],
+            Coll::AllGather | Coll::ReduceScatter => &[Algo::Ring, Algo::Nvls, Algo::Pat],
             Coll::AllToAll | Coll::SendRecv => &[Algo::P2p],
             _ => &[Algo::Ring],
         }
@@ -136,7 +138,7 @@ impl Coll {
 }
 
 /// Indices follow NCCL's (NCCL_ALGO_TREE = 0, NCCL_ALGO_RING = 1, NCCL_ALGO_NVLS = 4,
-/// NCCL_ALGO_NVLS_TREE = 5). `P2p` is no NCCL algorithm: all-to-all and send/receive run as
+/// NCCL_ALGO_NVLS_TREE = 5, NCCL_ALGO_PAT = 6, from 2.23). `P2p` is no NCCL algorithm: all-to-all and send/receive run as
 /// peer-to-peer operations outside them (no tuner, NCCL_ALGO does not apply); it names what
 /// such a call ran, and is lowered on ring Simple's steps and latencies (`Comm::call_with`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,6 +147,7 @@ pub enum Algo {
     Ring = 1,
     Nvls = 4,
     NvlsTree = 5,
+    Pat = 6,
     P2p = 7,
 }
 
@@ -169,23 +172,25 @@ impl Algo {
             Algo::Ring => "Ring",
             Algo::Nvls => "NVLS",
             Algo::NvlsTree => "NVLSTree",
+            Algo::Pat => "PAT",
             Algo::P2p => "P2P",
         }
     }
 
     /// The name in JSON reports and for `--algo` (snake case): "ring", "tree", "nvls",
-    /// "nvls_tree", "p2p".
+    /// "nvls_tree", "pat", "p2p".
     pub fn id(self) -> &'static str {
         match self {
             Algo::Tree => "tree",
             Algo::Ring => "ring",
             Algo::Nvls => "nvls",
             Algo::NvlsTree => "nvls_tree",
+            Algo::Pat => "pat",
             Algo::P2p => "p2p",
         }
     }
 
-    pub const ALL: [Algo; 5] = [Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree, Algo::P2p];
+    pub const ALL: [Algo; 6] = [Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree, Algo::Pat, Algo::P2p];
 }
 
 impl Serialize for Algo {
@@ -204,8 +209,8 @@ impl Proto {
     }
 }
 
-/// NCCL_ALGO as a list ("ring", "tree", "nvls", "nvlstree", "ring,tree"); the algorithms
-/// contend does not lower (CollNet, PAT) are named as such.
+/// NCCL_ALGO as a list ("ring", "tree", "nvls", "nvlstree", "pat", "ring,tree"); the algorithms
+/// contend does not lower (CollNet) are named as such.
 pub fn parse_algos(s: &str) -> Result<Vec<Algo>> {
     // NCCL's exclusion form: "^NVLS" is every algorithm but NVLS (2.30.7 src/graph/tuning.cc
     // `parseList`: a list starting with '^' unsets the elements named and sets the rest; its
@@ -222,7 +227,7 @@ fn words(s: &str) -> impl Iterator<Item = &str> {
     s.split(',').filter(|w| !w.trim().is_empty())
 }
 
-/// One word of NCCL_ALGO; in an exclusion list an algorithm contend does not lower (CollNet, PAT)
+/// One word of NCCL_ALGO; in an exclusion list an algorithm contend does not lower (CollNet)
 /// is read as excluded (None), as it never runs here anyway.
 fn algo_word(a: &str, excluded: bool) -> Result<Option<Algo>> {
     let x = a.trim().to_lowercase();
@@ -232,16 +237,16 @@ fn algo_word(a: &str, excluded: bool) -> Result<Option<Algo>> {
         return Ok(Some(algo));
     }
     match id {
-        "collnet" | "collnetdirect" | "collnetchain" | "pat" if excluded => Ok(None),
-        "collnet" | "collnetdirect" | "collnetchain" | "pat" => {
-            Err(Error::input("--algo", id, "is an NCCL algorithm contend does not lower yet; use ring, tree, nvls or nvlstree"))
+        "collnet" | "collnetdirect" | "collnetchain" if excluded => Ok(None),
+        "collnet" | "collnetdirect" | "collnetchain" => {
+            Err(Error::input("--algo", id, "is an NCCL algorithm contend does not lower yet; use ring, tree, nvls, nvlstree or pat"))
         }
-        _ => Err(Error::input("--algo", id, "is not an NCCL algorithm; use ring, tree, nvls, nvlstree, a comma list, or ^ and a list to exclude")),
+        _ => Err(Error::input("--algo", id, "is not an NCCL algorithm; use ring, tree, nvls, nvlstree, pat, a comma list, or ^ and a list to exclude")),
     }
 }
 
 /// What the algorithms and protocols NCCL may refuse need, for a refusal's one line.
-pub const NEEDS: &str = "NVLS needs one node, NVLS-tree several, of Hopper or later GPUs on an NVSwitch that multicasts; LL128 needs rings on NVLink";
+pub const NEEDS: &str = "NVLS needs one node, NVLS-tree several, of Hopper or later GPUs on an NVSwitch that multicasts; PAT needs NCCL 2.23 or later, one GPU per node, Simple and NCCL_PAT_ENABLE not 0; LL128 needs rings on NVLink; with none left NCCL 2.24 and later stop (enqueue.cc: No algorithm/protocol available), 2.23 and earlier run ring (tuning.cc)";
 
 /// NCCL_PROTO as a list ("LL", "LL128", "Simple").
 pub fn parse_protos(s: &str) -> Result<Vec<Proto>> {
@@ -504,6 +509,7 @@ impl Comm {
             amd,
             version: versions::Version::V2_30,
             net_latency: 0.0,
+            pat_enable: 2,
         };
         // Send/receive (`p2p`): the least channels NCCL gives a peer on the node, whether every
         // pair of the node is on NVLink (the p2p chunk), and the NICs a GPU drives (count and GB/s:
@@ -671,6 +677,21 @@ impl Comm {
             self.gdr_default.clone()
         };
         (self.net_stage, self.flush, self.tuning.ll128_net, self.net_unstaged) = (gdr.stage, gdr.flush, gdr.ll128, gdr.unstaged);
+        // NCCL_PAT_ENABLE=1 puts PAT in NCCL's table whatever the GPUs per node (tuning.cc
+        // `ncclPatEnable`), but NCCL connects PAT's peers only where every node has one GPU
+        // (init.cc, v2.23.4-1 to v2.30.7-1: `if (comm->maxLocalRanks == 1) ncclTransportPatConnect`):
+        // an all-gather or reduce-scatter it picks PAT for would run on peers never connected.
+        if c.pat_enable == 1 && self.ppn > 1 && c.version.pat_on(self.topo.cc) {
+            return Err(Error::input(
+                "nccl_pat_enable",
+                "1",
+                format!(
+                    "puts PAT in NCCL's table on {} GPUs per node, where NCCL connects no PAT peers (init.cc: only at one GPU per node), so its PAT kernels would find no connection; give 0, or 2 (NCCL's default)",
+                    self.ppn
+                ),
+            ));
+        }
+        self.tuning.pat_enable = c.pat_enable;
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
         self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
@@ -762,12 +783,7 @@ impl Comm {
     pub fn pick(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: &[Proto]) -> Result<Option<Pick>> {
         if let Some(t) = &self.tuner {
             let enabled = |a: Algo, p: Proto| algos.contains(&a) && protos.contains(&p) && tuning::time_us(&self.tuning, coll, a, p, bytes).is_some();
-            // PAT is in NCCL's table only from 2.23 (from 2.26 on compute capability 6.0 and up,
-            // `Version::pat_on`), with Simple allowed; an algorithm list narrowed below ring and
-            // tree (NCCL_ALGO, which contend cannot make name PAT) leaves it out too.
-            let pat =
-                self.tuning.version.pat_on(self.tuning.cc) && protos.contains(&Proto::Simple) && algos.contains(&Algo::Ring) && algos.contains(&Algo::Tree);
-            if let Some(hit) = t.apply(coll, bytes, self.nodes, self.devices.len(), pat, &enabled)? {
+            if let Some(hit) = t.apply(coll, bytes, self.nodes, self.devices.len(), &enabled)? {
                 let model_us = tuning::time_us(&self.tuning, coll, hit.algo, hit.proto, bytes).unwrap_or(f64::NAN);
                 return Ok(Some(Pick { algo: hit.algo, proto: hit.proto, model_us, channels: hit.rule.channels, tuner_line: Some(hit.rule.line) }));
             }
@@ -837,6 +853,9 @@ impl Comm {
                 call.ids.truncate(c);
             }
             return call;
+        }
+        if algo == Algo::Pat {
+            return self.pat_call(coll, bytes, channels);
         }
         let nc = match channels {
             Some(c) => c.min(self.channels),
@@ -937,6 +956,52 @@ impl Comm {
     /// where one is given, as it replaces a ring slice's, else NCCL's NVLink ring Simple step.
     fn simple_handshake(&self) -> f64 {
         self.constants.step[Proto::Simple as usize].unwrap_or_else(tuning::nvlink_simple_step)
+    }
+
+    /// A PAT call (`lower::pat`): on every channel of the communicator (NCCL never sets PAT's
+    /// `maxThreads`, so enqueue.cc's trimming by bytes a thread never drops one, v2.23.4-1 to
+    /// v2.30.7-1), or as many as a tuner rule gives; each channel's network steps leave by its tree
+    /// channel's NIC (NCCL connects PAT's peers on the tree graph, transport/generic.cc). Its
+    /// latencies are NCCL's PAT model's (`tuning::PAT_*`): the base once, 2.8 µs an operation of
+    /// the kernel (`step`), the tree's network latency / 3.5 a message (`step_net`; a fitted
+    /// Simple step replaces the tree's network latency, as it replaces a ring's).
+    fn pat_call(&self, coll: Coll, bytes: u64, channels: Option<usize>) -> lower::Call {
+        let nc = channels.map_or(self.channels, |c| c.min(self.channels));
+        let net = self.constants.step[Proto::Simple as usize].map_or(self.tuning.version.tree_simple_hw()[tuning::Hw::Net as usize], |s| s * 1e6);
+        let identity: Vec<usize> = (0..self.devices.len()).collect();
+        lower::Call {
+            coll,
+            algo: Algo::Pat,
+            proto: Proto::Simple,
+            bytes,
+            devices: self.devices.clone(),
+            rings: vec![identity; nc],
+            exits: self.rails().tree_exits().take(nc).collect(),
+            root: 0,
+            base: tuning::PAT_BASE_US * 1e-6 + self.call_net(),
+            step: tuning::PAT_RANK_US * 1e-6,
+            step_net: net / tuning::PAT_NET_DIVISOR * 1e-6,
+            handshake: self.simple_handshake(),
+            ppn: self.ppn,
+            p2p_split: self.p2p_split(),
+            p2p_chunk: self.p2p_chunk(),
+            efficiency: self.constants.efficiency,
+            buff: self.buffers(),
+            ids: vec![0; nc],
+            copies: 1,
+            switches: Vec::new(),
+            nvls_efficiency: 1.0,
+            nvls_tree_first: 0,
+            tree_depth_chunk: false,
+            ring_grain: 0,
+            // One GPU per node: no other GPU of the node to relay through.
+            pxn: pxn::Pxn::default(),
+            rate: None,
+            flush: self.flush,
+            net_stage: self.net_stage.clone(),
+            shm: self.shm().clone(),
+            nvb: self.nvb.clone(),
+        }
     }
 
     fn nvls_call(&self, coll: Coll, algo: Algo, bytes: u64) -> lower::Call {

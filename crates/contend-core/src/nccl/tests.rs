@@ -646,17 +646,17 @@ fn explain_leaves_out_alternatives_over_the_transfer_limit() {
 }
 
 /// NCCL_ALGO / NCCL_PROTO's exclusion form (2.30.7 src/graph/tuning.cc `parseList`: a list
-/// starting with '^' unsets what it names and sets every other element): ^NVLS is ring, tree
-/// and NVLS-tree; ^LL128 is LL and Simple; CollNet and PAT, which contend does not lower, may be
+/// starting with '^' unsets what it names and sets every other element): ^NVLS is ring, tree,
+/// NVLS-tree and PAT; ^LL128 is LL and Simple; CollNet, which contend does not lower, may be
 /// excluded; a word that is no algorithm is still one line.
 #[test]
 fn a_caret_list_excludes_what_it_names() {
-    assert_eq!(parse_algos("^NVLS").unwrap(), vec![Algo::Ring, Algo::Tree, Algo::NvlsTree]);
+    assert_eq!(parse_algos("^NVLS").unwrap(), vec![Algo::Ring, Algo::Tree, Algo::NvlsTree, Algo::Pat]);
     assert_eq!(parse_algos("^nvls,nvlstree,collnet,pat").unwrap(), vec![Algo::Ring, Algo::Tree]);
     assert_eq!(parse_protos("^LL128").unwrap(), vec![Proto::Ll, Proto::Simple]);
     assert_eq!(parse_protos("^ll,simple").unwrap(), vec![Proto::Ll128]);
     // parseList's strtok skips empty words: "^" alone excludes nothing, a trailing comma is no word.
-    assert_eq!(parse_algos("^").unwrap(), vec![Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree]);
+    assert_eq!(parse_algos("^").unwrap(), vec![Algo::Ring, Algo::Tree, Algo::Nvls, Algo::NvlsTree, Algo::Pat]);
     assert_eq!(parse_algos("^NVLS,").unwrap(), parse_algos("^NVLS").unwrap());
     assert_eq!(parse_protos("LL128,").unwrap(), vec![Proto::Ll128]);
     let e = parse_algos("^bogus").unwrap_err().to_string();

@@ -111,6 +111,9 @@ pub struct RowExplain {
     /// Alternatives not run: over the transfers contend lowers one call to (`lower::MAX_TRANSFERS`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<(Algo, Proto)>,
+    /// PAT's steps, where NCCL picks it (`lower::pat::describe`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<String>,
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -590,6 +593,7 @@ fn explain_row(comm: &Comm, coll: Coll, bytes: u64, req: &Request, chosen: &supe
         latency_share: scale(lat * 1e6),
         bottlenecks,
         left_out,
+        steps: (pick.0 == Algo::Pat).then(|| super::lower::pat::describe(&call)),
     })
 }
 
@@ -811,6 +815,9 @@ pub fn explain_text(r: &Report) -> String {
                 names.join(", "),
                 super::lower::MAX_TRANSFERS / 1_000_000
             ));
+        }
+        if let Some(steps) = &e.steps {
+            s.push_str(&format!("    {steps}\n"));
         }
         if e.pick_slower_pct > 10.0 {
             s.push_str(&format!("    ★ NCCL's pick is {:.0}% slower than {}/{}\n", e.pick_slower_pct, e.fastest_algo.name(), e.fastest_proto.name()));

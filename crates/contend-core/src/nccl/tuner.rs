@@ -42,8 +42,6 @@ pub enum TunerAlgo {
     /// CollNet needs in-network reduction (SHARP), which no machine contend models offers: NCCL
     /// marks it ignored there, and so does contend.
     CollNet,
-    /// PAT (all-gather and reduce-scatter at one rank per node, NCCL 2.23 on): not lowered.
-    Pat,
 }
 
 /// A tuner file, parsed.
@@ -87,10 +85,10 @@ impl Tuner {
     }
 
     /// The first rule that applies to a call of `coll` on `bytes` over `nodes` nodes and `ranks`
-    /// ranks (one operation, buffers not registered) whose choice `enabled` says NCCL may run.
-    /// A first applicable rule naming PAT where NCCL would run it (`pat`: PAT is in NCCL's table
-    /// here) is refused in one line; where PAT is not, NCCL passes over it, and so does this.
-    pub fn apply(&self, coll: Coll, bytes: u64, nodes: usize, ranks: usize, pat: bool, enabled: &dyn Fn(Algo, Proto) -> bool) -> Result<Option<Applied<'_>>> {
+    /// ranks (one operation, buffers not registered) whose choice `enabled` says NCCL may run (a
+    /// rule naming PAT where PAT is not in NCCL's table, `tuning::pat_on`, is passed over, as NCCL
+    /// passes over it).
+    pub fn apply(&self, coll: Coll, bytes: u64, nodes: usize, ranks: usize, enabled: &dyn Fn(Algo, Proto) -> bool) -> Result<Option<Applied<'_>>> {
         for r in &self.rules {
             let matches = r.coll == coll
                 && (r.min_bytes..=r.max_bytes).contains(&bytes)
@@ -103,13 +101,6 @@ impl Tuner {
             }
             match r.algo {
                 TunerAlgo::Lowered(a) if enabled(a, r.proto) => return Ok(Some(Applied { rule: r, algo: a, proto: r.proto })),
-                TunerAlgo::Pat if pat && nodes == ranks && matches!(coll, Coll::AllGather | Coll::ReduceScatter) && r.proto == Proto::Simple => {
-                    return Err(Error::input(
-                        &self.path,
-                        format!("line {} algorithm", r.line),
-                        "is pat, which NCCL would run here (one rank per node) and contend does not lower; choose ring for this line",
-                    ));
-                }
                 _ => {}
             }
         }
@@ -142,7 +133,7 @@ fn parse_rule(line: &str, n: usize, path: &str) -> Result<Rule> {
         "nvls" => TunerAlgo::Lowered(Algo::Nvls),
         "nvls_tree" | "nvlstree" => TunerAlgo::Lowered(Algo::NvlsTree),
         "collnet_direct" | "collnet_chain" => TunerAlgo::CollNet,
-        "pat" => TunerAlgo::Pat,
+        "pat" => TunerAlgo::Lowered(Algo::Pat),
         _ => return Err(bad(3, "give tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree or pat")),
     };
     let proto = match f[4].to_lowercase().as_str() {

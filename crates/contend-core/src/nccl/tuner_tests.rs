@@ -34,7 +34,7 @@ fn the_three_line_forms_and_comments_parse() {
         (4, TunerAlgo::Lowered(Algo::NvlsTree), Proto::Ll128, None, Some(2), Some(16), Some(1))
     );
     let r = &t.rules[2];
-    assert_eq!((r.algo, r.channels, r.reg_buff), (TunerAlgo::Pat, Some(64), Some(false)));
+    assert_eq!((r.algo, r.channels, r.reg_buff), (TunerAlgo::Lowered(Algo::Pat), Some(64), Some(false)));
 }
 
 #[test]
@@ -77,24 +77,24 @@ fn the_first_applicable_line_whose_choice_may_run_wins() {
     // apply to one nccl-tests call on 2 nodes; line 5's NVLS is not enabled here; line 6's
     // 16 ranks match.
     let no_nvls = |a: Algo, _: Proto| a != Algo::Nvls;
-    let hit = t.apply(Coll::AllReduce, 100, 2, 16, true, &no_nvls).unwrap().unwrap();
+    let hit = t.apply(Coll::AllReduce, 100, 2, 16, &no_nvls).unwrap().unwrap();
     assert_eq!((hit.rule.line, hit.algo, hit.proto, hit.rule.channels), (6, Algo::Ring, Proto::Simple, Some(3)));
-    let hit = t.apply(Coll::AllReduce, 100, 2, 16, true, &all).unwrap().unwrap();
+    let hit = t.apply(Coll::AllReduce, 100, 2, 16, &all).unwrap().unwrap();
     assert_eq!(hit.rule.line, 5);
-    let hit = t.apply(Coll::AllReduce, 100, 2, 8, true, &no_nvls).unwrap().unwrap();
+    let hit = t.apply(Coll::AllReduce, 100, 2, 8, &no_nvls).unwrap().unwrap();
     assert_eq!((hit.rule.line, hit.algo, hit.proto), (7, Algo::Tree, Proto::Ll));
     // Both ends of the size range are inside; other collectives and sizes find none.
-    assert!(t.apply(Coll::AllReduce, 0, 2, 8, true, &no_nvls).unwrap().is_some());
-    assert!(t.apply(Coll::AllReduce, 101, 2, 8, true, &all).unwrap().is_none());
-    assert!(t.apply(Coll::AllGather, 100, 2, 8, true, &all).unwrap().is_none());
-    // PAT, where NCCL would run it (one rank per node), is refused in one line; elsewhere skipped.
-    let pat = Tuner::parse("allgather,0,100,pat,simple,-1,-1,-1\n", "p.conf").unwrap();
-    let e = pat.apply(Coll::AllGather, 100, 4, 4, true, &all).unwrap_err().to_string();
-    assert!(e.starts_with("p.conf: line 1 algorithm: is pat"), "{e}");
-    assert!(pat.apply(Coll::AllGather, 100, 2, 16, true, &all).unwrap().is_none());
-    // Where PAT is not in NCCL's table (2.19/2.21, NCCL_PROTO without Simple, …) NCCL passes over the
+    assert!(t.apply(Coll::AllReduce, 0, 2, 8, &no_nvls).unwrap().is_some());
+    assert!(t.apply(Coll::AllReduce, 101, 2, 8, &all).unwrap().is_none());
+    assert!(t.apply(Coll::AllGather, 100, 2, 8, &all).unwrap().is_none());
+    // PAT, where NCCL's table has it (`enabled`: one rank per node, 2.23 on), picks; where it
+    // does not (2.19/2.21, two GPUs a node, NCCL_PROTO without Simple, …) NCCL passes over the
     // line, to the next one or its own model.
-    assert!(pat.apply(Coll::AllGather, 100, 4, 4, false, &all).unwrap().is_none());
+    let pat = Tuner::parse("allgather,0,100,pat,simple,-1,-1,-1\n", "p.conf").unwrap();
+    let hit = pat.apply(Coll::AllGather, 100, 4, 4, &all).unwrap().unwrap();
+    assert_eq!((hit.algo, hit.proto), (Algo::Pat, Proto::Simple));
+    let no_pat = |a: Algo, _: Proto| a != Algo::Pat;
+    assert!(pat.apply(Coll::AllGather, 100, 2, 16, &no_pat).unwrap().is_none());
 }
 
 fn sweep(machine: &str, tuner: &str, algo: Option<&str>, nodes: usize) -> tests_tool::Report {

@@ -351,6 +351,8 @@ pub struct Comm {
     /// its graphs' `latencyInter`, which NCCL's model adds to each network step's latency, and
     /// once more for Simple ("the flush extra latency"; tuning.cc, since 2.12).
     pub net_latency: f64,
+    /// NCCL_PAT_ENABLE (`nccl_pat_enable`): 0 off, 1 on, 2 NCCL's rule (`pat_on`).
+    pub pat_enable: u8,
 }
 
 impl Comm {
@@ -600,6 +602,8 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     };
     match (coll, algo) {
         (Coll::AllToAll | Coll::SendRecv, _) | (_, Algo::P2p) => return None,
+        (Coll::AllGather | Coll::ReduceScatter, Algo::Pat) => return pat_model(c, proto),
+        (_, Algo::Pat) => return None,
         (Coll::AllReduce, _) => {}
         (Coll::AllGather | Coll::ReduceScatter, Algo::Nvls) => {}
         (_, Algo::Tree | Algo::Nvls | Algo::NvlsTree) => return None,
@@ -686,9 +690,46 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
             let log2 = (c.nodes as f64).log2().floor();
             lat += 2.0 * ((ppn as f64 - 1.0) * intra + log2 * inter);
         }
-        Algo::Nvls | Algo::NvlsTree | Algo::P2p => unreachable!("NVLS, NVLS-tree and p2p return above"),
+        Algo::Nvls | Algo::NvlsTree | Algo::Pat | Algo::P2p => unreachable!("NVLS, NVLS-tree, PAT and p2p return above"),
     }
     Some((lat, algbw))
+}
+
+/// PAT's `baseLatencies` (µs; 2.23.4 sets it in place, 2.28.3 on has it in the table), its
+/// per-rank latency and the share of the network latency each of its log2(nodes) steps pays
+/// (tuning.cc `ncclTopoTuneModel`, v2.23.4-1 to v2.30.7-1: `8 + log2i(nNodes) * (interLat / 3.5)
+/// + nRanks * 2.8`, "still a linear part").
+pub const PAT_BASE_US: f64 = 8.0;
+pub const PAT_RANK_US: f64 = 2.8;
+pub const PAT_NET_DIVISOR: f64 = 3.5;
+
+/// Whether NCCL puts PAT in its table for this communicator (tuning.cc `ncclPatEnable`, 2.23.4
+/// on): compute capability 6.0 or later from 2.26 whatever NCCL_PAT_ENABLE says (`Version::pat_on`);
+/// then NCCL_PAT_ENABLE 0 turns it off; at its default 2, one GPU per node (`nNodes == nRanks`)
+/// and a host network device (every network contend models: no device-offload plugin). 1 forces
+/// it on, which NCCL connects only at one GPU per node (init.cc `maxLocalRanks == 1`): elsewhere
+/// `Comm::set_constants` refuses it, so here 1 and 2 read alike.
+pub fn pat_on(c: &Comm) -> bool {
+    c.version.pat_on(c.cc) && c.pat_enable != 0 && c.nodes == c.ranks
+}
+
+/// PAT in NCCL's model (all-gather and reduce-scatter, Simple only, where `pat_on`): its graph is
+/// the tree graph (init.cc `graphs[NCCL_ALGO_PAT] = treeGraph`), its bus bandwidth the tree
+/// graph's channels times its intra (up to two nodes) or inter bandwidth times 0.85 (2.23) or 0.75
+/// (2.24 on, `Version::pat_share`), kept as algorithm bandwidth (no ratio for all-gather and
+/// reduce-scatter); its latency `PAT_BASE_US` + log2(nodes) x interLat / 3.5 + ranks x 2.8, with
+/// interLat the tree's network Simple latency (one GPU per node) and the plugin's latency twice.
+fn pat_model(c: &Comm, proto: Proto) -> Option<(f64, f64)> {
+    if proto != Proto::Simple || !pat_on(c) {
+        return None;
+    }
+    let bw = if c.nodes <= 2 { c.tree_bw_intra } else { c.tree_bw_inter };
+    let bus = c.tree_channels as f64 * bw * c.version.pat_share();
+    // One GPU per node: NCCL's model takes the tree's network latency (`ppn1_tree_net`, 2.23.4 on).
+    let hw = c.version.tree_simple_hw()[Hw::Net as usize];
+    let inter = hw + c.net_extra(proto);
+    let log2 = (c.nodes.max(1) as f64).log2().floor();
+    Some((PAT_BASE_US + log2 * inter / PAT_NET_DIVISOR + c.ranks as f64 * PAT_RANK_US, bus))
 }
 
 /// NVLS in NCCL's model: Simple only, two channels at least, one node (across nodes NCCL needs

@@ -44,7 +44,7 @@
 //!   the GPUs per node; `nInterSteps` 2 x (nodes - 1) for all-reduce; one GPU per node pays the
 //!   tree's network latency; PAT (all-gather and reduce-scatter at one GPU per node); NVLS
 //!   all-gather and reduce-scatter keep their bus bandwidth (no 5/6 ratio).
-//! - v2.24.3-1: as 2.23.4 here (PAT's bandwidth 0.75, not 0.85; a mixed-CPU row; neither read).
+//! - v2.24.3-1: as 2.23.4 here but PAT's bandwidth 0.75, not 0.85 (`pat_share`; a mixed-CPU row, not read).
 //! - v2.25.1-1: Blackwell tables (`llMaxBws` 282, 90, 70; per channel twice Hopper's), LL128 on
 //!   for 10.0 and 12.0 too; MAXCHANNELS 64; the Hopper channel doubling from compute capability
 //!   9.0 up; the NVLink p2p chunk needs every GPU pair on NVLink; 32 NVLS channels on Blackwell.
@@ -450,6 +450,16 @@ impl Version {
     /// capability `cc`: 6.0 and up from 2.26.2 ("SM60 or higher for CUDA atomics"), any before.
     pub fn pat_on(self, cc: u32) -> bool {
         self >= Version::V2_23 && (self < Version::V2_26 || cc >= 60)
+    }
+
+    /// PAT's share of its graph's bus bandwidth (tuning.cc `if (a == NCCL_ALGO_PAT) busBw *= …`):
+    /// 0.85 in 2.23.4, 0.75 from 2.24.3 to 2.30.7.
+    pub fn pat_share(self) -> f64 {
+        if self < Version::V2_24 {
+            0.85
+        } else {
+            0.75
+        }
     }
 
     /// MAXCHANNELS (device.h): 32 to 2.24.3, 64 from 2.25.1.

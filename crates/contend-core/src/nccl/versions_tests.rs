@@ -27,6 +27,7 @@ pub(super) fn comm(version: Version) -> Comm {
         nvls_bw_inter: 0.0,
         version,
         net_latency: 0.0,
+        pat_enable: 2,
     }
 }
 

@@ -1,0 +1,181 @@
+//! PAT (`lower::pat`, `tuning::pat_model`) checked from NCCL's definition: the binomial steps
+//! to ranks 2^d away (transport/generic.cc), ceil((n - 2^d) / 2^(d+1)) pieces a dimension, the
+//! chunk and aggregation rules (enqueue.cc, collectives.h), NCCL's selection by release and GPUs
+//! per node and its model's time worked out by hand from tuning.cc. (The piece counts are also
+//! what NCCL 2.23.4's PatAGAlgorithm / PatRSAlgorithm give when run on the host: docs/nccl.md, "PAT".)
+
+use super::lower::pat;
+use super::tests_tool::Request;
+use super::*;
+use crate::api;
+use std::collections::BTreeMap;
+
+/// Pieces a rank sends on each dimension, n - 1 in all: ceil((n - 2^d) / 2^(d+1)).
+fn by_hand(n: usize) -> Vec<usize> {
+    (0..).map(|d| 1usize << d).take_while(|&p| p < n).map(|p| (n - p).div_ceil(2 * p)).collect()
+}
+
+#[test]
+fn steps_and_pieces_follow_the_binomial_definition() {
+    let want: [(usize, &[usize]); 7] =
+        [(2, &[1]), (4, &[2, 1]), (6, &[3, 1, 1]), (8, &[4, 2, 1]), (12, &[6, 3, 1, 1]), (16, &[8, 4, 2, 1]), (64, &[32, 16, 8, 4, 2, 1])];
+    for (n, pieces) in want {
+        assert_eq!(by_hand(n), pieces, "{n}");
+        assert_eq!(pat::dims(n), pieces.len(), "{n}: one step a dimension, 2^d < n");
+        assert_eq!(pieces.iter().sum::<usize>(), n - 1);
+        for coll in [Coll::AllGather, Coll::ReduceScatter] {
+            // One piece a message: n - 1 messages a chunk.
+            let one = pat::messages(coll, n, 1);
+            assert_eq!(one.iter().map(Vec::len).collect::<Vec<_>>(), pieces, "{coll:?} {n}");
+            // A small call packs a dimension's pieces into one message (aggregation n / 2):
+            // log2(n) messages a chunk, the same pieces.
+            let packed = pat::messages(coll, n, (n / 2).max(1));
+            assert!(packed.iter().all(|ms| ms.len() == 1), "{coll:?} {n}");
+            assert_eq!(packed.iter().map(|ms| ms[0].len()).collect::<Vec<_>>(), pieces);
+        }
+    }
+    // All-gather's offsets are the pieces of ranks r + t, t a multiple of 2^(d+1); reduce-scatter's
+    // the partials for r + s, s's lowest set bit d.
+    assert_eq!(pat::offsets(Coll::AllGather, 8, 0), [0, 2, 4, 6]);
+    assert_eq!(pat::offsets(Coll::AllGather, 6, 1), [0]);
+    assert_eq!(pat::offsets(Coll::ReduceScatter, 8, 0), [1, 3, 5, 7]);
+    assert_eq!(pat::offsets(Coll::ReduceScatter, 12, 2), [4]);
+}
+
+#[test]
+fn a_piece_waits_for_the_receives_its_tree_gives_it() {
+    // All-gather: the piece of r + 6 goes out on dimension 0 after it came on dimension 1 (from
+    // r + 2, whose own offset for it is 4); r's own piece waits for nothing.
+    assert_eq!(pat::needs(Coll::AllGather, 8, 0, 6), [(1, 4)]);
+    assert_eq!(pat::needs(Coll::AllGather, 8, 1, 4), [(2, 0)]);
+    assert!(pat::needs(Coll::AllGather, 8, 2, 0).is_empty());
+    // Reduce-scatter: the partial for r + 4 leaves on dimension 2 with the partials from r - 1
+    // (its offset 5) and r - 2 (its offset 6); on 6 ranks r - 2 has none for it (6 is not a rank
+    // offset), as NCCL's host run shows (one receive before the send of offset 4).
+    assert_eq!(pat::needs(Coll::ReduceScatter, 8, 2, 4), [(0, 5), (1, 6)]);
+    assert_eq!(pat::needs(Coll::ReduceScatter, 6, 2, 4), [(0, 5)]);
+    assert!(pat::needs(Coll::ReduceScatter, 8, 0, 3).is_empty());
+}
+
+#[test]
+fn chunk_and_aggregation_are_nccls() {
+    let step = 4 * 1024 * 1024 / 8;
+    // enqueue.cc: one 512 KiB step, halved while 32 chunks (all-gather) or 16 (reduce-scatter)
+    // exceed the channel's bytes, down to 64 KiB.
+    assert_eq!(pat::chunk(Coll::AllGather, step, 128 << 20), 512 << 10);
+    assert_eq!(pat::chunk(Coll::AllGather, step, 8 << 20), 256 << 10);
+    assert_eq!(pat::chunk(Coll::ReduceScatter, step, 8 << 20), 512 << 10);
+    assert_eq!(pat::chunk(Coll::AllGather, step, 1 << 20), 64 << 10);
+    // collectives.h: pieces a message, doubled while a chunk holds twice as many, below n / 2.
+    assert_eq!(pat::aggregation(64 << 10, 1 << 10, 64), 32);
+    assert_eq!(pat::aggregation(64 << 10, 8 << 10, 16), 8);
+    assert_eq!(pat::aggregation(64 << 10, 16 << 10, 16), 4);
+    assert_eq!(pat::aggregation(512 << 10, 8 << 20, 16), 1);
+}
+
+/// NCCL's model on a communicator given by hand: 16 nodes of one GPU, a tree graph of 2 channels
+/// at 24 GB/s between nodes.
+fn one_per_node(version: versions::Version, nodes: usize) -> tuning::Comm {
+    tuning::Comm { ranks: nodes, nodes, cc: 90, tree_channels: 2, tree_bw_intra: 24.0, tree_bw_inter: 24.0, ..super::versions_tests::comm(version) }
+}
+
+#[test]
+fn nccls_pat_model_by_hand() {
+    use versions::Version;
+    // 2.30.7: bus = 2 x 24 x 0.75 = 36 GB/s (no algorithm ratio); latency 8 + log2(16) x 14 / 3.5
+    // + 16 x 2.8 = 68.8 us; 1 MiB: 68.8 + 1048576 / 36000 = 97.927 us.
+    let c = one_per_node(Version::V2_30, 16);
+    let (lat, bw) = tuning::model(&c, Coll::AllGather, Algo::Pat, Proto::Simple).unwrap();
+    assert!((lat - 68.8).abs() < 1e-9 && (bw - 36.0).abs() < 1e-9, "{lat} {bw}");
+    let t = tuning::time_us(&c, Coll::ReduceScatter, Algo::Pat, Proto::Simple, 1 << 20).unwrap();
+    assert!((t - (68.8 + 1048576.0 / 36000.0)).abs() < 1e-9, "{t}");
+    // 2.23.4: 0.85 (40.8 GB/s); the net plugin's 5 us twice in interLat (Simple's flush).
+    let c = tuning::Comm { net_latency: 5.0, ..one_per_node(Version::V2_23, 16) };
+    let (lat, bw) = tuning::model(&c, Coll::AllGather, Algo::Pat, Proto::Simple).unwrap();
+    assert!((lat - (8.0 + 4.0 * 24.0 / 3.5 + 44.8)).abs() < 1e-9 && (bw - 40.8).abs() < 1e-9, "{lat} {bw}");
+    // Not LL or LL128, not all-reduce, not before 2.23, not at two GPUs a node, not at NCCL_PAT_ENABLE=0.
+    let c = one_per_node(Version::V2_30, 16);
+    assert!(tuning::model(&c, Coll::AllGather, Algo::Pat, Proto::Ll).is_none());
+    assert!(tuning::model(&c, Coll::AllReduce, Algo::Pat, Proto::Simple).is_none());
+    assert!(tuning::model(&one_per_node(Version::V2_22, 16), Coll::AllGather, Algo::Pat, Proto::Simple).is_none());
+    assert!(tuning::model(&tuning::Comm { ranks: 32, ..c.clone() }, Coll::AllGather, Algo::Pat, Proto::Simple).is_none());
+    assert!(tuning::model(&tuning::Comm { pat_enable: 0, ..c.clone() }, Coll::AllGather, Algo::Pat, Proto::Simple).is_none());
+    // From 2.26 compute capability 6.0 at least, whatever NCCL_PAT_ENABLE says.
+    assert!(tuning::model(&tuning::Comm { cc: 52, version: Version::V2_26, pat_enable: 1, ..c }, Coll::AllGather, Algo::Pat, Proto::Simple).is_none());
+    // Against the ring at 1 MiB on 16 nodes (ring Simple, one GPU a node: 8.4 base + 15 network
+    // steps x 14 = 218.4 us of latency): NCCL picks PAT.
+    let c = tuning::Comm { graph_channels: 2, bw_intra: 24.0, bw_inter: 24.0, ..one_per_node(Version::V2_30, 16) };
+    let allowed = [(Algo::Ring, Proto::Simple), (Algo::Pat, Proto::Simple)];
+    assert_eq!(tuning::choose(&c, Coll::AllGather, 1 << 20, &allowed).unwrap().0, Algo::Pat);
+    let (ring_lat, _) = tuning::model(&c, Coll::AllGather, Algo::Ring, Proto::Simple).unwrap();
+    assert!((ring_lat - 218.4).abs() < 1e-9, "{ring_lat}");
+}
+
+/// `machine` on `nodes` nodes of `per_node` GPUs each (`contend nccl-tests -g`), under `version`.
+fn comm(machine: &str, nodes: usize, per_node: usize, params: &[(&str, &str)]) -> Result<Comm> {
+    let params: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let req = Request { ngpus: Some(per_node), params: params.clone(), ..Request::one("all_gather", "1M") };
+    let (m, nodes_gpus, _) = nodes::on_nodes(machine, &req, nodes, None)?;
+    let mut c = Comm::new(&m, &nodes_gpus, None)?;
+    c.set_constants(constants::split(&params)?.0)?;
+    Ok(c)
+}
+
+#[test]
+fn selection_by_release_and_gpus_per_node() {
+    let ag = Coll::AllGather;
+    for (v, pat) in [("2.22", false), ("2.23", true), ("2.24", true), ("2.26", true), ("2.30", true)] {
+        let c = comm("hgx-h100", 16, 1, &[("nccl_version", v)]).unwrap();
+        let got = c.choose(ag, 1 << 20, ag.algos(), &PROTOS).unwrap().0;
+        assert_eq!(got == Algo::Pat, pat, "{v}: {got:?}");
+    }
+    // Two GPUs a node: never PAT, and NCCL_ALGO=pat leaves nothing (NCCL: its bandwidth is 0).
+    let two = comm("hgx-h100", 8, 2, &[]).unwrap();
+    assert_ne!(two.choose(ag, 1 << 20, ag.algos(), &PROTOS).unwrap().0, Algo::Pat);
+    assert!(two.choose(ag, 1 << 20, &[Algo::Pat], &PROTOS).is_none());
+    // NCCL_PAT_ENABLE=0 turns it off; =1 on two GPUs a node is refused (NCCL connects no PAT peers there).
+    let off = comm("hgx-h100", 16, 1, &[("nccl_pat_enable", "0")]).unwrap();
+    assert_eq!(off.choose(ag, 1 << 20, ag.algos(), &PROTOS).unwrap().0, Algo::Ring);
+    let e = comm("hgx-h100", 8, 2, &[("nccl_pat_enable", "1")]).err().unwrap().to_string();
+    assert!(e.contains("nccl_pat_enable") && e.contains("no PAT peers"), "{e}");
+}
+
+#[test]
+fn each_rank_sends_its_pieces_to_the_ranks_2_to_the_d_away() {
+    for (coll, n) in [(Coll::AllGather, 4), (Coll::AllGather, 6), (Coll::ReduceScatter, 6), (Coll::ReduceScatter, 8)] {
+        let c = comm("hgx-h100", n, 1, &[]).unwrap();
+        // 64 MiB: a channel's share S = 64 MiB / channels, a piece S / n, one loop of whole pieces
+        // (no aggregation: the chunk is below twice a piece) or several; either way each rank sends
+        // P_d pieces of every channel's share to the rank 2^d away.
+        let bytes = 64u64 << 20;
+        let call = c.call(coll, Algo::Pat, Proto::Simple, bytes, 0);
+        let channels = call.channels() as u64;
+        let piece = bytes.div_ceil(channels).div_ceil(n as u64);
+        let (t, _) = lower::lower(&call);
+        let pos = |dev: usize| c.devices.iter().position(|&d| d == dev);
+        let mut sent = BTreeMap::<(usize, usize), u64>::new();
+        for x in t.iter().filter(|x| x.compute.is_none() && x.size > 64) {
+            *sent.entry((pos(x.src).unwrap(), pos(x.dst).unwrap())).or_default() += x.size;
+        }
+        for r in 0..n {
+            for (d, p) in by_hand(n).into_iter().enumerate() {
+                let to = if coll == Coll::AllGather { (r + n - (1 << d)) % n } else { (r + (1 << d)) % n };
+                assert_eq!(sent.get(&(r, to)).copied().unwrap_or(0), channels * p as u64 * piece, "{coll:?} {n}: {r} -> {to}");
+            }
+        }
+        // Nothing else: n - 1 pieces a rank a channel, log2 peers.
+        assert_eq!(sent.values().sum::<u64>(), n as u64 * channels * (n as u64 - 1) * piece);
+    }
+}
+
+#[test]
+fn a_one_gpu_per_node_cluster_runs_pat_and_explains_it() {
+    let req = |v: &str| Request { ngpus: Some(1), explain: true, params: vec![("nccl_version".into(), v.into())], ..Request::one("all_gather", "1M") };
+    let r = api::nccl_tests("hgx-h100", &req("2.30"), 16, None).unwrap();
+    assert_eq!(r.rows[0].algo, Algo::Pat);
+    let text = tests_tool::explain_text(&r);
+    assert!(text.contains("NCCL picks PAT/Simple") && text.contains("PAT on 16 ranks: 4 steps"), "{text}");
+    assert!(text.contains("Ring/Simple"), "the ring is run beside it: {text}");
+    // 2.22 has no PAT: the ring.
+    assert_eq!(api::nccl_tests("hgx-h100", &req("2.22"), 16, None).unwrap().rows[0].algo, Algo::Ring);
+}
