@@ -322,9 +322,7 @@ impl Executor<'_> {
             }
             let recount = moved || std::mem::take(&mut n.recount);
             let split = self.flows.nic_injection.get(q).is_some_and(|c| c.is_finite()) && (n.holders.len() > 1 || n.holders[0].slowed);
-            if split {
-                inject(&mut n.holders, self.flows.nic_injection[q], t, model);
-            }
+            let shares_moved = split && inject(&mut n.holders, self.flows.nic_injection[q], t, model);
             let n = &self.rel.nic[q];
             let rate_ahead: f64 = n.ahead.iter().map(|&g| model.rate(g as usize)).sum();
             let mut left_ahead = None;
@@ -350,9 +348,9 @@ impl Executor<'_> {
                     let from = self.nic_waiting[q].front().map_or(0, |&g| self.flows.past_shared(h, g));
                     self.flows.nic_buffer_past(h, from, &self.in_flight)
                 };
-                // The same r and B over the same messages: the release time stands (under a
-                // split, the shares may have moved it: look again).
-                if !moved && !split && seen == (rate, buffer) {
+                // The same r and B over the same messages and the same shares: the release
+                // time stands (a floor at constant shares does not move with t).
+                if !moved && !shares_moved && seen == (rate, buffer) {
                     continue;
                 }
                 self.rel.nic[q].holders[k].seen = (rate, buffer);
@@ -395,8 +393,8 @@ impl Executor<'_> {
 /// Advance each holder's injected bytes to t at its share so far, then split the NIC's injection
 /// link of capacity `link` among them as it now stands (the floor in the module's comment):
 /// holders slower than the fastest are held to their rate, the others share what is left
-/// equally, none above its narrowest capacity.
-fn inject(holders: &mut [Holder], link: f64, t: f64, model: &dyn EventModel) {
+/// equally, none above its narrowest capacity. Whether any share moved.
+fn inject(holders: &mut [Holder], link: f64, t: f64, model: &dyn EventModel) -> bool {
     let fastest = holders.iter().map(|h| model.rate(h.f as usize)).fold(0.0, f64::max);
     let bound = |h: &Holder| model.rate(h.f as usize) >= fastest * (1.0 - SAME_TIME.sqrt());
     let mut left = link;
@@ -422,10 +420,14 @@ fn inject(holders: &mut [Holder], link: f64, t: f64, model: &dyn EventModel) {
         }
         left -= c;
     }
+    let mut moved = false;
     for h in holders.iter_mut() {
-        h.share = if bound(h) { h.alone.min(level) } else { h.alone };
-        if h.share < h.alone * (1.0 - SAME_TIME.sqrt()) {
+        let share = if bound(h) { h.alone.min(level) } else { h.alone };
+        moved |= share != h.share;
+        h.share = share;
+        if share < h.alone * (1.0 - SAME_TIME.sqrt()) {
             h.slowed = true;
         }
     }
+    moved
 }
