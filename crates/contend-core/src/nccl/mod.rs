@@ -33,6 +33,8 @@ mod graph_tests;
 #[cfg(test)]
 mod iterations_tests;
 #[cfg(test)]
+mod multinode_tests;
+#[cfg(test)]
 mod nvb_tests;
 #[cfg(test)]
 mod nvls_tests;
@@ -870,9 +872,9 @@ impl Comm {
         let base = tuning::BASE_LATENCY_US[a][p];
         let mut step = tuning::HW_LATENCY_US[intra as usize][a][p];
         // NCCL's ring model charges a step inside a node at least the network's per-step overhead
-        // when the ring spans nodes (tuning.cc `netOverhead`: 3 µs Simple, 1 µs LL and LL128).
-        if self.nodes > 1 && algo == Algo::Ring && !matches!(coll, Coll::AllToAll | Coll::SendRecv) {
-            step = step.max(if proto == Proto::Simple { 3.0 } else { 1.0 });
+        // when the ring spans nodes (`tuning::net_overhead`: by the host's CPU vendor).
+        if algo == Algo::Ring && !matches!(coll, Coll::AllToAll | Coll::SendRecv) {
+            step = step.max(tuning::net_overhead(&self.tuning, proto));
         }
         // One rank per node: NCCL's model takes the tree's network latency for every algorithm.
         let net_row = if self.ppn == 1 { Algo::Tree as usize } else { a };

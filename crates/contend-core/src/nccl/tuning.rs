@@ -337,7 +337,7 @@ pub struct Comm {
     /// default 1). A GPU that receives without GDR has its NIC path rerouted through its CPU,
     /// PHB (graph/paths.cc `ncclTopoComputePaths`), so LL128 is off there (`Comm::ll128_net`).
     pub ll128_net: bool,
-    /// The CPUs are AMD's (for the multi-node LL row).
+    /// The CPUs are AMD's (for the multi-node LL row and `net_overhead`).
     pub amd: bool,
     /// NVLS (the GPUs meet in an NVSwitch that reduces and multicasts): the NVLS graph's
     /// channels (one head per GPU) and its intra- and inter-node bandwidth per channel, GB/s;
@@ -673,17 +673,8 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
                 let hw_here = if c.nodes == 1 { hw } else { Hw::Net };
                 lat += hw_lat(hw_here, a);
             } else {
-                let net_overhead = if c.nodes > 1 {
-                    if proto == Proto::Simple {
-                        3.0
-                    } else {
-                        1.0
-                    }
-                } else {
-                    0.0
-                };
                 let inter_steps = v.inter_steps(c.nodes, coll == Coll::AllReduce);
-                lat += (nsteps - inter_steps) * intra.max(net_overhead) + inter_steps * inter;
+                lat += (nsteps - inter_steps) * intra.max(net_overhead(c, proto)) + inter_steps * inter;
             }
         }
         Algo::Tree => {
@@ -730,6 +721,23 @@ fn pat_model(c: &Comm, proto: Proto) -> Option<(f64, f64)> {
     let inter = hw + c.net_extra(proto);
     let log2 = (c.nodes.max(1) as f64).log2().floor();
     Some((PAT_BASE_US + log2 * inter / PAT_NET_DIVISOR + c.ranks as f64 * PAT_RANK_US, bus))
+}
+
+/// NCCL's `netOverhead` (µs): the least a ring step inside a node costs once the ring spans nodes
+/// (tuning.cc `getNetOverhead`, the same body in v2.18.5 to v2.30.7): 2 µs on AMD x86 hosts, 1 µs on
+/// Intel x86 and on every other CPU (and where the machine file names none), three times that for
+/// Simple; 0 on one node. NCCL_NET_OVERHEAD is not read. The choice (`model`) and the lowered ring
+/// step (`Comm::call_with`) both take it from here.
+pub fn net_overhead(c: &Comm, proto: Proto) -> f64 {
+    if c.nodes <= 1 {
+        return 0.0;
+    }
+    let per_step = if c.amd { 2.0 } else { 1.0 };
+    if proto == Proto::Simple {
+        3.0 * per_step
+    } else {
+        per_step
+    }
 }
 
 /// NVLS in NCCL's model: Simple only, two channels at least, one node (across nodes NCCL needs

@@ -1,0 +1,56 @@
+//! NCCL's cost model across nodes where it depends on the host: `netOverhead` by CPU vendor
+//! (tuning.cc `getNetOverhead`). Expected values from NCCL's tables, by hand.
+
+use super::*;
+use crate::topology::Machine;
+
+/// `nodes` copies of `machine` on one switch, NICs at `nic` (as `contend nccl-tests --nodes`).
+fn comm_of(machine: &str, nodes: usize, nic: &str) -> Comm {
+    let hosts = vec!["S0"; nodes].join(", ");
+    let text = format!(
+        "name: c\nfabric:\n  graph: {{switches: [{{name: S0}}], links: [], hosts: [{hosts}]}}\nlink: {{bandwidth: {nic}}}\nnodes: {{count: {nodes}, machine: \"{machine}\"}}\n"
+    );
+    let m = Machine::from_text(&text, "c").unwrap();
+    let node = |k: usize| m.gpus().into_iter().filter(|&g| m.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
+    Comm::new(&m, &(0..nodes).map(node).collect::<Vec<_>>(), None).unwrap()
+}
+
+/// The host CPU's `netOverhead` (tuning.cc `getNetOverhead`, v2.18.5 to v2.30.7): 1 µs on Intel
+/// x86, 2 µs on AMD x86, 1 µs elsewhere; x 3 for Simple. A ring step inside a node of a
+/// multi-node ring costs at least that.
+#[test]
+fn ring_steps_inside_a_node_pay_the_hosts_net_overhead() {
+    use super::versions_tests::comm;
+    let intel = comm(versions::Version::V2_30);
+    let amd = tuning::Comm { amd: true, ..intel.clone() };
+    let lat = |c: &tuning::Comm, coll, proto| tuning::model(c, coll, Algo::Ring, proto).unwrap().0;
+    // All-gather on 16 ranks, 2 nodes: 15 steps, 1 across nodes (NET LL 2.7 µs), 14 inside at
+    // max(NVLink LL 0.6, netOverhead): 6.6 + 14 x 1 + 2.7 = 23.3 µs on Intel, 6.6 + 14 x 2 + 2.7 = 37.3 on AMD.
+    assert!((lat(&intel, Coll::AllGather, Proto::Ll) - 23.3).abs() < 1e-9);
+    assert!((lat(&amd, Coll::AllGather, Proto::Ll) - 37.3).abs() < 1e-9);
+    // All-reduce Simple: 30 steps, 2 across nodes (14 µs); 28 inside at max(3.4, 3 x netOverhead):
+    // Intel 8.4 + 28 x 3.4 + 28 = 131.6; AMD 8.4 + 28 x 6 + 28 = 204.4 µs.
+    assert!((lat(&intel, Coll::AllReduce, Proto::Simple) - 131.6).abs() < 1e-9);
+    assert!((lat(&amd, Coll::AllReduce, Proto::Simple) - 204.4).abs() < 1e-9);
+    // One node: no overhead.
+    let one = tuning::Comm { nodes: 1, ranks: 8, ..amd.clone() };
+    assert_eq!(tuning::net_overhead(&one, Proto::Simple), 0.0);
+}
+
+/// The lowered ring step takes the same `netOverhead`: dgx-a100 names AMD EPYC 7742 hosts (2 µs;
+/// 6 µs Simple, above NVLink's 3.4), hgx-h100 Intel Xeons (1 µs; Simple keeps NVLink's 3.4).
+#[test]
+fn the_lowered_ring_step_takes_the_hosts_net_overhead() {
+    let step = |c: &Comm, proto| c.call(Coll::AllGather, Algo::Ring, proto, 1 << 20, 0).step * 1e6;
+    let a100 = comm_of("dgx-a100", 2, "25GB/s");
+    assert!(a100.tuning.amd);
+    assert!((step(&a100, Proto::Ll) - 2.0).abs() < 1e-9);
+    assert!((step(&a100, Proto::Simple) - 6.0).abs() < 1e-9);
+    let h100 = comm_of("hgx-h100", 2, "50GB/s");
+    assert!(!h100.tuning.amd);
+    assert!((step(&h100, Proto::Ll) - 1.0).abs() < 1e-9);
+    assert!((step(&h100, Proto::Simple) - 3.4).abs() < 1e-9);
+    // 2 x dgx-a100 all-gather at 32 MiB: NCCL's model (2 µs a step) picks ring LL128 over Simple.
+    let pick = a100.choose(Coll::AllGather, 32 << 20, &[Algo::Ring], &[Proto::Ll, Proto::Ll128, Proto::Simple]).unwrap();
+    assert_eq!(pick.1, Proto::Ll128, "{pick:?}");
+}
