@@ -509,6 +509,7 @@ impl Comm {
             nvlink_only: graph.kind <= topo::PathType::Nvb,
             ll128_net: true,
             amd,
+            same_channels: rails[1][0].same_channels(if nodes > 1 { ring_channels } else { searched }),
             version: versions::Version::V2_30,
             net_latency: 0.0,
             pat_enable: 2,
@@ -699,6 +700,7 @@ impl Comm {
         self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
         self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;
+        self.tuning.same_channels = self.rails().same_channels(self.tuning.graph_channels);
         Ok(())
     }
 

@@ -1,5 +1,6 @@
-//! NCCL's cost model across nodes where it depends on the host: `netOverhead` by CPU vendor
-//! (tuning.cc `getNetOverhead`). Expected values from NCCL's tables, by hand.
+//! NCCL's cost model across nodes where it depends on the host and the ring graph: `netOverhead`
+//! by CPU vendor (tuning.cc `getNetOverhead`) and broadcast's and reduce's ring latency by the
+//! graph's `sameChannels` (tuning.cc, search.cc). Expected values from NCCL's tables, by hand.
 
 use super::*;
 use crate::topology::Machine;
@@ -53,4 +54,41 @@ fn the_lowered_ring_step_takes_the_hosts_net_overhead() {
     // 2 x dgx-a100 all-gather at 32 MiB: NCCL's model (2 µs a step) picks ring LL128 over Simple.
     let pick = a100.choose(Coll::AllGather, 32 << 20, &[Algo::Ring], &[Proto::Ll, Proto::Ll128, Proto::Simple]).unwrap();
     assert_eq!(pick.1, Proto::Ll128, "{pick:?}");
+}
+
+/// Broadcast's and reduce's ring latency (tuning.cc, v2.18.5 to v2.30.7): one hop where the
+/// graph keeps the same channels, nRanks hops otherwise, Simple at the tree's hop figure.
+#[test]
+fn broadcast_latency_follows_same_channels() {
+    use super::versions_tests::comm;
+    let lat = |c: &tuning::Comm, proto| tuning::model(c, Coll::Broadcast, Algo::Ring, proto).unwrap().0;
+    let same = comm(versions::Version::V2_30);
+    let differ = tuning::Comm { same_channels: false, ..same.clone() };
+    // 16 ranks on 2 nodes, NET latencies: LL 6.6 + 2.7 and 6.6 + 16 x 2.7; LL128 14 + 4 and
+    // 14 + 16 x 4; Simple 8.4 + 14 and 8.4 + 16 x 14 (tree/Simple's NET figure, 14 in 2.30.7).
+    for (proto, one, many) in [(Proto::Ll, 9.3, 49.8), (Proto::Ll128, 18.0, 78.0), (Proto::Simple, 22.4, 232.4)] {
+        assert!((lat(&same, proto) - one).abs() < 1e-9, "{proto:?}");
+        assert!((lat(&differ, proto) - many).abs() < 1e-9, "{proto:?}");
+    }
+    // 2.19.3's tree/Simple NET figure is 28 µs: 8.4 + 16 x 28.
+    let old = tuning::Comm { version: versions::Version::V2_19, ..differ.clone() };
+    assert!((lat(&old, Proto::Simple) - 456.4).abs() < 1e-9);
+    let reduce = tuning::model(&differ, Coll::Reduce, Algo::Ring, Proto::Ll).unwrap().0;
+    assert!((reduce - 49.8).abs() < 1e-9);
+}
+
+/// `sameChannels` from the rings: across hgx-h100 nodes channel c enters at GPU c (its NIC's local
+/// GPU), so the channels differ (NCCL's search keeps them from its second, sameChannels 0 try);
+/// on one node every channel crosses the GPUs in one order.
+#[test]
+fn same_channels_comes_from_the_rings() {
+    let two = comm_of("hgx-h100", 2, "50GB/s");
+    assert!(!two.tuning.same_channels);
+    let m = Machine::from_text(crate::topology::preset_text("hgx-h100").unwrap(), "hgx-h100").unwrap();
+    assert!(Comm::new(&m, &[m.gpus()], None).unwrap().tuning.same_channels);
+    // NCCL's pick on 2 x hgx-h100 with the graph's bandwidths (LL 39, LL128 293.6, Simple 384 GB/s):
+    // LL to 1 MiB (LL128's 78 µs latency), LL128 at 16 MiB (Simple's 232.4).
+    let all = [Proto::Ll, Proto::Ll128, Proto::Simple];
+    assert_eq!(two.choose(Coll::Broadcast, 1 << 20, &[Algo::Ring], &all).unwrap().1, Proto::Ll);
+    assert_eq!(two.choose(Coll::Broadcast, 16 << 20, &[Algo::Ring], &all).unwrap().1, Proto::Ll128);
 }

@@ -267,6 +267,17 @@ pub fn build(
 }
 
 impl Rails {
+    /// NCCL's `sameChannels` for these rails' first `graph_channels` channels (the ring graph's;
+    /// the rest are its copies): whether every one crosses the GPUs in channel 0's order. NCCL's
+    /// search tries the same channels first (search.cc `ncclTopoSearchRecNet`: each channel
+    /// replays the previous one's GPUs, `FORCED_ORDER_REPLAY`) and searches different ones
+    /// (`sameChannels = 0`) only where that graph falls short (`ncclTopoCompute`, v2.18.5 to
+    /// v2.30.7), so rails whose channels enter a node at different GPUs are a `sameChannels` 0 graph.
+    pub fn same_channels(&self, graph_channels: usize) -> bool {
+        let n = graph_channels.min(self.rings.len());
+        self.rings[..n].windows(2).all(|w| w[0] == w[1])
+    }
+
     /// Where a tree channel crosses between nodes: NCCL's tree graph is searched as the ring's,
     /// through the same NICs (search.cc `ncclTopoSearchRecNet`: channel c starts at NIC c mod
     /// NICs), each channel's chain on a node entering at the GPU the search reached from its NIC

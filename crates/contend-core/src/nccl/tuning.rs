@@ -339,6 +339,10 @@ pub struct Comm {
     pub ll128_net: bool,
     /// The CPUs are AMD's (for the multi-node LL row and `net_overhead`).
     pub amd: bool,
+    /// The ring graph's `sameChannels` (search.cc `ncclTopoCompute`): every channel crosses each
+    /// node's GPUs in the same order (`rails::Rails::same_channels`). Only broadcast's and reduce's
+    /// ring latency reads it.
+    pub same_channels: bool,
     /// NVLS (the GPUs meet in an NVSwitch that reduces and multicasts): the NVLS graph's
     /// channels (one head per GPU) and its intra- and inter-node bandwidth per channel, GB/s;
     /// 0 channels: no NVLS.
@@ -669,9 +673,15 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     match algo {
         Algo::Ring => {
             if matches!(coll, Coll::Broadcast | Coll::Reduce) {
-                // The ring search keeps the same channels (sameChannels): one hop's latency.
+                // tuning.cc (v2.18.5 to v2.30.7): a ring graph of the same channels pays one hop's
+                // latency; one whose channels differ pays it for each of its nRanks steps, Simple
+                // at the tree's figure ("Add some chunk latency, waiting for proper chunk modeling").
                 let hw_here = if c.nodes == 1 { hw } else { Hw::Net };
-                lat += hw_lat(hw_here, a);
+                if c.same_channels {
+                    lat += hw_lat(hw_here, a);
+                } else {
+                    lat += nsteps * hw_lat(hw_here, if proto == Proto::Simple { Algo::Tree as usize } else { a });
+                }
             } else {
                 let inter_steps = v.inter_steps(c.nodes, coll == Coll::AllReduce);
                 lat += (nsteps - inter_steps) * intra.max(net_overhead(c, proto)) + inter_steps * inter;

@@ -22,6 +22,7 @@ pub(super) fn comm(version: Version) -> Comm {
         nvlink_only: true,
         ll128_net: true,
         amd: false,
+        same_channels: true,
         nvls_heads: 0,
         nvls_bw_intra: 0.0,
         nvls_bw_inter: 0.0,
