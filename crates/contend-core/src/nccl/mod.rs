@@ -344,6 +344,10 @@ pub struct Comm {
     pub nvb: std::sync::Arc<std::collections::BTreeMap<(usize, usize), usize>>,
     /// The first node's NICs that NCCL's network search lists (`rails::search_nics`).
     pub nics: Vec<usize>,
+    /// What NCCL's NVLS tuning reads of the network (`versions::Version::nvls_sm100`): the GPUs a
+    /// node, the least of NCCL's NIC bandwidths (`nccl_nets`, its `minNetBw`) and whether the NICs
+    /// are within PXB of a GPU (`rails::nics_within_pxb`).
+    pub nvls_net: versions::NvlsNet,
     /// The P2P level NCCL's graph (`topo`, the rings, NICs and graphs searched on it) was built at
     /// (`at_level`); None: every pair as typed.
     pub graph_level: Option<topo::PathType>,
@@ -416,6 +420,11 @@ impl Comm {
         // faster inside a node than between nodes (`tuning::tree_graph`).
         let chains = |s: f64, want: usize| topo::chains_at(&topo, s, want);
         let nets = nccl_nets(m, &nics, &nodes_gpus[0], topo.cc);
+        let nvls_net = versions::NvlsNet {
+            ppn,
+            bw: if nets.is_empty() { 0.0 } else { nets.iter().copied().fold(f64::INFINITY, f64::min) },
+            pxb: rails::nics_within_pxb(m, &router, &topo, &nodes_gpus[0], &nics),
+        };
         let total_bw = nodes_gpus[0].iter().map(|&g| gpu_total_bw(m, g, topo.cc)).fold(0.0, f64::max);
         // The ring graph as release `v`'s search finds it: across nodes through the NICs
         // (`tuning::net_ring_graph`, with the release's speeds and MAXCHANNELS / 2), on one node
@@ -509,6 +518,7 @@ impl Comm {
             nvlink_only: graph.kind <= topo::PathType::Nvb,
             ll128_net: true,
             amd,
+            x86: matches!(cpu, Some(cpu::Cpu::Intel | cpu::Cpu::Amd | cpu::Cpu::Zhaoxin)),
             same_channels: rails[1][0].same_channels(if nodes > 1 { ring_channels } else { searched }),
             version: versions::Version::V2_30,
             net_latency: 0.0,
@@ -597,6 +607,7 @@ impl Comm {
             cpu,
             nvb,
             nics,
+            nvls_net,
             graph_level: level,
             p2p_farthest,
         })
@@ -1009,7 +1020,8 @@ impl Comm {
     }
 
     fn nvls_call(&self, coll: Coll, algo: Algo, bytes: u64) -> lower::Call {
-        let nc = self.tuning.version.nvls_channels(self.topo.cc, self.nodes);
+        let nc = self.tuning.version.nvls_channels(self.topo.cc, self.nodes, self.nvls_net);
+        let (chunk, tree_max) = self.tuning.version.nvls_chunks(self.topo.cc, self.nodes, self.nvls_net);
         let (a, p) = (algo as usize, Proto::Simple as usize);
         let g = match self.topo.cc {
             c if c >= 100 => 3,
@@ -1044,10 +1056,13 @@ impl Comm {
             copies: 1,
             switches: self.switches.clone(),
             nvls_efficiency: self.constants.nvls.unwrap_or(tuning::NVLS_EFFICIENCY[g]),
+            // NCCL_NVLSTREE_MAX_CHUNKSIZE given, else NCCL's tuning's (transport/nvls.cc
+            // `ncclNvlsTuning`: the variable, then the tuning, then the fallback).
             nvls_tree_first: tuning::nvls_tree_first(
                 self.constants.version,
                 self.constants.buffsize / tuning::NCCL_STEPS,
-                self.constants.nvlstree_max,
+                chunk,
+                self.constants.nvlstree_max.or(tree_max),
                 self.nodes,
             ),
             tree_depth_chunk: false,

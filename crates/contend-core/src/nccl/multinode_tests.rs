@@ -1,6 +1,7 @@
 //! NCCL's cost model across nodes where it depends on the host and the ring graph: `netOverhead`
-//! by CPU vendor (tuning.cc `getNetOverhead`) and broadcast's and reduce's ring latency by the
-//! graph's `sameChannels` (tuning.cc, search.cc). Expected values from NCCL's tables, by hand.
+//! by CPU vendor (tuning.cc `getNetOverhead`), broadcast's and reduce's ring latency by the
+//! graph's `sameChannels` (tuning.cc, search.cc), and on Blackwell NVLS's tuning (transport/nvls.cc)
+//! and NVLS-tree's correction (tuning.cc). Expected values from NCCL's tables, by hand.
 
 use super::*;
 use crate::topology::Machine;
@@ -91,4 +92,78 @@ fn same_channels_comes_from_the_rings() {
     let all = [Proto::Ll, Proto::Ll128, Proto::Simple];
     assert_eq!(two.choose(Coll::Broadcast, 1 << 20, &[Algo::Ring], &all).unwrap().1, Proto::Ll);
     assert_eq!(two.choose(Coll::Broadcast, 16 << 20, &[Algo::Ring], &all).unwrap().1, Proto::Ll128);
+}
+
+/// `ncclNvlsTreeSm100Tuning` (transport/nvls.cc, from v2.30.3): NVLS's channels, its chunk and
+/// NVLS-tree's largest chunk across Blackwell nodes, by nodes, ppn, NIC GB/s and GPU-to-NIC path.
+#[test]
+fn blackwell_nvls_tuning_follows_nodes_and_nics() {
+    use versions::{NvlsNet, Version};
+    const K: u64 = 1024;
+    let v = Version::V2_30;
+    let net = |ppn, bw, pxb| NvlsNet { ppn, bw, pxb };
+    let both = |nodes, n: NvlsNet| (v.nvls_channels(100, nodes, n), v.nvls_chunks(100, nodes, n));
+    // 2 nodes at 48 GB/s: 32 channels; ppn 8 within PXB below 96: NVLS-tree 64 KiB; ppn 4: 256 KiB both.
+    assert_eq!(both(2, net(8, 48.0, true)), (32, (128 * K, Some(64 * K))));
+    assert_eq!(both(2, net(8, 48.0, false)), (32, (128 * K, Some(128 * K))));
+    assert_eq!(both(2, net(4, 48.0, true)), (32, (256 * K, Some(256 * K))));
+    assert_eq!(both(2, net(16, 96.0, false)), (32, (128 * K, Some(64 * K))));
+    // Beyond 2 nodes: at 96 and ppn 8, 24 channels and 256 KiB; at 48 to 96, 24 and 128 (64 within PXB).
+    assert_eq!(both(4, net(8, 96.0, true)), (24, (256 * K, Some(256 * K))));
+    assert_eq!(both(4, net(16, 96.0, true)), (32, (128 * K, Some(128 * K))));
+    assert_eq!(both(4, net(32, 96.0, true)), (32, (128 * K, Some(64 * K))));
+    assert_eq!(both(3, net(8, 48.0, true)), (24, (128 * K, Some(64 * K))));
+    assert_eq!(both(3, net(8, 48.0, false)), (24, (128 * K, Some(128 * K))));
+    // Below 48 GB/s NCCL's defaults: 32 channels, 128 KiB, and 64 KiB from 4 nodes.
+    assert_eq!(both(3, net(8, 24.0, true)), (32, (128 * K, Some(128 * K))));
+    assert_eq!(both(4, net(8, 24.0, true)), (32, (128 * K, Some(64 * K))));
+    // 2.29.7 has no such tuning (32 channels, the fallback chunks); nor has Hopper or one node.
+    let n = net(8, 48.0, true);
+    assert_eq!((Version::V2_29.nvls_channels(100, 3, n), Version::V2_29.nvls_chunks(100, 3, n)), (32, (128 * K, None)));
+    assert_eq!((v.nvls_channels(90, 3, n), v.nvls_chunks(90, 3, n)), (16, (128 * K, None)));
+    assert_eq!(v.nvls_channels(100, 1, n), 24);
+}
+
+/// On hgx-b200 nodes (8 x 400 Gb/s NICs behind Gen5 x16, NCCL's 48 GB/s, PIX): the NVLS-tree call
+/// runs 32 channels on 2 nodes and 24 beyond, its first chunk 64 KiB, under 2.30; under 2.29 32
+/// channels and 128 KiB on 3 nodes. NCCL_NVLSTREE_MAX_CHUNKSIZE wins over the tuning.
+#[test]
+fn blackwell_nvls_tree_call_takes_the_tuning() {
+    const K: u64 = 1024;
+    use versions::Version;
+    for (nodes, version, channels, first) in
+        [(2, Version::V2_30, 32, 64 * K), (3, Version::V2_30, 24, 64 * K), (3, Version::V2_29, 32, 128 * K), (4, Version::V2_29, 32, 64 * K)]
+    {
+        let mut c = comm_of("hgx-b200", nodes, "50GB/s");
+        let n = c.nvls_net;
+        assert!(n.ppn == 8 && (n.bw - 48.0).abs() < 1e-3 && n.pxb, "{n:?}");
+        c.set_constants(constants::Constants { version, ..Default::default() }).unwrap();
+        let call = c.call(Coll::AllReduce, Algo::NvlsTree, Proto::Simple, 1 << 30, 0);
+        assert_eq!((call.rings.len(), call.nvls_tree_first), (channels, first), "{nodes} nodes, {version:?}");
+    }
+    let mut c = comm_of("hgx-b200", 2, "50GB/s");
+    c.set_constants(constants::Constants { nvlstree_max: Some(128 * K), ..Default::default() }).unwrap();
+    assert_eq!(c.call(Coll::AllReduce, Algo::NvlsTree, Proto::Simple, 1 << 30, 0).nvls_tree_first, 128 * K);
+}
+
+/// From 2.29.2 NCCL's model scales NVLS-tree all-reduce's bandwidth by `treeCorrectionFactor` on
+/// Blackwell with x86 hosts, 64 B to 1 GiB (Simple: 0.6 at 2 MiB, log2(2 MiB / 64) = 15; 0.9 at
+/// 512 MiB, the 24th column); not under 2.28, not without x86, not at 1 GiB.
+#[test]
+fn blackwell_nvls_tree_takes_the_tree_correction() {
+    let two = comm_of("hgx-b200", 2, "50GB/s");
+    assert!(two.tuning.x86);
+    let bw_share = |c: &tuning::Comm, bytes: u64| {
+        let (lat, bw) = tuning::model(c, Coll::AllReduce, Algo::NvlsTree, Proto::Simple).unwrap();
+        let t = tuning::time_us(c, Coll::AllReduce, Algo::NvlsTree, Proto::Simple, bytes).unwrap();
+        bytes as f64 / (1000.0 * bw) / (t - lat)
+    };
+    let t30 = two.tuning.clone();
+    assert!((bw_share(&t30, 2 << 20) - 0.6).abs() < 1e-9);
+    assert!((bw_share(&t30, 512 << 20) - 0.9).abs() < 1e-9);
+    assert!((bw_share(&t30, 1 << 30) - 1.0).abs() < 1e-9);
+    let t28 = tuning::Comm { version: versions::Version::V2_28, ..t30.clone() };
+    assert!((bw_share(&t28, 2 << 20) - 1.0).abs() < 1e-9);
+    let arm = tuning::Comm { x86: false, ..t30.clone() };
+    assert!((bw_share(&arm, 2 << 20) - 1.0).abs() < 1e-9);
 }

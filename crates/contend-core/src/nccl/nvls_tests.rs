@@ -258,22 +258,22 @@ fn nvls_tree_starts_from_the_release_chunk_under_its_maximum() {
     let first = tuning::nvls_tree_first;
     // 2.19.3 and 2.20.3 (enqueue.cc computeCollChunkInfo) start from a Simple step (NCCL_BUFFSIZE
     // 8 MiB / 8 steps = 1 MiB); 2.19.3 cuts it to 64 KiB from 4 nodes, whatever the environment.
-    assert_eq!(first(Version::V2_19, 1024 * K, Some(512 * K), 2), 1024 * K);
-    assert_eq!(first(Version::V2_19, 1024 * K, Some(512 * K), 4), 64 * K);
+    assert_eq!(first(Version::V2_19, 1024 * K, 128 * K, Some(512 * K), 2), 1024 * K);
+    assert_eq!(first(Version::V2_19, 1024 * K, 128 * K, Some(512 * K), 4), 64 * K);
     // ... an assignment there, not a cap: a 32 KiB step (NCCL_BUFFSIZE 256 KiB) is raised to 64 KiB.
-    assert_eq!(first(Version::V2_19, 32 * K, None, 4), 64 * K);
-    assert_eq!(first(Version::V2_20, 32 * K, None, 4), 32 * K);
+    assert_eq!(first(Version::V2_19, 32 * K, 128 * K, None, 4), 64 * K);
+    assert_eq!(first(Version::V2_20, 32 * K, 128 * K, None, 4), 32 * K);
     // 2.18.5 has neither the 4-node cut nor the maximum: a step on any number of nodes.
-    assert_eq!(first(Version::V2_18, 512 * K, Some(256 * K), 4), 512 * K);
+    assert_eq!(first(Version::V2_18, 512 * K, 128 * K, Some(256 * K), 4), 512 * K);
     // 2.20.3 reads NCCL_NVLSTREE_MAX_CHUNKSIZE (aws-ofi-nccl's 512 KiB), else 64 KiB from 4 nodes.
-    assert_eq!(first(Version::V2_20, 1024 * K, Some(512 * K), 2), 512 * K);
-    assert_eq!(first(Version::V2_20, 1024 * K, Some(512 * K), 4), 512 * K);
-    assert_eq!(first(Version::V2_20, 1024 * K, None, 2), 1024 * K);
-    assert_eq!(first(Version::V2_20, 1024 * K, None, 4), 64 * K);
+    assert_eq!(first(Version::V2_20, 1024 * K, 128 * K, Some(512 * K), 2), 512 * K);
+    assert_eq!(first(Version::V2_20, 1024 * K, 128 * K, Some(512 * K), 4), 512 * K);
+    assert_eq!(first(Version::V2_20, 1024 * K, 128 * K, None, 2), 1024 * K);
+    assert_eq!(first(Version::V2_20, 1024 * K, 128 * K, None, 4), 64 * K);
     // From 2.21.5, NCCL_NVLS_CHUNKSIZE (128 KiB) under the same maximum.
     for v in [Version::V2_21, Version::V2_30] {
-        assert_eq!(first(v, 1024 * K, Some(512 * K), 2), 128 * K);
-        assert_eq!(first(v, 1024 * K, None, 4), 64 * K);
+        assert_eq!(first(v, 1024 * K, 128 * K, Some(512 * K), 2), 128 * K);
+        assert_eq!(first(v, 1024 * K, 128 * K, None, 4), 64 * K);
     }
     // The size rule then: 16 channels x 8 heads = 128 concurrent chunks; 512 MiB is under 32 x 128
     // x 512 KiB (2 GiB), so 256 KiB, and not under 16 x 128 x 256 KiB (512 MiB), so it stays.

@@ -358,6 +358,14 @@ fn local_gpu(m: &Machine, router: &Router, topo: &topo::Topo, gpus: &[usize], ni
     })
 }
 
+/// Whether NCCL's NVLS graph reaches every one of `nics` within PXB (its `typeInter`): the NVLS
+/// search heads each NIC at a GPU near it (search.cc `ncclTopoSearchRecNet`, "NIC:GPU
+/// combinations to compute the heads", the NIC's local GPU), so the NIC farthest from its
+/// nearest GPU sets the type.
+pub fn nics_within_pxb(m: &Machine, router: &Router, topo: &topo::Topo, gpus: &[usize], nics: &[usize]) -> bool {
+    nics.iter().all(|&d| gpus.iter().filter_map(|&g| gpu_nic(m, router, topo, g, d)).any(|(t, ..)| t <= PathType::Pxb))
+}
+
 /// A node's NICs in NCCL's order, one entry per network device NCCL sees (`search_nics`, each
 /// NIC repeated `net_devices` times).
 fn node_nets(m: &Machine, router: &Router, topo: &topo::Topo, gpus: &[usize]) -> Vec<usize> {

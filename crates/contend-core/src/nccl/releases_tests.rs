@@ -169,10 +169,11 @@ fn blackwell_tables_follow_the_release() {
     assert!(close(nvt(Version::V2_29), 8.0 * 43.8 * 32.0 / 62.0));
     assert!(close(nvt(Version::V2_30), 8.0 * 60.0 * 32.0 / 62.0));
     // NVLS channels (transport/nvls.cc): 32 on Blackwell to 2.26.6, 24 on one node from 2.27.3.
-    assert_eq!(Version::V2_26.nvls_channels(100, 1), 32);
-    assert_eq!(Version::V2_27.nvls_channels(100, 1), 24);
-    assert_eq!(Version::V2_27.nvls_channels(100, 2), 32);
-    assert_eq!(Version::V2_24.nvls_channels(90, 1), 16);
+    let net = versions::NvlsNet { ppn: 8, bw: 48.0, pxb: true };
+    assert_eq!(Version::V2_26.nvls_channels(100, 1, net), 32);
+    assert_eq!(Version::V2_27.nvls_channels(100, 1, net), 24);
+    assert_eq!(Version::V2_27.nvls_channels(100, 2, net), 32);
+    assert_eq!(Version::V2_24.nvls_channels(90, 1, net), 16);
 }
 
 #[test]

@@ -80,12 +80,13 @@ pub fn nvls_tree_chunk(bytes: u64, channels: usize, heads: usize, first: u64) ->
 }
 
 /// The chunk NVLS-tree starts from before its size rule (`calcCollChunking`): a Simple step
-/// (`step`: NCCL_BUFFSIZE / NCCL_STEPS) in 2.18.5 to 2.20.3, NCCL_NVLS_CHUNKSIZE from 2.21.5;
+/// (`step`: NCCL_BUFFSIZE / NCCL_STEPS) in 2.18.5 to 2.20.3, NVLS's chunk from 2.21.5 (`chunk`:
+/// NCCL_NVLS_CHUNKSIZE's 128 KiB, or 2.30.3's Blackwell tuning's, `Version::nvls_chunks`);
 /// no more than NCCL_NVLSTREE_MAX_CHUNKSIZE (`max`: a parameter from 2.20.3, which aws-ofi-nccl
-/// 1.8.1 sets to 512 KiB; unset, 64 KiB from 4 nodes on); 2.19.3 sets 64 KiB from 4 nodes on,
-/// whatever the step; 2.18.5 has neither.
-pub fn nvls_tree_first(v: Version, step: u64, max: Option<u64>, nodes: usize) -> u64 {
-    let first = if v < Version::V2_21 { step } else { NVLS_CHUNK };
+/// 1.8.1 sets to 512 KiB, or 2.30.3's tuning's; unset, 64 KiB from 4 nodes on); 2.19.3 sets 64
+/// KiB from 4 nodes on, whatever the step; 2.18.5 has neither.
+pub fn nvls_tree_first(v: Version, step: u64, chunk: u64, max: Option<u64>, nodes: usize) -> u64 {
+    let first = if v < Version::V2_21 { step } else { chunk };
     if v.nvls_2_18() {
         return first;
     }
@@ -144,11 +145,13 @@ pub const PER_CH_MAX_TREE_LL128_BW: [[f64; 3]; 3] = [[20.0, 20.0, 20.0], [20.0, 
 /// `perChMaxTreeBws`.
 pub const PER_CH_MAX_TREE_BW: [[f64; 3]; 3] = [[26.5, 18.5, 10.0], [24.0, 23.6, 17.8], [38.7, 41.4, 36.0]];
 
-/// `treeCorrectionFactor[protocol][log2(bytes / 64)]`, 64 B to 256 MB.
-pub const TREE_CORRECTION: [[f64; 23]; 3] = [
-    [1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0, 1.0, 1.0],
-    [1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0],
-    [0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9],
+/// `treeCorrectionFactor[protocol][log2(bytes / 64)]`, 64 B to 512 MB: the tree reads the first
+/// 23 columns (to 256 MB); 2.29.2 added the 24th (1.0, 1.0, 0.9), which only NVLS-tree reads
+/// (`Version::nvls_tree_correction`).
+pub const TREE_CORRECTION: [[f64; 24]; 3] = [
+    [1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0, 1.0, 1.0, 1.0],
+    [1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0, 1.0],
+    [0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9, 0.9],
 ];
 
 /// LL carries 8 bytes of data in every 16-byte line (a flag beside each 4-byte word):
@@ -343,6 +346,9 @@ pub struct Comm {
     /// node's GPUs in the same order (`rails::Rails::same_channels`). Only broadcast's and reduce's
     /// ring latency reads it.
     pub same_channels: bool,
+    /// The hosts are x86 (Intel, AMD or Zhaoxin, `cpu::Cpu`): NCCL's `cpuArch` for NVLS-tree's
+    /// correction on Blackwell (`time_us`); false where the machine file names no CPU.
+    pub x86: bool,
     /// NVLS (the GPUs meet in an NVSwitch that reduces and multicasts): the NVLS graph's
     /// channels (one head per GPU) and its intra- and inter-node bandwidth per channel, GB/s;
     /// 0 channels: no NVLS.
@@ -836,7 +842,13 @@ pub fn time_us(c: &Comm, coll: Coll, algo: Algo, proto: Proto, bytes: u64) -> Op
         return None;
     }
     let log_size = if bytes >> 6 == 0 { -1 } else { (63 - (bytes >> 6).leading_zeros()) as i64 };
-    if algo == Algo::Tree && coll == Coll::AllReduce && (0..23).contains(&log_size) {
+    let corrected = match algo {
+        Algo::Tree => (0..23).contains(&log_size),
+        // 2.29.2 on: NVLS-tree too, on Blackwell with x86 hosts (tuning.cc `ncclTopoGetAlgoTime`).
+        Algo::NvlsTree => (0..24).contains(&log_size) && c.cc >= 100 && c.x86 && c.version.nvls_tree_correction(),
+        _ => false,
+    };
+    if corrected && coll == Coll::AllReduce {
         bw *= TREE_CORRECTION[proto as usize][log_size as usize];
     }
     let channels = 2 * c.graph_channels;

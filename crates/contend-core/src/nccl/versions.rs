@@ -73,6 +73,16 @@ use crate::error::{Error, Result};
 pub const NVLS_BASE_2_18: f64 = 23.0;
 pub const NVLS_TREE_NET_2_18: f64 = 19.0;
 
+/// What NCCL's NVLS tuning reads of the network (`Version::nvls_sm100`): the GPUs a node, the
+/// least GPU-to-NIC bandwidth (NCCL's GB/s, `minNetBw`) and whether the NVLS graph's GPU-to-NIC
+/// path is within PXB.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct NvlsNet {
+    pub ppn: usize,
+    pub bw: f64,
+    pub pxb: bool,
+}
+
 /// A restated NCCL release (its minor version; the tag each restates is `tag`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Version {
@@ -318,13 +328,70 @@ impl Version {
     }
 
     /// NVLS channels (CTAs) a communicator runs (transport/nvls.cc): 16 on Hopper; on Blackwell
-    /// NVLS_NCHANNELS_SM100's 32, from 2.27.3 NVLS_NCHANNELS_SM100_NVL's 24 on one node.
-    pub fn nvls_channels(self, cc: u32, nodes: usize) -> usize {
+    /// NVLS_NCHANNELS_SM100's 32, from 2.27.3 NVLS_NCHANNELS_SM100_NVL's 24 on one node; across
+    /// Blackwell nodes from 2.30.3 as `nvls_sm100` sets them.
+    pub fn nvls_channels(self, cc: u32, nodes: usize, net: NvlsNet) -> usize {
+        if let Some((channels, ..)) = self.nvls_sm100(cc, nodes, net) {
+            return channels;
+        }
         match cc {
             c if c >= 100 && (nodes > 1 || self < Version::V2_27) => 32,
             c if c >= 100 => 24,
             _ => 16,
         }
+    }
+
+    /// NVLS's chunk (NCCL_NVLS_CHUNKSIZE's 128 KiB, `tuning::NVLS_CHUNK`) and NVLS-tree's largest
+    /// chunk as NCCL's tuning sets them (None: its fallback, `tuning::nvls_tree_first`): across
+    /// Blackwell nodes from 2.30.3 `nvls_sm100`'s, elsewhere the default and None.
+    pub fn nvls_chunks(self, cc: u32, nodes: usize, net: NvlsNet) -> (u64, Option<u64>) {
+        match self.nvls_sm100(cc, nodes, net) {
+            Some((_, chunk, tree_max)) => (chunk, Some(tree_max)),
+            None => (super::tuning::NVLS_CHUNK, None),
+        }
+    }
+
+    /// `ncclNvlsTreeSm100Tuning` (transport/nvls.cc, v2.30.3-1 to v2.30.7-1; none before): on
+    /// Blackwell across nodes, NVLS's channels, its chunk and NVLS-tree's largest chunk by the node
+    /// count, the GPUs a node (ppn), the least GPU-to-NIC bandwidth (`minNetBw`, NCCL's GB/s) and
+    /// whether the NVLS graph reaches its NICs within PXB (`typeInter`). On 2 nodes at 48 GB/s or
+    /// more: 32 channels, NVLS-tree 128 KiB (ppn at most 4: both chunks 256 KiB; ppn 16 or more, or
+    /// at most 8 within PXB below 96 GB/s: 64 KiB); beyond 2 nodes at 96 or more: 24 channels and
+    /// both 256 KiB to ppn 8, else 32 and 128 KiB (64 from ppn 32); at 48 to 96: 24 channels and
+    /// 128 KiB (64 within PXB). Below 48 GB/s the defaults: (channels, chunk, NVLS-tree's largest).
+    fn nvls_sm100(self, cc: u32, nodes: usize, net: NvlsNet) -> Option<(usize, u64, u64)> {
+        if self < Version::V2_30 || cc < 100 || nodes < 2 {
+            return None;
+        }
+        const K: u64 = 1024;
+        let NvlsNet { ppn, bw, pxb } = net;
+        let fallback = if nodes >= 4 { 64 * K } else { 128 * K };
+        Some(if nodes == 2 && bw >= 48.0 {
+            if ppn <= 4 {
+                (32, 256 * K, 256 * K)
+            } else if ppn >= 16 || (ppn <= 8 && pxb && bw < 96.0) {
+                (32, 128 * K, 64 * K)
+            } else {
+                (32, 128 * K, 128 * K)
+            }
+        } else if bw >= 96.0 {
+            match ppn {
+                p if p <= 8 => (24, 256 * K, 256 * K),
+                p if p < 32 => (32, 128 * K, 128 * K),
+                _ => (32, 128 * K, 64 * K),
+            }
+        } else if bw >= 48.0 {
+            (24, 128 * K, if pxb { 64 * K } else { 128 * K })
+        } else {
+            (32, 128 * K, fallback)
+        })
+    }
+
+    /// Whether NCCL's model scales NVLS-tree all-reduce's bandwidth by `treeCorrectionFactor` on
+    /// Blackwell with x86 hosts, 64 B to 1 GiB (tuning.cc `ncclTopoGetAlgoTime`, from v2.29.2-1;
+    /// v2.28.9-1 corrects the tree only).
+    pub fn nvls_tree_correction(self) -> bool {
+        self >= Version::V2_29
     }
 
     /// `llMaxBws`' Hopper row (single node / two nodes / more).

@@ -23,6 +23,7 @@ pub(super) fn comm(version: Version) -> Comm {
         ll128_net: true,
         amd: false,
         same_channels: true,
+        x86: true,
         nvls_heads: 0,
         nvls_bw_intra: 0.0,
         nvls_bw_inter: 0.0,
