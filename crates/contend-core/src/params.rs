@@ -73,7 +73,11 @@ impl Kind {
                 (x.is_finite() && above && below).then_some(Value::Real(x)).ok_or_else(bad)
             }
             Kind::Bytes { min } => {
-                let b = Bytes::parse(text)?;
+                // A whole number alone is bytes, as NCCL's own size variables are.
+                let b = match text.trim().parse::<u64>() {
+                    Ok(n) => Bytes(n),
+                    Err(_) => Bytes::parse(text)?,
+                };
                 if b.0 < min {
                     return Err(format!("\"{text}\" is below {}{eg}", Bytes(min)));
                 }
@@ -96,10 +100,13 @@ impl Kind {
     }
 }
 
-/// `text` as a release among `words` (minor versions "X.Y", ascending): its index, or the
-/// nearest word where `text` is a release ("X.Y" or "X.Y.Z…") not among them, or None where it
-/// is no release at all.
+/// `text` as a release among `words` (minor versions "X.Y", ascending): its index ("latest": the
+/// last, the newest listed), or the nearest word where `text` is a release ("X.Y" or "X.Y.Z…")
+/// not among them, or None where it is no release at all.
 pub fn release(words: &'static [&'static str], text: &str) -> std::result::Result<usize, Option<&'static str>> {
+    if text.trim().eq_ignore_ascii_case("latest") {
+        return Ok(words.len() - 1);
+    }
     let minor_of = |t: &str| -> Option<(u32, u32)> {
         // "2.19.3-1", "2.19.3+cuda12.2": the release's own numbers come first.
         let t = t.split(['+', '-']).next()?;
@@ -520,6 +527,10 @@ mod tests {
         }
         let e = flags(&[("eff", "2")]).unwrap_err().to_string();
         assert!(e.contains("(0, 1]") && e.contains("eff=0.79"), "{e}");
+        // A size as a whole number alone is bytes (NCCL's size variables are); "latest" is the newest release.
+        assert_eq!(flags(&[("chunk", "65536")]).unwrap().bytes("chunk"), 65536);
+        assert!(flags(&[("chunk", "0")]).is_err());
+        assert_eq!(release(&["2.18", "2.30"], "latest"), Ok(1));
     }
 
     /// A release reads as its minor however NCCL prints it (tester's R4: `2.30.7`, the header's

@@ -22,6 +22,8 @@
 //!   NCCL_PAT_ENABLE (tuning.cc `NCCL_PARAM(PatEnable, "PAT_ENABLE", 2)`, v2.23.4-1 to v2.30.7-1)
 //!   the same way: 0 off, 2 NCCL's rule, any other number on as 1 (`ncclPatEnable` returns it
 //!   and NCCL tests it against 0; `nccl_pat_enable`, `tuning::pat_on`).
+//!   NCCL_NVLSTREE_MAX_CHUNKSIZE (src/transport/nvls.cc, bytes, -2 not set) the same way, into
+//!   `nccl_nvlstree_max_chunksize`.
 //!
 //! - NCCL_P2P_DISABLE, NCCL_P2P_LEVEL: the P2P level (`nccl_p2p_level`), read as graph/paths.cc's
 //!   `ncclGetLevel` reads them (the same lines at v2.21.5-1 and v2.30.7-1): NCCL_P2P_DISABLE, read
@@ -48,7 +50,7 @@ use super::tuning::MAX_CHANNELS;
 use crate::error::{Error, Result};
 
 /// The variables read, in the order the notes name them.
-pub const VARIABLES: [&str; 14] = [
+pub const VARIABLES: [&str; 15] = [
     "NCCL_ALGO",
     "NCCL_PROTO",
     "NCCL_MIN_NCHANNELS",
@@ -63,6 +65,7 @@ pub const VARIABLES: [&str; 14] = [
     "NCCL_P2P_LEVEL",
     "NCCL_NET_GDR_LEVEL",
     "NCCL_NET_GDR_READ",
+    "NCCL_NVLSTREE_MAX_CHUNKSIZE",
 ];
 
 /// The variables bounding NCCL's channel count (src/graph/connect.cc `ncclTopoPostset`, v2.18.5-1 to
@@ -92,11 +95,12 @@ const UNMODELLED_QUIET: [&str; 10] = [
 ];
 
 /// The variables that set one of NCCL's constants (`constants::PARAMS`), with the parameter.
-const PARAMS: [(&str, &str); 4] = [
+const PARAMS: [(&str, &str); 5] = [
     ("NCCL_BUFFSIZE", "nccl_buffsize"),
     ("NCCL_PXN_DISABLE", "nccl_pxn_disable"),
     ("NCCL_CROSS_NIC", "nccl_cross_nic"),
     ("NCCL_PAT_ENABLE", "nccl_pat_enable"),
+    ("NCCL_NVLSTREE_MAX_CHUNKSIZE", "nccl_nvlstree_max_chunksize"),
 ];
 
 /// NCCL's older numbering of NCCL_P2P_LEVEL (graph/paths.cc `levelsOldToNew`, v2.21.5-1 and
@@ -305,6 +309,13 @@ impl Environment {
                     return Err(env.refusal(name, v, &why, ""));
                 }
                 "NCCL_BUFFSIZE" => format!("{n}B"),
+                // Bytes, -2 its "not set" (transport/nvls.cc `NCCL_PARAM(NvlsTreeMaxChunkSize,
+                // "NVLSTREE_MAX_CHUNKSIZE", -2)`, from 2.20.3); below 4 KiB `split` refuses it.
+                "NCCL_NVLSTREE_MAX_CHUNKSIZE" if n == -2 => {
+                    env.ignored.push(format!("{name}={v} (NCCL's word for not set: its default runs)"));
+                    continue;
+                }
+                "NCCL_NVLSTREE_MAX_CHUNKSIZE" => format!("{n}B"),
                 // NCCL reads 0, 1 and 2 (search.cc `ncclTopoCompute`); any other number is none of
                 // them, and 2.18.5 reads it otherwise than later releases: refused, not guessed.
                 "NCCL_CROSS_NIC" if (0..=2).contains(&n) => n.to_string(),
@@ -397,12 +408,13 @@ impl Environment {
                 return self.refusal(var, set, &problem, "");
             }
         }
-        // Both lists together leave nothing: say which of them the environment gave.
+        // Both lists together leave nothing: named by the variables the environment gave them by.
         if let Some((a, p)) = file.split_once('/').filter(|_| file == "--algo/--proto") {
             let vars: Vec<&str> = [from(a), from(p)].into_iter().flatten().collect();
             if !vars.is_empty() {
-                let problem = format!("{problem}; {} from the environment: unset it, or give {file}", vars.join(" and "));
-                return Error::Input { file, field, problem };
+                let give = if self.flags { format!(", or give {file}") } else { String::new() };
+                let problem = format!("{problem}; or unset {}{give}", vars.join(" and "));
+                return Error::input(format!("{} (environment)", vars.join(" and ")), field, problem);
             }
         }
         Error::Input { file, field, problem }
@@ -566,6 +578,19 @@ mod tests {
         assert!(e.starts_with("NCCL_PAT_ENABLE (environment): NCCL_PAT_ENABLE=1: puts PAT"), "{e}");
     }
 
+    /// NCCL_NVLSTREE_MAX_CHUNKSIZE is bytes (transport/nvls.cc, -2 its "not set"), read into
+    /// `nccl_nvlstree_max_chunksize`, not named as unmodelled.
+    #[test]
+    fn nvlstree_max_chunksize_is_bytes() {
+        let env = read(&[("NCCL_NVLSTREE_MAX_CHUNKSIZE", "65536")]).unwrap();
+        assert_eq!(env.params, [("nccl_nvlstree_max_chunksize".to_string(), "65536B".to_string())]);
+        assert!(env.unmodelled.is_empty(), "{env:?}");
+        assert_eq!(constants::split(&env.params).unwrap().0.nvlstree_max, Some(65536));
+        let unset = read(&[("NCCL_NVLSTREE_MAX_CHUNKSIZE", "-2")]).unwrap();
+        assert!(unset.params.is_empty() && unset.ignored[0].contains("not set"), "{unset:?}");
+        refused(&[("NCCL_NVLSTREE_MAX_CHUNKSIZE", "1024")], &["NCCL_NVLSTREE_MAX_CHUNKSIZE (environment): 1024"]);
+    }
+
     /// NCCL_CROSS_NIC: 0, 1 or 2 as search.cc reads them (`nccl_cross_nic`); other numbers refused;
     /// a crossNic the machine cannot run named by the variable (`Comm::check_cross_nic`).
     #[test]
@@ -714,7 +739,7 @@ mod tests {
         let e = env.named(Error::input("--algo", "tree", "is no algorithm NCCL runs all_gather with")).to_string();
         assert_eq!(e, "NCCL_ALGO (environment): tree: is no algorithm NCCL runs all_gather with; or unset NCCL_ALGO, or give --algo");
         let e = env.named(Error::input("--algo/--proto", "tree/any", "leaves NCCL no algorithm")).to_string();
-        assert!(e.starts_with("--algo/--proto: tree/any: leaves NCCL no algorithm; NCCL_ALGO from the environment"), "{e}");
+        assert_eq!(e, "NCCL_ALGO (environment): tree/any: leaves NCCL no algorithm; or unset NCCL_ALGO, or give --algo/--proto");
         let e = env.named(Error::input("--proto", "x", "is not an NCCL protocol")).to_string();
         assert!(e.starts_with("--proto: x:"), "{e}");
         let run = Environment::read(&vars(&[("NCCL_ALGO", "bogus")]), &Given::default()).unwrap_err().to_string();

@@ -126,7 +126,7 @@ impl Version {
     pub fn parse(s: &str) -> Result<Version> {
         crate::params::release(NAMES, s).map(|k| ALL[k]).map_err(|nearest| {
             let near = nearest.map(|n| format!("the nearest it models is {n}; ")).unwrap_or_default();
-            Error::input("nccl_version", s, format!("is not an NCCL release contend models; {near}give one of {}", NAMES.join(", ")))
+            Error::input("nccl_version", s, format!("is not an NCCL release contend models; {near}give one of {} (or latest)", NAMES.join(", ")))
         })
     }
 
@@ -135,6 +135,9 @@ impl Version {
     pub fn patch_note(given: &str) -> Option<String> {
         let v = Version::parse(given).ok()?;
         let given = given.trim();
+        if given.eq_ignore_ascii_case("latest") {
+            return Some(format!("NCCL latest is run as {}, the newest release contend models ({}'s tuning.cc)", v.name(), v.tag()));
+        }
         (given != v.name() && given.split(['+', '-']).next() != Some(v.tag()))
             .then(|| format!("NCCL {given} is run as {}: contend restates each minor release by one tag's tuning.cc ({})", v.name(), v.tag()))
     }
