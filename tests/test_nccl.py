@@ -112,6 +112,23 @@ def test_nccl_version_names_the_release_that_chooses():
     assert picks == {"2.30.7": "Simple", "2.19.3": "LL128"}
 
 
+def test_nccl_version_latest_runs_the_newest_modelled_and_says_so():
+    # qa26's rough edge: "latest" was refused; it is the newest release contend restates, named in a caveat.
+    r = run_cli("nccl-tests", "hgx-h100", "-b", "1M", "-e", "1M", "--nccl-version", "latest", "--json")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["nccl_version"] == "2.30.7"
+    assert any(c.startswith("NCCL latest is run as 2.30") for c in rep["caveats"]), rep["caveats"]
+
+
+def test_a_refusal_nccl_algo_caused_names_the_variable(monkeypatch):
+    # qa26's rough edge: NVLS across nodes set by NCCL_ALGO alone was labelled "--algo/--proto".
+    monkeypatch.setenv("NCCL_ALGO", "NVLS")
+    r = run_cli("nccl-tests", "hgx-h100", "-N", "2", "-b", "1M", "-e", "1M")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "NCCL_ALGO (environment)" in r.stderr and not r.stderr.startswith("error: --algo/--proto"), r.stderr
+
+
 def test_nvls_tree_chunk_follows_the_release_and_its_maximum():
     # 2 x 8 H100 on NVLS-tree (16 channels x 8 heads), NCCL_BUFFSIZE 8 MiB: 2.20.3 starts from a Simple step
     # (1 MiB), 2.30.7 from NCCL_NVLS_CHUNKSIZE's 128 KiB whatever the maximum (nvls_tests.rs). At 512 MiB 2.20.3
