@@ -49,9 +49,12 @@ struct Holder {
     share: f64,
     at: f64,
     injected: f64,
-    /// Whether its share was ever below `alone`: only then can the injection floor pass
-    /// `earliest`.
+    /// Whether its share was ever below `alone` while bound at the NIC: only then can the
+    /// injection floor pass `earliest`.
     slowed: bool,
+    /// Bound at the NIC at the last look: its floor runs at `share`; else its bytes may run
+    /// ahead into the buffers past the NIC, and its floor at `alone`.
+    at_nic: bool,
 }
 
 /// What `look_again` reads of a NIC, side by side: one cache line a NIC instead of one per field.
@@ -257,7 +260,8 @@ impl Executor<'_> {
         let alone = self.alone(f);
         let earliest = t + self.flows.volume[f] / alone;
         let seen = (f64::NAN, f64::NAN);
-        self.rel.nic[q].holders.push(Holder { f: f as u32, earliest, seen, alone, share: alone, at: t, injected: 0.0, slowed: false });
+        let holder = Holder { f: f as u32, earliest, seen, alone, share: alone, at: t, injected: 0.0, slowed: false, at_nic: true };
+        self.rel.nic[q].holders.push(holder);
         self.rel.moved(q);
     }
 
@@ -321,14 +325,15 @@ impl Executor<'_> {
                 continue;
             }
             let recount = moved || std::mem::take(&mut n.recount);
-            let split = self.flows.nic_injection.get(q).is_some_and(|c| c.is_finite()) && (n.holders.len() > 1 || n.holders[0].slowed);
-            let shares_moved = split && inject(&mut n.holders, self.flows.nic_injection[q], t, model);
-            let n = &self.rel.nic[q];
             let rate_ahead: f64 = n.ahead.iter().map(|&g| model.rate(g as usize)).sum();
+            // Under `release_frees_nic` the messages ahead left the NIC's link at their release.
+            let ahead_on_link = if self.flows.tail_route.is_empty() { rate_ahead } else { 0.0 };
+            let split = self.flows.nic_injection.get(q).is_some_and(|c| c.is_finite());
+            let shares_moved = split && inject(&mut n.holders, self.flows.nic_injection[q], ahead_on_link, t, model);
             let mut left_ahead = None;
             let mut now = std::mem::take(&mut self.rel.now);
             for k in 0..self.rel.nic[q].holders.len() {
-                let Holder { f: h, earliest, seen, share, injected, slowed, .. } = self.rel.nic[q].holders[k];
+                let Holder { f: h, earliest, seen, alone, share, injected, slowed, at_nic, .. } = self.rel.nic[q].holders[k];
                 let h = h as usize;
                 let rate = model.rate(h) + rate_ahead;
                 if let Some(s) = stamp {
@@ -365,7 +370,7 @@ impl Executor<'_> {
                 } else {
                     f64::INFINITY
                 };
-                let floor = if slowed { t + (self.flows.volume[h] - injected).max(0.0) / share } else { earliest };
+                let floor = if slowed { t + (self.flows.volume[h] - injected).max(0.0) / if at_nic { share } else { alone } } else { earliest };
                 let due = fit.max(earliest).max(floor);
                 if due <= t + SAME_TIME * t {
                     now.push(h as u32);
@@ -391,12 +396,16 @@ impl Executor<'_> {
 }
 
 /// Advance each holder's injected bytes to t at its share so far, then split the NIC's injection
-/// link of capacity `link` among them as it now stands (the floor in the module's comment):
-/// holders slower than the fastest are held to their rate, the others share what is left
-/// equally, none above its narrowest capacity. Whether any share moved.
-fn inject(holders: &mut [Holder], link: f64, t: f64, model: &dyn EventModel) -> bool {
+/// link of capacity `link` among them as it now stands (the floor in the module's comment). The
+/// holders are bound at the NIC where the link is full (with the messages ahead still on it,
+/// `ahead`, at flow level) and they are the fastest of its holders; they share what the others
+/// leave equally (the messages ahead left the NIC at packet level), none above its narrowest
+/// capacity. The others, bound elsewhere, inject at their rate. Whether any share moved.
+fn inject(holders: &mut [Holder], link: f64, ahead: f64, t: f64, model: &dyn EventModel) -> bool {
+    let tol = 1.0 - SAME_TIME.sqrt();
     let fastest = holders.iter().map(|h| model.rate(h.f as usize)).fold(0.0, f64::max);
-    let bound = |h: &Holder| model.rate(h.f as usize) >= fastest * (1.0 - SAME_TIME.sqrt());
+    let full = holders.iter().map(|h| model.rate(h.f as usize)).sum::<f64>() + ahead >= link * tol;
+    let bound = |h: &Holder| full && model.rate(h.f as usize) >= fastest * tol;
     let mut left = link;
     let mut shared = 0usize;
     for h in holders.iter_mut() {
@@ -422,12 +431,12 @@ fn inject(holders: &mut [Holder], link: f64, t: f64, model: &dyn EventModel) -> 
     }
     let mut moved = false;
     for h in holders.iter_mut() {
-        let share = if bound(h) { h.alone.min(level) } else { h.alone };
-        moved |= share != h.share;
+        let at_nic = bound(h);
+        let share = if at_nic { h.alone.min(level) } else { model.rate(h.f as usize).min(h.alone) };
+        moved |= share != h.share || at_nic != h.at_nic;
         h.share = share;
-        if share < h.alone * (1.0 - SAME_TIME.sqrt()) {
-            h.slowed = true;
-        }
+        h.at_nic = at_nic;
+        h.slowed |= at_nic && share < h.alone * tol;
     }
     moved
 }

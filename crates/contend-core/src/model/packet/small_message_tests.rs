@@ -359,3 +359,22 @@ fn an_rr_n_head_bound_at_its_nic_is_released_when_its_last_byte_leaves() {
         near(&packet, &want, 3.0 * TAU + 1e-9, "packet");
     }
 }
+
+/// The review's case (round 26): a head bound elsewhere first, then at its NIC. S0 (rr-2) sends
+/// A (60 packets) to R0, B (40) to R1 and then E (10) to R2; S1 and S2 each send 10 to R1. Until
+/// 30τ R1's port is shared three ways (B, C, D at a third), A has the rest of S0's link (two
+/// thirds); C and D end at 30τ. Then A and B share S0's link, B's last 40 − 10 = 30 packets
+/// leave at 30τ + 60τ = 90τ, and only then does E take B's turn: A and E at half the link, both
+/// end at 110τ. B sent at its rate while bound at R1, so its floor counts 10 packets, not 30.
+/// Flow level exact under every release rule (before the fix: `buffered` B 98τ, E 102τ).
+/// Packet is not this fluid picture here: A's and B's packets share S0's input buffer at the
+/// switch, so B's waits for R1 hold A's back (head-of-line blocking), and it ends B 83τ, E 103τ.
+#[test]
+fn an_rr_n_head_bound_elsewhere_first_counts_what_it_sent_at_its_rate() {
+    let m = star_scheduled(3, 8, "rr-2");
+    let list = [(0, 0, 60), (0, 1, 40), (0, 2, 10), (1, 1, 10), (2, 1, 10)];
+    let want = [110.0 * TAU, 90.0 * TAU, 110.0 * TAU, 30.0 * TAU, 30.0 * TAU];
+    for release in [NicRelease::Shared, NicRelease::Buffered, NicRelease::Delivered] {
+        near(&flow(&m, &list, MaxminParams { nic_release: release, ..Default::default() }), &want, 1e-6, &format!("maxmin {release:?}"));
+    }
+}
