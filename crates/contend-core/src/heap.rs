@@ -27,53 +27,68 @@ pub fn from_order_key(key: i64) -> f64 {
 /// Not in the heap.
 const NOWHERE: u32 = u32::MAX;
 
+/// A heap entry: its item's key (the time as its `order_key`, compared as an integer), tie and
+/// index, side by side, so that a step of `up`, `down` or `hole_down` compares entries it has
+/// in hand instead of loading two items' keys from per-item columns visited at random (one of
+/// the executor's lines with most cache misses on seed 003's mix was `peek`'s load of the key).
+#[derive(Clone, Copy)]
+struct Entry {
+    key: i64,
+    tie: u32,
+    item: u32,
+}
+
+impl Entry {
+    // Inlined: a comparison is a few instructions, and a call to it (from every step of `up`,
+    // `down` and `hole_down`) cost as much again (47 M of 100k cs-storm's 5,040 M).
+    #[inline(always)]
+    fn less(&self, o: &Entry) -> bool {
+        // The tie is read only on a tie of times.
+        self.key.cmp(&o.key).then_with(|| self.tie.cmp(&o.tie)).is_lt()
+    }
+}
+
 #[derive(Default)]
 pub struct IndexHeap {
-    heap: Vec<u32>,
-    /// Per item: its key while in the heap (the time as its `order_key`, compared as an
-    /// integer), and its place there (kept apart, not as a pair, which alignment would pad to
-    /// 16 bytes).
-    key: Vec<i64>,
-    tie: Vec<u32>,
+    heap: Vec<Entry>,
+    /// Per item, its place in `heap` (NOWHERE: not there).
     at: Vec<u32>,
 }
 
 impl IndexHeap {
     pub fn new(items: usize) -> IndexHeap {
-        // An item's key is read only while it is in the heap (set as it enters): zeros before,
-        // pages of a million-item heap left untouched until used.
-        IndexHeap { heap: Vec::new(), key: vec![0; items], tie: vec![0; items], at: vec![NOWHERE; items] }
+        IndexHeap { heap: Vec::new(), at: vec![NOWHERE; items] }
     }
 
     /// The earliest item's time and index.
     #[inline]
     pub fn peek(&self) -> Option<(f64, usize)> {
-        self.heap.first().map(|&i| (from_order_key(self.key[i as usize]), i as usize))
+        self.heap.first().map(|e| (from_order_key(e.key), e.item as usize))
     }
 
     /// Item i's time (infinite: not in the heap).
     #[inline]
     pub fn time(&self, i: usize) -> f64 {
-        if self.at[i] == NOWHERE {
-            f64::INFINITY
-        } else {
-            from_order_key(self.key[i])
+        match self.at[i] {
+            NOWHERE => f64::INFINITY,
+            p => from_order_key(self.heap[p as usize].key),
         }
     }
 
     /// Item i is keyed (t, tie) from now on, in the heap whether it was or not.
     pub fn set(&mut self, i: usize, t: f64, tie: u32) {
         let p = self.at[i];
+        let e = Entry { key: order_key(t), tie, item: i as u32 };
         if p == NOWHERE {
-            (self.key[i], self.tie[i]) = (order_key(t), tie);
-            self.heap.push(i as u32);
-            self.at[i] = self.heap.len() as u32 - 1;
-            self.up(self.heap.len() - 1);
-        } else if from_order_key(self.key[i]) != t || self.tie[i] != tie {
+            self.heap.push(e);
+            self.up(self.heap.len() - 1, e);
+        } else {
+            let old = self.heap[p as usize];
             // (Compared as times, as before: 0.0 and -0.0 are the same time, and keep the key.)
-            (self.key[i], self.tie[i]) = (order_key(t), tie);
-            let p = self.up(p as usize);
-            self.down(p);
+            if from_order_key(old.key) != t || old.tie != tie {
+                let p = self.up(p as usize, e);
+                self.down(p, e);
+            }
         }
     }
 
@@ -91,8 +106,7 @@ impl IndexHeap {
             // rises far. (Items are totally ordered, so the earliest is the same whatever the
             // shape.)
             let hole = self.hole_down(p as usize);
-            self.heap[hole] = last;
-            self.up(hole);
+            self.up(hole, last);
         }
     }
 
@@ -104,56 +118,47 @@ impl IndexHeap {
             if l >= n {
                 return p;
             }
-            let c = if l + 1 < n && self.less(self.heap[l + 1], self.heap[l]) { l + 1 } else { l };
+            let c = if l + 1 < n && self.heap[l + 1].less(&self.heap[l]) { l + 1 } else { l };
             self.place(p, self.heap[c]);
             p = c;
         }
     }
 
-    // Inlined: a comparison is a few instructions, and a call to it (from every step of `up`,
-    // `down` and `hole_down`) cost as much again (47 M of 100k cs-storm's 5,040 M).
-    #[inline(always)]
-    fn less(&self, a: u32, b: u32) -> bool {
-        let (a, b) = (a as usize, b as usize);
-        // The tie is read only on a tie of times.
-        self.key[a].cmp(&self.key[b]).then_with(|| self.tie[a].cmp(&self.tie[b])).is_lt()
+    fn place(&mut self, p: usize, e: Entry) {
+        self.heap[p] = e;
+        self.at[e.item as usize] = p as u32;
     }
 
-    fn place(&mut self, p: usize, i: u32) {
-        self.heap[p] = i;
-        self.at[i as usize] = p as u32;
-    }
-
-    fn up(&mut self, mut p: usize) -> usize {
-        let i = self.heap[p];
+    /// Entry e, for the hole at p, rises to its place; that place.
+    fn up(&mut self, mut p: usize, e: Entry) -> usize {
         while p > 0 {
             let parent = (p - 1) / 2;
-            if !self.less(i, self.heap[parent]) {
+            if !e.less(&self.heap[parent]) {
                 break;
             }
             self.place(p, self.heap[parent]);
             p = parent;
         }
-        self.place(p, i);
+        self.place(p, e);
         p
     }
 
-    fn down(&mut self, mut p: usize) {
-        let i = self.heap[p];
+    /// Entry e, at p, sinks to its place.
+    fn down(&mut self, mut p: usize, e: Entry) {
         let n = self.heap.len();
         loop {
             let l = 2 * p + 1;
             if l >= n {
                 break;
             }
-            let c = if l + 1 < n && self.less(self.heap[l + 1], self.heap[l]) { l + 1 } else { l };
-            if !self.less(self.heap[c], i) {
+            let c = if l + 1 < n && self.heap[l + 1].less(&self.heap[l]) { l + 1 } else { l };
+            if !self.heap[c].less(&e) {
                 break;
             }
             self.place(p, self.heap[c]);
             p = c;
         }
-        self.place(p, i);
+        self.place(p, e);
     }
 }
 

@@ -507,13 +507,13 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         if changed {
             model.settle(t)?;
             let (touched, load) = model.loads();
-            // Per resource and cut to one length: one bounds check per load, not three.
-            let (cap, peak) = (&flows.cap[..], &mut x.out.peak[..]);
-            let (peak, load) = (&mut peak[..cap.len()], &load[..cap.len()]);
+            // The highest load, divided by the capacity once at the end (`peak_to_utilisation`):
+            // one comparison per touched resource and instant, not a division.
+            let peak = &mut x.out.peak[..];
+            let load = &load[..peak.len()];
             for &l in touched {
-                let u = load[l as usize] / cap[l as usize];
-                if u > peak[l as usize] {
-                    peak[l as usize] = u;
+                if load[l as usize] > peak[l as usize] {
+                    peak[l as usize] = load[l as usize];
                 }
             }
             if x.rel.on {
@@ -534,6 +534,7 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
             x.look_again(t, &*model);
         }
     }
+    peak_to_utilisation(&mut x.out.peak, &flows.cap);
     if let Some(c) = model.carried() {
         x.out.busy = c.busy_s;
         x.out.carried = Some(c.bytes);
@@ -543,6 +544,19 @@ pub fn run_until_stuck(w: &Workload, flows: &FlowTable, model: &mut dyn EventMod
         return Err(Error::Runtime(format!("{} transfers never finished (dependency bookkeeping)", started - done)));
     }
     Ok(x.out)
+}
+
+/// Each resource's highest load over the run as a share of its capacity, the highest of the
+/// shares seen (0 where no load was ever above 0). The same value bit for bit as dividing at
+/// every instant and keeping the highest quotient: IEEE 754 division is the exact quotient
+/// rounded, and rounding never orders two values the other way, so dividing by one positive
+/// capacity keeps the loads' order and the highest quotient is the highest load's.
+fn peak_to_utilisation(peak: &mut [f64], cap: &[f64]) {
+    for (p, &c) in peak.iter_mut().zip(cap) {
+        if *p > 0.0 {
+            *p /= c;
+        }
+    }
 }
 
 /// Run `w` under a prepared model (see `model::registry`).
