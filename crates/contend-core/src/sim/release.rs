@@ -326,10 +326,8 @@ impl Executor<'_> {
             }
             let recount = moved || std::mem::take(&mut n.recount);
             let rate_ahead: f64 = n.ahead.iter().map(|&g| model.rate(g as usize)).sum();
-            // Under `release_frees_nic` the messages ahead left the NIC's link at their release.
-            let ahead_on_link = if self.flows.tail_route.is_empty() { rate_ahead } else { 0.0 };
             let split = self.flows.nic_injection.get(q).is_some_and(|c| c.is_finite());
-            let shares_moved = split && inject(&mut n.holders, self.flows.nic_injection[q], ahead_on_link, t, model);
+            let shares_moved = split && inject(&mut n.holders, self.flows.nic_injection[q], t, model);
             let mut left_ahead = None;
             let mut now = std::mem::take(&mut self.rel.now);
             for k in 0..self.rel.nic[q].holders.len() {
@@ -396,16 +394,14 @@ impl Executor<'_> {
 }
 
 /// Advance each holder's injected bytes to t at its share so far, then split the NIC's injection
-/// link of capacity `link` among them as it now stands (the floor in the module's comment). The
-/// holders are bound at the NIC where the link is full (with the messages ahead still on it,
-/// `ahead`, at flow level) and they are the fastest of its holders; they share what the others
-/// leave equally (the messages ahead left the NIC at packet level), none above its narrowest
-/// capacity. The others, bound elsewhere, inject at their rate. Whether any share moved.
-fn inject(holders: &mut [Holder], link: f64, ahead: f64, t: f64, model: &dyn EventModel) -> bool {
+/// link of capacity `link` among them as it now stands (the floor in the module's comment): the
+/// fastest holders take their turns at the NIC and share equally what the others leave (the
+/// messages ahead have left the NIC at packet level), none above its narrowest capacity; the
+/// others, bound elsewhere, inject at their rate. Whether any share moved.
+fn inject(holders: &mut [Holder], link: f64, t: f64, model: &dyn EventModel) -> bool {
     let tol = 1.0 - SAME_TIME.sqrt();
     let fastest = holders.iter().map(|h| model.rate(h.f as usize)).fold(0.0, f64::max);
-    let full = holders.iter().map(|h| model.rate(h.f as usize)).sum::<f64>() + ahead >= link * tol;
-    let bound = |h: &Holder| full && model.rate(h.f as usize) >= fastest * tol;
+    let bound = |h: &Holder| model.rate(h.f as usize) >= fastest * tol;
     let mut left = link;
     let mut shared = 0usize;
     for h in holders.iter_mut() {
