@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 /// `nodes` copies of `machine` (a preset or a file) on one switch, NICs at `nic` (as `contend
 /// nccl-tests --nodes`).
-fn comm_of(machine: &str, nodes: usize, nic: &str) -> Comm {
+pub(super) fn comm_of(machine: &str, nodes: usize, nic: &str) -> Comm {
     let hosts = vec!["S0"; nodes].join(", ");
     let text = format!(
         "name: c\nfabric:\n  graph: {{switches: [{{name: S0}}], links: [], hosts: [{hosts}]}}\nlink: {{bandwidth: {nic}}}\nnodes: {{count: {nodes}, machine: \"{machine}\"}}\n"

@@ -3,19 +3,8 @@
 //! graph's `sameChannels` (tuning.cc, search.cc), and on Blackwell NVLS's tuning (transport/nvls.cc)
 //! and NVLS-tree's correction (tuning.cc). Expected values from NCCL's tables, by hand.
 
+use super::dtree_tests::comm_of;
 use super::*;
-use crate::topology::Machine;
-
-/// `nodes` copies of `machine` on one switch, NICs at `nic` (as `contend nccl-tests --nodes`).
-fn comm_of(machine: &str, nodes: usize, nic: &str) -> Comm {
-    let hosts = vec!["S0"; nodes].join(", ");
-    let text = format!(
-        "name: c\nfabric:\n  graph: {{switches: [{{name: S0}}], links: [], hosts: [{hosts}]}}\nlink: {{bandwidth: {nic}}}\nnodes: {{count: {nodes}, machine: \"{machine}\"}}\n"
-    );
-    let m = Machine::from_text(&text, "c").unwrap();
-    let node = |k: usize| m.gpus().into_iter().filter(|&g| m.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
-    Comm::new(&m, &(0..nodes).map(node).collect::<Vec<_>>(), None).unwrap()
-}
 
 /// The host CPU's `netOverhead` (tuning.cc `getNetOverhead`, v2.18.5 to v2.30.7): 1 µs on Intel
 /// x86, 2 µs on AMD x86, 1 µs elsewhere; x 3 for Simple. A ring step inside a node of a
