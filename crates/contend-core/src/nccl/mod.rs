@@ -977,8 +977,8 @@ impl Comm {
     /// `maxThreads`, so enqueue.cc's trimming by bytes a thread never drops one, v2.23.4-1 to
     /// v2.30.7-1), or as many as a tuner rule gives; each channel's network steps leave by its tree
     /// channel's NIC (NCCL connects PAT's peers on the tree graph, transport/generic.cc). Its
-    /// latencies are NCCL's PAT model's (`tuning::PAT_*`): the base once, 2.8 µs an operation of
-    /// the kernel (`step`), the tree's network latency / 3.5 a message (`step_net`; a fitted
+    /// latencies are NCCL's PAT model's (`tuning::PAT_*`): the base and 2.8 µs a rank (`step`)
+    /// once per call, the tree's network latency / 3.5 a message (`step_net`; a fitted
     /// Simple step replaces the tree's network latency, as it replaces a ring's).
     fn pat_call(&self, coll: Coll, bytes: u64, channels: Option<usize>) -> lower::Call {
         let nc = channels.map_or(self.channels, |c| c.min(self.channels));

@@ -179,3 +179,50 @@ fn a_one_gpu_per_node_cluster_runs_pat_and_explains_it() {
     // 2.22 has no PAT: the ring.
     assert_eq!(api::nccl_tests("hgx-h100", &req("2.22"), 16, None).unwrap().rows[0].algo, Algo::Ring);
 }
+
+/// `op` on `nodes` nodes of one H100 each, PAT forced, at `size`, on `channels` (None: NCCL's count).
+fn pat_us(op: &str, nodes: usize, size: &str, channels: Option<usize>) -> f64 {
+    let req = Request { ngpus: Some(1), algo: Some("pat".into()), channels, ..Request::one(op, size) };
+    let r = api::nccl_tests("hgx-h100", &req, nodes, None).unwrap();
+    assert_eq!(r.rows[0].algo, Algo::Pat);
+    r.rows[0].time_us
+}
+
+#[test]
+fn the_per_call_terms_are_paid_once_on_every_chain() {
+    // NCCL's model (tuning.cc, v2.23.4-1 to v2.30.7-1): base + log2i(nNodes) x interLat / 3.5 +
+    // nRanks x 2.8, whatever the collective. All-gather and reduce-scatter are mirrors (the same
+    // messages a dimension, the same chain of ceil(log2 n) of them), so a latency-bound call
+    // takes the same time under both, at n = 2^k + 1 too (all-gather's first message, on its top
+    // dimension, is never forwarded there: the base must not ride on it); and one more rank
+    // adds 2.8 us and possibly a step, never less.
+    let base = tuning::PAT_BASE_US;
+    let mut last = 0.0;
+    for n in [4usize, 5, 8, 9, 16, 17] {
+        let ag = pat_us("all_gather", n, "1K", None);
+        let rs = pat_us("reduce_scatter", n, "1K", None);
+        assert!((ag - rs).abs() < 1e-6 * rs, "{n}: all-gather {ag} us, reduce-scatter {rs} us");
+        assert!(ag >= last, "{n}: {ag} us, below {last} us at fewer ranks");
+        // At least the per-call terms: the base and n x 2.8 us (the network steps and the call's
+        // measured network overhead come on top).
+        assert!(ag > base + n as f64 * tuning::PAT_RANK_US, "{n}: {ag} us");
+        last = ag;
+    }
+}
+
+#[test]
+fn more_bytes_never_end_sooner() {
+    // Moving more bytes on the same channels cannot shorten a call; NCCL's model is monotone
+    // in size (latency + bytes / bus). A small call packs a dimension's pieces into one message,
+    // a large one sends them piece by piece: the per-call 2.8 us a rank is not paid per piece.
+    for op in ["all_gather", "reduce_scatter"] {
+        for channels in [Some(1), Some(8)] {
+            let mut last = 0.0;
+            for size in ["1K", "16K", "256K", "1M", "4M"] {
+                let t = pat_us(op, 16, size, channels);
+                assert!(t >= last, "{op} {channels:?} {size}: {t} us, below {last} us at the smaller size");
+                last = t;
+            }
+        }
+    }
+}
