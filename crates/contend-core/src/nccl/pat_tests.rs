@@ -133,11 +133,39 @@ fn selection_by_release_and_gpus_per_node() {
     let two = comm("hgx-h100", 8, 2, &[]).unwrap();
     assert_ne!(two.choose(ag, 1 << 20, ag.algos(), &PROTOS).unwrap().0, Algo::Pat);
     assert!(two.choose(ag, 1 << 20, &[Algo::Pat], &PROTOS).is_none());
-    // NCCL_PAT_ENABLE=0 turns it off; =1 on two GPUs a node is refused (NCCL connects no PAT peers there).
+    // NCCL_PAT_ENABLE=0 turns it off.
     let off = comm("hgx-h100", 16, 1, &[("nccl_pat_enable", "0")]).unwrap();
     assert_eq!(off.choose(ag, 1 << 20, ag.algos(), &PROTOS).unwrap().0, Algo::Ring);
-    let e = comm("hgx-h100", 8, 2, &[("nccl_pat_enable", "1")]).err().unwrap().to_string();
-    assert!(e.contains("nccl_pat_enable") && e.contains("no PAT peers"), "{e}");
+}
+
+#[test]
+fn pat_enable_1_is_refused_only_where_nccl_picks_pat() {
+    use versions::Version;
+    // NCCL_PAT_ENABLE=1 on 2 nodes of 8 GPUs: PAT is in NCCL's all-gather and reduce-scatter table
+    // (tuning.cc `ncclPatEnable` returns 1 before its nNodes == nRanks test), with PAT's own
+    // network latency at more than one GPU a node (none in 2.23.4 to 2.27.7's table: 0; 14 us from
+    // 2.28.3) plus the net plugin's twice, and 16 x 2.8 us: far above the ring at 1 KiB, so NCCL runs
+    // the ring and contend with it; all-reduce never has PAT (tuning.cc: `if (coll ==
+    // ncclFuncAllReduce && a == NCCL_ALGO_PAT) continue;`) and all-to-all has no algorithm.
+    let env =
+        |op: &str, algo: Option<&str>| Request { algo: algo.map(Into::into), env: vec![("NCCL_PAT_ENABLE".into(), "1".into())], ..Request::one(op, "1K") };
+    for op in ["all_gather", "reduce_scatter", "all_reduce"] {
+        let r = api::nccl_tests("hgx-h100", &env(op, None), 2, None).unwrap();
+        assert_ne!(r.rows[0].algo, Algo::Pat, "{op}");
+    }
+    api::nccl_tests("hgx-h100", &env("alltoall", None), 1, None).unwrap();
+    let c = comm("hgx-h100", 2, 8, &[("nccl_pat_enable", "1")]).unwrap();
+    let (lat, _) = tuning::model(&c.tuning, Coll::AllGather, Algo::Pat, Proto::Simple).unwrap();
+    let net = c.tuning.net_latency;
+    let inter = if c.tuning.version < Version::V2_28 { 0.0 } else { 14.0 } + 2.0 * net;
+    assert!((lat - (8.0 + inter / 3.5 + 16.0 * 2.8)).abs() < 1e-9, "{lat}");
+    // Where NCCL would pick PAT (NCCL_ALGO=PAT), its kernel finds no peers connected (init.cc
+    // connects PAT only at one GPU per node): refused, named by the variable.
+    let e = api::nccl_tests("hgx-h100", &env("all_gather", Some("pat")), 2, None).err().unwrap().to_string();
+    assert!(e.starts_with("NCCL_PAT_ENABLE (environment): NCCL_PAT_ENABLE=1: puts PAT") && e.contains("no connection"), "{e}");
+    // At its default 2, two GPUs a node have no PAT in the table at all.
+    let two = comm("hgx-h100", 2, 8, &[]).unwrap();
+    assert!(tuning::model(&two.tuning, Coll::AllGather, Algo::Pat, Proto::Simple).is_none());
 }
 
 #[test]
