@@ -26,8 +26,8 @@
 //! dimensions where its pipeline is deeper than n / 2 operations (more than 16 ranks at a large
 //! chunk), which moves no byte and no dependency, only the kernel's order.
 //!
-//! Latency (NCCL's model, tuning.cc v2.23.4-1 to v2.30.7-1: base + log2i(nNodes) x interLat / 3.5
-//! + nRanks x 2.8). Only the log term is per step: each message of the first loop pays its share
+//! Latency (NCCL's model, tuning.cc v2.23.4-1 to v2.30.7-1: base, plus log2i(nNodes) x interLat /
+//! 3.5, plus nRanks x 2.8). Only the log term is per step: each message of the first loop pays its share
 //! of a network step (`Call::step_net`, the tree's network latency / 3.5; NCCL charges log2(nodes)
 //! of them, the depth of the trees). The base (`Call::base`) and the "linear part", nRanks x 2.8 µs
 //! (`Call::step` a rank; tuning.cc: "Still a linear part; hopefully we'll manage to remove it"),
