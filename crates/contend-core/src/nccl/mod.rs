@@ -993,6 +993,8 @@ impl Comm {
     /// Simple step replaces the tree's network latency, as it replaces a ring's).
     fn pat_call(&self, coll: Coll, bytes: u64, channels: Option<usize>) -> lower::Call {
         let nc = channels.map_or(self.channels, |c| c.min(self.channels));
+        // enqueue.cc's cells: a small call runs on fewer channels (`lower::pat::cell_channels`).
+        let nc = lower::pat::cell_channels(bytes, self.devices.len(), nc, self.tuning.version.min_traffic_per_channel());
         let net = self.constants.step[Proto::Simple as usize].map_or(self.tuning.version.tree_simple_hw()[tuning::Hw::Net as usize], |s| s * 1e6);
         let identity: Vec<usize> = (0..self.devices.len()).collect();
         lower::Call {

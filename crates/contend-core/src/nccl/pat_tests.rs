@@ -254,3 +254,24 @@ fn more_bytes_never_end_sooner() {
         }
     }
 }
+
+#[test]
+fn a_small_call_runs_on_the_channels_enqueues_cells_give_it() {
+    // enqueue.cc (v2.30.7-1: 32 KiB of traffic a cell; 16 ranks: 2 KiB of a rank's elements a
+    // cell, traffic = bytes x 16): 1 KiB is 64 B a rank, one cell, one channel; 64 KiB two cells
+    // at one a channel (8 KiB of traffic a channel, below a cell); 256 KiB eight; 1 MiB 32 cells,
+    // 4 a channel (128 KiB a channel): 8. 9 cells on 8 channels: ceil(9 x 32 / 8 KiB / 32 KiB) = 2
+    // a channel, so 5 channels (2, 2, 2, 2, 1). v2.23.4-1 (16 KiB, 1 KiB a rank a cell): 64 KiB is
+    // 4 cells, 4 channels.
+    let (k32, k16) = (32 << 10, 16 << 10);
+    assert_eq!(pat::cell_channels(1 << 10, 16, 8, k32), 1);
+    assert_eq!(pat::cell_channels(64 << 10, 16, 8, k32), 2);
+    assert_eq!(pat::cell_channels(256 << 10, 16, 8, k32), 8);
+    assert_eq!(pat::cell_channels(1 << 20, 16, 8, k32), 8);
+    assert_eq!(pat::cell_channels(9 * 2048 * 16, 16, 8, k32), 5);
+    assert_eq!(pat::cell_channels(64 << 10, 16, 8, k16), 4);
+    assert_eq!(pat::cell_channels(64 << 10, 16, 1, k16), 1);
+    // The call runs on them.
+    let req = |v: &str| Request { ngpus: Some(1), params: vec![("nccl_version".into(), v.into())], ..Request::one("all_gather", "1K") };
+    assert_eq!(api::nccl_tests("hgx-h100", &req("2.30"), 16, None).unwrap().rows[0].channels, 1);
+}

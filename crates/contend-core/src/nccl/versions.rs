@@ -522,6 +522,16 @@ impl Version {
         self >= Version::V2_23 && (self < Version::V2_26 || cc >= 60)
     }
 
+    /// enqueue.cc's `MinTrafficPerChannel` (bytes), the traffic cell a collective's elements are
+    /// split over channels in: 16 KiB in v2.23.4-1 to v2.28.9-1, 32 KiB from v2.29.2-1.
+    pub fn min_traffic_per_channel(self) -> u64 {
+        if self < Version::V2_29 {
+            16 << 10
+        } else {
+            32 << 10
+        }
+    }
+
     /// PAT's own network Simple latency (µs, tuning.cc `hwLatencies[NCCL_HW_NET][NCCL_ALGO_PAT]`),
     /// which NCCL's model reads at more than one GPU a node (at one it reads the tree's): none in
     /// the table, so 0, from 2.23.4 to 2.27.7; 14 from 2.28.3 on.

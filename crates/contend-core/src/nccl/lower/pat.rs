@@ -56,6 +56,26 @@ pub fn chunk(coll: Coll, step: u64, channel: u64) -> u64 {
     c
 }
 
+/// The channels NCCL's plan gives a PAT call of `bytes` (every rank's) on `ranks` ranks with
+/// `channels` at most (enqueue.cc `scheduleCollTasksToPlan`, v2.23.4-1 to v2.30.7-1, one call
+/// alone): its per-rank elements in cells of `min_traffic` traffic (`MinTrafficPerChannel`;
+/// traffic = bytes x ranks for all-gather and reduce-scatter, `ncclFuncTrafficPerByte`), a
+/// channel taking ceil(traffic per channel / a cell's traffic) of them, so a call under
+/// `channels` cells runs on fewer channels: one below one cell. (2.23.4 takes the traffic per
+/// channel as max(cell, traffic / channels), 2.30.7 as traffic / channels rounded up to 16 B with
+/// the traffic at least a cell: the same count.) NCCL's last channel then takes the remainder;
+/// the lowering splits evenly over the count.
+pub fn cell_channels(bytes: u64, ranks: usize, channels: usize, min_traffic: u64) -> usize {
+    let (n, channels) = (ranks.max(1) as u64, channels.max(1) as u64);
+    let cell = min_traffic.div_ceil(n).div_ceil(16) * 16;
+    let cells = (bytes / n).div_ceil(cell).max(1);
+    let traffic = (bytes / n * n).max(min_traffic);
+    let per_channel = (traffic.div_ceil(channels)).div_ceil(16) * 16;
+    let per = cells.min(per_channel.div_ceil(cell * n)).max(1);
+    // The first channel's cells, then full channels, then the rest; more than `channels` cannot be.
+    (cells.div_ceil(per)).min(channels) as usize
+}
+
 /// Pieces one message carries (collectives.h `PatAGAlgorithm` / `PatRSAlgorithm` constructors,
 /// `postFreq`): doubled while a chunk holds at least twice that many of the channel's pieces of
 /// `piece` bytes, below n / 2.
