@@ -87,8 +87,8 @@ pub struct Call {
     /// Seconds: NCCL's base latency of the call and its per-step hardware latency, of a step
     /// inside a node (`step`) and of one between nodes (`step_net`), as NCCL's model counts them
     /// (tuning.cc: intra-node steps at the NVLink or PCI latency, network steps at NET's). PAT,
-    /// whose steps all leave the node: `step` is each operation of its kernel, `step_net` each
-    /// message's share of a network step (`pat`).
+    /// whose steps all leave the node: `step` is its model's linear part a rank (paid with `base`
+    /// once per call), `step_net` each message's share of a network step (`pat`).
     pub base: f64,
     pub step: f64,
     pub step_net: f64,

@@ -691,20 +691,6 @@ impl Comm {
             self.gdr_default.clone()
         };
         (self.net_stage, self.flush, self.tuning.ll128_net, self.net_unstaged) = (gdr.stage, gdr.flush, gdr.ll128, gdr.unstaged);
-        // NCCL_PAT_ENABLE=1 puts PAT in NCCL's table whatever the GPUs per node (tuning.cc
-        // `ncclPatEnable`), but NCCL connects PAT's peers only where every node has one GPU
-        // (init.cc, v2.23.4-1 to v2.30.7-1: `if (comm->maxLocalRanks == 1) ncclTransportPatConnect`):
-        // an all-gather or reduce-scatter it picks PAT for would run on peers never connected.
-        if c.pat_enable == 1 && self.ppn > 1 && c.version.pat_on(self.topo.cc) {
-            return Err(Error::input(
-                "nccl_pat_enable",
-                "1",
-                format!(
-                    "puts PAT in NCCL's table on {} GPUs per node, where NCCL connects no PAT peers (init.cc: only at one GPU per node), so its PAT kernels would find no connection; give 0, or 2 (NCCL's default)",
-                    self.ppn
-                ),
-            ));
-        }
         self.tuning.pat_enable = c.pat_enable;
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
@@ -800,10 +786,35 @@ impl Comm {
             let enabled = |a: Algo, p: Proto| algos.contains(&a) && protos.contains(&p) && tuning::time_us(&self.tuning, coll, a, p, bytes).is_some();
             if let Some(hit) = t.apply(coll, bytes, self.nodes, self.devices.len(), &enabled)? {
                 let model_us = tuning::time_us(&self.tuning, coll, hit.algo, hit.proto, bytes).unwrap_or(f64::NAN);
-                return Ok(Some(Pick { algo: hit.algo, proto: hit.proto, model_us, channels: hit.rule.channels, tuner_line: Some(hit.rule.line) }));
+                return self.pat_runs(Some(Pick { algo: hit.algo, proto: hit.proto, model_us, channels: hit.rule.channels, tuner_line: Some(hit.rule.line) }));
             }
         }
-        Ok(self.choose(coll, bytes, algos, protos).map(|(algo, proto, model_us)| Pick { algo, proto, model_us, channels: None, tuner_line: None }))
+        let pick = self.choose(coll, bytes, algos, protos).map(|(algo, proto, model_us)| Pick { algo, proto, model_us, channels: None, tuner_line: None });
+        self.pat_runs(pick)
+    }
+
+    /// NCCL_PAT_ENABLE=1 puts PAT in NCCL's table of all-gather and reduce-scatter whatever the GPUs
+    /// per node (tuning.cc `ncclPatEnable`, v2.23.4-1 to v2.30.7-1), but NCCL connects PAT's peers
+    /// only where every node has one GPU (init.cc: `if (comm->maxLocalRanks == 1)
+    /// ncclTransportPatConnect`): a call NCCL picks PAT for elsewhere would run on peers never
+    /// connected, and is refused; a call whose pick PAT does not win runs as NCCL picks it.
+    fn pat_runs(&self, pick: Option<Pick>) -> Result<Option<Pick>> {
+        match pick {
+            Some(p) if p.algo == Algo::Pat && !self.pat_connected() => Err(Error::input(
+                "nccl_pat_enable",
+                "1",
+                format!(
+                    "puts PAT in NCCL's table on {} GPUs per node and NCCL picks it for this call, but NCCL connects PAT peers only at one GPU per node (init.cc), so its PAT kernel would find no connection; give 0, or 2 (NCCL's default)",
+                    self.ppn
+                ),
+            )),
+            p => Ok(p),
+        }
+    }
+
+    /// Whether NCCL connects PAT's peers: one GPU per node (init.cc `maxLocalRanks == 1`).
+    pub fn pat_connected(&self) -> bool {
+        self.ppn == 1
     }
 
     /// Connection buffers per protocol: NCCL's, Simple's as NCCL_BUFFSIZE says.
@@ -977,11 +988,13 @@ impl Comm {
     /// `maxThreads`, so enqueue.cc's trimming by bytes a thread never drops one, v2.23.4-1 to
     /// v2.30.7-1), or as many as a tuner rule gives; each channel's network steps leave by its tree
     /// channel's NIC (NCCL connects PAT's peers on the tree graph, transport/generic.cc). Its
-    /// latencies are NCCL's PAT model's (`tuning::PAT_*`): the base once, 2.8 µs an operation of
-    /// the kernel (`step`), the tree's network latency / 3.5 a message (`step_net`; a fitted
+    /// latencies are NCCL's PAT model's (`tuning::PAT_*`): the base and 2.8 µs a rank (`step`)
+    /// once per call, the tree's network latency / 3.5 a message (`step_net`; a fitted
     /// Simple step replaces the tree's network latency, as it replaces a ring's).
     fn pat_call(&self, coll: Coll, bytes: u64, channels: Option<usize>) -> lower::Call {
         let nc = channels.map_or(self.channels, |c| c.min(self.channels));
+        // enqueue.cc's cells: a small call runs on fewer channels (`lower::pat::cell_channels`).
+        let nc = lower::pat::cell_channels(bytes, self.devices.len(), nc, self.tuning.version.min_traffic_per_channel());
         let net = self.constants.step[Proto::Simple as usize].map_or(self.tuning.version.tree_simple_hw()[tuning::Hw::Net as usize], |s| s * 1e6);
         let identity: Vec<usize> = (0..self.devices.len()).collect();
         lower::Call {

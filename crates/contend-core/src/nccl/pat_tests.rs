@@ -133,11 +133,39 @@ fn selection_by_release_and_gpus_per_node() {
     let two = comm("hgx-h100", 8, 2, &[]).unwrap();
     assert_ne!(two.choose(ag, 1 << 20, ag.algos(), &PROTOS).unwrap().0, Algo::Pat);
     assert!(two.choose(ag, 1 << 20, &[Algo::Pat], &PROTOS).is_none());
-    // NCCL_PAT_ENABLE=0 turns it off; =1 on two GPUs a node is refused (NCCL connects no PAT peers there).
+    // NCCL_PAT_ENABLE=0 turns it off.
     let off = comm("hgx-h100", 16, 1, &[("nccl_pat_enable", "0")]).unwrap();
     assert_eq!(off.choose(ag, 1 << 20, ag.algos(), &PROTOS).unwrap().0, Algo::Ring);
-    let e = comm("hgx-h100", 8, 2, &[("nccl_pat_enable", "1")]).err().unwrap().to_string();
-    assert!(e.contains("nccl_pat_enable") && e.contains("no PAT peers"), "{e}");
+}
+
+#[test]
+fn pat_enable_1_is_refused_only_where_nccl_picks_pat() {
+    use versions::Version;
+    // NCCL_PAT_ENABLE=1 on 2 nodes of 8 GPUs: PAT is in NCCL's all-gather and reduce-scatter table
+    // (tuning.cc `ncclPatEnable` returns 1 before its nNodes == nRanks test), with PAT's own
+    // network latency at more than one GPU a node (none in 2.23.4 to 2.27.7's table: 0; 14 us from
+    // 2.28.3) plus the net plugin's twice, and 16 x 2.8 us: far above the ring at 1 KiB, so NCCL runs
+    // the ring and contend with it; all-reduce never has PAT (tuning.cc: `if (coll ==
+    // ncclFuncAllReduce && a == NCCL_ALGO_PAT) continue;`) and all-to-all has no algorithm.
+    let env =
+        |op: &str, algo: Option<&str>| Request { algo: algo.map(Into::into), env: vec![("NCCL_PAT_ENABLE".into(), "1".into())], ..Request::one(op, "1K") };
+    for op in ["all_gather", "reduce_scatter", "all_reduce"] {
+        let r = api::nccl_tests("hgx-h100", &env(op, None), 2, None).unwrap();
+        assert_ne!(r.rows[0].algo, Algo::Pat, "{op}");
+    }
+    api::nccl_tests("hgx-h100", &env("alltoall", None), 1, None).unwrap();
+    let c = comm("hgx-h100", 2, 8, &[("nccl_pat_enable", "1")]).unwrap();
+    let (lat, _) = tuning::model(&c.tuning, Coll::AllGather, Algo::Pat, Proto::Simple).unwrap();
+    let net = c.tuning.net_latency;
+    let inter = if c.tuning.version < Version::V2_28 { 0.0 } else { 14.0 } + 2.0 * net;
+    assert!((lat - (8.0 + inter / 3.5 + 16.0 * 2.8)).abs() < 1e-9, "{lat}");
+    // Where NCCL would pick PAT (NCCL_ALGO=PAT), its kernel finds no peers connected (init.cc
+    // connects PAT only at one GPU per node): refused, named by the variable.
+    let e = api::nccl_tests("hgx-h100", &env("all_gather", Some("pat")), 2, None).err().unwrap().to_string();
+    assert!(e.starts_with("NCCL_PAT_ENABLE (environment): NCCL_PAT_ENABLE=1: puts PAT") && e.contains("no connection"), "{e}");
+    // At its default 2, two GPUs a node have no PAT in the table at all.
+    let two = comm("hgx-h100", 2, 8, &[]).unwrap();
+    assert!(tuning::model(&two.tuning, Coll::AllGather, Algo::Pat, Proto::Simple).is_none());
 }
 
 #[test]
@@ -178,4 +206,72 @@ fn a_one_gpu_per_node_cluster_runs_pat_and_explains_it() {
     assert!(text.contains("Ring/Simple"), "the ring is run beside it: {text}");
     // 2.22 has no PAT: the ring.
     assert_eq!(api::nccl_tests("hgx-h100", &req("2.22"), 16, None).unwrap().rows[0].algo, Algo::Ring);
+}
+
+/// `op` on `nodes` nodes of one H100 each, PAT forced, at `size`, on `channels` (None: NCCL's count).
+fn pat_us(op: &str, nodes: usize, size: &str, channels: Option<usize>) -> f64 {
+    let req = Request { ngpus: Some(1), algo: Some("pat".into()), channels, ..Request::one(op, size) };
+    let r = api::nccl_tests("hgx-h100", &req, nodes, None).unwrap();
+    assert_eq!(r.rows[0].algo, Algo::Pat);
+    r.rows[0].time_us
+}
+
+#[test]
+fn the_per_call_terms_are_paid_once_on_every_chain() {
+    // NCCL's model (tuning.cc, v2.23.4-1 to v2.30.7-1): base + log2i(nNodes) x interLat / 3.5 +
+    // nRanks x 2.8, whatever the collective. All-gather and reduce-scatter are mirrors (the same
+    // messages a dimension, the same chain of ceil(log2 n) of them), so a latency-bound call
+    // takes the same time under both, at n = 2^k + 1 too (all-gather's first message, on its top
+    // dimension, is never forwarded there: the base must not ride on it); and one more rank
+    // adds 2.8 us and possibly a step, never less.
+    let base = tuning::PAT_BASE_US;
+    let mut last = 0.0;
+    for n in [4usize, 5, 8, 9, 16, 17] {
+        let ag = pat_us("all_gather", n, "1K", None);
+        let rs = pat_us("reduce_scatter", n, "1K", None);
+        assert!((ag - rs).abs() < 1e-6 * rs, "{n}: all-gather {ag} us, reduce-scatter {rs} us");
+        assert!(ag >= last, "{n}: {ag} us, below {last} us at fewer ranks");
+        // At least the per-call terms: the base and n x 2.8 us (the network steps and the call's
+        // measured network overhead come on top).
+        assert!(ag > base + n as f64 * tuning::PAT_RANK_US, "{n}: {ag} us");
+        last = ag;
+    }
+}
+
+#[test]
+fn more_bytes_never_end_sooner() {
+    // Moving more bytes on the same channels cannot shorten a call; NCCL's model is monotone
+    // in size (latency + bytes / bus). A small call packs a dimension's pieces into one message,
+    // a large one sends them piece by piece: the per-call 2.8 us a rank is not paid per piece.
+    for op in ["all_gather", "reduce_scatter"] {
+        for channels in [Some(1), Some(8)] {
+            let mut last = 0.0;
+            for size in ["1K", "16K", "256K", "1M", "4M"] {
+                let t = pat_us(op, 16, size, channels);
+                assert!(t >= last, "{op} {channels:?} {size}: {t} us, below {last} us at the smaller size");
+                last = t;
+            }
+        }
+    }
+}
+
+#[test]
+fn a_small_call_runs_on_the_channels_enqueues_cells_give_it() {
+    // enqueue.cc (v2.30.7-1: 32 KiB of traffic a cell; 16 ranks: 2 KiB of a rank's elements a
+    // cell, traffic = bytes x 16): 1 KiB is 64 B a rank, one cell, one channel; 64 KiB two cells
+    // at one a channel (8 KiB of traffic a channel, below a cell); 256 KiB eight; 1 MiB 32 cells,
+    // 4 a channel (128 KiB a channel): 8. 9 cells on 8 channels: ceil(9 x 32 / 8 KiB / 32 KiB) = 2
+    // a channel, so 5 channels (2, 2, 2, 2, 1). v2.23.4-1 (16 KiB, 1 KiB a rank a cell): 64 KiB is
+    // 4 cells, 4 channels.
+    let (k32, k16) = (32 << 10, 16 << 10);
+    assert_eq!(pat::cell_channels(1 << 10, 16, 8, k32), 1);
+    assert_eq!(pat::cell_channels(64 << 10, 16, 8, k32), 2);
+    assert_eq!(pat::cell_channels(256 << 10, 16, 8, k32), 8);
+    assert_eq!(pat::cell_channels(1 << 20, 16, 8, k32), 8);
+    assert_eq!(pat::cell_channels(9 * 2048 * 16, 16, 8, k32), 5);
+    assert_eq!(pat::cell_channels(64 << 10, 16, 8, k16), 4);
+    assert_eq!(pat::cell_channels(64 << 10, 16, 1, k16), 1);
+    // The call runs on them.
+    let req = |v: &str| Request { ngpus: Some(1), params: vec![("nccl_version".into(), v.into())], ..Request::one("all_gather", "1K") };
+    assert_eq!(api::nccl_tests("hgx-h100", &req("2.30"), 16, None).unwrap().rows[0].channels, 1);
 }

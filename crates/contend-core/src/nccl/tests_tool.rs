@@ -622,6 +622,10 @@ pub(super) fn alternatives(
         for &a in coll.algos().iter().filter(|&&a| tuning::runs(coll, &req.dtype, a)) {
             for p in PROTOS {
                 let Some(model_us) = tuning::time_us(&comm.tuning, coll, a, p, bytes.max(1)) else { continue };
+                // PAT in NCCL's table where NCCL connects no PAT peers (NCCL_PAT_ENABLE=1): not run.
+                if a == Algo::Pat && !comm.pat_connected() {
+                    continue;
+                }
                 let t = if (a, p) == pick {
                     time_us.max(floor_us)
                 } else {

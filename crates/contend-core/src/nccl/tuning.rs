@@ -714,10 +714,15 @@ pub const PAT_NET_DIVISOR: f64 = 3.5;
 /// on): compute capability 6.0 or later from 2.26 whatever NCCL_PAT_ENABLE says (`Version::pat_on`);
 /// then NCCL_PAT_ENABLE 0 turns it off; at its default 2, one GPU per node (`nNodes == nRanks`)
 /// and a host network device (every network contend models: no device-offload plugin). 1 forces
-/// it on, which NCCL connects only at one GPU per node (init.cc `maxLocalRanks == 1`): elsewhere
-/// `Comm::set_constants` refuses it, so here 1 and 2 read alike.
+/// it on at any GPUs per node, though NCCL connects it only at one (init.cc `maxLocalRanks == 1`):
+/// a pick of PAT elsewhere is refused (`nccl::Comm::pick`).
 pub fn pat_on(c: &Comm) -> bool {
-    c.version.pat_on(c.cc) && c.pat_enable != 0 && c.nodes == c.ranks
+    c.version.pat_on(c.cc)
+        && match c.pat_enable {
+            0 => false,
+            1 => true,
+            _ => c.nodes == c.ranks,
+        }
 }
 
 /// PAT in NCCL's model (all-gather and reduce-scatter, Simple only, where `pat_on`): its graph is
@@ -732,8 +737,9 @@ fn pat_model(c: &Comm, proto: Proto) -> Option<(f64, f64)> {
     }
     let bw = if c.nodes <= 2 { c.tree_bw_intra } else { c.tree_bw_inter };
     let bus = c.tree_channels as f64 * bw * c.version.pat_share();
-    // One GPU per node: NCCL's model takes the tree's network latency (`ppn1_tree_net`, 2.23.4 on).
-    let hw = c.version.tree_simple_hw()[Hw::Net as usize];
+    // One GPU per node: NCCL's model takes the tree's network latency (`ppn1_tree_net`, 2.23.4 on);
+    // more (NCCL_PAT_ENABLE=1): PAT's own (`Version::pat_net_hw`).
+    let hw = if c.nodes == c.ranks { c.version.tree_simple_hw()[Hw::Net as usize] } else { c.version.pat_net_hw() };
     let inter = hw + c.net_extra(proto);
     let log2 = (c.nodes.max(1) as f64).log2().floor();
     Some((PAT_BASE_US + log2 * inter / PAT_NET_DIVISOR + c.ranks as f64 * PAT_RANK_US, bus))

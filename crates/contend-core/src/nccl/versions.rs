@@ -522,6 +522,27 @@ impl Version {
         self >= Version::V2_23 && (self < Version::V2_26 || cc >= 60)
     }
 
+    /// enqueue.cc's `MinTrafficPerChannel` (bytes), the traffic cell a collective's elements are
+    /// split over channels in: 16 KiB in v2.23.4-1 to v2.28.9-1, 32 KiB from v2.29.2-1.
+    pub fn min_traffic_per_channel(self) -> u64 {
+        if self < Version::V2_29 {
+            16 << 10
+        } else {
+            32 << 10
+        }
+    }
+
+    /// PAT's own network Simple latency (µs, tuning.cc `hwLatencies[NCCL_HW_NET][NCCL_ALGO_PAT]`),
+    /// which NCCL's model reads at more than one GPU a node (at one it reads the tree's): none in
+    /// the table, so 0, from 2.23.4 to 2.27.7; 14 from 2.28.3 on.
+    pub fn pat_net_hw(self) -> f64 {
+        if self < Version::V2_28 {
+            0.0
+        } else {
+            14.0
+        }
+    }
+
     /// PAT's share of its graph's bus bandwidth (tuning.cc `if (a == NCCL_ALGO_PAT) busBw *= …`):
     /// 0.85 in 2.23.4, 0.75 from 2.24.3 to 2.30.7.
     pub fn pat_share(self) -> f64 {

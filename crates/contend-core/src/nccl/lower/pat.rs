@@ -16,7 +16,7 @@
 //! `PatRSAlgorithm`: `postFreq`), so a small call sends one message per dimension.
 //!
 //! One thread block runs a channel's operations one after another (device/all_gather.h
-//! `runPat`; from 2.24 several workers take the operations of one aggregated message at once),
+//! `runPat`; from 2.26.2 several workers take the operations of one aggregated message at once),
 //! each waiting for the receive it reads: a rank's message leaves after the kernel has reached it
 //! (a zero-length join after the previous one and the receives its pieces need), and a chunk's
 //! last operations receive what the rank does not forward, so the next chunk starts after every
@@ -26,11 +26,18 @@
 //! dimensions where its pipeline is deeper than n / 2 operations (more than 16 ranks at a large
 //! chunk), which moves no byte and no dependency, only the kernel's order.
 //!
-//! Latency (NCCL's model, tuning.cc, paid in the first loop as a ring pays its per-step figure):
-//! the base latency once per rank, its first message; each message its share of a network step
-//! (`Call::step_net`, the tree's network latency / 3.5: NCCL charges log2(nodes) of them, the
-//! depth of the trees); each operation of the kernel `Call::step` (2.8 µs, NCCL's "linear part",
-//! nRanks of them: n - 1 sends and the chunk's last receive).
+//! Latency (NCCL's model, tuning.cc v2.23.4-1 to v2.30.7-1: base, plus log2i(nNodes) x interLat /
+//! 3.5, plus nRanks x 2.8). Only the log term is per step: each message of the first loop pays its share
+//! of a network step (`Call::step_net`, the tree's network latency / 3.5; NCCL charges log2(nodes)
+//! of them, the depth of the trees). The base (`Call::base`) and the "linear part", nRanks x 2.8 µs
+//! (`Call::step` a rank; tuning.cc: "Still a linear part; hopefully we'll manage to remove it"),
+//! are per call: a fitted term, not the cost of a kernel operation (a piece's copy takes
+//! nanoseconds; an aggregated message's pieces are posted once, collectives.h `postSend`). They
+//! are paid once per rank at its kernel's start, which every chain of the call passes; paid per
+//! piece, a small call (all of a dimension's pieces in one message) would wait for its dimension's
+//! 2.8 µs terms before each send and end later than a large one that overlaps them; paid on a
+//! rank's first message, an all-gather at n = 2^k + 1 would skip it (its first message, on the top
+//! dimension, is never forwarded).
 
 use super::{loops, Call, Dag};
 use crate::nccl::tuning::NCCL_STEPS;
@@ -47,6 +54,26 @@ pub fn chunk(coll: Coll, step: u64, channel: u64) -> u64 {
         c /= 2;
     }
     c
+}
+
+/// The channels NCCL's plan gives a PAT call of `bytes` (every rank's) on `ranks` ranks with
+/// `channels` at most (enqueue.cc `scheduleCollTasksToPlan`, v2.23.4-1 to v2.30.7-1, one call
+/// alone): its per-rank elements in cells of `min_traffic` traffic (`MinTrafficPerChannel`;
+/// traffic = bytes x ranks for all-gather and reduce-scatter, `ncclFuncTrafficPerByte`), a
+/// channel taking ceil(traffic per channel / a cell's traffic) of them, so a call under
+/// `channels` cells runs on fewer channels: one below one cell. (2.23.4 takes the traffic per
+/// channel as max(cell, traffic / channels), 2.30.7 as traffic / channels rounded up to 16 B with
+/// the traffic at least a cell: the same count.) NCCL's last channel then takes the remainder;
+/// the lowering splits evenly over the count.
+pub fn cell_channels(bytes: u64, ranks: usize, channels: usize, min_traffic: u64) -> usize {
+    let (n, channels) = (ranks.max(1) as u64, channels.max(1) as u64);
+    let cell = min_traffic.div_ceil(n).div_ceil(16) * 16;
+    let cells = (bytes / n).div_ceil(cell).max(1);
+    let traffic = (bytes / n * n).max(min_traffic);
+    let per_channel = (traffic.div_ceil(channels)).div_ceil(16) * 16;
+    let per = cells.min(per_channel.div_ceil(cell * n)).max(1);
+    // The first channel's cells, then full channels, then the rest; more than `channels` cannot be.
+    (cells.div_ceil(per)).min(channels) as usize
 }
 
 /// Pieces one message carries (collectives.h `PatAGAlgorithm` / `PatRSAlgorithm` constructors,
@@ -96,15 +123,32 @@ pub fn messages(coll: Coll, n: usize, agg: usize) -> Vec<Vec<Vec<usize>>> {
     (0..dims(n)).map(|d| offsets(coll, n, d).chunks(agg.max(1)).map(<[usize]>::to_vec).collect()).collect()
 }
 
+/// What a channel of a PAT call moves (`share` bytes, every rank's pieces): a piece, the chunk
+/// it moves in, pieces a message and the messages a rank sends a chunk, by dimension. One
+/// derivation for the run (`pat`) and `--explain` (`describe`).
+pub struct Plan {
+    pub piece: u64,
+    pub chunk: u64,
+    pub agg: usize,
+    pub messages: Vec<Vec<Vec<usize>>>,
+}
+
+impl Plan {
+    pub fn of(c: &Call, share: u64) -> Plan {
+        let n = c.devices.len();
+        let piece = share.div_ceil(n.max(1) as u64);
+        let chunk = chunk(c.coll, c.buff[Proto::Simple as usize] / NCCL_STEPS, share);
+        let agg = aggregation(chunk, piece, n);
+        Plan { piece, chunk, agg, messages: messages(c.coll, n, agg) }
+    }
+}
+
 /// `--explain`'s account of a PAT call's steps: the dimensions and peers, the pieces each rank
 /// sends on each, and a channel's chunk and messages.
 pub fn describe(c: &Call) -> String {
     let n = c.devices.len();
     let share = c.bytes.div_ceil(c.channels().max(1) as u64);
-    let piece = share.div_ceil(n.max(1) as u64);
-    let chunk = chunk(c.coll, c.buff[Proto::Simple as usize] / NCCL_STEPS, share);
-    let agg = aggregation(chunk, piece, n);
-    let plan = messages(c.coll, n, agg);
+    let Plan { piece, chunk, agg, messages: plan } = Plan::of(c, share);
     let (sign, how) = if c.coll == Coll::AllGather {
         ("-", "all-gather: every piece down a binomial tree, largest step first")
     } else {
@@ -128,10 +172,7 @@ pub fn describe(c: &Call) -> String {
 pub(super) fn pat(c: &Call, share: u64, d: &mut Dag) {
     let n = c.devices.len();
     let ag = c.coll == Coll::AllGather;
-    let piece = share.div_ceil(n as u64);
-    let chunk = chunk(c.coll, c.buff[Proto::Simple as usize] / NCCL_STEPS, share);
-    let agg = aggregation(chunk, piece, n);
-    let plan = messages(c.coll, n, agg);
+    let Plan { piece, chunk, messages: plan, .. } = Plan::of(c, share);
     let nd = plan.len();
     // Where each (dimension, offset) travels: its message's index on that dimension.
     let at: Vec<std::collections::HashMap<usize, usize>> =
@@ -153,15 +194,15 @@ pub(super) fn pat(c: &Call, share: u64, d: &mut Dag) {
                     // The receives this message's pieces need: the sender's message holding each.
                     let deps: Vec<Option<usize>> =
                         m.iter().flat_map(|&o| needs(c.coll, n, dim, o)).map(|(e, o)| now[peer(r, e, false)][e].get(at[e][&o]).copied()).collect();
-                    let ops = if first { m.len() as f64 * c.step } else { 0.0 };
-                    let j = d.join(dev(r), std::iter::once(kernel[r]).chain(deps), ops);
+                    // The per-call terms at the kernel's start (module comment).
+                    let start = if kernel[r].is_none() { c.base + n as f64 * c.step } else { 0.0 };
+                    let j = d.join(dev(r), std::iter::once(kernel[r]).chain(deps), start);
                     kernel[r] = Some(j);
                     let conn = &sent[r][dim];
                     let slot = conn.len().checked_sub(NCCL_STEPS as usize).map(|i| conn[i]);
                     let slot = d.slot_freed(slot);
                     let to = peer(r, dim, true);
-                    let base = if first && now[r].iter().all(Vec::is_empty) { c.base } else { 0.0 };
-                    let over = c.flush_of(r, to, Proto::Simple) + if first { c.step_net + base } else { 0.0 };
+                    let over = c.flush_of(r, to, Proto::Simple) + if first { c.step_net } else { 0.0 };
                     let i = d.push(dev(r), dev(to), c.wire(block * m.len() as u64, Proto::Simple), [Some(j), slot], over);
                     now[r][dim].push(i);
                     sent[r][dim].push(i);
@@ -171,8 +212,7 @@ pub(super) fn pat(c: &Call, share: u64, d: &mut Dag) {
         // The chunk's last operations: every receive of the loop, before the next chunk.
         for r in 0..n {
             let got: Vec<Option<usize>> = (0..nd).flat_map(|e| now[peer(r, e, false)][e].clone()).map(Some).collect();
-            let ops = if first { c.step } else { 0.0 };
-            kernel[r] = Some(d.join(dev(r), std::iter::once(kernel[r]).chain(got), ops));
+            kernel[r] = Some(d.join(dev(r), std::iter::once(kernel[r]).chain(got), 0.0));
         }
     }
 }
