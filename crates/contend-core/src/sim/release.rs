@@ -27,7 +27,9 @@
 //! slower than the fastest held to their rate (bound elsewhere), the others equally. While
 //! bound there its bytes wait in the NIC, not in the buffers past it, so it is not released
 //! before its volume has left at those shares (`injected`, advanced at each look; the shares
-//! move only when a holder's rate or the holders do, which wakes the NIC).
+//! move only when a holder's rate or the holders do, which wakes the NIC). A holder bound
+//! elsewhere counts what it sends at its rate, and keeps its narrowest capacity as the pace of
+//! its floor: its bytes may run ahead into the buffers past the NIC.
 
 use super::Executor;
 use crate::flow::{FlowTable, NO_NIC, NO_TAIL};
@@ -92,8 +94,9 @@ pub(super) struct Releases {
     events: IndexHeap,
     /// The last release event's sequence number (its own count: the joins' stays as it was).
     seq: u32,
-    /// Scratch: holders released by one look.
+    /// Scratch: holders released by one look; the narrowest capacities `inject` splits by.
     now: Vec<u32>,
+    caps: Vec<f64>,
 }
 
 /// Per resource, the NICs whose messages' routes start there, ascending, each once
@@ -169,6 +172,7 @@ impl Releases {
             events: IndexHeap::new(n),
             seq: 0,
             now: Vec::new(),
+            caps: Vec::new(),
         }
     }
 
@@ -327,7 +331,7 @@ impl Executor<'_> {
             let recount = moved || std::mem::take(&mut n.recount);
             let rate_ahead: f64 = n.ahead.iter().map(|&g| model.rate(g as usize)).sum();
             let split = self.flows.nic_injection.get(q).is_some_and(|c| c.is_finite());
-            let shares_moved = split && inject(&mut n.holders, self.flows.nic_injection[q], t, model);
+            let shares_moved = split && inject(&mut n.holders, self.flows.nic_injection[q], t, model, &mut self.rel.caps);
             let mut left_ahead = None;
             let mut now = std::mem::take(&mut self.rel.now);
             for k in 0..self.rel.nic[q].holders.len() {
@@ -398,7 +402,7 @@ impl Executor<'_> {
 /// fastest holders take their turns at the NIC and share equally what the others leave (the
 /// messages ahead have left the NIC at packet level), none above its narrowest capacity; the
 /// others, bound elsewhere, inject at their rate. Whether any share moved.
-fn inject(holders: &mut [Holder], link: f64, t: f64, model: &dyn EventModel) -> bool {
+fn inject(holders: &mut [Holder], link: f64, t: f64, model: &dyn EventModel, caps: &mut Vec<f64>) -> bool {
     let tol = 1.0 - SAME_TIME.sqrt();
     let fastest = holders.iter().map(|h| model.rate(h.f as usize)).fold(0.0, f64::max);
     let bound = |h: &Holder| model.rate(h.f as usize) >= fastest * tol;
@@ -414,7 +418,8 @@ fn inject(holders: &mut [Holder], link: f64, t: f64, model: &dyn EventModel) -> 
         }
     }
     // Equal shares, those capped at their narrowest capacity giving the rest what they leave.
-    let mut caps: Vec<f64> = holders.iter().filter(|h| bound(h)).map(|h| h.alone).collect();
+    caps.clear();
+    caps.extend(holders.iter().filter(|h| bound(h)).map(|h| h.alone));
     caps.sort_unstable_by(f64::total_cmp);
     let mut level = f64::INFINITY;
     for (k, &c) in caps.iter().enumerate() {
