@@ -73,11 +73,7 @@ impl Kind {
                 (x.is_finite() && above && below).then_some(Value::Real(x)).ok_or_else(bad)
             }
             Kind::Bytes { min } => {
-                // A whole number alone is bytes, as NCCL's own size variables are.
-                let b = match text.trim().parse::<u64>() {
-                    Ok(n) => Bytes(n),
-                    Err(_) => Bytes::parse(text)?,
-                };
+                let b = Bytes::parse(text)?;
                 if b.0 < min {
                     return Err(format!("\"{text}\" is below {}{eg}", Bytes(min)));
                 }
@@ -527,9 +523,9 @@ mod tests {
         }
         let e = flags(&[("eff", "2")]).unwrap_err().to_string();
         assert!(e.contains("(0, 1]") && e.contains("eff=0.79"), "{e}");
-        // A size as a whole number alone is bytes (NCCL's size variables are); "latest" is the newest release.
-        assert_eq!(flags(&[("chunk", "65536")]).unwrap().bytes("chunk"), 65536);
-        assert!(flags(&[("chunk", "0")]).is_err());
+        // A size needs its unit, as in every file contend reads (NCCL's variables, read from the
+        // environment, are bytes); "latest" is the newest release.
+        assert!(flags(&[("chunk", "65536")]).unwrap_err().to_string().contains("has no unit"));
         assert_eq!(release(&["2.18", "2.30"], "latest"), Ok(1));
     }
 
