@@ -30,6 +30,21 @@ def sigint_after(seconds: float):
         timer.cancel()
 
 
+@pytest.fixture(autouse=True)
+def python_handles_sigint():
+    """These tests are about Ctrl-C at a terminal, where Python has its own SIGINT handler. A launcher that ignores
+    SIGINT (a shell's background job without job control) leaves Python without it, and contend then rightly leaves
+    the signal ignored: give Python its handler for the test, and the previous one back after."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def as_at_a_terminal():
+    """In a child process: SIGINT's default action, so that Python installs its handler (not an inherited SIG_IGN)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 LONG = "cluster: fat-tree-256x8\nmodel: packet\nnic_scheduling: fcfs\nworkload:\n  mix: {seed: 1}\n"
 
 
@@ -37,7 +52,7 @@ def test_ctrl_c_stops_contend_run_with_the_usual_code(tmp_path):
     scenario = tmp_path / "mix.yaml"
     scenario.write_text(LONG)
     p = subprocess.Popen([sys.executable, "-m", "contend.cli", "run", str(scenario), "--json"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=as_at_a_terminal)
     time.sleep(4)  # the command's start and the mix's lowering: the signal lands in the core or just before it
     sent = time.monotonic()
     p.send_signal(signal.SIGINT)
@@ -69,7 +84,8 @@ def test_ctrl_c_stops_packet_inside_an_instant(tmp_path):
     subprocess.run([sys.executable, "-m", "contend.cli", "generate", "permutation", "fat-tree-512x4", "--size", "64MiB",
                     "-o", str(perm)], check=True, capture_output=True)
     p = subprocess.Popen([sys.executable, "-m", "contend.cli", "simulate", "fat-tree-512x4", str(perm), "--model",
-                          "packet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          "packet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=as_at_a_terminal)
     time.sleep(4)
     sent = time.monotonic()
     p.send_signal(signal.SIGINT)
