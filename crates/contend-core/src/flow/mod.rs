@@ -36,6 +36,16 @@ pub struct Routes {
     pub data: Vec<f64>,
 }
 
+/// The name of a transfer's `max_rate` resource: the device whose transfer it caps, and the transfer.
+pub fn rate_cap_name(device: &str, label: &str) -> String {
+    format!("{device} rate cap ({label})")
+}
+
+/// The device a rate cap's name (`rate_cap_name`) holds; None for a link or any other resource.
+pub fn rate_cap_device(name: &str) -> Option<&str> {
+    name.split_once(" rate cap (").map(|(d, _)| d)
+}
+
 impl Routes {
     pub fn of(&self, r: usize) -> &[(u32, f64)] {
         &self.hops[self.off[r] as usize..self.off[r + 1] as usize]
@@ -985,7 +995,7 @@ impl FlowTable {
                         }
                         None => {
                             c.cap.push(bps);
-                            c.name.push(format!("{} rate cap ({})", m.devices[t.src].name, t.label(i)));
+                            c.name.push(rate_cap_name(&m.devices[t.src].name, &t.label(i)));
                             c.latency.push(0.0);
                             c.cap.len() as u32 - 1
                         }

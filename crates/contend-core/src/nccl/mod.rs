@@ -1468,22 +1468,29 @@ pub fn run_within(m: &Machine, call: &lower::Call, model: &str, params: &[(Strin
     if bottlenecks {
         // The limit is the resource nearest full over the call, not the one busy longest: a
         // GPU's PCIe link carries a trickle the whole call while its NIC's link runs full.
+        // A route holds every resource a transfer's bytes use, each with the capacity a byte
+        // takes there: its links and, where the lowering caps a channel (a p2p block's copy
+        // rate, LL's `llMaxBws`), that cap, which binds as a link would.
         let f = prepared.flows();
         let mut carried = vec![0.0; f.cap.len()];
         for (i, t) in w.transfers.iter().enumerate() {
-            for &r in &f.paths[f.path_of[i] as usize] {
-                carried[r as usize] += t.size as f64;
+            for &(r, times) in f.routes.of(f.route_of[i] as usize) {
+                carried[r as usize] += t.size as f64 * times;
             }
         }
         let span = o.makespan();
         let top = channel.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
         worst = vec![(String::new(), -1.0, 0.0); top];
         for (i, &c) in channel.iter().enumerate() {
-            for &r in &f.paths[f.path_of[i] as usize] {
+            for &(r, _) in f.routes.of(f.route_of[i] as usize) {
                 let r = r as usize;
                 let used = if span > 0.0 && f.cap[r] > 0.0 { carried[r] / (f.cap[r] * span) } else { 0.0 };
                 if used > worst[c as usize].1 {
-                    worst[c as usize] = (f.name[r].clone(), used, f.cap[r]);
+                    let name = match crate::flow::rate_cap_device(&f.name[r]) {
+                        Some(d) => format!("{d}'s channel rate cap of {:.1} GB/s", f.cap[r] / 1e9),
+                        None => f.name[r].clone(),
+                    };
+                    worst[c as usize] = (name, used, f.cap[r]);
                 }
             }
         }

@@ -669,3 +669,18 @@ fn a_caret_list_excludes_what_it_names() {
     let rest = comm.choose(Coll::AllReduce, 1 << 30, &[Algo::Ring, Algo::Tree], &PROTOS).unwrap();
     assert_eq!(comm.choose(Coll::AllReduce, 1 << 30, &parse_algos("^NVLS").unwrap(), &PROTOS), Some(rest));
 }
+
+/// Where the lowering caps a channel, the cap is the resource a channel's bottleneck names (qa26:
+/// `--explain` said "no link is full" and guessed): a 64 MiB send/receive on hgx-h100 runs each
+/// operation on 4 channels (16 MiB a part, 32 NVLink chunks of 512 KiB, `p2p::op_split`), each a
+/// block sending at half its SM's copy rate, 47 / 2 = 23.5 GB/s (`tuning::P2P_BLOCK_COPY_BW`), far
+/// under a GPU's 18 NVLinks; so every channel's limit is its cap, nearly full over the call.
+#[test]
+fn explain_names_a_channel_rate_cap_that_binds() {
+    let r = tests_tool::Request { min_bytes: "64M".into(), max_bytes: "64M".into(), explain: true, ..req("sendrecv") };
+    let rep = api::nccl_tests("hgx-h100", &r, 1, None).unwrap();
+    let b = &rep.rows[0].explain.as_ref().unwrap().bottlenecks;
+    assert_eq!(b.len(), 4, "{b:?}");
+    assert!(b.iter().all(|b| b.resource.contains("channel rate cap of 23.5 GB/s") && b.utilisation > 0.8 && (b.capacity_gbps - 23.5).abs() < 1e-9), "{b:?}");
+    assert!(!rep.explain.unwrap().contains("no link is full"));
+}
