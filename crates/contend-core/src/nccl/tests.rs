@@ -684,3 +684,16 @@ fn explain_names_a_channel_rate_cap_that_binds() {
     assert!(b.iter().all(|b| b.resource.contains("channel rate cap of 23.5 GB/s") && b.utilisation > 0.8 && (b.capacity_gbps - 23.5).abs() < 1e-9), "{b:?}");
     assert!(!rep.explain.unwrap().contains("no link is full"));
 }
+
+/// NCCL_PROTO does not govern a send/receive's protocol (qa26): its connections keep LL buffers
+/// whatever it says, so a 64 KiB all-to-all on 8 GPUs (8 KiB a peer, one channel each: at most
+/// NCCL_P2P_LL_THRESHOLD = 16 KiB a channel) runs LL under `--proto simple` too, and says so.
+#[test]
+fn nccl_proto_does_not_govern_send_receive_and_says_so() {
+    let r = tests_tool::Request { min_bytes: "64K".into(), max_bytes: "64K".into(), proto: Some("simple".into()), ..req("alltoall") };
+    let rep = api::nccl_tests("hgx-h100", &r, 1, None).unwrap();
+    assert_eq!(rep.rows[0].proto, Proto::Ll);
+    assert!(rep.notes.iter().any(|n| n.starts_with("--proto (NCCL_PROTO) does not apply to alltoall") && n.contains("16 KiB")), "{:?}", rep.notes);
+    let r = tests_tool::Request { proto: None, ..r };
+    assert!(!api::nccl_tests("hgx-h100", &r, 1, None).unwrap().notes.iter().any(|n| n.contains("NCCL_PROTO")));
+}

@@ -267,6 +267,11 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     // NCCL_ALGO does not govern: NCCL runs them whatever it says, and so does this (with a note).
     let p2p_only = coll.algos() == [Algo::P2p];
     let ignored_algo = p2p_only && req.algo.is_some();
+    // Nor does NCCL_PROTO: a send/receive runs LL up to NCCL_P2P_LL_THRESHOLD a channel wherever its
+    // connections have LL buffers, and they have them whatever NCCL_PROTO says (the buffers are sized
+    // by NCCL_BUFFSIZE / NCCL_LL_BUFFSIZE alone: init.cc `computeBuffSizes`; enqueue.cc `addP2pToPlan`,
+    // NCCL 2.30.7).
+    let ignored_proto = p2p_only && req.proto.is_some();
     let mut algos: Vec<Algo> = if p2p_only { vec![Algo::P2p] } else { algos.into_iter().filter(|a| coll.algos().contains(a)).collect() };
     if algos.is_empty() {
         let have: Vec<&str> = coll.algos().iter().map(|a| a.id()).collect();
@@ -482,6 +487,13 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     }
     if ignored_algo {
         caveats.push(format!("--algo (NCCL_ALGO) does not apply to {}: NCCL runs it peer-to-peer whatever the setting", coll.name()));
+    }
+    if ignored_proto {
+        caveats.push(format!(
+            "--proto (NCCL_PROTO) does not apply to {}: NCCL runs a send/receive on LL up to NCCL_P2P_LL_THRESHOLD ({} KiB) a channel, Simple above, whatever the setting",
+            coll.name(),
+            tuning::P2P_LL_THRESHOLD / 1024
+        ));
     }
     let left: std::collections::BTreeSet<String> =
         rows.iter().filter_map(|r| r.explain.as_ref()).flat_map(|e| e.left_out.iter().map(|(a, p)| format!("{}/{}", a.name(), p.name()))).collect();
