@@ -365,6 +365,34 @@ def test_one_name_per_algorithm_in_json_and_plot_legend(monkeypatch, tmp_path):
     assert "NCCL picks: P2P/Simple" in labels, labels
 
 
+def test_plot_draws_the_fastest_line_only_where_a_size_differs_from_nccls_pick(monkeypatch, tmp_path):
+    # qa27: the legend said "fastest contend ran" where every size's fastest was NCCL's pick (the dashed line
+    # hid under the pick's). Reports are built by hand here: whether the line is drawn is the plot's rule alone.
+    from contend import plots
+    labels = []
+    real = plots.plt.Axes.plot
+    def plot(self, *a, **k):
+        labels.append(k.get("label"))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(plots.plt.Axes, "plot", plot)
+
+    def report(fastest: str) -> dict:
+        alts = [{"algo": "ring", "proto": "Simple", "time_us": 100.0}]
+        if fastest != "ring":
+            alts.append({"algo": fastest, "proto": "Simple", "time_us": 80.0})
+        explain = {"alternatives": alts, "pick_slower_pct": 25.0 if len(alts) > 1 else 0.0}
+        row = {"size": 1 << 20, "time_us": 100.0, "algbw": 10.0, "busbw": 17.5, "algo": "ring", "proto": "Simple",
+               "explain": explain}
+        return {"rows": [row], "ranks": 8, "op": "all_reduce", "machine": "m", "nodes": 1, "model": "maxmin",
+                "nccl_version": "2.30.7"}
+
+    plots.nccl_busbw(report("ring"), tmp_path / "same.png")
+    assert "fastest contend ran" not in labels, labels
+    plots.nccl_busbw(report("tree"), tmp_path / "differs.png")
+    assert "fastest contend ran" in labels, labels
+
+
 def test_tuner_file_picks_and_bad_lines_are_one_line_exit_2(tmp_path):
     # NCCL's example tuner CSV: all-reduce of 1 KiB to 1 MiB on ring/LL with 2 channels; above,
     # NCCL's own pick. The table's rows say which line picked.

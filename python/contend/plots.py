@@ -505,6 +505,7 @@ def nccl_busbw(report: dict[str, Any], path: str | os.PathLike) -> None:
         at.scatter([x], [t], **style)
 
     best_x, best_y, best_t = [], [], []
+    differs = False  # whether any size's fastest is not NCCL's pick: else the dashed line would only hide under it
     for r in rows:
         mark(r["size"], r["busbw"], r["time_us"], r["algo"], r["proto"], "NCCL picks", True)
         e = r.get("explain")
@@ -515,13 +516,14 @@ def nccl_busbw(report: dict[str, Any], path: str | os.PathLike) -> None:
             best_y.append(y)
             best_t.append(fastest["time_us"])
             if (fastest["algo"], fastest["proto"]) != (r["algo"], r["proto"]):
+                differs = True
                 mark(r["size"], y, fastest["time_us"], fastest["algo"], fastest["proto"], "fastest contend ran", False)
             if e["pick_slower_pct"] > 10:
                 # Upright above the higher of the two markers, so neighbouring sizes' labels do not overlap.
                 ax.annotate(f"★ {e['pick_slower_pct']:.0f}%", (r["size"], max(y, r["busbw"])),
                             textcoords="offset points", xytext=(0, 8), fontsize=7, ha="center", va="bottom",
                             rotation=90, color="0.25")
-    if best_x:
+    if differs:
         ax.plot(best_x, best_y, color="0.6", lw=1, ls="--", zorder=0, label="fastest contend ran")
         at.plot(best_x, best_t, color="0.6", lw=1, ls="--", zorder=0)
     at.set_xscale("log", base=2)
