@@ -612,6 +612,7 @@ pub fn nccl_tests(
         algo: req.algo.clone().or_else(|| env.algo.clone()),
         proto: req.proto.clone().or_else(|| env.proto.clone()),
         channels: req.channels.or(env.channels),
+        channel_bounds: req.channel_bounds.or(env.channel_bounds),
         params: req.params.iter().chain(&env.params).cloned().collect(),
         env: Vec::new(),
         ..req.clone()
@@ -634,7 +635,7 @@ fn nccl_tests_as_given(
 ) -> Result<crate::nccl::tests_tool::Report> {
     use crate::nccl::{tests_tool, Comm};
     let (m, per_node, have) = crate::nccl::nodes::on_nodes(machine, req, nodes, network_bandwidth)?;
-    let mut comm = Comm::new(&m, &per_node, req.channels)?;
+    let mut comm = Comm::bounded(&m, &per_node, req.channels, req.channel_bounds)?;
     comm.set_constants(crate::nccl::constants::split(&req.params)?.0)?;
     comm.tuner = req.tuner.as_deref().map(crate::nccl::tuner::Tuner::load).transpose()?;
     let mut report = tests_tool::predict(&comm, req)?;

@@ -641,6 +641,7 @@ fn nccl_tests(
         algo,
         proto,
         channels,
+        channel_bounds: None,
         tuner,
         model: model.into(),
         params,

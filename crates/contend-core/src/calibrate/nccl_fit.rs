@@ -326,7 +326,17 @@ fn setup(run: &Run, origin: &str, settings: &RunSettings, params: &[(String, Str
         params: params.iter().map(|(k, _)| k.clone()).collect(),
         flags: true,
     };
-    let env = Environment::read(&vars, &given).map_err(|e| pasted(e, run, origin))?;
+    let mut env = Environment::read(&vars, &given).map_err(|e| pasted(e, run, origin))?;
+    // Bounds on NCCL's own channel count have no flag of `contend nccl-tests` for the command this
+    // prints, which must run as fitted: the fit keeps NCCL's own count and says so.
+    if env.channel_bounds.take().is_some() {
+        let bounds: Vec<String> = env.applied.iter().filter(|a| a.contains("NCHANNELS=") || a.contains("CTAS=")).cloned().collect();
+        env.applied.retain(|a| !bounds.contains(a));
+        env.ignored.push(format!(
+            "{} (bounds on NCCL's own channel count: calibrate fits NCCL's own count; contend nccl-tests and run apply them)",
+            bounds.join(", ")
+        ));
+    }
     let algos = settings.algo.or(env.algo.as_deref()).map(crate::nccl::parse_algos).transpose().map_err(|e| pasted(env.named(e), run, origin))?;
     let protos = settings.proto.or(env.proto.as_deref()).map(crate::nccl::parse_protos).transpose().map_err(|e| pasted(env.named(e), run, origin))?;
     let given_and_set: Vec<(String, String)> = params.iter().chain(&env.params).cloned().collect();

@@ -128,6 +128,9 @@ pub struct Environment {
     pub proto: Option<String>,
     /// NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS, where both are given and equal.
     pub channels: Option<usize>,
+    /// Otherwise the floor and ceiling they put on NCCL's own count (0 and `usize::MAX` where
+    /// one is not set), which `nccl::Comm::bounded` applies as NCCL's `ncclTopoPostset` does.
+    pub channel_bounds: Option<(usize, usize)>,
     /// NCCL's constants it sets, as `--param` takes them (`nccl_buffsize`, `nccl_pxn_disable`).
     pub params: Vec<(String, String)>,
     /// `VAR=value` of each variable applied.
@@ -285,9 +288,8 @@ impl Environment {
             if counts.iter().any(Option::is_none) {
                 env.ignored.push(format!("{written} (not a channel count from 1 to {MAX_CHANNELS}: NCCL's own count runs)"));
             } else if bound(true).is_none() || bound(true) != bound(false) {
-                // A shell set up for real runs still runs: bounds on NCCL's own count are not applied yet.
-                let fix = if given.flags { "an equal floor and ceiling, or --channels, fix the count" } else { "an equal floor and ceiling fix the count" };
-                env.ignored.push(format!("{written} (bounds on NCCL's own count, which contend does not apply yet; {fix})"));
+                env.channel_bounds = Some((bound(true).unwrap_or(0), bound(false).unwrap_or(usize::MAX)));
+                env.applied.extend(bounds.iter().map(|(k, v)| format!("{k}={v}")));
             } else {
                 env.channels = bound(true);
                 env.applied.extend(bounds.iter().map(|(k, v)| format!("{k}={v}")));
@@ -500,14 +502,18 @@ mod tests {
     }
 
     /// NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS fix the count (read as int64 parameters); other
-    /// bounds are noted as not applied, and the run goes on with NCCL's own count.
+    /// bounds bound NCCL's own count (`channel_bounds`); a value that is no count is noted as not
+    /// applied, and the run goes on with NCCL's own count.
     #[test]
     fn equal_channel_bounds_fix_the_count() {
         let env = read(&[("NCCL_MIN_NCHANNELS", "4"), ("NCCL_MAX_NCHANNELS", "0x4")]).unwrap();
         assert_eq!((env.channels, env.applied), (Some(4), vec!["NCCL_MIN_NCHANNELS=4".to_string(), "NCCL_MAX_NCHANNELS=0x4".into()]));
+        for (pairs, bounds) in [(vec![("NCCL_MAX_NCHANNELS", "8")], (0, 8)), (vec![("NCCL_MIN_NCHANNELS", "2"), ("NCCL_MAX_NCHANNELS", "8")], (2, 8))] {
+            let env = read(&pairs).unwrap();
+            assert_eq!((env.channels, env.channel_bounds, env.applied.len()), (None, Some(bounds), pairs.len()), "{pairs:?}");
+            assert!(env.ignored.is_empty(), "{pairs:?}: {:?}", env.ignored);
+        }
         for (pairs, why) in [
-            (vec![("NCCL_MAX_NCHANNELS", "8")], "bounds on NCCL's own count"),
-            (vec![("NCCL_MIN_NCHANNELS", "2"), ("NCCL_MAX_NCHANNELS", "8")], "bounds on NCCL's own count"),
             (vec![("NCCL_MIN_NCHANNELS", "65"), ("NCCL_MAX_NCHANNELS", "65")], "not a channel count from 1 to 64"),
             (vec![("NCCL_MIN_NCHANNELS", "0"), ("NCCL_MAX_NCHANNELS", "0")], "not a channel count"),
             (vec![("NCCL_MIN_NCHANNELS", "x"), ("NCCL_MAX_NCHANNELS", "x")], "not a channel count"),
@@ -517,15 +523,12 @@ mod tests {
             let notes = env.notes("door");
             assert!(notes.len() == 1 && notes[0].starts_with("ignored from the environment: "), "{notes:?}");
         }
-        // A door without --channels (`contend run`) names no such flag.
-        let run = Environment::read(&vars(&[("NCCL_MAX_NCHANNELS", "8")]), &Given::default()).unwrap();
-        assert!(run.ignored[0].ends_with("an equal floor and ceiling fix the count)"), "{:?}", run.ignored);
     }
 
     /// NCCL_MIN_CTAS and NCCL_MAX_CTAS bound the count beside NCCL_MIN/MAX_NCHANNELS (connect.cc
     /// `ncclTopoPostset`: the larger floor, the smaller ceiling): 24 and 24 fix it at 24, and so do
     /// NCCL_MIN_CTAS=24 with NCCL_MAX_NCHANNELS=24; a floor alone (gj-aion's NCCL_MIN_CTAS=24) is a
-    /// bound, noted as not applied.
+    /// bound.
     #[test]
     fn cta_bounds_join_the_channel_bounds() {
         for pairs in [vec![("NCCL_MIN_CTAS", "24"), ("NCCL_MAX_CTAS", "24")], vec![("NCCL_MIN_CTAS", "24"), ("NCCL_MAX_NCHANNELS", "24")]] {
@@ -535,9 +538,11 @@ mod tests {
         }
         // The larger floor: 8 and 24 with a ceiling of 24 fix 24; 8 and 16 under 24 are bounds.
         assert_eq!(read(&[("NCCL_MIN_NCHANNELS", "8"), ("NCCL_MIN_CTAS", "24"), ("NCCL_MAX_CTAS", "24")]).unwrap().channels, Some(24));
-        for pairs in [vec![("NCCL_MIN_CTAS", "24")], vec![("NCCL_MIN_NCHANNELS", "8"), ("NCCL_MIN_CTAS", "16"), ("NCCL_MAX_CTAS", "24")]] {
+        for (pairs, bounds) in
+            [(vec![("NCCL_MIN_CTAS", "24")], (24, usize::MAX)), (vec![("NCCL_MIN_NCHANNELS", "8"), ("NCCL_MIN_CTAS", "16"), ("NCCL_MAX_CTAS", "24")], (16, 24))]
+        {
             let env = read(&pairs).unwrap();
-            assert!(env.channels.is_none() && env.ignored[0].contains("bounds on NCCL's own count"), "{pairs:?}: {:?}", env.ignored);
+            assert_eq!((env.channels, env.channel_bounds), (None, Some(bounds)), "{pairs:?}: {:?}", env.ignored);
         }
         assert_eq!(CHANNEL_BOUNDS, ["NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS"]);
         let env = read(&[("NCCL_MIN_CTAS", "0"), ("NCCL_MAX_CTAS", "0")]).unwrap();

@@ -282,6 +282,9 @@ pub struct Comm {
     /// the count given (None: NCCL's) and NCCL's ring graph (channels, GB/s a channel).
     pub channels: usize,
     pub channels_given: Option<usize>,
+    /// The floor and ceiling a user's NCCL_MIN/MAX_NCHANNELS and NCCL_MIN/MAX_CTAS put on NCCL's
+    /// own count (`bound_channels`); (0, MAX) where none is set.
+    pub channel_bounds: (usize, usize),
     pub ring_graph: (usize, f64),
     /// NCCL's tree graph (intra, inter GB/s a channel) under each release's search speeds, by
     /// `versions::ALL`'s order (`tuning::tree_graph`, `Version::blackwell_speeds`).
@@ -371,13 +374,19 @@ pub struct Pick {
 impl Comm {
     /// `nodes_gpus[k]`: the devices of node k, in local rank order (every node alike).
     pub fn new(m: &Machine, nodes_gpus: &[Vec<usize>], channels: Option<usize>) -> Result<Comm> {
-        Comm::at_level(m, nodes_gpus, channels, None)
+        Comm::bounded(m, nodes_gpus, channels, None)
+    }
+
+    /// `new`, with NCCL's own channel count kept within `bounds` (floor, ceiling: NCCL_MIN/MAX_NCHANNELS
+    /// with NCCL_MIN/MAX_CTAS, `environment::Environment::channel_bounds`), where no count is given.
+    pub fn bounded(m: &Machine, nodes_gpus: &[Vec<usize>], channels: Option<usize>, bounds: Option<(usize, usize)>) -> Result<Comm> {
+        Comm::at_level(m, nodes_gpus, channels, bounds.unwrap_or((0, usize::MAX)), None)
     }
 
     /// `new`, with NCCL's graph at P2P level `level` (`topo::Topo::through_cpus`; None: every pair
     /// as typed): `set_constants` builds it where the level given leaves to SHM a pair that NCCL's
     /// P2P transport joins at every default level (`p2p_farthest`).
-    fn at_level(m: &Machine, nodes_gpus: &[Vec<usize>], channels: Option<usize>, level: Option<topo::PathType>) -> Result<Comm> {
+    fn at_level(m: &Machine, nodes_gpus: &[Vec<usize>], channels: Option<usize>, bounds: (usize, usize), level: Option<topo::PathType>) -> Result<Comm> {
         let nodes = nodes_gpus.len();
         let ppn = nodes_gpus[0].len();
         let devices: Vec<usize> = nodes_gpus.iter().flatten().copied().collect();
@@ -445,7 +454,7 @@ impl Comm {
         // The channels NCCL runs: twice its graphs' (`tuning::coll_channels`; the release that runs
         // is read with the constants, `Comm::set_constants`), or as given (NCCL_MIN/MAX_NCHANNELS).
         let ring_graph = (ring_channels, ring_bw);
-        let channels_of = |v: versions::Version| run_channels(channels, v, topo.cc, nodes, ring_graph);
+        let channels_of = |v: versions::Version| run_channels(channels, bounds, v, topo.cc, nodes, ring_graph);
         // Each channel's ring and, across nodes, the NIC it crosses by (`rails`), with PXN and
         // without (NCCL_PXN_DISABLE=1 is read when the call runs: `Comm::rails`), for as many
         // channels as any release runs (a channel's rails do not depend on the count after it).
@@ -584,6 +593,7 @@ impl Comm {
             topo,
             channels,
             channels_given,
+            channel_bounds: bounds,
             ring_graph,
             tree_graphs,
             as_searched,
@@ -623,7 +633,7 @@ impl Comm {
         if level != self.graph_level {
             let nodes_gpus = self.nodes_gpus();
             let tuner = self.tuner.take();
-            *self = Comm::at_level(&self.m, &nodes_gpus, self.channels_given, level)?;
+            *self = Comm::at_level(&self.m, &nodes_gpus, self.channels_given, self.channel_bounds, level)?;
             self.tuner = tuner;
         }
         if !c.version.knows_blackwell() && self.topo.cc >= 100 {
@@ -694,7 +704,7 @@ impl Comm {
         self.tuning.pat_enable = c.pat_enable;
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
-        self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
+        self.channels = run_channels(self.channels_given, self.channel_bounds, c.version, self.topo.cc, self.nodes, self.ring_graph);
         self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;
         self.tuning.same_channels = self.rails().same_channels(self.tuning.graph_channels);
@@ -727,7 +737,7 @@ impl Comm {
         let router = Router::new(&self.m);
         let nodes_gpus = self.nodes_gpus();
         let cross = if c.version.cross_nic_one_pairs() { rails::Cross::Paired } else { rails::Cross::Free };
-        let channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
+        let channels = run_channels(self.channels_given, self.channel_bounds, c.version, self.topo.cc, self.nodes, self.ring_graph);
         let rule = |pxn: bool| rails::Rule { pxn, p2c: c.version.p2c(), cross };
         [true, false].map(|pxn| rails::build(&self.m, &router, &self.topo, &nodes_gpus, &self.graph.rings, channels, self.ring_graph.0, rule(pxn)))
     }
@@ -1230,8 +1240,12 @@ fn nvb_steps(topo: &topo::Topo, nodes_gpus: &[Vec<usize>]) -> Steps {
 /// The channels a communicator runs under release `v`: NCCL's count from its ring graph (channels,
 /// GB/s a channel; `tuning::coll_channels`), or the count given (NCCL_MIN/MAX_NCHANNELS), which
 /// the release's MAXCHANNELS still bounds.
-fn run_channels(given: Option<usize>, v: versions::Version, cc: u32, nodes: usize, (graph, bw): (usize, f64)) -> usize {
-    given.map_or_else(|| tuning::coll_channels(v, cc, nodes, graph, bw), |n| n.min(v.max_channels()))
+fn run_channels(given: Option<usize>, (floor, ceiling): (usize, usize), v: versions::Version, cc: u32, nodes: usize, (graph, bw): (usize, f64)) -> usize {
+    // NCCL's own count within the user's bounds, as `ncclTopoPostset` (graph/connect.cc, v2.30.7;
+    // the same in every release modelled) ends: the ceiling first, then channels copied up to the
+    // floor ("we permit combining max, then min, to only use the first channels, then duplicate them").
+    let own = || tuning::coll_channels(v, cc, nodes, graph, bw).min(ceiling.max(1)).max(floor);
+    given.unwrap_or_else(own).min(v.max_channels())
 }
 
 /// NCCL's bandwidth of each network device of a node (of `nics`, those its search lists) as its graph

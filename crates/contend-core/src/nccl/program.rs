@@ -89,7 +89,7 @@ impl<'m> ProgramCalls<'m> {
             ));
         }
         let nodes_gpus: Vec<Vec<usize>> = nodes.into_iter().map(|(_, v)| v).collect();
-        let mut comm = Comm::new(m, &nodes_gpus, self.env.channels).map_err(problem)?;
+        let mut comm = Comm::bounded(m, &nodes_gpus, self.env.channels, self.env.channel_bounds).map_err(problem)?;
         comm.set_constants(self.constants).map_err(|e| {
             // A P2P level or crossNic the environment set is named by its variable (`Environment::named`).
             let from_env = matches!(&e, Error::Input { file, .. } if ["nccl_p2p_level", "nccl_cross_nic"].contains(&file.as_str()) && self.env.params.iter().any(|(k, _)| k == file));

@@ -54,6 +54,7 @@ fn ring_busbw(machine: &str, nic: Option<&str>, params: Vec<(String, String)>) -
         algo: Some("ring".into()),
         proto: Some("simple".into()),
         channels: None,
+        channel_bounds: None,
         tuner: None,
         model: "maxmin".into(),
         params,

@@ -697,3 +697,33 @@ fn nccl_proto_does_not_govern_send_receive_and_says_so() {
     let r = tests_tool::Request { proto: None, ..r };
     assert!(!api::nccl_tests("hgx-h100", &r, 1, None).unwrap().notes.iter().any(|n| n.contains("NCCL_PROTO")));
 }
+
+/// NCCL_MAX_NCHANNELS / NCCL_MIN_NCHANNELS (and the CTA bounds) bound NCCL's own count as
+/// `ncclTopoPostset` (graph/connect.cc, v2.30.7) ends: the ceiling first, then channels copied up
+/// to the floor, so a floor above the ceiling wins; a count given (`--channels`) wins over both.
+/// qa27: NCCL_MAX_NCHANNELS=4 alone was noted as not applied, and ran NCCL's own count.
+#[test]
+fn channel_bounds_bound_nccls_own_count() {
+    let at = |env: &[(&str, &str)], channels: Option<usize>| {
+        let r = tests_tool::Request {
+            min_bytes: "1G".into(),
+            max_bytes: "1G".into(),
+            algo: Some("ring".into()),
+            channels,
+            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            ..req("all_reduce")
+        };
+        let rep = api::nccl_tests("hgx-h100", &r, 1, None).unwrap();
+        assert!(!rep.notes.iter().any(|n| n.contains("ignored")), "{:?}", rep.notes);
+        rep.rows[0].channels
+    };
+    let own = at(&[], None);
+    assert!(own > 8 && own + 8 <= 64, "{own}");
+    assert_eq!(at(&[("NCCL_MAX_NCHANNELS", "4")], None), 4);
+    assert_eq!(at(&[("NCCL_MAX_CTAS", "4")], None), 4);
+    assert_eq!(at(&[("NCCL_MAX_NCHANNELS", "64")], None), own);
+    assert_eq!(at(&[("NCCL_MIN_NCHANNELS", &(own + 8).to_string())], None), own + 8);
+    assert_eq!(at(&[("NCCL_MIN_NCHANNELS", "2")], None), own);
+    assert_eq!(at(&[("NCCL_MIN_NCHANNELS", "8"), ("NCCL_MAX_NCHANNELS", "2")], None), 8);
+    assert_eq!(at(&[("NCCL_MAX_NCHANNELS", "4")], Some(6)), 6);
+}

@@ -36,6 +36,9 @@ pub struct Request {
     pub algo: Option<String>,
     pub proto: Option<String>,
     pub channels: Option<usize>,
+    /// Otherwise a floor and ceiling on NCCL's own count (NCCL_MIN/MAX_NCHANNELS, NCCL_MIN/MAX_CTAS
+    /// unequal: `environment::Environment::channel_bounds`).
+    pub channel_bounds: Option<(usize, usize)>,
     /// A tuner plugin's CSV file (NCCL_TUNER_CONFIG_FILE of NCCL's example plugin, `tuner`).
     pub tuner: Option<String>,
     pub model: String,
@@ -63,6 +66,7 @@ impl Request {
             algo: None,
             proto: None,
             channels: None,
+            channel_bounds: None,
             tuner: None,
             model: "maxmin".into(),
             params: vec![],

@@ -111,6 +111,7 @@ fn sweep(machine: &str, tuner: &str, algo: Option<&str>, nodes: usize) -> tests_
         algo: algo.map(Into::into),
         proto: None,
         channels: None,
+        channel_bounds: None,
         tuner: Some(tuner.into()),
         model: "maxmin".into(),
         params: vec![],
