@@ -584,8 +584,7 @@ impl<'p> PacketEngine<'p> {
     /// Put the lane's next packet at its first port, if its previous one has left the port and a
     /// message may cut one. Which message it belongs to is decided when the port takes it
     /// (`bind`): a NIC's scheduling picks the next packet when its link can send it, so a message
-    /// that arrives while the port is busy is in the turn it takes then (seed 003 §III-B; CODES'
-    /// schedulers are asked for the next packet when the NIC is free to send it).
+    /// that arrives while the port is busy is in the turn it takes then (seed 003 §III-B).
     fn refill(&mut self, lane: usize) {
         if self.pending[lane] {
             return;
