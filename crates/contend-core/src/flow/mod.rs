@@ -154,10 +154,10 @@ pub struct FlowTable {
     /// Whether each device's buffer is shared by the messages crossing its input port now
     /// (`nic_release = shared`, release.rs): a message counts on its share only.
     pub nic_buffer_shared: bool,
-    /// Per NIC (empty: no NIC moves several heads at once): the capacity of the one injection
-    /// link its messages leave by, which an RR-N NIC splits among its heads, or infinite where
-    /// its messages leave by several (rails) (release.rs, `split_injection`).
-    pub nic_injection: Vec<f64>,
+    /// Per transfer (empty: no NIC moves several heads at once): the resource of the injection
+    /// link it leaves its NIC by (its first network hop), which an RR-N NIC splits among the heads
+    /// leaving by it, or NO_HOP (release.rs, `split_injection`).
+    pub nic_injection: Vec<u32>,
     /// Per transfer (empty: none): the route it moves on once its NIC released it early, its
     /// route from the first switch on (`release_frees_nic`, tail.rs), or NO_TAIL.
     pub tail_route: Vec<u32>,

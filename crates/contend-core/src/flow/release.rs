@@ -30,26 +30,23 @@ impl FlowTable {
     }
 
     /// Fill `nic_injection` where a NIC moves several heads at once (RR-N, N ≥ 2): its heads'
-    /// packets take its injection link (its messages' first network hop) in turn, so a head's
-    /// last byte leaves the NIC no sooner than its volume at its share of that link allows.
+    /// packets take its injection link (a message's first network hop) in turn, so a head's last
+    /// byte leaves the NIC no sooner than its volume at its share of that link allows. A NIC on
+    /// several links (rails) has one such turn per link: a link's bytes are only those of the
+    /// heads leaving by it.
     fn split_injection(&mut self, m: &Machine) {
         if !matches!(self.nic_scheduling, NicScheduling::RrN(n) if n >= 2) {
             return;
         }
-        const NONE: u32 = u32::MAX;
-        const SEVERAL: u32 = u32::MAX - 1;
-        let mut link = vec![NONE; self.nics.len()];
-        for f in 0..self.len() {
-            let q = self.nic[f];
-            if q == NO_NIC {
-                continue;
-            }
-            let Some(k) = self.plan(f).hops.iter().position(|h| m.links[h.link].kind == LinkKind::Network) else { continue };
-            let r = self.path(f)[k];
-            let l = &mut link[q as usize];
-            *l = if *l == NONE || *l == r { r } else { SEVERAL };
-        }
-        self.nic_injection = link.iter().map(|&r| if r >= SEVERAL { f64::INFINITY } else { self.cap[r as usize] }).collect();
+        self.nic_injection = (0..self.len())
+            .map(|f| {
+                if self.nic[f] == NO_NIC {
+                    return NO_HOP;
+                }
+                let k = self.plan(f).hops.iter().position(|h| m.links[h.link].kind == LinkKind::Network);
+                k.map_or(NO_HOP, |k| self.path(f)[k])
+            })
+            .collect();
     }
 
     /// Fill `nic_hop` (`head_priority`, params.rs): per transfer through a NIC, where the NIC's

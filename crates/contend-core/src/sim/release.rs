@@ -22,9 +22,10 @@
 //!
 //! The floor is where h's last byte can leave the NIC. Alone on its NIC (FCFS) that is its
 //! volume at its narrowest capacity; an RR-N NIC with several holders sends their packets in
-//! turn, so a holder bound at the NIC (the fastest of them) gets only its share of the
-//! injection link (`FlowTable::nic_injection`): the link split max-min among the holders, those
-//! slower than the fastest held to their rate (bound elsewhere), the others equally. While
+//! turn, so a holder bound at the NIC (the fastest of them) gets only its share of its injection
+//! link (`FlowTable::nic_injection`): the link split max-min among the holders leaving by it (a
+//! NIC on several links has a turn per link), those slower than the fastest held to their rate
+//! (bound elsewhere), the others equally. While
 //! bound there its bytes wait in the NIC, not in the buffers past it, so it is not released
 //! before its volume has left at those shares (`injected`, advanced at each look; the shares
 //! move only when a holder's rate or the holders do, which wakes the NIC). A holder bound
@@ -32,7 +33,7 @@
 //! its floor: its bytes may run ahead into the buffers past the NIC.
 
 use super::Executor;
-use crate::flow::{FlowTable, NO_NIC, NO_TAIL};
+use crate::flow::{FlowTable, NO_HOP, NO_NIC, NO_TAIL};
 use crate::heap::IndexHeap;
 use crate::model::{EventModel, SAME_TIME};
 
@@ -330,8 +331,7 @@ impl Executor<'_> {
             }
             let recount = moved || std::mem::take(&mut n.recount);
             let rate_ahead: f64 = n.ahead.iter().map(|&g| model.rate(g as usize)).sum();
-            let split = self.flows.nic_injection.get(q).is_some_and(|c| c.is_finite());
-            let shares_moved = split && inject(&mut n.holders, self.flows.nic_injection[q], t, model, &mut self.rel.caps);
+            let shares_moved = !self.flows.nic_injection.is_empty() && inject(&mut n.holders, self.flows, t, model, &mut self.rel.caps);
             let mut left_ahead = None;
             let mut now = std::mem::take(&mut self.rel.now);
             for k in 0..self.rel.nic[q].holders.len() {
@@ -397,20 +397,39 @@ impl Executor<'_> {
     }
 }
 
-/// Advance each holder's injected bytes to t at its share so far, then split the NIC's injection
-/// link of capacity `link` among them as it now stands (the floor in the module's comment): the
-/// fastest holders take their turns at the NIC and share equally what the others leave (the
-/// messages ahead have left the NIC at packet level), none above its narrowest capacity; the
-/// others, bound elsewhere, inject at their rate. Whether any share moved.
-fn inject(holders: &mut [Holder], link: f64, t: f64, model: &dyn EventModel, caps: &mut Vec<f64>) -> bool {
-    let tol = 1.0 - SAME_TIME.sqrt();
-    let fastest = holders.iter().map(|h| model.rate(h.f as usize)).fold(0.0, f64::max);
-    let bound = |h: &Holder| model.rate(h.f as usize) >= fastest * tol;
-    let mut left = link;
-    let mut shared = 0usize;
+/// Advance each holder's injected bytes to t at its share so far, then split each injection
+/// link of the NIC among the holders leaving by it, as it now stands (the floor in the module's
+/// comment). Whether any share moved.
+fn inject(holders: &mut [Holder], flows: &FlowTable, t: f64, model: &dyn EventModel, caps: &mut Vec<f64>) -> bool {
     for h in holders.iter_mut() {
         h.injected += h.share * (t - h.at);
         h.at = t;
+    }
+    let link = |h: &Holder| flows.nic_injection[h.f as usize];
+    let mut moved = false;
+    for k in 0..holders.len() {
+        let r = link(&holders[k]);
+        // Each link once, at its first holder.
+        if holders[..k].iter().any(|h| link(h) == r) {
+            continue;
+        }
+        let cap = if r == NO_HOP { f64::INFINITY } else { flows.cap[r as usize] };
+        moved |= split_link(holders, |h| link(h) == r, cap, model, caps);
+    }
+    moved
+}
+
+/// Split one injection link of capacity `cap` among the holders `on` it: the fastest take their
+/// turns at the NIC and share equally what the others leave (the messages ahead have left the
+/// NIC at packet level), none above its narrowest capacity; the others, bound elsewhere, inject
+/// at their rate. Whether any of their shares moved.
+fn split_link(holders: &mut [Holder], on: impl Fn(&Holder) -> bool, cap: f64, model: &dyn EventModel, caps: &mut Vec<f64>) -> bool {
+    let tol = 1.0 - SAME_TIME.sqrt();
+    let fastest = holders.iter().filter(|h| on(h)).map(|h| model.rate(h.f as usize)).fold(0.0, f64::max);
+    let bound = |h: &Holder| model.rate(h.f as usize) >= fastest * tol;
+    let mut left = cap;
+    let mut shared = 0usize;
+    for h in holders.iter().filter(|h| on(h)) {
         if bound(h) {
             shared += 1;
         } else {
@@ -419,7 +438,7 @@ fn inject(holders: &mut [Holder], link: f64, t: f64, model: &dyn EventModel, cap
     }
     // Equal shares, those capped at their narrowest capacity giving the rest what they leave.
     caps.clear();
-    caps.extend(holders.iter().filter(|h| bound(h)).map(|h| h.alone));
+    caps.extend(holders.iter().filter(|h| on(h) && bound(h)).map(|h| h.alone));
     caps.sort_unstable_by(f64::total_cmp);
     let mut level = f64::INFINITY;
     for (k, &c) in caps.iter().enumerate() {
@@ -431,7 +450,7 @@ fn inject(holders: &mut [Holder], link: f64, t: f64, model: &dyn EventModel, cap
         left -= c;
     }
     let mut moved = false;
-    for h in holders.iter_mut() {
+    for h in holders.iter_mut().filter(|h| on(h)) {
         let at_nic = bound(h);
         let share = if at_nic { h.alone.min(level) } else { model.rate(h.f as usize).min(h.alone) };
         moved |= share != h.share || at_nic != h.at_nic;

@@ -115,8 +115,10 @@ pub struct PacketEngine<'p> {
     to_deliver: Vec<u64>,
     recent: Vec<u64>,
     epoch: Vec<u32>,
-    /// Per lane: messages packetising in turn, and whether its one packet waits at the first port.
+    /// Per lane: messages packetising in turn, the one that sent last (NONE: none; it goes behind
+    /// the others at the next turn), and whether its one packet waits at the first port.
     ring: Vec<VecDeque<u32>>,
+    served: Vec<u32>,
     pending: Vec<bool>,
     /// Per pacer (`Net::pacer`): the earliest time its next packet may be cut (its `max_rate`); per lane: the
     /// time of the PACE event due for it, or u64::MAX. Empty where no flow is paced.
@@ -185,6 +187,7 @@ impl<'p> PacketEngine<'p> {
             recent: vec![0; n],
             epoch: vec![0; n],
             ring: vec![VecDeque::new(); net.lane_injector.len()],
+            served: vec![NONE; net.lane_injector.len()],
             pending: vec![false; net.lane_injector.len()],
             next_cut: if net.pace.iter().any(|&p| p > 0.0) { vec![0; n] } else { Vec::new() },
             pace_due: if net.pace.iter().any(|&p| p > 0.0) { vec![u64::MAX; net.lane_injector.len()] } else { Vec::new() },
@@ -301,6 +304,10 @@ impl<'p> PacketEngine<'p> {
         let q = self.active[port].remove(i).expect("index in range") as usize;
         let vc = self.queue_vc[q] as usize;
         let h = self.qhead[q];
+        if vc == 0 {
+            // A lane's packet: its message is chosen now, as the port takes it.
+            self.bind(self.pk[h as usize].flow as usize, h);
+        }
         let p = self.pk[h as usize];
         self.qhead[q] = p.next;
         if p.next != NONE {
@@ -550,43 +557,44 @@ impl<'p> PacketEngine<'p> {
         Some(if g.ra == v as u32 { (g.res, g.rb) } else { (d.local(v as u32, g.ra), g.ra) })
     }
 
-    /// Cut the next packet of the lane's turn, if its previous one has left the first port.
+    /// The message whose turn it is at the lane: the first in its ring, the one that sent last
+    /// behind the others (`served`), the first whose pace lets it cut now where flows are paced.
+    /// None where no message is in turn or none may cut yet (then the lane wakes when one may).
+    fn in_turn(&mut self, lane: usize) -> Option<usize> {
+        let served = self.served[lane];
+        let ring = &self.ring[lane];
+        let turns = ring.iter().copied().chain((served != NONE).then_some(served));
+        if self.next_cut.is_empty() {
+            return turns.map(|f| f as usize).next();
+        }
+        let (now, pacer) = (self.now, &self.net.pacer);
+        let due = |f: u32| self.next_cut[pacer[f as usize] as usize];
+        if let Some(f) = turns.clone().find(|&f| due(f) <= now) {
+            return Some(f as usize);
+        }
+        if let Some(due) = turns.map(due).min() {
+            if due < self.pace_due[lane] {
+                self.pace_due[lane] = due;
+                self.push(due, PACE, lane as u32);
+            }
+        }
+        None
+    }
+
+    /// Put the lane's next packet at its first port, if its previous one has left the port and a
+    /// message may cut one. Which message it belongs to is decided when the port takes it
+    /// (`bind`): a NIC's scheduling picks the next packet when its link can send it, so a message
+    /// that arrives while the port is busy is in the turn it takes then (seed 003 §III-B).
     fn refill(&mut self, lane: usize) {
         if self.pending[lane] {
             return;
         }
-        let f = if self.next_cut.is_empty() {
-            let Some(f) = self.ring[lane].pop_front() else { return };
-            f
-        } else {
-            // The first message in turn whose pace lets it cut now; else wake the lane when the
-            // earliest may.
-            let now = self.now;
-            let pacer = &self.net.pacer;
-            let ready = self.ring[lane].iter().position(|&f| self.next_cut[pacer[f as usize] as usize] <= now);
-            let Some(k) = ready else {
-                if let Some(due) = self.ring[lane].iter().map(|&f| self.next_cut[pacer[f as usize] as usize]).min() {
-                    if due < self.pace_due[lane] {
-                        self.pace_due[lane] = due;
-                        self.push(due, PACE, lane as u32);
-                    }
-                }
-                return;
-            };
-            self.ring[lane].remove(k).expect("index in range")
-        };
-        let fi = f as usize;
-        let left = self.to_make[fi];
-        self.to_make[fi] = left - 1;
-        let (off, end) = self.hop_range(fi);
-        let bytes = if left == 1 { self.net.last_bytes[fi] } else { self.packet };
-        if !self.next_cut.is_empty() && self.net.pace[fi] > 0.0 {
-            self.next_cut[self.net.pacer[fi] as usize] = self.now + (bytes as f64 * self.net.pace[fi]).round() as u64;
-        }
-        let serial = (self.net.packets[fi] - left) as u32;
+        let Some(f) = self.in_turn(lane) else { return };
+        let (off, end) = self.hop_range(f);
+        // Every message of a lane has this first hop (the lane's port and queue) and its credit.
         let h = self.alloc(Packet {
-            flow: f,
-            bytes,
+            flow: lane as u32,
+            bytes: 0,
             next: NONE,
             hop: 0,
             credit: end - off > 1,
@@ -597,12 +605,41 @@ impl<'p> PacketEngine<'p> {
             at: NONE,
             leg: NONE,
             mid: NONE,
-            serial,
+            serial: 0,
             spread: 1,
         });
         self.pending[lane] = true;
+        self.enqueue(self.net.hop_queue[off] as usize, h);
+    }
+
+    /// The lane's packet `h` leaves now: cut it from the message in turn, which then goes behind
+    /// every message the lane holds at its next turn (round robin: a message that arrived
+    /// meanwhile goes before it).
+    fn bind(&mut self, lane: usize, h: u32) {
+        let served = std::mem::replace(&mut self.served[lane], NONE);
+        if served != NONE {
+            self.ring[lane].push_back(served);
+        }
+        // `refill` found a message that may cut; a paced one may have been overtaken since by
+        // a member of its rate group in another lane, and then the first in turn cuts.
+        let k = match self.next_cut.is_empty() {
+            true => 0,
+            false => self.in_turn(lane).and_then(|f| self.ring[lane].iter().position(|&g| g as usize == f)).unwrap_or(0),
+        };
+        let f = self.ring[lane].remove(k).expect("a message in turn");
+        let fi = f as usize;
+        let left = self.to_make[fi];
+        self.to_make[fi] = left - 1;
+        let bytes = if left == 1 { self.net.last_bytes[fi] } else { self.packet };
+        if !self.next_cut.is_empty() && self.net.pace[fi] > 0.0 {
+            self.next_cut[self.net.pacer[fi] as usize] = self.now + (bytes as f64 * self.net.pace[fi]).round() as u64;
+        }
+        let p = &mut self.pk[h as usize];
+        p.flow = f;
+        p.bytes = bytes;
+        p.serial = (self.net.packets[fi] - left) as u32;
         if left > 1 {
-            self.ring[lane].push_back(f);
+            self.served[lane] = f;
         } else {
             let inj = self.net.lane_injector[lane] as usize;
             self.in_window[inj] -= 1;
@@ -613,7 +650,6 @@ impl<'p> PacketEngine<'p> {
                 }
             }
         }
-        self.enqueue(self.net.hop_queue[off] as usize, h);
     }
 
     /// Message f enters its injector's window: its lane may cut its packets.

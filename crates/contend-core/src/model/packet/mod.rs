@@ -298,7 +298,7 @@ impl PacketPrepared {
         let mut packet_hops = 0u64;
         // Numbered in flow order; the maps are only looked up, so numbering is deterministic.
         let mut injectors: HashMap<(Injector, usize), u32> = HashMap::new();
-        let mut lanes: HashMap<(u32, u32), u32> = HashMap::new();
+        let mut lanes: HashMap<(u32, u32, bool), u32> = HashMap::new();
         // (input, port, channel): input is the resource of the hop before, or the lane.
         let mut queues: HashMap<(u64, u32, usize), u32> = HashMap::new();
         for f in 0..n {
@@ -330,7 +330,10 @@ impl PacketPrepared {
             });
             let first = path.first().copied().unwrap_or(u32::MAX);
             let next = net.lane_injector.len() as u32;
-            let lane = *lanes.entry((inj, first)).or_insert_with(|| {
+            // A lane's messages share their first hop and whether it needs a credit (it does not
+            // where the hop ends at the destination), so the port can take the lane's next packet
+            // before it is cut from the message in turn (engine.rs `bind`).
+            let lane = *lanes.entry((inj, first, path.len() > 1)).or_insert_with(|| {
                 net.lane_injector.push(inj);
                 next
             });
@@ -407,6 +410,8 @@ impl Prepared for PacketPrepared {
     }
 }
 
+#[cfg(test)]
+mod nic_turn_tests;
 #[cfg(test)]
 mod pace_tests;
 #[cfg(test)]

@@ -346,8 +346,9 @@ fn a_heads_priority_ends_where_its_next_messages_packets_may_part() {
 /// 70τ. Every head is bound at the NIC, so none of its bytes wait in a buffer past it: an early
 /// release before its last byte leaves would let C take a third of the link while B still has
 /// bytes in the NIC (as found: B 40τ + 4.5%, C 60τ − 3.5%). Flow level exact under every
-/// release rule. Packet is within 3τ (one store-and-forward packet, and its NIC takes B's
-/// first packets two slots late).
+/// release rule. Packet: each last byte one store-and-forward hop (τ) after it leaves the NIC,
+/// C entering the turn behind A as B's last packet is cut (39τ): A 71τ, B 41τ, C 61τ
+/// (before round 27, 3τ off: its NIC took B's first packets two slots late).
 #[test]
 fn an_rr_n_head_bound_at_its_nic_is_released_when_its_last_byte_leaves() {
     let m = star_scheduled(3, 8, "rr-2");
@@ -356,7 +357,40 @@ fn an_rr_n_head_bound_at_its_nic_is_released_when_its_last_byte_leaves() {
     for release in [NicRelease::Shared, NicRelease::Buffered, NicRelease::Delivered] {
         let (packet, flow) = both(&m, &list, release, false);
         near(&flow, &want, 1e-6, &format!("maxmin {release:?}"));
-        near(&packet, &want, 3.0 * TAU + 1e-9, "packet");
+        near(&packet, &[71.0 * TAU, 41.0 * TAU, 61.0 * TAU], 1e-6, "packet");
+    }
+}
+
+/// A NIC on two links (rails; round 27): S0 reaches SW1 (R0, R1) and SW2 (R2) by a link each,
+/// the switches not joined. rr-2, A (40 packets) to R0, B (20) to R1, then C (10) to R2. A and B
+/// take S0's link to SW1 in turn, each at half of it: B's last byte leaves at 40τ, and only then
+/// does C enter the turn (the first two messages are A and B until B is cut whole); C alone on
+/// the link to SW2 ends at 50τ, A alone on its link from 40τ at 60τ. A holder's floor counts the
+/// heads on its own link: with the NIC's links taken as one (before), B was released while still
+/// in the NIC (`shared` C at 42τ, `buffered` 34τ). Packet: each link its own lane; B's last packet
+/// is cut at 39τ, so C starts a slot before the flow level's and ends at 50τ after its hop, B
+/// and A one hop after their last bytes leave (41τ, 61τ).
+#[test]
+fn an_rr_n_nic_on_two_links_splits_each_among_the_heads_leaving_by_it() {
+    let link = "kind: network, bandwidth: 10GB/s, latency: 0s";
+    let mut text = "name: rails\nnetwork: {nic_scheduling: rr-2, packet: 1000B, buffer_packets: 8}\ndevices:\n".to_string();
+    for d in ["SW1", "SW2"] {
+        text += &format!("  - {{name: {d}, kind: switch, latency: 0s}}\n");
+    }
+    for d in ["S0", "R0", "R1", "R2"] {
+        text += &format!("  - {{name: {d}, kind: nic, latency: 0s}}\n");
+    }
+    text += "links:\n";
+    for (a, b) in [("S0", "SW1"), ("S0", "SW2"), ("R0", "SW1"), ("R1", "SW1"), ("R2", "SW2")] {
+        text += &format!("  - {{a: {a}, b: {b}, {link}}}\n");
+    }
+    let m = Machine::from_text(&text, "rails").unwrap();
+    let list = [(0, 0, 40), (0, 1, 20), (0, 2, 10)];
+    let want = [60.0 * TAU, 40.0 * TAU, 50.0 * TAU];
+    for release in [NicRelease::Shared, NicRelease::Buffered, NicRelease::Delivered] {
+        let (packet, flow) = both(&m, &list, release, false);
+        near(&flow, &want, 1e-6, &format!("maxmin {release:?}"));
+        near(&packet, &[61.0 * TAU, 41.0 * TAU, 50.0 * TAU], 1e-6, "packet");
     }
 }
 
