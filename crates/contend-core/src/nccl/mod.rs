@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod environment;
 pub mod lower;
 pub mod nodes;
+pub mod nvls_heads;
 pub mod p2p;
 pub mod program;
 pub mod pxn;
@@ -36,6 +37,8 @@ mod iterations_tests;
 mod multinode_tests;
 #[cfg(test)]
 mod nvb_tests;
+#[cfg(test)]
+mod nvls_heads_tests;
 #[cfg(test)]
 mod nvls_tests;
 #[cfg(test)]
@@ -286,8 +289,11 @@ pub struct Comm {
     /// NCCL's tree graph (intra, inter GB/s a channel) under each release's search speeds, by
     /// `versions::ALL`'s order (`tuning::tree_graph`, `Version::blackwell_speeds`).
     pub tree_graphs: Vec<(f64, f64)>,
-    /// Whether each release's own search finds `ring_graph` and the NVLS graph's inter speed
-    /// (2.30.7's), by `versions::ALL`'s order.
+    /// NCCL's NVLS graph (heads, intra and inter speeds) under each release's search, by
+    /// `versions::ALL`'s order (`nvls_heads::search`; one node: `tuning::nvls_graph`); None: no NVLS.
+    pub nvls_graphs: Vec<Option<nvls_heads::Graph>>,
+    /// Whether each release's own search finds `ring_graph` and the NVLS graph's heads (2.30.7's),
+    /// by `versions::ALL`'s order.
     pub as_searched: Vec<bool>,
     /// Each channel's ring over all ranks and where it crosses between nodes, by release (with
     /// P2C, `Version::p2c`, and before it) and with PXN and without (`rails`; `Comm::rails` picks).
@@ -483,24 +489,42 @@ impl Comm {
         let cpu = cpu::of(m, &nodes_gpus[0]);
         let amd = cpu == Some(cpu::Cpu::Amd);
         let found: Option<Vec<(usize, f64)>> = nodes_gpus.iter().map(|g| nvls_switch(m, g)).collect();
-        let (switches, nvls) = match found {
-            Some(v) => {
-                let bw = v.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
-                (v.into_iter().map(|x| x.0).collect(), tuning::nvls_graph(topo.cc, ppn, bw))
-            }
+        let (switches, link_bw) = match found {
+            Some(v) => (v.iter().map(|x| x.0).collect(), Some(v.iter().map(|x| x.1).fold(f64::INFINITY, f64::min))),
             None => (Vec::new(), None),
         };
-        let (nvls_heads, nvls_bw_intra, mut nvls_bw_inter) = nvls.unwrap_or((0, 0.0, 0.0));
-        if nodes > 1 && nvls_heads > 0 {
-            // Across nodes each head sends its share through a NIC: the NVLS graph's inter speed
-            // is the highest NCCL inter speed a head's share of the node's NICs carries (2.30.7's
-            // list; a release whose list gives another is refused, as for the ring graph).
-            let inter_of = |v| tuning::inter_speed(tuning::release_speeds(v, topo.cc, true), nic_bw / nvls_heads as f64);
-            nvls_bw_inter = inter_of(versions::Version::V2_30);
-            for (ok, &v) in as_searched.iter_mut().zip(versions::ALL.iter()) {
-                *ok &= inter_of(v) == nvls_bw_inter;
-            }
+        // NVLS's graph by release: on one node every GPU heads a channel (`tuning::nvls_graph`);
+        // across nodes a GPU heads one where it is a NIC's local GPU, at speeds no NIC exceeds
+        // (`nvls_heads::search`), so nodes with fewer NICs than GPUs have fewer heads.
+        let nvls_nets: Vec<nvls_heads::Net> = if nodes > 1 {
+            rails::local_gpus(m, &router, &topo, &nodes_gpus[0])
+                .into_iter()
+                .map(|(d, local)| nvls_heads::Net { bw: nccl_net(m, d, &nodes_gpus[0], topo.cc).unwrap_or(0.0), local })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let nvls_graphs: Vec<Option<nvls_heads::Graph>> = versions::ALL
+            .iter()
+            .map(|&v| {
+                let bw = link_bw?;
+                if nodes == 1 {
+                    return tuning::nvls_graph(topo.cc, ppn, bw).map(|(h, intra, inter)| nvls_heads::Graph { heads: (0..h).collect(), intra, inter });
+                }
+                if topo.cc < 90 || !(2..=tuning::MAX_NVLS_ARITY).contains(&ppn) {
+                    return None;
+                }
+                nvls_heads::search(v, tuning::release_speeds(v, topo.cc, true), &nvls_nets, bw, total_bw, ppn)
+            })
+            .collect();
+        // The lowering's heads are 2.30.7's: a release whose search heads other GPUs (before
+        // 2.22.3 a GPU local to two NICs heads two channels) is refused, as for the ring graph.
+        let heads_of = |g: &Option<nvls_heads::Graph>| g.as_ref().map(|g| g.heads.clone());
+        let nvls_now = nvls_graphs[versions::Version::V2_30 as usize].clone();
+        for (ok, g) in as_searched.iter_mut().zip(&nvls_graphs) {
+            *ok &= heads_of(g) == heads_of(&nvls_now);
         }
+        let (nvls_heads, nvls_bw_intra, nvls_bw_inter) = nvls_now.map_or((0, 0.0, 0.0), |g| (g.heads.len(), g.intra, g.inter));
         let tuning = tuning::Comm {
             nvls_heads,
             nvls_bw_intra,
@@ -586,6 +610,7 @@ impl Comm {
             channels_given,
             ring_graph,
             tree_graphs,
+            nvls_graphs,
             as_searched,
             rails,
             tuning,
@@ -694,6 +719,9 @@ impl Comm {
         self.tuning.pat_enable = c.pat_enable;
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
+        if let Some(g) = &self.nvls_graphs[c.version as usize] {
+            (self.tuning.nvls_heads, self.tuning.nvls_bw_intra, self.tuning.nvls_bw_inter) = (g.heads.len(), g.intra, g.inter);
+        }
         self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
         self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;
@@ -945,6 +973,7 @@ impl Comm {
             switches: Vec::new(),
             nvls_efficiency: 1.0,
             nvls_tree_first: 0,
+            nvls_heads: Vec::new(),
             tree_depth_chunk: self.tuning.version.tree_simple_depth_chunk(),
             ring_grain: tuning::ring_grain(&self.tuning, coll, algo, proto, bytes, nc),
             pxn: if self.constants.pxn_disable { pxn::Pxn::default() } else { self.pxn.clone() },
@@ -1020,6 +1049,7 @@ impl Comm {
             switches: Vec::new(),
             nvls_efficiency: 1.0,
             nvls_tree_first: 0,
+            nvls_heads: Vec::new(),
             tree_depth_chunk: false,
             ring_grain: 0,
             // One GPU per node: no other GPU of the node to relay through.
@@ -1071,6 +1101,7 @@ impl Comm {
             nvls_efficiency: self.constants.nvls.unwrap_or(tuning::NVLS_EFFICIENCY[g]),
             // NCCL_NVLSTREE_MAX_CHUNKSIZE given, else NCCL's tuning's (transport/nvls.cc
             // `ncclNvlsTuning`: the variable, then the tuning, then the fallback).
+            nvls_heads: self.nvls_graphs[self.tuning.version as usize].as_ref().map_or_else(Vec::new, |g| g.heads.clone()),
             nvls_tree_first: tuning::nvls_tree_first(
                 self.constants.version,
                 self.constants.buffsize / tuning::NCCL_STEPS,
@@ -1241,18 +1272,24 @@ fn run_channels(given: Option<usize>, v: versions::Version, cc: u32, nodes: usiz
 /// per message (`Device::stripe_threshold`) is one device of the whole link: the plugin reports
 /// its rails' speed summed (aws-ofi-nccl 1.8.1 src/nccl_ofi_rdma.c `get_properties`).
 fn nccl_nets(m: &Machine, nics: &[usize], gpus: &[usize], cc: u32) -> Vec<f64> {
-    let pcie = |d: usize| links_at(m, d).filter(|&l| m.links[l].kind == LinkKind::Pcie).map(|l| topo::link_bw(m, l, cc)).fold(0.0, f64::max);
-    let gpu = gpus.iter().map(|&g| pcie(g)).fold(0.0, f64::max);
     (0..m.devices.len())
         .filter(|d| nics.contains(d))
         .flat_map(|d| {
-            let ports = rails::net_devices(&m.devices[d]);
-            let net = links_at(m, d).filter(|&l| m.links[l].kind == LinkKind::Network).map(|l| m.links[l].bandwidth / 1e9).fold(0.0, f64::max) / ports as f64;
-            let own = pcie(d);
-            let bw = [net, if own > 0.0 { own } else { f64::INFINITY }, if gpu > 0.0 { gpu } else { f64::INFINITY }].into_iter().fold(f64::INFINITY, f64::min);
-            std::iter::repeat_n(bw, if net > 0.0 { ports } else { 0 })
+            let bw = nccl_net(m, d, gpus, cc);
+            std::iter::repeat_n(bw.unwrap_or(0.0), if bw.is_some() { rails::net_devices(&m.devices[d]) } else { 0 })
         })
         .collect()
+}
+
+/// NCCL's bandwidth of each network device of NIC `d` (`nccl_nets`); None: it has no network link.
+fn nccl_net(m: &Machine, d: usize, gpus: &[usize], cc: u32) -> Option<f64> {
+    let pcie = |d: usize| links_at(m, d).filter(|&l| m.links[l].kind == LinkKind::Pcie).map(|l| topo::link_bw(m, l, cc)).fold(0.0, f64::max);
+    let gpu = gpus.iter().map(|&g| pcie(g)).fold(0.0, f64::max);
+    let ports = rails::net_devices(&m.devices[d]);
+    let net = links_at(m, d).filter(|&l| m.links[l].kind == LinkKind::Network).map(|l| m.links[l].bandwidth / 1e9).fold(0.0, f64::max) / ports as f64;
+    let own = pcie(d);
+    let bw = [net, if own > 0.0 { own } else { f64::INFINITY }, if gpu > 0.0 { gpu } else { f64::INFINITY }].into_iter().fold(f64::INFINITY, f64::min);
+    (net > 0.0).then_some(bw)
 }
 
 /// The links with device `d` at one end.
