@@ -127,3 +127,28 @@ fn nvls_tree_lowering_sends_between_nodes_from_the_heads() {
         assert!(hops.iter().any(|h| c.m.links[h.link].a == nic || c.m.links[h.link].b == nic), "GPU{j}");
     }
 }
+
+/// OCI BM.GPU.H100.8 (8 dual-port ConnectX-7 of 2 x 200 Gb/s, one a GPU): from 2.20.3 NCCL reports
+/// each NIC's ports as one device of 50 GB/s (net_ib.cc NCCL_IB_MERGE_NICS=1), so the NVLS graph
+/// is hgx-h100's, 8 heads at 40/48 (measured 464 GB/s busbw at 16 GiB, above the 400 GB/s its 16
+/// ports give a ring, is NVLS-tree's). 2.19.3 sees 16 ports of 25 GB/s and heads each GPU of
+/// 0 to 3 twice (channel c at port c, no duplicate check): NVLS-tree is refused there.
+#[test]
+fn a_nics_ports_merge_into_one_device_from_2_20() {
+    let file = format!("{}/../../bench/validation/machines/bm-gpu-h100-8.yaml", env!("CARGO_MANIFEST_DIR"));
+    let text = format!(
+        "name: c\nfabric:\n  graph: {{switches: [{{name: S0}}], links: [], hosts: [S0, S0]}}\nlink: {{bandwidth: 50GB/s}}\nnodes: {{count: 2, machine: \"{file}\"}}\n"
+    );
+    let m = Machine::from_text(&text, "c").unwrap();
+    let node = |k: usize| m.gpus().into_iter().filter(|&g| m.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
+    let mut c = Comm::new(&m, &[node(0), node(1)], None).unwrap();
+    for v in [Version::V2_20, Version::V2_21, Version::V2_30] {
+        assert_eq!(c.nvls_graphs[v as usize], Some(Graph { heads: (0..8).collect(), intra: 40.0, inter: 48.0 }), "{v:?}");
+    }
+    let old = c.nvls_graphs[Version::V2_19 as usize].clone().unwrap();
+    assert_eq!((old.heads, old.intra, old.inter), (vec![0, 0, 1, 1, 2, 2, 3, 3], 24.0, 24.0));
+    c.set_constants(constants::Constants { version: Version::V2_19, ..Default::default() }).unwrap();
+    let e = c.pick(Coll::AllReduce, 1 << 30, &[Algo::NvlsTree], &[Proto::Simple]).unwrap_err().to_string();
+    assert!(e.contains("heads GPU0 of each node twice") && e.contains("give 2.22 or later"), "{e}");
+    assert!(c.pick(Coll::AllReduce, 1 << 30, &[Algo::Ring], &PROTOS).unwrap().is_some());
+}
