@@ -56,22 +56,30 @@ fn a_gpu_local_to_two_nics_heads_once_from_2_22() {
     assert_eq!(search(Version::V2_21, hopper(Version::V2_21), &n, H100_LINK, H100_LINK, 8).unwrap().heads, [0, 0, 1, 1]);
 }
 
-/// hgx-h100 with only the NICs `keep` (as tests/test_nccl_multinode_hand.py builds it), on `nodes` nodes.
-fn few_nics(keep: &[usize], rate: &str, link: &str, nodes: usize) -> Comm {
+/// hgx-h100 with only the NICs `keep` (as tests/test_nccl_multinode_hand.py builds it): the file's path.
+fn few_nics_file(keep: &[usize], rate: &str) -> String {
     let text: String = crate::topology::preset_text("hgx-h100")
         .unwrap()
         .lines()
         .filter(|l| !(0..8).any(|k| !keep.contains(&k) && (l.contains(&format!("name: NIC{k},")) || l.contains(&format!("b: NIC{k},")))))
         .map(|l| l.replace("400Gb/s", rate).replace("400 Gb/s", rate) + "\n")
         .collect();
-    let dir = std::env::temp_dir().join(format!("contend-nvls-heads-{}-{}", std::process::id(), keep.len()));
+    // A directory a call: tests run in parallel.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("contend-nvls-heads-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("few-nics.yaml");
     std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// `few_nics_file` on `nodes` nodes joined by `link`.
+fn few_nics(keep: &[usize], rate: &str, link: &str, nodes: usize) -> Comm {
+    let path = few_nics_file(keep, rate);
     let hosts = vec!["S0"; nodes].join(", ");
     let cluster = format!(
-        "name: c\nfabric:\n  graph: {{switches: [{{name: S0}}], links: [], hosts: [{hosts}]}}\nlink: {{bandwidth: {link}}}\nnodes: {{count: {nodes}, machine: \"{}\"}}\n",
-        path.display()
+        "name: c\nfabric:\n  graph: {{switches: [{{name: S0}}], links: [], hosts: [{hosts}]}}\nlink: {{bandwidth: {link}}}\nnodes: {{count: {nodes}, machine: \"{path}\"}}\n"
     );
     let m = Machine::from_text(&cluster, "c").unwrap();
     let node = |k: usize| m.gpus().into_iter().filter(|&g| m.devices[g].name.starts_with(&format!("n{k}."))).collect::<Vec<_>>();
@@ -151,4 +159,17 @@ fn a_nics_ports_merge_into_one_device_from_2_20() {
     let e = c.pick(Coll::AllReduce, 1 << 30, &[Algo::NvlsTree], &[Proto::Simple]).unwrap_err().to_string();
     assert!(e.contains("heads GPU0 of each node twice") && e.contains("give 2.22 or later"), "{e}");
     assert!(c.pick(Coll::AllReduce, 1 << 30, &[Algo::Ring], &PROTOS).unwrap().is_some());
+}
+
+/// `--explain` names the NVLS graph's heads and speeds.
+#[test]
+fn explain_names_the_heads() {
+    let req = tests_tool::Request { explain: true, ..tests_tool::Request::one("all_reduce", "1G") };
+    let r = crate::api::nccl_tests(&few_nics_file(&[0, 2, 4, 6], "200Gb/s"), &req, 2, Some("25GB/s")).unwrap();
+    let text = tests_tool::explain_text(&r);
+    assert!(
+        text.contains("NVLS-tree: 4 head(s) a node (n0.GPU0, n0.GPU2, n0.GPU4, n0.GPU6: each NIC's local GPU) at 24 GB/s inside a node, 24 between nodes"),
+        "{text}"
+    );
+    assert_eq!(r.rows[0].algo, Algo::Tree);
 }

@@ -175,6 +175,10 @@ pub struct AcrossNodes {
     pub ring_graph: (usize, f64),
     /// NCCL's tree graph: channels, and GB/s per channel inside a node and between nodes.
     pub tree_graph: (usize, f64, f64),
+    /// NCCL's NVLS graph across nodes (`nvls_heads::search`): its heads (the first node's GPUs, in
+    /// channel order) and GB/s per channel inside a node and between nodes; None: no NVLS.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nvls_graph: Option<(Vec<String>, f64, f64)>,
 }
 
 /// Where one channel crosses the first node's boundary (`rails::Exit`, by name).
@@ -731,6 +735,9 @@ fn across_nodes(comm: &Comm) -> AcrossNodes {
         unused,
         ring_graph: (t.graph_channels, t.bw_intra),
         tree_graph: (t.tree_channels, t.tree_bw_intra, t.tree_bw_inter),
+        nvls_graph: comm.nvls_graphs[t.version as usize]
+            .as_ref()
+            .map(|g| (g.heads.iter().map(|&h| m.devices[comm.devices[h]].name.clone()).collect(), g.intra, g.inter)),
     }
 }
 
@@ -800,6 +807,15 @@ pub fn explain_text(r: &Report) -> String {
             nt::g_format(a.tree_graph.1),
             nt::g_format(a.tree_graph.2)
         ));
+        if let Some((heads, intra, inter)) = &a.nvls_graph {
+            s.push_str(&format!(
+                "  NVLS-tree: {} head(s) a node ({}: each NIC's local GPU) at {} GB/s inside a node, {} between nodes\n",
+                heads.len(),
+                heads.join(", "),
+                nt::g_format(*intra),
+                nt::g_format(*inter)
+            ));
+        }
     }
     for row in &r.rows {
         let Some(e) = &row.explain else { continue };
