@@ -523,6 +523,7 @@ impl Comm {
             version: versions::Version::V2_30,
             net_latency: 0.0,
             pat_enable: 2,
+            nvls_enable: 2,
         };
         // Send/receive (`p2p`): the least channels NCCL gives a peer on the node, whether every
         // pair of the node is on NVLink (the p2p chunk), and the NICs a GPU drives (count and GB/s:
@@ -692,6 +693,7 @@ impl Comm {
         };
         (self.net_stage, self.flush, self.tuning.ll128_net, self.net_unstaged) = (gdr.stage, gdr.flush, gdr.ll128, gdr.unstaged);
         self.tuning.pat_enable = c.pat_enable;
+        self.tuning.nvls_enable = c.nvls_enable;
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
         self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);

@@ -363,6 +363,10 @@ pub struct Comm {
     pub net_latency: f64,
     /// NCCL_PAT_ENABLE (`nccl_pat_enable`): 0 off, 1 on, 2 NCCL's rule (`pat_on`).
     pub pat_enable: u8,
+    /// NCCL_NVLS_ENABLE (`nccl_nvls_enable`): 0 leaves `nvlsSupport` 0 (transport/nvls.cc
+    /// `ncclNvlsInit`, v2.18.5-1 to v2.30.7-1), so NCCL's table has no NVLS or NVLS-tree (enqueue.cc
+    /// skips both without it); 1 and 2 leave NVLS to the graph (`nvls_heads`).
+    pub nvls_enable: u8,
 }
 
 impl Comm {
@@ -622,7 +626,7 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     let p = proto as usize;
     let v = c.version;
     let g = generation(c.cc);
-    if matches!(algo, Algo::Nvls | Algo::NvlsTree) && c.nvls_heads < v.nvls_min_gpus() {
+    if matches!(algo, Algo::Nvls | Algo::NvlsTree) && (c.nvls_heads < v.nvls_min_gpus() || c.nvls_enable == 0) {
         return None;
     }
     if matches!(algo, Algo::Nvls | Algo::NvlsTree) && !v.nvls_efficiency_model() {

@@ -30,6 +30,7 @@ pub(super) fn comm(version: Version) -> Comm {
         version,
         net_latency: 0.0,
         pat_enable: 2,
+        nvls_enable: 2,
     }
 }
 
