@@ -33,6 +33,8 @@ mod graph_tests;
 #[cfg(test)]
 mod iterations_tests;
 #[cfg(test)]
+mod lists_tests;
+#[cfg(test)]
 mod multinode_tests;
 #[cfg(test)]
 mod nvb_tests;
@@ -248,7 +250,7 @@ fn algo_word(a: &str, excluded: bool) -> Result<Option<Algo>> {
 }
 
 /// What the algorithms and protocols NCCL may refuse need, for a refusal's one line.
-pub const NEEDS: &str = "NVLS needs one node, NVLS-tree several, of Hopper or later GPUs on an NVSwitch that multicasts; PAT needs NCCL 2.23 or later, one GPU per node, Simple and NCCL_PAT_ENABLE not 0; LL128 needs rings on NVLink; with none left NCCL 2.24 and later stop (enqueue.cc: No algorithm/protocol available), 2.23 and earlier run ring (tuning.cc)";
+pub const NEEDS: &str = "NVLS needs one node, NVLS-tree several, of Hopper or later GPUs on an NVSwitch that multicasts; PAT needs NCCL 2.23 or later, one GPU per node, Simple and NCCL_PAT_ENABLE not 0; with none left NCCL 2.24 and later stop (enqueue.cc: No algorithm/protocol available), 2.23 and earlier run ring (tuning.cc)";
 
 /// NCCL_PROTO as a list ("LL", "LL128", "Simple").
 pub fn parse_protos(s: &str) -> Result<Vec<Proto>> {
@@ -524,6 +526,7 @@ impl Comm {
             net_latency: 0.0,
             pat_enable: 2,
             nvls_enable: 2,
+            ll128_listed: false,
         };
         // Send/receive (`p2p`): the least channels NCCL gives a peer on the node, whether every
         // pair of the node is on NVLink (the p2p chunk), and the NICs a GPU drives (count and GB/s:
@@ -774,24 +777,50 @@ impl Comm {
         &self.rails[usize::from(c.version.p2c())][usize::from(c.pxn_disable)]
     }
 
-    /// NCCL's pick for `bytes` among the allowed algorithms and protocols.
+    /// NCCL's pick for `bytes` among the allowed algorithms and protocols, NCCL_PROTO unset (LL128
+    /// where NCCL's gates allow it; `protos` only narrows): `choose_listed` for a list given.
     pub fn choose(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: &[Proto]) -> Option<(Algo, Proto, f64)> {
         let allowed: Vec<(Algo, Proto)> = algos.iter().flat_map(|&a| protos.iter().map(move |&p| (a, p))).collect();
         tuning::choose(&self.tuning, coll, bytes, &allowed)
     }
 
+    /// NCCL's model under the NCCL_PROTO list `protos` (None: unset). A list sets every protocol's
+    /// `protoEnable` to 0 or 1 (tuning.cc `parseList`: named 1 and the rest 0, or after `^` named 0
+    /// and the rest 1), and tuning.cc applies LL128's gates (path, GPU list, compute capability)
+    /// only at its default 2 (`if (pEnable == 2 && p == NCCL_PROTO_LL128)`, v2.18.5-1 l.282,
+    /// v2.21.5-1 l.305, v2.24.3-1 l.420, v2.30.7-1 l.518): a list that leaves LL128 on runs it
+    /// wherever NCCL's table has it (`tuning::Comm::ll128_listed`).
+    pub fn tuning_under(&self, protos: Option<&[Proto]>) -> std::borrow::Cow<'_, tuning::Comm> {
+        match protos {
+            Some(list) if list.contains(&Proto::Ll128) => std::borrow::Cow::Owned(tuning::Comm { ll128_listed: true, ..self.tuning.clone() }),
+            _ => std::borrow::Cow::Borrowed(&self.tuning),
+        }
+    }
+
+    /// NCCL's pick for `bytes` among `algos` under the NCCL_PROTO list `protos` (None: unset,
+    /// every protocol NCCL's gates allow; `tuning_under`).
+    pub fn choose_listed(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: Option<&[Proto]>) -> Option<(Algo, Proto, f64)> {
+        let list = protos.unwrap_or(&PROTOS);
+        let allowed: Vec<(Algo, Proto)> = algos.iter().flat_map(|&a| list.iter().map(move |&p| (a, p))).collect();
+        tuning::choose(&self.tuning_under(protos), coll, bytes, &allowed)
+    }
+
     /// NCCL's pick with its tuner plugin (`tuner`): the first rule that applies and whose choice
     /// NCCL may run here (among `algos` x `protos`, and one its model allows) picks, with its
-    /// channels; else NCCL's model (`choose`). None: no choice is left.
-    pub fn pick(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: &[Proto]) -> Result<Option<Pick>> {
+    /// channels; else NCCL's model (`choose_listed`). `protos`: the NCCL_PROTO list, None where
+    /// unset. None: no choice is left.
+    pub fn pick(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: Option<&[Proto]>) -> Result<Option<Pick>> {
+        let model = self.tuning_under(protos);
         if let Some(t) = &self.tuner {
-            let enabled = |a: Algo, p: Proto| algos.contains(&a) && protos.contains(&p) && tuning::time_us(&self.tuning, coll, a, p, bytes).is_some();
+            let list = protos.unwrap_or(&PROTOS);
+            let enabled = |a: Algo, p: Proto| algos.contains(&a) && list.contains(&p) && tuning::time_us(&model, coll, a, p, bytes).is_some();
             if let Some(hit) = t.apply(coll, bytes, self.nodes, self.devices.len(), &enabled)? {
-                let model_us = tuning::time_us(&self.tuning, coll, hit.algo, hit.proto, bytes).unwrap_or(f64::NAN);
+                let model_us = tuning::time_us(&model, coll, hit.algo, hit.proto, bytes).unwrap_or(f64::NAN);
                 return self.pat_runs(Some(Pick { algo: hit.algo, proto: hit.proto, model_us, channels: hit.rule.channels, tuner_line: Some(hit.rule.line) }));
             }
         }
-        let pick = self.choose(coll, bytes, algos, protos).map(|(algo, proto, model_us)| Pick { algo, proto, model_us, channels: None, tuner_line: None });
+        let pick =
+            self.choose_listed(coll, bytes, algos, protos).map(|(algo, proto, model_us)| Pick { algo, proto, model_us, channels: None, tuner_line: None });
         self.pat_runs(pick)
     }
 

@@ -9,7 +9,7 @@
 //! message of the scenario (docs/nccl.md, "Rank programs").
 
 use super::environment::Environment;
-use super::{lower, node_prefix, parse_algos, parse_protos, Algo, Coll, Comm, Proto, PROTOS};
+use super::{lower, node_prefix, parse_algos, parse_protos, Algo, Coll, Comm, Proto};
 use crate::error::Error;
 use crate::topology::Machine;
 use crate::workload::program::{NcclCollective, NcclLowering, NcclOp};
@@ -127,12 +127,10 @@ impl NcclLowering for ProgramCalls<'_> {
                 Some(s) => parse_algos(s).map_err(problem)?,
                 None => c.algos().to_vec(),
             };
-            let protos = match call.proto.as_ref().or(proto_env) {
-                Some(s) => parse_protos(s).map_err(problem)?,
-                None => PROTOS.to_vec(),
-            };
+            // The list, None where neither gives one (`Comm::pick`: a list naming LL128 skips its gates).
+            let protos = call.proto.as_ref().or(proto_env).map(|s| parse_protos(s)).transpose().map_err(problem)?;
             let algos: Vec<Algo> = algos.into_iter().filter(|a| c.algos().contains(a)).collect();
-            let pick = b.comm.pick(c, bytes, &algos, &protos).map_err(|e| e.to_string())?.ok_or_else(|| {
+            let pick = b.comm.pick(c, bytes, &algos, protos.as_deref()).map_err(|e| e.to_string())?.ok_or_else(|| {
                 let have: Vec<&str> = c.algos().iter().map(|a| a.name()).collect();
                 let set: Vec<String> = [("NCCL_ALGO", algo_env), ("NCCL_PROTO", proto_env)].iter().filter_map(|(k, v)| v.map(|v| format!("{k}={v}"))).collect();
                 let from = if set.is_empty() {

@@ -289,12 +289,10 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             return Err(Error::input("--algo", req.algo.clone().unwrap_or_default(), why));
         }
     }
-    let protos = match &req.proto {
-        Some(s) => super::parse_protos(s)?,
-        None => PROTOS.to_vec(),
-    };
+    // NCCL_PROTO's list, None where unset (LL128 then only where NCCL's gates allow it: `Comm::tuning_under`).
+    let protos = req.proto.as_deref().map(super::parse_protos).transpose()?;
     let p2p = matches!(coll, Coll::AllToAll | Coll::SendRecv);
-    if !p2p && comm.choose(coll, 1 << 20, &algos, &protos).is_none() {
+    if !p2p && comm.choose_listed(coll, 1 << 20, &algos, protos.as_deref()).is_none() {
         let have: Vec<&str> = coll.algos().iter().map(|a| a.name()).collect();
         return Err(Error::input(
             "--algo/--proto",
@@ -311,7 +309,7 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     let host_floor_us = host_floor_s(comm, req.ngpus) * 1e6;
     let row = |size: u64| -> Result<Row> {
         let (count, bytes) = nt::count_of(coll.name(), size, word, n as u64);
-        let (pick, ran) = run_size(comm, coll, bytes, req.root, &algos, &protos, &req.model, &req.params, req.explain, req.iters)?;
+        let (pick, ran) = run_size(comm, coll, bytes, req.root, &algos, protos.as_deref(), &req.model, &req.params, req.explain, req.iters)?;
         let (algo, proto, model_us) = (pick.algo, pick.proto, pick.model_us);
         // A row of 0 elements launches no kernel (its note below), so no launch sets its time.
         let floor_us = if count > 0 { host_floor_us } else { 0.0 };
@@ -531,7 +529,8 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     Ok(r)
 }
 
-/// One size as a row of the table runs it: NCCL's pick among `algos` x `protos` (the protocol of
+/// One size as a row of the table runs it: NCCL's pick among `algos` x `protos` (NCCL_PROTO's list,
+/// None where unset: `Comm::pick`; the protocol of
 /// one peer's part for send/receive), lowered on the communicator's constants and run alone on
 /// the machine (`params`: the model's), as nccl-tests' loop of `iters` calls (`super::run_loop`). `calibrate` scores its fits through this too, so that its
 /// residuals are what `contend nccl-tests` prints with the fitted `--param`s.
@@ -542,7 +541,7 @@ pub fn run_size(
     bytes: u64,
     root: usize,
     algos: &[Algo],
-    protos: &[Proto],
+    protos: Option<&[Proto]>,
     model: &str,
     params: &[(String, String)],
     bottlenecks: bool,
@@ -630,10 +629,13 @@ pub(super) fn alternatives(
     let mut alternatives = Vec::new();
     let mut left_out = Vec::new();
     if !p2p {
-        // NCCL's alternatives: NVLS only where NCCL reduces the type on it.
+        // NCCL's alternatives: NVLS only where NCCL reduces the type on it; LL128 wherever NCCL's
+        // gates, or a list that names it, put it in NCCL's table (`Comm::tuning_under`).
+        let protos = req.proto.as_deref().map(super::parse_protos).transpose()?;
+        let model = comm.tuning_under(protos.as_deref());
         for &a in coll.algos().iter().filter(|&&a| tuning::runs(coll, &req.dtype, a)) {
             for p in PROTOS {
-                let Some(model_us) = tuning::time_us(&comm.tuning, coll, a, p, bytes.max(1)) else { continue };
+                let Some(model_us) = tuning::time_us(&model, coll, a, p, bytes.max(1)) else { continue };
                 // PAT in NCCL's table where NCCL connects no PAT peers (NCCL_PAT_ENABLE=1): not run.
                 if a == Algo::Pat && !comm.pat_connected() {
                     continue;
