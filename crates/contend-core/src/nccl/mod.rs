@@ -896,6 +896,18 @@ impl Comm {
         self.call_with(coll, algo, proto, bytes, root, None)
     }
 
+    /// Whether nccl-tests' `coll` at 0 elements still launches NCCL's kernel: send/receive is
+    /// grouped ncclSend/ncclRecv (nccl-tests src/sendrecv.cu), and so is all-to-all before NCCL
+    /// 2.28 (`Version::alltoall_collective`), and NCCL runs a p2p operation of 0 bytes; a
+    /// collective of 0 elements it discards.
+    pub fn empty_p2p(&self, coll: Coll) -> bool {
+        match coll {
+            Coll::SendRecv => true,
+            Coll::AllToAll => !self.tuning.version.alltoall_collective(),
+            _ => false,
+        }
+    }
+
     /// The call as `call`, on `channels` where a tuner rule sets them: NCCL takes the plugin's
     /// count in place of its trimmed one, at most the channels the communicator has
     /// (enqueue.cc `ncclGetAlgoInfo`, then the plan's per-kind maximum).
@@ -978,6 +990,7 @@ impl Comm {
             nvls_tree_first: 0,
             tree_depth_chunk: self.tuning.version.tree_simple_depth_chunk(),
             ring_grain: tuning::ring_grain(&self.tuning, coll, algo, proto, bytes, nc),
+            empty_p2p: self.empty_p2p(coll),
             pxn: if self.constants.pxn_disable { pxn::Pxn::default() } else { self.pxn.clone() },
             // A p2p channel's rate is the NVLink A100 table's (docs/validation.md, round 13): no PCIe
             // send/receive measurement says a PCIe pair's channels are capped, so there its links bind.
@@ -1052,6 +1065,7 @@ impl Comm {
             nvls_efficiency: 1.0,
             nvls_tree_first: 0,
             tree_depth_chunk: false,
+            empty_p2p: false,
             ring_grain: 0,
             // One GPU per node: no other GPU of the node to relay through.
             pxn: pxn::Pxn::default(),
@@ -1110,6 +1124,7 @@ impl Comm {
                 self.nodes,
             ),
             tree_depth_chunk: false,
+            empty_p2p: false,
             ring_grain: 0,
             pxn: pxn::Pxn::default(),
             rate: None,

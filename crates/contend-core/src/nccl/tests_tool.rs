@@ -311,8 +311,9 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         let (count, bytes) = nt::count_of(coll.name(), size, word, n as u64);
         let (pick, ran) = run_size(comm, coll, bytes, req.root, &algos, protos.as_deref(), &req.model, &req.params, req.explain, req.iters)?;
         let (algo, proto, model_us) = (pick.algo, pick.proto, pick.model_us);
-        // A row of 0 elements launches no kernel (its note below), so no launch sets its time.
-        let floor_us = if count > 0 { host_floor_us } else { 0.0 };
+        // A row of 0 elements launches no kernel (its note below), so no launch sets its time; but
+        // a 0-byte send NCCL runs (`Comm::empty_p2p`).
+        let floor_us = if count > 0 || comm.empty_p2p(coll) { host_floor_us } else { 0.0 };
         let time_us = (ran.seconds * 1e6).max(floor_us);
         let algbw = if time_us > 0.0 { bytes as f64 / (time_us * 1e3) } else { 0.0 };
         let busbw = algbw * coll.busbw_factor(n);
@@ -457,7 +458,12 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             names.join(", ")
         ));
     }
-    if rows.iter().any(|r| r.count == 0) {
+    if rows.iter().any(|r| r.count == 0) && comm.empty_p2p(coll) {
+        notes.push(format!(
+            "rows of 0 elements are grouped ncclSend/ncclRecv of 0 bytes, which NCCL {} runs: one step a peer, no data",
+            comm.constants.version.tag()
+        ));
+    } else if rows.iter().any(|r| r.count == 0) {
         notes.push("rows of 0 elements launch nothing and are printed with time 0".into());
     }
     if let Some(t) = &comm.tuner {

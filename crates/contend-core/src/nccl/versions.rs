@@ -318,6 +318,16 @@ impl Version {
         self >= Version::V2_27
     }
 
+    /// Whether nccl-tests' alltoall calls ncclAlltoAll, a collective, under this release (nccl-tests
+    /// src/alltoall.cu `AlltoAllRunColl`: `test_ncclVersion >= NCCL_VERSION(2,28,0)`), which NCCL
+    /// discards at 0 elements (2.30.7 enqueue.cc `taskAppend`: "Empty collectives can be
+    /// discarded"); before 2.28 it issues grouped ncclSend/ncclRecv, which NCCL runs at 0 bytes
+    /// too (v2.21.5 enqueue.cc `taskAppend` discards count 0 only for collectives; a 0-byte p2p
+    /// op is one proxy step on one channel, v2.30.7 `addP2pToPlan` `bytes == 0`).
+    pub fn alltoall_collective(self) -> bool {
+        self >= Version::V2_28
+    }
+
     /// The fewest GPUs of a node NCCL runs NVLS (and NVLS-tree) on (transport/nvls.cc
     /// `ncclNvlsInit`, `gpuCount <= 2` returns without NVLS to 2.28.3, `gpuCount < 2` from
     /// 2.28.7). 2.20.3's extra `comm->nNodes > 1` never trips: init.cc calls it before counting
