@@ -576,8 +576,9 @@ impl Comm {
         let nvb = std::sync::Arc::new(nvb_steps(&topo, nodes_gpus));
         let shm = [true, false].map(|old| {
             let v = if old { versions::Version::V2_21 } else { versions::Version::V2_30 };
-            std::sync::Arc::new(shm_steps(&router, &topo, nodes_gpus, &nvb, cpu::p2p_level(v, cpu, ppn)))
+            shm_steps(&m, &router, &topo, nodes_gpus, &nvb, cpu::p2p_level(v, cpu, ppn)).map(std::sync::Arc::new)
         });
+        let shm = [shm[0].clone()?, shm[1].clone()?];
         let tuning = tuning::Comm { ll128_net: ll128, ..tuning };
         Ok(Comm {
             m,
@@ -683,7 +684,7 @@ impl Comm {
                 ),
             ));
         }
-        self.shm_given = c.p2p_level.map(|level| std::sync::Arc::new(self.shm_at(level)));
+        self.shm_given = c.p2p_level.map(|level| self.shm_at(level).map(std::sync::Arc::new)).transpose()?;
         self.rails_given = cross_one.map(std::sync::Arc::new);
         // NCCL_NET_GDR_LEVEL / _READ, or a release whose default level differs (no P2C before
         // 2.27, `Version::gdr_c2c`, which only a GPU of compute capability 9.0 or later can have: `topo::p2c`).
@@ -758,9 +759,9 @@ impl Comm {
     /// leaves a PHB or SYS path its type and bandwidth (the same host bridge or socket link either
     /// way), so the graph is built again only for a level below NVLink, NVB, PIX or PXB pairs
     /// (`set_constants`).
-    fn shm_at(&self, level: topo::PathType) -> Steps {
+    fn shm_at(&self, level: topo::PathType) -> Result<Steps> {
         let nodes_gpus = self.nodes_gpus();
-        shm_steps(&Router::new(&self.m), &self.topo, &nodes_gpus, &self.nvb, Some(level))
+        shm_steps(&self.m, &Router::new(&self.m), &self.topo, &nodes_gpus, &self.nvb, Some(level))
     }
 
     /// The channels' rings and NICs as the constants run them: by the release's path types
@@ -1151,17 +1152,22 @@ impl Comm {
 /// looked for on the first node only where it has none. CUDA's peer access turned off (maxmin's
 /// `p2p=off`) is not read here: its steps stay one staged transfer each. A pair joined through an
 /// intermediate GPU (`nvb`) is P2P: a level below NVB has diverted it through a CPU (`cpu`).
-fn shm_steps(router: &Router, topo: &topo::Topo, nodes_gpus: &[Vec<usize>], nvb: &Steps, level: Option<topo::PathType>) -> Steps {
+fn shm_steps(m: &Machine, router: &Router, topo: &topo::Topo, nodes_gpus: &[Vec<usize>], nvb: &Steps, level: Option<topo::PathType>) -> Result<Steps> {
     let mut out = std::collections::BTreeMap::new();
     for (k, gpus) in nodes_gpus.iter().enumerate() {
         for (i, &a) in gpus.iter().enumerate() {
             for (j, &b) in gpus.iter().enumerate().filter(|&(_, &b)| b != a) {
                 // A pair diverted through a CPU (`Topo::through_cpus`) is SHM whatever its path type.
                 let beyond = topo.paths[i][j].as_ref().is_some_and(|p| p.cpu.is_some() || level.is_some_and(|l| p.kind > l));
-                let staged = !nvb.contains_key(&(a, b))
-                    && (beyond || router.plan(a, b, None, &[], true).is_ok_and(|p| p.mechanism == crate::workload::Mechanism::Staged));
-                if let Some(mem) = router.nearest_memory(b).filter(|_| staged) {
-                    out.insert((a, b), mem);
+                let no_peer = router.plan(a, b, Some(crate::workload::Mechanism::P2p), &[], true).is_err();
+                let staged = !nvb.contains_key(&(a, b)) && (beyond || no_peer);
+                match router.nearest_memory(b).filter(|_| staged) {
+                    Some(mem) => {
+                        out.insert((a, b), mem);
+                    }
+                    // No peer path and no host memory: NCCL's SHM transport has no buffer to use.
+                    None if staged && no_peer => return Err(no_shm_memory(m, a, b)),
+                    None => {}
                 }
             }
         }
@@ -1169,7 +1175,20 @@ fn shm_steps(router: &Router, topo: &topo::Topo, nodes_gpus: &[Vec<usize>], nvb:
             break;
         }
     }
-    out
+    Ok(out)
+}
+
+/// The refusal of a pair NCCL connects through host memory (its SHM transport, transport/shm.cc:
+/// no peer path between the GPUs) on a machine file that draws no host memory they reach.
+fn no_shm_memory(m: &Machine, a: usize, b: usize) -> Error {
+    let (x, y) = (&m.devices[a].name, &m.devices[b].name);
+    Error::input(
+        &m.origin,
+        "devices",
+        format!(
+            "{x} and {y} have no peer path, so NCCL connects them through host memory (its SHM transport), and the machine file draws no host_memory device they reach; add one (kind: host_memory) with a memory link to their CPU's root complex"
+        ),
+    )
 }
 
 /// What NCCL's GDR rules make of a communicator: the GPUs whose network steps go through host

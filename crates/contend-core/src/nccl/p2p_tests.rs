@@ -284,7 +284,12 @@ fn a_send_on_hopper_or_blackwell_moves_half_a_blocks_copy_rate_a_channel() {
 /// (`ncclTopoGetGpuMaxPath`): a PCIe pair gives 128 KiB. 4 MiB buffers over 8 steps allow 512 KiB.
 #[test]
 fn the_nvlink_p2p_chunk_needs_one_nvlink_pair_before_2_25_and_every_pair_after() {
-    let m = Machine::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/machines/a40x8-nv4.yaml")).unwrap();
+    // The file draws no host memory, which NCCL's SHM transport between the sockets needs
+    // (`shm_tests::shm_without_host_memory_names_the_pair_and_the_fix`): one is added under each CPU.
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/machines/a40x8-nv4.yaml")).unwrap();
+    let text = text.replace("devices:\n", "devices:\n  - {name: MEM0, kind: host_memory}\n  - {name: MEM1, kind: host_memory}\n")
+        + "  - {a: CPU0, b: MEM0, kind: memory, bandwidth: 100GB/s}\n  - {a: CPU1, b: MEM1, kind: memory, bandwidth: 100GB/s}\n";
+    let m = Machine::from_text(&text, "a40x8-nv4-mem.yaml").unwrap();
     let mut c = comm_of(&m, 1);
     let mut got = Vec::new();
     for v in versions::ALL {
