@@ -99,3 +99,15 @@ def test_two_nics_a_node_reach_both_through_pxn(tmp_path):
     assert row(m, "all_reduce", GIB, 2, algo="ring")["busbw"] == pytest.approx(100, rel=0.01)
     assert row(m, "all_gather", GIB, 2)["busbw"] == pytest.approx(100, rel=0.01)
     assert row(m, "alltoall", GIB, 2)["busbw"] == pytest.approx(100 * 15 / 64, rel=0.01)
+
+
+def test_fewer_nics_than_gpus_give_nvls_tree_a_head_per_nic(tmp_path):
+    # Round 27 (nvlstree27): NCCL's NVLS graph across nodes heads a channel per NIC, at its local GPU, at a speed no NIC
+    # exceeds (search.cc ncclTopoSearchRecNet). 4 x 200 Gb/s: 4 heads at 24 GB/s, NVLS-tree algbw 4 x min(24 x 0.85 x
+    # 3/4 x 2, 48, 57.7) x 16/30 = 65.3 against the tree's 4 x min(48 x 0.92, 41.4) / 2 = 82.8 (tuning.cc): NCCL's model
+    # picks the tree at 32 MiB (LL128) and 1 GiB (Simple), no longer NVLS-tree.
+    m = few_nics(tmp_path, [0, 2, 4, 6], "200Gb/s")
+    assert (row(m, "all_reduce", 32 << 20, 2)["algo"], row(m, "all_reduce", 32 << 20, 2)["proto"]) == ("tree", "LL128")
+    assert (row(m, "all_reduce", GIB, 2)["algo"], row(m, "all_reduce", GIB, 2)["proto"]) == ("tree", "Simple")
+    # Forced, NVLS-tree is NIC-bound as before: 4 heads x 25 GB/s each way carry a quarter of the buffer each.
+    assert row(m, "all_reduce", GIB, 2, algo="nvlstree")["busbw"] < 100 * 30 / 16

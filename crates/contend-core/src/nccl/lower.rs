@@ -119,6 +119,10 @@ pub struct Call {
     pub nvls_efficiency: f64,
     /// NVLS-tree's chunk before its size rule (`tuning::nvls_tree_first`).
     pub nvls_tree_first: u64,
+    /// NVLS and NVLS-tree: the GPUs (positions in a node) that head a part of each loop, in the
+    /// NVLS graph's channel order (`nvls_heads`): every GPU on one node, across nodes each NIC's
+    /// local GPU; empty elsewhere.
+    pub nvls_heads: Vec<usize>,
     /// Whether a tree/Simple all-reduce chunk shrinks with the tree's depth, as 2.18.5 and 2.19.3
     /// shrink it (`tree_simple_chunk`; `Version::tree_simple_depth_chunk`).
     pub tree_depth_chunk: bool,
@@ -246,8 +250,7 @@ impl Call {
         if self.algo == Algo::Nvls {
             tuning::nvls_chunk(self.bytes, self.channels(), self.devices.len())
         } else if self.algo == Algo::NvlsTree {
-            let ppn = self.ppn.clamp(1, self.devices.len());
-            tuning::nvls_tree_chunk(self.bytes, self.channels(), ppn, self.nvls_tree_first)
+            tuning::nvls_tree_chunk(self.bytes, self.channels(), self.nvls_heads.len().max(1), self.nvls_tree_first)
         } else if self.algo == Algo::Tree && self.proto == Proto::Ll128 {
             let ppn = self.ppn.clamp(1, self.devices.len());
             tree_ll128_chunk(chunk_bytes(self.coll, self.algo, self.proto, self.buff), self.bytes, self.channels(), self.devices.len() / ppn, ppn)
@@ -1232,7 +1235,9 @@ fn nvls(c: &Call, share: u64, d: &mut Dag) {
 }
 
 /// NVLS-tree all-reduce on one channel (all_reduce.h, NVLS-tree kernels without registered
-/// buffers): every loop, GPU h of each node heads chunk h of the node's data. On each node the
+/// buffers): every loop, the h-th head of each node (`Call::nvls_heads`, the NVLS graph's: every
+/// GPU where each has a NIC, each NIC's local GPU where NICs are fewer) heads chunk h of the
+/// node's data; GPU h below stands for that head. On each node the
 /// switch reads chunk h from every GPU and returns the node's sum to its head h (as `nvls`); the
 /// heads h of all nodes reduce their sums up NCCL's double binary tree over the nodes (connect.cc
 /// `connectNvls`: channel c takes tree c mod 2 of `ncclGetDtree`; `dtree_parent`) and send the total back down, over the network between GPU h
@@ -1279,9 +1284,11 @@ fn nvls_tree(c: &Call, ch: usize, share: u64, d: &mut Dag) {
     let mut last_st = vec![None; n];
     let mut last_out: Vec<Vec<Option<usize>>> = vec![vec![None; ppn]; n];
     type Ends = (Vec<Option<usize>>, Vec<Option<usize>>);
-    for (l, block) in loops(share.div_ceil(ppn as u64), chunk).into_iter().enumerate() {
+    // NCCL's NVLS graph's heads (every GPU where each has its NIC; fewer where NICs are fewer).
+    let heads: Vec<usize> = if c.nvls_heads.is_empty() { (0..ppn).collect() } else { c.nvls_heads.clone() };
+    for (l, block) in loops(share.div_ceil(heads.len() as u64), chunk).into_iter().enumerate() {
         let first = |x: f64| if l == 0 { x } else { 0.0 };
-        for h in 0..ppn {
+        for &h in &heads {
             // Each node's sum of chunk h at its head, as (heads, feet) of its arrival.
             let mut got: Vec<Ends> = vec![(Vec::new(), Vec::new()); nodes];
             for k in 0..nodes {

@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod environment;
 pub mod lower;
 pub mod nodes;
+pub mod nvls_heads;
 pub mod p2p;
 pub mod program;
 pub mod pxn;
@@ -25,6 +26,8 @@ mod divert_tests;
 #[cfg(test)]
 mod dtree_tests;
 #[cfg(test)]
+mod fallback_tests;
+#[cfg(test)]
 mod gdr_tests;
 #[cfg(test)]
 mod grain_tests;
@@ -38,6 +41,8 @@ mod lists_tests;
 mod multinode_tests;
 #[cfg(test)]
 mod nvb_tests;
+#[cfg(test)]
+mod nvls_heads_tests;
 #[cfg(test)]
 mod nvls_tests;
 #[cfg(test)]
@@ -250,7 +255,7 @@ fn algo_word(a: &str, excluded: bool) -> Result<Option<Algo>> {
 }
 
 /// What the algorithms and protocols NCCL may refuse need, for a refusal's one line.
-pub const NEEDS: &str = "NVLS needs one node, NVLS-tree several, of Hopper or later GPUs on an NVSwitch that multicasts; PAT needs NCCL 2.23 or later, one GPU per node, Simple and NCCL_PAT_ENABLE not 0; with none left NCCL 2.24 and later stop (enqueue.cc: No algorithm/protocol available), 2.23 and earlier run ring (tuning.cc)";
+pub const NEEDS: &str = "NVLS needs one node, NVLS-tree several, of Hopper or later GPUs on an NVSwitch that multicasts; PAT needs NCCL 2.23 or later, one GPU per node, Simple and NCCL_PAT_ENABLE not 0; with none left NCCL 2.18 and 2.24 and later stop (enqueue.cc: No algorithm/protocol available), 2.19 to 2.23 run ring (tuning.cc)";
 
 /// NCCL_PROTO as a list ("LL", "LL128", "Simple").
 pub fn parse_protos(s: &str) -> Result<Vec<Proto>> {
@@ -288,8 +293,10 @@ pub struct Comm {
     /// NCCL's tree graph (intra, inter GB/s a channel) under each release's search speeds, by
     /// `versions::ALL`'s order (`tuning::tree_graph`, `Version::blackwell_speeds`).
     pub tree_graphs: Vec<(f64, f64)>,
-    /// Whether each release's own search finds `ring_graph` and the NVLS graph's inter speed
-    /// (2.30.7's), by `versions::ALL`'s order.
+    /// NCCL's NVLS graph (heads, intra and inter speeds) under each release's search, by
+    /// `versions::ALL`'s order (`nvls_heads::search`; one node: `tuning::nvls_graph`); None: no NVLS.
+    pub nvls_graphs: Vec<Option<nvls_heads::Graph>>,
+    /// Whether each release's own search finds `ring_graph` (2.30.7's), by `versions::ALL`'s order.
     pub as_searched: Vec<bool>,
     /// Each channel's ring over all ranks and where it crosses between nodes, by release (with
     /// P2C, `Version::p2c`, and before it) and with PXN and without (`rails`; `Comm::rails` picks).
@@ -442,7 +449,7 @@ impl Comm {
         // The lowering's rings, NICs and channels are built once, from 2.30.7's graph; a release
         // whose own search finds another graph (Blackwell's speed lists, MAXCHANNELS 32 before
         // 2.25) is refused by `set_constants` rather than run on 2.30.7's.
-        let mut as_searched: Vec<bool> =
+        let as_searched: Vec<bool> =
             versions::ALL.iter().map(|&v| ring_of(v) == (ring_channels, ring_bw) && (nodes > 1 || searched <= v.max_channels() / 2)).collect();
         // The channels NCCL runs: twice its graphs' (`tuning::coll_channels`; the release that runs
         // is read with the constants, `Comm::set_constants`), or as given (NCCL_MIN/MAX_NCHANNELS).
@@ -485,24 +492,41 @@ impl Comm {
         let cpu = cpu::of(m, &nodes_gpus[0]);
         let amd = cpu == Some(cpu::Cpu::Amd);
         let found: Option<Vec<(usize, f64)>> = nodes_gpus.iter().map(|g| nvls_switch(m, g)).collect();
-        let (switches, nvls) = match found {
-            Some(v) => {
-                let bw = v.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
-                (v.into_iter().map(|x| x.0).collect(), tuning::nvls_graph(topo.cc, ppn, bw))
-            }
+        let (switches, link_bw) = match found {
+            Some(v) => (v.iter().map(|x| x.0).collect(), Some(v.iter().map(|x| x.1).fold(f64::INFINITY, f64::min))),
             None => (Vec::new(), None),
         };
-        let (nvls_heads, nvls_bw_intra, mut nvls_bw_inter) = nvls.unwrap_or((0, 0.0, 0.0));
-        if nodes > 1 && nvls_heads > 0 {
-            // Across nodes each head sends its share through a NIC: the NVLS graph's inter speed
-            // is the highest NCCL inter speed a head's share of the node's NICs carries (2.30.7's
-            // list; a release whose list gives another is refused, as for the ring graph).
-            let inter_of = |v| tuning::inter_speed(tuning::release_speeds(v, topo.cc, true), nic_bw / nvls_heads as f64);
-            nvls_bw_inter = inter_of(versions::Version::V2_30);
-            for (ok, &v) in as_searched.iter_mut().zip(versions::ALL.iter()) {
-                *ok &= inter_of(v) == nvls_bw_inter;
-            }
-        }
+        // NVLS's graph by release: on one node every GPU heads a channel (`tuning::nvls_graph`);
+        // across nodes a GPU heads one where it is a NIC's local GPU, at speeds no NIC exceeds
+        // (`nvls_heads::search`), so nodes with fewer NICs than GPUs have fewer heads.
+        // From 2.20.3 NCCL's IB transport reports a NIC's ports as one device of their summed speed
+        // (net_ib.cc NCCL_IB_MERGE_NICS=1: ports of one PCI device and one sys_image_guid), and
+        // the NVLS search sees that device; before, a port a device. (The ring search here still
+        // sees a port a device, `rails::net_devices`.)
+        let local_gpus = if nodes > 1 { rails::local_gpus(m, &router, &topo, &nodes_gpus[0]) } else { Vec::new() };
+        let nvls_nets = |merged: bool| -> Vec<nvls_heads::Net> {
+            (0..local_gpus.len())
+                .filter(|&i| !merged || local_gpus[..i].iter().all(|x| x.0 != local_gpus[i].0))
+                .map(|i| nvls_heads::Net { bw: nccl_net(m, local_gpus[i].0, &nodes_gpus[0], topo.cc, merged).unwrap_or(0.0), local: local_gpus[i].1 })
+                .collect()
+        };
+        let (port_nets, nic_nets) = (nvls_nets(false), nvls_nets(true));
+        let nvls_graphs: Vec<Option<nvls_heads::Graph>> = versions::ALL
+            .iter()
+            .map(|&v| {
+                let bw = link_bw?;
+                if nodes == 1 {
+                    return tuning::nvls_graph(topo.cc, ppn, bw).map(|(h, intra, inter)| nvls_heads::Graph { heads: (0..h).collect(), intra, inter });
+                }
+                if topo.cc < 90 || !(2..=tuning::MAX_NVLS_ARITY).contains(&ppn) {
+                    return None;
+                }
+                let nets = if v >= versions::Version::V2_20 { &nic_nets } else { &port_nets };
+                nvls_heads::search(v, tuning::release_speeds(v, topo.cc, true), nets, bw, total_bw, ppn)
+            })
+            .collect();
+        let nvls_now = nvls_graphs[versions::Version::V2_30 as usize].clone();
+        let (nvls_heads, nvls_bw_intra, nvls_bw_inter) = nvls_now.map_or((0, 0.0, 0.0), |g| (g.heads.len(), g.intra, g.inter));
         let tuning = tuning::Comm {
             nvls_heads,
             nvls_bw_intra,
@@ -591,6 +615,7 @@ impl Comm {
             channels_given,
             ring_graph,
             tree_graphs,
+            nvls_graphs,
             as_searched,
             rails,
             tuning,
@@ -700,6 +725,9 @@ impl Comm {
         self.tuning.nvls_enable = c.nvls_enable;
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
+        if let Some(g) = &self.nvls_graphs[c.version as usize] {
+            (self.tuning.nvls_heads, self.tuning.nvls_bw_intra, self.tuning.nvls_bw_inter) = (g.heads.len(), g.intra, g.inter);
+        }
         self.channels = run_channels(self.channels_given, c.version, self.topo.cc, self.nodes, self.ring_graph);
         self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;
@@ -817,12 +845,95 @@ impl Comm {
             let enabled = |a: Algo, p: Proto| algos.contains(&a) && list.contains(&p) && tuning::time_us(&model, coll, a, p, bytes).is_some();
             if let Some(hit) = t.apply(coll, bytes, self.nodes, self.devices.len(), &enabled)? {
                 let model_us = tuning::time_us(&model, coll, hit.algo, hit.proto, bytes).unwrap_or(f64::NAN);
-                return self.pat_runs(Some(Pick { algo: hit.algo, proto: hit.proto, model_us, channels: hit.rule.channels, tuner_line: Some(hit.rule.line) }));
+                return self.nvls_tree_runs(self.pat_runs(Some(Pick {
+                    algo: hit.algo,
+                    proto: hit.proto,
+                    model_us,
+                    channels: hit.rule.channels,
+                    tuner_line: Some(hit.rule.line),
+                }))?);
             }
         }
         let pick =
             self.choose_listed(coll, bytes, algos, protos).map(|(algo, proto, model_us)| Pick { algo, proto, model_us, channels: None, tuner_line: None });
-        self.pat_runs(pick)
+        self.nvls_tree_runs(self.pat_runs(pick)?)
+    }
+
+    /// Before 2.22.3 NCCL's NVLS search heads a GPU local to two NICs twice (no duplicate-head
+    /// check, `nvls_heads::search`), and `connectNvls` (connect.cc) gives that GPU the last of its
+    /// parts: the others have no head to reduce them. A call NCCL picks NVLS-tree for there is
+    /// refused (its model, which counts the channels, still chooses).
+    fn nvls_tree_runs(&self, pick: Option<Pick>) -> Result<Option<Pick>> {
+        let heads = self.nvls_graphs[self.tuning.version as usize].as_ref().map_or(&[][..], |g| &g.heads[..]);
+        let twice = heads.iter().enumerate().find(|(i, h)| heads[..*i].contains(h)).map(|x| *x.1);
+        match (pick, twice) {
+            (Some(p), Some(g)) if p.algo == Algo::NvlsTree => Err(Error::input(
+                "nccl_version",
+                self.tuning.version.name(),
+                format!(
+                    "NCCL {}'s NVLS search heads GPU{g} of each node twice (it is local to two NICs; the duplicate-head check came in 2.22.3), so a part of each NVLS-tree loop has no head to reduce it (connect.cc connectNvls), and NCCL picks NVLS-tree for this call; give 2.22 or later, or an NCCL_ALGO without NVLSTree",
+                    self.tuning.version.tag()
+                ),
+            )),
+            (p, _) => Ok(p),
+        }
+    }
+
+    /// The algorithms NCCL may pick for `coll` from NCCL_ALGO's list `named` (None: unset, every
+    /// one the collective has) under the release that runs, the NCCL_PROTO list they run under
+    /// (`protos`, None: unset; `Comm::pick`), and a note where the release changes them. Before
+    /// 2.24.3 (graph/tuning.cc `ncclTopoTuneModel`, v2.18.5-1 to v2.23.4-1, read at each tag): a
+    /// name the release lacks is skipped (PAT before 2.23.4: `parseList` matches only its
+    /// `ncclAlgoStr`); a list that leaves Ring, Tree, NVLS on one node and NVLS-tree across nodes
+    /// all off gets Ring and Tree ("If user has hard set NCCL_ALGO=COLLNET, ignore it"; no CollNet
+    /// here). A collective the lists leave nothing runs Ring from 2.19.3 to 2.23.4 ("at least set
+    /// ring algo available": `bandwidths[c][RING][p] = ringbdw[c][p]`, `Version::ring_restored`):
+    /// 2.19.3 to 2.21.5 with every protocol, LL128 past its gates (`ringbdw` is taken before the
+    /// lists and gates zero anything), 2.22.3 and 2.23.4 with the protocols NCCL_PROTO and LL128's
+    /// gates leave (`if (a == NCCL_ALGO_RING && pEnable == 0) comm->ringbdw[c][p] = 0`). 2.18.5
+    /// has no such line, and 2.24.3 on neither fallback: where the lists leave nothing NCCL stops
+    /// (enqueue.cc "no algorithm/protocol available"; refused by the caller, `none_left`).
+    pub fn nccl_algos(&self, coll: Coll, named: Option<Vec<Algo>>, protos: Option<Vec<Proto>>) -> (Vec<Algo>, Option<Vec<Proto>>, Option<String>) {
+        let own = |l: &[Algo]| -> Vec<Algo> { l.iter().copied().filter(|a| coll.algos().contains(a)).collect() };
+        let Some(mut list) = named else { return (coll.algos().to_vec(), protos, None) };
+        let v = self.tuning.version;
+        if v >= versions::Version::V2_24 {
+            return (own(&list), protos, None);
+        }
+        let mut why: Vec<String> = Vec::new();
+        if v < versions::Version::V2_23 && list.contains(&Algo::Pat) {
+            list.retain(|&a| a != Algo::Pat);
+            why.push("it has no PAT and skips the name".into());
+        }
+        let on = |a: Algo| list.contains(&a);
+        if !(on(Algo::Ring) || on(Algo::Tree) || (self.nodes == 1 && on(Algo::Nvls)) || (self.nodes > 1 && on(Algo::NvlsTree))) {
+            list.extend([Algo::Ring, Algo::Tree]);
+            why.push(format!("with no Ring, Tree or {} left it turns Ring and Tree on", if self.nodes == 1 { "NVLS" } else { "NVLS-tree" }));
+        }
+        let mut algos = own(&list);
+        let mut protos = protos;
+        if self.choose_listed(coll, 1 << 20, &algos, protos.as_deref()).is_none() {
+            let restored = match v.ring_restored() {
+                Some(versions::RingRestored::Every) => Some(PROTOS.to_vec()),
+                Some(versions::RingRestored::Enabled) => protos.clone(),
+                None => None,
+            };
+            if v.ring_restored().is_some() && self.choose_listed(coll, 1 << 20, &[Algo::Ring], restored.as_deref()).is_some() {
+                algos = vec![Algo::Ring];
+                let with =
+                    if v.ring_restored() == Some(versions::RingRestored::Every) { "every protocol, LL128 included" } else { "the protocols NCCL_PROTO leaves" };
+                why.push(format!("with none of them left for {} it runs Ring, with {with}", coll.name()));
+                protos = restored;
+            }
+        }
+        // Named as NCCL's table has them: PAT only where it is in it (one GPU a node, 2.23.4).
+        let model = self.tuning_under(protos.as_deref());
+        let list = protos.clone().unwrap_or_else(|| PROTOS.to_vec());
+        let in_table = |a: Algo| list.iter().any(|&p| tuning::model(&model, coll, a, p).is_some());
+        let names: Vec<&str> = algos.iter().copied().filter(|&a| in_table(a)).map(|a| a.name()).collect();
+        let note = (!why.is_empty())
+            .then(|| format!("NCCL_ALGO under NCCL {}: {} (tuning.cc ncclTopoTuneModel); NCCL picks from {}", v.tag(), why.join("; "), names.join(", ")));
+        (algos, protos, note)
     }
 
     /// NCCL_PAT_ENABLE=1 puts PAT in NCCL's table of all-gather and reduce-scatter whatever the GPUs
@@ -989,6 +1100,7 @@ impl Comm {
             switches: Vec::new(),
             nvls_efficiency: 1.0,
             nvls_tree_first: 0,
+            nvls_heads: Vec::new(),
             tree_depth_chunk: self.tuning.version.tree_simple_depth_chunk(),
             ring_grain: tuning::ring_grain(&self.tuning, coll, algo, proto, bytes, nc),
             empty_p2p: self.empty_p2p(coll),
@@ -1065,6 +1177,7 @@ impl Comm {
             switches: Vec::new(),
             nvls_efficiency: 1.0,
             nvls_tree_first: 0,
+            nvls_heads: Vec::new(),
             tree_depth_chunk: false,
             empty_p2p: false,
             ring_grain: 0,
@@ -1117,6 +1230,7 @@ impl Comm {
             nvls_efficiency: self.constants.nvls.unwrap_or(tuning::NVLS_EFFICIENCY[g]),
             // NCCL_NVLSTREE_MAX_CHUNKSIZE given, else NCCL's tuning's (transport/nvls.cc
             // `ncclNvlsTuning`: the variable, then the tuning, then the fallback).
+            nvls_heads: self.nvls_graphs[self.tuning.version as usize].as_ref().map_or_else(Vec::new, |g| g.heads.clone()),
             nvls_tree_first: tuning::nvls_tree_first(
                 self.constants.version,
                 self.constants.buffsize / tuning::NCCL_STEPS,
@@ -1306,18 +1420,25 @@ fn run_channels(given: Option<usize>, v: versions::Version, cc: u32, nodes: usiz
 /// per message (`Device::stripe_threshold`) is one device of the whole link: the plugin reports
 /// its rails' speed summed (aws-ofi-nccl 1.8.1 src/nccl_ofi_rdma.c `get_properties`).
 fn nccl_nets(m: &Machine, nics: &[usize], gpus: &[usize], cc: u32) -> Vec<f64> {
-    let pcie = |d: usize| links_at(m, d).filter(|&l| m.links[l].kind == LinkKind::Pcie).map(|l| topo::link_bw(m, l, cc)).fold(0.0, f64::max);
-    let gpu = gpus.iter().map(|&g| pcie(g)).fold(0.0, f64::max);
     (0..m.devices.len())
         .filter(|d| nics.contains(d))
         .flat_map(|d| {
-            let ports = rails::net_devices(&m.devices[d]);
-            let net = links_at(m, d).filter(|&l| m.links[l].kind == LinkKind::Network).map(|l| m.links[l].bandwidth / 1e9).fold(0.0, f64::max) / ports as f64;
-            let own = pcie(d);
-            let bw = [net, if own > 0.0 { own } else { f64::INFINITY }, if gpu > 0.0 { gpu } else { f64::INFINITY }].into_iter().fold(f64::INFINITY, f64::min);
-            std::iter::repeat_n(bw, if net > 0.0 { ports } else { 0 })
+            let bw = nccl_net(m, d, gpus, cc, false);
+            std::iter::repeat_n(bw.unwrap_or(0.0), if bw.is_some() { rails::net_devices(&m.devices[d]) } else { 0 })
         })
         .collect()
+}
+
+/// NCCL's bandwidth of each network device of NIC `d` (`nccl_nets`), or of the NIC as one device
+/// (`merged`: its ports together); None: it has no network link.
+fn nccl_net(m: &Machine, d: usize, gpus: &[usize], cc: u32, merged: bool) -> Option<f64> {
+    let pcie = |d: usize| links_at(m, d).filter(|&l| m.links[l].kind == LinkKind::Pcie).map(|l| topo::link_bw(m, l, cc)).fold(0.0, f64::max);
+    let gpu = gpus.iter().map(|&g| pcie(g)).fold(0.0, f64::max);
+    let ports = if merged { 1 } else { rails::net_devices(&m.devices[d]) };
+    let net = links_at(m, d).filter(|&l| m.links[l].kind == LinkKind::Network).map(|l| m.links[l].bandwidth / 1e9).fold(0.0, f64::max) / ports as f64;
+    let own = pcie(d);
+    let bw = [net, if own > 0.0 { own } else { f64::INFINITY }, if gpu > 0.0 { gpu } else { f64::INFINITY }].into_iter().fold(f64::INFINITY, f64::min);
+    (net > 0.0).then_some(bw)
 }
 
 /// The links with device `d` at one end.

@@ -123,13 +123,14 @@ impl NcclLowering for ProgramCalls<'_> {
             // A call's own list wins; without one, the environment's (NCCL's for the whole process).
             let algo_env = if call.algo.is_none() { self.env.algo.as_ref() } else { None };
             let proto_env = if call.proto.is_none() { self.env.proto.as_ref() } else { None };
-            let algos = match call.algo.as_ref().or(algo_env) {
-                Some(s) => parse_algos(s).map_err(problem)?,
-                None => c.algos().to_vec(),
+            let named = match call.algo.as_ref().or(algo_env) {
+                Some(s) => Some(parse_algos(s).map_err(problem)?),
+                None => None,
             };
             // The list, None where neither gives one (`Comm::pick`: a list naming LL128 skips its gates).
             let protos = call.proto.as_ref().or(proto_env).map(|s| parse_protos(s)).transpose().map_err(problem)?;
-            let algos: Vec<Algo> = algos.into_iter().filter(|a| c.algos().contains(a)).collect();
+            // The release's own fallbacks where the list leaves nothing (`Comm::nccl_algos`).
+            let (algos, protos, _) = b.comm.nccl_algos(c, named, protos);
             let pick = b.comm.pick(c, bytes, &algos, protos.as_deref()).map_err(|e| e.to_string())?.ok_or_else(|| {
                 let have: Vec<&str> = c.algos().iter().map(|a| a.name()).collect();
                 let set: Vec<String> = [("NCCL_ALGO", algo_env), ("NCCL_PROTO", proto_env)].iter().filter_map(|(k, v)| v.map(|v| format!("{k}={v}"))).collect();
@@ -138,7 +139,14 @@ impl NcclLowering for ProgramCalls<'_> {
                 } else {
                     format!("; {} from the environment: unset it, or give the call its own algo and proto", set.join(" and "))
                 };
-                format!("leaves NCCL no algorithm and protocol for {} here ({} has {}; {}){from}", op.name(), op.name(), have.join(", "), super::NEEDS)
+                format!(
+                    "leaves NCCL no algorithm and protocol for {} here under NCCL {} ({} has {}; {}){from}",
+                    op.name(),
+                    b.comm.constants.version.tag(),
+                    op.name(),
+                    have.join(", "),
+                    super::NEEDS
+                )
             })?;
             (pick.algo, pick.proto, pick.channels)
         };

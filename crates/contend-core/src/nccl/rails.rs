@@ -366,6 +366,12 @@ pub fn nics_within_pxb(m: &Machine, router: &Router, topo: &topo::Topo, gpus: &[
     nics.iter().all(|&d| gpus.iter().filter_map(|&g| gpu_nic(m, router, topo, g, d)).any(|(t, ..)| t <= PathType::Pxb))
 }
 
+/// A node's network devices in NCCL's order (`node_nets`), each with its NIC's local GPU as a
+/// position in `gpus` (`local_gpu`): what NCCL's NVLS search heads its channels at (`nvls_heads`).
+pub fn local_gpus(m: &Machine, router: &Router, topo: &topo::Topo, gpus: &[usize]) -> Vec<(usize, Option<usize>)> {
+    node_nets(m, router, topo, gpus).into_iter().map(|d| (d, local_gpu(m, router, topo, gpus, d))).collect()
+}
+
 /// A node's NICs in NCCL's order, one entry per network device NCCL sees (`search_nics`, each
 /// NIC repeated `net_devices` times).
 fn node_nets(m: &Machine, router: &Router, topo: &topo::Topo, gpus: &[usize]) -> Vec<usize> {

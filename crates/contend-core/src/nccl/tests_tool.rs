@@ -175,6 +175,10 @@ pub struct AcrossNodes {
     pub ring_graph: (usize, f64),
     /// NCCL's tree graph: channels, and GB/s per channel inside a node and between nodes.
     pub tree_graph: (usize, f64, f64),
+    /// NCCL's NVLS graph across nodes (`nvls_heads::search`): its heads (the first node's GPUs, in
+    /// channel order) and GB/s per channel inside a node and between nodes; None: no NVLS.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nvls_graph: Option<(Vec<String>, f64, f64)>,
 }
 
 /// Where one channel crosses the first node's boundary (`rails::Exit`, by name).
@@ -258,12 +262,15 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         return Err(Error::input("--root", req.root.to_string(), format!("is not a rank; give 0 to {}", n - 1)));
     }
     super::check_model(&req.model)?;
-    let algos = match &req.algo {
-        Some(s) => super::parse_algos(s)?,
-        None => coll.algos().to_vec(),
+    // NCCL_PROTO's list, None where unset (LL128 then only where NCCL's gates allow it: `Comm::tuning_under`).
+    let protos = req.proto.as_deref().map(super::parse_protos).transpose()?;
+    let named = match &req.algo {
+        Some(s) => Some(super::parse_algos(s)?),
+        None => None,
     };
     // As NCCL_ALGO: a list may name algorithms the collective has not (NCCL keeps the rest); one
-    // that names none of them is refused. Send/receive and all-to-all run peer-to-peer, which
+    // that names none of them is refused, but where the release falls back (`Comm::nccl_algos`,
+    // before 2.24.3), which is said in one line. Send/receive and all-to-all run peer-to-peer, which
     // NCCL_ALGO does not govern: NCCL runs them whatever it says, and so does this (with a note).
     let p2p_only = coll.algos() == [Algo::P2p];
     let ignored_algo = p2p_only && req.algo.is_some();
@@ -272,13 +279,19 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     // by NCCL_BUFFSIZE / NCCL_LL_BUFFSIZE alone: init.cc `computeBuffSizes`; enqueue.cc `addP2pToPlan`,
     // NCCL 2.30.7).
     let ignored_proto = p2p_only && req.proto.is_some();
-    let mut algos: Vec<Algo> = if p2p_only { vec![Algo::P2p] } else { algos.into_iter().filter(|a| coll.algos().contains(a)).collect() };
+    let (mut algos, protos, algo_fallback) = if p2p_only { (vec![Algo::P2p], protos, None) } else { comm.nccl_algos(coll, named, protos) };
     if algos.is_empty() {
         let have: Vec<&str> = coll.algos().iter().map(|a| a.id()).collect();
         return Err(Error::input(
             "--algo",
             req.algo.clone().unwrap_or_default(),
-            format!("is no algorithm NCCL runs {} with; {} has {}", coll.name(), coll.name(), have.join(", ")),
+            format!(
+                "is no algorithm NCCL runs {} with; {} has {} (NCCL {} stops where the list leaves nothing: enqueue.cc, no algorithm/protocol available)",
+                coll.name(),
+                coll.name(),
+                have.join(", "),
+                comm.constants.version.tag()
+            ),
         ));
     }
     if coll.reduces() && !tuning::nvls_reduces(&req.dtype) {
@@ -289,15 +302,20 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             return Err(Error::input("--algo", req.algo.clone().unwrap_or_default(), why));
         }
     }
-    // NCCL_PROTO's list, None where unset (LL128 then only where NCCL's gates allow it: `Comm::tuning_under`).
-    let protos = req.proto.as_deref().map(super::parse_protos).transpose()?;
     let p2p = matches!(coll, Coll::AllToAll | Coll::SendRecv);
     if !p2p && comm.choose_listed(coll, 1 << 20, &algos, protos.as_deref()).is_none() {
         let have: Vec<&str> = coll.algos().iter().map(|a| a.name()).collect();
         return Err(Error::input(
             "--algo/--proto",
             format!("{}/{}", req.algo.as_deref().unwrap_or("any"), req.proto.as_deref().unwrap_or("any")),
-            format!("leaves NCCL no algorithm for {} here ({} has {}; {})", coll.name(), coll.name(), have.join(", "), super::NEEDS),
+            format!(
+                "leaves NCCL no algorithm for {} here under NCCL {} ({} has {}; {})",
+                coll.name(),
+                comm.constants.version.tag(),
+                coll.name(),
+                have.join(", "),
+                super::NEEDS
+            ),
         ));
     }
     // One process driving several GPUs (`-g N`): nccl-tests' thread issues each GPU's call of an
@@ -488,6 +506,9 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             "tree rows on {} nodes: contend's tree pipeline leaves the NICs idle part of the time, about 14-24% over NCCL's NIC bound at 8-64 nodes (docs/nccl.md, \"Trees across nodes\")",
             comm.nodes
         ));
+    }
+    if let Some(line) = algo_fallback {
+        caveats.push(line);
     }
     if ignored_algo {
         caveats.push(format!("--algo (NCCL_ALGO) does not apply to {}: NCCL runs it peer-to-peer whatever the setting", coll.name()));
@@ -747,6 +768,9 @@ fn across_nodes(comm: &Comm) -> AcrossNodes {
         unused,
         ring_graph: (t.graph_channels, t.bw_intra),
         tree_graph: (t.tree_channels, t.tree_bw_intra, t.tree_bw_inter),
+        nvls_graph: comm.nvls_graphs[t.version as usize]
+            .as_ref()
+            .map(|g| (g.heads.iter().map(|&h| m.devices[comm.devices[h]].name.clone()).collect(), g.intra, g.inter)),
     }
 }
 
@@ -816,6 +840,15 @@ pub fn explain_text(r: &Report) -> String {
             nt::g_format(a.tree_graph.1),
             nt::g_format(a.tree_graph.2)
         ));
+        if let Some((heads, intra, inter)) = &a.nvls_graph {
+            s.push_str(&format!(
+                "  NVLS-tree: {} head(s) a node ({}: each NIC's local GPU) at {} GB/s inside a node, {} between nodes\n",
+                heads.len(),
+                heads.join(", "),
+                nt::g_format(*intra),
+                nt::g_format(*inter)
+            ));
+        }
     }
     for row in &r.rows {
         let Some(e) = &row.explain else { continue };

@@ -630,7 +630,8 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     let p = proto as usize;
     let v = c.version;
     let g = generation(c.cc);
-    if matches!(algo, Algo::Nvls | Algo::NvlsTree) && (c.nvls_heads < v.nvls_min_gpus() || c.nvls_enable == 0) {
+    // NCCL's NVLS needs GPUs on the node (`ncclNvlsInit` counts them), its model two heads.
+    if matches!(algo, Algo::Nvls | Algo::NvlsTree) && (c.ranks / c.nodes.max(1) < v.nvls_min_gpus() || c.nvls_enable == 0) {
         return None;
     }
     if matches!(algo, Algo::Nvls | Algo::NvlsTree) && !v.nvls_efficiency_model() {
