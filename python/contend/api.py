@@ -636,8 +636,8 @@ def run(
     their lowering. ``model`` runs it under another model than the file names, ``params`` over the file's.
     ``env``: the NCCL_* variables the rank programs' NCCL calls read as NCCL does (NCCL_ALGO, NCCL_PROTO,
     NCCL_MIN/MAX_NCHANNELS, NCCL_MIN/MAX_CTAS, NCCL_BUFFSIZE, NCCL_PXN_DISABLE, NCCL_CROSS_NIC,
-    NCCL_PAT_ENABLE, NCCL_P2P_DISABLE/LEVEL, NCCL_NET_GDR_LEVEL/READ, NCCL_NVLSTREE_MAX_CHUNKSIZE; a call's own
-    algo/proto and the params win);
+    NCCL_PAT_ENABLE, NCCL_P2P_DISABLE/LEVEL, NCCL_NET_GDR_LEVEL/READ, NCCL_NVLSTREE_MAX_CHUNKSIZE,
+    NCCL_NVLS_ENABLE; a call's own algo/proto and the params win);
     ``None`` reads this process's environment, ``{}`` none. ``notes`` of the result say which applied."""
     path, text = _scenario_text(scenario)
     return RunResult(_core.run(text, path, detail, links, progress, session.held if session else None, model,
@@ -752,7 +752,8 @@ def nccl_tests(
     so an iteration takes at least N launches (``nccl_launch_host``); unset, every GPU is a process of its own.
     ``env``: NCCL's variables read as NCCL reads them where the arguments leave the setting unset (NCCL_ALGO,
     NCCL_PROTO, NCCL_MIN/MAX_NCHANNELS, NCCL_MIN/MAX_CTAS, NCCL_BUFFSIZE, NCCL_PXN_DISABLE, NCCL_CROSS_NIC,
-    NCCL_PAT_ENABLE, NCCL_P2P_DISABLE/LEVEL, NCCL_NET_GDR_LEVEL/READ, NCCL_NVLSTREE_MAX_CHUNKSIZE);
+    NCCL_PAT_ENABLE, NCCL_P2P_DISABLE/LEVEL, NCCL_NET_GDR_LEVEL/READ, NCCL_NVLSTREE_MAX_CHUNKSIZE,
+    NCCL_NVLS_ENABLE);
     ``None`` reads this process's environment, ``{}`` none. The report's ``notes`` and ``caveats`` say which applied.
     ``iters`` is nccl-tests' ``-n``: the timed calls, enqueued back to back, over which a row's time is the mean (a
     broadcast or reduce pays its chain's fill once over them; docs/nccl.md, "Back-to-back iterations"); None:

@@ -74,9 +74,9 @@ def nccl_tests(
     """Predict the table NVIDIA's nccl-tests prints (<op>_perf -b -e -f -g) on this machine, by running NCCL's
     collectives as point-to-point transfers on the rings NCCL's search would build. NCCL_ALGO, NCCL_PROTO,
     NCCL_MIN/MAX_NCHANNELS, NCCL_MIN/MAX_CTAS, NCCL_BUFFSIZE, NCCL_PXN_DISABLE, NCCL_CROSS_NIC, NCCL_PAT_ENABLE,
-    NCCL_P2P_DISABLE, NCCL_P2P_LEVEL, NCCL_NET_GDR_LEVEL, NCCL_NET_GDR_READ and NCCL_NVLSTREE_MAX_CHUNKSIZE in the
-    environment are read as NCCL reads them where no flag sets the same; other NCCL_* variables are named as not
-    modelled (docs/nccl.md)."""
+    NCCL_P2P_DISABLE, NCCL_P2P_LEVEL, NCCL_NET_GDR_LEVEL, NCCL_NET_GDR_READ, NCCL_NVLSTREE_MAX_CHUNKSIZE and
+    NCCL_NVLS_ENABLE in the environment are read as NCCL reads them where no flag sets the same; other NCCL_*
+    variables are named as not modelled (docs/nccl.md)."""
     if threads is not None and threads.strip() != "1":
         t = int(threads) if threads.strip().isdigit() else 0
         if not 1 <= t <= 1024 or ngpus not in (None, 1):

@@ -253,7 +253,8 @@ struct Setup {
     env: Environment,
     /// The algorithms and protocols NCCL picks within: the flags', else NCCL_ALGO / NCCL_PROTO.
     algos: Option<Vec<Algo>>,
-    protos: Vec<Proto>,
+    /// NCCL_PROTO's list, None where unset (`Comm::pick`: a list naming LL128 skips its gates).
+    protos: Option<Vec<Proto>>,
     /// NCCL's constants given (`--param`) with those the variables set (P2P level, buffer size,
     /// PXN) and the run's release: what the fit's constants are put into.
     base: Constants,
@@ -371,7 +372,7 @@ fn setup(run: &Run, origin: &str, settings: &RunSettings, params: &[(String, Str
         words.push(format!("one thread drove {g} of the {per} ranks a host (-g {g}): its launches are not modelled (contend's -g drives a host's every rank)"));
     }
     let iters = run.iters.unwrap_or(nccl_tests::ITERS);
-    Ok((Setup { env, algos, protos: protos.unwrap_or_else(|| PROTOS.to_vec()), base, ngpus, iters }, words))
+    Ok((Setup { env, algos, protos, base, ngpus, iters }, words))
 }
 
 /// How much a probe of `nccl_call_net` adds (s): the difference over it is how many times the
@@ -514,7 +515,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
                     format!("is no algorithm NCCL runs {} with on {} ({}); give one of {}", coll.name(), row.dtype, run.op, have.join(", ")),
                 ));
             }
-            let (pick, ran) = tests_tool::run_size(&comm, coll, row.size, root, &algos, &protos, model, &model_params, false, setup.iters)?;
+            let (pick, ran) = tests_tool::run_size(&comm, coll, row.size, root, &algos, protos.as_deref(), model, &model_params, false, setup.iters)?;
             let t = ran.seconds;
             // nccl-tests prints the longer of the call and its thread's launches (`-g N`): a row
             // at that floor says nothing of the constants fitted.
@@ -536,7 +537,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             let mut half = base;
             half.efficiency = base.efficiency.map(|e| e / 2.0);
             comm.set_constants(half)?;
-            let t_half = tests_tool::run_size(&comm, coll, row.size, root, &algos, &protos, model, &model_params, false, setup.iters)?.1.seconds;
+            let t_half = tests_tool::run_size(&comm, coll, row.size, root, &algos, protos.as_deref(), model, &model_params, false, setup.iters)?.1.seconds;
             comm.set_constants(base)?;
             let with = latency_only(&comm, &call, model, &model_params)?;
             let (path, s0) = if bare.step != call.step || bare.step_net != call.step_net {
@@ -660,7 +661,7 @@ pub fn fit(m: &Machine, text: &str, origin: &str, model: &str, params: &[(String
             .zip(only.iter().chain(std::iter::repeat(&true)))
             .filter(|(_, &keep)| keep)
             .map(|(x, _)| {
-                let protos = &setups[x.run].protos;
+                let protos = setups[x.run].protos.as_deref();
                 let (pick, ran) =
                     tests_tool::run_size(&comms[x.run], x.op, x.bytes, x.root, &x.algos, protos, model, &model_params, false, setups[x.run].iters)?;
                 let floor = if x.floor_s > 0.0 { tests_tool::host_floor_s(&comms[x.run], setups[x.run].ngpus) } else { 0.0 };

@@ -106,6 +106,18 @@ pub const PARAMS: &[Param] = &[
         "2",
         "NCCL_PAT_ENABLE: 0, no PAT; 1, PAT in NCCL's table (one GPU per node only); 2, PAT for all-gather and reduce-scatter where every node has one GPU, from NCCL 2.23 (tuning.cc ncclPatEnable)",
     ),
+    // NCCL_NVLS_ENABLE (transport/nvls.cc `NCCL_PARAM(NvlsEnable, "NVLS_ENABLE", 2)`, v2.18.5-1 to
+    // v2.30.7-1): `ncclNvlsInit` leaves `nvlsSupport` 0 at 0, reads the GPU's multicast attribute
+    // at 2, and sets it at any other value (1); init.cc then drops it where the NVLS graph search
+    // finds no channel (`graphs[NCCL_ALGO_NVLS]->nChannels == 0`). contend takes the multicast
+    // attribute as set wherever an NVSwitch joins GPUs of compute capability 9.0 and later, so 1
+    // runs as 2.
+    Param::new(
+        "nccl_nvls_enable",
+        Kind::Choice(&["0", "1", "2"]),
+        "2",
+        "NCCL_NVLS_ENABLE: 0, no NVLS and no NVLS-tree (transport/nvls.cc ncclNvlsInit); 1 or 2 (NCCL's default), NVLS where the GPUs meet in an NVSwitch that multicasts (compute capability 9.0 and later)",
+    ),
     // NCCL_NET_GDR_LEVEL and NCCL_NET_GDR_READ (graph/paths.cc `ncclTopoCheckGdr`), as
     // `environment` reads them: the level in `nccl_p2p_level`'s words, the read as NCCL's three cases.
     Param::derived(
@@ -158,6 +170,8 @@ pub struct Constants {
     pub cross_nic: u8,
     /// NCCL_PAT_ENABLE: 0, 1 or 2 (NCCL's default; `tuning::pat_on`).
     pub pat_enable: u8,
+    /// NCCL_NVLS_ENABLE: 0, 1 or 2 (NCCL's default; `tuning::Comm::nvls_enable`).
+    pub nvls_enable: u8,
     /// NCCL_NET_GDR_LEVEL; None: NCCL's default (`topo::gdr_level`).
     pub net_gdr_level: Option<PathType>,
     /// NCCL_NET_GDR_READ (0 or 1); None: NCCL's default by GPU and NVLink (`Gdr::of`).
@@ -186,6 +200,7 @@ impl Constants {
             p2p_level: v.given("nccl_p2p_level").then(|| PathType::parse(v.choice("nccl_p2p_level")).expect("nccl_p2p_level's words are path types")),
             cross_nic: v.choice("nccl_cross_nic").parse().expect("nccl_cross_nic's words are 0, 1 and 2"),
             pat_enable: v.choice("nccl_pat_enable").parse().expect("nccl_pat_enable's words are 0, 1 and 2"),
+            nvls_enable: v.choice("nccl_nvls_enable").parse().expect("nccl_nvls_enable's words are 0, 1 and 2"),
             net_gdr_level: v
                 .given("nccl_net_gdr_level")
                 .then(|| PathType::parse(v.choice("nccl_net_gdr_level")).expect("nccl_net_gdr_level's words are path types")),
@@ -226,6 +241,7 @@ fn variable_given_as_param(key: &str, value: &str) -> String {
         "NCCL_BUFFSIZE" => Some(format!("--param nccl_buffsize={value}B")),
         "NCCL_PXN_DISABLE" => Some(format!("--param nccl_pxn_disable={value}")),
         "NCCL_PAT_ENABLE" => Some(format!("--param nccl_pat_enable={value}")),
+        "NCCL_NVLS_ENABLE" => Some(format!("--param nccl_nvls_enable={value}")),
         "NCCL_P2P_LEVEL" => Some(format!("--param nccl_p2p_level={value}")),
         "NCCL_P2P_DISABLE" if value.trim() == "1" => Some("--param nccl_p2p_level=LOC".to_string()),
         _ => None,
@@ -282,6 +298,9 @@ pub fn to_params(c: &Constants) -> Vec<(String, String)> {
     }
     if c.pat_enable != defaults.pat_enable {
         out.push(("nccl_pat_enable".into(), c.pat_enable.to_string()));
+    }
+    if c.nvls_enable != defaults.nvls_enable {
+        out.push(("nccl_nvls_enable".into(), c.nvls_enable.to_string()));
     }
     if let Some(l) = c.net_gdr_level {
         out.push(("nccl_net_gdr_level".into(), l.name().into()));

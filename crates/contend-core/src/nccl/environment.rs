@@ -23,7 +23,10 @@
 //!   the same way: 0 off, 2 NCCL's rule, any other number on as 1 (`ncclPatEnable` returns it
 //!   and NCCL tests it against 0; `nccl_pat_enable`, `tuning::pat_on`).
 //!   NCCL_NVLSTREE_MAX_CHUNKSIZE (src/transport/nvls.cc, bytes, -2 not set) the same way, into
-//!   `nccl_nvlstree_max_chunksize`.
+//!   `nccl_nvlstree_max_chunksize`. NCCL_NVLS_ENABLE (transport/nvls.cc `NCCL_PARAM(NvlsEnable,
+//!   "NVLS_ENABLE", 2)`, v2.18.5-1 to v2.30.7-1) the same way: 0 off (`ncclNvlsInit` returns with
+//!   `nvlsSupport` 0: no NVLS, no NVLS-tree), 2 NCCL's rule, any other number on as 1
+//!   (`nccl_nvls_enable`, `tuning::Comm::nvls_enable`).
 //!
 //! - NCCL_P2P_DISABLE, NCCL_P2P_LEVEL: the P2P level (`nccl_p2p_level`), read as graph/paths.cc's
 //!   `ncclGetLevel` reads them (the same lines at v2.21.5-1 and v2.30.7-1): NCCL_P2P_DISABLE, read
@@ -50,7 +53,7 @@ use super::tuning::MAX_CHANNELS;
 use crate::error::{Error, Result};
 
 /// The variables read, in the order the notes name them.
-pub const VARIABLES: [&str; 15] = [
+pub const VARIABLES: [&str; 16] = [
     "NCCL_ALGO",
     "NCCL_PROTO",
     "NCCL_MIN_NCHANNELS",
@@ -66,6 +69,7 @@ pub const VARIABLES: [&str; 15] = [
     "NCCL_NET_GDR_LEVEL",
     "NCCL_NET_GDR_READ",
     "NCCL_NVLSTREE_MAX_CHUNKSIZE",
+    "NCCL_NVLS_ENABLE",
 ];
 
 /// The variables bounding NCCL's channel count (src/graph/connect.cc `ncclTopoPostset`, v2.18.5-1 to
@@ -95,12 +99,13 @@ const UNMODELLED_QUIET: [&str; 10] = [
 ];
 
 /// The variables that set one of NCCL's constants (`constants::PARAMS`), with the parameter.
-const PARAMS: [(&str, &str); 5] = [
+const PARAMS: [(&str, &str); 6] = [
     ("NCCL_BUFFSIZE", "nccl_buffsize"),
     ("NCCL_PXN_DISABLE", "nccl_pxn_disable"),
     ("NCCL_CROSS_NIC", "nccl_cross_nic"),
     ("NCCL_PAT_ENABLE", "nccl_pat_enable"),
     ("NCCL_NVLSTREE_MAX_CHUNKSIZE", "nccl_nvlstree_max_chunksize"),
+    ("NCCL_NVLS_ENABLE", "nccl_nvls_enable"),
 ];
 
 /// NCCL's older numbering of NCCL_P2P_LEVEL (graph/paths.cc `levelsOldToNew`, v2.21.5-1 and
@@ -328,6 +333,10 @@ impl Environment {
                 // tested against 0, so every number but 0 and 2 turns PAT on as 1 does.
                 "NCCL_PAT_ENABLE" if n == 0 || n == 2 => n.to_string(),
                 "NCCL_PAT_ENABLE" => "1".to_string(),
+                // transport/nvls.cc `ncclNvlsInit`: `!ncclParamNvlsEnable()` returns without NVLS,
+                // `== 2` asks the GPU, any other value sets `nvlsSupport` as 1 does.
+                "NCCL_NVLS_ENABLE" if n == 0 || n == 2 => n.to_string(),
+                "NCCL_NVLS_ENABLE" => "1".to_string(),
                 // NCCL's routes leave PXN off only at 1 (src/graph/paths.cc `ncclPxnDisable(comm) != 1`,
                 // search.cc `== 1`), while its proxies connect for PXN only at 0 (src/init.cc `== 0`),
                 // 2.18.5 to 2.30.7: any other value runs neither way throughout.
@@ -579,6 +588,20 @@ mod tests {
         }
         refused(&[("NCCL_PAT_ENABLE", "on")], &["NCCL_PAT_ENABLE (environment): on: is not a whole number as NCCL reads it"]);
         // A 1 the machine cannot run, named by the variable: pat_tests::pat_enable_1_is_refused_only_where_nccl_picks_pat.
+    }
+
+    /// NCCL_NVLS_ENABLE as transport/nvls.cc `ncclNvlsInit` reads it (v2.18.5-1 to v2.30.7-1): 0
+    /// off, 2 NCCL's rule, any other number on (1); read, so not named as unmodelled (qa27's
+    /// wrong answer 2).
+    #[test]
+    fn nvls_enable_is_off_on_or_nccls_rule() {
+        for (text, want) in [("0", "0"), ("1", "1"), ("2", "2"), ("7", "1"), ("-1", "1"), ("0x0", "0")] {
+            let env = read(&[("NCCL_NVLS_ENABLE", text)]).unwrap();
+            assert_eq!(env.params, [("nccl_nvls_enable".to_string(), want.to_string())], "{text}");
+            assert!(env.unmodelled.is_empty() && env.applied == [format!("NCCL_NVLS_ENABLE={text}")], "{env:?}");
+            assert_eq!(constants::split(&env.params).unwrap().0.nvls_enable.to_string(), want);
+        }
+        refused(&[("NCCL_NVLS_ENABLE", "off")], &["NCCL_NVLS_ENABLE (environment): off: is not a whole number as NCCL reads it"]);
     }
 
     /// NCCL_NVLSTREE_MAX_CHUNKSIZE is bytes (transport/nvls.cc, -2 its "not set"), read into

@@ -53,3 +53,41 @@ fn a_list_that_leaves_a_collective_nothing_runs_ring_before_2_24() {
     assert!(note(&r).contains("with no Ring, Tree or NVLS-tree left it turns Ring and Tree on"), "{}", note(&r));
     assert!(run("all_reduce", "nvls", "2.30", None, 2).is_err());
 }
+
+fn run_with(machine: &str, op: &str, size: &str, env: &[(&str, &str)], version: &str) -> Result<tests_tool::Report> {
+    let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let req = Request { env, params: vec![("nccl_version".into(), version.into())], ..Request::one(op, size) };
+    api::nccl_tests(machine, &req, 1, None)
+}
+
+/// The ring NCCL restores for a collective its lists leave nothing, by release (qa27's wrong
+/// answer 4; `Version::ring_restored`): 2.18.5 has no "at least set ring algo available" and
+/// stops, as 2.24.3 on do (the refusal names the release); 2.19.3 to 2.21.5 restore every
+/// protocol (`ringbdw` is taken before NCCL_PROTO zeroes any), 2.22.3 and 2.23.4 only those
+/// NCCL_PROTO leaves (`ringbdw[c][p] = 0` where `pEnable == 0`). NCCL_ALGO=Tree NCCL_PROTO=Simple
+/// all-gather of 1 KiB on hgx-h100: NCCL's ring model gives LL 6.6 + 7 x 0.6 = 10.8 us of latency
+/// and Simple 8.4 + 7 x 3.4 = 32.2 (tuning.cc baseLat, hwLat NVLink), so 2.19-2.21 pick Ring/LL
+/// and 2.22-2.23 Ring/Simple.
+#[test]
+fn the_restored_ring_runs_the_protocols_of_its_release() {
+    let lists = [("NCCL_ALGO", "Tree"), ("NCCL_PROTO", "Simple")];
+    for (v, proto) in [("2.19", Proto::Ll), ("2.20", Proto::Ll), ("2.21", Proto::Ll), ("2.22", Proto::Simple), ("2.23", Proto::Simple)] {
+        let r = run_with("hgx-h100", "all_gather", "1K", &lists, v).unwrap();
+        assert_eq!((r.rows[0].algo, r.rows[0].proto), (Algo::Ring, proto), "{v}");
+        let n = note(&r);
+        assert!(n.contains("it runs Ring, with"), "{v}: {n}");
+        let model = if proto == Proto::Ll { 10.8 } else { 32.2 };
+        assert!(r.rows[0].nccl_model_us > model && r.rows[0].nccl_model_us < model + 1.0, "{v}: {}", r.rows[0].nccl_model_us);
+    }
+    for (v, tag) in [("2.18", "2.18.5"), ("2.24", "2.24.3"), ("2.30", "2.30.7")] {
+        let e = run_with("hgx-h100", "all_gather", "1K", &lists, v).unwrap_err().to_string();
+        assert!(e.contains("is no algorithm NCCL runs all_gather with") && e.contains(&format!("NCCL {tag} stops")) && !e.contains('\n'), "{v}: {e}");
+        // Both lists together leave nothing: the refusal names the release too.
+        let e = run_with("hgx-h100", "all_reduce", "1K", &[("NCCL_ALGO", "NVLS"), ("NCCL_PROTO", "LL")], v).unwrap_err().to_string();
+        assert!(e.contains("leaves NCCL no algorithm for all_reduce here under NCCL ") && e.contains(tag) && !e.contains('\n'), "{v}: {e}");
+    }
+    // qa27's command: NCCL_ALGO=Tree all-gather on pcie-8gpu-ws under 2.21 runs the ring (was refused).
+    let r = run_with("pcie-8gpu-ws", "all_gather", "1M", &[("NCCL_ALGO", "Tree")], "2.21").unwrap();
+    assert_eq!(r.rows[0].algo, Algo::Ring);
+    assert!(run_with("pcie-8gpu-ws", "all_gather", "1M", &[("NCCL_ALGO", "Tree")], "2.18").is_err());
+}

@@ -17,7 +17,7 @@ fn comm(machine: &str, nodes: usize, version: &str) -> Comm {
 
 /// (T1, T2): one call of NCCL's pick alone, and two back to back.
 fn t1_t2(c: &Comm, coll: Coll, bytes: u64, model: &str) -> (f64, f64, Pick) {
-    let pick = c.pick(coll, bytes, coll.algos(), &PROTOS).unwrap().unwrap();
+    let pick = c.pick(coll, bytes, coll.algos(), None).unwrap().unwrap();
     let call = c.call_with(coll, pick.algo, pick.proto, bytes, 0, pick.channels).merged();
     let one = run(&c.m, &call, model, &[], false).unwrap().seconds;
     let two = run_pair(&c.m, &call, model, &[], lower::MAX_TRANSFERS).unwrap().unwrap();

@@ -129,6 +129,9 @@ pub struct Call {
     /// A ring LL or LL128 all-reduce's chunk grain, data bytes, where NCCL's kernel rounds a
     /// partial loop's chunk up to it (`ring_chunks`; `Version::ring_chunk_grain`); 0: an even split.
     pub ring_grain: u64,
+    /// NCCL runs the call's peer-to-peer operations of 0 bytes (`Comm::empty_p2p`): each pair's
+    /// send is one step of NCCL's kernel with nothing in it (`p2p`).
+    pub empty_p2p: bool,
     /// PXN: the local rank that relays a message to another node's rank (default: none).
     pub pxn: super::pxn::Pxn,
     /// Data bytes/s each transfer of one channel moves at most (`tuning::channel_rate`); None:
@@ -750,7 +753,7 @@ pub fn lower_within(c: &Call, limit: u64) -> (Vec<Transfer>, Vec<u32>) {
 fn dag(c: &Call, limit: u64) -> Dag {
     let mut d = Dag::new(c, limit);
     let n = c.devices.len();
-    if n < 2 || c.bytes == 0 {
+    if n < 2 || (c.bytes == 0 && !c.empty_p2p) {
         return d;
     }
     // Room for the transfers known to come (a ring's are all of them): grown by doubling, the
@@ -1417,6 +1420,16 @@ pub fn send_one(c: &Call, a: usize, b: usize, bytes: u64) -> Vec<Transfer> {
 fn pairs_p2p(c: &Call, pairs: &[(usize, usize, u64)], d: &mut Dag) {
     let all = d.rate;
     for &(a, b, bytes) in pairs {
+        // A 0-byte send NCCL runs (`Call::empty_p2p`): one step on the pair's first channel, its
+        // kernel's base and step latency and nothing moved (v2.30.7 enqueue.cc `addP2pToPlan`:
+        // `bytes == 0` gives one proxy step of 0 bytes).
+        if bytes == 0 {
+            if c.empty_p2p {
+                d.cur = 0;
+                d.push(c.devices[a], c.devices[b], 0, [], c.base + c.step_of(a, b));
+            }
+            continue;
+        }
         let channels = p2p::op_channels(bytes, &c.p2p_split);
         let proto = p2p::proto(bytes, channels);
         let net = c.crosses(a, b);

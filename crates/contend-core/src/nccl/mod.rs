@@ -36,6 +36,8 @@ mod graph_tests;
 #[cfg(test)]
 mod iterations_tests;
 #[cfg(test)]
+mod lists_tests;
+#[cfg(test)]
 mod multinode_tests;
 #[cfg(test)]
 mod nvb_tests;
@@ -253,7 +255,7 @@ fn algo_word(a: &str, excluded: bool) -> Result<Option<Algo>> {
 }
 
 /// What the algorithms and protocols NCCL may refuse need, for a refusal's one line.
-pub const NEEDS: &str = "NVLS needs one node, NVLS-tree several, of Hopper or later GPUs on an NVSwitch that multicasts; PAT needs NCCL 2.23 or later, one GPU per node, Simple and NCCL_PAT_ENABLE not 0; LL128 needs rings on NVLink; with none left NCCL 2.24 and later stop (enqueue.cc: No algorithm/protocol available), 2.23 and earlier run ring (tuning.cc)";
+pub const NEEDS: &str = "NVLS needs one node, NVLS-tree several, of Hopper or later GPUs on an NVSwitch that multicasts; PAT needs NCCL 2.23 or later, one GPU per node, Simple and NCCL_PAT_ENABLE not 0; with none left NCCL 2.18 and 2.24 and later stop (enqueue.cc: No algorithm/protocol available), 2.19 to 2.23 run ring (tuning.cc)";
 
 /// NCCL_PROTO as a list ("LL", "LL128", "Simple").
 pub fn parse_protos(s: &str) -> Result<Vec<Proto>> {
@@ -556,6 +558,8 @@ impl Comm {
             version: versions::Version::V2_30,
             net_latency: 0.0,
             pat_enable: 2,
+            nvls_enable: 2,
+            ll128_listed: false,
         };
         // Send/receive (`p2p`): the least channels NCCL gives a peer on the node, whether every
         // pair of the node is on NVLink (the p2p chunk), and the NICs a GPU drives (count and GB/s:
@@ -605,8 +609,9 @@ impl Comm {
         let nvb = std::sync::Arc::new(nvb_steps(&topo, nodes_gpus));
         let shm = [true, false].map(|old| {
             let v = if old { versions::Version::V2_21 } else { versions::Version::V2_30 };
-            std::sync::Arc::new(shm_steps(&router, &topo, nodes_gpus, &nvb, cpu::p2p_level(v, cpu, ppn)))
+            shm_steps(&m, &router, &topo, nodes_gpus, &nvb, cpu::p2p_level(v, cpu, ppn)).map(std::sync::Arc::new)
         });
+        let shm = [shm[0].clone()?, shm[1].clone()?];
         let tuning = tuning::Comm { ll128_net: ll128, ..tuning };
         Ok(Comm {
             m,
@@ -714,7 +719,7 @@ impl Comm {
                 ),
             ));
         }
-        self.shm_given = c.p2p_level.map(|level| std::sync::Arc::new(self.shm_at(level)));
+        self.shm_given = c.p2p_level.map(|level| self.shm_at(level).map(std::sync::Arc::new)).transpose()?;
         self.rails_given = cross_one.map(std::sync::Arc::new);
         // NCCL_NET_GDR_LEVEL / _READ, or a release whose default level differs (no P2C before
         // 2.27, `Version::gdr_c2c`, which only a GPU of compute capability 9.0 or later can have: `topo::p2c`).
@@ -727,6 +732,7 @@ impl Comm {
         };
         (self.net_stage, self.flush, self.tuning.ll128_net, self.net_unstaged) = (gdr.stage, gdr.flush, gdr.ll128, gdr.unstaged);
         self.tuning.pat_enable = c.pat_enable;
+        self.tuning.nvls_enable = c.nvls_enable;
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
         if let Some(g) = &self.nvls_graphs[c.version as usize] {
@@ -791,9 +797,9 @@ impl Comm {
     /// leaves a PHB or SYS path its type and bandwidth (the same host bridge or socket link either
     /// way), so the graph is built again only for a level below NVLink, NVB, PIX or PXB pairs
     /// (`set_constants`).
-    fn shm_at(&self, level: topo::PathType) -> Steps {
+    fn shm_at(&self, level: topo::PathType) -> Result<Steps> {
         let nodes_gpus = self.nodes_gpus();
-        shm_steps(&Router::new(&self.m), &self.topo, &nodes_gpus, &self.nvb, Some(level))
+        shm_steps(&self.m, &Router::new(&self.m), &self.topo, &nodes_gpus, &self.nvb, Some(level))
     }
 
     /// The channels' rings and NICs as the constants run them: by the release's path types
@@ -810,20 +816,45 @@ impl Comm {
         &self.rails[usize::from(c.version.p2c())][usize::from(c.pxn_disable)]
     }
 
-    /// NCCL's pick for `bytes` among the allowed algorithms and protocols.
+    /// NCCL's pick for `bytes` among the allowed algorithms and protocols, NCCL_PROTO unset (LL128
+    /// where NCCL's gates allow it; `protos` only narrows): `choose_listed` for a list given.
     pub fn choose(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: &[Proto]) -> Option<(Algo, Proto, f64)> {
         let allowed: Vec<(Algo, Proto)> = algos.iter().flat_map(|&a| protos.iter().map(move |&p| (a, p))).collect();
         tuning::choose(&self.tuning, coll, bytes, &allowed)
     }
 
+    /// NCCL's model under the NCCL_PROTO list `protos` (None: unset). A list sets every protocol's
+    /// `protoEnable` to 0 or 1 (tuning.cc `parseList`: named 1 and the rest 0, or after `^` named 0
+    /// and the rest 1), and tuning.cc applies LL128's gates (path, GPU list, compute capability)
+    /// only at its default 2 (`if (pEnable == 2 && p == NCCL_PROTO_LL128)`, v2.18.5-1 l.282,
+    /// v2.21.5-1 l.305, v2.24.3-1 l.420, v2.30.7-1 l.518): a list that leaves LL128 on runs it
+    /// wherever NCCL's table has it (`tuning::Comm::ll128_listed`).
+    pub fn tuning_under(&self, protos: Option<&[Proto]>) -> std::borrow::Cow<'_, tuning::Comm> {
+        match protos {
+            Some(list) if list.contains(&Proto::Ll128) => std::borrow::Cow::Owned(tuning::Comm { ll128_listed: true, ..self.tuning.clone() }),
+            _ => std::borrow::Cow::Borrowed(&self.tuning),
+        }
+    }
+
+    /// NCCL's pick for `bytes` among `algos` under the NCCL_PROTO list `protos` (None: unset,
+    /// every protocol NCCL's gates allow; `tuning_under`).
+    pub fn choose_listed(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: Option<&[Proto]>) -> Option<(Algo, Proto, f64)> {
+        let list = protos.unwrap_or(&PROTOS);
+        let allowed: Vec<(Algo, Proto)> = algos.iter().flat_map(|&a| list.iter().map(move |&p| (a, p))).collect();
+        tuning::choose(&self.tuning_under(protos), coll, bytes, &allowed)
+    }
+
     /// NCCL's pick with its tuner plugin (`tuner`): the first rule that applies and whose choice
     /// NCCL may run here (among `algos` x `protos`, and one its model allows) picks, with its
-    /// channels; else NCCL's model (`choose`). None: no choice is left.
-    pub fn pick(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: &[Proto]) -> Result<Option<Pick>> {
+    /// channels; else NCCL's model (`choose_listed`). `protos`: the NCCL_PROTO list, None where
+    /// unset. None: no choice is left.
+    pub fn pick(&self, coll: Coll, bytes: u64, algos: &[Algo], protos: Option<&[Proto]>) -> Result<Option<Pick>> {
+        let model = self.tuning_under(protos);
         if let Some(t) = &self.tuner {
-            let enabled = |a: Algo, p: Proto| algos.contains(&a) && protos.contains(&p) && tuning::time_us(&self.tuning, coll, a, p, bytes).is_some();
+            let list = protos.unwrap_or(&PROTOS);
+            let enabled = |a: Algo, p: Proto| algos.contains(&a) && list.contains(&p) && tuning::time_us(&model, coll, a, p, bytes).is_some();
             if let Some(hit) = t.apply(coll, bytes, self.nodes, self.devices.len(), &enabled)? {
-                let model_us = tuning::time_us(&self.tuning, coll, hit.algo, hit.proto, bytes).unwrap_or(f64::NAN);
+                let model_us = tuning::time_us(&model, coll, hit.algo, hit.proto, bytes).unwrap_or(f64::NAN);
                 return self.nvls_tree_runs(self.pat_runs(Some(Pick {
                     algo: hit.algo,
                     proto: hit.proto,
@@ -833,7 +864,8 @@ impl Comm {
                 }))?);
             }
         }
-        let pick = self.choose(coll, bytes, algos, protos).map(|(algo, proto, model_us)| Pick { algo, proto, model_us, channels: None, tuner_line: None });
+        let pick =
+            self.choose_listed(coll, bytes, algos, protos).map(|(algo, proto, model_us)| Pick { algo, proto, model_us, channels: None, tuner_line: None });
         self.nvls_tree_runs(self.pat_runs(pick)?)
     }
 
@@ -858,20 +890,25 @@ impl Comm {
     }
 
     /// The algorithms NCCL may pick for `coll` from NCCL_ALGO's list `named` (None: unset, every
-    /// one the collective has) under the release that runs, and a note where the release changes
-    /// the list. Before 2.24.3 (graph/tuning.cc `ncclTopoTuneModel`, v2.18.5-1 to v2.23.4-1, read at
-    /// each tag): a name the release lacks is skipped (PAT before 2.23.4: `parseList` matches only
-    /// its `ncclAlgoStr`); a list that leaves Ring, Tree, NVLS on one node and NVLS-tree across
-    /// nodes all off gets Ring and Tree ("If user has hard set NCCL_ALGO=COLLNET, ignore it"; no
-    /// CollNet here); and a collective left with nothing runs Ring ("at least set ring algo
-    /// available"). From 2.24.3 neither fallback is there: the list stands, and where it leaves
-    /// nothing NCCL stops (enqueue.cc "No algorithm/protocol available"; refused by the caller).
-    pub fn nccl_algos(&self, coll: Coll, named: Option<Vec<Algo>>, protos: &[Proto]) -> (Vec<Algo>, Option<String>) {
+    /// one the collective has) under the release that runs, the NCCL_PROTO list they run under
+    /// (`protos`, None: unset; `Comm::pick`), and a note where the release changes them. Before
+    /// 2.24.3 (graph/tuning.cc `ncclTopoTuneModel`, v2.18.5-1 to v2.23.4-1, read at each tag): a
+    /// name the release lacks is skipped (PAT before 2.23.4: `parseList` matches only its
+    /// `ncclAlgoStr`); a list that leaves Ring, Tree, NVLS on one node and NVLS-tree across nodes
+    /// all off gets Ring and Tree ("If user has hard set NCCL_ALGO=COLLNET, ignore it"; no CollNet
+    /// here). A collective the lists leave nothing runs Ring from 2.19.3 to 2.23.4 ("at least set
+    /// ring algo available": `bandwidths[c][RING][p] = ringbdw[c][p]`, `Version::ring_restored`):
+    /// 2.19.3 to 2.21.5 with every protocol, LL128 past its gates (`ringbdw` is taken before the
+    /// lists and gates zero anything), 2.22.3 and 2.23.4 with the protocols NCCL_PROTO and LL128's
+    /// gates leave (`if (a == NCCL_ALGO_RING && pEnable == 0) comm->ringbdw[c][p] = 0`). 2.18.5
+    /// has no such line, and 2.24.3 on neither fallback: where the lists leave nothing NCCL stops
+    /// (enqueue.cc "no algorithm/protocol available"; refused by the caller, `none_left`).
+    pub fn nccl_algos(&self, coll: Coll, named: Option<Vec<Algo>>, protos: Option<Vec<Proto>>) -> (Vec<Algo>, Option<Vec<Proto>>, Option<String>) {
         let own = |l: &[Algo]| -> Vec<Algo> { l.iter().copied().filter(|a| coll.algos().contains(a)).collect() };
-        let Some(mut list) = named else { return (coll.algos().to_vec(), None) };
+        let Some(mut list) = named else { return (coll.algos().to_vec(), protos, None) };
         let v = self.tuning.version;
         if v >= versions::Version::V2_24 {
-            return (own(&list), None);
+            return (own(&list), protos, None);
         }
         let mut why: Vec<String> = Vec::new();
         if v < versions::Version::V2_23 && list.contains(&Algo::Pat) {
@@ -884,16 +921,29 @@ impl Comm {
             why.push(format!("with no Ring, Tree or {} left it turns Ring and Tree on", if self.nodes == 1 { "NVLS" } else { "NVLS-tree" }));
         }
         let mut algos = own(&list);
-        if self.choose(coll, 1 << 20, &algos, protos).is_none() && self.choose(coll, 1 << 20, &[Algo::Ring], protos).is_some() {
-            algos = vec![Algo::Ring];
-            why.push(format!("with none of them left for {} it runs Ring", coll.name()));
+        let mut protos = protos;
+        if self.choose_listed(coll, 1 << 20, &algos, protos.as_deref()).is_none() {
+            let restored = match v.ring_restored() {
+                Some(versions::RingRestored::Every) => Some(PROTOS.to_vec()),
+                Some(versions::RingRestored::Enabled) => protos.clone(),
+                None => None,
+            };
+            if v.ring_restored().is_some() && self.choose_listed(coll, 1 << 20, &[Algo::Ring], restored.as_deref()).is_some() {
+                algos = vec![Algo::Ring];
+                let with =
+                    if v.ring_restored() == Some(versions::RingRestored::Every) { "every protocol, LL128 included" } else { "the protocols NCCL_PROTO leaves" };
+                why.push(format!("with none of them left for {} it runs Ring, with {with}", coll.name()));
+                protos = restored;
+            }
         }
         // Named as NCCL's table has them: PAT only where it is in it (one GPU a node, 2.23.4).
-        let in_table = |a: Algo| protos.iter().any(|&p| tuning::model(&self.tuning, coll, a, p).is_some());
+        let model = self.tuning_under(protos.as_deref());
+        let list = protos.clone().unwrap_or_else(|| PROTOS.to_vec());
+        let in_table = |a: Algo| list.iter().any(|&p| tuning::model(&model, coll, a, p).is_some());
         let names: Vec<&str> = algos.iter().copied().filter(|&a| in_table(a)).map(|a| a.name()).collect();
         let note = (!why.is_empty())
             .then(|| format!("NCCL_ALGO under NCCL {}: {} (tuning.cc ncclTopoTuneModel); NCCL picks from {}", v.tag(), why.join("; "), names.join(", ")));
-        (algos, note)
+        (algos, protos, note)
     }
 
     /// NCCL_PAT_ENABLE=1 puts PAT in NCCL's table of all-gather and reduce-scatter whatever the GPUs
@@ -966,6 +1016,18 @@ impl Comm {
     /// The call as the executor runs it: `channels` channels (NCCL trims them for small calls).
     pub fn call(&self, coll: Coll, algo: Algo, proto: Proto, bytes: u64, root: usize) -> lower::Call {
         self.call_with(coll, algo, proto, bytes, root, None)
+    }
+
+    /// Whether nccl-tests' `coll` at 0 elements still launches NCCL's kernel: send/receive is
+    /// grouped ncclSend/ncclRecv (nccl-tests src/sendrecv.cu), and so is all-to-all before NCCL
+    /// 2.28 (`Version::alltoall_collective`), and NCCL runs a p2p operation of 0 bytes; a
+    /// collective of 0 elements it discards.
+    pub fn empty_p2p(&self, coll: Coll) -> bool {
+        match coll {
+            Coll::SendRecv => true,
+            Coll::AllToAll => !self.tuning.version.alltoall_collective(),
+            _ => false,
+        }
     }
 
     /// The call as `call`, on `channels` where a tuner rule sets them: NCCL takes the plugin's
@@ -1051,6 +1113,7 @@ impl Comm {
             nvls_heads: Vec::new(),
             tree_depth_chunk: self.tuning.version.tree_simple_depth_chunk(),
             ring_grain: tuning::ring_grain(&self.tuning, coll, algo, proto, bytes, nc),
+            empty_p2p: self.empty_p2p(coll),
             pxn: if self.constants.pxn_disable { pxn::Pxn::default() } else { self.pxn.clone() },
             // A p2p channel's rate is the NVLink A100 table's (docs/validation.md, round 13): no PCIe
             // send/receive measurement says a PCIe pair's channels are capped, so there its links bind.
@@ -1126,6 +1189,7 @@ impl Comm {
             nvls_tree_first: 0,
             nvls_heads: Vec::new(),
             tree_depth_chunk: false,
+            empty_p2p: false,
             ring_grain: 0,
             // One GPU per node: no other GPU of the node to relay through.
             pxn: pxn::Pxn::default(),
@@ -1185,6 +1249,7 @@ impl Comm {
                 self.nodes,
             ),
             tree_depth_chunk: false,
+            empty_p2p: false,
             ring_grain: 0,
             pxn: pxn::Pxn::default(),
             rate: None,
@@ -1211,17 +1276,22 @@ impl Comm {
 /// looked for on the first node only where it has none. CUDA's peer access turned off (maxmin's
 /// `p2p=off`) is not read here: its steps stay one staged transfer each. A pair joined through an
 /// intermediate GPU (`nvb`) is P2P: a level below NVB has diverted it through a CPU (`cpu`).
-fn shm_steps(router: &Router, topo: &topo::Topo, nodes_gpus: &[Vec<usize>], nvb: &Steps, level: Option<topo::PathType>) -> Steps {
+fn shm_steps(m: &Machine, router: &Router, topo: &topo::Topo, nodes_gpus: &[Vec<usize>], nvb: &Steps, level: Option<topo::PathType>) -> Result<Steps> {
     let mut out = std::collections::BTreeMap::new();
     for (k, gpus) in nodes_gpus.iter().enumerate() {
         for (i, &a) in gpus.iter().enumerate() {
             for (j, &b) in gpus.iter().enumerate().filter(|&(_, &b)| b != a) {
                 // A pair diverted through a CPU (`Topo::through_cpus`) is SHM whatever its path type.
                 let beyond = topo.paths[i][j].as_ref().is_some_and(|p| p.cpu.is_some() || level.is_some_and(|l| p.kind > l));
-                let staged = !nvb.contains_key(&(a, b))
-                    && (beyond || router.plan(a, b, None, &[], true).is_ok_and(|p| p.mechanism == crate::workload::Mechanism::Staged));
-                if let Some(mem) = router.nearest_memory(b).filter(|_| staged) {
-                    out.insert((a, b), mem);
+                let no_peer = router.plan(a, b, Some(crate::workload::Mechanism::P2p), &[], true).is_err();
+                let staged = !nvb.contains_key(&(a, b)) && (beyond || no_peer);
+                match router.nearest_memory(b).filter(|_| staged) {
+                    Some(mem) => {
+                        out.insert((a, b), mem);
+                    }
+                    // No peer path and no host memory: NCCL's SHM transport has no buffer to use.
+                    None if staged && no_peer => return Err(no_shm_memory(m, a, b)),
+                    None => {}
                 }
             }
         }
@@ -1229,7 +1299,20 @@ fn shm_steps(router: &Router, topo: &topo::Topo, nodes_gpus: &[Vec<usize>], nvb:
             break;
         }
     }
-    out
+    Ok(out)
+}
+
+/// The refusal of a pair NCCL connects through host memory (its SHM transport, transport/shm.cc:
+/// no peer path between the GPUs) on a machine file that draws no host memory they reach.
+fn no_shm_memory(m: &Machine, a: usize, b: usize) -> Error {
+    let (x, y) = (&m.devices[a].name, &m.devices[b].name);
+    Error::input(
+        &m.origin,
+        "devices",
+        format!(
+            "{x} and {y} have no peer path, so NCCL connects them through host memory (its SHM transport), and the machine file draws no host_memory device they reach; add one (kind: host_memory) with a memory link to their CPU's root complex"
+        ),
+    )
 }
 
 /// What NCCL's GDR rules make of a communicator: the GPUs whose network steps go through host

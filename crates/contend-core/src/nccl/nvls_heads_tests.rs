@@ -156,9 +156,9 @@ fn a_nics_ports_merge_into_one_device_from_2_20() {
     let old = c.nvls_graphs[Version::V2_19 as usize].clone().unwrap();
     assert_eq!((old.heads, old.intra, old.inter), (vec![0, 0, 1, 1, 2, 2, 3, 3], 24.0, 24.0));
     c.set_constants(constants::Constants { version: Version::V2_19, ..Default::default() }).unwrap();
-    let e = c.pick(Coll::AllReduce, 1 << 30, &[Algo::NvlsTree], &[Proto::Simple]).unwrap_err().to_string();
+    let e = c.pick(Coll::AllReduce, 1 << 30, &[Algo::NvlsTree], Some(&[Proto::Simple])).unwrap_err().to_string();
     assert!(e.contains("heads GPU0 of each node twice") && e.contains("give 2.22 or later"), "{e}");
-    assert!(c.pick(Coll::AllReduce, 1 << 30, &[Algo::Ring], &PROTOS).unwrap().is_some());
+    assert!(c.pick(Coll::AllReduce, 1 << 30, &[Algo::Ring], None).unwrap().is_some());
 }
 
 /// `--explain` names the NVLS graph's heads and speeds.

@@ -300,3 +300,42 @@ fn nvls_tree_pays_the_call_net_once() {
         assert!(none >= model && none < model + 2.0, "{nodes} nodes: {none} against NCCL's {model} us");
     }
 }
+
+/// NCCL_NVLS_ENABLE=0 (qa27's wrong answer 2): transport/nvls.cc `ncclNvlsInit` returns with
+/// `nvlsSupport` 0 (v2.18.5-1 to v2.30.7-1: `if (!ncclParamNvlsEnable() || …) return`), init.cc
+/// searches no NVLS graph and enqueue.cc leaves NVLS and NVLS-tree out of its table: NCCL picks
+/// among the ring and the tree as NCCL_ALGO=Ring,Tree would have it pick, under every release.
+#[test]
+fn nvls_enable_0_leaves_nccl_its_ring_and_tree() {
+    let m = crate::topology::Machine::load("hgx-h100").unwrap();
+    let mut comm = Comm::new(&m, &[m.gpus()], None).unwrap();
+    for v in ["2.18", "2.21", "2.26", "2.30"] {
+        let on = constants::split(&[("nccl_version".into(), v.into())]).unwrap().0;
+        comm.set_constants(on).unwrap();
+        assert_eq!(comm.choose(Coll::AllReduce, 1 << 30, &Algo::ALL, &PROTOS).unwrap().0, Algo::Nvls, "{v}");
+        comm.set_constants(constants::Constants { nvls_enable: 0, ..on }).unwrap();
+        for coll in [Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter] {
+            for p in PROTOS {
+                for a in [Algo::Nvls, Algo::NvlsTree] {
+                    assert!(tuning::model(&comm.tuning, coll, a, p).is_none(), "{v} {coll:?} {a:?} {p:?}");
+                }
+            }
+        }
+        for bytes in [1u64 << 10, 1 << 20, 1 << 30] {
+            let got = comm.choose(Coll::AllReduce, bytes, &Algo::ALL, &PROTOS).unwrap();
+            assert_eq!(Some(got), comm.choose(Coll::AllReduce, bytes, &[Algo::Ring, Algo::Tree], &PROTOS), "{v} {bytes}");
+        }
+    }
+    // Through the door: the variable is read, not named as unmodelled, and the row is the one
+    // NCCL_ALGO=Ring,Tree gives (the held-out plateau's stand-in until round 27).
+    let env = vec![("NCCL_NVLS_ENABLE".to_string(), "0".to_string())];
+    let rep = api::nccl_tests("hgx-h100", &tests_tool::Request { env: env.clone(), ..req("all_reduce", "1G", None) }, 1, None).unwrap();
+    assert!(rep.notes.iter().all(|n| !n.contains("not modelled")) && rep.notes.iter().any(|n| n.contains("NCCL_NVLS_ENABLE=0")), "{:?}", rep.notes);
+    let ring_tree = one("hgx-h100", "all_reduce", "1G", Some("ring,tree")).unwrap();
+    assert_eq!((rep.rows[0].algo, rep.rows[0].proto), (ring_tree.algo, ring_tree.proto));
+    assert!((rep.rows[0].time_us - ring_tree.time_us).abs() < 1e-9);
+    // NVLS asked for by the flag under NCCL_NVLS_ENABLE=0: one line.
+    let r = tests_tool::Request { env, ..req("all_reduce", "1G", Some("nvls")) };
+    let e = api::nccl_tests("hgx-h100", &r, 1, None).unwrap_err().to_string();
+    assert!(!e.contains('\n'), "{e}");
+}

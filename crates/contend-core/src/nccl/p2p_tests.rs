@@ -284,7 +284,12 @@ fn a_send_on_hopper_or_blackwell_moves_half_a_blocks_copy_rate_a_channel() {
 /// (`ncclTopoGetGpuMaxPath`): a PCIe pair gives 128 KiB. 4 MiB buffers over 8 steps allow 512 KiB.
 #[test]
 fn the_nvlink_p2p_chunk_needs_one_nvlink_pair_before_2_25_and_every_pair_after() {
-    let m = Machine::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/machines/a40x8-nv4.yaml")).unwrap();
+    // The file draws no host memory, which NCCL's SHM transport between the sockets needs
+    // (`shm_tests::shm_without_host_memory_names_the_pair_and_the_fix`): one is added under each CPU.
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/validation/machines/a40x8-nv4.yaml")).unwrap();
+    let text = text.replace("devices:\n", "devices:\n  - {name: MEM0, kind: host_memory}\n  - {name: MEM1, kind: host_memory}\n")
+        + "  - {a: CPU0, b: MEM0, kind: memory, bandwidth: 100GB/s}\n  - {a: CPU1, b: MEM1, kind: memory, bandwidth: 100GB/s}\n";
+    let m = Machine::from_text(&text, "a40x8-nv4-mem.yaml").unwrap();
     let mut c = comm_of(&m, 1);
     let mut got = Vec::new();
     for v in versions::ALL {
@@ -318,4 +323,49 @@ fn an_nvb_peer_gets_nvlink_channels_in_2_30_7_only() {
     }
     // 2.18 to 2.29 (twelve releases), then 2.30.
     assert_eq!(got, [[2; 12].as_slice(), [4].as_slice()].concat());
+}
+
+/// qa27's wrong answer 6: an alltoall row whose per-peer count is 0 (8-64 B on 8 GPUs: nccl-tests
+/// rounds each peer's part down to 16 bytes) printed 0.00 us under every release. Before 2.28
+/// nccl-tests issues grouped ncclSend/ncclRecv (src/alltoall.cu), which NCCL runs at 0 bytes as
+/// one proxy step on one channel (v2.30.7 enqueue.cc `addP2pToPlan`; v2.21.5 `taskAppend`
+/// discards count 0 only for collectives): every pair pays the p2p kernel's base and one step,
+/// ring Simple's 8.4 us and NVLink's 3.4 us (tuning.cc baseLat, hwLat), and the step's flag
+/// crosses the pair's path (GPU to NVSwitch to GPU: its latency as a kernel pays it), all pairs at once. From 2.28 it calls ncclAlltoAll, a collective NCCL discards: 0. Send/receive is grouped
+/// ncclSend/ncclRecv under every release (src/sendrecv.cu).
+#[test]
+fn zero_count_alltoall_takes_a_launch_before_2_28() {
+    let m = Machine::load("hgx-h100").unwrap();
+    // The path's own latency as a kernel's store pays it (`Plan::kernel_latency`: its hops, no copy-engine setup).
+    let (g0, g1) = (m.gpus()[0], m.gpus()[1]);
+    let path = crate::flow::router::Router::new(&m).plan(g0, g1, None, &[], true).unwrap().kernel_latency;
+    let empty_us = 8.4 + 3.4 + path * 1e6;
+    assert!(path < 1e-6, "{path}");
+    let run = |op: &str, v: &str| {
+        let r = tests_tool::Request { params: vec![("nccl_version".into(), v.into())], ..tests_tool::Request::sweep(op, "8", "128") };
+        crate::api::nccl_tests("hgx-h100", &r, 1, None).unwrap()
+    };
+    for v in ["2.18", "2.21", "2.26"] {
+        let rep = run("alltoall", v);
+        let zero: Vec<&tests_tool::Row> = rep.rows.iter().filter(|r| r.count == 0).collect();
+        assert_eq!(zero.len(), 4, "{v}: 8, 16, 32 and 64 B");
+        for r in zero {
+            assert!((r.time_us - empty_us).abs() < 1e-4, "{v}: {} B at {} us, not {empty_us}", r.size, r.time_us);
+        }
+        assert!(rep.notes.iter().any(|n| n.contains("grouped ncclSend/ncclRecv of 0 bytes")), "{v}: {:?}", rep.notes);
+        // A row with data takes longer than its empty step.
+        assert!(rep.rows.last().unwrap().time_us > empty_us);
+    }
+    for v in ["2.28", "2.30"] {
+        let rep = run("alltoall", v);
+        assert!(rep.rows.iter().filter(|r| r.count == 0).all(|r| r.time_us == 0.0), "{v}");
+    }
+    // A collective of 0 elements is discarded under every release.
+    assert_eq!(run("all_gather", "2.21").rows.iter().filter(|r| r.count == 0).map(|r| r.time_us).sum::<f64>(), 0.0);
+    // Send/receive of 2 bytes is 0 floats: the same empty step under every release.
+    for v in ["2.21", "2.30"] {
+        let r = tests_tool::Request { params: vec![("nccl_version".into(), v.into())], ..tests_tool::Request::one("sendrecv", "2") };
+        let row = crate::api::nccl_tests("hgx-h100", &r, 1, None).unwrap().rows.remove(0);
+        assert!(row.count == 0 && (row.time_us - empty_us).abs() < 1e-4, "{v}: {}", row.time_us);
+    }
 }

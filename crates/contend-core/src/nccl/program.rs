@@ -9,7 +9,7 @@
 //! message of the scenario (docs/nccl.md, "Rank programs").
 
 use super::environment::Environment;
-use super::{lower, node_prefix, parse_algos, parse_protos, Algo, Coll, Comm, Proto, PROTOS};
+use super::{lower, node_prefix, parse_algos, parse_protos, Algo, Coll, Comm, Proto};
 use crate::error::Error;
 use crate::topology::Machine;
 use crate::workload::program::{NcclCollective, NcclLowering, NcclOp};
@@ -127,13 +127,11 @@ impl NcclLowering for ProgramCalls<'_> {
                 Some(s) => Some(parse_algos(s).map_err(problem)?),
                 None => None,
             };
-            let protos = match call.proto.as_ref().or(proto_env) {
-                Some(s) => parse_protos(s).map_err(problem)?,
-                None => PROTOS.to_vec(),
-            };
+            // The list, None where neither gives one (`Comm::pick`: a list naming LL128 skips its gates).
+            let protos = call.proto.as_ref().or(proto_env).map(|s| parse_protos(s)).transpose().map_err(problem)?;
             // The release's own fallbacks where the list leaves nothing (`Comm::nccl_algos`).
-            let (algos, _) = b.comm.nccl_algos(c, named, &protos);
-            let pick = b.comm.pick(c, bytes, &algos, &protos).map_err(|e| e.to_string())?.ok_or_else(|| {
+            let (algos, protos, _) = b.comm.nccl_algos(c, named, protos);
+            let pick = b.comm.pick(c, bytes, &algos, protos.as_deref()).map_err(|e| e.to_string())?.ok_or_else(|| {
                 let have: Vec<&str> = c.algos().iter().map(|a| a.name()).collect();
                 let set: Vec<String> = [("NCCL_ALGO", algo_env), ("NCCL_PROTO", proto_env)].iter().filter_map(|(k, v)| v.map(|v| format!("{k}={v}"))).collect();
                 let from = if set.is_empty() {
@@ -141,7 +139,14 @@ impl NcclLowering for ProgramCalls<'_> {
                 } else {
                     format!("; {} from the environment: unset it, or give the call its own algo and proto", set.join(" and "))
                 };
-                format!("leaves NCCL no algorithm and protocol for {} here ({} has {}; {}){from}", op.name(), op.name(), have.join(", "), super::NEEDS)
+                format!(
+                    "leaves NCCL no algorithm and protocol for {} here under NCCL {} ({} has {}; {}){from}",
+                    op.name(),
+                    b.comm.constants.version.tag(),
+                    op.name(),
+                    have.join(", "),
+                    super::NEEDS
+                )
             })?;
             (pick.algo, pick.proto, pick.channels)
         };

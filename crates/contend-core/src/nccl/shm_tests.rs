@@ -515,3 +515,24 @@ fn a_p2p_level_given_overrides_nccls_default() {
     comm.set_constants(constants::Constants::default()).unwrap();
     assert!(comm.shm().contains_key(&(gpus[0], gpus[2])) && !comm.shm().contains_key(&(gpus[0], gpus[1])));
 }
+
+/// qa27's rough edge: on a machine file with no host memory (bench/validation/machines/
+/// a40x8-nv4.yaml), every call across its sockets failed with "nccl all_reduce: transfers[3]:
+/// staging GPU3 to GPU4 needs a host_memory device", an internal transfer's index. NCCL connects
+/// a pair without a peer path through host memory (its SHM transport), so the machine file is
+/// refused in one line naming the pair, the transport and the device to add; a pair with a peer
+/// path (the NVLink pair the validation runs) still runs.
+#[test]
+fn shm_without_host_memory_names_the_pair_and_the_fix() {
+    let text = TWO_SOCKETS.lines().filter(|l| !l.contains("MEM")).collect::<Vec<_>>().join("\n");
+    let m = Machine::from_text(&text, "no-memory.yaml").unwrap();
+    let e = Comm::new(&m, &[m.gpus()], None).err().expect("refused").to_string();
+    assert!(
+        e.starts_with("no-memory.yaml: devices: GPU") && e.contains("no peer path") && e.contains("SHM transport") && e.contains("kind: host_memory"),
+        "{e}"
+    );
+    assert!(!e.contains('\n') && !e.contains("transfers["), "{e}");
+    // The pair under one socket's switch has a peer path: it runs.
+    let (g0, g1) = (m.device("GPU0").unwrap(), m.device("GPU1").unwrap());
+    assert!(Comm::new(&m, &[vec![g0, g1]], None).is_ok());
+}

@@ -266,10 +266,8 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         return Err(Error::input("--root", req.root.to_string(), format!("is not a rank; give 0 to {}", n - 1)));
     }
     super::check_model(&req.model)?;
-    let protos = match &req.proto {
-        Some(s) => super::parse_protos(s)?,
-        None => PROTOS.to_vec(),
-    };
+    // NCCL_PROTO's list, None where unset (LL128 then only where NCCL's gates allow it: `Comm::tuning_under`).
+    let protos = req.proto.as_deref().map(super::parse_protos).transpose()?;
     let named = match &req.algo {
         Some(s) => Some(super::parse_algos(s)?),
         None => None,
@@ -285,13 +283,19 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     // by NCCL_BUFFSIZE / NCCL_LL_BUFFSIZE alone: init.cc `computeBuffSizes`; enqueue.cc `addP2pToPlan`,
     // NCCL 2.30.7).
     let ignored_proto = p2p_only && req.proto.is_some();
-    let (mut algos, algo_fallback) = if p2p_only { (vec![Algo::P2p], None) } else { comm.nccl_algos(coll, named, &protos) };
+    let (mut algos, protos, algo_fallback) = if p2p_only { (vec![Algo::P2p], protos, None) } else { comm.nccl_algos(coll, named, protos) };
     if algos.is_empty() {
         let have: Vec<&str> = coll.algos().iter().map(|a| a.id()).collect();
         return Err(Error::input(
             "--algo",
             req.algo.clone().unwrap_or_default(),
-            format!("is no algorithm NCCL runs {} with; {} has {}", coll.name(), coll.name(), have.join(", ")),
+            format!(
+                "is no algorithm NCCL runs {} with; {} has {} (NCCL {} stops where the list leaves nothing: enqueue.cc, no algorithm/protocol available)",
+                coll.name(),
+                coll.name(),
+                have.join(", "),
+                comm.constants.version.tag()
+            ),
         ));
     }
     if coll.reduces() && !tuning::nvls_reduces(&req.dtype) {
@@ -303,12 +307,19 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
         }
     }
     let p2p = matches!(coll, Coll::AllToAll | Coll::SendRecv);
-    if !p2p && comm.choose(coll, 1 << 20, &algos, &protos).is_none() {
+    if !p2p && comm.choose_listed(coll, 1 << 20, &algos, protos.as_deref()).is_none() {
         let have: Vec<&str> = coll.algos().iter().map(|a| a.name()).collect();
         return Err(Error::input(
             "--algo/--proto",
             format!("{}/{}", req.algo.as_deref().unwrap_or("any"), req.proto.as_deref().unwrap_or("any")),
-            format!("leaves NCCL no algorithm for {} here ({} has {}; {})", coll.name(), coll.name(), have.join(", "), super::NEEDS),
+            format!(
+                "leaves NCCL no algorithm for {} here under NCCL {} ({} has {}; {})",
+                coll.name(),
+                comm.constants.version.tag(),
+                coll.name(),
+                have.join(", "),
+                super::NEEDS
+            ),
         ));
     }
     // One process driving several GPUs (`-g N`): nccl-tests' thread issues each GPU's call of an
@@ -320,10 +331,11 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     let host_floor_us = host_floor_s(comm, req.ngpus) * 1e6;
     let row = |size: u64| -> Result<Row> {
         let (count, bytes) = nt::count_of(coll.name(), size, word, n as u64);
-        let (pick, ran) = run_size(comm, coll, bytes, req.root, &algos, &protos, &req.model, &req.params, req.explain, req.iters)?;
+        let (pick, ran) = run_size(comm, coll, bytes, req.root, &algos, protos.as_deref(), &req.model, &req.params, req.explain, req.iters)?;
         let (algo, proto, model_us) = (pick.algo, pick.proto, pick.model_us);
-        // A row of 0 elements launches no kernel (its note below), so no launch sets its time.
-        let floor_us = if count > 0 { host_floor_us } else { 0.0 };
+        // A row of 0 elements launches no kernel (its note below), so no launch sets its time; but
+        // a 0-byte send NCCL runs (`Comm::empty_p2p`).
+        let floor_us = if count > 0 || comm.empty_p2p(coll) { host_floor_us } else { 0.0 };
         let time_us = (ran.seconds * 1e6).max(floor_us);
         let algbw = if time_us > 0.0 { bytes as f64 / (time_us * 1e3) } else { 0.0 };
         let busbw = algbw * coll.busbw_factor(n);
@@ -468,7 +480,12 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
             names.join(", ")
         ));
     }
-    if rows.iter().any(|r| r.count == 0) {
+    if rows.iter().any(|r| r.count == 0) && comm.empty_p2p(coll) {
+        notes.push(format!(
+            "rows of 0 elements are grouped ncclSend/ncclRecv of 0 bytes, which NCCL {} runs: one step a peer, no data",
+            comm.constants.version.tag()
+        ));
+    } else if rows.iter().any(|r| r.count == 0) {
         notes.push("rows of 0 elements launch nothing and are printed with time 0".into());
     }
     if let Some(t) = &comm.tuner {
@@ -543,7 +560,8 @@ pub fn predict(comm: &Comm, req: &Request) -> Result<Report> {
     Ok(r)
 }
 
-/// One size as a row of the table runs it: NCCL's pick among `algos` x `protos` (the protocol of
+/// One size as a row of the table runs it: NCCL's pick among `algos` x `protos` (NCCL_PROTO's list,
+/// None where unset: `Comm::pick`; the protocol of
 /// one peer's part for send/receive), lowered on the communicator's constants and run alone on
 /// the machine (`params`: the model's), as nccl-tests' loop of `iters` calls (`super::run_loop`). `calibrate` scores its fits through this too, so that its
 /// residuals are what `contend nccl-tests` prints with the fitted `--param`s.
@@ -554,7 +572,7 @@ pub fn run_size(
     bytes: u64,
     root: usize,
     algos: &[Algo],
-    protos: &[Proto],
+    protos: Option<&[Proto]>,
     model: &str,
     params: &[(String, String)],
     bottlenecks: bool,
@@ -642,10 +660,13 @@ pub(super) fn alternatives(
     let mut alternatives = Vec::new();
     let mut left_out = Vec::new();
     if !p2p {
-        // NCCL's alternatives: NVLS only where NCCL reduces the type on it.
+        // NCCL's alternatives: NVLS only where NCCL reduces the type on it; LL128 wherever NCCL's
+        // gates, or a list that names it, put it in NCCL's table (`Comm::tuning_under`).
+        let protos = req.proto.as_deref().map(super::parse_protos).transpose()?;
+        let model = comm.tuning_under(protos.as_deref());
         for &a in coll.algos().iter().filter(|&&a| tuning::runs(coll, &req.dtype, a)) {
             for p in PROTOS {
-                let Some(model_us) = tuning::time_us(&comm.tuning, coll, a, p, bytes.max(1)) else { continue };
+                let Some(model_us) = tuning::time_us(&model, coll, a, p, bytes.max(1)) else { continue };
                 // PAT in NCCL's table where NCCL connects no PAT peers (NCCL_PAT_ENABLE=1): not run.
                 if a == Algo::Pat && !comm.pat_connected() {
                     continue;

@@ -363,6 +363,14 @@ pub struct Comm {
     pub net_latency: f64,
     /// NCCL_PAT_ENABLE (`nccl_pat_enable`): 0 off, 1 on, 2 NCCL's rule (`pat_on`).
     pub pat_enable: u8,
+    /// NCCL_NVLS_ENABLE (`nccl_nvls_enable`): 0 leaves `nvlsSupport` 0 (transport/nvls.cc
+    /// `ncclNvlsInit`, v2.18.5-1 to v2.30.7-1), so NCCL's table has no NVLS or NVLS-tree (enqueue.cc
+    /// skips both without it); 1 and 2 leave NVLS to the graph (`nvls_heads`).
+    pub nvls_enable: u8,
+    /// An NCCL_PROTO list (or `--proto`, a rank program call's `proto`) leaves LL128 on: its
+    /// `protoEnable` is 1, not NCCL's default 2, and tuning.cc applies LL128's gates only at 2
+    /// (v2.18.5-1 to v2.30.7-1; `nccl::Comm::tuning_under`), so LL128 is in NCCL's table on every path.
+    pub ll128_listed: bool,
 }
 
 impl Comm {
@@ -623,7 +631,7 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     let v = c.version;
     let g = generation(c.cc);
     // NCCL's NVLS needs GPUs on the node (`ncclNvlsInit` counts them), its model two heads.
-    if matches!(algo, Algo::Nvls | Algo::NvlsTree) && c.ranks / c.nodes.max(1) < v.nvls_min_gpus() {
+    if matches!(algo, Algo::Nvls | Algo::NvlsTree) && (c.ranks / c.nodes.max(1) < v.nvls_min_gpus() || c.nvls_enable == 0) {
         return None;
     }
     if matches!(algo, Algo::Nvls | Algo::NvlsTree) && !v.nvls_efficiency_model() {
@@ -666,7 +674,8 @@ pub fn model(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64
     // LL128 is on by default only where rings stay on NVLink (typeIntra <= PATH_NVB), Volta on;
     // before 2.27 only on the parts NCCL lists (`Version::ll128_on`); across nodes only where
     // the NICs are near enough (`ll128_net`).
-    if proto == Proto::Ll128 && (!c.nvlink_only || c.cc < 70 || !v.ll128_on(c.cc) || (c.nodes > 1 && !c.ll128_net)) {
+    // A list that names LL128 skips these gates (`ll128_listed`).
+    if proto == Proto::Ll128 && !c.ll128_listed && (!c.nvlink_only || c.cc < 70 || !v.ll128_on(c.cc) || (c.nodes > 1 && !c.ll128_net)) {
         return None;
     }
     let a = algo as usize;

@@ -318,6 +318,32 @@ impl Version {
         self >= Version::V2_27
     }
 
+    /// Whether, and with which protocols, NCCL runs Ring for a collective its NCCL_ALGO and
+    /// NCCL_PROTO lists leave nothing (graph/tuning.cc `ncclTopoTuneModel`: "at least set ring algo
+    /// available", `bandwidths[c][RING][p] = ringbdw[c][p]`): not in 2.18.5 (no such line; enqueue.cc
+    /// `getAlgoInfo` warns "no algorithm/protocol available"), every protocol in 2.19.3 to 2.21.5
+    /// (`ringbdw` is set before the lists and LL128's gates zero anything), the protocols left on in
+    /// 2.22.3 and 2.23.4 (`if (a == NCCL_ALGO_RING && pEnable == 0) comm->ringbdw[c][p] = 0`), not
+    /// from 2.24.3 (the fallback is gone: NCCL stops).
+    pub fn ring_restored(self) -> Option<RingRestored> {
+        match self {
+            Version::V2_18 => None,
+            v if v < Version::V2_22 => Some(RingRestored::Every),
+            v if v < Version::V2_24 => Some(RingRestored::Enabled),
+            _ => None,
+        }
+    }
+
+    /// Whether nccl-tests' alltoall calls ncclAlltoAll, a collective, under this release (nccl-tests
+    /// src/alltoall.cu `AlltoAllRunColl`: `test_ncclVersion >= NCCL_VERSION(2,28,0)`), which NCCL
+    /// discards at 0 elements (2.30.7 enqueue.cc `taskAppend`: "Empty collectives can be
+    /// discarded"); before 2.28 it issues grouped ncclSend/ncclRecv, which NCCL runs at 0 bytes
+    /// too (v2.21.5 enqueue.cc `taskAppend` discards count 0 only for collectives; a 0-byte p2p
+    /// op is one proxy step on one channel, v2.30.7 `addP2pToPlan` `bytes == 0`).
+    pub fn alltoall_collective(self) -> bool {
+        self >= Version::V2_28
+    }
+
     /// The fewest GPUs of a node NCCL runs NVLS (and NVLS-tree) on (transport/nvls.cc
     /// `ncclNvlsInit`, `gpuCount <= 2` returns without NVLS to 2.28.3, `gpuCount < 2` from
     /// 2.28.7). 2.20.3's extra `comm->nNodes > 1` never trips: init.cc calls it before counting
@@ -601,4 +627,13 @@ impl Version {
     pub fn p2p_net_by_bandwidth(self) -> bool {
         self >= Version::V2_29
     }
+}
+
+/// The ring's protocols NCCL restores for a collective its lists leave nothing (`Version::ring_restored`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingRestored {
+    /// Every protocol, LL128 past its gates (2.19.3 to 2.21.5).
+    Every,
+    /// Those NCCL_PROTO and LL128's gates leave on (2.22.3, 2.23.4).
+    Enabled,
 }

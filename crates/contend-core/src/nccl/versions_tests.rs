@@ -30,6 +30,8 @@ pub(super) fn comm(version: Version) -> Comm {
         version,
         net_latency: 0.0,
         pat_enable: 2,
+        nvls_enable: 2,
+        ll128_listed: false,
     }
 }
 
