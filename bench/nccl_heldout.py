@@ -218,9 +218,9 @@ ROUND23 = [
 
 # Round 24's tester's sources (bench/validation/data/PROVENANCE.txt, "twenty-fourth round"). NVIDIA/nccl-tests issue
 # 309's second poster (gj-aion) runs 2, 4 and 8 of the same 8 nodes of 8 H100 on "IB 400G" with "the 400 GB/s IB
-# limit" a node: hgx-h100's 8 x 400 Gb/s NICs. NCCL_MIN_CTAS is the channel floor NCCL_MIN_NCHANNELS also sets
-# (src/graph/connect.cc, ncclTopoPostset: copyChannels(..., max(ncclMinNchannels(), comm->config.minCTAs), ...)); the
-# request restates it as NCCL_MIN_NCHANNELS, which contend reads.
+# limit" a node: hgx-h100's 8 x 400 Gb/s NICs. NCCL_MIN_CTAS is passed as the run set it: it floors the ring count
+# beside NCCL_MIN_NCHANNELS (src/graph/connect.cc, ncclTopoPostset: max(ncclMinNchannels(), comm->config.minCTAs)) and,
+# unlike it, NVLS's and NVLS-tree's count too (src/transport/nvls.cc: max(minCTAs, min(maxCTAs, nvlsChannels))).
 GJ = ("h100-4node-gj-aion-nccl-tests-309.txt", "yes, we are.")
 ROUND24 = [
     Table("2 x 8 A100-SXM4-80GB (AWS p4de.24xlarge, 4 x 100 Gb/s EFA a node; aws-hpc-tutorials), all_reduce, "
@@ -245,7 +245,7 @@ ROUND24 = [
           [GJ, ("h100-2node-gj-aion-nccl-tests-309.txt", "when we do the same for 2 out of 8 nodes")]),
     Table("2 x 8 H100 (the same cluster), all_reduce, NCCL_ALGO=Ring, NCCL_MIN_CTAS=24", "hgx-h100",
           dict(op="all_reduce", min_bytes="1M", max_bytes="8G", nodes=2, algo="Ring",
-               env={"NCCL_MIN_NCHANNELS": "24"}), "h100-2node-gj-aion-ring-nccl-tests-309.txt",
+               env={"NCCL_MIN_CTAS": "24"}), "h100-2node-gj-aion-ring-nccl-tests-309.txt",
           [GJ, ("h100-2node-gj-aion-ring-nccl-tests-309.txt", "-x NCCL_ALGO=Ring -x NCCL_MIN_CTAS=24")]),
     Table("4 x 8 H100 (the same cluster), all_reduce", "hgx-h100",
           dict(op="all_reduce", min_bytes="1M", max_bytes="8G", nodes=4), "h100-4node-gj-aion-nccl-tests-309.txt",
@@ -254,7 +254,7 @@ ROUND24 = [
           dict(op="all_reduce", min_bytes="1M", max_bytes="8G", nodes=8), "h100-8node-gj-aion-nccl-tests-309.txt",
           [GJ, ("h100-8node-gj-aion-nccl-tests-309.txt", "our 8 node cluster achieves")]),
     Table("8 x 8 H100 (the same cluster), all_reduce, NCCL_MIN_CTAS=24", "hgx-h100",
-          dict(op="all_reduce", min_bytes="1M", max_bytes="8G", nodes=8, env={"NCCL_MIN_NCHANNELS": "24"}),
+          dict(op="all_reduce", min_bytes="1M", max_bytes="8G", nodes=8, env={"NCCL_MIN_CTAS": "24"}),
           "h100-8node-gj-aion-tuned-nccl-tests-309.txt",
           [GJ, ("h100-8node-gj-aion-tuned-nccl-tests-309.txt", "mpirun -np 64 -N 8 --hostfile /tmp/8hosts.txt -x "
                                                                  "LD_LIBRARY_PATH -x NCCL_MIN_CTAS=24")]),

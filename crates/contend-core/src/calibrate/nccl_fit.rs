@@ -330,7 +330,9 @@ fn setup(run: &Run, origin: &str, settings: &RunSettings, params: &[(String, Str
     let mut env = Environment::read(&vars, &given).map_err(|e| pasted(e, run, origin))?;
     // Bounds on NCCL's own channel count have no flag of `contend nccl-tests` for the command this
     // prints, which must run as fitted: the fit keeps NCCL's own count and says so.
-    if env.channel_bounds.take().is_some() {
+    // A count they fix (`env.channels`) is the line's --channels; NVLS's CTA bounds beside it are
+    // left, as the line has no flag for them either.
+    if env.channel_bounds.take().is_some() && env.channels.is_none() {
         let bounds: Vec<String> = env.applied.iter().filter(|a| a.contains("NCHANNELS=") || a.contains("CTAS=")).cloned().collect();
         env.applied.retain(|a| !bounds.contains(a));
         env.ignored.push(format!(

@@ -133,9 +133,9 @@ pub struct Environment {
     pub proto: Option<String>,
     /// NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS, where both are given and equal.
     pub channels: Option<usize>,
-    /// Otherwise the floor and ceiling they put on NCCL's own count (0 and `usize::MAX` where
-    /// one is not set), which `nccl::Comm::bounded` applies as NCCL's `ncclTopoPostset` does.
-    pub channel_bounds: Option<(usize, usize)>,
+    /// The floors and ceilings they put on NCCL's own counts (`Bounds`), where they leave the
+    /// ring count free or where NCCL_MIN/MAX_CTAS is set (which bounds NVLS's count too).
+    pub channel_bounds: Option<Bounds>,
     /// NCCL's constants it sets, as `--param` takes them (`nccl_buffsize`, `nccl_pxn_disable`).
     pub params: Vec<(String, String)>,
     /// `VAR=value` of each variable applied.
@@ -248,6 +248,39 @@ fn gdr(vars: &[(String, String)], given: &Given, env: &mut Environment) -> Resul
     Ok(())
 }
 
+/// A user's floors and ceilings on NCCL's channel counts (0 and `usize::MAX` where one is not set),
+/// kept as two pairs because NCCL applies them in different places: NCCL_MIN/MAX_NCHANNELS
+/// (`nchannels`) bound only the ring graph's count, from which trees and p2p take theirs
+/// (graph/connect.cc `ncclTopoPostset`), while NCCL_MIN/MAX_CTAS (`ctas`, the communicator's
+/// `config.minCTAs` / `maxCTAs`) bound that count beside them and, alone, NVLS's and NVLS-tree's
+/// (transport/nvls.cc: `max(minCTAs, min(maxCTAs, nvlsChannels))`, v2.18.5-1 to v2.30.7-1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bounds {
+    pub nchannels: (usize, usize),
+    /// A CTA floor above the CTA ceiling is already lowered to it (init.cc, every release:
+    /// "minCTAs %d is larger than maxCTAs %d, set both to %d").
+    pub ctas: (usize, usize),
+}
+
+impl Default for Bounds {
+    fn default() -> Bounds {
+        Bounds { nchannels: (0, usize::MAX), ctas: (0, usize::MAX) }
+    }
+}
+
+impl Bounds {
+    /// The floor and ceiling on the ring graph's count (`ncclTopoPostset`: the larger floor, the
+    /// smaller ceiling; `nccl::Comm::bounded` applies the ceiling first, then the floor).
+    pub fn channels(&self) -> (usize, usize) {
+        (self.nchannels.0.max(self.ctas.0), self.nchannels.1.min(self.ctas.1))
+    }
+
+    /// NCCL's NVLS channel count `n` within the CTA pair (the floor last, as nvls.cc takes it).
+    pub fn nvls(&self, n: usize) -> usize {
+        n.min(self.ctas.1).max(self.ctas.0)
+    }
+}
+
 impl Environment {
     /// The settings of `vars` (other names than `VARIABLES` are left alone), those the caller
     /// `given` sets itself left unread.
@@ -280,23 +313,20 @@ impl Environment {
             let written = bounds.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
             let counts: Vec<Option<usize>> =
                 bounds.iter().map(|(_, v)| nccl_int(v).and_then(|n| usize::try_from(n).ok()).filter(|n| (1..=MAX_CHANNELS).contains(n))).collect();
-            // NCCL's floor is the larger of NCCL_MIN_NCHANNELS and NCCL_MIN_CTAS, its ceiling the
-            // smaller of the two maxima (connect.cc `ncclTopoPostset`).
-            let bound = |min: bool| {
-                let of = bounds.iter().zip(&counts).filter(|((k, _), _)| k.starts_with("NCCL_MIN") == min).filter_map(|(_, n)| *n);
-                if min {
-                    of.max()
-                } else {
-                    of.min()
-                }
-            };
+            let of = |name: &str| bounds.iter().zip(&counts).find(|((k, _), _)| *k == name).and_then(|(_, n)| *n);
             if counts.iter().any(Option::is_none) {
                 env.ignored.push(format!("{written} (not a channel count from 1 to {MAX_CHANNELS}: NCCL's own count runs)"));
-            } else if bound(true).is_none() || bound(true) != bound(false) {
-                env.channel_bounds = Some((bound(true).unwrap_or(0), bound(false).unwrap_or(usize::MAX)));
-                env.applied.extend(bounds.iter().map(|(k, v)| format!("{k}={v}")));
             } else {
-                env.channels = bound(true);
+                let (min_ctas, max_ctas) = (of("NCCL_MIN_CTAS"), of("NCCL_MAX_CTAS").unwrap_or(usize::MAX));
+                let b = Bounds {
+                    nchannels: (of("NCCL_MIN_NCHANNELS").unwrap_or(0), of("NCCL_MAX_NCHANNELS").unwrap_or(usize::MAX)),
+                    ctas: (min_ctas.unwrap_or(0).min(max_ctas), max_ctas),
+                };
+                let (floor, ceiling) = b.channels();
+                // Equal bounds fix the ring count; the CTA pair still bounds NVLS's.
+                env.channels = Some(floor).filter(|_| floor == ceiling);
+                let ctas = bounds.iter().any(|(k, _)| k.contains("CTAS"));
+                env.channel_bounds = Some(b).filter(|_| env.channels.is_none() || ctas);
                 env.applied.extend(bounds.iter().map(|(k, v)| format!("{k}={v}")));
             }
         }
@@ -519,7 +549,7 @@ mod tests {
         assert_eq!((env.channels, env.applied), (Some(4), vec!["NCCL_MIN_NCHANNELS=4".to_string(), "NCCL_MAX_NCHANNELS=0x4".into()]));
         for (pairs, bounds) in [(vec![("NCCL_MAX_NCHANNELS", "8")], (0, 8)), (vec![("NCCL_MIN_NCHANNELS", "2"), ("NCCL_MAX_NCHANNELS", "8")], (2, 8))] {
             let env = read(&pairs).unwrap();
-            assert_eq!((env.channels, env.channel_bounds, env.applied.len()), (None, Some(bounds), pairs.len()), "{pairs:?}");
+            assert_eq!((env.channels, env.channel_bounds.map(|b| b.channels()), env.applied.len()), (None, Some(bounds), pairs.len()), "{pairs:?}");
             assert!(env.ignored.is_empty(), "{pairs:?}: {:?}", env.ignored);
         }
         for (pairs, why) in [
@@ -534,25 +564,38 @@ mod tests {
         }
     }
 
-    /// NCCL_MIN_CTAS and NCCL_MAX_CTAS bound the count beside NCCL_MIN/MAX_NCHANNELS (connect.cc
-    /// `ncclTopoPostset`: the larger floor, the smaller ceiling): 24 and 24 fix it at 24, and so do
-    /// NCCL_MIN_CTAS=24 with NCCL_MAX_NCHANNELS=24; a floor alone (gj-aion's NCCL_MIN_CTAS=24) is a
-    /// bound.
+    /// NCCL_MIN_CTAS and NCCL_MAX_CTAS bound the ring count beside NCCL_MIN/MAX_NCHANNELS (connect.cc
+    /// `ncclTopoPostset`: the larger floor, the smaller ceiling) and, alone, NVLS's (transport/nvls.cc
+    /// `max(minCTAs, min(maxCTAs, nvlsChannels))`): 24 and 24 fix the ring count at 24 and keep the
+    /// pair for NVLS; NCCL_MIN_CTAS=24 with NCCL_MAX_NCHANNELS=24 fixes the ring count too, but NVLS
+    /// only has a floor; a CTA floor above the CTA ceiling is lowered to it (init.cc), an NCHANNELS
+    /// floor above a ceiling is not (copyChannels copies up to it).
     #[test]
-    fn cta_bounds_join_the_channel_bounds() {
-        for pairs in [vec![("NCCL_MIN_CTAS", "24"), ("NCCL_MAX_CTAS", "24")], vec![("NCCL_MIN_CTAS", "24"), ("NCCL_MAX_NCHANNELS", "24")]] {
+    fn cta_bounds_join_the_channel_bounds_and_alone_bound_nvls() {
+        const M: usize = usize::MAX;
+        let b = |nchannels, ctas| Some(Bounds { nchannels, ctas });
+        for (pairs, channels, bounds) in [
+            (vec![("NCCL_MIN_CTAS", "24"), ("NCCL_MAX_CTAS", "24")], Some(24), b((0, M), (24, 24))),
+            (vec![("NCCL_MIN_CTAS", "24"), ("NCCL_MAX_NCHANNELS", "24")], Some(24), b((0, 24), (24, M))),
+            (vec![("NCCL_MIN_NCHANNELS", "8"), ("NCCL_MIN_CTAS", "24"), ("NCCL_MAX_CTAS", "24")], Some(24), b((8, M), (24, 24))),
+            (vec![("NCCL_MIN_CTAS", "24")], None, b((0, M), (24, M))),
+            (vec![("NCCL_MIN_NCHANNELS", "8"), ("NCCL_MIN_CTAS", "16"), ("NCCL_MAX_CTAS", "24")], None, b((8, M), (16, 24))),
+            // init.cc: "minCTAs 32 is larger than maxCTAs 4, set both to 4".
+            (vec![("NCCL_MIN_CTAS", "32"), ("NCCL_MAX_CTAS", "4")], Some(4), b((0, M), (4, 4))),
+            (vec![("NCCL_MIN_NCHANNELS", "8"), ("NCCL_MAX_NCHANNELS", "4")], None, b((8, 4), (0, M))),
+            // NCHANNELS alone fixing the count leave no bounds (NVLS keeps NCCL's count).
+            (vec![("NCCL_MIN_NCHANNELS", "4"), ("NCCL_MAX_NCHANNELS", "4")], Some(4), None),
+        ] {
             let env = read(&pairs).unwrap();
-            assert_eq!(env.channels, Some(24), "{pairs:?}");
-            assert_eq!(env.applied.len(), 2, "{pairs:?}");
+            assert_eq!((env.channels, env.channel_bounds, env.applied.len()), (channels, bounds, pairs.len()), "{pairs:?}");
         }
-        // The larger floor: 8 and 24 with a ceiling of 24 fix 24; 8 and 16 under 24 are bounds.
-        assert_eq!(read(&[("NCCL_MIN_NCHANNELS", "8"), ("NCCL_MIN_CTAS", "24"), ("NCCL_MAX_CTAS", "24")]).unwrap().channels, Some(24));
-        for (pairs, bounds) in
-            [(vec![("NCCL_MIN_CTAS", "24")], (24, usize::MAX)), (vec![("NCCL_MIN_NCHANNELS", "8"), ("NCCL_MIN_CTAS", "16"), ("NCCL_MAX_CTAS", "24")], (16, 24))]
-        {
-            let env = read(&pairs).unwrap();
-            assert_eq!((env.channels, env.channel_bounds), (None, Some(bounds)), "{pairs:?}: {:?}", env.ignored);
-        }
+        // NVLS's 16 channels (hgx-h100 under 2.30.7) under each pair: the CTA pair alone moves them.
+        let nvls = |pairs: &[(&str, &str)]| read(pairs).unwrap().channel_bounds.unwrap_or_default().nvls(16);
+        assert_eq!(nvls(&[("NCCL_MAX_CTAS", "4")]), 4);
+        assert_eq!(nvls(&[("NCCL_MIN_CTAS", "32")]), 32);
+        assert_eq!(nvls(&[("NCCL_MIN_CTAS", "32"), ("NCCL_MAX_CTAS", "4")]), 4);
+        assert_eq!(nvls(&[("NCCL_MAX_NCHANNELS", "4")]), 16);
+        assert_eq!(nvls(&[("NCCL_MIN_NCHANNELS", "32"), ("NCCL_MAX_CTAS", "8")]), 8);
         assert_eq!(CHANNEL_BOUNDS, ["NCCL_MIN_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_NCHANNELS", "NCCL_MAX_CTAS"]);
         let env = read(&[("NCCL_MIN_CTAS", "0"), ("NCCL_MAX_CTAS", "0")]).unwrap();
         assert!(env.channels.is_none() && env.ignored[0].contains("not a channel count"), "{:?}", env.ignored);

@@ -289,9 +289,9 @@ pub struct Comm {
     /// the count given (None: NCCL's) and NCCL's ring graph (channels, GB/s a channel).
     pub channels: usize,
     pub channels_given: Option<usize>,
-    /// The floor and ceiling a user's NCCL_MIN/MAX_NCHANNELS and NCCL_MIN/MAX_CTAS put on NCCL's
-    /// own count (`bound_channels`); (0, MAX) where none is set.
-    pub channel_bounds: (usize, usize),
+    /// The floors and ceilings a user's NCCL_MIN/MAX_NCHANNELS and NCCL_MIN/MAX_CTAS put on NCCL's
+    /// own counts (`environment::Bounds`: the ring count by both pairs, NVLS's by the CTA pair).
+    pub channel_bounds: environment::Bounds,
     pub ring_graph: (usize, f64),
     /// NCCL's tree graph (intra, inter GB/s a channel) under each release's search speeds, by
     /// `versions::ALL`'s order (`tuning::tree_graph`, `Version::blackwell_speeds`).
@@ -386,16 +386,17 @@ impl Comm {
         Comm::bounded(m, nodes_gpus, channels, None)
     }
 
-    /// `new`, with NCCL's own channel count kept within `bounds` (floor, ceiling: NCCL_MIN/MAX_NCHANNELS
-    /// with NCCL_MIN/MAX_CTAS, `environment::Environment::channel_bounds`), where no count is given.
-    pub fn bounded(m: &Machine, nodes_gpus: &[Vec<usize>], channels: Option<usize>, bounds: Option<(usize, usize)>) -> Result<Comm> {
-        Comm::at_level(m, nodes_gpus, channels, bounds.unwrap_or((0, usize::MAX)), None)
+    /// `new`, with NCCL's own channel counts kept within `bounds` (NCCL_MIN/MAX_NCHANNELS and
+    /// NCCL_MIN/MAX_CTAS, `environment::Environment::channel_bounds`): the ring count where no count
+    /// is given, NVLS's by the CTA pair whatever the ring count.
+    pub fn bounded(m: &Machine, nodes_gpus: &[Vec<usize>], channels: Option<usize>, bounds: Option<environment::Bounds>) -> Result<Comm> {
+        Comm::at_level(m, nodes_gpus, channels, bounds.unwrap_or_default(), None)
     }
 
     /// `new`, with NCCL's graph at P2P level `level` (`topo::Topo::through_cpus`; None: every pair
     /// as typed): `set_constants` builds it where the level given leaves to SHM a pair that NCCL's
     /// P2P transport joins at every default level (`p2p_farthest`).
-    fn at_level(m: &Machine, nodes_gpus: &[Vec<usize>], channels: Option<usize>, bounds: (usize, usize), level: Option<topo::PathType>) -> Result<Comm> {
+    fn at_level(m: &Machine, nodes_gpus: &[Vec<usize>], channels: Option<usize>, bounds: environment::Bounds, level: Option<topo::PathType>) -> Result<Comm> {
         let nodes = nodes_gpus.len();
         let ppn = nodes_gpus[0].len();
         let devices: Vec<usize> = nodes_gpus.iter().flatten().copied().collect();
@@ -1202,7 +1203,9 @@ impl Comm {
     }
 
     fn nvls_call(&self, coll: Coll, algo: Algo, bytes: u64) -> lower::Call {
-        let nc = self.tuning.version.nvls_channels(self.topo.cc, self.nodes, self.nvls_net);
+        // The CTA pair bounds NCCL's NVLS count (transport/nvls.cc), within the release's MAXCHANNELS
+        // (init.cc caps minCTAs and maxCTAs to it); NCCL_MIN/MAX_NCHANNELS do not.
+        let nc = self.channel_bounds.nvls(self.tuning.version.nvls_channels(self.topo.cc, self.nodes, self.nvls_net)).min(self.tuning.version.max_channels());
         let (chunk, tree_max) = self.tuning.version.nvls_chunks(self.topo.cc, self.nodes, self.nvls_net);
         let (a, p) = (algo as usize, Proto::Simple as usize);
         let g = match self.topo.cc {
@@ -1419,10 +1422,11 @@ fn nvb_steps(topo: &topo::Topo, nodes_gpus: &[Vec<usize>]) -> Steps {
 /// The channels a communicator runs under release `v`: NCCL's count from its ring graph (channels,
 /// GB/s a channel; `tuning::coll_channels`), or the count given (NCCL_MIN/MAX_NCHANNELS), which
 /// the release's MAXCHANNELS still bounds.
-fn run_channels(given: Option<usize>, (floor, ceiling): (usize, usize), v: versions::Version, cc: u32, nodes: usize, (graph, bw): (usize, f64)) -> usize {
+fn run_channels(given: Option<usize>, bounds: environment::Bounds, v: versions::Version, cc: u32, nodes: usize, (graph, bw): (usize, f64)) -> usize {
     // NCCL's own count within the user's bounds, as `ncclTopoPostset` (graph/connect.cc, v2.30.7;
     // the same in every release modelled) ends: the ceiling first, then channels copied up to the
     // floor ("we permit combining max, then min, to only use the first channels, then duplicate them").
+    let (floor, ceiling) = bounds.channels();
     let own = || tuning::coll_channels(v, cc, nodes, graph, bw).min(ceiling.max(1)).max(floor);
     given.unwrap_or_else(own).min(v.max_channels())
 }

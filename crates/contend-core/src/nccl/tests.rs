@@ -727,3 +727,33 @@ fn channel_bounds_bound_nccls_own_count() {
     assert_eq!(at(&[("NCCL_MIN_NCHANNELS", "8"), ("NCCL_MAX_NCHANNELS", "2")], None), 8);
     assert_eq!(at(&[("NCCL_MAX_NCHANNELS", "4")], Some(6)), 6);
 }
+
+/// NCCL_MIN/MAX_CTAS bound NVLS's channels and NCCL_MIN/MAX_NCHANNELS do not (transport/nvls.cc,
+/// v2.18.5-1 to v2.30.7-1: `max(minCTAs, min(maxCTAs, nvlsChannels))`; init.cc lowers a CTA floor
+/// above the CTA ceiling to it). hgx-h100 (compute capability 9.0, one node) runs NVLS on NCCL's
+/// 16 channels (`Version::nvls_channels`); rev27: NCCL_MAX_CTAS=4 ran 16.
+#[test]
+fn cta_bounds_bound_nvls_channels() {
+    let at = |env: &[(&str, &str)], nodes: usize, algo: &str| {
+        let r = tests_tool::Request {
+            min_bytes: "16M".into(),
+            max_bytes: "16M".into(),
+            algo: Some(algo.into()),
+            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            ..req("all_reduce")
+        };
+        let rep = api::nccl_tests("hgx-h100", &r, nodes, None).unwrap();
+        assert_eq!(rep.rows[0].algo.name().to_lowercase(), algo, "{env:?}");
+        rep.rows[0].channels
+    };
+    assert_eq!(at(&[], 1, "nvls"), 16);
+    assert_eq!(at(&[("NCCL_MAX_CTAS", "4")], 1, "nvls"), 4);
+    assert_eq!(at(&[("NCCL_MIN_CTAS", "32")], 1, "nvls"), 32);
+    assert_eq!(at(&[("NCCL_MIN_CTAS", "32"), ("NCCL_MAX_CTAS", "4")], 1, "nvls"), 4);
+    assert_eq!(at(&[("NCCL_MAX_NCHANNELS", "4")], 1, "nvls"), 16);
+    assert_eq!(at(&[("NCCL_MIN_NCHANNELS", "32")], 1, "nvls"), 16);
+    assert_eq!(at(&[("NCCL_MIN_CTAS", "6"), ("NCCL_MAX_CTAS", "6")], 1, "nvls"), 6);
+    // NVLS-tree across two nodes takes the same count (nvlsChannels).
+    let own = at(&[], 2, "nvlstree");
+    assert_eq!((at(&[("NCCL_MAX_CTAS", "4")], 2, "nvlstree"), at(&[("NCCL_MAX_NCHANNELS", "4")], 2, "nvlstree")), (4, own));
+}

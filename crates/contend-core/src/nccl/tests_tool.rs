@@ -36,9 +36,9 @@ pub struct Request {
     pub algo: Option<String>,
     pub proto: Option<String>,
     pub channels: Option<usize>,
-    /// Otherwise a floor and ceiling on NCCL's own count (NCCL_MIN/MAX_NCHANNELS, NCCL_MIN/MAX_CTAS
-    /// unequal: `environment::Environment::channel_bounds`).
-    pub channel_bounds: Option<(usize, usize)>,
+    /// Floors and ceilings on NCCL's own counts (NCCL_MIN/MAX_NCHANNELS, NCCL_MIN/MAX_CTAS:
+    /// `environment::Environment::channel_bounds`).
+    pub channel_bounds: Option<super::environment::Bounds>,
     /// A tuner plugin's CSV file (NCCL_TUNER_CONFIG_FILE of NCCL's example plugin, `tuner`).
     pub tuner: Option<String>,
     pub model: String,
