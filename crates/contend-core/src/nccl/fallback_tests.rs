@@ -1,7 +1,8 @@
 //! NCCL_ALGO by release (`Comm::nccl_algos`): before 2.24.3 NCCL skips names it lacks, turns Ring
-//! and Tree on where the list leaves Ring, Tree, NVLS and NVLS-tree all off, and runs Ring for a
-//! collective left with nothing (graph/tuning.cc `ncclTopoTuneModel`, v2.18.5-1 to v2.23.4-1);
-//! from 2.24.3 it stops ("No algorithm/protocol available"), which contend refuses.
+//! and Tree on where the list leaves Ring, Tree, NVLS and NVLS-tree all off (graph/tuning.cc
+//! `ncclTopoTuneModel`, v2.18.5-1 to v2.23.4-1), and runs Ring for a collective left with nothing
+//! (2.19.3 to 2.23.4; 2.18.5 never takes Ring off a collective other than all-reduce); where
+//! nothing is left NCCL stops ("No algorithm/protocol available"), which contend refuses.
 
 use super::tests_tool::Request;
 use super::*;
@@ -61,8 +62,11 @@ fn run_with(machine: &str, op: &str, size: &str, env: &[(&str, &str)], version: 
 }
 
 /// The ring NCCL restores for a collective its lists leave nothing, by release (qa27's wrong
-/// answer 4; `Version::ring_restored`): 2.18.5 has no "at least set ring algo available" and
-/// stops, as 2.24.3 on do (the refusal names the release); 2.19.3 to 2.21.5 restore every
+/// answer 4; `Version::ring_restored`): 2.18.5 has no "at least set ring algo available" but never
+/// takes Ring off another collective than all-reduce (tuning.cc:296, "Never disable ring for
+/// non-allreduce operations"), under NCCL_PROTO's protocols (its `pEnable == 0` zeroing comes
+/// first), so only an all-reduce left with nothing stops there, as every collective does from
+/// 2.24.3 (the refusal names the release); 2.19.3 to 2.21.5 restore every
 /// protocol (`ringbdw` is taken before NCCL_PROTO zeroes any), 2.22.3 and 2.23.4 only those
 /// NCCL_PROTO leaves (`ringbdw[c][p] = 0` where `pEnable == 0`). NCCL_ALGO=Tree NCCL_PROTO=Simple
 /// all-gather of 1 KiB on hgx-h100: NCCL's ring model gives LL 6.6 + 7 x 0.6 = 10.8 us of latency
@@ -71,17 +75,21 @@ fn run_with(machine: &str, op: &str, size: &str, env: &[(&str, &str)], version: 
 #[test]
 fn the_restored_ring_runs_the_protocols_of_its_release() {
     let lists = [("NCCL_ALGO", "Tree"), ("NCCL_PROTO", "Simple")];
-    for (v, proto) in [("2.19", Proto::Ll), ("2.20", Proto::Ll), ("2.21", Proto::Ll), ("2.22", Proto::Simple), ("2.23", Proto::Simple)] {
+    for (v, proto) in [("2.18", Proto::Simple), ("2.19", Proto::Ll), ("2.20", Proto::Ll), ("2.21", Proto::Ll), ("2.22", Proto::Simple), ("2.23", Proto::Simple)]
+    {
         let r = run_with("hgx-h100", "all_gather", "1K", &lists, v).unwrap();
         assert_eq!((r.rows[0].algo, r.rows[0].proto), (Algo::Ring, proto), "{v}");
         let n = note(&r);
-        assert!(n.contains("it runs Ring, with"), "{v}: {n}");
+        let said = if v == "2.18" { "it never turns Ring off for all_gather" } else { "it runs Ring, with" };
+        assert!(n.contains(said), "{v}: {n}");
         let model = if proto == Proto::Ll { 10.8 } else { 32.2 };
         assert!(r.rows[0].nccl_model_us > model && r.rows[0].nccl_model_us < model + 1.0, "{v}: {}", r.rows[0].nccl_model_us);
     }
     for (v, tag) in [("2.18", "2.18.5"), ("2.24", "2.24.3"), ("2.30", "2.30.7")] {
-        let e = run_with("hgx-h100", "all_gather", "1K", &lists, v).unwrap_err().to_string();
-        assert!(e.contains("is no algorithm NCCL runs all_gather with") && e.contains(&format!("NCCL {tag} stops")) && !e.contains('\n'), "{v}: {e}");
+        if v != "2.18" {
+            let e = run_with("hgx-h100", "all_gather", "1K", &lists, v).unwrap_err().to_string();
+            assert!(e.contains("is no algorithm NCCL runs all_gather with") && e.contains(&format!("NCCL {tag} stops")) && !e.contains('\n'), "{v}: {e}");
+        }
         // Both lists together leave nothing: the refusal names the release too.
         let e = run_with("hgx-h100", "all_reduce", "1K", &[("NCCL_ALGO", "NVLS"), ("NCCL_PROTO", "LL")], v).unwrap_err().to_string();
         assert!(e.contains("leaves NCCL no algorithm for all_reduce here under NCCL ") && e.contains(tag) && !e.contains('\n'), "{v}: {e}");
@@ -89,5 +97,13 @@ fn the_restored_ring_runs_the_protocols_of_its_release() {
     // qa27's command: NCCL_ALGO=Tree all-gather on pcie-8gpu-ws under 2.21 runs the ring (was refused).
     let r = run_with("pcie-8gpu-ws", "all_gather", "1M", &[("NCCL_ALGO", "Tree")], "2.21").unwrap();
     assert_eq!(r.rows[0].algo, Algo::Ring);
-    assert!(run_with("pcie-8gpu-ws", "all_gather", "1M", &[("NCCL_ALGO", "Tree")], "2.18").is_err());
+    // 2.18.5 keeps the ring of every collective but all-reduce: broadcast, reduce and
+    // reduce-scatter too; an all-reduce left with nothing (NVLS on an A100 node) stops.
+    for op in ["all_gather", "broadcast", "reduce", "reduce_scatter"] {
+        let r = run_with("pcie-8gpu-ws", op, "1M", &[("NCCL_ALGO", "Tree")], "2.18").unwrap();
+        assert_eq!(r.rows[0].algo, Algo::Ring, "{op}");
+        assert!(note(&r).contains(&format!("it never turns Ring off for {op}")), "{op}: {}", note(&r));
+    }
+    let e = run_with("dgx-a100", "all_reduce", "1M", &[("NCCL_ALGO", "NVLS")], "2.18").unwrap_err().to_string();
+    assert!(e.contains("2.18.5") && !e.contains('\n'), "{e}");
 }

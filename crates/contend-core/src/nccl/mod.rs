@@ -902,8 +902,10 @@ impl Comm {
     /// 2.19.3 to 2.21.5 with every protocol, LL128 past its gates (`ringbdw` is taken before the
     /// lists and gates zero anything), 2.22.3 and 2.23.4 with the protocols NCCL_PROTO and LL128's
     /// gates leave (`if (a == NCCL_ALGO_RING && pEnable == 0) comm->ringbdw[c][p] = 0`). 2.18.5
-    /// has no such line, and 2.24.3 on neither fallback: where the lists leave nothing NCCL stops
-    /// (enqueue.cc "no algorithm/protocol available"; refused by the caller, `none_left`).
+    /// has no such line but never takes Ring off a collective other than all-reduce (v2.18.5-1
+    /// tuning.cc:296, the protocols NCCL_PROTO leaves), so only an all-reduce can be left with
+    /// nothing there; 2.24.3 on has neither: where the lists leave nothing NCCL stops (enqueue.cc
+    /// "no algorithm/protocol available"; refused by the caller, `none_left`).
     pub fn nccl_algos(&self, coll: Coll, named: Option<Vec<Algo>>, protos: Option<Vec<Proto>>) -> (Vec<Algo>, Option<Vec<Proto>>, Option<String>) {
         let own = |l: &[Algo]| -> Vec<Algo> { l.iter().copied().filter(|a| coll.algos().contains(a)).collect() };
         let Some(mut list) = named else { return (coll.algos().to_vec(), protos, None) };
@@ -920,6 +922,13 @@ impl Comm {
         if !(on(Algo::Ring) || on(Algo::Tree) || (self.nodes == 1 && on(Algo::Nvls)) || (self.nodes > 1 && on(Algo::NvlsTree))) {
             list.extend([Algo::Ring, Algo::Tree]);
             why.push(format!("with no Ring, Tree or {} left it turns Ring and Tree on", if self.nodes == 1 { "NVLS" } else { "NVLS-tree" }));
+        }
+        // 2.18.5 never takes Ring off another collective than all-reduce ("Never disable ring for
+        // non-allreduce operations. That allows to run real apps with NCCL_ALGO=TREE."): it keeps
+        // its table's Ring under the protocols NCCL_PROTO and LL128's gates leave.
+        if v < versions::Version::V2_19 && coll != Coll::AllReduce && coll.algos().contains(&Algo::Ring) && !list.contains(&Algo::Ring) {
+            list.push(Algo::Ring);
+            why.push(format!("it never turns Ring off for {} (\"Never disable ring for non-allreduce operations\")", coll.name()));
         }
         let mut algos = own(&list);
         let mut protos = protos;
