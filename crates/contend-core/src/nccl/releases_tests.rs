@@ -121,6 +121,20 @@ fn nvls_tree_takes_the_new_model_and_20_9_us_at_2_28() {
     assert!(close(lat, 366.8) && close(bw, 800.0 * 16.0 / 30.0), "{lat} {bw}");
 }
 
+/// NVLS-tree on one head a node (one NIC: rev27 finding 5): NCCL's "NVLS/NVLStree needs at least
+/// 2 channels" is first in v2.28.3-1 tuning.cc; to 2.27.3 busBw = nChannels x bw, so one head runs:
+/// 2.27.7 1 x min(40, 25) x 5/6 on two nodes; 2.28.9 drops it.
+#[test]
+fn nvls_tree_on_one_head_runs_before_2_28() {
+    let one = |v| Comm { cc: 90, nvls_heads: 1, nvls_bw_intra: 40.0, nvls_bw_inter: 25.0, net_latency: 75.0, ..comm(v) };
+    for v in [Version::V2_19, Version::V2_24, Version::V2_27] {
+        let (_, bw) = model(&one(v), Coll::AllReduce, Algo::NvlsTree, Proto::Simple);
+        assert!(close(bw, 25.0 * 5.0 / 6.0), "{v:?}: {bw}");
+    }
+    assert!(tuning::model(&one(Version::V2_28), Coll::AllReduce, Algo::NvlsTree, Proto::Simple).is_none());
+    assert!(tuning::model(&Comm { nvls_heads: 0, ..one(Version::V2_27) }, Coll::AllReduce, Algo::NvlsTree, Proto::Simple).is_none());
+}
+
 #[test]
 fn maxchannels_and_the_hopper_doubling_change_at_2_25() {
     // device.h MAXCHANNELS: 32 to 2.24.3, 64 from 2.25.1; 24 ring channels doubled: 32 or 48.

@@ -817,7 +817,9 @@ fn nvls_tree_model(c: &Comm, proto: Proto, g: usize, n: f64, nsteps: f64) -> Opt
 /// NVLink figure, NVLS-tree's plus 2 log2(nodes) network ones.
 fn nvls_model_old(c: &Comm, coll: Coll, algo: Algo, proto: Proto) -> Option<(f64, f64)> {
     let tree = algo == Algo::NvlsTree;
-    if proto != Proto::Simple || c.nvls_heads < 2 || (tree && c.nodes < 2) || (!tree && c.nodes > 1) {
+    // A graph of one channel runs (bus = 1 x bw): "NVLS/NVLStree needs at least 2 channels" is
+    // from v2.28.3-1 tuning.cc (`nvls_model`, `nvls_tree_model`); to v2.27.3-1 only none is out.
+    if proto != Proto::Simple || c.nvls_heads < 1 || (tree && c.nodes < 2) || (!tree && c.nodes > 1) {
         return None;
     }
     if !tree && !matches!(coll, Coll::AllReduce | Coll::AllGather | Coll::ReduceScatter) {
