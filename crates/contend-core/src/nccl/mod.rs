@@ -736,9 +736,10 @@ impl Comm {
         self.tuning.nvls_enable = c.nvls_enable;
         self.tuning.version = c.version;
         (self.tuning.tree_bw_intra, self.tuning.tree_bw_inter) = self.tree_graphs[c.version as usize];
-        if let Some(g) = &self.nvls_graphs[c.version as usize] {
-            (self.tuning.nvls_heads, self.tuning.nvls_bw_intra, self.tuning.nvls_bw_inter) = (g.heads.len(), g.intra, g.inter);
-        }
+        // The running release's NVLS graph, none where its search finds no channel (rev27: 2.30.7's
+        // heads and speeds were kept where an older release's search found none).
+        (self.tuning.nvls_heads, self.tuning.nvls_bw_intra, self.tuning.nvls_bw_inter) =
+            self.nvls_graphs[c.version as usize].as_ref().map_or((0, 0.0, 0.0), |g| (g.heads.len(), g.intra, g.inter));
         self.channels = run_channels(self.channels_given, self.channel_bounds, c.version, self.topo.cc, self.nodes, self.ring_graph);
         self.tuning.net_latency = c.net_latency * 1e6;
         self.constants = c;

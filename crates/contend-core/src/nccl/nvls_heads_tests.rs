@@ -161,6 +161,25 @@ fn a_nics_ports_merge_into_one_device_from_2_20() {
     assert!(c.pick(Coll::AllReduce, 1 << 30, &[Algo::Ring], None).unwrap().is_some());
 }
 
+/// A release whose NVLS search finds no channel runs no NVLS graph, whatever 2.30.7's finds (rev27
+/// finding 6): to 2.21.5 channel 0 takes NIC 0 alone (search.cc, `i > 0` skipped), so a first NIC
+/// with no local GPU ends the search (None), while 2.22.3 on rotates past it; `set_constants`
+/// under such a release leaves NCCL's table no NVLS-tree (it kept 2.30.7's heads and speeds).
+#[test]
+fn a_release_whose_search_finds_no_channel_has_no_nvls_graph() {
+    let mut n = nets(48.0, &[0, 2, 4, 6]);
+    n.insert(0, Net { bw: 48.0, local: None });
+    assert!(search(Version::V2_21, hopper(Version::V2_21), &n, H100_LINK, H100_LINK, 8).is_none());
+    assert!(search(Version::V2_22, hopper(Version::V2_22), &n, H100_LINK, H100_LINK, 8).is_some());
+    let mut c = few_nics(&[0, 2, 4, 6], "200Gb/s", "25GB/s", 2);
+    c.nvls_graphs[Version::V2_21 as usize] = None;
+    c.set_constants(constants::Constants { version: Version::V2_21, ..Default::default() }).unwrap();
+    assert_eq!((c.tuning.nvls_heads, c.tuning.nvls_bw_intra, c.tuning.nvls_bw_inter), (0, 0.0, 0.0));
+    assert!(tuning::model(&c.tuning, Coll::AllReduce, Algo::NvlsTree, Proto::Simple).is_none());
+    c.set_constants(constants::Constants::default()).unwrap();
+    assert_eq!((c.tuning.nvls_heads, c.tuning.nvls_bw_intra, c.tuning.nvls_bw_inter), (4, 24.0, 24.0));
+}
+
 /// `--explain` names the NVLS graph's heads and speeds.
 #[test]
 fn explain_names_the_heads() {
