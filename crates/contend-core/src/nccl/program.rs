@@ -30,6 +30,9 @@ pub struct ProgramCalls<'m> {
     /// The run's NCCL_* variables: NCCL_ALGO / NCCL_PROTO for calls without their own, the
     /// channels of every communicator.
     env: &'m Environment,
+    /// The release's NCCL_ALGO fallback lines (`Comm::nccl_algos`), each once, as `contend
+    /// nccl-tests` says them.
+    notes: RefCell<Vec<String>>,
 }
 
 /// A communicator, and where each of its ranks sits among the communicator's node-major ranks.
@@ -60,7 +63,12 @@ fn problem(e: Error) -> String {
 
 impl<'m> ProgramCalls<'m> {
     pub fn new(m: &'m Machine, tuner: Option<&'m super::tuner::Tuner>, constants: super::constants::Constants, env: &'m Environment) -> Self {
-        ProgramCalls { m, comms: RefCell::new(HashMap::new()), tuner, constants, env }
+        ProgramCalls { m, comms: RefCell::new(HashMap::new()), tuner, constants, env, notes: RefCell::new(Vec::new()) }
+    }
+
+    /// The lines the calls lowered so far said (each once, in the order first said).
+    pub fn into_notes(self) -> Vec<String> {
+        self.notes.into_inner()
     }
 
     /// The communicator of GPUs `devices` (rank order): its ranks grouped node by node, as NCCL
@@ -130,7 +138,10 @@ impl NcclLowering for ProgramCalls<'_> {
             // The list, None where neither gives one (`Comm::pick`: a list naming LL128 skips its gates).
             let protos = call.proto.as_ref().or(proto_env).map(|s| parse_protos(s)).transpose().map_err(problem)?;
             // The release's own fallbacks where the list leaves nothing (`Comm::nccl_algos`).
-            let (algos, protos, _) = b.comm.nccl_algos(c, named, protos);
+            let (algos, protos, note) = b.comm.nccl_algos(c, named, protos);
+            if let Some(n) = note.filter(|n| !self.notes.borrow().contains(n)) {
+                self.notes.borrow_mut().push(n);
+            }
             let pick = b.comm.pick(c, bytes, &algos, protos.as_deref()).map_err(|e| e.to_string())?.ok_or_else(|| {
                 let have: Vec<&str> = c.algos().iter().map(|a| a.name()).collect();
                 let set: Vec<String> = [("NCCL_ALGO", algo_env), ("NCCL_PROTO", proto_env)].iter().filter_map(|(k, v)| v.map(|v| format!("{k}={v}"))).collect();

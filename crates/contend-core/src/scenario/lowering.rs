@@ -151,7 +151,7 @@ fn machine_but_speeds(m: &Machine) -> String {
 }
 
 /// One job's operations, their origins and its ends, its indices counted from its first operation.
-type JobLowered = (Vec<Transfer>, Vec<OpOrigin>, Lowered);
+type JobLowered = (Vec<Transfer>, Vec<OpOrigin>, Lowered, Vec<String>);
 
 pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<usize>], detail: bool, env: &[(String, String)]) -> Result<Lowering> {
     let (jobs, sizes) = jobs_fitting(s, origin, nodes)?;
@@ -184,13 +184,19 @@ pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<us
             // of communicators is by GPUs, which no two jobs share: one per job).
             let calls = crate::nccl::program::ProgramCalls::new(m, tuner.as_ref(), constants, &environment);
             let low = program::lower(&job.program, devices, &s.mpi, scale, j as u32, &job.source, Some(&calls), &mut ops, &mut origins)?;
-            Ok((ops, origins, low))
+            Ok((ops, origins, low, calls.into_notes()))
         })
         .collect();
     let parts: Vec<JobLowered> = parts.into_iter().collect::<Result<_>>()?;
     let total = parts.iter().map(|p| p.0.len()).sum();
     let (mut ops, mut origins, mut lowered) = (Vec::with_capacity(total), Vec::<OpOrigin>::with_capacity(total), Vec::with_capacity(parts.len()));
-    for (job_ops, job_origins, mut low) in parts {
+    let mut said: Vec<String> = Vec::new();
+    for (job_ops, job_origins, mut low, job_notes) in parts {
+        for n in job_notes {
+            if !said.contains(&n) {
+                said.push(n);
+            }
+        }
         let base = ops.len();
         if base > 0 {
             for e in low.ends.iter_mut().flatten() {
@@ -211,7 +217,9 @@ pub(super) fn lower(s: &ScenarioSpec, origin: &str, m: &Machine, nodes: &[Vec<us
         program::name_operations(&mut ops, &origins, |d| rank_on[d]);
     }
     let workload = Workload { transfers: ops, origin: origin.to_string(), ..Default::default() };
-    let notes =
+    // The environment's lines, then the release's NCCL_ALGO fallbacks the calls took.
+    let mut notes =
         environment.notes("rank programs' NCCL calls run NCCL's choice within them; a call's own algo or proto wins, as the scenario's params and --param do");
+    notes.extend(said);
     Ok(Lowering { jobs, sizes, slots, workload, origins, lowered, rank_on, notes })
 }

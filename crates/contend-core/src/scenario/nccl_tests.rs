@@ -284,6 +284,11 @@ fn the_environment_reaches_the_programs() {
     let ag = same("{nccl_allgather: {size: 1MiB}}", 8);
     let e = run_env("env-ag.yaml", &ag, "", &[("NCCL_ALGO", "tree")]).unwrap_err().to_string();
     assert!(e.contains("leaves NCCL no algorithm") && e.contains("NCCL_ALGO=tree from the environment") && !e.contains('\n'), "{e}");
+    // Under 2.23.4 NCCL restores the ring there ("at least set ring algo available"), and the run
+    // says so in one line, once for the eight ranks' calls, as `contend nccl-tests` does (rev27).
+    let r = run_env("env-ag.yaml", &ag, "nccl_version: \"2.23\"", &[("NCCL_ALGO", "tree")]).unwrap();
+    let said: Vec<&String> = r.notes.iter().filter(|n| n.starts_with("NCCL_ALGO under NCCL 2.23.4")).collect();
+    assert!(said.len() == 1 && said[0].contains("with none of them left for all_gather it runs Ring"), "{:?}", r.notes);
     // MPI alone: NCCL's variables are not read (a bad one is no mistake) and not noted.
     let mpi = vec!["[{send: {peer: 1, size: 1MiB}}]".to_string(), "[{recv: {peer: 0, size: 1MiB}}]".to_string()];
     let m = run_env("env-mpi.yaml", &mpi, "", &[("NCCL_ALGO", "bogus")]).unwrap();
