@@ -13,7 +13,8 @@
 //!   (their `parseList` has no prefixes), and 2.30's form is not read yet.
 //! - NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS (src/graph/connect.cc `NCCL_PARAM(MinNchannels, …)`)
 //!   with NCCL_MIN_CTAS, NCCL_MAX_CTAS (src/init.cc `NCCL_PARAM(MinCTAs, "MIN_CTAS", …)`, the
-//!   communicator's `config.minCTAs` / `maxCTAs`, which connect.cc applies beside them),
+//!   communicator's `config.minCTAs` / `maxCTAs`, which connect.cc applies beside them and
+//!   transport/nvls.cc alone to NVLS's count: `Bounds`),
 //!   NCCL_BUFFSIZE (src/init.cc `NCCL_PARAM(BuffSize, "BUFFSIZE", -2)`) and NCCL_PXN_DISABLE
 //!   (src/graph/paths.cc `NCCL_PARAM(PxnDisable, "PXN_DISABLE", 0)`): int64 parameters, read by
 //!   `ncclLoadParam` (src/misc/param.cc) with `strtoll(str, nullptr, 0)` where the value is not
