@@ -339,13 +339,28 @@ impl PacketPrepared {
             });
             net.lane_of.push(lane);
             net.nvc = net.nvc.max(net.dynr.as_ref().map_or(path.len(), |d| d.max_hops(f, path.len())));
+            // A NIC that takes turns among several messages (rr, rr-N with N ≥ 2) does so at its own
+            // link (the message's first network hop): that port takes each message as an input of
+            // its own, so its round robin is over messages, whichever GPU's link brought them (seed
+            // 003 §III-B: the NIC schedules messages); the links before it fill the NIC's buffer
+            // ahead of it, up to their credits. FCFS (one message at a time) keeps one FIFO per link
+            // into the NIC, so a message's packets buffered there leave before the next message's.
+            let nic_hop = match flows.nic[f] {
+                _ if flows.nic_scheduling.slots() == Some(1) => None,
+                NO_NIC => None,
+                _ => plan.hops.iter().position(|h| m.links[h.link].kind == LinkKind::Network).filter(|&k| k > 0),
+            };
             for (k, (&r, h)) in path.iter().zip(&plan.hops).enumerate() {
                 let l = &m.links[h.link];
                 let to = if h.forward { l.b } else { l.a };
                 let forwards = k + 1 < path.len() && m.devices[to].kind == DeviceKind::Switch;
                 net.hop_res.push(r);
                 net.hop_delay.push(ps(flows.latency[r as usize]) + if forwards { params.router_delay } else { 0 });
-                let input = if k == 0 { (1 << 32) | lane as u64 } else { path[k - 1] as u64 };
+                let input = match k {
+                    0 => (1 << 32) | lane as u64,
+                    _ if nic_hop == Some(k) => (2 << 32) | f as u64,
+                    _ => path[k - 1] as u64,
+                };
                 let next = net.queue_port.len() as u32;
                 let q = *queues.entry((input, r, k)).or_insert_with(|| {
                     net.queue_port.push(r);
