@@ -160,6 +160,8 @@ pub(crate) struct Net {
     pub lane_of: Vec<u32>,
     /// Per lane: its injector; per injector: messages that may packetise at once.
     pub lane_injector: Vec<u32>,
+    /// Per lane: its port (its messages' first resource).
+    pub lane_port: Vec<u32>,
     pub window: Vec<u32>,
     /// Per-packet routing, where the machine's policy routes packets (routing.rs).
     pub dynr: Option<routing::Dyn>,
@@ -273,6 +275,7 @@ impl PacketPrepared {
             last_bytes: Vec::with_capacity(n),
             lane_of: Vec::with_capacity(n),
             lane_injector: Vec::new(),
+            lane_port: Vec::new(),
             window: Vec::new(),
             dynr: routing::Dyn::build(m, w, &flows),
             // The slower of its max_rate and the bundle member it is held to (flow/bundle.rs).
@@ -335,6 +338,7 @@ impl PacketPrepared {
             // before it is cut from the message in turn (engine.rs `bind`).
             let lane = *lanes.entry((inj, first, path.len() > 1)).or_insert_with(|| {
                 net.lane_injector.push(inj);
+                net.lane_port.push(first);
                 next
             });
             net.lane_of.push(lane);
