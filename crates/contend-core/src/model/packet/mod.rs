@@ -27,7 +27,9 @@
 //! A transfer with a `max_rate` is paced at its source: its next packet is cut no earlier than
 //! its last one's cut plus that packet's bytes at the rate (a sender that makes data no faster),
 //! and the lane serves the other transfers meanwhile. The transfers of a rate group are paced
-//! as one: the group's next packet, whichever member's, waits for the group's last cut.
+//! as one: the group's next packet, whichever member's, waits for the group's last cut; a lane's
+//! packet waiting at its port goes only while one of its messages may cut (a member in another
+//! lane may have cut since it was placed).
 //!
 //! Time inside the model is integer picoseconds, events ordered by (time, sequence): the same
 //! input gives the same output. Seconds appear only at the `EventModel` boundary. The clock's
