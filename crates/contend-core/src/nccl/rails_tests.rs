@@ -565,9 +565,10 @@ fn cross_nic_one_leaves_switch_shared_nodes_by_the_leaving_gpus_own_nic() {
 
 /// DGX-1 (P100), the multi-NIC preset without NVSwitch: each NIC is entered and left by a quarter
 /// of the channels (PIX at both ends: crossNic 0, no PXN), and the ring reaches the NICs' bound,
-/// 4 x 12.5 = 50 GB/s: within 2.5% under packet (48.95 GB/s since round 27, whose exact round-robin
-/// arbiter of a NIC's lanes, `model/packet/nic_turn_tests.rs`, moved it from just over 49: each NIC
-/// here is fed by two GPUs' links); maxmin keeps the NICs' PCIe Gen3 x16 links at 93%
+/// 4 x 12.5 = 50 GB/s: within 2.5% under packet (48.95 GB/s since round 27's pkt27, whose
+/// binding of a lane's packet when its port takes it, `model/packet/nic_turn_tests.rs`, moved it
+/// from just over 49; mendpkt27's turns over messages at the NIC's own link, each NIC here being
+/// fed by two GPUs' links, leave it at 48.95); maxmin keeps the NICs' PCIe Gen3 x16 links at 93%
 /// (`dgx1_ring_across_two_nodes_reaches_its_four_nics`).
 #[test]
 fn dgx1_nics_carry_equal_shares_each_way_at_their_bound() {

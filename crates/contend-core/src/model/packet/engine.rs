@@ -294,13 +294,23 @@ impl<'p> PacketEngine<'p> {
             return;
         }
         let base = port * self.nvc;
-        let ring = &self.active[port];
-        let Some(i) = (0..ring.len()).find(|&i| {
-            let q = ring[i] as usize;
-            !self.pk[self.qhead[q] as usize].credit || self.credit[base + self.queue_vc[q] as usize] > 0
-        }) else {
-            return;
-        };
+        let mut pick = None;
+        for i in 0..self.active[port].len() {
+            let q = self.active[port][i] as usize;
+            let head = self.pk[self.qhead[q] as usize];
+            if head.credit && self.credit[base + self.queue_vc[q] as usize] == 0 {
+                continue;
+            }
+            // A lane's placeholder goes only while one of its messages may cut: a member of its rate
+            // group in another lane may have cut since it was placed. `in_turn` then books the PACE
+            // event that wakes this port.
+            if self.queue_vc[q] == 0 && !self.next_cut.is_empty() && self.in_turn(head.flow as usize).is_none() {
+                continue;
+            }
+            pick = Some(i);
+            break;
+        }
+        let Some(i) = pick else { return };
         let q = self.active[port].remove(i).expect("index in range") as usize;
         let vc = self.queue_vc[q] as usize;
         let h = self.qhead[q];
@@ -620,11 +630,13 @@ impl<'p> PacketEngine<'p> {
         if served != NONE {
             self.ring[lane].push_back(served);
         }
-        // `refill` found a message that may cut; a paced one may have been overtaken since by
-        // a member of its rate group in another lane, and then the first in turn cuts.
+        // `try_start` took the placeholder only while a message of the lane may cut.
         let k = match self.next_cut.is_empty() {
             true => 0,
-            false => self.in_turn(lane).and_then(|f| self.ring[lane].iter().position(|&g| g as usize == f)).unwrap_or(0),
+            false => {
+                let f = self.in_turn(lane).expect("a message that may cut");
+                self.ring[lane].iter().position(|&g| g as usize == f).expect("in the ring")
+            }
         };
         let f = self.ring[lane].remove(k).expect("a message in turn");
         let fi = f as usize;
@@ -692,6 +704,10 @@ impl<'p> PacketEngine<'p> {
                 if self.pace_due[i] == ev.t {
                     self.pace_due[i] = u64::MAX;
                     self.wake_lanes.push(i as u32);
+                    if self.pending[i] {
+                        // Its placeholder waits at its port for a message that may cut (`try_start`).
+                        self.wake.push(self.net.lane_port[i]);
+                    }
                 }
             }
         }

@@ -27,7 +27,9 @@
 //! A transfer with a `max_rate` is paced at its source: its next packet is cut no earlier than
 //! its last one's cut plus that packet's bytes at the rate (a sender that makes data no faster),
 //! and the lane serves the other transfers meanwhile. The transfers of a rate group are paced
-//! as one: the group's next packet, whichever member's, waits for the group's last cut.
+//! as one: the group's next packet, whichever member's, waits for the group's last cut; a lane's
+//! packet waiting at its port goes only while one of its messages may cut (a member in another
+//! lane may have cut since it was placed).
 //!
 //! Time inside the model is integer picoseconds, events ordered by (time, sequence): the same
 //! input gives the same output. Seconds appear only at the `EventModel` boundary. The clock's
@@ -160,6 +162,8 @@ pub(crate) struct Net {
     pub lane_of: Vec<u32>,
     /// Per lane: its injector; per injector: messages that may packetise at once.
     pub lane_injector: Vec<u32>,
+    /// Per lane: its port (its messages' first resource).
+    pub lane_port: Vec<u32>,
     pub window: Vec<u32>,
     /// Per-packet routing, where the machine's policy routes packets (routing.rs).
     pub dynr: Option<routing::Dyn>,
@@ -273,6 +277,7 @@ impl PacketPrepared {
             last_bytes: Vec::with_capacity(n),
             lane_of: Vec::with_capacity(n),
             lane_injector: Vec::new(),
+            lane_port: Vec::new(),
             window: Vec::new(),
             dynr: routing::Dyn::build(m, w, &flows),
             // The slower of its max_rate and the bundle member it is held to (flow/bundle.rs).
@@ -335,17 +340,33 @@ impl PacketPrepared {
             // before it is cut from the message in turn (engine.rs `bind`).
             let lane = *lanes.entry((inj, first, path.len() > 1)).or_insert_with(|| {
                 net.lane_injector.push(inj);
+                net.lane_port.push(first);
                 next
             });
             net.lane_of.push(lane);
             net.nvc = net.nvc.max(net.dynr.as_ref().map_or(path.len(), |d| d.max_hops(f, path.len())));
+            // A NIC that takes turns among several messages (rr, rr-N with N ≥ 2) does so at its own
+            // link (the message's first network hop): that port takes each message as an input of
+            // its own, so its round robin is over messages, whichever GPU's link brought them (seed
+            // 003 §III-B: the NIC schedules messages); the links before it fill the NIC's buffer
+            // ahead of it, up to their credits. FCFS (one message at a time) keeps one FIFO per link
+            // into the NIC, so a message's packets buffered there leave before the next message's.
+            let nic_hop = match flows.nic[f] {
+                _ if flows.nic_scheduling.slots() == Some(1) => None,
+                NO_NIC => None,
+                _ => plan.hops.iter().position(|h| m.links[h.link].kind == LinkKind::Network).filter(|&k| k > 0),
+            };
             for (k, (&r, h)) in path.iter().zip(&plan.hops).enumerate() {
                 let l = &m.links[h.link];
                 let to = if h.forward { l.b } else { l.a };
                 let forwards = k + 1 < path.len() && m.devices[to].kind == DeviceKind::Switch;
                 net.hop_res.push(r);
                 net.hop_delay.push(ps(flows.latency[r as usize]) + if forwards { params.router_delay } else { 0 });
-                let input = if k == 0 { (1 << 32) | lane as u64 } else { path[k - 1] as u64 };
+                let input = match k {
+                    0 => (1 << 32) | lane as u64,
+                    _ if nic_hop == Some(k) => (2 << 32) | f as u64,
+                    _ => path[k - 1] as u64,
+                };
                 let next = net.queue_port.len() as u32;
                 let q = *queues.entry((input, r, k)).or_insert_with(|| {
                     net.queue_port.push(r);

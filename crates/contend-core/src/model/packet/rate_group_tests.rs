@@ -104,3 +104,48 @@ fn sc16_refuses_a_group_in_one_line() {
     let e = Sc16Prepared::new(&m, &w, Sc16Params::default()).err().unwrap().to_string();
     assert!(e.contains("max_rate") && e.contains("maxmin") && !e.contains('\n'), "{e}");
 }
+
+/// One 2 GB/s group whose members leave by two lanes (A from n0, B from n1), and an uncapped C
+/// sharing A's lane. The group cuts one packet each 2.048 µs whichever member's, so its 512
+/// packets end within the pipeline's fill of twice the time one member takes at the cap, and no
+/// member ends before one member's time at the cap; C takes A's lane whenever the group may not
+/// cut: the 10 GB/s link less A's share. Which member cuts at a pace is whichever lane's port takes
+/// it first (here B's, which ends at about one member's time, A at twice it; maxmin gives 1 GB/s
+/// each).
+#[test]
+fn a_group_over_two_lanes_keeps_its_cap_and_the_lanes_other_message_goes_meanwhile() {
+    let m = star(5, "{}");
+    let one = MIB / 2e9;
+    let text = "transfers:\n  - {src: n0.GPU0, dst: n2.GPU0, size: 1MiB, max_rate: 2GB/s, rate_group: g}\n  - {src: n1.GPU0, dst: n3.GPU0, size: 1MiB, max_rate: 2GB/s, rate_group: g}\n  - {src: n0.GPU0, dst: n4.GPU0, size: 1MiB}\n";
+    let pk = run(&m, &workload(&m, text), &[]).finish;
+    let last = pk[0].max(pk[1]);
+    assert!((last - 2.0 * one).abs() < 0.005 * 2.0 * one, "packet {pk:?} vs {}", 2.0 * one);
+    assert!(pk[0].min(pk[1]) > one, "packet {pk:?} vs {one}");
+    assert!(pk[2] < MIB / 9e9 + 2e-6, "packet {pk:?}");
+}
+
+/// One lane's placeholder overtaken at its own port: n0.GPU0 sends A (to n0.GPU1, no NIC) and B (to
+/// n1, by the NIC) in one 2 GB/s group, and an uncapped C (to n0.GPU2) in A's lane; A's and B's lanes
+/// share GPU0's link to the PCIe switch, which C keeps busy. When the group may cut again, B's lane
+/// puts its placeholder behind C's packet; A's lane may then take the port first and cut for the
+/// group. B's placeholder then waits for the next pace (the group at its cap: its 512 packets end
+/// within the pipeline's fill of twice one member's time at the cap). It used to be cut at once,
+/// B's packets riding on A's paces: the group past its cap.
+#[test]
+fn a_placeholder_overtaken_by_its_groups_other_lane_waits_for_the_pace() {
+    let mut text = String::from("name: sw\ndevices:\n  - {name: sw0, kind: switch}\n  - {name: n0.P0, kind: pcie_switch}\n  - {name: n0.NIC0, kind: nic}\n");
+    text.push_str("  - {name: n1.GPU0, kind: gpu, latency: 0s}\n  - {name: n1.NIC0, kind: nic}\n");
+    let mut links = String::from("links:\n  - {a: n0.NIC0, b: n0.P0, kind: pcie, bandwidth: 20GB/s, efficiency: 1, latency: 0s}\n");
+    for g in 0..3 {
+        text.push_str(&format!("  - {{name: n0.GPU{g}, kind: gpu, latency: 0s}}\n"));
+        links.push_str(&format!("  - {{a: n0.P0, b: n0.GPU{g}, kind: pcie, bandwidth: 20GB/s, efficiency: 1, latency: 0s}}\n"));
+    }
+    links.push_str("  - {a: n1.NIC0, b: n1.GPU0, kind: pcie, bandwidth: 20GB/s, efficiency: 1, latency: 0s}\n");
+    links.push_str("  - {a: n0.NIC0, b: sw0, kind: network, bandwidth: 10GB/s, latency: 100ns}\n  - {a: n1.NIC0, b: sw0, kind: network, bandwidth: 10GB/s, latency: 100ns}\n");
+    let m = Machine::from_text(&format!("{text}{links}"), "sw").unwrap();
+    let one = MIB / 2e9;
+    let w = "transfers:\n  - {src: n0.GPU0, dst: n0.GPU1, size: 1MiB, max_rate: 2GB/s, rate_group: g}\n  - {src: n0.GPU0, dst: n1.GPU0, size: 1MiB, max_rate: 2GB/s, rate_group: g}\n  - {src: n0.GPU0, dst: n0.GPU2, size: 1MiB}\n";
+    let pk = run(&m, &workload(&m, w), &[]).finish;
+    let last = pk[0].max(pk[1]);
+    assert!((last - 2.0 * one).abs() < 0.005 * 2.0 * one, "packet {pk:?} vs {}", 2.0 * one);
+}
