@@ -9,6 +9,8 @@ llMaxBws, nvlsEfficiency), its ring search speeds (src/graph/search.cc speedArra
 nccl-tests' busbw factors (src/*.cu `getBw`).
 """
 
+from pathlib import Path
+
 import pytest
 
 from contend import api
@@ -19,31 +21,12 @@ GEN4_EFF = GEN4 * 0.835  # 26.309: eff_pcie4
 GEN4_BOTH = GEN4_EFF / 1.06  # 24.820: a GPU link carrying its sends up while its receives come down (duplex_pcie)
 
 # 4 x RTX 6000 Ada (data sheet: PCIe Gen4 x16, no NVLink) behind one Gen4 switch, one Intel socket: every pair PIX.
-ADA_SWITCH = """\
-name: rtx6000ada-x4-sw
-devices:
-  - {name: RC0, kind: root_complex, model: "Intel Xeon w9-3495X PCIe root complex"}
-  - {name: SW0, kind: pcie_switch, model: "PCIe Gen4 switch"}
-  - {name: GPU0, kind: gpu, model: "NVIDIA RTX 6000 Ada Generation"}
-  - {name: GPU1, kind: gpu, model: "NVIDIA RTX 6000 Ada Generation"}
-  - {name: GPU2, kind: gpu, model: "NVIDIA RTX 6000 Ada Generation"}
-  - {name: GPU3, kind: gpu, model: "NVIDIA RTX 6000 Ada Generation"}
-  - {name: MEM0, kind: host_memory, model: "DDR5-4800 x 8"}
-links:
-  - {a: RC0, b: SW0, kind: pcie, gen: 4, lanes: 16}
-  - {a: SW0, b: GPU0, kind: pcie, gen: 4, lanes: 16}
-  - {a: SW0, b: GPU1, kind: pcie, gen: 4, lanes: 16}
-  - {a: SW0, b: GPU2, kind: pcie, gen: 4, lanes: 16}
-  - {a: SW0, b: GPU3, kind: pcie, gen: 4, lanes: 16}
-  - {a: RC0, b: MEM0, kind: memory, bandwidth: 307.2GB/s}
-"""
+ADA_SWITCH = Path(__file__).resolve().parents[1] / "crates/contend-core/tests/fixtures/rtx6000ada-x4-sw.yaml"
 
 
 @pytest.fixture(scope="module")
-def ada(tmp_path_factory):
-    path = tmp_path_factory.mktemp("qa27") / "rtx6000ada-x4-sw.yaml"
-    path.write_text(ADA_SWITCH)
-    return str(path)
+def ada():
+    return str(ADA_SWITCH)
 
 
 def row(machine, op, size, **kw):

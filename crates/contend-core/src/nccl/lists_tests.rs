@@ -7,25 +7,8 @@ use super::*;
 use crate::api;
 
 /// 4 x RTX 6000 Ada (sm89, PCIe Gen4, no NVLink) behind one Gen4 switch: every pair PIX
-/// (tests/test_node_hand.py's box).
-const ADA_SWITCH: &str = "\
-name: rtx6000ada-x4-sw
-devices:
-  - {name: RC0, kind: root_complex, model: \"Intel Xeon w9-3495X PCIe root complex\"}
-  - {name: SW0, kind: pcie_switch, model: \"PCIe Gen4 switch\"}
-  - {name: GPU0, kind: gpu, model: \"NVIDIA RTX 6000 Ada Generation\"}
-  - {name: GPU1, kind: gpu, model: \"NVIDIA RTX 6000 Ada Generation\"}
-  - {name: GPU2, kind: gpu, model: \"NVIDIA RTX 6000 Ada Generation\"}
-  - {name: GPU3, kind: gpu, model: \"NVIDIA RTX 6000 Ada Generation\"}
-  - {name: MEM0, kind: host_memory, model: \"DDR5-4800 x 8\"}
-links:
-  - {a: RC0, b: SW0, kind: pcie, gen: 4, lanes: 16}
-  - {a: SW0, b: GPU0, kind: pcie, gen: 4, lanes: 16}
-  - {a: SW0, b: GPU1, kind: pcie, gen: 4, lanes: 16}
-  - {a: SW0, b: GPU2, kind: pcie, gen: 4, lanes: 16}
-  - {a: SW0, b: GPU3, kind: pcie, gen: 4, lanes: 16}
-  - {a: RC0, b: MEM0, kind: memory, bandwidth: 307.2GB/s}
-";
+/// (crates/contend-core/tests/fixtures/rtx6000ada-x4-sw.yaml, tests/test_node_hand.py's box too).
+const ADA_SWITCH: &str = include_str!("../../tests/fixtures/rtx6000ada-x4-sw.yaml");
 
 fn ada() -> Comm {
     let m = crate::topology::Machine::from_text(ADA_SWITCH, "rtx6000ada-x4-sw.yaml").unwrap();
