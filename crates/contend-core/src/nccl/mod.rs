@@ -933,16 +933,14 @@ impl Comm {
         }
         let mut algos = own(&list);
         let mut protos = protos;
-        if self.choose_listed(coll, 1 << 20, &algos, protos.as_deref()).is_none() {
-            let restored = match v.ring_restored() {
-                Some(versions::RingRestored::Every) => Some(PROTOS.to_vec()),
-                Some(versions::RingRestored::Enabled) => protos.clone(),
-                None => None,
+        let restores = v.ring_restored().filter(|_| self.choose_listed(coll, 1 << 20, &algos, protos.as_deref()).is_none());
+        if let Some(how) = restores {
+            let (restored, with) = match how {
+                versions::RingRestored::Every => (Some(PROTOS.to_vec()), "every protocol, LL128 included"),
+                versions::RingRestored::Enabled => (protos.clone(), "the protocols NCCL_PROTO leaves"),
             };
-            if v.ring_restored().is_some() && self.choose_listed(coll, 1 << 20, &[Algo::Ring], restored.as_deref()).is_some() {
+            if self.choose_listed(coll, 1 << 20, &[Algo::Ring], restored.as_deref()).is_some() {
                 algos = vec![Algo::Ring];
-                let with =
-                    if v.ring_restored() == Some(versions::RingRestored::Every) { "every protocol, LL128 included" } else { "the protocols NCCL_PROTO leaves" };
                 why.push(format!("with none of them left for {} it runs Ring, with {with}", coll.name()));
                 protos = restored;
             }
@@ -1296,14 +1294,15 @@ fn shm_steps(m: &Machine, router: &Router, topo: &topo::Topo, nodes_gpus: &[Vec<
             for (j, &b) in gpus.iter().enumerate().filter(|&(_, &b)| b != a) {
                 // A pair diverted through a CPU (`Topo::through_cpus`) is SHM whatever its path type.
                 let beyond = topo.paths[i][j].as_ref().is_some_and(|p| p.cpu.is_some() || level.is_some_and(|l| p.kind > l));
-                let no_peer = router.plan(a, b, Some(crate::workload::Mechanism::P2p), &[], true).is_err();
-                let staged = !nvb.contains_key(&(a, b)) && (beyond || no_peer);
+                // Planned only where the pair is not already decided (the plan is the costly part).
+                let no_peer = || router.plan(a, b, Some(crate::workload::Mechanism::P2p), &[], true).is_err();
+                let staged = !nvb.contains_key(&(a, b)) && (beyond || no_peer());
                 match router.nearest_memory(b).filter(|_| staged) {
                     Some(mem) => {
                         out.insert((a, b), mem);
                     }
                     // No peer path and no host memory: NCCL's SHM transport has no buffer to use.
-                    None if staged && no_peer => return Err(no_shm_memory(m, a, b)),
+                    None if staged && no_peer() => return Err(no_shm_memory(m, a, b)),
                     None => {}
                 }
             }
